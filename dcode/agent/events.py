@@ -1,0 +1,189 @@
+"""The typed event stream from the session runner to its consumers.
+
+The TUI and the headless runner both render these and nothing else, so the core never has to
+know which one is listening. Every event is a frozen dataclass with a stable ``type`` tag, and
+``to_json`` gives the shape that ``--output-format stream-json`` prints, one event per line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+
+class ToolStatus(StrEnum):
+    OK = "ok"
+    ERROR = "error"
+    DENIED = "denied"
+    CANCELLED = "cancelled"
+
+
+class ApprovalKind(StrEnum):
+    """What an approval is for; ``a`` ("for the rest of the session") approves one kind."""
+
+    EDIT = "edit"
+    SHELL = "shell"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: ClassVar[str] = "event"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted(Event):
+    type: ClassVar[str] = "turn_started"
+    session_id: str
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(Event):
+    """A piece of assistant text, in arrival order."""
+
+    type: ClassVar[str] = "text_delta"
+    text: str
+    message_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta(Event):
+    type: ClassVar[str] = "reasoning_delta"
+    text: str
+    message_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessageFinished(Event):
+    """One model response is complete; ``text`` is its whole visible text."""
+
+    type: ClassVar[str] = "assistant_message"
+    message_id: str
+    text: str
+    tool_call_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted(Event):
+    """The model has begun emitting a tool call; arguments may still be streaming."""
+
+    type: ClassVar[str] = "tool_call_started"
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolArgsDelta(Event):
+    type: ClassVar[str] = "tool_args_delta"
+    call_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRunning(Event):
+    """Arguments are complete and the tool is about to run (or wait for approval)."""
+
+    type: ClassVar[str] = "tool_call_running"
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished(Event):
+    type: ClassVar[str] = "tool_call_finished"
+    call_id: str
+    name: str
+    status: ToolStatus
+    preview: str
+    output: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested(Event):
+    type: ClassVar[str] = "approval_requested"
+    call_id: str
+    tool: str
+    kind: ApprovalKind
+    args: dict[str, Any]
+    summary: str
+    reason: str
+    diff: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalResolved(Event):
+    type: ClassVar[str] = "approval_resolved"
+    call_id: str
+    approved: bool
+    feedback: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdated(Event):
+    """Token figures after a model response.
+
+    ``reported`` is True when the provider sent usage; otherwise the figures are estimates.
+    ``context_tokens`` is what the last request occupied in the model's window.
+    """
+
+    type: ClassVar[str] = "usage_updated"
+    input_tokens: int
+    output_tokens: int
+    context_tokens: int
+    max_input_tokens: int | None
+    reported: bool
+    session_input_tokens: int = 0
+    session_output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(Event):
+    """Something the user should know that is not an error (a retry, a capability note)."""
+
+    type: ClassVar[str] = "notice"
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionStarted(Event):
+    type: ClassVar[str] = "compaction_started"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionFinished(Event):
+    type: ClassVar[str] = "compaction_finished"
+    messages_summarized: int
+    tokens_before: int
+    tokens_after: int
+    archive_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent(Event):
+    """A failure, already reduced to one line a user can act on."""
+
+    type: ClassVar[str] = "error"
+    message: str
+    kind: str = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished(Event):
+    type: ClassVar[str] = "turn_finished"
+    session_id: str
+    result: str
+    is_error: bool
+    num_turns: int
+    input_tokens: int
+    output_tokens: int
+    duration_ms: int
+    interrupted: bool = False
+    error: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
