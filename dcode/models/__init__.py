@@ -1,0 +1,1 @@
+"""Model presets, profiles and the ChatOpenAI factory. Light to import; langchain loads lazily."""

@@ -1,0 +1,81 @@
+"""Which tool calls need a person's yes, under the approval modes of DESIGN.md.
+
+- ``manual``: every write and every shell command asks.
+- ``edits``: writes inside the workspace run; the shell and writes outside the workspace ask.
+- ``all``: nothing asks.
+
+The policy is mutable on purpose: Shift+Tab changes the mode mid-turn, and "approve the same
+kind for the rest of the session" adds to ``session_allowed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from dcode.agent.events import ApprovalKind, ApprovalRequested
+from dcode.agent.tools.classify import is_shell_tool, is_write_tool, target_paths
+from dcode.config import ApprovalMode
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    approved: bool
+    feedback: str = ""
+    remember: bool = False
+
+
+class Approver(Protocol):
+    """Whoever answers approval requests: the TUI asks a person, headless answers at once."""
+
+    async def decide(self, request: ApprovalRequested) -> ApprovalDecision: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    kind: ApprovalKind
+    reason: str
+
+
+@dataclass
+class ApprovalPolicy:
+    mode: ApprovalMode
+    workspace: Path
+    session_allowed: set[ApprovalKind] = field(default_factory=set)
+
+    def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """None when the call may run now; otherwise what kind of approval it needs and why."""
+        if self.mode is ApprovalMode.ALL:
+            return None
+        if is_shell_tool(name):
+            return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
+        if not is_write_tool(name):
+            return None
+        outside = [p for p in target_paths(name, args) if not self._inside(p)]
+        if outside:
+            return self._gate(Verdict(ApprovalKind.EDIT, f"writing outside the workspace ({outside[0]}) needs approval"))
+        if self.mode is ApprovalMode.MANUAL:
+            return self._gate(Verdict(ApprovalKind.EDIT, "file edits need approval"))
+        return None
+
+    def _gate(self, verdict: Verdict) -> Verdict | None:
+        return None if verdict.kind in self.session_allowed else verdict
+
+    def _inside(self, raw: str) -> bool:
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            path = self.workspace / path
+        try:
+            resolved = path.resolve()
+        except OSError:
+            return False
+        root = self.workspace.resolve()
+        return resolved == root or root in resolved.parents
+
+
+class HeadlessApprover:
+    """Nobody can answer in ``-p`` mode, so every request is denied at once with a way forward."""
+
+    async def decide(self, request: ApprovalRequested) -> ApprovalDecision:
+        return ApprovalDecision(False, f"{request.reason}; rerun with --approve all")

@@ -1,0 +1,113 @@
+"""Which files a search may look at: everything under a directory that git would not ignore.
+
+Three ways, best first, all yielding the same set for ordinary trees (hidden files included,
+``.git/`` excluded, ``.gitignore`` honoured even outside a git repo):
+
+* ``rg --files`` — fast, and what the ripgrep grep path sees, so glob and grep agree;
+* ``git ls-files --cached --others --exclude-standard`` — exact git semantics (global excludes,
+  ``info/exclude``, nested repos), used inside a work tree when ripgrep is missing;
+* a Python walk with our own ``.gitignore`` matcher — for a plain directory without either tool.
+
+When the start directory is itself ignored (the model asked for ``node_modules/x`` by name), git
+lists nothing; like ripgrep we then search it anyway, with the walker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from dcode.agent.backends.gitignore import IgnoreMatcher, parse_ignore_file
+from dcode.agent.backends.procs import run_capture
+
+IGNORE_FILE = ".gitignore"
+GIT_DIR = ".git"
+
+
+def rg_base_args(rg: str) -> list[str]:
+    """Flags that make ripgrep see what git sees, independent of the user's rg config."""
+    return [rg, "--no-config", "--hidden", "--no-require-git", "--glob", "!.git", "--no-messages"]
+
+
+async def rg_files(rg: str, start: Path) -> list[Path]:
+    result = await run_capture([*rg_base_args(rg), "--files", "--null", "."], cwd=start)
+    return [start / name.removeprefix("./") for name in _split_null(result.stdout)]
+
+
+async def git_files(start: Path) -> list[Path] | None:
+    """Files git would track or add under ``start``; ``None`` outside a work tree or without git."""
+    args = ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"]
+    try:
+        result = await run_capture(args, cwd=start)
+    except FileNotFoundError:
+        return None
+    if result.returncode != 0:
+        return None
+    # --cached lists files deleted from the work tree and submodule directories; drop both.
+    candidates = [start / name for name in dict.fromkeys(_split_null(result.stdout))]
+    return await asyncio.to_thread(lambda: [p for p in candidates if p.is_file()])
+
+
+def walk_files(start: Path, anchor: Path) -> list[Path]:
+    """Files under ``start`` not ignored by the ``.gitignore`` files from ``anchor`` down.
+
+    ``anchor`` is where ignore files start to count (the workspace root, or ``start`` when it
+    lies outside the workspace); files between ``anchor`` and ``start`` still apply.
+    """
+    matcher = _matcher_above(start, anchor)
+    base = _relative(start, anchor)
+    return sorted(_walk(start, base, matcher))
+
+
+def _matcher_above(start: Path, anchor: Path) -> IgnoreMatcher:
+    matcher = IgnoreMatcher()
+    exclude = anchor / GIT_DIR / "info" / "exclude"
+    matcher = matcher.with_rules("", parse_ignore_file(_read_quietly(exclude)))
+    rel = _relative(start, anchor)
+    directories = [anchor]
+    for part in Path(rel).parts if rel else ():
+        directories.append(directories[-1] / part)
+    for directory in directories[:-1]:
+        base = _relative(directory, anchor)
+        matcher = matcher.with_rules(base, parse_ignore_file(_read_quietly(directory / IGNORE_FILE)))
+    return matcher
+
+
+def _walk(directory: Path, base: str, matcher: IgnoreMatcher) -> Iterator[Path]:
+    matcher = matcher.with_rules(base, parse_ignore_file(_read_quietly(directory / IGNORE_FILE)))
+    try:
+        with os.scandir(directory) as scan:
+            entries = sorted(scan, key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        rel = f"{base}/{entry.name}" if base else entry.name
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_file = entry.is_file()
+        except OSError:
+            continue
+        if is_dir:
+            if entry.name == GIT_DIR or matcher.is_ignored(rel, is_dir=True):
+                continue
+            yield from _walk(Path(entry.path), rel, matcher)
+        elif is_file and not matcher.is_ignored(rel, is_dir=False):
+            yield Path(entry.path)
+
+
+def _relative(path: Path, anchor: Path) -> str:
+    rel = os.path.relpath(path, anchor)
+    return "" if rel == "." else rel.replace(os.sep, "/")
+
+
+def _read_quietly(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _split_null(data: bytes) -> list[str]:
+    return [os.fsdecode(chunk) for chunk in data.split(b"\0") if chunk]

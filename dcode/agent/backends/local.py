@@ -1,0 +1,238 @@
+"""The backend for the machine dcode runs on: the local file system and a local shell.
+
+Blocking file I/O goes through ``asyncio.to_thread`` and processes through asyncio's subprocess
+support, so a slow disk or a long search never freezes the UI sharing the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import shutil
+from pathlib import Path
+
+from dcode.agent.backends import paths
+from dcode.agent.backends.gitignore import PathFilter
+from dcode.agent.backends.globbing import compile_glob, has_magic
+from dcode.agent.backends.listing import git_files, rg_files, walk_files
+from dcode.agent.backends.protocol import (
+    DEFAULT_TIMEOUT_S,
+    MAX_TIMEOUT_S,
+    ExecResult,
+    FileInfo,
+    GrepResult,
+    Listing,
+)
+from dcode.agent.backends.search import compile_regex, python_grep, rg_grep
+from dcode.agent.backends.shell import MAX_OUTPUT_CHARS, run_shell
+
+MIN_TIMEOUT_S = 0.1
+
+
+class LocalBackend:
+    """``Backend`` on the local machine.
+
+    ``use_ripgrep``/``use_git`` exist so tests (and machines with a broken ``rg``) can force the
+    slower fallbacks; by default the best available tool is used.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        shell: str = "bash",
+        use_ripgrep: bool = True,
+        use_git: bool = True,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+    ) -> None:
+        self.root = Path(root).expanduser().resolve()
+        self._shell = _find_shell(shell)
+        self._rg = shutil.which("rg") if use_ripgrep else None
+        self._use_git = use_git and shutil.which("git") is not None
+        self._max_output_chars = max_output_chars
+
+    @property
+    def search_engine(self) -> str:
+        """``"ripgrep"`` or ``"python"``: which grep runs (for diagnostics and tests)."""
+        return "ripgrep" if self._rg else "python"
+
+    # -- paths ---------------------------------------------------------------------------
+
+    def resolve(self, path: str | Path) -> Path:
+        return paths.resolve_path(self.root, path)
+
+    def is_inside_workspace(self, path: str | Path) -> bool:
+        return paths.is_inside(self.root, self.resolve(path))
+
+    def display_path(self, path: str | Path) -> str:
+        return paths.display_path(self.root, path)
+
+    # -- files ---------------------------------------------------------------------------
+
+    async def stat(self, path: str) -> FileInfo:
+        target = self.resolve(path)
+        result = await asyncio.to_thread(os.stat, target)
+        return FileInfo(
+            path=target,
+            is_dir=os.path.isdir(target),
+            size=result.st_size,
+            mtime=result.st_mtime,
+        )
+
+    async def exists(self, path: str) -> bool:
+        return await asyncio.to_thread(os.path.exists, self.resolve(path))
+
+    async def ls(self, path: str = ".", *, max_entries: int = 1000) -> Listing:
+        target = self.resolve(path)
+        names = await asyncio.to_thread(_list_directory, target)
+        return Listing(items=tuple(names[:max_entries]), total=len(names))
+
+    async def read_bytes(self, path: str) -> bytes:
+        return await asyncio.to_thread(self.resolve(path).read_bytes)
+
+    async def read_text(self, path: str) -> str:
+        data = await self.read_bytes(path)
+        return data.decode("utf-8")
+
+    async def write_text(self, path: str, content: str) -> None:
+        await asyncio.to_thread(_write_file, self.resolve(path), content.encode("utf-8"))
+
+    # -- search --------------------------------------------------------------------------
+
+    async def glob(self, pattern: str, path: str = ".", *, max_results: int = 500) -> Listing:
+        """Matches sorted newest first: what was touched last is what the model most likely
+        needs next. Only files are returned; ties are broken by path."""
+        start = self.resolve(path)
+        await self._require_directory(start)
+        base, rest = paths.split_glob_base(pattern.removeprefix("./"))
+        start = paths.resolve_path(start, base)
+        if not has_magic(rest):  # a plain file name: split_glob_base took every directory
+            candidate = start / rest if rest else start
+            found = [candidate] if await asyncio.to_thread(candidate.is_file) else []
+            return self._newest_first(await asyncio.to_thread(_with_mtimes, found), max_results)
+        if not await asyncio.to_thread(start.is_dir):
+            return Listing(items=(), total=0)
+        regex = compile_glob(rest)
+        files = await self._list_files(start)
+        matched = [f for f in files if regex.match(_relative_posix(f, start))]
+        return self._newest_first(await asyncio.to_thread(_with_mtimes, matched), max_results)
+
+    async def grep(
+        self,
+        pattern: str,
+        path: str = ".",
+        *,
+        glob: str | None = None,
+        max_matches: int = 500,
+    ) -> GrepResult:
+        start = self.resolve(path)
+        if not await asyncio.to_thread(start.exists):
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(start))
+        if self._rg:
+            return await rg_grep(
+                self._rg,
+                pattern,
+                start,
+                file_glob=glob,
+                max_matches=max_matches,
+                display=self.display_path,
+            )
+        regex = compile_regex(pattern)
+        files = await self._grep_candidates(start, glob)
+        return await asyncio.to_thread(
+            python_grep, regex, files, max_matches=max_matches, display=self.display_path
+        )
+
+    async def _grep_candidates(self, start: Path, glob: str | None) -> list[Path]:
+        if await asyncio.to_thread(start.is_file):
+            return [start]
+        files = await self._list_files(start)
+        keep = PathFilter.parse(glob) if glob else None
+        if keep is None:
+            return files
+        return [f for f in files if keep.keeps(_relative_posix(f, start))]
+
+    async def _list_files(self, start: Path) -> list[Path]:
+        """Non-ignored files under ``start``, by the best tool available (see ``listing``)."""
+        if self._rg:
+            return sorted(await rg_files(self._rg, start))
+        if self._use_git:
+            files = await git_files(start)
+            # None: not a work tree. Empty: nothing there, or ``start`` is itself ignored and
+            # was named explicitly, which the walker handles as ripgrep would.
+            if files:
+                return sorted(files)
+        anchor = self.root if start.is_relative_to(self.root) else start
+        return await asyncio.to_thread(walk_files, start, anchor)
+
+    async def _require_directory(self, target: Path) -> None:
+        if await asyncio.to_thread(target.is_dir):
+            return
+        if await asyncio.to_thread(target.exists):
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(target))
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(target))
+
+    def _newest_first(self, stamped: list[tuple[Path, float]], limit: int) -> Listing:
+        stamped.sort(key=lambda item: (-item[1], item[0]))
+        items = tuple(self.display_path(p) for p, _ in stamped[:limit])
+        return Listing(items=items, total=len(stamped))
+
+    # -- shell ---------------------------------------------------------------------------
+
+    async def execute(
+        self,
+        command: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        cwd: str | None = None,
+    ) -> ExecResult:
+        workdir = self.resolve(cwd) if cwd else self.root
+        await self._require_directory(workdir)
+        bounded = min(max(timeout, MIN_TIMEOUT_S), MAX_TIMEOUT_S)
+        return await run_shell(
+            [self._shell, "-c", command],
+            cwd=workdir,
+            timeout=bounded,
+            max_chars=self._max_output_chars,
+        )
+
+
+def _find_shell(preferred: str) -> str:
+    found = shutil.which(preferred) or shutil.which("sh")
+    if found is None:
+        raise RuntimeError(f"no shell found: neither {preferred!r} nor 'sh' is on PATH")
+    return found
+
+
+def _list_directory(target: Path) -> list[str]:
+    with os.scandir(target) as entries:
+        names = [entry.name + ("/" if _is_dir(entry) else "") for entry in entries]
+    return sorted(names)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _write_file(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as handle:
+        handle.write(data)
+
+
+def _with_mtimes(files: list[Path]) -> list[tuple[Path, float]]:
+    stamped: list[tuple[Path, float]] = []
+    for path in files:
+        try:
+            stamped.append((path, path.stat().st_mtime))
+        except OSError:
+            continue
+    return stamped
+
+
+def _relative_posix(path: Path, start: Path) -> str:
+    return os.path.relpath(path, start).replace(os.sep, "/")

@@ -1,0 +1,142 @@
+"""Regex search over files: ripgrep when installed, a pure-Python scan otherwise.
+
+Both produce the same ``GrepResult``: matches in path order, binary files skipped, each line
+clipped so one minified bundle cannot flood the model's context, and a stop at the cap.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from dcode.agent.backends.listing import rg_base_args
+from dcode.agent.backends.procs import stream_lines
+from dcode.agent.backends.protocol import GrepMatch, GrepResult, InvalidPattern
+
+MAX_LINE_CHARS = 500
+# The Python scan reads whole files; bigger ones are almost never source code.
+MAX_SCAN_BYTES = 20 * 1024 * 1024
+
+DisplayPath = Callable[[Path], str]
+
+
+def clip_line(text: str) -> str:
+    text = text.rstrip("\r\n")
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    return f"{text[:MAX_LINE_CHARS]}… [{len(text) - MAX_LINE_CHARS} more chars]"
+
+
+def compile_regex(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise InvalidPattern(f"invalid regex {pattern!r}: {exc}") from exc
+
+
+def python_grep(
+    regex: re.Pattern[str],
+    files: Iterable[Path],
+    *,
+    max_matches: int,
+    display: DisplayPath,
+) -> GrepResult:
+    """Scan ``files`` in order (blocking: run it in a thread)."""
+    found: list[GrepMatch] = []
+    for path in files:
+        text = _read_text_file(path)
+        if text is None:
+            continue
+        shown = display(path)
+        for number, line in enumerate(text.split("\n"), start=1):
+            if regex.search(line) is None:
+                continue
+            if len(found) >= max_matches:
+                return GrepResult(matches=tuple(found), truncated=True)
+            found.append(GrepMatch(path=shown, line=number, text=clip_line(line)))
+    return GrepResult(matches=tuple(found), truncated=False)
+
+
+def _read_text_file(path: Path) -> str | None:
+    """The file's text, or ``None`` for unreadable, oversized and binary files."""
+    try:
+        if path.stat().st_size > MAX_SCAN_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+async def rg_grep(
+    rg: str,
+    pattern: str,
+    start: Path,
+    *,
+    file_glob: str | None,
+    max_matches: int,
+    display: DisplayPath,
+) -> GrepResult:
+    """Search with ``rg --json``; matches of a file are kept only once it proved to be text.
+
+    ripgrep may print matches from a file before it meets a NUL byte further on, so each file's
+    matches wait for its ``end`` event, which reports ``binary_offset`` for binary files.
+    """
+    cwd, target = (start.parent, start.name) if start.is_file() else (start, ".")
+    argv = [*rg_base_args(rg), "--json", "--sort", "path", "--regexp", pattern]
+    if file_glob:
+        argv += ["--glob", file_glob]
+    argv += ["--", target]
+    found: list[GrepMatch] = []
+    pending: list[GrepMatch] = []
+    room = max_matches + 1
+    async with stream_lines(argv, cwd=cwd) as (proc, lines):
+        async for raw in lines:
+            event = _parse_event(raw)
+            match event.get("type"):
+                case "match":
+                    if len(pending) < room - len(found):
+                        pending.append(_match_from(event["data"], cwd, display))
+                case "end":
+                    if event["data"].get("binary_offset") is None:
+                        found.extend(pending)
+                    pending = []
+                    if len(found) > max_matches:
+                        return GrepResult(matches=tuple(found[:max_matches]), truncated=True)
+        await proc.wait()
+        if proc.returncode == 2 and not found:
+            stderr = await proc.stderr.read() if proc.stderr else b""
+            message = stderr.decode("utf-8", errors="replace").strip()
+            if message:
+                raise InvalidPattern(message)
+    return GrepResult(matches=tuple(found), truncated=False)
+
+
+def _parse_event(raw: bytes) -> dict[str, Any]:
+    try:
+        event = json.loads(raw)
+    except ValueError:
+        return {}
+    return event if isinstance(event, dict) else {}
+
+
+def _match_from(data: dict[str, Any], cwd: Path, display: DisplayPath) -> GrepMatch:
+    name = _rg_text(data["path"]).removeprefix("./")
+    return GrepMatch(
+        path=display(cwd / name),
+        line=int(data["line_number"]),
+        text=clip_line(_rg_text(data["lines"])),
+    )
+
+
+def _rg_text(value: dict[str, Any]) -> str:
+    """ripgrep sends ``text`` for UTF-8 and base64 ``bytes`` for anything else."""
+    if "text" in value:
+        return str(value["text"])
+    return base64.b64decode(value.get("bytes", "")).decode("utf-8", errors="replace")

@@ -1,0 +1,83 @@
+"""The engine: one process-wide holder of the model, backend, checkpointer and graph.
+
+Opening it is the heavy step (langchain, langgraph, openai, aiosqlite), so the TUI does it in a
+worker after the first paint and ``dcode --help`` never does it at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from dcode.agent.approval import ApprovalPolicy, Approver
+from dcode.agent.backends.local import LocalBackend
+from dcode.agent.graph import build_graph
+from dcode.agent.runner import SessionRunner
+from dcode.agent.sessions import SessionStore, new_session_id
+from dcode.config import ApprovalMode, Settings
+from dcode.models.factory import ResolvedModel, build_chat_model, resolve_model
+
+
+class Engine:
+    def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection) -> None:
+        self.settings = settings
+        self.resolved = resolved
+        self.backend = LocalBackend(settings.workspace)
+        self.sessions = SessionStore(settings.sessions_db)
+        self._conn = conn
+        self.checkpointer = AsyncSqliteSaver(conn)
+        self.model = build_chat_model(resolved, settings)
+        self.graph = self._build()
+
+    @classmethod
+    async def open(cls, settings: Settings, resolved: ResolvedModel | None = None) -> Engine:
+        resolved = resolved or resolve_model(settings)
+        settings.home.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(str(settings.sessions_db), timeout=10)
+        await conn.execute("PRAGMA journal_mode=WAL")
+        engine = cls(settings, resolved, conn)
+        await engine.checkpointer.setup()
+        return engine
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+    async def __aenter__(self) -> Engine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _build(self) -> Any:
+        return build_graph(
+            self.model,
+            self.backend,
+            checkpointer=self.checkpointer,
+            max_turns=self.settings.max_turns,
+        )
+
+    def switch_model(self, spec: str) -> ResolvedModel:
+        """Point later turns at another model; the thread and its history stay as they are."""
+        settings = replace(self.settings, model=spec, base_url=None if spec != self.settings.model else self.settings.base_url)
+        resolved = resolve_model(settings)
+        self.settings, self.resolved = settings, resolved
+        self.model = build_chat_model(resolved, settings)
+        self.graph = self._build()
+        return resolved
+
+    def runner(
+        self,
+        approver: Approver,
+        *,
+        session_id: str | None = None,
+        mode: ApprovalMode = ApprovalMode.EDITS,
+    ) -> SessionRunner:
+        sid = session_id or new_session_id()
+        if self.sessions.get(sid) is None:
+            self.sessions.create(sid, self.settings.workspace, self.resolved.spec)
+        policy = ApprovalPolicy(mode=mode, workspace=Path(self.settings.workspace))
+        return SessionRunner(self, sid, approver, policy)

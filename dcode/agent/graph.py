@@ -1,0 +1,41 @@
+"""Assembling the agent graph with langchain's ``create_agent``.
+
+The middleware list is outermost first. Each middleware is one file in ``middleware/``; the
+run's approver and policy arrive through the LangGraph context (``RunContext``), so the same
+compiled graph serves every session of the process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import ModelCallLimitMiddleware, TodoListMiddleware
+from langchain_core.language_models import BaseChatModel
+
+from dcode.agent.backends.protocol import Backend
+from dcode.agent.middleware.approval import ApprovalMiddleware
+from dcode.agent.prompt import SYSTEM_PROMPT
+from dcode.agent.run_context import RunContext
+from dcode.agent.tools import build_tools
+
+
+def build_graph(
+    model: BaseChatModel,
+    backend: Backend,
+    *,
+    checkpointer: Any,
+    max_turns: int | None = None,
+) -> Any:
+    middleware: list[Any] = [TodoListMiddleware(), ApprovalMiddleware()]
+    if max_turns:
+        middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
+    return create_agent(
+        model,
+        build_tools(backend),
+        system_prompt=SYSTEM_PROMPT,
+        middleware=middleware,
+        context_schema=RunContext,
+        checkpointer=checkpointer,
+        name="dcode",
+    )

@@ -1,0 +1,80 @@
+"""Human-in-the-loop approvals as a ``wrap_tool_call`` middleware.
+
+Hook: ``awrap_tool_call``. It asks the run's ``ApprovalPolicy`` whether the call may run; if not,
+it emits ``ApprovalRequested`` (with a diff for edits) and awaits the run's ``Approver``. A
+denial becomes an error ``ToolMessage`` the model can read and act on, so nothing ever hangs
+waiting for a person who is not there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+
+from dcode.agent.events import ApprovalRequested, ApprovalResolved
+from dcode.agent.run_context import RunContext
+from dcode.agent.tools.diffs import proposed_diff
+from dcode.agent.tools.summary import summarize_call
+
+DENIED_MARKER = "dcode_denied"
+
+
+def denied_message(call: dict[str, Any], text: str) -> ToolMessage:
+    return ToolMessage(
+        content=f"denied: {text}",
+        tool_call_id=call["id"],
+        name=call["name"],
+        status="error",
+        additional_kwargs={DENIED_MARKER: True},
+    )
+
+
+class ApprovalMiddleware(AgentMiddleware):
+    async def awrap_tool_call(
+        self,
+        request: Any,
+        handler: Callable[[Any], Awaitable[ToolMessage | Command]],
+    ) -> ToolMessage | Command:
+        context = request.runtime.context
+        if not isinstance(context, RunContext):
+            return await handler(request)
+        call = request.tool_call
+        args = call.get("args") or {}
+        verdict = context.policy.check(call["name"], args)
+        if verdict is None:
+            return await handler(request)
+        event = ApprovalRequested(
+            call_id=call["id"],
+            tool=call["name"],
+            kind=verdict.kind,
+            args=args,
+            summary=summarize_call(call["name"], args),
+            reason=verdict.reason,
+            diff=await proposed_diff(context.backend, call["name"], args),
+        )
+        context.emit(event)
+        decision = await context.approver.decide(event)
+        context.emit(ApprovalResolved(call["id"], decision.approved, decision.feedback))
+        if decision.approved:
+            if decision.remember:
+                context.policy.session_allowed.add(verdict.kind)
+            return await handler(request)
+        reason = decision.feedback or "the user rejected this call"
+        if decision.feedback and not decision.feedback.startswith(verdict.reason):
+            reason = f"the user rejected this call and said: {decision.feedback}"
+        return denied_message(call, reason)
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], ToolMessage | Command]) -> ToolMessage | Command:
+        """The synchronous path cannot wait for a person, so gated calls are denied."""
+        context = request.runtime.context
+        if not isinstance(context, RunContext):
+            return handler(request)
+        call = request.tool_call
+        verdict = context.policy.check(call["name"], call.get("args") or {})
+        if verdict is None:
+            return handler(request)
+        return denied_message(call, f"{verdict.reason}; approvals need the interactive runner")

@@ -1,0 +1,157 @@
+"""Session metadata beside LangGraph's checkpoints, in the same ``sessions.db``.
+
+The checkpointer owns the conversation; this table owns what a picker needs without loading
+any state: id, cwd, model, title, times, message count and the last token figures. It uses
+the standard library only, so ``dcode sessions list`` stays instant.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS dcode_sessions (
+    id TEXT PRIMARY KEY,
+    cwd TEXT NOT NULL,
+    model TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    context_tokens INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS dcode_sessions_updated ON dcode_sessions(updated DESC);
+"""
+
+TITLE_LENGTH = 80
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    id: str
+    cwd: str
+    model: str
+    title: str
+    created: float
+    updated: float
+    message_count: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+    context_tokens: int = 0
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def title_from_prompt(prompt: str) -> str:
+    line = next((part.strip() for part in prompt.splitlines() if part.strip()), "")
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
+
+
+class SessionStore:
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.db_path, timeout=10)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+            yield conn
+            conn.commit()
+        finally:
+            conn.close()
+
+    def create(self, session_id: str, cwd: Path, model: str) -> SessionInfo:
+        now = time.time()
+        with self._connect() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO dcode_sessions (id, cwd, model, created, updated) VALUES (?, ?, ?, ?, ?)",
+                (session_id, str(cwd), model, now, now),
+            )
+        info = self.get(session_id)
+        assert info is not None
+        return info
+
+    def record_turn(
+        self,
+        session_id: str,
+        *,
+        prompt: str,
+        model: str,
+        message_count: int,
+        input_tokens: int,
+        output_tokens: int,
+        context_tokens: int,
+    ) -> None:
+        with self._connect() as conn:
+            conn.execute(
+                """UPDATE dcode_sessions SET
+                       title = CASE WHEN title = '' THEN ? ELSE title END,
+                       model = ?, updated = ?, message_count = ?,
+                       input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+                       context_tokens = CASE WHEN ? > 0 THEN ? ELSE context_tokens END
+                   WHERE id = ?""",
+                (
+                    title_from_prompt(prompt),
+                    model,
+                    time.time(),
+                    message_count,
+                    input_tokens,
+                    output_tokens,
+                    context_tokens,
+                    context_tokens,
+                    session_id,
+                ),
+            )
+
+    def get(self, session_id: str) -> SessionInfo | None:
+        rows = self._query("SELECT * FROM dcode_sessions WHERE id = ?", (session_id,))
+        if rows:
+            return rows[0]
+        matches = self._query("SELECT * FROM dcode_sessions WHERE id LIKE ? LIMIT 2", (session_id + "%",))
+        return matches[0] if len(matches) == 1 else None
+
+    def list(self, *, cwd: Path | None = None, limit: int = 200, search: str = "") -> list[SessionInfo]:
+        clauses, params = [], []
+        if cwd is not None:
+            clauses.append("cwd = ?")
+            params.append(str(cwd))
+        if search:
+            clauses.append("(title LIKE ? OR cwd LIKE ? OR id LIKE ?)")
+            params.extend([f"%{search}%"] * 3)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        return self._query(f"SELECT * FROM dcode_sessions {where} ORDER BY updated DESC LIMIT ?", (*params, limit))
+
+    def latest(self, *, cwd: Path | None = None) -> SessionInfo | None:
+        found = self.list(cwd=cwd, limit=1)
+        return found[0] if found else None
+
+    def delete(self, session_id: str) -> bool:
+        info = self.get(session_id)
+        if info is None:
+            return False
+        with self._connect() as conn:
+            conn.execute("DELETE FROM dcode_sessions WHERE id = ?", (info.id,))
+            for table in ("checkpoints", "writes"):
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+                    conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (info.id,))
+        return True
+
+    def _query(self, sql: str, params: tuple) -> list[SessionInfo]:
+        if not self.db_path.exists():
+            return []
+        with self._connect() as conn:
+            conn.row_factory = sqlite3.Row
+            return [SessionInfo(**dict(row)) for row in conn.execute(sql, params)]

@@ -1,0 +1,169 @@
+"""Translating LangGraph's ``messages`` and ``updates`` streams into dcode events.
+
+Chunks arrive per model response; tool-call fragments carry an id and name only in their first
+fragment, so calls are tracked by (response, index). Complete messages come from ``updates``
+and are the source of truth for usage, finished calls and tool results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+
+from dcode.agent.events import (
+    AssistantMessageFinished,
+    Event,
+    ReasoningDelta,
+    TextDelta,
+    ToolArgsDelta,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolCallStarted,
+    ToolStatus,
+    UsageUpdated,
+)
+from dcode.agent.middleware.approval import DENIED_MARKER
+from dcode.agent.tools.summary import preview_result, summarize_call
+
+MODEL_NODE = "model"
+CANCELLED_MARKER = "dcode_cancelled"
+
+
+def message_text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") in {"text", "output_text"}:
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
+def reasoning_text(chunk: AIMessageChunk) -> str:
+    extra = chunk.additional_kwargs.get("reasoning_content")
+    if isinstance(extra, str) and extra:
+        return extra
+    if isinstance(chunk.content, str):
+        return ""
+    parts: list[str] = []
+    for block in chunk.content:
+        if not isinstance(block, dict) or block.get("type") != "reasoning":
+            continue
+        if isinstance(block.get("reasoning"), str):
+            parts.append(block["reasoning"])
+        for item in block.get("summary") or []:
+            if isinstance(item, dict) and isinstance(item.get("text"), str):
+                parts.append(item["text"])
+    return "".join(parts)
+
+
+@dataclass
+class TurnTally:
+    num_turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    context_tokens: int = 0
+    last_text: str = ""
+    partial_text: str = ""
+    open_calls: dict[str, str] = field(default_factory=dict)
+
+
+class StreamTranslator:
+    def __init__(self, max_input_tokens: int | None, session_tokens: tuple[int, int] = (0, 0)) -> None:
+        self.max_input_tokens = max_input_tokens
+        self.tally = TurnTally()
+        self._chunk_calls: dict[tuple[str, int], str] = {}
+        self._session_in, self._session_out = session_tokens
+
+    def on_chunk(self, chunk: Any, metadata: dict[str, Any]) -> Iterator[Event]:
+        if not isinstance(chunk, AIMessageChunk) or metadata.get("langgraph_node") != MODEL_NODE:
+            return
+        message_id = chunk.id or ""
+        thought = reasoning_text(chunk)
+        if thought:
+            yield ReasoningDelta(thought, message_id)
+        text = message_text(chunk)
+        if text:
+            self.tally.partial_text += text
+            yield TextDelta(text, message_id)
+        for fragment in chunk.tool_call_chunks:
+            index = fragment.get("index")
+            key = (message_id, index if isinstance(index, int) else -1)
+            call_id = self._chunk_calls.get(key)
+            if call_id is None and fragment.get("id"):
+                call_id = str(fragment["id"])
+                self._chunk_calls[key] = call_id
+                yield ToolCallStarted(call_id, str(fragment.get("name") or ""))
+            if call_id and fragment.get("args"):
+                yield ToolArgsDelta(call_id, str(fragment["args"]))
+
+    def on_update(self, update: Any) -> Iterator[Event]:
+        if not isinstance(update, dict):
+            return
+        for node_update in update.values():
+            if not isinstance(node_update, dict):
+                continue
+            messages = node_update.get("messages") or []
+            if isinstance(messages, BaseMessage):
+                messages = [messages]
+            for message in messages:
+                yield from self._on_message(message)
+
+    def _on_message(self, message: Any) -> Iterator[Event]:
+        match message:
+            case AIMessage():
+                yield from self._on_ai_message(message)
+            case ToolMessage():
+                yield from self._on_tool_message(message)
+
+    def _on_ai_message(self, message: AIMessage) -> Iterator[Event]:
+        self.tally.num_turns += 1
+        self.tally.partial_text = ""
+        text = message_text(message)
+        self.tally.last_text = text
+        calls = tuple(call["id"] or "" for call in message.tool_calls)
+        yield AssistantMessageFinished(message.id or "", text, calls)
+        usage = message.usage_metadata
+        if usage:
+            self.tally.input_tokens += usage.get("input_tokens", 0)
+            self.tally.output_tokens += usage.get("output_tokens", 0)
+            self.tally.context_tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
+            yield UsageUpdated(
+                input_tokens=usage.get("input_tokens", 0),
+                output_tokens=usage.get("output_tokens", 0),
+                context_tokens=self.tally.context_tokens,
+                max_input_tokens=self.max_input_tokens,
+                reported=True,
+                session_input_tokens=self._session_in + self.tally.input_tokens,
+                session_output_tokens=self._session_out + self.tally.output_tokens,
+            )
+        for call in message.tool_calls:
+            call_id = call["id"] or ""
+            self.tally.open_calls[call_id] = call["name"]
+            yield ToolCallRunning(call_id, call["name"], dict(call["args"]), summarize_call(call["name"], call["args"]))
+
+    def _on_tool_message(self, message: ToolMessage) -> Iterator[Event]:
+        self.tally.open_calls.pop(message.tool_call_id, None)
+        text = message_text(message) if not isinstance(message.content, str) else message.content
+        if message.additional_kwargs.get(DENIED_MARKER):
+            status = ToolStatus.DENIED
+        elif message.additional_kwargs.get(CANCELLED_MARKER):
+            status = ToolStatus.CANCELLED
+        elif message.status == "error":
+            status = ToolStatus.ERROR
+        else:
+            status = ToolStatus.OK
+        yield ToolCallFinished(
+            message.tool_call_id, message.name or "", status, preview_result(text), text
+        )
+
+
+def args_json(args: dict[str, Any]) -> str:
+    return json.dumps(args, ensure_ascii=False)

@@ -1,0 +1,229 @@
+"""The ``dcode`` command: the TUI by default, ``-p`` headless, and the subcommands.
+
+Everything heavy (textual, langchain, langgraph, openai) is imported inside the command that
+needs it, so ``dcode --help`` and ``dcode --version`` stay instant.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from dcode import __version__
+from dcode.config import ApprovalMode, ConfigError, Settings, WireApi, load_settings
+
+SUBCOMMANDS = {"sessions", "media", "config", "doctor"}
+_SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
+
+root = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
+sub = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+sessions_app = typer.Typer(help="List, show and delete saved sessions.", no_args_is_help=True)
+media_app = typer.Typer(help="Inspect what media would be sent to a model.", no_args_is_help=True)
+config_app = typer.Typer(help="Where the config lives and what it resolves to.", no_args_is_help=True)
+sub.add_typer(sessions_app, name="sessions")
+sub.add_typer(media_app, name="media")
+sub.add_typer(config_app, name="config")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"dcode: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _settings(**cli: object) -> Settings:
+    try:
+        return load_settings(cli=cli)
+    except ConfigError as exc:
+        _fail(str(exc))
+        raise  # unreachable
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"dcode {__version__}")
+        raise typer.Exit()
+
+
+@root.command(
+    help=(
+        "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
+        "headless and print the answer (PROMPT '-' reads stdin).\n\n"
+        "Subcommands: dcode sessions list|show|delete, dcode media inspect, dcode config path|show, "
+        "dcode doctor."
+    )
+)
+def run(
+    prompt: Annotated[Optional[str], typer.Argument(help="The prompt; '-' reads it from stdin.")] = None,
+    print_mode: Annotated[bool, typer.Option("-p", "--print", help="Run headless and print the final answer.")] = False,
+    model: Annotated[Optional[str], typer.Option("-m", "--model", help="provider:model, e.g. openai:gpt-5.1, deepseek:deepseek-chat, ollama:qwen3-coder.")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible endpoint.")] = None,
+    api: Annotated[Optional[WireApi], typer.Option("--api", help="Wire protocol: chat or responses (default: responses on api.openai.com, chat elsewhere).")] = None,
+    resume_id: Annotated[Optional[str], typer.Option("--resume-id", hidden=True)] = None,
+    resume: Annotated[bool, typer.Option("-r", "--resume", help="Resume a session: -r ID, or the most recent one with -r alone.")] = False,
+    continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the most recent session in this directory.")] = False,
+    approve: Annotated[Optional[ApprovalMode], typer.Option("--approve", help="manual | edits | all (TUI default manual, headless default edits).")] = None,
+    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
+    output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
+    image: Annotated[Optional[list[Path]], typer.Option("-i", "--image", help="Attach an image (repeatable).")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    from dcode.headless import OutputFormat
+
+    if output_format not in {f.value for f in OutputFormat}:
+        _fail(f"--output-format must be text, json or stream-json, not {output_format!r}")
+    settings = _settings(model=model, base_url=base_url, api=api, approve=approve, max_turns=max_turns)
+    if print_mode:
+        _run_headless(settings, prompt, OutputFormat(output_format), resume_id, resume, continue_, model is not None, image or [], debug)
+        return
+    from dcode.tui.launch import launch_tui
+
+    raise typer.Exit(launch_tui(settings, prompt=prompt, resume_id=resume_id, resume_latest=resume, continue_here=continue_, model_given=model is not None))
+
+
+def _run_headless(
+    settings: Settings,
+    prompt: str | None,
+    output_format: object,
+    resume_id: str | None,
+    resume_latest: bool,
+    continue_here: bool,
+    model_given: bool,
+    images: list[Path],
+    debug: bool,
+) -> None:
+    from dcode.headless import HeadlessRequest, main_headless, pick_session, session_model
+
+    if prompt is None and not sys.stdin.isatty():
+        prompt = "-"
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if not prompt or not prompt.strip():
+        _fail("-p needs a prompt: dcode -p 'your task' (or '-' to read stdin)")
+    request = HeadlessRequest(
+        prompt=prompt,
+        output_format=output_format,  # type: ignore[arg-type]
+        resume_id=resume_id,
+        resume_latest=resume_latest,
+        continue_here=continue_here,
+    )
+    try:
+        settings = session_model(settings, pick_session(settings, request), model_given)
+    except ConfigError as exc:
+        _fail(str(exc))
+    if images:
+        from dcode.headless_media import attach_images
+
+        try:
+            request = attach_images(settings, request, images)
+        except ConfigError as exc:
+            _fail(str(exc), code=1)
+    raise typer.Exit(main_headless(settings, request, debug=debug))
+
+
+@sessions_app.command("list", help="Saved sessions, newest first.")
+def sessions_list(
+    here: Annotated[bool, typer.Option("--here", help="Only sessions started in this directory.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
+) -> None:
+    from dcode.sessions_cli import list_sessions
+
+    settings = _settings()
+    typer.echo(list_sessions(settings, here=here, limit=limit))
+
+
+@sessions_app.command("show", help="A session's details and transcript.")
+def sessions_show(session_id: str) -> None:
+    from dcode.sessions_cli import show_session
+
+    settings = _settings()
+    try:
+        typer.echo(show_session(settings, session_id))
+    except ConfigError as exc:
+        _fail(str(exc), code=1)
+
+
+@sessions_app.command("delete", help="Delete a session and its checkpoints.")
+def sessions_delete(session_id: str) -> None:
+    from dcode.agent.sessions import SessionStore
+
+    settings = _settings()
+    if not SessionStore(settings.sessions_db).delete(session_id):
+        _fail(f"no session {session_id!r}", code=1)
+    typer.echo(f"Deleted session {session_id}.")
+
+
+@config_app.command("path", help="Print the config file locations.")
+def config_path() -> None:
+    settings = _settings()
+    typer.echo(f"user:    {settings.user_config}")
+    typer.echo(f"project: {settings.project_config}")
+    typer.echo(f"home:    {settings.home}")
+
+
+@config_app.command("show", help="Print the merged settings as JSON.")
+def config_show() -> None:
+    import json
+
+    from dcode.config import describe
+
+    typer.echo(json.dumps(describe(_settings()), indent=2, default=str))
+
+
+@sub.command("doctor", help="Check the model, key, profile and local tools.")
+def doctor(
+    model: Annotated[Optional[str], typer.Option("-m", "--model")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Also test the connection to the model.")] = False,
+) -> None:
+    from dcode.doctor import run_doctor
+
+    raise typer.Exit(run_doctor(_settings(model=model, base_url=base_url), check=check))
+
+
+@media_app.command("inspect", help="Show exactly what would be sent for each PATH.")
+def media_inspect(
+    paths: list[Path],
+    model: Annotated[Optional[str], typer.Option("-m", "--model")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per path.")] = False,
+) -> None:
+    from dcode.media_cli import inspect_command
+
+    raise typer.Exit(inspect_command(_settings(model=model), paths, as_json=as_json))
+
+
+def _rewrite_resume(argv: list[str]) -> list[str]:
+    """``-r`` takes an optional id: it is an id only when the next word looks like one."""
+    out: list[str] = []
+    skip = False
+    for index, word in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if word in {"-r", "--resume"}:
+            following = argv[index + 1] if index + 1 < len(argv) else ""
+            if _SESSION_ID.match(following):
+                out += ["--resume-id", following]
+                skip = True
+                continue
+        if word.startswith("--resume="):
+            out += ["--resume-id", word.split("=", 1)[1]]
+            continue
+        out.append(word)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in SUBCOMMANDS:
+        sub(args, prog_name="dcode")
+        return
+    root(_rewrite_resume(args), prog_name="dcode")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""Settings: defaults < user config < project config < environment < CLI flags.
+
+``DCODE_HOME`` (default ``~/.dcode``) holds ``config.toml``, the sessions database, the prompt
+history and the attachments. A project may add ``.dcode/config.toml`` at its workspace root.
+This module is imported by ``dcode --help``, so it stays free of heavy imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+
+class ApprovalMode(StrEnum):
+    MANUAL = "manual"
+    EDITS = "edits"
+    ALL = "all"
+
+    def next(self) -> ApprovalMode:
+        order = list(ApprovalMode)
+        return order[(order.index(self) + 1) % len(order)]
+
+
+class WireApi(StrEnum):
+    CHAT = "chat"
+    RESPONSES = "responses"
+
+
+class ConfigError(Exception):
+    """A config file or value is wrong; the message names the file and, when known, the line."""
+
+
+DEFAULT_MODEL = "openai:gpt-5.1"
+PROJECT_DIR = ".dcode"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderOverride:
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api: WireApi | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    home: Path
+    workspace: Path
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    api: WireApi | None = None
+    approve: ApprovalMode | None = None
+    max_turns: int | None = None
+    theme: str | None = None
+    request_timeout: float = 600.0
+    max_retries: int = 4
+    providers: dict[str, ProviderOverride] = field(default_factory=dict)
+    model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sources: tuple[Path, ...] = ()
+
+    @property
+    def sessions_db(self) -> Path:
+        return self.home / "sessions.db"
+
+    @property
+    def attachments_dir(self) -> Path:
+        return self.home / "attachments"
+
+    @property
+    def history_file(self) -> Path:
+        return self.home / "history.jsonl"
+
+    @property
+    def user_config(self) -> Path:
+        return self.home / "config.toml"
+
+    @property
+    def project_config(self) -> Path:
+        return self.workspace / PROJECT_DIR / "config.toml"
+
+    @property
+    def preferences_file(self) -> Path:
+        return self.home / "preferences.json"
+
+
+_SCALAR_KEYS = {
+    "model": str,
+    "base_url": str,
+    "api": WireApi,
+    "approve": ApprovalMode,
+    "max_turns": int,
+    "theme": str,
+    "request_timeout": float,
+    "max_retries": int,
+}
+
+_ENVIRONMENT = {
+    "DCODE_MODEL": "model",
+    "DCODE_BASE_URL": "base_url",
+    "DCODE_API": "api",
+    "DCODE_APPROVE": "approve",
+}
+
+
+def dcode_home(env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    raw = env.get("DCODE_HOME")
+    return Path(raw).expanduser() if raw else Path.home() / ".dcode"
+
+
+def load_settings(
+    *,
+    workspace: Path | None = None,
+    cli: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+) -> Settings:
+    """Merge every source in precedence order; raise ConfigError on the first bad value."""
+    env = dict(os.environ) if env is None else env
+    home = dcode_home(env)
+    workspace = (workspace or Path.cwd()).resolve()
+    settings = Settings(home=home, workspace=workspace)
+    sources: list[Path] = []
+    for path in (settings.user_config, settings.project_config):
+        if path.is_file():
+            settings = _apply_file(settings, path)
+            sources.append(path)
+    settings = _apply_preferences(settings)
+    env_values = {key: env[var] for var, key in _ENVIRONMENT.items() if env.get(var)}
+    settings = _apply_values(settings, env_values, origin="environment")
+    cli_values = {key: value for key, value in (cli or {}).items() if value is not None}
+    settings = _apply_values(settings, cli_values, origin="command line")
+    return replace(settings, sources=tuple(sources))
+
+
+def _apply_file(settings: Settings, path: Path) -> Settings:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {_describe_toml_error(exc)}") from None
+    scalars = {key: value for key, value in data.items() if key in _SCALAR_KEYS}
+    unknown = sorted(set(data) - set(_SCALAR_KEYS) - {"providers", "models"})
+    if unknown:
+        key = unknown[0]
+        raise ConfigError(f"{path} line {_line_of(text, key)}: unknown setting {key!r}")
+    try:
+        settings = _apply_values(settings, scalars, origin=str(path))
+    except ConfigError as exc:
+        key = getattr(exc, "key", "")
+        raise ConfigError(f"{path} line {_line_of(text, key)}: {exc}") from None
+    providers = dict(settings.providers)
+    for name, table in _table(data, "providers", path, text).items():
+        providers[name] = _provider_override(name, table, path, text)
+    models = dict(settings.model_overrides)
+    for spec, table in _table(data, "models", path, text).items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path} line {_line_of(text, spec)}: [models.{spec!r}] must be a table")
+        models[spec] = {**models.get(spec, {}), **table}
+    return replace(settings, providers=providers, model_overrides=models)
+
+
+def _table(data: dict[str, Any], key: str, path: Path, text: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path} line {_line_of(text, key)}: {key!r} must be a table")
+    return value
+
+
+def _provider_override(name: str, table: Any, path: Path, text: str) -> ProviderOverride:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path} line {_line_of(text, name)}: [providers.{name}] must be a table")
+    allowed = {"base_url", "api_key_env", "api"}
+    for key, value in table.items():
+        if key not in allowed:
+            raise ConfigError(f"{path} line {_line_of(text, key)}: unknown provider setting {key!r}")
+        if not isinstance(value, str):
+            raise ConfigError(f"{path} line {_line_of(text, key)}: {key!r} must be a string")
+    api = table.get("api")
+    if api is not None and api not in WireApi.__members__.values():
+        raise ConfigError(f"{path} line {_line_of(text, 'api')}: api must be 'chat' or 'responses'")
+    return ProviderOverride(
+        base_url=table.get("base_url"),
+        api_key_env=table.get("api_key_env"),
+        api=WireApi(api) if api else None,
+    )
+
+
+class _ValueError(ConfigError):
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def _apply_values(settings: Settings, values: dict[str, Any], *, origin: str) -> Settings:
+    changes: dict[str, Any] = {}
+    for key, raw in values.items():
+        kind = _SCALAR_KEYS[key]
+        changes[key] = _coerce(key, raw, kind, origin)
+    return replace(settings, **changes) if changes else settings
+
+
+def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
+    try:
+        if kind in (ApprovalMode, WireApi):
+            return kind(str(raw))
+        if kind is int:
+            if isinstance(raw, bool):
+                raise ValueError
+            value = int(raw)
+            if value <= 0:
+                raise ValueError
+            return value
+        if kind is float:
+            return float(raw)
+        if not isinstance(raw, str):
+            raise ValueError
+        return raw
+    except ValueError:
+        expected = _expected(kind)
+        raise _ValueError(key, f"{key} = {raw!r} is not valid ({origin}); expected {expected}") from None
+
+
+def _expected(kind: type) -> str:
+    if kind in (ApprovalMode, WireApi):
+        return " or ".join(repr(member.value) for member in kind)  # type: ignore[attr-defined]
+    return {int: "a positive integer", float: "a number"}.get(kind, "a string")
+
+
+def _describe_toml_error(exc: tomllib.TOMLDecodeError) -> str:
+    message = str(exc)
+    match = re.search(r"\(at line (\d+), column (\d+)\)", message)
+    if not match:
+        return message
+    reason = message[: match.start()].strip()
+    return f"line {match.group(1)}, column {match.group(2)}: {reason}"
+
+
+def _line_of(text: str, key: str) -> int:
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*[=\]]|\.\s*[\"']?{re.escape(key)}[\"']?\s*\]")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if pattern.search(line):
+            return number
+    return 1
+
+
+def _apply_preferences(settings: Settings) -> Settings:
+    """Choices made in the app (``/theme``) persist in preferences.json and beat the config file."""
+    prefs = read_preferences(settings)
+    theme = prefs.get("theme")
+    return replace(settings, theme=theme) if isinstance(theme, str) else settings
+
+
+def read_preferences(settings: Settings) -> dict[str, Any]:
+    try:
+        data = json.loads(settings.preferences_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_preference(settings: Settings, key: str, value: Any) -> None:
+    prefs = read_preferences(settings)
+    prefs[key] = value
+    settings.home.mkdir(parents=True, exist_ok=True)
+    tmp = settings.preferences_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(prefs, indent=2), encoding="utf-8")
+    tmp.replace(settings.preferences_file)
+
+
+def describe(settings: Settings) -> dict[str, Any]:
+    """The merged settings as plain data, for ``dcode config show``."""
+    out: dict[str, Any] = {}
+    for item in fields(settings):
+        value = getattr(settings, item.name)
+        match value:
+            case Path():
+                out[item.name] = str(value)
+            case tuple():
+                out[item.name] = [str(v) for v in value]
+            case dict():
+                out[item.name] = {
+                    k: ({f.name: getattr(v, f.name) for f in fields(v)} if hasattr(v, "__dataclass_fields__") else v)
+                    for k, v in value.items()
+                }
+            case _:
+                out[item.name] = value
+    return out

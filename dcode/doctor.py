@@ -1,0 +1,45 @@
+"""``dcode doctor``: what dcode will use, which figures are guesses, and what is missing."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import fields
+
+from dcode.config import ConfigError, Settings
+
+
+def run_doctor(settings: Settings, *, check: bool = False) -> int:
+    from dcode.models.factory import resolve_model
+
+    problems = 0
+    print(f"dcode home   {settings.home}")
+    print(f"workspace    {settings.workspace}")
+    print(f"config files {', '.join(map(str, settings.sources)) or '(none)'}")
+    try:
+        resolved = resolve_model(settings)
+    except ConfigError as exc:
+        print(f"model        {settings.model}: ERROR {exc}")
+        return 1
+    endpoint, profile = resolved.endpoint, resolved.profile
+    print(f"model        {resolved.spec} via {endpoint.base_url} ({endpoint.api.value} API)")
+    print(f"api key      {'from ' + endpoint.key_env if endpoint.key_env and endpoint.api_key != 'not-needed' else 'none (not required here)'}")
+    print(f"profile      source: {profile.source}")
+    for item in fields(profile):
+        if item.name in {"guessed", "source"}:
+            continue
+        value = getattr(profile, item.name)
+        mark = "  (guessed: set it under [models.\"" + resolved.spec + "\"] in config.toml)" if item.name in profile.guessed else ""
+        print(f"  {item.name:<20} {value}{mark}")
+    for tool, purpose in (("rg", "fast grep"), ("git", "branch and status"), ("wl-paste", "Wayland clipboard images"), ("xclip", "X11 clipboard images")):
+        print(f"tool         {tool:<9} {'found' if shutil.which(tool) else 'missing'} ({purpose})")
+    if check:
+        problems += _check_connection(settings, resolved)
+    return 1 if problems else 0
+
+
+def _check_connection(settings: Settings, resolved: object) -> int:
+    from dcode.models.connection import check_connection
+
+    ok, message = check_connection(resolved)  # type: ignore[arg-type]
+    print(f"connection   {'ok' if ok else 'FAILED'}: {message}")
+    return 0 if ok else 1

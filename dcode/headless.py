@@ -1,0 +1,128 @@
+"""``dcode -p``: one task, no screen, the same event stream as the TUI.
+
+Output formats: ``text`` prints the final answer; ``json`` prints one result object;
+``stream-json`` prints every event as a JSON line and then the result object. Failures are one
+line on stderr. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import IO, Any
+
+from dcode.config import ApprovalMode, ConfigError, Settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class OutputFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    STREAM_JSON = "stream-json"
+
+
+@dataclass(frozen=True, slots=True)
+class HeadlessRequest:
+    prompt: str
+    output_format: OutputFormat = OutputFormat.TEXT
+    resume_id: str | None = None
+    resume_latest: bool = False
+    continue_here: bool = False
+    content: list[dict[str, Any]] | None = None
+
+
+def result_object(finished: Any) -> dict[str, Any]:
+    return {
+        "type": "result",
+        "result": finished.result,
+        "session_id": finished.session_id,
+        "is_error": finished.is_error,
+        "num_turns": finished.num_turns,
+        "usage": {"input_tokens": finished.input_tokens, "output_tokens": finished.output_tokens},
+        "duration_ms": finished.duration_ms,
+    }
+
+
+def pick_session(settings: Settings, request: HeadlessRequest) -> str | None:
+    """The session to continue, or None for a new one; raises ConfigError for a bad id."""
+    from dcode.agent.sessions import SessionStore
+
+    store = SessionStore(settings.sessions_db)
+    if request.resume_id:
+        info = store.get(request.resume_id)
+        if info is None:
+            raise ConfigError(f"no session {request.resume_id!r}: see `dcode sessions list`")
+        return info.id
+    if request.resume_latest or request.continue_here:
+        info = store.latest(cwd=settings.workspace if request.continue_here else None)
+        if info is None:
+            where = " in this directory" if request.continue_here else ""
+            raise ConfigError(f"no previous session{where} to continue")
+        return info.id
+    return None
+
+
+def session_model(settings: Settings, session_id: str | None, model_given: bool) -> Settings:
+    """A resumed session keeps its model unless the user names another one."""
+    from dataclasses import replace
+
+    from dcode.agent.sessions import SessionStore
+
+    if session_id is None or model_given:
+        return settings
+    info = SessionStore(settings.sessions_db).get(session_id)
+    return replace(settings, model=info.model) if info and info.model else settings
+
+
+async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[str], err: IO[str]) -> int:
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+    from dcode.agent.events import ErrorEvent, TurnFinished
+    from dcode.models.factory import resolve_model
+
+    session_id = pick_session(settings, request)
+    resolved = resolve_model(settings)
+    mode = settings.approve or ApprovalMode.EDITS
+    async with await Engine.open(settings, resolved) as engine:
+        runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
+        finished: TurnFinished | None = None
+        content: str | list[dict[str, Any]] = request.content or request.prompt
+        async for event in runner.run_turn(content, prompt_text=request.prompt):
+            if request.output_format is OutputFormat.STREAM_JSON:
+                print(json.dumps(event.to_json(), ensure_ascii=False, default=str), file=out, flush=True)
+            match event:
+                case ErrorEvent(message=message):
+                    print(f"dcode: error: {message}", file=err, flush=True)
+                case TurnFinished():
+                    finished = event
+    assert finished is not None
+    if request.output_format is OutputFormat.TEXT:
+        if not finished.is_error:
+            print(finished.result, file=out)
+    else:
+        print(json.dumps(result_object(finished), ensure_ascii=False), file=out)
+    if finished.interrupted:
+        return EXIT_FAILED
+    return EXIT_FAILED if finished.is_error else EXIT_OK
+
+
+def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool = False) -> int:
+    try:
+        return asyncio.run(run_headless(settings, request, out=sys.stdout, err=sys.stderr))
+    except ConfigError as exc:
+        print(f"dcode: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("dcode: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - a traceback is for --debug only
+        if debug:
+            raise
+        from dcode.models.errors import describe_model_error
+
+        print(f"dcode: error: {describe_model_error(exc)}", file=sys.stderr)
+        return EXIT_FAILED

@@ -1,0 +1,64 @@
+"""Building the chat model. Everything goes through ``langchain_openai.ChatOpenAI``.
+
+Retries are the OpenAI client's own: exponential backoff with jitter that honours
+``Retry-After`` on 429 and 5xx answers, so dcode never carries an HTTP client of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dcode.config import Settings, WireApi
+from dcode.models.profiles import ModelProfile, resolve_profile
+from dcode.models.spec import Endpoint, resolve_endpoint
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedModel:
+    endpoint: Endpoint
+    profile: ModelProfile
+
+    @property
+    def spec(self) -> str:
+        return self.endpoint.spec.text
+
+
+def langchain_profile(model: str) -> dict[str, Any] | None:
+    """langchain's known profile for an OpenAI model name (``openai/gpt-5.1`` counts too)."""
+    from langchain_openai import ChatOpenAI
+
+    name = model.split("/", 1)[1] if model.startswith("openai/") else model
+    probe = ChatOpenAI(model=name, api_key="profile-probe", max_retries=0)
+    return dict(probe.profile) if probe.profile else None
+
+
+def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> ResolvedModel:
+    endpoint = resolve_endpoint(settings, env)
+    spec = endpoint.spec
+    known = langchain_profile(spec.model) if spec.provider in {"openai", "openrouter"} else None
+    profile = resolve_profile(spec.provider, spec.model, known=known, overrides=settings.model_overrides)
+    return ResolvedModel(endpoint, profile)
+
+
+def build_chat_model(resolved: ResolvedModel, settings: Settings) -> ChatOpenAI:
+    from langchain_openai import ChatOpenAI
+
+    endpoint = resolved.endpoint
+    kwargs: dict[str, Any] = {
+        "model": endpoint.spec.model,
+        "base_url": endpoint.base_url,
+        "api_key": endpoint.api_key,
+        "use_responses_api": endpoint.api is WireApi.RESPONSES,
+        "streaming": True,
+        "stream_usage": True,
+        "max_retries": settings.max_retries,
+        "timeout": settings.request_timeout,
+    }
+    if endpoint.api is WireApi.RESPONSES:
+        # The checkpoint is the source of truth; server-side storage would duplicate it.
+        kwargs["store"] = False
+    return ChatOpenAI(**kwargs)

@@ -1,0 +1,43 @@
+"""Provider presets: where each provider lives and which environment variable holds its key.
+
+Adding an OpenAI-compatible provider is one entry here; anything else is reachable with
+``--base-url``. This module is light (no langchain) so ``dcode doctor`` and the CLI can read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dcode.config import WireApi
+
+OFFICIAL_OPENAI_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderPreset:
+    name: str
+    base_url: str
+    key_env: str | None
+    key_required: bool
+    base_url_env: str | None = None
+    local: bool = False
+
+
+PROVIDERS: dict[str, ProviderPreset] = {
+    preset.name: preset
+    for preset in (
+        ProviderPreset("openai", OFFICIAL_OPENAI_URL, "OPENAI_API_KEY", True, "OPENAI_BASE_URL"),
+        ProviderPreset("deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", True),
+        ProviderPreset("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", True),
+        ProviderPreset("ollama", "http://localhost:11434/v1", "OLLAMA_API_KEY", False, local=True),
+        ProviderPreset("vllm", "http://localhost:8000/v1", "VLLM_API_KEY", False, local=True),
+        ProviderPreset("lmstudio", "http://localhost:1234/v1", "LMSTUDIO_API_KEY", False, local=True),
+    )
+}
+
+GENERIC_KEY_ENVS = ("DCODE_API_KEY", "OPENAI_API_KEY")
+
+
+def default_api(base_url: str) -> WireApi:
+    """The Responses API is the default only where it is certain to exist: OpenAI itself."""
+    return WireApi.RESPONSES if base_url.rstrip("/") == OFFICIAL_OPENAI_URL else WireApi.CHAT

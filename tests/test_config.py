@@ -1,0 +1,98 @@
+from pathlib import Path
+
+import pytest
+
+from dcode.config import ApprovalMode, ConfigError, WireApi, load_settings, save_preference
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+def test_defaults_without_files(home: Path, workspace: Path) -> None:
+    settings = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+    assert settings.home == home
+    assert settings.model == "openai:gpt-5.1"
+    assert settings.approve is None
+    assert settings.sessions_db == home / "sessions.db"
+    assert settings.sources == ()
+
+
+def test_precedence_cli_env_project_user(home: Path, workspace: Path) -> None:
+    write(home / "config.toml", 'model = "user:m"\napi = "chat"\nmax_turns = 7\ntheme = "nord"\n')
+    write(workspace / ".dcode" / "config.toml", 'model = "project:m"\napprove = "all"\n')
+    env = {"DCODE_HOME": str(home)}
+    settings = load_settings(workspace=workspace, env=env)
+    assert (settings.model, settings.api, settings.max_turns, settings.approve) == ("project:m", WireApi.CHAT, 7, ApprovalMode.ALL)
+    env["DCODE_MODEL"] = "env:m"
+    assert load_settings(workspace=workspace, env=env).model == "env:m"
+    settings = load_settings(workspace=workspace, env=env, cli={"model": "cli:m", "approve": "manual", "base_url": None})
+    assert settings.model == "cli:m"
+    assert settings.approve is ApprovalMode.MANUAL
+    assert len(settings.sources) == 2
+
+
+def test_malformed_file_names_file_and_line(home: Path, workspace: Path) -> None:
+    path = write(home / "config.toml", 'model = "a"\n\napi = = "chat"\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+    message = str(info.value)
+    assert str(path) in message and "line 3" in message
+
+
+def test_bad_value_names_file_and_line(home: Path, workspace: Path) -> None:
+    path = write(home / "config.toml", 'model = "a"\napprove = "sometimes"\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+    assert str(path) in str(info.value) and "line 2" in str(info.value) and "manual" in str(info.value)
+
+
+def test_unknown_key_is_an_error(home: Path, workspace: Path) -> None:
+    write(home / "config.toml", 'model = "a"\nmodle = "b"\n')
+    with pytest.raises(ConfigError, match="line 2: unknown setting 'modle'"):
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+
+
+def test_bad_env_value(home: Path, workspace: Path) -> None:
+    with pytest.raises(ConfigError, match="environment"):
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home), "DCODE_API": "soap"})
+
+
+def test_provider_and_model_tables(home: Path, workspace: Path) -> None:
+    write(
+        home / "config.toml",
+        '[providers.corp]\nbase_url = "http://corp/v1"\napi_key_env = "CORP_KEY"\n\n'
+        '[models."corp:big"]\nmax_input_tokens = 64000\nimage_inputs = true\n',
+    )
+    settings = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+    assert settings.providers["corp"].base_url == "http://corp/v1"
+    assert settings.model_overrides["corp:big"] == {"max_input_tokens": 64000, "image_inputs": True}
+
+
+def test_theme_preference_persists_over_config(home: Path, workspace: Path) -> None:
+    write(home / "config.toml", 'theme = "nord"\n')
+    settings = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+    save_preference(settings, "theme", "dracula")
+    assert load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).theme == "dracula"
+
+
+def test_mode_cycle() -> None:
+    assert [ApprovalMode.MANUAL.next(), ApprovalMode.EDITS.next(), ApprovalMode.ALL.next()] == [
+        ApprovalMode.EDITS,
+        ApprovalMode.ALL,
+        ApprovalMode.MANUAL,
+    ]
