@@ -292,9 +292,14 @@ class _Context:
             return _Failed(f"{tool} could not be started ({exc.strerror or exc})")
 
 
+def _human_size(size: int) -> str:
+    mib = 1024 * 1024
+    return f"{size / mib:g} MiB" if size >= mib else f"{size} bytes"
+
+
 def _too_large(max_bytes: int) -> _Failed:
     return _Failed(
-        f"The clipboard image is larger than {max_bytes // (1024 * 1024)} MiB",
+        f"The clipboard image is larger than {_human_size(max_bytes)}",
         "save it to a file and pass its path",
     )
 
