@@ -104,7 +104,10 @@ _ENVIRONMENT = {
     "DCODE_BASE_URL": "base_url",
     "DCODE_API": "api",
     "DCODE_APPROVE": "approve",
+    "DCODE_MAX_RETRIES": "max_retries",
 }
+
+_ZERO_ALLOWED = {"max_retries"}
 
 
 def dcode_home(env: dict[str, str] | None = None) -> Path:
@@ -142,7 +145,7 @@ def _apply_file(settings: Settings, path: Path) -> Settings:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {_describe_toml_error(exc)}") from None
+        raise ConfigError(f"{path}: {_describe_toml_error(exc, text)}") from None
     scalars = {key: value for key, value in data.items() if key in _SCALAR_KEYS}
     unknown = sorted(set(data) - set(_SCALAR_KEYS) - {"providers", "models"})
     if unknown:
@@ -212,7 +215,7 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
             if isinstance(raw, bool):
                 raise ValueError
             value = int(raw)
-            if value <= 0:
+            if value < (0 if key in _ZERO_ALLOWED else 1):
                 raise ValueError
             return value
         if kind is float:
@@ -231,8 +234,11 @@ def _expected(kind: type) -> str:
     return {int: "a positive integer", float: "a number"}.get(kind, "a string")
 
 
-def _describe_toml_error(exc: tomllib.TOMLDecodeError) -> str:
+def _describe_toml_error(exc: tomllib.TOMLDecodeError, text: str) -> str:
     message = str(exc)
+    if message.endswith("(at end of document)"):
+        reason = message.removesuffix("(at end of document)").strip()
+        return f"line {max(1, len(text.splitlines()))} (end of file): {reason}"
     match = re.search(r"\(at line (\d+), column (\d+)\)", message)
     if not match:
         return message

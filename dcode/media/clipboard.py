@@ -281,15 +281,21 @@ class _Context:
     def find(self, name: str) -> str | None:
         return self.which(name, path=self.env.get("PATH", os.defpath))
 
-    def call(self, argv: Sequence[str], timeout: float | None = None) -> RunResult | _Failed:
+    def call(
+        self, argv: Sequence[str], *, timeout: float | None = None, max_output: int | None = None
+    ) -> RunResult | _Failed:
+        """Run one tool, turning a timeout, a failed start or an overflow into a failure."""
         limit = self.timeout if timeout is None else timeout
+        cap = self.max_bytes if max_output is None else max_output
         tool = Path(argv[0]).name
         try:
-            return self.run(argv, timeout=limit, env=self.env, max_output=self.max_bytes)
+            result = self.run(argv, timeout=limit, env=self.env, max_output=cap)
         except subprocess.TimeoutExpired:
             return _Failed(f"{tool} did not answer within {limit:g} s")
         except OSError as exc:
             return _Failed(f"{tool} could not be started ({exc.strerror or exc})")
+        # Checked before the exit status: the runner kills a tool whose output overflows.
+        return _too_large(self.max_bytes) if len(result.stdout) > cap else result
 
 
 def _human_size(size: int) -> str:
@@ -475,15 +481,9 @@ _POWERSHELL = "; ".join(
 
 def _powershell(ctx: _Context, exe: str, timeout: float) -> _Attempt:
     argv = [exe, "-NoProfile", "-NonInteractive", "-STA", "-Command", _POWERSHELL]
-    encoded_cap = ctx.max_bytes * 4 // 3 + 64
-    try:
-        result = ctx.run(argv, timeout=timeout, env=ctx.env, max_output=encoded_cap)
-    except subprocess.TimeoutExpired:
-        return _Failed(f"powershell.exe did not answer within {timeout:g} s")
-    except OSError as exc:
-        return _Failed(f"powershell.exe could not be started ({exc.strerror or exc})")
-    if len(result.stdout) > encoded_cap:
-        return _too_large(ctx.max_bytes)
+    result = ctx.call(argv, timeout=timeout, max_output=ctx.max_bytes * 4 // 3 + 64)
+    if isinstance(result, _Failed):
+        return result
     said = result.stdout.decode("ascii", "replace").strip()
     if said.startswith("NOIMAGE"):
         return NoImage("the Windows clipboard holds no image")

@@ -30,6 +30,7 @@ and in a subprocess, for sync and async clients alike.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -245,9 +246,10 @@ class StatusFault(Step):
 class ContextLengthExceeded(Step):
     """The 400 ``context_length_exceeded`` error, worded the way OpenAI words it.
 
-    dcode reacts to this error (compaction), so the message must look real:
-    the Chat wire reports the limit and the request's token count, the
-    Responses wire uses its own "exceeds the context window" sentence.
+    Callers recover from this error (by compacting history, say), and error
+    classifiers match on its text, so the message must look real: the Chat
+    wire reports the limit and the request's token count, the Responses wire
+    uses its own "exceeds the context window" sentence.
     """
 
     limit: int = 128_000
@@ -364,7 +366,9 @@ class _Faults:
         )
 
     @staticmethod
-    def context_length_exceeded(*, limit: int = 128_000, repeat: bool = False) -> ContextLengthExceeded:
+    def context_length_exceeded(
+        *, limit: int = 128_000, repeat: bool = False
+    ) -> ContextLengthExceeded:
         """A 400 with code ``context_length_exceeded`` and a realistic message."""
         return ContextLengthExceeded(limit=limit, count=None if repeat else 1)
 
@@ -645,7 +649,9 @@ def _estimated_input_tokens(body: Any) -> int:
     return max(1, _estimate_tokens(json.dumps([p for p in parts if p is not None])))
 
 
-def _resolve_answer(step: Reply, request: RecordedRequest, serial: int, call_ids: Iterator[int]) -> _Answer:
+def _resolve_answer(
+    step: Reply, request: RecordedRequest, serial: int, call_ids: Iterator[int]
+) -> _Answer:
     """Fix ids and usage numbers for one reply so both wires render the same answer."""
     calls = tuple(
         _ResolvedCall(
@@ -734,7 +740,12 @@ def _chat_body(answer: _Answer) -> dict[str, Any]:
         "created": answer.created,
         "model": answer.model,
         "choices": [
-            {"index": 0, "message": message, "finish_reason": answer.finish_reason, "logprobs": None}
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": answer.finish_reason,
+                "logprobs": None,
+            }
         ],
         "usage": _chat_usage(answer),
         "system_fingerprint": "fp_scripted",
@@ -768,11 +779,16 @@ def _chat_stream_events(answer: _Answer, include_usage: bool) -> list[bytes]:
     for piece in _text_pieces(answer.text, answer.chunk_size):
         events.append(chunk({"content": piece}))
     for index, call in enumerate(answer.calls):
-        opener = {"index": index, "id": call.call_id, "type": "function",
-                  "function": {"name": call.name, "arguments": ""}}
+        opener = {
+            "index": index,
+            "id": call.call_id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
         events.append(chunk({"tool_calls": [opener]}))
         for fragment in _argument_fragments(call.arguments, answer.chunk_size):
-            events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]}))
+            fragment_delta = {"index": index, "function": {"arguments": fragment}}
+            events.append(chunk({"tool_calls": [fragment_delta]}))
     events.append(chunk({}, finish=answer.finish_reason))
     if include_usage:
         final = chunk({})
@@ -881,9 +897,9 @@ def _final_status(answer: _Answer) -> str:
 
 def _responses_body(answer: _Answer, request_body: Any) -> dict[str, Any]:
     """A complete, non-streamed Responses API ``response`` object."""
-    return _response_object(
-        answer, request_body, status=_final_status(answer), output=_responses_output(answer), usage=True
-    )
+    status = _final_status(answer)
+    output = _responses_output(answer)
+    return _response_object(answer, request_body, status=status, output=output, usage=True)
 
 
 class _EventLog:
@@ -902,8 +918,9 @@ def _stream_reasoning(log: _EventLog, answer: _Answer, index: int) -> None:
     """Events for a reasoning item with one summary part."""
     item_id = answer.reasoning_id
     where = {"item_id": item_id, "output_index": index, "summary_index": 0}
+    empty_part = {"type": "summary_text", "text": ""}
     log.emit("response.output_item.added", output_index=index, item=_reasoning_item(answer, None))
-    log.emit("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""})
+    log.emit("response.reasoning_summary_part.added", **where, part=empty_part)
     for piece in _text_pieces(answer.reasoning, answer.chunk_size):
         log.emit("response.reasoning_summary_text.delta", **where, delta=piece)
     log.emit("response.reasoning_summary_text.done", **where, text=answer.reasoning)
@@ -911,13 +928,15 @@ def _stream_reasoning(log: _EventLog, answer: _Answer, index: int) -> None:
         "response.reasoning_summary_part.done", **where,
         part={"type": "summary_text", "text": answer.reasoning},
     )
-    log.emit("response.output_item.done", output_index=index, item=_reasoning_item(answer, answer.reasoning))
+    done_item = _reasoning_item(answer, answer.reasoning)
+    log.emit("response.output_item.done", output_index=index, item=done_item)
 
 
 def _stream_message(log: _EventLog, answer: _Answer, index: int) -> None:
     """Events for the assistant message: one ``output_text`` part streamed in deltas."""
     where = {"item_id": answer.message_id, "output_index": index, "content_index": 0}
-    log.emit("response.output_item.added", output_index=index, item=_message_item(answer, done=False))
+    started = _message_item(answer, done=False)
+    log.emit("response.output_item.added", output_index=index, item=started)
     log.emit("response.content_part.added", **where, part=_output_text_part(""))
     for piece in _text_pieces(answer.text, answer.chunk_size):
         log.emit("response.output_text.delta", **where, delta=piece, logprobs=[])
@@ -929,11 +948,15 @@ def _stream_message(log: _EventLog, answer: _Answer, index: int) -> None:
 def _stream_function_call(log: _EventLog, answer: _Answer, call: _ResolvedCall, index: int) -> None:
     """Events for one function call: announced, arguments in fragments, done."""
     where = {"item_id": call.item_id, "output_index": index}
-    log.emit("response.output_item.added", output_index=index, item=_function_call_item(call, done=False))
+    started = _function_call_item(call, done=False)
+    log.emit("response.output_item.added", output_index=index, item=started)
     for fragment in _argument_fragments(call.arguments, answer.chunk_size):
         log.emit("response.function_call_arguments.delta", **where, delta=fragment)
-    log.emit("response.function_call_arguments.done", **where, name=call.name, arguments=call.arguments)
-    log.emit("response.output_item.done", output_index=index, item=_function_call_item(call, done=True))
+    log.emit(
+        "response.function_call_arguments.done", **where, name=call.name, arguments=call.arguments
+    )
+    finished = _function_call_item(call, done=True)
+    log.emit("response.output_item.done", output_index=index, item=finished)
 
 
 def _responses_stream_events(answer: _Answer, request_body: Any) -> list[bytes]:
@@ -959,18 +982,33 @@ def _responses_stream_events(answer: _Answer, request_body: Any) -> list[bytes]:
 
 # ---- Errors --------------------------------------------------------------
 
+_INVALID = "invalid_request_error"
+_SERVER = "server_error"
+
+# status -> (message, type, code), worded like OpenAI's own error bodies
 _STATUS_DEFAULTS: dict[int, tuple[str, str, str | None]] = {
-    400: ("Invalid request.", "invalid_request_error", None),
-    401: ("Incorrect API key provided: test. You can find your API key at "
-          "https://platform.openai.com/account/api-keys.", "invalid_request_error", "invalid_api_key"),
-    403: ("You are not allowed to access this model.", "invalid_request_error", "permission_denied"),
-    404: ("The model does not exist or you do not have access to it.",
-          "invalid_request_error", "model_not_found"),
-    429: ("Rate limit reached for test-model in organization org-test on tokens per min (TPM): "
-          "Limit 30000, Used 30000, Requested 1000. Please try again shortly.", "tokens", "rate_limit_exceeded"),
-    500: ("The server had an error while processing your request. Sorry about that!", "server_error", None),
-    502: ("Bad gateway.", "server_error", None),
-    503: ("The engine is currently overloaded, please try again later.", "server_error", None),
+    400: ("Invalid request.", _INVALID, None),
+    401: (
+        "Incorrect API key provided: test. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+        _INVALID,
+        "invalid_api_key",
+    ),
+    403: ("You are not allowed to access this model.", _INVALID, "permission_denied"),
+    404: ("The model does not exist or you do not have access to it.", _INVALID, "model_not_found"),
+    429: (
+        "Rate limit reached for test-model in organization org-test on tokens per min (TPM): "
+        "Limit 30000, Used 30000, Requested 1000. Please try again shortly.",
+        "tokens",
+        "rate_limit_exceeded",
+    ),
+    500: (
+        "The server had an error while processing your request. Sorry about that!",
+        _SERVER,
+        None,
+    ),
+    502: ("Bad gateway.", _SERVER, None),
+    503: ("The engine is currently overloaded, please try again later.", _SERVER, None),
 }
 
 
@@ -997,10 +1035,15 @@ def _status_fault_answer(step: StatusFault) -> tuple[int, dict[str, str], bytes]
     return step.status, headers, body
 
 
-def _context_length_answer(step: ContextLengthExceeded, request: RecordedRequest) -> tuple[int, dict[str, str], bytes]:
+def _context_length_answer(
+    step: ContextLengthExceeded, request: RecordedRequest
+) -> tuple[int, dict[str, str], bytes]:
     """Status, headers and body for OpenAI's context-overflow 400, per wire."""
     if request.wire == "responses":
-        message = "Your input exceeds the context window of this model. Please adjust your input and try again."
+        message = (
+            "Your input exceeds the context window of this model. "
+            "Please adjust your input and try again."
+        )
         param = "input"
     else:
         used = max(step.limit + 1, _estimated_input_tokens(request.body))
@@ -1070,6 +1113,7 @@ class _HTTPServer(ThreadingHTTPServer):
         self.owner = owner
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
+        self.request_ids = itertools.count(1)
         super().__init__(address, _Handler)
 
     def server_bind(self) -> None:
@@ -1144,13 +1188,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- writing ----------------------------------------------------------
 
-    def send_json(self, status: int, body: bytes, headers: Mapping[str, str] | None = None,
-                  truncate_to: int | None = None) -> None:
+    def send_json(
+        self,
+        status: int,
+        body: bytes,
+        headers: Mapping[str, str] | None = None,
+        truncate_to: int | None = None,
+    ) -> None:
         """Send a JSON answer; ``truncate_to`` cuts the body and drops the socket."""
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(body)))
-        self.send_header("x-request-id", f"req_{id(body):x}")
+        self.send_header("x-request-id", self._request_id())
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
@@ -1160,13 +1209,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body[:truncate_to])
         self.drop_connection()
 
-    def send_stream(self, frames: Sequence[bytes], delay: float, drop_after: int | None = None) -> None:
+    def send_stream(
+        self, frames: Sequence[bytes], delay: float, drop_after: int | None = None
+    ) -> None:
         """Stream SSE frames with chunked encoding, optionally cutting off early."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
-        self.send_header("x-request-id", f"req_{id(frames):x}")
+        self.send_header("x-request-id", self._request_id())
         self.end_headers()
         for number, frame in enumerate(frames):
             if drop_after is not None and number >= drop_after:
@@ -1179,6 +1230,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.drop_connection()
             return
         self.wfile.write(b"0\r\n\r\n")
+
+    def _request_id(self) -> str:
+        """A fresh ``x-request-id``, which the SDK surfaces as ``_request_id``."""
+        return f"req_{next(self.server.request_ids)}"
 
     def drop_connection(self) -> None:
         """Close the socket mid-response, as a crashed upstream would."""
@@ -1255,7 +1310,10 @@ class ScriptedModelServer:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()
 
@@ -1318,8 +1376,8 @@ class ScriptedModelServer:
         try:
             body = json.loads(raw_body) if raw_body else None
         except ValueError:
-            handler.send_json(400, _error_body("We could not parse the JSON body of your request.",
-                                               "invalid_request_error", None, None))
+            message = "We could not parse the JSON body of your request."
+            handler.send_json(400, _error_body(message, "invalid_request_error", None, None))
             return
         try:
             self._route(handler, path, body)
@@ -1327,8 +1385,8 @@ class ScriptedModelServer:
             handler.close_connection = True
         except Exception as exc:  # a bug here must surface in the test, not hang it
             message = f"model server bug: {type(exc).__name__}: {exc}"
-            handler.send_json(500, _error_body(message, "server_error", "scripted_server_bug", None),
-                              {"x-should-retry": "false"})
+            body = _error_body(message, "server_error", "scripted_server_bug", None)
+            handler.send_json(500, body, {"x-should-retry": "false"})
 
     def _route(self, handler: _Handler, path: str, body: Any) -> None:
         """Dispatch by method and path."""
@@ -1348,10 +1406,12 @@ class ScriptedModelServer:
         elif is_completion:
             self._answer(handler, request, step)
         else:
-            handler.send_json(404, _error_body(f"Unknown request URL: {method} {path}.",
-                                               "invalid_request_error", "unknown_url", None))
+            message = f"Unknown request URL: {method} {path}."
+            handler.send_json(404, _error_body(message, "invalid_request_error", "unknown_url", None))
 
-    def _record(self, handler: _Handler, path: str, body: Any, consume: bool) -> tuple[Step | None, RecordedRequest]:
+    def _record(
+        self, handler: _Handler, path: str, body: Any, consume: bool
+    ) -> tuple[Step | None, RecordedRequest]:
         """Take the next step (for completions) and record the request atomically."""
         with self._lock:
             step = self._script.take() if consume else None
@@ -1380,7 +1440,10 @@ class ScriptedModelServer:
     def _models_body(self) -> bytes:
         """The ``/v1/models`` list."""
         created = int(time.time())
-        data = [{"id": m, "object": "model", "created": created, "owned_by": "dcode-tests"} for m in self._models]
+        data = [
+            {"id": m, "object": "model", "created": created, "owned_by": "dcode-tests"}
+            for m in self._models
+        ]
         return json.dumps({"object": "list", "data": data}).encode()
 
     def _next_ids(self, calls: int) -> tuple[int, Iterator[int]]:
@@ -1399,10 +1462,12 @@ class ScriptedModelServer:
     def _answer(self, handler: _Handler, request: RecordedRequest, step: Step | None) -> None:
         """Render the consumed step for the request's wire."""
         if step is None:
-            message = (f"script exhausted: no scripted step left for request #{request.index} "
-                       f"({request.method} {request.path})")
-            handler.send_json(500, _error_body(message, "server_error", "script_exhausted", None),
-                              {"x-should-retry": "false"})
+            message = (
+                f"script exhausted: no scripted step left for request #{request.index} "
+                f"({request.method} {request.path})"
+            )
+            body = _error_body(message, "server_error", "script_exhausted", None)
+            handler.send_json(500, body, {"x-should-retry": "false"})
         elif isinstance(step, StatusFault):
             status, headers, body = _status_fault_answer(step)
             handler.send_json(status, body, headers)
@@ -1412,26 +1477,36 @@ class ScriptedModelServer:
         elif isinstance(step, Reply):
             self._send_reply(handler, request, step, drop_after=None, garbage=None)
         elif isinstance(step, DropMidStream):
-            self._send_reply(handler, request, Reply(text=step.text, chunk_size=4),
-                             drop_after=step.after_chunks, garbage=None)
+            partial = Reply(text=step.text, chunk_size=4)
+            self._send_reply(handler, request, partial, drop_after=step.after_chunks, garbage=None)
         elif isinstance(step, MalformedChunk):
-            self._send_reply(handler, request, Reply(text=step.text),
-                             drop_after=step.after_chunks, garbage=step.garbage)
+            corrupted = Reply(text=step.text)
+            self._send_reply(
+                handler, request, corrupted, drop_after=step.after_chunks, garbage=step.garbage
+            )
         else:
             raise TypeError(f"unsupported step {step!r}")
 
-    def _send_reply(self, handler: _Handler, request: RecordedRequest, step: Reply,
-                    drop_after: int | None, garbage: str | None) -> None:
+    def _send_reply(
+        self,
+        handler: _Handler,
+        request: RecordedRequest,
+        step: Reply,
+        drop_after: int | None,
+        garbage: str | None,
+    ) -> None:
         """Send a reply, possibly cut after ``drop_after`` chunks or corrupted by ``garbage``."""
         answer = self._resolve(step, request)
         body = request.body if isinstance(request.body, Mapping) else {}
         if not request.stream:
-            payload = _chat_body(answer) if request.wire == "chat" else _responses_body(answer, body)
+            chat = request.wire == "chat"
+            payload = _chat_body(answer) if chat else _responses_body(answer, body)
             encoded = json.dumps(payload).encode()
-            if garbage is not None:
-                handler.send_json(200, encoded[: len(encoded) // 2])
-            else:
-                handler.send_json(200, encoded, truncate_to=None if drop_after is None else len(encoded) // 2)
+            half = len(encoded) // 2
+            if garbage is not None:  # a complete HTTP response whose JSON is cut short
+                handler.send_json(200, encoded[:half])
+            else:  # the socket closes after half the promised Content-Length
+                handler.send_json(200, encoded, truncate_to=None if drop_after is None else half)
             return
         if request.wire == "chat":
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -1457,7 +1532,9 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def wait_for_port_file(
-    path: str | os.PathLike[str], timeout: float = 10.0, process: subprocess.Popen[Any] | None = None
+    path: str | os.PathLike[str],
+    timeout: float = 10.0,
+    process: subprocess.Popen[Any] | None = None,
 ) -> str:
     """Wait until a server subprocess has written its base URL; return it.
 
@@ -1501,8 +1578,12 @@ class ModelServerProcess:
         self._workdir.mkdir(parents=True, exist_ok=True)
         write_script(self.script_path, self._steps)
         self.port_file.unlink(missing_ok=True)
-        command = [sys.executable, "-m", "tests.support.model_server", "--script", str(self.script_path),
-                   "--port-file", str(self.port_file), "--log", str(self.log_path)]
+        command = [
+            sys.executable, "-m", "tests.support.model_server",
+            "--script", str(self.script_path),
+            "--port-file", str(self.port_file),
+            "--log", str(self.log_path),
+        ]
         self.process = subprocess.Popen(command, cwd=_REPO_ROOT, stdout=subprocess.DEVNULL)
         try:
             self.base_url = wait_for_port_file(self.port_file, self._timeout, self.process)
@@ -1540,7 +1621,10 @@ class ModelServerProcess:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()
 

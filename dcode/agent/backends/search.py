@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from dcode.agent.backends.gitignore import PathFilter
 from dcode.agent.backends.listing import rg_base_args
 from dcode.agent.backends.procs import stream_lines
 from dcode.agent.backends.protocol import GrepMatch, GrepResult, InvalidPattern
@@ -88,21 +89,23 @@ async def rg_grep(
     ripgrep may print matches from a file before it meets a NUL byte further on, so each file's
     matches wait for its ``end`` event, which reports ``binary_offset`` for binary files.
     """
-    cwd, target = (start.parent, start.name) if start.is_file() else (start, ".")
+    is_file = start.is_file()
+    cwd, target = (start.parent, start.name) if is_file else (start, ".")
+    keep = None if is_file or not file_glob else PathFilter.parse(file_glob)
     argv = [*rg_base_args(rg), "--json", "--sort", "path", "--regexp", pattern]
-    if file_glob:
-        argv += ["--glob", file_glob]
+    argv += _rg_filter_args(file_glob) if keep else []
     argv += ["--", target]
     found: list[GrepMatch] = []
     pending: list[GrepMatch] = []
-    room = max_matches + 1
     async with stream_lines(argv, cwd=cwd) as (proc, lines):
         async for raw in lines:
             event = _parse_event(raw)
             match event.get("type"):
                 case "match":
-                    if len(pending) < room - len(found):
-                        pending.append(_match_from(event["data"], cwd, display))
+                    name = _rg_text(event["data"]["path"]).removeprefix("./")
+                    wanted = keep is None or keep.keeps(name)
+                    if wanted and len(found) + len(pending) <= max_matches:
+                        pending.append(_match_from(event["data"], cwd / name, display))
                 case "end":
                     if event["data"].get("binary_offset") is None:
                         found.extend(pending)
@@ -118,6 +121,23 @@ async def rg_grep(
     return GrepResult(matches=tuple(found), truncated=False)
 
 
+def _rg_filter_args(file_glob: str | None) -> list[str]:
+    """Let ripgrep skip files the glob rules out, without letting it search ignored ones.
+
+    A positive ``--glob`` in ripgrep overrides ``.gitignore`` (``-g '*.py'`` would search an
+    ignored ``generated.py``), so only exclusions go in as globs, and a name-only pattern
+    becomes a file type, which narrows without overriding. Matches are still filtered by
+    ``PathFilter`` afterwards, which is what decides; these flags only save work.
+    """
+    if not file_glob:
+        return []
+    if file_glob.startswith("!"):
+        return ["--glob", file_glob]
+    if "/" not in file_glob:
+        return ["--type-add", f"dcodeglob:{file_glob}", "--type", "dcodeglob"]
+    return []
+
+
 def _parse_event(raw: bytes) -> dict[str, Any]:
     try:
         event = json.loads(raw)
@@ -126,10 +146,9 @@ def _parse_event(raw: bytes) -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-def _match_from(data: dict[str, Any], cwd: Path, display: DisplayPath) -> GrepMatch:
-    name = _rg_text(data["path"]).removeprefix("./")
+def _match_from(data: dict[str, Any], path: Path, display: DisplayPath) -> GrepMatch:
     return GrepMatch(
-        path=display(cwd / name),
+        path=display(path),
         line=int(data["line_number"]),
         text=clip_line(_rg_text(data["lines"])),
     )

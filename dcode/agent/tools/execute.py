@@ -1,0 +1,67 @@
+"""``execute``: run a shell command in the workspace and report its output and exit code."""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, Field
+
+from dcode.agent.backends.protocol import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, Backend, ExecResult
+from dcode.agent.tools import names
+from dcode.agent.tools.errors import fail
+from dcode.agent.tools.factory import ToolOutput, make_tool
+
+NAME = names.EXECUTE
+
+DESCRIPTION = f"""Run a shell command (bash -c) in the workspace root and return its combined \
+stdout and stderr, followed by `[exit code: N]`.
+
+- Use it for builds, tests, git, package managers and other programs. Prefer read_file, \
+grep, glob and ls for reading and searching, and edit_file/write_file for changing files.
+- Each call starts a fresh shell in the workspace root: `cd` does not carry over, so chain \
+commands (`cd sub && make`).
+- There is no terminal and stdin is closed: interactive prompts get end-of-file. Pass flags \
+such as `-y` or `--no-pager` instead.
+- timeout: seconds (default {DEFAULT_TIMEOUT_S:.0f}, max {MAX_TIMEOUT_S:.0f}); on timeout the \
+command and everything it started are killed.
+- Long output keeps its beginning and end with the middle cut; redirect to a file and grep it \
+if you need all of it. Redirect the output of background jobs (`cmd > log 2>&1 &`)."""
+
+
+class ExecuteArgs(BaseModel):
+    command: str = Field(description="The shell command line to run.")
+    timeout: int = Field(
+        default=int(DEFAULT_TIMEOUT_S),
+        ge=1,
+        le=int(MAX_TIMEOUT_S),
+        description=f"Seconds before the command is killed (max {MAX_TIMEOUT_S:.0f}).",
+    )
+
+
+def format_result(result: ExecResult, timeout: float) -> str:
+    parts = [result.output.rstrip("\n") or "(no output)"]
+    if result.timed_out:
+        parts.append(
+            f"[timed out after {timeout:g} s: the command and its child processes were killed]"
+        )
+    parts.append(f"[exit code: {result.exit_code}]")
+    return "\n".join(parts)
+
+
+async def execute(backend: Backend, args: ExecuteArgs) -> ToolOutput:
+    if not args.command.strip():
+        fail(f"{NAME}: the command is empty")
+    result = await backend.execute(args.command, timeout=args.timeout)
+    return format_result(result, args.timeout)
+
+
+def make_execute_tool(backend: Backend) -> BaseTool:
+    async def run(args: ExecuteArgs) -> ToolOutput:
+        return await execute(backend, args)
+
+    return make_tool(
+        name=NAME,
+        description=DESCRIPTION,
+        args_schema=ExecuteArgs,
+        run=run,
+        display=backend.display_path,
+    )

@@ -1,0 +1,158 @@
+"""The inline approval: a question inside the transcript, answered with one key.
+
+``y`` approves; ``a`` approves this kind (edits or shell) for the rest of the session; ``n``
+rejects; Tab opens a one-line input whose text the model reads as the reason; Esc rejects and
+stops the turn. The widget resolves the core's future itself and tells the app what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from dcode.agent.approval import ApprovalDecision
+from dcode.agent.events import ApprovalKind, ApprovalRequested
+from dcode.tui.transcript.diff import diff_from_args, render_diff
+
+DIFF_LINES = 40
+
+
+class ApprovalWidget(Vertical, can_focus=True):
+    DEFAULT_CSS = """
+    ApprovalWidget {
+        height: auto;
+        margin: 0 0 0 2;
+        padding: 0 1;
+        border: round $warning;
+        border-title-color: $text-warning;
+        background: $warning-muted 20%;
+    }
+    ApprovalWidget:focus {
+        border: round $accent;
+        border-title-color: $text-accent;
+    }
+    ApprovalWidget .approval-reason { color: $text-muted; }
+    ApprovalWidget .approval-command {
+        background: $surface;
+        color: $text;
+        padding: 0 1;
+        margin: 0 0 1 0;
+    }
+    ApprovalWidget .approval-diff { margin: 0 0 1 0; }
+    ApprovalWidget .approval-keys { color: $text-muted; }
+    ApprovalWidget Input { display: none; margin: 0; }
+    ApprovalWidget.-feedback Input { display: block; }
+    ApprovalWidget.-feedback .approval-keys { display: none; }
+    """
+
+    BINDINGS = [
+        Binding("y", "approve", "Yes", show=False),
+        Binding("a", "approve_session", "Yes for the session", show=False),
+        Binding("n", "reject", "No", show=False),
+        Binding("tab", "feedback", "No, with feedback", show=False, priority=True),
+        Binding("escape", "stop", "Stop", show=False),
+    ]
+
+    @dataclass
+    class Decided(Message):
+        widget: ApprovalWidget
+        call_id: str
+        decision: ApprovalDecision
+        stop_turn: bool = False
+
+    def __init__(
+        self,
+        request: ApprovalRequested,
+        future: asyncio.Future[ApprovalDecision],
+        *,
+        arm_delay: float = 0.0,
+    ) -> None:
+        super().__init__(classes=f"-{request.kind.value}")
+        self.request = request
+        self.future = future
+        self._armed_at = time.monotonic() + arm_delay
+        kind = "edit" if request.kind is ApprovalKind.EDIT else "shell command"
+        self.border_title = f"Allow this {kind}?"
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        yield Static(Content.assemble((request.summary or request.tool, "bold"), ("  " + request.reason, "$text-muted")), classes="approval-reason")
+        if request.kind is ApprovalKind.SHELL:
+            command = str(request.args.get("command") or request.summary)
+            yield Static(Content.styled(f"$ {command}", "bold"), classes="approval-command")
+        else:
+            diff = request.diff or diff_from_args(request.tool, request.args)
+            if diff:
+                yield Static(render_diff(diff, DIFF_LINES), classes="approval-diff")
+        kind = "edits" if request.kind is ApprovalKind.EDIT else "shell commands"
+        yield Static(
+            Content.assemble(
+                ("y", "bold $text-success"), " yes   ",
+                ("a", "bold $text-success"), f" yes, and allow {kind} for this session   ",
+                ("n", "bold $text-error"), " no   ",
+                ("tab", "bold $text-warning"), " no, and say why   ",
+                ("esc", "bold"), " stop",
+            ),
+            classes="approval-keys",
+        )
+        yield Input(placeholder="Tell the model what to do instead, then Enter (Esc to go back)")
+
+    @property
+    def decided(self) -> bool:
+        return self.future.done()
+
+    def _armed(self) -> bool:
+        """Keys typed into the prompt a moment before the question appeared must not answer it."""
+        return time.monotonic() >= self._armed_at
+
+    def decide(self, decision: ApprovalDecision, *, stop_turn: bool = False) -> None:
+        if self.future.done():
+            return
+        self.future.set_result(decision)
+        self.post_message(self.Decided(self, self.request.call_id, decision, stop_turn))
+
+    def action_approve(self) -> None:
+        if self._armed():
+            self.decide(ApprovalDecision(True))
+
+    def action_approve_session(self) -> None:
+        if self._armed():
+            self.decide(ApprovalDecision(True, remember=True))
+
+    def action_reject(self) -> None:
+        if self._armed():
+            self.decide(ApprovalDecision(False))
+
+    def action_feedback(self) -> None:
+        if self.has_class("-feedback"):
+            self.query_one(Input).focus()
+            return
+        self.add_class("-feedback")
+        self.query_one(Input).focus()
+
+    def action_stop(self) -> None:
+        if self.has_class("-feedback"):
+            self.remove_class("-feedback")
+            self.focus()
+            return
+        self.decide(ApprovalDecision(False, "the user stopped the turn"), stop_turn=True)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        if not self.has_class("-feedback"):
+            self.focus()
+
+    @on(Input.Submitted)
+    def _send_feedback(self, event: Input.Submitted) -> None:
+        event.stop()
+        feedback = event.value.strip()
+        self.decide(ApprovalDecision(False, feedback))

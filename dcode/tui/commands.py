@@ -1,0 +1,139 @@
+"""The one registry of slash commands.
+
+The same table feeds the input's ``/`` popup (``PromptInput.set_commands``), Textual's command
+palette (``SlashCommandProvider``) and ``/help``. Each command says whether it may run while a
+turn is in flight; the others wait in the queue behind the turn, like a typed prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from dcode.config import ApprovalMode
+
+if TYPE_CHECKING:
+    from dcode.tui.app import DcodeApp
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    name: str
+    description: str
+    usage: str = ""
+    busy_safe: bool = False
+    """True when the command may run at once while the agent works (it touches no thread state)."""
+    needs_engine: bool = False
+    """True when the command needs the loaded engine, so it waits for it like a prompt does."""
+
+    @property
+    def label(self) -> str:
+        return f"/{self.name} {self.usage}".rstrip()
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("help", "Show commands and keys", busy_safe=True),
+    SlashCommand("clear", "Start a new session (the old one stays resumable)"),
+    SlashCommand("resume", "Pick a past session to continue"),
+    SlashCommand("model", "Switch the model, keeping the conversation", usage="SPEC", needs_engine=True),
+    SlashCommand("approve", "Set the approval mode: manual, edits or all", usage="MODE", busy_safe=True),
+    SlashCommand("theme", "Choose a colour theme", busy_safe=True),
+    SlashCommand("copy", "Copy the last answer to the clipboard", busy_safe=True),
+    SlashCommand("quit", "Quit dcode", busy_safe=True),
+)
+
+BY_NAME: dict[str, SlashCommand] = {command.name: command for command in COMMANDS}
+ALIASES: dict[str, str] = {"exit": "quit", "new": "clear", "?": "help"}
+
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "Send the prompt (queued while the agent works)"),
+    ("Shift+Enter / Alt+Enter / Ctrl+J", "New line"),
+    ("Up / Down", "Prompt history"),
+    ("Esc", "Close a dialog, reject an approval, unqueue a message, or interrupt the turn"),
+    ("Ctrl+C", "Copy the selection, or interrupt; twice to quit"),
+    ("Ctrl+D", "Quit"),
+    ("Shift+Tab", "Cycle the approval mode: manual, edits, all"),
+    ("Ctrl+O", "Expand or collapse tool output"),
+    ("Ctrl+P", "Command palette"),
+    ("y / a / n / Tab", "At an approval: yes, yes for the session, no, no with feedback"),
+    ("!cmd / !!cmd", "Run a shell command (!! keeps its output out of the model's context)"),
+    ("@path", "Mention a file"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    command: SlashCommand
+    args: str
+
+
+class UnknownCommand(ValueError):
+    pass
+
+
+def parse(text: str) -> Invocation | None:
+    """``/name args`` → an Invocation; None when the text is not a command at all.
+
+    ``//text`` and ``/`` followed by a path (``/usr/bin``) are prompts, not commands.
+    Raises UnknownCommand for ``/word`` that names no command.
+    """
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    head, _, args = stripped[1:].partition(" ")
+    if not head or "/" in head:
+        return None
+    name = ALIASES.get(head.lower(), head.lower())
+    command = BY_NAME.get(name)
+    if command is None:
+        raise UnknownCommand(head)
+    return Invocation(command, args.strip())
+
+
+def popup_entries() -> list[tuple[str, str]]:
+    """What ``PromptInput.set_commands`` takes: (name, description) pairs."""
+    return [(command.name, command.description) for command in COMMANDS]
+
+
+def help_entries() -> list[tuple[str, str]]:
+    return [(command.label, command.description) for command in COMMANDS]
+
+
+def _palette_entries() -> Iterable[tuple[str, str, str, str]]:
+    """(display, help, command name, args) rows; ``/approve`` gets one row per mode."""
+    for command in COMMANDS:
+        if command.name == "approve":
+            for mode in ApprovalMode:
+                yield f"/approve {mode.value}", f"Approval mode: {mode.value}", command.name, mode.value
+        elif command.usage:
+            yield command.label, command.description, command.name, ""
+        else:
+            yield f"/{command.name}", command.description, command.name, ""
+
+
+class SlashCommandProvider(Provider):
+    """The slash commands in Textual's command palette (Ctrl+P)."""
+
+    def _run(self, name: str, args: str) -> None:
+        app: DcodeApp = self.app  # type: ignore[assignment]
+        command = BY_NAME[name]
+        if command.usage and not args:
+            # It needs an argument: put it in the input for the user to finish.
+            app.prefill_prompt(f"/{name} ")
+            return
+        app.run_slash(Invocation(command, args))
+
+    async def discover(self) -> Hits:
+        for display, help_text, name, args in _palette_entries():
+            yield DiscoveryHit(display, partial(self._run, name, args), help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for display, help_text, name, args in _palette_entries():
+            score = max(matcher.match(display), matcher.match(help_text) * 0.5)
+            if score > 0:
+                yield Hit(score, matcher.highlight(display), partial(self._run, name, args), text=display, help=help_text)

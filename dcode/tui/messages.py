@@ -1,0 +1,57 @@
+"""Typed messages on the app's bus.
+
+The turn worker, the approver and the engine loader talk to the widgets only through these;
+widgets never call the agent directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+from dcode.agent.events import ApprovalRequested
+
+if TYPE_CHECKING:
+    from dcode.agent.approval import ApprovalDecision
+
+
+@dataclass
+class EngineReady(Message):
+    """The engine opened; ``engine`` is a ``dcode.agent.engine.Engine``."""
+
+    engine: Any
+
+
+@dataclass
+class EngineFailed(Message):
+    problem: str
+    needs_setup: bool
+    """True when the problem is a missing key or model the first-run screen can explain."""
+
+
+@dataclass
+class ApprovalNeeded(Message):
+    """The core waits on ``future`` until a person decides."""
+
+    request: ApprovalRequested
+    future: asyncio.Future[ApprovalDecision]
+
+
+@dataclass
+class ApprovalWithdrawn(Message):
+    """The turn ended (interrupt, error) while the approval was still open."""
+
+    call_id: str
+
+
+@dataclass
+class ShellFinished(Message):
+    """A ``!cmd`` finished; ``private`` output stays out of the model's context."""
+
+    command: str
+    output: str
+    exit_code: int | None
+    private: bool

@@ -1,0 +1,208 @@
+"""The status bar: what the agent is doing, what it may do, and what it costs.
+
+Line 1: activity (a spinner with elapsed seconds and tokens streamed while a turn runs, the
+queued count) on the left; ``Context N% · X tokens`` and the session cost on the right.
+Line 2: the approval mode and the model on the left; cwd and git branch on the right.
+
+The clock and the spinner are injectable so snapshot tests see the same frame every time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.app import RenderResult
+from textual.content import Content
+from textual.reactive import reactive, var
+from textual.timer import Timer
+from textual.widget import Widget
+
+from dcode.config import ApprovalMode
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+MODE_LABELS: dict[ApprovalMode, str] = {
+    ApprovalMode.MANUAL: "manual: ask before edits and shell",
+    ApprovalMode.EDITS: "edits: auto-approve workspace edits",
+    ApprovalMode.ALL: "all: approve everything",
+}
+
+
+def read_git_branch(start: Path) -> str | None:
+    """The branch checked out at ``start`` (or its short commit when detached), from .git/HEAD.
+
+    A few small file reads, so it is safe on the UI thread; no git subprocess.
+    """
+    for folder in (start, *start.parents):
+        marker = folder / ".git"
+        try:
+            if marker.is_file():
+                line = marker.read_text(encoding="utf-8", errors="replace").strip()
+                if not line.startswith("gitdir:"):
+                    return None
+                git_dir = Path(line.split(":", 1)[1].strip())
+                marker = git_dir if git_dir.is_absolute() else folder / git_dir
+            elif not marker.is_dir():
+                continue
+            head = (marker / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        if head.startswith("ref:"):
+            ref = head.split(":", 1)[1].strip()
+            return ref.removeprefix("refs/heads/")
+        return head[:7] or None
+    return None
+
+
+def display_path(path: Path) -> str:
+    home = Path.home()
+    try:
+        return "~/" + str(path.relative_to(home)) if path != home else "~"
+    except ValueError:
+        return str(path)
+
+
+def human_tokens(count: int) -> str:
+    if count < 1000:
+        return str(count)
+    if count < 100_000:
+        return f"{count / 1000:.1f}k"
+    if count < 1_000_000:
+        return f"{count // 1000}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def context_label(tokens: int, limit: int | None, reported: bool) -> str:
+    if tokens <= 0:
+        return "Context –"
+    mark = "" if reported else "~"
+    amount = f"{mark}{human_tokens(tokens)} tokens"
+    if not limit:
+        return f"Context {amount}"
+    percent = min(999, round(100 * tokens / limit))
+    return f"Context {mark}{percent}% · {amount}"
+
+
+def cost_label(cost: float | None) -> str:
+    if cost is None:
+        return ""
+    return f"${cost:.4f}" if cost < 1 else f"${cost:.2f}"
+
+
+class StatusBar(Widget):
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 2;
+        padding: 0 1;
+        color: $text-muted;
+        background: $background;
+    }
+    """
+
+    mode: reactive[ApprovalMode] = reactive(ApprovalMode.MANUAL)
+    model: reactive[str] = reactive("")
+    cwd: reactive[str] = reactive("")
+    branch: reactive[str | None] = reactive(None)
+    activity: reactive[str] = reactive("")
+    context_tokens: reactive[int] = reactive(0)
+    max_tokens: reactive[int | None] = reactive(None)
+    reported: reactive[bool] = reactive(True)
+    cost: reactive[float | None] = reactive(None)
+    queued: reactive[int] = reactive(0)
+    streamed_tokens: reactive[int] = reactive(0)
+    busy = var(False, toggle_class="-busy")
+    _tick: reactive[int] = reactive(0)
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        animate: bool = True,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self._clock = clock
+        self._animate = animate
+        self._started = 0.0
+        self._timer: Timer | None = None
+
+    def start_turn(self) -> None:
+        self._started = self._clock()
+        self.streamed_tokens = 0
+        self.busy = True
+        if self._animate and self._timer is None:
+            self._timer = self.set_interval(0.1, self._advance)
+        self.refresh()
+
+    def end_turn(self) -> None:
+        self.busy = False
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.refresh()
+
+    def _advance(self) -> None:
+        self._tick += 1
+
+    def set_usage(self, context_tokens: int, max_tokens: int | None, reported: bool) -> None:
+        self.context_tokens, self.max_tokens, self.reported = context_tokens, max_tokens, reported
+
+    def _left_top(self) -> Content:
+        parts: list[Content] = []
+        if self.busy:
+            elapsed = int(self._clock() - self._started)
+            frame = SPINNER[self._tick % len(SPINNER)]
+            text = f"{frame} {self.activity or 'Working'} · {elapsed}s"
+            if self.streamed_tokens:
+                text += f" · ↓ {human_tokens(self.streamed_tokens)} tokens"
+            parts.append(Content.styled(text, "$accent"))
+            parts.append(Content.styled("  esc to interrupt", "$text-muted"))
+        elif self.activity:
+            parts.append(Content.styled(self.activity, "$text-muted"))
+        if self.queued:
+            parts.append(Content.styled(f"  {self.queued} queued", "$text-warning"))
+        return Content("").join(parts) if parts else Content("")
+
+    def _right_top(self) -> Content:
+        context = context_label(self.context_tokens, self.max_tokens, self.reported)
+        limit = self.max_tokens or 0
+        share = self.context_tokens / limit if limit else 0.0
+        style = "$text-error" if share > 0.8 else "$text-warning" if share > 0.6 else "$text-muted"
+        pieces = [Content.styled(context, style)]
+        cost = cost_label(self.cost)
+        if cost:
+            pieces.append(Content.styled(f" · {cost}", "$text-muted"))
+        return Content("").join(pieces)
+
+    def _left_bottom(self) -> Content:
+        mode_style = {
+            ApprovalMode.MANUAL: "$text-primary",
+            ApprovalMode.EDITS: "$text-warning",
+            ApprovalMode.ALL: "$text-error",
+        }[self.mode]
+        return Content.assemble(
+            (f"⏵ {MODE_LABELS[self.mode]}", mode_style),
+            (" (shift+tab)", "$text-muted"),
+            ("  ", ""),
+            (self.model, "$text-secondary"),
+        )
+
+    def _right_bottom(self) -> Content:
+        text = self.cwd + (f"  {self.branch}" if self.branch else "")
+        return Content.styled(text, "$text-muted")
+
+    def _line(self, left: Content, right: Content, width: int) -> Content:
+        room = width - left.cell_length - right.cell_length
+        if room < 1:
+            left = left.truncate(max(0, width - right.cell_length - 1), ellipsis=True)
+            room = max(1, width - left.cell_length - right.cell_length)
+        line = Content.assemble(left, " " * room, right)
+        return line.truncate(width, ellipsis=True) if line.cell_length > width else line
+
+    def render(self) -> RenderResult:
+        width = max(10, self.content_size.width)
+        top = self._line(self._left_top(), self._right_top(), width)
+        bottom = self._line(self._left_bottom(), self._right_bottom(), width)
+        return Content("\n").join([top, bottom])

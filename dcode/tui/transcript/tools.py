@@ -1,0 +1,247 @@
+"""One widget per tool call, and the group that holds one step's calls.
+
+A call shows its name and a one-line argument summary, a spinner while it runs, then its status
+and a short preview of the result. A click (or Ctrl+O for all of them) shows the full output, and
+edits show their diff. A finished step of several calls folds to "Ran 3 tools"; failed calls stay
+visible under the fold.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.timer import Timer
+from textual.widgets import Static
+
+from dcode.agent.events import ToolStatus
+from dcode.tui.transcript.diff import EDIT_TOOLS, diff_from_args, diff_stats, render_diff
+from dcode.tui.transcript.entries import ToolCallEntry, ToolGroupEntry
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+PREVIEW_LINES = 3
+COLLAPSED_DIFF_LINES = 12
+FULL_OUTPUT_LINES = 2000
+
+STATUS_ICONS: dict[ToolStatus, tuple[str, str]] = {
+    ToolStatus.OK: ("✓", "$text-success"),
+    ToolStatus.ERROR: ("✗", "$text-error"),
+    ToolStatus.DENIED: ("⊘", "$text-warning"),
+    ToolStatus.CANCELLED: ("◌", "$text-muted"),
+}
+
+
+def _clip(text: str, lines: int) -> tuple[str, int]:
+    rows = text.rstrip("\n").splitlines()
+    return "\n".join(rows[:lines]), max(0, len(rows) - lines)
+
+
+class ToolCallView(Vertical):
+    DEFAULT_CSS = """
+    ToolCallView {
+        height: auto;
+        padding: 0 0 0 1;
+    }
+    ToolCallView > .tool-head { color: $text; }
+    ToolCallView > .tool-body {
+        color: $text-muted;
+        padding: 0 0 0 2;
+    }
+    ToolCallView.-error > .tool-body { color: $text-error; }
+    ToolCallView > .tool-note { padding: 0 0 0 2; color: $text-warning; }
+    ToolCallView:hover > .tool-head { background: $boost; }
+    """
+
+    def __init__(self, entry: ToolCallEntry, *, expanded: bool = False, animate: bool = True) -> None:
+        super().__init__()
+        self.entry = entry
+        self.expanded = expanded
+        self._animate = animate
+        self._frame = 0
+        self._timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="tool-head")
+        yield Static(classes="tool-body")
+        yield Static(classes="tool-note")
+
+    def on_mount(self) -> None:
+        self.entry.view = self
+        self.sync()
+        if self.entry.approval is not None and not self.entry.approval.future.done():
+            self.call_later(self.show_approval)
+
+    def on_unmount(self) -> None:
+        if self.entry.view is self:
+            self.entry.view = None
+        self._stop_spinner()
+
+    def _stop_spinner(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def _spin(self) -> None:
+        self._frame += 1
+        self.query_one(".tool-head", Static).update(self._head())
+
+    def _head(self) -> Content:
+        entry = self.entry
+        if entry.running:
+            icon, style = SPINNER[self._frame % len(SPINNER)], "$text-accent"
+        else:
+            assert entry.status is not None
+            icon, style = STATUS_ICONS[entry.status]
+        summary = entry.summary
+        if not summary and entry.args_chars:
+            summary = f"… {entry.args_chars} chars of arguments"
+        parts: list[tuple[str, str] | str] = [(icon, style), " ", (entry.name or "tool", "bold")]
+        if summary:
+            parts += ["  ", (summary.splitlines()[0] if summary else "", "$text-muted")]
+        diff = self._diff()
+        if diff:
+            added, removed = diff_stats(diff)
+            parts += ["  ", (f"+{added}", "$text-success"), " ", (f"-{removed}", "$text-error")]
+        return Content.assemble(*parts)
+
+    def _diff(self) -> str:
+        entry = self.entry
+        if entry.name not in EDIT_TOOLS:
+            return ""
+        if not entry.diff and entry.args:
+            entry.diff = diff_from_args(entry.name, entry.args)
+        return entry.diff
+
+    def _body(self) -> Content:
+        entry = self.entry
+        if entry.running:
+            return Content("")
+        diff = self._diff() if entry.status is ToolStatus.OK else ""
+        if diff:
+            return render_diff(diff, None if self.expanded else COLLAPSED_DIFF_LINES)
+        if self.expanded and entry.output:
+            text, hidden = _clip(entry.output, FULL_OUTPUT_LINES)
+            content = Content(text)
+            if hidden:
+                content += Content.styled(f"\n… {hidden} more lines", "$text-muted")
+            return content
+        preview = entry.preview or entry.output
+        text, hidden = _clip(preview, PREVIEW_LINES)
+        if not text:
+            return Content("")
+        content = Content("└ ") + Content(text.replace("\n", "\n  "))
+        full_hidden = _clip(entry.output, PREVIEW_LINES)[1] if entry.output else hidden
+        if full_hidden:
+            content += Content.styled(f"\n  … {full_hidden} more lines (click or ctrl+o)", "$text-muted italic")
+        return content
+
+    def sync(self) -> None:
+        entry = self.entry
+        self.set_class(entry.failed, "-error")
+        self.query_one(".tool-head", Static).update(self._head())
+        body = self._body()
+        body_widget = self.query_one(".tool-body", Static)
+        body_widget.update(body)
+        body_widget.display = bool(body.plain)
+        note = self.query_one(".tool-note", Static)
+        note.update(Content(entry.note))
+        note.display = bool(entry.note)
+        if entry.running and self._animate and self._timer is None:
+            self._timer = self.set_interval(0.1, self._spin)
+        elif not entry.running:
+            self._stop_spinner()
+
+    def set_expanded(self, expanded: bool) -> None:
+        if expanded != self.expanded:
+            self.expanded = expanded
+            self.sync()
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.set_expanded(not self.expanded)
+
+    async def show_approval(self) -> None:
+        from dcode.tui.approval_widget import ApprovalWidget
+
+        pending = self.entry.approval
+        if pending is None or pending.future.done() or self.query(ApprovalWidget):
+            return
+        widget = ApprovalWidget(pending.request, pending.future, arm_delay=pending.arm_delay)
+        await self.mount(widget, before=self.query_one(".tool-note"))
+        widget.focus()
+        widget.scroll_visible(animate=False)
+
+    async def hide_approval(self) -> None:
+        from dcode.tui.approval_widget import ApprovalWidget
+
+        await self.query(ApprovalWidget).remove()
+
+
+class ToolGroupView(Vertical):
+    DEFAULT_CSS = """
+    ToolGroupView {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 0 0 1;
+    }
+    ToolGroupView > .group-head { color: $text-muted; padding: 0 0 0 1; }
+    ToolGroupView > .group-head:hover { background: $boost; }
+    ToolGroupView.-single > .group-head { display: none; }
+    ToolGroupView.-folded > ToolCallView { display: none; }
+    ToolGroupView.-folded > ToolCallView.-error { display: block; }
+    """
+
+    def __init__(self, entry: ToolGroupEntry, *, expanded: bool = False, animate: bool = True) -> None:
+        super().__init__()
+        self.entry = entry
+        self.expanded = expanded
+        self._animate = animate
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="group-head")
+        for call in self.entry.calls:
+            yield ToolCallView(call, expanded=self.expanded, animate=self._animate)
+
+    def on_mount(self) -> None:
+        self.sync()
+
+    async def add_call(self, call: ToolCallEntry) -> ToolCallView:
+        view = ToolCallView(call, expanded=self.expanded, animate=self._animate)
+        await self.mount(view)
+        self.sync()
+        return view
+
+    def _head(self) -> Content:
+        calls = self.entry.calls
+        counts = Counter(call.name for call in calls)
+        names = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in counts.items())
+        failed = sum(1 for call in calls if call.failed)
+        verb = "Running" if self.entry.running else "Ran"
+        icon = "▾" if self.expanded or self.entry.running else "▸"
+        parts: list[tuple[str, str] | str] = [(f"{icon} {verb} {len(calls)} tools", "bold"), "  ", (names, "$text-muted")]
+        if failed:
+            parts += ["  ", (f"{failed} failed", "$text-error")]
+        return Content.assemble(*parts)
+
+    def sync(self) -> None:
+        single = len(self.entry.calls) <= 1
+        self.set_class(single, "-single")
+        self.set_class(not single and not self.expanded and not self.entry.running and not self.entry.open, "-folded")
+        self.query_one(".group-head", Static).update(self._head())
+        for view in self.query_children(ToolCallView):
+            view.set_class(view.entry.failed, "-error")
+
+    def set_expanded(self, expanded: bool) -> None:
+        self.expanded = expanded
+        for view in self.query_children(ToolCallView):
+            view.set_expanded(expanded)
+        self.sync()
+
+    def on_click(self, event: events.Click) -> None:
+        # Clicks on a call expand that call (ToolCallView stops them); this is the header.
+        event.stop()
+        self.expanded = not self.expanded
+        self.sync()
