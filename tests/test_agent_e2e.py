@@ -177,3 +177,16 @@ async def test_runner_events_with_interactive_approver(server, make_settings, wo
     assert [e.status for e in finished] == [ToolStatus.OK, ToolStatus.OK]
     assert (workspace / "b.txt").read_text() == "two\n"
     assert isinstance(events[-1], TurnFinished) and not events[-1].is_error
+
+
+async def test_reasoning_reaches_the_event_stream(server, make_settings, api: str) -> None:
+    from dcode.agent.engine import Engine
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.events import ReasoningDelta, TextDelta
+
+    server.script(reply("The result.", reasoning="First I consider the question."))
+    async with await Engine.open(make_settings(api)) as engine:
+        events = [e async for e in engine.runner(HeadlessApprover()).run_turn("think")]
+    thought = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+    assert thought == "First I consider the question."
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "The result."

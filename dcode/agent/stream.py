@@ -7,7 +7,6 @@ and are the source of truth for usage, finished calls and tool results.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -163,7 +162,3 @@ class StreamTranslator:
         yield ToolCallFinished(
             message.tool_call_id, message.name or "", status, preview_result(text), text
         )
-
-
-def args_json(args: dict[str, Any]) -> str:
-    return json.dumps(args, ensure_ascii=False)

@@ -17,7 +17,7 @@ private. A source is clean when, after its one full decode, ALL of these hold:
 5. **Metadata**: nothing that normalization would strip. Only rendering-neutral keys may
    appear in Pillow's ``info``: resolution (``dpi``, ``aspect``, JFIF density), progressive
    and interlace flags, Adobe APP14 colour-transform markers, WebP's container defaults
-   (``loop``, ``background``), and the colour facts above. Any EXIF block (even one holding
+   (``loop``, ``background``, and the ``timestamp``/``duration`` of its only frame), and the colour facts above. Any EXIF block (even one holding
    only orientation 1: it may carry GPS or camera serials), XMP, IPTC/Photoshop resources,
    comments or PNG text chunks make the image unclean.
 6. **Budgets**: within the normalized limits: at most ``normalized_max_pixels`` pixels and
@@ -38,7 +38,7 @@ _NEUTRAL_KEYS = {
         {"jfif", "jfif_version", "jfif_unit", "jfif_density", "dpi", "progressive",
          "progression", "adobe", "adobe_transform", "icc_profile"}
     ),
-    "WEBP": frozenset({"loop", "background", "icc_profile"}),
+    "WEBP": frozenset({"loop", "background", "timestamp", "duration", "icc_profile"}),
 }
 _SRGB_GAMMA = 0.45455
 _SRGB_CHROMATICITY = (0.3127, 0.329, 0.64, 0.33, 0.3, 0.6, 0.15, 0.06)

@@ -54,7 +54,12 @@ def open_checked(data: bytes, name: str, limits: AdmissionLimits) -> Image.Image
     try:
         im = Image.open(io.BytesIO(data), formats=ALLOWED_FORMATS)
     except Image.DecompressionBombError as exc:
-        raise reject(name, RejectReason.DECOMPRESSION_BOMB, f"decompression bomb: {exc}") from exc
+        raise reject(
+            name,
+            RejectReason.DECOMPRESSION_BOMB,
+            f"decompression bomb: the header declares far more than "
+            f"{limits.max_source_pixels:,} pixels",
+        ) from exc
     except Image.UnidentifiedImageError as exc:
         raise _unidentified(name, data) from exc
     except Exception as exc:  # noqa: BLE001 - see module docstring

@@ -45,7 +45,7 @@ def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> Reso
 
 
 def build_chat_model(resolved: ResolvedModel, settings: Settings) -> ChatOpenAI:
-    from langchain_openai import ChatOpenAI
+    from dcode.models.chat_model import DcodeChatOpenAI
 
     endpoint = resolved.endpoint
     kwargs: dict[str, Any] = {
@@ -61,4 +61,4 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings) -> ChatOpenAI:
     if endpoint.api is WireApi.RESPONSES:
         # The checkpoint is the source of truth; server-side storage would duplicate it.
         kwargs["store"] = False
-    return ChatOpenAI(**kwargs)
+    return DcodeChatOpenAI(**kwargs)

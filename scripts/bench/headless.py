@@ -47,6 +47,8 @@ def start_server(script: list[dict], work: Path) -> tuple[subprocess.Popen, str]
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.support.model_server", "--script", str(script_path), "--port-file", str(port_file)],
         cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

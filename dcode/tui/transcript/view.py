@@ -1,0 +1,371 @@
+"""The scrolling transcript, with only a window of entries mounted.
+
+``entries`` holds the whole conversation as data; ``entries[_first:]`` have widgets. New entries
+mount at the bottom; once the window overflows by a batch and the view is following the bottom,
+the oldest batch is unmounted. Scrolling to the top mounts the previous batch, keeping the
+visible text where it was. So memory and layout cost stay flat however long the session gets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+
+from dcode.agent.events import ApprovalRequested, ToolStatus
+from dcode.tui.transcript.blocks import AssistantMessage, NoticeMessage, OlderMarker, ShellOutput, UserMessage
+from dcode.tui.transcript.entries import (
+    AssistantEntry,
+    Entry,
+    NoticeEntry,
+    NoticeLevel,
+    PendingApproval,
+    ShellEntry,
+    ToolCallEntry,
+    ToolGroupEntry,
+    UserEntry,
+)
+from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
+
+WINDOW = 50
+BATCH = 25
+ARGS_REFRESH = 0.1
+
+
+class Transcript(VerticalScroll, can_focus=False):
+    DEFAULT_CSS = """
+    Transcript {
+        height: 1fr;
+        padding: 0 1 1 1;
+        background: $background;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    def __init__(self, *, window: int = WINDOW, batch: int = BATCH, animate: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.window = window
+        self.batch = batch
+        self.animate = animate
+        self.entries: list[Entry] = []
+        self.expanded = False
+        self._first = 0
+        self._marker = OlderMarker()
+        self._calls: dict[str, ToolCallEntry] = {}
+        self._group_of: dict[str, ToolGroupEntry] = {}
+        self._live: AssistantEntry | None = None
+        self._open_group: ToolGroupEntry | None = None
+        self._loading_older = False
+        self._args_refreshed: dict[str, float] = {}
+        self._turn_calls: list[ToolCallEntry] = []
+
+    def compose(self) -> Iterable[Widget]:
+        yield self._marker
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    # -- window --------------------------------------------------------------------------
+
+    @property
+    def mounted_count(self) -> int:
+        return len(self.entries) - self._first
+
+    @property
+    def following(self) -> bool:
+        return self.is_anchored and not self._anchor_released
+
+    def _build(self, entry: Entry) -> Widget:
+        match entry:
+            case UserEntry():
+                widget: Widget = UserMessage(entry)
+            case AssistantEntry():
+                widget = AssistantMessage(entry)
+            case ToolGroupEntry():
+                widget = ToolGroupView(entry, expanded=self.expanded, animate=self.animate)
+            case NoticeEntry():
+                widget = NoticeMessage(entry)
+            case ShellEntry():
+                widget = ShellOutput(entry)
+            case _:
+                raise TypeError(f"no widget for {type(entry).__name__}")
+        entry.view = widget
+        return widget
+
+    async def add(self, entry: Entry) -> Widget:
+        self.entries.append(entry)
+        widget = self._build(entry)
+        await self.mount(widget)
+        if self.mounted_count > self.window + self.batch and self.following:
+            await self._prune()
+        return widget
+
+    async def _prune(self) -> None:
+        keep_from = len(self.entries) - self.window
+        doomed = [entry.view for entry in self.entries[self._first : keep_from] if entry.view is not None]
+        for entry in self.entries[self._first : keep_from]:
+            entry.view = None
+        self._first = keep_from
+        self._marker.set_count(self._first)
+        if doomed:
+            await self.remove_children(doomed)
+
+    async def load_older(self) -> int:
+        """Mount the batch of entries just above the window; returns how many were mounted."""
+        if self._first == 0 or self._loading_older:
+            return 0
+        self._loading_older = True
+        try:
+            start = max(0, self._first - self.batch)
+            widgets = [self._build(entry) for entry in self.entries[start : self._first]]
+            height_before = self.virtual_size.height
+            self._first = start
+            await self.mount_all(widgets, after=self._marker)
+            self._marker.set_count(self._first)
+
+            def keep_place() -> None:
+                grown = self.virtual_size.height - height_before
+                if grown > 0:
+                    self.scroll_to(y=self.scroll_y + grown, animate=False, immediate=True)
+
+            self.call_after_refresh(keep_place)
+            return len(widgets)
+        finally:
+            self._loading_older = False
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value < 1 and old_value >= 1 and self._first > 0:
+            self.call_later(self.load_older)
+
+    async def load(self, entries: list[Entry]) -> None:
+        """Replace the transcript with ``entries`` (a resumed session), mounting only the window."""
+        await self.clear()
+        self.entries = list(entries)
+        for entry in self.entries:
+            if isinstance(entry, ToolGroupEntry):
+                for call in entry.calls:
+                    self._calls[call.call_id] = call
+                    self._group_of[call.call_id] = entry
+        self._first = max(0, len(self.entries) - self.window)
+        widgets = [self._build(entry) for entry in self.entries[self._first :]]
+        self._marker.set_count(self._first)
+        if widgets:
+            await self.mount_all(widgets)
+        self.anchor()
+
+    async def clear(self) -> None:
+        await self.remove_children([child for child in self.children if child is not self._marker])
+        for entry in self.entries:
+            entry.view = None
+        self.entries = []
+        self._first = 0
+        self._calls.clear()
+        self._group_of.clear()
+        self._live = None
+        self._open_group = None
+        self._turn_calls = []
+        self._marker.set_count(0)
+
+    # -- conversation ---------------------------------------------------------------------
+
+    async def add_user(self, text: str) -> None:
+        self._close_step()
+        await self.add(UserEntry(text=text))
+        self.anchor()
+
+    async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO) -> None:
+        await self.add(NoticeEntry(text=text, level=level))
+
+    async def add_shell(self, entry: ShellEntry) -> None:
+        self._close_step()
+        await self.add(entry)
+        self.anchor()
+
+    def refresh_entry(self, entry: Entry) -> None:
+        view = entry.view
+        if isinstance(view, ShellOutput):
+            view.sync()
+
+    async def _live_entry(self) -> AssistantEntry:
+        if self._live is None:
+            self._close_group()
+            self._live = AssistantEntry(streaming=True)
+            await self.add(self._live)
+        return self._live
+
+    async def append_text(self, text: str) -> None:
+        entry = await self._live_entry()
+        entry.text += text
+        if isinstance(entry.view, AssistantMessage):
+            await entry.view.write("")
+
+    async def append_reasoning(self, text: str) -> None:
+        entry = await self._live_entry()
+        entry.reasoning += text
+        if isinstance(entry.view, AssistantMessage):
+            await entry.view.sync_reasoning()
+
+    async def finish_message(self, text: str) -> None:
+        """One model response is complete: settle its text; its tool calls form one step."""
+        entry = self._live
+        self._live = None
+        if entry is None and text.strip():
+            entry = AssistantEntry(text=text)
+            await self.add(entry)
+        elif entry is not None:
+            entry.streaming = False
+            if text:
+                entry.text = text
+            if isinstance(entry.view, AssistantMessage):
+                await entry.view.finish()
+        self._close_group()
+
+    def _close_group(self) -> None:
+        if self._open_group is not None:
+            self._open_group.open = False
+            self._sync_group(self._open_group)
+            self._open_group = None
+
+    def _close_step(self) -> None:
+        self._live = None
+        self._close_group()
+
+    def _sync_group(self, group: ToolGroupEntry) -> None:
+        if isinstance(group.view, ToolGroupView):
+            group.view.sync()
+
+    async def _call(self, call_id: str, name: str) -> ToolCallEntry:
+        call = self._calls.get(call_id)
+        if call is not None:
+            if name and not call.name:
+                call.name = name
+            return call
+        call = ToolCallEntry(call_id=call_id, name=name)
+        self._calls[call_id] = call
+        self._turn_calls.append(call)
+        group = self._open_group
+        if group is None:
+            group = ToolGroupEntry()
+            self._open_group = group
+            group.calls.append(call)
+            self._group_of[call_id] = group
+            await self.add(group)
+        else:
+            group.calls.append(call)
+            self._group_of[call_id] = group
+            if isinstance(group.view, ToolGroupView):
+                await group.view.add_call(call)
+        return call
+
+    async def tool_started(self, call_id: str, name: str) -> None:
+        await self._call(call_id, name)
+
+    def tool_args(self, call_id: str, delta: str) -> None:
+        call = self._calls.get(call_id)
+        if call is None:
+            return
+        call.args_chars += len(delta)
+        now = time.monotonic()
+        if now - self._args_refreshed.get(call_id, 0.0) >= ARGS_REFRESH:
+            self._args_refreshed[call_id] = now
+            self._sync_call(call)
+
+    async def tool_running(self, call_id: str, name: str, args: dict[str, Any], summary: str) -> None:
+        call = await self._call(call_id, name)
+        call.name = name or call.name
+        call.args = args
+        call.summary = summary
+        self._args_refreshed.pop(call_id, None)
+        self._sync_call(call)
+
+    def tool_finished(self, call_id: str, name: str, status: ToolStatus, preview: str, output: str) -> None:
+        call = self._calls.get(call_id)
+        if call is None:
+            return
+        call.status = status
+        call.preview = preview
+        call.output = output
+        if not call.name:
+            call.name = name
+        self._sync_call(call)
+
+    def _sync_call(self, call: ToolCallEntry) -> None:
+        if isinstance(call.view, ToolCallView):
+            call.view.sync()
+        group = self._group_of.get(call.call_id)
+        if group is not None:
+            self._sync_group(group)
+
+    async def show_approval(self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0) -> None:
+        call = await self._call(request.call_id, request.tool)
+        if not call.summary:
+            call.summary = request.summary
+        if call.args is None:
+            call.args = request.args
+        if request.diff:
+            call.diff = request.diff
+        call.approval = PendingApproval(request, future, arm_delay)
+        self._sync_call(call)
+        if isinstance(call.view, ToolCallView):
+            await call.view.show_approval()
+
+    async def resolve_approval(self, call_id: str, approved: bool, feedback: str = "") -> None:
+        call = self._calls.get(call_id)
+        if call is None:
+            return
+        call.approval = None
+        if approved:
+            call.note = ""
+        else:
+            call.note = f"rejected: {feedback}" if feedback else "rejected"
+        if isinstance(call.view, ToolCallView):
+            await call.view.hide_approval()
+        self._sync_call(call)
+
+    async def withdraw_approval(self, call_id: str) -> None:
+        call = self._calls.get(call_id)
+        if call is None or call.approval is None:
+            return
+        call.approval = None
+        if isinstance(call.view, ToolCallView):
+            await call.view.hide_approval()
+
+    @property
+    def pending_approvals(self) -> list[ToolCallEntry]:
+        return [call for call in self._turn_calls if call.approval is not None and not call.approval.future.done()]
+
+    async def finish_turn(self, *, interrupted: bool) -> None:
+        """Settle whatever the turn left open: the streaming answer and any unfinished calls."""
+        live = self._live
+        if live is not None:
+            live.streaming = False
+            live.interrupted = interrupted
+            self._live = None
+            if isinstance(live.view, AssistantMessage):
+                await live.view.finish()
+        calls, self._turn_calls = self._turn_calls, []
+        for call in calls:
+            if call.approval is not None:
+                await self.withdraw_approval(call.call_id)
+            if call.running:
+                call.status = ToolStatus.CANCELLED
+                call.preview = call.preview or ("interrupted" if interrupted else "not run")
+                self._sync_call(call)
+        self._close_step()
+
+    def set_expanded(self, expanded: bool) -> None:
+        self.expanded = expanded
+        for entry in self.entries[self._first :]:
+            if isinstance(entry.view, ToolGroupView):
+                entry.view.set_expanded(expanded)
+
+    def last_answer(self) -> str:
+        for entry in reversed(self.entries):
+            if isinstance(entry, AssistantEntry) and entry.text.strip():
+                return entry.text
+        return ""

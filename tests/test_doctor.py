@@ -1,0 +1,37 @@
+import subprocess
+import sys
+from pathlib import Path
+
+DCODE = str(Path(sys.executable).with_name("dcode"))
+
+
+def doctor(args, tmp_path, env_extra=None):
+    env = {"PATH": "/usr/bin:/bin", "DCODE_HOME": str(tmp_path / "home"), **(env_extra or {})}
+    return subprocess.run([DCODE, "doctor", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+
+
+def test_doctor_marks_guessed_figures(tmp_path) -> None:
+    result = doctor(["-m", "vllm:mystery-model"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "profile      source: fallback" in result.stdout
+    guessed = [line for line in result.stdout.splitlines() if "(guessed" in line]
+    assert {line.split()[0] for line in guessed} == {"max_input_tokens", "max_output_tokens", "image_inputs"}
+
+
+def test_doctor_known_model_has_no_guesses(tmp_path) -> None:
+    result = doctor(["-m", "deepseek:deepseek-v4-flash-vision-exp"], tmp_path, {"DEEPSEEK_API_KEY": "k"})
+    assert result.returncode == 0
+    assert "(guessed" not in result.stdout
+    assert "image_max_pixels     640000" in result.stdout
+
+
+def test_doctor_check_reports_connection(server, tmp_path) -> None:
+    ok = doctor(["-m", "openai:test-model", "--base-url", server.base_url, "--check"], tmp_path)
+    assert ok.returncode == 0 and "connection   ok" in ok.stdout
+    dead = doctor(["-m", "openai:test-model", "--base-url", "http://127.0.0.1:9/v1", "--check"], tmp_path)
+    assert dead.returncode == 1 and "connection   FAILED: cannot reach the model server" in dead.stdout
+
+
+def test_doctor_missing_key(tmp_path) -> None:
+    result = doctor(["-m", "openrouter:x/y"], tmp_path)
+    assert result.returncode == 1 and "set OPENROUTER_API_KEY" in result.stdout
