@@ -111,7 +111,9 @@ def test_path_filter() -> None:
     py = PathFilter.parse("*.py")
     assert py is not None and py.keeps("a/b/c.py") and not py.keeps("c.js")
     anchored = PathFilter.parse("src/**/*.ts")
-    assert anchored is not None and anchored.keeps("src/a/b.ts") and not anchored.keeps("x/src/b.ts")
+    assert (
+        anchored is not None and anchored.keeps("src/a/b.ts") and not anchored.keeps("x/src/b.ts")
+    )
     excluded = PathFilter.parse("!*.min.js")
     assert excluded is not None and excluded.keeps("a.js") and not excluded.keeps("a.min.js")
     braces = PathFilter.parse("*.{js,ts}")

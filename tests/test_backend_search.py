@@ -91,7 +91,9 @@ async def test_grep_respects_gitignore_and_skips_binary(
 
 
 @pytest.mark.parametrize(("engine", "in_git", "use_git"), modes())
-async def test_glob_respects_gitignore(tree: Path, engine: str, in_git: bool, use_git: bool) -> None:
+async def test_glob_respects_gitignore(
+    tree: Path, engine: str, in_git: bool, use_git: bool
+) -> None:
     if in_git:
         git_init(tree)
     backend = make_backend(tree, engine, use_git=use_git)
@@ -121,7 +123,11 @@ async def test_grep_in_subdirectory_keeps_workspace_relative_paths(tree: Path, e
 async def test_grep_glob_filter(tree: Path, engine: str) -> None:
     backend = make_backend(tree, engine)
     only_py = await backend.grep("TODO", glob="*.py")
-    assert {m.path for m in only_py.matches} == {"pkg/build/kept.py", "src/app.py", "src/pkg/util.py"}
+    assert {m.path for m in only_py.matches} == {
+        "pkg/build/kept.py",
+        "src/app.py",
+        "src/pkg/util.py",
+    }
     anchored = await backend.grep("TODO", glob="src/**/*.py")
     assert {m.path for m in anchored.matches} == {"src/app.py", "src/pkg/util.py"}
     relative = await backend.grep("TODO", "src", glob="pkg/*.py")

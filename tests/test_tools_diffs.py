@@ -21,9 +21,7 @@ async def test_edit_diff(backend: LocalBackend) -> None:
     diff = await proposed_diff(
         backend, "edit_file", {"file_path": "src/a.py", "old_string": "two", "new_string": "2"}
     )
-    assert diff == (
-        "--- a/src/a.py\n+++ b/src/a.py\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
-    )
+    assert diff == ("--- a/src/a.py\n+++ b/src/a.py\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n")
     assert (backend.root / "src/a.py").read_text() == "one\ntwo\nthree\n"
 
 
@@ -57,7 +55,7 @@ async def test_absolute_path_outside_workspace(tmp_path: Path) -> None:
 
 async def test_no_diff_when_it_cannot_apply(backend: LocalBackend) -> None:
     (backend.root / "a.py").write_text("x\nx\n")
-    cases = [
+    cases: list[tuple[str, dict[str, object]]] = [
         ("edit_file", {"file_path": "a.py", "old_string": "missing", "new_string": "y"}),
         ("edit_file", {"file_path": "a.py", "old_string": "x", "new_string": "y"}),
         ("edit_file", {"file_path": "a.py", "old_string": "x", "new_string": "x"}),

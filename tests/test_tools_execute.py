@@ -65,5 +65,7 @@ async def test_timeout_above_max_is_rejected_by_schema(execute: BaseTool) -> Non
 
 
 def test_format_result_truncated_output_keeps_marker() -> None:
-    result = ExecResult(output="a\n\n... [5 chars truncated] ...\n\nb\n", exit_code=0, truncated=True)
+    result = ExecResult(
+        output="a\n\n... [5 chars truncated] ...\n\nb\n", exit_code=0, truncated=True
+    )
     assert format_result(result, 120) == "a\n\n... [5 chars truncated] ...\n\nb\n[exit code: 0]"

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
+from pydantic import BaseModel
 
-from dcode.agent.backends import LocalBackend
+from dcode.agent.backends import Listing, LocalBackend
 from dcode.agent.tools import build_tools
 
 CONTRACT = {
@@ -39,7 +42,7 @@ def test_names_and_arguments(tmp_path: Path) -> None:
     for tool in tools:
         assert isinstance(tool, StructuredTool)
         schema = tool.tool_call_schema
-        assert not isinstance(schema, dict)
+        assert isinstance(schema, type) and issubclass(schema, BaseModel)
         json_schema = schema.model_json_schema()
         assert set(json_schema["properties"]) == CONTRACT[tool.name], tool.name
         assert set(json_schema.get("required", [])) == REQUIRED[tool.name], tool.name
@@ -57,7 +60,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert tools["glob"].args["path"]["default"] == "."
 
 
-def _graph(tools: list[BaseTool]):  # type: ignore[no-untyped-def]
+def _graph(tools: list[BaseTool]) -> CompiledStateGraph[Any, Any, Any, Any]:
     graph = StateGraph(MessagesState)
     graph.add_node("tools", ToolNode(tools))
     graph.add_edge(START, "tools")
@@ -93,7 +96,7 @@ async def test_tool_node_reports_errors_with_status(tmp_path: Path) -> None:
 
 async def test_unexpected_exceptions_become_error_messages(tmp_path: Path) -> None:
     class Broken(LocalBackend):
-        async def ls(self, path: str = ".", *, max_entries: int = 1000):  # type: ignore[no-untyped-def]
+        async def ls(self, path: str = ".", *, max_entries: int = 1000) -> Listing:
             raise RuntimeError("disk on fire")
 
     ls = build_tools(Broken(tmp_path))[0]

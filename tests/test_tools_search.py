@@ -82,7 +82,11 @@ async def test_glob_no_match_and_errors(tools: dict[str, BaseTool]) -> None:
 
 async def test_grep(tools: dict[str, BaseTool]) -> None:
     message = await call(tools["grep"], pattern="hello")
-    assert message.content == "docs/readme.md:1:say hello\nsrc/app.py:2:    print('hello')\nsrc/lib.py:1:HELLO = 'hello'"
+    assert str(message.content).splitlines() == [
+        "docs/readme.md:1:say hello",
+        "src/app.py:2:    print('hello')",
+        "src/lib.py:1:HELLO = 'hello'",
+    ]
 
 
 async def test_grep_with_path_and_glob(tools: dict[str, BaseTool]) -> None:

@@ -13,11 +13,19 @@ from dcode.agent.tools.summary import MAX_SUMMARY_CHARS, preview_result, summari
     ("name", "args", "expected"),
     [
         ("read_file", {"file_path": "src/app.py"}, "read_file src/app.py"),
-        ("read_file", {"file_path": "src/app.py", "offset": 119, "limit": 81}, "read_file src/app.py:120-200"),
+        (
+            "read_file",
+            {"file_path": "src/app.py", "offset": 119, "limit": 81},
+            "read_file src/app.py:120-200",
+        ),
         ("read_file", {"file_path": "a.py", "offset": 2000}, "read_file a.py:2001-4000"),
         ("write_file", {"file_path": "a.py", "content": "x\ny\n"}, "write_file a.py (2 lines)"),
         ("write_file", {"file_path": "a.py", "content": "x"}, "write_file a.py (1 line)"),
-        ("edit_file", {"file_path": "a.py", "old_string": "a", "new_string": "b"}, "edit_file a.py"),
+        (
+            "edit_file",
+            {"file_path": "a.py", "old_string": "a", "new_string": "b"},
+            "edit_file a.py",
+        ),
         ("edit_file", {"file_path": "a.py", "replace_all": True}, "edit_file a.py (replace all)"),
         ("ls", {}, "ls ."),
         ("ls", {"path": "src"}, "ls src"),

@@ -30,7 +30,9 @@ async def call(tool: BaseTool, **args: Any) -> ToolMessage:
     return message
 
 
-async def test_write_creates_with_nested_dirs(backend: LocalBackend, tools: dict[str, BaseTool]) -> None:
+async def test_write_creates_with_nested_dirs(
+    backend: LocalBackend, tools: dict[str, BaseTool]
+) -> None:
     message = await call(tools["write_file"], file_path="a/b/c.py", content="x = 1\ny = 2\n")
     assert message.status == "success"
     assert message.content == "Created a/b/c.py (2 lines)."
@@ -50,7 +52,9 @@ async def test_write_empty_file(backend: LocalBackend, tools: dict[str, BaseTool
     assert (backend.root / "empty").read_bytes() == b""
 
 
-async def test_write_onto_directory_fails(backend: LocalBackend, tools: dict[str, BaseTool]) -> None:
+async def test_write_onto_directory_fails(
+    backend: LocalBackend, tools: dict[str, BaseTool]
+) -> None:
     (backend.root / "d").mkdir()
     message = await call(tools["write_file"], file_path="d", content="x")
     assert message.status == "error" and "d is a directory" in str(message.content)
@@ -75,7 +79,9 @@ async def test_edit_unique(backend: LocalBackend, tools: dict[str, BaseTool]) ->
 
 async def test_edit_not_found(backend: LocalBackend, tools: dict[str, BaseTool]) -> None:
     (backend.root / "a.py").write_text("x = 1\n")
-    message = await call(tools["edit_file"], file_path="a.py", old_string="x  = 1", new_string="x = 2")
+    message = await call(
+        tools["edit_file"], file_path="a.py", old_string="x  = 1", new_string="x = 2"
+    )
     assert message.status == "error"
     text = str(message.content)
     assert "not found" in text and "Read the file first" in text and "whitespace" in text
@@ -96,7 +102,9 @@ async def test_edit_multiple_without_replace_all(
     backend: LocalBackend, tools: dict[str, BaseTool]
 ) -> None:
     (backend.root / "a.py").write_text("a = 0\na = 0\na = 0\n")
-    message = await call(tools["edit_file"], file_path="a.py", old_string="a = 0", new_string="a = 1")
+    message = await call(
+        tools["edit_file"], file_path="a.py", old_string="a = 0", new_string="a = 1"
+    )
     assert message.status == "error"
     text = str(message.content)
     assert "occurs 3 times" in text and "replace_all" in text
@@ -106,7 +114,11 @@ async def test_edit_multiple_without_replace_all(
 async def test_edit_replace_all(backend: LocalBackend, tools: dict[str, BaseTool]) -> None:
     (backend.root / "a.py").write_text("a = 0\na = 0\nb = 0\n")
     message = await call(
-        tools["edit_file"], file_path="a.py", old_string="a = 0", new_string="a = 1", replace_all=True
+        tools["edit_file"],
+        file_path="a.py",
+        old_string="a = 0",
+        new_string="a = 1",
+        replace_all=True,
     )
     assert message.content == "Edited a.py: 2 replacements."
     assert (backend.root / "a.py").read_text() == "a = 1\na = 1\nb = 0\n"

@@ -26,7 +26,8 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            os.fchmod(fh.fileno(), mode)
+            if hasattr(os, "fchmod"):  # POSIX; Windows keeps its default ACL
+                os.fchmod(fh.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -12,6 +12,9 @@ The order is the defence:
 4. The size is checked again after decoding, because a container can disagree with its
    payload (an ICO entry's PNG may be larger than the directory claims).
 
+GIFs get one more header-level check: every frame's declared extents (``gif_frames``), since
+only frame 0 is decoded but a later frame can declare a canvas of billions of pixels.
+
 JPEG sources bigger than their normalized target are decoded with ``draft``: libjpeg scales
 the DCT by 1/2, 1/4 or 1/8 while it decodes, so the whole stream is still read and checked
 but a 50 MP photo never exists in memory at full size.
@@ -28,6 +31,7 @@ import io
 from PIL import Image
 
 from dcode.media.errors import ImageRejected, RejectReason, Rejection
+from dcode.media.gif_frames import frame_extents
 from dcode.media.kinds import sniff_format
 from dcode.media.limits import AdmissionLimits
 
@@ -66,10 +70,28 @@ def open_checked(data: bytes, name: str, limits: AdmissionLimits) -> Image.Image
         raise _open_failure(name, exc) from exc
     try:
         check_dimensions(name, im.size, limits)
+        if im.format == "GIF":
+            _check_gif_frames(name, data, im.size, limits)
     except ImageRejected:
         im.close()
         raise
     return im
+
+
+def _check_gif_frames(
+    name: str, data: bytes, size: tuple[int, int], limits: AdmissionLimits
+) -> None:
+    """Refuse a GIF whose frames, together, declare a canvas beyond the source limits."""
+    right, bottom = size
+    for frame_right, frame_bottom in frame_extents(data):
+        right, bottom = max(right, frame_right), max(bottom, frame_bottom)
+    if max(right, bottom) > limits.max_source_side or right * bottom > limits.max_source_pixels:
+        raise reject(
+            name,
+            RejectReason.DECOMPRESSION_BOMB,
+            f"decompression bomb: its frames declare a {right}x{bottom} canvas, beyond "
+            f"{limits.max_source_side} px per side or {limits.max_source_pixels:,} pixels",
+        )
 
 
 def check_dimensions(name: str, size: tuple[int, int], limits: AdmissionLimits) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from dcode.media.attachment import OriginalFacts
+from dcode.media.attachment import Attachment, OriginalFacts
 from dcode.media.clean import is_clean
 from dcode.media.colour import has_real_alpha, to_srgb8
 from dcode.media.decode import load_checked, open_checked, reject
@@ -64,6 +64,20 @@ class NormalizedImage:
     @property
     def media_type(self) -> str:
         return MEDIA_TYPES[self.format]
+
+    def attachment(self, name: str) -> Attachment:
+        """The facts of this image as an :class:`Attachment` shown under ``name``."""
+        return Attachment(
+            id=self.digest,
+            media_type=self.media_type,
+            width=self.width,
+            height=self.height,
+            byte_size=len(self.data),
+            alpha=self.alpha,
+            name=name,
+            original=self.original,
+            passthrough=self.passthrough,
+        )
 
 
 def normalize_image(

@@ -22,7 +22,9 @@ def fit_pixels(width: int, height: int, max_pixels: int) -> tuple[int, int]:
         return width, height
     short, long = min(width, height), max(width, height)
     new_short = max(1, math.isqrt(short * short * max_pixels // (width * height)))
-    new_long = max(1, new_short * long // short)
+    # Only when the short side had to be clamped up to 1 px (an extreme aspect ratio against
+    # a tiny budget) can the rule overshoot the budget; cap the long side there too.
+    new_long = max(1, min(new_short * long // short, max_pixels // new_short))
     return (new_long, new_short) if width >= height else (new_short, new_long)
 
 

@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.reactive import reactive, var
 from textual.timer import Timer
 from textual.widget import Widget
+from textual.widgets import Static
 
 from dcode.config import ApprovalMode
 
@@ -206,3 +207,30 @@ class StatusBar(Widget):
         top = self._line(self._left_top(), self._right_top(), width)
         bottom = self._line(self._left_bottom(), self._right_bottom(), width)
         return Content("\n").join([top, bottom])
+
+
+class QueuedStrip(Static):
+    """Prompts and commands waiting for the turn (or the engine) to finish, oldest first."""
+
+    DEFAULT_CSS = """
+    QueuedStrip {
+        display: none;
+        padding: 0 2;
+        color: $text-muted;
+        max-height: 6;
+    }
+    QueuedStrip.-visible { display: block; }
+    """
+
+    def show(self, texts: list[str]) -> None:
+        self.set_class(bool(texts), "-visible")
+        lines = []
+        for text in texts:
+            first = text.strip().splitlines()[0] if text.strip() else ""
+            more = " …" if len(text.strip().splitlines()) > 1 else ""
+            lines.append(Content.assemble(("⧗ queued ", "$text-warning"), first[:200] + more))
+        if len(lines) > 1:
+            lines.append(Content.styled("esc removes the last one", "$text-muted italic"))
+        elif lines:
+            lines[0] = Content.assemble(lines[0], ("  (esc to edit)", "$text-muted italic"))
+        self.update(Content("\n").join(lines))

@@ -33,7 +33,7 @@ def has_magic(text: str) -> bool:
 
 
 def expand_braces(pattern: str) -> list[str]:
-    """``a.{py,pyi}`` → ``[a.py, a.pyi]``; nested braces work, a brace without a comma is literal."""
+    """``a.{py,pyi}`` → ``[a.py, a.pyi]``; braces nest, and a brace without a comma is literal."""
     results: list[str] = []
     pending = [pattern]
     while pending:

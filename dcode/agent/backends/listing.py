@@ -71,7 +71,9 @@ def _matcher_above(start: Path, anchor: Path) -> IgnoreMatcher:
         directories.append(directories[-1] / part)
     for directory in directories[:-1]:
         base = _relative(directory, anchor)
-        matcher = matcher.with_rules(base, parse_ignore_file(_read_quietly(directory / IGNORE_FILE)))
+        matcher = matcher.with_rules(
+            base, parse_ignore_file(_read_quietly(directory / IGNORE_FILE))
+        )
     return matcher
 
 

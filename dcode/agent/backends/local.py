@@ -47,7 +47,8 @@ class LocalBackend:
         max_output_chars: int = MAX_OUTPUT_CHARS,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
-        self._shell = _find_shell(shell)
+        self._shell_name = shell
+        self._shell = _find_shell(shell)  # None only on a machine without even sh
         self._rg = shutil.which("rg") if use_ripgrep else None
         self._use_git = use_git and shutil.which("git") is not None
         self._max_output_chars = max_output_chars
@@ -187,6 +188,8 @@ class LocalBackend:
         timeout: float = DEFAULT_TIMEOUT_S,
         cwd: str | None = None,
     ) -> ExecResult:
+        if self._shell is None:
+            raise RuntimeError(f"no shell found: neither {self._shell_name!r} nor 'sh' is on PATH")
         workdir = self.resolve(cwd) if cwd else self.root
         await self._require_directory(workdir)
         bounded = min(max(timeout, MIN_TIMEOUT_S), MAX_TIMEOUT_S)
@@ -198,11 +201,8 @@ class LocalBackend:
         )
 
 
-def _find_shell(preferred: str) -> str:
-    found = shutil.which(preferred) or shutil.which("sh")
-    if found is None:
-        raise RuntimeError(f"no shell found: neither {preferred!r} nor 'sh' is on PATH")
-    return found
+def _find_shell(preferred: str) -> str | None:
+    return shutil.which(preferred) or shutil.which("sh")
 
 
 def _list_directory(target: Path) -> list[str]:

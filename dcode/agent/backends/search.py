@@ -6,6 +6,7 @@ clipped so one minified bundle cannot flood the model's context, and a stop at t
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
@@ -89,7 +90,7 @@ async def rg_grep(
     ripgrep may print matches from a file before it meets a NUL byte further on, so each file's
     matches wait for its ``end`` event, which reports ``binary_offset`` for binary files.
     """
-    is_file = start.is_file()
+    is_file = await asyncio.to_thread(start.is_file)
     cwd, target = (start.parent, start.name) if is_file else (start, ".")
     keep = None if is_file or not file_glob else PathFilter.parse(file_glob)
     argv = [*rg_base_args(rg), "--json", "--sort", "path", "--regexp", pattern]

@@ -26,4 +26,5 @@ def build_tools(backend: Backend, *, binary_reader: BinaryReader = reject_binary
         make_execute_tool(backend),
     ]
 
+
 __all__ = ["BinaryReader", "build_tools", "reject_binary"]

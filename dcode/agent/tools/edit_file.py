@@ -6,8 +6,8 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import Backend
-from dcode.agent.tools.editing import EditError, apply_edit
 from dcode.agent.tools import names
+from dcode.agent.tools.editing import EditError, apply_edit
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
 from dcode.agent.tools.formatting import plural

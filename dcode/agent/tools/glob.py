@@ -18,7 +18,8 @@ workspace root), most recently modified first.
 
 - The pattern is matched against the path relative to `path`: `*` stays within one directory, \
 `**` spans any number of directories, `{{a,b}}` gives alternatives. So `*.py` only matches files \
-directly in `path`; use `**/*.py` for all Python files below it, `src/**/*.{{ts,tsx}}` for a subtree.
+directly in `path`; use `**/*.py` for all Python files below it, `src/**/*.{{ts,tsx}}` for \
+a subtree.
 - Files ignored by .gitignore and the .git directory are skipped. Only files are returned, \
 never directories.
 - At most {MAX_RESULTS} paths are shown. To search file contents use grep."""

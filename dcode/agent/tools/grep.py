@@ -54,7 +54,10 @@ async def grep(backend: Backend, args: GrepArgs) -> ToolOutput:
     if left_out:
         text += f"\n[{left_out} more matching lines not shown (output limit); narrow the search]"
     if result.truncated:
-        text += f"\n[Stopped after {MAX_MATCHES} matches; more exist. Narrow the pattern, path or glob.]"
+        text += (
+            f"\n[Stopped after {MAX_MATCHES} matches; more exist. "
+            "Narrow the pattern, path or glob.]"
+        )
     return text
 
 

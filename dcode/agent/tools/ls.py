@@ -46,5 +46,9 @@ def make_ls_tool(backend: Backend) -> BaseTool:
         return await ls(backend, args)
 
     return make_tool(
-        name=NAME, description=DESCRIPTION, args_schema=LsArgs, run=run, display=backend.display_path
+        name=NAME,
+        description=DESCRIPTION,
+        args_schema=LsArgs,
+        run=run,
+        display=backend.display_path,
     )

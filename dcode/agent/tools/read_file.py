@@ -41,7 +41,9 @@ class ReadFileArgs(BaseModel):
     offset: int = Field(
         default=0, ge=0, description="Number of lines to skip; 0 starts at the first line."
     )
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, description="Maximum number of lines to return.")
+    limit: int = Field(
+        default=DEFAULT_LIMIT, ge=1, description="Maximum number of lines to return."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +61,15 @@ BinaryReader = Callable[[Backend, BinaryFile], Awaitable[ToolOutput]]
 
 async def reject_binary(backend: Backend, file: BinaryFile) -> ToolOutput:
     """Until media input lands: say what the file is, as an error."""
+    what = f"{NAME}: {file.display} is a binary file ({file.mime})"
     if media_type(file.path):
-        fail(f"{NAME}: {file.display} is a binary file ({file.mime}); media reading is not supported yet")
-    fail(f"{NAME}: {file.display} is a binary file ({file.mime}); read_file only shows text")
+        fail(f"{what}; media reading is not supported yet")
+    fail(f"{what}; read_file only shows text")
 
 
-async def read_file(backend: Backend, args: ReadFileArgs, binary_reader: BinaryReader) -> ToolOutput:
+async def read_file(
+    backend: Backend, args: ReadFileArgs, binary_reader: BinaryReader
+) -> ToolOutput:
     shown = backend.display_path(args.file_path)
     try:
         info = await backend.stat(args.file_path)
@@ -128,7 +133,9 @@ def _clip(line: str) -> str:
     return f"{line[:MAX_LINE_CHARS]}… [line truncated, {len(line) - MAX_LINE_CHARS} more chars]"
 
 
-def make_read_file_tool(backend: Backend, *, binary_reader: BinaryReader = reject_binary) -> BaseTool:
+def make_read_file_tool(
+    backend: Backend, *, binary_reader: BinaryReader = reject_binary
+) -> BaseTool:
     async def run(args: ReadFileArgs) -> ToolOutput:
         return await read_file(backend, args, binary_reader)
 

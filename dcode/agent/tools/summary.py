@@ -27,7 +27,9 @@ def preview_result(text: str, lines: int = 3) -> str:
     all_lines = text.strip("\n").splitlines()
     while all_lines and not all_lines[0].strip():
         all_lines.pop(0)
-    shown = [_truncate(line.expandtabs(4).rstrip(), PREVIEW_LINE_CHARS) for line in all_lines[:lines]]
+    shown = [
+        _truncate(line.expandtabs(4).rstrip(), PREVIEW_LINE_CHARS) for line in all_lines[:lines]
+    ]
     rest = len(all_lines) - len(shown)
     if rest > 0:
         shown.append(f"… (+{rest} more line{'s' if rest != 1 else ''})")

@@ -22,7 +22,9 @@ the file before overwriting it.
 
 
 class WriteFileArgs(BaseModel):
-    file_path: str = Field(description="File to write: relative to the workspace root, or absolute.")
+    file_path: str = Field(
+        description="File to write: relative to the workspace root, or absolute."
+    )
     content: str = Field(description="The complete new content of the file.")
 
 

@@ -135,14 +135,16 @@ def _walk_files(root: Path, cap: int) -> list[str]:
 
 
 class FileIndex:
-    """A snapshot of the workspace's paths with a fuzzy matcher over them."""
+    """A snapshot of the workspace's paths with a fuzzy matcher over them.
+
+    ``scan`` runs in a thread while the UI thread may call ``match``; the snapshot is swapped in
+    as one tuple, so a reader never sees half of an update.
+    """
 
     def __init__(self, root: Path, *, cap: int = DEFAULT_CAP) -> None:
         self.root = root
         self.cap = cap
-        self._paths: list[str] = []
-        self._lowered: list[str] = []
-        self._shallow: list[FileMatch] = []
+        self._data: tuple[list[str], list[str], list[FileMatch]] = ([], [], [])
         self.scanned_at: float | None = None
 
     @property
@@ -151,7 +153,7 @@ class FileIndex:
 
     @property
     def paths(self) -> list[str]:
-        return self._paths
+        return self._data[0]
 
     def scan(self) -> list[str]:
         """Blocking; run it in a thread. Returns the list it will use from now on."""
@@ -160,9 +162,8 @@ class FileIndex:
         return paths
 
     def set_paths(self, paths: list[str]) -> None:
-        self._paths = paths
-        self._lowered = [path.lower() for path in paths]
-        self._shallow = [FileMatch(path, ()) for path in sorted(paths, key=_shallow_first)[:200]]
+        shallow = [FileMatch(path, ()) for path in sorted(paths, key=_shallow_first)[:200]]
+        self._data = (paths, [path.lower() for path in paths], shallow)
         self.scanned_at = time.monotonic()
 
     def stale(self, max_age: float) -> bool:
@@ -170,9 +171,10 @@ class FileIndex:
 
     def match(self, query: str, *, limit: int = 50) -> list[FileMatch]:
         """Rank paths for ``query``: name prefix, then path prefix, substring, then subsequence."""
+        paths, lowered, shallow = self._data
         if not query:
-            return self._shallow[:limit]
-        return rank_paths(query, self._paths, self._lowered, limit=limit)
+            return shallow[:limit]
+        return rank_paths(query, paths, lowered, limit=limit)
 
 
 def rank_paths(

@@ -1,0 +1,83 @@
+"""What exactly would be sent for an image: the data behind ``dcode media inspect``.
+
+Read-only on purpose: inspecting a file normalizes it and derives the route's variant in
+memory (reusing a cached variant when the store already has one) but writes nothing, so
+running the command never fills the store with files the user only looked at. Synchronous
+CPU work, like admission.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dcode.media.derive import derive_variant, plan_variant
+from dcode.media.errors import ImageRejected, MediaError
+from dcode.media.limits import ImageRoute
+from dcode.media.normalize import normalize_image
+from dcode.media.store import AttachmentStore
+from dcode.media.tokens import estimate_image_tokens
+from dcode.media.variant_cache import VariantCache
+
+
+def inspect_path(path: Path | str, route: ImageRoute, store: AttachmentStore) -> dict[str, Any]:
+    """``{"path", "name", "original", "normalized", "request"}``, or ``{"path", "error"}``."""
+    p = Path(path)
+    try:
+        data = _read(p, store)
+        image = normalize_image(data, p.name, store.limits, store.policy)
+    except ImageRejected as exc:
+        return {"path": str(p), "error": exc.rejection.detail, "reason": exc.rejection.reason.value}
+    except (MediaError, OSError) as exc:
+        return {"path": str(p), "error": str(exc)}
+    att = image.attachment(p.name)
+    plan = plan_variant(att, route, store.policy)
+    if plan.passthrough:
+        request_bytes = att.byte_size
+    else:
+        cached = VariantCache(store.variants_dir).lookup(plan)
+        request_bytes = (
+            cached.byte_size
+            if cached is not None
+            else len(derive_variant(image.data, att, plan, store.policy).data)
+        )
+    return {
+        "path": str(p),
+        "name": att.name,
+        "original": {
+            "width": att.original.width,
+            "height": att.original.height,
+            "format": att.original.format,
+            "bytes": att.original.byte_size,
+        },
+        "normalized": {
+            "id": att.id,
+            "width": att.width,
+            "height": att.height,
+            "format": image.format,
+            "media_type": att.media_type,
+            "bytes": att.byte_size,
+            "alpha": att.alpha,
+            "passthrough": att.passthrough,
+        },
+        "request": {
+            "variant_id": plan.variant_id,
+            "width": plan.width,
+            "height": plan.height,
+            "format": plan.format,
+            "media_type": plan.media_type,
+            "bytes": request_bytes,
+            "passthrough": plan.passthrough,
+            "estimated_tokens": estimate_image_tokens(plan.width, plan.height, route.tokens),
+            "max_pixels": route.max_pixels,
+            "max_bytes": route.max_bytes,
+        },
+    }
+
+
+def _read(path: Path, store: AttachmentStore) -> bytes:
+    cap = store.limits.max_source_bytes
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory")
+    with path.open("rb") as fh:
+        return fh.read(cap + 1)

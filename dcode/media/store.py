@@ -1,0 +1,259 @@
+"""The content-addressed attachment store: admission of a batch, and lookup by id.
+
+dcode passes ``$DCODE_HOME/attachments/`` as the root. Layout::
+
+    objects/ab/<sha256>.jpg|png|webp   normalized bytes (read-only, 0o444)
+    objects/ab/<sha256>.json           facts sidecar (first admission's name and original)
+    variants/…                         request variants (see ``variant_cache``)
+
+The key is the sha256 of the *normalized* bytes, so pasting the same screenshot twice stores
+it once, and an id can be verified by anyone holding the bytes. Writes are atomic
+(``atomic.write_atomic``); reads re-hash, so a damaged object is reported as unavailable
+instead of being sent.
+
+Admission is all or nothing per batch: every source is normalized in memory first, and only
+when all of them pass is anything written. A refusal raises one
+:class:`~dcode.media.errors.AdmissionError` naming each failing file and its reason.
+
+Everything here is synchronous CPU and disk work. Callers on the event loop must run
+``admit`` off the loop (``await asyncio.to_thread(store.admit, sources)``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from dcode.media.atomic import write_atomic
+from dcode.media.attachment import (
+    Attachment,
+    InvalidReferenceBlock,
+    clip_name,
+    from_reference_block,
+    is_attachment_id,
+    to_reference_block,
+)
+from dcode.media.encode import DEFAULT_POLICY, EncoderPolicy
+from dcode.media.errors import (
+    AdmissionError,
+    AttachmentUnavailableError,
+    ImageRejected,
+    RejectReason,
+    Rejection,
+)
+from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
+from dcode.media.normalize import NormalizedImage, normalize_image
+
+__all__ = [
+    "AttachmentStore",
+    "Source",
+    "SourceLike",
+    "from_reference_block",
+    "to_reference_block",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One thing to admit: a file on disk or bytes in memory (a clipboard paste), plus the
+    name the user should see for it."""
+
+    name: str
+    path: Path | None = None
+    data: bytes | None = None
+
+    def __post_init__(self) -> None:
+        if (self.path is None) == (self.data is None):
+            raise ValueError("a Source needs exactly one of path or data")
+
+    @classmethod
+    def from_path(cls, path: Path | str, name: str | None = None) -> Source:
+        p = Path(path)
+        return cls(name=name or p.name, path=p)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str) -> Source:
+        return cls(name=name, data=data)
+
+
+SourceLike: TypeAlias = Source | Path | tuple[bytes, str]
+
+
+def as_source(item: SourceLike) -> Source:
+    match item:
+        case Source():
+            return item
+        case Path():
+            return Source.from_path(item)
+        case (bytes() as data, str() as name):
+            return Source.from_bytes(data, name)
+        case _:
+            raise TypeError(f"cannot admit {type(item).__name__}; pass a Source, Path or (bytes, name)")
+
+
+class AttachmentStore:
+    """Normalized attachments under ``root``; safe to share between threads."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        limits: AdmissionLimits = DEFAULT_LIMITS,
+        policy: EncoderPolicy = DEFAULT_POLICY,
+    ) -> None:
+        self.root = Path(root)
+        self.limits = limits
+        self.policy = policy
+
+    @property
+    def objects_dir(self) -> Path:
+        return self.root / "objects"
+
+    @property
+    def variants_dir(self) -> Path:
+        return self.root / "variants"
+
+    # -- admission -------------------------------------------------------------------------
+
+    def admit(self, sources: Sequence[SourceLike]) -> list[Attachment]:
+        """Normalize and store a batch (one user message); all or nothing.
+
+        Raises :class:`AdmissionError` listing every refused source; nothing is written then.
+        """
+        normalized = self.normalize(sources)
+        return [self._put(image, name) for image, name in normalized]
+
+    def normalize(self, sources: Sequence[SourceLike]) -> list[tuple[NormalizedImage, str]]:
+        """The admission checks and normalization of ``admit`` without writing anything."""
+        batch = [as_source(s) for s in sources]
+        self._check_batch(batch)
+        results: list[tuple[NormalizedImage, str]] = []
+        rejections: list[Rejection] = []
+        for source in batch:
+            name = clip_name(source.name)
+            try:
+                data = self._read(source, name)
+                results.append((normalize_image(data, name, self.limits, self.policy), name))
+            except ImageRejected as exc:
+                rejections.append(exc.rejection)
+        if rejections:
+            raise AdmissionError(tuple(rejections))
+        return results
+
+    def _check_batch(self, batch: list[Source]) -> None:
+        limit = self.limits.max_images_per_message
+        if len(batch) > limit:
+            raise AdmissionError(
+                (
+                    Rejection(
+                        "message",
+                        RejectReason.TOO_MANY_IMAGES,
+                        f"too many images: {len(batch)} in one message, at most {limit}",
+                    ),
+                )
+            )
+        total = sum(_declared_size(s) for s in batch)
+        cap = self.limits.max_message_source_bytes
+        if total > cap:
+            raise AdmissionError(
+                (
+                    Rejection(
+                        "message",
+                        RejectReason.MESSAGE_TOO_LARGE,
+                        f"images too large together: {total:,} bytes in one message, "
+                        f"at most {cap:,}",
+                    ),
+                )
+            )
+
+    def _read(self, source: Source, name: str) -> bytes:
+        if source.data is not None:
+            return source.data
+        assert source.path is not None
+        cap = self.limits.max_source_bytes
+        try:
+            size = source.path.stat().st_size
+            if size > cap:
+                raise ImageRejected(
+                    Rejection(
+                        name,
+                        RejectReason.TOO_MANY_BYTES,
+                        f"too large: {size:,} bytes exceeds {cap:,}",
+                    )
+                )
+            with source.path.open("rb") as fh:
+                return fh.read(cap + 1)  # a file that grew since stat() still trips the cap
+        except OSError as exc:
+            raise ImageRejected(
+                Rejection(name, RejectReason.UNREADABLE, f"cannot read: {exc.strerror or exc}")
+            ) from exc
+
+    # -- storage ---------------------------------------------------------------------------
+
+    def _put(self, image: NormalizedImage, name: str) -> Attachment:
+        att = image.attachment(name)
+        path = self.path_for(att)
+        if not _holds(path, image.digest, len(image.data)):
+            write_atomic(path, image.data, mode=0o444)
+        sidecar = self._sidecar(att.id)
+        if not sidecar.exists():
+            write_atomic(sidecar, json.dumps(to_reference_block(att)).encode())
+        return att
+
+    def path_for(self, attachment: Attachment) -> Path:
+        """Where the normalized bytes live (whether or not they are there)."""
+        return self.objects_dir / attachment.id[:2] / f"{attachment.id}.{attachment.extension}"
+
+    def _sidecar(self, attachment_id: str) -> Path:
+        return self.objects_dir / attachment_id[:2] / f"{attachment_id}.json"
+
+    def get(self, attachment_id: str) -> Attachment:
+        """The stored facts of ``attachment_id`` (as first admitted)."""
+        if not is_attachment_id(attachment_id):
+            raise AttachmentUnavailableError(str(attachment_id)[:64] or "?", "not an attachment id")
+        try:
+            block: Any = json.loads(self._sidecar(attachment_id).read_bytes())
+            return from_reference_block(block)
+        except FileNotFoundError as exc:
+            raise AttachmentUnavailableError(attachment_id, "not in the store") from exc
+        except (OSError, ValueError, InvalidReferenceBlock) as exc:
+            raise AttachmentUnavailableError(attachment_id, f"unreadable facts: {exc}") from exc
+
+    def contains(self, attachment: Attachment) -> bool:
+        return self.path_for(attachment).is_file()
+
+    def read_bytes(self, attachment: Attachment) -> bytes:
+        """The normalized bytes, verified against the id; raises
+        :class:`AttachmentUnavailableError` when missing or damaged."""
+        try:
+            data = self.path_for(attachment).read_bytes()
+        except FileNotFoundError as exc:
+            raise AttachmentUnavailableError(attachment.id, "missing from the store") from exc
+        except OSError as exc:
+            raise AttachmentUnavailableError(attachment.id, f"unreadable: {exc}") from exc
+        if hashlib.sha256(data).hexdigest() != attachment.id:
+            raise AttachmentUnavailableError(attachment.id, "damaged (digest mismatch)")
+        return data
+
+
+def _declared_size(source: Source) -> int:
+    if source.data is not None:
+        return len(source.data)
+    assert source.path is not None
+    try:
+        return source.path.stat().st_size
+    except OSError:
+        return 0  # reported as unreadable by _read, with the file's name
+
+
+def _holds(path: Path, digest: str, size: int) -> bool:
+    """Dedup check: the object is already there, complete and intact."""
+    try:
+        if path.stat().st_size != size:
+            return False
+        return hashlib.sha256(path.read_bytes()).hexdigest() == digest
+    except OSError:
+        return False

@@ -1,0 +1,75 @@
+"""``launch_tui``: what ``dcode`` (without ``-p``) runs.
+
+Picking the session and checking that a model is usable take only the standard library, so
+they happen before the app starts; langchain is imported by the app's worker after the first
+frame. A missing key or model opens the first-run screen rather than failing.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+from dcode.config import ConfigError, Settings, load_settings
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def find_setup_problem(settings: Settings) -> str | None:
+    """One line saying why no model is usable (no key, bad spec), or None when one is."""
+    from dcode.models.spec import resolve_endpoint
+
+    try:
+        resolve_endpoint(settings)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def _reloader(settings: Settings, model_given: bool):  # type: ignore[no-untyped-def]
+    """Re-read config and environment after the first-run screen, keeping what the CLI said."""
+
+    def reload() -> Settings:
+        fresh = load_settings(workspace=settings.workspace)
+        return replace(
+            fresh,
+            model=settings.model if model_given else fresh.model,
+            base_url=settings.base_url or fresh.base_url,
+            api=settings.api or fresh.api,
+            approve=settings.approve or fresh.approve,
+            max_turns=settings.max_turns or fresh.max_turns,
+        )
+
+    return reload
+
+
+def launch_tui(
+    settings: Settings,
+    *,
+    prompt: str | None = None,
+    resume_id: str | None = None,
+    resume_latest: bool = False,
+    continue_here: bool = False,
+    model_given: bool = False,
+) -> int:
+    from dcode.headless import HeadlessRequest, pick_session, session_model
+
+    request = HeadlessRequest(prompt=prompt or "", resume_id=resume_id, resume_latest=resume_latest, continue_here=continue_here)
+    try:
+        session_id = pick_session(settings, request)
+        settings = session_model(settings, session_id, model_given)
+    except ConfigError as exc:
+        print(f"dcode: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    from dcode.tui.app import DcodeApp
+
+    app = DcodeApp(
+        settings,
+        prompt=prompt,
+        session_id=session_id,
+        setup_problem=find_setup_problem(settings),
+        reload_settings=_reloader(settings, model_given),
+    )
+    app.run()
+    return app.return_code or EXIT_OK

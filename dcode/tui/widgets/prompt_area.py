@@ -1,0 +1,313 @@
+"""The editable part of the prompt: a ``TextArea`` whose placeholders behave as single tokens.
+
+Every edit goes through ``edit()``, where the registry learns exactly which range changed; undo
+and redo, which bypass it, are followed by comparing the text before and after (and by recalling
+the tokens bound the last time the draft had that exact text, so undoing a deletion brings a
+paste back whole). Keyboard deletions are widened to whole tokens, the cursor is kept out of
+their interior, and tokens are drawn in the ``prompt-area--token`` style.
+
+Key handling that needs the rest of the input (Enter, popups, history) is delegated to the
+``PromptKeys`` owner; this class only knows about text and tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
+
+from textual import events
+from textual.widgets import TextArea
+from textual.widgets.text_area import Edit, EditResult, Location, Selection
+
+from dcode.tui.widgets.placeholders import Draft, Placeholder, PlaceholderRegistry
+
+TOKEN_HIGHLIGHT = "dcode.placeholder"
+_STATE_MEMORY = 200
+
+
+class PromptKeys(Protocol):
+    """The owner that decides what Enter, Tab, Esc and Up/Down mean right now."""
+
+    def handle_prompt_key(self, event: events.Key) -> bool: ...
+
+    def history_step(self, older: bool) -> bool: ...
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class PromptArea(TextArea):
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"prompt-area--token"}
+
+    DEFAULT_CSS = """
+    PromptArea {
+        height: auto;
+        min-height: 3;
+        max-height: 12;
+        border: tall $border-blurred;
+        padding: 0 1;
+        background: $surface;
+        &:focus {
+            border: tall $border;
+        }
+        & > .prompt-area--token {
+            color: $accent;
+            text-style: bold;
+        }
+    }
+    """
+
+    def __init__(
+        self,
+        owner: PromptKeys,
+        registry: PlaceholderRegistry,
+        *,
+        placeholder: str = "",
+        id: str | None = None,
+    ) -> None:
+        self._owner = owner
+        self.placeholders = registry
+        self._syncing = False
+        self._states: dict[str, tuple[Placeholder, ...]] = {}
+        super().__init__(
+            "",
+            soft_wrap=True,
+            tab_behavior="focus",
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            placeholder=placeholder,
+            id=id,
+        )
+
+    # --- offsets
+
+    def offset_of(self, location: Location) -> int:
+        return self.document.get_index_from_location(location)
+
+    def location_of(self, offset: int) -> Location:
+        return self.document.get_location_from_index(max(0, min(offset, len(self.text))))
+
+    @property
+    def cursor_offset(self) -> int:
+        return self.offset_of(self.cursor_location)
+
+    # --- drafts
+
+    def snapshot(self) -> Draft:
+        return self.placeholders.snapshot(self.text)
+
+    def set_draft(self, draft: Draft, *, notify: bool = False) -> None:
+        """Replace everything with ``draft`` (text and tokens), cursor at the end, undo reset."""
+        self._syncing = True
+        try:
+            super().load_text(draft.text)
+        finally:
+            self._syncing = False
+        self.placeholders.clear(notify=notify)
+        self.placeholders.restore(draft)
+        self._states.clear()
+        self._after_sync()
+        self.move_cursor(self.document.end)
+
+    def load_text(self, text: str) -> None:
+        """Loading raw text (e.g. ``text = ...``) unbinds every token."""
+        self.set_draft(Draft(normalize_newlines(text)), notify=True)
+
+    # --- inserting
+
+    def insert_text(self, text: str) -> None:
+        """Insert at the cursor (replacing any selection) and put the cursor after it."""
+        result = self._replace_via_keyboard(normalize_newlines(text), *self.selection)
+        if result is not None:
+            self.move_cursor(result.end_location)
+
+    def insert_placeholder(self, kind: str, label: str, payload: Any = None) -> Placeholder:
+        """Write ``label`` at the cursor and bind it as a token of ``kind``."""
+        start, end = self.selection
+        low, _ = self.placeholders.widen(self.offset_of(start), self.offset_of(end))
+        self.insert_text(label)
+        token = self.placeholders.add(kind, label, low, payload)
+        self._after_sync()
+        return token
+
+    def replace_offsets(self, start: int, end: int, text: str) -> None:
+        result = self._replace_via_keyboard(text, self.location_of(start), self.location_of(end))
+        if result is not None:
+            self.move_cursor(result.end_location)
+
+    def handle_paste(self, text: str) -> None:
+        """Offer a paste to each placeholder source in turn; unclaimed, it goes in as text."""
+        text = normalize_newlines(text)
+        if not text or self.read_only:
+            return
+        for source in self.placeholders.sources:
+            if source.on_paste(text, self):
+                return
+        self.insert_text(text)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        event.prevent_default()  # TextArea's own handler would insert the raw text as well
+        event.stop()
+        self.handle_paste(event.text)
+
+    def action_paste(self) -> None:
+        if self.app.clipboard:
+            self.handle_paste(self.app.clipboard)
+
+    # --- keys
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self._owner.handle_prompt_key(event):
+            event.stop()
+            event.prevent_default()
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        return key == "enter" or super().check_consume_key(key, character)
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        if select or not self._owner.history_step(older=True):
+            super().action_cursor_up(select)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        if select or not self._owner.history_step(older=False):
+            super().action_cursor_down(select)
+
+    @property
+    def on_first_row(self) -> bool:
+        return self.navigator.is_first_wrapped_line(self.cursor_location)
+
+    @property
+    def on_last_row(self) -> bool:
+        return self.navigator.is_last_wrapped_line(self.cursor_location)
+
+    # --- keeping tokens in step with edits
+
+    def edit(self, edit: Edit) -> EditResult:
+        start = self.offset_of(edit.top)
+        end = self.offset_of(edit.bottom)
+        self._syncing = True
+        try:
+            result = super().edit(edit)
+        finally:
+            self._syncing = False
+        self.placeholders.apply_edit(start, end, self.offset_of(result.end_location) - start)
+        self._after_sync()
+        return result
+
+    def undo(self) -> None:
+        self._follow(super().undo)
+
+    def redo(self) -> None:
+        self._follow(super().redo)
+
+    def _follow(self, operation: Callable[[], None]) -> None:
+        before = self.text
+        current = list(self.placeholders)
+        self._syncing = True
+        try:
+            operation()
+        finally:
+            self._syncing = False
+        after = self.text
+        remembered = self._states.get(after)
+        if remembered is None:
+            self.placeholders.resync(before, after)
+        else:
+            self.placeholders.clear(notify=False)
+            self.placeholders.restore(Draft(after, remembered))
+            kept = {token.id for token in remembered}
+            for token in current:
+                source = self.placeholders.source_for(token.kind)
+                if token.id not in kept and source is not None:
+                    source.removed(token)
+        self._after_sync()
+
+    def _after_sync(self) -> None:
+        text = self.text
+        self.placeholders.validate(text)
+        self._states.pop(text, None)
+        self._states[text] = tuple(token.copy() for token in self.placeholders)
+        while len(self._states) > _STATE_MEMORY:
+            self._states.pop(next(iter(self._states)))
+        self._build_highlight_map()
+        self.refresh()
+        self._snap_cursor(None)
+
+    def _widen(self, start: Location, end: Location) -> tuple[Location, Location]:
+        if start == end or not self.placeholders:
+            return start, end
+        low, high = self.offset_of(start), self.offset_of(end)
+        wide = self.placeholders.widen(low, high)
+        if wide == tuple(sorted((low, high))):
+            return start, end
+        return self.location_of(wide[0]), self.location_of(wide[1])
+
+    def _delete_via_keyboard(self, start: Location, end: Location) -> EditResult | None:
+        return super()._delete_via_keyboard(*self._widen(start, end))
+
+    def _replace_via_keyboard(
+        self, insert: str, start: Location, end: Location
+    ) -> EditResult | None:
+        if start == end and (token := self.placeholders.containing(self.offset_of(start))):
+            start = end = self.location_of(token.end)  # never type into a token's middle
+        return super()._replace_via_keyboard(insert, *self._widen(start, end))
+
+    def watch_selection(self, previous: Selection, selection: Selection) -> None:
+        if not self._syncing:
+            self._snap_cursor(previous)
+
+    def _snap_cursor(self, previous: Selection | None) -> None:
+        """Keep a bare cursor out of a token's interior, moving on in the direction it came from."""
+        selection = self.selection
+        if not selection.is_empty or not self.placeholders:
+            return
+        offset = self.offset_of(selection.end)
+        token = self.placeholders.containing(offset)
+        if token is None:
+            return
+        came_from = self.offset_of(previous.end) if previous is not None else offset
+        if came_from <= token.start:
+            target = token.end
+        elif came_from >= token.end:
+            target = token.start
+        else:
+            target = token.start if offset - token.start <= token.end - offset else token.end
+        self.selection = Selection.cursor(self.location_of(target))
+
+    # --- drawing tokens
+
+    def _build_highlight_map(self) -> None:
+        super()._build_highlight_map()
+        registry: PlaceholderRegistry | None = getattr(self, "placeholders", None)
+        if not registry:
+            return
+        document = self.document
+        for token in registry:
+            try:
+                row, column = document.get_location_from_index(token.start)
+            except ValueError:
+                continue
+            line = document.get_line(row)
+            start = len(line[:column].encode("utf-8"))
+            self._highlights[row].append(
+                (start, start + len(token.label.encode("utf-8")), TOKEN_HIGHLIGHT)
+            )
+
+    def _set_theme(self, theme: str) -> None:
+        super()._set_theme(theme)
+        self._install_token_style()
+
+    def on_mount(self) -> None:
+        self._install_token_style()
+
+    def _install_token_style(self) -> None:
+        if not self.is_attached:
+            return
+        try:
+            style = self.get_component_rich_style("prompt-area--token")
+        except (KeyError, AttributeError):
+            return
+        self._theme.syntax_styles = {**self._theme.syntax_styles, TOKEN_HIGHLIGHT: style}
+        self._line_cache.clear()
+        self.refresh()

@@ -1,0 +1,474 @@
+"""The prompt box: multi-line input with history, collapsed pastes, ``@path`` and ``/`` completion.
+
+Keys (when the box has focus):
+
+- Enter sends. Shift+Enter, Alt+Enter, Ctrl+Enter and Ctrl+J insert a newline, and so does
+  Enter right after a trailing backslash (for terminals that report Shift+Enter as Enter).
+- Up on the first row / Down on the last row walk the history; the draft comes back at the end.
+- While a popup is open: Up/Down (or Ctrl+P/Ctrl+N) move, Tab accepts, Enter accepts (or sends a
+  slash command that is already complete), Esc closes it.
+
+Esc is shared with the app. The box only eats an Esc that closes its own popup; everything
+else reaches the app, whose Esc chain should call ``escape()`` first: it closes a popup, and a
+second Esc within a second on an idle, non-empty draft clears it (undoable with Ctrl+Z).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import partial
+from pathlib import Path
+from typing import Self
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.message import Message
+from textual.reactive import var
+from textual.widget import Widget
+from textual.widgets import OptionList, TextArea
+from textual.worker import Worker, WorkerState
+
+from dcode.tui.history import HistoryEntry, PromptHistory
+from dcode.tui.widgets.completion import (
+    Completion,
+    CompletionKind,
+    CompletionPopup,
+    CompletionTarget,
+    find_mention,
+    find_slash,
+    match_commands,
+    mention_completions,
+    slash_completions,
+)
+from dcode.tui.widgets.file_index import FileIndex, FileMatch
+from dcode.tui.widgets.placeholders import (
+    Draft,
+    PastedTextSource,
+    Placeholder,
+    PlaceholderRegistry,
+    PlaceholderSource,
+)
+from dcode.tui.widgets.prompt_area import PromptArea
+
+NEWLINE_KEYS = frozenset(
+    {
+        "shift+enter",
+        "alt+enter",
+        "ctrl+enter",
+        "meta+enter",
+        "ctrl+j",
+        # xterm's modifyOtherKeys reports these names for modified Return
+        "shift+\r",
+        "alt+\r",
+        "ctrl+\r",
+    }
+)
+ESCAPE_CLEAR_WINDOW = 1.0
+INLINE_MATCH_LIMIT = 5_000  # above this many paths, matching runs in a thread
+INDEX_MAX_AGE = 30.0
+DEFAULT_PLACEHOLDER = "Ask dcode…   Enter send · Shift+Enter newline · / commands · @ files · ! shell"
+BUSY_PLACEHOLDER = "Working…   type to queue a message · Esc interrupts"
+
+_GROUP_HISTORY = "prompt-history"
+_GROUP_FILES = "prompt-files"
+_GROUP_MATCH = "prompt-match"
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+
+
+class ShellMode(StrEnum):
+    CONTEXT = "context"  # `!cmd`: the output goes into the model's context
+    PRIVATE = "private"  # `!!cmd`: the output is shown, never sent
+
+
+def split_prompt(raw: str, expanded: str) -> tuple[ShellMode | None, str]:
+    """Decide the mode from the typed text and return the text to send.
+
+    The prefix is read from ``raw`` (what was typed), so a paste that starts with ``!`` does not
+    turn into a shell command; the body comes from ``expanded`` (pastes filled in).
+    """
+    lead = raw.lstrip()
+    if lead.startswith("!!"):
+        return ShellMode.PRIVATE, expanded.lstrip()[2:].strip()
+    if lead.startswith("!"):
+        return ShellMode.CONTEXT, expanded.lstrip()[1:].strip()
+    return None, _LEADING_BLANK_LINES.sub("", expanded.rstrip())
+
+
+class PromptInput(Widget):
+    """The input box. Post ``Submitted``; never talks to the agent itself."""
+
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        layout: vertical;
+        &.-busy > PromptArea {
+            border: tall $secondary;
+        }
+    }
+    """
+
+    busy: var[bool] = var(False, toggle_class="-busy")
+
+    @dataclass
+    class Submitted(Message):
+        """A prompt to send. ``shell`` is None for the model, else how to run ``text`` in a shell."""
+
+        text: str
+        shell: ShellMode | None = None
+        placeholders: tuple[Placeholder, ...] = ()  # the tokens that were bound (all kinds)
+        draft: Draft | None = None  # the box as it was, for restoring an interrupted prompt
+        prompt_input: PromptInput | None = field(default=None, repr=False)
+
+        @property
+        def control(self) -> PromptInput | None:
+            return self.prompt_input
+
+    def __init__(
+        self,
+        history_path: Path,
+        workspace: Path,
+        *,
+        id: str | None = None,
+        classes: str | None = None,
+        placeholder: str = DEFAULT_PLACEHOLDER,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.workspace = workspace
+        self.history = PromptHistory(history_path, cwd=workspace)
+        self.files = FileIndex(workspace)
+        self.placeholders = PlaceholderRegistry([PastedTextSource()])
+        self._placeholder_text = placeholder
+        self._area = PromptArea(self, self.placeholders, placeholder=placeholder)
+        self._popup = CompletionPopup()
+        self._commands: list[tuple[str, str]] = []
+        self._history_draft: Draft | None = None
+        self._last_sent: Draft | None = None
+        self._dismissed: tuple[CompletionKind, int] | None = None
+        self._last_escape = 0.0
+        self._scanning = False
+
+    def compose(self) -> ComposeResult:
+        yield self._popup
+        yield self._area
+
+    def on_mount(self) -> None:
+        self.run_worker(
+            self.history.load, thread=True, group=_GROUP_HISTORY, exit_on_error=False
+        )
+
+    # --- public API
+
+    @property
+    def area(self) -> PromptArea:
+        return self._area
+
+    @property
+    def popup(self) -> CompletionPopup:
+        return self._popup
+
+    @property
+    def text(self) -> str:
+        """The raw draft (placeholders as their labels)."""
+        return self._area.text
+
+    @property
+    def last_draft(self) -> Draft | None:
+        return self._last_sent
+
+    @property
+    def popup_open(self) -> bool:
+        return self._popup.is_open
+
+    def focus(self, scroll_visible: bool = True) -> Self:
+        self._area.focus(scroll_visible)
+        return self
+
+    def set_commands(self, commands: list[tuple[str, str]]) -> None:
+        """Slash commands for the ``/`` popup: (name without the slash, description)."""
+        self._commands = list(commands)
+        if self._popup.is_open:
+            self._refresh_popup()
+
+    def add_source(self, source: PlaceholderSource) -> None:
+        """Plug in another placeholder kind (e.g. media); it sees pastes before the built-ins."""
+        self.placeholders.add_source(source, first=True)
+
+    def insert_text(self, text: str) -> None:
+        self._area.insert_text(text)
+
+    def clear(self) -> None:
+        self._popup.hide()
+        self.history.reset()
+        self._history_draft = None
+        self._area.set_draft(Draft(""), notify=True)
+
+    def restore(self, value: str | Draft) -> None:
+        """Put a prompt back (queued or interrupted). Anything typed since goes after it."""
+        draft = Draft(value) if isinstance(value, str) else value
+        current = self._area.snapshot()
+        if current.text.strip():
+            offset = len(draft.text) + 1
+            shifted = []
+            for token in current.placeholders:
+                copy = token.copy()
+                copy.start += offset
+                shifted.append(copy)
+            draft = Draft(
+                f"{draft.text}\n{current.text}", (*draft.placeholders, *shifted)
+            )
+        self.history.reset()
+        self._history_draft = None
+        self._show_quietly(draft)
+
+    def restore_last(self) -> bool:
+        """Bring back the last sent prompt, pastes and all; False if nothing was sent yet."""
+        if self._last_sent is None:
+            return False
+        self.restore(self._last_sent)
+        return True
+
+    def submit(self) -> bool:
+        """Send the draft as if Enter was pressed; False when there is nothing to send."""
+        draft = self._area.snapshot()
+        expanded = self.placeholders.expand(draft.text)
+        shell, body = split_prompt(draft.text, expanded)
+        if not body.strip():
+            return False
+        self.history.append(
+            expanded.strip(), draft=draft.to_json(self.placeholders.sources_by_kind)
+        )
+        self._last_sent = draft
+        self._popup.hide()
+        self._dismissed = None
+        self._history_draft = None
+        # The tokens leave with the message, not by deletion: sources are not told to drop them.
+        self._area.set_draft(Draft(""), notify=False)
+        self.post_message(
+            self.Submitted(
+                text=body,
+                shell=shell,
+                placeholders=draft.placeholders,
+                draft=draft,
+                prompt_input=self,
+            )
+        )
+        return True
+
+    def escape(self) -> bool:
+        """The app's Esc chain asks this first. True when the Esc was used here."""
+        if self._popup.is_open:
+            self._close_popup()
+            return True
+        now = time.monotonic()
+        if (
+            not self.busy
+            and self.text.strip()
+            and now - self._last_escape <= ESCAPE_CLEAR_WINDOW
+        ):
+            self._last_escape = 0.0
+            area = self._area
+            area.delete((0, 0), area.document.end, maintain_selection_offset=False)
+            return True
+        self._last_escape = now
+        return False
+
+    def watch_busy(self, busy: bool) -> None:
+        self._area.placeholder = BUSY_PLACEHOLDER if busy else self._placeholder_text
+
+    # --- keys (called by PromptArea)
+
+    def handle_prompt_key(self, event: events.Key) -> bool:
+        key = event.key
+        if self._popup.is_open and self._popup_key(key):
+            return True
+        if key in NEWLINE_KEYS:
+            self._area.insert_text("\n")
+            return True
+        if key == "enter":
+            area = self._area
+            offset = area.cursor_offset
+            if area.selection.is_empty and offset and area.text[offset - 1] == "\\":
+                area.replace_offsets(offset - 1, offset, "\n")
+            else:
+                self.submit()
+            return True
+        return False
+
+    def _popup_key(self, key: str) -> bool:
+        popup = self._popup
+        match key:
+            case "up" | "ctrl+p":
+                popup.move(-1)
+            case "down" | "ctrl+n":
+                popup.move(1)
+            case "escape":
+                self._close_popup()
+            case "tab":
+                if (completion := popup.current) is not None:
+                    self._accept(completion)
+                else:
+                    self._close_popup()
+            case "enter":
+                completion = popup.current
+                if completion is None:
+                    return False
+                target = popup.target
+                if (
+                    target is not None
+                    and target.kind is CompletionKind.SLASH
+                    and completion.value.strip() == self.text[target.start : target.end]
+                ):
+                    return False  # already complete: let Enter send it
+                self._accept(completion)
+            case _:
+                return False
+        return True
+
+    def history_step(self, older: bool) -> bool:
+        """Up on the first row / Down on the last row; False lets the cursor move instead."""
+        if self._popup.is_open:
+            return False
+        area = self._area
+        if older:
+            if not area.on_first_row:
+                return False
+            entry = self.history.previous()
+            if entry is None:
+                return False
+            if self._history_draft is None:
+                self._history_draft = area.snapshot()
+            self._show_entry(entry)
+            return True
+        if not self.history.navigating or not area.on_last_row:
+            return False
+        entry = self.history.next()
+        if entry is None:
+            draft, self._history_draft = self._history_draft or Draft(""), None
+            self._show_quietly(draft)
+        else:
+            self._show_entry(entry)
+        return True
+
+    def _show_entry(self, entry: HistoryEntry) -> None:
+        draft = None
+        if entry.draft is not None:
+            draft = Draft.from_json(entry.draft, self.placeholders.sources_by_kind)
+        self._show_quietly(draft or Draft(entry.text))
+
+    def _show_quietly(self, draft: Draft) -> None:
+        """Load a draft without popping up completion for what it happens to end with."""
+        self._area.set_draft(draft)
+        self._popup.hide()
+        target = self._target()
+        self._dismissed = (target.kind, target.start) if target else None
+
+    # --- completion
+
+    @on(TextArea.Changed)
+    @on(TextArea.SelectionChanged)
+    def _draft_moved(self, event: TextArea.Changed | TextArea.SelectionChanged) -> None:
+        if event.text_area is self._area:
+            self._refresh_popup()
+
+    @on(OptionList.OptionSelected)
+    def _option_clicked(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list is not self._popup:
+            return
+        event.stop()
+        completion = self._popup.completion_at(event.option_index)
+        if completion is not None:
+            self._accept(completion)
+        self._area.focus()
+
+    def _target(self) -> CompletionTarget | None:
+        area = self._area
+        if not area.selection.is_empty:
+            return None
+        text, cursor = area.text, area.cursor_offset
+        if self.placeholders.containing(cursor):
+            return None
+        target = find_slash(text, cursor) if self._commands else None
+        return target or find_mention(text, cursor)
+
+    def _refresh_popup(self) -> None:
+        target = self._target()
+        if target is None:
+            self._dismissed = None
+            self._popup.hide()
+            return
+        if self._dismissed == (target.kind, target.start):
+            self._popup.hide()
+            return
+        self._dismissed = None
+        if target.kind is CompletionKind.SLASH:
+            matches = match_commands(target.query, self._commands)
+            if matches:
+                self._popup.show(target, slash_completions(matches))
+            else:
+                self._popup.hide()
+            return
+        self._ensure_index()
+        if not self.files.ready:
+            self._popup.show(target, [], note="Indexing files…")
+        elif len(self.files.paths) <= INLINE_MATCH_LIMIT:
+            self._show_mentions(target, self.files.match(target.query))
+        else:
+            self.run_worker(
+                partial(self._match_in_thread, target),
+                thread=True,
+                group=_GROUP_MATCH,
+                exclusive=True,
+                exit_on_error=False,
+            )
+
+    def _match_in_thread(self, target: CompletionTarget) -> tuple[CompletionTarget, list[FileMatch]]:
+        return target, self.files.match(target.query)
+
+    def _show_mentions(self, target: CompletionTarget, matches: list[FileMatch]) -> None:
+        self._popup.show(target, mention_completions(matches), note="No matching files")
+
+    def _ensure_index(self) -> None:
+        if self._scanning or not self.files.stale(INDEX_MAX_AGE):
+            return
+        self._scanning = True
+        self.run_worker(self.files.scan, thread=True, group=_GROUP_FILES, exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group not in (_GROUP_FILES, _GROUP_MATCH, _GROUP_HISTORY):
+            return
+        event.stop()
+        if worker.group == _GROUP_FILES and worker.is_finished:
+            self._scanning = False
+            if event.state is not WorkerState.SUCCESS and not self.files.ready:
+                self.files.set_paths([])  # nothing to offer, but stop "Indexing…"
+            if self._popup.is_open:
+                self._refresh_popup()
+        elif worker.group == _GROUP_MATCH and event.state is WorkerState.SUCCESS:
+            target, matches = worker.result
+            current = self._target()
+            if current == target and self._dismissed is None:
+                self._show_mentions(target, matches)
+
+    def _accept(self, completion: Completion) -> None:
+        shown = self._popup.target
+        self._popup.hide()
+        target = self._target()  # re-read: keys may have arrived after the popup was drawn
+        if target is None or shown is None or target.kind is not shown.kind:
+            return
+        value, text = completion.value, self.text
+        if value.endswith(" ") and text[target.end : target.end + 1] == " ":
+            value = value[:-1]  # reuse the space already there
+            self._area.replace_offsets(target.start, target.end, value)
+            self._area.move_cursor(self._area.location_of(target.start + len(value) + 1))
+            return
+        self._area.replace_offsets(target.start, target.end, value)
+
+    def _close_popup(self) -> None:
+        target = self._popup.target
+        self._popup.hide()
+        if target is not None:
+            self._dismissed = (target.kind, target.start)
