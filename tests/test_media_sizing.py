@@ -67,15 +67,18 @@ def test_long_side_cap_after_pixel_budget() -> None:
 
 def test_defaults_are_designs() -> None:
     mib = 1024 * 1024
-    assert DEFAULT_LIMITS == AdmissionLimits(
-        max_images_per_message=20,
-        max_message_source_bytes=200 * mib,
-        max_source_bytes=20 * mib,
-        max_source_pixels=64_000_000,
-        max_source_side=8192,
-        normalized_max_bytes=4 * mib,
-        normalized_max_pixels=2048 * 2048,
-        normalized_max_side=8192,
+    assert (
+        AdmissionLimits(
+            max_images_per_message=20,
+            max_message_source_bytes=200 * mib,
+            max_source_bytes=20 * mib,
+            max_source_pixels=64_000_000,
+            max_source_side=8192,
+            normalized_max_bytes=4 * mib,
+            normalized_max_pixels=2048 * 2048,
+            normalized_max_side=8192,
+        )
+        == DEFAULT_LIMITS
     )
     assert (DEFAULT_ROUTE.max_pixels, DEFAULT_ROUTE.max_bytes) == (640_000, mib)
 

@@ -19,6 +19,8 @@ from dcode.agent.graph import build_graph
 from dcode.agent.runner import SessionRunner
 from dcode.agent.sessions import SessionStore, new_session_id
 from dcode.config import ApprovalMode, Settings
+from dcode.media.store import AttachmentStore
+from dcode.media.variants import VariantService
 from dcode.models.factory import ResolvedModel, build_chat_model, resolve_model
 
 
@@ -29,6 +31,8 @@ class Engine:
         self.backend = LocalBackend(settings.workspace)
         self.sessions = SessionStore(settings.sessions_db)
         self._conn = conn
+        self.attachments = AttachmentStore(settings.attachments_dir)
+        self.variants = VariantService(self.attachments)
         self.checkpointer = AsyncSqliteSaver(conn)
         self.model = build_chat_model(resolved, settings)
         self.graph = self._build()
@@ -45,6 +49,7 @@ class Engine:
 
     async def close(self) -> None:
         await self._conn.close()
+        self.variants.close()
 
     async def __aenter__(self) -> Engine:
         return self
@@ -57,6 +62,9 @@ class Engine:
             self.model,
             self.backend,
             checkpointer=self.checkpointer,
+            profile=self.resolved.profile,
+            store=self.attachments,
+            variants=self.variants,
             max_turns=self.settings.max_turns,
         )
 

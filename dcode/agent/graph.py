@@ -14,10 +14,15 @@ from langchain.agents.middleware import ModelCallLimitMiddleware, TodoListMiddle
 from langchain_core.language_models import BaseChatModel
 
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.media_route import route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
+from dcode.agent.middleware.image_projection import ImageProjectionMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools import build_tools
+from dcode.media.store import AttachmentStore
+from dcode.media.variants import VariantService
+from dcode.models.profiles import ModelProfile
 
 
 def build_graph(
@@ -25,9 +30,13 @@ def build_graph(
     backend: Backend,
     *,
     checkpointer: Any,
+    profile: ModelProfile,
+    store: AttachmentStore,
+    variants: VariantService,
     max_turns: int | None = None,
 ) -> Any:
-    middleware: list[Any] = [TodoListMiddleware(), ApprovalMiddleware()]
+    projection = ImageProjectionMiddleware(store, variants, route_for(profile), image_inputs=profile.image_inputs)
+    middleware: list[Any] = [TodoListMiddleware(), projection, ApprovalMiddleware()]
     if max_turns:
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(

@@ -44,7 +44,39 @@ _EXPORTS = {
     "placeholder_text": "offload",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "DEFAULT_LIMITS",
+    "DEFAULT_ROUTE",
+    "AdmissionError",
+    "AdmissionLimits",
+    "Attachment",
+    "AttachmentStore",
+    "AttachmentUnavailableError",
+    "ImageRejected",
+    "ImageRoute",
+    "MediaError",
+    "OffloadLimits",
+    "OriginalFacts",
+    "RejectReason",
+    "Rejection",
+    "Source",
+    "TransformPool",
+    "Variant",
+    "VariantService",
+    "VideoNotSupportedError",
+    "detect_media_kind",
+    "estimate_image_tokens",
+    "from_reference_block",
+    "handle_for",
+    "handle_line",
+    "inspect_path",
+    "is_reference_block",
+    "normalize_image",
+    "placeholder_text",
+    "plan_offload",
+    "refine_offload",
+    "to_reference_block",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -69,8 +101,8 @@ if TYPE_CHECKING:
         AttachmentUnavailableError,
         ImageRejected,
         MediaError,
-        RejectReason,
         Rejection,
+        RejectReason,
         VideoNotSupportedError,
     )
     from dcode.media.handles import handle_for, handle_line

@@ -17,9 +17,10 @@ private. A source is clean when, after its one full decode, ALL of these hold:
 5. **Metadata**: nothing that normalization would strip. Only rendering-neutral keys may
    appear in Pillow's ``info``: resolution (``dpi``, ``aspect``, JFIF density), progressive
    and interlace flags, Adobe APP14 colour-transform markers, WebP's container defaults
-   (``loop``, ``background``, and the ``timestamp``/``duration`` of its only frame), and the colour facts above. Any EXIF block (even one holding
-   only orientation 1: it may carry GPS or camera serials), XMP, IPTC/Photoshop resources,
-   comments or PNG text chunks make the image unclean.
+   (``loop``, ``background``, and the ``timestamp``/``duration`` of its only frame), and
+   the colour facts above. Any EXIF block (even one holding only orientation 1: it may carry
+   GPS or camera serials), XMP, IPTC/Photoshop resources, comments or PNG text chunks make
+   the image unclean.
 6. **Budgets**: within the normalized limits: at most ``normalized_max_pixels`` pixels and
    ``normalized_max_side`` per side (so the sizing rule would not scale it) and at most
    ``normalized_max_bytes`` bytes.
@@ -33,10 +34,22 @@ from dcode.media.colour import is_srgb_profile
 from dcode.media.limits import AdmissionLimits
 
 _NEUTRAL_KEYS = {
-    "PNG": frozenset({"dpi", "aspect", "interlace", "gamma", "srgb", "chromaticity", "icc_profile"}),
+    "PNG": frozenset(
+        {"dpi", "aspect", "interlace", "gamma", "srgb", "chromaticity", "icc_profile"}
+    ),
     "JPEG": frozenset(
-        {"jfif", "jfif_version", "jfif_unit", "jfif_density", "dpi", "progressive",
-         "progression", "adobe", "adobe_transform", "icc_profile"}
+        {
+            "jfif",
+            "jfif_version",
+            "jfif_unit",
+            "jfif_density",
+            "dpi",
+            "progressive",
+            "progression",
+            "adobe",
+            "adobe_transform",
+            "icc_profile",
+        }
     ),
     "WEBP": frozenset({"loop", "background", "timestamp", "duration", "icc_profile"}),
 }

@@ -53,8 +53,8 @@ def has_real_alpha(im: Image.Image) -> bool:
     """True when an ``RGBA`` image has at least one pixel that is not fully opaque."""
     if im.mode != "RGBA":
         return False
-    low, _high = im.getchannel("A").getextrema()
-    return bool(low < 255)
+    low, _high = _band_range(im.getchannel("A"))
+    return low < 255
 
 
 def _to_working_mode(im: Image.Image) -> Image.Image:
@@ -87,9 +87,17 @@ def _to_working_mode(im: Image.Image) -> Image.Image:
             return im.convert("RGBA" if "A" in im.getbands() else "RGB")
 
 
+def _band_range(im: Image.Image) -> tuple[float, float]:
+    """``getextrema`` of a single-band image, typed (Pillow's stub covers multi-band too)."""
+    extrema = im.getextrema()
+    low, high = extrema[0], extrema[1]
+    if isinstance(low, tuple) or isinstance(high, tuple):
+        raise ValueError(f"expected a single-band image, got {im.mode}")
+    return float(low), float(high)
+
+
 def _window(im: Image.Image, *, integer: bool) -> Image.Image:
-    low, high = im.getextrema()
-    lo, hi = float(low), float(high)
+    lo, hi = _band_range(im)
     if lo >= 0 and hi <= 255 and integer:
         return im.convert("L")
     if lo >= 0 and hi <= 65535 and integer:
@@ -162,8 +170,8 @@ def _is_identity(transform: ImageCms.ImageCmsTransform, mode: str) -> bool:
         out = transform.apply(probe)
     except (ImageCms.PyCMSError, ValueError):
         return False
-    low, high = zip(*ImageChops.difference(probe, out).getextrema(), strict=True)
-    return max(high) <= _SRGB_TOLERANCE and min(low) >= 0
+    worst = max(_band_range(band)[1] for band in ImageChops.difference(probe, out).split())
+    return worst <= _SRGB_TOLERANCE
 
 
 @lru_cache(maxsize=2)

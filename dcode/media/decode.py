@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import io
 
-from PIL import Image
+from PIL import Image, ImageFile, UnidentifiedImageError
 
-from dcode.media.errors import ImageRejected, RejectReason, Rejection
+from dcode.media.errors import ImageRejected, Rejection, RejectReason
 from dcode.media.gif_frames import frame_extents
 from dcode.media.kinds import sniff_format
 from dcode.media.limits import AdmissionLimits
@@ -64,7 +64,7 @@ def open_checked(data: bytes, name: str, limits: AdmissionLimits) -> Image.Image
             f"decompression bomb: the header declares far more than "
             f"{limits.max_source_pixels:,} pixels",
         ) from exc
-    except Image.UnidentifiedImageError as exc:
+    except UnidentifiedImageError as exc:
         raise _unidentified(name, data) from exc
     except Exception as exc:  # noqa: BLE001 - see module docstring
         raise _open_failure(name, exc) from exc
@@ -117,6 +117,14 @@ def load_checked(
     im: Image.Image, name: str, limits: AdmissionLimits, draft_to: tuple[int, int] | None
 ) -> None:
     """Decode the first frame fully (optionally DCT-scaled for JPEG), then re-check limits."""
+    if ImageFile.LOAD_TRUNCATED_IMAGES:
+        # A process-wide Pillow switch that something else flipped: decoding now would pad
+        # truncated files with grey instead of failing. Refuse loudly rather than admit that.
+        raise reject(
+            name,
+            RejectReason.CORRUPT,
+            "refusing to decode: PIL.ImageFile.LOAD_TRUNCATED_IMAGES is enabled in this process",
+        )
     if draft_to is not None and im.format in _JPEG_FAMILY:
         try:
             im.draft(None, draft_to)
@@ -140,9 +148,7 @@ def _unidentified(name: str, data: bytes) -> ImageRejected:
             name, RejectReason.UNSUPPORTED_TYPE, f"unsupported type: {sniffed} is not accepted"
         )
     accepted = ", ".join(ALLOWED_FORMATS)
-    return reject(
-        name, RejectReason.UNSUPPORTED_TYPE, f"unsupported type: not a {accepted} image"
-    )
+    return reject(name, RejectReason.UNSUPPORTED_TYPE, f"unsupported type: not a {accepted} image")
 
 
 def _open_failure(name: str, exc: Exception) -> ImageRejected:
@@ -160,6 +166,4 @@ def _load_failure(name: str, fmt: str, exc: Exception) -> ImageRejected:
         return reject(name, RejectReason.TRUNCATED, f"truncated {fmt}: {text}")
     if "Decompressed data too large" in text:
         return reject(name, RejectReason.DECOMPRESSION_BOMB, f"decompression bomb: {text}")
-    return reject(
-        name, RejectReason.CORRUPT, f"corrupt {fmt} data ({type(exc).__name__}: {text})"
-    )
+    return reject(name, RejectReason.CORRUPT, f"corrupt {fmt} data ({type(exc).__name__}: {text})")

@@ -24,13 +24,14 @@ def handle_line(
     media_type: str,
     path: Path | str,
 ) -> str:
-    """One line: ``[image NAME (id …): sent W×H TYPE, stored W×H, read-only at PATH; …]``."""
+    """One line: ``[image NAME (id ...): sent as WxH TYPE, stored WxH, read-only copy at
+    PATH; ...]``."""
     label = name or attachment_id[:12]
     rw, rh = request_size
     nw, nh = normalized_size
     return (
-        f"[image {label} (id {attachment_id[:12]}): sent as {rw}×{rh} {media_type}, "
-        f"stored {nw}×{nh}, read-only copy at {path}; "
+        f"[image {label} (id {attachment_id[:12]}): sent as {rw}x{rh} {media_type}, "
+        f"stored {nw}x{nh}, read-only copy at {path}; "
         f"this view may have been downscaled or re-encoded]"
     )
 

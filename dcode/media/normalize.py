@@ -30,7 +30,7 @@ from dcode.media.clean import is_clean
 from dcode.media.colour import has_real_alpha, to_srgb8
 from dcode.media.decode import load_checked, open_checked, reject
 from dcode.media.encode import DEFAULT_POLICY, EncoderPolicy, encode_ladder, resize
-from dcode.media.errors import RejectReason
+from dcode.media.errors import VIDEO_NOT_SUPPORTED_DETAIL, RejectReason
 from dcode.media.facts import MEDIA_TYPES, FactsMismatch, check_output
 from dcode.media.kinds import sniff_kind
 from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
@@ -96,17 +96,15 @@ def normalize_image(
             f"too large: {len(data):,} bytes exceeds {limits.max_source_bytes:,}",
         )
     if sniff_kind(data[:376]) == "video":
-        raise reject(
-            name,
-            RejectReason.VIDEO_UNSUPPORTED,
-            "video input is not supported yet: sampled frames arrive in a later release",
-        )
+        raise reject(name, RejectReason.VIDEO_UNSUPPORTED, VIDEO_NOT_SUPPORTED_DETAIL)
     with open_checked(data, name, limits) as im:
         fmt = im.format or "?"
-        orientation = _orientation(im)
         header = im.size
         target = target_size(*header, limits.normalized_max_pixels, limits.normalized_max_side)
         load_checked(im, name, limits, draft_to=target if target != header else None)
+        # Only after the checked decode: PNG's getexif() would otherwise trigger a load of its
+        # own, and the error of that hidden load must not be swallowed.
+        orientation = _orientation(im)
         # A drafted JPEG decodes smaller than its header says; everything else is measured
         # after decoding, because a container can disagree with its payload.
         width, height = header if im.size != header and fmt in ("JPEG", "MPO") else im.size
@@ -154,7 +152,10 @@ def _convert(
         # Sized from the original's upright dimensions, not the (possibly drafted) pixels,
         # so that the result does not depend on how the decoder got there.
         size = target_size(
-            original.width, original.height, limits.normalized_max_pixels, limits.normalized_max_side
+            original.width,
+            original.height,
+            limits.normalized_max_pixels,
+            limits.normalized_max_side,
         )
         pixels = resize(pixels, size, policy.master_resample)
         encoded = encode_ladder(pixels, limits.normalized_max_bytes, policy)
@@ -174,7 +175,9 @@ def _convert(
             max_bytes=limits.normalized_max_bytes if encoded.fits else limits.max_source_bytes,
         )
     except FactsMismatch as exc:
-        raise reject(name, RejectReason.OUTPUT_INVALID, f"normalized output invalid: {exc}") from exc
+        raise reject(
+            name, RejectReason.OUTPUT_INVALID, f"normalized output invalid: {exc}"
+        ) from exc
     return NormalizedImage(
         data=encoded.data,
         digest=hashlib.sha256(encoded.data).hexdigest(),

@@ -128,9 +128,7 @@ def refine_offload(
     counted as 0); the dropped prefix only ever grows."""
     if len(bounds) != len(exact):
         raise ValueError("bounds and exact must describe the same images")
-    sizes = [
-        bounds[i] if i < first.drop else (exact[i] or 0) for i in range(len(bounds))
-    ]
+    sizes = [bounds[i] if i < first.drop else (exact[i] or 0) for i in range(len(bounds))]
     second = plan_offload(sizes, limits)
     if second.drop >= first.drop:
         return second
@@ -150,15 +148,15 @@ def offload_two_pass(
     """Both passes; ``measure(i)`` materializes image ``i`` and returns its exact length (or
     None when unavailable). It is called only for images that pass 1 kept."""
     first = plan_offload(bounds, limits)
-    exact: list[int | None] = [
-        None if i < first.drop else measure(i) for i in range(len(bounds))
-    ]
+    exact: list[int | None] = [None if i < first.drop else measure(i) for i in range(len(bounds))]
     return refine_offload(first, bounds, exact, limits)
 
 
-def placeholder_text(name: str, path: str, *, width: int | None = None, height: int | None = None) -> str:
+def placeholder_text(
+    name: str, path: str, *, width: int | None = None, height: int | None = None
+) -> str:
     """The one line that stands in for an image left out of this request."""
-    size = f" ({width}×{height})" if width and height else ""
+    size = f" ({width}x{height})" if width and height else ""
     return (
         f"[image {name}{size} omitted from this request to keep it within the provider's "
         f"size limits; to look at it again, call read_file with file_path={path}]"

@@ -16,13 +16,15 @@ when all of them pass is anything written. A refusal raises one
 :class:`~dcode.media.errors.AdmissionError` naming each failing file and its reason.
 
 Everything here is synchronous CPU and disk work. Callers on the event loop must run
-``admit`` off the loop (``await asyncio.to_thread(store.admit, sources)``).
+``admit`` off the loop: ``await store.admit_async(sources)`` does exactly that.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +44,8 @@ from dcode.media.errors import (
     AdmissionError,
     AttachmentUnavailableError,
     ImageRejected,
-    RejectReason,
     Rejection,
+    RejectReason,
 )
 from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
 from dcode.media.normalize import NormalizedImage, normalize_image
@@ -92,7 +94,9 @@ def as_source(item: SourceLike) -> Source:
         case (bytes() as data, str() as name):
             return Source.from_bytes(data, name)
         case _:
-            raise TypeError(f"cannot admit {type(item).__name__}; pass a Source, Path or (bytes, name)")
+            raise TypeError(
+                f"cannot admit {type(item).__name__}; pass a Source, Path or (bytes, name)"
+            )
 
 
 class AttachmentStore:
@@ -125,6 +129,10 @@ class AttachmentStore:
         """
         normalized = self.normalize(sources)
         return [self._put(image, name) for image, name in normalized]
+
+    async def admit_async(self, sources: Sequence[SourceLike]) -> list[Attachment]:
+        """``admit`` on a worker thread, for callers on the event loop."""
+        return await asyncio.to_thread(self.admit, sources)
 
     def normalize(self, sources: Sequence[SourceLike]) -> list[tuple[NormalizedImage, str]]:
         """The admission checks and normalization of ``admit`` without writing anything."""
@@ -175,7 +183,12 @@ class AttachmentStore:
         assert source.path is not None
         cap = self.limits.max_source_bytes
         try:
-            size = source.path.stat().st_size
+            info = source.path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                raise ImageRejected(
+                    Rejection(name, RejectReason.UNREADABLE, "cannot read: not a regular file")
+                )
+            size = info.st_size
             if size > cap:
                 raise ImageRejected(
                     Rejection(

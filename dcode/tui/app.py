@@ -69,6 +69,12 @@ class Pending:
     text: str
     shell: str | None = None
     invocation: Invocation | None = None
+    draft: Any = None
+    """The input box as it was (pastes and all), to put back if the item is unqueued."""
+
+    @property
+    def restorable(self) -> Any:
+        return self.draft if self.draft is not None else self.text
 
 
 class DcodeApp(App[int]):
@@ -125,6 +131,17 @@ class DcodeApp(App[int]):
 
     # -- layout -------------------------------------------------------------------------
 
+    def watch_busy(self) -> None:
+        self._sync_prompt_busy()
+
+    def watch_ready(self) -> None:
+        self._sync_prompt_busy()
+
+    def _sync_prompt_busy(self) -> None:
+        prompts = self.query("#prompt")
+        if prompts:
+            prompts.first(PromptInput).busy = self.busy or not self.ready
+
     def compose(self) -> ComposeResult:
         kwargs = {"window": self._window} if self._window else {}
         yield Transcript(id="transcript", animate=self._animate, **kwargs)
@@ -159,6 +176,7 @@ class DcodeApp(App[int]):
         status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else self._branch  # type: ignore[assignment]
         status.activity = "Starting…"
         self.prompt_input.set_commands(commands.popup_entries())
+        self._sync_prompt_busy()
         self.prompt_input.focus()
         if self._initial_prompt and self._initial_prompt.strip():
             self.submit(Pending(self._initial_prompt))
@@ -171,12 +189,20 @@ class DcodeApp(App[int]):
             self._open_engine()
 
     def _remember_theme(self, theme: Theme) -> None:
-        if theme.name != self.settings.theme:
-            self.settings = replace(self.settings, theme=theme.name)
-            try:
-                save_preference(self.settings, "theme", theme.name)
-            except OSError as exc:
-                self.notify(f"could not save the theme: {exc}", severity="warning")
+        """Themes picked anywhere (the command palette too) persist; previews do not."""
+        from dcode.tui.screens.theme import ThemeScreen
+
+        if not isinstance(self.screen, ThemeScreen):
+            self._save_theme(theme.name)
+
+    def _save_theme(self, name: str) -> None:
+        if name == self.settings.theme:
+            return
+        self.settings = replace(self.settings, theme=name)
+        try:
+            save_preference(self.settings, "theme", name)
+        except OSError as exc:
+            self.notify(f"could not save the theme: {exc}", severity="warning")
 
     # -- engine -------------------------------------------------------------------------
 
@@ -224,7 +250,26 @@ class DcodeApp(App[int]):
         except ImportError:
             self.call_later(self.transcript.notice, problem, NoticeLevel.ERROR)
             return
-        self.push_screen(FirstRunScreen(problem, self.settings), callback=self._after_first_run)
+        screen = FirstRunScreen(problem, self.settings, check=self._connection_check)
+
+        def closed(retry: bool | None) -> None:
+            if screen.typed:
+                self.prompt_input.insert_text(screen.typed)
+            self._after_first_run(retry)
+
+        self.push_screen(screen, callback=closed)
+
+    def _connection_check(self) -> tuple[bool, str]:
+        """For the first-run screen's "test connection" (it runs this in a thread)."""
+        from dcode.models.connection import check_connection
+        from dcode.models.factory import resolve_model
+
+        settings = self._reload_settings() if self._reload_settings is not None else self.settings
+        try:
+            resolved = resolve_model(settings)
+        except ConfigError as exc:
+            return False, str(exc)
+        return check_connection(resolved)
 
     def _after_first_run(self, retry: bool | None) -> None:
         if not retry:
@@ -299,10 +344,15 @@ class DcodeApp(App[int]):
     @on(PromptInput.Submitted)
     def _on_submitted(self, event: PromptInput.Submitted) -> None:
         event.stop()
-        self.submit(Pending(event.text, shell=event.shell))
+        self.submit(Pending(event.text, shell=event.shell, draft=event.draft))
 
-    def on_text_area_changed(self) -> None:
-        self._last_typed = time.monotonic()
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area.text:
+            self._last_typed = time.monotonic()
+
+    def on_approval_widget_stray_key(self, message: Any) -> None:
+        """A key typed for the prompt just as an approval appeared goes back to the prompt."""
+        self.prompt_input.insert_text(message.character)
 
     def submit(self, item: Pending) -> None:
         if not item.text.strip():
@@ -325,15 +375,6 @@ class DcodeApp(App[int]):
 
     def run_slash(self, invocation: Invocation) -> None:
         self.submit(Pending(f"/{invocation.command.name} {invocation.args}".strip(), invocation=invocation))
-
-    def _draft(self) -> str:
-        """The text in the input box right now (the prompt widget wraps a TextArea)."""
-        widget = self.prompt_input
-        text = getattr(widget, "text", None)
-        if isinstance(text, str):
-            return text
-        areas = widget.query(TextArea)
-        return areas.first().text if areas else ""
 
     def prefill_prompt(self, text: str) -> None:
         self.prompt_input.restore(text)
@@ -377,12 +418,13 @@ class DcodeApp(App[int]):
             self._run_shell(item.text, private)
         else:
             self.busy = True
-            self._run_turn(item.text)
+            self._run_turn(item)
 
     # -- turns --------------------------------------------------------------------------
 
     @work(group="turn")
-    async def _run_turn(self, text: str) -> None:
+    async def _run_turn(self, item: Pending) -> None:
+        text = item.text
         self._streamed_chars = 0
         self._turn_output = False
         interrupted = False
@@ -408,15 +450,18 @@ class DcodeApp(App[int]):
             self.busy = False
             if self._branch is AUTO:
                 status.branch = read_git_branch(self.settings.workspace)
-        self._after_turn(interrupted)
+        self._after_turn(interrupted, item)
 
-    def _after_turn(self, interrupted: bool) -> None:
-        if interrupted and self.queue:
-            # An interrupt means "stop": queued prompts go back to the input rather than run.
-            waiting = [item.text for item in self.queue]
+    def _after_turn(self, interrupted: bool, sent: Pending) -> None:
+        if interrupted:
+            # An interrupt means "stop": queued prompts go back to the input rather than run,
+            # and so does the prompt itself when nothing came back for it yet.
+            waiting = list(self.queue)
             self.queue.clear()
-            draft = self._draft()
-            self.prompt_input.restore("\n\n".join([*waiting, draft] if draft.strip() else waiting))
+            if not self._turn_output:
+                waiting.insert(0, sent)
+            for item in reversed(waiting):
+                self.prompt_input.restore(item.restorable)
             self._show_queue()
             return
         self._pump()
@@ -483,7 +528,8 @@ class DcodeApp(App[int]):
     # -- approvals ----------------------------------------------------------------------
 
     async def on_approval_needed(self, message: ApprovalNeeded) -> None:
-        typing = time.monotonic() - self._last_typed < TYPING_GRACE
+        # Someone composing the next message must not answer this with a stray "y" or "n".
+        typing = bool(self.prompt_input.text.strip()) and time.monotonic() - self._last_typed < TYPING_GRACE
         self.status.activity = "Waiting for approval"
         await self.transcript.show_approval(message.request, message.future, TYPING_GRACE if typing else 0.0)
 
@@ -582,11 +628,17 @@ class DcodeApp(App[int]):
 
     def action_change_theme(self) -> None:
         try:
-            from dcode.tui.screens.theme import ThemeScreen  # type: ignore[import-not-found]
+            from dcode.tui.screens.theme import ThemeScreen
         except ImportError:
             self.search_themes()
             return
-        self.push_screen(ThemeScreen())
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self._save_theme(name)
+            self.prompt_input.focus()
+
+        self.push_screen(ThemeScreen(), callback=chosen)
 
     @work(group="clipboard")
     async def _copy_last_answer(self) -> None:
@@ -672,17 +724,24 @@ class DcodeApp(App[int]):
     # -- keys ---------------------------------------------------------------------------
 
     def action_escape(self) -> None:
-        """Esc: (modal and popup handle their own) → approval → queued message → the turn."""
+        """Esc, one step at a time: (a modal closes itself) → the input's popup → an approval
+        (rejected, and the turn stops) → the last queued message (back into the input) → the
+        turn → a second Esc on an idle draft clears it."""
+        prompt = self.prompt_input
+        if prompt.popup_open:
+            prompt.escape()
+            return
         if self._reject_pending():
             return
         if self.queue:
             item = self.queue.pop()
             self._show_queue()
-            draft = self._draft()
-            self.prompt_input.restore(item.text if not draft.strip() else f"{item.text}\n\n{draft}")
-            self.prompt_input.focus()
+            prompt.restore(item.restorable)
+            prompt.focus()
             return
-        self.interrupt()
+        if self.interrupt():
+            return
+        prompt.escape()
 
     def action_ctrl_c(self) -> None:
         selected = self.screen.get_selected_text()

@@ -69,6 +69,12 @@ class ApprovalWidget(Vertical, can_focus=True):
         decision: ApprovalDecision
         stop_turn: bool = False
 
+    @dataclass
+    class StrayKey(Message):
+        """A printable key that arrived before the widget was armed; it was meant for the prompt."""
+
+        character: str
+
     def __init__(
         self,
         request: ApprovalRequested,
@@ -113,6 +119,12 @@ class ApprovalWidget(Vertical, can_focus=True):
     def _armed(self) -> bool:
         """Keys typed into the prompt a moment before the question appeared must not answer it."""
         return time.monotonic() >= self._armed_at
+
+    def on_key(self, event: events.Key) -> None:
+        if not self._armed() and event.is_printable and event.character and not self.has_class("-feedback"):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.StrayKey(event.character))
 
     def decide(self, decision: ApprovalDecision, *, stop_turn: bool = False) -> None:
         if self.future.done():

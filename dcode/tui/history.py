@@ -3,12 +3,15 @@
 Each line is ``{"text": ..., "ts": ..., "cwd": ...}``; an optional ``"draft"`` keeps pasted
 blocks collapsed when the prompt is recalled. Loading reads the file once (call ``load`` from a
 thread; appends made meanwhile are kept), skips lines that do not parse and keeps the newest
-``limit`` entries. Appending writes one short line, so it is done inline.
+``limit`` entries. Appending writes one short line, so it is done inline. When the file holds
+more than three times ``limit`` lines, ``load`` rewrites it with the newest entries (skipped if
+another instance appended meanwhile).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_LIMIT = 1000
+MAX_ENTRY_CHARS = 100_000  # bigger prompts are recalled in this session but not written
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +83,13 @@ class PromptHistory:
     def load(self) -> list[HistoryEntry]:
         """Read the file (blocking: run it in a thread). Entries appended before it ends stay."""
         loaded: list[HistoryEntry] = []
+        lines = 0
+        size = 0
         try:
             with self.path.open(encoding="utf-8", errors="replace") as handle:
+                size = os.fstat(handle.fileno()).st_size
                 for line in handle:
+                    lines += 1
                     if not line.strip():
                         continue
                     entry = HistoryEntry.from_json(line)
@@ -94,13 +102,30 @@ class PromptHistory:
                         del loaded[: -self.limit]
         except OSError:
             pass  # missing or unreadable: start empty
+        loaded = loaded[-self.limit :]
+        if lines > 3 * self.limit:
+            self._compact(loaded, size)
         with self._lock:
-            session = self._entries
-            if loaded and session and loaded[-1].text == session[0].text:
-                session = session[1:]
+            # Prompts sent while this ran may already be in the file: keep one copy.
+            recent = loaded[-len(self._entries) :] if self._entries else []
+            on_disk = {(entry.ts, entry.text) for entry in recent}
+            session = [entry for entry in self._entries if (entry.ts, entry.text) not in on_disk]
             self._entries = (loaded + session)[-self.limit :]
             self._loaded = True
             return list(self._entries)
+
+    def _compact(self, entries: list[HistoryEntry], size: int) -> None:
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        try:
+            temporary.write_text(
+                "".join(entry.to_json() + "\n" for entry in entries), encoding="utf-8"
+            )
+            if self.path.stat().st_size == size:
+                os.replace(temporary, self.path)
+        except OSError:
+            pass
+        finally:
+            temporary.unlink(missing_ok=True)
 
     def append(self, text: str, *, draft: dict[str, Any] | None = None) -> bool:
         """Record a sent prompt; False when it is blank or repeats the newest entry."""
@@ -114,6 +139,8 @@ class PromptHistory:
             self._entries.append(entry)
             if len(self._entries) > self.limit:
                 del self._entries[: -self.limit]
+        if len(text) > MAX_ENTRY_CHARS:
+            return True
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as handle:

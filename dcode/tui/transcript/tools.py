@@ -96,11 +96,13 @@ class ToolCallView(Vertical):
             assert entry.status is not None
             icon, style = STATUS_ICONS[entry.status]
         summary = entry.summary
-        if not summary and entry.args_chars:
+        if entry.name and summary.startswith(entry.name):
+            summary = summary[len(entry.name) :].strip()
+        if not summary and entry.args_chars and entry.running:
             summary = f"… {entry.args_chars} chars of arguments"
         parts: list[tuple[str, str] | str] = [(icon, style), " ", (entry.name or "tool", "bold")]
         if summary:
-            parts += ["  ", (summary.splitlines()[0] if summary else "", "$text-muted")]
+            parts += [" ", (summary.splitlines()[0], "$text-muted")]
         diff = self._diff()
         if diff:
             added, removed = diff_stats(diff)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 from textual import events
+from textual.actions import SkipAction
+from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult, Location, Selection
 
@@ -39,6 +41,13 @@ def normalize_newlines(text: str) -> str:
 
 class PromptArea(TextArea):
     COMPONENT_CLASSES: ClassVar[set[str]] = {"prompt-area--token"}
+
+    # Keys the app also wants (quit, $EDITOR, clipboard media) are passed on when there is
+    # nothing for the editor to do with them.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+d", "delete_right_or_skip", "Delete right", show=False),
+        Binding("ctrl+x", "cut_or_skip", "Cut", show=False),
+    ]
 
     DEFAULT_CSS = """
     PromptArea {
@@ -124,10 +133,8 @@ class PromptArea(TextArea):
 
     def insert_placeholder(self, kind: str, label: str, payload: Any = None) -> Placeholder:
         """Write ``label`` at the cursor and bind it as a token of ``kind``."""
-        start, end = self.selection
-        low, _ = self.placeholders.widen(self.offset_of(start), self.offset_of(end))
         self.insert_text(label)
-        token = self.placeholders.add(kind, label, low, payload)
+        token = self.placeholders.add(kind, label, self.cursor_offset - len(label), payload)
         self._after_sync()
         return token
 
@@ -152,8 +159,19 @@ class PromptArea(TextArea):
         self.handle_paste(event.text)
 
     def action_paste(self) -> None:
-        if self.app.clipboard:
-            self.handle_paste(self.app.clipboard)
+        if not self.app.clipboard:
+            raise SkipAction()
+        self.handle_paste(self.app.clipboard)
+
+    def action_delete_right_or_skip(self) -> None:
+        if not self.text:
+            raise SkipAction()
+        self.action_delete_right()
+
+    def action_cut_or_skip(self) -> None:
+        if self.selection.is_empty:
+            raise SkipAction()
+        self.action_cut()
 
     # --- keys
 
@@ -300,6 +318,12 @@ class PromptArea(TextArea):
 
     def on_mount(self) -> None:
         self._install_token_style()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self.is_attached:
+            # The component styles are refreshed after this node's: read them once it's done.
+            self.call_after_refresh(self._install_token_style)
 
     def _install_token_style(self) -> None:
         if not self.is_attached:

@@ -3,10 +3,14 @@
 Keys (when the box has focus):
 
 - Enter sends. Shift+Enter, Alt+Enter, Ctrl+Enter and Ctrl+J insert a newline, and so does
-  Enter right after a trailing backslash (for terminals that report Shift+Enter as Enter).
+  Enter right after a trailing backslash. Ctrl+J and the backslash work in every terminal; the
+  modified Enters need a terminal that reports them (kitty protocol, xterm modifyOtherKeys):
+  elsewhere Shift+Enter and Alt+Enter (ESC CR) reach Textual as a plain Enter.
 - Up on the first row / Down on the last row walk the history; the draft comes back at the end.
-- While a popup is open: Up/Down (or Ctrl+P/Ctrl+N) move, Tab accepts, Enter accepts (or sends a
-  slash command that is already complete), Esc closes it.
+- While a popup is open: Up/Down (or Ctrl+P/Ctrl+N) move, Tab accepts, Enter accepts (or sends
+  when the token is already exactly the highlighted completion), Esc closes it.
+- Ctrl+D (on an empty box), Ctrl+X (with no selection) and Ctrl+V (with an empty app clipboard)
+  are passed on to the app's bindings.
 
 Esc is shared with the app. The box only eats an Esc that closes its own popup; everything
 else reaches the app, whose Esc chain should call ``escape()`` first: it closes a popup, and a
@@ -51,7 +55,7 @@ from dcode.tui.widgets.placeholders import (
     PlaceholderRegistry,
     PlaceholderSource,
 )
-from dcode.tui.widgets.prompt_area import PromptArea
+from dcode.tui.widgets.prompt_area import PromptArea, normalize_newlines
 
 NEWLINE_KEYS = frozenset(
     {
@@ -69,18 +73,34 @@ NEWLINE_KEYS = frozenset(
 ESCAPE_CLEAR_WINDOW = 1.0
 INLINE_MATCH_LIMIT = 5_000  # above this many paths, matching runs in a thread
 INDEX_MAX_AGE = 30.0
-DEFAULT_PLACEHOLDER = "Ask dcode…   Enter send · Shift+Enter newline · / commands · @ files · ! shell"
+DEFAULT_PLACEHOLDER = "Ask dcode…   / commands · @ files · ! shell · Shift+Enter newline"
 BUSY_PLACEHOLDER = "Working…   type to queue a message · Esc interrupts"
 
 _GROUP_HISTORY = "prompt-history"
 _GROUP_FILES = "prompt-files"
 _GROUP_MATCH = "prompt-match"
-_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 
 class ShellMode(StrEnum):
     CONTEXT = "context"  # `!cmd`: the output goes into the model's context
     PRIVATE = "private"  # `!!cmd`: the output is shown, never sent
+
+
+_MENTION = re.compile(r"(?:^|(?<=\s))@(\S+)")
+
+
+def find_mentions(text: str, workspace: Path) -> tuple[str, ...]:
+    """The ``@path`` tokens in ``text`` naming an existing path inside the workspace, in order."""
+    root = workspace.resolve()
+    found: list[str] = []
+    for match in _MENTION.finditer(text):
+        relative = match.group(1).rstrip(".,;:!?)]}\"'")
+        if not relative or relative in found:
+            continue
+        target = (root / relative).resolve()
+        if target.is_relative_to(root) and target.exists():
+            found.append(relative)
+    return tuple(found)
 
 
 def split_prompt(raw: str, expanded: str) -> tuple[ShellMode | None, str]:
@@ -94,7 +114,7 @@ def split_prompt(raw: str, expanded: str) -> tuple[ShellMode | None, str]:
         return ShellMode.PRIVATE, expanded.lstrip()[2:].strip()
     if lead.startswith("!"):
         return ShellMode.CONTEXT, expanded.lstrip()[1:].strip()
-    return None, _LEADING_BLANK_LINES.sub("", expanded.rstrip())
+    return None, expanded.strip()
 
 
 class PromptInput(Widget):
@@ -120,6 +140,7 @@ class PromptInput(Widget):
         shell: ShellMode | None = None
         placeholders: tuple[Placeholder, ...] = ()  # the tokens that were bound (all kinds)
         draft: Draft | None = None  # the box as it was, for restoring an interrupted prompt
+        mentions: tuple[str, ...] = ()  # `@path`s naming existing workspace paths, relative
         prompt_input: PromptInput | None = field(default=None, repr=False)
 
         @property
@@ -134,13 +155,15 @@ class PromptInput(Widget):
         id: str | None = None,
         classes: str | None = None,
         placeholder: str = DEFAULT_PLACEHOLDER,
+        busy_placeholder: str = BUSY_PLACEHOLDER,
     ) -> None:
         super().__init__(id=id, classes=classes)
         self.workspace = workspace
         self.history = PromptHistory(history_path, cwd=workspace)
         self.files = FileIndex(workspace)
         self.placeholders = PlaceholderRegistry([PastedTextSource()])
-        self._placeholder_text = placeholder
+        self.idle_placeholder = placeholder
+        self.busy_placeholder = busy_placeholder
         self._area = PromptArea(self, self.placeholders, placeholder=placeholder)
         self._popup = CompletionPopup()
         self._commands: list[tuple[str, str]] = []
@@ -149,6 +172,7 @@ class PromptInput(Widget):
         self._dismissed: tuple[CompletionKind, int] | None = None
         self._last_escape = 0.0
         self._scanning = False
+        self._mentions_for: tuple[CompletionTarget, float | None] | None = None
 
     def compose(self) -> ComposeResult:
         yield self._popup
@@ -207,7 +231,7 @@ class PromptInput(Widget):
 
     def restore(self, value: str | Draft) -> None:
         """Put a prompt back (queued or interrupted). Anything typed since goes after it."""
-        draft = Draft(value) if isinstance(value, str) else value
+        draft = Draft(normalize_newlines(value)) if isinstance(value, str) else value
         current = self._area.snapshot()
         if current.text.strip():
             offset = len(draft.text) + 1
@@ -252,6 +276,7 @@ class PromptInput(Widget):
                 shell=shell,
                 placeholders=draft.placeholders,
                 draft=draft,
+                mentions=find_mentions(body, self.workspace) if shell is None else (),
                 prompt_input=self,
             )
         )
@@ -276,7 +301,7 @@ class PromptInput(Widget):
         return False
 
     def watch_busy(self, busy: bool) -> None:
-        self._area.placeholder = BUSY_PLACEHOLDER if busy else self._placeholder_text
+        self._area.placeholder = self.busy_placeholder if busy else self.idle_placeholder
 
     # --- keys (called by PromptArea)
 
@@ -318,7 +343,6 @@ class PromptInput(Widget):
                 target = popup.target
                 if (
                     target is not None
-                    and target.kind is CompletionKind.SLASH
                     and completion.value.strip() == self.text[target.start : target.end]
                 ):
                     return False  # already complete: let Enter send it
@@ -411,6 +435,9 @@ class PromptInput(Widget):
                 self._popup.hide()
             return
         self._ensure_index()
+        shown_for = (target, self.files.scanned_at)
+        if self._popup.is_open and self._mentions_for == shown_for:
+            return  # a text change and a cursor move arrive for each key: match once
         if not self.files.ready:
             self._popup.show(target, [], note="Indexing files…")
         elif len(self.files.paths) <= INLINE_MATCH_LIMIT:
@@ -428,7 +455,9 @@ class PromptInput(Widget):
         return target, self.files.match(target.query)
 
     def _show_mentions(self, target: CompletionTarget, matches: list[FileMatch]) -> None:
+        matches = [match for match in matches if match.path != target.query]
         self._popup.show(target, mention_completions(matches), note="No matching files")
+        self._mentions_for = (target, self.files.scanned_at)
 
     def _ensure_index(self) -> None:
         if self._scanning or not self.files.stale(INDEX_MAX_AGE):

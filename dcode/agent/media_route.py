@@ -1,0 +1,26 @@
+"""From a model profile to the media pipeline's image route (budgets and token formula)."""
+
+from __future__ import annotations
+
+from dcode.media.limits import ImageRoute
+from dcode.media.tokens import GENERIC, AnthropicPixels, GeminiTiles, OpenAIPatches, OpenAITiles, TokenFormula
+from dcode.models.profiles import ModelProfile
+
+
+def token_formula(name: str) -> TokenFormula:
+    kind, _, argument = name.partition(":")
+    match kind:
+        case "openai-tile":
+            return OpenAITiles()
+        case "openai-patch":
+            return OpenAIPatches(multiplier=float(argument or 1.0))
+        case "anthropic":
+            return AnthropicPixels()
+        case "gemini":
+            return GeminiTiles()
+        case _:
+            return GENERIC
+
+
+def route_for(profile: ModelProfile) -> ImageRoute:
+    return ImageRoute(profile.image_max_pixels, profile.image_max_bytes, token_formula(profile.image_token_formula))
