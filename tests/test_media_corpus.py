@@ -69,8 +69,9 @@ def _report(results: list[Outcome]) -> None:
     reasons = Counter(o.error.reason.value for o in results if o.error is not None)
     slowest = max(results, key=lambda o: o.seconds)
     print(
-        f"\ncorpus: {len(results)} files, {admitted} admitted, {len(results) - admitted} refused "
-        f"{dict(sorted(reasons.items()))}; slowest {slowest.path.name} {slowest.seconds * 1000:.0f} ms"
+        f"\ncorpus: {len(results)} files, {admitted} admitted, "
+        f"{len(results) - admitted} refused {dict(sorted(reasons.items()))}; "
+        f"slowest {slowest.path.name} {slowest.seconds * 1000:.0f} ms"
     )
 
 

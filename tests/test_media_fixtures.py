@@ -66,7 +66,7 @@ def opened(data: bytes) -> Image.Image:
 
 
 def _s15f16(value: float) -> bytes:
-    return int(round(value * 65536)).to_bytes(4, "big", signed=True)
+    return round(value * 65536).to_bytes(4, "big", signed=True)
 
 
 def _xyz_tag(x: float, y: float, z: float) -> bytes:
@@ -92,7 +92,7 @@ def matrix_profile(
     (Display P3 here) assemble one: header, tag table, then desc/wtpt/rgbXYZ/rgbTRC tags.
     Colorants are the D50-adapted XYZ of the primaries, as ICC requires.
     """
-    curve = b"curv" + bytes(4) + (1).to_bytes(4, "big") + int(round(gamma * 256)).to_bytes(2, "big")
+    curve = b"curv" + bytes(4) + (1).to_bytes(4, "big") + round(gamma * 256).to_bytes(2, "big")
     curve += bytes(2)  # pad to a 4-byte boundary
     tags = [
         (b"desc", _desc_tag(description)),

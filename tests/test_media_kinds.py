@@ -93,6 +93,6 @@ def test_video_admission_is_refused_clearly(tmp_path: Path) -> None:
         store.admit([Source.from_path(path)])
     assert info.value.reason is RejectReason.VIDEO_UNSUPPORTED
     assert "video input is not supported yet" in str(info.value)
-    with pytest.raises(VideoNotSupportedError, match="screen-recording.mp4"):
+    with pytest.raises(VideoNotSupportedError, match=r"screen-recording\.mp4"):
         require_not_video(path)
     require_not_video(tmp_path / "store")  # not a video: no error

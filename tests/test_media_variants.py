@@ -195,7 +195,7 @@ def test_regeneration_is_byte_identical(store: AttachmentStore) -> None:
     assert svc.get_sync(att, DEFAULT_ROUTE).read_bytes() == first
 
 
-# -- the cache ---------------------------------------------------------------------------------------
+# -- the cache ------------------------------------------------------------------------------------
 
 
 def _overwrite(path: Path, data: bytes) -> None:

@@ -22,20 +22,19 @@ from textual.widgets import Button, Label, Static
 from textual.worker import Worker, WorkerState
 
 from dcode.config import Settings
+from dcode.models.presets import PROVIDERS
 
 ConnectionCheck = Callable[[], tuple[bool, str]]
 _CHECK_GROUP = "first-run-check"
 
-# Environment variable holding each hosted provider's key (mirrors the model presets).
-KEY_ENVIRONMENT = {
-    "openai": "OPENAI_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-}
-LOCAL_SERVERS = (
-    ("Ollama", "ollama", "http://localhost:11434/v1", "qwen3-coder"),
-    ("vLLM", "vllm", "http://localhost:8000/v1", "MODEL"),
-    ("LM Studio", "lmstudio", "http://localhost:1234/v1", "MODEL"),
+# Environment variable holding each hosted provider's key, straight from the model presets.
+KEY_ENVIRONMENT = {p.name: p.key_env for p in PROVIDERS.values() if p.key_required and p.key_env}
+_LOCAL_LABELS = {"ollama": ("Ollama", "qwen3-coder"), "vllm": ("vLLM", "MODEL"), "lmstudio": ("LM Studio", "MODEL")}
+LOCAL_SERVERS = tuple(
+    (label, p.name, p.base_url, example)
+    for p in PROVIDERS.values()
+    if p.local
+    for label, example in [_LOCAL_LABELS.get(p.name, (p.name, "MODEL"))]
 )
 
 
