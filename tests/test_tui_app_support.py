@@ -1,0 +1,131 @@
+"""Shared harness for the TUI pilot tests: the real app, engine and SQLite against the scripted server.
+
+No tests live here; the ``test_tui_app*`` modules import ``running_app``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from dcode.config import ApprovalMode, Settings, WireApi
+from dcode.tui.app import DcodeApp
+from dcode.tui.transcript import AssistantEntry, ToolCallEntry, ToolGroupEntry, UserEntry
+from tests.support.model_server import ScriptedModelServer, Step
+
+SIZE = (100, 34)
+
+
+def screen_text(app: DcodeApp) -> str:
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in strip).rstrip() for strip in strips)
+
+
+@dataclass
+class Harness:
+    app: DcodeApp
+    pilot: Pilot[int]
+    server: ScriptedModelServer
+    workspace: Path
+    settings: Settings
+
+    async def until(self, condition: Callable[[], Any], timeout: float = 10.0, what: str = "") -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what or condition}\n{screen_text(self.app)}")
+            await self.pilot.pause(0.02)
+
+    async def ready(self) -> None:
+        await self.until(lambda: self.app.ready, 30, "the engine")
+
+    async def type(self, text: str) -> None:
+        self.app.prompt_input.insert_text(text)
+        await self.pilot.pause()
+
+    async def send(self, text: str) -> None:
+        await self.type(text)
+        await self.pilot.press("enter")
+
+    async def idle(self, timeout: float = 15.0) -> None:
+        await self.until(lambda: not self.app.busy and not self.app.queue and not self.app.workers_in("turn"), timeout, "the turn to end")
+        await self.pilot.pause()
+
+    async def approval(self, timeout: float = 10.0) -> ToolCallEntry:
+        await self.until(lambda: self.app.transcript.pending_approvals and self._approval_widget() is not None, timeout, "an approval")
+        await self.pilot.pause()
+        return self.app.transcript.pending_approvals[0]
+
+    def _approval_widget(self) -> Any:
+        from dcode.tui.approval_widget import ApprovalWidget
+
+        found = self.app.query(ApprovalWidget)
+        return found.first() if found else None
+
+    def text(self) -> str:
+        return screen_text(self.app)
+
+    def entries(self, kind: type) -> list[Any]:
+        return [entry for entry in self.app.transcript.entries if isinstance(entry, kind)]
+
+    def answers(self) -> list[str]:
+        return [entry.text for entry in self.entries(AssistantEntry)]
+
+    def prompts(self) -> list[str]:
+        return [entry.text for entry in self.entries(UserEntry)]
+
+    def calls(self) -> list[ToolCallEntry]:
+        return [call for group in self.entries(ToolGroupEntry) for call in group.calls]
+
+    def tool_results(self, request: int = -1) -> list[str]:
+        index = request if request >= 0 else len(self.server.requests) + request
+        return [text for role, text in self.server.transcript(index) if role == "tool"]
+
+
+def make_settings(home: Path, workspace: Path, server: ScriptedModelServer, **changes: Any) -> Settings:
+    base = Settings(
+        home=home,
+        workspace=workspace,
+        model="openai:test-model",
+        base_url=server.base_url,
+        api=WireApi.CHAT,
+        approve=ApprovalMode.MANUAL,
+        max_retries=0,
+    )
+    return replace(base, **changes)
+
+
+@asynccontextmanager
+async def running_app(
+    server: ScriptedModelServer,
+    workspace: Path,
+    home: Path,
+    *steps: Step,
+    size: tuple[int, int] = SIZE,
+    wait_ready: bool = True,
+    settings: Settings | None = None,
+    **app_kwargs: Any,
+) -> AsyncIterator[Harness]:
+    if steps:
+        server.script(*steps)
+    settings = settings or make_settings(home, workspace, server)
+    app_kwargs.setdefault("animate", False)
+    app_kwargs.setdefault("cwd_label", "~/ws")
+    app_kwargs.setdefault("branch", "main")
+    app = DcodeApp(settings, **app_kwargs)
+    async with app.run_test(size=size) as pilot:
+        harness = Harness(app, pilot, server, workspace, settings)
+        if wait_ready:
+            await harness.ready()
+        yield harness
+        # Let a turn still in flight settle before the loop goes away.
+        if app.runner is not None and app.runner.busy:
+            app.runner.cancel()
+            await asyncio.sleep(0.05)
