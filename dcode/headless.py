@@ -111,6 +111,12 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
 
 
 def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool = False) -> int:
+    if debug:
+        import logging
+
+        logging.basicConfig(level=logging.DEBUG, format="dcode: %(name)s: %(message)s")
+        for noisy in ("httpcore", "httpx", "aiosqlite", "asyncio", "openai", "urllib3"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return asyncio.run(run_headless(settings, request, out=sys.stdout, err=sys.stderr))
     except ConfigError as exc:

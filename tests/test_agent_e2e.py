@@ -190,3 +190,19 @@ async def test_reasoning_reaches_the_event_stream(server, make_settings, api: st
     thought = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
     assert thought == "First I consider the question."
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "The result."
+
+
+async def test_write_todos_updates_the_plan(server, make_settings, api: str) -> None:
+    from dcode.agent.engine import Engine
+    from dcode.agent.approval import HeadlessApprover
+
+    todos = [{"content": "read the code", "status": "completed"}, {"content": "fix the bug", "status": "in_progress"}]
+    server.script(reply(tool_calls=[tool_call("write_todos", {"todos": todos})]), reply("planned"))
+    async with await Engine.open(make_settings(api)) as engine:
+        runner = engine.runner(HeadlessApprover())
+        events = [e async for e in runner.run_turn("plan it")]
+        state = await engine.graph.aget_state(runner.config)
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert finished[0].name == "write_todos" and finished[0].status is ToolStatus.OK
+    assert [t["content"] for t in state.values["todos"]] == ["read the code", "fix the bug"]
+    assert "write_todos" in server.requests[0].tool_names

@@ -138,3 +138,10 @@ def test_resume_flag_without_id_takes_latest(server, workspace, home) -> None:
     first = json.loads(run(["-p", "first", *model_args(server), "--output-format", "json"], workspace, home).stdout)
     second = json.loads(run(["-p", "-r", "--output-format", "json", *model_args(server)], workspace, home, stdin="next").stdout)
     assert second["session_id"] == first["session_id"]
+
+
+def test_debug_shows_the_traceback(workspace, home) -> None:
+    args = ["-p", "hi", "-m", "openai:x", "--base-url", "http://127.0.0.1:9/v1", "--debug"]
+    result = run(args, workspace, home, env={"DCODE_MAX_RETRIES": "0"})
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr and "dcode: error: cannot reach the model server" in result.stderr

@@ -9,6 +9,7 @@ with a "cancelled" result before each turn and after an interrupt.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from dcode.agent.engine import Engine
 
 RECURSION_LIMIT = 10_000
+log = logging.getLogger(__name__)
 _DONE = object()
 
 
@@ -106,6 +108,7 @@ class SessionRunner:
             error = f"stopped after {translator.tally.num_turns} model turns (--max-turns {self.engine.settings.max_turns})"
             emit(ErrorEvent(error, kind="max_turns"))
         except Exception as exc:  # noqa: BLE001 - every failure becomes one line for the user
+            log.debug("turn failed", exc_info=True)
             error = describe_model_error(exc, self.engine.resolved.endpoint.base_url)
             emit(ErrorEvent(error, kind=type(exc).__name__))
         tally = translator.tally

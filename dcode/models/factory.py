@@ -58,7 +58,4 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings) -> ChatOpenAI:
         "max_retries": settings.max_retries,
         "timeout": settings.request_timeout,
     }
-    if endpoint.api is WireApi.RESPONSES:
-        # The checkpoint is the source of truth; server-side storage would duplicate it.
-        kwargs["store"] = False
     return DcodeChatOpenAI(**kwargs)
