@@ -239,3 +239,14 @@ def test_cli_image_flag_and_errors(server, workspace, tmp_path) -> None:
         and "broken.png" in bad.stderr
     )
     assert len(server.requests) == 1
+
+
+def test_typescript_is_not_a_video(tmp_path) -> None:
+    from dcode.media.kinds import detect_media_kind
+
+    source = tmp_path / "app.ts"
+    source.write_text("export const x: number = 1;\n")
+    assert detect_media_kind(source) is None
+    stream = tmp_path / "clip.ts"
+    stream.write_bytes((b"\x47" + b"\x00" * 187) * 3)
+    assert detect_media_kind(stream) == "video"

@@ -51,7 +51,7 @@ VIDEO_EXTENSIONS = frozenset(
         ".flv",
         ".mpg",
         ".mpeg",
-        ".ts",
+        # not ".ts": in a code base that is TypeScript; real MPEG-TS is caught by its sync bytes
         ".m2ts",
         ".mts",
         ".3gp",

@@ -130,6 +130,15 @@ class PlaceholderSource:
         """The payload rebuilt from ``dump``'s data, or None to leave the label as plain text."""
         return None
 
+    def allow_submit(self, placeholders: tuple[Placeholder, ...]) -> bool:
+        """Whether a prompt holding these tokens (all of this kind) may be sent now.
+
+        Return False to keep the draft in the box unsent, after telling the user why (media
+        still being attached, a video that cannot be sent). Only asked when the draft holds
+        at least one token of this kind.
+        """
+        return True
+
 
 class PastedTextSource(PlaceholderSource):
     """Collapses a long paste into ``[Pasted text #N +L lines]``; the full text is sent."""
@@ -217,6 +226,13 @@ class PlaceholderRegistry:
         self._items.append(token)
         self._items.sort(key=lambda item: item.start)
         return token
+
+    def discard(self, token: Placeholder) -> bool:
+        """Unbind one token (matched by id) without touching the text or telling its source."""
+        kept = [item for item in self._items if item.id != token.id]
+        found = len(kept) != len(self._items)
+        self._items = kept
+        return found
 
     def containing(self, offset: int) -> Placeholder | None:
         """The token with ``offset`` strictly inside it (not at either edge)."""

@@ -35,6 +35,18 @@ class PromptKeys(Protocol):
     def history_step(self, older: bool) -> bool: ...
 
 
+class KeyFilter(Protocol):
+    """Sees each key before the editor does (e.g. burst detection for unbracketed pastes)."""
+
+    def filter_key(self, event: events.Key) -> bool:
+        """True when the filter took the key (it may insert it later)."""
+        ...
+
+    def flush(self) -> None:
+        """Apply any keys held back, now: called before a paste so the order is kept."""
+        ...
+
+
 def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -79,6 +91,9 @@ class PromptArea(TextArea):
         self.placeholders = registry
         self._syncing = False
         self._states: dict[str, tuple[Placeholder, ...]] = {}
+        self.key_filter: KeyFilter | None = None
+        # Ctrl+V asks this first (an image clipboard reader); True means it took the paste over.
+        self.clipboard_paste: Callable[[], bool] | None = None
         super().__init__(
             "",
             soft_wrap=True,
@@ -156,9 +171,15 @@ class PromptArea(TextArea):
     async def _on_paste(self, event: events.Paste) -> None:
         event.prevent_default()  # TextArea's own handler would insert the raw text as well
         event.stop()
+        if self.key_filter is not None:
+            self.key_filter.flush()
         self.handle_paste(event.text)
 
     def action_paste(self) -> None:
+        if self.key_filter is not None:
+            self.key_filter.flush()
+        if self.clipboard_paste is not None and self.clipboard_paste():
+            return
         if not self.app.clipboard:
             raise SkipAction()
         self.handle_paste(self.app.clipboard)
@@ -176,6 +197,10 @@ class PromptArea(TextArea):
     # --- keys
 
     async def _on_key(self, event: events.Key) -> None:
+        if self.key_filter is not None and self.key_filter.filter_key(event):
+            event.stop()
+            event.prevent_default()
+            return
         if self._owner.handle_prompt_key(event):
             event.stop()
             event.prevent_default()

@@ -11,6 +11,8 @@ Keys (when the box has focus):
   when the token is already exactly the highlighted completion), Esc closes it.
 - Ctrl+D (on an empty box), Ctrl+X (with no selection) and Ctrl+V (with an empty app clipboard)
   are passed on to the app's bindings.
+- Ctrl+V first asks ``area.clipboard_paste`` when one is set (the media tracker reads an image
+  from the system clipboard there, falling back to the text paste).
 
 Esc is shared with the app. The box only eats an Esc that closes its own popup; everything
 else reaches the app, whose Esc chain should call ``escape()`` first: it closes a popup, and a
@@ -255,11 +257,12 @@ class PromptInput(Widget):
         return True
 
     def submit(self) -> bool:
-        """Send the draft as if Enter was pressed; False when there is nothing to send."""
+        """Send the draft as if Enter was pressed; False when there is nothing to send, or a
+        placeholder source refused it (the draft then stays in the box)."""
         draft = self._area.snapshot()
         expanded = self.placeholders.expand(draft.text)
         shell, body = split_prompt(draft.text, expanded)
-        if not body.strip():
+        if not body.strip() or not self._sources_allow(draft):
             return False
         self.history.append(
             expanded.strip(), draft=draft.to_json(self.placeholders.sources_by_kind)
@@ -280,6 +283,14 @@ class PromptInput(Widget):
                 prompt_input=self,
             )
         )
+        return True
+
+    def _sources_allow(self, draft: Draft) -> bool:
+        """Ask each source with tokens in the draft whether it may be sent (see ``allow_submit``)."""
+        for source in self.placeholders.sources:
+            mine = tuple(token for token in draft.placeholders if token.kind == source.kind)
+            if mine and not source.allow_submit(mine):
+                return False
         return True
 
     def escape(self) -> bool:

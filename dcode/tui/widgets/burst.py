@@ -1,0 +1,159 @@
+"""Burst detection for the prompt: keys that arrive too fast to be typed are treated as a paste.
+
+Most terminals bracket a paste, and Textual turns it into one ``Paste`` event. Some (VS Code's
+terminal for dropped files, PowerShell hosts, some SSH setups) type it out as separate key
+events instead, so a dropped path would never reach the media tracker and an embedded newline
+would send half a prompt. :class:`BurstKeys` sits in front of the editor as its ``key_filter``
+and runs :class:`~dcode.media.paths.BurstDetector` over the printable keys:
+
+- a key is held while it might be the start of a burst, and released as typed once a gap of
+  ``max_gap`` (30 ms) shows it is not, so typing is delayed by at most that much;
+- a burst (at least 3 characters, each under 30 ms after the last) is collected until 80 ms of
+  quiet and handed to ``PromptArea.handle_paste``, exactly like a bracketed paste: the
+  placeholder sources see it, and a newline inside it is a newline, never Enter;
+- Enter, Ctrl+J and Tab join what is held only while something is held (Tab only inside a
+  burst); on their own they act at once. Any other key first releases what is held, so the
+  order of keys never changes.
+
+Timers are Textual's. Time is injectable: ``key_time`` stamps a key (by default the moment
+Textual created the event, so a busy UI does not squeeze typed keys into a fake burst) and
+``now`` is the same clock for the timer's poll.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual import events
+from textual.timer import Timer
+
+from dcode.media.paths import BurstDetector, BurstOutput, BurstPaste
+
+if TYPE_CHECKING:
+    from dcode.tui.widgets.prompt_input import PromptInput
+
+try:  # the clock Textual stamps events with (perf_counter on Windows, monotonic elsewhere)
+    from textual._time import get_time as _textual_time
+except ImportError:  # pragma: no cover - a Textual that moved it
+    _textual_time = time.monotonic
+
+
+def _event_time(event: events.Key) -> float:
+    return event.time
+
+
+class BurstKeys:
+    """A ``PromptArea.key_filter`` turning unbracketed pastes into pastes.
+
+    ``enabled`` None (the default) means on in a real terminal and off under ``run_test``,
+    where the pilot presses keys faster than anyone types; tests of the filter pass True.
+    """
+
+    def __init__(
+        self,
+        prompt: PromptInput,
+        *,
+        detector: BurstDetector | None = None,
+        key_time: Callable[[events.Key], float] = _event_time,
+        now: Callable[[], float] = _textual_time,
+        enabled: bool | None = None,
+    ) -> None:
+        self.prompt = prompt
+        self.detector = detector or BurstDetector()
+        self._key_time = key_time
+        self._now = now
+        self._enabled = enabled
+        self._timer: Timer | None = None
+        self.bursts = 0  # pastes recognised, for diagnostics and tests
+
+    @property
+    def enabled(self) -> bool:
+        if self._enabled is None:
+            try:
+                self._enabled = not self.prompt.app.is_headless
+            except Exception:  # noqa: BLE001 - no app yet: decide on the next key
+                return False
+        return self._enabled
+
+    @property
+    def holding(self) -> bool:
+        return self.detector.pending
+
+    # --- the KeyFilter protocol
+
+    def filter_key(self, event: events.Key) -> bool:
+        if not self.enabled or self.prompt.area.read_only:
+            return False
+        char = self._char_of(event)
+        if char is None:
+            self.flush()
+            return False
+        released = self.detector.feed(char, self._key_time(event))
+        if released is not None:
+            self._apply(released)
+        self._schedule()
+        return True
+
+    def flush(self) -> None:
+        self._cancel()
+        released = self.detector.flush()
+        if released is not None:
+            self._apply(released)
+
+    def poll(self) -> None:
+        """Release what is due at ``now()``; the timer calls this, tests may too."""
+        released = self.detector.poll(self._now())
+        if released is not None:
+            self._apply(released)
+        self._schedule()
+
+    # --- internals
+
+    def _char_of(self, event: events.Key) -> str | None:
+        detector = self.detector
+        if event.is_printable and event.character:
+            return event.character
+        if event.key == "enter" and detector.pending:
+            return "\r"
+        if event.key == "ctrl+j" and detector.pending:
+            return "\n"
+        if event.key == "tab" and detector.in_burst:
+            return "\t"
+        return None
+
+    def _schedule(self) -> None:
+        self._cancel()
+        deadline = self.detector.deadline()
+        if deadline is None:
+            return
+        delay = max(0.001, deadline - self._now())
+        self._timer = self.prompt.area.set_timer(delay, self.poll, name="burst-keys")
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def _apply(self, released: BurstOutput) -> None:
+        area = self.prompt.area
+        if not area.is_attached:
+            return
+        if isinstance(released, BurstPaste):
+            self.bursts += 1
+            area.handle_paste(released.text)
+            return
+        # Typed keys, replayed in order: Enter means Enter again (send, accept a completion).
+        run: list[str] = []
+        for char in released.text:
+            if char != "\r":
+                run.append(char)
+                continue
+            if run:
+                area.insert_text("".join(run))
+                run = []
+            if not self.prompt.handle_prompt_key(events.Key("enter", "\r")):
+                area.insert_text("\n")
+        if run:
+            area.insert_text("".join(run))
