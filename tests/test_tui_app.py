@@ -15,7 +15,8 @@ from dcode.tui.status import StatusBar
 from dcode.tui.transcript.blocks import AssistantMessage, ReasoningView
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from tests.test_tui_app_support import running_app
+from dcode.config import WireApi
+from tests.test_tui_app_support import GatedApp, make_settings, running_app
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,25 +43,27 @@ async def test_typing_and_sending_streams_markdown(server: ScriptedModelServer, 
 
 async def test_reasoning_is_dimmed_and_folds(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
     step = reply("The answer is 4.", reasoning="Two plus two is four, obviously.")
-    async with running_app(server, workspace, dcode_home, step) as h:
+    settings = make_settings(dcode_home, workspace, server, api=WireApi.RESPONSES)
+    async with running_app(server, workspace, dcode_home, step, settings=settings) as h:
         await h.send("2+2?")
         await h.idle()
-        if h.app.query(ReasoningView):  # only when the wire carries reasoning to langchain
-            view = h.app.query_one(ReasoningView)
-            assert "▸ Thought" in str(view.render())
-            await h.pilot.click(ReasoningView)
-            assert "obviously" in str(view.render())
+        view = h.app.query_one(ReasoningView)
+        assert "▸ Thought (6 words" in str(view.render())
+        assert "obviously" not in h.text()
+        await h.pilot.click(ReasoningView)
+        assert "obviously" in str(view.render())
         assert h.answers()[-1] == "The answer is 4."
 
 
 async def test_prompt_given_at_start_waits_for_the_engine(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    async with running_app(server, workspace, dcode_home, reply("first"), reply("second"), prompt="from the command line", wait_ready=False) as h:
+    async with running_app(server, workspace, dcode_home, reply("first"), reply("second"), prompt="from the command line", wait_ready=False, app_class=GatedApp) as h:
         # Before the engine is ready the prompt is queued and shown as such, not lost.
         assert not h.app.ready
         assert [item.text for item in h.app.queue] == ["from the command line"]
         await h.send("typed while loading")
         assert [item.text for item in h.app.queue] == ["from the command line", "typed while loading"]
         assert "⧗ queued from the command line" in h.text()
+        h.app.open_gate()
         await h.ready()
         await h.until(lambda: len(h.answers()) == 2 and not h.app.busy, what="both queued prompts")
         assert h.prompts() == ["from the command line", "typed while loading"]
@@ -87,7 +90,10 @@ async def test_tool_call_widget_preview_and_expansion(server: ScriptedModelServe
         assert view.expanded
         await h.pilot.pause()
         assert "line 30" in h.text()
-        await h.pilot.click(ToolCallView)
+        head = view.query_one(".tool-head")
+        h.app.transcript.scroll_to_widget(head, animate=False, top=True)
+        await h.pilot.pause()
+        await h.pilot.click(head)
         assert not view.expanded
         await h.pilot.press("ctrl+o")  # Ctrl+O expands every tool output
         assert view.expanded and h.app.transcript.expanded

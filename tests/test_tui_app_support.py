@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.pilot import Pilot
 
 from dcode.config import ApprovalMode, Settings, WireApi
@@ -21,6 +22,7 @@ from dcode.tui.transcript import AssistantEntry, ToolCallEntry, ToolGroupEntry, 
 from tests.support.model_server import ScriptedModelServer, Step
 
 SIZE = (100, 34)
+KEY_CHARACTERS = {"enter": "\r", "escape": "\x1b", "tab": "\t", "space": " "}
 
 
 def screen_text(app: DcodeApp) -> str:
@@ -52,7 +54,16 @@ class Harness:
 
     async def send(self, text: str) -> None:
         await self.type(text)
-        await self.pilot.press("enter")
+        await self.press("enter")
+
+    async def press(self, *keys: str) -> None:
+        """Press keys without the pilot's wait-for-idle, which stalls for up to 2 s a key while
+        a stream keeps the process busy."""
+        for key in keys:
+            character = KEY_CHARACTERS.get(key, key if len(key) == 1 else None)
+            self.app.post_message(events.Key(key, character))
+            await self.pilot.pause(0.01)
+        await self.pilot.pause(0.02)
 
     async def idle(self, timeout: float = 15.0) -> None:
         await self.until(lambda: not self.app.busy and not self.app.queue and not self.app.workers_in("turn"), timeout, "the turn to end")
@@ -89,6 +100,24 @@ class Harness:
         return [text for role, text in self.server.transcript(index) if role == "tool"]
 
 
+class GatedApp(DcodeApp):
+    """Holds the engine back until ``open_gate()``, to test what happens before it is ready."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = asyncio.Event()
+
+    def _after_first_paint(self) -> None:
+        async def later() -> None:
+            await self.gate.wait()
+            DcodeApp._after_first_paint(self)
+
+        self.run_worker(later(), group="gate")
+
+    def open_gate(self) -> None:
+        self.gate.set()
+
+
 def make_settings(home: Path, workspace: Path, server: ScriptedModelServer, **changes: Any) -> Settings:
     base = Settings(
         home=home,
@@ -111,6 +140,7 @@ async def running_app(
     size: tuple[int, int] = SIZE,
     wait_ready: bool = True,
     settings: Settings | None = None,
+    app_class: type[DcodeApp] = DcodeApp,
     **app_kwargs: Any,
 ) -> AsyncIterator[Harness]:
     if steps:
@@ -119,7 +149,7 @@ async def running_app(
     app_kwargs.setdefault("animate", False)
     app_kwargs.setdefault("cwd_label", "~/ws")
     app_kwargs.setdefault("branch", "main")
-    app = DcodeApp(settings, **app_kwargs)
+    app = app_class(settings, **app_kwargs)
     async with app.run_test(size=size) as pilot:
         harness = Harness(app, pilot, server, workspace, settings)
         if wait_ready:

@@ -23,7 +23,9 @@ from dcode.media.attachment import Attachment
 from dcode.media.encode import Encoded, EncoderPolicy, encode_ladder, resize
 from dcode.media.facts import FORMAT_OF_MEDIA_TYPE, MEDIA_TYPES, OUTPUT_FORMATS, check_output
 from dcode.media.limits import ImageRoute
+from dcode.media.memory import reusable_memory
 from dcode.media.sizing import fit_pixels
+from dcode.media.stages import stage
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,23 +82,32 @@ def derive_variant(
     JPEG attachments are DCT-scaled while decoding (``draft``), which makes a 4 MP → 0.6 MP
     variant several times cheaper than a full decode and resample.
     """
+    with reusable_memory():
+        return _derive(source, att, plan, policy)
+
+
+def _derive(source: bytes, att: Attachment, plan: VariantPlan, policy: EncoderPolicy) -> Encoded:
     with Image.open(io.BytesIO(source), formats=OUTPUT_FORMATS) as im:
-        if im.format == "JPEG":
-            im.draft(None, (plan.width, plan.height))
-        im.load()
+        with stage("variant_decode"):
+            if im.format == "JPEG":
+                im.draft(None, (plan.width, plan.height))
+            im.load()
         pixels = im if im.mode in ("RGB", "RGBA") else im.convert("RGBA" if att.alpha else "RGB")
         if pixels.mode == "RGBA" and not att.alpha:
             pixels = pixels.convert("RGB")
         elif pixels.mode == "RGB" and att.alpha:
             pixels = pixels.convert("RGBA")
-        pixels = resize(pixels, (plan.width, plan.height), policy.variant_resample)
-        encoded = encode_ladder(pixels, plan.max_bytes, policy)
-    check_output(
-        encoded.data,
-        fmt=encoded.format,
-        width=plan.width,
-        height=plan.height,
-        alpha=plan.alpha,
-        max_bytes=plan.max_bytes if encoded.fits else None,
-    )
+        with stage("variant_resize"):
+            pixels = resize(pixels, (plan.width, plan.height), policy.variant_resample)
+        with stage("variant_encode"):
+            encoded = encode_ladder(pixels, plan.max_bytes, policy)
+    with stage("variant_verify"):
+        check_output(
+            encoded.data,
+            fmt=encoded.format,
+            width=plan.width,
+            height=plan.height,
+            alpha=plan.alpha,
+            max_bytes=plan.max_bytes if encoded.fits else None,
+        )
     return encoded

@@ -22,9 +22,12 @@ from dataclasses import dataclass
 
 from PIL import Image
 
+from dcode.media.bands import resize_banded
 from dcode.media.facts import EXTENSIONS, MEDIA_TYPES
 
-POLICY_VERSION = 1
+POLICY_VERSION = 2
+"""1: first release. 2: large images are resampled in bands (``bands``), which can move a
+sample by a level at rare filter-tap ties."""
 
 _RESAMPLING = {
     "lanczos": Image.Resampling.LANCZOS,
@@ -100,10 +103,11 @@ class Encoded:
 
 
 def resize(im: Image.Image, size: tuple[int, int], filter_name: str) -> Image.Image:
-    """Resample to ``size`` (Pillow premultiplies alpha itself, so edges do not darken)."""
+    """Resample to ``size``, alpha premultiplied so that edges do not darken; large outputs
+    are computed in parallel bands (``bands.resize_banded``)."""
     if im.size == size:
         return im
-    return im.resize(size, _RESAMPLING[filter_name])
+    return resize_banded(im, size, _RESAMPLING[filter_name])
 
 
 def encode_ladder(im: Image.Image, max_bytes: int, policy: EncoderPolicy) -> Encoded:

@@ -4,6 +4,9 @@ Threads, not processes: Pillow releases the GIL while it decodes, resamples and 
 threads overlap the real work without pickling megabytes between processes, and they start
 instantly (fast start matters more than the last few percent). The bound (1–8, default 2)
 caps both CPU and peak memory: each in-flight transform of a large image holds tens of MB.
+Inside one transform, a large resize is split into bands that the calling worker shares with
+the small helper pool of ``bands`` (one thread fewer than the cores), so a single transform
+also uses a second core; the bound on transforms is unchanged.
 """
 
 from __future__ import annotations

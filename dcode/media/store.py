@@ -49,6 +49,7 @@ from dcode.media.errors import (
 )
 from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
 from dcode.media.normalize import NormalizedImage, normalize_image
+from dcode.media.stages import stage
 
 __all__ = [
     "AttachmentStore",
@@ -128,7 +129,8 @@ class AttachmentStore:
         Raises :class:`AdmissionError` listing every refused source; nothing is written then.
         """
         normalized = self.normalize(sources)
-        return [self._put(image, name) for image, name in normalized]
+        with stage("store"):
+            return [self._put(image, name) for image, name in normalized]
 
     async def admit_async(self, sources: Sequence[SourceLike]) -> list[Attachment]:
         """``admit`` on a worker thread, for callers on the event loop."""

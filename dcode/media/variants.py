@@ -30,6 +30,7 @@ from dcode.media.encode import Encoded, EncoderPolicy
 from dcode.media.facts import FORMAT_OF_MEDIA_TYPE
 from dcode.media.limits import DEFAULT_ROUTE, ImageRoute
 from dcode.media.pool import TransformPool
+from dcode.media.stages import stage
 from dcode.media.store import AttachmentStore
 from dcode.media.tokens import estimate_image_tokens
 from dcode.media.variant_cache import CachedVariant, VariantCache
@@ -123,10 +124,14 @@ class VariantService:
             flight.exception()  # mark retrieved: waiters that left must not cause a warning
 
     def _materialize(self, plan: VariantPlan, att: Attachment) -> Variant:
-        cached = self.cache.lookup(plan)
+        with stage("variant_lookup"):
+            cached = self.cache.lookup(plan)
         if cached is None:
-            source = self.store.read_bytes(att)
-            cached = self.cache.put(plan, self._transform(source, att, plan, self.policy))
+            with stage("variant_read"):
+                source = self.store.read_bytes(att)
+            encoded = self._transform(source, att, plan, self.policy)
+            with stage("variant_store"):
+                cached = self.cache.put(plan, encoded)
         return _variant(plan, cached)
 
     def _passthrough(self, att: Attachment, plan: VariantPlan) -> Variant:

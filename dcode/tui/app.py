@@ -16,6 +16,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -78,7 +79,7 @@ class Pending:
 
 
 class DcodeApp(App[int]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere find it
     TITLE = "dcode"
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
     BINDINGS = [

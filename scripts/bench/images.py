@@ -11,6 +11,10 @@ measured figure (the median of several runs) beside its target:
 - corpus throughput: every file of ``../shared/corpus/images/pillow`` admitted one by one
   (files/s and source MB/s; no target, reported for regressions).
 
+Beside the totals it prints the median wall time of each pipeline stage (recorded by
+``dcode.media.stages`` inside the measured runs) and, as the floor no pipeline can beat, a
+bare PNG decode of the same screenshot.
+
 The screenshot is synthesised at run time (nothing large is committed): an IDE-like layout of
 title bar, sidebar, tabs, editor, terminal and status bar, with real text drawn in several
 syntax colours and a photo-like panel, saved as PNG like a screenshot tool would.
@@ -21,13 +25,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import random
 import statistics
 import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -40,6 +45,7 @@ from dcode.media.errors import AdmissionError  # noqa: E402
 from dcode.media.limits import ImageRoute  # noqa: E402
 from dcode.media.pool import TransformPool  # noqa: E402
 from dcode.media.sizing import fit_pixels  # noqa: E402
+from dcode.media.stages import recording  # noqa: E402
 from dcode.media.store import AttachmentStore, Source  # noqa: E402
 from dcode.media.variants import VariantService  # noqa: E402
 
@@ -182,6 +188,32 @@ def synth_screenshot(size: tuple[int, int] = (3840, 2160), seed: int = 2024) -> 
     return buf.getvalue()
 
 
+def _machine_busy_seconds() -> float | None:
+    """CPU seconds all processes have spent busy since boot (Linux ``/proc/stat``)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def foreign_load() -> Iterator[list[float]]:
+    """Yields a list that receives, on exit, how many cores *other* processes kept busy on
+    average meanwhile: the figures are only comparable between runs when it is near zero."""
+    out: list[float] = []
+    machine, own, wall = _machine_busy_seconds(), os.times(), time.perf_counter()
+    try:
+        yield out
+    finally:
+        after = _machine_busy_seconds()
+        if machine is not None and after is not None:
+            mine = sum(os.times()[:2]) - sum(own[:2])
+            out.append(max(0.0, (after - machine - mine) / (time.perf_counter() - wall)))
+
+
 def interleaved_ms(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
     """Time each callable ``repeats`` times, alternating between them so that drift in the
     machine's speed (shared CPUs, thermal limits) hits all of them alike."""
@@ -196,12 +228,18 @@ def interleaved_ms(runs: dict[str, Callable[[], object]], repeats: int) -> dict[
     return samples
 
 
-def pipeline(png: bytes, pool: TransformPool) -> Callable[[], object]:
+def pipeline(
+    png: bytes, pool: TransformPool, stages: list[dict[str, float]]
+) -> Callable[[], object]:
+    """Admission + variant on a fresh store; each run's stage timings go to ``stages``."""
+
     def run() -> object:
-        with tempfile.TemporaryDirectory() as root:
+        with tempfile.TemporaryDirectory() as root, recording() as timings:
             store = AttachmentStore(root)
             [att] = store.admit([Source.from_bytes(png, "screenshot.png")])
-            return VariantService(store, pool).get_sync(att, ROUTE)
+            variant = VariantService(store, pool).get_sync(att, ROUTE)
+        stages.append(dict(timings))
+        return variant
 
     return run
 
@@ -229,6 +267,37 @@ def bare_pillow(
         return buf.getvalue()
 
     return run
+
+
+def png_decode(png: bytes) -> Callable[[], object]:
+    """The floor: decoding the PNG, which every pipeline must do once before anything else."""
+
+    def run() -> object:
+        im = Image.open(io.BytesIO(png))
+        im.load()
+        return im
+
+    return run
+
+
+ADMISSION_STAGES = ("decode", "colour", "resize", "encode", "verify", "store")
+VARIANT_STAGES = ("lookup", "read", "decode", "resize", "encode", "verify", "store")
+
+
+def stage_lines(stages: list[dict[str, float]], total_ms: float) -> list[str]:
+    """Median milliseconds per stage, admission then variant, plus what no stage covers."""
+
+    def median(name: str) -> float:
+        return statistics.median(s.get(name, 0.0) for s in stages)
+
+    admission = {name: median(name) for name in ADMISSION_STAGES}
+    variant = {name: median(f"variant_{name}") for name in VARIANT_STAGES}
+    other = total_ms - sum(admission.values()) - sum(variant.values())
+    return [
+        "  stages, admission: " + "  ".join(f"{k} {v:.1f}" for k, v in admission.items()),
+        "  stages, variant:   " + "  ".join(f"{k} {v:.1f}" for k, v in variant.items()),
+        f"  outside the stages (temp dir, open, bookkeeping): {other:.1f} ms",
+    ]
 
 
 def corpus_throughput(rounds: int = 3) -> tuple[int, int, float] | None:
@@ -270,18 +339,22 @@ def main() -> int:
     )
 
     same_filter = Image.Resampling[DEFAULT_POLICY.variant_resample.upper()]
-    with TransformPool() as pool:
+    stages: list[dict[str, float]] = []
+    with TransformPool() as pool, foreign_load() as others:
         samples = interleaved_ms(
             {
-                "pipeline": pipeline(png, pool),
+                "pipeline": pipeline(png, pool, stages),
                 "admission": admission_only(png),
                 "bare": bare_pillow(png, request, same_filter),
                 "bare_default": bare_pillow(png, request, Image.Resampling.BICUBIC),
+                "png_decode": png_decode(png),
             },
             args.repeats,
         )
-    ours, admit_ms, bare, bare_default = (
-        statistics.median(samples[k]) for k in ("pipeline", "admission", "bare", "bare_default")
+    del stages[0]  # the warm-up run
+    ours, admit_ms, bare, bare_default, decode_ms = (
+        statistics.median(samples[k])
+        for k in ("pipeline", "admission", "bare", "bare_default", "png_decode")
     )
     ratio = ours / bare
     row = "{:<44}{:>9}   {}"
@@ -295,6 +368,15 @@ def main() -> int:
     print(
         row.format(
             "  of which admission", f"{admit_ms:.1f} ms", f"variant ~ {ours - admit_ms:.1f} ms"
+        )
+    )
+    for line in stage_lines(stages, ours):
+        print(line)
+    print(
+        row.format(
+            "floor: bare PNG decode alone",
+            f"{decode_ms:.1f} ms",
+            f"{decode_ms / ours:.0%} of the pipeline; single-threaded in zlib, cannot be split",
         )
     )
     print(
@@ -320,6 +402,11 @@ def main() -> int:
     )
     for name, values in samples.items():
         print(f"  samples {name:<13} {[round(v) for v in values]}")
+    if others:
+        print(
+            f"  other processes kept {others[0]:.2f} of {os.cpu_count()} cores busy meanwhile"
+            " (the figures above are comparable between runs only when this is near 0)"
+        )
 
     corpus = corpus_throughput()
     if corpus is None:

@@ -1,0 +1,282 @@
+"""Benchmark: the dcode TUI, the real binary in a 120x40 pseudo-terminal, against the scripted model server.
+
+Every figure comes from the real ``dcode`` process (``.venv/bin/dcode -m openai:test-model
+--base-url <scripted server>``, DCODE_HOME in a temp dir): the benchmark reads what the app
+writes to the pty, replays it on a small terminal emulator, and reads /proc for memory.
+
+- first paint: spawn -> the read that completes the first screen (prompt box with its
+  placeholder, status bar with the model); median of --runs fresh launches;
+- idle RSS: VmRSS (process and children) once the engine has loaded ("Starting…" gone, the idle
+  placeholder back) plus 2 s of quiet, in the same launches;
+- keystroke latency: with a resumed 1,000-message session, --keys letters typed into the pty at
+  a human pace (50-90 ms apart); each is timed from the write of its byte to the read after
+  which the prompt line shows it; p50/p95 over all keys of all --session-runs launches;
+- RSS growth: idle RSS resumed on a 200-message vs a 1,000-message session (fresh processes,
+  transcript painted at the bottom, 1.5 s of quiet), medians;
+- last token to final paint: a ~12,000-character Markdown answer streamed at 5,000 chars/s
+  (50-char chunks, 10 ms apart); from the server's write of the last text chunk to the last read
+  that changed the transcript's cells (text or style), after which it stayed unchanged.
+
+Run: .venv/bin/python scripts/bench/tui.py [--runs N] [--session-runs N] [--keys N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _tui_support as tui  # noqa: E402
+from _tui_support import PtyRun, Terminal  # noqa: E402
+
+from tests.support.model_server import reply  # noqa: E402
+
+SMALL, LARGE = 200, 1_000
+STREAM_RATE = (50, 0.01)  # chunk_size, chunk_delay: 5,000 chars/s
+TYPED = ("the-quick-brown-fox-jumps-over-the-lazy-dog-" * 4)[:100]
+
+
+@dataclass
+class Figure:
+    name: str
+    value: float
+    unit: str
+    target: float | None
+    detail: str = ""
+    fmt: str = "{:.2f}"
+
+    @property
+    def verdict(self) -> str:
+        if self.target is None:
+            return ""
+        return "PASS" if self.value <= self.target else "MISS"
+
+    def cells(self) -> tuple[str, str, str, str]:
+        value = f"{self.fmt.format(self.value)} {self.unit}"
+        target = f"<= {self.fmt.format(self.target)} {self.unit}" if self.target is not None else "-"
+        return self.name, value, target, self.verdict
+
+
+@dataclass
+class Context:
+    work: Path
+    base_url: str
+    stream_url: str
+    sessions: dict[int, str] = field(default_factory=dict)
+
+    def launch(self, home: Path, *extra: str, base_url: str | None = None) -> PtyRun:
+        run = PtyRun(tui.dcode_argv(base_url or self.base_url, *extra), tui.bench_env(home), self.work / "ws")
+        run.start()
+        return run
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    rank = q / 100 * (len(ordered) - 1)
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+# -- first paint and idle RSS ---------------------------------------------------------------
+
+
+def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[float]]:
+    paints, ready, rss = [], [], []
+    for n in range(runs):
+        run = ctx.launch(ctx.work / f"home-start-{n}")
+        try:
+            painted = run.wait(tui.has_first_frame, 15, "the first frame")
+            loaded = run.wait(tui.is_ready, 30, "the engine")
+            run.pump(2.0)
+            paints.append(painted - run.spawned)
+            ready.append(loaded - run.spawned)
+            rss.append(tui.rss_mb(run.pid))
+        finally:
+            run.quit()
+    return paints, ready, rss
+
+
+# -- a resumed session: RSS, then typing ----------------------------------------------------
+
+
+def prompt_shows(screen: Terminal, text: str) -> bool:
+    shown = screen.prompt_text()
+    return shown is not None and shown.startswith(text)
+
+
+def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[float, list[float]]:
+    """RSS once the resumed transcript is painted, then per-key latencies (seconds)."""
+    run = ctx.launch(ctx.work / "home-sessions", "-r", ctx.sessions[count])
+    try:
+        run.wait(lambda s: tui.is_ready(s) and "Resumed session" in s.text(), 60, f"the {count}-message session")
+        run.pump(1.5)
+        rss = tui.rss_mb(run.pid)
+        text = TYPED[:keys]
+        sent: list[float] = []
+        for character in text:
+            sent.append(run.write(character.encode()))
+            run.pump(rng.uniform(0.05, 0.09))
+        run.pump(1.0)
+        latencies: list[float] = []
+        index = 0
+        while index < len(text) and (at := run.feed_next()) is not None:
+            while index < len(text) and at >= sent[index] and prompt_shows(run.screen, text[: index + 1]):
+                latencies.append(at - sent[index])
+                index += 1
+        if index < len(text):
+            raise RuntimeError(f"only {index} of {len(text)} keys reached the screen:\n{run.screen.text()}")
+        return rss, latencies
+    finally:
+        run.quit()
+
+
+# -- streaming ------------------------------------------------------------------------------
+
+
+@dataclass
+class StreamResult:
+    lag: float  # last text chunk written -> transcript's last change on screen
+    sentinel: float  # last text chunk written -> the answer's last words first on screen
+    chars: int
+    seconds: float  # first to last text chunk, at the server
+
+
+def streamed(ctx: Context, n: int) -> StreamResult:
+    run = ctx.launch(ctx.work / "home-stream", base_url=ctx.stream_url)
+    try:
+        run.wait(tui.is_ready, 30, "the engine")
+        run.pump(0.5)
+        before = len(tui.STREAMS)
+        for character in f"stream answer {n}":
+            run.write(character.encode())
+            run.pump(0.02)
+        run.pump(0.1)
+        while run.feed_next() is not None:
+            pass
+        top = run.screen.prompt_top()
+        assert top is not None
+        entered = run.write(b"\r")
+        deadline = time.monotonic() + 60
+        while len(tui.STREAMS) <= before or not any(b"[DONE]" in data for _, data in tui.STREAMS[before].writes):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the scripted server never finished the answer")
+            run.pump(0.05)
+        record = tui.STREAMS[before]
+        last = record.last_content()
+        assert last is not None
+        # Settle: the turn has ended (idle placeholder back), then 1.5 s in which nothing changes.
+        run.wait(lambda s: tui.is_ready(s) and tui.SENTINEL in s.text(), 30, "the end of the turn")
+        run.pump(1.5)
+        changed_at, seen_at, region = 0.0, None, None
+        for at, screen in run.replay():
+            now = screen.region(0, top)
+            if at >= entered and now != region:
+                changed_at = at
+            region = now
+            if seen_at is None and at >= entered and tui.SENTINEL in screen.text():
+                seen_at = at
+        assert seen_at is not None, "the end of the answer never reached the screen"
+        first = next(at for at, data in record.writes if tui._CONTENT.search(data))
+        return StreamResult(changed_at - last, seen_at - last, record.content_chars(), last - first)
+    finally:
+        run.quit()
+
+
+# -- the table ------------------------------------------------------------------------------
+
+
+def print_table(figures: list[Figure]) -> None:
+    rows = [("figure", "measured", "target", ""), *[f.cells() for f in figures]]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    line = "  ".join("-" * w for w in widths)
+    print()
+    for number, row in enumerate(rows):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if number == 0:
+            print(line)
+    print()
+    for figure in figures:
+        if figure.detail:
+            print(f"{figure.name}: {figure.detail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="launches for first paint / idle RSS and streamed answers")
+    parser.add_argument("--session-runs", type=int, default=3, help="launches on each resumed session")
+    parser.add_argument("--keys", type=int, default=100, help="keys typed per resumed launch (at most 100)")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    started = time.monotonic()
+    print(f"dcode TUI benchmark: the real binary in a {tui.COLS}x{tui.ROWS} pty, {os.cpu_count()} cores")
+    print("reference system in the seeds: first paint 1.55 s, idle RSS ~450 MB")
+
+    answer = tui.long_answer()
+    server = tui.timed_server(reply("ok", repeat=True))
+    stream_server = tui.timed_server(reply(answer, chunk_size=STREAM_RATE[0], chunk_delay=STREAM_RATE[1], repeat=True))
+    with tempfile.TemporaryDirectory(prefix="dcode-bench-tui-") as tmp:
+        ctx = Context(Path(tmp), server.base_url, stream_server.base_url)
+        (ctx.work / "ws").mkdir()
+        try:
+            built = time.monotonic()
+            ctx.sessions = tui.build_sessions([SMALL, LARGE], ctx.work / "home-sessions", ctx.work / "ws", server.base_url)
+            print(f"built sessions of {SMALL} and {LARGE} messages (turns of prompt, read_file call, 60-line result, "
+                  f"Markdown answer) through the engine in {time.monotonic() - built:.1f} s")
+
+            print(f"launching {args.runs}x for first paint and idle RSS…", flush=True)
+            paints, ready, idle = startup(ctx, args.runs)
+
+            print(f"resuming each session {args.session_runs}x and typing {min(args.keys, len(TYPED))} keys…", flush=True)
+            sizes: dict[int, list[float]] = {SMALL: [], LARGE: []}
+            keys: dict[int, list[float]] = {SMALL: [], LARGE: []}
+            for _ in range(args.session_runs):
+                for count in (SMALL, LARGE):
+                    rss, latencies = resumed(ctx, count, args.keys, rng)
+                    sizes[count].append(rss)
+                    keys[count].extend(latencies)
+
+            print(f"streaming a {len(answer):,}-character Markdown answer {args.runs}x at 5,000 chars/s…", flush=True)
+            streams = [streamed(ctx, n) for n in range(args.runs)]
+        finally:
+            server.stop()
+            stream_server.stop()
+
+    small_rss, large_rss = statistics.median(sizes[SMALL]), statistics.median(sizes[LARGE])
+    growth = (large_rss - small_rss) / small_rss * 100
+    large_ms = [v * 1000 for v in keys[LARGE]]
+    small_ms = [v * 1000 for v in keys[SMALL]]
+    lags = [s.lag * 1000 for s in streams]
+    figures = [
+        Figure("first paint", statistics.median(paints), "s", 0.5,
+               "runs " + ", ".join(f"{v:.2f}" for v in paints) + f" s; engine ready at median {statistics.median(ready):.2f} s"),
+        Figure("idle RSS", statistics.median(idle), "MB", 150, "runs " + ", ".join(f"{v:.0f}" for v in idle) + " MB", fmt="{:.0f}"),
+        Figure(f"keystroke p95, {LARGE:,} messages", percentile(large_ms, 95), "ms", 33,
+               f"p50 {percentile(large_ms, 50):.1f} ms, max {max(large_ms):.1f} ms over {len(large_ms)} keys; "
+               f"with {SMALL} messages p50 {percentile(small_ms, 50):.1f} / p95 {percentile(small_ms, 95):.1f} ms", fmt="{:.1f}"),
+        Figure(f"RSS growth {SMALL} -> {LARGE:,} messages", growth, "%", 20,
+               f"{small_rss:.0f} MB -> {large_rss:.0f} MB (medians; runs {', '.join(f'{v:.0f}' for v in sizes[SMALL])} / "
+               f"{', '.join(f'{v:.0f}' for v in sizes[LARGE])} MB)", fmt="{:.1f}"),
+        Figure("last token -> final paint", statistics.median(lags), "ms", 100,
+               "runs " + ", ".join(f"{v:.0f}" for v in lags) + " ms; last words first on screen after "
+               + ", ".join(f"{s.sentinel * 1000:.0f}" for s in streams) + " ms; "
+               + f"{streams[0].chars:,} chars in {statistics.median(s.seconds for s in streams):.2f} s at the server "
+               + f"({streams[0].chars / statistics.median(s.seconds for s in streams):,.0f} chars/s)", fmt="{:.0f}"),
+    ]
+    print_table(figures)
+    print(f"\ntotal {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Inline approvals: each key, mode cycling, and what the model is told (real engine, scripted server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dcode.agent.events import ToolStatus
+from dcode.config import ApprovalMode
+from dcode.tui.status import StatusBar
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.test_tui_app_support import running_app
+
+
+def write(name: str, content: str = "hello\n") -> object:
+    return reply(tool_calls=[tool_call("write_file", {"file_path": name, "content": content})])
+
+
+async def test_y_approves_and_the_diff_is_shown(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, write("a.txt", "alpha\nbeta\n"), reply("written")) as h:
+        await h.send("write a")
+        call = await h.approval()
+        screen = h.text()
+        assert "Allow this edit?" in screen and "+alpha" in screen and "+beta" in screen
+        assert "file edits need approval" in screen
+        assert not (workspace / "a.txt").exists()
+        await h.press("y")
+        await h.idle()
+        assert (workspace / "a.txt").read_text() == "alpha\nbeta\n"
+        assert call.status is ToolStatus.OK
+        assert "Allow this edit?" not in h.text()
+        assert h.app.focused is h.app.prompt_input.area
+
+
+async def test_a_approves_the_kind_for_the_session(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    steps = (write("a.txt"), reply("one"), write("b.txt"), reply("two"))
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("write a")
+        await h.approval()
+        await h.press("a")
+        await h.idle()
+        await h.send("write b")
+        await h.idle()  # no second question
+        assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
+        assert h.app.runner is not None and h.app.runner.policy.session_allowed
+
+
+async def test_n_rejects_and_the_model_is_told(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, write("a.txt"), reply("ok, not writing")) as h:
+        await h.send("write a")
+        call = await h.approval()
+        await h.press("n")
+        await h.idle()
+        assert not (workspace / "a.txt").exists()
+        assert call.status is ToolStatus.DENIED
+        assert "rejected" in h.text()
+        [result] = h.tool_results()
+        assert result.startswith("denied:")
+
+
+async def test_tab_rejects_with_feedback_the_model_reads(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, write("a.txt"), reply("I will use b.txt")) as h:
+        await h.send("write a")
+        await h.approval()
+        await h.press("tab")
+        await h.press(*"use b.txt instead")
+        await h.press("enter")
+        await h.idle()
+        assert not (workspace / "a.txt").exists()
+        [result] = h.tool_results()
+        assert "use b.txt instead" in result
+        assert "rejected: use b.txt instead" in h.text()
+
+
+async def test_esc_at_an_approval_rejects_and_stops_the_turn(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, write("a.txt"), reply("after")) as h:
+        await h.send("write a")
+        await h.approval()
+        await h.press("escape")
+        await h.idle()
+        assert not (workspace / "a.txt").exists()
+        assert len(h.server.requests) == 1  # stopped: the model was not asked again
+        await h.send("and now?")
+        await h.idle()
+        assert h.answers()[-1] == "after"
+
+
+async def test_shell_approval_shows_the_command(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    steps = (reply(tool_calls=[tool_call("execute", {"command": "echo hi > shell.txt"})]), reply("ran"))
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("run it")
+        await h.approval()
+        screen = h.text()
+        assert "Allow this shell command?" in screen and "$ echo hi > shell.txt" in screen
+        await h.press("y")
+        await h.idle()
+        assert (workspace / "shell.txt").read_text() == "hi\n"
+
+
+async def test_shift_tab_cycles_the_mode(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, write("a.txt"), reply("done")) as h:
+        status = h.app.query_one(StatusBar)
+        assert status.mode is ApprovalMode.MANUAL and "⏵ manual" in h.text()
+        await h.press("shift+tab")
+        assert h.app.mode is ApprovalMode.EDITS and status.mode is ApprovalMode.EDITS
+        assert "⏵ edits" in h.text()
+        await h.send("write a")  # edits mode: workspace writes need no approval
+        await h.idle()
+        assert (workspace / "a.txt").exists()
+        assert h.app.runner is not None and h.app.runner.policy.mode is ApprovalMode.EDITS
+        await h.press("shift+tab")
+        assert h.app.runner.policy.mode is ApprovalMode.ALL and "⏵ all" in h.text()
+        await h.press("shift+tab")
+        assert h.app.runner.policy.mode is ApprovalMode.MANUAL
+
+
+async def test_approve_command_sets_the_mode(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home) as h:
+        await h.send("/approve all")
+        await h.pilot.pause()
+        assert h.app.mode is ApprovalMode.ALL
+        await h.send("/approve sometimes")
+        await h.pilot.pause()
+        assert h.app.mode is ApprovalMode.ALL
+        assert "/approve takes manual, edits or all" in h.text()
+
+
+async def test_keys_typed_for_the_prompt_do_not_answer(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    """Typing the next message as the question appears: the keys go to the prompt, not the question."""
+    slow = reply(tool_calls=[tool_call("write_file", {"file_path": "a.txt", "content": "x"})], chunk_delay=0.08, chunk_size=8)
+    async with running_app(server, workspace, dcode_home, slow, reply("done")) as h:
+        await h.send("write a")
+        await h.until(lambda: h.calls(), what="the call to start")
+        while not h.app.transcript.pending_approvals:  # typing on as the question arrives
+            await h.type("x")
+            await h.pilot.pause(0.05)
+        typed = h.app.prompt_input.text
+        await h.approval()
+        await h.press("n", "o")  # within the grace period: kept for the prompt
+        assert h.app.transcript.pending_approvals
+        assert h.app.prompt_input.text == typed + "no"
+        await h.pilot.pause(0.45)
+        await h.press("y")
+        await h.idle()
+        assert (workspace / "a.txt").exists()

@@ -1,0 +1,95 @@
+"""Sessions: resuming with the transcript shown, the picker, /clear, windowed long transcripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dcode.agent.sessions import SessionStore
+from dcode.tui.screens.resume import ResumeScreen
+from dcode.tui.transcript import AssistantEntry, UserEntry
+from dcode.tui.transcript.blocks import OlderMarker
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.test_tui_app_support import running_app
+
+
+async def _one_session(server: ScriptedModelServer, workspace: Path, home: Path) -> str:
+    (workspace / "a.txt").write_text("alpha\n")
+    steps = (reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"})]), reply("The file says alpha.", usage=(5_000, 20)))
+    async with running_app(server, workspace, home, *steps) as h:
+        await h.send("what is in a.txt? remember 42")
+        await h.idle()
+        assert h.app.runner is not None
+        return h.app.runner.session_id
+
+
+async def test_resume_paints_the_transcript_and_continues(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    session_id = await _one_session(server, workspace, dcode_home)
+    async with running_app(server, workspace, dcode_home, reply("You said 42."), session_id=session_id) as h:
+        await h.until(lambda: h.prompts(), what="the resumed transcript")
+        assert h.prompts() == ["what is in a.txt? remember 42"]
+        assert h.answers() == ["The file says alpha."]
+        [call] = h.calls()
+        assert call.name == "read_file" and call.status is not None and "alpha" in call.output
+        screen = h.text()
+        assert "remember 42" in screen and "The file says alpha." in screen and "✓ read_file a.txt" in screen
+        assert f"Resumed session {session_id}" in screen
+        assert "Context 15% · 5.0k tokens" in screen  # the saved figures, before any new turn
+        await h.send("what number?")
+        await h.idle()
+        assert h.app.runner is not None and h.app.runner.session_id == session_id
+        history = h.server.transcript(len(h.server.requests) - 1)
+        assert ("user", "what is in a.txt? remember 42") in history and history[-1] == ("user", "what number?")
+
+
+async def test_resume_picker_opens_a_session(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    session_id = await _one_session(server, workspace, dcode_home)
+    async with running_app(server, workspace, dcode_home, reply("fresh")) as h:
+        await h.send("a new conversation")
+        await h.idle()
+        await h.send("/resume")
+        await h.until(lambda: isinstance(h.app.screen, ResumeScreen), what="the picker")
+        picker = h.app.screen
+        assert session_id in [session.id for session in picker.shown]
+        picker.dismiss(session_id)
+        await h.until(lambda: h.prompts() == ["what is in a.txt? remember 42"], what="the old transcript")
+        assert h.app.runner is not None and h.app.runner.session_id == session_id
+
+
+async def test_clear_starts_a_new_session(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, reply("one"), reply("two")) as h:
+        await h.send("first")
+        await h.idle()
+        assert h.app.runner is not None
+        first = h.app.runner.session_id
+        await h.send("/clear")
+        await h.until(lambda: not h.prompts(), what="an empty transcript")
+        await h.send("second")
+        await h.idle()
+        assert h.app.runner is not None and h.app.runner.session_id != first
+        assert h.server.transcript(1)[-1] == ("user", "second")
+        assert ("user", "first") not in h.server.transcript(1)
+        assert SessionStore(h.settings.sessions_db).get(first) is not None
+
+
+async def test_a_long_transcript_mounts_only_a_window(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, window=20) as h:
+        transcript = h.app.transcript
+        entries = []
+        for n in range(150):
+            entries.append(UserEntry(text=f"question {n}"))
+            entries.append(AssistantEntry(text=f"answer **{n}**"))
+        await transcript.load(entries)
+        await h.pilot.pause()
+        assert transcript.mounted_count == 20
+        assert len(transcript.children) == 21  # the window plus the marker
+        assert h.app.query_one(OlderMarker).has_class("-visible")
+        assert "answer 149" in h.text()
+        # Appending keeps the window bounded while following the bottom.
+        for n in range(40):
+            await transcript.add_user(f"more {n}")
+        assert transcript.mounted_count <= transcript.window + transcript.batch
+        # Scrolling to the top mounts the previous batch.
+        before = transcript.mounted_count
+        transcript.scroll_home(animate=False)
+        await h.until(lambda: transcript.mounted_count > before, what="older entries")
+        assert transcript.mounted_count == before + transcript.batch

@@ -1,0 +1,121 @@
+"""Turn control: interrupts, the queue, the Esc and Ctrl+C chains, quitting, shell escapes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dcode.tui.transcript.blocks import AssistantMessage
+from tests.support.model_server import ScriptedModelServer, reply
+from tests.test_tui_app_support import running_app
+
+LONG = " ".join(f"word{n}" for n in range(400))
+
+
+def slow(text: str = LONG) -> object:
+    return reply(text, chunk_size=6, chunk_delay=0.02)
+
+
+async def test_esc_interrupts_and_keeps_the_partial_text(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, slow(), reply("next answer")) as h:
+        await h.send("write a lot")
+        await h.until(lambda: len((h.answers() or [""])[-1]) > 30, what="some streamed text")
+        await h.press("escape")
+        await h.idle()
+        partial = h.answers()[-1]
+        assert 30 < len(partial) < len(LONG)
+        assert LONG.startswith(partial)
+        assert h.app.query(AssistantMessage).last().entry.interrupted
+        assert "interrupted" in h.text()
+        await h.send("go on")
+        await h.idle()
+        assert h.answers()[-1] == "next answer"
+        # The partial answer stayed in the thread the model sees next.
+        history = h.server.transcript(1)
+        assert ("assistant", partial) in history and history[-1] == ("user", "go on")
+
+
+async def test_interrupt_before_any_output_puts_the_prompt_back(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, reply("late", chunk_delay=0.5, chunk_size=1)) as h:
+        await h.send("please wait")
+        await h.until(lambda: h.app.busy)
+        await h.press("escape")
+        await h.idle()
+        assert h.app.prompt_input.text == "please wait"
+
+
+async def test_messages_typed_while_busy_are_queued_then_sent(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, slow(LONG[:600]), reply("second answer")) as h:
+        await h.send("first")
+        await h.until(lambda: h.answers(), what="streaming")
+        await h.send("second")
+        assert [item.text for item in h.app.queue] == ["second"]
+        assert "⧗ queued second" in h.text() and "1 queued" in h.text()
+        await h.idle(20)
+        assert h.prompts() == ["first", "second"]
+        assert h.answers() == [LONG[:600], "second answer"]
+        assert "queued" not in h.text()
+
+
+async def test_esc_unqueues_the_last_message_before_interrupting(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, slow()) as h:
+        await h.send("first")
+        await h.until(lambda: h.answers(), what="streaming")
+        await h.send("queued one")
+        await h.send("queued two")
+        await h.press("escape")
+        assert [item.text for item in h.app.queue] == ["queued one"]
+        assert h.app.prompt_input.text == "queued two"
+        assert h.app.busy  # the turn goes on
+        await h.press("escape")
+        assert not h.app.queue
+        assert h.app.prompt_input.text.startswith("queued one")
+        await h.press("escape")  # now the turn itself
+        await h.idle()
+        assert h.app.query(AssistantMessage).last().entry.interrupted
+
+
+async def test_ctrl_c_interrupts_then_quits_on_a_double_press(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, slow()) as h:
+        await h.send("go")
+        await h.until(lambda: h.answers(), what="streaming")
+        await h.press("ctrl+c")
+        await h.idle()
+        assert h.app.query(AssistantMessage).last().entry.interrupted
+        assert h.app.is_running
+        await h.press("ctrl+c")
+        await h.pilot.pause()
+        assert h.app.is_running  # one press only warns
+        await h.press("ctrl+c")
+        await h.until(lambda: not h.app.is_running, what="the app to quit")
+        assert h.app.return_code == 0
+
+
+async def test_ctrl_c_copies_a_selection_first(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, reply("copy me please")) as h:
+        await h.send("hi")
+        await h.idle()
+        h.app.prompt_input.area.load_text("selected words")
+        h.app.prompt_input.area.select_all()
+        await h.press("ctrl+c")
+        assert h.app.clipboard == "selected words"
+        assert h.app.is_running
+
+
+async def test_ctrl_d_quits(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home) as h:
+        await h.type("a draft")
+        await h.press("ctrl+d")
+        await h.until(lambda: not h.app.is_running, what="the app to quit")
+
+
+async def test_private_shell_output_stays_out_of_the_context(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, reply("noted")) as h:
+        await h.send("!!echo secret-value")
+        await h.until(lambda: "secret-value" in h.text().split("echo secret-value", 1)[-1], what="the output")
+        assert "not sent to the model" in h.text()
+        await h.send("!echo shared-value")
+        await h.until(lambda: not h.app.busy and "shared-value" in h.text().split("echo shared-value", 1)[-1], what="the shared output")
+        await h.send("what did I run?")
+        await h.idle()
+        sent = "\n".join(text for _, text in h.server.transcript(0))
+        assert "shared-value" in sent and "secret-value" not in sent

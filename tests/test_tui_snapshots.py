@@ -1,0 +1,100 @@
+"""Snapshots of the layouts that matter: the main screen, an approval, the resume picker.
+
+Everything that varies is pinned: terminal size, clock and spinner (``animate=False``), cwd and
+git branch (injected), token figures (scripted usage), session rows (fixed ids, paths, times).
+Update with ``pytest tests/test_tui_snapshots.py --snapshot-update`` after checking the SVGs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from dcode.agent.sessions import SessionStore
+from dcode.tui.app import DcodeApp
+from dcode.tui.screens.resume import ResumeScreen
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.test_tui_app_support import Harness, make_settings
+
+SIZE = (100, 30)
+ANSWER = """I looked at the project. Here is the fix:
+
+```python
+def greet(name: str) -> str:
+    return f"Hello, {name}!"
+```
+
+- `greet` now takes a **name**
+- the tests pass
+"""
+
+
+def build_app(server: ScriptedModelServer, workspace: Path, home: Path) -> DcodeApp:
+    return DcodeApp(
+        make_settings(home, workspace, server),
+        animate=False,
+        clock=lambda: 1000.0,
+        cwd_label="~/projects/demo",
+        branch="main",
+    )
+
+
+def harness(app: DcodeApp, pilot: Pilot, server: ScriptedModelServer, workspace: Path) -> Harness:
+    return Harness(app, pilot, server, workspace, app.settings)
+
+
+def test_main_screen(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    (workspace / "greet.py").write_text("def greet():\n    return 'Hello'\n")
+    server.script(
+        reply(tool_calls=[tool_call("read_file", {"file_path": "greet.py"})], usage=(1_500, 20)),
+        reply(ANSWER, usage=(2_400, 80)),
+    )
+    app = build_app(server, workspace, dcode_home)
+
+    async def run_before(pilot: Pilot) -> None:
+        h = harness(app, pilot, server, workspace)
+        await h.ready()
+        await h.send("fix greet so it takes a name")
+        await h.idle()
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_approval(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    (workspace / "greet.py").write_text("def greet():\n    return 'Hello'\n")
+    edit = tool_call("edit_file", {"file_path": "greet.py", "old_string": "def greet():\n    return 'Hello'", "new_string": "def greet(name):\n    return f'Hello, {name}!'"})
+    server.script(reply("I will edit greet.py.", tool_calls=[edit], usage=(1_800, 40)), reply("done"))
+    app = build_app(server, workspace, dcode_home)
+
+    async def run_before(pilot: Pilot) -> None:
+        h = harness(app, pilot, server, workspace)
+        await h.ready()
+        await h.send("make greet take a name")
+        await h.approval()
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_resume_picker(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    store = SessionStore(dcode_home / "sessions.db")
+    rows = [
+        ("a1b2c3d4e5f6", "/work/projects/demo", "Fix the flaky login test"),
+        ("0f9e8d7c6b5a", "/work/projects/api", "Add pagination to /users"),
+        ("112233445566", "/work/projects/demo", "Explain the build pipeline"),
+    ]
+    for session_id, cwd, title in rows:
+        store.create(session_id, Path(cwd), "openai:gpt-5.1")
+        store.record_turn(session_id, prompt=title, model="openai:gpt-5.1", message_count=4, input_tokens=100, output_tokens=10, context_tokens=110)
+    app = build_app(server, workspace, dcode_home)
+
+    async def run_before(pilot: Pilot) -> None:
+        h = harness(app, pilot, server, workspace)
+        await h.ready()
+        await h.send("/resume")
+        await h.until(lambda: isinstance(app.screen, ResumeScreen), what="the picker")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
