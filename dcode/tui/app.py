@@ -177,6 +177,7 @@ class DcodeApp(App[int]):
         status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else self._branch  # type: ignore[assignment]
         status.activity = "Starting…"
         self.prompt_input.set_commands(commands.popup_entries())
+        self._install_media()
         self._sync_prompt_busy()
         self.prompt_input.focus()
         if self._initial_prompt and self._initial_prompt.strip():
@@ -423,9 +424,41 @@ class DcodeApp(App[int]):
 
     # -- turns --------------------------------------------------------------------------
 
+    def _install_media(self) -> None:
+        """The MediaTracker: pasted/dropped images and videos, Ctrl+V clipboard images."""
+        from functools import partial
+
+        from dcode.tui.widgets.media_source import MediaSource
+
+        def make_store() -> Any:
+            from dcode.media.store import AttachmentStore
+
+            return AttachmentStore(self.settings.attachments_dir)
+
+        self.media = MediaSource(make_store, self.settings.workspace, notify=partial(self.notify, markup=False))
+        self.media.install(self.prompt_input)
+
+    def _turn_content(self, item: Pending) -> tuple[Any, str] | None:
+        """The HumanMessage content for a prompt: its text plus one reference block per image."""
+        from dcode.tui.widgets.media_content import MediaRefused, content_for
+
+        placeholders = getattr(item.draft, "placeholders", ()) or ()
+        try:
+            return content_for(item.text, placeholders)
+        except MediaRefused as exc:
+            self.notify(exc.message, severity="error", markup=False)
+            self.prompt_input.restore(item.restorable)
+            return None
+
     @work(group="turn")
     async def _run_turn(self, item: Pending) -> None:
         text = item.text
+        prepared = self._turn_content(item)
+        if prepared is None:
+            self.busy = False
+            self._pump()
+            return
+        content, text = prepared
         self._streamed_chars = 0
         self._turn_output = False
         interrupted = False
@@ -435,7 +468,7 @@ class DcodeApp(App[int]):
             await self.transcript.add_user(text)
             status.activity = "Working"
             status.start_turn()
-            async for event in runner.run_turn(text):
+            async for event in runner.run_turn(content, prompt_text=text):
                 await self._apply(event)
                 if isinstance(event, TurnFinished):
                     interrupted = event.interrupted
@@ -617,6 +650,8 @@ class DcodeApp(App[int]):
                 await self._new_session()
             case "resume":
                 await self._pick_session()
+            case "paste":
+                await self.media.paste(self.prompt_input.area, say_if_empty=True)
 
     def _show_help(self) -> None:
         try:

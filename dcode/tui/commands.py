@@ -43,6 +43,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("approve", "Set the approval mode: manual, edits or all", usage="MODE", busy_safe=True),
     SlashCommand("theme", "Choose a colour theme", busy_safe=True),
     SlashCommand("copy", "Copy the last answer to the clipboard", busy_safe=True),
+    SlashCommand("paste", "Attach the image on the clipboard", busy_safe=True),
     SlashCommand("quit", "Quit dcode", busy_safe=True),
 )
 
