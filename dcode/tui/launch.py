@@ -63,6 +63,7 @@ def launch_tui(
         return EXIT_USAGE
 
     from dcode.tui.app import DcodeApp
+    from dcode.tui.native_stderr import native_stderr_to
 
     app = DcodeApp(
         settings,
@@ -71,5 +72,6 @@ def launch_tui(
         setup_problem=find_setup_problem(settings),
         reload_settings=_reloader(settings, model_given),
     )
-    app.run()
+    with native_stderr_to(settings.home / "logs" / "stderr.log"):
+        app.run()
     return app.return_code or EXIT_OK
