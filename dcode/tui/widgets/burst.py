@@ -6,8 +6,9 @@ events instead, so a dropped path would never reach the media tracker and an emb
 would send half a prompt. :class:`BurstKeys` sits in front of the editor as its ``key_filter``
 and runs :class:`~dcode.media.paths.BurstDetector` over the printable keys:
 
-- a key is held while it might be the start of a burst, and released as typed once a gap of
-  ``max_gap`` (30 ms) shows it is not, so typing is delayed by at most that much;
+- a printable key is shown at once (typing is never delayed) while nothing else is held, and
+  the detector still sees it; once keys turn out to be a burst, the ones already shown are
+  taken back and the whole burst is pasted, so nothing appears twice;
 - a burst (at least 3 characters, each under 30 ms after the last) is collected until 80 ms of
   quiet and handed to ``PromptArea.handle_paste``, exactly like a bracketed paste: the
   placeholder sources see it, and a newline inside it is a newline, never Enter;
@@ -66,6 +67,8 @@ class BurstKeys:
         self._now = now
         self._enabled = enabled
         self._timer: Timer | None = None
+        self._held = ""  # every character fed since the last release, in order
+        self._echoed = ""  # the prefix of ``_held`` already inserted into the editor
         self.bursts = 0  # pastes recognised, for diagnostics and tests
 
     @property
@@ -90,6 +93,11 @@ class BurstKeys:
         if char is None:
             self.flush()
             return False
+        echo = char.isprintable() and not self.detector.in_burst and self._echoed == self._held
+        if echo:
+            self.prompt.area.insert_text(char)
+            self._echoed += char
+        self._held += char
         released = self.detector.feed(char, self._key_time(event))
         if released is not None:
             self._apply(released)
@@ -136,17 +144,31 @@ class BurstKeys:
             self._timer.stop()
             self._timer = None
 
+    def _take_release(self, released: BurstOutput) -> str:
+        """Account for ``released`` (a prefix of what was fed); return the part already shown."""
+        if isinstance(released, BurstPaste):
+            # A paste normalises line endings, so measure it against the held text by content.
+            count = _held_length(self._held, released.text)
+        else:
+            count = min(len(released.text), len(self._held))
+        shown = self._echoed[:count]
+        self._held = self._held[count:]
+        self._echoed = self._echoed[count:]
+        return shown
+
     def _apply(self, released: BurstOutput) -> None:
         area = self.prompt.area
+        shown = self._take_release(released)
         if not area.is_attached:
             return
         if isinstance(released, BurstPaste):
             self.bursts += 1
+            _take_back(area, shown)
             area.handle_paste(released.text)
             return
         # Typed keys, replayed in order: Enter means Enter again (send, accept a completion).
         run: list[str] = []
-        for char in released.text:
+        for char in released.text[len(shown) :]:
             if char != "\r":
                 run.append(char)
                 continue
@@ -157,3 +179,27 @@ class BurstKeys:
                 area.insert_text("\n")
         if run:
             area.insert_text("".join(run))
+
+
+def _held_length(held: str, pasted: str) -> int:
+    """How many held characters a pasted text stands for (``\r\n`` and ``\r`` became ``\n``)."""
+    index = consumed = 0
+    while index < len(held) and consumed < len(pasted):
+        if held.startswith("\r\n", index):
+            index += 2
+        else:
+            index += 1
+        consumed += 1
+    return index
+
+
+def _take_back(area: object, shown: str) -> None:
+    """Delete ``shown`` from just before the cursor, if it is still there as it was typed."""
+    if not shown:
+        return
+    row, column = area.cursor_location  # type: ignore[attr-defined]
+    if column < len(shown):
+        return
+    start = (row, column - len(shown))
+    if area.get_text_range(start, (row, column)) == shown:  # type: ignore[attr-defined]
+        area.delete(start, (row, column))  # type: ignore[attr-defined]
