@@ -90,7 +90,7 @@ class DcodeApp(App[int]):
         Binding("ctrl+o", "toggle_output", "Tool output", show=False, priority=True),
     ]
 
-    busy = var(False, toggle_class="-busy")
+    busy = var(False)  # no class on the App: restyling the whole DOM at each turn's end stalls a frame
     ready = var(False, toggle_class="-ready")
 
     def __init__(
