@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import faulthandler
+import os
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -12,6 +17,39 @@ from dcode.config import ApprovalMode, Settings, WireApi
 from tests.support.model_server import ScriptedModelServer
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+EXIT_GRACE = 60.0  # seconds the interpreter may take to exit once the run is over
+
+
+def _database_threads() -> set[threading.Thread]:
+    """aiosqlite's worker threads: one per open connection, and none of them daemons."""
+    return {t for t in threading.enumerate() if t.is_alive() and "_connection_worker_thread" in t.name}
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_database_connections() -> Iterator[None]:
+    """A session database left open keeps its thread, and the thread keeps the process alive."""
+    before = _database_threads()
+    yield
+    deadline = time.monotonic() + 2.0
+    leaked = _database_threads() - before
+    while leaked and time.monotonic() < deadline:
+        time.sleep(0.02)
+        leaked = _database_threads() - before
+    assert not leaked, f"{len(leaked)} session database connection(s) left open"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Never let a stray non-daemon thread turn a finished run into a hung one."""
+
+    def watchdog() -> None:
+        time.sleep(EXIT_GRACE)
+        names = [t.name for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
+        sys.stderr.write(f"\ntests finished but the process did not exit; threads still alive: {names}\n")
+        faulthandler.dump_traceback(all_threads=True)
+        sys.stderr.flush()
+        os._exit(3)
+
+    threading.Thread(target=watchdog, name="exit-watchdog", daemon=True).start()
 
 
 @pytest.fixture

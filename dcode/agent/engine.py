@@ -31,6 +31,7 @@ class Engine:
         self.backend = LocalBackend(settings.workspace)
         self.sessions = SessionStore(settings.sessions_db)
         self._conn = conn
+        self._closed = False
         self.attachments = AttachmentStore(settings.attachments_dir)
         self.variants = VariantService(self.attachments)
         self.checkpointer = AsyncSqliteSaver(conn)
@@ -42,14 +43,26 @@ class Engine:
         resolved = resolved or resolve_model(settings)
         settings.home.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(str(settings.sessions_db), timeout=10)
-        await conn.execute("PRAGMA journal_mode=WAL")
-        engine = cls(settings, resolved, conn)
-        await engine.checkpointer.setup()
+        try:
+            await conn.execute("PRAGMA journal_mode=WAL")
+            engine = cls(settings, resolved, conn)
+            await engine.checkpointer.setup()
+        except BaseException:
+            # The connection's worker thread is not a daemon: left running, it would keep the
+            # process alive after everything else has ended.
+            conn.stop()
+            raise
         return engine
 
     async def close(self) -> None:
-        await self._conn.close()
-        self.variants.close()
+        """Close the session database and the transform pool; closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._conn.close()
+        finally:
+            self.variants.close()
 
     async def __aenter__(self) -> Engine:
         return self

@@ -111,6 +111,7 @@ class DcodeApp(App[int]):
         self.settings = settings
         self.mode = settings.approve or ApprovalMode.MANUAL
         self.engine: Engine | None = None
+        self._unclaimed_engine: Engine | None = None  # opened, EngineReady not yet handled
         self.runner: SessionRunner | None = None
         self.approver = TuiApprover(self)
         self.queue: deque[Pending] = deque()
@@ -217,6 +218,7 @@ class DcodeApp(App[int]):
             resolved = await asyncio.to_thread(factory.resolve_model, settings)
             engine_module = await asyncio.to_thread(importlib.import_module, "dcode.agent.engine")
             engine = await engine_module.Engine.open(settings, resolved)
+            self._unclaimed_engine = engine
         except ConfigError as exc:
             self.post_message(EngineFailed(str(exc), needs_setup=True))
             return
@@ -227,6 +229,7 @@ class DcodeApp(App[int]):
 
     async def on_engine_ready(self, message: EngineReady) -> None:
         self.engine = message.engine
+        self._unclaimed_engine = None
         self.status.model = self.engine.resolved.spec
         self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
         self.status.activity = ""
@@ -805,10 +808,21 @@ class DcodeApp(App[int]):
             self.runner.cancel()
         self.workers.cancel_group(self, "turn")
         self.workers.cancel_group(self, "shell")
-        engine, self.engine = self.engine, None
-        if engine is not None:
+        await self._close_engine()
+        self.exit(0)
+
+    async def on_unmount(self) -> None:
+        # However the app ends (quit, a crash, a test leaving run_test), the session database
+        # is closed: its connection thread would otherwise keep the process alive.
+        await self._close_engine()
+
+    async def _close_engine(self) -> None:
+        engines = [self.engine, self._unclaimed_engine]
+        self.engine = self._unclaimed_engine = None
+        for engine in engines:
+            if engine is None:
+                continue
             try:
                 await asyncio.wait_for(engine.close(), 2.0)
             except Exception:  # noqa: BLE001 - quitting must not fail
                 pass
-        self.exit(0)
