@@ -6,7 +6,6 @@ import io
 import json
 from pathlib import Path
 
-import pytest
 
 from dcode.agent.events import ApprovalRequested, ToolCallFinished, ToolStatus, TurnFinished
 from dcode.config import ApprovalMode

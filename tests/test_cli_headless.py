@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.model_server import fault, reply, tool_call
+from tests.support.model_server import reply, tool_call
 
 DCODE = str(Path(sys.executable).with_name("dcode"))
 

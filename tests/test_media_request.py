@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import sqlite3
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from PIL import Image
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import Notice
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.headless import HeadlessRequest, run_headless
 from dcode.headless_media import attach_images, mentioned_media
 from dcode.media.attachment import is_reference_block, to_reference_block
 from dcode.media.store import AttachmentStore

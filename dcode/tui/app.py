@@ -4,6 +4,10 @@ The first frame paints before anything heavy is imported; the engine (langchain,
 the SQLite checkpointer) opens in a worker afterwards. Until it is ready, and while a turn runs,
 prompts and most commands wait in a visible queue. One ``match`` turns the core's events into
 transcript and status updates; widgets talk back only through messages.
+
+This module holds the layout, the engine's lifecycle, the first-run flow and the keys; what runs
+in the session (queue, turns, approvals, ``!cmd``) is ``app_session``, the slash commands'
+actions are ``app_commands``.
 """
 
 from __future__ import annotations
@@ -11,11 +15,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
-import os
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,29 +29,14 @@ from textual.reactive import var
 from textual.theme import Theme
 from textual.widgets import TextArea
 
-from dcode.agent.events import (
-    ApprovalResolved,
-    AssistantMessageFinished,
-    CompactionFinished,
-    CompactionStarted,
-    ErrorEvent,
-    Event,
-    Notice,
-    ReasoningDelta,
-    TextDelta,
-    ToolArgsDelta,
-    ToolCallFinished,
-    ToolCallRunning,
-    ToolCallStarted,
-    TurnFinished,
-    UsageUpdated,
-)
 from dcode.config import ApprovalMode, ConfigError, Settings, save_preference
 from dcode.tui import commands
-from dcode.tui.commands import Invocation, SlashCommandProvider, UnknownCommand
-from dcode.tui.messages import ApprovalNeeded, ApprovalWithdrawn, EngineFailed, EngineReady
+from dcode.tui.app_commands import SlashCommands
+from dcode.tui.app_session import Pending, SessionWork
+from dcode.tui.commands import SlashCommandProvider
+from dcode.tui.messages import EngineFailed, EngineReady
 from dcode.tui.status import QueuedStrip, StatusBar, display_path, read_git_branch
-from dcode.tui.transcript import NoticeLevel, ShellEntry, Transcript
+from dcode.tui.transcript import NoticeLevel, Transcript
 from dcode.tui.tui_approver import TuiApprover
 from dcode.tui.widgets.prompt_input import PromptInput
 
@@ -56,29 +44,11 @@ if TYPE_CHECKING:
     from dcode.agent.engine import Engine
     from dcode.agent.runner import SessionRunner
 
-SHELL_TIMEOUT = 300.0
-SHELL_OUTPUT_CAP = 30_000
 CTRL_C_WINDOW = 2.0
-TYPING_GRACE = 0.4
 AUTO = object()
 
 
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """Something the user sent that waits its turn: a prompt, a ``!cmd`` or a slash command."""
-
-    text: str
-    shell: str | None = None
-    invocation: Invocation | None = None
-    draft: Any = None
-    """The input box as it was (pastes and all), to put back if the item is unqueued."""
-
-    @property
-    def restorable(self) -> Any:
-        return self.draft if self.draft is not None else self.text
-
-
-class DcodeApp(App[int]):
+class DcodeApp(SessionWork, SlashCommands, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere find it
     TITLE = "dcode"
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
@@ -124,6 +94,7 @@ class DcodeApp(App[int]):
         self._animate = animate
         self._cwd_label = cwd_label if cwd_label is not None else display_path(settings.workspace)
         self._branch = branch
+        self._follow_branch = branch is AUTO
         self._window = window
         self._last_typed = -10.0
         self._ctrl_c_at = -10.0
@@ -249,12 +220,9 @@ class DcodeApp(App[int]):
             await self.transcript.notice(message.problem, NoticeLevel.ERROR)
 
     def _show_first_run(self, problem: str) -> None:
+        from dcode.tui.screens.first_run import FirstRunScreen
+
         self.status.activity = "No model"
-        try:
-            from dcode.tui.screens.first_run import FirstRunScreen
-        except ImportError:
-            self.call_later(self.transcript.notice, problem, NoticeLevel.ERROR)
-            return
         screen = FirstRunScreen(problem, self.settings, check=self._connection_check)
 
         def closed(retry: bool | None) -> None:
@@ -344,7 +312,7 @@ class DcodeApp(App[int]):
             self.status.model = self.engine.resolved.spec
             self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
 
-    # -- input and the queue -----------------------------------------------------------
+    # -- input ------------------------------------------------------------------------
 
     @on(PromptInput.Submitted)
     def _on_submitted(self, event: PromptInput.Submitted) -> None:
@@ -358,407 +326,6 @@ class DcodeApp(App[int]):
     def on_approval_widget_stray_key(self, message: Any) -> None:
         """A key typed for the prompt just as an approval appeared goes back to the prompt."""
         self.prompt_input.insert_text(message.character)
-
-    def submit(self, item: Pending) -> None:
-        if not item.text.strip():
-            return
-        if item.shell is None and item.invocation is None:
-            try:
-                invocation = commands.parse(item.text)
-            except UnknownCommand as exc:
-                self.call_later(self.transcript.notice, f"unknown command /{exc} — /help lists them", NoticeLevel.WARNING)
-                return
-            if invocation is not None:
-                item = replace(item, invocation=invocation)
-        if self._runs_now(item):
-            self._start(item)
-            return
-        self.queue.append(item)
-        self._show_queue()
-        if not self.ready and self._setup_problem and not self.workers_in("engine"):
-            self._show_first_run(self._setup_problem)
-
-    def run_slash(self, invocation: Invocation) -> None:
-        self.submit(Pending(f"/{invocation.command.name} {invocation.args}".strip(), invocation=invocation))
-
-    def prefill_prompt(self, text: str) -> None:
-        self.prompt_input.restore(text)
-        self.prompt_input.focus()
-
-    def workers_in(self, group: str) -> bool:
-        return any(worker.group == group and not worker.is_finished for worker in self.workers)
-
-    def _runs_now(self, item: Pending) -> bool:
-        if item.invocation is not None:
-            command = item.invocation.command
-            if command.busy_safe:
-                return True
-            if command.needs_engine and not self.ready:
-                return False
-            return not self.busy
-        if item.shell == "private":
-            return True
-        return self.ready and not self.busy
-
-    def _show_queue(self) -> None:
-        self.queued_strip.show([item.text for item in self.queue])
-        self.status.queued = len(self.queue)
-
-    def _pump(self) -> None:
-        """Start the next queued item if nothing is running."""
-        while self.queue and not self.busy:
-            if not self._runs_now(self.queue[0]):
-                break
-            item = self.queue.popleft()
-            self._start(item)
-        self._show_queue()
-
-    def _start(self, item: Pending) -> None:
-        if item.invocation is not None:
-            self.call_later(self._run_command, item.invocation)
-        elif item.shell is not None:
-            private = item.shell == "private"
-            if not private:
-                self.busy = True
-            self._run_shell(item.text, private)
-        else:
-            self.busy = True
-            self._run_turn(item)
-
-    # -- turns --------------------------------------------------------------------------
-
-    def _install_media(self) -> None:
-        """The MediaTracker: pasted/dropped images and videos, Ctrl+V clipboard images."""
-        from functools import partial
-
-        from dcode.tui.widgets.media_source import MediaSource
-
-        def make_store() -> Any:
-            from dcode.media.store import AttachmentStore
-
-            return AttachmentStore(self.settings.attachments_dir)
-
-        self.media = MediaSource(make_store, self.settings.workspace, notify=partial(self.notify, markup=False))
-        self.media.install(self.prompt_input)
-
-    def _turn_content(self, item: Pending) -> tuple[Any, str] | None:
-        """The HumanMessage content for a prompt: its text plus one reference block per image."""
-        from dcode.tui.widgets.media_content import MediaRefused, content_for
-
-        placeholders = getattr(item.draft, "placeholders", ()) or ()
-        try:
-            return content_for(item.text, placeholders)
-        except MediaRefused as exc:
-            self.notify(exc.message, severity="error", markup=False)
-            self.prompt_input.restore(item.restorable)
-            return None
-
-    @work(group="turn")
-    async def _run_turn(self, item: Pending) -> None:
-        text = item.text
-        prepared = self._turn_content(item)
-        if prepared is None:
-            self.busy = False
-            self._pump()
-            return
-        content, text = prepared
-        self._streamed_chars = 0
-        self._turn_output = False
-        interrupted = False
-        status = self.status
-        try:
-            runner = self._ensure_runner()
-            await self.transcript.add_user(text)
-            status.activity = "Working"
-            status.start_turn()
-            async for event in runner.run_turn(content, prompt_text=text):
-                await self._apply(event)
-                if isinstance(event, TurnFinished):
-                    interrupted = event.interrupted
-        except asyncio.CancelledError:
-            interrupted = True
-            raise
-        except Exception as exc:  # noqa: BLE001 - a failed turn is one line, not a crash
-            await self.transcript.notice(f"the turn failed: {exc}", NoticeLevel.ERROR)
-        finally:
-            await self.transcript.finish_turn(interrupted=interrupted)
-            status.end_turn()
-            status.activity = ""
-            self.busy = False
-            if self._branch is AUTO:
-                status.branch = read_git_branch(self.settings.workspace)
-        self._after_turn(interrupted, item)
-
-    def _after_turn(self, interrupted: bool, sent: Pending) -> None:
-        if interrupted:
-            # An interrupt means "stop": queued prompts go back to the input rather than run,
-            # and so does the prompt itself when nothing came back for it yet.
-            waiting = list(self.queue)
-            self.queue.clear()
-            if not self._turn_output:
-                waiting.insert(0, sent)
-            for item in reversed(waiting):
-                self.prompt_input.restore(item.restorable)
-            self._show_queue()
-            return
-        self._pump()
-
-    async def _apply(self, event: Event) -> None:
-        transcript = self.transcript
-        match event:
-            case TextDelta(text=text):
-                self._count(text)
-                self._turn_output = True
-                await transcript.append_text(text)
-            case ReasoningDelta(text=text):
-                self._count(text)
-                await transcript.append_reasoning(text)
-            case AssistantMessageFinished(text=text):
-                await transcript.finish_message(text)
-            case ToolCallStarted(call_id=call_id, name=name):
-                self._turn_output = True
-                await transcript.tool_started(call_id, name)
-            case ToolArgsDelta(call_id=call_id, delta=delta):
-                self._count(delta)
-                transcript.tool_args(call_id, delta)
-            case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
-                await transcript.tool_running(call_id, name, args, summary)
-            case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output):
-                transcript.tool_finished(call_id, name, status, preview, output)
-                self.status.activity = "Working"
-            case ApprovalResolved(call_id=call_id, approved=approved, feedback=feedback):
-                await transcript.resolve_approval(call_id, approved, feedback)
-            case UsageUpdated():
-                self._usage(event)
-            case Notice(message=message):
-                await transcript.notice(message)
-            case CompactionStarted(reason=reason):
-                self.status.activity = "Compacting"
-                await transcript.notice(f"compacting the conversation ({reason})…")
-            case CompactionFinished(messages_summarized=count, tokens_before=before, tokens_after=after):
-                self.status.activity = "Working"
-                await transcript.notice(f"compacted {count} messages: {before:,} → {after:,} tokens")
-            case ErrorEvent(message=message):
-                await transcript.notice(message, NoticeLevel.ERROR)
-            case TurnFinished():
-                pass
-
-    def _count(self, text: str) -> None:
-        self._streamed_chars += len(text)
-        self.status.streamed_tokens = self._streamed_chars // 4
-
-    def _usage(self, event: UsageUpdated) -> None:
-        self.status.set_usage(event.context_tokens, event.max_input_tokens, event.reported)
-        if self.engine is not None:
-            self.status.cost = self.engine.resolved.profile.cost(event.session_input_tokens, event.session_output_tokens)
-
-    def interrupt(self) -> bool:
-        if self.runner is not None and self.runner.busy:
-            self.runner.cancel()
-            self.status.activity = "Interrupting"
-            return True
-        if self.workers_in("shell"):
-            self.workers.cancel_group(self, "shell")
-            return True
-        return False
-
-    # -- approvals ----------------------------------------------------------------------
-
-    async def on_approval_needed(self, message: ApprovalNeeded) -> None:
-        # Someone composing the next message must not answer this with a stray "y" or "n".
-        typing = bool(self.prompt_input.text.strip()) and time.monotonic() - self._last_typed < TYPING_GRACE
-        self.status.activity = "Waiting for approval"
-        await self.transcript.show_approval(message.request, message.future, TYPING_GRACE if typing else 0.0)
-
-    async def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
-        await self.transcript.withdraw_approval(message.call_id)
-
-    async def on_approval_widget_decided(self, message: Any) -> None:
-        decision = message.decision
-        await self.transcript.resolve_approval(message.call_id, decision.approved, decision.feedback if not message.stop_turn else "stopped")
-        self.status.activity = "Working"
-        self.prompt_input.focus()
-        if message.stop_turn:
-            self.interrupt()
-
-    def _reject_pending(self) -> bool:
-        pending = self.transcript.pending_approvals
-        if not pending:
-            return False
-        from dcode.agent.approval import ApprovalDecision
-
-        for call in pending:
-            assert call.approval is not None
-            if not call.approval.future.done():
-                call.approval.future.set_result(ApprovalDecision(False, "the user stopped the turn"))
-            self.call_later(self.transcript.resolve_approval, call.call_id, False, "stopped")
-        self.interrupt()
-        self.prompt_input.focus()
-        return True
-
-    # -- shell --------------------------------------------------------------------------
-
-    @work(group="shell")
-    async def _run_shell(self, command: str, private: bool) -> None:
-        entry = ShellEntry(command=command, private=private)
-        await self.transcript.add_shell(entry)
-        shell = os.environ.get("SHELL") or "/bin/sh"
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                shell, "-c", command,
-                cwd=self.settings.workspace,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            try:
-                out, _ = await asyncio.wait_for(proc.communicate(), SHELL_TIMEOUT)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                proc.kill()
-                await proc.wait()
-                out = b"(stopped)"
-            entry.output = out.decode("utf-8", errors="replace")[-SHELL_OUTPUT_CAP:]
-            entry.exit_code = proc.returncode
-        except OSError as exc:
-            entry.output, entry.exit_code = str(exc), 127
-        entry.running = False
-        self.transcript.refresh_entry(entry)
-        try:
-            if not private and self.engine is not None:
-                note = f"I ran a shell command myself: `{command}` (exit code {entry.exit_code}). Its output:\n```\n{entry.output}\n```"
-                await self._ensure_runner().add_user_note(note)
-        finally:
-            if not private:
-                self.busy = False
-                self._pump()
-
-    # -- slash commands -----------------------------------------------------------------
-
-    async def _run_command(self, invocation: Invocation) -> None:
-        name, args = invocation.command.name, invocation.args
-        match name:
-            case "help":
-                self._show_help()
-            case "quit":
-                await self.action_quit()
-            case "theme":
-                self.action_change_theme()
-            case "copy":
-                self._copy_last_answer()
-            case "approve":
-                await self._set_mode_from(args)
-            case "model":
-                await self._switch_model(args)
-            case "clear":
-                await self._new_session()
-            case "resume":
-                await self._pick_session()
-            case "paste":
-                await self.media.paste(self.prompt_input.area, say_if_empty=True)
-
-    def _show_help(self) -> None:
-        try:
-            from dcode.tui.screens.help import HelpScreen
-        except ImportError:
-            lines = [f"{label} — {text}" for label, text in commands.help_entries()]
-            self.call_later(self.transcript.notice, "\n".join(lines))
-            return
-        self.push_screen(HelpScreen(commands.help_entries(), list(commands.KEYS)))
-
-    def action_change_theme(self) -> None:
-        try:
-            from dcode.tui.screens.theme import ThemeScreen
-        except ImportError:
-            self.search_themes()
-            return
-
-        def chosen(name: str | None) -> None:
-            if name:
-                self._save_theme(name)
-            self.prompt_input.focus()
-
-        self.push_screen(ThemeScreen(), callback=chosen)
-
-    @work(group="clipboard")
-    async def _copy_last_answer(self) -> None:
-        text = self.transcript.last_answer()
-        if not text:
-            self.notify("nothing to copy yet", severity="warning")
-            return
-
-        def copy() -> bool:
-            try:
-                import pyperclip
-
-                pyperclip.copy(text)
-                return True
-            except Exception:  # noqa: BLE001 - no clipboard tool; fall back to OSC 52
-                return False
-
-        if not await asyncio.to_thread(copy):
-            self.copy_to_clipboard(text)
-        self.notify(f"copied the last answer ({len(text):,} characters)")
-
-    async def _set_mode_from(self, args: str) -> None:
-        try:
-            mode = ApprovalMode(args.strip().lower())
-        except ValueError:
-            await self.transcript.notice(f"/approve takes manual, edits or all (now: {self.mode.value})", NoticeLevel.WARNING)
-            return
-        self._set_mode(mode)
-
-    def _set_mode(self, mode: ApprovalMode) -> None:
-        self.mode = mode
-        self.status.mode = mode
-        if self.runner is not None:
-            self.runner.policy.mode = mode
-
-    async def _switch_model(self, spec: str) -> None:
-        assert self.engine is not None
-        if not spec:
-            await self.transcript.notice(f"the model is {self.engine.resolved.spec}; switch with /model provider:model")
-            return
-        try:
-            resolved = await asyncio.to_thread(self.engine.switch_model, spec)
-        except ConfigError as exc:
-            await self.transcript.notice(str(exc), NoticeLevel.ERROR)
-            return
-        self._show_model()
-        await self.transcript.notice(f"switched to {resolved.spec}; the conversation continues")
-
-    async def _new_session(self) -> None:
-        self.runner = None
-        self._session_id = None
-        await self.transcript.clear()
-        self.status.set_usage(0, self.status.max_tokens, True)
-        self.status.cost = None
-        await self.transcript.notice("new session")
-
-    async def _pick_session(self) -> None:
-        from dcode.agent.sessions import SessionStore
-
-        store = self.engine.sessions if self.engine is not None else SessionStore(self.settings.sessions_db)
-        sessions = await asyncio.to_thread(store.list)
-        try:
-            from dcode.tui.screens.resume import ResumeScreen
-        except ImportError:
-            await self.transcript.notice("the session picker is not available", NoticeLevel.ERROR)
-            return
-
-        async def chosen(session_id: str | None) -> None:
-            if not session_id:
-                self.prompt_input.focus()
-                return
-            if self.busy:
-                self.submit(Pending(f"/resume {session_id}"))
-                return
-            if self.engine is None:
-                self._session_id, self._paint_on_ready = session_id, True
-                return
-            await self._open_session(session_id)
-            self.prompt_input.focus()
-
-        self.push_screen(ResumeScreen(sessions), callback=chosen)
 
     # -- keys ---------------------------------------------------------------------------
 

@@ -1,0 +1,144 @@
+"""The slash commands' actions, mixed into ``DcodeApp``.
+
+``dcode.tui.commands`` says what each command is (name, help, when it may run); this says what
+it does. Screens are imported when first shown, never at start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from textual import work
+
+from dcode.config import ApprovalMode, ConfigError
+from dcode.tui import commands
+from dcode.tui.commands import Invocation
+from dcode.tui.app_session import Pending
+from dcode.tui.transcript import NoticeLevel
+
+if TYPE_CHECKING:
+    from dcode.tui.app import DcodeApp
+
+    _Base = DcodeApp
+else:
+    _Base = object
+
+
+class SlashCommands(_Base):
+    """What each slash command does, for ``DcodeApp``."""
+
+    async def _run_command(self, invocation: Invocation) -> None:
+        name, args = invocation.command.name, invocation.args
+        match name:
+            case "help":
+                self._show_help()
+            case "quit":
+                await self.action_quit()
+            case "theme":
+                self.action_change_theme()
+            case "copy":
+                self._copy_last_answer()
+            case "approve":
+                await self._set_mode_from(args)
+            case "model":
+                await self._switch_model(args)
+            case "clear":
+                await self._new_session()
+            case "resume":
+                await self._pick_session()
+            case "paste":
+                await self.media.paste(self.prompt_input.area, say_if_empty=True)
+
+    def _show_help(self) -> None:
+        from dcode.tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen(commands.help_entries(), list(commands.KEYS)))
+
+    def action_change_theme(self) -> None:
+        from dcode.tui.screens.theme import ThemeScreen
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self._save_theme(name)
+            self.prompt_input.focus()
+
+        self.push_screen(ThemeScreen(), callback=chosen)
+
+    @work(group="clipboard")
+    async def _copy_last_answer(self) -> None:
+        text = self.transcript.last_answer()
+        if not text:
+            self.notify("nothing to copy yet", severity="warning")
+            return
+
+        def copy() -> bool:
+            try:
+                import pyperclip
+
+                pyperclip.copy(text)
+                return True
+            except Exception:  # noqa: BLE001 - no clipboard tool; fall back to OSC 52
+                return False
+
+        if not await asyncio.to_thread(copy):
+            self.copy_to_clipboard(text)
+        self.notify(f"copied the last answer ({len(text):,} characters)")
+
+    async def _set_mode_from(self, args: str) -> None:
+        try:
+            mode = ApprovalMode(args.strip().lower())
+        except ValueError:
+            await self.transcript.notice(f"/approve takes manual, edits or all (now: {self.mode.value})", NoticeLevel.WARNING)
+            return
+        self._set_mode(mode)
+
+    def _set_mode(self, mode: ApprovalMode) -> None:
+        self.mode = mode
+        self.status.mode = mode
+        if self.runner is not None:
+            self.runner.policy.mode = mode
+
+    async def _switch_model(self, spec: str) -> None:
+        assert self.engine is not None
+        if not spec:
+            await self.transcript.notice(f"the model is {self.engine.resolved.spec}; switch with /model provider:model")
+            return
+        try:
+            resolved = await asyncio.to_thread(self.engine.switch_model, spec)
+        except ConfigError as exc:
+            await self.transcript.notice(str(exc), NoticeLevel.ERROR)
+            return
+        self._show_model()
+        await self.transcript.notice(f"switched to {resolved.spec}; the conversation continues")
+
+    async def _new_session(self) -> None:
+        self.runner = None
+        self._session_id = None
+        await self.transcript.clear()
+        self.status.set_usage(0, self.status.max_tokens, True)
+        self.status.cost = None
+        await self.transcript.notice("new session")
+
+    async def _pick_session(self) -> None:
+        from dcode.agent.sessions import SessionStore
+
+        store = self.engine.sessions if self.engine is not None else SessionStore(self.settings.sessions_db)
+        from dcode.tui.screens.resume import ResumeScreen
+
+        sessions = await asyncio.to_thread(store.list)
+
+        async def chosen(session_id: str | None) -> None:
+            if not session_id:
+                self.prompt_input.focus()
+                return
+            if self.busy:
+                self.submit(Pending(f"/resume {session_id}"))
+                return
+            if self.engine is None:
+                self._session_id, self._paint_on_ready = session_id, True
+                return
+            await self._open_session(session_id)
+            self.prompt_input.focus()
+
+        self.push_screen(ResumeScreen(sessions), callback=chosen)
