@@ -41,6 +41,8 @@ def build_app(server: ScriptedModelServer, workspace: Path, home: Path) -> Dcode
 
 
 def harness(app: DcodeApp, pilot: Pilot, server: ScriptedModelServer, workspace: Path) -> Harness:
+    # A blinking cursor would make the picture depend on when it is taken.
+    app.prompt_input.area.cursor_blink = False
     return Harness(app, pilot, server, workspace, app.settings)
 
 

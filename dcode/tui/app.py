@@ -33,6 +33,7 @@ from dcode.config import ApprovalMode, ConfigError, Settings, save_preference
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
 from dcode.tui.app_session import Pending, SessionWork
+from dcode.tui.collector import QuietCollector
 from dcode.tui.commands import SlashCommandProvider
 from dcode.tui.messages import EngineFailed, EngineReady
 from dcode.tui.status import QueuedStrip, StatusBar, display_path, read_git_branch
@@ -84,6 +85,7 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
         self._unclaimed_engine: Engine | None = None  # opened, EngineReady not yet handled
         self.runner: SessionRunner | None = None
         self.approver = TuiApprover(self)
+        self.collector = QuietCollector()
         self.queue: deque[Pending] = deque()
         self._initial_prompt = prompt
         self._session_id = session_id

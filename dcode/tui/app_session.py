@@ -33,6 +33,7 @@ from dcode.agent.events import (
     UsageUpdated,
 )
 from dcode.tui import commands
+from dcode.tui.collector import QUIET_DELAY
 from dcode.tui.commands import Invocation, UnknownCommand
 from dcode.tui.messages import ApprovalNeeded, ApprovalWithdrawn
 from dcode.tui.status import read_git_branch
@@ -180,6 +181,7 @@ class SessionWork(_Base):
             await self.transcript.add_user(text)
             status.activity = "Working"
             status.start_turn()
+            self.collector.streaming()
             async for event in runner.run_turn(content, prompt_text=text):
                 await self._apply(event)
                 if isinstance(event, TurnFinished):
@@ -194,9 +196,14 @@ class SessionWork(_Base):
             status.end_turn()
             status.activity = ""
             self.busy = False
+            self.set_timer(QUIET_DELAY, self._collect_when_idle)
             if self._follow_branch:  # the branch may have changed during the turn
                 status.branch = read_git_branch(self.settings.workspace)
         self._after_turn(interrupted, item)
+
+    def _collect_when_idle(self) -> None:
+        if not self.busy:
+            self.collector.idle()
 
     def _after_turn(self, interrupted: bool, sent: Pending) -> None:
         if interrupted:
@@ -232,6 +239,7 @@ class SessionWork(_Base):
                 transcript.tool_args(call_id, delta)
             case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
                 await transcript.tool_running(call_id, name, args, summary)
+                self.collector.quiet()
             case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output):
                 transcript.tool_finished(call_id, name, status, preview, output)
                 self.status.activity = "Working"

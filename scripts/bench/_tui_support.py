@@ -134,23 +134,13 @@ class Terminal:
         """Rows ``top..bottom-1`` with their styles, for comparing two moments of the screen."""
         return tuple(self.row(y) + "\0" + "|".join(self.styles[y]) for y in range(top, bottom))
 
-    # -- what dcode's screen is made of -------------------------------------------------------
-
-    def prompt_top(self) -> int | None:
-        """The row of the prompt box's top border (``▔``), or None before it is drawn."""
+    def find(self, text: str) -> tuple[int, int] | None:
+        """(row, column) where ``text`` is on screen, searching from the bottom."""
         for y in range(self.rows - 1, -1, -1):
-            if self.chars[y][2:6] == ["▔"] * 4:
-                return y
+            x = self.row(y).find(text)
+            if x >= 0:
+                return y, x
         return None
-
-    def prompt_text(self) -> str | None:
-        """What the prompt box shows on its first line (draft or placeholder), unstripped."""
-        top = self.prompt_top()
-        if top is None or top + 1 >= self.rows:
-            return None
-        line = self.row(top + 1)
-        end = line.rfind("▎")
-        return line[3:end] if end > 3 else line[3:]
 
 
 # --------------------------------------------------------------------------------------------
@@ -322,15 +312,20 @@ def dcode_argv(base_url: str, *extra: str) -> list[str]:
     return [str(dcode), "-m", MODEL, "--base-url", base_url, *extra]
 
 
+IDLE_PLACEHOLDER = "Ask dcode…"
+BUSY_PLACEHOLDER = "Working…"
+
+
 def has_first_frame(screen: Terminal) -> bool:
     """The first screen: the prompt box with its placeholder and the status bar with the model."""
-    shown = screen.prompt_text() or ""
-    return screen.alternate and ("Working…" in shown or "Ask dcode…" in shown) and MODEL in screen.text()
+    text = screen.text()
+    return screen.alternate and (IDLE_PLACEHOLDER in text or BUSY_PLACEHOLDER in text) and MODEL in text
 
 
 def is_ready(screen: Terminal) -> bool:
     """The engine has loaded: the idle placeholder is back and "Starting…" is gone."""
-    return "Ask dcode…" in (screen.prompt_text() or "") and "Starting…" not in screen.text()
+    text = screen.text()
+    return IDLE_PLACEHOLDER in text and "Starting…" not in text
 
 
 # --------------------------------------------------------------------------------------------
@@ -444,7 +439,7 @@ def long_answer(chars: int = 12_000) -> str:
         )
         if section % 3 == 0:
             parts.append("| field | type | default |\n|---|---|---|\n| limit | int | 10 |\n| seen | tuple | () |\n\n")
-    parts.append(f"{SENTINEL}\n")
+    parts.append(SENTINEL)  # no trailing newline: the last chunk carries visible text
     return "".join(parts)
 
 

@@ -14,8 +14,10 @@ writes to the pty, replays it on a small terminal emulator, and reads /proc for 
 - RSS growth: idle RSS resumed on a 200-message vs a 1,000-message session (fresh processes,
   transcript painted at the bottom, 1.5 s of quiet), medians;
 - last token to final paint: a ~12,000-character Markdown answer streamed at 5,000 chars/s
-  (50-char chunks, 10 ms apart); from the server's write of the last text chunk to the last read
-  that changed the transcript's cells (text or style), after which it stayed unchanged.
+  (50-char chunks, 10 ms apart); from the server's write of the last text chunk (the server runs
+  in this process, its writes timed on the same monotonic clock as the pty reads) to the last
+  read that changed the transcript's cells (text or style), after which they stayed unchanged
+  for a second; median of --runs.
 
 Run: .venv/bin/python scripts/bench/tui.py [--runs N] [--session-runs N] [--keys N]
 """
@@ -35,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _tui_support as tui  # noqa: E402
-from _tui_support import PtyRun, Terminal  # noqa: E402
+from _tui_support import PtyRun  # noqa: E402
 
 from tests.support.model_server import reply  # noqa: E402
 
@@ -110,11 +112,6 @@ def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[flo
 # -- a resumed session: RSS, then typing ----------------------------------------------------
 
 
-def prompt_shows(screen: Terminal, text: str) -> bool:
-    shown = screen.prompt_text()
-    return shown is not None and shown.startswith(text)
-
-
 def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[float, list[float]]:
     """RSS once the resumed transcript is painted, then per-key latencies (seconds)."""
     run = ctx.launch(ctx.work / "home-sessions", "-r", ctx.sessions[count])
@@ -122,6 +119,11 @@ def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[fl
         run.wait(lambda s: tui.is_ready(s) and "Resumed session" in s.text(), 60, f"the {count}-message session")
         run.pump(1.5)
         rss = tui.rss_mb(run.pid)
+        while run.feed_next() is not None:
+            pass
+        where = run.screen.find(tui.IDLE_PLACEHOLDER)
+        assert where is not None, run.screen.text()
+        row, column = where  # the draft starts where the placeholder did
         text = TYPED[:keys]
         sent: list[float] = []
         for character in text:
@@ -131,7 +133,8 @@ def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[fl
         latencies: list[float] = []
         index = 0
         while index < len(text) and (at := run.feed_next()) is not None:
-            while index < len(text) and at >= sent[index] and prompt_shows(run.screen, text[: index + 1]):
+            shown = run.screen.row(row)[column:]
+            while index < len(text) and at >= sent[index] and shown.startswith(text[: index + 1]):
                 latencies.append(at - sent[index])
                 index += 1
         if index < len(text):
@@ -148,8 +151,29 @@ def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[fl
 class StreamResult:
     lag: float  # last text chunk written -> transcript's last change on screen
     sentinel: float  # last text chunk written -> the answer's last words first on screen
+    settled: float  # -> the last change outside the prompt box (transcript or status bar)
     chars: int
     seconds: float  # first to last text chunk, at the server
+    cpu: float  # the app's CPU seconds per second while the answer streamed
+
+
+def transcript_changes(run: PtyRun, since: float, top: int, below: int) -> tuple[float, float, float | None]:
+    """Replaying every read: when the transcript (rows above ``top``) last changed, when the rows
+    from ``below`` down (the status bar) last changed, and when SENTINEL first showed."""
+    changed_at = settled_at = 0.0
+    seen_at: float | None = None
+    region = rest = None
+    for at, screen in run.replay():
+        now, others = screen.region(0, top), screen.region(below, screen.rows)
+        if at >= since:
+            if now != region:
+                changed_at = at
+            if others != rest:
+                settled_at = at
+            if seen_at is None and tui.SENTINEL in screen.text():
+                seen_at = at
+        region, rest = now, others
+    return changed_at, settled_at, seen_at
 
 
 def streamed(ctx: Context, n: int) -> StreamResult:
@@ -164,31 +188,30 @@ def streamed(ctx: Context, n: int) -> StreamResult:
         run.pump(0.1)
         while run.feed_next() is not None:
             pass
-        top = run.screen.prompt_top()
-        assert top is not None
+        where = run.screen.find("stream answer")
+        assert where is not None, run.screen.text()
+        top = where[0] - 1  # the transcript: every row above the prompt box's top border
+        cpu_before = tui.cpu_seconds(run.pid)
         entered = run.write(b"\r")
         deadline = time.monotonic() + 60
         while len(tui.STREAMS) <= before or not any(b"[DONE]" in data for _, data in tui.STREAMS[before].writes):
             if time.monotonic() > deadline:
                 raise TimeoutError("the scripted server never finished the answer")
             run.pump(0.05)
+        busy = (tui.cpu_seconds(run.pid) - cpu_before) / (time.monotonic() - entered)
         record = tui.STREAMS[before]
         last = record.last_content()
         assert last is not None
-        # Settle: the turn has ended (idle placeholder back), then 1.5 s in which nothing changes.
+        # Settle: the turn has ended (idle placeholder back) and the transcript has not changed for 1 s.
         run.wait(lambda s: tui.is_ready(s) and tui.SENTINEL in s.text(), 30, "the end of the turn")
-        run.pump(1.5)
-        changed_at, seen_at, region = 0.0, None, None
-        for at, screen in run.replay():
-            now = screen.region(0, top)
-            if at >= entered and now != region:
-                changed_at = at
-            region = now
-            if seen_at is None and at >= entered and tui.SENTINEL in screen.text():
-                seen_at = at
+        for _ in range(5):
+            run.pump(1.0)
+            changed_at, settled_at, seen_at = transcript_changes(run, entered, top, where[0] + 2)
+            if time.monotonic() - changed_at >= 1.0:
+                break
         assert seen_at is not None, "the end of the answer never reached the screen"
         first = next(at for at, data in record.writes if tui._CONTENT.search(data))
-        return StreamResult(changed_at - last, seen_at - last, record.content_chars(), last - first)
+        return StreamResult(changed_at - last, seen_at - last, max(changed_at, settled_at) - last, record.content_chars(), last - first, busy)
     finally:
         run.quit()
 
@@ -211,13 +234,18 @@ def print_table(figures: list[Figure]) -> None:
             print(f"{figure.name}: {figure.detail}")
 
 
+PARTS = ("startup", "sessions", "stream")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="launches for first paint / idle RSS and streamed answers")
     parser.add_argument("--session-runs", type=int, default=3, help="launches on each resumed session")
     parser.add_argument("--keys", type=int, default=100, help="keys typed per resumed launch (at most 100)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", choices=PARTS, action="append", help="measure only this part (repeatable)")
     args = parser.parse_args()
+    parts = set(args.only or PARTS)
     rng = random.Random(args.seed)
     started = time.monotonic()
     print(f"dcode TUI benchmark: the real binary in a {tui.COLS}x{tui.ROWS} pty, {os.cpu_count()} cores")
@@ -230,50 +258,65 @@ def main() -> None:
         ctx = Context(Path(tmp), server.base_url, stream_server.base_url)
         (ctx.work / "ws").mkdir()
         try:
-            built = time.monotonic()
-            ctx.sessions = tui.build_sessions([SMALL, LARGE], ctx.work / "home-sessions", ctx.work / "ws", server.base_url)
-            print(f"built sessions of {SMALL} and {LARGE} messages (turns of prompt, read_file call, 60-line result, "
-                  f"Markdown answer) through the engine in {time.monotonic() - built:.1f} s")
-
-            print(f"launching {args.runs}x for first paint and idle RSS…", flush=True)
-            paints, ready, idle = startup(ctx, args.runs)
-
-            print(f"resuming each session {args.session_runs}x and typing {min(args.keys, len(TYPED))} keys…", flush=True)
+            paints: list[float] = []
+            ready: list[float] = []
+            idle: list[float] = []
             sizes: dict[int, list[float]] = {SMALL: [], LARGE: []}
             keys: dict[int, list[float]] = {SMALL: [], LARGE: []}
-            for _ in range(args.session_runs):
-                for count in (SMALL, LARGE):
-                    rss, latencies = resumed(ctx, count, args.keys, rng)
-                    sizes[count].append(rss)
-                    keys[count].extend(latencies)
-
-            print(f"streaming a {len(answer):,}-character Markdown answer {args.runs}x at 5,000 chars/s…", flush=True)
-            streams = [streamed(ctx, n) for n in range(args.runs)]
+            streams: list[StreamResult] = []
+            if "sessions" in parts:
+                built = time.monotonic()
+                ctx.sessions = tui.build_sessions([SMALL, LARGE], ctx.work / "home-sessions", ctx.work / "ws", server.base_url)
+                print(f"built sessions of {SMALL} and {LARGE} messages (turns of prompt, read_file call, 60-line result, "
+                      f"Markdown answer) through the engine in {time.monotonic() - built:.1f} s")
+            if "startup" in parts:
+                print(f"launching {args.runs}x for first paint and idle RSS…", flush=True)
+                paints, ready, idle = startup(ctx, args.runs)
+            if "sessions" in parts:
+                print(f"resuming each session {args.session_runs}x and typing {min(args.keys, len(TYPED))} keys…", flush=True)
+                for _ in range(args.session_runs):
+                    for count in (SMALL, LARGE):
+                        rss, latencies = resumed(ctx, count, args.keys, rng)
+                        sizes[count].append(rss)
+                        keys[count].extend(latencies)
+            if "stream" in parts:
+                print(f"streaming a {len(answer):,}-character Markdown answer {args.runs}x at 5,000 chars/s…", flush=True)
+                streams = [streamed(ctx, n) for n in range(args.runs)]
         finally:
             server.stop()
             stream_server.stop()
 
-    small_rss, large_rss = statistics.median(sizes[SMALL]), statistics.median(sizes[LARGE])
-    growth = (large_rss - small_rss) / small_rss * 100
-    large_ms = [v * 1000 for v in keys[LARGE]]
-    small_ms = [v * 1000 for v in keys[SMALL]]
-    lags = [s.lag * 1000 for s in streams]
-    figures = [
-        Figure("first paint", statistics.median(paints), "s", 0.5,
-               "runs " + ", ".join(f"{v:.2f}" for v in paints) + f" s; engine ready at median {statistics.median(ready):.2f} s"),
-        Figure("idle RSS", statistics.median(idle), "MB", 150, "runs " + ", ".join(f"{v:.0f}" for v in idle) + " MB", fmt="{:.0f}"),
-        Figure(f"keystroke p95, {LARGE:,} messages", percentile(large_ms, 95), "ms", 33,
-               f"p50 {percentile(large_ms, 50):.1f} ms, max {max(large_ms):.1f} ms over {len(large_ms)} keys; "
-               f"with {SMALL} messages p50 {percentile(small_ms, 50):.1f} / p95 {percentile(small_ms, 95):.1f} ms", fmt="{:.1f}"),
-        Figure(f"RSS growth {SMALL} -> {LARGE:,} messages", growth, "%", 20,
-               f"{small_rss:.0f} MB -> {large_rss:.0f} MB (medians; runs {', '.join(f'{v:.0f}' for v in sizes[SMALL])} / "
-               f"{', '.join(f'{v:.0f}' for v in sizes[LARGE])} MB)", fmt="{:.1f}"),
-        Figure("last token -> final paint", statistics.median(lags), "ms", 100,
-               "runs " + ", ".join(f"{v:.0f}" for v in lags) + " ms; last words first on screen after "
-               + ", ".join(f"{s.sentinel * 1000:.0f}" for s in streams) + " ms; "
-               + f"{streams[0].chars:,} chars in {statistics.median(s.seconds for s in streams):.2f} s at the server "
-               + f"({streams[0].chars / statistics.median(s.seconds for s in streams):,.0f} chars/s)", fmt="{:.0f}"),
-    ]
+    figures: list[Figure] = []
+    if paints:
+        figures += [
+            Figure("first paint", statistics.median(paints), "s", 0.5,
+                   "runs " + ", ".join(f"{v:.2f}" for v in paints) + f" s; engine ready at median {statistics.median(ready):.2f} s"),
+            Figure("idle RSS", statistics.median(idle), "MB", 150, "runs " + ", ".join(f"{v:.0f}" for v in idle) + " MB", fmt="{:.0f}"),
+        ]
+    if keys[LARGE]:
+        small_rss, large_rss = statistics.median(sizes[SMALL]), statistics.median(sizes[LARGE])
+        growth = (large_rss - small_rss) / small_rss * 100
+        large_ms = [v * 1000 for v in keys[LARGE]]
+        small_ms = [v * 1000 for v in keys[SMALL]]
+        figures += [
+            Figure(f"keystroke p95, {LARGE:,} messages", percentile(large_ms, 95), "ms", 33,
+                   f"p50 {percentile(large_ms, 50):.1f} ms, max {max(large_ms):.1f} ms over {len(large_ms)} keys; "
+                   f"with {SMALL} messages p50 {percentile(small_ms, 50):.1f} / p95 {percentile(small_ms, 95):.1f} ms", fmt="{:.1f}"),
+            Figure(f"RSS growth {SMALL} -> {LARGE:,} messages", growth, "%", 20,
+                   f"{small_rss:.0f} MB -> {large_rss:.0f} MB (medians; runs {', '.join(f'{v:.0f}' for v in sizes[SMALL])} / "
+                   f"{', '.join(f'{v:.0f}' for v in sizes[LARGE])} MB)", fmt="{:.1f}"),
+        ]
+    if streams:
+        lags = [s.lag * 1000 for s in streams]
+        seconds = statistics.median(s.seconds for s in streams)
+        figures.append(
+            Figure("last token -> final paint", statistics.median(lags), "ms", 100,
+                   "runs " + ", ".join(f"{v:.0f}" for v in lags) + " ms; last words first on screen after "
+                   + ", ".join(f"{s.sentinel * 1000:.0f}" for s in streams) + " ms; status bar settled after "
+                   + ", ".join(f"{s.settled * 1000:.0f}" for s in streams) + " ms; "
+                   + f"{streams[0].chars:,} chars in {seconds:.2f} s at the server "
+                   + f"({streams[0].chars / seconds:,.0f} chars/s); the app used "
+                   + f"{statistics.median(s.cpu for s in streams):.0%} of a core meanwhile", fmt="{:.0f}"))
     print_table(figures)
     print(f"\ntotal {time.monotonic() - started:.0f} s")
 

@@ -6,16 +6,30 @@ the entry does not have.
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
-from textual.widgets._markdown import MarkdownStream
+from textual.widgets._markdown import MarkdownBlock, MarkdownStream
 
-from dcode.tui.transcript.entries import AssistantEntry, NoticeEntry, NoticeLevel, ShellEntry, UserEntry
+from dcode.tui.transcript.entries import (
+    AssistantEntry,
+    NoticeEntry,
+    NoticeLevel,
+    ShellEntry,
+    UserEntry,
+)
+from dcode.tui.transcript.segments import FOLD_SCREENS, FoldedSegment, segment_cut
 
 REASONING_TAIL = 3
+QUIET = 0.02
+MAX_WAIT = 0.25
 SHELL_PREVIEW = 6
 
 
@@ -75,7 +89,12 @@ class ReasoningView(Static):
 
 
 class AssistantMessage(Vertical):
-    """An answer, streamed through Textual's ``MarkdownStream`` while it arrives."""
+    """An answer, streamed through Textual's ``MarkdownStream`` while it arrives.
+
+    A long streamed answer is written into several Markdown segments, and those far above
+    the one being written are folded (see ``segments``), so that each frame lays out a
+    bounded number of widgets however long the answer grows.
+    """
 
     DEFAULT_CSS = """
     AssistantMessage {
@@ -86,7 +105,7 @@ class AssistantMessage(Vertical):
         padding: 0 1 0 2;
         margin: 0;
     }
-    AssistantMessage > Markdown > MarkdownBlock:last-child { margin-bottom: 0; }
+    AssistantMessage MarkdownBlock.-answer-end { margin-bottom: 0; }
     AssistantMessage .interrupted {
         color: $text-warning;
         padding: 0 2;
@@ -97,7 +116,12 @@ class AssistantMessage(Vertical):
         super().__init__()
         self.entry = entry
         self._stream: MarkdownStream | None = None
+        self._writing = asyncio.Lock()
         self._streamed = ""
+        self._segment = ""
+        self._flush_scheduled = False
+        self._first_pending = 0.0
+        self._due = 0.0
 
     def compose(self) -> ComposeResult:
         if self.entry.reasoning:
@@ -108,46 +132,165 @@ class AssistantMessage(Vertical):
 
     @property
     def markdown(self) -> Markdown:
-        return self.query_one(Markdown)
+        """The last (or only) Markdown segment."""
+        return self.query_children(Markdown).last()
+
+    @property
+    def source(self) -> str:
+        """The Markdown shown, folded segments included."""
+        return "".join(child.source for child in self.children if isinstance(child, (Markdown, FoldedSegment)))
 
     async def on_mount(self) -> None:
         if self.entry.streaming:
             self._stream = Markdown.get_stream(self.markdown)
-            if self.entry.text:
-                await self.write("")
+            await self.stream_pending()
 
-    async def write(self, _fragment: str) -> None:
-        """Stream what the entry has gained since the last write."""
-        pending = self.entry.text[len(self._streamed):]
-        if not pending or self._stream is None:
+    def text_arrived(self) -> None:
+        """New text in the entry: write it soon, but not on every delta.
+
+        Each write re-lays out the screen, and thousands of characters a second written one
+        delta at a time would keep the event loop saturated, the answer arriving late and the
+        screen behind. So writes happen when the stream pauses (``QUIET``) or at least every
+        ``MAX_WAIT`` while it flows; the very first text goes out at once.
+        """
+        now = time.monotonic()
+        if not self._streamed:
+            self._due = now
+        else:
+            if not self._first_pending:
+                self._first_pending = now
+            self._due = min(now + QUIET, self._first_pending + MAX_WAIT)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._schedule(self._due - now)
+
+    def _schedule(self, wait: float) -> None:
+        # A zero-delay Textual timer never fires, so "now" goes through call_later.
+        if wait <= 0.001:
+            self.call_later(self._flush)
+        else:
+            self.set_timer(wait, self._flush)
+
+    async def _flush(self) -> None:
+        wait = self._due - time.monotonic()
+        if wait > 0.001:  # more text came in meanwhile and moved the deadline
+            self._schedule(wait)
             return
-        self._streamed = self.entry.text
-        await self._stream.write(pending)
+        self._flush_scheduled = False
+        self._first_pending = 0.0
+        await self.stream_pending()
+
+    async def stream_pending(self) -> None:
+        """Hand the stream whatever the entry's text has gained since the last write.
+
+        Serialized: a timer's flush and the end of the message may both get here, and each
+        await inside (a write, a new segment) would let the other interleave its pieces.
+        """
+        async with self._writing:
+            await self._stream_pending()
+
+    async def _stream_pending(self) -> None:
+        pending = self.entry.text[len(self._streamed) :]
+        while pending and self._stream is not None:
+            cut = segment_cut(self._segment, pending)
+            piece = pending if cut is None else pending[:cut]
+            if piece:
+                self._streamed += piece
+                self._segment += piece
+                await self._stream.write(piece)
+            if cut is None:
+                return
+            pending = pending[cut:]
+            await self._stream.stop()
+            segment = Markdown()
+            await self.mount(segment)
+            self._stream = Markdown.get_stream(segment)
+            self._segment = ""
+            await self._fold_out_of_sight()
+
+    async def _fold_out_of_sight(self) -> None:
+        """Fold the finished segments more than ``FOLD_SCREENS`` screens above the bottom,
+        while the transcript follows the stream (someone reading further up keeps it all)."""
+        transcript = self.parent
+        if not isinstance(transcript, Widget) or not getattr(transcript, "following", False):
+            return
+        out_of_sight = FOLD_SCREENS * max(transcript.size.height, 1)
+        below = 0
+        live = self.markdown
+        for child in reversed(list(self.children)):
+            height = child.outer_size.height
+            if isinstance(child, Markdown) and child is not live and below > out_of_sight and height > 0:
+                folded = FoldedSegment(child.source, height, child.outer_size.width)
+                with self.app.batch_update():
+                    await self.mount(folded, before=child)
+                    await child.remove()
+            below += height
+
+    async def on_folded_segment_unfold(self, message: FoldedSegment.Unfold) -> None:
+        """Put a folded segment back, at its old height until its blocks are built."""
+        message.stop()
+        folded = message.folded
+        if folded.parent is not self:
+            return
+        segment = Markdown(folded.source, classes="-unfolding")
+        if folded.size.width == folded.folded_width:
+            segment.styles.height = folded.outer_size.height
+        with self.app.batch_update():
+            await self.mount(segment, before=folded)
+            await folded.remove()
 
     async def sync_reasoning(self) -> None:
-        views = self.query(ReasoningView)
+        views = self.query_children(ReasoningView)
         if views:
             views.first().sync()
         elif self.entry.reasoning:
             await self.mount(ReasoningView(self.entry), before=0)
 
     async def finish(self) -> None:
-        """Stop streaming; make sure the final text is exactly the entry's text."""
-        stream, self._stream = self._stream, None
-        if stream is not None:
-            await self.write_remaining(stream)
-            await stream.stop()
-        if self.markdown.source != self.entry.text:
-            await self.markdown.update(self.entry.text)
+        """Stop streaming; make sure what is shown is exactly the entry's text."""
+        self._due = 0.0
+        async with self._writing:
+            await self._stream_pending()
+            stream, self._stream = self._stream, None
+            if stream is not None:
+                await stream.stop()
+        if self.source != self.entry.text:
+            shown = [child for child in self.children if isinstance(child, (Markdown, FoldedSegment))]
+            with self.app.batch_update():
+                await self.mount(Markdown(self.entry.text), before=shown[0])
+                await self.remove_children(shown)
         await self.sync_reasoning()
-        if self.entry.interrupted and not self.query(".interrupted"):
+        if self.entry.interrupted and not self.query_children(".interrupted"):
             await self.mount(Static(Content("⏹ interrupted"), classes="interrupted"))
+        self._mark_end()
 
-    async def write_remaining(self, stream: MarkdownStream) -> None:
-        pending = self.entry.text[len(self._streamed):]
-        if pending:
-            self._streamed = self.entry.text
-            await stream.write(pending)
+    def on_markdown_table_of_contents_updated(self, event: Markdown.TableOfContentsUpdated) -> None:
+        # Posted when a document has been (re)built: a finished answer's blocks exist now.
+        event.stop()
+        document = event.markdown
+        if document.has_class("-unfolding"):
+            document.remove_class("-unfolding")
+            document.styles.height = None  # back to auto, which comes out the same
+        if self._stream is None:
+            self._mark_end()
+
+    def _mark_end(self) -> None:
+        """Drop the bottom margin of the answer's last block, so that no blank line trails it.
+
+        A class, set once the answer is complete, rather than a ``:last-child`` rule: order
+        pseudo-classes make Textual restyle every sibling block whenever a block is mounted,
+        which, while an answer streams, grows with the answer.
+        """
+        segments = self.query_children(Markdown)
+        if not segments:
+            return
+        blocks = segments.last().query_children(MarkdownBlock)
+        last = blocks.last() if blocks else None
+        for block in self.query(".-answer-end"):
+            if block is not last:
+                block.remove_class("-answer-end")
+        if last is not None:
+            last.add_class("-answer-end")
 
 
 class NoticeMessage(Static):
@@ -228,7 +371,14 @@ class OlderMarker(Static):
     OlderMarker.-visible { display: block; }
     """
 
+    class Pressed(Message):
+        """Asks the transcript for the previous batch."""
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.post_message(self.Pressed())
+
     def set_count(self, hidden: int) -> None:
         self.set_class(hidden > 0, "-visible")
         if hidden:
-            self.update(Content(f"↑ {hidden} earlier messages (scroll up to load)"))
+            self.update(Content(f"↑ {hidden} earlier messages (scroll up or click to load)"))

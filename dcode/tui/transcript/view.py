@@ -17,7 +17,13 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from dcode.agent.events import ApprovalRequested, ToolStatus
-from dcode.tui.transcript.blocks import AssistantMessage, NoticeMessage, OlderMarker, ShellOutput, UserMessage
+from dcode.tui.transcript.blocks import (
+    AssistantMessage,
+    NoticeMessage,
+    OlderMarker,
+    ShellOutput,
+    UserMessage,
+)
 from dcode.tui.transcript.entries import (
     AssistantEntry,
     Entry,
@@ -133,9 +139,19 @@ class Transcript(VerticalScroll, can_focus=False):
                     self.scroll_to(y=self.scroll_y + grown, animate=False, immediate=True)
 
             self.call_after_refresh(keep_place)
+            self.call_after_refresh(self._fill_viewport)
             return len(widgets)
         finally:
             self._loading_older = False
+
+    def _fill_viewport(self) -> None:
+        """With nothing to scroll, scrolling up can never ask for more: mount it now."""
+        if self._first > 0 and self.max_scroll_y == 0:
+            self.call_later(self.load_older)
+
+    async def on_older_marker_pressed(self, event: OlderMarker.Pressed) -> None:
+        event.stop()
+        await self.load_older()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -157,6 +173,7 @@ class Transcript(VerticalScroll, can_focus=False):
         if widgets:
             await self.mount_all(widgets)
         self.anchor()
+        self.call_after_refresh(self._fill_viewport)
 
     async def clear(self) -> None:
         await self.remove_children([child for child in self.children if child is not self._marker])
@@ -202,7 +219,7 @@ class Transcript(VerticalScroll, can_focus=False):
         entry = await self._live_entry()
         entry.text += text
         if isinstance(entry.view, AssistantMessage):
-            await entry.view.write("")
+            entry.view.text_arrived()
 
     async def append_reasoning(self, text: str) -> None:
         entry = await self._live_entry()

@@ -1,0 +1,150 @@
+"""Long streamed answers: segments cut at safe places, folded out of sight, unfolded on scroll,
+and full collections held back while text streams."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+from textual.widgets import Markdown
+from textual.widgets._markdown import MarkdownBlock
+
+from dcode.tui.collector import DEFERRED_THRESHOLD, QuietCollector
+from dcode.tui.transcript.blocks import AssistantMessage
+from dcode.tui.transcript.segments import FoldedSegment, segment_cut
+from tests.support.model_server import ScriptedModelServer, reply
+from tests.test_tui_app_support import running_app
+
+# -- where a segment may end --------------------------------------------------------------
+
+
+def test_no_cut_before_the_minimum() -> None:
+    assert segment_cut("", "one\n\ntwo\n\nthree", minimum=100) is None
+
+
+def test_cut_at_a_blank_line_before_a_new_block() -> None:
+    text = "a" * 20 + "\n\nNext paragraph"
+    assert segment_cut("", text, minimum=10) == 22
+    assert text[22:] == "Next paragraph"
+
+
+def test_cut_counts_what_the_segment_already_holds() -> None:
+    # 8 characters already in the segment, 4 more before the blank line: 12 >= 10.
+    assert segment_cut("12345678", "abcd\n\nrest", minimum=10) == 6
+
+
+def test_never_inside_a_code_fence() -> None:
+    text = "intro\n\n```python\nx = 1\n\ny = 2\n```\n\nafter"
+    assert text[segment_cut("", text, minimum=5):].startswith("```")  # before the fence is fine
+    cut = segment_cut("", text, minimum=12)
+    assert cut is not None and text[cut:] == "after"
+
+
+def test_never_before_an_indented_continuation() -> None:
+    text = "- item one\n\n  more of item one\n\nNext"
+    cut = segment_cut("", text, minimum=5)
+    assert cut is not None and text[cut:] == "Next"
+
+
+def test_waits_for_the_line_after_the_blank() -> None:
+    assert segment_cut("", "a" * 20 + "\n\n", minimum=10) is None
+
+
+# -- the collector ------------------------------------------------------------------------
+
+
+def test_full_collections_wait_while_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    collected: list[float] = []
+    monkeypatch.setattr(gc, "collect", lambda *args: collected.append(now[0]) or 0)
+    before = gc.get_threshold()
+    collector = QuietCollector(clock=lambda: now[0])
+    try:
+        collector.streaming()
+        assert gc.get_threshold() == (before[0], before[1], DEFERRED_THRESHOLD) and collector.deferring
+        now[0] = 0.5
+        collector.quiet()  # a tool starts, but a collection happened only 0.5 s ago
+        assert collected == []
+        now[0] = 5.0
+        collector.quiet()
+        assert collected == [5.0]
+        now[0] = 6.0
+        collector.idle()
+        assert gc.get_threshold() == before and not collector.deferring and collected == [5.0, 6.0]
+        collector.idle()  # nothing deferred: nothing to do
+        assert collected == [5.0, 6.0]
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_a_very_long_stream_still_collects(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    collected: list[float] = []
+    monkeypatch.setattr(gc, "collect", lambda *args: collected.append(now[0]) or 0)
+    before = gc.get_threshold()
+    collector = QuietCollector(clock=lambda: now[0])
+    try:
+        collector.streaming()
+        now[0] = 31.0
+        collector.streaming()
+        assert collected == [31.0] and collector.deferring
+    finally:
+        gc.set_threshold(*before)
+
+
+# -- in the app ---------------------------------------------------------------------------
+
+
+def long_answer(sections: int = 24) -> str:
+    parts = []
+    for n in range(sections):
+        parts.append(f"## Section {n}\n\nParagraph {n} explains one part of the change in a few words.\n\n")
+        parts.append(f"- point {n}.a\n- point {n}.b\n\n```python\nvalue_{n} = {n}\n```\n\n")
+    parts.append("The last line of the answer.")
+    return "".join(parts)
+
+
+async def test_a_long_answer_is_segmented_folded_and_unfolded(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    answer = long_answer(60)
+    step = reply(answer, chunk_size=40, chunk_delay=0.005)
+    async with running_app(server, workspace, dcode_home, step, size=(100, 30)) as h:
+        await h.send("explain it all")
+        await h.idle()
+        view = h.app.query_one(AssistantMessage)
+        assert h.answers() == [answer]
+        assert view.source == answer  # folded or not, what is shown is exactly the answer
+        folded = list(view.query_children(FoldedSegment))
+        segments = list(view.query_children(Markdown))
+        assert folded and len(segments) >= 1
+        # Folding keeps the transcript's height: the screen shows the end of the answer.
+        assert "The last line of the answer." in h.text()
+        # The last block has no trailing margin; only one block carries the mark.
+        ends = list(view.query(".-answer-end"))
+        assert len(ends) == 1 and ends[0] is segments[-1].query_children(MarkdownBlock).last()
+        mounted_blocks = len(view.query(MarkdownBlock))
+
+        h.app.transcript.scroll_home(animate=False, immediate=True)
+        await h.until(lambda: isinstance(view.children[0], Markdown), 5, "the top segment to unfold")
+        await h.pilot.pause(0.1)
+        assert "## Section 0" not in h.text() and "Section 0" in h.text()
+        assert view.source == answer
+        assert len(view.query(MarkdownBlock)) > mounted_blocks
+
+
+async def test_reading_further_up_keeps_segments(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    """Someone scrolled up while the answer streams: nothing they might be reading is folded."""
+    answer = long_answer()
+    step = reply(answer, chunk_size=40, chunk_delay=0.01)
+    async with running_app(server, workspace, dcode_home, step, size=(100, 30)) as h:
+        await h.send("explain it all")
+        await h.until(lambda: len(h.answers()) == 1 and len(h.answers()[0]) > 200, 10, "the answer to start")
+        await h.pilot.pause(0.05)
+        h.app.transcript.scroll_home(animate=False, immediate=True)
+        h.app.transcript.release_anchor()
+        await h.idle()
+        view = h.app.query_one(AssistantMessage)
+        assert not view.query_children(FoldedSegment)
+        assert view.source == answer
