@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Smoke test of the real dcode binary in a real terminal (tmux) against the scripted model server.
-# It types a prompt, waits for the streamed answer and the file the model wrote, then quits with
-# Ctrl+D. Exits 0 with a note when tmux is missing; non-zero with the screen on any failure.
+# It types a prompt, waits for the streamed answer and the file the model wrote, then drops an
+# image (a bracketed paste of its quoted path), waits for the [image 1] token, sends it and checks
+# that the request carried the picture; then quits with Ctrl+D. Exits 0 with a note when tmux is
+# missing; non-zero with the screen on any failure.
 set -euo pipefail
 
 if ! command -v tmux >/dev/null 2>&1; then
@@ -25,16 +27,20 @@ trap cleanup EXIT
 
 screen() { tmux -L "$sock" capture-pane -t smoke -p 2>/dev/null || true; }
 
+fail() {  # fail MESSAGE: say what went wrong, show the screen, stop
+  echo "smoke_tui: FAILED $1" >&2
+  echo "----- screen -----" >&2
+  screen >&2
+  exit 1
+}
+
 wait_for() {  # wait_for TEXT SECONDS
   local deadline=$((SECONDS + $2))
   while [ $SECONDS -lt $deadline ]; do
     if screen | grep -qF -- "$1"; then return 0; fi
     sleep 0.2
   done
-  echo "smoke_tui: FAILED waiting for: $1" >&2
-  echo "----- screen -----" >&2
-  screen >&2
-  exit 1
+  fail "waiting for: $1"
 }
 
 mkdir -p "$work/ws" "$work/home"
@@ -45,9 +51,16 @@ from tests.support.model_server import reply, tool_call, write_script
 write_script(sys.argv[1], [
     reply(tool_calls=[tool_call("write_file", {"file_path": "smoke.txt", "content": "written by the model\n"})]),
     reply("Hello from the **smoke test**: smoke.txt is written.", chunk_size=4, chunk_delay=0.01),
+    reply("I see the picture.", chunk_size=4, chunk_delay=0.01),
 ])
 PY
-"$py" -m tests.support.model_server --script "$work/script.json" --port-file "$work/url" >"$work/server.log" 2>&1 &
+# The scripted model takes images, so a dropped picture is attached rather than refused.
+cat >"$work/home/config.toml" <<'TOML'
+[models."openai:smoke-model"]
+image_inputs = true
+TOML
+"$py" -m tests.support.model_server --script "$work/script.json" --port-file "$work/url" \
+  --log "$work/requests.jsonl" </dev/null >"$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 100); do [ -s "$work/url" ] && break; sleep 0.1; done
 [ -s "$work/url" ] || { echo "smoke_tui: the scripted server did not start" >&2; cat "$work/server.log" >&2; exit 1; }
@@ -62,7 +75,53 @@ sleep 0.5   # a separate Enter: keys sent in one burst read as a paste, whose ne
 tmux -L "$sock" send-keys -t smoke Enter
 wait_for "Hello from the smoke test" 30
 wait_for "write_file" 5
-[ "$(cat "$work/ws/smoke.txt")" = "written by the model" ] || { echo "smoke_tui: smoke.txt missing or wrong" >&2; exit 1; }
+[ "$(cat "$work/ws/smoke.txt")" = "written by the model" ] || fail "smoke.txt missing or wrong"
+
+# Drop an image: terminals paste a dropped file's quoted path, bracketed when the app asked for
+# it (Textual does; paste-buffer -p brackets it only then). The name has a space on purpose.
+# The picture is Pillow's hopper.png from the corpus beside the project (as the media tests use
+# it), or one drawn with Pillow when a bare checkout has no corpus.
+image="$work/ws/Screen Shot.png"
+hopper="$root/../shared/corpus/images/pillow/hopper.png"
+if [ -f "$hopper" ]; then
+  cp "$hopper" "$image"
+else
+  "$py" -c 'import sys; from PIL import Image; Image.radial_gradient("L").convert("RGB").save(sys.argv[1])' "$image"
+fi
+tmux -L "$sock" set-buffer -- "'$image'"
+tmux -L "$sock" paste-buffer -p -t smoke
+wait_for "[image 1]" 20
+tmux -L "$sock" send-keys -t smoke -l "what is in it"
+sleep 0.5
+tmux -L "$sock" send-keys -t smoke Enter
+wait_for "I see the picture." 30
+"$py" - "$work/requests.jsonl" >"$work/image-check.log" 2>&1 <<'PY' || { cat "$work/image-check.log" >&2; fail "the last request did not carry the image"; }
+import base64, json, sys
+
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert len(lines) == 3, f"expected 3 completion requests, the server logged {len(lines)}"
+body = json.loads(lines[-1])["body"]
+
+def urls(node):  # every image_url in the request, on either wire
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "image_url":
+                yield value["url"] if isinstance(value, dict) else value
+            else:
+                yield from urls(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from urls(value)
+
+found = list(urls(body))
+assert found, "no image_url content block in the last request"
+head, _, data = found[-1].partition(",")
+assert head.startswith("data:image/") and head.endswith(";base64"), f"not a base64 data URL: {head[:60]}"
+raw = base64.b64decode(data, validate=True)
+magic = {"png": raw[:8] == b"\x89PNG\r\n\x1a\n", "jpeg": raw[:3] == b"\xff\xd8\xff",
+         "webp": raw[:4] == b"RIFF" and raw[8:12] == b"WEBP"}
+assert any(magic.values()), f"the image bytes are not PNG/JPEG/WebP: {raw[:12]!r}"
+PY
 
 tmux -L "$sock" send-keys -t smoke C-d
 wait_for "DCODE-EXITED 0" 10
