@@ -11,6 +11,7 @@ import time
 
 from textual import events
 from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -88,6 +89,21 @@ class ReasoningView(Static):
         self.sync()
 
 
+class AnswerDocument(Markdown):
+    """One segment of an answer. After each append the answer's end is marked again, so the
+    last block never carries a bottom margin and finishing the answer moves nothing."""
+
+    def append(self, markdown: str) -> AwaitComplete:
+        appended = super().append(markdown)
+
+        async def then() -> None:
+            await appended
+            if isinstance(self.parent, AssistantMessage):
+                self.parent.mark_end()
+
+        return AwaitComplete(then())
+
+
 class AssistantMessage(Vertical):
     """An answer, streamed through Textual's ``MarkdownStream`` while it arrives.
 
@@ -117,6 +133,7 @@ class AssistantMessage(Vertical):
         self.entry = entry
         self._stream: MarkdownStream | None = None
         self._writing = asyncio.Lock()
+        self._end_block: MarkdownBlock | None = None
         self._streamed = ""
         self._segment = ""
         self._flush_scheduled = False
@@ -126,7 +143,7 @@ class AssistantMessage(Vertical):
     def compose(self) -> ComposeResult:
         if self.entry.reasoning:
             yield ReasoningView(self.entry)
-        yield Markdown(None if self.entry.streaming else self.entry.text)
+        yield AnswerDocument(None if self.entry.streaming else self.entry.text)
         if self.entry.interrupted:
             yield Static(Content("⏹ interrupted"), classes="interrupted")
 
@@ -189,10 +206,12 @@ class AssistantMessage(Vertical):
         async with self._writing:
             await self._stream_pending()
 
-    async def _stream_pending(self) -> None:
+    async def _stream_pending(self, final: bool = False) -> None:
         pending = self.entry.text[len(self._streamed) :]
         while pending and self._stream is not None:
-            cut = segment_cut(self._segment, pending)
+            # The last write never starts a segment: a new widget for the answer's last few
+            # words would cost a frame exactly when the answer should be complete on screen.
+            cut = None if final else segment_cut(self._segment, pending)
             piece = pending if cut is None else pending[:cut]
             if piece:
                 self._streamed += piece
@@ -202,7 +221,7 @@ class AssistantMessage(Vertical):
                 return
             pending = pending[cut:]
             await self._stream.stop()
-            segment = Markdown()
+            segment = AnswerDocument()
             await self.mount(segment)
             self._stream = Markdown.get_stream(segment)
             self._segment = ""
@@ -232,7 +251,7 @@ class AssistantMessage(Vertical):
         folded = message.folded
         if folded.parent is not self:
             return
-        segment = Markdown(folded.source, classes="-unfolding")
+        segment = AnswerDocument(folded.source, classes="-unfolding")
         if folded.size.width == folded.folded_width:
             segment.styles.height = folded.outer_size.height
         with self.app.batch_update():
@@ -250,19 +269,19 @@ class AssistantMessage(Vertical):
         """Stop streaming; make sure what is shown is exactly the entry's text."""
         self._due = 0.0
         async with self._writing:
-            await self._stream_pending()
+            await self._stream_pending(final=True)
             stream, self._stream = self._stream, None
             if stream is not None:
                 await stream.stop()
         if self.source != self.entry.text:
             shown = [child for child in self.children if isinstance(child, (Markdown, FoldedSegment))]
             with self.app.batch_update():
-                await self.mount(Markdown(self.entry.text), before=shown[0])
+                await self.mount(AnswerDocument(self.entry.text), before=shown[0])
                 await self.remove_children(shown)
         await self.sync_reasoning()
         if self.entry.interrupted and not self.query_children(".interrupted"):
             await self.mount(Static(Content("⏹ interrupted"), classes="interrupted"))
-        self._mark_end()
+        self.mark_end()
 
     def on_markdown_table_of_contents_updated(self, event: Markdown.TableOfContentsUpdated) -> None:
         # Posted when a document has been (re)built: a finished answer's blocks exist now.
@@ -271,24 +290,23 @@ class AssistantMessage(Vertical):
         if document.has_class("-unfolding"):
             document.remove_class("-unfolding")
             document.styles.height = None  # back to auto, which comes out the same
-        if self._stream is None:
-            self._mark_end()
+        self.mark_end()
 
-    def _mark_end(self) -> None:
+    def mark_end(self) -> None:
         """Drop the bottom margin of the answer's last block, so that no blank line trails it.
 
-        A class, set once the answer is complete, rather than a ``:last-child`` rule: order
+        A class, moved as blocks arrive, rather than a ``:last-child`` rule: order
         pseudo-classes make Textual restyle every sibling block whenever a block is mounted,
         which, while an answer streams, grows with the answer.
         """
         segments = self.query_children(Markdown)
-        if not segments:
-            return
-        blocks = segments.last().query_children(MarkdownBlock)
+        blocks = segments.last().query_children(MarkdownBlock) if segments else None
         last = blocks.last() if blocks else None
-        for block in self.query(".-answer-end"):
-            if block is not last:
-                block.remove_class("-answer-end")
+        if last is self._end_block:
+            return
+        if self._end_block is not None:
+            self._end_block.remove_class("-answer-end")
+        self._end_block = last
         if last is not None:
             last.add_class("-answer-end")
 
