@@ -205,3 +205,21 @@ async def test_write_todos_updates_the_plan(server, make_settings, api: str) -> 
     assert finished[0].name == "write_todos" and finished[0].status is ToolStatus.OK
     assert [t["content"] for t in state.values["todos"]] == ["read the code", "fix the bug"]
     assert "write_todos" in server.requests[0].tool_names
+
+
+async def test_the_end_of_the_model_stream_is_announced_before_the_message(server, make_settings, api: str) -> None:
+    """``model_stream_ended`` comes after the last text and before the recorded message, once per step."""
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+    from dcode.agent.events import AssistantMessageFinished, ModelStreamEnded, TextDelta
+
+    server.script(reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("All listed.", chunk_size=3))
+    async with await Engine.open(make_settings(api)) as engine:
+        events = [e async for e in engine.runner(HeadlessApprover()).run_turn("list")]
+    kinds = [type(e) for e in events if isinstance(e, (TextDelta, ModelStreamEnded, AssistantMessageFinished))]
+    ended = [i for i, kind in enumerate(kinds) if kind is ModelStreamEnded]
+    finished = [i for i, kind in enumerate(kinds) if kind is AssistantMessageFinished]
+    assert len(ended) == len(finished) == 2
+    assert all(e < f for e, f in zip(ended, finished))
+    last_text = max(i for i, kind in enumerate(kinds) if kind is TextDelta)
+    assert last_text < ended[1]

@@ -58,6 +58,14 @@ class ReasoningDelta(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ModelStreamEnded(Event):
+    """The model has sent the last piece of its response; ``assistant_message`` follows once
+    the step is recorded. A screen can show the complete text now instead of waiting."""
+
+    type: ClassVar[str] = "model_stream_ended"
+
+
+@dataclass(frozen=True, slots=True)
 class AssistantMessageFinished(Event):
     """One model response is complete; ``text`` is its whole visible text."""
 

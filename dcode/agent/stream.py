@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 
 from dcode.agent.events import (
     AssistantMessageFinished,
+    ModelStreamEnded,
     Event,
     ReasoningDelta,
     TextDelta,
@@ -102,6 +103,8 @@ class StreamTranslator:
                 yield ToolCallStarted(call_id, str(fragment.get("name") or ""))
             if call_id and fragment.get("args"):
                 yield ToolArgsDelta(call_id, str(fragment["args"]))
+        if getattr(chunk, "chunk_position", None) == "last":
+            yield ModelStreamEnded()
 
     def on_update(self, update: Any) -> Iterator[Event]:
         if not isinstance(update, dict):

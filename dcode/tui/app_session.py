@@ -22,6 +22,7 @@ from dcode.agent.events import (
     CompactionStarted,
     ErrorEvent,
     Event,
+    ModelStreamEnded,
     Notice,
     ReasoningDelta,
     TextDelta,
@@ -229,6 +230,8 @@ class SessionWork(_Base):
             case ReasoningDelta(text=text):
                 self._count(text)
                 await transcript.append_reasoning(text)
+            case ModelStreamEnded():
+                await transcript.show_all_text()
             case AssistantMessageFinished(text=text):
                 await transcript.finish_message(text)
             case ToolCallStarted(call_id=call_id, name=name):

@@ -752,6 +752,18 @@ def _chat_body(answer: _Answer) -> dict[str, Any]:
     }
 
 
+def _is_generated(frame: bytes) -> bool:
+    """Whether an SSE frame carries generated output (text, reasoning, tool arguments).
+
+    The stream is paced (``chunk_delay``) before those frames only: a real server sends the
+    bookkeeping around them (finish reason, usage, ``[DONE]``, Responses' ``.done`` and
+    ``completed`` events) as soon as generation stops.
+    """
+    if b'.delta"' in frame:  # Responses: response.output_text.delta, ...arguments.delta, ...
+        return True
+    return b'"delta":{' in frame and b'"delta":{}' not in frame
+
+
 def _chat_stream_events(answer: _Answer, include_usage: bool) -> list[bytes]:
     """The ``chat.completion.chunk`` SSE sequence for one answer, ending in ``[DONE]``.
 
@@ -1223,7 +1235,7 @@ class _Handler(BaseHTTPRequestHandler):
             if drop_after is not None and number >= drop_after:
                 self.drop_connection()
                 return
-            if delay and number:
+            if delay and number and _is_generated(frame):
                 time.sleep(delay)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
         if drop_after is not None:

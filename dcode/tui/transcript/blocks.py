@@ -29,8 +29,7 @@ from dcode.tui.transcript.entries import (
 from dcode.tui.transcript.segments import FOLD_SCREENS, FoldedSegment, segment_cut
 
 REASONING_TAIL = 3
-QUIET = 0.02
-MAX_WAIT = 0.25
+WRITE_INTERVAL = 0.1  # seconds between writes of a streaming answer
 SHELL_PREVIEW = 6
 
 
@@ -137,8 +136,7 @@ class AssistantMessage(Vertical):
         self._streamed = ""
         self._segment = ""
         self._flush_scheduled = False
-        self._first_pending = 0.0
-        self._due = 0.0
+        self._last_write = 0.0
 
     def compose(self) -> ComposeResult:
         if self.entry.reasoning:
@@ -163,39 +161,31 @@ class AssistantMessage(Vertical):
             await self.stream_pending()
 
     def text_arrived(self) -> None:
-        """New text in the entry: write it soon, but not on every delta.
+        """New text in the entry: write it at the next beat, not on every delta.
 
-        Each write re-lays out the screen, and thousands of characters a second written one
-        delta at a time would keep the event loop saturated, the answer arriving late and the
-        screen behind. So writes happen when the stream pauses (``QUIET``) or at least every
-        ``MAX_WAIT`` while it flows; the very first text goes out at once.
+        Each write re-lays out the screen, which costs tens of milliseconds with a long answer
+        in view. Written delta by delta, thousands of characters a second would keep the event
+        loop saturated and the screen behind the stream. So text goes out at most every
+        ``WRITE_INTERVAL`` (the first text at once), and the end of the model's stream
+        (``write_all``) goes out without waiting for the beat.
         """
-        now = time.monotonic()
-        if not self._streamed:
-            self._due = now
-        else:
-            if not self._first_pending:
-                self._first_pending = now
-            self._due = min(now + QUIET, self._first_pending + MAX_WAIT)
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            self._schedule(self._due - now)
-
-    def _schedule(self, wait: float) -> None:
-        # A zero-delay Textual timer never fires, so "now" goes through call_later.
-        if wait <= 0.001:
-            self.call_later(self._flush)
+        if self._flush_scheduled:
+            return
+        self._flush_scheduled = True
+        wait = self._last_write + WRITE_INTERVAL - time.monotonic()
+        if wait <= 0.001 or not self._streamed:
+            self.call_later(self._flush)  # a zero-delay Textual timer never fires
         else:
             self.set_timer(wait, self._flush)
 
     async def _flush(self) -> None:
-        wait = self._due - time.monotonic()
-        if wait > 0.001:  # more text came in meanwhile and moved the deadline
-            self._schedule(wait)
-            return
         self._flush_scheduled = False
-        self._first_pending = 0.0
         await self.stream_pending()
+
+    async def write_all(self) -> None:
+        """The model has sent everything: write it now, into the current segment."""
+        async with self._writing:
+            await self._stream_pending(final=True)
 
     async def stream_pending(self) -> None:
         """Hand the stream whatever the entry's text has gained since the last write.
@@ -216,6 +206,7 @@ class AssistantMessage(Vertical):
             if piece:
                 self._streamed += piece
                 self._segment += piece
+                self._last_write = time.monotonic()
                 await self._stream.write(piece)
             if cut is None:
                 return
@@ -267,7 +258,6 @@ class AssistantMessage(Vertical):
 
     async def finish(self) -> None:
         """Stop streaming; make sure what is shown is exactly the entry's text."""
-        self._due = 0.0
         async with self._writing:
             await self._stream_pending(final=True)
             stream, self._stream = self._stream, None

@@ -227,6 +227,13 @@ class Transcript(VerticalScroll, can_focus=False):
         if isinstance(entry.view, AssistantMessage):
             await entry.view.sync_reasoning()
 
+    async def show_all_text(self) -> None:
+        """The model has sent its last piece: put the whole answer on screen now, without
+        waiting for the next paced write."""
+        entry = self._live
+        if entry is not None and isinstance(entry.view, AssistantMessage):
+            await entry.view.write_all()
+
     async def finish_message(self, text: str) -> None:
         """One model response is complete: settle its text; its tool calls form one step."""
         entry = self._live
