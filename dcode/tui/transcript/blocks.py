@@ -29,7 +29,7 @@ from dcode.tui.transcript.entries import (
 from dcode.tui.transcript.segments import FOLD_SCREENS, FoldedSegment, segment_cut
 
 REASONING_TAIL = 3
-WRITE_INTERVAL = 0.1  # seconds between writes of a streaming answer
+WRITE_INTERVAL = 0.06  # seconds between writes of a streaming answer
 SHELL_PREVIEW = 6
 
 
