@@ -4,6 +4,8 @@ and full collections held back while text streams."""
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -54,43 +56,50 @@ def test_waits_for_the_line_after_the_blank() -> None:
 # -- the collector ------------------------------------------------------------------------
 
 
-def test_full_collections_wait_while_streaming(monkeypatch: pytest.MonkeyPatch) -> None:
+@dataclass
+class Collecting:
+    """A QuietCollector on a hand-driven clock, with ``gc.collect`` recorded instead of run."""
+
+    collector: QuietCollector
+    now: list[float]
+    collected: list[float]
+    before: tuple[int, int, int]
+
+
+@pytest.fixture
+def collecting(monkeypatch: pytest.MonkeyPatch) -> Iterator[Collecting]:
     now = [0.0]
     collected: list[float] = []
     monkeypatch.setattr(gc, "collect", lambda *args: collected.append(now[0]) or 0)
     before = gc.get_threshold()
-    collector = QuietCollector(clock=lambda: now[0])
     try:
-        collector.streaming()
-        assert gc.get_threshold() == (before[0], before[1], DEFERRED_THRESHOLD) and collector.deferring
-        now[0] = 0.5
-        collector.quiet()  # a tool starts, but a collection happened only 0.5 s ago
-        assert collected == []
-        now[0] = 5.0
-        collector.quiet()
-        assert collected == [5.0]
-        now[0] = 6.0
-        collector.idle()
-        assert gc.get_threshold() == before and not collector.deferring and collected == [5.0, 6.0]
-        collector.idle()  # nothing deferred: nothing to do
-        assert collected == [5.0, 6.0]
+        yield Collecting(QuietCollector(clock=lambda: now[0]), now, collected, before)
     finally:
         gc.set_threshold(*before)
 
 
-def test_a_very_long_stream_still_collects(monkeypatch: pytest.MonkeyPatch) -> None:
-    now = [0.0]
-    collected: list[float] = []
-    monkeypatch.setattr(gc, "collect", lambda *args: collected.append(now[0]) or 0)
-    before = gc.get_threshold()
-    collector = QuietCollector(clock=lambda: now[0])
-    try:
-        collector.streaming()
-        now[0] = 31.0
-        collector.streaming()
-        assert collected == [31.0] and collector.deferring
-    finally:
-        gc.set_threshold(*before)
+def test_full_collections_wait_while_streaming(collecting: Collecting) -> None:
+    collector, now, collected, before = collecting.collector, collecting.now, collecting.collected, collecting.before
+    collector.streaming()
+    assert gc.get_threshold() == (before[0], before[1], DEFERRED_THRESHOLD) and collector.deferring
+    now[0] = 0.5
+    collector.quiet()  # a tool starts, but a collection happened only 0.5 s ago
+    assert collected == []
+    now[0] = 5.0
+    collector.quiet()
+    assert collected == [5.0]
+    now[0] = 6.0
+    collector.idle()
+    assert gc.get_threshold() == before and not collector.deferring and collected == [5.0, 6.0]
+    collector.idle()  # nothing deferred: nothing to do
+    assert collected == [5.0, 6.0]
+
+
+def test_a_very_long_stream_still_collects(collecting: Collecting) -> None:
+    collecting.collector.streaming()
+    collecting.now[0] = 31.0
+    collecting.collector.streaming()
+    assert collecting.collected == [31.0] and collecting.collector.deferring
 
 
 # -- in the app ---------------------------------------------------------------------------
