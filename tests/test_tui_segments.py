@@ -157,3 +157,32 @@ async def test_reading_further_up_keeps_segments(server: ScriptedModelServer, wo
         view = h.app.query_one(AssistantMessage)
         assert not view.query_children(FoldedSegment)
         assert view.source == answer
+
+
+async def test_page_keys_scroll_the_transcript_and_unfold(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    answer = long_answer(60)
+    step = reply(answer, chunk_size=40, chunk_delay=0.005)
+    async with running_app(server, workspace, dcode_home, step, size=(100, 30)) as h:
+        await h.send("explain it all")
+        await h.idle()
+        transcript = h.app.transcript
+        view = h.app.query_one(AssistantMessage)
+        assert view.query_children(FoldedSegment)
+        bottom = transcript.scroll_y
+        await h.press("pageup")
+        await h.pilot.pause(0.05)
+        assert transcript.scroll_y < bottom and "The last line of the answer." not in h.text()
+        for _ in range(60):
+            if transcript.scroll_y == 0:
+                break
+            await h.press("pageup")
+        await h.until(lambda: isinstance(view.children[0], Markdown), 5, "the top segment to unfold")
+        await h.pilot.pause(0.1)
+        assert "Section 0" in h.text() and view.source == answer
+        for _ in range(80):
+            if transcript.scroll_y >= transcript.max_scroll_y:
+                break
+            await h.press("pagedown")
+        await h.pilot.pause(0.1)
+        assert "The last line of the answer." in h.text()
+        assert h.app.prompt_input.area.has_focus  # the keys scrolled; typing still goes to the prompt

@@ -369,6 +369,12 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
     def action_cycle_mode(self) -> None:
         self._set_mode(self.mode.next())
 
+    def action_scroll_transcript(self, pages: int) -> None:
+        if pages < 0:
+            self.transcript.scroll_page_up(animate=False)
+        else:
+            self.transcript.scroll_page_down(animate=False)
+
     def action_toggle_output(self) -> None:
         self.transcript.set_expanded(not self.transcript.expanded)
 

@@ -58,6 +58,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+C", "Copy the selection, or interrupt; twice to quit"),
     ("Ctrl+D", "Quit"),
     ("Shift+Tab", "Cycle the approval mode: manual, edits, all"),
+    ("PageUp / PageDown", "Scroll the transcript (earlier messages load at the top)"),
     ("Ctrl+O", "Expand or collapse tool output"),
     ("Ctrl+P", "Command palette"),
     ("y / a / n / Tab", "At an approval: yes, yes for the session, no, no with feedback"),

@@ -59,6 +59,9 @@ class PromptArea(TextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+d", "delete_right_or_skip", "Delete right", show=False),
         Binding("ctrl+x", "cut_or_skip", "Cut", show=False),
+        # The prompt is a few lines high; a page key is for the transcript above it.
+        Binding("pageup", "app.scroll_transcript(-1)", "Scroll up", show=False),
+        Binding("pagedown", "app.scroll_transcript(1)", "Scroll down", show=False),
     ]
 
     DEFAULT_CSS = """
