@@ -224,6 +224,8 @@ class AssistantMessage(Vertical):
         transcript = self.parent
         if not isinstance(transcript, Widget) or not getattr(transcript, "following", False):
             return
+        if not self.screen.is_current:
+            return  # under a dialog nothing is laid out, so the heights may be stale
         out_of_sight = FOLD_SCREENS * max(transcript.size.height, 1)
         below = 0
         live = self.markdown
