@@ -186,3 +186,29 @@ async def test_page_keys_scroll_the_transcript_and_unfold(server: ScriptedModelS
         await h.pilot.pause(0.1)
         assert "The last line of the answer." in h.text()
         assert h.app.prompt_input.area.has_focus  # the keys scrolled; typing still goes to the prompt
+
+
+def answer_lines(h) -> list[str]:
+    """The rows of the screen from the first line of the answer to its last."""
+    lines = h.text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "Section 0" in line)
+    end = next(i for i, line in enumerate(lines) if "The last line of the answer." in line)
+    return [line.rstrip() for line in lines[start : end + 1]]
+
+
+async def test_a_segmented_answer_looks_like_the_same_answer_rendered_at_once(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    answer = long_answer(14)
+    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=30, chunk_delay=0.002), size=(100, 200)) as h:
+        await h.send("explain it all")
+        await h.idle()
+        view = h.app.query_one(AssistantMessage)
+        assert len(view.query_children(Markdown)) > 1  # streamed in several segments
+        streamed = answer_lines(h)
+        session_id = h.app.runner.session_id
+    async with running_app(server, workspace, dcode_home, size=(100, 200), session_id=session_id) as h:
+        await h.until(lambda: "The last line of the answer." in h.text(), 10, "the resumed answer")
+        await h.pilot.pause(0.2)
+        assert len(h.app.query_one(AssistantMessage).query_children(Markdown)) == 1
+        assert streamed == answer_lines(h)

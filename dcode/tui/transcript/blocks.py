@@ -232,7 +232,9 @@ class AssistantMessage(Vertical):
         for child in reversed(list(self.children)):
             height = child.outer_size.height
             if isinstance(child, Markdown) and child is not live and below > out_of_sight and height > 0:
-                folded = FoldedSegment(child.source, height, child.outer_size.width)
+                blocks = child.query_children(MarkdownBlock)
+                bottom = blocks.last().styles.margin.bottom if blocks else 0
+                folded = FoldedSegment(child.source, height, child.outer_size.width, bottom)
                 with self.app.batch_update():
                     await self.mount(folded, before=child)
                     await child.remove()
@@ -301,6 +303,31 @@ class AssistantMessage(Vertical):
         self._end_block = last
         if last is not None:
             last.add_class("-answer-end")
+        self._join_segments()
+
+    def _join_segments(self) -> None:
+        """Margins between blocks collapse inside one document but not across two: give each
+        segment's first block only the top margin the collapse would have left, so a streamed
+        answer looks exactly like the same Markdown rendered at once."""
+        above: int | None = None  # the bottom margin of the block just above, if known
+        for child in self.children:
+            if isinstance(child, FoldedSegment):
+                above = child.bottom_margin
+                continue
+            if not isinstance(child, Markdown):
+                above = None
+                continue
+            blocks = child.query_children(MarkdownBlock)
+            if not blocks:
+                continue
+            first = blocks.first()
+            natural = getattr(first, "_natural_top", None)
+            if natural is None:
+                natural = first._natural_top = first.styles.margin.top  # type: ignore[attr-defined]
+            top = natural if above is None else max(natural - above, 0)
+            if first.styles.margin.top != top:
+                first.styles.margin = (top, *first.styles.margin[1:])
+            above = blocks.last().styles.margin.bottom
 
 
 class NoticeMessage(Static):

@@ -64,10 +64,11 @@ class FoldedSegment(Widget):
             super().__init__()
             self.folded = folded
 
-    def __init__(self, source: str, height: int, width: int) -> None:
+    def __init__(self, source: str, height: int, width: int, bottom_margin: int = 0) -> None:
         super().__init__()
         self.source = source
         self.folded_width = width
+        self.bottom_margin = bottom_margin  # of its last block, for the segment below
         self.styles.height = height
         self._asked = False
 
