@@ -112,11 +112,12 @@ def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[flo
 # -- a resumed session: RSS, then typing ----------------------------------------------------
 
 
-def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[float, list[float]]:
-    """RSS once the resumed transcript is painted, then per-key latencies (seconds)."""
+def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[float, list[float], float]:
+    """RSS once the resumed transcript is painted, per-key latencies, and the seconds from
+    launch until the resumed transcript was on screen."""
     run = ctx.launch(ctx.work / "home-sessions", "-r", ctx.sessions[count])
     try:
-        run.wait(lambda s: tui.is_ready(s) and "Resumed session" in s.text(), 60, f"the {count}-message session")
+        painted = run.wait(lambda s: tui.is_ready(s) and "Resumed session" in s.text(), 60, f"the {count}-message session")
         run.pump(1.5)
         rss = tui.rss_mb(run.pid)
         while run.feed_next() is not None:
@@ -139,7 +140,7 @@ def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[fl
                 index += 1
         if index < len(text):
             raise RuntimeError(f"only {index} of {len(text)} keys reached the screen:\n{run.screen.text()}")
-        return rss, latencies
+        return rss, latencies, painted - run.spawned
     finally:
         run.quit()
 
@@ -263,6 +264,7 @@ def main() -> None:
             idle: list[float] = []
             sizes: dict[int, list[float]] = {SMALL: [], LARGE: []}
             keys: dict[int, list[float]] = {SMALL: [], LARGE: []}
+            paint_times: dict[int, list[float]] = {SMALL: [], LARGE: []}
             streams: list[StreamResult] = []
             if "sessions" in parts:
                 built = time.monotonic()
@@ -276,9 +278,10 @@ def main() -> None:
                 print(f"resuming each session {args.session_runs}x and typing {min(args.keys, len(TYPED))} keys…", flush=True)
                 for _ in range(args.session_runs):
                     for count in (SMALL, LARGE):
-                        rss, latencies = resumed(ctx, count, args.keys, rng)
+                        rss, latencies, painted = resumed(ctx, count, args.keys, rng)
                         sizes[count].append(rss)
                         keys[count].extend(latencies)
+                        paint_times[count].append(painted)
             if "stream" in parts:
                 print(f"streaming a {len(answer):,}-character Markdown answer {args.runs}x at 5,000 chars/s…", flush=True)
                 streams = [streamed(ctx, n) for n in range(args.runs)]
@@ -318,6 +321,9 @@ def main() -> None:
                    + f"({streams[0].chars / seconds:,.0f} chars/s); the app used "
                    + f"{statistics.median(s.cpu for s in streams):.0%} of a core meanwhile", fmt="{:.0f}"))
     print_table(figures)
+    if paint_times[LARGE]:
+        print(f"resumed transcript on screen after (launch, median): {SMALL} messages "
+              f"{statistics.median(paint_times[SMALL]):.2f} s, {LARGE:,} messages {statistics.median(paint_times[LARGE]):.2f} s")
     print(f"\ntotal {time.monotonic() - started:.0f} s")
 
 
