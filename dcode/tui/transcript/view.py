@@ -39,6 +39,7 @@ from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 
 WINDOW = 50
 BATCH = 25
+RESUME_ENTRIES = 16  # entries a resumed session mounts before anything is scrolled
 ARGS_REFRESH = 0.1
 
 
@@ -167,7 +168,8 @@ class Transcript(VerticalScroll, can_focus=False):
                 for call in entry.calls:
                     self._calls[call.call_id] = call
                     self._group_of[call.call_id] = entry
-        self._first = max(0, len(self.entries) - self.window)
+        # Enough to fill the screen; scrolling up mounts the rest, a batch at a time.
+        self._first = max(0, len(self.entries) - min(self.window, RESUME_ENTRIES))
         widgets = [self._build(entry) for entry in self.entries[self._first :]]
         self._marker.set_count(self._first)
         if widgets:
