@@ -223,3 +223,24 @@ async def test_the_end_of_the_model_stream_is_announced_before_the_message(serve
     assert all(e < f for e, f in zip(ended, finished))
     last_text = max(i for i, kind in enumerate(kinds) if kind is TextDelta)
     assert last_text < ended[1]
+
+
+def test_engines_in_successive_event_loops_share_no_connections(server, make_settings) -> None:
+    """Each engine owns its HTTP pool: a second event loop talking to the same server (the same
+    base URL) never picks up a connection that belonged to the first, closed loop."""
+    import asyncio
+
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+    from dcode.agent.events import ErrorEvent, TurnFinished
+
+    async def one_turn(prompt: str) -> list:
+        async with await Engine.open(make_settings("chat", max_retries=0)) as engine:
+            return [e async for e in engine.runner(HeadlessApprover()).run_turn(prompt)]
+
+    server.script(reply("first loop"), reply("second loop"))
+    for prompt in ("one", "two"):
+        events = asyncio.run(one_turn(prompt))
+        assert not [e for e in events if isinstance(e, ErrorEvent)], events
+        assert isinstance(events[-1], TurnFinished) and not events[-1].is_error
+    assert [r.transcript()[-1] for r in server.requests] == [("user", "one"), ("user", "two")]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import openai
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from dcode.agent.approval import ApprovalPolicy, Approver
@@ -35,7 +36,9 @@ class Engine:
         self.attachments = AttachmentStore(settings.attachments_dir)
         self.variants = VariantService(self.attachments)
         self.checkpointer = AsyncSqliteSaver(conn)
-        self.model = build_chat_model(resolved, settings)
+        # The engine's own connection pool, closed with it (see build_chat_model).
+        self._http = openai.DefaultAsyncHttpxClient()
+        self.model = build_chat_model(resolved, settings, self._http)
         self.graph = self._build()
 
     @classmethod
@@ -63,6 +66,7 @@ class Engine:
             await self._conn.close()
         finally:
             self.variants.close()
+            await self._http.aclose()
 
     async def __aenter__(self) -> Engine:
         return self
@@ -86,7 +90,7 @@ class Engine:
         settings = replace(self.settings, model=spec, base_url=None if spec != self.settings.model else self.settings.base_url)
         resolved = resolve_model(settings)
         self.settings, self.resolved = settings, resolved
-        self.model = build_chat_model(resolved, settings)
+        self.model = build_chat_model(resolved, settings, self._http)
         self.graph = self._build()
         return resolved
 

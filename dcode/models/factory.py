@@ -44,7 +44,10 @@ def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> Reso
     return ResolvedModel(endpoint, profile)
 
 
-def build_chat_model(resolved: ResolvedModel, settings: Settings) -> ChatOpenAI:
+def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_client: Any = None) -> ChatOpenAI:
+    """The chat model for ``resolved``. Pass ``http_async_client`` to own its connections:
+    langchain-openai otherwise shares one cached client per base URL across the process, whose
+    pooled connections belong to the event loop that first used them."""
     from dcode.models.chat_model import DcodeChatOpenAI
 
     endpoint = resolved.endpoint
@@ -58,4 +61,6 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings) -> ChatOpenAI:
         "max_retries": settings.max_retries,
         "timeout": settings.request_timeout,
     }
+    if http_async_client is not None:
+        kwargs["http_async_client"] = http_async_client
     return DcodeChatOpenAI(**kwargs)
