@@ -12,7 +12,8 @@ from textual.widgets._markdown import MarkdownFence
 
 from dcode.agent.events import ToolStatus
 from dcode.tui.status import StatusBar
-from dcode.tui.transcript.blocks import AssistantMessage, ReasoningView
+from dcode.tui.transcript.answer import AssistantMessage
+from dcode.tui.transcript.blocks import ReasoningView
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from dcode.config import WireApi

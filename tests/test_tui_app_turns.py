@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dcode.tui.transcript.blocks import AssistantMessage
+from dcode.tui.transcript.answer import AssistantMessage
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import running_app
 

@@ -13,7 +13,7 @@ from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock
 
 from dcode.tui.collector import DEFERRED_THRESHOLD, QuietCollector
-from dcode.tui.transcript.blocks import AssistantMessage
+from dcode.tui.transcript.answer import AssistantMessage
 from dcode.tui.transcript.segments import FoldedSegment, segment_cut
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import running_app

@@ -17,8 +17,8 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from dcode.agent.events import ApprovalRequested, ToolStatus
+from dcode.tui.transcript.answer import AssistantMessage
 from dcode.tui.transcript.blocks import (
-    AssistantMessage,
     NoticeMessage,
     OlderMarker,
     ShellOutput,
