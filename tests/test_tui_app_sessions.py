@@ -81,9 +81,9 @@ async def test_a_long_transcript_mounts_only_a_window(server: ScriptedModelServe
             entries.append(AssistantEntry(text=f"answer **{n}**"))
         await transcript.load(entries)
         await h.pilot.pause()
-        # What fills the screen, not the whole window: these entries are one line each, so a
-        # screen that is not full yet mounts one batch more.
-        assert transcript.mounted_count in (RESUME_ENTRIES, RESUME_ENTRIES + transcript.batch)
+        # What fills the screen, not the whole window (a screen not yet full mounts a batch more).
+        assert transcript.mounted_count <= RESUME_ENTRIES + transcript.batch
+        assert transcript.max_scroll_y > 0
         assert len(transcript.children) == transcript.mounted_count + 1  # and the marker
         assert h.app.query_one(OlderMarker).has_class("-visible")
         assert "answer 149" in h.text()
@@ -95,4 +95,17 @@ async def test_a_long_transcript_mounts_only_a_window(server: ScriptedModelServe
         before = transcript.mounted_count
         transcript.scroll_home(animate=False)
         await h.until(lambda: transcript.mounted_count > before, what="older entries")
+        assert transcript.mounted_count == before + transcript.batch
+
+
+async def test_a_resumed_screen_is_filled_and_the_marker_loads_more(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, size=(100, 80)) as h:
+        transcript = h.app.transcript
+        await transcript.load([UserEntry(text=f"question {n}") for n in range(200)])
+        # Sixteen one-line entries leave an 80-row screen half empty: a batch more is mounted.
+        await h.until(lambda: transcript.mounted_count == RESUME_ENTRIES + transcript.batch, 5, "the screen to fill")
+        before = transcript.mounted_count
+        marker = h.app.query_one(OlderMarker)
+        marker.post_message(OlderMarker.Pressed())
+        await h.until(lambda: transcript.mounted_count > before, 5, "the batch the marker asks for")
         assert transcript.mounted_count == before + transcript.batch

@@ -144,9 +144,10 @@ async def test_a_long_answer_is_segmented_folded_and_unfolded(
 
 
 async def test_reading_further_up_keeps_segments(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    """Someone scrolled up while the answer streams: nothing they might be reading is folded."""
-    answer = long_answer()
-    step = reply(answer, chunk_size=40, chunk_delay=0.01)
+    """Someone scrolled up while the answer streams: nothing they might be reading is folded
+    (the same answer, followed to the end, folds: see the test above)."""
+    answer = long_answer(60)
+    step = reply(answer, chunk_size=40, chunk_delay=0.005)
     async with running_app(server, workspace, dcode_home, step, size=(100, 30)) as h:
         await h.send("explain it all")
         await h.until(lambda: len(h.answers()) == 1 and len(h.answers()[0]) > 200, 10, "the answer to start")
@@ -212,3 +213,24 @@ async def test_a_segmented_answer_looks_like_the_same_answer_rendered_at_once(
         await h.pilot.pause(0.2)
         assert len(h.app.query_one(AssistantMessage).query_children(Markdown)) == 1
         assert streamed == answer_lines(h)
+
+
+async def test_unfolded_segments_look_as_they_did_before_folding(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    answer = long_answer(40)
+    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=40, chunk_delay=0.005), size=(100, 30)) as h:
+        await h.send("explain it all")
+        await h.idle()
+        view = h.app.query_one(AssistantMessage)
+        assert view.query_children(FoldedSegment)
+        session_id = h.app.runner.session_id
+        await h.pilot.resize_terminal(100, 560)  # same width: everything comes into view and unfolds
+        await h.until(lambda: not view.query_children(FoldedSegment), 5, "every segment to unfold")
+        await h.until(lambda: "Section 0" in h.text(), 5, "the top of the answer")
+        await h.pilot.pause(0.2)
+        unfolded = answer_lines(h)
+    async with running_app(server, workspace, dcode_home, size=(100, 560), session_id=session_id) as h:
+        await h.until(lambda: "The last line of the answer." in h.text(), 10, "the resumed answer")
+        await h.pilot.pause(0.2)
+        assert unfolded == answer_lines(h)

@@ -182,7 +182,6 @@ class SessionWork(_Base):
             await self.transcript.add_user(text)
             status.activity = "Working"
             status.start_turn()
-            self.collector.streaming()
             async for event in runner.run_turn(content, prompt_text=text):
                 await self._apply(event)
                 if isinstance(event, TurnFinished):
@@ -264,6 +263,7 @@ class SessionWork(_Base):
                 pass
 
     def _count(self, text: str) -> None:
+        self.collector.streaming()  # a very long stream still gets its full collections
         self._streamed_chars += len(text)
         self.status.streamed_tokens = self._streamed_chars // 4
 

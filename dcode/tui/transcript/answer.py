@@ -26,9 +26,18 @@ WRITE_INTERVAL = 0.06  # seconds between writes of a streaming answer
 
 class AnswerDocument(Markdown):
     """One segment of an answer. After each append the answer's end is marked again, so the
-    last block never carries a bottom margin and finishing the answer moves nothing."""
+    last block never carries a bottom margin and finishing the answer moves nothing.
+
+    ``given`` is the Markdown the document was handed, built or not (``source`` stays "" until
+    a freshly mounted document has been parsed).
+    """
+
+    def __init__(self, markdown: str | None = None, *, classes: str | None = None) -> None:
+        super().__init__(markdown, classes=classes)
+        self.given = markdown or ""
 
     def append(self, markdown: str) -> AwaitComplete:
+        self.given += markdown
         appended = super().append(markdown)
 
         async def then() -> None:
@@ -89,7 +98,10 @@ class AssistantMessage(Vertical):
     @property
     def source(self) -> str:
         """The Markdown shown, folded segments included."""
-        return "".join(child.source for child in self.children if isinstance(child, (Markdown, FoldedSegment)))
+        return "".join(child.given if isinstance(child, AnswerDocument) else child.source for child in self._segments())
+
+    def _segments(self) -> list[AnswerDocument | FoldedSegment]:
+        return [child for child in self.children if isinstance(child, (AnswerDocument, FoldedSegment))]
 
     async def on_mount(self) -> None:
         if self.entry.streaming:
@@ -167,10 +179,10 @@ class AssistantMessage(Vertical):
         live = self.markdown
         for child in reversed(list(self.children)):
             height = child.outer_size.height
-            if isinstance(child, Markdown) and child is not live and below > out_of_sight and height > 0:
+            if isinstance(child, AnswerDocument) and child is not live and below > out_of_sight and height > 0:
                 blocks = child.query_children(MarkdownBlock)
                 bottom = blocks.last().styles.margin.bottom if blocks else 0
-                folded = FoldedSegment(child.source, height, child.outer_size.width, bottom)
+                folded = FoldedSegment(child.given, height, child.outer_size.width, bottom)
                 with self.app.batch_update():
                     await self.mount(folded, before=child)
                     await child.remove()
@@ -204,7 +216,7 @@ class AssistantMessage(Vertical):
             if stream is not None:
                 await stream.stop()
         if self.source != self.entry.text:
-            shown = [child for child in self.children if isinstance(child, (Markdown, FoldedSegment))]
+            shown = self._segments()
             with self.app.batch_update():
                 await self.mount(AnswerDocument(self.entry.text), before=shown[0])
                 await self.remove_children(shown)
@@ -232,14 +244,13 @@ class AssistantMessage(Vertical):
         segments = self.query_children(Markdown)
         blocks = segments.last().query_children(MarkdownBlock) if segments else None
         last = blocks.last() if blocks else None
-        if last is self._end_block:
-            return
-        if self._end_block is not None:
-            self._end_block.remove_class("-answer-end")
-        self._end_block = last
-        if last is not None:
-            last.add_class("-answer-end")
-        self._join_segments()
+        if last is not self._end_block:
+            if self._end_block is not None:
+                self._end_block.remove_class("-answer-end")
+            self._end_block = last
+            if last is not None:
+                last.add_class("-answer-end")
+        self._join_segments()  # also when a segment above was rebuilt (unfolded)
 
     def _join_segments(self) -> None:
         """Margins between blocks collapse inside one document but not across two: give each
