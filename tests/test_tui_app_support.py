@@ -30,6 +30,22 @@ def screen_text(app: DcodeApp) -> str:
     return "\n".join("".join(segment.text for segment in strip).rstrip() for strip in strips)
 
 
+def screen_cells(app: DcodeApp) -> list[list[tuple[str, str]]]:
+    """Every row of the screen as (text, style) runs: what a terminal would show, colours
+    and attributes included (not the mouse metadata, which names widgets)."""
+    rows = []
+    for strip in app.screen._compositor.render_strips():
+        runs = [(segment.text, str(segment.style.clear_meta_and_links()) if segment.style else "") for segment in strip.simplify()]
+        merged: list[tuple[str, str]] = []
+        for text, style in runs:
+            if merged and merged[-1][1] == style:
+                merged[-1] = (merged[-1][0] + text, style)
+            else:
+                merged.append((text, style))
+        rows.append(merged)
+    return rows
+
+
 @dataclass
 class Harness:
     app: DcodeApp

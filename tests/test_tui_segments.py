@@ -16,7 +16,7 @@ from dcode.tui.collector import DEFERRED_THRESHOLD, QuietCollector
 from dcode.tui.transcript.answer import AssistantMessage
 from dcode.tui.transcript.segments import FoldedSegment, segment_cut
 from tests.support.model_server import ScriptedModelServer, reply
-from tests.test_tui_app_support import running_app
+from tests.test_tui_app_support import running_app, screen_cells
 
 # -- where a segment may end --------------------------------------------------------------
 
@@ -130,9 +130,11 @@ async def test_a_long_answer_is_segmented_folded_and_unfolded(
         assert folded and len(segments) >= 1
         # Folding keeps the transcript's height: the screen shows the end of the answer.
         assert "The last line of the answer." in h.text()
-        # The last block has no trailing margin; only one block carries the mark.
-        ends = list(view.query(".-answer-end"))
-        assert len(ends) == 1 and ends[0] is segments[-1].query_children(MarkdownBlock).last()
+        # The last block has no trailing margin; the blocks before it keep theirs.
+        blocks = list(view.query(MarkdownBlock))
+        assert blocks[-1].styles.margin.bottom == 0
+        assert blocks[-1] is segments[-1].query_children(MarkdownBlock).last()
+        assert any(block.styles.margin.bottom > 0 for block in blocks[:-1])
         mounted_blocks = len(view.query(MarkdownBlock))
 
         h.app.transcript.scroll_home(animate=False, immediate=True)
@@ -197,22 +199,39 @@ def answer_lines(h) -> list[str]:
     return [line.rstrip() for line in lines[start : end + 1]]
 
 
+def answer_cells(h) -> list[list[tuple[str, str]]]:
+    """The same rows as ``answer_lines``, with their colours and attributes."""
+    lines = h.text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "Section 0" in line)
+    end = next(i for i, line in enumerate(lines) if "The last line of the answer." in line)
+    return screen_cells(h.app)[start : end + 1]
+
+
+async def stream_the_answer(h) -> AssistantMessage:
+    """Ask, wait for the whole answer, and for the fold of the segment finished last, which
+    comes a moment after the answer ends."""
+    await h.send("explain it all")
+    await h.idle()
+    await h.pilot.pause(0.4)
+    return h.app.query_one(AssistantMessage)
+
+
 async def test_a_segmented_answer_looks_like_the_same_answer_rendered_at_once(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
     answer = long_answer(14)
     async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=30, chunk_delay=0.002), size=(100, 200)) as h:
-        await h.send("explain it all")
-        await h.idle()
-        view = h.app.query_one(AssistantMessage)
-        assert len(view.query_children(Markdown)) > 1  # streamed in several segments
-        streamed = answer_lines(h)
+        view = await stream_the_answer(h)
+        # Streamed in several segments, the finished ones folded into pictures of themselves.
+        assert len(view.query_children(Markdown)) + len(view.query_children(FoldedSegment)) > 1
+        assert any(folded.picture is not None for folded in view.query_children(FoldedSegment))
+        streamed = answer_cells(h)
         session_id = h.app.runner.session_id
     async with running_app(server, workspace, dcode_home, size=(100, 200), session_id=session_id) as h:
         await h.until(lambda: "The last line of the answer." in h.text(), 10, "the resumed answer")
         await h.pilot.pause(0.2)
         assert len(h.app.query_one(AssistantMessage).query_children(Markdown)) == 1
-        assert streamed == answer_lines(h)
+        assert streamed == answer_cells(h)  # text, colours and attributes, row by row
 
 
 async def test_unfolded_segments_look_as_they_did_before_folding(
@@ -220,17 +239,72 @@ async def test_unfolded_segments_look_as_they_did_before_folding(
 ) -> None:
     answer = long_answer(40)
     async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=40, chunk_delay=0.005), size=(100, 30)) as h:
-        await h.send("explain it all")
-        await h.idle()
-        view = h.app.query_one(AssistantMessage)
+        view = await stream_the_answer(h)
         assert view.query_children(FoldedSegment)
         session_id = h.app.runner.session_id
-        await h.pilot.resize_terminal(100, 560)  # same width: everything comes into view and unfolds
+        await h.pilot.resize_terminal(100, 560)  # same width: everything comes into view
+        # Pictures stand in for the segments while the view follows the stream; the mouse
+        # over one (to select text, to click a link) brings its real widgets back.
+        for folded in list(view.query_children(FoldedSegment)):
+            await h.pilot.hover(folded)
+            await h.pilot.pause(0.05)
         await h.until(lambda: not view.query_children(FoldedSegment), 5, "every segment to unfold")
         await h.until(lambda: "Section 0" in h.text(), 5, "the top of the answer")
         await h.pilot.pause(0.2)
-        unfolded = answer_lines(h)
+        unfolded = answer_cells(h)
     async with running_app(server, workspace, dcode_home, size=(100, 560), session_id=session_id) as h:
         await h.until(lambda: "The last line of the answer." in h.text(), 10, "the resumed answer")
         await h.pilot.pause(0.2)
-        assert unfolded == answer_lines(h)
+        assert unfolded == answer_cells(h)
+
+
+async def test_pictures_give_way_to_a_new_theme_and_a_new_width(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    answer = long_answer(40)
+    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=40, chunk_delay=0.005), size=(100, 150)) as h:
+        view = await stream_the_answer(h)
+
+        def pictured() -> list[FoldedSegment]:
+            return [folded for folded in view.query_children(FoldedSegment) if folded.picture is not None]
+
+        def on_screen() -> list[FoldedSegment]:
+            viewport = h.app.transcript.region
+            return [folded for folded in view.query_children(FoldedSegment) if folded.region.overlaps(viewport)]
+
+        assert any(folded.picture is not None for folded in on_screen())
+        before = h.text()
+        h.app.theme = "textual-light"
+        # No picture of the old colours stays: the segments in view are rebuilt at once.
+        await h.until(lambda: not pictured() and not on_screen(), 5, "the segments in view to unfold")
+        # The same words in the same places, in the new colours.
+        await h.until(lambda: h.text() == before, 5, "the rebuilt segments to settle")
+        assert view.source == answer
+
+    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=40, chunk_delay=0.005), size=(100, 60)) as h:
+        view = await stream_the_answer(h)
+        assert [folded for folded in view.query_children(FoldedSegment) if folded.picture is not None]
+        await h.pilot.resize_terminal(80, 60)  # every height changes with the width
+        await h.until(lambda: not view.query_children(FoldedSegment), 5, "every segment to unfold")
+        await h.pilot.pause(0.2)
+        assert "The last line of the answer." in h.text() and view.source == answer
+
+
+async def test_the_answer_is_whole_on_screen_when_the_model_is_done(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    """The model's last piece arrives right behind the rest: the answer's end is painted
+    before the step's remaining events are handled (the screen's own paced writes would
+    show it up to a beat later)."""
+    from dcode.agent.events import ModelStreamEnded, TextDelta
+
+    answer = long_answer(12)
+    async with running_app(server, workspace, dcode_home, size=(100, 40)) as h:
+        app = h.app
+        await app.transcript.add_user("explain it all")
+        for start in range(0, len(answer) - 40, 400):
+            await app._apply(TextDelta(text=answer[start : min(start + 400, len(answer) - 40)]))
+            await h.pilot.pause(0.07)
+        await app._apply(TextDelta(text=answer[-40:]))  # the last words, and at once the end
+        await app._apply(ModelStreamEnded())
+        assert "The last line of the answer." in h.text()

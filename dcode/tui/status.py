@@ -112,7 +112,9 @@ class StatusBar(Widget):
     reported: reactive[bool] = reactive(True)
     cost: reactive[float | None] = reactive(None)
     queued: reactive[int] = reactive(0)
-    streamed_tokens: reactive[int] = reactive(0)
+    # Counted on every streamed delta: the spinner's tick repaints it while it turns, so a
+    # stream of hundreds of deltas a second does not ask for as many repaints.
+    streamed_tokens: reactive[int] = reactive(0, repaint=False)
     busy = var(False, toggle_class="-busy")
     _tick: reactive[int] = reactive(0)
 
@@ -146,6 +148,10 @@ class StatusBar(Widget):
 
     def _advance(self) -> None:
         self._tick += 1
+
+    def watch_streamed_tokens(self) -> None:
+        if self._timer is None:
+            self.refresh()  # no spinner ticking: show the count now
 
     def set_usage(self, context_tokens: int, max_tokens: int | None, reported: bool) -> None:
         self.context_tokens, self.max_tokens, self.reported = context_tokens, max_tokens, reported

@@ -203,6 +203,9 @@ def streamed(ctx: Context, n: int) -> StreamResult:
         record = tui.STREAMS[before]
         last = record.last_content()
         assert last is not None
+        # Read only (no replay) while the app paints the end: a reader busy emulating the terminal
+        # would stop draining the pty, and the app's last frame would wait on the bench.
+        run.pump(1.5)
         # Settle: the turn has ended (idle placeholder back) and the transcript has not changed for 1 s.
         run.wait(lambda s: tui.is_ready(s) and tui.SENTINEL in s.text(), 30, "the end of the turn")
         for _ in range(5):

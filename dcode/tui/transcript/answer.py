@@ -19,9 +19,10 @@ from textual.widgets._markdown import MarkdownBlock, MarkdownStream
 
 from dcode.tui.transcript.blocks import ReasoningView
 from dcode.tui.transcript.entries import AssistantEntry
-from dcode.tui.transcript.segments import FOLD_SCREENS, FoldedSegment, segment_cut
+from dcode.tui.transcript.segments import FOLD_SCREENS, FoldedSegment, segment_cut, snapshot
 
 WRITE_INTERVAL = 0.06  # seconds between writes of a streaming answer
+FOLD_DELAY = 0.1  # seconds from a segment's end to its folding
 
 
 class AnswerDocument(Markdown):
@@ -35,6 +36,10 @@ class AnswerDocument(Markdown):
     def __init__(self, markdown: str | None = None, *, classes: str | None = None) -> None:
         super().__init__(markdown, classes=classes)
         self.given = markdown or ""
+        # The screen's layout count when the document was last complete (None: still growing,
+        # or built from a whole text that no layout has measured yet).
+        self.settled_at_frame: int | None = None
+        self._appending: list[AwaitComplete] = []
 
     def append(self, markdown: str) -> AwaitComplete:
         self.given += markdown
@@ -45,7 +50,14 @@ class AnswerDocument(Markdown):
             if isinstance(self.parent, AssistantMessage):
                 self.parent.mark_end()
 
-        return AwaitComplete(then())
+        self._appending = [*(pending for pending in self._appending if not pending.is_done), AwaitComplete(then())]
+        return self._appending[-1]
+
+    async def settled(self) -> None:
+        """Wait until everything appended so far is in the document. A stopped
+        ``MarkdownStream`` does not wait for the append it has in flight."""
+        while self._appending:
+            await self._appending.pop(0)
 
 
 class AssistantMessage(Vertical):
@@ -65,7 +77,6 @@ class AssistantMessage(Vertical):
         padding: 0 1 0 2;
         margin: 0;
     }
-    AssistantMessage MarkdownBlock.-answer-end { margin-bottom: 0; }
     AssistantMessage .interrupted {
         color: $text-warning;
         padding: 0 2;
@@ -81,6 +92,9 @@ class AssistantMessage(Vertical):
         self._streamed = ""
         self._segment = ""
         self._flush_scheduled = False
+        self._folding = False
+        self._fold_due: float | None = None  # when the finished segments may fold
+        self._replaced: set[Widget] = set()  # segments being swapped for their replacement
         self._last_write = 0.0
 
     def compose(self) -> ComposeResult:
@@ -101,7 +115,12 @@ class AssistantMessage(Vertical):
         return "".join(child.given if isinstance(child, AnswerDocument) else child.source for child in self._segments())
 
     def _segments(self) -> list[AnswerDocument | FoldedSegment]:
-        return [child for child in self.children if isinstance(child, (AnswerDocument, FoldedSegment))]
+        """The segments, in order; one being swapped (folded or unfolded) counts once."""
+        return [
+            child
+            for child in self.children
+            if isinstance(child, (AnswerDocument, FoldedSegment)) and child not in self._replaced
+        ]
 
     async def on_mount(self) -> None:
         if self.entry.streaming:
@@ -131,9 +150,27 @@ class AssistantMessage(Vertical):
         await self.stream_pending()
 
     async def write_all(self) -> None:
-        """The model has sent everything: write it now, into the current segment."""
-        async with self._writing:
-            await self._stream_pending(final=True)
+        """The model has sent everything: write it now, into the current segment, and end
+        the stream, so that the answer's end is on screen in the very next frame.
+
+        Repaints wait meanwhile. A frame could otherwise start while a write is still in
+        flight inside the stream (its blocks parsed, not yet mounted), and the last words
+        would wait for that frame and one more.
+        """
+        with self.app.batch_update():
+            async with self._writing:
+                await self._stream_pending(final=True)
+                await self._end_stream()
+        self.screen.check_idle()  # the screen may have idled during the batch: paint now
+
+    async def _end_stream(self) -> None:
+        """Stop the stream, and return once everything handed to it is in the document."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.stop()
+            document = stream.markdown_widget
+            if isinstance(document, AnswerDocument):
+                await document.settled()
 
     async def stream_pending(self) -> None:
         """Hand the stream whatever the entry's text has gained since the last write.
@@ -142,7 +179,13 @@ class AssistantMessage(Vertical):
         await inside (a write, a new segment) would let the other interleave its pieces.
         """
         async with self._writing:
-            await self._stream_pending()
+            if self._fold_due is not None and time.monotonic() >= self._fold_due:
+                with self.app.batch_update():  # the fold and the write: one frame
+                    self._fold_due = None
+                    await self._fold_finished()
+                    await self._stream_pending()
+            else:
+                await self._stream_pending()
 
     async def _stream_pending(self, final: bool = False) -> None:
         pending = self.entry.text[len(self._streamed) :]
@@ -159,34 +202,72 @@ class AssistantMessage(Vertical):
             if cut is None:
                 return
             pending = pending[cut:]
-            await self._stream.stop()
+            finished = self.markdown
+            await self._end_stream()  # the finished segment is whole before the next begins
+            if isinstance(finished, AnswerDocument):
+                finished.settled_at_frame = self._frames()
             segment = AnswerDocument()
             await self.mount(segment)
             self._stream = Markdown.get_stream(segment)
             self._segment = ""
-            await self._fold_out_of_sight()
+            # Once the finished segment has been laid out and drawn, a later write folds it
+            # into its picture, in that write's frame (see ``stream_pending``).
+            self._fold_due = time.monotonic() + FOLD_DELAY
 
-    async def _fold_out_of_sight(self) -> None:
-        """Fold the finished segments more than ``FOLD_SCREENS`` screens above the bottom,
-        while the transcript follows the stream (someone reading further up keeps it all)."""
+    async def _fold_after_the_end(self, tries: int = 3) -> None:
+        self._fold_due = None
+        await self._fold_finished()
+        if self._fold_due is not None and tries > 1:  # a segment not laid out yet
+            self.set_timer(FOLD_DELAY, lambda: self._fold_after_the_end(tries - 1))
+
+    async def _fold_finished(self) -> None:
+        """Fold the finished segments into pictures of themselves, while the transcript
+        follows the stream (someone reading further up keeps it all). A segment whose picture
+        cannot be taken folds only when more than ``FOLD_SCREENS`` screens above the bottom."""
+        if self._folding:
+            return  # one fold at a time: each awaits its swaps, and they would fold twice
+        self._folding = True
+        try:
+            await self._fold_segments()
+        finally:
+            self._folding = False
+
+    async def _fold_segments(self) -> None:
         transcript = self.parent
         if not isinstance(transcript, Widget) or not getattr(transcript, "following", False):
             return
         if not self.screen.is_current:
             return  # under a dialog nothing is laid out, so the heights may be stale
         out_of_sight = FOLD_SCREENS * max(transcript.size.height, 1)
+        pointed = self.app.mouse_over
         below = 0
         live = self.markdown
         for child in reversed(list(self.children)):
             height = child.outer_size.height
-            if isinstance(child, AnswerDocument) and child is not live and below > out_of_sight and height > 0:
-                blocks = child.query_children(MarkdownBlock)
-                bottom = blocks.last().styles.margin.bottom if blocks else 0
-                folded = FoldedSegment(child.given, height, child.outer_size.width, bottom)
-                with self.app.batch_update():
-                    await self.mount(folded, before=child)
-                    await child.remove()
+            if not isinstance(child, AnswerDocument) or child is live or child.has_class("-unfolding"):
+                pass
+            elif not self._laid_out_whole(child):
+                self._fold_due = time.monotonic() + FOLD_DELAY  # not yet: try again later
+            elif (
+                child.parent is self
+                and height > 0
+                and not (pointed is not None and (pointed is child or child in pointed.ancestors))
+            ):
+                picture = snapshot(child)
+                if picture is not None or below > out_of_sight:
+                    blocks = child.query_children(MarkdownBlock)
+                    bottom = blocks.last().styles.margin.bottom if blocks else 0
+                    folded = FoldedSegment(child.given, height, child.outer_size.width, bottom, picture)
+                    await self._swap(child, folded)
             below += height
+
+    def _frames(self) -> int:
+        return int(getattr(self.parent, "frames", 0))
+
+    def _laid_out_whole(self, document: AnswerDocument) -> bool:
+        """Whether the screen has laid ``document`` out since its last words (and so its
+        height, and the picture that would be taken of it, are whole)."""
+        return document.settled_at_frame is not None and self._frames() > document.settled_at_frame
 
     async def on_folded_segment_unfold(self, message: FoldedSegment.Unfold) -> None:
         """Put a folded segment back, at its old height until its blocks are built."""
@@ -197,9 +278,17 @@ class AssistantMessage(Vertical):
         segment = AnswerDocument(folded.source, classes="-unfolding")
         if folded.size.width == folded.folded_width:
             segment.styles.height = folded.outer_size.height
-        with self.app.batch_update():
-            await self.mount(segment, before=folded)
-            await folded.remove()
+        await self._swap(folded, segment)
+
+    async def _swap(self, old: Widget, new: Widget) -> None:
+        """Put ``new`` in the place of ``old`` in one frame."""
+        self._replaced.add(old)
+        try:
+            with self.app.batch_update():
+                await self.mount(new, before=old)
+                await old.remove()
+        finally:
+            self._replaced.discard(old)
 
     async def sync_reasoning(self) -> None:
         views = self.query_children(ReasoningView)
@@ -212,15 +301,15 @@ class AssistantMessage(Vertical):
         """Stop streaming; make sure what is shown is exactly the entry's text."""
         async with self._writing:
             await self._stream_pending(final=True)
-            stream, self._stream = self._stream, None
-            if stream is not None:
-                await stream.stop()
+            await self._end_stream()
         if self.source != self.entry.text:
             shown = self._segments()
             with self.app.batch_update():
                 await self.mount(AnswerDocument(self.entry.text), before=shown[0])
                 await self.remove_children(shown)
         await self.sync_reasoning()
+        if self._fold_due is not None:  # after the answer's last frame, not in it
+            self.set_timer(FOLD_DELAY, self._fold_after_the_end)
         if self.entry.interrupted and not self.query_children(".interrupted"):
             await self.mount(Static(Content("⏹ interrupted"), classes="interrupted"))
         self.mark_end()
@@ -232,24 +321,28 @@ class AssistantMessage(Vertical):
         if document.has_class("-unfolding"):
             document.remove_class("-unfolding")
             document.styles.height = None  # back to auto, which comes out the same
+            if isinstance(document, AnswerDocument):
+                document.settled_at_frame = self._frames()
         self.mark_end()
 
     def mark_end(self) -> None:
         """Drop the bottom margin of the answer's last block, so that no blank line trails it.
 
-        A class, moved as blocks arrive, rather than a ``:last-child`` rule: order
-        pseudo-classes make Textual restyle every sibling block whenever a block is mounted,
-        which, while an answer streams, grows with the answer.
+        An inline margin on that one block, moved as blocks arrive. Not a ``:last-child``
+        rule: order pseudo-classes make Textual restyle every sibling block whenever a block
+        is mounted. Not a class either: changing a class restyles the block and everything in
+        it (every cell of a table), on nearly every write.
         """
         segments = self.query_children(Markdown)
         blocks = segments.last().query_children(MarkdownBlock) if segments else None
         last = blocks.last() if blocks else None
         if last is not self._end_block:
-            if self._end_block is not None:
-                self._end_block.remove_class("-answer-end")
-            self._end_block = last
+            previous, self._end_block = self._end_block, last
+            if previous is not None:
+                _set_bottom_margin(previous, _natural_margin(previous, "bottom"))
             if last is not None:
-                last.add_class("-answer-end")
+                _natural_margin(last, "bottom")  # remembered before it is dropped
+                _set_bottom_margin(last, 0)
         self._join_segments()  # also when a segment above was rebuilt (unfolded)
 
     def _join_segments(self) -> None:
@@ -268,10 +361,24 @@ class AssistantMessage(Vertical):
             if not blocks:
                 continue
             first = blocks.first()
-            natural = getattr(first, "_natural_top", None)
-            if natural is None:
-                natural = first._natural_top = first.styles.margin.top  # type: ignore[attr-defined]
+            natural = _natural_margin(first, "top")
             top = natural if above is None else max(natural - above, 0)
-            if first.styles.margin.top != top:
-                first.styles.margin = (top, *first.styles.margin[1:])
+            margin = first.styles.margin
+            if margin.top != top:
+                first.styles.margin = (top, margin.right, margin.bottom, margin.left)
             above = blocks.last().styles.margin.bottom
+
+
+def _natural_margin(block: Widget, side: str) -> int:
+    """The margin the stylesheet gives ``block`` on ``side`` ("top" or "bottom"), remembered
+    the first time it is asked, before any inline margin replaces it."""
+    remembered: dict[str, int] = block.__dict__.setdefault("_dcode_natural_margin", {})
+    if side not in remembered:
+        remembered[side] = getattr(block.styles.margin, side)
+    return remembered[side]
+
+
+def _set_bottom_margin(block: Widget, bottom: int) -> None:
+    margin = block.styles.margin
+    if margin.bottom != bottom:
+        block.styles.margin = (margin.top, margin.right, bottom, margin.left)

@@ -69,12 +69,22 @@ class Transcript(VerticalScroll, can_focus=False):
         self._loading_older = False
         self._args_refreshed: dict[str, float] = {}
         self._turn_calls: list[ToolCallEntry] = []
+        self.frames = 0  # layouts of the screen so far: a widget can tell whether it has had one
+        self._paint_waiters: list[asyncio.Future[None]] = []
 
     def compose(self) -> Iterable[Widget]:
         yield self._marker
 
     def on_mount(self) -> None:
         self.anchor()
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._laid_out, immediate=True)
+
+    def _laid_out(self, _: object) -> None:
+        self.frames += 1
+        waiters, self._paint_waiters = self._paint_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     # -- window --------------------------------------------------------------------------
 
@@ -231,10 +241,27 @@ class Transcript(VerticalScroll, can_focus=False):
 
     async def show_all_text(self) -> None:
         """The model has sent its last piece: put the whole answer on screen now, without
-        waiting for the next paced write."""
+        waiting for the next paced write, and return once it has been painted. The events
+        that follow (the step recorded, the turn's end) wait meanwhile: the frame that shows
+        the answer's last words goes first."""
         entry = self._live
         if entry is not None and isinstance(entry.view, AssistantMessage):
             await entry.view.write_all()
+            await self.painted()
+
+    async def painted(self, timeout: float = 0.25) -> None:
+        """Lay out and paint the screen now, and return once it has been (``timeout`` at most).
+
+        Waits for the screen's layout signal, which follows the paint: a callback "after
+        refresh" also runs when a batch of updates held the refresh back. The screen is asked
+        for the layout itself, as widgets just mounted ask only once they have run."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._paint_waiters.append(done)
+        self.screen.refresh(layout=True)
+        try:
+            await asyncio.wait_for(done, timeout)
+        except asyncio.TimeoutError:
+            pass
 
     async def finish_message(self, text: str) -> None:
         """One model response is complete: settle its text; its tool calls form one step."""
