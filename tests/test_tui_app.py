@@ -150,7 +150,8 @@ async def test_model_error_is_one_line(server: ScriptedModelServer, workspace: P
 
 
 def test_first_paint_happens_before_langchain_is_imported(tmp_path: Path) -> None:
-    """In a fresh process: when the first frame is up, no langchain module has been imported."""
+    """In a fresh process: when the first frame is up, no langchain module has been imported,
+    nor Markdown (an empty transcript has no answer to render)."""
     probe = f"""
 import asyncio, json, sys
 from pathlib import Path
@@ -159,7 +160,8 @@ from dcode.tui.app import DcodeApp
 
 class Probe(DcodeApp):
     def _after_first_paint(self):
-        self.seen = sorted(m for m in sys.modules if m.split('.')[0] in ('langchain', 'langchain_core', 'langgraph', 'openai'))
+        heavy = ('langchain', 'langchain_core', 'langgraph', 'openai', 'markdown_it')
+        self.seen = sorted(m for m in sys.modules if m.split('.')[0] in heavy or m == 'textual.widgets._markdown')
         self.exit(0)
 
 async def main():

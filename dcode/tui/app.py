@@ -38,6 +38,7 @@ from dcode.tui.commands import SlashCommandProvider
 from dcode.tui.messages import EngineFailed, EngineReady
 from dcode.tui.status import QueuedStrip, StatusBar, display_path, read_git_branch
 from dcode.tui.transcript import NoticeLevel, Transcript
+from dcode.tui.transcript.view import ANSWER_MODULE
 from dcode.tui.tui_approver import TuiApprover
 from dcode.tui.widgets.prompt_input import PromptInput
 
@@ -190,6 +191,8 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
             factory = await asyncio.to_thread(importlib.import_module, "dcode.models.factory")
             resolved = await asyncio.to_thread(factory.resolve_model, settings)
             engine_module = await asyncio.to_thread(importlib.import_module, "dcode.agent.engine")
+            # Markdown and the streamed-answer widget, which the first frame did without.
+            await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
             engine = await engine_module.Engine.open(settings, resolved)
             self._unclaimed_engine = engine
         except ConfigError as exc:

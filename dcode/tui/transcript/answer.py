@@ -265,9 +265,14 @@ class AssistantMessage(Vertical):
         return int(getattr(self.parent, "frames", 0))
 
     def _laid_out_whole(self, document: AnswerDocument) -> bool:
-        """Whether the screen has laid ``document`` out since its last words (and so its
-        height, and the picture that would be taken of it, are whole)."""
-        return document.settled_at_frame is not None and self._frames() > document.settled_at_frame
+        """Whether the screen has laid ``document`` out since its last words, so that its
+        height, and the picture that would be taken of it, are whole: a layout has happened
+        since, and the height it gave is the one the document's content asks for (a
+        scroll-only refresh also counts as a layout, and measures nothing)."""
+        if document.settled_at_frame is None or self._frames() <= document.settled_at_frame:
+            return False
+        asked = document.get_content_height(self.size, self.screen.size, document.size.width)
+        return asked + document.styles.gutter.height == document.outer_size.height
 
     async def on_folded_segment_unfold(self, message: FoldedSegment.Unfold) -> None:
         """Put a folded segment back, at its old height until its blocks are built."""

@@ -9,15 +9,15 @@ visible text where it was. So memory and layout cost stay flat however long the 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from dcode.agent.events import ApprovalRequested, ToolStatus
-from dcode.tui.transcript.answer import AssistantMessage
 from dcode.tui.transcript.blocks import (
     NoticeMessage,
     OlderMarker,
@@ -36,6 +36,18 @@ from dcode.tui.transcript.entries import (
     UserEntry,
 )
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
+
+if TYPE_CHECKING:
+    from dcode.tui.transcript.answer import AssistantMessage
+
+ANSWER_MODULE = "dcode.tui.transcript.answer"  # with Markdown, loaded after the first frame
+
+
+def answer_view(view: object) -> AssistantMessage | None:
+    """``view`` if it shows an answer. No answer can exist before its module is loaded, so
+    asking does not load it (nor Markdown): the first frame does not wait for either."""
+    module = sys.modules.get(ANSWER_MODULE)
+    return view if module is not None and isinstance(view, module.AssistantMessage) else None
 
 WINDOW = 50
 BATCH = 25
@@ -101,6 +113,8 @@ class Transcript(VerticalScroll, can_focus=False):
             case UserEntry():
                 widget: Widget = UserMessage(entry)
             case AssistantEntry():
+                from dcode.tui.transcript.answer import AssistantMessage
+
                 widget = AssistantMessage(entry)
             case ToolGroupEntry():
                 widget = ToolGroupView(entry, expanded=self.expanded, animate=self.animate)
@@ -230,14 +244,14 @@ class Transcript(VerticalScroll, can_focus=False):
     async def append_text(self, text: str) -> None:
         entry = await self._live_entry()
         entry.text += text
-        if isinstance(entry.view, AssistantMessage):
-            entry.view.text_arrived()
+        if (view := answer_view(entry.view)) is not None:
+            view.text_arrived()
 
     async def append_reasoning(self, text: str) -> None:
         entry = await self._live_entry()
         entry.reasoning += text
-        if isinstance(entry.view, AssistantMessage):
-            await entry.view.sync_reasoning()
+        if (view := answer_view(entry.view)) is not None:
+            await view.sync_reasoning()
 
     async def show_all_text(self) -> None:
         """The model has sent its last piece: put the whole answer on screen now, without
@@ -245,8 +259,8 @@ class Transcript(VerticalScroll, can_focus=False):
         that follow (the step recorded, the turn's end) wait meanwhile: the frame that shows
         the answer's last words goes first."""
         entry = self._live
-        if entry is not None and isinstance(entry.view, AssistantMessage):
-            await entry.view.write_all()
+        if entry is not None and (view := answer_view(entry.view)) is not None:
+            await view.write_all()
             await self.painted()
 
     async def painted(self, timeout: float = 0.25) -> None:
@@ -274,8 +288,8 @@ class Transcript(VerticalScroll, can_focus=False):
             entry.streaming = False
             if text:
                 entry.text = text
-            if isinstance(entry.view, AssistantMessage):
-                await entry.view.finish()
+            if (view := answer_view(entry.view)) is not None:
+                await view.finish()
         self._close_group()
 
     def _close_group(self) -> None:
@@ -399,8 +413,8 @@ class Transcript(VerticalScroll, can_focus=False):
             live.streaming = False
             live.interrupted = interrupted
             self._live = None
-            if isinstance(live.view, AssistantMessage):
-                await live.view.finish()
+            if (view := answer_view(live.view)) is not None:
+                await view.finish()
         calls, self._turn_calls = self._turn_calls, []
         for call in calls:
             if call.approval is not None:
