@@ -271,8 +271,8 @@ class AssistantMessage(Vertical):
         scroll-only refresh also counts as a layout, and measures nothing)."""
         if document.settled_at_frame is None or self._frames() <= document.settled_at_frame:
             return False
-        asked = document.get_content_height(self.size, self.screen.size, document.size.width)
-        return asked + document.styles.gutter.height == document.outer_size.height
+        # The arrangement the compositor uses (cached once laid out) fills the content exactly.
+        return document.arrange(document.size).total_region.height == document.size.height
 
     async def on_folded_segment_unfold(self, message: FoldedSegment.Unfold) -> None:
         """Put a folded segment back, at its old height until its blocks are built."""
