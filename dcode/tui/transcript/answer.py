@@ -1,4 +1,5 @@
-"""A streamed answer: Markdown written as it arrives, in segments, folded when far out of sight.
+"""A streamed answer: Markdown written as it arrives, in segments, each folded into a picture
+of itself once finished.
 
 The widget is built from its ``AssistantEntry`` and writes what the entry's text has gained,
 paced (``WRITE_INTERVAL``) so that the screen keeps up with thousands of characters a second.
@@ -63,9 +64,9 @@ class AnswerDocument(Markdown):
 class AssistantMessage(Vertical):
     """An answer, streamed through Textual's ``MarkdownStream`` while it arrives.
 
-    A long streamed answer is written into several Markdown segments, and those far above
-    the one being written are folded (see ``segments``), so that each frame lays out a
-    bounded number of widgets however long the answer grows.
+    A long streamed answer is written into several Markdown segments, and the finished ones
+    are folded into pictures of themselves (see ``segments``), so that each frame lays out
+    and redraws only the segment being written, however long the answer grows.
     """
 
     DEFAULT_CSS = """
@@ -151,7 +152,8 @@ class AssistantMessage(Vertical):
 
     async def write_all(self) -> None:
         """The model has sent everything: write it now, into the current segment, and end
-        the stream, so that the answer's end is on screen in the very next frame.
+        the stream, so that the answer's end can be painted in one frame (the transcript's
+        ``show_all_text`` asks for that frame).
 
         Repaints wait meanwhile. A frame could otherwise start while a write is still in
         flight inside the stream (its blocks parsed, not yet mounted), and the last words
@@ -161,7 +163,6 @@ class AssistantMessage(Vertical):
             async with self._writing:
                 await self._stream_pending(final=True)
                 await self._end_stream()
-        self.screen.check_idle()  # the screen may have idled during the batch: paint now
 
     async def _end_stream(self) -> None:
         """Stop the stream, and return once everything handed to it is in the document."""

@@ -81,7 +81,8 @@ class FoldedSegment(Widget):
     """
 
     class Unfold(Message):
-        """The segment is about to be seen, or its height is no longer right."""
+        """The real widgets are wanted back: the segment is drawn without a (valid) picture,
+        read, pointed at, or its width has changed."""
 
         def __init__(self, folded: FoldedSegment) -> None:
             super().__init__()
