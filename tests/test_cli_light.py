@@ -36,3 +36,27 @@ def test_version_output(tmp_path) -> None:
     from dcode import __version__
 
     assert result.stdout.strip() == f"dcode {__version__}"
+
+
+LAUNCH_PROBE = """
+import sys
+import textual.app
+
+def run(self, *args, **kwargs):
+    print("MODULES:" + ",".join(sorted({{name.split('.')[0] for name in sys.modules}} & set({heavy!r}))))
+    raise SystemExit(0)
+
+textual.app.App.run = run
+from dcode.cli import main
+main(["-m", "openai:test-model", "--base-url", "http://127.0.0.1:9/v1"])
+"""
+
+
+def test_the_tui_starts_without_the_heavy_stack(tmp_path) -> None:
+    """From the command line to the app's first frame: no langchain, and no pydantic (which some
+    argument parsers pull in just to read the flags)."""
+    code = LAUNCH_PROBE.format(heavy=HEAVY + ("pydantic", "PIL", "av"))
+    env = {"DCODE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "test"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "MODULES:textual\n" in result.stdout, result.stdout

@@ -102,6 +102,23 @@ def test_a_very_long_stream_still_collects(collecting: Collecting) -> None:
     assert collecting.collected == [31.0] and collecting.collector.deferring
 
 
+def test_imports_run_without_full_collections_and_are_frozen_after(collecting: Collecting) -> None:
+    collector, before = collecting.collector, collecting.before
+    frozen = gc.get_freeze_count()
+    try:
+        collector.loading()
+        assert gc.get_threshold() == (before[0], before[1], DEFERRED_THRESHOLD)
+        built = [[n] for n in range(10)]  # what an import leaves alive
+        assert any(item is built[0] for item in gc.get_objects())
+        collector.loaded()
+        assert gc.get_threshold() == before and not collector.deferring
+        assert gc.get_freeze_count() > frozen
+        assert not any(item is built[0] for item in gc.get_objects())  # no collection walks it now
+        assert collecting.collected == []  # freezing is not a walk of the heap
+    finally:
+        gc.unfreeze()
+
+
 # -- in the app ---------------------------------------------------------------------------
 
 

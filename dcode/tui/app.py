@@ -187,6 +187,7 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
     async def _open_engine(self) -> None:
         """Import and open the engine off the UI thread's critical path, after the first paint."""
         settings = self.settings
+        self.collector.loading()
         try:
             factory = await asyncio.to_thread(importlib.import_module, "dcode.models.factory")
             resolved = await asyncio.to_thread(factory.resolve_model, settings)
@@ -201,6 +202,8 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
         except Exception as exc:  # noqa: BLE001 - shown as one line, the app stays usable
             self.post_message(EngineFailed(f"could not start the agent: {exc}", needs_setup=False))
             return
+        finally:
+            self.collector.loaded()
         self.post_message(EngineReady(engine))
 
     async def on_engine_ready(self, message: EngineReady) -> None:

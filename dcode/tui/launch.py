@@ -7,6 +7,7 @@ frame. A missing key or model opens the first-run screen rather than failing.
 
 from __future__ import annotations
 
+import gc
 import sys
 from dataclasses import replace
 
@@ -72,6 +73,7 @@ def launch_tui(
         setup_problem=find_setup_problem(settings),
         reload_settings=_reloader(settings, model_given),
     )
+    gc.freeze()  # what the imports built lives as long as the process: no collection need walk it
     with native_stderr_to(settings.home / "logs" / "stderr.log"):
         app.run()
     return app.return_code or EXIT_OK

@@ -307,6 +307,17 @@ class PtyRun:
             os.close(self._master)
 
 
+def compile_bytecode() -> None:
+    """Byte-compile dcode's own modules, as ``pip install`` does for the packages it installs.
+
+    An editable checkout otherwise compiles them on first use, and never when
+    PYTHONDONTWRITEBYTECODE is set: then every launch would parse ~100 modules from source,
+    which no installed copy does."""
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "dcode"), quiet=1)
+
+
 def dcode_argv(base_url: str, *extra: str) -> list[str]:
     dcode = Path(sys.executable).with_name("dcode")
     return [str(dcode), "-m", MODEL, "--base-url", base_url, *extra]
