@@ -20,13 +20,14 @@ from textual.widgets._markdown import MarkdownBlock, MarkdownStream
 
 from dcode.tui.transcript.blocks import ReasoningView
 from dcode.tui.transcript.entries import AssistantEntry
+from dcode.tui.transcript.plain_lines import PlainLines
 from dcode.tui.transcript.segments import FOLD_SCREENS, FoldedSegment, segment_cut, snapshot
 
 WRITE_INTERVAL = 0.06  # seconds between writes of a streaming answer
 FOLD_DELAY = 0.1  # seconds from a segment's end to its folding
 
 
-class AnswerDocument(Markdown):
+class AnswerDocument(Markdown, PlainLines):
     """One segment of an answer. After each append the answer's end is marked again, so the
     last block never carries a bottom margin and finishing the answer moves nothing.
 
@@ -61,7 +62,7 @@ class AnswerDocument(Markdown):
             await self._appending.pop(0)
 
 
-class AssistantMessage(Vertical):
+class AssistantMessage(Vertical, PlainLines):
     """An answer, streamed through Textual's ``MarkdownStream`` while it arrives.
 
     A long streamed answer is written into several Markdown segments, and the finished ones

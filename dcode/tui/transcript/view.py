@@ -35,6 +35,7 @@ from dcode.tui.transcript.entries import (
     ToolGroupEntry,
     UserEntry,
 )
+from dcode.tui.transcript.plain_lines import PlainLines
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ RESUME_ENTRIES = 16  # entries a resumed session mounts before anything is scrol
 ARGS_REFRESH = 0.1
 
 
-class Transcript(VerticalScroll, can_focus=False):
+class Transcript(VerticalScroll, PlainLines, can_focus=False):
     DEFAULT_CSS = """
     Transcript {
         height: 1fr;
