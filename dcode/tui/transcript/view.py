@@ -272,7 +272,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         for the layout itself, as widgets just mounted ask only once they have run."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._paint_waiters.append(done)
-        self.screen.refresh(layout=True)
+        self.screen.refresh(repaint=False, layout=True)  # a layout, not a repaint of every cell
         try:
             await asyncio.wait_for(done, timeout)
         except asyncio.TimeoutError:
