@@ -233,6 +233,18 @@ async def stream_the_answer(h) -> AssistantMessage:
     return h.app.query_one(AssistantMessage)
 
 
+async def resumed_answer_cells(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, size: tuple[int, int], session_id: str
+) -> list[list[tuple[str, str]]]:
+    """The answer's cells (text, colours and attributes, row by row) once its session is
+    resumed, where it is rendered at once, as one document."""
+    async with running_app(server, workspace, dcode_home, size=size, session_id=session_id) as h:
+        await h.until(lambda: "The last line of the answer." in h.text(), 10, "the resumed answer")
+        await h.pilot.pause(0.2)
+        assert len(h.app.query_one(AssistantMessage).query_children(Markdown)) == 1
+        return answer_cells(h)
+
+
 async def test_a_segmented_answer_looks_like_the_same_answer_rendered_at_once(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
@@ -244,11 +256,7 @@ async def test_a_segmented_answer_looks_like_the_same_answer_rendered_at_once(
         assert any(folded.picture is not None for folded in view.query_children(FoldedSegment))
         streamed = answer_cells(h)
         session_id = h.app.runner.session_id
-    async with running_app(server, workspace, dcode_home, size=(100, 200), session_id=session_id) as h:
-        await h.until(lambda: "The last line of the answer." in h.text(), 10, "the resumed answer")
-        await h.pilot.pause(0.2)
-        assert len(h.app.query_one(AssistantMessage).query_children(Markdown)) == 1
-        assert streamed == answer_cells(h)  # text, colours and attributes, row by row
+    assert streamed == await resumed_answer_cells(server, workspace, dcode_home, (100, 200), session_id)
 
 
 async def test_unfolded_segments_look_as_they_did_before_folding(
@@ -269,10 +277,7 @@ async def test_unfolded_segments_look_as_they_did_before_folding(
         await h.until(lambda: "Section 0" in h.text(), 5, "the top of the answer")
         await h.pilot.pause(0.2)
         unfolded = answer_cells(h)
-    async with running_app(server, workspace, dcode_home, size=(100, 560), session_id=session_id) as h:
-        await h.until(lambda: "The last line of the answer." in h.text(), 10, "the resumed answer")
-        await h.pilot.pause(0.2)
-        assert unfolded == answer_cells(h)
+    assert unfolded == await resumed_answer_cells(server, workspace, dcode_home, (100, 560), session_id)
 
 
 async def test_pictures_give_way_to_a_new_theme_and_a_new_width(
