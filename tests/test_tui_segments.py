@@ -127,6 +127,8 @@ def long_answer(sections: int = 24) -> str:
     for n in range(sections):
         parts.append(f"## Section {n}\n\nParagraph {n} explains one part of the change in a few words.\n\n")
         parts.append(f"- point {n}.a\n- point {n}.b\n\n```python\nvalue_{n} = {n}\n```\n\n")
+        if n % 4 == 3:
+            parts.append(f"| name | value |\n|---|--:|\n| value_{n} | {n} |\n\n")
     parts.append("The last line of the answer.")
     return "".join(parts)
 

@@ -20,8 +20,10 @@ from textual.widgets._markdown import MarkdownBlock, MarkdownStream
 
 from dcode.tui.transcript.blocks import ReasoningView
 from dcode.tui.transcript.entries import AssistantEntry
+from dcode.tui.transcript.list_block import BulletListBlock, OrderedListBlock
 from dcode.tui.transcript.plain_lines import PlainLines
 from dcode.tui.transcript.segments import FOLD_SCREENS, FoldedSegment, segment_cut, snapshot
+from dcode.tui.transcript.table_block import TableBlock
 
 WRITE_INTERVAL = 0.06  # seconds between writes of a streaming answer
 FOLD_DELAY = 0.1  # seconds from a segment's end to its folding
@@ -32,8 +34,16 @@ class AnswerDocument(Markdown, PlainLines):
     last block never carries a bottom margin and finishing the answer moves nothing.
 
     ``given`` is the Markdown the document was handed, built or not (``source`` stays "" until
-    a freshly mounted document has been parsed).
+    a freshly mounted document has been parsed). Tables and lists of text are drawn by one
+    block each (``table_block``, ``list_block``).
     """
+
+    BLOCKS = {
+        **Markdown.BLOCKS,
+        "table_open": TableBlock,
+        "bullet_list_open": BulletListBlock,
+        "ordered_list_open": OrderedListBlock,
+    }
 
     def __init__(self, markdown: str | None = None, *, classes: str | None = None) -> None:
         super().__init__(markdown, classes=classes)
@@ -179,9 +189,12 @@ class AssistantMessage(Vertical, PlainLines):
 
         Serialized: a timer's flush and the end of the message may both get here, and each
         await inside (a write, a new segment) would let the other interleave its pieces.
+        Once the stream has ended nothing folds here: the answer's last frame comes first,
+        and ``finish`` folds after it.
         """
         async with self._writing:
-            if self._fold_due is not None and time.monotonic() >= self._fold_due:
+            due = self._fold_due
+            if self._stream is not None and due is not None and time.monotonic() >= due:
                 with self.app.batch_update():  # the fold and the write: one frame
                     self._fold_due = None
                     await self._fold_finished()
