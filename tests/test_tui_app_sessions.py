@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import pytest
+from langchain_core.messages import HumanMessage
+
+from dcode.agent.engine import Engine
 from dcode.agent.sessions import SessionStore
 from dcode.tui.screens.resume import ResumeScreen
 from dcode.tui.transcript import AssistantEntry, UserEntry
@@ -109,3 +117,63 @@ async def test_a_resumed_screen_is_filled_and_the_marker_loads_more(server: Scri
         marker.post_message(OlderMarker.Pressed())
         await h.until(lambda: transcript.mounted_count > before, 5, "the batch the marker asks for")
         assert transcript.mounted_count == before + transcript.batch
+
+
+@dataclass
+class HeldEngine:
+    """Once ``hold()`` is called, ``Engine.open`` waits until ``released`` is set; ``open`` is
+    the real one."""
+
+    monkeypatch: pytest.MonkeyPatch
+    released: asyncio.Event
+    open: Callable[..., Awaitable[Engine]]
+
+    def hold(self) -> None:
+        async def held_open(*args: Any, **kwargs: Any) -> Engine:
+            await self.released.wait()
+            return await self.open(*args, **kwargs)
+
+        self.monkeypatch.setattr(Engine, "open", held_open)
+
+
+@pytest.fixture
+def held_engine(monkeypatch: pytest.MonkeyPatch) -> HeldEngine:
+    return HeldEngine(monkeypatch, asyncio.Event(), Engine.open)
+
+
+async def test_a_resumed_transcript_is_painted_before_the_engine_is_ready(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, held_engine: HeldEngine
+) -> None:
+    session_id = await _one_session(server, workspace, dcode_home)
+    held_engine.hold()
+    async with running_app(server, workspace, dcode_home, reply("You said 42."), session_id=session_id, wait_ready=False) as h:
+        await h.until(lambda: h.prompts(), what="the saved transcript")
+        assert not h.app.ready  # still waiting for the engine
+        assert h.prompts() == ["what is in a.txt? remember 42"] and h.answers() == ["The file says alpha."]
+        painted = list(h.app.transcript.children)
+        held_engine.released.set()
+        await h.ready()
+        await h.until(lambda: f"Resumed session {session_id}" in h.text(), what="the resume notice")
+        # The engine read the same checkpoint: what was painted stays, nothing is built twice.
+        assert all(widget.parent is not None for widget in painted)
+        await h.send("what number?")
+        await h.idle()
+        assert h.answers() == ["The file says alpha.", "You said 42."]
+
+
+async def test_a_transcript_painted_early_is_repainted_if_the_session_moved_on(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, held_engine: HeldEngine
+) -> None:
+    session_id = await _one_session(server, workspace, dcode_home)
+    held_engine.hold()
+    async with running_app(server, workspace, dcode_home, session_id=session_id, wait_ready=False) as h:
+        await h.until(lambda: h.prompts(), what="the saved transcript")
+        # Meanwhile another dcode adds to the session.
+        async with await held_engine.open(h.settings) as other:
+            runner = other.runner(None, session_id=session_id)  # type: ignore[arg-type] - no turn runs
+            await other.graph.aupdate_state(runner.config, {"messages": [HumanMessage(content="a note from elsewhere")]}, as_node="model")
+        held_engine.released.set()
+        await h.ready()
+        await h.until(lambda: "a note from elsewhere" in h.prompts(), what="the session as it is now")
+        await h.until(lambda: f"Resumed session {session_id}" in h.text(), what="the resume notice")
+        assert "· 5 messages" in h.text()  # the four of the turn, and the note

@@ -50,6 +50,7 @@ CTRL_C_WINDOW = 2.0
 AUTO = object()
 
 
+
 class DcodeApp(SessionWork, SlashCommands, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere find it
     TITLE = "dcode"
@@ -91,6 +92,7 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
         self._initial_prompt = prompt
         self._session_id = session_id
         self._paint_on_ready = session_id is not None
+        self._painted_checkpoint: tuple[str, str, int] | None = None  # session, checkpoint, messages painted early
         self._setup_problem = setup_problem
         self._reload_settings = reload_settings
         self._clock = clock
@@ -189,6 +191,8 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
         settings = self.settings
         self.collector.loading()
         try:
+            if self._paint_on_ready and self._session_id:
+                await self._paint_saved_transcript(self._session_id)
             factory = await asyncio.to_thread(importlib.import_module, "dcode.models.factory")
             resolved = await asyncio.to_thread(factory.resolve_model, settings)
             engine_module = await asyncio.to_thread(importlib.import_module, "dcode.agent.engine")
@@ -205,6 +209,20 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
         finally:
             self.collector.loaded()
         self.post_message(EngineReady(engine))
+
+    async def _paint_saved_transcript(self, session_id: str) -> None:
+        """A resumed session's transcript, read from its checkpoint before the engine's imports
+        (which take a second or more), so that it is on screen while the engine loads."""
+        from dcode.agent.saved_messages import read_saved_thread
+
+        saved = await asyncio.to_thread(read_saved_thread, self.settings.sessions_db, session_id)
+        if saved is None or not saved.messages:
+            return  # nothing saved (or unreadable): the engine's read says what is wrong
+        await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
+        from dcode.tui.transcript.replay import entries_from_messages
+
+        await self.transcript.load(entries_from_messages(saved.messages))
+        self._painted_checkpoint = (session_id, saved.checkpoint_id, len(saved.messages))
 
     async def on_engine_ready(self, message: EngineReady) -> None:
         self.engine = message.engine
@@ -292,8 +310,6 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
 
     async def _open_session(self, session_id: str) -> None:
         """Point the runner at a saved session and paint its transcript (the window only)."""
-        from dcode.tui.transcript.replay import entries_from_messages
-
         assert self.engine is not None
         info = await asyncio.to_thread(self.engine.sessions.get, session_id)
         if info is None:
@@ -306,14 +322,28 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
                 await self.transcript.notice(f"keeping {self.engine.resolved.spec}: {exc}", NoticeLevel.WARNING)
         self._session_id = info.id
         self.runner = None
-        runner = self._ensure_runner()
-        messages = await runner.messages()
-        await self.transcript.load(entries_from_messages(messages))
+        self._ensure_runner()
+        count = await self._paint_session(info.id)
         self._show_model()
         profile = self.engine.resolved.profile
         self.status.set_usage(info.context_tokens, profile.max_input_tokens, True)
         self.status.cost = profile.cost(info.input_tokens, info.output_tokens)
-        await self.transcript.notice(f"Resumed session {info.id} · {info.title or 'untitled'} · {len(messages)} messages")
+        await self.transcript.notice(f"Resumed session {info.id} · {info.title or 'untitled'} · {count} messages")
+
+    async def _paint_session(self, session_id: str) -> int:
+        """Paint the session's transcript, unless what was painted from its checkpoint before
+        the engine opened is still its latest; returns the number of messages."""
+        from dcode.agent.saved_messages import latest_checkpoint_id
+        from dcode.tui.transcript.replay import entries_from_messages
+
+        painted, self._painted_checkpoint = self._painted_checkpoint, None
+        if painted is not None and painted[0] == session_id:
+            latest = await asyncio.to_thread(latest_checkpoint_id, self.settings.sessions_db, session_id)
+            if latest == painted[1]:
+                return painted[2]
+        messages = await self._ensure_runner().messages()
+        await self.transcript.load(entries_from_messages(messages))
+        return len(messages)
 
     def _show_model(self) -> None:
         if self.engine is not None:

@@ -353,6 +353,11 @@ def _source(turn: int, lines: int) -> str:
     return "\n".join(body)
 
 
+def session_topic(count: int) -> str:
+    """The topic of the last turn of a ``session_messages(count)`` session."""
+    return _TOPICS[((count - 1) // 4) % len(_TOPICS)]
+
+
 def session_messages(count: int) -> list[Any]:
     """``count`` messages of a realistic coding session, in turns of four: the prompt, a
     read_file call, its ~60-line result, and a Markdown answer (a code block every other turn)."""

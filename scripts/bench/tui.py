@@ -13,7 +13,8 @@ dcode's modules are byte-compiled first, as they are in an installed copy.
   a human pace (50-90 ms apart); each is timed from the write of its byte to the read after
   which the prompt line shows it; p50/p95 over all keys of all --session-runs launches;
 - RSS growth: idle RSS resumed on a 200-message vs a 1,000-message session (fresh processes,
-  transcript painted at the bottom, 1.5 s of quiet), medians;
+  transcript painted at the bottom, 1.5 s of quiet), medians; the same launches also print when
+  the transcript's last answer was first on screen, and when the engine had opened the session;
 - last token to final paint: a ~12,000-character Markdown answer streamed at 5,000 chars/s
   (50-char chunks, 10 ms apart); from the server's write of the last text chunk (the server runs
   in this process, its writes timed on the same monotonic clock as the pty reads) to the last
@@ -113,12 +114,15 @@ def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[flo
 # -- a resumed session: RSS, then typing ----------------------------------------------------
 
 
-def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[float, list[float], float]:
-    """RSS once the resumed transcript is painted, per-key latencies, and the seconds from
-    launch until the resumed transcript was on screen."""
+def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[float, list[float], float, float]:
+    """RSS once the resumed session is open, per-key latencies, and the seconds from launch
+    until the transcript's last answer was on screen, and until the engine had opened the
+    session (ready, the "Resumed session" notice shown)."""
     run = ctx.launch(ctx.work / "home-sessions", "-r", ctx.sessions[count])
+    last_answer = f"src/{tui.session_topic(count)}/module_{(count - 1) // 4}.py is safe to change"  # code spans show bare
     try:
-        painted = run.wait(lambda s: tui.is_ready(s) and "Resumed session" in s.text(), 60, f"the {count}-message session")
+        transcript_at = run.wait(lambda s: last_answer in s.text(), 60, f"the {count}-message transcript")
+        opened = run.wait(lambda s: tui.is_ready(s) and "Resumed session" in s.text(), 60, f"the {count}-message session")
         run.pump(1.5)
         rss = tui.rss_mb(run.pid)
         while run.feed_next() is not None:
@@ -141,7 +145,7 @@ def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[fl
                 index += 1
         if index < len(text):
             raise RuntimeError(f"only {index} of {len(text)} keys reached the screen:\n{run.screen.text()}")
-        return rss, latencies, painted - run.spawned
+        return rss, latencies, transcript_at - run.spawned, opened - run.spawned
     finally:
         run.quit()
 
@@ -270,6 +274,7 @@ def main() -> None:
             sizes: dict[int, list[float]] = {SMALL: [], LARGE: []}
             keys: dict[int, list[float]] = {SMALL: [], LARGE: []}
             paint_times: dict[int, list[float]] = {SMALL: [], LARGE: []}
+            open_times: dict[int, list[float]] = {SMALL: [], LARGE: []}
             streams: list[StreamResult] = []
             if "sessions" in parts:
                 built = time.monotonic()
@@ -283,10 +288,11 @@ def main() -> None:
                 print(f"resuming each session {args.session_runs}x and typing {min(args.keys, len(TYPED))} keys…", flush=True)
                 for _ in range(args.session_runs):
                     for count in (SMALL, LARGE):
-                        rss, latencies, painted = resumed(ctx, count, args.keys, rng)
+                        rss, latencies, painted, opened = resumed(ctx, count, args.keys, rng)
                         sizes[count].append(rss)
                         keys[count].extend(latencies)
                         paint_times[count].append(painted)
+                        open_times[count].append(opened)
             if "stream" in parts:
                 print(f"streaming a {len(answer):,}-character Markdown answer {args.runs}x at 5,000 chars/s…", flush=True)
                 streams = [streamed(ctx, n) for n in range(args.runs)]
@@ -328,7 +334,9 @@ def main() -> None:
     print_table(figures)
     if paint_times[LARGE]:
         print(f"resumed transcript on screen after (launch, median): {SMALL} messages "
-              f"{statistics.median(paint_times[SMALL]):.2f} s, {LARGE:,} messages {statistics.median(paint_times[LARGE]):.2f} s")
+              f"{statistics.median(paint_times[SMALL]):.2f} s, {LARGE:,} messages {statistics.median(paint_times[LARGE]):.2f} s; "
+              f"session open (engine ready) after {statistics.median(open_times[SMALL]):.2f} s / "
+              f"{statistics.median(open_times[LARGE]):.2f} s")
     print(f"\ntotal {time.monotonic() - started:.0f} s")
 
 
