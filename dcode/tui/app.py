@@ -50,7 +50,6 @@ CTRL_C_WINDOW = 2.0
 AUTO = object()
 
 
-
 class DcodeApp(SessionWork, SlashCommands, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere find it
     TITLE = "dcode"
