@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.graph import build_graph
+from dcode.agent.middleware.memory import memory_sources
 from dcode.agent.runner import SessionRunner
 from dcode.agent.sessions import SessionStore, new_session_id
 from dcode.config import ApprovalMode, Settings
@@ -83,6 +84,7 @@ class Engine:
             store=self.attachments,
             variants=self.variants,
             max_turns=self.settings.max_turns,
+            memory=memory_sources(self.settings.home, Path(self.settings.workspace)),
         )
 
     def switch_model(self, spec: str) -> ResolvedModel:

@@ -7,6 +7,8 @@ compiled graph serves every session of the process.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
@@ -17,6 +19,7 @@ from dcode.agent.backends.protocol import Backend
 from dcode.agent.media_route import route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.image_projection import ImageProjectionMiddleware
+from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools import build_tools
@@ -34,9 +37,13 @@ def build_graph(
     store: AttachmentStore,
     variants: VariantService,
     max_turns: int | None = None,
+    memory: Sequence[Path] = (),
 ) -> Any:
+    """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``)."""
     projection = ImageProjectionMiddleware(store, variants, route_for(profile), image_inputs=profile.image_inputs)
-    middleware: list[Any] = [TodoListMiddleware(), projection, ApprovalMiddleware()]
+    # Static instructions (the base prompt, the todo tool's) come first in the system message,
+    # memory after them: the stable prefix is what provider prompt caches reuse.
+    middleware: list[Any] = [TodoListMiddleware(), MemoryMiddleware(memory), projection, ApprovalMiddleware()]
     if max_turns:
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(
