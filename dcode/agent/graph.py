@@ -20,6 +20,7 @@ from dcode.agent.media_route import route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.image_projection import ImageProjectionMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
+from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools import build_tools
@@ -38,12 +39,20 @@ def build_graph(
     variants: VariantService,
     max_turns: int | None = None,
     memory: Sequence[Path] = (),
+    skills: Sequence[Path] = (),
 ) -> Any:
-    """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``)."""
+    """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
+    ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``)."""
     projection = ImageProjectionMiddleware(store, variants, route_for(profile), image_inputs=profile.image_inputs)
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
     # memory after them: the stable prefix is what provider prompt caches reuse.
-    middleware: list[Any] = [TodoListMiddleware(), MemoryMiddleware(memory), projection, ApprovalMiddleware()]
+    middleware: list[Any] = [
+        TodoListMiddleware(),
+        MemoryMiddleware(memory),
+        SkillsMiddleware(skills),
+        projection,
+        ApprovalMiddleware(),
+    ]
     if max_turns:
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(

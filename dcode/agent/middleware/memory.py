@@ -21,9 +21,9 @@ from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
-from langchain_core.messages import SystemMessage
 
 from dcode.agent.events import Notice
+from dcode.agent.middleware.system_sections import with_section
 from dcode.agent.run_context import RunContext
 
 MEMORY_FILE = "AGENTS.md"
@@ -113,9 +113,4 @@ class MemoryMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        section = memory_prompt(request.state.get("memory") or {})
-        if not section:
-            return await handler(request)
-        blocks: list[Any] = list(request.system_message.content_blocks) if request.system_message else []
-        blocks.append({"type": "text", "text": f"\n\n{section}" if blocks else section})
-        return await handler(request.override(system_message=SystemMessage(content=blocks)))
+        return await handler(with_section(request, memory_prompt(request.state.get("memory") or {})))
