@@ -19,6 +19,7 @@ from dcode.agent.backends.protocol import Backend
 from dcode.agent.media_route import route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.image_projection import ImageProjectionMiddleware
+from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
@@ -48,6 +49,7 @@ def build_graph(
     # memory after them: the stable prefix is what provider prompt caches reuse.
     middleware: list[Any] = [
         TodoListMiddleware(),
+        LocalContextMiddleware(),
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
         projection,

@@ -1,0 +1,178 @@
+"""Local context: what the model should know about the machine and the project before it starts.
+
+Hooks: ``abefore_agent`` runs a detection script through the run's backend (so a remote or
+sandboxed backend reports its own machine) once per thread, and keeps its Markdown in private
+state; ``awrap_model_call`` appends it to the system message. Kept, not re-run, so the prompt
+stays byte-stable turn after turn and provider prompt caches keep hitting.
+
+The script is POSIX sh. Its sections are independent and run in parallel, each into its own
+file, and are printed in a fixed order: the directory and git state, the languages and package
+managers the project's files point to, the runtimes on PATH, the likely test command, the top
+of the listing, a shallow tree and the head of the Makefile. Every section is capped. A script
+that fails or times out leaves no local context (and is not retried in that thread).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
+
+from dcode.agent.middleware.system_sections import with_section
+from dcode.agent.run_context import RunContext
+
+TIMEOUT_S = 10.0
+MAX_CHARS = 6_000
+
+DETECT = r"""
+out=$(mktemp -d 2>/dev/null || echo "/tmp/dcode-context-$$") && mkdir -p "$out" || exit 1
+trap 'rm -rf "$out"' EXIT
+has() { command -v "$1" >/dev/null 2>&1; }
+
+{
+  echo "- Working directory: \`$(pwd)\`"
+  if has git && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    branch=$(git symbolic-ref --short -q HEAD || echo "detached at $(git rev-parse --short HEAD 2>/dev/null)")
+    dirty=$(git status --porcelain 2>/dev/null | wc -l | tr -d ' ')
+    echo "- Git: branch \`$branch\`, $dirty uncommitted change(s), repository root \`$(git rev-parse --show-toplevel)\`"
+  else
+    echo "- Git: not a repository"
+  fi
+} >"$out/1" &
+
+{
+  langs=""; managers=""
+  add_lang() { case ", $langs, " in *", $1, "*) ;; *) langs="${langs:+$langs, }$1" ;; esac; }
+  add_manager() { managers="${managers:+$managers, }$1"; }
+  if [ -f pyproject.toml ] || [ -f setup.py ] || [ -f requirements.txt ]; then add_lang Python; fi
+  [ -f uv.lock ] && add_manager uv
+  [ -f poetry.lock ] && add_manager poetry
+  [ -f Pipfile ] && add_manager pipenv
+  [ -f requirements.txt ] && [ ! -f uv.lock ] && [ ! -f poetry.lock ] && add_manager pip
+  if [ -f package.json ]; then
+    add_lang JavaScript; [ -f tsconfig.json ] && add_lang TypeScript
+    if [ -f pnpm-lock.yaml ]; then add_manager pnpm; elif [ -f yarn.lock ]; then add_manager yarn
+    elif [ -f bun.lockb ] || [ -f bun.lock ]; then add_manager bun; else add_manager npm; fi
+  fi
+  [ -f Cargo.toml ] && { add_lang Rust; add_manager cargo; }
+  [ -f go.mod ] && { add_lang Go; add_manager "go modules"; }
+  [ -f Gemfile ] && { add_lang Ruby; add_manager bundler; }
+  [ -f pom.xml ] && { add_lang Java; add_manager maven; }
+  if [ -f build.gradle ] || [ -f build.gradle.kts ]; then add_lang "Java/Kotlin"; add_manager gradle; fi
+  [ -f CMakeLists.txt ] && { add_lang "C/C++"; add_manager cmake; }
+  [ -f composer.json ] && { add_lang PHP; add_manager composer; }
+  [ -n "$langs" ] && echo "- Languages: $langs"
+  [ -n "$managers" ] && echo "- Package managers: $managers"
+} >"$out/2" &
+
+{
+  runtimes=""
+  probe() {  # probe LABEL COMMAND...: the first line of a runtime's version, when it is on PATH
+    label=$1; shift
+    has "$1" || return 0
+    version=$("$@" 2>&1 | head -n 1 | cut -c1-60)
+    runtimes="${runtimes:+$runtimes; }$label$version"
+  }
+  # Only the runtimes the project's files point to: each probe costs a process.
+  if [ -f pyproject.toml ] || [ -f setup.py ] || [ -f requirements.txt ]; then probe "" python3 --version; fi
+  [ -f package.json ] && probe "Node " node --version
+  [ -f go.mod ] && probe "" go version
+  [ -f Cargo.toml ] && probe "" rustc --version
+  [ -f Gemfile ] && probe "" ruby --version
+  if [ -f pom.xml ] || [ -f build.gradle ] || [ -f build.gradle.kts ]; then probe "" java -version; fi
+  [ -n "$runtimes" ] && echo "- Runtimes: $runtimes"
+} >"$out/3" &
+
+{
+  test_command=""
+  if [ -f Makefile ] && grep -qE '^test:' Makefile; then test_command="make test"
+  elif [ -f package.json ] && grep -q '"test"[[:space:]]*:' package.json; then
+    if [ -f pnpm-lock.yaml ]; then test_command="pnpm test"; elif [ -f yarn.lock ]; then test_command="yarn test"; else test_command="npm test"; fi
+  elif [ -f Cargo.toml ]; then test_command="cargo test"
+  elif [ -f go.mod ]; then test_command="go test ./..."
+  elif [ -f pyproject.toml ] || [ -d tests ] || [ -f pytest.ini ] || [ -f tox.ini ]; then
+    if [ -f uv.lock ]; then test_command="uv run pytest"; elif [ -f poetry.lock ]; then test_command="poetry run pytest"; else test_command="python -m pytest"; fi
+  fi
+  [ -n "$test_command" ] && echo "- Likely test command: \`$test_command\`"
+} >"$out/4" &
+
+{
+  total=$(ls -A | wc -l | tr -d ' ')
+  [ "$total" -gt 0 ] || exit 0
+  echo
+  echo "Top level ($total entries):"
+  echo '```'
+  ls -Ap | head -n 40
+  [ "$total" -gt 40 ] && echo "… $((total - 40)) more"
+  echo '```'
+} >"$out/5" &
+
+{
+  tree=$(find . -mindepth 1 -maxdepth 2 \( -name .git -o -name node_modules -o -name .venv -o -name venv \
+    -o -name __pycache__ -o -name target -o -name dist -o -name build -o -name '.*cache' \) -prune \
+    -o -print 2>/dev/null | sed 's|^\./||' | sort | head -n 60)
+  [ -n "$tree" ] || exit 0
+  echo
+  echo "Tree (two levels, without .git, dependencies and caches):"
+  echo '```'
+  echo "$tree"
+  echo '```'
+} >"$out/6" &
+
+{
+  if [ -f Makefile ]; then
+    echo
+    echo "Makefile (first 20 lines):"
+    echo '```make'
+    head -n 20 Makefile
+    echo '```'
+  fi
+} >"$out/7" &
+
+wait
+cat "$out/1" "$out/2" "$out/3" "$out/4" "$out/5" "$out/6" "$out/7"
+"""
+
+
+def local_context_prompt(text: str | None) -> str:
+    """The system prompt's local context section; empty without any."""
+    if not text:
+        return ""
+    return f"<local_context>\nThe machine and project this session runs in, as found when it started:\n{text}\n</local_context>"
+
+
+async def detect_local_context(context: RunContext) -> str | None:
+    """The detection script's Markdown, capped; None when it fails or times out."""
+    try:
+        result = await context.backend.execute(DETECT, timeout=TIMEOUT_S)
+    except (OSError, RuntimeError):
+        return None
+    text = result.output.strip()
+    if result.exit_code != 0 or result.timed_out or not text:
+        return None
+    if len(text) > MAX_CHARS:
+        text = text[:MAX_CHARS].rstrip() + "\n[… local context cut]"
+    return text
+
+
+class LocalContextState(AgentState):
+    local_context: NotRequired[Annotated[str | None, PrivateStateAttr]]
+
+
+class LocalContextMiddleware(AgentMiddleware):
+    state_schema = LocalContextState
+
+    async def abefore_agent(self, state: LocalContextState, runtime: Any) -> dict[str, Any] | None:
+        if "local_context" in state:
+            return None  # found once per thread; a failure is not retried either
+        context = getattr(runtime, "context", None)
+        if not isinstance(context, RunContext):
+            return None
+        return {"local_context": await detect_local_context(context)}
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        return await handler(with_section(request, local_context_prompt(request.state.get("local_context"))))

@@ -1,0 +1,75 @@
+"""Local context: the machine and the project, found once per thread by a script the backend runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dcode.agent.backends.local import LocalBackend
+from dcode.agent.middleware import local_context
+from dcode.agent.middleware.local_context import detect_local_context
+from dcode.agent.run_context import RunContext
+from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from tests.support.model_server import ScriptedModelServer, reply
+
+
+def system_text(server: ScriptedModelServer, request: int) -> str:
+    return "\n".join(text for role, text in server.transcript(request) if role == "system")
+
+
+def python_project(workspace: Path) -> None:
+    (workspace / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (workspace / "uv.lock").write_text("")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "demo.py").write_text("x = 1\n")
+    (workspace / "Makefile").write_text("test:\n\tuv run pytest -q\n")
+    subprocess.run(["git", "init", "-q", "-b", "trunk"], cwd=workspace, check=True)
+    (workspace / "dirty.txt").write_text("not committed\n")
+
+
+def context_for(workspace: Path) -> RunContext:
+    return RunContext(approver=None, policy=None, backend=LocalBackend(workspace), emit=lambda event: None)  # type: ignore[arg-type]
+
+
+async def test_the_script_describes_the_project(workspace: Path) -> None:
+    python_project(workspace)
+    text = await detect_local_context(context_for(workspace))
+    assert text is not None
+    assert f"- Working directory: `{workspace.resolve()}`" in text
+    assert "- Git: branch `trunk`, 5 uncommitted change(s)" in text  # a fresh repository: all untracked (src/ once)
+    assert "- Languages: Python" in text and "- Package managers: uv" in text
+    assert "- Runtimes: Python 3." in text
+    assert "- Likely test command: `make test`" in text  # the Makefile's target wins
+    assert "src/demo.py" in text and "Makefile (first 20 lines):" in text and "uv run pytest -q" in text
+
+
+async def test_an_empty_directory_says_little(workspace: Path) -> None:
+    text = await detect_local_context(context_for(workspace))
+    assert text is not None and "Top level" not in text and "Tree" not in text
+    assert "- Git: not a repository" in text
+
+
+async def test_a_failing_script_leaves_no_context(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local_context, "DETECT", "echo partial; exit 3")
+    assert await detect_local_context(context_for(workspace)) is None
+
+
+async def test_the_model_sees_it_unchanged_for_the_whole_thread(server: ScriptedModelServer, make_settings, workspace: Path) -> None:
+    python_project(workspace)
+    server.script(reply("one"), reply("two"), reply("three"))
+    settings = make_settings()
+    out = io.StringIO()
+    assert await run_headless(settings, HeadlessRequest(prompt="a", output_format=OutputFormat.JSON), out=out, err=io.StringIO()) == 0
+    session_id = json.loads(out.getvalue())["session_id"]
+    (workspace / "more.txt").write_text("another change\n")
+    resumed = HeadlessRequest(prompt="b", output_format=OutputFormat.JSON, resume_id=session_id)
+    assert await run_headless(settings, resumed, out=io.StringIO(), err=io.StringIO()) == 0
+    first, second = system_text(server, 0), system_text(server, 1)
+    assert "<local_context>" in first and "5 uncommitted change(s)" in first
+    assert first == second  # found once: the prompt stays byte-stable for the provider's cache
+    assert await run_headless(settings, HeadlessRequest(prompt="c"), out=io.StringIO(), err=io.StringIO()) == 0
+    assert "6 uncommitted change(s)" in system_text(server, 2)  # a new session looks again
