@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.media_route import route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
+from dcode.agent.middleware.argument_truncation import ArgumentTruncationMiddleware
 from dcode.agent.middleware.image_projection import ImageProjectionMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
@@ -52,6 +53,7 @@ def build_graph(
         LocalContextMiddleware(),
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
+        ArgumentTruncationMiddleware(profile.max_input_tokens),
         projection,
         ApprovalMiddleware(),
     ]

@@ -1,0 +1,102 @@
+"""Compaction, tier 1: the long arguments of old ``write_file``/``edit_file`` calls, cut in the request.
+
+A file the model wrote twenty steps ago is on disk; the history need not carry its whole text
+in every later request. Hook: ``awrap_model_call``. When the request's messages reach
+``TRIGGER`` of the model's input window (an estimate: about four characters a token), every
+string argument longer than ``MAX_ARGUMENT_CHARS`` in a ``write_file`` or ``edit_file`` call
+older than the keep window (the newest messages within ``KEEP`` of the window) is cut to its
+first ``HEAD_CHARS`` characters and a marker. Only the request changes; the checkpointed
+history keeps every argument. Other tools' calls, and short arguments, are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages.utils import count_tokens_approximately
+
+TRIGGER = 0.85  # of the model's input window
+KEEP = 0.10  # of the window: the newest messages, left whole
+MAX_ARGUMENT_CHARS = 2_000
+HEAD_CHARS = 20
+MARKER = "...(argument truncated)"
+TRUNCATED_TOOLS = frozenset({"write_file", "edit_file"})
+
+
+def keep_from(messages: Sequence[BaseMessage], budget: int) -> int:
+    """The index of the oldest message in the keep window: walking back from the newest,
+    messages are kept while their estimated tokens fit in ``budget``."""
+    used = 0
+    for index in range(len(messages) - 1, -1, -1):
+        used += count_tokens_approximately([messages[index]])
+        if used > budget:
+            return index + 1
+    return 0
+
+
+def _cut(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > MAX_ARGUMENT_CHARS:
+        return value[:HEAD_CHARS] + MARKER
+    return value
+
+
+def truncate_arguments(message: BaseMessage) -> BaseMessage:
+    """``message`` with the long string arguments of its write/edit calls cut (the same object
+    when there is nothing to cut)."""
+    if not isinstance(message, AIMessage) or not message.tool_calls:
+        return message
+    calls = []
+    changed = False
+    for call in message.tool_calls:
+        if call["name"] in TRUNCATED_TOOLS:
+            args = {key: _cut(value) for key, value in call["args"].items()}
+            if args != call["args"]:
+                call = {**call, "args": args}
+                changed = True
+        calls.append(call)
+    if not changed:
+        return message
+    # The raw arguments the provider sent go too: Chat Completions keeps them in
+    # additional_kwargs (the wire is rebuilt from tool_calls without them), the Responses API
+    # in the content's function_call blocks (which the wire is rebuilt from).
+    extra = {key: value for key, value in message.additional_kwargs.items() if key != "tool_calls"}
+    content = [_cut_block(block) for block in message.content] if isinstance(message.content, list) else message.content
+    return message.model_copy(update={"tool_calls": calls, "additional_kwargs": extra, "content": content})
+
+
+def _cut_block(block: Any) -> Any:
+    if not (isinstance(block, dict) and block.get("type") == "function_call" and block.get("name") in TRUNCATED_TOOLS):
+        return block
+    try:
+        args = json.loads(block.get("arguments") or "{}")
+    except ValueError:
+        return block
+    if not isinstance(args, dict):
+        return block
+    return {**block, "arguments": json.dumps({key: _cut(value) for key, value in args.items()})}
+
+
+def truncated_history(messages: Sequence[BaseMessage], window: int) -> list[BaseMessage] | None:
+    """The messages with old write/edit arguments cut, or None when the trigger is not reached
+    or nothing was long enough to cut."""
+    if window <= 0 or count_tokens_approximately(list(messages)) < max(1, int(window * TRIGGER)):
+        return None
+    cutoff = keep_from(messages, int(window * KEEP))
+    out = [truncate_arguments(message) if index < cutoff else message for index, message in enumerate(messages)]
+    return out if any(new is not old for new, old in zip(out, messages)) else None
+
+
+class ArgumentTruncationMiddleware(AgentMiddleware):
+    def __init__(self, max_input_tokens: int) -> None:
+        super().__init__()
+        self.window = max_input_tokens
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        messages = truncated_history(request.messages, self.window)
+        return await handler(request if messages is None else request.override(messages=messages))
