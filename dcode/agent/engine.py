@@ -18,6 +18,7 @@ from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.graph import build_graph
 from dcode.agent.middleware.memory import memory_sources
+from dcode.agent.middleware.overflow_clip import RESULTS_DIR
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.runner import SessionRunner
 from dcode.agent.sessions import SessionStore, new_session_id
@@ -87,6 +88,7 @@ class Engine:
             max_turns=self.settings.max_turns,
             memory=memory_sources(self.settings.home, Path(self.settings.workspace)),
             skills=skill_sources(self.settings.home, Path(self.settings.workspace)),
+            large_results=self.settings.home / RESULTS_DIR,
         )
 
     def switch_model(self, spec: str) -> ResolvedModel:

@@ -22,6 +22,7 @@ from dcode.agent.middleware.argument_truncation import ArgumentTruncationMiddlew
 from dcode.agent.middleware.image_projection import ImageProjectionMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
+from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
 from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
@@ -42,9 +43,11 @@ def build_graph(
     max_turns: int | None = None,
     memory: Sequence[Path] = (),
     skills: Sequence[Path] = (),
+    large_results: Path,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
-    ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``)."""
+    ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
+    ``large_results``: where tool results too large for the window are written."""
     projection = ImageProjectionMiddleware(store, variants, route_for(profile), image_inputs=profile.image_inputs)
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
     # memory after them: the stable prefix is what provider prompt caches reuse.
@@ -54,6 +57,7 @@ def build_graph(
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
         ArgumentTruncationMiddleware(profile.max_input_tokens),
+        OverflowClipMiddleware(profile.max_input_tokens, large_results),
         projection,
         ApprovalMiddleware(),
     ]

@@ -1,0 +1,125 @@
+"""Compaction, tier 3: when the model says the request overflows its window, clip and retry once.
+
+The usual cause is the step just taken: a batch of tool results too large for what is left of
+the window. Hook: ``awrap_model_call``. On a context-overflow error, if the request ends in
+tool results whose estimated tokens reach ``CLIP_AT`` of the window, each of them is clipped
+for a second, last try: a ``read_file`` result to its head and a note on reading the rest by
+offset and limit; any other result is written to ``$DCODE_HOME/large_tool_results/`` and
+replaced by its path and a preview (the first and last lines). Only the request changes; the
+session keeps the full results. A second overflow, or one with nothing to clip, is the
+model's error as it came.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+
+from dcode.agent.events import Notice
+from dcode.agent.run_context import RunContext
+from dcode.models.errors import is_context_overflow
+
+CLIP_AT = 0.10  # of the model's input window, for the trailing tool results together
+READ_HEAD_CHARS = 4_000
+MIN_CLIP_CHARS = 2_000  # a result this short is left as it is
+PREVIEW_LINES = 5
+PREVIEW_LINE_CHARS = 1_000
+RESULTS_DIR = "large_tool_results"
+
+_UNSAFE = re.compile(r"[./\\]")
+
+
+def preview(text: str) -> str:
+    """The text's lines, numbered from 1 and each cut to ``PREVIEW_LINE_CHARS``; beyond ten
+    lines, the first and last ``PREVIEW_LINES`` around a count of those left out."""
+    lines = text.splitlines()
+
+    def numbered(start: int, chunk: list[str]) -> list[str]:
+        return [f"{start + offset:6}\t{line[:PREVIEW_LINE_CHARS]}" for offset, line in enumerate(chunk)]
+
+    if len(lines) <= 2 * PREVIEW_LINES:
+        return "\n".join(numbered(1, lines))
+    left_out = len(lines) - 2 * PREVIEW_LINES
+    head = numbered(1, lines[:PREVIEW_LINES])
+    tail = numbered(len(lines) - PREVIEW_LINES + 1, lines[-PREVIEW_LINES:])
+    return "\n".join([*head, f"... [{left_out} lines truncated] ...", *tail])
+
+
+def _calls_by_id(messages: Sequence[BaseMessage]) -> dict[str, dict[str, Any]]:
+    return {call["id"]: call for message in messages if isinstance(message, AIMessage) for call in message.tool_calls if call.get("id")}
+
+
+def _clip_read(text: str, call: dict[str, Any]) -> str:
+    path = call.get("args", {}).get("file_path", "the file")
+    return (
+        f"{text[:READ_HEAD_CHARS]}\n\n[The output was cut to fit the context window. The whole file is at {path}: "
+        "read it with read_file's offset and limit to get the parts you need.]"
+    )
+
+
+def _offload(text: str, message: ToolMessage, directory: Path) -> str | None:
+    target = directory / _UNSAFE.sub("_", message.tool_call_id or "result")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError:
+        return None
+    return (
+        f"Tool result too large for the context window (call {message.tool_call_id}). It was saved to {target}: "
+        "read it with read_file's offset and limit. A preview:\n" + preview(text)
+    )
+
+
+def clip_trailing_results(messages: Sequence[BaseMessage], threshold: int, directory: Path) -> list[BaseMessage] | None:
+    """The messages with their trailing batch of tool results clipped, or None when they do not
+    end in tool results that reach ``threshold`` estimated tokens, or none could be clipped."""
+    start = len(messages)
+    while start > 0 and isinstance(messages[start - 1], ToolMessage):
+        start -= 1
+    batch = list(messages[start:])
+    if not batch or count_tokens_approximately(batch) < threshold:
+        return None
+    calls = _calls_by_id(messages[:start])
+    out = list(messages)
+    for index in range(start, len(messages)):
+        message = messages[index]
+        assert isinstance(message, ToolMessage)
+        if not isinstance(message.content, str) or len(message.content) <= MIN_CLIP_CHARS:
+            continue  # multimodal results are left to the image projection; short ones whole
+        call = calls.get(message.tool_call_id, {})
+        if call.get("name") == "read_file":
+            clipped: str | None = _clip_read(message.content, call)
+        else:
+            clipped = _offload(message.content, message, directory)
+        if clipped is not None:
+            out[index] = message.model_copy(update={"content": clipped})
+    return out if any(new is not old for new, old in zip(out, messages)) else None
+
+
+class OverflowClipMiddleware(AgentMiddleware):
+    def __init__(self, max_input_tokens: int, results_dir: Path) -> None:
+        super().__init__()
+        self.threshold = max(1, int(max_input_tokens * CLIP_AT))
+        self.results_dir = results_dir
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        try:
+            return await handler(request)
+        except Exception as exc:
+            if not is_context_overflow(exc):
+                raise
+            clipped = clip_trailing_results(request.messages, self.threshold, self.results_dir)
+            if clipped is None:
+                raise
+            context = request.runtime.context if request.runtime else None
+            if isinstance(context, RunContext):
+                context.emit(Notice("the last tool results overflowed the context window: sent clipped, retrying once"))
+            return await handler(request.override(messages=clipped))
