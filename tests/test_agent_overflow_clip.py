@@ -61,7 +61,7 @@ async def test_an_overflow_after_a_big_read_is_clipped_and_retried(server, make_
         fault.context_length_exceeded(),
         reply("The log repeats one line."),
     )
-    settings = make_settings(api, model_overrides={"openai:test-model": {"max_input_tokens": 32_000}})
+    settings = make_settings(api, model_overrides={"openai:test-model": {"max_input_tokens": 128_000}})
     code, events = await run(settings, "what is in big.log?")
     assert code == 0 and events[-1]["result"] == "The log repeats one line."
     assert any(e.get("type") == "notice" and "overflowed the context window" in e["message"] for e in events)
@@ -80,7 +80,7 @@ async def test_a_second_overflow_is_the_error_the_user_sees(server, make_setting
         reply(tool_calls=[tool_call("read_file", {"file_path": "big.log"})]),
         fault.context_length_exceeded(repeat=True),
     )
-    code, events = await run(make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 32_000}}), "read it")
+    code, events = await run(make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 128_000}}), "read it")
     assert code != 0
     assert len(server.requests) == 3  # the first call, the overflow, the one retry
     assert "context window" in json.dumps(events[-1])

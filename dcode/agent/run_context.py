@@ -20,3 +20,13 @@ class RunContext:
     policy: ApprovalPolicy
     backend: Backend
     emit: Callable[[Event], None]
+
+
+def current_thread_id(default: str = "") -> str:
+    """The thread (session) id of the graph run this is called from, or ``default`` outside one."""
+    try:
+        from langgraph.config import get_config
+
+        return str(get_config().get("configurable", {}).get("thread_id", "")) or default
+    except RuntimeError:
+        return default

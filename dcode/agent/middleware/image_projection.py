@@ -20,7 +20,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import BaseMessage
 
 from dcode.agent.events import Notice
-from dcode.agent.run_context import RunContext
+from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.media.attachment import Attachment, InvalidReferenceBlock, from_reference_block, is_reference_block
 from dcode.media.errors import MediaError
 from dcode.media.handles import handle_for
@@ -123,7 +123,7 @@ class ImageProjectionMiddleware(AgentMiddleware):
         context = request.runtime.context if request.runtime else None
         if not isinstance(context, RunContext):
             return
-        thread = _thread_id()
+        thread = current_thread_id()
         if thread in self._warned_threads:
             return
         self._warned_threads.add(thread)
@@ -163,10 +163,3 @@ def _name(raw: dict[str, Any]) -> str:
     return str(name) or "(unnamed)"
 
 
-def _thread_id() -> str:
-    try:
-        from langgraph.config import get_config
-
-        return str(get_config().get("configurable", {}).get("thread_id", ""))
-    except RuntimeError:
-        return ""

@@ -1,0 +1,214 @@
+"""Compaction, tier 2: the older part of a long conversation, summarized and archived.
+
+Hooks: ``abefore_model`` checks, before each model call, whether the conversation as it would
+be sent (after tier 1's cuts) reaches ``TRIGGER`` of the model's input window, by estimate or
+by the provider's last reported usage. If so, the messages older than the keep window (the
+newest within ``KEEP`` of the window, never splitting a tool call from its results, and
+never the user's latest message) are
+appended to ``$DCODE_HOME/conversation_history/{session}.md`` and summarized by the model, and
+the event (where the cut is, the summary, the archive) goes into private state;
+``awrap_model_call`` then sends ``[summary, *messages after the cut]``. The checkpointed
+history is never rewritten: the session keeps every message, and a later compaction cuts
+further along the same list (its summary covers the earlier one).
+
+The summarizer's call is tagged ``nostream``: its text never reaches the transcript. If it
+fails, nothing is compacted and the conversation goes on as it was, with one notice.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.constants import TAG_NOSTREAM
+
+from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
+from dcode.agent.middleware.argument_truncation import keep_from, truncated_history
+from dcode.agent.run_context import RunContext, current_thread_id
+
+TRIGGER = 0.85  # of the model's input window
+KEEP = 0.10  # of the window: the newest messages, sent as they are
+HISTORY_DIR = "conversation_history"
+SUMMARY_SOURCE = "summarization"
+
+SUMMARY_PROMPT = """\
+You are compacting a coding session so that it can go on in a smaller context. Below is the
+older part of the conversation between a user and a coding agent. Write a summary that lets
+the agent continue without it, in these sections:
+
+SESSION INTENT: what the user wants overall, and any constraints or preferences they stated.
+SUMMARY: what has been done and learned so far, decisions and their reasons, what failed.
+ARTIFACTS: the files read, created or changed (with paths) and the commands that matter.
+NEXT STEPS: what was in progress, and what remains to do.
+
+Be specific and brief. Keep exact names, paths, numbers and error messages. Do not invent
+anything that is not in the conversation."""
+
+
+class SummarizationState(AgentState):
+    compaction: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
+
+
+def summary_message(event: dict[str, Any]) -> HumanMessage:
+    path, summary = event.get("archive"), event["summary"]
+    if path:
+        text = (
+            "You are in the middle of a conversation that has been summarized. The whole conversation so far "
+            f"is saved in {path}: read it with read_file when you need a detail. A condensed summary follows:\n\n"
+            f"<summary>\n{summary}\n</summary>"
+        )
+    else:
+        text = f"Here is a summary of the conversation so far:\n\n<summary>\n{summary}\n</summary>"
+    return HumanMessage(content=text, additional_kwargs={"lc_source": SUMMARY_SOURCE})
+
+
+def effective_messages(messages: Sequence[BaseMessage], event: dict[str, Any] | None) -> list[BaseMessage]:
+    """What the model is sent: the messages, or the summary and those after the cut."""
+    if not event:
+        return list(messages)
+    return [summary_message(event), *messages[event["cutoff"] :]]
+
+
+def safe_cutoff(messages: Sequence[BaseMessage], cutoff: int) -> int:
+    """``cutoff`` moved so that no tool result is kept without the call that asked for it: back
+    to the AI message that made the calls, or, when there is none, past the results."""
+    if cutoff >= len(messages) or not isinstance(messages[cutoff], ToolMessage):
+        return cutoff
+    for index in range(cutoff - 1, -1, -1):
+        if isinstance(messages[index], AIMessage) and messages[index].tool_calls:
+            return index
+        if not isinstance(messages[index], ToolMessage):
+            break
+    while cutoff < len(messages) and isinstance(messages[cutoff], ToolMessage):
+        cutoff += 1
+    return cutoff
+
+
+def next_cutoff(previous: dict[str, Any] | None, effective_cutoff: int) -> int:
+    """The cut in the whole history, from the cut in the list sent (whose first message is the
+    previous summary, when there was one)."""
+    return previous["cutoff"] + effective_cutoff - 1 if previous else effective_cutoff
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif isinstance(block, dict):
+            parts.append(f"[{block.get('type', 'block')}]")
+    return "".join(parts)
+
+
+def _kind(message: BaseMessage) -> str:
+    return {"human": "human", "ai": "ai", "tool": "tool", "system": "system"}.get(message.type, message.type)
+
+
+def archive_section(messages: Sequence[BaseMessage], now: datetime | None = None) -> str:
+    """The summarized messages as one Markdown section, each an escaped XML element."""
+    stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    lines = [f"## Summarized at {stamp}", ""]
+    for message in messages:
+        if message.additional_kwargs.get("lc_source") == SUMMARY_SOURCE:
+            continue  # an earlier summary: its messages are in an earlier section
+        body = html.escape(_text(message.content), quote=False)
+        calls = getattr(message, "tool_calls", None) or []
+        if calls:
+            inner = [f"<content>{body}</content>"] + [
+                f'<tool_call id="{html.escape(str(c.get("id")))}" name="{html.escape(c["name"])}">'
+                f"{html.escape(json.dumps(c['args'], ensure_ascii=False), quote=False)}</tool_call>"
+                for c in calls
+            ]
+            body = "\n".join(inner)
+        lines.append(f'<message type="{_kind(message)}">{body}</message>')
+    return "\n".join(lines) + "\n\n"
+
+
+def transcript_for_summary(messages: Sequence[BaseMessage]) -> str:
+    parts = []
+    for message in messages:
+        text = _text(message.content)
+        if isinstance(message, AIMessage) and message.tool_calls:
+            calls = "; ".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)[:500]})" for c in message.tool_calls)
+            text = f"{text}\n[tool calls: {calls}]".strip()
+        parts.append(f"[{_kind(message)}]\n{text[:20_000]}")
+    return "\n\n".join(parts) or "No previous conversation history."
+
+
+class SummarizationMiddleware(AgentMiddleware):
+    state_schema = SummarizationState
+
+    def __init__(self, model: BaseChatModel, max_input_tokens: int, history_dir: Path) -> None:
+        super().__init__()
+        self.model = model
+        self.window = max_input_tokens
+        self.history_dir = history_dir
+
+    def _over(self, messages: list[BaseMessage]) -> int | None:
+        """The estimated (or last reported) size of ``messages`` when it reaches the trigger."""
+        sent = truncated_history(messages, self.window) or messages
+        tokens = count_tokens_approximately(sent)
+        reported = next(
+            (m.usage_metadata.get("total_tokens", 0) for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata),
+            0,
+        )
+        return max(tokens, reported) if max(tokens, reported) >= max(1, int(self.window * TRIGGER)) else None
+
+    async def abefore_model(self, state: SummarizationState, runtime: Any) -> dict[str, Any] | None:
+        previous = state.get("compaction")
+        effective = effective_messages(state["messages"], previous)
+        tokens = self._over(effective)
+        if tokens is None:
+            return None
+        cutoff = safe_cutoff(effective, keep_from(effective, int(self.window * KEEP)))
+        # The user's latest message is always sent as written, whatever follows it.
+        cutoff = min(cutoff, max((i for i, m in enumerate(effective) if isinstance(m, HumanMessage)), default=0))
+        if cutoff <= (1 if previous else 0):
+            return None  # nothing new to summarize
+        context = getattr(runtime, "context", None)
+        emit = context.emit if isinstance(context, RunContext) else (lambda event: None)
+        emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens"))
+        older = effective[:cutoff]
+        archive = self._archive(older, emit)
+        try:
+            summarizer = self.model.with_config(tags=[TAG_NOSTREAM])
+            answer = await summarizer.ainvoke([SystemMessage(content=SUMMARY_PROMPT), HumanMessage(content=transcript_for_summary(older))])
+        except Exception as exc:  # noqa: BLE001 - the conversation goes on uncompacted
+            emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
+            return None
+        event = {"cutoff": next_cutoff(previous, cutoff), "summary": _text(answer.content).strip(), "archive": archive}
+        after = count_tokens_approximately(effective_messages(state["messages"], event))
+        emit(CompactionFinished(messages_summarized=cutoff - (1 if previous else 0), tokens_before=tokens, tokens_after=after, archive_path=archive))
+        return {"compaction": event}
+
+    def _archive(self, messages: Sequence[BaseMessage], emit: Callable[[Any], None]) -> str | None:
+        path = self.history_dir / f"{current_thread_id('session')}.md"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(archive_section(messages))
+        except OSError as exc:
+            emit(Notice(f"could not archive the older messages ({exc.strerror or exc}): they will only be in the summary"))
+            return None
+        return str(path)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        event = request.state.get("compaction")
+        if not event:
+            return await handler(request)
+        return await handler(request.override(messages=effective_messages(request.messages, event)))
