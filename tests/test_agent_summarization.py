@@ -83,6 +83,8 @@ async def test_a_long_conversation_is_summarized_archived_and_goes_on(server, ma
     finished = next(event for event in second if event["type"] == "compaction_finished")
     assert finished["messages_summarized"] == 2 and finished["tokens_after"] < finished["tokens_before"]
     assert second[-1]["result"] == "second answer"  # the summarizer's words never reach the answer
+    streamed = "".join(event.get("text", "") for event in second if event["type"] == "text_delta")
+    assert streamed == "second answer"  # nor the stream the transcript is painted from
 
     summarizer = server.transcript(1)
     assert "compacting a coding session" in summarizer[0][1] and "write me a long text" in summarizer[1][1]
