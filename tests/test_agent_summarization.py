@@ -114,3 +114,26 @@ async def test_a_failed_summary_leaves_the_conversation_as_it_was(server, make_s
     assert second[-1]["result"] == "second answer"
     assert any(event["type"] == "notice" and "could not compact the conversation" in event["message"] for event in second)
     assert long_answer[:200] in "".join(text for _, text in server.transcript(2))  # sent whole, as before
+
+
+async def test_offload_compacts_everything_before_the_latest_exchange(server, make_settings) -> None:
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+    from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
+
+    server.script(reply("one"), reply("two"), reply("SUMMARY of one and two."), reply("three"))
+    async with await Engine.open(make_settings()) as engine:
+        runner = engine.runner(HeadlessApprover())
+        assert [type(e) for e in await runner.compact()] == [Notice]  # an empty session: nothing to do
+        for prompt in ("first", "second"):
+            async for _ in runner.run_turn(prompt):
+                pass
+        events = await runner.compact()
+        assert [type(e) for e in events] == [CompactionStarted, CompactionFinished]
+        assert events[1].messages_summarized == 2  # first and its answer; "second" is the latest exchange
+        async for _ in runner.run_turn("third"):
+            pass
+        assert len(await runner.messages()) == 6
+    sent = server.transcript(3)
+    assert [role for role, _ in sent] == ["system", "user", "user", "assistant", "user"]
+    assert "SUMMARY of one and two." in sent[1][1] and [text for _, text in sent[2:]] == ["second", "two", "third"]

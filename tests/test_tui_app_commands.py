@@ -148,3 +148,21 @@ async def test_first_run_screen_keeps_the_draft_then_retries(server: ScriptedMod
         await h.ready()
         await h.idle()
         assert h.answers() == ["hello"]
+
+
+async def test_offload_compacts_the_conversation_and_it_goes_on(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    steps = (reply("one"), reply("two"), reply("SUMMARY of one and two."), reply("three"))
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("/offload")
+        await h.until(lambda: "nothing to compact yet" in h.text(), what="the empty-session notice")
+        for prompt in ("first", "second"):
+            await h.send(prompt)
+            await h.idle()
+        await h.send("/offload")
+        await h.until(lambda: "compacted 2 messages" in h.text(), what="the compaction")
+        assert "compacting the conversation (asked for)" in h.text()
+        await h.send("third")
+        await h.idle()
+        assert h.answers()[-1] == "three"
+        sent = server.transcript(3)
+        assert "SUMMARY of one and two." in sent[1][1] and ("user", "first") not in sent

@@ -20,7 +20,7 @@ from dcode.agent.graph import build_graph
 from dcode.agent.middleware.memory import memory_sources
 from dcode.agent.middleware.overflow_clip import RESULTS_DIR
 from dcode.agent.middleware.skills import skill_sources
-from dcode.agent.middleware.summarization import HISTORY_DIR
+from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
 from dcode.agent.runner import SessionRunner
 from dcode.agent.sessions import SessionStore, new_session_id
 from dcode.config import ApprovalMode, Settings
@@ -79,6 +79,7 @@ class Engine:
         await self.close()
 
     def _build(self) -> Any:
+        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR)
         return build_graph(
             self.model,
             self.backend,
@@ -90,7 +91,7 @@ class Engine:
             memory=memory_sources(self.settings.home, Path(self.settings.workspace)),
             skills=skill_sources(self.settings.home, Path(self.settings.workspace)),
             large_results=self.settings.home / RESULTS_DIR,
-            history=self.settings.home / HISTORY_DIR,
+            compactor=self.compactor,
         )
 
     def switch_model(self, spec: str) -> ResolvedModel:

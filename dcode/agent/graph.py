@@ -24,7 +24,7 @@ from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
 from dcode.agent.middleware.skills import SkillsMiddleware
-from dcode.agent.middleware.summarization import SummarizationMiddleware
+from dcode.agent.middleware.summarization import Compactor, SummarizationMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools import build_tools
@@ -45,12 +45,12 @@ def build_graph(
     memory: Sequence[Path] = (),
     skills: Sequence[Path] = (),
     large_results: Path,
-    history: Path,
+    compactor: Compactor,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
-    ``large_results``: where tool results too large for the window are written; ``history``:
-    where summarized messages are archived."""
+    ``large_results``: where tool results too large for the window are written; ``compactor``:
+    what summarizes and archives the older messages (``/offload`` uses it too)."""
     projection = ImageProjectionMiddleware(store, variants, route_for(profile), image_inputs=profile.image_inputs)
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
     # memory after them: the stable prefix is what provider prompt caches reuse.
@@ -59,7 +59,7 @@ def build_graph(
         LocalContextMiddleware(),
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
-        SummarizationMiddleware(model, profile.max_input_tokens, history),
+        SummarizationMiddleware(compactor),
         ArgumentTruncationMiddleware(profile.max_input_tokens),
         OverflowClipMiddleware(profile.max_input_tokens, large_results),
         projection,

@@ -57,6 +57,25 @@ class SessionRunner:
         await self._repair_dangling_calls()
         await self.engine.graph.aupdate_state(self.config, {"messages": [HumanMessage(content=text)]}, as_node="model")
 
+    async def compact(self) -> list[Event]:
+        """Compact the thread now, whatever its size (``/offload``): the older messages are
+        summarized and archived as the window's own compaction would, and later requests carry
+        the summary. Returns what happened, as events (a notice when there is nothing to do)."""
+        if self.busy:
+            raise RuntimeError("a turn is running in this session")
+        snapshot = await self.engine.graph.aget_state(self.config)
+        values = snapshot.values if snapshot and snapshot.values else {}
+        events: list[Event] = []
+        event = await self.engine.compactor.compact(
+            list(values.get("messages", [])), values.get("compaction"), session_id=self.session_id, emit=events.append, force=True
+        )
+        if event is None:
+            if not events:
+                events.append(Notice("nothing to compact yet: the conversation is all recent"))
+            return events
+        await self.engine.graph.aupdate_state(self.config, {"compaction": event}, as_node="model")
+        return events
+
     def cancel(self) -> bool:
         """Interrupt the running turn; ``run_turn`` then finishes with ``interrupted=True``."""
         if not self.busy:

@@ -43,6 +43,8 @@ class SlashCommands(_Base):
                 await self._set_mode_from(args)
             case "model":
                 await self._switch_model(args)
+            case "offload":
+                await self._offload()
             case "clear":
                 await self._new_session()
             case "resume":
@@ -111,6 +113,20 @@ class SlashCommands(_Base):
             return
         self._show_model()
         await self.transcript.notice(f"switched to {resolved.spec}; the conversation continues")
+
+    async def _offload(self) -> None:
+        """Compact the session now; what happened shows as the window's compaction does."""
+        if self.runner is None:
+            await self.transcript.notice("nothing to compact yet: no conversation in this session")
+            return
+        self.status.activity = "Compacting"
+        try:
+            for event in await self.runner.compact():
+                await self._apply(event)
+        except Exception as exc:  # noqa: BLE001 - one line, the session stays as it was
+            await self.transcript.notice(f"could not compact the conversation: {exc}", NoticeLevel.ERROR)
+        finally:
+            self.status.activity = ""
 
     async def _new_session(self) -> None:
         self.runner = None

@@ -148,16 +148,16 @@ def transcript_for_summary(messages: Sequence[BaseMessage]) -> str:
     return "\n\n".join(parts) or "No previous conversation history."
 
 
-class SummarizationMiddleware(AgentMiddleware):
-    state_schema = SummarizationState
+class Compactor:
+    """Summarizes and archives the older part of a thread's messages: for the middleware, when
+    the window fills, and for ``/offload``, on demand."""
 
     def __init__(self, model: BaseChatModel, max_input_tokens: int, history_dir: Path) -> None:
-        super().__init__()
         self.model = model
         self.window = max_input_tokens
         self.history_dir = history_dir
 
-    def _over(self, messages: list[BaseMessage]) -> int | None:
+    def over(self, messages: list[BaseMessage]) -> int | None:
         """The estimated (or last reported) size of ``messages`` when it reaches the trigger."""
         sent = truncated_history(messages, self.window) or messages
         tokens = count_tokens_approximately(sent)
@@ -167,22 +167,32 @@ class SummarizationMiddleware(AgentMiddleware):
         )
         return max(tokens, reported) if max(tokens, reported) >= max(1, int(self.window * TRIGGER)) else None
 
-    async def abefore_model(self, state: SummarizationState, runtime: Any) -> dict[str, Any] | None:
-        previous = state.get("compaction")
-        effective = effective_messages(state["messages"], previous)
-        tokens = self._over(effective)
+    async def compact(
+        self,
+        messages: Sequence[BaseMessage],
+        previous: dict[str, Any] | None,
+        *,
+        session_id: str,
+        emit: Callable[[Any], None],
+        force: bool = False,
+    ) -> dict[str, Any] | None:
+        """The new compaction event for ``messages`` (the whole history), or None: below the
+        trigger (unless ``force``), nothing older than the keep window, or the summary failed."""
+        effective = effective_messages(messages, previous)
+        tokens = self.over(effective)
         if tokens is None:
-            return None
-        cutoff = safe_cutoff(effective, keep_from(effective, int(self.window * KEEP)))
-        # The user's latest message is always sent as written, whatever follows it.
-        cutoff = min(cutoff, max((i for i, m in enumerate(effective) if isinstance(m, HumanMessage)), default=0))
+            if not force:
+                return None
+            tokens = count_tokens_approximately(effective)
+        # The user's latest message is always sent as written, whatever follows it; asked for,
+        # everything before it is compacted.
+        latest = max((i for i, m in enumerate(effective) if isinstance(m, HumanMessage)), default=0)
+        cutoff = latest if force else min(latest, safe_cutoff(effective, keep_from(effective, int(self.window * KEEP))))
         if cutoff <= (1 if previous else 0):
             return None  # nothing new to summarize
-        context = getattr(runtime, "context", None)
-        emit = context.emit if isinstance(context, RunContext) else (lambda event: None)
-        emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens"))
+        emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if not force else "asked for"))
         older = effective[:cutoff]
-        archive = self._archive(older, emit)
+        archive = self._archive(older, session_id, emit)
         try:
             summarizer = self.model.with_config(tags=[TAG_NOSTREAM])
             answer = await summarizer.ainvoke([SystemMessage(content=SUMMARY_PROMPT), HumanMessage(content=transcript_for_summary(older))])
@@ -190,12 +200,12 @@ class SummarizationMiddleware(AgentMiddleware):
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             return None
         event = {"cutoff": next_cutoff(previous, cutoff), "summary": _text(answer.content).strip(), "archive": archive}
-        after = count_tokens_approximately(effective_messages(state["messages"], event))
+        after = count_tokens_approximately(effective_messages(messages, event))
         emit(CompactionFinished(messages_summarized=cutoff - (1 if previous else 0), tokens_before=tokens, tokens_after=after, archive_path=archive))
-        return {"compaction": event}
+        return event
 
-    def _archive(self, messages: Sequence[BaseMessage], emit: Callable[[Any], None]) -> str | None:
-        path = self.history_dir / f"{current_thread_id('session')}.md"
+    def _archive(self, messages: Sequence[BaseMessage], session_id: str, emit: Callable[[Any], None]) -> str | None:
+        path = self.history_dir / f"{session_id or 'session'}.md"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a", encoding="utf-8") as handle:
@@ -204,6 +214,20 @@ class SummarizationMiddleware(AgentMiddleware):
             emit(Notice(f"could not archive the older messages ({exc.strerror or exc}): they will only be in the summary"))
             return None
         return str(path)
+
+
+class SummarizationMiddleware(AgentMiddleware):
+    state_schema = SummarizationState
+
+    def __init__(self, compactor: Compactor) -> None:
+        super().__init__()
+        self.compactor = compactor
+
+    async def abefore_model(self, state: SummarizationState, runtime: Any) -> dict[str, Any] | None:
+        context = getattr(runtime, "context", None)
+        emit = context.emit if isinstance(context, RunContext) else (lambda event: None)
+        event = await self.compactor.compact(state["messages"], state.get("compaction"), session_id=current_thread_id(), emit=emit)
+        return None if event is None else {"compaction": event}
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
