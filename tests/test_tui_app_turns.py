@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from pathlib import Path
 
 from dcode.tui.transcript.answer import AssistantMessage
@@ -41,6 +43,27 @@ async def test_interrupt_before_any_output_puts_the_prompt_back(server: Scripted
         await h.press("escape")
         await h.idle()
         assert h.app.prompt_input.text == "please wait"
+
+
+async def test_esc_right_after_enter_stops_the_turn_before_it_starts(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, reply("too late")) as h:
+        # Hold the turn where Enter has made the app busy but its worker has not reached the
+        # runner yet: the moment a fast Esc lands in.
+        gate = asyncio.Event()
+        add_user = h.app.transcript.add_user
+
+        async def held_add_user(text: str) -> None:
+            await gate.wait()
+            await add_user(text)
+
+        h.app.transcript.add_user = held_add_user  # type: ignore[method-assign]
+        await h.send("never mind")
+        await h.until(lambda: h.app.busy, what="the turn to be on its way")
+        await h.press("escape")
+        gate.set()
+        await h.idle()
+        assert h.app.prompt_input.text == "never mind"
+        assert "too late" not in h.text() and not server.requests
 
 
 async def test_messages_typed_while_busy_are_queued_then_sent(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:

@@ -16,7 +16,8 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.backends.local import LocalBackend
-from dcode.agent.graph import build_graph
+from dcode.agent.graph import build_graph, static_request
+from dcode.agent.media_route import route_for
 from dcode.agent.middleware.memory import memory_sources
 from dcode.agent.middleware.overflow_clip import RESULTS_DIR
 from dcode.agent.middleware.skills import skill_sources
@@ -24,6 +25,7 @@ from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
 from dcode.agent.runner import SessionRunner
 from dcode.agent.sessions import SessionStore, new_session_id
 from dcode.config import ApprovalMode, Settings
+from dcode.context.accounting import ContextReport, build_report
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.factory import ResolvedModel, build_chat_model, resolve_model
@@ -93,6 +95,16 @@ class Engine:
             large_results=self.settings.home / RESULTS_DIR,
             compactor=self.compactor,
         )
+
+    async def context_report(self, session_id: str | None) -> ContextReport:
+        """Where the next request's tokens go in a session (``/context``); None: a new one."""
+        values: dict[str, Any] = {}
+        if session_id is not None:
+            snapshot = await self.graph.aget_state({"configurable": {"thread_id": session_id}})
+            values = dict(snapshot.values or {}) if snapshot else {}
+        instructions, tools = static_request(self.backend)
+        profile = self.resolved.profile
+        return build_report(values=values, instructions=instructions, tools=tools, window=profile.max_input_tokens, route=route_for(profile))
 
     def switch_model(self, spec: str) -> ResolvedModel:
         """Point later turns at another model; the thread and its history stay as they are."""

@@ -33,6 +33,13 @@ from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
 
 
+def static_request(backend: Backend) -> tuple[str, list[Any]]:
+    """The instructions and the tools every request carries (the base prompt, and the todo
+    middleware's prompt and tool), as ``/context`` counts them."""
+    todo = TodoListMiddleware()
+    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*build_tools(backend), *todo.tools]
+
+
 def build_graph(
     model: BaseChatModel,
     backend: Backend,

@@ -45,6 +45,8 @@ class SlashCommands(_Base):
                 await self._switch_model(args)
             case "offload":
                 await self._offload()
+            case "context":
+                await self._show_context()
             case "clear":
                 await self._new_session()
             case "resume":
@@ -113,6 +115,17 @@ class SlashCommands(_Base):
             return
         self._show_model()
         await self.transcript.notice(f"switched to {resolved.spec}; the conversation continues")
+
+    async def _show_context(self) -> None:
+        from dcode.tui.screens.context import ContextScreen
+
+        assert self.engine is not None
+        try:
+            report = await self.engine.context_report(self.runner.session_id if self.runner else None)
+        except Exception as exc:  # noqa: BLE001 - one line; nothing else depends on it
+            await self.transcript.notice(f"could not count the context: {exc}", NoticeLevel.ERROR)
+            return
+        self.push_screen(ContextScreen(report, self.engine.resolved.spec))
 
     async def _offload(self) -> None:
         """Compact the session now; what happened shows as the window's compaction does."""

@@ -199,7 +199,7 @@ class SessionWork(_Base):
             self.set_timer(QUIET_DELAY, self._collect_when_idle)
             if self._follow_branch:  # the branch may have changed during the turn
                 status.branch = read_git_branch(self.settings.workspace)
-        self._after_turn(interrupted, item)
+            self._after_turn(interrupted, item)  # also when the worker itself was cancelled
 
     def _collect_when_idle(self) -> None:
         if not self.busy:
@@ -275,6 +275,12 @@ class SessionWork(_Base):
     def interrupt(self) -> bool:
         if self.runner is not None and self.runner.busy:
             self.runner.cancel()
+            self.status.activity = "Interrupting"
+            return True
+        if self.busy and self.workers_in("turn"):
+            # Sent but not started yet (the turn's worker has not reached the runner): stop
+            # it there; nothing has reached the session, and the prompt comes back.
+            self.workers.cancel_group(self, "turn")
             self.status.activity = "Interrupting"
             return True
         if self.workers_in("shell"):

@@ -40,6 +40,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("clear", "Start a new session (the old one stays resumable)"),
     SlashCommand("resume", "Pick a past session to continue"),
     SlashCommand("model", "Switch the model, keeping the conversation", usage="SPEC", needs_engine=True),
+    SlashCommand("context", "Show where the tokens go", busy_safe=True, needs_engine=True),
     SlashCommand("offload", "Compact now: summarize and archive the older messages", needs_engine=True),
     SlashCommand("approve", "Set the approval mode: manual, edits or all", usage="MODE", busy_safe=True),
     SlashCommand("theme", "Choose a colour theme", busy_safe=True),

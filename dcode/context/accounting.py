@@ -1,0 +1,128 @@
+"""Where a session's tokens go: the figures behind ``/context``.
+
+Each category of the next request is estimated (about four characters a token, images by the
+route's per-image formula): the base instructions, the tool schemas, the local context, the
+memory, the skills index, the messages by role (as they would be sent: after a compaction,
+the summary and what follows it), and the images. The provider's figure for the last request,
+when there is one, is ground truth for that request, and is reported beside the estimate. The
+remaining space is split into what is left before compaction triggers and the reserve beyond
+it. Nothing here imports the UI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from dcode.agent.middleware.local_context import local_context_prompt
+from dcode.agent.middleware.memory import memory_prompt
+from dcode.agent.middleware.summarization import TRIGGER, effective_messages
+from dcode.media.attachment import InvalidReferenceBlock, from_reference_block, is_reference_block
+from dcode.media.limits import ImageRoute
+from dcode.media.sizing import fit_pixels
+from dcode.media.tokens import TokenFormula, estimate_image_tokens
+
+
+def estimate_text(text: str) -> int:
+    """Tokens for ``text``, estimated as the request planner does (about four characters each)."""
+    return count_tokens_approximately([HumanMessage(content=text)]) if text else 0
+
+
+@dataclass(frozen=True)
+class Category:
+    name: str
+    tokens: int
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ContextReport:
+    categories: tuple[Category, ...]  # what the next request holds, estimated
+    window: int  # the model's input window
+    trigger: int  # where compaction starts
+    reported: int | None  # the provider's input tokens for the last request, when known
+    compacted: bool  # the older messages are sent as a summary
+
+    @property
+    def used(self) -> int:
+        return sum(category.tokens for category in self.categories)
+
+    @property
+    def before_compaction(self) -> int:
+        """Tokens left before compaction triggers."""
+        return max(0, self.trigger - self.used)
+
+    @property
+    def reserve(self) -> int:
+        """The space past the trigger, kept for the answer and the compaction itself."""
+        return max(0, self.window - max(self.trigger, self.used))
+
+
+def _image_blocks(message: BaseMessage) -> list[dict[str, Any]]:
+    content = message.content
+    return [block for block in content if is_reference_block(block)] if isinstance(content, list) else []
+
+
+def _without_images(message: BaseMessage) -> BaseMessage:
+    if not isinstance(message.content, list):
+        return message
+    return message.model_copy(update={"content": [block for block in message.content if not is_reference_block(block)]})
+
+
+def image_tokens(messages: Sequence[BaseMessage], max_pixels: int, formula: TokenFormula) -> tuple[int, int]:
+    """How many images the messages carry, and their tokens at the route's size and formula."""
+    count = total = 0
+    for message in messages:
+        for block in _image_blocks(message):
+            try:
+                attachment = from_reference_block(block)
+            except InvalidReferenceBlock:
+                continue
+            width, height = fit_pixels(attachment.width, attachment.height, max_pixels)
+            count += 1
+            total += estimate_image_tokens(width, height, formula)
+    return count, total
+
+
+def build_report(
+    *,
+    values: dict[str, Any],
+    instructions: str,
+    tools: Sequence[Any],
+    window: int,
+    route: ImageRoute,
+) -> ContextReport:
+    """The report for a thread whose state is ``values``, sent with ``instructions`` (the static
+    system prompt) and ``tools``."""
+    compaction = values.get("compaction")
+    messages = effective_messages(list(values.get("messages", [])), compaction)
+    schemas = json.dumps([convert_to_openai_tool(tool) for tool in tools])
+    skills = values.get("skills") or {}
+    by_role: dict[str, list[BaseMessage]] = {"user": [], "assistant": [], "tool results": []}
+    for message in messages:
+        role = "assistant" if isinstance(message, AIMessage) else "tool results" if isinstance(message, ToolMessage) else "user"
+        by_role[role].append(_without_images(message))
+    images, media = image_tokens(messages, route.max_pixels, route.tokens)
+    categories = [
+        Category("system prompt", estimate_text(instructions)),
+        Category("tool schemas", estimate_text(schemas), f"{len(tools)} tools"),
+        Category("local context", estimate_text(local_context_prompt(values.get("local_context")))),
+        Category("memory", estimate_text(memory_prompt(values.get("memory") or {})), f"{len(values.get('memory') or {})} files"),
+        Category("skills index", estimate_text(str(skills.get("prompt", ""))), f"{len(skills.get('found', []))} skills"),
+        *(
+            Category(f"messages: {role}", count_tokens_approximately(group) if group else 0, f"{len(group)} msgs")
+            for role, group in by_role.items()
+        ),
+        Category("media", media, f"{images} images"),
+    ]
+    reported = next(
+        (m.usage_metadata.get("input_tokens") for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata),
+        None,
+    )
+    return ContextReport(tuple(categories), window, max(1, int(window * TRIGGER)), reported, bool(compaction))

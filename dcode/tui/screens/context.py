@@ -1,0 +1,104 @@
+"""``/context``: where the next request's tokens go, category by category."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+from dcode.context.accounting import ContextReport
+
+BAR_WIDTH = 24
+
+
+def _bar(tokens: int, window: int, style: str) -> Content:
+    cells = round(BAR_WIDTH * tokens / window) if window else 0
+    if tokens and not cells:
+        cells = 1  # something, however small, shows
+    return Content.assemble(("█" * cells, style), ("·" * (BAR_WIDTH - cells), "$text-muted"))
+
+
+def report_lines(report: ContextReport) -> Content:
+    """The report as aligned lines: a bar, the tokens (``~`` marks an estimate) and the share
+    of the window for each category, then the totals and what is left."""
+    rows: list[tuple[str, int, str, str, bool]] = [
+        (category.name, category.tokens, category.detail, "$accent", True) for category in report.categories
+    ]
+    rows += [
+        ("free before compaction", report.before_compaction, f"until {report.trigger:,}", "$success", True),
+        ("reserve", report.reserve, f"past {round(100 * report.trigger / max(report.window, 1))}%", "$warning", False),
+    ]
+    width = max(len(name) for name, *_ in rows) + 2
+    lines = []
+    for name, tokens, detail, style, estimated in rows:
+        share = f"{100 * tokens / report.window:5.1f}%" if report.window else ""
+        figure = f"{'~' if estimated else ' '}{tokens:,}".rjust(9)
+        lines.append(
+            Content.assemble(
+                (name.ljust(width), "$foreground"), _bar(tokens, report.window, style), " ",
+                (figure, "bold"), f"  {share}  ", (detail, "$text-muted"),
+            )
+        )
+    return Content("\n").join(lines)
+
+
+def summary_line(report: ContextReport, model: str) -> Content:
+    used = f"~{report.used:,} of {report.window:,} tokens estimated for the next request"
+    if report.reported is not None:
+        provider = f"; the provider reported {report.reported:,} input tokens for the last one"
+    else:
+        provider = "; no request has been sent yet"
+    compacted = " · older messages are sent as a summary (/offload)" if report.compacted else ""
+    return Content.assemble((model, "bold"), f" · {used}{provider}", (compacted, "$text-muted"))
+
+
+class ContextScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    ContextScreen {
+        align: center middle;
+    }
+    ContextScreen > #context-dialog {
+        width: 90%;
+        max-width: 120;
+        height: auto;
+        max-height: 85%;
+        border: round $primary;
+        background: $surface;
+        padding: 0 2;
+    }
+    ContextScreen #context-title {
+        text-style: bold;
+        color: $primary;
+        margin: 1 0 0 0;
+    }
+    ContextScreen #context-summary, ContextScreen #context-hint {
+        margin: 1 0 0 0;
+    }
+    ContextScreen #context-hint {
+        color: $text-muted;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Close"),
+    ]
+
+    def __init__(self, report: ContextReport, model: str) -> None:
+        super().__init__()
+        self.report = report
+        self.model = model
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="context-dialog"):
+            yield Label("Context", id="context-title")
+            yield Static(summary_line(self.report, self.model), id="context-summary")
+            yield Static(report_lines(self.report), id="context-table")
+            yield Label("~ estimated (about four characters a token) · Esc or q to close", id="context-hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
