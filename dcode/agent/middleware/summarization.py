@@ -4,10 +4,11 @@ Hooks: ``abefore_model`` checks, before each model call, whether the conversatio
 be sent (after tier 1's cuts) reaches ``TRIGGER`` of the model's input window, by estimate or
 by the provider's last reported usage. If so, the messages older than the keep window (the
 newest within ``KEEP`` of the window, never splitting a tool call from its results, and
-never the user's latest message) are
-appended to ``$DCODE_HOME/conversation_history/{session}.md`` and summarized by the model, and
-the event (where the cut is, the summary, the archive) goes into private state;
-``awrap_model_call`` then sends ``[summary, *messages after the cut]``. The checkpointed
+never the user's latest message) are appended to
+``$DCODE_HOME/conversation_history/{session}.md`` and summarized by the model, and the event
+(where the cut is, the summary, the archive) goes into private state; ``awrap_model_call``
+then sends ``[summary, *messages after the cut]``. ``/offload`` asks the same ``Compactor``
+for a compaction of everything before the latest exchange. The checkpointed
 history is never rewritten: the session keeps every message, and a later compaction cuts
 further along the same list (its summary covers the earlier one).
 
