@@ -29,6 +29,10 @@ from dcode.media.sizing import fit_pixels
 from dcode.media.tokens import TokenFormula, estimate_image_tokens
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def estimate_text(text: str) -> int:
     """Tokens for ``text``, estimated as the request planner does (about four characters each)."""
     return count_tokens_approximately([HumanMessage(content=text)]) if text else 0
@@ -111,15 +115,15 @@ def build_report(
     images, media = image_tokens(messages, route.max_pixels, route.tokens)
     categories = [
         Category("system prompt", estimate_text(instructions)),
-        Category("tool schemas", estimate_text(schemas), f"{len(tools)} tools"),
+        Category("tool schemas", estimate_text(schemas), _count(len(tools), "tool")),
         Category("local context", estimate_text(local_context_prompt(values.get("local_context")))),
-        Category("memory", estimate_text(memory_prompt(values.get("memory") or {})), f"{len(values.get('memory') or {})} files"),
-        Category("skills index", estimate_text(str(skills.get("prompt", ""))), f"{len(skills.get('found', []))} skills"),
+        Category("memory", estimate_text(memory_prompt(values.get("memory") or {})), _count(len(values.get("memory") or {}), "file")),
+        Category("skills index", estimate_text(str(skills.get("prompt", ""))), _count(len(skills.get("found", [])), "skill")),
         *(
-            Category(f"messages: {role}", count_tokens_approximately(group) if group else 0, f"{len(group)} msgs")
+            Category(f"messages: {role}", count_tokens_approximately(group) if group else 0, _count(len(group), "message"))
             for role, group in by_role.items()
         ),
-        Category("media", media, f"{images} images"),
+        Category("media", media, _count(images, "image")),
     ]
     reported = next(
         (m.usage_metadata.get("input_tokens") for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata),
