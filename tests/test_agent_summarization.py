@@ -18,7 +18,7 @@ from dcode.agent.middleware.summarization import (
     summary_message,
 )
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
-from tests.support.model_server import fault, reply
+from tests.support.model_server import fault, reply, tool_call
 
 
 def ai_call(call_id: str) -> AIMessage:
@@ -137,3 +137,28 @@ async def test_offload_compacts_everything_before_the_latest_exchange(server, ma
     sent = server.transcript(3)
     assert [role for role, _ in sent] == ["system", "user", "user", "assistant", "user"]
     assert "SUMMARY of one and two." in sent[1][1] and [text for _, text in sent[2:]] == ["second", "two", "third"]
+
+
+async def test_the_model_can_compact_once_the_context_is_half_way_to_the_trigger(server, make_settings, api: str) -> None:
+    from dcode.agent.tools.compact import NOTHING_YET
+
+    settings = make_settings(api, model_overrides={"openai:test-model": {"max_input_tokens": 10_000}})
+    server.script(
+        reply("first answer", usage=(1_000, 10)),
+        reply(tool_calls=[tool_call("compact_conversation")], usage=(1_200, 10)),  # too early: 1,210 < 4,250
+        reply("not yet, then"),
+        reply(tool_calls=[tool_call("compact_conversation")], usage=(5_000, 10)),
+        reply("SUMMARY: an early question was answered."),  # the summarizer
+        reply("compacted, carrying on"),
+    )
+    first = await run(settings, "an early question")
+    session_id = first[-1]["session_id"]
+    early = await run(settings, "compact please", resume_id=session_id)
+    assert [text for role, text in server.transcript(2) if role == "tool"] == [NOTHING_YET]
+    assert not any(event["type"] == "compaction_finished" for event in early)
+    later = await run(settings, "now compact", resume_id=session_id)
+    assert any(event["type"] == "compaction_finished" for event in later) and later[-1]["result"] == "compacted, carrying on"
+    [result] = [text for role, text in server.transcript(5) if role == "tool"][-1:]
+    assert result.startswith("Conversation compacted: summarized") and "conversation_history" in result
+    assert "SUMMARY: an early question was answered." in server.transcript(5)[1][1]
+    assert ("user", "an early question") not in server.transcript(5)

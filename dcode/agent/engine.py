@@ -102,7 +102,7 @@ class Engine:
         if session_id is not None:
             snapshot = await self.graph.aget_state({"configurable": {"thread_id": session_id}})
             values = dict(snapshot.values or {}) if snapshot else {}
-        instructions, tools = static_request(self.backend)
+        instructions, tools = static_request(self.backend, self.compactor)
         profile = self.resolved.profile
         return build_report(values=values, instructions=instructions, tools=tools, window=profile.max_input_tokens, route=route_for(profile))
 

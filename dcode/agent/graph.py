@@ -28,16 +28,22 @@ from dcode.agent.middleware.summarization import Compactor, SummarizationMiddlew
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools import build_tools
+from dcode.agent.tools.compact import make_compact_tool
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
 
 
-def static_request(backend: Backend) -> tuple[str, list[Any]]:
+def agent_tools(backend: Backend, compactor: Compactor) -> list[Any]:
+    """The tools the graph offers, besides those its middleware add (``write_todos``)."""
+    return [*build_tools(backend), make_compact_tool(compactor)]
+
+
+def static_request(backend: Backend, compactor: Compactor) -> tuple[str, list[Any]]:
     """The instructions and the tools every request carries (the base prompt, and the todo
     middleware's prompt and tool), as ``/context`` counts them."""
     todo = TodoListMiddleware()
-    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*build_tools(backend), *todo.tools]
+    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*agent_tools(backend, compactor), *todo.tools]
 
 
 def build_graph(
@@ -76,7 +82,7 @@ def build_graph(
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(
         model,
-        build_tools(backend),
+        agent_tools(backend, compactor),
         system_prompt=SYSTEM_PROMPT,
         middleware=middleware,
         context_schema=RunContext,

@@ -1,0 +1,78 @@
+"""``compact_conversation``: the model asks for the older part of the conversation to be
+summarized, when the context is filling up and a natural break has come.
+
+It shares the compaction of the window's own trigger (``Compactor``): everything before the
+user's latest message is archived and summarized, and later requests carry the summary. It is
+only eligible once the provider has reported a request of at least ``ELIGIBLE`` of the
+trigger; before that, or with nothing to compact, it says so and changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain.tools import InjectedState, tool
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId
+from langgraph.types import Command
+
+from dcode.agent.events import CompactionFinished
+from dcode.agent.middleware.summarization import TRIGGER, Compactor
+from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.tools import names
+
+ELIGIBLE = 0.5  # of the compaction trigger, by the provider's reported usage
+
+NOTHING_YET = "Nothing to compact yet: the conversation is within the token budget."
+
+DESCRIPTION = """Compact the conversation: summarize and archive everything before the user's \
+latest message, to make room in the context window. Use it when the context is filling up and \
+the work reaches a natural break (a task done, before starting another). The summary keeps the \
+intent, what was done, the files and commands, and the next steps; the full history stays in an \
+archive file you can read. It does nothing while the conversation is still small."""
+
+
+def reported_tokens(messages: list[Any]) -> int:
+    """The provider's figure for the last request, 0 when none was reported."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and message.usage_metadata:
+            return int(message.usage_metadata.get("total_tokens", 0))
+    return 0
+
+
+def make_compact_tool(compactor: Compactor) -> BaseTool:
+    @tool(names.COMPACT_CONVERSATION, description=DESCRIPTION)
+    async def compact_conversation(
+        state: Annotated[Any, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]
+    ) -> Command | str:
+        messages = list(state.get("messages", []))
+        if reported_tokens(messages) < max(1, int(compactor.window * TRIGGER * ELIGIBLE)):
+            return NOTHING_YET
+        context = _run_context()
+        happened: list[Any] = []
+
+        def emit(event: Any) -> None:
+            happened.append(event)
+            if context is not None:
+                context.emit(event)
+
+        event = await compactor.compact(messages, state.get("compaction"), session_id=current_thread_id("session"), emit=emit, force=True)
+        if event is None:
+            return "Compaction failed: the conversation is unchanged." if happened else NOTHING_YET
+        done = next(e for e in happened if isinstance(e, CompactionFinished))
+        where = f" The full history is in {event['archive']}." if event.get("archive") else ""
+        reply = f"Conversation compacted: summarized {done.messages_summarized} messages.{where}"
+        return Command(update={"compaction": event, "messages": [ToolMessage(content=reply, tool_call_id=tool_call_id)]})
+
+    return compact_conversation
+
+
+def _run_context() -> RunContext | None:
+    """The run's context (its event stream), when called inside a graph run."""
+    try:
+        from langgraph.runtime import get_runtime
+
+        context = get_runtime().context
+    except (RuntimeError, ImportError):
+        return None
+    return context if isinstance(context, RunContext) else None
