@@ -107,13 +107,20 @@ async def test_a_long_conversation_is_summarized_archived_and_goes_on(server, ma
 
 async def test_a_failed_summary_leaves_the_conversation_as_it_was(server, make_settings) -> None:
     long_answer = "The answer, at length. " * 400
-    server.script(reply(long_answer), fault.status(400, message="summaries are not allowed"), reply("second answer"))
+    server.script(
+        reply(long_answer),
+        fault.status(400, message="summaries are not allowed"),
+        reply(tool_calls=[tool_call("ls", {"path": "."})]),
+        reply("second answer"),
+    )
     settings = make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 2_000}})
     first = await run(settings, "write me a long text")
-    second = await run(settings, "now something short", resume_id=first[-1]["session_id"])
+    second = await run(settings, "now look around", resume_id=first[-1]["session_id"])
     assert second[-1]["result"] == "second answer"
     assert any(event["type"] == "notice" and "could not compact the conversation" in event["message"] for event in second)
     assert long_answer[:200] in "".join(text for _, text in server.transcript(2))  # sent whole, as before
+    # One try per user message: the turn's second step did not ask the summarizer again.
+    assert len(server.requests) == 4
 
 
 async def test_offload_compacts_everything_before_the_latest_exchange(server, make_settings) -> None:

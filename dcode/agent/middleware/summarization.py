@@ -13,7 +13,8 @@ history is never rewritten: the session keeps every message, and a later compact
 further along the same list (its summary covers the earlier one).
 
 The summarizer's call is tagged ``nostream``: its text never reaches the transcript. If it
-fails, nothing is compacted and the conversation goes on as it was, with one notice.
+fails, nothing is compacted and the conversation goes on as it was, with one notice; the next
+try waits for the user's next message.
 """
 
 from __future__ import annotations
@@ -223,12 +224,31 @@ class SummarizationMiddleware(AgentMiddleware):
     def __init__(self, compactor: Compactor) -> None:
         super().__init__()
         self.compactor = compactor
+        # Where a summary failed, by thread: the user's message it failed under. The next try
+        # waits for the next user message rather than coming at every step of the turn.
+        self._failed: dict[str, int] = {}
 
     async def abefore_model(self, state: SummarizationState, runtime: Any) -> dict[str, Any] | None:
+        messages = state["messages"]
+        thread = current_thread_id()
+        latest = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+        if self._failed.get(thread) == latest:
+            return None
         context = getattr(runtime, "context", None)
-        emit = context.emit if isinstance(context, RunContext) else (lambda event: None)
-        event = await self.compactor.compact(state["messages"], state.get("compaction"), session_id=current_thread_id(), emit=emit)
-        return None if event is None else {"compaction": event}
+        happened: list[Any] = []
+
+        def emit(event: Any) -> None:
+            happened.append(event)
+            if isinstance(context, RunContext):
+                context.emit(event)
+
+        event = await self.compactor.compact(messages, state.get("compaction"), session_id=thread, emit=emit)
+        if event is None:
+            if any(isinstance(e, CompactionStarted) for e in happened):
+                self._failed[thread] = latest  # started, then failed
+            return None
+        self._failed.pop(thread, None)
+        return {"compaction": event}
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
