@@ -17,10 +17,6 @@ from dcode.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import ScriptedModelServer, reply
 
 
-def system_text(server: ScriptedModelServer, request: int) -> str:
-    return "\n".join(text for role, text in server.transcript(request) if role == "system")
-
-
 def python_project(workspace: Path) -> None:
     (workspace / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     (workspace / "uv.lock").write_text("")
@@ -68,8 +64,8 @@ async def test_the_model_sees_it_unchanged_for_the_whole_thread(server: Scripted
     (workspace / "more.txt").write_text("another change\n")
     resumed = HeadlessRequest(prompt="b", output_format=OutputFormat.JSON, resume_id=session_id)
     assert await run_headless(settings, resumed, out=io.StringIO(), err=io.StringIO()) == 0
-    first, second = system_text(server, 0), system_text(server, 1)
+    first, second = server.system_text(0), server.system_text(1)
     assert "<local_context>" in first and "5 uncommitted change(s)" in first
     assert first == second  # found once: the prompt stays byte-stable for the provider's cache
     assert await run_headless(settings, HeadlessRequest(prompt="c"), out=io.StringIO(), err=io.StringIO()) == 0
-    assert "6 uncommitted change(s)" in system_text(server, 2)  # a new session looks again
+    assert "6 uncommitted change(s)" in server.system_text(2)  # a new session looks again

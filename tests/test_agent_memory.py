@@ -11,11 +11,7 @@ import pytest
 from dcode.agent.middleware.memory import MAX_FILE_CHARS, memory_prompt, memory_sources, read_memory
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
-from tests.support.model_server import ScriptedModelServer, reply
-
-
-def system_text(server: ScriptedModelServer, request: int) -> str:
-    return "\n".join(text for role, text in server.transcript(request) if role == "system")
+from tests.support.model_server import reply
 
 
 async def run(settings, prompt: str, **kw) -> dict:  # noqa: ANN001 - the make_settings fixture's
@@ -86,7 +82,7 @@ async def test_memory_follows_the_static_prompt_in_order(server, make_settings, 
     (workspace / "AGENTS.md").write_text("<!-- maintainers only -->\nTests: `pytest -q`.\n")
     server.script(reply("ok"))
     await run(make_settings(api), "hello")
-    system = system_text(server, 0)
+    system = server.system_text(0)
     assert system.startswith(SYSTEM_PROMPT.strip()[:60])
     memory = system[system.index("<agent_memory>"):]
     assert memory.index("I prefer short answers.") < memory.index("Tests: `pytest -q`.")
@@ -97,7 +93,7 @@ async def test_memory_follows_the_static_prompt_in_order(server, make_settings, 
 async def test_no_memory_no_section(server, make_settings) -> None:
     server.script(reply("ok"))
     await run(make_settings(), "hello")
-    assert "<agent_memory>" not in system_text(server, 0)
+    assert "<agent_memory>" not in server.system_text(0)
 
 
 async def test_a_session_keeps_the_memory_it_started_with(server, make_settings, workspace: Path) -> None:
@@ -107,9 +103,9 @@ async def test_a_session_keeps_the_memory_it_started_with(server, make_settings,
     first = await run(settings, "one")
     (workspace / "AGENTS.md").write_text("Version two.\n")
     await run(settings, "two", resume_id=first["session_id"])
-    assert "Version one." in system_text(server, 1) and "Version two." not in system_text(server, 1)
+    assert "Version one." in server.system_text(1) and "Version two." not in server.system_text(1)
     await run(settings, "three")  # a new session reads the files again
-    assert "Version two." in system_text(server, 2)
+    assert "Version two." in server.system_text(2)
 
 
 async def test_an_unreadable_agents_md_is_one_notice_and_the_turn_goes_on(

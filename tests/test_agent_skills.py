@@ -111,7 +111,7 @@ async def test_the_index_reaches_the_model_and_the_file_is_read_on_demand(
     out, err = io.StringIO(), io.StringIO()
     code = await run_headless(make_settings(), HeadlessRequest(prompt="hi", output_format=OutputFormat.JSON), out=out, err=err)
     assert code == 0, err.getvalue()
-    system = "\n".join(text for role, text in server.transcript(0) if role == "system")
+    system = server.system_text(0)
     assert "- **changelog**: Keep CHANGELOG.md current" in system and str(path) in system
     assert "Add one line per user-visible change." not in system  # only the index, not the body
     assert json.loads(out.getvalue())["result"] == "ok"

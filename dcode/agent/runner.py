@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.events import ErrorEvent, Event, Notice, TurnFinished, TurnStarted
+from dcode.agent.middleware.summarization import CompactionFailed
 from dcode.agent.run_context import RunContext
 from dcode.agent.stream import CANCELLED_MARKER, StreamTranslator, message_text
 from dcode.models.errors import describe_model_error
@@ -66,13 +67,14 @@ class SessionRunner:
         snapshot = await self.engine.graph.aget_state(self.config)
         values = snapshot.values if snapshot and snapshot.values else {}
         events: list[Event] = []
-        event = await self.engine.compactor.compact(
-            list(values.get("messages", [])), values.get("compaction"), session_id=self.session_id, emit=events.append, force=True
-        )
+        try:
+            event = await self.engine.compactor.compact(
+                list(values.get("messages", [])), values.get("compaction"), session_id=self.session_id, emit=events.append, force=True
+            )
+        except CompactionFailed:
+            return events  # the notice says why
         if event is None:
-            if not events:
-                events.append(Notice("nothing to compact yet: the conversation is all recent"))
-            return events
+            return [Notice("nothing to compact yet: the conversation is all recent")]
         await self.engine.graph.aupdate_state(self.config, {"compaction": event}, as_node="model")
         return events
 

@@ -1380,6 +1380,10 @@ class ScriptedModelServer:
         """Wire-independent ``(role, text)`` history of completion request ``index``."""
         return self.requests[index].transcript()
 
+    def system_text(self, index: int) -> str:
+        """The system instructions of completion request ``index``, on either wire."""
+        return "\n".join(text for role, text in self.transcript(index) if role == "system")
+
     # -- request handling (called from handler threads) -------------------
 
     def _handle(self, handler: _Handler, raw_body: bytes | None) -> None:

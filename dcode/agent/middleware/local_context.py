@@ -14,13 +14,12 @@ that fails or times out leaves no local context (and is not retried in that thre
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
-from dcode.agent.middleware.system_sections import with_section
+from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
 
 TIMEOUT_S = 10.0
@@ -161,18 +160,14 @@ class LocalContextState(AgentState):
     local_context: NotRequired[Annotated[str | None, PrivateStateAttr]]
 
 
-class LocalContextMiddleware(AgentMiddleware):
+class LocalContextMiddleware(PromptSection):
     state_schema = LocalContextState
+    key = "local_context"
 
-    async def abefore_agent(self, state: LocalContextState, runtime: Any) -> dict[str, Any] | None:
-        if "local_context" in state:
-            return None  # found once per thread; a failure is not retried either
+    async def find(self, runtime: Any) -> str | None:
         context = getattr(runtime, "context", None)
-        if not isinstance(context, RunContext):
-            return None
-        return {"local_context": await detect_local_context(context)}
+        # A failure is kept too: it is not retried in the thread.
+        return await detect_local_context(context) if isinstance(context, RunContext) else None
 
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return await handler(with_section(request, local_context_prompt(request.state.get("local_context"))))
+    def section(self, value: str | None) -> str:
+        return local_context_prompt(value)

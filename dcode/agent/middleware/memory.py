@@ -15,15 +15,15 @@ repository).
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
 from dcode.agent.events import Notice
-from dcode.agent.middleware.system_sections import with_section
+from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
 
 MEMORY_FILE = "AGENTS.md"
@@ -93,24 +93,21 @@ def memory_prompt(memory: dict[str, str]) -> str:
     return f"<agent_memory>\n{files}\n</agent_memory>\n\n{MEMORY_GUIDELINES}"
 
 
-class MemoryMiddleware(AgentMiddleware):
+class MemoryMiddleware(PromptSection):
     state_schema = MemoryState
+    key = "memory"
 
     def __init__(self, sources: Sequence[Path]) -> None:
         super().__init__()
         self.sources = list(sources)
 
-    async def abefore_agent(self, state: MemoryState, runtime: Any) -> dict[str, Any] | None:
-        if "memory" in state:
-            return None  # read once per thread
+    async def find(self, runtime: Any) -> dict[str, str]:
         memory, problems = read_memory(self.sources)
         context = getattr(runtime, "context", None)
         if isinstance(context, RunContext):
             for problem in problems:
                 context.emit(Notice(problem))
-        return {"memory": memory}
+        return memory
 
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        return await handler(with_section(request, memory_prompt(request.state.get("memory") or {})))
+    def section(self, value: dict[str, str] | None) -> str:
+        return memory_prompt(value or {})

@@ -15,15 +15,15 @@ in the index, a few at most, so that neither the model nor the user is left gues
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
-from dcode.agent.middleware.system_sections import with_section
+from dcode.agent.middleware.system_sections import PromptSection
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 10 * 1024 * 1024
@@ -168,21 +168,17 @@ class SkillsState(AgentState):
     skills: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
 
 
-class SkillsMiddleware(AgentMiddleware):
+class SkillsMiddleware(PromptSection):
     state_schema = SkillsState
+    key = "skills"
 
     def __init__(self, sources: Sequence[Path]) -> None:
         super().__init__()
         self.sources = list(sources)
 
-    async def abefore_agent(self, state: SkillsState, runtime: Any) -> dict[str, Any] | None:
-        if "skills" in state:
-            return None  # scanned once per thread
+    async def find(self, runtime: Any) -> dict[str, Any]:
         skills, warnings = find_skills(self.sources)
-        return {"skills": {"prompt": skills_prompt(skills, warnings, self.sources), "found": [asdict(s) for s in skills]}}
+        return {"prompt": skills_prompt(skills, warnings, self.sources), "found": [asdict(s) for s in skills]}
 
-    async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
-        index = request.state.get("skills") or {}
-        return await handler(with_section(request, str(index.get("prompt", ""))))
+    def section(self, value: dict[str, Any] | None) -> str:
+        return str((value or {}).get("prompt", ""))

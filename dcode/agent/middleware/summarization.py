@@ -95,6 +95,24 @@ def safe_cutoff(messages: Sequence[BaseMessage], cutoff: int) -> int:
     return cutoff
 
 
+def latest_user_index(messages: Sequence[BaseMessage]) -> int:
+    """The index of the last user message (a summary counts), -1 when there is none."""
+    return max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+
+
+def reported_tokens(messages: Sequence[BaseMessage]) -> int:
+    """The provider's figure for the last request (its total tokens), 0 when none was reported."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and message.usage_metadata:
+            return int(message.usage_metadata.get("total_tokens", 0))
+    return 0
+
+
+def summarized_count(previous: dict[str, Any] | None, event: dict[str, Any]) -> int:
+    """How many messages of the history ``event`` summarized that ``previous`` had not."""
+    return event["cutoff"] - (previous["cutoff"] if previous else 0)
+
+
 def next_cutoff(previous: dict[str, Any] | None, effective_cutoff: int) -> int:
     """The cut in the whole history, from the cut in the list sent (whose first message is the
     previous summary, when there was one)."""
@@ -150,6 +168,10 @@ def transcript_for_summary(messages: Sequence[BaseMessage]) -> str:
     return "\n\n".join(parts) or "No previous conversation history."
 
 
+class CompactionFailed(Exception):
+    """The summary could not be made; the conversation is unchanged (a notice said why)."""
+
+
 class Compactor:
     """Summarizes and archives the older part of a thread's messages: for the middleware, when
     the window fills, and for ``/offload``, on demand."""
@@ -161,13 +183,12 @@ class Compactor:
 
     def over(self, messages: list[BaseMessage]) -> int | None:
         """The estimated (or last reported) size of ``messages`` when it reaches the trigger."""
-        sent = truncated_history(messages, self.window) or messages
-        tokens = count_tokens_approximately(sent)
-        reported = next(
-            (m.usage_metadata.get("total_tokens", 0) for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata),
-            0,
-        )
-        return max(tokens, reported) if max(tokens, reported) >= max(1, int(self.window * TRIGGER)) else None
+        trigger = max(1, int(self.window * TRIGGER))
+        tokens = count_tokens_approximately(messages)
+        if tokens >= trigger and (cut := truncated_history(messages, self.window)) is not None:
+            tokens = count_tokens_approximately(cut)  # what tier 1 would send
+        size = max(tokens, reported_tokens(messages))
+        return size if size >= trigger else None
 
     async def compact(
         self,
@@ -179,7 +200,8 @@ class Compactor:
         force: bool = False,
     ) -> dict[str, Any] | None:
         """The new compaction event for ``messages`` (the whole history), or None: below the
-        trigger (unless ``force``), nothing older than the keep window, or the summary failed."""
+        trigger (unless ``force``), or nothing older than the keep window. Raises
+        ``CompactionFailed`` when the summary could not be made."""
         effective = effective_messages(messages, previous)
         tokens = self.over(effective)
         if tokens is None:
@@ -188,7 +210,7 @@ class Compactor:
             tokens = count_tokens_approximately(effective)
         # The user's latest message is always sent as written, whatever follows it; asked for,
         # everything before it is compacted.
-        latest = max((i for i, m in enumerate(effective) if isinstance(m, HumanMessage)), default=0)
+        latest = max(latest_user_index(effective), 0)
         cutoff = latest if force else min(latest, safe_cutoff(effective, keep_from(effective, int(self.window * KEEP))))
         if cutoff <= (1 if previous else 0):
             return None  # nothing new to summarize
@@ -200,14 +222,15 @@ class Compactor:
             answer = await summarizer.ainvoke([SystemMessage(content=SUMMARY_PROMPT), HumanMessage(content=transcript_for_summary(older))])
         except Exception as exc:  # noqa: BLE001 - the conversation goes on uncompacted
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
-            return None
+            raise CompactionFailed(str(exc)) from exc
         event = {"cutoff": next_cutoff(previous, cutoff), "summary": _text(answer.content).strip(), "archive": archive}
         after = count_tokens_approximately(effective_messages(messages, event))
-        emit(CompactionFinished(messages_summarized=cutoff - (1 if previous else 0), tokens_before=tokens, tokens_after=after, archive_path=archive))
+        summarized = summarized_count(previous, event)
+        emit(CompactionFinished(messages_summarized=summarized, tokens_before=tokens, tokens_after=after, archive_path=archive))
         return event
 
     def _archive(self, messages: Sequence[BaseMessage], session_id: str, emit: Callable[[Any], None]) -> str | None:
-        path = self.history_dir / f"{session_id or 'session'}.md"
+        path = self.history_dir / f"{session_id}.md"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a", encoding="utf-8") as handle:
@@ -230,22 +253,18 @@ class SummarizationMiddleware(AgentMiddleware):
 
     async def abefore_model(self, state: SummarizationState, runtime: Any) -> dict[str, Any] | None:
         messages = state["messages"]
-        thread = current_thread_id()
-        latest = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+        thread = current_thread_id("session")
+        latest = latest_user_index(messages)
         if self._failed.get(thread) == latest:
             return None
         context = getattr(runtime, "context", None)
-        happened: list[Any] = []
-
-        def emit(event: Any) -> None:
-            happened.append(event)
-            if isinstance(context, RunContext):
-                context.emit(event)
-
-        event = await self.compactor.compact(messages, state.get("compaction"), session_id=thread, emit=emit)
+        emit = context.emit if isinstance(context, RunContext) else (lambda event: None)
+        try:
+            event = await self.compactor.compact(messages, state.get("compaction"), session_id=thread, emit=emit)
+        except CompactionFailed:
+            self._failed[thread] = latest
+            return None
         if event is None:
-            if any(isinstance(e, CompactionStarted) for e in happened):
-                self._failed[thread] = latest  # started, then failed
             return None
         self._failed.pop(thread, None)
         return {"compaction": event}

@@ -12,12 +12,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from langchain.tools import InjectedState, tool
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.types import Command
 
-from dcode.agent.events import CompactionFinished
-from dcode.agent.middleware.summarization import TRIGGER, Compactor
+from dcode.agent.middleware.summarization import TRIGGER, CompactionFailed, Compactor, reported_tokens, summarized_count
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools import names
 
@@ -32,14 +31,6 @@ intent, what was done, the files and commands, and the next steps; the full hist
 archive file you can read. It does nothing while the conversation is still small."""
 
 
-def reported_tokens(messages: list[Any]) -> int:
-    """The provider's figure for the last request, 0 when none was reported."""
-    for message in reversed(messages):
-        if isinstance(message, AIMessage) and message.usage_metadata:
-            return int(message.usage_metadata.get("total_tokens", 0))
-    return 0
-
-
 def make_compact_tool(compactor: Compactor) -> BaseTool:
     @tool(names.COMPACT_CONVERSATION, description=DESCRIPTION)
     async def compact_conversation(
@@ -49,19 +40,16 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
         if reported_tokens(messages) < max(1, int(compactor.window * TRIGGER * ELIGIBLE)):
             return NOTHING_YET
         context = _run_context()
-        happened: list[Any] = []
-
-        def emit(event: Any) -> None:
-            happened.append(event)
-            if context is not None:
-                context.emit(event)
-
-        event = await compactor.compact(messages, state.get("compaction"), session_id=current_thread_id("session"), emit=emit, force=True)
+        emit = context.emit if context is not None else (lambda event: None)
+        previous = state.get("compaction")
+        try:
+            event = await compactor.compact(messages, previous, session_id=current_thread_id("session"), emit=emit, force=True)
+        except CompactionFailed:
+            return "Compaction failed: the conversation is unchanged."
         if event is None:
-            return "Compaction failed: the conversation is unchanged." if happened else NOTHING_YET
-        done = next(e for e in happened if isinstance(e, CompactionFinished))
+            return NOTHING_YET
         where = f" The full history is in {event['archive']}." if event.get("archive") else ""
-        reply = f"Conversation compacted: summarized {done.messages_summarized} messages.{where}"
+        reply = f"Conversation compacted: summarized {summarized_count(previous, event)} messages.{where}"
         return Command(update={"compaction": event, "messages": [ToolMessage(content=reply, tool_call_id=tool_call_id)]})
 
     return compact_conversation

@@ -206,10 +206,6 @@ class TableBlock(MarkdownTable):
             self._built = (width, table_lines(self.model, width))
         return self._built[1]
 
-    def get_content_width(self, container: Size, viewport: Size) -> int:
-        natural = self.model.natural_widths()
-        return min(container.width, sum(natural) + 3 * len(natural) + 1)
-
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self.lines(width))
 
