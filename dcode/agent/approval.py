@@ -4,6 +4,10 @@
 - ``edits``: writes inside the workspace run; the shell and writes outside the workspace ask.
 - ``all``: nothing asks.
 
+What a call can do comes from its tool's spec (``ToolSpec.kind``). A tool without a spec (an
+MCP tool, say) is kind ``other``: nothing says what it does, so it asks in ``manual`` and
+``edits`` alike.
+
 The policy is mutable on purpose: Shift+Tab changes the mode mid-turn, and "approve the same
 kind for the rest of the session" adds to ``session_allowed``.
 """
@@ -15,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dcode.agent.events import ApprovalKind, ApprovalRequested
-from dcode.agent.tools.classify import is_shell_tool, is_write_tool, target_paths
+from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.config import ApprovalMode
 
 
@@ -48,11 +52,19 @@ class ApprovalPolicy:
         """None when the call may run now; otherwise what kind of approval it needs and why."""
         if self.mode is ApprovalMode.ALL:
             return None
-        if is_shell_tool(name):
-            return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
-        if not is_write_tool(name):
-            return None
-        outside = [p for p in target_paths(name, args) if not self._inside(p)]
+        spec = spec_for(name)
+        match spec.kind:
+            case ToolKind.READ:
+                return None
+            case ToolKind.SHELL:
+                return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
+            case ToolKind.WRITE:
+                return self._check_write(spec.target_paths(args))
+            case _:  # ToolKind.OTHER: nothing says what the call does, so a person decides
+                return self._gate(Verdict(ApprovalKind.TOOL, f"{name} is not one of dcode's tools: it needs approval"))
+
+    def _check_write(self, targets: list[str]) -> Verdict | None:
+        outside = [p for p in targets if not self._inside(p)]
         if outside:
             return self._gate(Verdict(ApprovalKind.EDIT, f"writing outside the workspace ({outside[0]}) needs approval"))
         if self.mode is ApprovalMode.MANUAL:

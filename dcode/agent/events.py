@@ -24,6 +24,8 @@ class ApprovalKind(StrEnum):
 
     EDIT = "edit"
     SHELL = "shell"
+    TOOL = "tool"
+    """A tool dcode does not know (no spec describes what it does)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,8 @@ class ToolCallFinished(Event):
     status: ToolStatus
     preview: str
     output: str = ""
+    diff: str = ""
+    """The unified diff a write applied, as the tool recorded it; ``""`` for other calls."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from dcode.agent.events import (
     UsageUpdated,
 )
 from dcode.agent.middleware.approval import DENIED_MARKER
+from dcode.agent.tools.diffs import recorded_diff
 from dcode.agent.tools.summary import preview_result, summarize_call
 
 MODEL_NODE = "model"
@@ -163,5 +164,5 @@ class StreamTranslator:
         else:
             status = ToolStatus.OK
         yield ToolCallFinished(
-            message.tool_call_id, message.name or "", status, preview_result(text), text
+            message.tool_call_id, message.name or "", status, preview_result(text), text, recorded_diff(message.artifact)
         )

@@ -1,6 +1,7 @@
 """The inline approval: a question inside the transcript, answered with one key.
 
-``y`` approves; ``a`` approves this kind (edits or shell) for the rest of the session; ``n``
+``y`` approves; ``a`` approves this kind (edits, shell, or tools dcode does not know) for the
+rest of the session; ``n``
 rejects; Tab opens a one-line input whose text the model reads as the reason; Esc rejects and
 stops the turn. The widget resolves the core's future itself and tells the app what happened.
 """
@@ -8,6 +9,7 @@ stops the turn. The widget resolves the core's future itself and tells the app w
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass
 
@@ -21,9 +23,18 @@ from textual.widgets import Input, Static
 
 from dcode.agent.approval import ApprovalDecision
 from dcode.agent.events import ApprovalKind, ApprovalRequested
-from dcode.tui.transcript.diff import diff_from_args, render_diff
+from dcode.tui.transcript.diff import render_diff
 
 DIFF_LINES = 40
+ARGS_LINES = 12
+ARG_CHARS = 300
+
+# What the question is about, and what ``a`` allows: by approval kind.
+SUBJECTS: dict[ApprovalKind, tuple[str, str]] = {
+    ApprovalKind.EDIT: ("edit", "edits"),
+    ApprovalKind.SHELL: ("shell command", "shell commands"),
+    ApprovalKind.TOOL: ("tool call", "other tools"),
+}
 
 
 class ApprovalWidget(Vertical, can_focus=True):
@@ -86,20 +97,20 @@ class ApprovalWidget(Vertical, can_focus=True):
         self.request = request
         self.future = future
         self._armed_at = time.monotonic() + arm_delay
-        kind = "edit" if request.kind is ApprovalKind.EDIT else "shell command"
-        self.border_title = f"Allow this {kind}?"
+        self.border_title = f"Allow this {SUBJECTS[request.kind][0]}?"
 
     def compose(self) -> ComposeResult:
         request = self.request
         yield Static(Content.assemble((request.summary or request.tool, "bold"), ("  " + request.reason, "$text-muted")), classes="approval-reason")
-        if request.kind is ApprovalKind.SHELL:
-            command = str(request.args.get("command") or request.summary)
-            yield Static(Content.styled(f"$ {command}", "bold"), classes="approval-command")
-        else:
-            diff = request.diff or diff_from_args(request.tool, request.args)
-            if diff:
-                yield Static(render_diff(diff, DIFF_LINES), classes="approval-diff")
-        kind = "edits" if request.kind is ApprovalKind.EDIT else "shell commands"
+        match request.kind:
+            case ApprovalKind.SHELL:
+                command = str(request.args.get("command") or request.summary)
+                yield Static(Content.styled(f"$ {command}", "bold"), classes="approval-command")
+            case ApprovalKind.TOOL:
+                yield Static(Content(_arguments(request.args)), classes="approval-command")
+            case _ if request.diff:
+                yield Static(render_diff(request.diff, DIFF_LINES), classes="approval-diff")
+        kind = SUBJECTS[request.kind][1]
         yield Static(
             Content.assemble(
                 ("y", "bold $text-success"), " yes   ",
@@ -168,3 +179,16 @@ class ApprovalWidget(Vertical, can_focus=True):
         event.stop()
         feedback = event.value.strip()
         self.decide(ApprovalDecision(False, feedback))
+
+
+def _arguments(args: dict[str, object]) -> str:
+    """An unknown tool's arguments, whole enough to judge: one ``key: value`` line each."""
+    lines = [_clip(f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}") for key, value in args.items()]
+    lines = lines or ["(no arguments)"]
+    if len(lines) > ARGS_LINES:
+        lines = [*lines[:ARGS_LINES], f"… {len(lines) - ARGS_LINES} more arguments"]
+    return "\n".join(lines)
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= ARG_CHARS else f"{line[: ARG_CHARS - 1]}…"

@@ -3,7 +3,8 @@
 Hook: ``awrap_tool_call``. It asks the run's ``ApprovalPolicy`` whether the call may run; if not,
 it emits ``ApprovalRequested`` (with a diff for edits) and awaits the run's ``Approver``. A
 denial becomes an error ``ToolMessage`` the model can read and act on, so nothing ever hangs
-waiting for a person who is not there.
+waiting for a person who is not there. A call of a tool the graph does not have (a name the
+model made up) is not asked about: nothing would run, and the tool node tells the model so.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class ApprovalMiddleware(AgentMiddleware):
         handler: Callable[[Any], Awaitable[ToolMessage | Command]],
     ) -> ToolMessage | Command:
         context = request.runtime.context
-        if not isinstance(context, RunContext):
+        if not isinstance(context, RunContext) or request.tool is None:
             return await handler(request)
         call = request.tool_call
         args = call.get("args") or {}
@@ -71,7 +72,7 @@ class ApprovalMiddleware(AgentMiddleware):
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], ToolMessage | Command]) -> ToolMessage | Command:
         """The synchronous path cannot wait for a person, so gated calls are denied."""
         context = request.runtime.context
-        if not isinstance(context, RunContext):
+        if not isinstance(context, RunContext) or request.tool is None:
             return handler(request)
         call = request.tool_call
         verdict = context.policy.check(call["name"], call.get("args") or {})

@@ -1,10 +1,10 @@
-"""Compaction, tier 1: the long arguments of old ``write_file``/``edit_file`` calls, cut in the request.
+"""Compaction, tier 1: the long arguments of old file-writing calls, cut in the request.
 
 A file the model wrote twenty steps ago is on disk; the history need not carry its whole text
 in every later request. Hook: ``awrap_model_call``. When the request's messages reach
 ``TRIGGER`` of the model's input window (an estimate: about four characters a token), every
-string argument longer than ``MAX_ARGUMENT_CHARS`` in a ``write_file`` or ``edit_file`` call
-older than the keep window (the newest messages within ``KEEP`` of the window) is cut to its
+string argument longer than ``MAX_ARGUMENT_CHARS`` in a call of a write tool (kind ``write`` in
+its spec: ``write_file``, ``edit_file``) older than the keep window (the newest messages within ``KEEP`` of the window) is cut to its
 first ``HEAD_CHARS`` characters and a marker. Only the request changes; the checkpointed
 history keeps every argument. Other tools' calls, and short arguments, are never touched.
 """
@@ -19,12 +19,18 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from dcode.agent.tools.spec import ToolKind, spec_for
+
 TRIGGER = 0.85  # of the model's input window
 KEEP = 0.10  # of the window: the newest messages, left whole
 MAX_ARGUMENT_CHARS = 2_000
 HEAD_CHARS = 20
 MARKER = "...(argument truncated)"
-TRUNCATED_TOOLS = frozenset({"write_file", "edit_file"})
+
+
+def _writes_files(name: object) -> bool:
+    """Whether the call's tool writes files: its text is on disk, so the history can let go."""
+    return isinstance(name, str) and spec_for(name).kind is ToolKind.WRITE
 
 
 def keep_from(messages: Sequence[BaseMessage], budget: int) -> int:
@@ -52,7 +58,7 @@ def truncate_arguments(message: BaseMessage) -> BaseMessage:
     calls = []
     changed = False
     for call in message.tool_calls:
-        if call["name"] in TRUNCATED_TOOLS:
+        if _writes_files(call["name"]):
             args = {key: _cut(value) for key, value in call["args"].items()}
             if args != call["args"]:
                 call = {**call, "args": args}
@@ -69,7 +75,7 @@ def truncate_arguments(message: BaseMessage) -> BaseMessage:
 
 
 def _cut_block(block: Any) -> Any:
-    if not (isinstance(block, dict) and block.get("type") == "function_call" and block.get("name") in TRUNCATED_TOOLS):
+    if not (isinstance(block, dict) and block.get("type") == "function_call" and _writes_files(block.get("name"))):
         return block
     try:
         args = json.loads(block.get("arguments") or "{}")

@@ -23,6 +23,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from dcode.agent.events import Notice
 from dcode.agent.run_context import RunContext
+from dcode.agent.tools.spec import READ_FILE
 from dcode.models.errors import is_context_overflow
 
 CLIP_AT = 0.10  # of the model's input window, for the trailing tool results together
@@ -93,7 +94,7 @@ def clip_trailing_results(messages: Sequence[BaseMessage], threshold: int, direc
         if not isinstance(message.content, str) or len(message.content) <= MIN_CLIP_CHARS:
             continue  # multimodal results are left to the image projection; short ones whole
         call = calls.get(message.tool_call_id, {})
-        if call.get("name") == "read_file":
+        if call.get("name") == READ_FILE.name:
             clipped: str | None = _clip_read(message.content, call)
         else:
             clipped = _offload(message.content, message, directory)

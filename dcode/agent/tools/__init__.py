@@ -1,30 +1,23 @@
-"""The model's file and shell tools, all acting through a ``Backend``."""
+"""The model's tools: their specs (``spec``), and the tools built from them (``toolset``).
+
+The tools need LangChain; the specs, call summaries and diffs must not (the UI uses them while
+the engine is still loading). So this package imports nothing up front, and ``build_tools``
+(``from dcode.agent.tools import build_tools``) loads the tool set on first use.
+"""
 
 from __future__ import annotations
 
-from langchain_core.tools import BaseTool
+from typing import TYPE_CHECKING, Any
 
-from dcode.agent.backends.protocol import Backend
-from dcode.agent.tools.edit_file import make_edit_file_tool
-from dcode.agent.tools.execute import make_execute_tool
-from dcode.agent.tools.glob import make_glob_tool
-from dcode.agent.tools.grep import make_grep_tool
-from dcode.agent.tools.ls import make_ls_tool
-from dcode.agent.tools.read_file import BinaryReader, make_read_file_tool, reject_binary
-from dcode.agent.tools.write_file import make_write_file_tool
-
-
-def build_tools(backend: Backend, *, binary_reader: BinaryReader = reject_binary) -> list[BaseTool]:
-    """The tool set in a stable order (the order the model sees them in)."""
-    return [
-        make_ls_tool(backend),
-        make_read_file_tool(backend, binary_reader=binary_reader),
-        make_write_file_tool(backend),
-        make_edit_file_tool(backend),
-        make_glob_tool(backend),
-        make_grep_tool(backend),
-        make_execute_tool(backend),
-    ]
-
+if TYPE_CHECKING:
+    from dcode.agent.tools.toolset import BinaryReader, build_tools, reject_binary
 
 __all__ = ["BinaryReader", "build_tools", "reject_binary"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from dcode.agent.tools import toolset
+
+        return getattr(toolset, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

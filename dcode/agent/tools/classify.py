@@ -1,31 +1,32 @@
-"""What an approval policy needs to know about a tool call, without knowing the tools.
+"""What an approval policy needs to know about a tool call, answered by the tool's spec.
 
 Write tools change files (a policy may auto-approve those inside the workspace); shell tools
-can do anything and are gated separately.
+can do anything and are gated separately; read-only tools change nothing outside the
+conversation. A tool no spec names is none of these: its kind is ``other``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
-from dcode.agent.tools import names
+from dcode.agent.tools.spec import ToolKind, spec_for
 
-WRITE_TOOLS: Final = frozenset({names.WRITE_FILE, names.EDIT_FILE})
-SHELL_TOOLS: Final = frozenset({names.EXECUTE})
-READ_ONLY_TOOLS: Final = frozenset({names.LS, names.READ_FILE, names.GLOB, names.GREP})
+
+def tool_kind(name: str) -> ToolKind:
+    return spec_for(name).kind
 
 
 def is_write_tool(name: str) -> bool:
-    return name in WRITE_TOOLS
+    return tool_kind(name) is ToolKind.WRITE
 
 
 def is_shell_tool(name: str) -> bool:
-    return name in SHELL_TOOLS
+    return tool_kind(name) is ToolKind.SHELL
 
 
 def is_read_only_tool(name: str) -> bool:
-    return name in READ_ONLY_TOOLS
+    return tool_kind(name) is ToolKind.READ
 
 
 def target_paths(name: str, args: Mapping[str, Any]) -> list[str]:
@@ -33,7 +34,4 @@ def target_paths(name: str, args: Mapping[str, Any]) -> list[str]:
 
     Resolve them with ``Backend.resolve`` / ``is_inside_workspace``; empty for other tools.
     """
-    if not is_write_tool(name):
-        return []
-    path = args.get("file_path")
-    return [path] if isinstance(path, str) and path else []
+    return spec_for(name).target_paths(args)

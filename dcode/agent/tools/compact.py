@@ -18,7 +18,7 @@ from langgraph.types import Command
 
 from dcode.agent.middleware.summarization import TRIGGER, CompactionFailed, Compactor, reported_tokens, summarized_count
 from dcode.agent.run_context import RunContext, current_thread_id
-from dcode.agent.tools import names
+from dcode.agent.tools.spec import COMPACT_CONVERSATION
 
 ELIGIBLE = 0.5  # of the compaction trigger, by the provider's reported usage
 
@@ -32,7 +32,7 @@ archive file you can read. It does nothing while the conversation is still small
 
 
 def make_compact_tool(compactor: Compactor) -> BaseTool:
-    @tool(names.COMPACT_CONVERSATION, description=DESCRIPTION)
+    @tool(COMPACT_CONVERSATION.name, description=DESCRIPTION)
     async def compact_conversation(
         state: Annotated[Any, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]
     ) -> Command | str:

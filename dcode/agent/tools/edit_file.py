@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import Backend
-from dcode.agent.tools import names
+from dcode.agent.tools.args import EditFileArgs
+from dcode.agent.tools.diffs import diff_record
 from dcode.agent.tools.editing import EditError, apply_edit
 from dcode.agent.tools.errors import fail
-from dcode.agent.tools.factory import ToolOutput, make_tool
+from dcode.agent.tools.factory import WithArtifact, make_tool
 from dcode.agent.tools.formatting import plural
+from dcode.agent.tools.spec import EDIT_FILE
 
-NAME = names.EDIT_FILE
+NAME = EDIT_FILE.name
 
 DESCRIPTION = """Replace exact text in an existing file.
 
@@ -23,16 +24,8 @@ line-number prefixes.
 - Read the file first. To create a file or rewrite it entirely, use write_file."""
 
 
-class EditFileArgs(BaseModel):
-    file_path: str = Field(description="File to edit: relative to the workspace root, or absolute.")
-    old_string: str = Field(description="The exact text to replace.")
-    new_string: str = Field(description="The text to put in its place (must differ).")
-    replace_all: bool = Field(
-        default=False, description="Replace every occurrence rather than exactly one."
-    )
-
-
-async def edit_file(backend: Backend, args: EditFileArgs) -> ToolOutput:
+async def edit_file(backend: Backend, args: EditFileArgs) -> WithArtifact:
+    """The result, with the diff of the edit recorded beside it (see ``diffs``)."""
     shown = backend.display_path(args.file_path)
     try:
         text = await backend.read_text(args.file_path)
@@ -47,17 +40,18 @@ async def edit_file(backend: Backend, args: EditFileArgs) -> ToolOutput:
     except EditError as exc:
         fail(f"{NAME}: {shown}: {exc}")
     await backend.write_text(args.file_path, outcome.text)
-    return f"Edited {shown}: {plural(outcome.replacements, 'replacement')}."
+    # The approval's preview function, on the text just replaced: the same diff it showed.
+    diff = EDIT_FILE.diff(args.model_dump(), text, shown)
+    return WithArtifact(f"Edited {shown}: {plural(outcome.replacements, 'replacement')}.", diff_record(diff))
 
 
 def make_edit_file_tool(backend: Backend) -> BaseTool:
-    async def run(args: EditFileArgs) -> ToolOutput:
+    async def run(args: EditFileArgs) -> WithArtifact:
         return await edit_file(backend, args)
 
     return make_tool(
-        name=NAME,
+        EDIT_FILE,
         description=DESCRIPTION,
-        args_schema=EditFileArgs,
         run=run,
         display=backend.display_path,
     )

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, Backend, ExecResult
-from dcode.agent.tools import names
+from dcode.agent.tools.args import ExecuteArgs
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
+from dcode.agent.tools.spec import EXECUTE
 
-NAME = names.EXECUTE
+NAME = EXECUTE.name
 
 DESCRIPTION = f"""Run a shell command (bash -c) in the workspace root and return its combined \
 stdout and stderr, followed by `[exit code: N]`.
@@ -25,16 +25,6 @@ such as `-y` or `--no-pager` instead.
 command and everything it started are killed.
 - Long output keeps its beginning and end with the middle cut; redirect to a file and grep it \
 if you need all of it. Redirect the output of background jobs (`cmd > log 2>&1 &`)."""
-
-
-class ExecuteArgs(BaseModel):
-    command: str = Field(description="The shell command line to run.")
-    timeout: int = Field(
-        default=int(DEFAULT_TIMEOUT_S),
-        ge=1,
-        le=int(MAX_TIMEOUT_S),
-        description=f"Seconds before the command is killed (max {MAX_TIMEOUT_S:.0f}).",
-    )
 
 
 def format_result(result: ExecResult, timeout: float) -> str:
@@ -59,9 +49,8 @@ def make_execute_tool(backend: Backend) -> BaseTool:
         return await execute(backend, args)
 
     return make_tool(
-        name=NAME,
+        EXECUTE,
         description=DESCRIPTION,
-        args_schema=ExecuteArgs,
         run=run,
         display=backend.display_path,
     )

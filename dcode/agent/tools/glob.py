@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import Backend
-from dcode.agent.tools import names
+from dcode.agent.tools.args import GlobArgs
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
+from dcode.agent.tools.spec import GLOB
 
-NAME = names.GLOB
+NAME = GLOB.name
 MAX_RESULTS = 200
 
 DESCRIPTION = f"""Find files whose path matches a glob pattern. Returns paths (relative to the \
@@ -23,13 +23,6 @@ a subtree.
 - Files ignored by .gitignore and the .git directory are skipped. Only files are returned, \
 never directories.
 - At most {MAX_RESULTS} paths are shown. To search file contents use grep."""
-
-
-class GlobArgs(BaseModel):
-    pattern: str = Field(description="Glob pattern, e.g. `**/*.py` or `src/**/test_*.py`.")
-    path: str = Field(
-        default=".", description="Directory to search from; defaults to the workspace root."
-    )
 
 
 async def glob(backend: Backend, args: GlobArgs) -> ToolOutput:
@@ -56,9 +49,8 @@ def make_glob_tool(backend: Backend) -> BaseTool:
         return await glob(backend, args)
 
     return make_tool(
-        name=NAME,
+        GLOB,
         description=DESCRIPTION,
-        args_schema=GlobArgs,
         run=run,
         display=backend.display_path,
     )

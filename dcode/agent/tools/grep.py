@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import Backend
-from dcode.agent.tools import names
+from dcode.agent.tools.args import GrepArgs
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
+from dcode.agent.tools.spec import GREP
 from dcode.agent.tools.formatting import join_capped
 
-NAME = names.GREP
+NAME = GREP.name
 MAX_MATCHES = 500
 MAX_OUTPUT_CHARS = 40_000
 
@@ -25,16 +25,6 @@ Escape regex characters to search for them literally, e.g. `foo\\(`.
 at any depth), `src/**/*.ts` (relative to path), `*.{{js,ts}}`; a leading `!` excludes.
 - .gitignore'd files, .git and binary files are skipped. At most {MAX_MATCHES} lines are shown; \
 long lines are cut. To find files by name use glob."""
-
-
-class GrepArgs(BaseModel):
-    pattern: str = Field(description="Regular expression to search for.")
-    path: str = Field(
-        default=".", description="Directory or file to search; defaults to the workspace root."
-    )
-    glob: str | None = Field(
-        default=None, description="Only search files matching this glob, e.g. `*.py`."
-    )
 
 
 async def grep(backend: Backend, args: GrepArgs) -> ToolOutput:
@@ -66,9 +56,8 @@ def make_grep_tool(backend: Backend) -> BaseTool:
         return await grep(backend, args)
 
     return make_tool(
-        name=NAME,
+        GREP,
         description=DESCRIPTION,
-        args_schema=GrepArgs,
         run=run,
         display=backend.display_path,
     )

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import Backend
-from dcode.agent.tools import names
+from dcode.agent.tools.args import LsArgs
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
+from dcode.agent.tools.spec import LS
 
-NAME = names.LS
+NAME = LS.name
 MAX_ENTRIES = 500
 
 DESCRIPTION = f"""List the entries of one directory (not recursive), sorted by name.
 
 Directories end with "/". Hidden entries are included. At most {MAX_ENTRIES} entries are shown. \
 To find files by name across the tree use glob; to search contents use grep."""
-
-
-class LsArgs(BaseModel):
-    path: str = Field(
-        default=".", description="Directory to list: relative to the workspace root, or absolute."
-    )
 
 
 async def ls(backend: Backend, args: LsArgs) -> ToolOutput:
@@ -46,9 +40,8 @@ def make_ls_tool(backend: Backend) -> BaseTool:
         return await ls(backend, args)
 
     return make_tool(
-        name=NAME,
+        LS,
         description=DESCRIPTION,
-        args_schema=LsArgs,
         run=run,
         display=backend.display_path,
     )

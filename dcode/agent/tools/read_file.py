@@ -11,16 +11,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import Backend
-from dcode.agent.tools import names
+from dcode.agent.tools.args import READ_DEFAULT_LIMIT, ReadFileArgs
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
 from dcode.agent.tools.filetypes import binary_type, decode_text, media_type
+from dcode.agent.tools.spec import READ_FILE
 
-NAME = names.READ_FILE
-DEFAULT_LIMIT = 2000
+NAME = READ_FILE.name
+DEFAULT_LIMIT = READ_DEFAULT_LIMIT
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 80_000
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -34,16 +34,6 @@ of the file - never copy them into edit_file's old_string.
 When output is cut, a note at the end gives the offset to continue from.
 - Read a file before editing it. Use ls for directories, grep/glob to find files.
 - Binary files (images, PDFs, archives) cannot be read as text."""
-
-
-class ReadFileArgs(BaseModel):
-    file_path: str = Field(description="File to read: relative to the workspace root, or absolute.")
-    offset: int = Field(
-        default=0, ge=0, description="Number of lines to skip; 0 starts at the first line."
-    )
-    limit: int = Field(
-        default=DEFAULT_LIMIT, ge=1, description="Maximum number of lines to return."
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +130,8 @@ def make_read_file_tool(
         return await read_file(backend, args, binary_reader)
 
     return make_tool(
-        name=NAME,
+        READ_FILE,
         description=DESCRIPTION,
-        args_schema=ReadFileArgs,
         run=run,
         display=backend.display_path,
     )

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import Backend
-from dcode.agent.tools import names
+from dcode.agent.tools.args import WriteFileArgs
+from dcode.agent.tools.diffs import diff_record
 from dcode.agent.tools.errors import fail
-from dcode.agent.tools.factory import ToolOutput, make_tool
+from dcode.agent.tools.factory import WithArtifact, make_tool
 from dcode.agent.tools.formatting import count_lines, plural
+from dcode.agent.tools.spec import WRITE_FILE
 
-NAME = names.WRITE_FILE
+NAME = WRITE_FILE.name
 
 DESCRIPTION = """Create a file, or overwrite an existing one with new content.
 
@@ -21,31 +22,31 @@ the file before overwriting it.
 - Write the complete content; nothing is appended or merged."""
 
 
-class WriteFileArgs(BaseModel):
-    file_path: str = Field(
-        description="File to write: relative to the workspace root, or absolute."
-    )
-    content: str = Field(description="The complete new content of the file.")
-
-
-async def write_file(backend: Backend, args: WriteFileArgs) -> ToolOutput:
+async def write_file(backend: Backend, args: WriteFileArgs) -> WithArtifact:
+    """The result, with the diff of the write recorded beside it (see ``diffs``)."""
     shown = backend.display_path(args.file_path)
     existed = await backend.exists(args.file_path)
     if existed and (await backend.stat(args.file_path)).is_dir:
         fail(f"{NAME}: {shown} is a directory; give a file path")
+    diff = ""
+    try:
+        before = await backend.read_text(args.file_path) if existed else None
+    except (OSError, UnicodeDecodeError):
+        pass  # not readable text: it is replaced all the same, but no diff can show how
+    else:
+        diff = WRITE_FILE.diff(args.model_dump(), before, shown)
     await backend.write_text(args.file_path, args.content)
     verb = "Overwrote" if existed else "Created"
-    return f"{verb} {shown} ({plural(count_lines(args.content), 'line')})."
+    return WithArtifact(f"{verb} {shown} ({plural(count_lines(args.content), 'line')}).", diff_record(diff))
 
 
 def make_write_file_tool(backend: Backend) -> BaseTool:
-    async def run(args: WriteFileArgs) -> ToolOutput:
+    async def run(args: WriteFileArgs) -> WithArtifact:
         return await write_file(backend, args)
 
     return make_tool(
-        name=NAME,
+        WRITE_FILE,
         description=DESCRIPTION,
-        args_schema=WriteFileArgs,
         run=run,
         display=backend.display_path,
     )

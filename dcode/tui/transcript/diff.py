@@ -1,30 +1,13 @@
-"""Diffs for file edits: taken from the approval when the core computed one, else from the args.
+"""Rendering the diffs of file edits. The UI never computes one: the core does, with the tool
+spec's preview, for the approval (``ApprovalRequested.diff``) and for the finished call
+(``ToolCallFinished.diff``, saved with the session), so both always show the same diff.
 
 Colours come from theme variables only, so every theme shows additions and removals its way.
 """
 
 from __future__ import annotations
 
-import difflib
-from typing import Any
-
 from textual.content import Content
-
-EDIT_TOOLS = frozenset({"write_file", "edit_file"})
-
-
-def diff_from_args(name: str, args: dict[str, Any] | None) -> str:
-    """A unified diff of what an edit call changes, rendered from its arguments alone."""
-    if not args or name not in EDIT_TOOLS:
-        return ""
-    path = str(args.get("file_path") or args.get("path") or "file")
-    if name == "edit_file":
-        old = str(args.get("old_string") or "").splitlines()
-        new = str(args.get("new_string") or "").splitlines()
-    else:
-        old, new = [], str(args.get("content") or "").splitlines()
-    lines = difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}", lineterm="", n=2)
-    return "\n".join(lines)
 
 
 def render_diff(diff: str, max_lines: int | None = None) -> Content:

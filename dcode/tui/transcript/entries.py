@@ -64,6 +64,7 @@ class ToolCallEntry:
     preview: str = ""
     output: str = ""
     diff: str = ""
+    """The approval's proposed diff while it waits, then the diff the finished call recorded."""
     note: str = ""
     """How an approval went ("approved", "rejected: …"), shown under the call."""
     approval: PendingApproval | None = None

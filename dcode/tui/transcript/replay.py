@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from dcode.agent.events import ToolStatus
+from dcode.agent.tools.diffs import recorded_diff
 from dcode.tui.transcript.entries import AssistantEntry, Entry, ToolCallEntry, ToolGroupEntry, UserEntry
 
 DENIED_MARKER = "dcode_denied"
@@ -117,6 +118,7 @@ def entries_from_messages(messages: list[Any]) -> list[Entry]:
                     found.status = ToolStatus.OK
                 found.output = text
                 found.preview = _preview(text)
+                found.diff = recorded_diff(getattr(message, "artifact", None))
     for call in calls.values():
         if call.status is None:
             call.status = ToolStatus.CANCELLED

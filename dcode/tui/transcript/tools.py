@@ -18,7 +18,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from dcode.agent.events import ToolStatus
-from dcode.tui.transcript.diff import EDIT_TOOLS, diff_from_args, diff_stats, render_diff
+from dcode.tui.transcript.diff import diff_stats, render_diff
 from dcode.tui.transcript.entries import ToolCallEntry, ToolGroupEntry
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -103,25 +103,16 @@ class ToolCallView(Vertical):
         parts: list[tuple[str, str] | str] = [(icon, style), " ", (entry.name or "tool", "bold")]
         if summary:
             parts += [" ", (summary.splitlines()[0], "$text-muted")]
-        diff = self._diff()
-        if diff:
+        if diff := self.entry.diff:
             added, removed = diff_stats(diff)
             parts += ["  ", (f"+{added}", "$text-success"), " ", (f"-{removed}", "$text-error")]
         return Content.assemble(*parts)
-
-    def _diff(self) -> str:
-        entry = self.entry
-        if entry.name not in EDIT_TOOLS:
-            return ""
-        if not entry.diff and entry.args:
-            entry.diff = diff_from_args(entry.name, entry.args)
-        return entry.diff
 
     def _body(self) -> Content:
         entry = self.entry
         if entry.running:
             return Content("")
-        diff = self._diff() if entry.status is ToolStatus.OK else ""
+        diff = entry.diff if entry.status is ToolStatus.OK else ""
         if diff:
             return render_diff(diff, None if self.expanded else COLLAPSED_DIFF_LINES)
         if self.expanded and entry.output:

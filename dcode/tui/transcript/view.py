@@ -351,13 +351,14 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self._args_refreshed.pop(call_id, None)
         self._sync_call(call)
 
-    def tool_finished(self, call_id: str, name: str, status: ToolStatus, preview: str, output: str) -> None:
+    def tool_finished(self, call_id: str, name: str, status: ToolStatus, preview: str, output: str, diff: str = "") -> None:
         call = self._calls.get(call_id)
         if call is None:
             return
         call.status = status
         call.preview = preview
         call.output = output
+        call.diff = diff  # what the write did (the approval's preview was what it would do)
         if not call.name:
             call.name = name
         self._sync_call(call)

@@ -1,0 +1,74 @@
+"""The arguments of the file and shell tools: what the model may pass, with the descriptions
+it reads.
+
+These models are part of the contract the model sees (DESIGN.md, "Tools the model sees"). They
+live apart from the tools' code, with nothing but pydantic, so that the tool specs (and the UI's
+summaries of calls, which read the defaults) can be loaded without the LangChain stack.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from dcode.agent.backends.protocol import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
+
+READ_DEFAULT_LIMIT = 2000
+
+
+class LsArgs(BaseModel):
+    path: str = Field(
+        default=".", description="Directory to list: relative to the workspace root, or absolute."
+    )
+
+
+class ReadFileArgs(BaseModel):
+    file_path: str = Field(description="File to read: relative to the workspace root, or absolute.")
+    offset: int = Field(
+        default=0, ge=0, description="Number of lines to skip; 0 starts at the first line."
+    )
+    limit: int = Field(
+        default=READ_DEFAULT_LIMIT, ge=1, description="Maximum number of lines to return."
+    )
+
+
+class WriteFileArgs(BaseModel):
+    file_path: str = Field(
+        description="File to write: relative to the workspace root, or absolute."
+    )
+    content: str = Field(description="The complete new content of the file.")
+
+
+class EditFileArgs(BaseModel):
+    file_path: str = Field(description="File to edit: relative to the workspace root, or absolute.")
+    old_string: str = Field(description="The exact text to replace.")
+    new_string: str = Field(description="The text to put in its place (must differ).")
+    replace_all: bool = Field(
+        default=False, description="Replace every occurrence rather than exactly one."
+    )
+
+
+class GlobArgs(BaseModel):
+    pattern: str = Field(description="Glob pattern, e.g. `**/*.py` or `src/**/test_*.py`.")
+    path: str = Field(
+        default=".", description="Directory to search from; defaults to the workspace root."
+    )
+
+
+class GrepArgs(BaseModel):
+    pattern: str = Field(description="Regular expression to search for.")
+    path: str = Field(
+        default=".", description="Directory or file to search; defaults to the workspace root."
+    )
+    glob: str | None = Field(
+        default=None, description="Only search files matching this glob, e.g. `*.py`."
+    )
+
+
+class ExecuteArgs(BaseModel):
+    command: str = Field(description="The shell command line to run.")
+    timeout: int = Field(
+        default=int(DEFAULT_TIMEOUT_S),
+        ge=1,
+        le=int(MAX_TIMEOUT_S),
+        description=f"Seconds before the command is killed (max {MAX_TIMEOUT_S:.0f}).",
+    )

@@ -1,0 +1,101 @@
+"""What each tool's call touched, in a few words: the part of a call's summary after its name.
+
+The transcript shows many calls at once, so each gets one scannable line that says what was
+touched (``src/app.py:121-320``) rather than a JSON blob. Arguments may be partial or mistyped
+while a call streams in, so every function here tolerates junk. Each tool's spec names its
+describer; ``describe_pairs`` is the fallback for tools no spec knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dcode.agent.tools.args import READ_DEFAULT_LIMIT
+from dcode.agent.tools.formatting import count_lines, plural
+
+Args = Mapping[str, Any]
+
+
+def describe_pairs(args: Args) -> str:
+    return ", ".join(f"{key}={_text(value)}" for key, value in args.items())
+
+
+def describe_nothing(args: Args) -> str:
+    return ""
+
+
+def describe_ls(args: Args) -> str:
+    return _path(args, "path")
+
+
+def describe_read(args: Args) -> str:
+    return f"{_path(args, 'file_path')}{_line_range(args)}"
+
+
+def describe_write(args: Args) -> str:
+    content = args.get("content")
+    suffix = f" ({plural(count_lines(content), 'line')})" if isinstance(content, str) else ""
+    return f"{_path(args, 'file_path')}{suffix}"
+
+
+def describe_edit(args: Args) -> str:
+    suffix = " (replace all)" if args.get("replace_all") is True else ""
+    return f"{_path(args, 'file_path')}{suffix}"
+
+
+def describe_glob(args: Args) -> str:
+    return f"{_text(args.get('pattern'))}{_where(args)}"
+
+
+def describe_grep(args: Args) -> str:
+    glob = _text(args.get("glob"))
+    suffix = f" ({glob})" if glob else ""
+    return f'"{_text(args.get("pattern"))}"{_where(args)}{suffix}'
+
+
+def describe_execute(args: Args) -> str:
+    return _text(args.get("command"))
+
+
+def describe_todos(args: Args) -> str:
+    """``4 items, 1 done · now: write the tests`` (the plan, at a glance)."""
+    todos = args.get("todos")
+    if not isinstance(todos, list):
+        return ""
+    items = [todo for todo in todos if isinstance(todo, Mapping)]
+    done = sum(1 for todo in items if todo.get("status") == "completed")
+    current = next((_text(todo.get("content")) for todo in items if todo.get("status") == "in_progress"), "")
+    text = plural(len(items), "item") + (f", {done} done" if done else "")
+    return f"{text} · now: {current}" if current else text
+
+
+def _line_range(args: Args) -> str:
+    offset = _int(args.get("offset"), 0)
+    limit = _int(args.get("limit"), READ_DEFAULT_LIMIT)
+    if offset == 0 and limit == READ_DEFAULT_LIMIT:
+        return ""
+    return f":{offset + 1}-{offset + limit}"
+
+
+def _where(args: Args) -> str:
+    path = _text(args.get("path"))
+    return "" if path in ("", ".", "./") else f" in {path}"
+
+
+def _path(args: Args, key: str) -> str:
+    return _text(args.get(key)) or "."
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def _int(value: object, default: int) -> int:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return default

@@ -1,0 +1,142 @@
+"""One ``ToolSpec`` per tool: everything the rest of dcode needs to know about a tool.
+
+The approval policy asks a spec what a call can do (its kind, the paths it writes), the UI asks
+it for a call's one-line summary and its diff, and the tools are built from it (the name and
+the arguments live here once). A name no spec knows, such as an MCP tool's, gets a default spec
+of kind ``other``: dcode cannot tell what such a call does, so it asks before running it.
+
+Nothing here imports LangChain: a resumed transcript is painted (with every call's summary)
+while the engine is still loading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final
+
+from pydantic import BaseModel
+
+from dcode.agent.tools import args as arguments
+from dcode.agent.tools.describe import (
+    describe_edit,
+    describe_execute,
+    describe_glob,
+    describe_grep,
+    describe_ls,
+    describe_nothing,
+    describe_pairs,
+    describe_read,
+    describe_todos,
+    describe_write,
+)
+from dcode.agent.tools.diff_text import edit_diff, write_diff
+from dcode.agent.tools.editing import EditError
+
+MAX_SUMMARY_CHARS = 80
+
+Args = Mapping[str, Any]
+Describe = Callable[[Args], str]
+Preview = Callable[[Args, str | None, str], str]
+"""``(args, the file's text before the call or None when there is no file, the path as shown)``
+to a unified diff. It may raise when the call cannot apply; ``ToolSpec.diff`` turns that into
+no diff."""
+Targets = Callable[[Args], list[str]]
+
+
+class ToolKind(StrEnum):
+    """What a call can do outside the conversation; the approval modes key on it."""
+
+    READ = "read"
+    """Changes nothing outside the conversation: it reads, or updates only the agent's own
+    state (its todo list, a compaction)."""
+    WRITE = "write"
+    """Changes files, at the paths ``ToolSpec.targets`` names."""
+    SHELL = "shell"
+    """Runs a program, which can do anything."""
+    OTHER = "other"
+    """Unknown effects: a tool whose behaviour dcode does not know."""
+
+
+def no_targets(args: Args) -> list[str]:
+    return []
+
+
+def file_path_target(args: Args) -> list[str]:
+    path = args.get("file_path")
+    return [path] if isinstance(path, str) and path else []
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    kind: ToolKind
+    args: type[BaseModel] | None = None
+    """The argument model, for tools dcode builds; ``None`` when another library defines the
+    schema (``write_todos``) or the model passes nothing (``compact_conversation``)."""
+    describe: Describe = describe_pairs
+    preview: Preview | None = None
+    targets: Targets = no_targets
+
+    def summary(self, args: Args) -> str:
+        """One line of at most ``MAX_SUMMARY_CHARS``: the name and what the call touches."""
+        try:
+            detail = self.describe(args)
+        except Exception:  # noqa: BLE001 - a summary is cosmetic; partial args are normal
+            detail = ""
+        text = " ".join(f"{self.name} {detail}".split())
+        return text if len(text) <= MAX_SUMMARY_CHARS else text[: MAX_SUMMARY_CHARS - 1] + "…"
+
+    def diff(self, args: Args, before: str | None, shown: str) -> str:
+        """The unified diff the call makes to a file whose text was ``before``; ``""`` for a
+        tool without a preview, or a call that cannot apply."""
+        if self.preview is None:
+            return ""
+        try:
+            return self.preview(args, before, shown)
+        except (EditError, KeyError, TypeError, ValueError):
+            return ""
+
+    def target_paths(self, args: Args) -> list[str]:
+        """The paths a write would change, as the model wrote them (resolve them before
+        judging them)."""
+        return self.targets(args)
+
+
+LS: Final = ToolSpec("ls", ToolKind.READ, arguments.LsArgs, describe=describe_ls)
+READ_FILE: Final = ToolSpec("read_file", ToolKind.READ, arguments.ReadFileArgs, describe=describe_read)
+WRITE_FILE: Final = ToolSpec(
+    "write_file",
+    ToolKind.WRITE,
+    arguments.WriteFileArgs,
+    describe=describe_write,
+    preview=write_diff,
+    targets=file_path_target,
+)
+EDIT_FILE: Final = ToolSpec(
+    "edit_file",
+    ToolKind.WRITE,
+    arguments.EditFileArgs,
+    describe=describe_edit,
+    preview=edit_diff,
+    targets=file_path_target,
+)
+GLOB: Final = ToolSpec("glob", ToolKind.READ, arguments.GlobArgs, describe=describe_glob)
+GREP: Final = ToolSpec("grep", ToolKind.READ, arguments.GrepArgs, describe=describe_grep)
+EXECUTE: Final = ToolSpec("execute", ToolKind.SHELL, arguments.ExecuteArgs, describe=describe_execute)
+# langchain's TodoListMiddleware adds this tool and owns its schema. It only replaces the todo
+# list in the agent's state, so for approval it is as harmless as a read: it never asks.
+WRITE_TODOS: Final = ToolSpec("write_todos", ToolKind.READ, describe=describe_todos)
+# It summarizes the conversation into the agent's state; nothing outside the conversation changes.
+COMPACT_CONVERSATION: Final = ToolSpec("compact_conversation", ToolKind.READ, describe=describe_nothing)
+
+SPECS: Final[Mapping[str, ToolSpec]] = {
+    spec.name: spec
+    for spec in (LS, READ_FILE, WRITE_FILE, EDIT_FILE, GLOB, GREP, EXECUTE, WRITE_TODOS, COMPACT_CONVERSATION)
+}
+
+
+def spec_for(name: str) -> ToolSpec:
+    """The spec of tool ``name``; a default of kind ``other`` for a name no spec knows."""
+    return SPECS.get(name) or ToolSpec(name, ToolKind.OTHER)

@@ -1,0 +1,30 @@
+"""The file and shell tools the agent offers, all acting through one ``Backend``."""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool
+
+from dcode.agent.backends.protocol import Backend
+from dcode.agent.tools.edit_file import make_edit_file_tool
+from dcode.agent.tools.execute import make_execute_tool
+from dcode.agent.tools.glob import make_glob_tool
+from dcode.agent.tools.grep import make_grep_tool
+from dcode.agent.tools.ls import make_ls_tool
+from dcode.agent.tools.read_file import BinaryReader, make_read_file_tool, reject_binary
+from dcode.agent.tools.write_file import make_write_file_tool
+
+
+def build_tools(backend: Backend, *, binary_reader: BinaryReader = reject_binary) -> list[BaseTool]:
+    """The tool set in a stable order (the order the model sees them in)."""
+    return [
+        make_ls_tool(backend),
+        make_read_file_tool(backend, binary_reader=binary_reader),
+        make_write_file_tool(backend),
+        make_edit_file_tool(backend),
+        make_glob_tool(backend),
+        make_grep_tool(backend),
+        make_execute_tool(backend),
+    ]
+
+
+__all__ = ["BinaryReader", "build_tools", "reject_binary"]

@@ -1,0 +1,112 @@
+"""Which calls ask, by the kind in each tool's spec: the policy alone, then the real middleware
+in a real agent loop (ChatOpenAI against the scripted server) with a tool dcode does not know."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.tools import StructuredTool
+from langchain_openai import ChatOpenAI
+
+from dcode.agent.approval import ApprovalDecision, ApprovalPolicy
+from dcode.agent.backends import LocalBackend
+from dcode.agent.events import ApprovalKind, ApprovalRequested, Event
+from dcode.agent.middleware.approval import ApprovalMiddleware
+from dcode.agent.run_context import RunContext
+from dcode.config import ApprovalMode
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+
+UNKNOWN = "mcp__tracker__close_issue"
+
+
+def policy(mode: ApprovalMode, workspace: Path) -> ApprovalPolicy:
+    return ApprovalPolicy(mode, workspace)
+
+
+@pytest.mark.parametrize("mode", [ApprovalMode.MANUAL, ApprovalMode.EDITS])
+def test_a_tool_without_a_spec_asks(mode: ApprovalMode, tmp_path: Path) -> None:
+    verdict = policy(mode, tmp_path).check(UNKNOWN, {"id": 7})
+    assert verdict is not None and verdict.kind is ApprovalKind.TOOL
+    assert UNKNOWN in verdict.reason
+
+
+def test_a_tool_without_a_spec_runs_in_all_mode(tmp_path: Path) -> None:
+    assert policy(ApprovalMode.ALL, tmp_path).check(UNKNOWN, {"id": 7}) is None
+
+
+def test_yes_for_the_session_covers_unknown_tools(tmp_path: Path) -> None:
+    gate = policy(ApprovalMode.MANUAL, tmp_path)
+    gate.session_allowed.add(ApprovalKind.TOOL)
+    assert gate.check(UNKNOWN, {}) is None
+    assert gate.check("execute", {"command": "true"}) is not None
+
+
+@pytest.mark.parametrize("name", ["ls", "read_file", "glob", "grep", "write_todos", "compact_conversation"])
+def test_tools_that_change_nothing_outside_the_conversation_never_ask(name: str, tmp_path: Path) -> None:
+    assert policy(ApprovalMode.MANUAL, tmp_path).check(name, {"todos": [], "path": "."}) is None
+
+
+def test_writes_and_the_shell_by_mode(tmp_path: Path) -> None:
+    inside = {"file_path": "a.txt", "content": "x"}
+    outside = {"file_path": str(tmp_path.parent / "elsewhere.txt"), "content": "x"}
+    manual, edits = policy(ApprovalMode.MANUAL, tmp_path), policy(ApprovalMode.EDITS, tmp_path)
+    assert manual.check("write_file", inside).kind is ApprovalKind.EDIT  # type: ignore[union-attr]
+    assert edits.check("edit_file", {**inside, "old_string": "a", "new_string": "b"}) is None
+    assert edits.check("write_file", outside).kind is ApprovalKind.EDIT  # type: ignore[union-attr]
+    assert edits.check("execute", {"command": "true"}).kind is ApprovalKind.SHELL  # type: ignore[union-attr]
+
+
+class RecordingApprover:
+    def __init__(self, approve: bool) -> None:
+        self.approve = approve
+        self.requests: list[ApprovalRequested] = []
+
+    async def decide(self, request: ApprovalRequested) -> ApprovalDecision:
+        self.requests.append(request)
+        return ApprovalDecision(self.approve)
+
+
+async def run_agent(server: ScriptedModelServer, workspace: Path, mode: ApprovalMode, approve: bool) -> tuple[RecordingApprover, list[dict[str, Any]]]:
+    ran: list[dict[str, Any]] = []
+
+    def close_issue(id: int) -> str:
+        ran.append({"id": id})
+        return f"closed #{id}"
+
+    tool = StructuredTool.from_function(close_issue, name=UNKNOWN, description="Close an issue in the tracker.")
+    model = ChatOpenAI(model="test-model", base_url=server.base_url, api_key="test", max_retries=0)
+    agent = create_agent(model, tools=[tool], middleware=[ApprovalMiddleware()], context_schema=RunContext)
+    approver = RecordingApprover(approve)
+    events: list[Event] = []
+    context = RunContext(approver, ApprovalPolicy(mode, workspace), LocalBackend(workspace), events.append)
+    await agent.ainvoke({"messages": [("user", "close issue 7")]}, context=context)
+    return approver, ran
+
+
+@pytest.mark.parametrize("mode", [ApprovalMode.MANUAL, ApprovalMode.EDITS])
+async def test_an_unknown_tool_waits_for_a_yes(server: ScriptedModelServer, workspace: Path, mode: ApprovalMode) -> None:
+    server.script(reply(tool_calls=[tool_call(UNKNOWN, {"id": 7})]), reply("not closed"))
+    approver, ran = await run_agent(server, workspace, mode, approve=False)
+    assert [request.kind for request in approver.requests] == [ApprovalKind.TOOL]
+    assert approver.requests[0].summary == f"{UNKNOWN} id=7"
+    assert ran == []
+    [result] = [text for role, text in server.transcript(1) if role == "tool"]
+    assert result.startswith("denied:")
+
+
+async def test_an_approved_unknown_tool_runs(server: ScriptedModelServer, workspace: Path) -> None:
+    server.script(reply(tool_calls=[tool_call(UNKNOWN, {"id": 7})]), reply("closed"))
+    approver, ran = await run_agent(server, workspace, ApprovalMode.MANUAL, approve=True)
+    assert len(approver.requests) == 1 and ran == [{"id": 7}]
+
+
+async def test_a_made_up_tool_name_is_not_asked_about(server: ScriptedModelServer, workspace: Path) -> None:
+    """Nothing would run, so nobody is asked; the model hears that the tool does not exist."""
+    server.script(reply(tool_calls=[tool_call("python", {"code": "1"})]), reply("sorry"))
+    approver, ran = await run_agent(server, workspace, ApprovalMode.MANUAL, approve=True)
+    assert approver.requests == [] and ran == []
+    [result] = [text for role, text in server.transcript(1) if role == "tool"]
+    assert "python" in result and "not a valid tool" in result

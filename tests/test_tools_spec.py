@@ -1,0 +1,87 @@
+"""Tool specs: one per tool the agent offers, the tools built from them, a default for the rest,
+and a registry that loads without the LangChain stack."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from langchain.agents.middleware import TodoListMiddleware
+from langchain_openai import ChatOpenAI
+
+from dcode.agent.backends import LocalBackend
+from dcode.agent.graph import static_request
+from dcode.agent.middleware.summarization import Compactor
+from dcode.agent.tools.spec import SPECS, WRITE_TODOS, ToolKind, spec_for
+
+KINDS = {
+    "ls": ToolKind.READ,
+    "read_file": ToolKind.READ,
+    "glob": ToolKind.READ,
+    "grep": ToolKind.READ,
+    "write_file": ToolKind.WRITE,
+    "edit_file": ToolKind.WRITE,
+    "execute": ToolKind.SHELL,
+    "write_todos": ToolKind.READ,
+    "compact_conversation": ToolKind.READ,
+}
+
+
+def offered_tools(tmp_path: Path) -> list:
+    model = ChatOpenAI(model="test-model", api_key="test", base_url="http://127.0.0.1:9/v1")
+    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history"))
+    return tools
+
+
+def test_every_tool_the_model_is_offered_has_its_spec(tmp_path: Path) -> None:
+    tools = offered_tools(tmp_path)
+    assert sorted(tool.name for tool in tools) == sorted(SPECS)
+    for tool in tools:
+        spec = SPECS[tool.name]
+        assert spec.kind is KINDS[tool.name], tool.name
+        if spec.args is not None:
+            assert tool.args_schema is spec.args, f"{tool.name} is not built from its spec's argument model"
+
+
+def test_a_name_no_spec_knows_gets_kind_other() -> None:
+    spec = spec_for("mcp__tracker__close_issue")
+    assert spec.kind is ToolKind.OTHER and spec.name == "mcp__tracker__close_issue"
+    assert spec.summary({"id": 7, "reason": "done"}) == "mcp__tracker__close_issue id=7, reason=done"
+    assert spec.target_paths({"file_path": "a.txt"}) == []
+    assert spec.diff({"file_path": "a.txt", "content": "x"}, None, "a.txt") == ""
+
+
+def test_write_todos_is_langchains_tool() -> None:
+    """The spec names the tool langchain's middleware adds, and summarizes its real arguments."""
+    [tool] = TodoListMiddleware().tools
+    assert tool.name == WRITE_TODOS.name
+    todos = [
+        {"content": "read the code", "status": "completed"},
+        {"content": "write the test", "status": "in_progress"},
+        {"content": "fix it", "status": "pending"},
+    ]
+    tool.args_schema.model_validate({"todos": todos})  # the shape the summary reads
+    assert WRITE_TODOS.summary({"todos": todos}) == "write_todos 3 items, 1 done · now: write the test"
+    assert WRITE_TODOS.summary({"todos": "junk"}) == "write_todos"
+
+
+def test_summaries_tolerate_junk() -> None:
+    for name in SPECS:
+        assert spec_for(name).summary({"file_path": 3, "todos": [1, None], "offset": "x"}).startswith(name)
+
+
+PROBE = """
+import sys
+import dcode.agent.approval, dcode.agent.tools.classify, dcode.agent.tools.diffs
+import dcode.agent.tools.spec, dcode.agent.tools.summary, dcode.tui.transcript.replay
+heavy = {"langchain", "langchain_core", "langgraph", "openai"}
+print(",".join(sorted({name.split(".")[0] for name in sys.modules} & heavy)))
+"""
+
+
+def test_specs_summaries_and_diffs_load_without_langchain() -> None:
+    """A resumed transcript is painted with these while the engine is still importing."""
+    result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ""
