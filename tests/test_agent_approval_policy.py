@@ -23,7 +23,7 @@ UNKNOWN = "mcp__tracker__close_issue"
 
 
 def policy(mode: ApprovalMode, workspace: Path) -> ApprovalPolicy:
-    return ApprovalPolicy(mode, workspace)
+    return ApprovalPolicy(mode, LocalBackend(workspace))
 
 
 @pytest.mark.parametrize("mode", [ApprovalMode.MANUAL, ApprovalMode.EDITS])
@@ -81,7 +81,8 @@ async def run_agent(server: ScriptedModelServer, workspace: Path, mode: Approval
     agent = create_agent(model, tools=[tool], middleware=[ApprovalMiddleware()], context_schema=RunContext)
     approver = RecordingApprover(approve)
     events: list[Event] = []
-    context = RunContext(approver, ApprovalPolicy(mode, workspace), LocalBackend(workspace), events.append)
+    backend = LocalBackend(workspace)
+    context = RunContext(approver, ApprovalPolicy(mode, backend), backend, events.append)
     await agent.ainvoke({"messages": [("user", "close issue 7")]}, context=context)
     return approver, ran
 

@@ -15,9 +15,9 @@ kind for the rest of the session" adds to ``session_allowed``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
+from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.config import ApprovalMode
@@ -44,8 +44,11 @@ class Verdict:
 
 @dataclass
 class ApprovalPolicy:
+    """``backend`` decides what "inside the workspace" means: the policy asks the resolver that
+    the file operation itself will use, so the path approved is the path opened."""
+
     mode: ApprovalMode
-    workspace: Path
+    backend: Backend
     session_allowed: set[ApprovalKind] = field(default_factory=set)
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
@@ -75,15 +78,7 @@ class ApprovalPolicy:
         return None if verdict.kind in self.session_allowed else verdict
 
     def _inside(self, raw: str) -> bool:
-        path = Path(raw).expanduser()
-        if not path.is_absolute():
-            path = self.workspace / path
-        try:
-            resolved = path.resolve()
-        except OSError:
-            return False
-        root = self.workspace.resolve()
-        return resolved == root or root in resolved.parents
+        return self.backend.is_inside_workspace(raw)
 
 
 class HeadlessApprover:

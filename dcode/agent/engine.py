@@ -125,5 +125,5 @@ class Engine:
         sid = session_id or new_session_id()
         if self.sessions.get(sid) is None:
             self.sessions.create(sid, self.settings.workspace, self.resolved.spec)
-        policy = ApprovalPolicy(mode=mode, workspace=Path(self.settings.workspace))
+        policy = ApprovalPolicy(mode=mode, backend=self.backend)
         return SessionRunner(self, sid, approver, policy)

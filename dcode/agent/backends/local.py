@@ -64,7 +64,7 @@ class LocalBackend:
         return paths.resolve_path(self.root, path)
 
     def is_inside_workspace(self, path: str | Path) -> bool:
-        return paths.is_inside(self.root, self.resolve(path))
+        return paths.is_inside_workspace(self.root, path)
 
     def display_path(self, path: str | Path) -> str:
         return paths.display_path(self.root, path)

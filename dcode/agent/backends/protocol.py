@@ -5,10 +5,12 @@ a remote or sandboxed backend can later stand in for the local one without touch
 
 Contract for implementers:
 
-* Paths arrive as the model wrote them. ``resolve`` makes them absolute: ``~`` is expanded and a
-  relative path is taken from the workspace root. Paths outside the workspace are *not* refused
-  here: reading a dependency's source is normal work, and whether a write outside may happen is
-  the approval policy's call (it asks ``is_inside_workspace``).
+* Paths arrive as the model wrote them. ``resolve`` gives the physical path they lead to (``~``
+  expanded, relative to the workspace root, symlinks followed, each ``..`` applied where the
+  kernel applies it), and every operation taking a path acts on exactly that path. Paths outside
+  the workspace are *not* refused here: reading a dependency's source is normal work, and
+  whether a write outside may happen is the approval policy's call (it asks
+  ``is_inside_workspace``, which judges the same resolved path).
 * The async methods must never block the event loop the UI runs in.
 * Failures are the builtin exceptions, so a tool can explain them the same way whatever backend
   raised them: ``FileNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``,
@@ -92,11 +94,11 @@ class Backend(Protocol):
     root: Path
 
     def resolve(self, path: str | Path) -> Path:
-        """Absolute, normalised (``..`` folded) path; symlinks are left alone."""
+        """The absolute physical path: symlinks followed, ``..`` applied after them."""
         ...
 
     def is_inside_workspace(self, path: str | Path) -> bool:
-        """Whether the path, with every symlink resolved, lies within the workspace root."""
+        """Whether ``resolve(path)`` lies within the workspace root (a symlink out is outside)."""
         ...
 
     def display_path(self, path: str | Path) -> str:
