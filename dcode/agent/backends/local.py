@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 from dcode.agent.backends import paths
+from dcode.agent.backends.atomic import write_atomic
 from dcode.agent.backends.gitignore import PathFilter
 from dcode.agent.backends.globbing import compile_glob, has_magic
 from dcode.agent.backends.listing import git_files, rg_files, walk_files
@@ -97,7 +98,7 @@ class LocalBackend:
         return data.decode("utf-8")
 
     async def write_text(self, path: str, content: str) -> None:
-        await asyncio.to_thread(_write_file, self.resolve(path), content.encode("utf-8"))
+        await asyncio.to_thread(write_atomic, self.resolve(path), content.encode("utf-8"))
 
     # -- search --------------------------------------------------------------------------
 
@@ -216,12 +217,6 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
-
-
-def _write_file(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "wb") as handle:
-        handle.write(data)
 
 
 def _with_mtimes(files: list[Path]) -> list[tuple[Path, float]]:

@@ -120,7 +120,11 @@ class Backend(Protocol):
         ...
 
     async def write_text(self, path: str, content: str) -> None:
-        """Write exactly ``content`` as UTF-8, creating parent directories."""
+        """Write exactly ``content`` as UTF-8, creating parent directories.
+
+        Atomic: the file holds its old content or the new, never a part; its mode is kept, and
+        writing through a symlink replaces the file it points to, leaving the link.
+        """
         ...
 
     async def glob(self, pattern: str, path: str = ".", *, max_results: int = 500) -> Listing:
