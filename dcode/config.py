@@ -59,6 +59,9 @@ class Settings:
     theme: str | None = None
     request_timeout: float = 600.0
     max_retries: int = 4
+    # Variables the shell may see although they look like secrets (the shell's environment
+    # lacks provider keys, OPENAI_* and DCODE_* otherwise).
+    pass_env: tuple[str, ...] = ()
     providers: dict[str, ProviderOverride] = field(default_factory=dict)
     model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()
@@ -108,6 +111,9 @@ _ENVIRONMENT = {
 }
 
 _ZERO_ALLOWED = {"max_retries"}
+_TABLE_KEYS = {"providers", "models"}
+_LIST_KEYS = {"pass_env"}
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def dcode_home(env: dict[str, str] | None = None) -> Path:
@@ -147,7 +153,7 @@ def _apply_file(settings: Settings, path: Path) -> Settings:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {_describe_toml_error(exc, text)}") from None
     scalars = {key: value for key, value in data.items() if key in _SCALAR_KEYS}
-    unknown = sorted(set(data) - set(_SCALAR_KEYS) - {"providers", "models"})
+    unknown = sorted(set(data) - set(_SCALAR_KEYS) - _TABLE_KEYS - _LIST_KEYS)
     if unknown:
         key = unknown[0]
         raise ConfigError(f"{path} line {_line_of(text, key)}: unknown setting {key!r}")
@@ -156,6 +162,8 @@ def _apply_file(settings: Settings, path: Path) -> Settings:
     except ConfigError as exc:
         key = getattr(exc, "key", "")
         raise ConfigError(f"{path} line {_line_of(text, key)}: {exc}") from None
+    if "pass_env" in data:
+        settings = replace(settings, pass_env=_env_names(data["pass_env"], path, text))
     providers = dict(settings.providers)
     for name, table in _table(data, "providers", path, text).items():
         providers[name] = _provider_override(name, table, path, text)
@@ -172,6 +180,16 @@ def _table(data: dict[str, Any], key: str, path: Path, text: str) -> dict[str, A
     if not isinstance(value, dict):
         raise ConfigError(f"{path} line {_line_of(text, key)}: {key!r} must be a table")
     return value
+
+
+def _env_names(value: Any, path: Path, text: str) -> tuple[str, ...]:
+    where = f"{path} line {_line_of(text, 'pass_env')}"
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise ConfigError(f'{where}: pass_env must be a list of variable names, e.g. pass_env = ["GITHUB_TOKEN"]')
+    bad = [name for name in value if not _ENV_NAME.match(name)]
+    if bad:
+        raise ConfigError(f"{where}: {bad[0]!r} is not an environment variable name")
+    return tuple(dict.fromkeys(value))
 
 
 def _provider_override(name: str, table: Any, path: Path, text: str) -> ProviderOverride:

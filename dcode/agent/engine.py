@@ -15,6 +15,7 @@ import openai
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from dcode.agent.approval import ApprovalPolicy, Approver
+from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.graph import build_graph, static_request
 from dcode.agent.media_route import route_for
@@ -29,13 +30,15 @@ from dcode.context.accounting import ContextReport, build_report
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.factory import ResolvedModel, build_chat_model, resolve_model
+from dcode.models.presets import provider_variables
 
 
 class Engine:
     def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection) -> None:
         self.settings = settings
         self.resolved = resolved
-        self.backend = LocalBackend(settings.workspace)
+        environment = ShellEnvironment.of(provider_variables(settings.providers), settings.pass_env)
+        self.backend = LocalBackend(settings.workspace, environment=environment)
         self.sessions = SessionStore(settings.sessions_db)
         self._conn = conn
         self._closed = False

@@ -6,9 +6,10 @@ Adding an OpenAI-compatible provider is one entry here; anything else is reachab
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dcode.config import WireApi
+from dcode.config import ProviderOverride, WireApi
 
 OFFICIAL_OPENAI_URL = "https://api.openai.com/v1"
 
@@ -36,6 +37,16 @@ PROVIDERS: dict[str, ProviderPreset] = {
 }
 
 GENERIC_KEY_ENVS = ("DCODE_API_KEY", "OPENAI_API_KEY")
+
+
+def provider_variables(overrides: Mapping[str, ProviderOverride]) -> frozenset[str]:
+    """Every environment variable that may configure a provider's key or address: the presets',
+    the generic ones and each configured ``api_key_env``. The shell is kept from seeing them."""
+    names = set(GENERIC_KEY_ENVS)
+    for preset in PROVIDERS.values():
+        names.update(name for name in (preset.key_env, preset.base_url_env) if name)
+    names.update(override.api_key_env for override in overrides.values() if override.api_key_env)
+    return frozenset(names)
 
 
 def default_api(base_url: str) -> WireApi:

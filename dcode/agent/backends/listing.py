@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from dcode.agent.backends.gitignore import IgnoreMatcher, parse_ignore_file
@@ -31,16 +31,16 @@ def rg_base_args(rg: str) -> list[str]:
     return [rg, "--no-config", "--hidden", "--no-require-git", "--glob", "!.git", "--no-messages"]
 
 
-async def rg_files(rg: str, start: Path) -> list[Path]:
-    result = await run_capture([*rg_base_args(rg), "--files", "--null", "."], cwd=start)
+async def rg_files(rg: str, start: Path, *, env: Mapping[str, str] | None = None) -> list[Path]:
+    result = await run_capture([*rg_base_args(rg), "--files", "--null", "."], cwd=start, env=env)
     return [start / name.removeprefix("./") for name in _split_null(result.stdout)]
 
 
-async def git_files(start: Path) -> list[Path] | None:
+async def git_files(start: Path, *, env: Mapping[str, str] | None = None) -> list[Path] | None:
     """Files git would track or add under ``start``; ``None`` outside a work tree or without git."""
     args = ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"]
     try:
-        result = await run_capture(args, cwd=start)
+        result = await run_capture(args, cwd=start, env=env)
     except FileNotFoundError:
         return None
     if result.returncode != 0:

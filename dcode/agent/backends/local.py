@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dcode.agent.backends import paths
 from dcode.agent.backends.atomic import write_atomic
+from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.gitignore import PathFilter
 from dcode.agent.backends.globbing import compile_glob, has_magic
 from dcode.agent.backends.listing import git_files, rg_files, walk_files
@@ -35,7 +36,8 @@ class LocalBackend:
     """``Backend`` on the local machine.
 
     ``use_ripgrep``/``use_git`` exist so tests (and machines with a broken ``rg``) can force the
-    slower fallbacks; by default the best available tool is used.
+    slower fallbacks; by default the best available tool is used. ``environment`` says which
+    variables the processes it starts (the shell, git, ripgrep) do not get.
     """
 
     def __init__(
@@ -46,6 +48,7 @@ class LocalBackend:
         use_ripgrep: bool = True,
         use_git: bool = True,
         max_output_chars: int = MAX_OUTPUT_CHARS,
+        environment: ShellEnvironment = ShellEnvironment(),
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         self._shell_name = shell
@@ -53,6 +56,7 @@ class LocalBackend:
         self._rg = shutil.which("rg") if use_ripgrep else None
         self._use_git = use_git and shutil.which("git") is not None
         self._max_output_chars = max_output_chars
+        self._environment = environment
 
     @property
     def search_engine(self) -> str:
@@ -139,6 +143,7 @@ class LocalBackend:
                 file_glob=glob,
                 max_matches=max_matches,
                 display=self.display_path,
+                env=self._environment.build(),
             )
         regex = compile_regex(pattern)
         files = await self._grep_candidates(start, glob)
@@ -158,9 +163,9 @@ class LocalBackend:
     async def _list_files(self, start: Path) -> list[Path]:
         """Non-ignored files under ``start``, by the best tool available (see ``listing``)."""
         if self._rg:
-            return sorted(await rg_files(self._rg, start))
+            return sorted(await rg_files(self._rg, start, env=self._environment.build()))
         if self._use_git:
-            files = await git_files(start)
+            files = await git_files(start, env=self._environment.build())
             # None: not a work tree. Empty: nothing there, or ``start`` is itself ignored and
             # was named explicitly, which the walker handles as ripgrep would.
             if files:
@@ -199,6 +204,7 @@ class LocalBackend:
             cwd=workdir,
             timeout=bounded,
             max_chars=self._max_output_chars,
+            env=self._environment.build(),
         )
 
 

@@ -1,14 +1,16 @@
 """Helper processes (git, ripgrep) run without blocking the loop and never left behind.
 
 Cancellation is the common way a search ends early (the user interrupts the turn, or the grep
-cap is reached), so every helper here kills its process on the way out.
+cap is reached), so every helper here kills its process on the way out. ``env`` is the backend's
+scrubbed environment (see ``environment``): a helper is a process the repository can influence
+(git runs its hooks and configured commands), so it gets no more secrets than the shell.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,11 +25,12 @@ class Captured:
     stderr: bytes
 
 
-async def run_capture(argv: Sequence[str], *, cwd: Path) -> Captured:
+async def run_capture(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> Captured:
     """Run to completion and collect both streams (for short, bounded outputs)."""
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
+        env=None if env is None else dict(env),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -41,7 +44,7 @@ async def run_capture(argv: Sequence[str], *, cwd: Path) -> Captured:
 
 @contextlib.asynccontextmanager
 async def stream_lines(
-    argv: Sequence[str], *, cwd: Path
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None
 ) -> AsyncIterator[tuple[asyncio.subprocess.Process, AsyncIterator[bytes]]]:
     """Yield the process and its stdout lines; leaving the block kills it if still running.
 
@@ -51,6 +54,7 @@ async def stream_lines(
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
+        env=None if env is None else dict(env),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

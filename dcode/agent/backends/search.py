@@ -10,7 +10,7 @@ import asyncio
 import base64
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ def python_grep(
     *,
     max_matches: int,
     display: DisplayPath,
+    env: Mapping[str, str] | None = None,
 ) -> GrepResult:
     """Scan ``files`` in order (blocking: run it in a thread)."""
     found: list[GrepMatch] = []
@@ -84,6 +85,7 @@ async def rg_grep(
     file_glob: str | None,
     max_matches: int,
     display: DisplayPath,
+    env: Mapping[str, str] | None = None,
 ) -> GrepResult:
     """Search with ``rg --json``; matches of a file are kept only once it proved to be text.
 
@@ -98,7 +100,7 @@ async def rg_grep(
     argv += ["--", target]
     found: list[GrepMatch] = []
     pending: list[GrepMatch] = []
-    async with stream_lines(argv, cwd=cwd) as (proc, lines):
+    async with stream_lines(argv, cwd=cwd, env=env) as (proc, lines):
         async for raw in lines:
             event = _parse_event(raw)
             match event.get("type"):

@@ -1,0 +1,46 @@
+"""The environment the backend's processes get: the user's own, less the secrets dcode holds.
+
+The model can run ``env`` (or read ``/proc/self/environ``), and whatever a tool prints is sent to
+the provider and saved in the session. So the shell, and every helper the backend starts, runs
+without the variables that hold provider keys:
+
+* every name ending in ``_API_KEY`` (each preset's key variable, and most other services' too);
+* every ``OPENAI_*`` name (key, organisation, project, base URL);
+* every ``DCODE_*`` name but ``DCODE_HOME`` (a directory, which a ``dcode`` run from the shell
+  needs to find the same sessions and config);
+* the names the caller adds: the presets' and each configured provider's ``api_key_env``.
+
+A name the user lists in ``pass_env`` is passed all the same. Names are compared in upper case,
+so ``openai_api_key`` is hidden too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+KEY_SUFFIX = "_API_KEY"
+HIDDEN_PREFIXES = ("OPENAI_", "DCODE_")
+KEPT = frozenset({"DCODE_HOME"})
+
+
+@dataclass(frozen=True, slots=True)
+class ShellEnvironment:
+    hidden: frozenset[str] = frozenset()
+    passed: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, hidden: Iterable[str] = (), passed: Iterable[str] = ()) -> ShellEnvironment:
+        return cls(frozenset(name.upper() for name in hidden), frozenset(name.upper() for name in passed))
+
+    def hides(self, name: str) -> bool:
+        upper = name.upper()
+        if upper in self.passed or upper in KEPT:
+            return False
+        return upper in self.hidden or upper.endswith(KEY_SUFFIX) or upper.startswith(HIDDEN_PREFIXES)
+
+    def build(self, source: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment for a child process, from ``source`` (default: this process's)."""
+        source = os.environ if source is None else source
+        return {name: value for name, value in source.items() if not self.hides(name)}

@@ -1,0 +1,120 @@
+"""The shell and the backend's helpers run without the provider keys, unless passed by name."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dcode.agent.backends import LocalBackend
+from dcode.agent.backends.environment import ShellEnvironment
+from dcode.config import ProviderOverride
+from dcode.models.presets import PROVIDERS, provider_variables
+from tests.support.model_server import reply, tool_call
+
+DCODE = str(Path(sys.executable).with_name("dcode"))
+
+SECRETS = {
+    "OPENAI_API_KEY": "sk-openai-0d1f9e",
+    "DEEPSEEK_API_KEY": "sk-deepseek-77ab21",
+    "OPENROUTER_API_KEY": "sk-openrouter-5c3d88",
+    "ANTHROPIC_API_KEY": "sk-anthropic-9e0a14",
+    "OPENAI_ORG_ID": "org-3b7c55",
+    "OPENAI_BASE_URL": "https://user:pw-61f2@proxy.example/v1",
+    "DCODE_API_KEY": "sk-dcode-a4e9d0",
+    "DCODE_BASE_URL": "https://user:pw-c18e73@gateway.example/v1",
+    "CORP_LLM_TOKEN": "corp-token-2f8b6a",  # the configured api_key_env below
+    "openai_api_key": "sk-lower-case-88d1c0",
+}
+PASSED = {"DEPLOY_API_KEY": "deploy-key-e53a97"}  # looks like a secret, listed in pass_env
+PLAIN = {"PLAIN_SETTING": "plain-value-4c0b2e", "DCODE_HOME": ""}  # DCODE_HOME is set per test
+
+
+def test_the_rule() -> None:
+    environment = ShellEnvironment.of(hidden={"CORP_LLM_TOKEN"}, passed={"DEPLOY_API_KEY"})
+    for name in SECRETS:
+        assert environment.hides(name), name
+    for name in ("DEPLOY_API_KEY", "PATH", "HOME", "LANG", "TERM", "DCODE_HOME", "GITHUB_TOKEN", "PLAIN_SETTING"):
+        assert not environment.hides(name), name
+    built = environment.build({"PATH": "/bin", "OPENAI_API_KEY": "k", "DEPLOY_API_KEY": "d"})
+    assert built == {"PATH": "/bin", "DEPLOY_API_KEY": "d"}
+
+
+def test_provider_variables_cover_presets_and_configured_keys() -> None:
+    names = provider_variables({"corp": ProviderOverride(base_url="https://x", api_key_env="CORP_LLM_TOKEN")})
+    assert {preset.key_env for preset in PROVIDERS.values()} <= names
+    assert {"CORP_LLM_TOKEN", "DCODE_API_KEY", "OPENAI_BASE_URL"} <= names
+
+
+async def test_execute_does_not_see_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {**SECRETS, **PASSED}.items():
+        monkeypatch.setenv(name, value)
+    environment = ShellEnvironment.of(hidden={"CORP_LLM_TOKEN"}, passed={"DEPLOY_API_KEY"})
+    output = (await LocalBackend(tmp_path, environment=environment).execute("env")).output
+    for value in SECRETS.values():
+        assert value not in output
+    assert f"DEPLOY_API_KEY={PASSED['DEPLOY_API_KEY']}" in output
+    assert f"PATH={os.environ['PATH']}" in output
+
+
+async def test_helpers_the_backend_runs_get_the_same_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git (here a stand-in that records its environment) is run by glob without ripgrep."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "git-env.txt"
+    fake_git = bin_dir / "git"
+    fake_git.write_text(f"#!/bin/sh\nenv > '{record}'\nexit 128\n")
+    fake_git.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRETS["OPENAI_API_KEY"])
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.py").write_text("")
+    backend = LocalBackend(workspace, use_ripgrep=False)
+    assert (await backend.glob("*.py")).items == ("a.py",)
+    seen = record.read_text()
+    assert "PATH=" in seen and SECRETS["OPENAI_API_KEY"] not in seen
+
+
+def test_a_headless_run_never_shows_or_saves_a_key(server, workspace: Path, tmp_path: Path) -> None:
+    """The real binary in ``all`` mode; the model runs ``env``."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('pass_env = ["DEPLOY_API_KEY"]\n\n[providers.openai]\napi_key_env = "CORP_LLM_TOKEN"\n')
+    server.script(reply(tool_calls=[tool_call("execute", {"command": "env"})]), reply("listed the environment"))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), **SECRETS, **PASSED, **PLAIN, "DCODE_HOME": str(home)}
+    argv = [DCODE, "-p", "show me the environment", "-m", "openai:test-model", "--base-url", server.base_url]
+    argv += ["--api", "chat", "--approve", "all", "--output-format", "json"]
+    result = subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["result"] == "listed the environment"
+    shown = next(text for role, text in server.transcript(1) if role == "tool")
+    saved = saved_text(home / "sessions.db")
+    for where in (shown, saved):
+        assert f"PLAIN_SETTING={PLAIN['PLAIN_SETTING']}" in where  # the dump is there
+        assert f"DEPLOY_API_KEY={PASSED['DEPLOY_API_KEY']}" in where
+        assert f"DCODE_HOME={home}" in where
+        for name, value in SECRETS.items():
+            assert value not in where, f"{name} reached the model or the session"
+
+
+def saved_text(db: Path) -> str:
+    """Every value in every table of the sessions database, decoded leniently: a key saved
+    anywhere (a checkpoint, a pending write, the session list) is found."""
+    conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        chunks = [
+            value if isinstance(value, bytes) else str(value).encode()
+            for table in tables
+            for row in conn.execute(f'SELECT * FROM "{table}"')
+            for value in row
+        ]
+    finally:
+        conn.close()
+    return b"\n".join(chunks).decode("utf-8", errors="replace")
