@@ -2,7 +2,8 @@
 
 Output formats: ``text`` prints the final answer; ``json`` prints one result object;
 ``stream-json`` prints every event as a JSON line and then the result object. Failures are one
-line on stderr. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error.
+line on stderr. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error,
+128 + N when signal N (SIGTERM, SIGINT, SIGHUP) stopped the run.
 """
 
 from __future__ import annotations
@@ -110,6 +111,25 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     return EXIT_FAILED if finished.is_error else EXIT_OK
 
 
+async def _run_until_signal(settings: Settings, request: HeadlessRequest) -> int:
+    """``run_headless``, cancelled (so the session is settled and closed) by an exit signal."""
+    from dcode.exit_signals import ExitSignals, exit_code, signal_name
+
+    task = asyncio.current_task()
+    assert task is not None
+    signals = ExitSignals(lambda _signum: task.cancel())
+    signals.install()
+    try:
+        return await run_headless(settings, request, out=sys.stdout, err=sys.stderr)
+    except asyncio.CancelledError:
+        if signals.received is None:
+            raise
+        print(f"dcode: stopped by {signal_name(signals.received)}", file=sys.stderr)
+        return exit_code(signals.received)
+    finally:
+        signals.uninstall()
+
+
 def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool = False) -> int:
     if debug:
         import logging
@@ -118,7 +138,7 @@ def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool =
         for noisy in ("httpcore", "httpx", "aiosqlite", "asyncio", "openai", "urllib3"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
-        return asyncio.run(run_headless(settings, request, out=sys.stdout, err=sys.stderr))
+        return asyncio.run(_run_until_signal(settings, request))
     except ConfigError as exc:
         print(f"dcode: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -17,3 +17,15 @@ def test_smoke_tui_in_tmux() -> None:
     result = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "smoke_tui: ok" in result.stdout
+
+
+SIGNALS_SCRIPT = SCRIPT.with_name("smoke_tui_signals.sh")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("mode", ["TERM", "HUP", "close"])
+def test_signal_ends_the_shell_command_and_restores_the_terminal(mode: str) -> None:
+    env = {**os.environ, "PYTHON": sys.executable}
+    result = subprocess.run(["bash", str(SIGNALS_SCRIPT), mode], capture_output=True, text=True, env=env, timeout=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"smoke_tui_signals: ok ({mode})" in result.stdout

@@ -30,6 +30,7 @@ from textual.theme import Theme
 from textual.widgets import TextArea
 
 from dcode.config import ApprovalMode, ConfigError, Settings, save_preference
+from dcode.exit_signals import ExitSignals
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
 from dcode.tui.app_session import Pending, SessionWork
@@ -105,6 +106,9 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
         self._streamed_chars = 0
         self._turn_output = False
         self._theme_loaded = False
+        # SIGTERM/SIGINT/SIGHUP quit as Ctrl+D does (the terminal is restored); launch_tui
+        # turns the signal into the exit code.
+        self.exit_signals = ExitSignals(lambda _signum: self.call_later(self.action_quit))
 
     # -- layout -------------------------------------------------------------------------
 
@@ -143,6 +147,8 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
         return self.query_one("#queued", QueuedStrip)
 
     def on_mount(self) -> None:
+        if not self.is_headless:
+            self.exit_signals.install()
         if self.settings.theme and self.settings.theme in self.available_themes:
             self.theme = self.settings.theme
         self.theme_changed_signal.subscribe(self, self._remember_theme)
@@ -424,6 +430,7 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
     async def on_unmount(self) -> None:
         # However the app ends (quit, a crash, a test leaving run_test), the session database
         # is closed: its connection thread would otherwise keep the process alive.
+        self.exit_signals.uninstall()
         await self._close_engine()
 
     async def _close_engine(self) -> None:

@@ -76,4 +76,8 @@ def launch_tui(
     gc.freeze()  # what the imports built lives as long as the process: no collection need walk it
     with native_stderr_to(settings.home / "logs" / "stderr.log"):
         app.run()
+    if app.exit_signals.received is not None:
+        from dcode.exit_signals import exit_code
+
+        return exit_code(app.exit_signals.received)
     return app.return_code or EXIT_OK

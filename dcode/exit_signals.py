@@ -1,0 +1,67 @@
+"""SIGTERM, SIGINT and SIGHUP end dcode the way quitting does, and end what the shell tool started.
+
+The model's commands run in sessions of their own, so a terminal closing, a Ctrl+C in the shell
+that ran ``dcode -p``, or a ``kill`` reaches dcode and never them: without this, a ``sleep 60`` or
+a dev server started by the model would outlive dcode. On the first of these signals every
+process group the shell tool started is ended (SIGTERM, then SIGKILL after a short grace) and
+``on_signal`` is called, so dcode can finish as it normally would (the TUI restores the terminal,
+headless closes the session); the exit code is then 128 + the signal's number. A second signal
+while that is under way exits at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Callable
+
+from dcode.agent.backends.shell import end_process_groups
+
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def exit_code(signum: int) -> int:
+    """The shell's convention for a process ended by a signal."""
+    return 128 + signum
+
+
+def signal_name(signum: int) -> str:
+    return signal.Signals(signum).name
+
+
+class ExitSignals:
+    """Handlers on the running loop's signals; ``received`` is the first signal that came."""
+
+    def __init__(self, on_signal: Callable[[int], None]) -> None:
+        self._on_signal = on_signal
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.received: int | None = None
+
+    def install(self) -> None:
+        """Handle the signals on the running loop; only the main thread can, elsewhere a no-op."""
+        loop = asyncio.get_running_loop()
+        try:
+            for signum in EXIT_SIGNALS:
+                loop.add_signal_handler(signum, self._handle, signum)
+        except (ValueError, RuntimeError, NotImplementedError):
+            self._remove(loop)
+            return
+        self._loop = loop
+
+    def uninstall(self) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._remove(self._loop)
+        self._loop = None
+
+    def _handle(self, signum: int) -> None:
+        end_process_groups()
+        if self.received is not None:
+            os._exit(exit_code(self.received))
+        self.received = signum
+        self._on_signal(signum)
+
+    @staticmethod
+    def _remove(loop: asyncio.AbstractEventLoop) -> None:
+        for signum in EXIT_SIGNALS:
+            loop.remove_signal_handler(signum)
