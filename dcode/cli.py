@@ -76,7 +76,10 @@ def run(
 
     if output_format not in {f.value for f in OutputFormat}:
         _fail(f"--output-format must be text, json or stream-json, not {output_format!r}")
+    from dcode.private_files import secure_home
+
     settings = _settings(model=model, base_url=base_url, api=api, approve=approve, max_turns=max_turns)
+    secure_home(settings.home)
     if print_mode:
         _run_headless(settings, prompt, OutputFormat(output_format), resume_id, resume, continue_, model is not None, image or [], debug)
         return

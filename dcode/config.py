@@ -16,6 +16,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from dcode.private_files import write_private
+
 
 class ApprovalMode(StrEnum):
     MANUAL = "manual"
@@ -290,10 +292,7 @@ def read_preferences(settings: Settings) -> dict[str, Any]:
 def save_preference(settings: Settings, key: str, value: Any) -> None:
     prefs = read_preferences(settings)
     prefs[key] = value
-    settings.home.mkdir(parents=True, exist_ok=True)
-    tmp = settings.preferences_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(prefs, indent=2), encoding="utf-8")
-    tmp.replace(settings.preferences_file)
+    write_private(settings.preferences_file, json.dumps(prefs, indent=2))
 
 
 def describe(settings: Settings) -> dict[str, Any]:

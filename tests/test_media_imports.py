@@ -9,7 +9,7 @@ import sys
 from tests.test_media_fixtures import PROJECT_ROOT
 
 CORE_MODULES = [
-    "attachment", "atomic", "bands", "clean", "colour", "decode", "derive", "encode", "errors",
+    "attachment", "bands", "clean", "colour", "decode", "derive", "encode", "errors",
     "facts", "gif_frames", "handles", "inspect", "kinds", "limits", "memory", "normalize",
     "offload", "pool", "sizing", "stages", "store", "tokens", "variant_cache", "variants",
 ]  # fmt: skip

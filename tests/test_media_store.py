@@ -49,7 +49,7 @@ def test_admit_mixed_sources_in_order(store: AttachmentStore, tmp_path: Path) ->
     objects = [p for p in files_under(store.objects_dir) if p.suffix != ".json"]
     assert len(objects) == 2
     for path in objects:
-        assert stat.S_IMODE(path.stat().st_mode) == 0o444
+        assert stat.S_IMODE(path.stat().st_mode) == 0o400
 
 
 def test_dedup_stores_once_and_repairs_damage(store: AttachmentStore) -> None:

@@ -31,6 +31,7 @@ from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.factory import ResolvedModel, build_chat_model, resolve_model
 from dcode.models.presets import provider_variables
+from dcode.private_files import ensure_private_dir, ensure_private_file
 
 
 class Engine:
@@ -53,7 +54,8 @@ class Engine:
     @classmethod
     async def open(cls, settings: Settings, resolved: ResolvedModel | None = None) -> Engine:
         resolved = resolved or resolve_model(settings)
-        settings.home.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(settings.home)
+        ensure_private_file(settings.sessions_db)  # SQLite gives its -wal and -shm files this mode
         conn = await aiosqlite.connect(str(settings.sessions_db), timeout=10)
         try:
             await conn.execute("PRAGMA journal_mode=WAL")

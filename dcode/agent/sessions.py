@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from dcode.private_files import ensure_private_file
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dcode_sessions (
     id TEXT PRIMARY KEY,
@@ -63,7 +65,7 @@ class SessionStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_private_file(self.db_path)  # before SQLite, which gives -wal and -shm its mode
         conn = sqlite3.connect(self.db_path, timeout=10)
         try:
             conn.execute("PRAGMA journal_mode=WAL")

@@ -2,13 +2,13 @@
 
 dcode passes ``$DCODE_HOME/attachments/`` as the root. Layout::
 
-    objects/ab/<sha256>.jpg|png|webp   normalized bytes (read-only, 0o444)
+    objects/ab/<sha256>.jpg|png|webp   normalized bytes (read-only, 0o400)
     objects/ab/<sha256>.json           facts sidecar (first admission's name and original)
     variants/…                         request variants (see ``variant_cache``)
 
 The key is the sha256 of the *normalized* bytes, so pasting the same screenshot twice stores
-it once, and an id can be verified by anyone holding the bytes. Writes are atomic
-(``atomic.write_atomic``); reads re-hash, so a damaged object is reported as unavailable
+it once, and an id can be verified by anyone holding the bytes. Writes are atomic and private
+(``private_files.write_private``); reads re-hash, so a damaged object is reported as unavailable
 instead of being sent.
 
 Admission is all or nothing per batch: every source is normalized in memory first, and only
@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from dcode.media.atomic import write_atomic
 from dcode.media.attachment import (
     Attachment,
     InvalidReferenceBlock,
@@ -50,6 +49,7 @@ from dcode.media.errors import (
 from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
 from dcode.media.normalize import NormalizedImage, normalize_image
 from dcode.media.stages import stage
+from dcode.private_files import READ_ONLY_FILE, write_private
 
 __all__ = [
     "AttachmentStore",
@@ -212,10 +212,10 @@ class AttachmentStore:
         att = image.attachment(name)
         path = self.path_for(att)
         if not _holds(path, image.digest, len(image.data)):
-            write_atomic(path, image.data, mode=0o444)
+            write_private(path, image.data, mode=READ_ONLY_FILE)  # no edit in place, by the agent's tools either
         sidecar = self._sidecar(att.id)
         if not sidecar.exists():
-            write_atomic(sidecar, json.dumps(to_reference_block(att)).encode())
+            write_private(sidecar, json.dumps(to_reference_block(att)).encode())
         return att
 
     def path_for(self, attachment: Attachment) -> Path:

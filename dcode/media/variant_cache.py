@@ -19,10 +19,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from dcode.media.atomic import write_atomic
 from dcode.media.derive import VariantPlan
 from dcode.media.encode import Encoded
 from dcode.media.facts import EXTENSIONS, FactsMismatch, check_output
+from dcode.private_files import READ_ONLY_FILE, write_private
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +68,9 @@ class VariantCache:
     def put(self, plan: VariantPlan, encoded: Encoded) -> CachedVariant:
         """Store ``encoded``: bytes first, then the record that makes them a valid entry."""
         path = self.path_for(plan)
-        write_atomic(path, encoded.data, mode=0o444)
+        write_private(path, encoded.data, mode=READ_ONLY_FILE)
         meta = {"bytes": len(encoded.data), "fits": encoded.fits}
-        write_atomic(self._meta_path(plan), json.dumps(meta).encode())
+        write_private(self._meta_path(plan), json.dumps(meta).encode())
         return CachedVariant(path, len(encoded.data), encoded.fits)
 
 

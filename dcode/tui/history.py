@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dcode.private_files import open_private, write_private
+
 DEFAULT_LIMIT = 1000
 MAX_ENTRY_CHARS = 100_000  # bigger prompts are recalled in this session but not written
 
@@ -117,9 +119,7 @@ class PromptHistory:
     def _compact(self, entries: list[HistoryEntry], size: int) -> None:
         temporary = self.path.with_name(self.path.name + ".tmp")
         try:
-            temporary.write_text(
-                "".join(entry.to_json() + "\n" for entry in entries), encoding="utf-8"
-            )
+            write_private(temporary, "".join(entry.to_json() + "\n" for entry in entries))
             if self.path.stat().st_size == size:
                 os.replace(temporary, self.path)
         except OSError:
@@ -142,8 +142,7 @@ class PromptHistory:
         if len(text) > MAX_ENTRY_CHARS:
             return True
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
+            with open_private(self.path, "a") as handle:
                 handle.write(entry.to_json() + "\n")
         except OSError:
             pass  # history is a convenience; a read-only home must not break sending

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from dcode.private_files import open_private_fd
+
 
 @contextmanager
 def native_stderr_to(log_path: Path) -> Iterator[None]:
@@ -20,10 +22,9 @@ def native_stderr_to(log_path: Path) -> Iterator[None]:
     if stream is None or not stream.isatty():
         yield
         return
-    log_path.parent.mkdir(parents=True, exist_ok=True)
     saved = os.dup(2)
     terminal = os.fdopen(os.dup(saved), "w", encoding=stream.encoding or "utf-8", errors="replace")
-    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log = open_private_fd(log_path, os.O_WRONLY | os.O_APPEND)
     stream.flush()
     os.dup2(log, 2)
     os.close(log)

@@ -25,6 +25,7 @@ from dcode.agent.events import Notice
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.spec import READ_FILE
 from dcode.models.errors import is_context_overflow
+from dcode.private_files import write_private
 
 CLIP_AT = 0.10  # of the model's input window, for the trailing tool results together
 READ_HEAD_CHARS = 4_000
@@ -67,8 +68,7 @@ def _clip_read(text: str, call: dict[str, Any]) -> str:
 def _offload(text: str, message: ToolMessage, directory: Path) -> str | None:
     target = directory / _UNSAFE.sub("_", message.tool_call_id or "result")
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_private(target, text)
     except OSError:
         return None
     return (

@@ -36,6 +36,7 @@ from langgraph.constants import TAG_NOSTREAM
 from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
 from dcode.agent.middleware.argument_truncation import keep_from, truncated_history
 from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.private_files import open_private
 
 TRIGGER = 0.85  # of the model's input window
 KEEP = 0.10  # of the window: the newest messages, sent as they are
@@ -232,8 +233,7 @@ class Compactor:
     def _archive(self, messages: Sequence[BaseMessage], session_id: str, emit: Callable[[Any], None]) -> str | None:
         path = self.history_dir / f"{session_id}.md"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as handle:
+            with open_private(path, "a") as handle:
                 handle.write(archive_section(messages))
         except OSError as exc:
             emit(Notice(f"could not archive the older messages ({exc.strerror or exc}): they will only be in the summary"))
