@@ -16,7 +16,7 @@ import typer
 from dcode import __version__
 from dcode.config import ApprovalMode, ConfigError, Settings, WireApi, load_settings
 
-SUBCOMMANDS = {"sessions", "media", "config", "doctor"}
+SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
 
 root = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,9 +34,9 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _settings(**cli: object) -> Settings:
+def _settings(default_approve: ApprovalMode = ApprovalMode.MANUAL, **cli: object) -> Settings:
     try:
-        return load_settings(cli=cli)
+        return load_settings(cli=cli, default_approve=default_approve)
     except ConfigError as exc:
         _fail(str(exc))
         raise  # unreachable
@@ -53,7 +53,7 @@ def _version(value: bool) -> None:
         "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
         "headless and print the answer (PROMPT '-' reads stdin).\n\n"
         "Subcommands: dcode sessions list|show|delete, dcode media inspect, dcode config path|show, "
-        "dcode doctor."
+        "dcode trust [PATH] [--revoke|--list], dcode doctor."
     )
 )
 def run(
@@ -78,14 +78,16 @@ def run(
         _fail(f"--output-format must be text, json or stream-json, not {output_format!r}")
     from dcode.private_files import secure_home
 
-    settings = _settings(model=model, base_url=base_url, api=api, approve=approve, max_turns=max_turns)
+    cli = {"model": model, "base_url": base_url, "api": api, "approve": approve, "max_turns": max_turns}
+    default_approve = ApprovalMode.EDITS if print_mode else ApprovalMode.MANUAL
+    settings = _settings(default_approve, **cli)
     secure_home(settings.home)
     if print_mode:
         _run_headless(settings, prompt, OutputFormat(output_format), resume_id, resume, continue_, model is not None, image or [], debug)
         return
     from dcode.tui.launch import launch_tui
 
-    raise typer.Exit(launch_tui(settings, prompt=prompt, resume_id=resume_id, resume_latest=resume, continue_here=continue_, model_given=model is not None))
+    raise typer.Exit(launch_tui(settings, cli=cli, prompt=prompt, resume_id=resume_id, resume_latest=resume, continue_here=continue_, model_given=model is not None))
 
 
 def _run_headless(
@@ -100,7 +102,11 @@ def _run_headless(
     debug: bool,
 ) -> None:
     from dcode.headless import HeadlessRequest, main_headless, pick_session, session_model
+    from dcode.project_gate import ignored_warning
 
+    warning = ignored_warning(settings)
+    if warning:
+        typer.echo(warning, err=True)
     if prompt is None and not sys.stdin.isatty():
         prompt = "-"
     if prompt == "-":
@@ -168,13 +174,50 @@ def config_path() -> None:
     typer.echo(f"home:    {settings.home}")
 
 
-@config_app.command("show", help="Print the merged settings as JSON.")
+@config_app.command(
+    "show",
+    help=(
+        "Print the merged settings as JSON; 'ignored' lists the project's settings left out "
+        "because the project is not trusted, and why (judged against the TUI's default mode)."
+    ),
+)
 def config_show() -> None:
     import json
 
     from dcode.config import describe
 
     typer.echo(json.dumps(describe(_settings()), indent=2, default=str))
+
+
+@sub.command(
+    "trust",
+    help=(
+        "Trust the project at PATH (default: here), so that its .dcode/config.toml applies in full: "
+        "approval mode, base URL, providers, shell environment. Until then dcode ignores those keys. "
+        "Editing the file withdraws the trust until it is given again."
+    ),
+)
+def trust(
+    path: Annotated[Optional[Path], typer.Argument(help="The project directory (default: the current one).")] = None,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Withdraw the trust instead.")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="List the trusted projects.")] = False,
+) -> None:
+    from dcode.trust_cli import list_projects, revoke_project, trust_project
+
+    if revoke and list_:
+        _fail("--revoke and --list do not go together")
+    root = path or Path.cwd()
+    try:
+        if list_:
+            typer.echo(list_projects())
+        elif revoke:
+            typer.echo(revoke_project(root))
+        else:
+            typer.echo(trust_project(root))
+    except ConfigError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot update the trust record: {exc.strerror or exc}", code=1)
 
 
 @sub.command("doctor", help="Check the model, key, profile and local tools.")

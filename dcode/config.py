@@ -1,7 +1,9 @@
 """Settings: defaults < user config < project config < environment < CLI flags.
 
 ``DCODE_HOME`` (default ``~/.dcode``) holds ``config.toml``, the sessions database, the prompt
-history and the attachments. A project may add ``.dcode/config.toml`` at its workspace root.
+history and the attachments. A project may add ``.dcode/config.toml`` at its workspace root;
+until the user trusts the project, only the keys that cannot widen trust apply from it
+(``project_gate``), and the others are listed in ``Settings.ignored``.
 This module is imported by ``dcode --help``, so it stays free of heavy imports.
 """
 
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from dcode.private_files import write_private
+from dcode.trust import ProjectFiles, TrustState, TrustStore
 
 
 class ApprovalMode(StrEnum):
@@ -50,6 +53,16 @@ class ProviderOverride:
 
 
 @dataclass(frozen=True, slots=True)
+class IgnoredSetting:
+    """A project setting left out because the project is not trusted: ``key`` is dotted
+    (``providers.openai.api_key_env``), ``reason`` says what it would have widened."""
+
+    key: str
+    value: Any
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     home: Path
     workspace: Path
@@ -67,6 +80,9 @@ class Settings:
     providers: dict[str, ProviderOverride] = field(default_factory=dict)
     model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()
+    trust: TrustState = TrustState.NONE
+    project_digest: str | None = None
+    ignored: tuple[IgnoredSetting, ...] = ()
 
     @property
     def sessions_db(self) -> Path:
@@ -129,31 +145,82 @@ def load_settings(
     workspace: Path | None = None,
     cli: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
+    default_approve: ApprovalMode = ApprovalMode.MANUAL,
 ) -> Settings:
-    """Merge every source in precedence order; raise ConfigError on the first bad value."""
+    """Merge every source in precedence order; raise ConfigError on the first bad value.
+
+    The project's file is checked whole, but applied whole only when the user has trusted the
+    project; otherwise only what ``project_gate`` allows applies. ``default_approve`` is the
+    mode the caller falls back to (manual in the TUI, edits headless), which an untrusted
+    project may not loosen.
+    """
     env = dict(os.environ) if env is None else env
     home = dcode_home(env)
     workspace = (workspace or Path.cwd()).resolve()
     settings = Settings(home=home, workspace=workspace)
     sources: list[Path] = []
-    for path in (settings.user_config, settings.project_config):
-        if path.is_file():
-            settings = _apply_file(settings, path)
-            sources.append(path)
-    settings = _apply_preferences(settings)
+    if settings.user_config.is_file():
+        settings = _apply_file(settings, settings.user_config, _read_text(settings.user_config))
+        sources.append(settings.user_config)
     env_values = {key: env[var] for var, key in _ENVIRONMENT.items() if env.get(var)}
-    settings = _apply_values(settings, env_values, origin="environment")
     cli_values = {key: value for key, value in (cli or {}).items() if value is not None}
+    trust, digest, ignored = TrustState.NONE, None, ()
+    files = _project_files(settings)
+    text = files.contents.get(_relative(settings.project_config, workspace)) if files else None
+    if files is not None and text is not None:
+        path = settings.project_config
+        decoded = text.decode("utf-8", errors="replace")
+        trusted = _apply_file(settings, path, decoded)  # every key is checked, trusted or not
+        trust, digest = TrustStore(home).state(files), files.digest
+        if trust is TrustState.TRUSTED:
+            settings = trusted
+        else:
+            from dcode.project_gate import gate
+
+            mine = _apply_values(_apply_values(settings, env_values, origin="environment"), cli_values, origin="command line")
+            allowed, ignored_list = gate(_parse(path, decoded), mine, default_approve)
+            settings = _apply_data(settings, allowed, path, decoded)
+            ignored = tuple(ignored_list)
+        sources.append(path)
+    settings = _apply_preferences(settings)
+    settings = _apply_values(settings, env_values, origin="environment")
     settings = _apply_values(settings, cli_values, origin="command line")
-    return replace(settings, sources=tuple(sources))
+    return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored)
 
 
-def _apply_file(settings: Settings, path: Path) -> Settings:
-    text = path.read_text(encoding="utf-8", errors="replace")
+def _read_text(path: Path) -> str:
     try:
-        data = tomllib.loads(text)
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+
+
+def _project_files(settings: Settings) -> ProjectFiles | None:
+    """The project's trust files as read now (the config is read once, here), or None."""
+    if not settings.project_config.is_file():
+        return None
+    try:
+        return ProjectFiles.read(settings.workspace)
+    except OSError as exc:
+        raise ConfigError(f"{settings.project_config}: cannot read the project's files: {exc.strerror or exc}") from None
+
+
+def _relative(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {_describe_toml_error(exc, text)}") from None
+
+
+def _apply_file(settings: Settings, path: Path, text: str) -> Settings:
+    return _apply_data(settings, _parse(path, text), path, text)
+
+
+def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str) -> Settings:
     scalars = {key: value for key, value in data.items() if key in _SCALAR_KEYS}
     unknown = sorted(set(data) - set(_SCALAR_KEYS) - _TABLE_KEYS - _LIST_KEYS)
     if unknown:
@@ -301,6 +368,10 @@ def describe(settings: Settings) -> dict[str, Any]:
     for item in fields(settings):
         value = getattr(settings, item.name)
         match value:
+            case StrEnum():
+                out[item.name] = value.value
+            case tuple() if item.name == "ignored":
+                out[item.name] = [{"key": i.key, "value": i.value, "reason": i.reason} for i in value]
             case Path():
                 out[item.name] = str(value)
             case tuple():

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from dcode.config import ApprovalMode, ConfigError, WireApi, load_settings, save_preference
+from dcode.trust import ProjectFiles, TrustStore
 
 
 def write(path: Path, text: str) -> Path:
@@ -35,6 +36,7 @@ def test_defaults_without_files(home: Path, workspace: Path) -> None:
 def test_precedence_cli_env_project_user(home: Path, workspace: Path) -> None:
     write(home / "config.toml", 'model = "user:m"\napi = "chat"\nmax_turns = 7\ntheme = "nord"\n')
     write(workspace / ".dcode" / "config.toml", 'model = "project:m"\napprove = "all"\n')
+    TrustStore(home).trust(workspace, ProjectFiles.read(workspace).digest)  # a trusted project's file applies whole
     env = {"DCODE_HOME": str(home)}
     settings = load_settings(workspace=workspace, env=env)
     assert (settings.model, settings.api, settings.max_turns, settings.approve) == ("project:m", WireApi.CHAT, 7, ApprovalMode.ALL)

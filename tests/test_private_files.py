@@ -2,7 +2,7 @@
 
 The whole-home test runs every writer for real under a permissive umask: headless turns with an
 image (attachments, request variants), a compaction (the archive), an overflow (large tool
-results), the TUI's prompt history, preferences and native-stderr log.
+results), the trust record, the TUI's prompt history, preferences and native-stderr log.
 """
 
 from __future__ import annotations
@@ -167,6 +167,8 @@ def test_every_writer_leaves_the_home_private(server: ScriptedModelServer, works
     (home / "config.toml").chmod(0o644)
     (workspace / "shot.png").write_bytes(encode(noise((600, 400)), "PNG"))
     (workspace / "big.log").write_text(BIG)
+    (workspace / ".dcode").mkdir()
+    (workspace / ".dcode" / "config.toml").write_text('base_url = "http://127.0.0.1:9/v1"\n')
 
     server.script(reply("The answer, at length. " * 400))
     first = dcode(["-p", "describe this image", "-i", "shot.png", "--output-format", "json"], workspace, home, mask)
@@ -182,6 +184,7 @@ def test_every_writer_leaves_the_home_private(server: ScriptedModelServer, works
     )
     third = dcode(["-p", "what is in big.log?", "-m", "openai:big-model"], workspace, home, mask)
     assert third.returncode == 0, third.stderr
+    assert dcode(["trust"], workspace, home, mask).returncode == 0
 
     primary, secondary = pty.openpty()
     try:
@@ -196,7 +199,7 @@ def test_every_writer_leaves_the_home_private(server: ScriptedModelServer, works
 
     written = {path.relative_to(home).parts[0] for path in home.rglob("*") if path.is_file()}
     assert {
-        "sessions.db", "attachments", "conversation_history", "large_tool_results",
+        "sessions.db", "attachments", "conversation_history", "large_tool_results", "trusted_projects.json",
         "history.jsonl", "preferences.json", "logs", "config.toml",
     } <= written  # fmt: skip
     assert list((home / "attachments").glob("variants/*/*.json")), "no request variant was cached"

@@ -7,7 +7,7 @@ transcript and status updates; widgets talk back only through messages.
 
 This module holds the layout, the engine's lifecycle, the first-run flow and the keys; what runs
 in the session (queue, turns, approvals, ``!cmd``) is ``app_session``, the slash commands'
-actions are ``app_commands``.
+actions are ``app_commands``, and asking to trust the project's settings is ``app_trust``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from dcode.exit_signals import ExitSignals
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
 from dcode.tui.app_session import Pending, SessionWork
+from dcode.tui.app_trust import ProjectTrust
 from dcode.tui.collector import QuietCollector
 from dcode.tui.commands import SlashCommandProvider
 from dcode.tui.messages import EngineFailed, EngineReady
@@ -51,7 +52,7 @@ CTRL_C_WINDOW = 2.0
 AUTO = object()
 
 
-class DcodeApp(SessionWork, SlashCommands, App[int]):
+class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere find it
     TITLE = "dcode"
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
@@ -167,6 +168,12 @@ class DcodeApp(SessionWork, SlashCommands, App[int]):
         self.call_after_refresh(self._after_first_paint)
 
     def _after_first_paint(self) -> None:
+        if self.settings.ignored:
+            self._ask_trust()
+            return
+        self._open_or_set_up()
+
+    def _open_or_set_up(self) -> None:
         if self._setup_problem:
             self._show_first_run(self._setup_problem)
         else:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import gc
 import sys
-from dataclasses import replace
+from collections.abc import Callable
+from typing import Any
 
-from dcode.config import ConfigError, Settings, load_settings
+from dcode.config import ApprovalMode, ConfigError, Settings, load_settings
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -27,19 +28,12 @@ def find_setup_problem(settings: Settings) -> str | None:
     return None
 
 
-def _reloader(settings: Settings, model_given: bool):  # type: ignore[no-untyped-def]
-    """Re-read config and environment after the first-run screen, keeping what the CLI said."""
+def _reloader(settings: Settings, cli: dict[str, Any] | None) -> Callable[[], Settings]:
+    """Re-resolve config and environment (after the first-run screen, or once the project is
+    trusted), with the same command-line flags, so every source keeps its precedence."""
 
     def reload() -> Settings:
-        fresh = load_settings(workspace=settings.workspace)
-        return replace(
-            fresh,
-            model=settings.model if model_given else fresh.model,
-            base_url=settings.base_url or fresh.base_url,
-            api=settings.api or fresh.api,
-            approve=settings.approve or fresh.approve,
-            max_turns=settings.max_turns or fresh.max_turns,
-        )
+        return load_settings(workspace=settings.workspace, cli=cli, default_approve=ApprovalMode.MANUAL)
 
     return reload
 
@@ -47,6 +41,7 @@ def _reloader(settings: Settings, model_given: bool):  # type: ignore[no-untyped
 def launch_tui(
     settings: Settings,
     *,
+    cli: dict[str, Any] | None = None,
     prompt: str | None = None,
     resume_id: str | None = None,
     resume_latest: bool = False,
@@ -71,7 +66,7 @@ def launch_tui(
         prompt=prompt,
         session_id=session_id,
         setup_problem=find_setup_problem(settings),
-        reload_settings=_reloader(settings, model_given),
+        reload_settings=_reloader(settings, cli),
     )
     gc.freeze()  # what the imports built lives as long as the process: no collection need walk it
     with native_stderr_to(settings.home / "logs" / "stderr.log"):

@@ -1,0 +1,113 @@
+"""What an untrusted project's ``.dcode/config.toml`` may set.
+
+An allowlist, not a denylist: a key that is not named here (today's ``base_url``,
+``[providers.*]``, ``pass_env``, and any key added to dcode later) is ignored until the user
+trusts the project, so a new setting is safe by default. The keys allowed are the ones that
+cannot widen trust:
+
+- ``max_turns``, ``theme``, ``api`` (the wire protocol to the same endpoint), and
+  ``[models."…"]`` profile tables;
+- ``approve``, only to a mode no looser than the user's own choice (flags, environment, user
+  config, or the surface's default: manual in the TUI, edits headless);
+- ``model``, only when it keeps requests and keys where the user's own settings send them: the
+  same provider, or a preset or user-configured provider when the user set no base URL (which
+  would otherwise receive another provider's key).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from typing import Any
+
+from dcode.config import ApprovalMode, IgnoredSetting, Settings
+from dcode.trust import TrustState
+
+SAFE_KEYS = frozenset({"max_turns", "theme", "api", "models"})
+_STRICTNESS = (ApprovalMode.MANUAL, ApprovalMode.EDITS, ApprovalMode.ALL)
+_REASONS = {
+    "base_url": "changes where requests and your key go",
+    "pass_env": "shows environment variables to the shell",
+    "providers.base_url": "changes where requests and keys go",
+    "providers.api_key_env": "sends another environment variable as the key",
+}
+UNTRUSTED = "only your own config may set it until you trust the project"
+
+
+def gate(data: dict[str, Any], mine: Settings, default_approve: ApprovalMode) -> tuple[dict[str, Any], list[IgnoredSetting]]:
+    """Split a (validated) project table into what applies and what is ignored, and why.
+
+    ``mine`` is the user's own settings (user config, environment, flags) without the project.
+    """
+    allowed: dict[str, Any] = {}
+    ignored: list[IgnoredSetting] = []
+    for key, value in data.items():
+        reason = _refusal(key, value, mine, default_approve)
+        if reason is None:
+            allowed[key] = value
+        else:
+            ignored.extend(IgnoredSetting(name, item, _REASONS.get(_kind(name), reason)) for name, item in _flatten(key, value))
+    return allowed, ignored
+
+
+def _kind(dotted: str) -> str:
+    """``providers.corp.base_url`` -> ``providers.base_url``: what a provider setting is."""
+    parts = dotted.split(".")
+    return f"{parts[0]}.{parts[-1]}" if parts[0] == "providers" and len(parts) == 3 else dotted
+
+
+def _refusal(key: str, value: Any, mine: Settings, default_approve: ApprovalMode) -> str | None:
+    match key:
+        case "approve":
+            theirs = ApprovalMode(str(value))
+            own = mine.approve or default_approve
+            if _STRICTNESS.index(theirs) <= _STRICTNESS.index(own):
+                return None
+            whose = "your own choice" if mine.approve else "the default"
+            return f"looser than {own.value!r}, {whose}"
+        case "model":
+            return _model_refusal(str(value), mine)
+        case _ if key in SAFE_KEYS:
+            return None
+        case "providers":
+            return "changes a provider's settings"
+        case _:
+            return _REASONS.get(key, UNTRUSTED)
+
+
+def _model_refusal(spec: str, mine: Settings) -> str | None:
+    from dcode.models.presets import PROVIDERS
+
+    provider, current = _provider_of(spec), _provider_of(mine.model)
+    if provider == current:
+        return None
+    if mine.base_url:
+        return f"would send the {provider} key to your base URL"
+    if provider in PROVIDERS or provider in mine.providers:
+        return None
+    return f"{provider!r} is not a provider you have set up"
+
+
+def _provider_of(spec: str) -> str:
+    provider, sep, _ = spec.strip().partition(":")
+    return provider.lower() if sep else "openai"
+
+
+def _flatten(key: str, value: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict) and value:
+        for inner, item in value.items():
+            yield from _flatten(f"{key}.{inner}", item)
+    else:
+        yield key, value
+
+
+def ignored_warning(settings: Settings) -> str | None:
+    """The one line headless prints when the project's config was partly ignored."""
+    if not settings.ignored:
+        return None
+    keys = ", ".join(dict.fromkeys(item.key for item in settings.ignored))
+    changed = ", changed since you trusted it" if settings.trust is TrustState.CHANGED else ""
+    return (
+        f"dcode: warning: ignoring settings from the untrusted project config {settings.project_config}{changed}: "
+        f"{keys}; to apply them, trust the project with `dcode trust {shlex.quote(str(settings.workspace))}`"
+    )

@@ -1,0 +1,151 @@
+"""Which projects the user has trusted to widen what dcode may do in them.
+
+A repository is untrusted input: a cloned project's ``.dcode/config.toml`` must not raise the
+approval mode, or change where requests and keys go, or what the shell sees, on its own. Those
+settings apply once the user has trusted the project, and the trust is recorded here, in
+``$DCODE_HOME/trusted_projects.json`` (0600), keyed by the project's resolved path and a digest
+of its trust-relevant files. Any edit to those files changes the digest, and the project is
+asked about again.
+
+``TRUST_FILES`` is the one list of what the digest covers; a file or a directory named there
+(``.mcp.json``, agent definitions) joins the digest by being added to it. What an untrusted
+project may still set is ``project_gate``'s business, not this module's.
+
+Standard library only: ``load_settings`` reads the record before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from dcode.private_files import open_private_fd, write_private
+
+TRUST_FILES: tuple[str, ...] = (".dcode/config.toml",)
+RECORD_NAME = "trusted_projects.json"
+_LOCK_NAME = "trusted_projects.lock"
+_FORMAT = 1
+
+
+class TrustState(StrEnum):
+    NONE = "none"  # the project has none of the trust files: there is nothing to trust
+    TRUSTED = "trusted"
+    UNTRUSTED = "untrusted"  # never trusted (or revoked)
+    CHANGED = "changed"  # trusted once; the files have changed since
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectFiles:
+    """The trust files of one project as read now, and the digest the record keeps."""
+
+    root: Path
+    contents: dict[str, bytes]  # relative POSIX path -> bytes, for the files that exist
+
+    @classmethod
+    def read(cls, root: Path) -> ProjectFiles:
+        """Read every trust file under ``root``; raises OSError when one exists but cannot be read."""
+        root = root.resolve()
+        contents: dict[str, bytes] = {}
+        for name in TRUST_FILES:
+            for path in _files_of(root / name):
+                contents[path.relative_to(root).as_posix()] = path.read_bytes()
+        return cls(root, contents)
+
+    @property
+    def digest(self) -> str:
+        hasher = hashlib.sha256()
+        for name in sorted(self.contents):
+            data = self.contents[name]
+            hasher.update(f"{name}\0{len(data)}\0".encode())
+            hasher.update(data)
+        return "sha256:" + hasher.hexdigest()
+
+
+def _files_of(path: Path) -> Iterator[Path]:
+    if path.is_file():
+        yield path
+    elif path.is_dir():
+        yield from sorted(p for p in path.rglob("*") if p.is_file())
+
+
+@dataclass(frozen=True, slots=True)
+class TrustEntry:
+    path: str
+    digest: str
+    trusted_at: float
+
+
+class TrustStore:
+    """The trust record. A record that cannot be read trusts nothing (and says nothing):
+    dcode then asks, which is the safe side; trusting again rewrites it."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.path = home / RECORD_NAME
+
+    def entries(self) -> dict[str, TrustEntry]:
+        try:
+            data: Any = json.loads(self.path.read_text(encoding="utf-8"))
+            projects = data["projects"]
+            return {
+                path: TrustEntry(path, str(item["digest"]), float(item.get("trusted_at", 0)))
+                for path, item in projects.items()
+                if isinstance(item, dict) and isinstance(item.get("digest"), str)
+            }
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return {}
+
+    def state(self, files: ProjectFiles) -> TrustState:
+        if not files.contents:
+            return TrustState.NONE
+        entry = self.entries().get(str(files.root))
+        if entry is None:
+            return TrustState.UNTRUSTED
+        return TrustState.TRUSTED if entry.digest == files.digest else TrustState.CHANGED
+
+    def trust(self, root: Path, digest: str) -> None:
+        """Trust ``root`` as long as its trust files have ``digest`` (the content the user saw)."""
+        with self._locked():
+            entries = self.entries()
+            key = str(root.resolve())
+            entries[key] = TrustEntry(key, digest, time.time())
+            self._write(entries)
+
+    def revoke(self, root: Path) -> bool:
+        """Forget ``root``; False when it was not trusted."""
+        with self._locked():
+            entries = self.entries()
+            if entries.pop(str(root.resolve()), None) is None:
+                return False
+            self._write(entries)
+            return True
+
+    def _write(self, entries: dict[str, TrustEntry]) -> None:
+        data = {
+            "version": _FORMAT,
+            "projects": {e.path: {"digest": e.digest, "trusted_at": e.trusted_at} for e in sorted(entries.values(), key=lambda e: e.path)},
+        }
+        write_private(self.path, json.dumps(data, indent=2) + "\n")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One writer at a time, so that a revoke racing another project's trust is not lost."""
+        fd = open_private_fd(self.home / _LOCK_NAME, os.O_RDWR)
+        try:
+            try:
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except ImportError:  # Windows: the rename alone keeps the record whole
+                pass
+            yield
+        finally:
+            os.close(fd)

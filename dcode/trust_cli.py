@@ -1,0 +1,69 @@
+"""``dcode trust [PATH]``, ``--revoke`` and ``--list``: project trust without the TUI.
+
+Headless runs never trust a project on their own, so this is how a user who only runs
+``dcode -p`` lets a project's ``.dcode/config.toml`` apply in full.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from dcode.config import ConfigError, Settings, dcode_home, load_settings
+from dcode.trust import TRUST_FILES, ProjectFiles, TrustState, TrustStore
+
+
+def trust_project(root: Path) -> str:
+    """Trust ``root`` as it is now; raises ConfigError for a missing directory or a bad config."""
+    settings = _settings_for(root)
+    files = ProjectFiles.read(settings.workspace)
+    if not files.contents:
+        return f"{settings.workspace} has nothing to trust (no {' or '.join(TRUST_FILES)})."
+    if settings.trust is TrustState.TRUSTED:
+        return f"{settings.workspace} is already trusted."
+    assert settings.project_digest is not None
+    TrustStore(settings.home).trust(settings.workspace, settings.project_digest)
+    applied = ", ".join(dict.fromkeys(item.key for item in settings.ignored))
+    now = f" (now applied: {applied})" if applied else ""
+    return (
+        f"Trusted {settings.workspace}: its {settings.project_config.relative_to(settings.workspace)} applies in full{now}. "
+        "dcode asks again if the file changes; `dcode trust --revoke` undoes it."
+    )
+
+
+def revoke_project(root: Path) -> str:
+    home = dcode_home()
+    root = root.expanduser().resolve()
+    if TrustStore(home).revoke(root):
+        return f"{root} is no longer trusted."
+    return f"{root} was not trusted."
+
+
+def list_projects() -> str:
+    store = TrustStore(dcode_home())
+    entries = sorted(store.entries().values(), key=lambda e: e.path)
+    if not entries:
+        return "No trusted projects."
+    lines = []
+    for entry in entries:
+        root = Path(entry.path)
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.trusted_at))
+        lines.append(f"{entry.path}  trusted {when}{_status(store, root, entry.digest)}")
+    return "\n".join(lines)
+
+
+def _status(store: TrustStore, root: Path, digest: str) -> str:
+    if not root.is_dir():
+        return "  (missing)"
+    try:
+        files = ProjectFiles.read(root)
+    except OSError:
+        return "  (unreadable)"
+    return "" if files.digest == digest else "  (changed since: asked again)"
+
+
+def _settings_for(root: Path) -> Settings:
+    root = root.expanduser()
+    if not root.is_dir():
+        raise ConfigError(f"{root} is not a directory")
+    return load_settings(workspace=root)

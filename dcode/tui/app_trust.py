@@ -1,0 +1,93 @@
+"""Asking to trust the project, mixed into ``DcodeApp``: once, right after the first paint.
+
+When the project's ``.dcode/config.toml`` has settings that apply only to a trusted project,
+the trust screen lists them before the engine opens. "Trust this project" records the trust
+for exactly the content shown and re-resolves the settings; "Not now" leaves them out for this
+run. Either way the engine then opens with the settings the answer gave; its imports start
+while the screen is up, so the answer costs no extra wait.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from textual import work
+
+from dcode.config import ApprovalMode, ConfigError, Settings
+from dcode.tui.transcript import NoticeLevel
+from dcode.tui.transcript.view import ANSWER_MODULE
+
+if TYPE_CHECKING:
+    from dcode.tui.app import DcodeApp
+
+    _Base = DcodeApp
+else:
+    _Base = object
+
+
+class ProjectTrust(_Base):
+    def _ask_trust(self) -> None:
+        """The project's config has settings dcode ignores until it is trusted: ask once, and
+        open the engine with the settings the answer gives (its imports start meanwhile)."""
+        from dcode.tui.screens.trust import TrustScreen
+
+        self._warm_engine_imports()
+        screen = TrustScreen(self.settings)
+
+        def closed(trusted: bool | None) -> None:
+            if screen.typed:
+                self.prompt_input.insert_text(screen.typed)
+            self.prompt_input.focus()
+            if trusted:
+                self._trust_project()
+            else:
+                self.call_later(
+                    self.transcript.notice,
+                    f"Left out the project's {self._ignored_keys()} this session; `dcode trust` applies them.",
+                    NoticeLevel.WARNING,
+                )
+            self._open_or_set_up()
+
+        self.push_screen(screen, callback=closed)
+
+    def _ignored_keys(self) -> str:
+        return ", ".join(dict.fromkeys(item.key for item in self.settings.ignored))
+
+    def _trust_project(self) -> None:
+        """Record the trust for exactly the content the user was shown, then re-resolve."""
+        from dcode.trust import TrustStore
+        from dcode.tui.launch import find_setup_problem
+
+        keys = self._ignored_keys()
+        settings = self.settings
+        try:
+            assert settings.project_digest is not None
+            TrustStore(settings.home).trust(settings.workspace, settings.project_digest)
+        except OSError as exc:
+            self.call_later(self.transcript.notice, f"could not record the trust: {exc.strerror or exc}", NoticeLevel.ERROR)
+            return
+        try:
+            self.settings = self._reload()
+        except ConfigError as exc:
+            self._setup_problem = str(exc)
+            return
+        self._setup_problem = find_setup_problem(self.settings)
+        self.mode = self.settings.approve or ApprovalMode.MANUAL
+        self.status.mode = self.mode
+        self.status.model = self.settings.model
+        still = ", ".join(item.key for item in self.settings.ignored)
+        note = f" (still left out: {still})" if still else ""
+        self.call_later(self.transcript.notice, f"Trusted this project: its {keys} now apply{note}.")
+
+    def _reload(self) -> Settings:
+        if self._reload_settings is not None:
+            return self._reload_settings()
+        from dcode.config import load_settings
+
+        return load_settings(workspace=self.settings.workspace, default_approve=ApprovalMode.MANUAL)
+
+    @work(thread=True, group="warm-imports", exit_on_error=False)
+    def _warm_engine_imports(self) -> None:
+        for module in ("dcode.models.factory", "dcode.agent.engine", ANSWER_MODULE):
+            importlib.import_module(module)

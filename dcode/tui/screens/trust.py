@@ -1,0 +1,135 @@
+"""Asked once at start when the project's config has settings dcode would otherwise ignore.
+
+The modal lists each of those settings with its value and what it would change, and offers
+"Trust this project" (recorded in ``$DCODE_HOME``, asked again when the file changes) or "Not
+now" (ignored for this run, asked next time). Like the first-run screen it never takes typed
+text away: focus starts on the explanation, so neither letters nor Enter press a button;
+Ctrl+T trusts, Esc is "Not now", and what was typed meanwhile goes back to the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static
+
+from dcode.config import IgnoredSetting, Settings
+from dcode.trust import TrustState
+
+_VALUE_CHARS = 80
+
+
+def setting_line(item: IgnoredSetting) -> Content:
+    """``key = value`` as the file spells it, and on the next line what it would change."""
+    value = json.dumps(item.value, ensure_ascii=False, default=str)
+    if len(value) > _VALUE_CHARS:
+        value = value[: _VALUE_CHARS - 1] + "…"
+    return Content.assemble(("  " + item.key, "bold"), " = ", (value, "$accent"), "\n", ("      " + item.reason, "$text-muted"))
+
+
+class TrustScreen(ModalScreen[bool]):
+    """Dismisses True for "Trust this project", False for "Not now"."""
+
+    AUTO_FOCUS = "#trust-body"
+
+    DEFAULT_CSS = """
+    TrustScreen {
+        align: center middle;
+    }
+    TrustScreen > #trust-dialog {
+        width: 90%;
+        max-width: 110;
+        height: auto;
+        max-height: 90%;
+        border: round $warning;
+        background: $surface;
+        padding: 0 2;
+    }
+    #trust-title {
+        text-style: bold;
+        color: $warning;
+        margin: 1 0 0 0;
+    }
+    #trust-body {
+        height: auto;
+        max-height: 100%;
+        margin: 1 0 0 0;
+    }
+    #trust-settings {
+        margin: 1 0;
+    }
+    #trust-footer {
+        dock: bottom;
+        height: auto;
+    }
+    #trust-buttons {
+        height: auto;
+        margin: 1 0;
+    }
+    #trust-buttons > Button {
+        margin: 0 1 0 0;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+t", "trust", "Trust this project"),
+        Binding("escape", "not_now", "Not now"),
+    ]
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__()
+        self.settings = settings
+        self.typed = ""
+
+    def compose(self) -> ComposeResult:
+        settings = self.settings
+        config = settings.project_config.relative_to(settings.workspace)
+        changed = settings.trust is TrustState.CHANGED
+        with Vertical(id="trust-dialog"):
+            yield Label(
+                "This project's settings changed since you trusted it" if changed else "Trust this project's settings?",
+                id="trust-title",
+            )
+            with VerticalScroll(id="trust-body"):
+                yield Static(
+                    Content.assemble(
+                        (str(config), "bold"),
+                        f" in {settings.workspace} asks for settings that could let it do more than"
+                        " your own choices allow, or send your requests and keys elsewhere."
+                        " Until you trust the project, dcode leaves them out:",
+                    ),
+                    id="trust-intro",
+                )
+                yield Static(Content("\n").join(setting_line(item) for item in settings.ignored), id="trust-settings")
+                yield Static(
+                    "Trust it only if you know where the repository comes from. dcode remembers the choice"
+                    " and asks again if the file changes; `dcode trust --revoke` takes it back.",
+                    id="trust-note",
+                )
+            with Vertical(id="trust-footer"):
+                with Horizontal(id="trust-buttons"):
+                    yield Button("Trust this project  ctrl+t", id="trust-yes", variant="warning")
+                    yield Button("Not now  esc", id="trust-no")
+
+    @on(Button.Pressed, "#trust-yes")
+    def action_trust(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#trust-no")
+    def action_not_now(self) -> None:
+        self.dismiss(False)
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            return  # a button the user tabbed to; on the text, Enter does nothing
+        if event.is_printable and event.character:
+            self.typed += event.character
+        elif event.key == "backspace" and self.typed:
+            self.typed = self.typed[:-1]
