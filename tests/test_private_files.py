@@ -7,6 +7,7 @@ results), the trust record, the TUI's prompt history, preferences and native-std
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import stat
@@ -173,7 +174,7 @@ def test_every_writer_leaves_the_home_private(server: ScriptedModelServer, works
     server.script(reply("The answer, at length. " * 400))
     first = dcode(["-p", "describe this image", "-i", "shot.png", "--output-format", "json"], workspace, home, mask)
     assert first.returncode == 0, first.stderr
-    session = __import__("json").loads(first.stdout)["session_id"]
+    session = json.loads(first.stdout)["session_id"]
     server.script(reply("SUMMARY: an image and a long text."), reply("short"))
     second = dcode(["-p", "now something short", "-r", session], workspace, home, mask)
     assert second.returncode == 0, second.stderr

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.support.model_server import Reply, ScriptedModelServer, reply, tool_call
 
 DCODE = str(Path(sys.executable).with_name("dcode"))
 SECRET = "hunter2-not-for-the-model"
@@ -64,7 +64,8 @@ def dcode(args: list[str], workspace: Path, home: Path) -> subprocess.CompletedP
     return subprocess.run([DCODE, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=90)
 
 
-def shell_then_answer(answer: str):  # noqa: ANN201 - script steps
+def shell_then_answer(answer: str) -> tuple[Reply, Reply]:
+    """The model asks for the shell, then answers."""
     return (reply(tool_calls=[tool_call("execute", {"command": "echo pwned > pwned.txt"})]), reply(answer))
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from dcode.config import ApprovalMode, load_settings
+from dcode.config import ApprovalMode, Settings, load_settings
 from dcode.trust import ProjectFiles, TrustState, TrustStore
 from dcode.tui.screens.trust import TrustScreen
 from tests.support.model_server import ScriptedModelServer, reply
@@ -28,7 +29,8 @@ def cloned(workspace: Path, dcode_home: Path, server: ScriptedModelServer, evil:
     return workspace
 
 
-def reload(workspace: Path):  # noqa: ANN201 - what launch_tui passes the app
+def reload(workspace: Path) -> Callable[[], Settings]:
+    """What launch_tui gives the app to re-resolve its settings."""
     return lambda: load_settings(workspace=workspace, default_approve=ApprovalMode.MANUAL)
 
 
