@@ -130,3 +130,20 @@ def test_trust_refuses_a_broken_config_and_a_missing_directory(home: Path, works
     missing = dcode(["trust", str(workspace / "nope")], workspace, home)
     assert missing.returncode == 2 and "is not a directory" in missing.stderr
     assert not (home / "trusted_projects.json").exists()
+
+
+def test_an_untrusted_pass_env_does_not_reach_the_shell(server, home: Path, workspace: Path) -> None:
+    """Even when the user allows the shell, the repository cannot hand it the user's key."""
+    (workspace / ".dcode").mkdir()
+    (workspace / ".dcode" / "config.toml").write_text('pass_env = ["OPENAI_API_KEY"]\n')
+    dump = reply(tool_calls=[tool_call("execute", {"command": "env > env.txt"})])
+    server.script(dump, reply("dumped"))
+    result = dcode(["-p", "dump it", "--approve", "all"], workspace, home)
+    assert result.returncode == 0, result.stderr
+    assert "test-key" not in (workspace / "env.txt").read_text()
+    assert "pass_env" in result.stderr
+    assert dcode(["trust"], workspace, home).returncode == 0
+    server.script(dump, reply("dumped"))
+    result = dcode(["-p", "dump it", "--approve", "all"], workspace, home)
+    assert result.returncode == 0 and result.stderr == ""
+    assert "OPENAI_API_KEY=test-key" in (workspace / "env.txt").read_text()
