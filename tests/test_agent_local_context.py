@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from dcode.agent.backends.local import LocalBackend
 from dcode.agent.middleware import local_context
 from dcode.agent.middleware.local_context import detect_local_context
 from dcode.agent.run_context import RunContext
+from dcode.config import ApprovalMode
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from tests.support.hostile_repo import BRANCH, DIRTY, make_hostile_repo
 from tests.support.model_server import ScriptedModelServer, reply
 
 
@@ -69,3 +72,52 @@ async def test_the_model_sees_it_unchanged_for_the_whole_thread(server: Scripted
     assert first == second  # found once: the prompt stays byte-stable for the provider's cache
     assert await run_headless(settings, HeadlessRequest(prompt="c"), out=io.StringIO(), err=io.StringIO()) == 0
     assert "6 uncommitted change(s)" in server.system_text(2)  # a new session looks again
+
+
+async def test_nothing_the_repository_configures_runs(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path / "repo", tmp_path / "marks")
+    text = await detect_local_context(context_for(repo.path))
+    assert repo.fired() == []
+    assert text is not None and f"- Git: branch `{BRANCH}`, {DIRTY} uncommitted change(s), repository root `{repo.path.resolve()}`" in text
+
+
+async def test_a_detached_head_is_named_by_its_commit(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path / "repo", tmp_path / "marks")
+    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=repo.path, capture_output=True, text=True, check=True).stdout.strip()
+    (repo.path / ".git" / "HEAD").write_text(subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo.path, capture_output=True, text=True).stdout)
+    repo.clear()
+    text = await detect_local_context(context_for(repo.path))
+    assert text is not None and f"- Git: branch `detached at {commit}`, {DIRTY} uncommitted change(s)" in text
+    assert repo.fired() == []
+
+
+async def test_a_repository_that_cannot_be_made_safe_is_not_inspected(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path / "repo", tmp_path / "marks")
+    subprocess.run(["git", "config", "filter.x=y.clean", f"touch {repo.marks}/equals"], cwd=repo.path, check=True)
+    (repo.path / ".gitattributes").write_text("*.txt filter=x=y\n")
+    text = await detect_local_context(context_for(repo.path))
+    assert text is not None and "- Git: not inspected" in text
+    assert repo.fired() == []
+
+
+async def test_relative_path_entries_are_not_searched(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    python_project(workspace)
+    marker = workspace.parent / "ran"
+    bin_dir = workspace / "bin"
+    bin_dir.mkdir()
+    for name in ("git", "python3", "sed"):
+        (bin_dir / name).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"bin:{os.environ['PATH']}")
+    text = await detect_local_context(context_for(workspace))
+    assert not marker.exists()
+    assert text is not None and "- Git: branch `trunk`" in text and "- Runtimes: Python 3." in text
+
+
+async def test_a_headless_session_in_a_hostile_repository_runs_nothing(server: ScriptedModelServer, make_settings, workspace: Path) -> None:
+    repo = make_hostile_repo(workspace, workspace.parent / "marks")
+    server.script(reply("looked"))
+    settings = make_settings(approve=ApprovalMode.MANUAL)
+    assert await run_headless(settings, HeadlessRequest(prompt="what is here?"), out=io.StringIO(), err=io.StringIO()) == 0
+    assert repo.fired() == []
+    assert f"- Git: branch `{BRANCH}`, {DIRTY} uncommitted change(s)" in server.system_text(0)

@@ -5,7 +5,8 @@ Three ways, best first, all yielding the same set for ordinary trees (hidden fil
 
 * ``rg --files`` — fast, and what the ripgrep grep path sees, so glob and grep agree;
 * ``git ls-files --cached --others --exclude-standard`` — exact git semantics (global excludes,
-  ``info/exclude``, nested repos), used inside a work tree when ripgrep is missing;
+  ``info/exclude``, nested repos), used inside a work tree when ripgrep is missing, with
+  nothing the repository configures able to run (``safe_git``);
 * a Python walk with our own ``.gitignore`` matcher — for a plain directory without either tool.
 
 When the start directory is itself ignored (the model asked for ``node_modules/x`` by name), git
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from dcode.agent.backends.gitignore import IgnoreMatcher, parse_ignore_file
 from dcode.agent.backends.procs import run_capture
+from dcode.agent.backends.safe_git import asafe_git
 
 IGNORE_FILE = ".gitignore"
 GIT_DIR = ".git"
@@ -37,11 +39,15 @@ async def rg_files(rg: str, start: Path, *, env: Mapping[str, str] | None = None
 
 
 async def git_files(start: Path, *, env: Mapping[str, str] | None = None) -> list[Path] | None:
-    """Files git would track or add under ``start``; ``None`` outside a work tree or without git."""
-    args = ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"]
+    """Files git would track or add under ``start``; ``None`` outside a work tree, without git,
+    or in a repository whose configuration cannot be made safe (``safe_git``). ``env``: the
+    environment git starts from (the backend's scrubbed one)."""
+    git = await asafe_git(start, env=env)
+    if git is None:
+        return None
     try:
-        result = await run_capture(args, cwd=start, env=env)
-    except FileNotFoundError:
+        result = await run_capture(git.argv("ls-files", "--cached", "--others", "--exclude-standard", "-z"), cwd=start, env=git.env)
+    except OSError:
         return None
     if result.returncode != 0:
         return None

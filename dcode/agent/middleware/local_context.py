@@ -10,6 +10,10 @@ file, and are printed in a fixed order: the directory and git state, the languag
 managers the project's files point to, the runtimes on PATH, the likely test command, the top
 of the listing, a shallow tree and the head of the Makefile. Every section is capped. A script
 that fails or times out leaves no local context (and is not retried in that thread).
+
+It runs before any approval, so nothing in the workspace may run through it: git is called
+through ``safe_git`` (the repository's fsmonitor, filters, hooks, pager and diff drivers made
+inert), and the other sections only list files and read a few.
 """
 
 from __future__ import annotations
@@ -19,23 +23,37 @@ from typing import Annotated, Any, NotRequired
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
+from dcode.agent.backends.safe_git import shell_function
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
 
 TIMEOUT_S = 10.0
 MAX_CHARS = 6_000
 
-DETECT = r"""
+DETECT = shell_function("safe_git") + r"""
+# Only absolute PATH entries: a relative one (".", "node_modules/.bin") would find the
+# workspace's own programs under the names probed below.
+_path=; _ifs=$IFS; IFS=:; set -f
+for _dir in $PATH; do case $_dir in /*) _path="${_path:+$_path:}$_dir" ;; esac; done
+IFS=$_ifs; set +f; PATH=$_path; export PATH
 out=$(mktemp -d 2>/dev/null || echo "/tmp/dcode-context-$$") && mkdir -p "$out" || exit 1
 trap 'rm -rf "$out"' EXIT
 has() { command -v "$1" >/dev/null 2>&1; }
 
 {
   echo "- Working directory: \`$(pwd)\`"
-  if has git && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    branch=$(git symbolic-ref --short -q HEAD || echo "detached at $(git rev-parse --short HEAD 2>/dev/null)")
-    dirty=$(git status --porcelain 2>/dev/null | wc -l | tr -d ' ')
-    echo "- Git: branch \`$branch\`, $dirty uncommitted change(s), repository root \`$(git rev-parse --show-toplevel)\`"
+  if ! has git; then
+    echo "- Git: not a repository"
+  elif root=$(safe_git rev-parse --show-toplevel 2>/dev/null) \
+      && state=$(safe_git status --porcelain=v2 --branch --no-ahead-behind --ignore-submodules=dirty 2>/dev/null); then
+    branch=$(printf '%s\n' "$state" | sed -n 's/^# branch\.head //p')
+    if [ "$branch" = "(detached)" ]; then
+      branch="detached at $(printf '%s\n' "$state" | sed -n 's/^# branch\.oid //p' | cut -c1-7)"
+    fi
+    dirty=$(printf '%s\n' "$state" | grep -c '^[^#]')
+    echo "- Git: branch \`$branch\`, $dirty uncommitted change(s), repository root \`$root\`"
+  elif [ $? -eq 125 ]; then
+    echo "- Git: not inspected (the repository's config names a filter or diff driver that cannot be switched off)"
   else
     echo "- Git: not a repository"
   fi

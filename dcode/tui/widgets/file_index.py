@@ -1,9 +1,10 @@
 """The workspace's file list for ``@path`` completion, and the matcher that ranks it.
 
 ``scan`` blocks (a git call or a directory walk), so the input box runs it in a thread worker.
-Inside a git repository the list is ``git ls-files --cached --others --exclude-standard``, so
-ignored files never show; elsewhere it walks the tree, pruning the usual heavy directories and
-honouring the root ``.gitignore`` in a simple form. Either way it stops at ``cap`` files.
+Inside a git repository the list is ``git ls-files --cached --others --exclude-standard``
+(run so that nothing the repository configures can run: ``safe_git``), so ignored files never
+show; elsewhere it walks the tree, pruning the usual heavy directories and honouring the root
+``.gitignore`` in a simple form. Either way it stops at ``cap`` files.
 """
 
 from __future__ import annotations
@@ -51,13 +52,16 @@ def _skipped(path: str) -> bool:
 
 
 def _git_files(root: Path, cap: int) -> list[str] | None:
-    git = shutil.which("git")
+    from dcode.agent.backends.safe_git import safe_git  # in the scan's thread, not at startup
+
+    executable = shutil.which("git")
+    git = safe_git(root, executable) if executable else None
     if git is None:
         return None
-    command = [git, "-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard", "-z"]
+    command = git.argv("-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard", "-z")
     try:
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=git.env
         )
     except OSError:
         return None
