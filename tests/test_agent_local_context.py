@@ -121,3 +121,20 @@ async def test_a_headless_session_in_a_hostile_repository_runs_nothing(server: S
     assert await run_headless(settings, HeadlessRequest(prompt="what is here?"), out=io.StringIO(), err=io.StringIO()) == 0
     assert repo.fired() == []
     assert f"- Git: branch `{BRANCH}`, {DIRTY} uncommitted change(s)" in server.system_text(0)
+
+
+async def test_a_hostile_submodule_runs_nothing_either(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "trunk"], cwd=project, check=True)
+    repo = make_hostile_repo(project / "sub", tmp_path / "marks")
+    setup = ["git", "-c", "protocol.file.allow=always", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*setup, "submodule", "add", "-q", str(repo.path), "sub"], cwd=project, check=True, capture_output=True)
+    subprocess.run([*setup, "commit", "-q", "-m", "sub"], cwd=project, check=True, capture_output=True)
+    repo.clear()
+    subprocess.run(["git", "status", "--porcelain"], cwd=project, check=True, capture_output=True)
+    assert "clean" in repo.fired()  # plain git looks inside the submodule, through its filters
+    repo.clear()
+    text = await detect_local_context(context_for(project))
+    assert repo.fired() == []
+    assert text is not None and "- Git: branch `trunk`, 0 uncommitted change(s)" in text

@@ -13,7 +13,8 @@ that fails or times out leaves no local context (and is not retried in that thre
 
 It runs before any approval, so nothing in the workspace may run through it: git is called
 through ``safe_git`` (the repository's fsmonitor, filters, hooks, pager and diff drivers made
-inert), and the other sections only list files and read a few.
+inert), and the other sections only list files and read a few. Changes inside a submodule's
+work tree are not counted: looking there would run the submodule's own configuration.
 """
 
 from __future__ import annotations
