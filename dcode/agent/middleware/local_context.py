@@ -25,6 +25,7 @@ from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
 from dcode.agent.backends.safe_git import shell_function
+from dcode.agent.fences import Fence, fenced
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
 
@@ -155,10 +156,11 @@ cat "$out/1" "$out/2" "$out/3" "$out/4" "$out/5" "$out/6" "$out/7"
 
 
 def local_context_prompt(text: str | None) -> str:
-    """The system prompt's local context section; empty without any."""
+    """The system prompt's local context section; empty without any. Escaped: the workspace's
+    file names, branch and Makefile are in it."""
     if not text:
         return ""
-    return f"<local_context>\nThe machine and project this session runs in, as found when it started:\n{text}\n</local_context>"
+    return fenced(Fence.LOCAL_CONTEXT, f"The machine and project this session runs in, as found when it started:\n{text}")
 
 
 async def detect_local_context(context: RunContext) -> str | None:

@@ -34,6 +34,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.constants import TAG_NOSTREAM
 
 from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
+from dcode.agent.fences import Fence, fenced
 from dcode.agent.middleware.argument_truncation import keep_from, truncated_history
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.private_files import open_private
@@ -67,10 +68,10 @@ def summary_message(event: dict[str, Any]) -> HumanMessage:
         text = (
             "You are in the middle of a conversation that has been summarized. The whole conversation so far "
             f"is saved in {path}: read it with read_file when you need a detail. A condensed summary follows:\n\n"
-            f"<summary>\n{summary}\n</summary>"
+            f"{fenced(Fence.SUMMARY, summary)}"
         )
     else:
-        text = f"Here is a summary of the conversation so far:\n\n<summary>\n{summary}\n</summary>"
+        text = f"Here is a summary of the conversation so far:\n\n{fenced(Fence.SUMMARY, summary)}"
     return HumanMessage(content=text, additional_kwargs={"lc_source": SUMMARY_SOURCE})
 
 
