@@ -1,4 +1,4 @@
-"""Which tool calls need a person's yes, under the approval modes of DESIGN.md.
+"""Which tool calls need a person's yes, under the three approval modes (``ApprovalMode``).
 
 - ``manual``: every write and every shell command asks.
 - ``edits``: writes inside the workspace run; the shell and writes outside the workspace ask.

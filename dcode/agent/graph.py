@@ -2,7 +2,8 @@
 
 The middleware list is outermost first. Each middleware is one file in ``middleware/``; the
 run's approver and policy arrive through the LangGraph context (``RunContext``), so the same
-compiled graph serves every session of the process.
+compiled graph serves every session of the process. A run without that context is refused
+before its first step (``RunContextRequired``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dcode.agent.middleware.image_projection import ImageProjectionMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
+from dcode.agent.middleware.run_context_required import RunContextRequired
 from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.middleware.summarization import Compactor, SummarizationMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
@@ -68,6 +70,7 @@ def build_graph(
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
     # memory after them: the stable prefix is what provider prompt caches reuse.
     middleware: list[Any] = [
+        RunContextRequired(),
         TodoListMiddleware(),
         LocalContextMiddleware(),
         MemoryMiddleware(memory),

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.events import ErrorEvent, Event, Notice, TurnFinished, TurnStarted
-from dcode.agent.middleware.summarization import CompactionFailed
+from dcode.agent.middleware.summarization import CompactionFailed, read_compaction
 from dcode.agent.run_context import RunContext
 from dcode.agent.stream import CANCELLED_MARKER, StreamTranslator, message_text
 from dcode.models.errors import describe_model_error
@@ -69,7 +69,7 @@ class SessionRunner:
         events: list[Event] = []
         try:
             event = await self.engine.compactor.compact(
-                list(values.get("messages", [])), values.get("compaction"), session_id=self.session_id, emit=events.append, force=True
+                list(values.get("messages", [])), read_compaction(values), session_id=self.session_id, emit=events.append, force=True
             )
         except CompactionFailed:
             return events  # the notice says why

@@ -22,7 +22,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from dcode.agent.middleware.local_context import local_context_prompt
 from dcode.agent.middleware.memory import memory_prompt
-from dcode.agent.middleware.summarization import TRIGGER, effective_messages
+from dcode.agent.middleware.summarization import TRIGGER, effective_messages, read_compaction
 from dcode.media.attachment import InvalidReferenceBlock, from_reference_block, is_reference_block
 from dcode.media.limits import ImageRoute
 from dcode.media.sizing import fit_pixels
@@ -104,7 +104,7 @@ def build_report(
 ) -> ContextReport:
     """The report for a thread whose state is ``values``, sent with ``instructions`` (the static
     system prompt) and ``tools``."""
-    compaction = values.get("compaction")
+    compaction = read_compaction(values)
     messages = effective_messages(list(values.get("messages", [])), compaction)
     schemas = json.dumps([convert_to_openai_tool(tool) for tool in tools])
     skills = values.get("skills") or {}
@@ -129,4 +129,4 @@ def build_report(
         (m.usage_metadata.get("input_tokens") for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata),
         None,
     )
-    return ContextReport(tuple(categories), window, max(1, int(window * TRIGGER)), reported, bool(compaction))
+    return ContextReport(tuple(categories), window, max(1, int(window * TRIGGER)), reported, compaction is not None)

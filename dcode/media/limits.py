@@ -1,9 +1,8 @@
 """Budgets of the media pipeline: what admission accepts and what a model route receives.
 
-The defaults are DESIGN.md's ("Media pipeline"). They are plain frozen dataclasses so that
-config and model profiles can override any field, and they validate themselves on
-construction: a zero or negative budget is a configuration bug that must fail at startup, not
-produce a 0-byte image in the middle of a request.
+They are plain frozen dataclasses so that config and model profiles can override any field,
+and they validate themselves on construction: a zero or negative budget is a configuration bug
+that must fail at startup, not produce a 0-byte image in the middle of a request.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def fit_long_side(width: int, height: int, max_side: int) -> tuple[int, int]:
 
 
 def target_size(width: int, height: int, max_pixels: int, max_side: int) -> tuple[int, int]:
-    """The pixel budget first, then the side cap, as DESIGN.md orders them."""
+    """The pixel budget first, then the side cap."""
     w, h = fit_pixels(width, height, max_pixels)
     return fit_long_side(w, h, max_side)
 

@@ -2,9 +2,9 @@
 
 ``/context`` and the request planner need an estimate *before* a request is sent, and each
 provider charges images differently (tiles, patches or raw pixels). The formulas here follow
-the providers' public descriptions (see ``reference/media-facts.md``); numbers drift, so every
-constant is a field that a model profile or user config can override. Estimates round up: a
-budget that is slightly pessimistic is cheaper than a context overflow.
+the providers' public descriptions; numbers drift, so every constant is a field that a model
+profile or user config can override. Estimates round up: a budget that is slightly
+pessimistic is cheaper than a context overflow.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Model profiles: what a model can take and how big its window is.
 
-Capabilities come from profiles and never from guesses at request time (DESIGN.md, Principle 4).
+Capabilities come from profiles and never from guesses at request time.
 The sources, lowest priority first: a conservative fallback, langchain's known profiles, dcode's
 presets, and the user's ``[models."provider:model"]`` tables. ``guessed`` names every figure
 that came from the fallback, so ``dcode doctor`` can say which numbers to check.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
@@ -34,15 +34,15 @@ def denied_message(call: dict[str, Any], text: str) -> ToolMessage:
     )
 
 
-class ApprovalMiddleware(AgentMiddleware):
+class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     async def awrap_tool_call(
         self,
-        request: Any,
-        handler: Callable[[Any], Awaitable[ToolMessage | Command]],
-    ) -> ToolMessage | Command:
-        context = request.runtime.context
-        if not isinstance(context, RunContext) or request.tool is None:
-            return await handler(request)
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        context: RunContext = request.runtime.context
+        if request.tool is None:
+            return await handler(request)  # no such tool: the model is told so, nobody is asked
         call = request.tool_call
         args = call.get("args") or {}
         verdict = context.policy.check(call["name"], args)
@@ -69,10 +69,12 @@ class ApprovalMiddleware(AgentMiddleware):
             reason = f"the user rejected this call and said: {decision.feedback}"
         return denied_message(call, reason)
 
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], ToolMessage | Command]) -> ToolMessage | Command:
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
         """The synchronous path cannot wait for a person, so gated calls are denied."""
-        context = request.runtime.context
-        if not isinstance(context, RunContext) or request.tool is None:
+        context: RunContext = request.runtime.context
+        if request.tool is None:
             return handler(request)
         call = request.tool_call
         verdict = context.policy.check(call["name"], call.get("args") or {})

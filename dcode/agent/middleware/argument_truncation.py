@@ -15,10 +15,11 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from dcode.agent.run_context import RunContext
 from dcode.agent.tools.spec import ToolKind, spec_for
 
 TRIGGER = 0.85  # of the model's input window
@@ -96,13 +97,15 @@ def truncated_history(messages: Sequence[BaseMessage], window: int) -> list[Base
     return out if any(new is not old for new, old in zip(out, messages)) else None
 
 
-class ArgumentTruncationMiddleware(AgentMiddleware):
+class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     def __init__(self, max_input_tokens: int) -> None:
         super().__init__()
         self.window = max_input_tokens
 
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self,
+        request: ModelRequest[RunContext],
+        handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         messages = truncated_history(request.messages, self.window)
         return await handler(request if messages is None else request.override(messages=messages))

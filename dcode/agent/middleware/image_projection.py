@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage
 
 from dcode.agent.events import Notice
@@ -57,7 +57,7 @@ def unavailable_placeholder(name: str, detail: str) -> str:
     return f"[image {name} could not be attached: {detail}]"
 
 
-class ImageProjectionMiddleware(AgentMiddleware):
+class ImageProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     def __init__(
         self,
         store: AttachmentStore,
@@ -75,7 +75,11 @@ class ImageProjectionMiddleware(AgentMiddleware):
         self.limits = limits
         self._warned_threads: set[str] = set()
 
-    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[RunContext],
+        handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
         refs = find_references(request.messages)
         if not refs:
             return await handler(request)
@@ -119,15 +123,12 @@ class ImageProjectionMiddleware(AgentMiddleware):
                 out[key] = [_text(handle), {"type": "image", "base64": encoded[index], "mime_type": variant.media_type}]
         return out
 
-    def _notice_once(self, request: Any, message: str) -> None:
-        context = request.runtime.context if request.runtime else None
-        if not isinstance(context, RunContext):
-            return
+    def _notice_once(self, request: ModelRequest[RunContext], message: str) -> None:
         thread = current_thread_id()
         if thread in self._warned_threads:
             return
         self._warned_threads.add(thread)
-        context.emit(Notice(message))
+        request.runtime.context.emit(Notice(message))
 
 
 def _encode_all(variants: dict[int, Variant]) -> dict[int, str]:

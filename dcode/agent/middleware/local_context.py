@@ -19,7 +19,7 @@ work tree are not counted: looking there would run the submodule's own configura
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, NotRequired
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -181,14 +181,12 @@ class LocalContextState(AgentState):
     local_context: NotRequired[Annotated[str | None, PrivateStateAttr]]
 
 
-class LocalContextMiddleware(PromptSection):
+class LocalContextMiddleware(PromptSection[LocalContextState, str | None]):
     state_schema = LocalContextState
     key = "local_context"
 
-    async def find(self, runtime: Any) -> str | None:
-        context = getattr(runtime, "context", None)
-        # A failure is kept too: it is not retried in the thread.
-        return await detect_local_context(context) if isinstance(context, RunContext) else None
+    async def find(self, context: RunContext) -> str | None:
+        return await detect_local_context(context)  # a failure (None) is kept too: not retried
 
     def section(self, value: str | None) -> str:
         return local_context_prompt(value)

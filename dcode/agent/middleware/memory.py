@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, NotRequired
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -96,7 +96,7 @@ def memory_prompt(memory: dict[str, str]) -> str:
     return f"{fenced(Fence.AGENT_MEMORY, files)}\n\n{MEMORY_GUIDELINES}"
 
 
-class MemoryMiddleware(PromptSection):
+class MemoryMiddleware(PromptSection[MemoryState, dict[str, str]]):
     state_schema = MemoryState
     key = "memory"
 
@@ -104,12 +104,10 @@ class MemoryMiddleware(PromptSection):
         super().__init__()
         self.sources = list(sources)
 
-    async def find(self, runtime: Any) -> dict[str, str]:
+    async def find(self, context: RunContext) -> dict[str, str]:
         memory, problems = read_memory(self.sources)
-        context = getattr(runtime, "context", None)
-        if isinstance(context, RunContext):
-            for problem in problems:
-                context.emit(Notice(problem))
+        for problem in problems:
+            context.emit(Notice(problem))
         return memory
 
     def section(self, value: dict[str, str] | None) -> str:

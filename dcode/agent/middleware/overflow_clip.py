@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
@@ -103,14 +103,16 @@ def clip_trailing_results(messages: Sequence[BaseMessage], threshold: int, direc
     return out if any(new is not old for new, old in zip(out, messages)) else None
 
 
-class OverflowClipMiddleware(AgentMiddleware):
+class OverflowClipMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     def __init__(self, max_input_tokens: int, results_dir: Path) -> None:
         super().__init__()
         self.threshold = max(1, int(max_input_tokens * CLIP_AT))
         self.results_dir = results_dir
 
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self,
+        request: ModelRequest[RunContext],
+        handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         try:
             return await handler(request)
@@ -120,7 +122,5 @@ class OverflowClipMiddleware(AgentMiddleware):
             clipped = clip_trailing_results(request.messages, self.threshold, self.results_dir)
             if clipped is None:
                 raise
-            context = request.runtime.context if request.runtime else None
-            if isinstance(context, RunContext):
-                context.emit(Notice("the last tool results overflowed the context window: sent clipped, retrying once"))
+            request.runtime.context.emit(Notice("the last tool results overflowed the context window: sent clipped, retrying once"))
             return await handler(request.override(messages=clipped))

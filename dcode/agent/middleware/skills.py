@@ -22,13 +22,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
 from dcode.agent.fences import Fence, fenced
 from dcode.agent.middleware.system_sections import PromptSection
+from dcode.agent.run_context import RunContext
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 10 * 1024 * 1024
@@ -170,11 +171,18 @@ def skills_prompt(skills: Sequence[Skill], warnings: Sequence[str], sources: Seq
     return fenced(Fence.SKILLS, "\n".join(lines))
 
 
+class SkillsIndex(TypedDict):
+    """What a thread keeps of its skills: the index as sent, and the skills in it (for ``/context``)."""
+
+    prompt: str
+    found: list[dict[str, Any]]
+
+
 class SkillsState(AgentState):
-    skills: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
+    skills: NotRequired[Annotated[SkillsIndex, PrivateStateAttr]]
 
 
-class SkillsMiddleware(PromptSection):
+class SkillsMiddleware(PromptSection[SkillsState, SkillsIndex]):
     state_schema = SkillsState
     key = "skills"
 
@@ -182,9 +190,9 @@ class SkillsMiddleware(PromptSection):
         super().__init__()
         self.sources = list(sources)
 
-    async def find(self, runtime: Any) -> dict[str, Any]:
+    async def find(self, context: RunContext) -> SkillsIndex:
         skills, warnings = find_skills(self.sources)
-        return {"prompt": skills_prompt(skills, warnings, self.sources), "found": [asdict(s) for s in skills]}
+        return SkillsIndex(prompt=skills_prompt(skills, warnings, self.sources), found=[asdict(s) for s in skills])
 
-    def section(self, value: dict[str, Any] | None) -> str:
-        return str((value or {}).get("prompt", ""))
+    def section(self, value: SkillsIndex | None) -> str:
+        return value["prompt"] if value else ""

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -32,6 +32,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.constants import TAG_NOSTREAM
+from langgraph.runtime import Runtime
 
 from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
 from dcode.agent.fences import Fence, fenced
@@ -58,12 +59,30 @@ Be specific and brief. Keep exact names, paths, numbers and error messages. Do n
 anything that is not in the conversation."""
 
 
+class Compaction(TypedDict):
+    """The latest compaction of a thread, kept in its state: a plain dict, so the checkpointer
+    stores and restores it as it is, under any serializer settings."""
+
+    cutoff: int  # in the whole history: the first message sent after the summary
+    summary: str
+    archive: str | None  # the Markdown file the summarized messages were appended to
+
+
 class SummarizationState(AgentState):
-    compaction: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
+    compaction: NotRequired[Annotated[Compaction, PrivateStateAttr]]
 
 
-def summary_message(event: dict[str, Any]) -> HumanMessage:
-    path, summary = event.get("archive"), event["summary"]
+def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
+    """The compaction in a thread's state ``values``; None when there is none, or when what is
+    there is not one (then the whole history is sent, as before any compaction)."""
+    match values.get("compaction"):
+        case {"cutoff": int(cutoff), "summary": str(summary)} as found if cutoff >= 0 and isinstance(found.get("archive"), str | None):
+            return Compaction(cutoff=cutoff, summary=summary, archive=found.get("archive"))
+    return None
+
+
+def summary_message(event: Compaction) -> HumanMessage:
+    path, summary = event["archive"], event["summary"]
     if path:
         text = (
             "You are in the middle of a conversation that has been summarized. The whole conversation so far "
@@ -75,7 +94,7 @@ def summary_message(event: dict[str, Any]) -> HumanMessage:
     return HumanMessage(content=text, additional_kwargs={"lc_source": SUMMARY_SOURCE})
 
 
-def effective_messages(messages: Sequence[BaseMessage], event: dict[str, Any] | None) -> list[BaseMessage]:
+def effective_messages(messages: Sequence[BaseMessage], event: Compaction | None) -> list[BaseMessage]:
     """What the model is sent: the messages, or the summary and those after the cut."""
     if not event:
         return list(messages)
@@ -110,12 +129,12 @@ def reported_tokens(messages: Sequence[BaseMessage]) -> int:
     return 0
 
 
-def summarized_count(previous: dict[str, Any] | None, event: dict[str, Any]) -> int:
+def summarized_count(previous: Compaction | None, event: Compaction) -> int:
     """How many messages of the history ``event`` summarized that ``previous`` had not."""
     return event["cutoff"] - (previous["cutoff"] if previous else 0)
 
 
-def next_cutoff(previous: dict[str, Any] | None, effective_cutoff: int) -> int:
+def next_cutoff(previous: Compaction | None, effective_cutoff: int) -> int:
     """The cut in the whole history, from the cut in the list sent (whose first message is the
     previous summary, when there was one)."""
     return previous["cutoff"] + effective_cutoff - 1 if previous else effective_cutoff
@@ -195,12 +214,12 @@ class Compactor:
     async def compact(
         self,
         messages: Sequence[BaseMessage],
-        previous: dict[str, Any] | None,
+        previous: Compaction | None,
         *,
         session_id: str,
         emit: Callable[[Any], None],
         force: bool = False,
-    ) -> dict[str, Any] | None:
+    ) -> Compaction | None:
         """The new compaction event for ``messages`` (the whole history), or None: below the
         trigger (unless ``force``), or nothing older than the keep window. Raises
         ``CompactionFailed`` when the summary could not be made."""
@@ -225,7 +244,7 @@ class Compactor:
         except Exception as exc:  # noqa: BLE001 - the conversation goes on uncompacted
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
-        event = {"cutoff": next_cutoff(previous, cutoff), "summary": _text(answer.content).strip(), "archive": archive}
+        event = Compaction(cutoff=next_cutoff(previous, cutoff), summary=_text(answer.content).strip(), archive=archive)
         after = count_tokens_approximately(effective_messages(messages, event))
         summarized = summarized_count(previous, event)
         emit(CompactionFinished(messages_summarized=summarized, tokens_before=tokens, tokens_after=after, archive_path=archive))
@@ -242,7 +261,7 @@ class Compactor:
         return str(path)
 
 
-class SummarizationMiddleware(AgentMiddleware):
+class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
     state_schema = SummarizationState
 
     def __init__(self, compactor: Compactor) -> None:
@@ -252,16 +271,14 @@ class SummarizationMiddleware(AgentMiddleware):
         # waits for the next user message rather than coming at every step of the turn.
         self._failed: dict[str, int] = {}
 
-    async def abefore_model(self, state: SummarizationState, runtime: Any) -> dict[str, Any] | None:
+    async def abefore_model(self, state: SummarizationState, runtime: Runtime[RunContext]) -> dict[str, Any] | None:
         messages = state["messages"]
         thread = current_thread_id("session")
         latest = latest_user_index(messages)
         if self._failed.get(thread) == latest:
             return None
-        context = getattr(runtime, "context", None)
-        emit = context.emit if isinstance(context, RunContext) else (lambda event: None)
         try:
-            event = await self.compactor.compact(messages, state.get("compaction"), session_id=thread, emit=emit)
+            event = await self.compactor.compact(messages, read_compaction(state), session_id=thread, emit=runtime.context.emit)
         except CompactionFailed:
             self._failed[thread] = latest
             return None
@@ -271,9 +288,11 @@ class SummarizationMiddleware(AgentMiddleware):
         return {"compaction": event}
 
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self,
+        request: ModelRequest[RunContext],
+        handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        event = request.state.get("compaction")
-        if not event:
+        event = read_compaction(request.state)
+        if event is None:
             return await handler(request)
         return await handler(request.override(messages=effective_messages(request.messages, event)))

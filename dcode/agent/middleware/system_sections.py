@@ -12,13 +12,19 @@ The checkpointed messages are never touched.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
+from langgraph.runtime import Runtime
+
+from dcode.agent.run_context import RunContext
+
+StateT = TypeVar("StateT", bound=AgentState[Any])
+ValueT = TypeVar("ValueT")
 
 
-def with_section(request: ModelRequest, section: str) -> ModelRequest:
+def with_section(request: ModelRequest[RunContext], section: str) -> ModelRequest[RunContext]:
     """``request`` with ``section`` appended to its system message (as is when empty)."""
     if not section:
         return request
@@ -27,25 +33,28 @@ def with_section(request: ModelRequest, section: str) -> ModelRequest:
     return request.override(system_message=SystemMessage(content=blocks))
 
 
-class PromptSection(AgentMiddleware):
-    """A system-message section found once per thread (see the module's docstring)."""
+class PromptSection(AgentMiddleware[StateT, RunContext], Generic[StateT, ValueT]):
+    """A system-message section found once per thread (see the module's docstring); ``StateT``
+    holds its value under ``key``, as a ``ValueT``."""
 
     key: ClassVar[str]  # the private state field holding the value
 
-    async def find(self, runtime: Any) -> Any:
-        """The value kept for the thread (the run's context is ``runtime.context``)."""
+    async def find(self, context: RunContext) -> ValueT:
+        """The value kept for the thread."""
         raise NotImplementedError
 
-    def section(self, value: Any) -> str:
+    def section(self, value: ValueT | None) -> str:
         """The text the kept value adds to the system message; empty for none."""
         raise NotImplementedError
 
-    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+    async def abefore_agent(self, state: StateT, runtime: Runtime[RunContext]) -> dict[str, Any] | None:
         if self.key in state:
             return None  # found once per thread (a value of None included)
-        return {self.key: await self.find(runtime)}
+        return {self.key: await self.find(runtime.context)}
 
     async def awrap_model_call(
-        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+        self,
+        request: ModelRequest[RunContext],
+        handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         return await handler(with_section(request, self.section(request.state.get(self.key))))

@@ -14,9 +14,18 @@ from typing import Annotated, Any
 from langchain.tools import InjectedState, tool
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId
+from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
-from dcode.agent.middleware.summarization import TRIGGER, CompactionFailed, Compactor, reported_tokens, summarized_count
+from dcode.agent.middleware.summarization import (
+    TRIGGER,
+    CompactionFailed,
+    Compactor,
+    SummarizationState,
+    read_compaction,
+    reported_tokens,
+    summarized_count,
+)
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools.spec import COMPACT_CONVERSATION
 
@@ -36,31 +45,22 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
     async def compact_conversation(
         state: Annotated[Any, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]
     ) -> Command | str:
-        messages = list(state.get("messages", []))
+        # Typed here, not in the signature: langchain builds the tool's schema with pydantic,
+        # which cannot take the state's TypedDict (nor a parametrized ToolRuntime).
+        thread: SummarizationState = state
+        messages = list(thread["messages"])
         if reported_tokens(messages) < max(1, int(compactor.window * TRIGGER * ELIGIBLE)):
             return NOTHING_YET
-        context = _run_context()
-        emit = context.emit if context is not None else (lambda event: None)
-        previous = state.get("compaction")
+        context = get_runtime(RunContext).context
+        previous = read_compaction(thread)
         try:
-            event = await compactor.compact(messages, previous, session_id=current_thread_id("session"), emit=emit, force=True)
+            event = await compactor.compact(messages, previous, session_id=current_thread_id("session"), emit=context.emit, force=True)
         except CompactionFailed:
             return "Compaction failed: the conversation is unchanged."
         if event is None:
             return NOTHING_YET
-        where = f" The full history is in {event['archive']}." if event.get("archive") else ""
+        where = f" The full history is in {event['archive']}." if event["archive"] else ""
         reply = f"Conversation compacted: summarized {summarized_count(previous, event)} messages.{where}"
         return Command(update={"compaction": event, "messages": [ToolMessage(content=reply, tool_call_id=tool_call_id)]})
 
     return compact_conversation
-
-
-def _run_context() -> RunContext | None:
-    """The run's context (its event stream), when called inside a graph run."""
-    try:
-        from langgraph.runtime import get_runtime
-
-        context = get_runtime().context
-    except (RuntimeError, ImportError):
-        return None
-    return context if isinstance(context, RunContext) else None

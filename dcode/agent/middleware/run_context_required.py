@@ -1,0 +1,41 @@
+"""A run of dcode's graph without a ``RunContext`` stops before its first step, with one clear error.
+
+Every dcode middleware and tool is typed ``AgentMiddleware[State, RunContext]`` and reads the
+run's context (``runtime.context``) for the backend, the approval policy and approver, and the
+event stream; none of them has a meaning without one, approval least of all: a tool call with
+nobody to ask must not run. ``SessionRunner`` always passes a context. Anything that runs the
+compiled graph itself (a test, a script) and forgets it gets ``MissingRunContext`` from here,
+before the local context is looked for or the model is called, rather than an
+``AttributeError`` from deep inside a middleware.
+
+Hook: ``before_agent``, first in the graph's list, so that it runs before every other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState
+from langgraph.runtime import Runtime
+
+from dcode.agent.run_context import RunContext
+
+
+class MissingRunContext(TypeError):
+    """dcode's graph was run without ``context=RunContext(...)``."""
+
+
+def require_run_context(context: object) -> RunContext:
+    if not isinstance(context, RunContext):
+        raise MissingRunContext(
+            f"dcode's agent graph runs with context=RunContext(...) (SessionRunner passes one); got {type(context).__name__}"
+        )
+    return context
+
+
+class RunContextRequired(AgentMiddleware[AgentState[Any], RunContext]):
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[RunContext]) -> None:
+        require_run_context(runtime.context)
+
+    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[RunContext]) -> None:
+        require_run_context(runtime.context)
