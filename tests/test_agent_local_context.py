@@ -105,12 +105,16 @@ async def test_relative_path_entries_are_not_searched(workspace: Path, monkeypat
     marker = workspace.parent / "ran"
     bin_dir = workspace / "bin"
     bin_dir.mkdir()
-    for name in ("git", "python3", "sed"):
-        (bin_dir / name).write_text(f"#!/bin/sh\ntouch {marker}\n")
+    for name in ("git", "python3", "sed", "bash", "sh", "rg"):
+        (bin_dir / name).write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
         (bin_dir / name).chmod(0o755)
+    monkeypatch.chdir(workspace)  # where dcode usually starts, and what "bin" is relative to
     monkeypatch.setenv("PATH", f"bin:{os.environ['PATH']}")
-    text = await detect_local_context(context_for(workspace))
-    assert not marker.exists()
+    context = context_for(workspace)
+    text = await detect_local_context(context)
+    assert (await context.backend.grep("x = 1")).matches  # search finds rg and git the same way
+    assert (await LocalBackend(workspace, use_ripgrep=False).grep("x = 1")).matches
+    assert not marker.exists(), marker.read_text()
     assert text is not None and "- Git: branch `trunk`" in text and "- Runtimes: Python 3." in text
 
 

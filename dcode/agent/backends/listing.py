@@ -38,11 +38,11 @@ async def rg_files(rg: str, start: Path, *, env: Mapping[str, str] | None = None
     return [start / name.removeprefix("./") for name in _split_null(result.stdout)]
 
 
-async def git_files(start: Path, *, env: Mapping[str, str] | None = None) -> list[Path] | None:
+async def git_files(start: Path, git_program: str = "git", *, env: Mapping[str, str] | None = None) -> list[Path] | None:
     """Files git would track or add under ``start``; ``None`` outside a work tree, without git,
     or in a repository whose configuration cannot be made safe (``safe_git``). ``env``: the
     environment git starts from (the backend's scrubbed one)."""
-    git = await asafe_git(start, env=env)
+    git = await asafe_git(start, git_program, env=env)
     if git is None:
         return None
     try:

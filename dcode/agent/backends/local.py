@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-import shutil
 from pathlib import Path
 
 from dcode.agent.backends import paths
@@ -18,6 +17,7 @@ from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.gitignore import PathFilter
 from dcode.agent.backends.globbing import compile_glob, has_magic
 from dcode.agent.backends.listing import git_files, rg_files, walk_files
+from dcode.agent.backends.procs import find_program
 from dcode.agent.backends.protocol import (
     DEFAULT_TIMEOUT_S,
     MAX_TIMEOUT_S,
@@ -53,8 +53,8 @@ class LocalBackend:
         self.root = Path(root).expanduser().resolve()
         self._shell_name = shell
         self._shell = _find_shell(shell)  # None only on a machine without even sh
-        self._rg = shutil.which("rg") if use_ripgrep else None
-        self._use_git = use_git and shutil.which("git") is not None
+        self._rg = find_program("rg") if use_ripgrep else None
+        self._git = find_program("git") if use_git else None
         self._max_output_chars = max_output_chars
         self._environment = environment
 
@@ -164,8 +164,8 @@ class LocalBackend:
         """Non-ignored files under ``start``, by the best tool available (see ``listing``)."""
         if self._rg:
             return sorted(await rg_files(self._rg, start, env=self._environment.build()))
-        if self._use_git:
-            files = await git_files(start, env=self._environment.build())
+        if self._git:
+            files = await git_files(start, self._git, env=self._environment.build())
             # None: not a work tree. Empty: nothing there, or ``start`` is itself ignored and
             # was named explicitly, which the walker handles as ripgrep would.
             if files:
@@ -209,7 +209,7 @@ class LocalBackend:
 
 
 def _find_shell(preferred: str) -> str | None:
-    return shutil.which(preferred) or shutil.which("sh")
+    return find_program(preferred) or find_program("sh")
 
 
 def _list_directory(target: Path) -> list[str]:

@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 # ripgrep's JSON lines hold whole matched lines; minified files make them long.
 STREAM_LINE_LIMIT = 64 * 1024 * 1024
+
+
+def find_program(name: str) -> str | None:
+    """``name`` on ``PATH``'s absolute entries only: a relative entry (``.``,
+    ``node_modules/.bin``) would find the workspace's own file of that name, and run it before
+    anyone approved anything."""
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return shutil.which(name, path=os.pathsep.join(entry for entry in entries if os.path.isabs(entry)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from dcode.agent.backends.procs import run_capture
+
 ENV: Mapping[str, str] = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
 OVERRIDES: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),

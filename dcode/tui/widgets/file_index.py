@@ -13,7 +13,6 @@ import fnmatch
 import heapq
 import os
 import re
-import shutil
 import subprocess
 import time
 from collections.abc import Iterable
@@ -52,9 +51,10 @@ def _skipped(path: str) -> bool:
 
 
 def _git_files(root: Path, cap: int) -> list[str] | None:
-    from dcode.agent.backends.safe_git import safe_git  # in the scan's thread, not at startup
+    from dcode.agent.backends.procs import find_program  # in the scan's thread, not at startup
+    from dcode.agent.backends.safe_git import safe_git
 
-    executable = shutil.which("git")
+    executable = find_program("git")
     git = safe_git(root, executable) if executable else None
     if git is None:
         return None
