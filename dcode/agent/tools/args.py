@@ -1,9 +1,9 @@
 """The arguments of the file and shell tools: what the model may pass, with the descriptions
 it reads.
 
-These models are part of the contract the model sees (DESIGN.md, "Tools the model sees"). They
-live apart from the tools' code, with nothing but pydantic, so that the tool specs (and the UI's
-summaries of calls, which read the defaults) can be loaded without the LangChain stack.
+These models are part of the contract the model sees. They live apart from the tools' code,
+with nothing but pydantic, so that the tool specs (and the UI's summaries of calls, which read
+the defaults) can be loaded without the LangChain stack.
 """
 
 from __future__ import annotations
