@@ -11,7 +11,9 @@ and runs :class:`~dcode.media.paths.BurstDetector` over the printable keys:
   taken back and the whole burst is pasted, so nothing appears twice;
 - a burst (at least 3 characters, each under 30 ms after the last) is collected until 80 ms of
   quiet and handed to ``PromptArea.handle_paste``, exactly like a bracketed paste: the
-  placeholder sources see it, and a newline inside it is a newline, never Enter;
+  placeholder sources see it, and a newline inside it is a newline, never Enter. One line
+  ended by Enter is the exception: text and Enter written at once (tmux ``send-keys "hi"
+  Enter``, expect, voice typing, a laggy SSH link) is the line pasted, then Enter pressed;
 - Enter, Ctrl+J and Tab join what is held only while something is held (Tab only inside a
   burst); on their own they act at once. Any other key first releases what is held, so the
   order of keys never changes.
@@ -144,27 +146,35 @@ class BurstKeys:
             self._timer.stop()
             self._timer = None
 
-    def _take_release(self, released: BurstOutput) -> str:
-        """Account for ``released`` (a prefix of what was fed); return the part already shown."""
+    def _take_release(self, released: BurstOutput) -> tuple[str, str]:
+        """Account for ``released`` (a prefix of what was fed); return the keys it stands for,
+        as they came, and the part of them already shown."""
         if isinstance(released, BurstPaste):
             # A paste normalises line endings, so measure it against the held text by content.
             count = _held_length(self._held, released.text)
         else:
             count = min(len(released.text), len(self._held))
-        shown = self._echoed[:count]
+        keys, shown = self._held[:count], self._echoed[:count]
         self._held = self._held[count:]
         self._echoed = self._echoed[count:]
-        return shown
+        return keys, shown
 
     def _apply(self, released: BurstOutput) -> None:
         area = self.prompt.area
-        shown = self._take_release(released)
+        keys, shown = self._take_release(released)
         if not area.is_attached:
             return
         if isinstance(released, BurstPaste):
             self.bursts += 1
             _take_back(area, shown)
-            area.handle_paste(released.text)
+            line = _line_then_enter(keys)
+            if line is None:
+                area.handle_paste(released.text)
+                return
+            # One line and Enter in one write (tmux send-keys, expect, voice typing, a laggy
+            # link): the line is pasted and the Enter sends it, as typing them would have.
+            area.handle_paste(line)
+            self._press_enter()
             return
         # Typed keys, replayed in order: Enter means Enter again (send, accept a completion).
         run: list[str] = []
@@ -175,10 +185,25 @@ class BurstKeys:
             if run:
                 area.insert_text("".join(run))
                 run = []
-            if not self.prompt.handle_prompt_key(events.Key("enter", "\r")):
-                area.insert_text("\n")
+            self._press_enter()
         if run:
             area.insert_text("".join(run))
+
+    def _press_enter(self) -> None:
+        """Enter, as if pressed now: send, accept a completion, or a newline after a backslash."""
+        if not self.prompt.handle_prompt_key(events.Key("enter", "\r")):
+            self.prompt.area.insert_text("\n")
+
+
+def _line_then_enter(keys: str) -> str | None:
+    """The line before the one Enter that ends ``keys``, when that Enter is their only line
+    break; None when they end otherwise or span several lines (those stay a paste)."""
+    if not keys.endswith("\r"):
+        return None
+    line = keys[:-1]
+    if not line.strip() or "\r" in line or "\n" in line:
+        return None
+    return line
 
 
 def _held_length(held: str, pasted: str) -> int:
