@@ -13,7 +13,8 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 
 from dcode.agent.sessions import SessionInfo
 from dcode.config import ProviderOverride, Settings
-from dcode.tui.screens import FirstRunScreen, HelpScreen, ResumeScreen, ThemeScreen, format_age
+from dcode.models.choices import ModelChoice, ModelOrigin
+from dcode.tui.screens import FirstRunScreen, HelpScreen, ModelScreen, ResumeScreen, ThemeScreen, format_age
 from dcode.tui.screens.first_run import setup_steps
 
 NOW = 1_750_000_000.0
@@ -247,3 +248,58 @@ async def test_theme_enter_picks() -> None:
         await pilot.pause()
         chosen = host.theme
     assert host.result == chosen
+
+
+# --- model
+
+
+def _choices() -> list[ModelChoice]:
+    return [
+        ModelChoice("openai:recent-model", ModelOrigin.RECENT),
+        ModelChoice("openai:gpt-5.1", ModelOrigin.PRESET),
+        ModelChoice("deepseek:deepseek-chat", ModelOrigin.PRESET, "no API key for deepseek: set DEEPSEEK_API_KEY"),
+        ModelChoice("corp:", ModelOrigin.CONFIGURED),
+    ]
+
+
+async def test_model_picker_marks_the_current_one_and_filters() -> None:
+    screen = ModelScreen(_choices(), current="openai:gpt-5.1")
+    host = ScreenHost(screen)
+    async with host.run_test() as pilot:
+        await pilot.pause()
+        options = screen.query_one("#model-list", OptionList)
+        assert options.highlighted == 1  # the current model
+        current = str(options.get_option_at_index(1).prompt)
+        assert current.startswith("● openai:gpt-5.1") and "current" in current
+        assert "DEEPSEEK_API_KEY" in str(options.get_option_at_index(2).prompt)
+        assert "type the model name" in str(options.get_option_at_index(3).prompt)
+        await pilot.press(*"deep")
+        await pilot.pause()
+        assert [c.spec for c in screen.shown] == ["deepseek:deepseek-chat"]
+        await pilot.press("enter")
+        await pilot.pause()
+    assert host.result == "deepseek:deepseek-chat"
+
+
+async def test_model_picker_takes_a_typed_spec_no_row_names() -> None:
+    screen = ModelScreen(_choices(), current="openai:gpt-5.1")
+    host = ScreenHost(screen)
+    async with host.run_test() as pilot:
+        await pilot.press(*"vllm:my-model")
+        await pilot.pause()
+        assert screen.shown == []
+        assert "Enter switches to vllm:my-model" in _text(screen.query_one("#model-status", Label))
+        await pilot.press("enter")
+        await pilot.pause()
+    assert host.result == "vllm:my-model"
+
+
+async def test_model_picker_escape_dismisses_none() -> None:
+    host = ScreenHost(ModelScreen(_choices(), current="openai:gpt-5.1"))
+    async with host.run_test() as pilot:
+        await pilot.press(*"nothing like it", "enter")  # no row, no spec: Enter does nothing
+        await pilot.pause()
+        assert host.result is NO_RESULT
+        await pilot.press("escape")
+        await pilot.pause()
+    assert host.result is None

@@ -1,7 +1,9 @@
 """Provider presets: where each provider lives and which environment variable holds its key.
 
 Adding an OpenAI-compatible provider is one entry here; anything else is reachable with
-``--base-url``. This module is light (no langchain) so ``dcode doctor`` and the CLI can read it.
+``--base-url``. Each preset names a few of its well-known models for the ``/model`` picker
+(none for servers that serve whatever was loaded into them). This module is light (no
+langchain) so ``dcode doctor`` and the CLI can read it.
 """
 
 from __future__ import annotations
@@ -22,15 +24,28 @@ class ProviderPreset:
     key_required: bool
     base_url_env: str | None = None
     local: bool = False
+    models: tuple[str, ...] = ()
 
 
 PROVIDERS: dict[str, ProviderPreset] = {
     preset.name: preset
     for preset in (
-        ProviderPreset("openai", OFFICIAL_OPENAI_URL, "OPENAI_API_KEY", True, "OPENAI_BASE_URL"),
-        ProviderPreset("deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", True),
-        ProviderPreset("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", True),
-        ProviderPreset("ollama", "http://localhost:11434/v1", "OLLAMA_API_KEY", False, local=True),
+        ProviderPreset(
+            "openai", OFFICIAL_OPENAI_URL, "OPENAI_API_KEY", True, "OPENAI_BASE_URL",
+            models=("gpt-5.1", "gpt-5.1-codex", "gpt-5-mini", "gpt-4.1"),
+        ),
+        ProviderPreset(
+            "deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", True,
+            models=("deepseek-chat", "deepseek-reasoner"),
+        ),
+        ProviderPreset(
+            "openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", True,
+            models=("openai/gpt-5.1", "anthropic/claude-sonnet-4.5", "qwen/qwen3-coder"),
+        ),
+        ProviderPreset(
+            "ollama", "http://localhost:11434/v1", "OLLAMA_API_KEY", False, local=True,
+            models=("qwen3-coder", "gpt-oss:20b", "devstral"),
+        ),
         ProviderPreset("vllm", "http://localhost:8000/v1", "VLLM_API_KEY", False, local=True),
         ProviderPreset("lmstudio", "http://localhost:1234/v1", "LMSTUDIO_API_KEY", False, local=True),
     )

@@ -2,12 +2,14 @@
 
 from dcode.tui.screens.first_run import FirstRunScreen
 from dcode.tui.screens.help import HelpScreen
+from dcode.tui.screens.model import ModelScreen
 from dcode.tui.screens.resume import ResumeScreen, format_age
 from dcode.tui.screens.theme import ThemeScreen, pick_theme
 
 __all__ = [
     "FirstRunScreen",
     "HelpScreen",
+    "ModelScreen",
     "ResumeScreen",
     "ThemeScreen",
     "format_age",
