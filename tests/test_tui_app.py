@@ -15,6 +15,7 @@ from dcode.tui.status import StatusBar
 from dcode.tui.transcript.answer import AssistantMessage
 from dcode.tui.transcript.blocks import ReasoningView
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
+from dcode.tui.widgets.prompt_input import BUSY_PLACEHOLDER, DEFAULT_PLACEHOLDER
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from dcode.config import WireApi
 from tests.test_tui_app_support import GatedApp, make_settings, running_app
@@ -70,6 +71,22 @@ async def test_prompt_given_at_start_waits_for_the_engine(server: ScriptedModelS
         assert h.prompts() == ["from the command line", "typed while loading"]
         assert h.answers() == ["first", "second"]
         assert "queued" not in h.text()
+
+
+async def test_while_the_engine_loads_the_prompt_says_it_is_starting(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, reply("answer"), wait_ready=False, app_class=GatedApp) as h:
+        await h.pilot.pause()
+        screen = h.text()
+        assert "Starting the agent…" in screen and "what you send goes as soon as it is ready" in screen
+        assert "Working" not in screen
+        h.app.open_gate()
+        await h.ready()
+        await h.pilot.pause()
+        assert h.app.prompt_input.area.placeholder == DEFAULT_PLACEHOLDER
+        await h.send("go")
+        await h.until(lambda: h.app.busy, what="the turn")
+        assert h.app.prompt_input.area.placeholder == BUSY_PLACEHOLDER
+        await h.idle()
 
 
 async def test_tool_call_widget_preview_and_expansion(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:

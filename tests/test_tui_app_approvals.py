@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dcode.agent.events import ToolStatus
+from dcode.agent.events import ApprovalKind, ToolStatus
 from dcode.config import ApprovalMode
-from dcode.tui.status import StatusBar
+from dcode.tui.status import StatusBar, mode_label
+from dcode.tui.transcript import NoticeEntry
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from tests.test_tui_app_support import running_app
+from tests.test_tui_app_support import Harness, running_app
+
+
+def notices(h: Harness) -> list[str]:
+    return [entry.text for entry in h.entries(NoticeEntry)]
 
 
 def write(name: str, content: str = "hello\n") -> object:
@@ -44,6 +49,36 @@ async def test_a_approves_the_kind_for_the_session(server: ScriptedModelServer, 
         assert h.app.runner is not None and h.app.runner.policy.session_allowed
 
 
+async def test_a_shows_in_the_status_bar_and_approve_mode_withdraws_it(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    steps = (write("a.txt"), reply("one"), write("b.txt"), reply("two"))
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("write a")
+        await h.approval()
+        await h.press("a")
+        await h.idle()
+        assert "⏵ manual +edit: ask before shell" in h.text()
+        await h.send("/approve")
+        await h.until(lambda: notices(h)[-1:] == ["approval mode is manual +edit: ask before shell · /approve manual, edits or all sets it"], what="the mode line")
+        await h.send("/approve manual")
+        withdrawn = "approval mode set to manual: ask before edits and shell · the session's yes to edit is withdrawn"
+        await h.until(lambda: notices(h)[-1:] == [withdrawn], what="the confirmation")
+        assert "⏵ manual: ask before edits and shell" in h.text()
+        assert h.app.runner is not None and not h.app.runner.policy.session_allowed
+        await h.send("write b")
+        await h.approval()  # it asks again
+        await h.press("y")
+        await h.idle()
+        assert (workspace / "b.txt").exists()
+
+
+def test_mode_labels_name_what_still_asks() -> None:
+    assert mode_label(ApprovalMode.MANUAL) == "manual: ask before edits and shell"
+    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.SHELL}) == "manual +shell: ask before edits"
+    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.SHELL}) == "edits +shell: ask before edits outside the workspace"
+    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.EDIT, ApprovalKind.SHELL}) == "edits +edit +shell: no questions for the rest of the session"
+    assert mode_label(ApprovalMode.ALL, {ApprovalKind.SHELL}) == "all: approve everything"
+
+
 async def test_n_rejects_and_the_model_is_told(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
     async with running_app(server, workspace, dcode_home, write("a.txt"), reply("ok, not writing")) as h:
         await h.send("write a")
@@ -52,9 +87,10 @@ async def test_n_rejects_and_the_model_is_told(server: ScriptedModelServer, work
         await h.idle()
         assert not (workspace / "a.txt").exists()
         assert call.status is ToolStatus.DENIED
-        assert "rejected" in h.text()
         [result] = h.tool_results()
         assert result.startswith("denied:")
+        screen = h.text()
+        assert screen.count("rejected") == 1 and "denied" not in screen  # said once, not twice
 
 
 async def test_tab_rejects_with_feedback_the_model_reads(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
@@ -68,7 +104,9 @@ async def test_tab_rejects_with_feedback_the_model_reads(server: ScriptedModelSe
         assert not (workspace / "a.txt").exists()
         [result] = h.tool_results()
         assert "use b.txt instead" in result
-        assert "rejected: use b.txt instead" in h.text()
+        screen = h.text()
+        assert "rejected: use b.txt instead" in screen
+        assert screen.count("use b.txt instead") == 1 and "denied" not in screen
 
 
 async def test_esc_at_an_approval_rejects_and_stops_the_turn(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
@@ -79,6 +117,8 @@ async def test_esc_at_an_approval_rejects_and_stops_the_turn(server: ScriptedMod
         await h.idle()
         assert not (workspace / "a.txt").exists()
         assert len(h.server.requests) == 1  # stopped: the model was not asked again
+        screen = h.text()
+        assert "rejected: stopped" in screen and "interrupted" not in screen and "denied" not in screen
         await h.send("and now?")
         await h.idle()
         assert h.answers()[-1] == "after"
@@ -116,7 +156,7 @@ async def test_shift_tab_cycles_the_mode(server: ScriptedModelServer, workspace:
 async def test_approve_command_sets_the_mode(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
     async with running_app(server, workspace, dcode_home) as h:
         await h.send("/approve all")
-        await h.pilot.pause()
+        await h.until(lambda: "approval mode set to all: approve everything" in h.text(), what="the confirmation")
         assert h.app.mode is ApprovalMode.ALL
         await h.send("/approve sometimes")
         await h.pilot.pause()

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import read_preferences
+from dcode.agent.sessions import SessionStore
+from dcode.config import ProviderOverride, read_preferences
 from dcode.tui import commands
 from dcode.tui.commands import SlashCommandProvider, UnknownCommand, parse
 from dcode.tui.screens.first_run import FirstRunScreen
 from dcode.tui.screens.help import HelpScreen
+from dcode.tui.screens.model import CURRENT_MARK, ModelScreen
 from dcode.tui.screens.theme import ThemeScreen
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import make_settings, running_app
@@ -32,7 +34,57 @@ def test_one_registry_feeds_popup_and_help() -> None:
     names = [name for name, _ in commands.popup_entries()]
     assert names == [command.name for command in commands.COMMANDS]
     assert {"help", "clear", "resume", "model", "approve", "theme", "copy", "quit"} <= set(names)
-    assert ("/model SPEC", commands.BY_NAME["model"].description) in commands.help_entries()
+    assert ("model [SPEC]", commands.BY_NAME["model"].description) in commands.help_entries()
+
+
+async def test_help_writes_each_command_with_one_slash(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home) as h:
+        await h.send("/help")
+        await h.until(lambda: isinstance(h.app.screen, HelpScreen), what="help")
+        await h.pilot.pause()
+        screen = h.text()
+        assert "/help " in screen and "/clear " in screen and "/model [SPEC] " in screen
+        assert "//" not in screen
+
+
+async def test_model_alone_picks_from_recent_configured_and_preset_models(server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # every openai: model reaches the server
+    store = SessionStore(dcode_home / "sessions.db")
+    for session_id, model in (("a00000000001", "openai:recent-model"), ("a00000000002", "openai:test-model")):
+        store.create(session_id, workspace, model)
+    settings = replace(
+        make_settings(dcode_home, workspace, server),
+        base_url=None,
+        model_overrides={"openai:configured-model": {"max_input_tokens": 64_000}, "*:qwen3*": {"max_input_tokens": 1}},
+    )
+    async with running_app(server, workspace, dcode_home, reply("from the recent model"), settings=settings) as h:
+        await h.send("/model")
+        await h.until(lambda: isinstance(h.app.screen, ModelScreen), what="the model picker")
+        picker = h.app.screen
+        assert isinstance(picker, ModelScreen)
+        specs = [choice.spec for choice in picker.shown]
+        assert len(specs) == len(set(specs))
+        assert {"openai:recent-model", "openai:test-model", "openai:configured-model", "openai:gpt-5.1", "deepseek:deepseek-chat"} <= set(specs)
+        assert not any("*" in spec for spec in specs)
+        screen = h.text()
+        assert f"{CURRENT_MARK} openai:test-model" in screen
+        assert "no API key for deepseek" in screen  # says why a model would not work now
+        await h.press(*"recent-model", "enter")
+        await h.until(lambda: "switched to openai:recent-model" in h.text(), what="the switch")
+        assert h.app.engine is not None and h.app.engine.resolved.spec == "openai:recent-model"
+        await h.send("hello")
+        await h.idle()
+        assert h.server.requests[-1].model == "recent-model"
+
+
+async def test_model_picker_leaves_a_provider_without_models_to_finish(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    settings = replace(make_settings(dcode_home, workspace, server), providers={"corp": ProviderOverride(base_url=server.base_url)})
+    async with running_app(server, workspace, dcode_home, settings=settings) as h:
+        await h.send("/model")
+        await h.until(lambda: isinstance(h.app.screen, ModelScreen), what="the model picker")
+        await h.press(*"corp", "enter")
+        await h.until(lambda: h.app.prompt_input.text == "/model corp:", what="the prefilled command")
+        assert h.app.engine is not None and h.app.engine.resolved.spec == "openai:test-model"
 
 
 async def test_model_switch_keeps_the_conversation(server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,8 +174,7 @@ async def test_palette_lists_the_slash_commands(server: ScriptedModelServer, wor
         assert h.app.mode.value == "edits"
         [model_hit] = [hit async for hit in provider.search("/model")]
         model_hit.command()
-        await h.pilot.pause()
-        assert h.app.prompt_input.text == "/model "
+        await h.until(lambda: isinstance(h.app.screen, ModelScreen), what="the model picker")
 
 
 async def test_first_run_screen_keeps_the_draft_then_retries(server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

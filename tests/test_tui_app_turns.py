@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from dcode.tui.transcript.answer import AssistantMessage
-from tests.support.model_server import ScriptedModelServer, reply
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import running_app
 
 LONG = " ".join(f"word{n}" for n in range(400))
@@ -27,7 +27,8 @@ async def test_esc_interrupts_and_keeps_the_partial_text(server: ScriptedModelSe
         assert 30 < len(partial) < len(LONG)
         assert LONG.startswith(partial)
         assert h.app.query(AssistantMessage).last().entry.interrupted
-        assert "interrupted" in h.text()
+        screen = h.text()
+        assert screen.count("interrupted") == 1 and "⏹ interrupted · the partial answer was kept" in screen
         await h.send("go on")
         await h.idle()
         assert h.answers()[-1] == "next answer"
@@ -40,9 +41,25 @@ async def test_interrupt_before_any_output_puts_the_prompt_back(server: Scripted
     async with running_app(server, workspace, dcode_home, reply("late", chunk_delay=0.5, chunk_size=1)) as h:
         await h.send("please wait")
         await h.until(lambda: h.app.busy)
+        await h.until(lambda: h.app.runner is not None and h.app.runner.busy, what="the turn to reach the runner")
         await h.press("escape")
         await h.idle()
         assert h.app.prompt_input.text == "please wait"
+        screen = h.text()
+        assert screen.count("interrupted") == 1 and "partial answer" not in screen
+        assert "interrupted before any answer: the prompt is back in the input" in screen
+
+
+async def test_an_interrupted_tool_call_is_the_one_line(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    steps = (reply("Waiting.", tool_calls=[tool_call("execute", {"command": "sleep 30"})]), reply("never"))
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("/approve all")
+        await h.send("wait for it")
+        await h.until(lambda: h.calls() and h.calls()[0].summary, what="the shell call to run")
+        await h.press("escape")
+        await h.idle()
+        screen = h.text()
+        assert screen.count("interrupted") == 1 and "└ interrupted" in screen
 
 
 async def test_esc_right_after_enter_stops_the_turn_before_it_starts(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:

@@ -66,6 +66,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
 
     busy = var(False)  # no class on the App: restyling the whole DOM at each turn's end stalls a frame
     ready = var(False, toggle_class="-ready")
+    starting = var(False)  # the engine is loading (not failed, not waiting for the first-run screen)
 
     def __init__(
         self,
@@ -92,6 +93,8 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self.queue: deque[Pending] = deque()
         self._initial_prompt = prompt
         self._session_id = session_id
+        self.last_session_id = session_id
+        """The session this app used last (one in the database), for the line printed on exit."""
         self._paint_on_ready = session_id is not None
         self._painted_checkpoint: tuple[str, str, int] | None = None  # session, checkpoint, messages painted early
         self._setup_problem = setup_problem
@@ -106,6 +109,9 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._ctrl_c_at = -10.0
         self._streamed_chars = 0
         self._turn_output = False
+        self._stopping = False  # the user asked the turn to stop
+        self._stopped_at_approval = False  # ... by answering "stop" to an approval
+        self._held_notices: list[str] = []  # notices that came while it was stopping
         self._theme_loaded = False
         # SIGTERM/SIGINT/SIGHUP quit as Ctrl+D does (the terminal is restored); launch_tui
         # turns the signal into the exit code.
@@ -119,10 +125,15 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
     def watch_ready(self) -> None:
         self._sync_prompt_busy()
 
+    def watch_starting(self) -> None:
+        self._sync_prompt_busy()
+
     def _sync_prompt_busy(self) -> None:
         prompts = self.query("#prompt")
         if prompts:
-            prompts.first(PromptInput).busy = self.busy or not self.ready
+            prompt = prompts.first(PromptInput)
+            prompt.busy = self.busy or not self.ready
+            prompt.starting = self.starting and not self.ready
 
     def compose(self) -> ComposeResult:
         kwargs = {"window": self._window} if self._window else {}
@@ -159,6 +170,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         status.cwd = self._cwd_label
         status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else self._branch  # type: ignore[assignment]
         status.activity = "Starting…"
+        self.starting = not self._setup_problem
         self.prompt_input.set_commands(commands.popup_entries())
         self._install_media()
         self._sync_prompt_busy()
@@ -201,6 +213,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
     async def _open_engine(self) -> None:
         """Import and open the engine off the UI thread's critical path, after the first paint."""
         settings = self.settings
+        self.starting = True
         self.collector.loading()
         try:
             if self._paint_on_ready and self._session_id:
@@ -246,10 +259,12 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
             self._paint_on_ready = False
             await self._open_session(self._session_id)
         self.ready = True
+        self.starting = False
         gc.freeze()
         self._pump()
 
     async def on_engine_failed(self, message: EngineFailed) -> None:
+        self.starting = False
         self.status.activity = "No model"
         if message.needs_setup:
             self._setup_problem = message.problem
@@ -261,6 +276,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         from dcode.tui.screens.first_run import FirstRunScreen
 
         self.status.activity = "No model"
+        self.starting = False
         screen = FirstRunScreen(problem, self.settings, check=self._connection_check)
 
         def closed(retry: bool | None) -> None:
@@ -318,6 +334,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         if self.runner is None:
             self.runner = self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode)
             self._session_id = self.runner.session_id
+            self.last_session_id = self.runner.session_id
         return self.runner
 
     async def _open_session(self, session_id: str) -> None:
@@ -335,6 +352,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._session_id = info.id
         self.runner = None
         self._ensure_runner()
+        self._show_mode()
         count = await self._paint_session(info.id)
         self._show_model()
         profile = self.engine.resolved.profile

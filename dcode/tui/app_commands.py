@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
+from dcode.agent.events import ApprovalKind
 from dcode.config import ApprovalMode, ConfigError
 from dcode.tui import commands
 from dcode.tui.commands import Invocation
@@ -90,23 +91,47 @@ class SlashCommands(_Base):
         self.notify(f"copied the last answer ({len(text):,} characters)")
 
     async def _set_mode_from(self, args: str) -> None:
+        """``/approve MODE`` sets the mode and withdraws the session's "yes for the session"
+        answers, so the mode named is exactly what holds; ``/approve`` alone says what holds."""
+        from dcode.tui.status import MODE_LABELS, mode_label
+
+        word = args.strip().lower()
+        if not word:
+            await self.transcript.notice(f"approval mode is {mode_label(self.mode, self.session_allowed)} · /approve manual, edits or all sets it")
+            return
         try:
-            mode = ApprovalMode(args.strip().lower())
+            mode = ApprovalMode(word)
         except ValueError:
             await self.transcript.notice(f"/approve takes manual, edits or all (now: {self.mode.value})", NoticeLevel.WARNING)
             return
+        withdrawn = sorted(self.session_allowed)
+        if self.runner is not None:
+            self.runner.policy.session_allowed.clear()
         self._set_mode(mode)
+        line = f"approval mode set to {MODE_LABELS[mode]}"
+        if withdrawn:
+            line += f" · the session's yes to {' and '.join(kind.value for kind in withdrawn)} is withdrawn"
+        await self.transcript.notice(line)
+
+    @property
+    def session_allowed(self) -> frozenset[ApprovalKind]:
+        """The kinds the user answered "yes for the session" (``a``) in this session."""
+        return frozenset(self.runner.policy.session_allowed) if self.runner is not None else frozenset()
 
     def _set_mode(self, mode: ApprovalMode) -> None:
         self.mode = mode
-        self.status.mode = mode
         if self.runner is not None:
             self.runner.policy.mode = mode
+        self._show_mode()
+
+    def _show_mode(self, *also_allowed: ApprovalKind) -> None:
+        self.status.mode = self.mode
+        self.status.allowed = self.session_allowed.union(also_allowed)
 
     async def _switch_model(self, spec: str) -> None:
         assert self.engine is not None
         if not spec:
-            await self.transcript.notice(f"the model is {self.engine.resolved.spec}; switch with /model provider:model")
+            await self._pick_model()
             return
         try:
             resolved = await asyncio.to_thread(self.engine.switch_model, spec)
@@ -115,6 +140,31 @@ class SlashCommands(_Base):
             return
         self._show_model()
         await self.transcript.notice(f"switched to {resolved.spec}; the conversation continues")
+
+    async def _pick_model(self) -> None:
+        """``/model`` alone: a picker of recent, configured and preset models."""
+        from dcode.models.choices import model_choices
+        from dcode.tui.screens.model import ModelScreen
+
+        assert self.engine is not None
+        engine = self.engine
+        try:
+            recent = [info.model for info in await asyncio.to_thread(engine.sessions.list)]
+        except Exception as exc:  # noqa: BLE001 - the presets and the config still make a list
+            recent = []
+            self.notify(f"could not read the recent sessions' models: {exc}", severity="warning", markup=False)
+        choices = model_choices(engine.settings, recent, default=self.settings.model)
+
+        def chosen(spec: str | None) -> None:
+            self.prompt_input.focus()
+            if not spec:
+                return
+            if spec.endswith(":"):
+                self.prefill_prompt(f"/model {spec}")  # the model name is the user's to type
+                return
+            self.run_slash(Invocation(commands.BY_NAME["model"], spec))
+
+        self.push_screen(ModelScreen(choices, current=engine.resolved.spec), callback=chosen)
 
     async def _show_context(self) -> None:
         from dcode.tui.screens.context import ContextScreen
@@ -144,6 +194,7 @@ class SlashCommands(_Base):
     async def _new_session(self) -> None:
         self.runner = None
         self._session_id = None
+        self._show_mode()  # a new session starts without the old one's "yes for the session"
         await self.transcript.clear()
         self.status.set_usage(0, self.status.max_tokens, True)
         self.status.cost = None

@@ -175,6 +175,7 @@ class SessionWork(_Base):
         content, text = prepared
         self._streamed_chars = 0
         self._turn_output = False
+        self._stopping = self._stopped_at_approval = False
         interrupted = False
         status = self.status
         try:
@@ -192,7 +193,10 @@ class SessionWork(_Base):
         except Exception as exc:  # noqa: BLE001 - a failed turn is one line, not a crash
             await self.transcript.notice(f"the turn failed: {exc}", NoticeLevel.ERROR)
         finally:
-            await self.transcript.finish_turn(interrupted=interrupted)
+            await self._settle_notices(interrupted)
+            marked = await self.transcript.finish_turn(interrupted=interrupted)
+            if interrupted and not marked and not self._stopped_at_approval:  # else "rejected: stopped" says it
+                await self.transcript.notice(self._interrupt_line())
             status.end_turn()
             status.activity = ""
             self.busy = False
@@ -200,6 +204,22 @@ class SessionWork(_Base):
             if self._follow_branch:  # the branch may have changed during the turn
                 status.branch = read_git_branch(self.settings.workspace)
             self._after_turn(interrupted, item)  # also when the worker itself was cancelled
+
+    def _interrupt_line(self) -> str:
+        """The one line for a turn interrupted before it left a partial answer to keep."""
+        if not self._turn_output:
+            return "interrupted before any answer: the prompt is back in the input"
+        return "interrupted: no partial answer to keep"
+
+    async def _settle_notices(self, interrupted: bool) -> None:
+        """Show the notices held while the turn was stopping. When the turn then ended
+        interrupted, the last of them was the runner's own word on the interrupt (a runner
+        that announces it does so last), and the transcript says that once, itself."""
+        held, self._held_notices = self._held_notices, []
+        if interrupted:
+            held = held[:-1]
+        for message in held:
+            await self.transcript.notice(message)
 
     def _collect_when_idle(self) -> None:
         if not self.busy:
@@ -221,6 +241,8 @@ class SessionWork(_Base):
 
     async def _apply(self, event: Event) -> None:
         transcript = self.transcript
+        if self._held_notices and not (isinstance(event, TurnFinished) and event.interrupted):
+            await self._settle_notices(False)
         match event:
             case TextDelta(text=text):
                 self._count(text)
@@ -249,6 +271,8 @@ class SessionWork(_Base):
                 await transcript.resolve_approval(call_id, approved, feedback)
             case UsageUpdated():
                 self._usage(event)
+            case Notice(message=message) if self._stopping:
+                self._held_notices.append(message)
             case Notice(message=message):
                 await transcript.notice(message)
             case CompactionStarted(reason=reason):
@@ -274,12 +298,14 @@ class SessionWork(_Base):
 
     def interrupt(self) -> bool:
         if self.runner is not None and self.runner.busy:
+            self._stopping = True
             self.runner.cancel()
             self.status.activity = "Interrupting"
             return True
         if self.busy and self.workers_in("turn"):
             # Sent but not started yet (the turn's worker has not reached the runner): stop
             # it there; nothing has reached the session, and the prompt comes back.
+            self._stopping = True
             self.workers.cancel_group(self, "turn")
             self.status.activity = "Interrupting"
             return True
@@ -301,10 +327,13 @@ class SessionWork(_Base):
 
     async def on_approval_widget_decided(self, message: Any) -> None:
         decision = message.decision
+        if decision.approved and decision.remember:
+            self._show_mode(message.widget.request.kind)  # the policy learns it as the call goes on
         await self.transcript.resolve_approval(message.call_id, decision.approved, decision.feedback if not message.stop_turn else "stopped")
         self.status.activity = "Working"
         self.prompt_input.focus()
         if message.stop_turn:
+            self._stopped_at_approval = True
             self.interrupt()
 
     def _reject_pending(self) -> bool:
@@ -318,6 +347,7 @@ class SessionWork(_Base):
             if not call.approval.future.done():
                 call.approval.future.set_result(ApprovalDecision(False, "the user stopped the turn"))
             self.call_later(self.transcript.resolve_approval, call.call_id, False, "stopped")
+        self._stopped_at_approval = True
         self.interrupt()
         self.prompt_input.focus()
         return True

@@ -25,24 +25,34 @@ class SlashCommand:
     name: str
     description: str
     usage: str = ""
+    """The arguments, as /help shows them; in brackets when the command also runs without."""
     busy_safe: bool = False
     """True when the command may run at once while the agent works (it touches no thread state)."""
     needs_engine: bool = False
     """True when the command needs the loaded engine, so it waits for it like a prompt does."""
 
     @property
+    def synopsis(self) -> str:
+        """The name and its arguments, without the slash: ``model [SPEC]``."""
+        return f"{self.name} {self.usage}".rstrip()
+
+    @property
     def label(self) -> str:
-        return f"/{self.name} {self.usage}".rstrip()
+        return f"/{self.synopsis}"
+
+    @property
+    def args_required(self) -> bool:
+        return bool(self.usage) and not self.usage.startswith("[")
 
 
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "Show commands and keys", busy_safe=True),
     SlashCommand("clear", "Start a new session (the old one stays resumable)"),
     SlashCommand("resume", "Pick a past session to continue"),
-    SlashCommand("model", "Switch the model, keeping the conversation", usage="SPEC", needs_engine=True),
+    SlashCommand("model", "Switch the model, keeping the conversation (no SPEC: pick one)", usage="[SPEC]", needs_engine=True),
     SlashCommand("context", "Show where the tokens go", busy_safe=True, needs_engine=True),
     SlashCommand("offload", "Compact now: summarize and archive the older messages", needs_engine=True),
-    SlashCommand("approve", "Set the approval mode: manual, edits or all", usage="MODE", busy_safe=True),
+    SlashCommand("approve", "Set the approval mode: manual, edits or all (no MODE: show it)", usage="[MODE]", busy_safe=True),
     SlashCommand("theme", "Choose a colour theme", busy_safe=True),
     SlashCommand("copy", "Copy the last answer to the clipboard", busy_safe=True),
     SlashCommand("paste", "Attach the image on the clipboard", busy_safe=True),
@@ -104,7 +114,8 @@ def popup_entries() -> list[tuple[str, str]]:
 
 
 def help_entries() -> list[tuple[str, str]]:
-    return [(command.label, command.description) for command in COMMANDS]
+    """(synopsis, description) rows; ``HelpScreen`` writes the slash."""
+    return [(command.synopsis, command.description) for command in COMMANDS]
 
 
 def _palette_entries() -> Iterable[tuple[str, str, str, str]]:
@@ -125,7 +136,7 @@ class SlashCommandProvider(Provider):
     def _run(self, name: str, args: str) -> None:
         app: DcodeApp = self.app  # type: ignore[assignment]
         command = BY_NAME[name]
-        if command.usage and not args:
+        if command.args_required and not args:
             # It needs an argument: put it in the input for the user to finish.
             app.prefill_prompt(f"/{name} ")
             return

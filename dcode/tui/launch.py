@@ -71,8 +71,27 @@ def launch_tui(
     gc.freeze()  # what the imports built lives as long as the process: no collection need walk it
     with native_stderr_to(settings.home / "logs" / "stderr.log"):
         app.run()
+    _print_resume_line(app.last_session_id)
     if app.exit_signals.received is not None:
         from dcode.exit_signals import exit_code
 
         return exit_code(app.exit_signals.received)
     return app.return_code or EXIT_OK
+
+
+def _print_resume_line(session_id: str | None) -> None:
+    """On the normal screen, now that the full-screen app is gone (a hung-up terminal is fine)."""
+    line = resume_line(session_id)
+    if not line:
+        return
+    try:
+        print(line, flush=True)
+    except OSError:
+        pass
+
+
+def resume_line(session_id: str | None) -> str | None:
+    """How to come back to the session after quitting; None when no session was started."""
+    if not session_id:
+        return None
+    return f"Session {session_id} saved. Resume with: dcode -r {session_id}"

@@ -2,7 +2,8 @@
 
 Line 1: activity (a spinner with elapsed seconds and tokens streamed while a turn runs, the
 queued count) on the left; ``Context N% · X tokens`` and the session cost on the right.
-Line 2: the approval mode and the model on the left; cwd and git branch on the right.
+Line 2: the approval mode (with the kinds approved for the rest of the session, ``manual
++shell``) and the model on the left; cwd and git branch on the right.
 
 The clock and the spinner are injectable so snapshot tests see the same frame every time.
 """
@@ -10,7 +11,7 @@ The clock and the spinner are injectable so snapshot tests see the same frame ev
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from textual.app import RenderResult
@@ -20,6 +21,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from dcode.agent.events import ApprovalKind
 from dcode.config import ApprovalMode
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -29,6 +31,25 @@ MODE_LABELS: dict[ApprovalMode, str] = {
     ApprovalMode.EDITS: "edits: auto-approve workspace edits",
     ApprovalMode.ALL: "all: approve everything",
 }
+
+# What each mode still asks about, by approval kind, once some kinds are approved for the session.
+_STILL_ASKS: dict[ApprovalMode, tuple[tuple[ApprovalKind, str], ...]] = {
+    ApprovalMode.MANUAL: ((ApprovalKind.EDIT, "edits"), (ApprovalKind.SHELL, "shell")),
+    ApprovalMode.EDITS: ((ApprovalKind.EDIT, "edits outside the workspace"), (ApprovalKind.SHELL, "shell")),
+}
+
+
+def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = ()) -> str:
+    """The mode as the status bar shows it. The kinds answered "yes for the session" (``a`` at
+    an approval) are tagged, ``manual +shell``, and drop out of what the mode asks about;
+    ``all`` asks about nothing, so it has no tags."""
+    kinds = sorted(allowed) if mode is not ApprovalMode.ALL else []
+    if not kinds:
+        return MODE_LABELS[mode]
+    tags = "".join(f" +{kind.value}" for kind in kinds)
+    asks = [what for kind, what in _STILL_ASKS.get(mode, ()) if kind not in allowed]
+    description = f"ask before {' and '.join(asks)}" if asks else "no questions for the rest of the session"
+    return f"{mode.value}{tags}: {description}"
 
 
 def read_git_branch(start: Path) -> str | None:
@@ -103,6 +124,8 @@ class StatusBar(Widget):
     """
 
     mode: reactive[ApprovalMode] = reactive(ApprovalMode.MANUAL)
+    allowed: reactive[frozenset[ApprovalKind]] = reactive(frozenset())
+    """The kinds approved for the rest of the session."""
     model: reactive[str] = reactive("")
     cwd: reactive[str] = reactive("")
     branch: reactive[str | None] = reactive(None)
@@ -190,7 +213,7 @@ class StatusBar(Widget):
             ApprovalMode.ALL: "$text-error",
         }[self.mode]
         return Content.assemble(
-            (f"⏵ {MODE_LABELS[self.mode]}", mode_style),
+            (f"⏵ {mode_label(self.mode, self.allowed)}", mode_style),
             (" (shift+tab)", "$text-muted"),
             ("  ", ""),
             (self.model, "$text-secondary"),

@@ -27,6 +27,7 @@ from dcode.tui.transcript.table_block import TableBlock
 
 WRITE_INTERVAL = 0.06  # seconds between writes of a streaming answer
 FOLD_DELAY = 0.1  # seconds from a segment's end to its folding
+INTERRUPTED_MARK = "⏹ interrupted · the partial answer was kept"  # the thread keeps it too
 
 
 class AnswerDocument(Markdown, PlainLines):
@@ -114,7 +115,7 @@ class AssistantMessage(Vertical, PlainLines):
             yield ReasoningView(self.entry)
         yield AnswerDocument(None if self.entry.streaming else self.entry.text)
         if self.entry.interrupted:
-            yield Static(Content("⏹ interrupted"), classes="interrupted")
+            yield Static(Content(INTERRUPTED_MARK), classes="interrupted")
 
     @property
     def markdown(self) -> Markdown:
@@ -331,7 +332,7 @@ class AssistantMessage(Vertical, PlainLines):
         if self._fold_due is not None:  # after the answer's last frame, not in it
             self.set_timer(FOLD_DELAY, self._fold_after_the_end)
         if self.entry.interrupted and not self.query_children(".interrupted"):
-            await self.mount(Static(Content("⏹ interrupted"), classes="interrupted"))
+            await self.mount(Static(Content(INTERRUPTED_MARK), classes="interrupted"))
         self.mark_end()
 
     def on_markdown_table_of_contents_updated(self, event: Markdown.TableOfContentsUpdated) -> None:

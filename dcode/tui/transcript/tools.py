@@ -110,8 +110,8 @@ class ToolCallView(Vertical):
 
     def _body(self) -> Content:
         entry = self.entry
-        if entry.running:
-            return Content("")
+        if entry.running or (entry.note and entry.status in (ToolStatus.DENIED, ToolStatus.CANCELLED)):
+            return Content("")  # a call the user rejected: its note ("rejected: …") says it once
         diff = entry.diff if entry.status is ToolStatus.OK else ""
         if diff:
             return render_diff(diff, None if self.expanded else COLLAPSED_DIFF_LINES)

@@ -408,12 +408,17 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
     def pending_approvals(self) -> list[ToolCallEntry]:
         return [call for call in self._turn_calls if call.approval is not None and not call.approval.future.done()]
 
-    async def finish_turn(self, *, interrupted: bool) -> None:
-        """Settle whatever the turn left open: the streaming answer and any unfinished calls."""
+    async def finish_turn(self, *, interrupted: bool) -> bool:
+        """Settle whatever the turn left open: the streaming answer and any unfinished calls.
+
+        Returns True when the interrupt is marked on screen, as the turn's one line about it:
+        under the partial answer (which the thread keeps too), or on the calls it cut short."""
         live = self._live
+        marked = False
         if live is not None:
+            marked = interrupted and bool(live.text.strip())
             live.streaming = False
-            live.interrupted = interrupted
+            live.interrupted = marked
             self._live = None
             if (view := answer_view(live.view)) is not None:
                 await view.finish()
@@ -424,8 +429,10 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
             if call.running:
                 call.status = ToolStatus.CANCELLED
                 call.preview = call.preview or ("interrupted" if interrupted else "not run")
+                marked = marked or interrupted
                 self._sync_call(call)
         self._close_step()
+        return marked
 
     def set_expanded(self, expanded: bool) -> None:
         self.expanded = expanded

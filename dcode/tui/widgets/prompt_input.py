@@ -77,6 +77,7 @@ INLINE_MATCH_LIMIT = 5_000  # above this many paths, matching runs in a thread
 INDEX_MAX_AGE = 30.0
 DEFAULT_PLACEHOLDER = "Ask dcode…   / commands · @ files · ! shell · Shift+Enter newline"
 BUSY_PLACEHOLDER = "Working…   type to queue a message · Esc interrupts"
+STARTING_PLACEHOLDER = "Starting the agent…   type away: what you send goes as soon as it is ready"
 
 _GROUP_HISTORY = "prompt-history"
 _GROUP_FILES = "prompt-files"
@@ -133,6 +134,8 @@ class PromptInput(Widget):
     """
 
     busy: var[bool] = var(False, toggle_class="-busy")
+    starting: var[bool] = var(False)
+    """The engine is still loading: what is sent now waits for it (the placeholder says so)."""
 
     @dataclass
     class Submitted(Message):
@@ -311,8 +314,17 @@ class PromptInput(Widget):
         self._last_escape = now
         return False
 
-    def watch_busy(self, busy: bool) -> None:
-        self._area.placeholder = self.busy_placeholder if busy else self.idle_placeholder
+    def watch_busy(self) -> None:
+        self._show_placeholder()
+
+    def watch_starting(self) -> None:
+        self._show_placeholder()
+
+    def _show_placeholder(self) -> None:
+        if self.starting:
+            self._area.placeholder = STARTING_PLACEHOLDER
+        else:
+            self._area.placeholder = self.busy_placeholder if self.busy else self.idle_placeholder
 
     # --- keys (called by PromptArea)
 
