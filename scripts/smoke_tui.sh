@@ -2,8 +2,8 @@
 # Smoke test of the real dcode binary in a real terminal (tmux) against the scripted model server.
 # It types a prompt, waits for the streamed answer and the file the model wrote, then drops an
 # image (a bracketed paste of its quoted path), waits for the [image 1] token, sends it and checks
-# that the request carried the picture; then quits with Ctrl+D. Exits 0 with a note when tmux is
-# missing; non-zero with the screen on any failure.
+# that the request carried the picture; then quits with Ctrl+D, which prints how to resume the
+# session. Exits 0 with a note when tmux is missing; non-zero with the screen on any failure.
 set -euo pipefail
 
 if ! command -v tmux >/dev/null 2>&1; then
@@ -70,9 +70,8 @@ tmux -L "$sock" new-session -d -s smoke -x 120 -y 36 \
   "cd '$work/ws' && DCODE_HOME='$work/home' OPENAI_API_KEY=smoke TERM=xterm-256color '$dcode' -m openai:smoke-model --base-url '$url' --approve all; echo DCODE-EXITED \$?; sleep 30"
 
 wait_for "Ask dcode" 20
-tmux -L "$sock" send-keys -t smoke -l "write the smoke file"
-sleep 0.5   # a separate Enter: keys sent in one burst read as a paste, whose newline never sends
-tmux -L "$sock" send-keys -t smoke Enter
+# The text and its Enter in one write, as tmux, expect and voice typing send them: it must send.
+tmux -L "$sock" send-keys -t smoke "write the smoke file" Enter
 wait_for "Hello from the smoke test" 30
 wait_for "write_file" 5
 [ "$(cat "$work/ws/smoke.txt")" = "written by the model" ] || fail "smoke.txt missing or wrong"
@@ -92,7 +91,7 @@ tmux -L "$sock" set-buffer -- "'$image'"
 tmux -L "$sock" paste-buffer -p -t smoke
 wait_for "[image 1]" 20
 tmux -L "$sock" send-keys -t smoke -l "what is in it"
-sleep 0.5
+sleep 0.5   # typed, then a separate Enter
 tmux -L "$sock" send-keys -t smoke Enter
 wait_for "I see the picture." 30
 "$py" - "$work/requests.jsonl" >"$work/image-check.log" 2>&1 <<'PY' || { cat "$work/image-check.log" >&2; fail "the last request did not carry the image"; }
@@ -125,4 +124,5 @@ PY
 
 tmux -L "$sock" send-keys -t smoke C-d
 wait_for "DCODE-EXITED 0" 10
+wait_for "saved. Resume with: dcode -r " 1
 echo "smoke_tui: ok"

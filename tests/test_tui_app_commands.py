@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from textual.widgets import OptionList
 
 from dcode.agent.sessions import SessionStore
 from dcode.config import ProviderOverride, read_preferences
@@ -49,6 +50,7 @@ async def test_help_writes_each_command_with_one_slash(server: ScriptedModelServ
 
 async def test_model_alone_picks_from_recent_configured_and_preset_models(server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # every openai: model reaches the server
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
     store = SessionStore(dcode_home / "sessions.db")
     for session_id, model in (("a00000000001", "openai:recent-model"), ("a00000000002", "openai:test-model")):
         store.create(session_id, workspace, model)
@@ -68,7 +70,11 @@ async def test_model_alone_picks_from_recent_configured_and_preset_models(server
         assert not any("*" in spec for spec in specs)
         screen = h.text()
         assert f"{CURRENT_MARK} openai:test-model" in screen
-        assert "no API key for deepseek" in screen  # says why a model would not work now
+        assert "recent" in screen and "preset" in screen
+        deepseek = specs.index("deepseek:deepseek-chat")
+        picker.query_one("#model-list", OptionList).highlighted = deepseek
+        await h.pilot.pause()
+        assert "no API key for deepseek" in h.text()  # says why a model would not work now
         await h.press(*"recent-model", "enter")
         await h.until(lambda: "switched to openai:recent-model" in h.text(), what="the switch")
         assert h.app.engine is not None and h.app.engine.resolved.spec == "openai:recent-model"

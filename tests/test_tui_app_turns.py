@@ -48,6 +48,9 @@ async def test_interrupt_before_any_output_puts_the_prompt_back(server: Scripted
         screen = h.text()
         assert screen.count("interrupted") == 1 and "partial answer" not in screen
         assert "interrupted before any answer: the prompt is back in the input" in screen
+        h.app.prompt_input.clear()
+        await h.send("/offload")  # notices after the interrupted turn are shown again
+        await h.until(lambda: "nothing to compact yet" in h.text(), what="the offload notice")
 
 
 async def test_an_interrupted_tool_call_is_the_one_line(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:

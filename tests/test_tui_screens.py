@@ -271,8 +271,11 @@ async def test_model_picker_marks_the_current_one_and_filters() -> None:
         assert options.highlighted == 1  # the current model
         current = str(options.get_option_at_index(1).prompt)
         assert current.startswith("● openai:gpt-5.1") and "current" in current
-        assert "DEEPSEEK_API_KEY" in str(options.get_option_at_index(2).prompt)
+        assert str(options.get_option_at_index(2).prompt).endswith("⚠")
         assert "type the model name" in str(options.get_option_at_index(3).prompt)
+        await pilot.press("down")  # to the model that lacks a key: the status line says so
+        await pilot.pause()
+        assert "set DEEPSEEK_API_KEY" in _text(screen.query_one("#model-status", Label))
         await pilot.press(*"deep")
         await pilot.pause()
         assert [c.spec for c in screen.shown] == ["deepseek:deepseek-chat"]

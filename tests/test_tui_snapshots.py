@@ -1,4 +1,4 @@
-"""Snapshots of the layouts that matter: the main screen, an approval, the resume picker.
+"""Snapshots of the layouts that matter: the main screen, an approval, the resume and model pickers.
 
 Everything that varies is pinned: terminal size, clock and spinner (``animate=False``), cwd and
 git branch (injected), token figures (scripted usage), session rows (fixed ids, paths, times).
@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 
 from dcode.agent.sessions import SessionStore
 from dcode.tui.app import DcodeApp
+from dcode.tui.screens.model import ModelScreen
 from dcode.tui.screens.resume import ResumeScreen
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import Harness, make_settings
@@ -97,6 +98,24 @@ def test_resume_picker(snap_compare, server: ScriptedModelServer, workspace: Pat
         await h.ready()
         await h.send("/resume")
         await h.until(lambda: isinstance(app.screen, ResumeScreen), what="the picker")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_model_picker(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch) -> None:
+    for name in ("DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_API_KEY", "DCODE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    store = SessionStore(dcode_home / "sessions.db")
+    store.create("a1b2c3d4e5f6", workspace, "deepseek:deepseek-chat")
+    store.create("0f9e8d7c6b5a", workspace, "openai:gpt-5.1")
+    app = build_app(server, workspace, dcode_home)
+
+    async def run_before(pilot: Pilot) -> None:
+        h = harness(app, pilot, server, workspace)
+        await h.ready()
+        await h.send("/model")
+        await h.until(lambda: isinstance(app.screen, ModelScreen), what="the picker")
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -194,6 +194,7 @@ class SessionWork(_Base):
             await self.transcript.notice(f"the turn failed: {exc}", NoticeLevel.ERROR)
         finally:
             await self._settle_notices(interrupted)
+            self._stopping = False
             marked = await self.transcript.finish_turn(interrupted=interrupted)
             if interrupted and not marked and not self._stopped_at_approval:  # else "rejected: stopped" says it
                 await self.transcript.notice(self._interrupt_line())

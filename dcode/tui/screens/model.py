@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 from dcode.models.choices import ModelChoice
 
 CURRENT_MARK = "●"
+PROBLEM_MARK = "⚠"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,7 @@ class ModelScreen(ModalScreen[str | None]):
             details += " · type the model name"
         parts: list[tuple[str, str] | str] = [mark, (name, "bold" if is_current else ""), "  ", (details, "$text-muted")]
         if choice.problem:
-            parts += ["\n    ", (choice.problem, "$text-warning")]
+            parts.append((f"  {PROBLEM_MARK}", "$text-warning"))  # the status line says what, when highlighted
         return Content.assemble(*parts)
 
     def compose(self) -> ComposeResult:
@@ -114,13 +115,24 @@ class ModelScreen(ModalScreen[str | None]):
         options = self.query_one("#model-list", OptionList)
         options.set_options(Option(row.label, id=row.choice.spec) for row in self._shown)
         options.highlighted = 0 if self._shown else None
+        self._show_status()
+
+    def _show_status(self) -> None:
+        """The counts and keys; what is wrong with the highlighted model, if anything."""
         status = self.query_one("#model-status", Label)
-        if self._shown:
+        highlighted = self.query_one("#model-list", OptionList).highlighted
+        if self._shown and highlighted is not None and self._shown[highlighted].choice.problem:
+            status.update(Content.styled(f"{PROBLEM_MARK} {self._shown[highlighted].choice.problem}", "$text-warning"))
+        elif self._shown:
             status.update(f"{len(self._shown)} of {len(self._rows)} · Enter switch · Esc cancel")
         elif ":" in self._typed:
             status.update(f"Enter switches to {self._typed} · Esc cancel")
         else:
             status.update("No match: type provider:model to use another one · Esc cancel")
+
+    @on(OptionList.OptionHighlighted, "#model-list")
+    def _highlighted(self) -> None:
+        self._show_status()
 
     @on(Input.Changed, "#model-search")
     def _search(self, event: Input.Changed) -> None:
