@@ -38,7 +38,7 @@ async def test_esc_interrupts_and_keeps_the_partial_text(server: ScriptedModelSe
 
 
 async def test_interrupt_before_any_output_puts_the_prompt_back(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    async with running_app(server, workspace, dcode_home, reply("late", chunk_delay=0.5, chunk_size=1)) as h:
+    async with running_app(server, workspace, dcode_home, reply("late", chunk_delay=2.0, chunk_size=1)) as h:  # nothing comes for 2 s
         await h.send("please wait")
         await h.until(lambda: h.app.busy)
         await h.until(lambda: h.app.runner is not None and h.app.runner.busy, what="the turn to reach the runner")
