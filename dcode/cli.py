@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -101,6 +103,7 @@ def _run_headless(
     images: list[Path],
     debug: bool,
 ) -> None:
+    from dcode.agent.sessions import SessionDatabaseError
     from dcode.headless import HeadlessRequest, main_headless, pick_session, session_model
     from dcode.project_gate import ignored_warning
 
@@ -122,7 +125,7 @@ def _run_headless(
     )
     try:
         settings = session_model(settings, pick_session(settings, request), model_given)
-    except ConfigError as exc:
+    except (ConfigError, SessionDatabaseError) as exc:
         _fail(str(exc))
     if images:
         from dcode.headless_media import attach_images
@@ -134,6 +137,17 @@ def _run_headless(
     raise typer.Exit(main_headless(settings, request, debug=debug))
 
 
+@contextmanager
+def _session_database() -> Iterator[None]:
+    """An unusable sessions.db is one line (path and remedy) and exit 2, never a traceback."""
+    from dcode.agent.sessions import SessionDatabaseError
+
+    try:
+        yield
+    except SessionDatabaseError as exc:
+        _fail(str(exc))
+
+
 @sessions_app.command("list", help="Saved sessions, newest first.")
 def sessions_list(
     here: Annotated[bool, typer.Option("--here", help="Only sessions started in this directory.")] = False,
@@ -142,7 +156,8 @@ def sessions_list(
     from dcode.sessions_cli import list_sessions
 
     settings = _settings()
-    typer.echo(list_sessions(settings, here=here, limit=limit))
+    with _session_database():
+        typer.echo(list_sessions(settings, here=here, limit=limit))
 
 
 @sessions_app.command("show", help="A session's details and transcript.")
@@ -150,20 +165,31 @@ def sessions_show(session_id: str) -> None:
     from dcode.sessions_cli import show_session
 
     settings = _settings()
-    try:
-        typer.echo(show_session(settings, session_id))
-    except ConfigError as exc:
-        _fail(str(exc), code=1)
+    with _session_database():
+        try:
+            typer.echo(show_session(settings, session_id))
+        except ConfigError as exc:
+            _fail(str(exc), code=1)
 
 
-@sessions_app.command("delete", help="Delete a session and its checkpoints.")
+@sessions_app.command("delete", help="Delete a session and its checkpoints (not one open in a dcode).")
 def sessions_delete(session_id: str) -> None:
+    from dcode.agent.session_lock import SessionHeld, SessionLock
     from dcode.agent.sessions import SessionStore
 
     settings = _settings()
-    if not SessionStore(settings.sessions_db).delete(session_id):
-        _fail(f"no session {session_id!r}", code=1)
-    typer.echo(f"Deleted session {session_id}.")
+    store = SessionStore(settings.sessions_db)
+    with _session_database():
+        info = store.get(session_id)
+        if info is None:
+            _fail(f"no session {session_id!r}", code=1)
+            return
+        try:
+            with SessionLock.acquire(settings.home, info.id):
+                store.delete(info.id)
+        except SessionHeld as exc:
+            _fail(f"{exc}: quit it there first", code=1)
+    typer.echo(f"Deleted session {info.id}.")
 
 
 @config_app.command("path", help="Print the config file locations.")

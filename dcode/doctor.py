@@ -15,6 +15,7 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
     print(f"dcode home   {settings.home}")
     print(f"workspace    {settings.workspace}")
     print(f"config files {', '.join(map(str, settings.sources)) or '(none)'}")
+    problems += _check_sessions(settings)
     try:
         resolved = resolve_model(settings)
     except ConfigError as exc:
@@ -35,6 +36,22 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
     if check:
         problems += _check_connection(settings, resolved)
     return 1 if problems else 0
+
+
+def _check_sessions(settings: Settings) -> int:
+    from dcode.agent.sessions import SessionDatabaseError, SessionStore
+
+    path = settings.sessions_db
+    if not path.exists():
+        print(f"sessions     {path} (none yet)")
+        return 0
+    try:
+        count = SessionStore(path).check()
+    except SessionDatabaseError as exc:
+        print(f"sessions     ERROR {exc}")
+        return 1
+    print(f"sessions     {path} ({count} session{'s' if count != 1 else ''})")
+    return 0
 
 
 def _check_connection(settings: Settings, resolved: object) -> int:

@@ -2,8 +2,9 @@
 
 Output formats: ``text`` prints the final answer; ``json`` prints one result object;
 ``stream-json`` prints every event as a JSON line and then the result object. Failures are one
-line on stderr. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error,
-128 + N when signal N (SIGTERM, SIGINT, SIGHUP) stopped the run.
+line on stderr. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error (a
+session another dcode has open, an unusable sessions.db included), 128 + N when signal N
+(SIGTERM, SIGINT, SIGHUP) stopped the run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import IO, Any
 from dcode.config import ApprovalMode, ConfigError, Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+HELD_ADVICE = "wait for it to finish, or leave out -r/-c to start a new session"
 
 
 class OutputFormat(StrEnum):
@@ -137,10 +139,16 @@ def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool =
         logging.basicConfig(level=logging.DEBUG, format="dcode: %(name)s: %(message)s")
         for noisy in ("httpcore", "httpx", "aiosqlite", "asyncio", "openai", "urllib3"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
+    from dcode.agent.session_lock import SessionHeld
+    from dcode.agent.sessions import SessionDatabaseError
+
     try:
         return asyncio.run(_run_until_signal(settings, request))
-    except ConfigError as exc:
+    except (ConfigError, SessionDatabaseError) as exc:
         print(f"dcode: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SessionHeld as exc:
+        print(f"dcode: error: {exc}: {HELD_ADVICE}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("dcode: interrupted", file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from dcode.agent.sessions import SessionInfo, SessionStore
+from dcode.agent.sessions import SessionInfo, SessionStore, database_errors
 from dcode.config import ConfigError, Settings
 
 
@@ -33,7 +33,9 @@ def show_session(settings: Settings, session_id: str) -> str:
     info = SessionStore(settings.sessions_db).get(session_id)
     if info is None:
         raise ConfigError(f"no session {session_id!r}: see `dcode sessions list`")
-    return "\n".join([*_header(info), "", *_transcript(settings, info.id)])
+    with database_errors(settings.sessions_db):
+        transcript = _transcript(settings, info.id)
+    return "\n".join([*_header(info), "", *transcript])
 
 
 def _header(info: SessionInfo) -> list[str]:

@@ -2,10 +2,14 @@
 
 Opening it is the heavy step (langchain, langgraph, openai, aiosqlite), so the TUI does it in a
 worker after the first paint and ``dcode --help`` never does it at all.
+
+The engine also holds the sessions it runs (``session_lock``): a runner is only handed out for
+a session this process holds, and closing the engine lets them all go.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +17,7 @@ from typing import Any
 import aiosqlite
 import openai
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph import END
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.backends.environment import ShellEnvironment
@@ -24,7 +29,8 @@ from dcode.agent.middleware.overflow_clip import RESULTS_DIR
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
 from dcode.agent.runner import SessionRunner
-from dcode.agent.sessions import SessionStore, new_session_id
+from dcode.agent.session_lock import SessionLock
+from dcode.agent.sessions import SessionInfo, SessionStore, database_errors, new_session_id
 from dcode.config import ApprovalMode, Settings
 from dcode.context.accounting import ContextReport, build_report
 from dcode.media.store import AttachmentStore
@@ -43,6 +49,7 @@ class Engine:
         self.sessions = SessionStore(settings.sessions_db)
         self._conn = conn
         self._closed = False
+        self._held: dict[str, SessionLock] = {}
         self.attachments = AttachmentStore(settings.attachments_dir)
         self.variants = VariantService(self.attachments)
         self.checkpointer = AsyncSqliteSaver(conn)
@@ -58,24 +65,31 @@ class Engine:
         ensure_private_file(settings.sessions_db)  # SQLite gives its -wal and -shm files this mode
         conn = await aiosqlite.connect(str(settings.sessions_db), timeout=10)
         try:
-            await conn.execute("PRAGMA journal_mode=WAL")
-            engine = cls(settings, resolved, conn)
-            await engine.checkpointer.setup()
+            with database_errors(settings.sessions_db):
+                await conn.execute("PRAGMA journal_mode=WAL")
+                engine = cls(settings, resolved, conn)
+                await engine.checkpointer.setup()
         except BaseException:
             # The connection's worker thread is not a daemon: left running, it would keep the
-            # process alive after everything else has ended.
-            conn.stop()
+            # process alive after everything else has ended. Waiting for it to stop lets it
+            # hand back its last result before the loop closes.
+            stopped = conn.stop()
+            if stopped is not None:
+                await asyncio.wait([stopped], timeout=2.0)
             raise
         return engine
 
     async def close(self) -> None:
-        """Close the session database and the transform pool; closing twice is harmless."""
+        """Close the session database and the transform pool, then let the held sessions go
+        (after the last checkpoint write); closing twice is harmless."""
         if self._closed:
             return
         self._closed = True
         try:
             await self._conn.close()
         finally:
+            for session_id in list(self._held):
+                self.release(session_id)
             self.variants.close()
             await self._http.aclose()
 
@@ -120,6 +134,22 @@ class Engine:
         self.graph = self._build()
         return resolved
 
+    def hold(self, session_id: str) -> None:
+        """Take ``session_id`` for this process; ``SessionHeld`` says which process has it
+        instead. Holding a session again is a no-op."""
+        if session_id not in self._held:
+            self._held[session_id] = SessionLock.acquire(self.settings.home, session_id)
+
+    def release(self, session_id: str) -> None:
+        """Let another process have ``session_id``; releasing one not held is a no-op."""
+        lock = self._held.pop(session_id, None)
+        if lock is not None:
+            lock.release()
+
+    @property
+    def held(self) -> frozenset[str]:
+        return frozenset(self._held)
+
     def runner(
         self,
         approver: Approver,
@@ -127,8 +157,34 @@ class Engine:
         session_id: str | None = None,
         mode: ApprovalMode = ApprovalMode.EDITS,
     ) -> SessionRunner:
+        """A runner for ``session_id`` (a new session without one), which this process then
+        holds until ``release`` or ``close``; ``SessionHeld`` if another process has it."""
         sid = session_id or new_session_id()
-        if self.sessions.get(sid) is None:
-            self.sessions.create(sid, self.settings.workspace, self.resolved.spec)
+        held_before = sid in self._held
+        self.hold(sid)
+        try:
+            if self.sessions.get(sid) is None:
+                self.sessions.create(sid, self.settings.workspace, self.resolved.spec)
+        except BaseException:
+            if not held_before:
+                self.release(sid)
+            raise
         policy = ApprovalPolicy(mode=mode, backend=self.backend)
         return SessionRunner(self, sid, approver, policy)
+
+    async def fork(self, source_id: str) -> SessionInfo:
+        """A new session holding a copy of ``source_id``'s history and private state, for
+        continuing a session another process holds. Only the source's latest checkpoint is
+        read (through the graph's public state API); the source itself is not touched."""
+        source = self.sessions.get(source_id)
+        if source is None:
+            raise ValueError(f"no session {source_id!r}")
+        sid = new_session_id()
+        with database_errors(self.settings.sessions_db):
+            snapshot = await self.graph.aget_state({"configurable": {"thread_id": source.id}})
+            values = dict(snapshot.values or {}) if snapshot else {}
+            target = {"configurable": {"thread_id": sid}}
+            if values:
+                await self.graph.aupdate_state(target, values, as_node="model")
+                await self.graph.aupdate_state(target, None, as_node=END)  # nothing left to run
+        return self.sessions.fork(source, sid, message_count=len(values.get("messages", [])))

@@ -3,6 +3,10 @@
 The checkpointer owns the conversation; this table owns what a picker needs without loading
 any state: id, cwd, model, title, times, message count and the last token figures. It uses
 the standard library only, so ``dcode sessions list`` stays instant.
+
+A sessions.db that SQLite cannot use (overwritten, truncated, not a database at all) raises
+``SessionDatabaseError``: one line naming the file and how to get going again, which every
+entry point prints as it is.
 """
 
 from __future__ import annotations
@@ -34,6 +38,42 @@ CREATE INDEX IF NOT EXISTS dcode_sessions_updated ON dcode_sessions(updated DESC
 """
 
 TITLE_LENGTH = 80
+_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
+
+
+class SessionDatabaseError(Exception):
+    """sessions.db cannot be used; the message is the line to show, path and remedy included."""
+
+    def __init__(self, path: Path, detail: str, *, damaged: bool) -> None:
+        self.path = path
+        self.damaged = damaged
+        if damaged:
+            message = (
+                f"the session database {path} is damaged ({detail}): "
+                f"move it aside with `mv {path} {path}.bad` and dcode starts a new one"
+            )
+        else:
+            message = f"cannot use the session database {path}: {detail}"
+        super().__init__(message)
+
+    @classmethod
+    def from_sqlite(cls, path: Path, error: sqlite3.Error) -> SessionDatabaseError:
+        code = getattr(error, "sqlite_errorcode", None)
+        return cls(path, str(error), damaged=code is not None and code & 0xFF in _DAMAGED)
+
+
+@contextmanager
+def database_errors(path: Path) -> Iterator[None]:
+    """Turn what SQLite raises for an unusable database file into ``SessionDatabaseError``;
+    misuse (a bad query, a constraint) stays the bug it is."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        raise SessionDatabaseError.from_sqlite(path, exc) from exc
+    except sqlite3.DatabaseError as exc:
+        if type(exc) is not sqlite3.DatabaseError:
+            raise
+        raise SessionDatabaseError.from_sqlite(path, exc) from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,14 +106,15 @@ class SessionStore:
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         ensure_private_file(self.db_path)  # before SQLite, which gives -wal and -shm its mode
-        conn = sqlite3.connect(self.db_path, timeout=10)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
-            yield conn
-            conn.commit()
-        finally:
-            conn.close()
+        with database_errors(self.db_path):
+            conn = sqlite3.connect(self.db_path, timeout=10)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+                yield conn
+                conn.commit()
+            finally:
+                conn.close()
 
     def create(self, session_id: str, cwd: Path, model: str) -> SessionInfo:
         now = time.time()
@@ -81,6 +122,20 @@ class SessionStore:
             conn.execute(
                 "INSERT OR IGNORE INTO dcode_sessions (id, cwd, model, created, updated) VALUES (?, ?, ?, ?, ?)",
                 (session_id, str(cwd), model, now, now),
+            )
+        info = self.get(session_id)
+        assert info is not None
+        return info
+
+    def fork(self, source: SessionInfo, session_id: str, *, message_count: int) -> SessionInfo:
+        """A new session's row for a copy of ``source``'s history: its title, cwd, model and
+        context figure; the tokens spent so far stay ``source``'s."""
+        now = time.time()
+        with self._connect() as conn:
+            conn.execute(
+                """INSERT INTO dcode_sessions (id, cwd, model, title, created, updated, message_count, context_tokens)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                (session_id, source.cwd, source.model, source.title, now, now, message_count, source.context_tokens),
             )
         info = self.get(session_id)
         assert info is not None
@@ -150,6 +205,15 @@ class SessionStore:
                 if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
                     conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (info.id,))
         return True
+
+    def check(self) -> int:
+        """Read the whole database once (``dcode doctor``); the number of sessions, or
+        ``SessionDatabaseError`` saying what is wrong with it."""
+        with self._connect() as conn:
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise SessionDatabaseError(self.db_path, "; ".join(map(str, problems[:3])), damaged=True)
+            return int(conn.execute("SELECT count(*) FROM dcode_sessions").fetchone()[0])
 
     def _query(self, sql: str, params: tuple) -> list[SessionInfo]:
         if not self.db_path.exists():

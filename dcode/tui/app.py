@@ -29,6 +29,8 @@ from textual.reactive import var
 from textual.theme import Theme
 from textual.widgets import TextArea
 
+from dcode.agent.session_lock import SessionHeld
+from dcode.agent.sessions import SessionDatabaseError
 from dcode.config import ApprovalMode, ConfigError, Settings, save_preference
 from dcode.exit_signals import ExitSignals
 from dcode.tui import commands
@@ -228,6 +230,9 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         except ConfigError as exc:
             self.post_message(EngineFailed(str(exc), needs_setup=True))
             return
+        except SessionDatabaseError as exc:
+            self.post_message(EngineFailed(str(exc), needs_setup=False))
+            return
         except Exception as exc:  # noqa: BLE001 - shown as one line, the app stays usable
             self.post_message(EngineFailed(f"could not start the agent: {exc}", needs_setup=False))
             return
@@ -257,7 +262,11 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self.status.activity = ""
         if self._paint_on_ready and self._session_id:
             self._paint_on_ready = False
-            await self._open_session(self._session_id)
+            if not await self._open_session(self._session_id, at_start=True):
+                return  # another dcode has it: ready once the user has chosen what to do
+        self._become_ready()
+
+    def _become_ready(self) -> None:
         self.ready = True
         self.starting = False
         gc.freeze()
@@ -265,7 +274,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
 
     async def on_engine_failed(self, message: EngineFailed) -> None:
         self.starting = False
-        self.status.activity = "No model"
+        self.status.activity = "No model" if message.needs_setup else "Not started"
         if message.needs_setup:
             self._setup_problem = message.problem
             self._show_first_run(message.problem)
@@ -332,33 +341,81 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
     def _ensure_runner(self) -> SessionRunner:
         assert self.engine is not None
         if self.runner is None:
-            self.runner = self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode)
-            self._session_id = self.runner.session_id
-            self.last_session_id = self.runner.session_id
+            self._use_runner(self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode))
+        assert self.runner is not None
         return self.runner
 
-    async def _open_session(self, session_id: str) -> None:
-        """Point the runner at a saved session and paint its transcript (the window only)."""
+    def _use_runner(self, runner: SessionRunner | None) -> None:
+        """Make ``runner`` the app's (None: no session yet), and let the session it replaces go:
+        this process holds one session at a time, and others may open the old one now."""
+        old, self.runner = self.runner, runner
+        self._session_id = runner.session_id if runner is not None else None
+        if runner is not None:
+            self.last_session_id = runner.session_id
+        if old is not None and self.engine is not None and old.session_id != self._session_id:
+            self.engine.release(old.session_id)
+
+    async def _open_session(self, session_id: str, *, at_start: bool = False, forked_from: str | None = None) -> bool:
+        """Point the runner at a saved session and paint its transcript (the window only).
+        False when another dcode has the session open: the user is asked whether to fork it,
+        and ``at_start`` the app becomes ready once they have chosen."""
         assert self.engine is not None
-        info = await asyncio.to_thread(self.engine.sessions.get, session_id)
+        try:
+            info = await asyncio.to_thread(self.engine.sessions.get, session_id)
+        except SessionDatabaseError as exc:
+            await self.transcript.notice(str(exc), NoticeLevel.ERROR)
+            return True
         if info is None:
             await self.transcript.notice(f"no session {session_id!r}", NoticeLevel.ERROR)
-            return
+            return True
+        try:
+            runner = self.engine.runner(self.approver, session_id=info.id, mode=self.mode)
+        except SessionHeld as held:
+            self._offer_fork(held, at_start=at_start)
+            return False
+        self._use_runner(runner)
         if info.model and info.model != self.engine.resolved.spec:
             try:
                 await asyncio.to_thread(self.engine.switch_model, info.model)
             except ConfigError as exc:
                 await self.transcript.notice(f"keeping {self.engine.resolved.spec}: {exc}", NoticeLevel.WARNING)
-        self._session_id = info.id
-        self.runner = None
-        self._ensure_runner()
         self._show_mode()
         count = await self._paint_session(info.id)
         self._show_model()
         profile = self.engine.resolved.profile
         self.status.set_usage(info.context_tokens, profile.max_input_tokens, True)
         self.status.cost = profile.cost(info.input_tokens, info.output_tokens)
-        await self.transcript.notice(f"Resumed session {info.id} · {info.title or 'untitled'} · {count} messages")
+        opened = f"Forked session {forked_from} into {info.id}" if forked_from else f"Resumed session {info.id}"
+        await self.transcript.notice(f"{opened} · {info.title or 'untitled'} · {count} messages")
+        return True
+
+    def _offer_fork(self, held: SessionHeld, *, at_start: bool) -> None:
+        """Another dcode has the session: fork it here, or go back (quit, when it was the
+        session dcode was started for). Never both writing to it."""
+        from dcode.tui.screens.session_held import SessionHeldScreen
+
+        async def chosen(fork: bool | None) -> None:
+            if fork:
+                await self._fork_session(held.session_id, at_start=at_start)
+            elif at_start:
+                await self.action_quit()
+                return
+            if at_start:
+                self._become_ready()
+            self.prompt_input.focus()
+
+        self.push_screen(SessionHeldScreen(held, leave="Quit" if at_start else "Back"), callback=chosen)
+
+    async def _fork_session(self, source_id: str, *, at_start: bool) -> None:
+        assert self.engine is not None
+        try:
+            info = await self.engine.fork(source_id)
+        except (SessionDatabaseError, ValueError) as exc:
+            if at_start:
+                await self._new_session()  # nothing else to continue
+            await self.transcript.notice(f"could not fork session {source_id}: {exc}", NoticeLevel.ERROR)
+            return
+        await self._open_session(info.id, forked_from=source_id)
 
     async def _paint_session(self, session_id: str) -> int:
         """Paint the session's transcript, unless what was painted from its checkpoint before

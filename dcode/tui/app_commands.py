@@ -192,8 +192,7 @@ class SlashCommands(_Base):
             self.status.activity = ""
 
     async def _new_session(self) -> None:
-        self.runner = None
-        self._session_id = None
+        self._use_runner(None)  # the next prompt starts (and takes) a new session
         self._show_mode()  # a new session starts without the old one's "yes for the session"
         await self.transcript.clear()
         self.status.set_usage(0, self.status.max_tokens, True)
@@ -201,12 +200,16 @@ class SlashCommands(_Base):
         await self.transcript.notice("new session")
 
     async def _pick_session(self) -> None:
-        from dcode.agent.sessions import SessionStore
+        from dcode.agent.sessions import SessionDatabaseError, SessionStore
 
         store = self.engine.sessions if self.engine is not None else SessionStore(self.settings.sessions_db)
         from dcode.tui.screens.resume import ResumeScreen
 
-        sessions = await asyncio.to_thread(store.list)
+        try:
+            sessions = await asyncio.to_thread(store.list)
+        except SessionDatabaseError as exc:
+            await self.transcript.notice(str(exc), NoticeLevel.ERROR)
+            return
 
         async def chosen(session_id: str | None) -> None:
             if not session_id:

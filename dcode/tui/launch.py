@@ -48,13 +48,14 @@ def launch_tui(
     continue_here: bool = False,
     model_given: bool = False,
 ) -> int:
+    from dcode.agent.sessions import SessionDatabaseError
     from dcode.headless import HeadlessRequest, pick_session, session_model
 
     request = HeadlessRequest(prompt=prompt or "", resume_id=resume_id, resume_latest=resume_latest, continue_here=continue_here)
     try:
         session_id = pick_session(settings, request)
         settings = session_model(settings, session_id, model_given)
-    except ConfigError as exc:
+    except (ConfigError, SessionDatabaseError) as exc:
         print(f"dcode: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
