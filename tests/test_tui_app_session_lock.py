@@ -28,7 +28,7 @@ def held_here(home: Path, session_id: str) -> bool:
 
 
 async def choice(h: Harness) -> SessionHeldScreen:
-    await h.until(lambda: isinstance(h.app.screen, SessionHeldScreen), 30, "the choice")
+    await h.until(lambda: isinstance(h.app.screen, SessionHeldScreen) and "is open in another dcode" in h.text(), 30, "the choice")
     screen = h.app.screen
     assert isinstance(screen, SessionHeldScreen)
     return screen
