@@ -96,8 +96,23 @@ def ensure_private_file(path: Path) -> Path:
 
     SQLite creates a database's ``-wal`` and ``-shm`` files with the database file's own mode,
     so the database is made here, private, before SQLite opens it.
+
+    An existing file is never opened here, only chmod-ed by path: closing any descriptor of a
+    file drops every POSIX lock the process holds on it, SQLite's own included. With its shared
+    lock gone, another process closing its last connection would take the database for unused,
+    checkpoint it and delete the WAL under this process's open connection.
     """
-    os.close(open_private_fd(path, os.O_RDONLY))
+    ensure_private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+    except FileExistsError:
+        if stat.S_IMODE(os.stat(path).st_mode) != PRIVATE_FILE:
+            os.chmod(path, PRIVATE_FILE)
+        return path
+    try:
+        _set_mode(fd, PRIVATE_FILE)
+    finally:
+        os.close(fd)  # a file this call made: no connection of this process can have it open
     return path
 
 
