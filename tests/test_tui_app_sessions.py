@@ -90,7 +90,7 @@ async def test_a_long_transcript_mounts_only_a_window(server: ScriptedModelServe
         await transcript.load(entries)
         await h.pilot.pause()
         # What fills the screen, not the whole window (a screen not yet full mounts a batch more).
-        assert transcript.mounted_count <= RESUME_ENTRIES + transcript.batch
+        assert transcript.mounted_count <= RESUME_ENTRIES + transcript.batch_size
         assert transcript.max_scroll_y > 0
         assert len(transcript.children) == transcript.mounted_count + 1  # and the marker
         assert h.app.query_one(OlderMarker).has_class("-visible")
@@ -98,12 +98,12 @@ async def test_a_long_transcript_mounts_only_a_window(server: ScriptedModelServe
         # Appending keeps the window bounded while following the bottom.
         for n in range(40):
             await transcript.add_user(f"more {n}")
-        assert transcript.mounted_count <= transcript.window + transcript.batch
+        assert transcript.mounted_count <= transcript.window + transcript.batch_size
         # Scrolling to the top mounts the previous batch.
         before = transcript.mounted_count
         transcript.scroll_home(animate=False)
         await h.until(lambda: transcript.mounted_count > before, what="older entries")
-        assert transcript.mounted_count == before + transcript.batch
+        assert transcript.mounted_count == before + transcript.batch_size
 
 
 async def test_a_resumed_screen_is_filled_and_the_marker_loads_more(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
@@ -111,12 +111,12 @@ async def test_a_resumed_screen_is_filled_and_the_marker_loads_more(server: Scri
         transcript = h.app.transcript
         await transcript.load([UserEntry(text=f"question {n}") for n in range(200)])
         # Sixteen one-line entries leave an 80-row screen half empty: a batch more is mounted.
-        await h.until(lambda: transcript.mounted_count == RESUME_ENTRIES + transcript.batch, 5, "the screen to fill")
+        await h.until(lambda: transcript.mounted_count == RESUME_ENTRIES + transcript.batch_size, 5, "the screen to fill")
         before = transcript.mounted_count
         marker = h.app.query_one(OlderMarker)
         marker.post_message(OlderMarker.Pressed())
         await h.until(lambda: transcript.mounted_count > before, 5, "the batch the marker asks for")
-        assert transcript.mounted_count == before + transcript.batch
+        assert transcript.mounted_count == before + transcript.batch_size
 
 
 @dataclass

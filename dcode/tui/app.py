@@ -102,7 +102,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._setup_problem = setup_problem
         self._reload_settings = reload_settings
         self._clock = clock
-        self._animate = animate
+        self._animated = animate
         self._cwd_label = cwd_label if cwd_label is not None else display_path(settings.workspace)
         self._branch = branch
         self._follow_branch = branch is AUTO
@@ -139,10 +139,10 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
 
     def compose(self) -> ComposeResult:
         kwargs = {"window": self._window} if self._window else {}
-        yield Transcript(id="transcript", animate=self._animate, **kwargs)
+        yield Transcript(id="transcript", animate=self._animated, **kwargs)
         yield QueuedStrip(id="queued")
         yield PromptInput(history_path=self.settings.history_file, workspace=self.settings.workspace, id="prompt")
-        yield StatusBar(clock=self._clock, animate=self._animate, id="status")
+        yield StatusBar(clock=self._clock, animate=self._animated, id="status")
 
     @property
     def transcript(self) -> Transcript:

@@ -150,7 +150,7 @@ class StatusBar(Widget):
     ) -> None:
         super().__init__(id=id)
         self._clock = clock
-        self._animate = animate
+        self._animated = animate
         self._started = 0.0
         self._timer: Timer | None = None
 
@@ -158,7 +158,7 @@ class StatusBar(Widget):
         self._started = self._clock()
         self.streamed_tokens = 0
         self.busy = True
-        if self._animate and self._timer is None:
+        if self._animated and self._timer is None:
             self._timer = self.set_interval(0.1, self._advance)
         self.refresh()
 

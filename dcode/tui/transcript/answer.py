@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
-from textual.widgets._markdown import MarkdownBlock, MarkdownStream
+from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 
 from dcode.tui.transcript.blocks import ReasoningView
 from dcode.tui.transcript.entries import AssistantEntry

@@ -17,13 +17,17 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.geometry import Size
 from textual.widget import Widget
-from textual.widgets._markdown import (
-    MarkdownBlock,
+from textual.widgets.markdown import MarkdownBlock
+
+from dcode.tui.textual_internals import (
     MarkdownBulletList,
     MarkdownList,
     MarkdownListItem,
     MarkdownOrderedList,
     MarkdownParagraph,
+    child_blocks,
+    inline_content,
+    replace_block,
 )
 
 BULLET = ".list-block--bullet"  # a component class, resolved by the block when drawn
@@ -57,15 +61,16 @@ def _symbols(block: MarkdownList, items: list[MarkdownListItem]) -> list[str]:
 def read_list(block: MarkdownList) -> ListModel | None:
     """The model of a parsed (not yet mounted) list block, or None when an item holds more
     than text."""
-    items = [child for child in block._blocks if isinstance(child, MarkdownListItem)]
-    if len(items) != len(block._blocks):
+    children = child_blocks(block)
+    items = [child for child in children if isinstance(child, MarkdownListItem)]
+    if len(items) != len(children):
         return None
     model_items = []
     for item, symbol in zip(items, _symbols(block, items)):
         parts: list[Content | ListModel] = []
-        for child in item._blocks:
+        for child in child_blocks(item):
             if isinstance(child, MarkdownParagraph):
-                parts.append(child._content)
+                parts.append(inline_content(child))
             elif isinstance(child, MarkdownList) and (nested := read_list(child)) is not None:
                 parts.append(nested)
             else:
@@ -103,7 +108,7 @@ class ListLines:
         self.model = read_list(self)  # type: ignore[arg-type]  # a MarkdownList too
         if self.model is None:
             return super().compose()  # type: ignore[misc]  # Textual's widgets, for items with more than text
-        self._blocks.clear()  # type: ignore[attr-defined]
+        child_blocks(self).clear()  # type: ignore[arg-type]
         return iter(())
 
     async def _update_from_block(self, block: MarkdownBlock) -> None:
@@ -114,7 +119,7 @@ class ListLines:
                     self.model, self._built = model, None
                     self.refresh(layout=True)  # type: ignore[attr-defined]
                 return
-        await MarkdownBlock._update_from_block(self, block)  # type: ignore[arg-type]
+        await replace_block(self, block)  # type: ignore[arg-type]
 
     def lines(self, width: int) -> list[Content]:
         if self.model is None:

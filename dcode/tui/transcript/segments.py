@@ -20,10 +20,11 @@ from __future__ import annotations
 import re
 
 from textual import events
-from textual._compositor import Compositor  # Textual's own renderer, for a segment on its own
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
+
+from dcode.tui.textual_internals import draw_offscreen
 
 SEGMENT_CHARS = 1000
 FOLD_SCREENS = 2  # segments further above the bottom than this fold even without a picture
@@ -62,9 +63,7 @@ def snapshot(widget: Widget) -> list[Strip] | None:
     if not size.width or not size.height:
         return None
     try:
-        compositor = Compositor()
-        compositor.reflow(widget, size)
-        strips = compositor.render_strips(size)
+        strips = draw_offscreen(widget, size)
     except Exception:  # noqa: BLE001 - a private Textual API: without a picture, fold without one
         return None
     # Mouse metadata names the widgets that drew the line; the picture has none of them.

@@ -18,12 +18,17 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.geometry import Size
 from textual.widgets import Markdown
-from textual.widgets._markdown import (
-    MarkdownBlock,
+from textual.widgets.markdown import MarkdownBlock
+
+from dcode.tui.textual_internals import (
     MarkdownTable,
     MarkdownTD,
     MarkdownTH,
     MarkdownTR,
+    block_token,
+    child_blocks,
+    inline_content,
+    replace_block,
 )
 
 KEYLINE = ".table-block--keyline"  # component classes, resolved by the block when drawn
@@ -127,7 +132,7 @@ def table_lines(model: TableModel, width: int) -> list[Content]:
 
 
 def _alignment(block: MarkdownBlock) -> str:
-    style = (block._token.attrs or {}).get("style", "")
+    style = (block_token(block).attrs or {}).get("style", "")
     for align in ("center", "right", "left"):
         if f"text-align:{align}" in str(style):
             return align
@@ -141,16 +146,16 @@ def read_table(table: MarkdownBlock) -> TableModel:
     rows: list[list[Content]] = []
 
     def walk(block: MarkdownBlock) -> None:
-        for child in block._blocks:
+        for child in child_blocks(block):
             if isinstance(child, MarkdownTH):
-                header.append(child._content)
+                header.append(inline_content(child))
                 align.append(_alignment(child))
             elif isinstance(child, MarkdownTR):
                 rows.append([])
                 walk(child)
             elif isinstance(child, MarkdownTD):
                 if rows:
-                    rows[-1].append(child._content)
+                    rows[-1].append(inline_content(child))
             else:
                 walk(child)
 
@@ -186,7 +191,7 @@ class TableBlock(MarkdownTable):
 
     def compose(self) -> ComposeResult:  # nothing to mount: the block draws the table itself
         self._set_model(read_table(self))
-        self._blocks.clear()
+        child_blocks(self).clear()
         return iter(())
 
     def _set_model(self, model: TableModel) -> None:
@@ -199,7 +204,7 @@ class TableBlock(MarkdownTable):
         if isinstance(block, MarkdownTable):  # the same table, grown: redraw it in place
             self._set_model(read_table(block))
             return
-        await MarkdownBlock._update_from_block(self, block)
+        await replace_block(self, block)
 
     def lines(self, width: int) -> list[Content]:
         if self._built is None or self._built[0] != width:

@@ -59,7 +59,7 @@ class ToolCallView(Vertical):
         super().__init__()
         self.entry = entry
         self.expanded = expanded
-        self._animate = animate
+        self._animated = animate
         self._frame = 0
         self._timer: Timer | None = None
 
@@ -142,7 +142,7 @@ class ToolCallView(Vertical):
         note = self.query_one(".tool-note", Static)
         note.update(Content(entry.note))
         note.display = bool(entry.note)
-        if entry.running and self._animate and self._timer is None:
+        if entry.running and self._animated and self._timer is None:
             self._timer = self.set_interval(0.1, self._spin)
         elif not entry.running:
             self._stop_spinner()
@@ -191,18 +191,18 @@ class ToolGroupView(Vertical):
         super().__init__()
         self.entry = entry
         self.expanded = expanded
-        self._animate = animate
+        self._animated = animate
 
     def compose(self) -> ComposeResult:
         yield Static(classes="group-head")
         for call in self.entry.calls:
-            yield ToolCallView(call, expanded=self.expanded, animate=self._animate)
+            yield ToolCallView(call, expanded=self.expanded, animate=self._animated)
 
     def on_mount(self) -> None:
         self.sync()
 
     async def add_call(self, call: ToolCallEntry) -> ToolCallView:
-        view = ToolCallView(call, expanded=self.expanded, animate=self._animate)
+        view = ToolCallView(call, expanded=self.expanded, animate=self._animated)
         await self.mount(view)
         self.sync()
         return view

@@ -35,6 +35,7 @@ from dcode.tui.transcript.entries import (
     ToolGroupEntry,
     UserEntry,
 )
+from dcode.tui.textual_internals import anchor_released
 from dcode.tui.transcript.plain_lines import PlainLines
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 
@@ -69,8 +70,8 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
     def __init__(self, *, window: int = WINDOW, batch: int = BATCH, animate: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
         self.window = window
-        self.batch = batch
-        self.animate = animate
+        self.batch_size = batch
+        self.animated = animate
         self.entries: list[Entry] = []
         self.expanded = False
         self._first = 0
@@ -107,7 +108,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
 
     @property
     def following(self) -> bool:
-        return self.is_anchored and not self._anchor_released
+        return self.is_anchored and not anchor_released(self)
 
     def _build(self, entry: Entry) -> Widget:
         match entry:
@@ -118,7 +119,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
 
                 widget = AssistantMessage(entry)
             case ToolGroupEntry():
-                widget = ToolGroupView(entry, expanded=self.expanded, animate=self.animate)
+                widget = ToolGroupView(entry, expanded=self.expanded, animate=self.animated)
             case NoticeEntry():
                 widget = NoticeMessage(entry)
             case ShellEntry():
@@ -132,7 +133,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self.entries.append(entry)
         widget = self._build(entry)
         await self.mount(widget)
-        if self.mounted_count > self.window + self.batch and self.following:
+        if self.mounted_count > self.window + self.batch_size and self.following:
             await self._prune()
         return widget
 
@@ -152,7 +153,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
             return 0
         self._loading_older = True
         try:
-            start = max(0, self._first - self.batch)
+            start = max(0, self._first - self.batch_size)
             widgets = [self._build(entry) for entry in self.entries[start : self._first]]
             height_before = self.virtual_size.height
             self._first = start

@@ -25,7 +25,6 @@ Textual created the event, so a busy UI does not squeeze typed keys into a fake 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -33,14 +32,10 @@ from textual import events
 from textual.timer import Timer
 
 from dcode.media.paths import BurstDetector, BurstOutput, BurstPaste
+from dcode.tui.textual_internals import event_clock as _textual_time
 
 if TYPE_CHECKING:
     from dcode.tui.widgets.prompt_input import PromptInput
-
-try:  # the clock Textual stamps events with (perf_counter on Windows, monotonic elsewhere)
-    from textual._time import get_time as _textual_time
-except ImportError:  # pragma: no cover - a Textual that moved it
-    _textual_time = time.monotonic
 
 
 def _event_time(event: events.Key) -> float:

@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult, Location, Selection
 
+from dcode.tui.textual_internals import forget_rendered_lines, highlights, syntax_theme
 from dcode.tui.widgets.placeholders import Draft, Placeholder, PlaceholderRegistry
 
 TOKEN_HIGHLIGHT = "dcode.placeholder"
@@ -171,7 +172,7 @@ class PromptArea(TextArea):
                 return
         self.insert_text(text)
 
-    async def _on_paste(self, event: events.Paste) -> None:
+    async def on_paste(self, event: events.Paste) -> None:
         event.prevent_default()  # TextArea's own handler would insert the raw text as well
         event.stop()
         if self.key_filter is not None:
@@ -199,7 +200,7 @@ class PromptArea(TextArea):
 
     # --- keys
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         if self.key_filter is not None and self.key_filter.filter_key(event):
             event.stop()
             event.prevent_default()
@@ -336,7 +337,7 @@ class PromptArea(TextArea):
                 continue
             line = document.get_line(row)
             start = len(line[:column].encode("utf-8"))
-            self._highlights[row].append(
+            highlights(self)[row].append(
                 (start, start + len(token.label.encode("utf-8")), TOKEN_HIGHLIGHT)
             )
 
@@ -360,6 +361,7 @@ class PromptArea(TextArea):
             style = self.get_component_rich_style("prompt-area--token")
         except (KeyError, AttributeError):
             return
-        self._theme.syntax_styles = {**self._theme.syntax_styles, TOKEN_HIGHLIGHT: style}
-        self._line_cache.clear()
+        theme = syntax_theme(self)
+        theme.syntax_styles = {**theme.syntax_styles, TOKEN_HIGHLIGHT: style}
+        forget_rendered_lines(self)
         self.refresh()
