@@ -27,7 +27,8 @@ class PrivateUse:
     overrides it), ``instance`` for an attribute that instances carry rather than the class,
     and ``value_type`` for what that attribute holds. Otherwise the name must exist.
     ``behaviour`` says what dcode relies on beyond the name; ``tests`` are the tests that would
-    fail if that behaviour changed (``"tests/file.py::test_name"``).
+    fail if that behaviour changed, each as ``path::test_name`` (the path from the repository
+    root).
     """
 
     distribution: str
