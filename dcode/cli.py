@@ -6,6 +6,7 @@ needs it, so ``dcode --help`` and ``dcode --version`` stay instant.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -78,6 +79,7 @@ def run(
 
     if output_format not in {f.value for f in OutputFormat}:
         _fail(f"--output-format must be text, json or stream-json, not {output_format!r}")
+    _require_utf8(prompt)
     from dcode.private_files import secure_home
 
     cli = {"model": model, "base_url": base_url, "api": api, "approve": approve, "max_turns": max_turns}
@@ -113,7 +115,7 @@ def _run_headless(
     if prompt is None and not sys.stdin.isatty():
         prompt = "-"
     if prompt == "-":
-        prompt = sys.stdin.read()
+        prompt = _read_stdin()
     if not prompt or not prompt.strip():
         _fail("-p needs a prompt: dcode -p 'your task' (or '-' to read stdin)")
     request = HeadlessRequest(
@@ -146,6 +148,30 @@ def _session_database() -> Iterator[None]:
         yield
     except SessionDatabaseError as exc:
         _fail(str(exc))
+
+
+def _read_stdin() -> str:
+    """The prompt piped in, decoded as UTF-8 whatever the locale; anything else is refused."""
+    import io
+
+    try:
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="strict").read()
+    except UnicodeDecodeError as exc:
+        _fail(f"the prompt on stdin is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); nothing was sent")
+        raise  # unreachable
+
+
+def _require_utf8(prompt: str | None) -> None:
+    """A prompt from argv arrives with undecodable bytes smuggled in as surrogates; such a
+    prompt could be neither sent nor saved, so it is refused before anything starts."""
+    if prompt is None:
+        return
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        byte = os.fsencode(prompt[exc.start])[0] if 0xDC80 <= ord(prompt[exc.start]) <= 0xDCFF else None
+        what = f"byte 0x{byte:02x}" if byte is not None else f"character U+{ord(prompt[exc.start]):04X}"
+        _fail(f"the prompt is not valid UTF-8 ({what} at character {exc.start + 1}); nothing was sent")
 
 
 @sessions_app.command("list", help="Saved sessions, newest first.")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from contextlib import aclosing
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import IO, Any
@@ -94,14 +95,15 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
         finished: TurnFinished | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
-        async for event in runner.run_turn(content, prompt_text=request.prompt):
-            if request.output_format is OutputFormat.STREAM_JSON:
-                print(json.dumps(event.to_json(), ensure_ascii=False, default=str), file=out, flush=True)
-            match event:
-                case ErrorEvent(message=message):
-                    print(f"dcode: error: {message}", file=err, flush=True)
-                case TurnFinished():
-                    finished = event
+        async with aclosing(runner.run_turn(content, prompt_text=request.prompt)) as events:
+            async for event in events:
+                if request.output_format is OutputFormat.STREAM_JSON:
+                    print(json.dumps(event.to_json(), ensure_ascii=False, default=str), file=out, flush=True)
+                match event:
+                    case ErrorEvent(message=message):
+                        print(f"dcode: error: {message}", file=err, flush=True)
+                    case TurnFinished():
+                        finished = event
     assert finished is not None
     if request.output_format is OutputFormat.TEXT:
         if not finished.is_error:

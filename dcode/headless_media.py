@@ -53,6 +53,3 @@ def attach_images(settings: Settings, request: HeadlessRequest, images: list[Pat
     content = [{"type": "text", "text": request.prompt}, *(to_reference_block(a) for a in attachments)]
     return replace(request, content=content)
 
-
-def has_media_mentions(prompt: str) -> bool:
-    return "@" in prompt

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import time
 
+from dcode.agent.events import AssistantMessageFinished, ToolCallFinished, ToolCallRunning, ToolStatus, UserMessage
 from dcode.agent.sessions import SessionInfo, SessionStore, database_errors
 from dcode.config import ConfigError, Settings
 
@@ -30,7 +32,8 @@ def list_sessions(settings: Settings, *, here: bool = False, limit: int = 50) ->
 
 
 def show_session(settings: Settings, session_id: str) -> str:
-    info = SessionStore(settings.sessions_db).get(session_id)
+    """A session's details and its transcript, read without writing to the database."""
+    info = SessionStore(settings.sessions_db, read_only=True).get(session_id)
     if info is None:
         raise ConfigError(f"no session {session_id!r}: see `dcode sessions list`")
     with database_errors(settings.sessions_db):
@@ -53,34 +56,28 @@ def _header(info: SessionInfo) -> list[str]:
 
 
 def _transcript(settings: Settings, session_id: str) -> list[str]:
-    """Read the latest checkpoint directly; no graph or model is needed to show a transcript."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
+    """The saved thread replayed as events, one line (or block) for each: no graph or model is
+    needed to show a transcript."""
+    from dcode.agent.saved_thread import read_saved_thread, replay
 
-    import sqlite3
-
-    from dcode.agent.stream import message_text
-
-    conn = sqlite3.connect(settings.sessions_db)
-    try:
-        saver = SqliteSaver(conn)
-        saved = saver.get_tuple({"configurable": {"thread_id": session_id}})
-    finally:
-        conn.close()
-    if saved is None:
+    saved = read_saved_thread(settings.sessions_db, session_id)
+    if saved is None or not saved.messages:
         return ["(no messages)"]
     lines: list[str] = []
-    for message in saved.checkpoint["channel_values"].get("messages", []):
-        role = {"human": "you", "ai": "dcode", "tool": "tool"}.get(message.type, message.type)
-        text = message_text(message).strip()
-        calls = getattr(message, "tool_calls", None) or []
-        if calls:
-            text = (text + "\n" if text else "") + "\n".join(f"→ {c['name']}({_short(c['args'])})" for c in calls)
-        lines.append(f"[{role}] {text}")
+    for event in replay(saved.messages):
+        match event:
+            case UserMessage(text=text):
+                lines.append(f"[you] {text.strip()}")
+            case AssistantMessageFinished(text=text, interrupted=interrupted) if text.strip():
+                lines.append(f"[dcode] {text.strip()}" + (" (interrupted)" if interrupted else ""))
+            case ToolCallRunning(name=name, args=args):
+                lines.append(f"→ {name}({_short(args)})")
+            case ToolCallFinished(status=status, preview=preview):
+                mark = "" if status is ToolStatus.OK or preview.startswith(f"{status}:") else f"{status}: "
+                lines.append(f"[tool] {mark}{preview}".replace("\n", "\n       "))
     return lines
 
 
 def _short(args: dict) -> str:
-    import json
-
     text = json.dumps(args, ensure_ascii=False)
     return text if len(text) <= 120 else text[:119] + "…"

@@ -145,3 +145,45 @@ def test_debug_shows_the_traceback(workspace, home) -> None:
     result = run(args, workspace, home, env={"DCODE_MAX_RETRIES": "0"})
     assert result.returncode == 1
     assert "Traceback" in result.stderr and "dcode: error: cannot reach the model server" in result.stderr
+
+
+def run_bytes(args: list[bytes], workspace: Path, home: Path, *, stdin: bytes | None = None, locale: str = "C.UTF-8", timeout: float = 60):
+    env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "DCODE_HOME": str(home), "OPENAI_API_KEY": "test-key", "LC_ALL": locale}
+    return subprocess.run([os.fsencode(DCODE), *args], cwd=workspace, env=env, input=stdin, capture_output=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("locale", ["C.UTF-8", "C"])
+def test_a_prompt_that_is_not_utf8_is_refused_whole(server, workspace, home, locale: str) -> None:
+    server.script(reply("never asked"))
+    model = [os.fsencode(arg) for arg in model_args(server)]
+    in_argv = run_bytes([b"-p", b"caf\xe9 au lait", *model], workspace, home, locale=locale, timeout=30)
+    on_stdin = run_bytes([b"-p", b"-", *model], workspace, home, stdin=b"caf\xe9 au lait\n", locale=locale, timeout=30)
+    for result in (in_argv, on_stdin):
+        assert result.returncode == 2
+        lines = result.stderr.decode().strip().splitlines()
+        assert len(lines) == 1 and "not valid UTF-8 (byte 0xe9" in lines[0] and "nothing was sent" in lines[0]
+    assert not server.requests
+    assert run(["sessions", "list"], workspace, home).stdout.strip() == "No sessions yet."
+
+
+def test_a_session_killed_in_its_first_turn_lists_its_title_and_size(server, workspace, home) -> None:
+    server.script(reply("this answer streams very slowly " * 20, chunk_size=2, chunk_delay=0.05))
+    env = {"PATH": os.environ["PATH"], "DCODE_HOME": str(home), "OPENAI_API_KEY": "k", "HOME": str(home.parent)}
+    proc = subprocess.Popen(
+        [DCODE, "-p", "explain the build slowly", *model_args(server), "--output-format", "stream-json"],
+        cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None
+    session_id = ""
+    try:
+        for line in proc.stdout:
+            event = json.loads(line)
+            session_id = event.get("session_id", session_id)
+            if event["type"] == "text_delta":
+                break
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    [row] = [line for line in run(["sessions", "list"], workspace, home).stdout.splitlines() if line.startswith(session_id)]
+    assert session_id and row.split()[:4] == [session_id, "just", "now", "1"]
+    assert "explain the build slowly" in row

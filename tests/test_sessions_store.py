@@ -1,6 +1,9 @@
+import sqlite3
 from pathlib import Path
 
 from dcode.agent.sessions import SessionStore, title_from_prompt
+from dcode.sessions_cli import show_session
+from tests.support.model_server import reply, tool_call
 
 
 def test_create_record_list_delete(tmp_path: Path) -> None:
@@ -34,3 +37,57 @@ def test_ambiguous_prefix_is_not_a_match(tmp_path: Path) -> None:
 def test_title_is_first_nonblank_line_capped() -> None:
     assert title_from_prompt("\n\n  hello  \nworld") == "hello"
     assert len(title_from_prompt("x" * 500)) == 80
+
+
+def _tables(db: Path) -> set[str]:
+    conn = sqlite3.connect(db)
+    try:
+        return {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    finally:
+        conn.close()
+
+
+def test_start_turn_lists_a_session_by_its_prompt_at_once(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions.db")
+    store.create("aaaa11112222", tmp_path, "m")
+    store.start_turn("aaaa11112222", prompt="first words\nmore", message_count=1)
+    info = store.get("aaaa")
+    assert info is not None and (info.title, info.message_count) == ("first words", 1)
+    store.start_turn("aaaa11112222", prompt="second", message_count=5)
+    info = store.get("aaaa")
+    assert info is not None and (info.title, info.message_count) == ("first words", 5)
+
+
+def test_show_reads_the_database_without_writing_to_it(make_settings, workspace: Path) -> None:
+    settings = make_settings()
+    store = SessionStore(settings.sessions_db)
+    store.create("abcdef123456", workspace, "openai:test-model")  # never run: no checkpoint tables yet
+    tables = _tables(settings.sessions_db)
+    shown = show_session(settings, "abcdef")
+    assert "session  abcdef123456" in shown and shown.endswith("(no messages)")
+    assert _tables(settings.sessions_db) == tables
+
+
+async def test_show_renders_the_replayed_thread(server, make_settings, workspace: Path) -> None:
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+    from dcode.agent.events import TextDelta
+
+    (workspace / "a.txt").write_text("alpha\n")
+    server.script(
+        reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"}), tool_call("execute", {"command": "ls"})]),
+        reply("word " * 200, chunk_size=3, chunk_delay=0.02),
+    )
+    settings = make_settings()
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover())
+        async for event in runner.run_turn("read a.txt then talk"):
+            if isinstance(event, TextDelta):
+                runner.cancel()
+    lines = show_session(settings, runner.session_id).splitlines()
+    transcript = lines[lines.index("") + 1 :]
+    assert transcript[0] == "[you] read a.txt then talk"
+    assert transcript[1].startswith('→ read_file({"file_path": "a.txt"})') and transcript[2].startswith("→ execute(")
+    assert "alpha" in transcript[3] and transcript[3].startswith("[tool] ")
+    assert transcript[4].startswith("[tool] denied: the shell needs approval")
+    assert transcript[-1].startswith("[dcode] wor") and transcript[-1].endswith("(interrupted)")

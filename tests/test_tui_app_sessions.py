@@ -12,10 +12,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from dcode.agent.engine import Engine
+from dcode.agent.events import ToolStatus
 from dcode.agent.sessions import SessionStore
 from dcode.tui.screens.resume import ResumeScreen
 from dcode.tui.transcript import AssistantEntry, UserEntry
 from dcode.tui.transcript.blocks import OlderMarker
+from dcode.tui.transcript.answer import INTERRUPTED_MARK
 from dcode.tui.transcript.view import RESUME_ENTRIES
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import running_app
@@ -48,6 +50,29 @@ async def test_resume_paints_the_transcript_and_continues(server: ScriptedModelS
         assert h.app.runner is not None and h.app.runner.session_id == session_id
         history = h.server.transcript(len(h.server.requests) - 1)
         assert ("user", "what is in a.txt? remember 42") in history and history[-1] == ("user", "what number?")
+
+
+async def test_a_resumed_transcript_shows_what_the_live_one_showed(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    """The resumed transcript is built from the replayed events: a rejected call, a kept
+    partial answer and its mark look as they did live."""
+    steps = (reply(tool_calls=[tool_call("execute", {"command": "make"})]), reply("word " * 300, chunk_size=3, chunk_delay=0.02))
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("build it")
+        await h.approval()
+        await h.press("n")
+        await h.until(lambda: len((h.answers() or [""])[-1]) > 20, what="some streamed text")
+        await h.press("escape")
+        await h.idle()
+        assert h.app.runner is not None
+        session_id, live, [live_call] = h.app.runner.session_id, h.answers()[-1], h.calls()
+    async with running_app(server, workspace, dcode_home, session_id=session_id) as h:
+        await h.until(lambda: h.prompts(), what="the resumed transcript")
+        [call] = h.calls()
+        assert (call.name, call.summary, call.preview) == (live_call.name, live_call.summary, live_call.preview)
+        assert call.status is ToolStatus.DENIED is live_call.status
+        [answer] = h.entries(AssistantEntry)
+        assert answer.interrupted and answer.text == live
+        assert INTERRUPTED_MARK in h.text()
 
 
 async def test_resume_picker_opens_a_session(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:

@@ -1,13 +1,15 @@
 """The typed event stream from the session runner to its consumers.
 
 The TUI and the headless runner both render these and nothing else, so the core never has to
-know which one is listening. Every event is a frozen dataclass with a stable ``type`` tag, and
-``to_json`` gives the shape that ``--output-format stream-json`` prints, one event per line.
+know which one is listening. A saved thread replays as the same events
+(``dcode.agent.saved_thread.replay``), so a resumed transcript is drawn from them too. Every
+event is a frozen dataclass with a stable ``type`` tag, and ``to_json`` gives the shape that
+``--output-format stream-json`` prints, one event per line.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -44,6 +46,15 @@ class TurnStarted(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class UserMessage(Event):
+    """A message from the user in a saved thread (a prompt or a ``!cmd`` note), as a replay
+    gives it; live, ``TurnStarted`` carries the prompt."""
+
+    type: ClassVar[str] = "user_message"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class TextDelta(Event):
     """A piece of assistant text, in arrival order."""
 
@@ -69,12 +80,16 @@ class ModelStreamEnded(Event):
 
 @dataclass(frozen=True, slots=True)
 class AssistantMessageFinished(Event):
-    """One model response is complete; ``text`` is its whole visible text."""
+    """One model response is complete; ``text`` is its whole visible text and ``reasoning``
+    its whole reasoning. ``interrupted`` marks the partial answer an interrupt kept, which only
+    a replay meets: live, ``TurnFinished(interrupted=True)`` says so."""
 
     type: ClassVar[str] = "assistant_message"
     message_id: str
     text: str
     tool_call_ids: tuple[str, ...] = ()
+    reasoning: str = ""
+    interrupted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +153,8 @@ class ApprovalResolved(Event):
 
 @dataclass(frozen=True, slots=True)
 class UsageUpdated(Event):
-    """Token figures after a model response.
+    """Token figures the provider reported for a model response.
 
-    ``reported`` is True when the provider sent usage; otherwise the figures are estimates.
     ``context_tokens`` is what the last request occupied in the model's window.
     """
 
@@ -149,7 +163,6 @@ class UsageUpdated(Event):
     output_tokens: int
     context_tokens: int
     max_input_tokens: int | None
-    reported: bool
     session_input_tokens: int = 0
     session_output_tokens: int = 0
 
@@ -188,6 +201,8 @@ class ErrorEvent(Event):
 
 @dataclass(frozen=True, slots=True)
 class TurnFinished(Event):
+    """The last event of every turn, whatever happened: ok, interrupted or an error."""
+
     type: ClassVar[str] = "turn_finished"
     session_id: str
     result: str
@@ -198,4 +213,3 @@ class TurnFinished(Event):
     duration_ms: int
     interrupted: bool = False
     error: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,7 +1,9 @@
 """What one run of the graph needs from the session around it, passed as LangGraph context.
 
 The compiled graph stays stateless; the runner hands each run its approver, its approval
-policy, the backend and a way to put events on the session's stream.
+policy, the backend and a way to put events on the session's stream. That way is normally
+``emit_to_stream``: the event goes out on the run's ``custom`` stream, in order with the model's
+chunks, so the runner reads one stream and needs no queue or task of its own.
 """
 
 from __future__ import annotations
@@ -14,12 +16,23 @@ from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import Event
 
 
+def emit_to_stream(event: Event) -> None:
+    """Put ``event`` on the running graph's ``custom`` stream (dropped outside a run)."""
+    from langgraph.config import get_stream_writer
+
+    try:
+        writer = get_stream_writer()
+    except (RuntimeError, KeyError):  # not inside a graph run: nobody is listening
+        return
+    writer(event)
+
+
 @dataclass(frozen=True, slots=True)
 class RunContext:
     approver: Approver
     policy: ApprovalPolicy
     backend: Backend
-    emit: Callable[[Event], None]
+    emit: Callable[[Event], None] = emit_to_stream
 
 
 def current_thread_id(default: str = "") -> str:

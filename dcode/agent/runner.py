@@ -1,9 +1,18 @@
 """The session runner: one turn of the graph in, one typed event stream out.
 
-Both the TUI and headless mode consume ``run_turn``. The runner also keeps the thread
-consistent whatever happens to a turn: a cancelled or killed turn leaves tool calls without
-results, and the next turn would be rejected by the provider, so dangling calls are answered
-with a "cancelled" result before each turn and after an interrupt.
+Both the TUI and headless mode consume ``run_turn``, a plain async generator over the graph's
+stream: the model's chunks, the nodes' updates, and the middleware's events on LangGraph's
+``custom`` stream. It always ends with ``TurnFinished`` (ok, interrupted or an error), whatever
+fails on the way: the model, a checkpoint write, the session's record, the translation.
+
+``cancel`` interrupts the running turn from elsewhere (Esc, Ctrl+C). It cancels the consuming
+task only while the turn is waiting on the graph or the thread; a cancel that comes while the
+consumer is busy with an event is honoured when it asks for the next one, so the interrupt never
+lands in the consumer's own code. Once an interrupt is being settled, more cancels change nothing.
+
+The runner also keeps the thread consistent whatever happens to a turn: a cancelled or killed
+turn leaves tool calls without results, and the next turn would be rejected by the provider, so
+dangling calls are answered with a "cancelled" result before each turn and after an interrupt.
 """
 
 from __future__ import annotations
@@ -11,17 +20,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.events import ErrorEvent, Event, Notice, TurnFinished, TurnStarted
+from dcode.agent.markers import CANCELLED_MARKER
 from dcode.agent.middleware.summarization import CompactionFailed, read_compaction
 from dcode.agent.run_context import RunContext
-from dcode.agent.stream import CANCELLED_MARKER, StreamTranslator, message_text
+from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.models.errors import describe_model_error
 
 if TYPE_CHECKING:
@@ -29,7 +41,45 @@ if TYPE_CHECKING:
 
 RECURSION_LIMIT = 10_000
 log = logging.getLogger(__name__)
-_DONE = object()
+T = TypeVar("T")
+
+
+@dataclass
+class _Interrupt:
+    """Where the running turn's interrupt stands.
+
+    ``request`` cancels the turn's task only while it waits in ``guard``; otherwise the request
+    is only noted, and the turn stops at its next step. ``absorb`` takes back the task
+    cancellation the request caused, so the consumer's task goes on as if nothing happened.
+    """
+
+    task: asyncio.Task[Any]
+    requested: bool = False
+    _waiting: bool = False
+    _delivered: bool = False
+
+    def request(self) -> None:
+        if self.requested:
+            return
+        self.requested = True
+        if self._waiting:
+            self._delivered = True
+            self.task.cancel()
+
+    async def guard(self, step: Awaitable[T]) -> T:
+        self._waiting = True
+        try:
+            return await step
+        finally:
+            self._waiting = False
+
+    def absorb(self) -> bool:
+        """Undo the cancellation ``request`` caused, if any; True when the task is still being
+        cancelled by someone else (its consumer is going away)."""
+        if self._delivered:
+            self._delivered = False
+            return self.task.uncancel() > 0
+        return self.task.cancelling() > 0
 
 
 class SessionRunner:
@@ -38,7 +88,7 @@ class SessionRunner:
         self.session_id = session_id
         self.approver = approver
         self.policy = policy
-        self._task: asyncio.Task[None] | None = None
+        self._interrupt: _Interrupt | None = None
 
     @property
     def config(self) -> dict[str, Any]:
@@ -46,7 +96,7 @@ class SessionRunner:
 
     @property
     def busy(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return self._interrupt is not None
 
     async def messages(self) -> list[BaseMessage]:
         """The thread's whole history, for painting a resumed transcript."""
@@ -80,84 +130,123 @@ class SessionRunner:
 
     def cancel(self) -> bool:
         """Interrupt the running turn; ``run_turn`` then finishes with ``interrupted=True``."""
-        if not self.busy:
+        if self._interrupt is None:
             return False
-        assert self._task is not None
-        self._task.cancel()
+        self._interrupt.request()
         return True
 
     async def run_turn(self, content: str | list[dict[str, Any]], *, prompt_text: str | None = None) -> AsyncIterator[Event]:
-        if self.busy:
+        """The turn's events, ending with ``TurnFinished``. Iterate it from one task to the end,
+        or close it (``contextlib.aclosing``) when leaving early."""
+        if self._interrupt is not None:
             raise RuntimeError("a turn is already running in this session")
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        text = prompt_text if prompt_text is not None else (content if isinstance(content, str) else "")
-        self._task = asyncio.create_task(self._drive(content, text, queue.put_nowait))
-        try:
-            while (event := await queue.get()) is not _DONE:
-                yield event
-        finally:
-            if self.busy:
-                self._task.cancel()
-                await asyncio.gather(self._task, return_exceptions=True)
-
-    async def _drive(self, content: str | list[dict[str, Any]], prompt: str, emit: Any) -> None:
+        task = asyncio.current_task()
+        assert task is not None, "a turn runs in a task"
+        interrupt = self._interrupt = _Interrupt(task)
+        prompt = prompt_text if prompt_text is not None else (content if isinstance(content, str) else "")
         started = time.monotonic()
-        info = self.engine.sessions.get(self.session_id)
-        session_tokens = (info.input_tokens, info.output_tokens) if info else (0, 0)
-        translator = StreamTranslator(self.engine.resolved.profile.max_input_tokens, session_tokens)
-        context = RunContext(self.approver, self.policy, self.engine.backend, emit)
-        error, interrupted = "", False
-        emit(TurnStarted(self.session_id, prompt))
+        translator = StreamTranslator(self.engine.resolved.profile.max_input_tokens)
+        sent, interrupted, error, leaving = False, False, "", False
         try:
-            await self._repair_dangling_calls()
-            inputs = {"messages": [HumanMessage(content=content)]}
-            async for mode, data in self.engine.graph.astream(
-                inputs,
-                self.config,
-                context=context,
-                stream_mode=["messages", "updates"],
-                durability="sync",
-            ):
-                events = translator.on_chunk(*data) if mode == "messages" else translator.on_update(data)
-                for event in events:
-                    emit(event)
-        except asyncio.CancelledError:
-            interrupted = True
-            await self._settle_after_interrupt(translator.tally.partial_text)
-            emit(Notice("interrupted: the partial answer was kept"))
-        except ModelCallLimitExceededError:
-            error = f"stopped after {translator.tally.num_turns} model turns (--max-turns {self.engine.settings.max_turns})"
-            emit(ErrorEvent(error, kind="max_turns"))
-        except Exception as exc:  # noqa: BLE001 - every failure becomes one line for the user
-            log.debug("turn failed", exc_info=True)
-            error = describe_model_error(exc, self.engine.resolved.endpoint.base_url)
-            emit(ErrorEvent(error, kind=type(exc).__name__))
-        tally = translator.tally
-        count = await self._message_count()
-        await asyncio.to_thread(
-            self.engine.sessions.record_turn,
-            self.session_id,
-            prompt=prompt,
-            model=self.engine.resolved.spec,
-            message_count=count,
-            input_tokens=tally.input_tokens,
-            output_tokens=tally.output_tokens,
-            context_tokens=tally.context_tokens,
+            yield TurnStarted(self.session_id, prompt)
+            try:
+                translator = await self._translator()
+                if not interrupt.requested:
+                    await interrupt.guard(self._begin(prompt))
+                    sent = True
+                    async with aclosing(self._graph_stream(content)) as stream:
+                        while not interrupt.requested and (item := await interrupt.guard(anext(stream, None))) is not None:
+                            for event in translator.on_stream(*item):
+                                yield event
+                interrupted = interrupt.requested
+            except asyncio.CancelledError as exc:
+                leaving = interrupt.absorb()
+                if leaving or interrupt.requested:
+                    interrupted = True
+                else:  # raised inside without anyone cancelling the turn: a failure like any other
+                    log.debug("turn failed", exc_info=True)
+                    error = describe_model_error(exc, self.engine.resolved.endpoint.base_url)
+                    yield ErrorEvent(error, kind=type(exc).__name__)
+            except ModelCallLimitExceededError:
+                error = f"stopped after {translator.tally.num_turns} model turns (--max-turns {self.engine.settings.max_turns})"
+                yield ErrorEvent(error, kind="max_turns")
+            except Exception as exc:  # noqa: BLE001 - every failure becomes one line for the user
+                if interrupt.requested:  # the interrupt surfaced as another error on its way out
+                    leaving, interrupted = interrupt.absorb(), True
+                else:
+                    log.debug("turn failed", exc_info=True)
+                    error = describe_model_error(exc, self.engine.resolved.endpoint.base_url)
+                    yield ErrorEvent(error, kind=type(exc).__name__)
+            problems = await self._wind_up(prompt if sent else "", translator, interrupted=interrupted)
+            if leaving:
+                raise asyncio.CancelledError
+            for problem in problems:
+                error = error or problem
+                yield ErrorEvent(problem, kind="session")
+            yield self._finished(translator, started, error=error, interrupted=interrupted)
+        finally:
+            self._interrupt = None
+
+    async def _translator(self) -> StreamTranslator:
+        info = await asyncio.to_thread(self.engine.sessions.get, self.session_id)
+        session_tokens = (info.input_tokens, info.output_tokens) if info else (0, 0)
+        return StreamTranslator(self.engine.resolved.profile.max_input_tokens, session_tokens)
+
+    async def _begin(self, prompt: str) -> None:
+        """Settle the thread for a new turn, and list the session by its prompt now, so that a
+        process killed during the turn leaves a session with a title and its size."""
+        count = await self._repair_dangling_calls()
+        await asyncio.to_thread(self.engine.sessions.start_turn, self.session_id, prompt=prompt, message_count=count + 1)
+
+    def _graph_stream(self, content: str | list[dict[str, Any]]) -> AsyncIterator[Any]:
+        return self.engine.graph.astream(
+            {"messages": [HumanMessage(content=content)]},
+            self.config,
+            context=RunContext(self.approver, self.policy, self.engine.backend),
+            stream_mode=list(STREAM_MODES),
+            durability="sync",
         )
-        emit(
-            TurnFinished(
-                session_id=self.session_id,
-                result=tally.last_text if not error else error,
-                is_error=bool(error),
-                num_turns=tally.num_turns,
+
+    async def _wind_up(self, prompt: str, translator: StreamTranslator, *, interrupted: bool) -> list[str]:
+        """Keep an interrupted turn's partial answer, then record the turn in the session's
+        metadata; returns what could not be done, one line each."""
+        problems: list[str] = []
+        if interrupted:
+            try:
+                await self._settle_after_interrupt(translator.tally.partial_text)
+            except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
+                log.debug("settling the interrupt failed", exc_info=True)
+                problems.append(f"could not save the interrupted turn: {describe_model_error(exc)}")
+        tally = translator.tally
+        try:
+            await asyncio.to_thread(
+                self.engine.sessions.record_turn,
+                self.session_id,
+                prompt=prompt,
+                model=self.engine.resolved.spec,
+                message_count=await self._message_count(),
                 input_tokens=tally.input_tokens,
                 output_tokens=tally.output_tokens,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                interrupted=interrupted,
-                error=error,
+                context_tokens=tally.context_tokens,
             )
+        except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
+            log.debug("recording the turn failed", exc_info=True)
+            problems.append(f"could not record the turn in {self.engine.sessions.db_path}: {describe_model_error(exc)}")
+        return problems
+
+    def _finished(self, translator: StreamTranslator, started: float, *, error: str, interrupted: bool) -> TurnFinished:
+        tally = translator.tally
+        return TurnFinished(
+            session_id=self.session_id,
+            result=tally.last_text if not error else error,
+            is_error=bool(error),
+            num_turns=tally.num_turns,
+            input_tokens=tally.input_tokens,
+            output_tokens=tally.output_tokens,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            interrupted=interrupted,
+            error=error,
         )
-        emit(_DONE)
 
     async def _message_count(self) -> int:
         try:
@@ -175,11 +264,12 @@ class SessionRunner:
             )
         await self._repair_dangling_calls()
 
-    async def _repair_dangling_calls(self) -> None:
+    async def _repair_dangling_calls(self) -> int:
+        """Answer the calls left without results; returns the thread's size afterwards."""
         messages = await self.messages()
         missing = dangling_tool_calls(messages)
         if not missing:
-            return
+            return len(messages)
         results = [
             ToolMessage(
                 content="cancelled: the user interrupted this call before it finished",
@@ -191,6 +281,7 @@ class SessionRunner:
             for call_id, name in missing
         ]
         await self.engine.graph.aupdate_state(self.config, {"messages": results}, as_node="tools")
+        return len(messages) + len(results)
 
 
 def dangling_tool_calls(messages: list[BaseMessage]) -> list[tuple[str, str]]:
@@ -202,4 +293,4 @@ def dangling_tool_calls(messages: list[BaseMessage]) -> list[tuple[str, str]]:
     return missing
 
 
-__all__ = ["SessionRunner", "dangling_tool_calls", "message_text"]
+__all__ = ["SessionRunner", "dangling_tool_calls"]

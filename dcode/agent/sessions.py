@@ -2,7 +2,8 @@
 
 The checkpointer owns the conversation; this table owns what a picker needs without loading
 any state: id, cwd, model, title, times, message count and the last token figures. It uses
-the standard library only, so ``dcode sessions list`` stays instant.
+the standard library only, so ``dcode sessions list`` stays instant. A store opened
+``read_only`` (``dcode sessions show``) never writes to the file.
 
 A sessions.db that SQLite cannot use (overwritten, truncated, not a database at all) raises
 ``SessionDatabaseError``: one line naming the file and how to get going again, which every
@@ -15,10 +16,11 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from dcode.agent.saved_thread import delete_thread
 from dcode.private_files import ensure_private_file
 
 _SCHEMA = """
@@ -100,11 +102,16 @@ def title_from_prompt(prompt: str) -> str:
 
 
 class SessionStore:
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, *, read_only: bool = False) -> None:
         self.db_path = db_path
+        self.read_only = read_only
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            with database_errors(self.db_path), closing(sqlite3.connect(f"{self.db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)) as conn:
+                yield conn
+            return
         ensure_private_file(self.db_path)  # before SQLite, which gives -wal and -shm its mode
         with database_errors(self.db_path):
             conn = sqlite3.connect(self.db_path, timeout=10)
@@ -140,6 +147,18 @@ class SessionStore:
         info = self.get(session_id)
         assert info is not None
         return info
+
+    def start_turn(self, session_id: str, *, prompt: str, message_count: int) -> None:
+        """What a session is listed by as soon as a turn starts: its title (the first prompt)
+        and the thread's size with the prompt in it, so that a process killed during the turn
+        leaves a session that lists properly. ``record_turn`` completes the figures."""
+        with self._connect() as conn:
+            conn.execute(
+                """UPDATE dcode_sessions SET
+                       title = CASE WHEN title = '' THEN ? ELSE title END, updated = ?, message_count = ?
+                   WHERE id = ?""",
+                (title_from_prompt(prompt), time.time(), message_count, session_id),
+            )
 
     def record_turn(
         self,
@@ -201,9 +220,7 @@ class SessionStore:
             return False
         with self._connect() as conn:
             conn.execute("DELETE FROM dcode_sessions WHERE id = ?", (info.id,))
-            for table in ("checkpoints", "writes"):
-                if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
-                    conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (info.id,))
+            delete_thread(conn, info.id)
         return True
 
     def check(self) -> int:

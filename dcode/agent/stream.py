@@ -1,22 +1,25 @@
-"""Translating LangGraph's ``messages`` and ``updates`` streams into dcode events.
+"""Translating LangGraph's streams into dcode events, for a live turn and a saved thread alike.
 
 Chunks arrive per model response; tool-call fragments carry an id and name only in their first
 fragment, so calls are tracked by (response, index). Complete messages come from ``updates``
-and are the source of truth for usage, finished calls and tool results.
+and are the source of truth for usage, finished calls and tool results: ``on_message`` turns
+one complete message into events, and a saved thread's replay goes through that same method,
+so a resumed transcript says exactly what the live one said. Middleware events arrive on the
+``custom`` stream as they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 
 from dcode.agent.events import (
     AssistantMessageFinished,
-    ModelStreamEnded,
     Event,
+    ModelStreamEnded,
     ReasoningDelta,
     TextDelta,
     ToolArgsDelta,
@@ -25,13 +28,15 @@ from dcode.agent.events import (
     ToolCallStarted,
     ToolStatus,
     UsageUpdated,
+    UserMessage,
 )
-from dcode.agent.middleware.approval import DENIED_MARKER
+from dcode.agent.markers import CANCELLED_MARKER, DENIED_MARKER
 from dcode.agent.tools.diffs import recorded_diff
 from dcode.agent.tools.summary import preview_result, summarize_call
 
 MODEL_NODE = "model"
-CANCELLED_MARKER = "dcode_cancelled"
+STREAM_MODES = ("messages", "updates", "custom")
+_MEDIA_BLOCKS = {"image": "[image]", "image_url": "[image]", "input_image": "[image]", "video": "[video]", "audio": "[audio]", "file": "[file]"}
 
 
 def message_text(message: BaseMessage) -> str:
@@ -47,14 +52,30 @@ def message_text(message: BaseMessage) -> str:
     return "".join(parts)
 
 
-def reasoning_text(chunk: AIMessageChunk) -> str:
-    extra = chunk.additional_kwargs.get("reasoning_content")
+def user_text(message: BaseMessage) -> str:
+    """A user message as the transcript shows it: its text, and a mark for each attachment."""
+    if isinstance(message.content, str):
+        return message.content
+    parts = []
+    for block in message.content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict):
+            kind = block.get("type")
+            parts.append(str(block.get("text", "")) if kind in {"text", "output_text"} else _MEDIA_BLOCKS.get(str(kind), ""))
+    return "".join(parts)
+
+
+def reasoning_text(message: BaseMessage) -> str:
+    """The reasoning in a chunk or a complete message (chat's ``reasoning_content``, or the
+    Responses API's reasoning blocks)."""
+    extra = message.additional_kwargs.get("reasoning_content")
     if isinstance(extra, str) and extra:
         return extra
-    if isinstance(chunk.content, str):
+    if isinstance(message.content, str):
         return ""
     parts: list[str] = []
-    for block in chunk.content:
+    for block in message.content:
         if not isinstance(block, dict) or block.get("type") != "reasoning":
             continue
         if isinstance(block.get("reasoning"), str):
@@ -65,6 +86,14 @@ def reasoning_text(chunk: AIMessageChunk) -> str:
     return "".join(parts)
 
 
+def tool_status(message: ToolMessage) -> ToolStatus:
+    if message.additional_kwargs.get(DENIED_MARKER):
+        return ToolStatus.DENIED
+    if message.additional_kwargs.get(CANCELLED_MARKER):
+        return ToolStatus.CANCELLED
+    return ToolStatus.ERROR if message.status == "error" else ToolStatus.OK
+
+
 @dataclass
 class TurnTally:
     num_turns: int = 0
@@ -73,7 +102,6 @@ class TurnTally:
     context_tokens: int = 0
     last_text: str = ""
     partial_text: str = ""
-    open_calls: dict[str, str] = field(default_factory=dict)
 
 
 class StreamTranslator:
@@ -82,6 +110,16 @@ class StreamTranslator:
         self.tally = TurnTally()
         self._chunk_calls: dict[tuple[str, int], str] = {}
         self._session_in, self._session_out = session_tokens
+
+    def on_stream(self, mode: str, data: Any) -> Iterator[Event]:
+        """One item of ``graph.astream(stream_mode=STREAM_MODES)``."""
+        match mode:
+            case "messages":
+                yield from self.on_chunk(*data)
+            case "updates":
+                yield from self.on_update(data)
+            case "custom" if isinstance(data, Event):
+                yield data
 
     def on_chunk(self, chunk: Any, metadata: dict[str, Any]) -> Iterator[Event]:
         if not isinstance(chunk, AIMessageChunk) or metadata.get("langgraph_node") != MODEL_NODE:
@@ -117,14 +155,17 @@ class StreamTranslator:
             if isinstance(messages, BaseMessage):
                 messages = [messages]
             for message in messages:
-                yield from self._on_message(message)
+                yield from self.on_message(message)
 
-    def _on_message(self, message: Any) -> Iterator[Event]:
+    def on_message(self, message: Any) -> Iterator[Event]:
+        """What one complete message in the thread says, as events."""
         match message:
             case AIMessage():
                 yield from self._on_ai_message(message)
             case ToolMessage():
                 yield from self._on_tool_message(message)
+            case HumanMessage():
+                yield UserMessage(user_text(message))
 
     def _on_ai_message(self, message: AIMessage) -> Iterator[Event]:
         self.tally.num_turns += 1
@@ -132,7 +173,8 @@ class StreamTranslator:
         text = message_text(message)
         self.tally.last_text = text
         calls = tuple(call["id"] or "" for call in message.tool_calls)
-        yield AssistantMessageFinished(message.id or "", text, calls)
+        interrupted = bool(message.additional_kwargs.get(CANCELLED_MARKER))
+        yield AssistantMessageFinished(message.id or "", text, calls, reasoning_text(message), interrupted)
         usage = message.usage_metadata
         if usage:
             self.tally.input_tokens += usage.get("input_tokens", 0)
@@ -143,26 +185,14 @@ class StreamTranslator:
                 output_tokens=usage.get("output_tokens", 0),
                 context_tokens=self.tally.context_tokens,
                 max_input_tokens=self.max_input_tokens,
-                reported=True,
                 session_input_tokens=self._session_in + self.tally.input_tokens,
                 session_output_tokens=self._session_out + self.tally.output_tokens,
             )
         for call in message.tool_calls:
-            call_id = call["id"] or ""
-            self.tally.open_calls[call_id] = call["name"]
-            yield ToolCallRunning(call_id, call["name"], dict(call["args"]), summarize_call(call["name"], call["args"]))
+            yield ToolCallRunning(call["id"] or "", call["name"], dict(call["args"]), summarize_call(call["name"], call["args"]))
 
     def _on_tool_message(self, message: ToolMessage) -> Iterator[Event]:
-        self.tally.open_calls.pop(message.tool_call_id, None)
         text = message_text(message) if not isinstance(message.content, str) else message.content
-        if message.additional_kwargs.get(DENIED_MARKER):
-            status = ToolStatus.DENIED
-        elif message.additional_kwargs.get(CANCELLED_MARKER):
-            status = ToolStatus.CANCELLED
-        elif message.status == "error":
-            status = ToolStatus.ERROR
-        else:
-            status = ToolStatus.OK
         yield ToolCallFinished(
-            message.tool_call_id, message.name or "", status, preview_result(text), text, recorded_diff(message.artifact)
+            message.tool_call_id, message.name or "", tool_status(message), preview_result(text), text, recorded_diff(message.artifact)
         )

@@ -111,9 +111,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._ctrl_c_at = -10.0
         self._streamed_chars = 0
         self._turn_output = False
-        self._stopping = False  # the user asked the turn to stop
-        self._stopped_at_approval = False  # ... by answering "stop" to an approval
-        self._held_notices: list[str] = []  # notices that came while it was stopping
+        self._stopped_at_approval = False  # the user stopped the turn by answering "stop" to an approval
         self._theme_loaded = False
         # SIGTERM/SIGINT/SIGHUP quit as Ctrl+D does (the terminal is restored); launch_tui
         # turns the signal into the exit code.
@@ -243,15 +241,14 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
     async def _paint_saved_transcript(self, session_id: str) -> None:
         """A resumed session's transcript, read from its checkpoint before the engine's imports
         (which take a second or more), so that it is on screen while the engine loads."""
-        from dcode.agent.saved_messages import read_saved_thread
+        from dcode.agent.saved_thread import read_saved_thread
+        from dcode.tui.transcript.replay import transcript_entries
 
         saved = await asyncio.to_thread(read_saved_thread, self.settings.sessions_db, session_id)
         if saved is None or not saved.messages:
             return  # nothing saved (or unreadable): the engine's read says what is wrong
         await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
-        from dcode.tui.transcript.replay import entries_from_messages
-
-        await self.transcript.load(entries_from_messages(saved.messages))
+        await self.transcript.load(await asyncio.to_thread(transcript_entries, saved.messages))
         self._painted_checkpoint = (session_id, saved.checkpoint_id, len(saved.messages))
 
     async def on_engine_ready(self, message: EngineReady) -> None:
@@ -420,8 +417,8 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
     async def _paint_session(self, session_id: str) -> int:
         """Paint the session's transcript, unless what was painted from its checkpoint before
         the engine opened is still its latest; returns the number of messages."""
-        from dcode.agent.saved_messages import latest_checkpoint_id
-        from dcode.tui.transcript.replay import entries_from_messages
+        from dcode.agent.saved_thread import latest_checkpoint_id
+        from dcode.tui.transcript.replay import transcript_entries
 
         painted, self._painted_checkpoint = self._painted_checkpoint, None
         if painted is not None and painted[0] == session_id:
@@ -429,7 +426,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
             if latest == painted[1]:
                 return painted[2]
         messages = await self._ensure_runner().messages()
-        await self.transcript.load(entries_from_messages(messages))
+        await self.transcript.load(await asyncio.to_thread(transcript_entries, messages))
         return len(messages)
 
     def _show_model(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -175,7 +176,7 @@ class SessionWork(_Base):
         content, text = prepared
         self._streamed_chars = 0
         self._turn_output = False
-        self._stopping = self._stopped_at_approval = False
+        self._stopped_at_approval = False
         interrupted = False
         status = self.status
         try:
@@ -183,18 +184,17 @@ class SessionWork(_Base):
             await self.transcript.add_user(text)
             status.activity = "Working"
             status.start_turn()
-            async for event in runner.run_turn(content, prompt_text=text):
-                await self._apply(event)
-                if isinstance(event, TurnFinished):
-                    interrupted = event.interrupted
+            async with aclosing(runner.run_turn(content, prompt_text=text)) as events:
+                async for event in events:
+                    await self._apply(event)
+                    if isinstance(event, TurnFinished):
+                        interrupted = event.interrupted
         except asyncio.CancelledError:
             interrupted = True
             raise
         except Exception as exc:  # noqa: BLE001 - a failed turn is one line, not a crash
             await self.transcript.notice(f"the turn failed: {exc}", NoticeLevel.ERROR)
         finally:
-            await self._settle_notices(interrupted)
-            self._stopping = False
             marked = await self.transcript.finish_turn(interrupted=interrupted)
             if interrupted and not marked and not self._stopped_at_approval:  # else "rejected: stopped" says it
                 await self.transcript.notice(self._interrupt_line())
@@ -211,16 +211,6 @@ class SessionWork(_Base):
         if not self._turn_output:
             return "interrupted before any answer: the prompt is back in the input"
         return "interrupted: no partial answer to keep"
-
-    async def _settle_notices(self, interrupted: bool) -> None:
-        """Show the notices held while the turn was stopping. When the turn then ended
-        interrupted, the last of them was the runner's own word on the interrupt (a runner
-        that announces it does so last), and the transcript says that once, itself."""
-        held, self._held_notices = self._held_notices, []
-        if interrupted:
-            held = held[:-1]
-        for message in held:
-            await self.transcript.notice(message)
 
     def _collect_when_idle(self) -> None:
         if not self.busy:
@@ -242,8 +232,6 @@ class SessionWork(_Base):
 
     async def _apply(self, event: Event) -> None:
         transcript = self.transcript
-        if self._held_notices and not (isinstance(event, TurnFinished) and event.interrupted):
-            await self._settle_notices(False)
         match event:
             case TextDelta(text=text):
                 self._count(text)
@@ -272,8 +260,6 @@ class SessionWork(_Base):
                 await transcript.resolve_approval(call_id, approved, feedback)
             case UsageUpdated():
                 self._usage(event)
-            case Notice(message=message) if self._stopping:
-                self._held_notices.append(message)
             case Notice(message=message):
                 await transcript.notice(message)
             case CompactionStarted(reason=reason):
@@ -293,20 +279,18 @@ class SessionWork(_Base):
         self.status.streamed_tokens = self._streamed_chars // 4
 
     def _usage(self, event: UsageUpdated) -> None:
-        self.status.set_usage(event.context_tokens, event.max_input_tokens, event.reported)
+        self.status.set_usage(event.context_tokens, event.max_input_tokens, True)
         if self.engine is not None:
             self.status.cost = self.engine.resolved.profile.cost(event.session_input_tokens, event.session_output_tokens)
 
     def interrupt(self) -> bool:
         if self.runner is not None and self.runner.busy:
-            self._stopping = True
             self.runner.cancel()
             self.status.activity = "Interrupting"
             return True
         if self.busy and self.workers_in("turn"):
             # Sent but not started yet (the turn's worker has not reached the runner): stop
             # it there; nothing has reached the session, and the prompt comes back.
-            self._stopping = True
             self.workers.cancel_group(self, "turn")
             self.status.activity = "Interrupting"
             return True

@@ -46,12 +46,3 @@ class ApprovalWithdrawn(Message):
 
     call_id: str
 
-
-@dataclass
-class ShellFinished(Message):
-    """A ``!cmd`` finished; ``private`` output stays out of the model's context."""
-
-    command: str
-    output: str
-    exit_code: int | None
-    private: bool

@@ -17,11 +17,10 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from dcode.agent.events import ApprovalRequested, ApprovalResolved
+from dcode.agent.markers import DENIED_MARKER
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.diffs import proposed_diff
 from dcode.agent.tools.summary import summarize_call
-
-DENIED_MARKER = "dcode_denied"
 
 
 def denied_message(call: dict[str, Any], text: str) -> ToolMessage:

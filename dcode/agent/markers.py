@@ -1,0 +1,14 @@
+"""The flags dcode puts on the messages it writes into a thread itself.
+
+A denied call's result and a call or answer cut short by an interrupt are ordinary messages to
+the model; these keys in their ``additional_kwargs`` let the live stream and a saved thread's
+replay say "denied" or "interrupted" by an explicit mark, never by matching the message's text.
+This module imports nothing, so reading a saved thread does not pull in the engine.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+DENIED_MARKER: Final = "dcode_denied"
+CANCELLED_MARKER: Final = "dcode_cancelled"
