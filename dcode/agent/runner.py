@@ -158,7 +158,8 @@ class SessionRunner:
                         while not interrupt.requested and (item := await interrupt.guard(anext(stream, None))) is not None:
                             for event in translator.on_stream(*item):
                                 yield event
-                interrupted = interrupt.requested
+                if interrupt.requested:  # its cancellation may have been swallowed on the way
+                    leaving, interrupted = interrupt.absorb(), True
             except asyncio.CancelledError as exc:
                 leaving = interrupt.absorb()
                 if leaving or interrupt.requested:
