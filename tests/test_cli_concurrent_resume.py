@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.agent.saved_messages import read_saved_thread
+from dcode.agent.saved_thread import read_saved_thread
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call
 from tests.support.session_holder import held_elsewhere
 from tests.test_cli_headless import DCODE, model_args, run

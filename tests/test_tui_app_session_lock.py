@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.agent.saved_messages import read_saved_thread
+from dcode.agent.saved_thread import read_saved_thread
 from dcode.agent.session_lock import SessionHeld, SessionLock
 from dcode.agent.sessions import SessionStore
 from dcode.tui.screens.resume import ResumeScreen
