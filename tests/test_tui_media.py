@@ -30,7 +30,7 @@ from dcode.media.store import AttachmentStore
 from dcode.tui.widgets import PromptInput
 from dcode.tui.widgets.burst import BurstKeys
 from dcode.tui.widgets.media_content import MediaRefused, build_content
-from dcode.tui.widgets.media_source import MEDIA_KIND, PENDING_MESSAGE, MediaItem, MediaSource
+from dcode.tui.widgets.media_source import MEDIA_KIND, PENDING_MESSAGE, SLOW_ATTACH_S, MediaItem, MediaSource
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "images" / "pillow"
 requires_corpus = pytest.mark.skipif(
@@ -319,14 +319,38 @@ async def test_typing_while_an_image_is_attached_keeps_the_order(
         app.prompt.area.post_message(events.Paste(str(path)))
         await pilot.pause()
         await pilot.press("space", "n", "o", "w")
-        await pilot.press("enter")  # refused while attaching: the draft stays
-        await pilot.pause()
-        assert app.sent == []
-        assert ("warning", PENDING_MESSAGE) in app.toasts
+        app.prompt.area.move_cursor(app.prompt.area.document.end)
+        assert app.prompt.text == "see now"
         gate.set()
         await settle(pilot)
         assert app.prompt.text == "see [image 1] now"  # no doubled space
         assert app.prompt.area.cursor_offset == len(app.prompt.text)
+
+
+async def test_enter_while_an_image_attaches_sends_once_it_is_attached(
+    tmp_path: Path, shots: Path
+) -> None:
+    gate = asyncio.Event()
+
+    async def gated(fn: Callable[..., Any], *args: Any) -> Any:
+        await gate.wait()
+        return await asyncio.to_thread(fn, *args)
+
+    app = MediaHost(tmp_path, run_in_thread=gated)
+    path = make_png(shots / "shot.png")
+    async with app.run_test() as pilot:
+        app.prompt.insert_text("see")
+        app.prompt.area.post_message(events.Paste(str(path)))
+        await pilot.pause()
+        await pilot.press("enter")  # held while attaching, not refused
+        await pilot.pause(SLOW_ATTACH_S + 0.2)
+        assert app.sent == []
+        assert ("information", PENDING_MESSAGE) in app.toasts  # a wait that lasts says so
+        gate.set()
+        await settle(pilot)
+        assert [m.text for m in app.sent] == ["see [image 1]"]
+        assert bound_item(app.sent[0], "[image 1]").attachment is not None
+        assert app.prompt.text == ""
 
 
 # --- snapshots and history

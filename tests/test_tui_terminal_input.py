@@ -81,3 +81,26 @@ async def test_a_dropped_path_typed_out_becomes_an_image(server: ScriptedModelSe
         await one_read(h.app, f"'{picture}' ")
         await h.until(lambda: h.app.prompt_input.text.startswith("[image 1]"), what="the image token")
         assert h.prompts() == [] and not server.requests
+
+
+async def test_a_slash_command_and_enter_in_one_write_runs_the_command(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    """``/approve`` looks like an absolute path, so the burst goes by the media check first:
+    the Enter waits for that check instead of being refused."""
+    async with running_app(server, workspace, dcode_home, reply("never")) as h:
+        detect_bursts(h)
+        await one_read(h.app, "/approve edits\r")
+        await h.until(lambda: "approval mode set to" in h.text(), what="the confirmation line")
+        assert h.app.prompt_input.text == ""
+        assert "Attaching media" not in h.text()
+        assert not server.requests
+
+
+async def test_a_dropped_path_and_enter_in_one_write_send_the_image(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    picture = workspace / "shot.png"
+    Image.new("RGB", (40, 30), (10, 120, 200)).save(picture)
+    async with running_app(server, workspace, dcode_home, reply("a blue picture")) as h:
+        detect_bursts(h)
+        await one_read(h.app, f"{picture}\r")
+        await h.until(lambda: h.answers() == ["a blue picture"], what="the answer")
+        assert h.prompts() == ["[image 1]"]
+        assert h.app.prompt_input.text == ""

@@ -169,7 +169,7 @@ class BurstKeys:
             # One line and Enter in one write (tmux send-keys, expect, voice typing, a laggy
             # link): the line is pasted and the Enter sends it, as typing them would have.
             area.handle_paste(line)
-            self._press_enter()
+            self.prompt.enter_past_popup()
             return
         # Typed keys, replayed in order: Enter means Enter again (send, accept a completion).
         run: list[str] = []

@@ -19,8 +19,9 @@ One :class:`MediaSource` plugs into ``PromptInput`` as the placeholder source of
 - **Payloads** are immutable :class:`MediaItem` values shared by every snapshot of a token,
   so ``last_draft``, the undo memory and the history walk all keep the media bound. The prompt
   history persists an image by attachment id and a video by path (``dump``/``load``).
-- **Sending.** ``allow_submit`` keeps the draft unsent, with a toast, while media is still being
-  attached or when it holds a video (videos are never sent whole; frame sampling comes later).
+- **Sending.** ``allow_submit`` holds the draft while media is still being attached and sends it
+  once the last paste settles (a path and Enter in one write, or a fast typist, needs no second
+  Enter; a wait that lasts is a toast). It refuses a draft that holds a video (videos are never sent whole; frame sampling comes later).
   :func:`dcode.tui.widgets.media_content.build_content` turns the sent prompt into content.
 - **Clipboard.** Ctrl+V reads the system clipboard in a thread (``read_clipboard_image``): an
   image is admitted like a dropped file; no image means an ordinary text paste; a missing tool
@@ -63,6 +64,8 @@ from dcode.media.paths import MAX_LINES, MAX_PASTE_CHARS, parse_pasted_paths
 from dcode.tui.widgets.placeholders import Placeholder, PlaceholderHost, PlaceholderSource
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from dcode.media.store import AttachmentStore
     from dcode.tui.widgets.prompt_area import PromptArea
     from dcode.tui.widgets.prompt_input import PromptInput
@@ -80,7 +83,9 @@ __all__ = [
 ]
 
 MEDIA_KIND = "media"
-PENDING_MESSAGE = "Still attaching media: send again in a moment."
+PENDING_MESSAGE = "Attaching media: the message goes as soon as it is ready."
+# Enter while media is still attaching sends once it is; a wait longer than this says so.
+SLOW_ATTACH_S = 0.3
 _GROUP = "media-attach"
 _VIDEO_HEAD = 2 * 188  # enough for every video signature, MPEG-TS's two sync bytes included
 _T = TypeVar("_T")
@@ -238,6 +243,7 @@ class MediaSource(PlaceholderSource):
         self._prompt: PromptInput | None = None
         self._seq = 0
         self._told_unavailable = False
+        self._send_when_attached: Timer | None = None
 
     # --- wiring
 
@@ -306,7 +312,10 @@ class MediaSource(PlaceholderSource):
 
     def allow_submit(self, placeholders: tuple[Placeholder, ...]) -> bool:
         if any(isinstance(t.payload, PendingMedia) and not t.payload.done for t in placeholders):
-            self.toast(PENDING_MESSAGE, "warning")
+            if self._send_when_attached is None and self._prompt is not None:
+                self._send_when_attached = self._prompt.set_timer(
+                    SLOW_ATTACH_S, lambda: self.toast(PENDING_MESSAGE)
+                )
             return False
         videos = [
             t.label
@@ -622,11 +631,21 @@ class MediaSource(PlaceholderSource):
         return next((t for t in area.placeholders if t.id == anchor.id), None)
 
     def _finish(self, area: PromptArea, anchor: Placeholder) -> None:
-        """Retire an anchor whose work ended with nothing to write."""
+        """Retire an anchor whose work ended (every paste and clipboard job ends here); the
+        last one to settle sends a draft that Enter was pressed on meanwhile."""
         cast(PendingMedia, anchor.payload).done = True
         current = self._find(area, anchor)
         if current is not None:
             area.placeholders.discard(current)
+        waiting = self._send_when_attached
+        if waiting is None or any(
+            isinstance(t.payload, PendingMedia) and not t.payload.done for t in area.placeholders
+        ):
+            return
+        self._send_when_attached = None
+        waiting.stop()
+        if self._prompt is not None and area.is_attached:
+            self._prompt.submit()
 
     def _insert_at(self, area: PromptArea, anchor: Placeholder, fill: Callable[[], None]) -> None:
         """Run ``fill`` (which inserts at the cursor) where the anchor is, keeping the user's

@@ -265,7 +265,8 @@ class PromptInput(Widget):
         draft = self._area.snapshot()
         expanded = self.placeholders.expand(draft.text)
         shell, body = split_prompt(draft.text, expanded)
-        if not body.strip() or not self._sources_allow(draft):
+        # Sources first: a paste still being looked at is an empty-looking draft that must wait.
+        if not self._sources_allow(draft) or not body.strip():
             return False
         self.history.append(
             expanded.strip(), draft=draft.to_json(self.placeholders.sources_by_kind)
@@ -344,6 +345,13 @@ class PromptInput(Widget):
                 self.submit()
             return True
         return False
+
+    def enter_past_popup(self) -> None:
+        """Enter for a line that arrived whole with it (one write from tmux, expect, voice
+        typing): it sends the line as written, never a completion the popup offered for it."""
+        if self._popup.is_open:
+            self._close_popup()
+        self.handle_prompt_key(events.Key("enter", "\r"))
 
     def _popup_key(self, key: str) -> bool:
         popup = self._popup
