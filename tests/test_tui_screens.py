@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from dcode.agent.sessions import SessionInfo
 from dcode.config import ProviderOverride, Settings
 from dcode.models.choices import ModelChoice, ModelOrigin
+from dcode.tui.screens.help import HelpTable
 from dcode.tui.screens import FirstRunScreen, HelpScreen, ModelScreen, ResumeScreen, ThemeScreen, format_age
 from dcode.tui.screens.first_run import setup_steps
 
@@ -128,8 +129,8 @@ async def test_help_lists_commands_and_keys_then_closes(key: str) -> None:
     host = ScreenHost(screen)
     async with host.run_test() as pilot:
         await pilot.pause()
-        commands = _text(screen.query_one("#help-commands", Static))
-        keys = _text(screen.query_one("#help-keys", Static))
+        commands = screen.query_one("#help-commands", HelpTable).text
+        keys = screen.query_one("#help-keys", HelpTable).text
         assert "/model" in commands and "Resume a session" in commands
         assert "shift+tab" in keys and "Cycle approval mode" in keys
         await pilot.press(key)

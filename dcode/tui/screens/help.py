@@ -6,19 +6,42 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
-from textual.content import Content
+from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 
-def _table(rows: list[tuple[str, str]], *, prefix: str = "") -> Content:
-    width = max((len(prefix + name) for name, _ in rows), default=0) + 3
-    lines = [
-        Content.assemble(((prefix + name).ljust(width), "$accent"), (description, "$foreground"))
-        for name, description in rows
-    ]
-    return Content("\n").join(lines) if lines else Content.styled("(none)", "$text-muted")
+class HelpTable(Grid):
+    """Two columns, names and what they do; a long description wraps under itself."""
+
+    DEFAULT_CSS = """
+    HelpTable {
+        grid-size: 2;
+        grid-columns: auto 1fr;
+        grid-rows: auto;
+        grid-gutter: 0 3;
+        height: auto;
+    }
+    HelpTable > .help-name {
+        color: $accent;
+        width: auto;
+    }
+    """
+
+    def __init__(self, rows: list[tuple[str, str]], *, prefix: str = "", id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rows = [(prefix + name, description) for name, description in rows]
+
+    def compose(self) -> ComposeResult:
+        if not self.rows:
+            yield Static("(none)", classes="help-name")
+        for name, description in self.rows:
+            yield Static(name, classes="help-name", markup=False)
+            yield Static(description, classes="help-description", markup=False)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(f"{name}  {description}" for name, description in self.rows)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -58,9 +81,9 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog"):
             yield Label("Commands", classes="help-heading")
-            yield Static(_table(self.commands, prefix="/"), id="help-commands")
+            yield HelpTable(self.commands, prefix="/", id="help-commands")
             yield Label("Keys", classes="help-heading")
-            yield Static(_table(self.keys), id="help-keys")
+            yield HelpTable(self.keys, id="help-keys")
             yield Label("Esc or q to close", id="help-hint")
 
     def action_close(self) -> None:
