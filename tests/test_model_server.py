@@ -57,7 +57,12 @@ def server() -> Iterator[ScriptedModelServer]:
 
 
 def make_llm(
-    server: ScriptedModelServer, responses: bool, *, streaming: bool = False, max_retries: int = 0
+    server: ScriptedModelServer,
+    responses: bool,
+    *,
+    streaming: bool = False,
+    max_retries: int = 0,
+    timeout: float | None = None,
 ) -> ChatOpenAI:
     """ChatOpenAI pointed at the scripted server, configured as dcode configures it."""
     return ChatOpenAI(
@@ -68,6 +73,7 @@ def make_llm(
         max_retries=max_retries,
         streaming=streaming,
         stream_usage=True,
+        timeout=timeout,
     )
 
 
@@ -346,6 +352,32 @@ async def test_malformed_chunk_raises(
 
 
 @pytest.mark.parametrize("responses", WIRES)
+async def test_stall_before_headers_times_out_the_sdk(server: ScriptedModelServer, responses: bool) -> None:
+    server.script(fault.stall_before_headers(20))
+    llm = make_llm(server, responses, streaming=True, timeout=0.3)
+    with pytest.raises(openai.APITimeoutError):
+        await asyncio.wait_for(llm.ainvoke("hi"), TIMEOUT)
+
+
+@pytest.mark.parametrize("responses", WIRES)
+async def test_stall_before_headers_then_answers(server: ScriptedModelServer, responses: bool) -> None:
+    server.script(fault.stall_before_headers(0.3, text="sorry for the wait"))
+    started = time.monotonic()
+    message = await asyncio.wait_for(make_llm(server, responses).ainvoke("hi"), TIMEOUT)
+    assert message.text == "sorry for the wait"
+    assert time.monotonic() - started >= 0.3  # nothing came back before the stall was over
+
+
+@pytest.mark.parametrize("responses", WIRES)
+async def test_stall_mid_stream_pauses_after_some_chunks(server: ScriptedModelServer, responses: bool) -> None:
+    server.script(fault.stall_mid_stream(after_chunks=4, seconds=0.4, text="one two three four five six"))
+    started = time.monotonic()
+    chunks = await collect(make_llm(server, responses, streaming=True))
+    assert "".join(chunk.text for chunk in chunks) == "one two three four five six"
+    assert time.monotonic() - started >= 0.4  # the stream could not end before the silence did
+
+
+@pytest.mark.parametrize("responses", WIRES)
 async def test_context_length_exceeded(server: ScriptedModelServer, responses: bool) -> None:
     server.script(fault.context_length_exceeded(), fault.context_length_exceeded())
     for streaming in (False, True):
@@ -442,6 +474,8 @@ def test_steps_round_trip_through_json() -> None:
         fault.drop_mid_stream(after_chunks=2),
         fault.malformed_chunk(),
         fault.context_length_exceeded(limit=8000),
+        fault.stall_before_headers(2.5, text="late"),
+        fault.stall_mid_stream(after_chunks=4, seconds=1.5, repeat=True),
     ]
     assert steps_from_json(steps_to_json(steps)) == steps
     assert [Step.from_dict(s.to_dict()) for s in steps] == steps

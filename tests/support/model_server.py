@@ -16,7 +16,8 @@ what it answers, one step per completion request::
 The same script works on both wires: a :class:`Reply` is rendered for whichever
 endpoint receives it. Faults (:data:`fault`) reproduce the failure modes dcode
 must survive: HTTP errors with ``Retry-After``, context overflow, a socket
-dropped mid-stream and an unparseable SSE chunk.
+dropped mid-stream, an unparseable SSE chunk, and a server that hangs before
+its headers or in the middle of a stream.
 
 The server can also run as its own process for end-to-end CLI/tmux tests::
 
@@ -59,6 +60,8 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "ScriptedModelServer",
+    "StallBeforeHeaders",
+    "StallMidStream",
     "StatusFault",
     "Step",
     "ToolCall",
@@ -282,6 +285,28 @@ class MalformedChunk(Step):
     kind: ClassVar[str] = "malformed_chunk"
 
 
+@dataclass(frozen=True)
+class StallBeforeHeaders(Step):
+    """Read the request, then send nothing for ``seconds``: a server that accepted the
+    request and hung. If the client is still there afterwards, ``text`` is the answer."""
+
+    seconds: float = 30.0
+    text: str = "This answer comes late."
+
+    kind: ClassVar[str] = "stall_before_headers"
+
+
+@dataclass(frozen=True)
+class StallMidStream(Step):
+    """Send ``after_chunks`` SSE events, then nothing for ``seconds``, then the rest."""
+
+    after_chunks: int = 2
+    seconds: float = 30.0
+    text: str = "This answer stops in the middle for a while."
+
+    kind: ClassVar[str] = "stall_mid_stream"
+
+
 def _field_default(f: Any) -> Any:
     """The default of a dataclass field, whether plain or from a factory."""
     if f.default_factory is not MISSING:
@@ -387,6 +412,22 @@ class _Faults:
         """Send ``after_chunks`` valid SSE events, then one whose data is not JSON."""
         step = MalformedChunk(after_chunks=after_chunks, count=None if repeat else 1)
         return step if garbage is None else replace(step, garbage=garbage)
+
+    @staticmethod
+    def stall_before_headers(
+        seconds: float = 30.0, *, text: str | None = None, repeat: bool = False
+    ) -> StallBeforeHeaders:
+        """Send nothing at all for ``seconds``, then answer (if the client waited)."""
+        step = StallBeforeHeaders(seconds=seconds, count=None if repeat else 1)
+        return step if text is None else replace(step, text=text)
+
+    @staticmethod
+    def stall_mid_stream(
+        after_chunks: int = 2, seconds: float = 30.0, *, text: str | None = None, repeat: bool = False
+    ) -> StallMidStream:
+        """Send ``after_chunks`` SSE events, go silent for ``seconds``, then finish."""
+        step = StallMidStream(after_chunks=after_chunks, seconds=seconds, count=None if repeat else 1)
+        return step if text is None else replace(step, text=text)
 
 
 fault = _Faults()
@@ -1222,9 +1263,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.drop_connection()
 
     def send_stream(
-        self, frames: Sequence[bytes], delay: float, drop_after: int | None = None
+        self,
+        frames: Sequence[bytes],
+        delay: float,
+        drop_after: int | None = None,
+        pause: tuple[int, float] | None = None,
     ) -> None:
-        """Stream SSE frames with chunked encoding, optionally cutting off early."""
+        """Stream SSE frames with chunked encoding, optionally cutting off early, or going
+        silent before frame ``pause[0]`` for ``pause[1]`` seconds."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
@@ -1235,6 +1281,8 @@ class _Handler(BaseHTTPRequestHandler):
             if drop_after is not None and number >= drop_after:
                 self.drop_connection()
                 return
+            if pause is not None and number == pause[0] and self.pause(pause[1]):
+                return
             if delay and number and _is_generated(frame):
                 time.sleep(delay)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
@@ -1242,6 +1290,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.drop_connection()
             return
         self.wfile.write(b"0\r\n\r\n")
+
+    def pause(self, seconds: float) -> bool:
+        """Send nothing for ``seconds``; True when the server is stopping meanwhile."""
+        self.wfile.flush()
+        return self.server.owner.stopping.wait(seconds)
 
     def _request_id(self) -> str:
         """A fresh ``x-request-id``, which the SDK surfaces as ``_request_id``."""
@@ -1292,6 +1345,8 @@ class ScriptedModelServer:
         self._call_counter = 0
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.stopping = threading.Event()
+        """Set by :meth:`stop`, so that stalled answers stop waiting."""
 
     # -- lifecycle --------------------------------------------------------
 
@@ -1299,6 +1354,7 @@ class ScriptedModelServer:
         """Bind the port and serve from a background thread."""
         if self._httpd is not None:
             return self
+        self.stopping.clear()
         self._httpd = _HTTPServer(self._address, self)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -1312,6 +1368,7 @@ class ScriptedModelServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
+        self.stopping.set()
         httpd.shutdown()
         httpd.close_connections()
         httpd.server_close()
@@ -1500,6 +1557,15 @@ class ScriptedModelServer:
             self._send_reply(
                 handler, request, corrupted, drop_after=step.after_chunks, garbage=step.garbage
             )
+        elif isinstance(step, StallBeforeHeaders):
+            if not handler.pause(step.seconds):
+                self._send_reply(handler, request, Reply(text=step.text), drop_after=None, garbage=None)
+        elif isinstance(step, StallMidStream):
+            paused = Reply(text=step.text, chunk_size=4)
+            self._send_reply(
+                handler, request, paused, drop_after=None, garbage=None,
+                pause=(step.after_chunks, step.seconds),
+            )
         else:
             raise TypeError(f"unsupported step {step!r}")
 
@@ -1510,11 +1576,16 @@ class ScriptedModelServer:
         step: Reply,
         drop_after: int | None,
         garbage: str | None,
+        pause: tuple[int, float] | None = None,
     ) -> None:
-        """Send a reply, possibly cut after ``drop_after`` chunks or corrupted by ``garbage``."""
+        """Send a reply, possibly cut after ``drop_after`` chunks, corrupted by ``garbage`` or
+        paused before chunk ``pause[0]`` for ``pause[1]`` seconds (a plain JSON answer pauses
+        before its headers)."""
         answer = self._resolve(step, request)
         body = request.body if isinstance(request.body, Mapping) else {}
         if not request.stream:
+            if pause is not None and handler.pause(pause[1]):
+                return
             chat = request.wire == "chat"
             payload = _chat_body(answer) if chat else _responses_body(answer, body)
             encoded = json.dumps(payload).encode()
@@ -1532,7 +1603,7 @@ class ScriptedModelServer:
         if garbage is not None:
             frames = [*frames[:drop_after], _sse(garbage)]
             drop_after = None
-        handler.send_stream(frames, answer.chunk_delay, drop_after)
+        handler.send_stream(frames, answer.chunk_delay, drop_after, pause)
 
 
 # --------------------------------------------------------------------------
