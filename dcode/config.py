@@ -10,6 +10,7 @@ This module is imported by ``dcode --help``, so it stays free of heavy imports.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tomllib
@@ -72,7 +73,14 @@ class Settings:
     approve: ApprovalMode | None = None
     max_turns: int | None = None
     theme: str | None = None
-    request_timeout: float = 600.0
+    connect_timeout: float = 10.0
+    """Seconds to open a connection to the model server."""
+    request_timeout: float = 60.0
+    """Seconds from sending a request to the first byte of the answer (each try)."""
+    stall_timeout: float = 120.0
+    """Seconds of silence tolerated between two streamed events of an answer."""
+    retry_budget: float = 180.0
+    """Seconds one request may take, tries and back-off included, before its answer starts."""
     max_retries: int = 4
     # Variables the shell may see although they look like secrets (the shell's environment
     # lacks provider keys, OPENAI_* and DCODE_* otherwise).
@@ -116,7 +124,10 @@ _SCALAR_KEYS = {
     "approve": ApprovalMode,
     "max_turns": int,
     "theme": str,
+    "connect_timeout": float,
     "request_timeout": float,
+    "stall_timeout": float,
+    "retry_budget": float,
     "max_retries": int,
 }
 
@@ -126,12 +137,21 @@ _ENVIRONMENT = {
     "DCODE_API": "api",
     "DCODE_APPROVE": "approve",
     "DCODE_MAX_RETRIES": "max_retries",
+    "DCODE_CONNECT_TIMEOUT": "connect_timeout",
+    "DCODE_REQUEST_TIMEOUT": "request_timeout",
+    "DCODE_STALL_TIMEOUT": "stall_timeout",
+    "DCODE_RETRY_BUDGET": "retry_budget",
 }
 
 _ZERO_ALLOWED = {"max_retries"}
 _TABLE_KEYS = {"providers", "models"}
 _LIST_KEYS = {"pass_env"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def env_var(key: str) -> str:
+    """The environment variable that sets ``key`` (``request_timeout`` -> ``DCODE_REQUEST_TIMEOUT``)."""
+    return next(var for var, name in _ENVIRONMENT.items() if name == key)
 
 
 def dcode_home(env: dict[str, str] | None = None) -> Path:
@@ -306,7 +326,12 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
                 raise ValueError
             return value
         if kind is float:
-            return float(raw)
+            if isinstance(raw, bool):
+                raise ValueError
+            value = float(raw)
+            if not 0 < value < math.inf:
+                raise ValueError
+            return value
         if not isinstance(raw, str):
             raise ValueError
         return raw
@@ -318,7 +343,7 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
 def _expected(kind: type) -> str:
     if kind in (ApprovalMode, WireApi):
         return " or ".join(repr(member.value) for member in kind)  # type: ignore[attr-defined]
-    return {int: "a positive integer", float: "a number"}.get(kind, "a string")
+    return {int: "a positive integer", float: "a positive number of seconds"}.get(kind, "a string")
 
 
 def _describe_toml_error(exc: tomllib.TOMLDecodeError, text: str) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.model_server import reply, tool_call
+from tests.support.model_server import fault, reply, tool_call
 
 DCODE = str(Path(sys.executable).with_name("dcode"))
 
@@ -82,6 +82,17 @@ def test_dead_endpoint_is_one_line_and_keeps_session(workspace, home) -> None:
     assert "Traceback" not in result.stderr
     listing = run(["sessions", "list"], workspace, home)
     assert "hello there" in listing.stdout
+
+
+def test_limits_from_the_environment_reach_the_client(server, workspace, home) -> None:
+    server.script(fault.stall_before_headers(20))
+    env = {"DCODE_REQUEST_TIMEOUT": "0.3", "DCODE_MAX_RETRIES": "0"}
+    result = run(["-p", "hello there", *model_args(server)], workspace, home, env=env, timeout=30)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"dcode: error: the model server at {server.base_url} sent nothing for 0.3 s "
+        "(first-byte timeout; set request_timeout or DCODE_REQUEST_TIMEOUT)"
+    ]
 
 
 def test_malformed_config_exit_2(server, workspace, home) -> None:

@@ -98,3 +98,28 @@ def test_mode_cycle() -> None:
         ApprovalMode.ALL,
         ApprovalMode.MANUAL,
     ]
+
+
+def test_model_limits_default_to_minutes_not_hours(home: Path, workspace: Path) -> None:
+    settings = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+    limits = (settings.connect_timeout, settings.request_timeout, settings.stall_timeout, settings.retry_budget)
+    assert limits == (10.0, 60.0, 120.0, 180.0)
+
+
+def test_model_limits_from_file_and_environment(home: Path, workspace: Path) -> None:
+    write(home / "config.toml", "connect_timeout = 3\nrequest_timeout = 45.5\nstall_timeout = 300\nretry_budget = 600\n")
+    env = {"DCODE_HOME": str(home)}
+    settings = load_settings(workspace=workspace, env=env)
+    assert (settings.connect_timeout, settings.request_timeout, settings.stall_timeout, settings.retry_budget) == (3.0, 45.5, 300.0, 600.0)
+    env |= {"DCODE_CONNECT_TIMEOUT": "1", "DCODE_REQUEST_TIMEOUT": "2", "DCODE_STALL_TIMEOUT": "3", "DCODE_RETRY_BUDGET": "4"}
+    settings = load_settings(workspace=workspace, env=env)
+    assert (settings.connect_timeout, settings.request_timeout, settings.stall_timeout, settings.retry_budget) == (1.0, 2.0, 3.0, 4.0)
+
+
+@pytest.mark.parametrize("raw", ["0", "-5", "soon", "inf", "nan"])
+def test_a_limit_must_be_a_positive_number_of_seconds(home: Path, workspace: Path, raw: str) -> None:
+    with pytest.raises(ConfigError, match=r"request_timeout = .* \(environment\); expected a positive number of seconds"):
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home), "DCODE_REQUEST_TIMEOUT": raw})
+    write(home / "config.toml", "model = \"a\"\nstall_timeout = true\n")
+    with pytest.raises(ConfigError, match="line 2: stall_timeout = True"):
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-
+import json
 from pathlib import Path
 
+from dcode.agent.events import ToolStatus
+from dcode.config import ApprovalMode
 from dcode.tui.transcript.answer import AssistantMessage
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from tests.test_tui_app_support import running_app
+from tests.test_tui_app_support import make_settings, running_app
 
 LONG = " ".join(f"word{n}" for n in range(400))
 
@@ -162,3 +164,19 @@ async def test_private_shell_output_stays_out_of_the_context(server: ScriptedMod
         await h.idle()
         sent = "\n".join(text for _, text in h.server.transcript(0))
         assert "shared-value" in sent and "secret-value" not in sent
+
+
+async def test_a_large_streamed_write_reaches_the_file_and_the_screen(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    """60 KB of arguments in 3-character deltas: merged on the way, none of them lost."""
+    content = 'print("café ✓")\n' * 4_000
+    arguments = json.dumps({"file_path": "big.py", "content": content})
+    big = reply(tool_calls=[tool_call("write_file", {"file_path": "big.py", "content": content})], chunk_size=3)
+    settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
+    async with running_app(server, workspace, dcode_home, big, reply("written"), settings=settings) as h:
+        await h.send("write big.py")
+        await h.idle(60)
+        assert (workspace / "big.py").read_text(encoding="utf-8") == content
+        [call] = h.calls()
+        assert call.status is ToolStatus.OK
+        assert call.args_chars == len(arguments)  # the live deltas add up to the whole arguments
+        assert h.answers()[-1] == "written"

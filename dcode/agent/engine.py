@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
-import openai
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END
 
@@ -35,7 +34,7 @@ from dcode.config import ApprovalMode, Settings
 from dcode.context.accounting import ContextReport, build_report
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
-from dcode.models.factory import ResolvedModel, build_chat_model, resolve_model
+from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
 from dcode.models.presets import provider_variables
 from dcode.private_files import ensure_private_dir, ensure_private_file
 
@@ -53,8 +52,8 @@ class Engine:
         self.attachments = AttachmentStore(settings.attachments_dir)
         self.variants = VariantService(self.attachments)
         self.checkpointer = AsyncSqliteSaver(conn)
-        # The engine's own connection pool, closed with it (see build_chat_model).
-        self._http = openai.DefaultAsyncHttpxClient()
+        # The engine's own connection pool, with the settings' limits, closed with it.
+        self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
         self.graph = self._build()
 

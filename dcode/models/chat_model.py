@@ -1,19 +1,31 @@
-"""``ChatOpenAI`` plus the one thing OpenAI-compatible servers add that it drops.
+"""``ChatOpenAI`` plus what dcode needs from the stream it reads.
 
-DeepSeek, vLLM and others stream chain-of-thought as ``reasoning_content`` (or ``reasoning``)
-on Chat Completions deltas. ``ChatOpenAI`` discards it; this subclass keeps it in
-``additional_kwargs["reasoning_content"]`` so the UI can show it dimmed. It is never sent back:
-langchain's request conversion ignores unknown ``additional_kwargs``.
+- Reasoning: DeepSeek, vLLM and others stream chain-of-thought as ``reasoning_content`` (or
+  ``reasoning``) on Chat Completions deltas. ``ChatOpenAI`` discards it; this subclass keeps it in
+  ``additional_kwargs["reasoning_content"]`` so the UI can show it dimmed. It is never sent back:
+  langchain's request conversion ignores unknown ``additional_kwargs``.
+- Merging: the first chunk of every stream is a ``BalancedMergeChunk``, so that the final
+  message is merged without copying long arguments once per delta (``chunk_merge.py``).
+- Invalid data: a streamed event that is not JSON fails inside the OpenAI SDK with a bare
+  ``JSONDecodeError``; here it becomes ``InvalidModelData``, which says where it came from.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_openai import ChatOpenAI
 
+from dcode.models.chunk_merge import BalancedMergeChunk
+
 REASONING_KEYS = ("reasoning_content", "reasoning")
+
+
+class InvalidModelData(ValueError):
+    """The model server streamed an event that is not valid JSON."""
 
 
 class DcodeChatOpenAI(ChatOpenAI):
@@ -28,6 +40,19 @@ class DcodeChatOpenAI(ChatOpenAI):
         if generation is not None and thought:
             generation.message.additional_kwargs["reasoning_content"] = thought
         return generation
+
+    async def _astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        stream = super()._astream(*args, **kwargs)
+        first = True
+        try:
+            async for chunk in stream:
+                if first:
+                    chunk, first = BalancedMergeChunk.adopt(chunk), False
+                yield chunk
+        except json.JSONDecodeError as exc:
+            raise InvalidModelData("a streamed event that is not JSON") from exc
+        finally:
+            await stream.aclose()
 
 
 def _delta_reasoning(chunk: dict[str, Any]) -> str:

@@ -1,6 +1,13 @@
-"""Turning model and transport failures into one line a user can act on."""
+"""Turning model and transport failures into one line a user can act on.
+
+A timeout names the limit that fired and how to change it; a connection that broke after the
+answer started is told apart from a server that cannot be reached; data the server sent that
+is not JSON is the server's fault, not a ``JSONDecodeError`` of dcode's.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 
 def describe_model_error(exc: BaseException, base_url: str = "") -> str:
@@ -8,6 +15,9 @@ def describe_model_error(exc: BaseException, base_url: str = "") -> str:
     import openai
 
     where = f" at {base_url}" if base_url else ""
+    limit = _limit_line(exc, where)
+    if limit:
+        return limit
     status = getattr(exc, "status_code", None)
     detail = _api_message(exc)
     match exc:
@@ -35,6 +45,50 @@ def describe_model_error(exc: BaseException, base_url: str = "") -> str:
             return f"bad response from the model server{where}: {detail}"
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else 'no message'}"
+
+
+def _limit_line(exc: BaseException, where: str) -> str:
+    """The line for a failure dcode's own limits and stream checks identify, else ""."""
+    from langchain_openai import StreamChunkTimeoutError
+
+    from dcode.models.chat_model import InvalidModelData
+    from dcode.models.transport import ClosedMidAnswer, ConnectTimedOut, FirstByteTimeout, RetryBudgetExceeded
+
+    for link in _chain(exc):
+        match link:
+            case RetryBudgetExceeded(seconds=seconds, tries=tries, last=last):
+                tried = "1 try" if tries == 1 else f"{tries} tries"
+                return (
+                    f"gave up on the model server{where} after {seconds:g} s and {tried} "
+                    f"(retry budget; {_knob('retry_budget')}); the last try: {last}"
+                )
+            case FirstByteTimeout(seconds=seconds):
+                return f"the model server{where} sent nothing for {seconds:g} s (first-byte timeout; {_knob('request_timeout')})"
+            case ConnectTimedOut(seconds=seconds):
+                return f"could not connect to the model server{where} within {seconds:g} s (connect timeout; {_knob('connect_timeout')})"
+            case StreamChunkTimeoutError(timeout_s=seconds):
+                return f"the model server{where} stopped sending mid-answer: nothing for {seconds:g} s (stall timeout; {_knob('stall_timeout')})"
+            case ClosedMidAnswer():
+                return f"the connection to the model server{where} was closed mid-answer"
+            case InvalidModelData():
+                return f"the model server{where} sent invalid data ({link})"
+    return ""
+
+
+def _knob(key: str) -> str:
+    from dcode.config import env_var
+
+    return f"set {key} or {env_var(key)}"
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and its causes, the way Python prints them (each exception once)."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        yield link
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
 
 
 def is_context_overflow(exc: BaseException) -> bool:

@@ -1,7 +1,9 @@
 """Building the chat model. Everything goes through ``langchain_openai.ChatOpenAI``.
 
 Retries are the OpenAI client's own: exponential backoff with jitter that honours
-``Retry-After`` on 429 and 5xx answers, so dcode never carries an HTTP client of its own.
+``Retry-After`` on 429 and 5xx answers. dcode gives that client its limits: the HTTP client
+that holds the connect and first-byte deadlines and the retry budget around its tries
+(``dcode/models/transport.py``), and langchain-openai's stall timeout between streamed events.
 """
 
 from __future__ import annotations
@@ -44,23 +46,38 @@ def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> Reso
     return ResolvedModel(endpoint, profile)
 
 
+def model_http_client(settings: Settings) -> Any:
+    """An HTTP client with the settings' limits, for ``build_chat_model``; the caller closes it."""
+    from dcode.models.transport import Limits, ModelHttpClient
+
+    return ModelHttpClient(Limits.of(settings))
+
+
 def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_client: Any = None) -> ChatOpenAI:
-    """The chat model for ``resolved``. Pass ``http_async_client`` to own its connections:
-    langchain-openai otherwise shares one cached client per base URL across the process, whose
-    pooled connections belong to the event loop that first used them."""
+    """The chat model for ``resolved``. Pass ``http_async_client`` (from ``model_http_client``)
+    to own its connections: without one the model gets a client of its own, left to the garbage
+    collector, whose pooled connections belong to the event loop that first used them."""
     from dcode.models.chat_model import DcodeChatOpenAI
+    from dcode.models.transport import BudgetedAsyncOpenAI, Limits
 
     endpoint = resolved.endpoint
-    kwargs: dict[str, Any] = {
-        "model": endpoint.spec.model,
-        "base_url": endpoint.base_url,
-        "api_key": endpoint.api_key,
-        "use_responses_api": endpoint.api is WireApi.RESPONSES,
-        "streaming": True,
-        "stream_usage": True,
-        "max_retries": settings.max_retries,
-        "timeout": settings.request_timeout,
-    }
-    if http_async_client is not None:
-        kwargs["http_async_client"] = http_async_client
-    return DcodeChatOpenAI(**kwargs)
+    client = BudgetedAsyncOpenAI(
+        api_key=endpoint.api_key,
+        base_url=endpoint.base_url,
+        max_retries=settings.max_retries,
+        timeout=Limits.of(settings).httpx_timeout,
+        http_client=http_async_client or model_http_client(settings),
+        retry_budget=settings.retry_budget,
+    )
+    return DcodeChatOpenAI(
+        model=endpoint.spec.model,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        use_responses_api=endpoint.api is WireApi.RESPONSES,
+        streaming=True,
+        stream_usage=True,
+        max_retries=settings.max_retries,
+        stream_chunk_timeout=settings.stall_timeout,
+        root_async_client=client,
+        async_client=client.chat.completions,
+    )

@@ -1,5 +1,6 @@
 """Every private name of langchain, langchain-core, langchain-openai and LangGraph that dcode
-uses, and the only module that may import one.
+uses, and the only module that may import one; also the OpenAI client's undocumented behaviour
+that the model's time limits rely on.
 
 dcode builds on their public API: ``create_agent`` and ``AgentMiddleware``, ``ChatOpenAI``,
 messages, the checkpointer. Where that does not reach, a private name is imported here and
@@ -18,7 +19,15 @@ from __future__ import annotations
 from dcode.framework_internals import PrivateUse
 
 CHAT_MODEL = "dcode/models/chat_model.py"
+CHUNK_MERGE = "dcode/models/chunk_merge.py"
+TRANSPORT = "dcode/models/transport.py"
 OPENAI_BASE = "langchain_openai.chat_models.base"
+MERGE_TESTS = (
+    "tests/test_model_chunk_merge.py::test_a_stream_is_merged_through_its_first_chunk",
+    "tests/test_model_chunk_merge.py::test_the_agent_graph_merges_through_the_first_chunk",
+    "tests/test_model_chunk_merge.py::test_grouped_merge_equals_langchains_merge",
+    "tests/test_model_chunk_merge.py::test_each_argument_byte_is_copied_a_bounded_number_of_times",
+)
 
 PRIVATE_USES: tuple[PrivateUse, ...] = (
     # ``DcodeChatOpenAI`` overrides the hook that turns one streamed Chat Completions chunk
@@ -39,6 +48,48 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
             "called once per streamed Chat Completions chunk, with the chunk as a dict; the "
             "additional_kwargs it sets are never sent back in a request"
         ),
+    ),
+    # ``DcodeChatOpenAI`` wraps the stream of every call, on both wires: its first chunk becomes
+    # the ``BalancedMergeChunk`` that heads the final merge, and an event that is not JSON
+    # (which the OpenAI SDK lets out as a bare ``JSONDecodeError``) becomes ``InvalidModelData``.
+    PrivateUse(
+        "langchain-openai",
+        f"{OPENAI_BASE}:ChatOpenAI._astream",
+        (CHAT_MODEL,),
+        (*MERGE_TESTS, "tests/test_model_limits.py::test_malformed_chunk_is_invalid_data"),
+        parameters=("self",),
+        behaviour=(
+            "the async stream of every call on either wire, one ChatGenerationChunk per event; "
+            "a streamed event that is not JSON comes out of it as json.JSONDecodeError"
+        ),
+    ),
+    # langchain-core merges a streamed call's chunks into its message as ``first + list(rest)``,
+    # ``first`` being the first chunk ``_astream`` yielded; ``BalancedMergeChunk.__add__`` groups
+    # that merge, which is only the same message because the merge is associative.
+    PrivateUse(
+        "langchain-core",
+        "langchain_core.language_models.chat_models:generate_from_stream",
+        (CHUNK_MERGE,),
+        MERGE_TESTS,
+        parameters=("stream",),
+        behaviour=(
+            "merges as first += list(rest), also under LangGraph's messages stream; "
+            "add_ai_message_chunks is associative"
+        ),
+    ),
+    # The retry budget is a deadline around ``request``, which must hold the client's whole retry
+    # loop (tries and back-off) and, for a streamed call, return once the answer's headers came.
+    PrivateUse(
+        "openai",
+        "openai:AsyncOpenAI.request",
+        (TRANSPORT,),
+        (
+            "tests/test_model_limits.py::test_retry_budget_caps_the_tries",
+            "tests/test_model_limits.py::test_retries_succeed_within_the_budget",
+            "tests/test_model_limits.py::test_stall_mid_answer_is_named",
+        ),
+        parameters=("self", "cast_to", "options", "stream", "stream_cls"),
+        behaviour="holds the retry loop; a streamed call returns once its headers have come",
     ),
     PrivateUse(
         "langchain-openai",

@@ -1,0 +1,238 @@
+"""How long dcode waits for a model server, and how the answer's bytes reach the OpenAI client.
+
+Four limits, each a setting (``dcode/config.py``), so that a hung server costs minutes at worst:
+
+- ``connect_timeout``: opening the connection (httpx's own connect timeout).
+- ``request_timeout``: from sending a request to the first byte of its answer, per try. httpx's
+  read timeout cannot express it, since it covers every read and so cannot tell a server that
+  never started answering from one that paused mid-answer; ``ModelHttpClient.send`` holds this
+  deadline instead, and the OpenAI client retries when it fires, as for any timeout.
+- ``stall_timeout``: silence between two streamed events once the answer has started. That is
+  langchain-openai's ``stream_chunk_timeout``, which SSE keep-alive comments do not reset (set in
+  ``dcode/models/factory.py``).
+- ``retry_budget``: all the time spent on one request before its answer starts, tries and the
+  back-off between them included. The OpenAI client only counts tries, so
+  ``BudgetedAsyncOpenAI.request`` holds a deadline around its retry loop (that ``request`` holds
+  the loop is listed in ``dcode/models/langchain_internals.py``).
+
+Every timeout raises an exception that carries its limit, so the error line can say which one
+fired and how to change it (``dcode/models/errors.py``). The answer's body is read ahead by a
+task and passed through ``ArgsDeltaMerger``, and a connection lost mid-answer is marked as such.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import AsyncIterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+import openai
+
+from dcode.models.sse_merge import ArgsDeltaMerger
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    connect: float
+    first_byte: float
+    stall: float
+    retry_budget: float
+
+    @classmethod
+    def of(cls, settings: Any) -> Limits:
+        return cls(settings.connect_timeout, settings.request_timeout, settings.stall_timeout, settings.retry_budget)
+
+    @property
+    def httpx_timeout(self) -> httpx2.Timeout:
+        """httpx's part: connecting (and waiting for a pooled connection); reads and writes are
+        bounded by the first-byte deadline and the stall timeout instead."""
+        return httpx2.Timeout(None, connect=self.connect, pool=self.connect)
+
+
+class ConnectTimedOut(httpx2.ConnectTimeout):
+    """No connection within ``connect_timeout``; the OpenAI client retries it."""
+
+    def __init__(self, seconds: float, request: httpx2.Request) -> None:
+        super().__init__(f"no connection within {seconds:g} s", request=request)
+        self.seconds = seconds
+
+
+class FirstByteTimeout(httpx2.ReadTimeout):
+    """The server accepted the request but sent nothing within ``request_timeout``; retried."""
+
+    def __init__(self, seconds: float, request: httpx2.Request) -> None:
+        super().__init__(f"no answer within {seconds:g} s", request=request)
+        self.seconds = seconds
+
+
+class ClosedMidAnswer(httpx2.ReadError):
+    """The connection failed after the answer had started (a transport error while reading it)."""
+
+
+class RetryBudgetExceeded(Exception):
+    """One request took longer than ``retry_budget`` before its answer started, tries included."""
+
+    def __init__(self, seconds: float, tries: int, last: str) -> None:
+        super().__init__(f"no answer within the retry budget of {seconds:g} s ({tries} tries; the last: {last})")
+        self.seconds = seconds
+        self.tries = tries
+        self.last = last
+
+
+@dataclass(slots=True)
+class _Tries:
+    """What the tries of one request came to, for the retry budget's error line."""
+
+    count: int = 0
+    last: str = "no answer yet"
+
+
+_tries: ContextVar[_Tries | None] = ContextVar("dcode_model_request_tries", default=None)
+
+
+class ModelHttpClient(openai.DefaultAsyncHttpxClient):
+    """The HTTP client of the model: connect and first-byte deadlines on every try, and the
+    answer's body read ahead, merged (``ArgsDeltaMerger``) and its failures marked as mid-answer.
+
+    Reads and writes have no httpx timeout of their own: the first-byte deadline covers sending
+    the request and waiting for the answer, and the stall timeout covers the answer.
+    """
+
+    def __init__(self, limits: Limits, **kwargs: Any) -> None:
+        super().__init__(timeout=limits.httpx_timeout, **kwargs)
+        self.limits = limits
+
+    async def send(self, request: httpx2.Request, *, stream: bool = False, **kwargs: Any) -> httpx2.Response:
+        tries = _tries.get()
+        if tries is not None:
+            tries.count += 1
+        deadline = asyncio.timeout(self.limits.first_byte)
+        try:
+            async with deadline:
+                response = await super().send(request, stream=True, **kwargs)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            _note(tries, f"nothing within {self.limits.first_byte:g} s")
+            raise FirstByteTimeout(self.limits.first_byte, request) from None
+        except httpx2.ConnectTimeout as exc:
+            _note(tries, f"no connection within {self.limits.connect:g} s")
+            raise ConnectTimedOut(self.limits.connect, request) from exc
+        except httpx2.TransportError as exc:
+            _note(tries, "could not connect" if isinstance(exc, httpx2.ConnectError) else "the connection failed")
+            raise
+        _note(tries, f"HTTP {response.status_code}")
+        sse = response.headers.get("content-type", "").startswith("text/event-stream") and not response.headers.get("content-encoding")
+        response.stream = AnswerStream(response.stream, request, ArgsDeltaMerger() if sse else None)
+        if not stream:
+            try:
+                await response.aread()
+            except BaseException:
+                await response.aclose()
+                raise
+        return response
+
+
+def _note(tries: _Tries | None, outcome: str) -> None:
+    if tries is not None:
+        tries.last = outcome
+
+
+class BudgetedAsyncOpenAI(openai.AsyncOpenAI):
+    """The OpenAI client, with one deadline over a request's tries (``retry_budget``).
+
+    ``request`` returns once the answer has started (a stream, for streamed calls), so the
+    budget never cuts an answer short, only the waiting and retrying before it.
+    """
+
+    def __init__(self, *, retry_budget: float | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.retry_budget = retry_budget
+
+    async def request(self, cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None) -> Any:
+        if self.retry_budget is None:
+            return await super().request(cast_to, options, stream=stream, stream_cls=stream_cls)
+        tries = _Tries()
+        token = _tries.set(tries)
+        deadline = asyncio.timeout(self.retry_budget)
+        try:
+            async with deadline:
+                return await super().request(cast_to, options, stream=stream, stream_cls=stream_cls)
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise RetryBudgetExceeded(self.retry_budget, max(tries.count, 1), tries.last) from None
+        finally:
+            _tries.reset(token)
+
+
+_MID_ANSWER_ERRORS = (httpx2.TransportError, ssl.SSLError, anyio.EndOfStream)
+_END = object()
+
+
+class AnswerStream(httpx2.AsyncByteStream):
+    """A response body read ahead by its own task.
+
+    While the client is busy with one batch, the task keeps taking what the server sends, so the
+    next read returns everything that arrived meanwhile in one piece (merged by ``merger``, when
+    given). Nothing waits for more data than has arrived. A transport failure while reading
+    becomes ``ClosedMidAnswer``, after the bytes that came before it.
+
+    Iterating again continues where the last iteration stopped, as httpx's own body streams do
+    (the OpenAI client drains the rest of a body that way after ``[DONE]``): there is one reader.
+    """
+
+    def __init__(self, inner: httpx2.AsyncByteStream, request: httpx2.Request, merger: ArgsDeltaMerger | None) -> None:
+        self._inner = inner
+        self._request = request
+        self._merger = merger
+        self._arrived: asyncio.Queue[Any] = asyncio.Queue()
+        self._reader: asyncio.Task[None] | None = None
+        self._done = False
+
+    @property
+    def elapsed(self) -> Any:
+        return getattr(self._inner, "elapsed", None)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._reader is None:
+            self._reader = asyncio.get_running_loop().create_task(self._read(self._arrived))
+        while not self._done:
+            batch = [await self._arrived.get()]
+            while not self._arrived.empty():
+                batch.append(self._arrived.get_nowait())
+            end = batch.pop() if batch[-1] is _END or isinstance(batch[-1], BaseException) else None
+            self._done = end is not None
+            data = b"".join(batch)
+            if self._merger is not None:
+                data = self._merger.feed(data) + (self._merger.flush() if self._done else b"")
+            if data:
+                yield data
+            if isinstance(end, BaseException):
+                raise end
+
+    async def _read(self, arrived: asyncio.Queue[Any]) -> None:
+        try:
+            async for piece in self._inner:
+                arrived.put_nowait(piece)
+        except _MID_ANSWER_ERRORS as exc:
+            failure = ClosedMidAnswer(f"the connection was closed mid-answer: {exc}", request=self._request)
+            failure.__cause__ = exc
+            arrived.put_nowait(failure)
+        except Exception as exc:  # noqa: BLE001 - handed to the reader of the body as it is
+            arrived.put_nowait(exc)
+        else:
+            arrived.put_nowait(_END)
+
+    async def aclose(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+        await self._inner.aclose()
