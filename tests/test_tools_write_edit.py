@@ -11,6 +11,7 @@ from langchain_core.tools import BaseTool
 
 from dcode.agent.backends import LocalBackend
 from dcode.agent.tools import build_tools
+from dcode.agent.tools.diffs import RECORDED_DIFF_LINES
 from dcode.agent.tools.editing import EditError, apply_edit
 
 
@@ -158,3 +159,21 @@ def test_apply_edit_empty_old_string() -> None:
 
 def test_apply_edit_is_literal_not_regex() -> None:
     assert apply_edit("a.b a+b", "a+b", "c").text == "a.b c"
+
+
+async def test_a_write_records_its_whole_diff(backend: LocalBackend, tools: dict[str, BaseTool]) -> None:
+    message = await call(tools["write_file"], file_path="small.txt", content="one\ntwo\n")
+    assert message.artifact == {"diff": "--- /dev/null\n+++ b/small.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"}
+
+
+async def test_a_huge_write_records_the_head_of_its_diff_and_what_was_left_out(
+    backend: LocalBackend, tools: dict[str, BaseTool]
+) -> None:
+    """The diff is saved in every later checkpoint: a big new file must not be saved twice over."""
+    content = "".join(f"line {n}\n" for n in range(5_000))
+    message = await call(tools["write_file"], file_path="big.txt", content=content)
+    assert (backend.root / "big.txt").read_text() == content  # the file itself is whole
+    recorded = message.artifact["diff"].splitlines()
+    assert len(recorded) == RECORDED_DIFF_LINES + 1
+    assert recorded[:4] == ["--- /dev/null", "+++ b/big.txt", "@@ -0,0 +1,5000 @@", "+line 0"]
+    assert recorded[-1] == "… 3,003 more diff lines not kept (+3,003 -0)"

@@ -46,8 +46,33 @@ async def proposed_diff(backend: Backend, name: str, args: Mapping[str, Any]) ->
     return spec.diff(args, before, backend.display_path(targets[0]))
 
 
+# A write's diff is saved in every later checkpoint of the session; a new 10 MB file would
+# otherwise be saved twice over (its arguments, then its diff). The screen shows far less.
+RECORDED_DIFF_LINES = 2_000
+RECORDED_DIFF_CHARS = 200_000
+
+
 def diff_record(diff: str) -> DiffRecord | None:
-    return DiffRecord(diff=diff) if diff else None
+    """What a write saves of its diff: all of it, or its head and a line saying how much more
+    there was (a line no diff reader takes for a change)."""
+    if not diff:
+        return None
+    lines = diff.splitlines(keepends=True)
+    kept: list[str] = []
+    size = 0
+    for line in lines[:RECORDED_DIFF_LINES]:
+        if size + len(line) > RECORDED_DIFF_CHARS:
+            break
+        kept.append(line)
+        size += len(line)
+    rest = lines[len(kept) :]
+    if not rest:
+        return DiffRecord(diff=diff)
+    added = sum(1 for line in rest if line.startswith("+"))
+    removed = sum(1 for line in rest if line.startswith("-"))
+    count = len(rest)
+    note = f"… {count:,} more diff line{'s' if count != 1 else ''} not kept (+{added:,} -{removed:,})\n"
+    return DiffRecord(diff="".join(kept) + note)
 
 
 def recorded_diff(artifact: object) -> str:
