@@ -325,12 +325,15 @@ def dcode_argv(base_url: str, *extra: str) -> list[str]:
 
 IDLE_PLACEHOLDER = "Ask dcode…"
 BUSY_PLACEHOLDER = "Working…"
+STARTING_PLACEHOLDER = "Starting the agent…"
 
 
 def has_first_frame(screen: Terminal) -> bool:
-    """The first screen: the prompt box with its placeholder and the status bar with the model."""
+    """The first screen: the prompt box with its placeholder (the agent may still be starting)
+    and the status bar with the model."""
     text = screen.text()
-    return screen.alternate and (IDLE_PLACEHOLDER in text or BUSY_PLACEHOLDER in text) and MODEL in text
+    placeholders = (IDLE_PLACEHOLDER, BUSY_PLACEHOLDER, STARTING_PLACEHOLDER)
+    return screen.alternate and any(p in text for p in placeholders) and MODEL in text
 
 
 def is_ready(screen: Terminal) -> bool:
@@ -507,13 +510,13 @@ def timed_server(*steps: Any) -> Any:
         def __getattr__(self, name: str) -> Any:
             return getattr(self.inner, name)
 
-    def send_stream(self: Any, frames: Any, delay: float, drop_after: int | None = None) -> None:
+    def send_stream(self: Any, *args: Any, **kwargs: Any) -> None:
         record = StreamRecord()
         records.append(record)
         inner = self.wfile
         self.wfile = TimedWriter(inner, record)
         try:
-            original(self, frames, delay, drop_after)
+            original(self, *args, **kwargs)
         finally:
             self.wfile = inner
 
