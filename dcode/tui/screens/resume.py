@@ -4,19 +4,11 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
-from typing import ClassVar
 
-from textual import on
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
-from textual.widgets.option_list import Option
 
 from dcode.agent.sessions import SessionInfo
+from dcode.tui.screens.picker import FilterPicker, PickerRow
 
 
 def format_age(seconds: float) -> str:
@@ -36,61 +28,26 @@ def _short_path(path: str) -> str:
     return path
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
-    session: SessionInfo
-    haystack: str
-    label: Content
-
-
-class ResumeScreen(ModalScreen[str | None]):
+class ResumeScreen(FilterPicker[SessionInfo]):
     """Dismisses with the chosen session id, or None on Esc."""
 
+    NAME = "resume"
+    HEADING = "Resume a session"
+    PLACEHOLDER = "Search title, directory or id…"
+
     DEFAULT_CSS = """
-    ResumeScreen {
-        align: center middle;
-    }
-    ResumeScreen > #resume-dialog {
-        width: 90%;
+    ResumeScreen > .picker-dialog {
         max-width: 120;
-        height: 80%;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
-    }
-    #resume-title {
-        text-style: bold;
-        color: $primary;
-        padding: 0 0 1 0;
-    }
-    #resume-list {
-        height: 1fr;
-        border: none;
-        background: $surface;
-    }
-    #resume-status {
-        color: $text-muted;
-        height: 1;
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("down", "move(1)", "Down", show=False),
-        Binding("up", "move(-1)", "Up", show=False),
-        Binding("pagedown", "move(10)", "Page down", show=False),
-        Binding("pageup", "move(-10)", "Page up", show=False),
-    ]
-
     def __init__(self, sessions: list[SessionInfo], *, now: float | None = None) -> None:
-        super().__init__()
         now = time.time() if now is None else now
         ordered = sorted(sessions, key=lambda session: session.updated, reverse=True)
-        self._rows = [self._row(session, now) for session in ordered]
-        self._shown: list[_Row] = []
+        super().__init__([self._row(session, now) for session in ordered])
 
     @staticmethod
-    def _row(session: SessionInfo, now: float) -> _Row:
+    def _row(session: SessionInfo, now: float) -> PickerRow[SessionInfo]:
         title = session.title.strip() or "(untitled)"
         count = session.message_count
         details = " · ".join(
@@ -106,59 +63,12 @@ class ResumeScreen(ModalScreen[str | None]):
         )
         label = Content.assemble((title, "bold"), "\n", (details, "$text-muted"))
         haystack = f"{session.title}\n{session.cwd}\n{session.id}".lower()
-        return _Row(session, haystack, label)
+        return PickerRow(session, session.id, haystack, label)
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="resume-dialog"):
-            yield Label("Resume a session", id="resume-title")
-            yield Input(placeholder="Search title, directory or id…", id="resume-search")
-            yield OptionList(id="resume-list")
-            yield Label("", id="resume-status")
-
-    def on_mount(self) -> None:
-        self._apply_filter("")
-        self.query_one("#resume-search", Input).focus()
-
-    @property
-    def shown(self) -> list[SessionInfo]:
-        """The sessions currently listed, in order (for tests and the app)."""
-        return [row.session for row in self._shown]
-
-    def _apply_filter(self, query: str) -> None:
-        words = query.lower().split()
-        self._shown = [row for row in self._rows if all(word in row.haystack for word in words)]
-        options = self.query_one("#resume-list", OptionList)
-        options.set_options(Option(row.label, id=row.session.id) for row in self._shown)
-        options.highlighted = 0 if self._shown else None
-        total = len(self._rows)
-        status = self.query_one("#resume-status", Label)
+    def status_line(self) -> str:
+        total = len(self.rows)
         if not total:
-            status.update("No saved sessions yet.")
-        elif not self._shown:
-            status.update(f"No match among {total} sessions · Esc cancel")
-        else:
-            status.update(f"{len(self._shown)} of {total} · Enter resume · Esc cancel")
-
-    @on(Input.Changed, "#resume-search")
-    def _search(self, event: Input.Changed) -> None:
-        self._apply_filter(event.value)
-
-    @on(Input.Submitted, "#resume-search")
-    def _pick_highlighted(self) -> None:
-        options = self.query_one("#resume-list", OptionList)
-        if options.highlighted is not None and self._shown:
-            self.dismiss(self._shown[options.highlighted].session.id)
-
-    @on(OptionList.OptionSelected, "#resume-list")
-    def _pick(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
-
-    def action_move(self, step: int) -> None:
-        options = self.query_one("#resume-list", OptionList)
-        if not self._shown:
-            return
-        current = options.highlighted if options.highlighted is not None else 0
-        options.highlighted = max(0, min(len(self._shown) - 1, current + step))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+            return "No saved sessions yet."
+        if not self.shown:
+            return f"No match among {total} sessions · Esc cancel"
+        return f"{len(self.shown)} of {total} · Enter resume · Esc cancel"
