@@ -1,10 +1,8 @@
 """Shown when no model can be reached: says exactly what to set, and can test the connection.
 
-The screen never takes typed text away from the user. Focus starts on the explanation, not on a
-button, so letters, Space and Enter press nothing; the explicit keys are Ctrl+T (test),
-Ctrl+R (retry) and Esc (close). Printable keys typed while it is open are kept in ``typed`` so
-the app can append them to the prompt when the screen closes; the draft already in the prompt
-box is untouched, because the box is neither cleared nor unmounted while the modal is up.
+The screen never takes typed text away from the user (``KeepsTyping``): the explicit keys are
+Ctrl+T (test), Ctrl+R (retry) and Esc (close), and what is typed while it is open is shown as
+kept for the prompt.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from dcode.config import Settings
 from dcode.models.presets import PROVIDERS
+from dcode.tui.screens.keeps_typing import KeepsTyping
 
 ConnectionCheck = Callable[[], tuple[bool, str]]
 _CHECK_GROUP = "first-run-check"
@@ -88,7 +87,7 @@ def setup_steps(settings: Settings) -> list[Content]:
     return steps
 
 
-class FirstRunScreen(ModalScreen[bool]):
+class FirstRunScreen(KeepsTyping, ModalScreen[bool]):
     """Dismisses True for "Retry" (the app should re-check), False for Esc / Close."""
 
     AUTO_FOCUS = "#first-run-body"
@@ -163,7 +162,6 @@ class FirstRunScreen(ModalScreen[bool]):
         self.problem = problem
         self.settings = settings
         self.check = check
-        self.typed = ""
         self.last_result: tuple[bool, str] | None = None
 
     def compose(self) -> ComposeResult:
@@ -242,13 +240,7 @@ class FirstRunScreen(ModalScreen[bool]):
     # --- keep what the user types
 
     def on_key(self, event: events.Key) -> None:
-        if event.key == "enter":
-            return  # pressing a button the user tabbed to; on the text, Enter does nothing
-        if event.is_printable and event.character:
-            self.typed += event.character
-        elif event.key == "backspace" and self.typed:
-            self.typed = self.typed[:-1]
-        else:
+        if not self.keep_typed(event):
             return
         event.stop()
         typed = self.query_one("#first-run-typed", Static)

@@ -3,8 +3,8 @@
 The modal lists each of those settings with its value and what it would change, and offers
 "Trust this project" (recorded in ``$DCODE_HOME``, asked again when the file changes) or "Not
 now" (ignored for this run, asked next time). Like the first-run screen it never takes typed
-text away: focus starts on the explanation, so neither letters nor Enter press a button;
-Ctrl+T trusts, Esc is "Not now", and what was typed meanwhile goes back to the prompt.
+text away (``KeepsTyping``): Ctrl+T trusts, Esc is "Not now", and what was typed meanwhile goes
+back to the prompt.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from textual.widgets import Button, Label, Static
 
 from dcode.config import IgnoredSetting, Settings
 from dcode.trust import TrustState
+from dcode.tui.screens.keeps_typing import KeepsTyping
 
 _VALUE_CHARS = 80
 
@@ -34,7 +35,7 @@ def setting_line(item: IgnoredSetting) -> Content:
     return Content.assemble(("  " + item.key, "bold"), " = ", (value, "$accent"), "\n", ("      " + item.reason, "$text-muted"))
 
 
-class TrustScreen(ModalScreen[bool]):
+class TrustScreen(KeepsTyping, ModalScreen[bool]):
     """Dismisses True for "Trust this project", False for "Not now"."""
 
     AUTO_FOCUS = "#trust-body"
@@ -86,7 +87,6 @@ class TrustScreen(ModalScreen[bool]):
     def __init__(self, settings: Settings) -> None:
         super().__init__()
         self.settings = settings
-        self.typed = ""
 
     def compose(self) -> ComposeResult:
         settings = self.settings
@@ -127,9 +127,4 @@ class TrustScreen(ModalScreen[bool]):
         self.dismiss(False)
 
     def on_key(self, event: events.Key) -> None:
-        if event.key == "enter":
-            return  # a button the user tabbed to; on the text, Enter does nothing
-        if event.is_printable and event.character:
-            self.typed += event.character
-        elif event.key == "backspace" and self.typed:
-            self.typed = self.typed[:-1]
+        self.keep_typed(event)
