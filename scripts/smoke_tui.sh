@@ -6,45 +6,9 @@
 # session. Exits 0 with a note when tmux is missing; non-zero with the screen on any failure.
 set -euo pipefail
 
-if ! command -v tmux >/dev/null 2>&1; then
-  echo "smoke_tui: skipped (tmux is not installed)"
-  exit 0
-fi
+smoke_name=smoke_tui
+. "$(dirname "$0")/smoke_lib.sh"
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-py=${PYTHON:-$root/.venv/bin/python}
-dcode=$(dirname "$py")/dcode
-work=$(mktemp -d)
-sock="dcode-smoke-$$"
-server_pid=""
-
-cleanup() {
-  tmux -L "$sock" kill-server >/dev/null 2>&1 || true
-  [ -n "$server_pid" ] && kill "$server_pid" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-screen() { tmux -L "$sock" capture-pane -t smoke -p 2>/dev/null || true; }
-
-fail() {  # fail MESSAGE: say what went wrong, show the screen, stop
-  echo "smoke_tui: FAILED $1" >&2
-  echo "----- screen -----" >&2
-  screen >&2
-  exit 1
-}
-
-wait_for() {  # wait_for TEXT SECONDS
-  local deadline=$((SECONDS + $2))
-  while [ $SECONDS -lt $deadline ]; do
-    if screen | grep -qF -- "$1"; then return 0; fi
-    sleep 0.2
-  done
-  fail "waiting for: $1"
-}
-
-mkdir -p "$work/ws" "$work/home"
-cd "$root"
 "$py" - "$work/script.json" <<'PY'
 import sys
 from tests.support.model_server import reply, tool_call, write_script
@@ -59,15 +23,8 @@ cat >"$work/home/config.toml" <<'TOML'
 [models."openai:smoke-model"]
 image_inputs = true
 TOML
-"$py" -m tests.support.model_server --script "$work/script.json" --port-file "$work/url" \
-  --log "$work/requests.jsonl" </dev/null >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do [ -s "$work/url" ] && break; sleep 0.1; done
-[ -s "$work/url" ] || { echo "smoke_tui: the scripted server did not start" >&2; cat "$work/server.log" >&2; exit 1; }
-url=$(cat "$work/url")
-
-tmux -L "$sock" new-session -d -s smoke -x 120 -y 36 \
-  "cd '$work/ws' && DCODE_HOME='$work/home' OPENAI_API_KEY=smoke TERM=xterm-256color '$dcode' -m openai:smoke-model --base-url '$url' --approve all; echo DCODE-EXITED \$?; sleep 30"
+start_model_server
+start_dcode
 
 wait_for "Ask dcode" 20
 # The text and its Enter in one write, as tmux, expect and voice typing send them: it must send.

@@ -8,45 +8,11 @@
 # missing; non-zero with the screen on any failure.
 set -euo pipefail
 
-if ! command -v tmux >/dev/null 2>&1; then
-  echo "smoke_tui_signals: skipped (tmux is not installed)"
-  exit 0
-fi
+smoke_name=smoke_tui_signals
+. "$(dirname "$0")/smoke_lib.sh"
 
 mode=${1:?usage: smoke_tui_signals.sh TERM|HUP|close}
-root=$(cd "$(dirname "$0")/.." && pwd)
-py=${PYTHON:-$root/.venv/bin/python}
-dcode=$(dirname "$py")/dcode
-work=$(mktemp -d)
-sock="dcode-signals-$$"
-server_pid=""
-sleep_pid=""
-
-cleanup() {
-  tmux -L "$sock" kill-server >/dev/null 2>&1 || true
-  [ -n "$server_pid" ] && kill "$server_pid" >/dev/null 2>&1 || true
-  [ -n "$sleep_pid" ] && kill -KILL "$sleep_pid" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-screen() { tmux -L "$sock" capture-pane -t smoke -p 2>/dev/null || true; }
-
-fail() {
-  echo "smoke_tui_signals: FAILED ($mode) $1" >&2
-  echo "----- screen -----" >&2
-  screen >&2
-  exit 1
-}
-
-wait_for() {  # wait_for TEXT SECONDS
-  local deadline=$((SECONDS + $2))
-  while [ $SECONDS -lt $deadline ]; do
-    if screen | grep -qF -- "$1"; then return 0; fi
-    sleep 0.2
-  done
-  fail "waiting for: $1"
-}
+smoke_context=$mode
 
 running() {  # running PID: alive and not a zombie (an orphan may stay one where nothing reaps it)
   [ -r "/proc/$1/stat" ] || return 1
@@ -63,8 +29,6 @@ wait_gone() {  # wait_gone PID SECONDS WHAT
   done
 }
 
-mkdir -p "$work/ws" "$work/home"
-cd "$root"
 "$py" - "$work/script.json" <<'PY'
 import sys
 from tests.support.model_server import reply, tool_call, write_script
@@ -73,20 +37,15 @@ write_script(sys.argv[1], [
     reply("done"),
 ])
 PY
-"$py" -m tests.support.model_server --script "$work/script.json" --port-file "$work/url" \
-  --log "$work/requests.jsonl" </dev/null >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do [ -s "$work/url" ] && break; sleep 0.1; done
-[ -s "$work/url" ] || { echo "smoke_tui_signals: the scripted server did not start" >&2; cat "$work/server.log" >&2; exit 1; }
-url=$(cat "$work/url")
+start_model_server
 
 modes="stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\n' ' '"
-tmux -L "$sock" new-session -d -s smoke -x 120 -y 36 \
-  "cd '$work/ws' && DCODE_HOME='$work/home' OPENAI_API_KEY=smoke TERM=xterm-256color '$dcode' -m openai:smoke-model --base-url '$url' --approve all 'sleep a while'; echo DCODE-EXITED \$?; echo TTY-MODES \$($modes); sleep 30"
+start_dcode "'sleep a while'" "echo TTY-MODES \$($modes); "
 
 for _ in $(seq 1 300); do [ -s "$work/ws/sleep.pid" ] && break; sleep 0.1; done
 [ -s "$work/ws/sleep.pid" ] || fail "the model's sleep never started"
 sleep_pid=$(cat "$work/ws/sleep.pid")
+kill_at_exit+=("$sleep_pid")
 running "$sleep_pid" || fail "the sleep is not running"
 pane_pid=$(tmux -L "$sock" display -p -t smoke '#{pane_pid}')
 dcode_pid=$(pgrep -P "$pane_pid" | head -n 1)
