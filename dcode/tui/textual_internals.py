@@ -73,23 +73,12 @@ __all__ = [
 MARKDOWN = "textual.widgets._markdown"  # the block classes with no public path
 BLOCK = "textual.widgets.markdown:MarkdownBlock"  # public; its underscored attributes are not
 
-# The block classes Textual builds a parsed Markdown document from. Only ``MarkdownBlock`` (and
-# ``MarkdownStream``) are public (``textual.widgets.markdown``); a table's rows and cells and a
-# list's items are not, yet reading a parsed table or list means telling them apart, and
-# drawing one as a single block means subclassing Textual's own table and list blocks.
-_MARKDOWN_CLASSES = frozenset(
-    {
-        "MarkdownBulletList",
-        "MarkdownList",
-        "MarkdownListItem",
-        "MarkdownOrderedList",
-        "MarkdownParagraph",
-        "MarkdownTD",
-        "MarkdownTH",
-        "MarkdownTR",
-        "MarkdownTable",
-    }
-)
+# The block classes Textual builds a parsed Markdown document from: the ``Markdown*`` names of
+# ``__all__``. Only ``MarkdownBlock`` (and ``MarkdownStream``) are public
+# (``textual.widgets.markdown``); a table's rows and cells and a list's items are not, yet
+# reading a parsed table or list means telling them apart, and drawing one as a single block
+# means subclassing Textual's own table and list blocks.
+_MARKDOWN_CLASSES = frozenset(name for name in __all__ if name.startswith("Markdown"))
 
 
 def __getattr__(name: str) -> Any:

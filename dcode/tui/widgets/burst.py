@@ -32,7 +32,7 @@ from textual import events
 from textual.timer import Timer
 
 from dcode.media.paths import BurstDetector, BurstOutput, BurstPaste
-from dcode.tui.textual_internals import event_clock as _textual_time
+from dcode.tui.textual_internals import event_clock
 
 if TYPE_CHECKING:
     from dcode.tui.widgets.prompt_input import PromptInput
@@ -55,7 +55,7 @@ class BurstKeys:
         *,
         detector: BurstDetector | None = None,
         key_time: Callable[[events.Key], float] = _event_time,
-        now: Callable[[], float] = _textual_time,
+        now: Callable[[], float] = event_clock,
         enabled: bool | None = None,
     ) -> None:
         self.prompt = prompt
