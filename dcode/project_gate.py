@@ -101,11 +101,16 @@ def _flatten(key: str, value: Any) -> Iterator[tuple[str, Any]]:
         yield key, value
 
 
+def ignored_keys(settings: Settings) -> str:
+    """The project settings left out, named as the file spells them: ``approve, base_url``."""
+    return ", ".join(item.key for item in settings.ignored)
+
+
 def ignored_warning(settings: Settings) -> str | None:
     """The one line headless prints when the project's config was partly ignored."""
     if not settings.ignored:
         return None
-    keys = ", ".join(dict.fromkeys(item.key for item in settings.ignored))
+    keys = ignored_keys(settings)
     changed = ", changed since you trusted it" if settings.trust is TrustState.CHANGED else ""
     return (
         f"dcode: warning: ignoring settings from the untrusted project config {settings.project_config}{changed}: "

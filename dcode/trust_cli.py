@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from dcode.config import ConfigError, Settings, dcode_home, load_settings
+from dcode.project_gate import ignored_keys
 from dcode.trust import TRUST_FILES, ProjectFiles, TrustState, TrustStore
 
 
@@ -23,7 +24,7 @@ def trust_project(root: Path) -> str:
         return f"{settings.workspace} is already trusted."
     assert settings.project_digest is not None
     TrustStore(settings.home).trust(settings.workspace, settings.project_digest)
-    applied = ", ".join(dict.fromkeys(item.key for item in settings.ignored))
+    applied = ignored_keys(settings)
     now = f" (now applied: {applied})" if applied else ""
     return (
         f"Trusted {settings.workspace}: its {settings.project_config.relative_to(settings.workspace)} applies in full{now}. "

@@ -5,9 +5,15 @@ the SQLite checkpointer) opens in a worker afterwards. Until it is ready, and wh
 prompts and most commands wait in a visible queue. One ``match`` turns the core's events into
 transcript and status updates; widgets talk back only through messages.
 
-This module holds the layout, the engine's lifecycle, the first-run flow and the keys; what runs
-in the session (queue, turns, approvals, ``!cmd``) is ``app_session``, the slash commands'
-actions are ``app_commands``, and asking to trust the project's settings is ``app_trust``.
+Start-up, in order: the first frame paints; the trust question comes first when the project's
+config has settings that wait for it (``app_trust``); then the first-run screen when no model
+can be reached, else the engine opens in a worker, with a resumed session's transcript painted
+from its checkpoint meanwhile; once the engine is open, the resumed session is taken (held by
+another dcode: the user forks it or leaves) and the app is ready, running what was queued.
+
+This module holds the layout, that start-up, which session the app holds, and the keys; what
+runs in the session (queue, turns, approvals, ``!cmd``) is ``app_session``, the slash commands'
+actions are ``app_commands``.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +38,7 @@ from textual.widgets import TextArea
 
 from dcode.agent.session_lock import SessionHeld
 from dcode.agent.sessions import SessionDatabaseError
-from dcode.config import ApprovalMode, ConfigError, Settings, save_preference
+from dcode.config import ApprovalMode, ConfigError, Settings, load_settings, save_preference
 from dcode.exit_signals import ExitSignals
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
@@ -100,7 +107,10 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._paint_on_ready = session_id is not None
         self._painted_checkpoint: tuple[str, str, int] | None = None  # session, checkpoint, messages painted early
         self._setup_problem = setup_problem
-        self._reload_settings = reload_settings
+        # How to resolve the settings again (after the first-run screen, or once the project is
+        # trusted): launch_tui's keeps the command line's flags; by default, the files and the
+        # environment alone.
+        self._reload_settings = reload_settings or partial(load_settings, workspace=settings.workspace, default_approve=ApprovalMode.MANUAL)
         self._clock = clock
         self._animated = animate
         self._cwd_label = cwd_label if cwd_label is not None else display_path(settings.workspace)
@@ -270,13 +280,13 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._pump()
 
     async def on_engine_failed(self, message: EngineFailed) -> None:
-        self.starting = False
-        self.status.activity = "No model" if message.needs_setup else "Not started"
         if message.needs_setup:
             self._setup_problem = message.problem
             self._show_first_run(message.problem)
-        else:
-            await self.transcript.notice(message.problem, NoticeLevel.ERROR)
+            return
+        self.starting = False
+        self.status.activity = "Not started"
+        await self.transcript.notice(message.problem, NoticeLevel.ERROR)
 
     def _show_first_run(self, problem: str) -> None:
         from dcode.tui.screens.first_run import FirstRunScreen
@@ -297,7 +307,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         from dcode.models.connection import check_connection
         from dcode.models.factory import resolve_model
 
-        settings = self._reload_settings() if self._reload_settings is not None else self.settings
+        settings = self._reload_settings()
         try:
             resolved = resolve_model(settings)
         except ConfigError as exc:
@@ -316,24 +326,27 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._retry_setup()
 
     def _retry_setup(self) -> None:
-        from dcode.tui.launch import find_setup_problem
-
-        if self._reload_settings is not None:
-            try:
-                self.settings = self._reload_settings()
-            except ConfigError as exc:
-                self._setup_problem = str(exc)
-                self._show_first_run(str(exc))
-                return
-        problem = find_setup_problem(self.settings)
-        self._setup_problem = problem
-        if problem:
-            self._show_first_run(problem)
+        self._resolve_settings_again()
+        if self._setup_problem:
+            self._show_first_run(self._setup_problem)
             return
-        self.status.model = self.settings.model
         self.status.activity = "Starting…"
         self.prompt_input.focus()
         self._open_engine()
+
+    def _resolve_settings_again(self) -> bool:
+        """Resolve the settings again from their sources, and what still keeps a model out of
+        reach (``_setup_problem``); False when the config itself is now wrong (it says why)."""
+        from dcode.tui.launch import find_setup_problem
+
+        try:
+            self.settings = self._reload_settings()
+        except ConfigError as exc:
+            self._setup_problem = str(exc)
+            return False
+        self._setup_problem = find_setup_problem(self.settings)
+        self.status.model = self.settings.model
+        return True
 
     def _ensure_runner(self) -> SessionRunner:
         assert self.engine is not None

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from dcode.config import ApprovalMode, ConfigError, Settings
+from dcode.config import ApprovalMode
+from dcode.project_gate import ignored_keys
 from dcode.tui.transcript import NoticeLevel
 from dcode.tui.transcript.view import ANSWER_MODULE
 
@@ -44,22 +45,18 @@ class ProjectTrust(_Base):
             else:
                 self.call_later(
                     self.transcript.notice,
-                    f"Left out the project's {self._ignored_keys()} this session; `dcode trust` applies them.",
+                    f"Left out the project's {ignored_keys(self.settings)} this session; `dcode trust` applies them.",
                     NoticeLevel.WARNING,
                 )
             self._open_or_set_up()
 
         self.push_screen(screen, callback=closed)
 
-    def _ignored_keys(self) -> str:
-        return ", ".join(dict.fromkeys(item.key for item in self.settings.ignored))
-
     def _trust_project(self) -> None:
         """Record the trust for exactly the content the user was shown, then re-resolve."""
         from dcode.trust import TrustStore
-        from dcode.tui.launch import find_setup_problem
 
-        keys = self._ignored_keys()
+        keys = ignored_keys(self.settings)
         settings = self.settings
         try:
             assert settings.project_digest is not None
@@ -67,25 +64,13 @@ class ProjectTrust(_Base):
         except OSError as exc:
             self.call_later(self.transcript.notice, f"could not record the trust: {exc.strerror or exc}", NoticeLevel.ERROR)
             return
-        try:
-            self.settings = self._reload()
-        except ConfigError as exc:
-            self._setup_problem = str(exc)
-            return
-        self._setup_problem = find_setup_problem(self.settings)
+        if not self._resolve_settings_again():
+            return  # the first-run screen says what is wrong with the config
         self.mode = self.settings.approve or ApprovalMode.MANUAL
-        self.status.mode = self.mode
-        self.status.model = self.settings.model
-        still = ", ".join(item.key for item in self.settings.ignored)
+        self._show_mode()
+        still = ignored_keys(self.settings)
         note = f" (still left out: {still})" if still else ""
         self.call_later(self.transcript.notice, f"Trusted this project: its {keys} now apply{note}.")
-
-    def _reload(self) -> Settings:
-        if self._reload_settings is not None:
-            return self._reload_settings()
-        from dcode.config import load_settings
-
-        return load_settings(workspace=self.settings.workspace, default_approve=ApprovalMode.MANUAL)
 
     @work(thread=True, group="warm-imports", exit_on_error=False)
     def _warm_engine_imports(self) -> None:
