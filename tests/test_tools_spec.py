@@ -66,6 +66,15 @@ def test_write_todos_is_langchains_tool() -> None:
     assert WRITE_TODOS.summary({"todos": "junk"}) == "write_todos"
 
 
+def test_target_paths_are_the_file_a_write_names() -> None:
+    assert spec_for("write_file").target_paths({"file_path": "a/b.py", "content": ""}) == ["a/b.py"]
+    assert spec_for("edit_file").target_paths({"file_path": "/abs/c.py"}) == ["/abs/c.py"]
+    assert spec_for("edit_file").target_paths({}) == []
+    assert spec_for("edit_file").target_paths({"file_path": 3}) == []
+    assert spec_for("read_file").target_paths({"file_path": "a.py"}) == []
+    assert spec_for("execute").target_paths({"command": "touch x"}) == []
+
+
 def test_summaries_tolerate_junk() -> None:
     for name in SPECS:
         assert spec_for(name).summary({"file_path": 3, "todos": [1, None], "offset": "x"}).startswith(name)
@@ -73,7 +82,7 @@ def test_summaries_tolerate_junk() -> None:
 
 PROBE = """
 import sys
-import dcode.agent.approval, dcode.agent.tools.classify, dcode.agent.tools.diffs
+import dcode.agent.approval, dcode.agent.tools.diffs
 import dcode.agent.tools.spec, dcode.agent.tools.summary, dcode.tui.transcript.replay
 heavy = {"langchain", "langchain_core", "langgraph", "openai"}
 print(",".join(sorted({name.split(".")[0] for name in sys.modules} & heavy)))
