@@ -393,7 +393,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         count = await self._paint_session(info.id)
         self._show_model()
         profile = self.engine.resolved.profile
-        self.status.set_usage(info.context_tokens, profile.max_input_tokens, True)
+        self.status.set_usage(info.context_tokens, profile.max_input_tokens)
         self.status.cost = profile.cost(info.input_tokens, info.output_tokens)
         opened = f"Forked session {forked_from} into {info.id}" if forked_from else f"Resumed session {info.id}"
         await self.transcript.notice(f"{opened} · {info.title or 'untitled'} · {count} messages")

@@ -195,7 +195,7 @@ class SlashCommands(_Base):
         self._use_runner(None)  # the next prompt starts (and takes) a new session
         self._show_mode()  # a new session starts without the old one's "yes for the session"
         await self.transcript.clear()
-        self.status.set_usage(0, self.status.max_tokens, True)
+        self.status.set_usage(0, self.status.max_tokens)
         self.status.cost = None
         await self.transcript.notice("new session")
 

@@ -279,7 +279,7 @@ class SessionWork(_Base):
         self.status.streamed_tokens = self._streamed_chars // 4
 
     def _usage(self, event: UsageUpdated) -> None:
-        self.status.set_usage(event.context_tokens, event.max_input_tokens, True)
+        self.status.set_usage(event.context_tokens, event.max_input_tokens)
         if self.engine is not None:
             self.status.cost = self.engine.resolved.profile.cost(event.session_input_tokens, event.session_output_tokens)
 

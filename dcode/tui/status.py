@@ -96,15 +96,15 @@ def human_tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M"
 
 
-def context_label(tokens: int, limit: int | None, reported: bool) -> str:
+def context_label(tokens: int, limit: int | None) -> str:
+    """The provider's figure for the last request (``UsageUpdated``), against the window."""
     if tokens <= 0:
         return "Context –"
-    mark = "" if reported else "~"
-    amount = f"{mark}{human_tokens(tokens)} tokens"
+    amount = f"{human_tokens(tokens)} tokens"
     if not limit:
         return f"Context {amount}"
     percent = min(999, round(100 * tokens / limit))
-    return f"Context {mark}{percent}% · {amount}"
+    return f"Context {percent}% · {amount}"
 
 
 def cost_label(cost: float | None) -> str:
@@ -132,7 +132,6 @@ class StatusBar(Widget):
     activity: reactive[str] = reactive("")
     context_tokens: reactive[int] = reactive(0)
     max_tokens: reactive[int | None] = reactive(None)
-    reported: reactive[bool] = reactive(True)
     cost: reactive[float | None] = reactive(None)
     queued: reactive[int] = reactive(0)
     # Counted on every streamed delta: the spinner's tick repaints it while it turns, so a
@@ -176,8 +175,8 @@ class StatusBar(Widget):
         if self._timer is None:
             self.refresh()  # no spinner ticking: show the count now
 
-    def set_usage(self, context_tokens: int, max_tokens: int | None, reported: bool) -> None:
-        self.context_tokens, self.max_tokens, self.reported = context_tokens, max_tokens, reported
+    def set_usage(self, context_tokens: int, max_tokens: int | None) -> None:
+        self.context_tokens, self.max_tokens = context_tokens, max_tokens
 
     def _left_top(self) -> Content:
         parts: list[Content] = []
@@ -196,7 +195,7 @@ class StatusBar(Widget):
         return Content("").join(parts) if parts else Content("")
 
     def _right_top(self) -> Content:
-        context = context_label(self.context_tokens, self.max_tokens, self.reported)
+        context = context_label(self.context_tokens, self.max_tokens)
         limit = self.max_tokens or 0
         share = self.context_tokens / limit if limit else 0.0
         style = "$text-error" if share > 0.8 else "$text-warning" if share > 0.6 else "$text-muted"
