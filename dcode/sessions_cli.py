@@ -6,7 +6,7 @@ import json
 import time
 
 from dcode.agent.events import AssistantMessageFinished, ToolCallFinished, ToolCallRunning, ToolStatus, UserMessage
-from dcode.agent.sessions import SessionInfo, SessionStore, database_errors
+from dcode.agent.sessions import SessionInfo, SessionStore
 from dcode.config import ConfigError, Settings
 
 
@@ -36,9 +36,7 @@ def show_session(settings: Settings, session_id: str) -> str:
     info = SessionStore(settings.sessions_db, read_only=True).get(session_id)
     if info is None:
         raise ConfigError(f"no session {session_id!r}: see `dcode sessions list`")
-    with database_errors(settings.sessions_db):
-        transcript = _transcript(settings, info.id)
-    return "\n".join([*_header(info), "", *transcript])
+    return "\n".join([*_header(info), "", *_transcript(settings, info.id)])
 
 
 def _header(info: SessionInfo) -> list[str]:

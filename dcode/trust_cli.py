@@ -17,8 +17,7 @@ from dcode.trust import TRUST_FILES, ProjectFiles, TrustState, TrustStore
 def trust_project(root: Path) -> str:
     """Trust ``root`` as it is now; raises ConfigError for a missing directory or a bad config."""
     settings = _settings_for(root)
-    files = ProjectFiles.read(settings.workspace)
-    if not files.contents:
+    if settings.trust is TrustState.NONE:
         return f"{settings.workspace} has nothing to trust (no {' or '.join(TRUST_FILES)})."
     if settings.trust is TrustState.TRUSTED:
         return f"{settings.workspace} is already trusted."
@@ -49,11 +48,11 @@ def list_projects() -> str:
     for entry in entries:
         root = Path(entry.path)
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.trusted_at))
-        lines.append(f"{entry.path}  trusted {when}{_status(store, root, entry.digest)}")
+        lines.append(f"{entry.path}  trusted {when}{_status(root, entry.digest)}")
     return "\n".join(lines)
 
 
-def _status(store: TrustStore, root: Path, digest: str) -> str:
+def _status(root: Path, digest: str) -> str:
     if not root.is_dir():
         return "  (missing)"
     try:

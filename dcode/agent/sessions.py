@@ -48,7 +48,6 @@ class SessionDatabaseError(Exception):
 
     def __init__(self, path: Path, detail: str, *, damaged: bool) -> None:
         self.path = path
-        self.damaged = damaged
         if damaged:
             message = (
                 f"the session database {path} is damaged ({detail}): "

@@ -122,7 +122,6 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._streamed_chars = 0
         self._turn_output = False
         self._stopped_at_approval = False  # the user stopped the turn by answering "stop" to an approval
-        self._theme_loaded = False
         # SIGTERM/SIGINT/SIGHUP quit as Ctrl+D does (the terminal is restored); launch_tui
         # turns the signal into the exit code.
         self.exit_signals = ExitSignals(lambda _signum: self.call_later(self.action_quit))

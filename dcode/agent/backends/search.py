@@ -46,7 +46,6 @@ def python_grep(
     *,
     max_matches: int,
     display: DisplayPath,
-    env: Mapping[str, str] | None = None,
 ) -> GrepResult:
     """Scan ``files`` in order (blocking: run it in a thread)."""
     found: list[GrepMatch] = []
