@@ -149,6 +149,17 @@ def image_ids(content: str | list[dict[str, Any]]) -> list[str]:
     return [block["attachment_id"] for block in content if block.get("type") == "image"]
 
 
+def gated_host(tmp: Path) -> tuple[MediaHost, asyncio.Event]:
+    """A host whose attachments are held until the event is set (an image still attaching)."""
+    gate = asyncio.Event()
+
+    async def gated(fn: Callable[..., Any], *args: Any) -> Any:
+        await gate.wait()
+        return await asyncio.to_thread(fn, *args)
+
+    return MediaHost(tmp, run_in_thread=gated), gate
+
+
 @pytest.fixture
 def host(tmp_path: Path) -> MediaHost:
     return MediaHost(tmp_path)
@@ -306,13 +317,7 @@ async def test_a_typed_lookalike_is_text(host: MediaHost) -> None:
 async def test_typing_while_an_image_is_attached_keeps_the_order(
     tmp_path: Path, shots: Path
 ) -> None:
-    gate = asyncio.Event()
-
-    async def gated(fn: Callable[..., Any], *args: Any) -> Any:
-        await gate.wait()
-        return await asyncio.to_thread(fn, *args)
-
-    app = MediaHost(tmp_path, run_in_thread=gated)
+    app, gate = gated_host(tmp_path)
     path = make_png(shots / "shot.png")
     async with app.run_test() as pilot:
         app.prompt.insert_text("see")
@@ -330,13 +335,7 @@ async def test_typing_while_an_image_is_attached_keeps_the_order(
 async def test_enter_while_an_image_attaches_sends_once_it_is_attached(
     tmp_path: Path, shots: Path
 ) -> None:
-    gate = asyncio.Event()
-
-    async def gated(fn: Callable[..., Any], *args: Any) -> Any:
-        await gate.wait()
-        return await asyncio.to_thread(fn, *args)
-
-    app = MediaHost(tmp_path, run_in_thread=gated)
+    app, gate = gated_host(tmp_path)
     path = make_png(shots / "shot.png")
     async with app.run_test() as pilot:
         app.prompt.insert_text("see")
