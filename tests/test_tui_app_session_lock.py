@@ -14,8 +14,7 @@ from dcode.tui.screens.resume import ResumeScreen
 from dcode.tui.screens.session_held import SessionHeldScreen
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.support.session_holder import held_elsewhere
-from tests.test_tui_app_sessions import _one_session
-from tests.test_tui_app_support import Harness, running_app
+from tests.test_tui_app_support import Harness, one_session, running_app
 
 
 def held_here(home: Path, session_id: str) -> bool:
@@ -40,10 +39,21 @@ async def resume(h: Harness, session_id: str) -> None:
     h.app.screen.dismiss(session_id)
 
 
+async def resume_held(h: Harness, elsewhere: str) -> tuple[str, SessionHeldScreen]:
+    """A conversation here, then /resume of the session another dcode holds: this session's id
+    and the choice the app offers."""
+    await h.send("a conversation here")
+    await h.idle()
+    assert h.app.runner is not None
+    here = h.app.runner.session_id
+    await resume(h, elsewhere)
+    return here, await choice(h)
+
+
 async def test_a_session_open_elsewhere_is_forked_and_the_original_is_untouched(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
-    session_id = await _one_session(server, workspace, dcode_home)
+    session_id = await one_session(server, workspace, dcode_home)
     db = dcode_home / "sessions.db"
     original, original_row = read_saved_thread(db, session_id), SessionStore(db).get(session_id)
     assert original is not None and original_row is not None
@@ -78,7 +88,7 @@ async def test_a_session_open_elsewhere_is_forked_and_the_original_is_untouched(
 async def test_quitting_instead_leaves_the_session_to_its_holder(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
-    session_id = await _one_session(server, workspace, dcode_home)
+    session_id = await one_session(server, workspace, dcode_home)
     db = dcode_home / "sessions.db"
     original = read_saved_thread(db, session_id)
     with held_elsewhere(dcode_home, session_id):
@@ -90,19 +100,14 @@ async def test_quitting_instead_leaves_the_session_to_its_holder(
         assert len(SessionStore(db).list()) == 1  # no new session either
     after = read_saved_thread(db, session_id)
     assert after is not None and original is not None and after.checkpoint_id == original.checkpoint_id
-    assert len(server.requests) == 2  # only _one_session's: the queued prompt went nowhere
+    assert len(server.requests) == 2  # only one_session's: the queued prompt went nowhere
 
 
 async def test_resume_of_a_session_open_elsewhere_can_go_back(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    elsewhere = await _one_session(server, workspace, dcode_home)
+    elsewhere = await one_session(server, workspace, dcode_home)
     with held_elsewhere(dcode_home, elsewhere):
         async with running_app(server, workspace, dcode_home, reply("here")) as h:
-            await h.send("a conversation here")
-            await h.idle()
-            assert h.app.runner is not None
-            here = h.app.runner.session_id
-            await resume(h, elsewhere)
-            screen = await choice(h)
+            here, screen = await resume_held(h, elsewhere)
             assert "Back" in str(screen.query_one("#held-choices").get_option_at_index(1).prompt)
             await h.pilot.press("escape")
             await h.until(lambda: not isinstance(h.app.screen, SessionHeldScreen), what="the choice to close")
@@ -111,15 +116,10 @@ async def test_resume_of_a_session_open_elsewhere_can_go_back(server: ScriptedMo
 
 
 async def test_resume_of_a_session_open_elsewhere_can_fork_it(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    elsewhere = await _one_session(server, workspace, dcode_home)
+    elsewhere = await one_session(server, workspace, dcode_home)
     with held_elsewhere(dcode_home, elsewhere):
         async with running_app(server, workspace, dcode_home, reply("here")) as h:
-            await h.send("a conversation here")
-            await h.idle()
-            assert h.app.runner is not None
-            here = h.app.runner.session_id
-            await resume(h, elsewhere)
-            await choice(h)
+            here, _ = await resume_held(h, elsewhere)
             await h.pilot.press("f")
             await h.until(lambda: h.prompts() == ["what is in a.txt? remember 42"], what="the fork's transcript")
             assert h.app.runner is not None and h.app.runner.session_id not in {here, elsewhere}

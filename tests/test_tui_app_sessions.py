@@ -20,21 +20,11 @@ from dcode.tui.transcript.blocks import OlderMarker
 from dcode.tui.transcript.answer import INTERRUPTED_MARK
 from dcode.tui.transcript.view import RESUME_ENTRIES
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from tests.test_tui_app_support import running_app
-
-
-async def _one_session(server: ScriptedModelServer, workspace: Path, home: Path) -> str:
-    (workspace / "a.txt").write_text("alpha\n")
-    steps = (reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"})]), reply("The file says alpha.", usage=(5_000, 20)))
-    async with running_app(server, workspace, home, *steps) as h:
-        await h.send("what is in a.txt? remember 42")
-        await h.idle()
-        assert h.app.runner is not None
-        return h.app.runner.session_id
+from tests.test_tui_app_support import one_session, running_app
 
 
 async def test_resume_paints_the_transcript_and_continues(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    session_id = await _one_session(server, workspace, dcode_home)
+    session_id = await one_session(server, workspace, dcode_home)
     async with running_app(server, workspace, dcode_home, reply("You said 42."), session_id=session_id) as h:
         await h.until(lambda: h.prompts(), what="the resumed transcript")
         assert h.prompts() == ["what is in a.txt? remember 42"]
@@ -76,7 +66,7 @@ async def test_a_resumed_transcript_shows_what_the_live_one_showed(server: Scrip
 
 
 async def test_resume_picker_opens_a_session(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    session_id = await _one_session(server, workspace, dcode_home)
+    session_id = await one_session(server, workspace, dcode_home)
     async with running_app(server, workspace, dcode_home, reply("fresh")) as h:
         await h.send("a new conversation")
         await h.idle()
@@ -169,7 +159,7 @@ def held_engine(monkeypatch: pytest.MonkeyPatch) -> HeldEngine:
 async def test_a_resumed_transcript_is_painted_before_the_engine_is_ready(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path, held_engine: HeldEngine
 ) -> None:
-    session_id = await _one_session(server, workspace, dcode_home)
+    session_id = await one_session(server, workspace, dcode_home)
     held_engine.hold()
     async with running_app(server, workspace, dcode_home, reply("You said 42."), session_id=session_id, wait_ready=False) as h:
         await h.until(lambda: h.prompts(), what="the saved transcript")
@@ -189,7 +179,7 @@ async def test_a_resumed_transcript_is_painted_before_the_engine_is_ready(
 async def test_a_transcript_painted_early_is_repainted_if_the_session_moved_on(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path, held_engine: HeldEngine
 ) -> None:
-    session_id = await _one_session(server, workspace, dcode_home)
+    session_id = await one_session(server, workspace, dcode_home)
     held_engine.hold()
     async with running_app(server, workspace, dcode_home, session_id=session_id, wait_ready=False) as h:
         await h.until(lambda: h.prompts(), what="the saved transcript")

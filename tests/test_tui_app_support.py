@@ -1,6 +1,6 @@
 """Shared harness for the TUI pilot tests: the real app, engine and SQLite against the scripted server.
 
-No tests live here; the ``test_tui_app*`` modules import ``running_app``.
+No tests live here; the ``test_tui_app*`` modules import ``running_app`` and the helpers.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from textual.pilot import Pilot
 from dcode.config import ApprovalMode, Settings, WireApi
 from dcode.tui.app import DcodeApp
 from dcode.tui.transcript import AssistantEntry, ToolCallEntry, ToolGroupEntry, UserEntry
-from tests.support.model_server import ScriptedModelServer, Step
+from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call
 
 SIZE = (100, 34)
 KEY_CHARACTERS = {"enter": "\r", "escape": "\x1b", "tab": "\t", "space": " "}
@@ -175,3 +175,14 @@ async def running_app(
         if app.runner is not None and app.runner.busy:
             app.runner.cancel()
             await asyncio.sleep(0.05)
+
+
+async def one_session(server: ScriptedModelServer, workspace: Path, home: Path) -> str:
+    """A saved session to resume: one turn that read a.txt and was asked to remember 42."""
+    (workspace / "a.txt").write_text("alpha\n")
+    steps = (reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"})]), reply("The file says alpha.", usage=(5_000, 20)))
+    async with running_app(server, workspace, home, *steps) as h:
+        await h.send("what is in a.txt? remember 42")
+        await h.idle()
+        assert h.app.runner is not None
+        return h.app.runner.session_id
