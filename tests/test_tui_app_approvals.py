@@ -36,27 +36,20 @@ async def test_y_approves_and_the_diff_is_shown(server: ScriptedModelServer, wor
         assert h.app.focused is h.app.prompt_input.area
 
 
-async def test_a_approves_the_kind_for_the_session(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    steps = (write("a.txt"), reply("one"), write("b.txt"), reply("two"))
-    async with running_app(server, workspace, dcode_home, *steps) as h:
-        await h.send("write a")
-        await h.approval()
-        await h.press("a")
-        await h.idle()
-        await h.send("write b")
-        await h.idle()  # no second question
-        assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
-        assert h.app.runner is not None and h.app.runner.policy.session_allowed
-
-
-async def test_a_shows_in_the_status_bar_and_approve_mode_withdraws_it(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    steps = (write("a.txt"), reply("one"), write("b.txt"), reply("two"))
+async def test_a_approves_the_kind_for_the_session_until_approve_mode_withdraws_it(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    steps = (write("a.txt"), reply("one"), write("b.txt"), reply("two"), write("c.txt"), reply("three"))
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("write a")
         await h.approval()
         await h.press("a")
         await h.idle()
         assert "⏵ manual +edit: ask before shell" in h.text()
+        await h.send("write b")
+        await h.idle()  # no second question
+        assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
+        assert h.app.runner is not None and h.app.runner.policy.session_allowed
         await h.send("/approve")
         await h.until(lambda: notices(h)[-1:] == ["approval mode is manual +edit: ask before shell · /approve manual, edits or all sets it"], what="the mode line")
         await h.send("/approve manual")
@@ -64,11 +57,11 @@ async def test_a_shows_in_the_status_bar_and_approve_mode_withdraws_it(server: S
         await h.until(lambda: notices(h)[-1:] == [withdrawn], what="the confirmation")
         assert "⏵ manual: ask before edits and shell" in h.text()
         assert h.app.runner is not None and not h.app.runner.policy.session_allowed
-        await h.send("write b")
+        await h.send("write c")
         await h.approval()  # it asks again
         await h.press("y")
         await h.idle()
-        assert (workspace / "b.txt").exists()
+        assert (workspace / "c.txt").exists()
 
 
 def test_mode_labels_name_what_still_asks() -> None:
