@@ -66,6 +66,13 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """Where ``$DCODE_HOME`` points, for tests that hand dcode its environment themselves (a
+    subprocess, ``load_settings(env=...)``); ``dcode_home`` also sets it in this process."""
+    return tmp_path / "home"
+
+
+@pytest.fixture
 def dcode_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("DCODE_HOME", str(home))

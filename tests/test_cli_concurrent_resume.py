@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 
 from dcode.agent.saved_thread import read_saved_thread
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call
@@ -22,11 +21,6 @@ from tests.support.session_holder import held_elsewhere
 from tests.test_cli_headless import DCODE, model_args, run
 
 WAIT_FOR_GO = "touch started; while [ ! -f go ]; do sleep 0.05; done; echo went on"
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
 
 
 def _env(home: Path) -> dict[str, str]:

@@ -30,11 +30,6 @@ def run(args: list[str], workspace: Path, home: Path, *, stdin: str | None = Non
     )
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
 def model_args(server, api: str = "chat") -> list[str]:
     return ["-m", "openai:test-model", "--base-url", server.base_url, "--api", api]
 

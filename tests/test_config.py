@@ -12,18 +12,6 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
 def test_defaults_without_files(home: Path, workspace: Path) -> None:
     settings = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
     assert settings.home == home

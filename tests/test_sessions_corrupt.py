@@ -18,11 +18,6 @@ from tests.test_tui_app_support import running_app
 ANY_ID = "abcdef123456"
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
 @pytest.fixture(params=["garbage", "truncated"])
 def damaged(request: pytest.FixtureRequest, server: ScriptedModelServer, workspace: Path, home: Path) -> tuple[Path, str]:
     """sessions.db overwritten with bytes that are no database, or a real one cut in half;

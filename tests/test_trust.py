@@ -33,18 +33,6 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "cloned"
-    ws.mkdir()
-    return ws
-
-
 def load(home: Path, workspace: Path, **kwargs: object):
     env = {"DCODE_HOME": str(home), **kwargs.pop("env", {})}  # type: ignore[dict-item]
     return load_settings(workspace=workspace, env=env, **kwargs)  # type: ignore[arg-type]
