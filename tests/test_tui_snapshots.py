@@ -7,9 +7,12 @@ Update with ``pytest tests/test_tui_snapshots.py --snapshot-update`` after check
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from dcode.agent.sessions import SessionStore
 from dcode.tui.app import DcodeApp
@@ -45,6 +48,19 @@ def harness(app: DcodeApp, pilot: Pilot, server: ScriptedModelServer, workspace:
     # A blinking cursor would make the picture depend on when it is taken.
     app.prompt_input.area.cursor_blink = False
     return Harness(app, pilot, server, workspace, app.settings)
+
+
+def opening(app: DcodeApp, server: ScriptedModelServer, workspace: Path, command: str, screen: type[Screen[Any]]) -> Callable[[Pilot], Awaitable[None]]:
+    """The steps before a picker's snapshot: ``command`` sent once the app is ready, and ``screen`` up."""
+
+    async def run_before(pilot: Pilot) -> None:
+        h = harness(app, pilot, server, workspace)
+        await h.ready()
+        await h.send(command)
+        await h.until(lambda: isinstance(app.screen, screen), what="the picker")
+        await pilot.pause(0.2)
+
+    return run_before
 
 
 def test_main_screen(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
@@ -92,15 +108,7 @@ def test_resume_picker(snap_compare, server: ScriptedModelServer, workspace: Pat
         store.create(session_id, Path(cwd), "openai:gpt-5.1")
         store.record_turn(session_id, prompt=title, model="openai:gpt-5.1", message_count=4, input_tokens=100, output_tokens=10, context_tokens=110)
     app = build_app(server, workspace, dcode_home)
-
-    async def run_before(pilot: Pilot) -> None:
-        h = harness(app, pilot, server, workspace)
-        await h.ready()
-        await h.send("/resume")
-        await h.until(lambda: isinstance(app.screen, ResumeScreen), what="the picker")
-        await pilot.pause(0.2)
-
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=SIZE, run_before=opening(app, server, workspace, "/resume", ResumeScreen))
 
 
 def test_model_picker(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch) -> None:
@@ -110,12 +118,4 @@ def test_model_picker(snap_compare, server: ScriptedModelServer, workspace: Path
     store.create("a1b2c3d4e5f6", workspace, "deepseek:deepseek-chat")
     store.create("0f9e8d7c6b5a", workspace, "openai:gpt-5.1")
     app = build_app(server, workspace, dcode_home)
-
-    async def run_before(pilot: Pilot) -> None:
-        h = harness(app, pilot, server, workspace)
-        await h.ready()
-        await h.send("/model")
-        await h.until(lambda: isinstance(app.screen, ModelScreen), what="the picker")
-        await pilot.pause(0.2)
-
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=SIZE, run_before=opening(app, server, workspace, "/model", ModelScreen))
