@@ -1,9 +1,9 @@
 """The inline approval: a question inside the transcript, answered with one key.
 
 ``y`` approves; ``a`` approves this kind (edits, shell, or tools dcode does not know) for the
-rest of the session; ``n``
-rejects; Tab opens a one-line input whose text the model reads as the reason; Esc rejects and
-stops the turn. The widget resolves the core's future itself and tells the app what happened.
+rest of the session; ``n`` rejects; Tab opens a one-line input whose text the model reads as
+the reason; Esc rejects and stops the turn. The widget resolves the core's future itself and
+tells the app what happened.
 """
 
 from __future__ import annotations

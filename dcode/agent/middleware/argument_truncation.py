@@ -4,8 +4,8 @@ A file the model wrote twenty steps ago is on disk; the history need not carry i
 in every later request. Hook: ``awrap_model_call``. When the request's messages reach
 ``TRIGGER`` of the model's input window (an estimate: about four characters a token), every
 string argument longer than ``MAX_ARGUMENT_CHARS`` in a call of a write tool (kind ``write`` in
-its spec: ``write_file``, ``edit_file``) older than the keep window (the newest messages within ``KEEP`` of the window) is cut to its
-first ``HEAD_CHARS`` characters and a marker. Only the request changes; the checkpointed
+its spec: ``write_file``, ``edit_file``) older than the keep window (the newest messages within
+``KEEP`` of the window) is cut to its first ``HEAD_CHARS`` characters and a marker. Only the request changes; the checkpointed
 history keeps every argument. Other tools' calls, and short arguments, are never touched.
 """
 

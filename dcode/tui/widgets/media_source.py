@@ -21,7 +21,8 @@ One :class:`MediaSource` plugs into ``PromptInput`` as the placeholder source of
   history persists an image by attachment id and a video by path (``dump``/``load``).
 - **Sending.** ``allow_submit`` holds the draft while media is still being attached and sends it
   once the last paste settles (a path and Enter in one write, or a fast typist, needs no second
-  Enter; a wait that lasts is a toast). It refuses a draft that holds a video (videos are never sent whole; frame sampling comes later).
+  Enter; a wait that lasts is a toast). It refuses a draft that holds a video (videos are never
+  sent whole; frame sampling comes later).
   :func:`dcode.tui.widgets.media_content.build_content` turns the sent prompt into content.
 - **Clipboard.** Ctrl+V reads the system clipboard in a thread (``read_clipboard_image``): an
   image is admitted like a dropped file; no image means an ordinary text paste; a missing tool
