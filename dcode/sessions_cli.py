@@ -58,7 +58,7 @@ def _transcript(settings: Settings, session_id: str) -> list[str]:
     needed to show a transcript."""
     from dcode.agent.saved_thread import read_saved_thread, replay
 
-    saved = read_saved_thread(settings.sessions_db, session_id)
+    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
     if saved is None or not saved.messages:
         return ["(no messages)"]
     lines: list[str] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,34 @@ def test_a_damaged_database_is_one_line_and_exit_2(
     assert result.stdout == ""
     assert db.read_bytes() == before
     assert len(server.requests) == requests  # nothing was sent for it
+
+
+@pytest.mark.parametrize("damage", ["overwritten", "dropped"])
+def test_show_says_so_when_only_the_checkpoints_are_damaged(
+    damage: str, server: ScriptedModelServer, workspace: Path, home: Path
+) -> None:
+    """The session's own record reads fine, its saved messages do not: that is damage to say,
+    not an empty session to print."""
+    server.script(reply("a real session"))
+    made = run(["-p", "hello", *model_args(server), "--output-format", "json"], workspace, home)
+    assert made.returncode == 0, made.stderr
+    session_id = json.loads(made.stdout)["session_id"]
+    db = home / "sessions.db"
+    with sqlite3.connect(db) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        [root] = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'checkpoints'").fetchone()
+        if damage == "dropped":
+            conn.execute("DROP TABLE checkpoints")
+    if damage == "overwritten":
+        with db.open("r+b") as handle:
+            handle.seek((root - 1) * page_size)
+            handle.write(b"\xde\xad" * (page_size // 2))
+    assert run(["sessions", "list"], workspace, home).returncode == 0  # the record is sound
+    result = run(["sessions", "show", session_id], workspace, home)
+    assert result.returncode == 2, result.stdout
+    [line] = result.stderr.splitlines()
+    assert line.startswith(expected_line(db)), line
+    assert result.stdout == ""
 
 
 def test_doctor_names_the_damaged_database(damaged: tuple[Path, str], workspace: Path, home: Path) -> None:

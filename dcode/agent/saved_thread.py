@@ -51,18 +51,30 @@ def open_read_only(db_path: Path) -> sqlite3.Connection | None:
         return None
 
 
-def read_saved_thread(db_path: Path, session_id: str) -> SavedThread | None:
+def read_saved_thread(db_path: Path, session_id: str, *, strict: bool = False) -> SavedThread | None:
     """The messages in ``session_id``'s latest checkpoint, as the graph's state holds them,
     and that checkpoint's id; None when there is no such database, session or checkpoint, or
-    it cannot be read."""
+    it cannot be read. ``strict``: a database that cannot be read raises
+    ``SessionDatabaseError`` instead (``sessions show`` must not pass damage off as an empty
+    session; the TUI's early paint just waits for the engine)."""
+    from dcode.agent.sessions import SessionDatabaseError, database_errors
+
     conn = open_read_only(db_path)
     if conn is None:
         return None
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     try:
-        saved = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": session_id, "checkpoint_ns": ""}})
-    except sqlite3.Error:
+        with database_errors(db_path):
+            missing = _missing_tables(conn)
+            if len(missing) == len(CHECKPOINT_SCHEMA):
+                return None  # no checkpoint was ever saved here
+            if missing:  # half the checkpointer's tables: the saver would try to recreate them
+                raise SessionDatabaseError(db_path, f"no {' or '.join(missing)} table", damaged=True)
+            saved = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": session_id, "checkpoint_ns": ""}})
+    except Exception:
+        if strict:
+            raise
         return None
     finally:
         conn.close()
@@ -89,12 +101,18 @@ def latest_checkpoint_id(db_path: Path, session_id: str) -> str | None:
     return str(row[0]) if row else None
 
 
+def _missing_tables(conn: sqlite3.Connection) -> list[str]:
+    found = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return [table for table in CHECKPOINT_SCHEMA if table not in found]
+
+
 def delete_thread(conn: sqlite3.Connection, session_id: str) -> None:
     """Delete ``session_id``'s checkpoints and pending writes, in the caller's transaction (so
     the session's own record goes with them). Tables the checkpointer has not created yet are
     skipped."""
+    missing = _missing_tables(conn)
     for table in CHECKPOINT_SCHEMA:
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
+        if table not in missing:
             conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (session_id,))
 
 
