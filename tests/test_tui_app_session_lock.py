@@ -10,6 +10,7 @@ import pytest
 from dcode.agent.saved_thread import read_saved_thread
 from dcode.agent.session_lock import SessionHeld, SessionLock
 from dcode.agent.sessions import SessionStore
+from dcode.tui.launch import resume_line
 from dcode.tui.screens.resume import ResumeScreen
 from dcode.tui.screens.session_held import SessionHeldScreen
 from tests.support.model_server import ScriptedModelServer, reply
@@ -97,6 +98,7 @@ async def test_quitting_instead_leaves_the_session_to_its_holder(
             assert "Quit" in str(screen.query_one("#held-choices").get_option_at_index(1).prompt)
             await h.pilot.press("escape")
             await h.until(lambda: not h.app.is_running, what="the app to quit")
+            assert resume_line(h.app.last_session_id) is None  # it is the other dcode's to resume
         assert len(SessionStore(db).list()) == 1  # no new session either
     after = read_saved_thread(db, session_id)
     assert after is not None and original is not None and after.checkpoint_id == original.checkpoint_id

@@ -407,6 +407,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
             if fork:
                 await self._fork_session(held.session_id, at_start=at_start)
             elif at_start:
+                self.last_session_id = None  # never held here: it is the other dcode's to resume
                 await self.action_quit()
                 return
             if at_start:
