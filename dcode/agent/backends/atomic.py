@@ -67,13 +67,17 @@ def _existing(target: Path) -> os.stat_result | None:
     return info
 
 
+# What open() gives a new file, less the umask: a new workspace file gets the mode any editor
+# would give it (the workspace is the user's, not dcode's private home).
+NEW_FILE_MODE = stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IWGRP | stat.S_IROTH | stat.S_IWOTH
+
+
 def _create_temp(target: Path) -> tuple[int, Path]:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     for _ in range(_TRIES):
         temp = target.parent / f".{target.name[:_NAME_ROOM]}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
         try:
-            # 0o666 less the umask: a new file gets the mode open() would have given it.
-            return os.open(temp, flags, 0o666), temp
+            return os.open(temp, flags, NEW_FILE_MODE), temp
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "could not pick a temporary file name", str(target))
