@@ -17,6 +17,7 @@ from dcode.agent.events import ApprovalKind, ApprovalRequested, Event
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.run_context import RunContext
 from dcode.config import ApprovalMode
+from tests.support.http_clients import closes_http_clients, own_http_client  # noqa: F401 - the fixture closes them
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 
 UNKNOWN = "mcp__tracker__close_issue"
@@ -77,7 +78,7 @@ async def run_agent(server: ScriptedModelServer, workspace: Path, mode: Approval
         return f"closed #{id}"
 
     tool = StructuredTool.from_function(close_issue, name=UNKNOWN, description="Close an issue in the tracker.")
-    model = ChatOpenAI(model="test-model", base_url=server.base_url, api_key="test", max_retries=0)
+    model = ChatOpenAI(model="test-model", base_url=server.base_url, api_key="test", max_retries=0, http_async_client=own_http_client())
     agent = create_agent(model, tools=[tool], middleware=[ApprovalMiddleware()], context_schema=RunContext)
     approver = RecordingApprover(approve)
     events: list[Event] = []

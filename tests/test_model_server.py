@@ -28,6 +28,7 @@ from langchain_core.messages import (
 )
 from langchain_openai import ChatOpenAI
 
+from tests.support.http_clients import closes_http_clients, own_http_client  # noqa: F401 - the fixture closes them
 from tests.support.model_server import (
     ModelServerProcess,
     RecordedRequest,
@@ -69,6 +70,7 @@ def make_llm(
         model="test-model",
         base_url=server.base_url,
         api_key="test",
+        http_async_client=own_http_client(),
         use_responses_api=responses,
         max_retries=max_retries,
         streaming=streaming,
