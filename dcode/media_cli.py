@@ -1,4 +1,9 @@
-"""``dcode media inspect``: exactly what each file would become for a model's route."""
+"""``dcode media inspect``: exactly what each file would become for a model's route.
+
+The profile comes from ``model_profile``, the engine's own resolution, which reads langchain's
+known profiles without importing langchain or openai: inspecting one image costs the image work,
+not a second of imports.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ def inspect_command(settings: Settings, paths: list[Path], *, as_json: bool) -> 
     from dcode.agent.media_route import route_for
     from dcode.media.inspect import inspect_path
     from dcode.media.store import AttachmentStore
-    from dcode.models.profiles import resolve_profile
+    from dcode.models.factory import model_profile
     from dcode.models.spec import parse_spec
 
     try:
@@ -21,21 +26,13 @@ def inspect_command(settings: Settings, paths: list[Path], *, as_json: bool) -> 
     except ConfigError as exc:
         print(f"dcode: error: {exc}")
         return 2
-    profile = resolve_profile(spec.provider, spec.model, known=_known(spec), overrides=settings.model_overrides)
+    profile = model_profile(spec, settings)
     route = route_for(profile)
     store = AttachmentStore(settings.attachments_dir)
     reports = [inspect_path(path, route, store) for path in paths]
     for report in reports:
         print(json.dumps(report, ensure_ascii=False) if as_json else _describe(report, spec.text, profile.image_inputs))
     return 1 if any("error" in r for r in reports) else 0
-
-
-def _known(spec: Any) -> dict[str, Any] | None:
-    if spec.provider not in {"openai", "openrouter"}:
-        return None
-    from dcode.models.factory import langchain_profile
-
-    return langchain_profile(spec.model)
 
 
 def _describe(report: dict[str, Any], model: str, takes_images: bool) -> str:

@@ -60,3 +60,31 @@ def test_the_tui_starts_without_the_heavy_stack(tmp_path) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "MODULES:textual\n" in result.stdout, result.stdout
+
+
+INSPECT_PROBE = """
+import sys
+from dcode.cli import main
+try:
+    main({argv!r})
+except SystemExit as exc:
+    print("EXIT:" + str(exc.code))
+print("MODULES:" + ",".join(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))))
+"""
+
+
+def test_media_inspect_finds_the_profile_without_langchain_or_openai(tmp_path) -> None:
+    """The profile of a known OpenAI model comes from langchain's data without its imports."""
+    from tests.test_media_fixtures import PROJECT_ROOT, encode, noise
+
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(encode(noise((1600, 1000)), "PNG"))
+    argv = ["media", "inspect", str(shot), "-m", "openai:gpt-5.1"]
+    code = INSPECT_PROBE.format(argv=argv, heavy=HEAVY + ("langchain_openai", "pydantic"))
+    env = {"DCODE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "EXIT:0\n" in result.stdout, result.stdout
+    assert result.stdout.rstrip().endswith("MODULES:"), result.stdout
+    # gpt-5.1's langchain profile takes images: OpenAI's route, not the fallback's 640k px.
+    assert f"route {768 * 2048:,} px" in result.stdout, result.stdout

@@ -21,7 +21,6 @@ Everything here is synchronous CPU and disk work. Callers on the event loop must
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import stat
@@ -134,6 +133,8 @@ class AttachmentStore:
 
     async def admit_async(self, sources: Sequence[SourceLike]) -> list[Attachment]:
         """``admit`` on a worker thread, for callers on the event loop."""
+        import asyncio  # here: the synchronous callers (dcode media inspect) never pay for it
+
         return await asyncio.to_thread(self.admit, sources)
 
     def normalize(self, sources: Sequence[SourceLike]) -> list[tuple[NormalizedImage, str]]:

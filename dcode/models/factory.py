@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dcode.config import Settings, WireApi
+from dcode.models.known_profiles import known_openai_profile
 from dcode.models.profiles import ModelProfile, resolve_profile
-from dcode.models.spec import Endpoint, resolve_endpoint
+from dcode.models.spec import Endpoint, ModelSpec, resolve_endpoint
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -29,21 +30,23 @@ class ResolvedModel:
         return self.endpoint.spec.text
 
 
-def langchain_profile(model: str) -> dict[str, Any] | None:
-    """langchain's known profile for an OpenAI model name (``openai/gpt-5.1`` counts too)."""
-    from langchain_openai import ChatOpenAI
+def known_profile(provider: str, model: str) -> dict[str, Any] | None:
+    """langchain's known profile for the providers whose model names are OpenAI's."""
+    if provider not in {"openai", "openrouter"}:
+        return None
+    return known_openai_profile(model)
 
-    name = model.split("/", 1)[1] if model.startswith("openai/") else model
-    probe = ChatOpenAI(model=name, api_key="profile-probe", max_retries=0)
-    return dict(probe.profile) if probe.profile else None
+
+def model_profile(spec: ModelSpec, settings: Settings) -> ModelProfile:
+    """The profile a session on ``spec`` runs with; light, so commands that only need the
+    profile (``dcode media inspect``) get the engine's own answer without its imports."""
+    known = known_profile(spec.provider, spec.model)
+    return resolve_profile(spec.provider, spec.model, known=known, overrides=settings.model_overrides)
 
 
 def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> ResolvedModel:
     endpoint = resolve_endpoint(settings, env)
-    spec = endpoint.spec
-    known = langchain_profile(spec.model) if spec.provider in {"openai", "openrouter"} else None
-    profile = resolve_profile(spec.provider, spec.model, known=known, overrides=settings.model_overrides)
-    return ResolvedModel(endpoint, profile)
+    return ResolvedModel(endpoint, model_profile(endpoint.spec, settings))
 
 
 def model_http_client(settings: Settings) -> Any:

@@ -21,6 +21,7 @@ from dcode.framework_internals import PrivateUse
 CHAT_MODEL = "dcode/models/chat_model.py"
 CHUNK_MERGE = "dcode/models/chunk_merge.py"
 TRANSPORT = "dcode/models/transport.py"
+KNOWN_PROFILES = "dcode/models/known_profiles.py"
 OPENAI_BASE = "langchain_openai.chat_models.base"
 MERGE_TESTS = (
     "tests/test_model_chunk_merge.py::test_a_stream_is_merged_through_its_first_chunk",
@@ -29,7 +30,25 @@ MERGE_TESTS = (
     "tests/test_model_chunk_merge.py::test_each_argument_byte_is_copied_a_bounded_number_of_times",
 )
 
+# langchain-openai's table of known model profiles, which ``ChatOpenAI.profile`` copies an entry
+# of. ``dcode/models/known_profiles.py`` loads this module from its file, without the package's
+# ``__init__`` (which imports ChatOpenAI, langchain-core and openai), to read the table.
+OPENAI_PROFILES = "langchain_openai.data._profiles:_PROFILES"
+
 PRIVATE_USES: tuple[PrivateUse, ...] = (
+    PrivateUse(
+        "langchain-openai",
+        OPENAI_PROFILES,
+        (KNOWN_PROFILES,),
+        (
+            "tests/test_models_known_profiles.py::test_the_light_profile_is_the_one_chat_openai_reports",
+            "tests/test_models_known_profiles.py::test_the_table_loads_from_its_file_alone",
+        ),
+        behaviour=(
+            "a module that imports only typing and holds one dict of profile dicts keyed by model "
+            "name; ChatOpenAI.profile is a copy of its entry for the model"
+        ),
+    ),
     # ``DcodeChatOpenAI`` overrides the hook that turns one streamed Chat Completions chunk
     # into a message chunk, to keep the ``reasoning_content`` (or ``reasoning``) that
     # DeepSeek, vLLM and others stream: ChatOpenAI drops it, and no public hook sees the raw
