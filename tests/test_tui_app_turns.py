@@ -74,9 +74,9 @@ async def test_esc_right_after_enter_stops_the_turn_before_it_starts(server: Scr
         gate = asyncio.Event()
         add_user = h.app.transcript.add_user
 
-        async def held_add_user(text: str) -> None:
+        async def held_add_user(text: str, videos: list | None = None) -> None:
             await gate.wait()
-            await add_user(text)
+            await add_user(text, videos)
 
         h.app.transcript.add_user = held_add_user  # type: ignore[method-assign]
         await h.send("never mind")

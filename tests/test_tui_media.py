@@ -25,7 +25,6 @@ from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
 from dcode.media.clipboard import read_clipboard_image
-from dcode.media.errors import VIDEO_NOT_SUPPORTED_DETAIL
 from dcode.media.store import AttachmentStore
 from dcode.tui.widgets import PromptInput
 from dcode.tui.widgets.burst import BurstKeys
@@ -413,7 +412,7 @@ def bound_items(message: PromptInput.Submitted) -> list[MediaItem]:
 # --- videos
 
 
-async def test_a_video_is_tracked_and_its_send_refused(host: MediaHost, shots: Path) -> None:
+async def test_a_video_is_tracked_and_sent_bound_to_its_file(host: MediaHost, shots: Path) -> None:
     clip = shots / "demo.mp4"
     clip.write_bytes(MP4_HEAD)
     async with host.run_test() as pilot:
@@ -421,15 +420,10 @@ async def test_a_video_is_tracked_and_its_send_refused(host: MediaHost, shots: P
         assert host.prompt.text == "[video 1] "
         host.prompt.insert_text("summarise")
         await send(pilot)
-        assert host.sent == []  # blocked, and the draft is kept
-        assert host.prompt.text == "[video 1] summarise"
-        [(severity, message)] = host.toasts
-        assert severity == "error"
-        assert VIDEO_NOT_SUPPORTED_DETAIL in message and "[video 1]" in message
-        await pilot.press("home", "delete")  # the token goes whole
-        assert host.prompt.text == " summarise"
-        await send(pilot)
-        assert build_content(host.sent[0]) == ("summarise", "summarise")
+        [sent] = host.sent  # the box no longer holds a video back: it is sampled on send
+        assert host.toasts == []
+        [item] = bound_items(sent)
+        assert (item.kind, item.path, item.label) == ("video", clip, "[video 1]")
 
 
 async def test_images_and_videos_count_separately(host: MediaHost, shots: Path) -> None:
@@ -605,7 +599,7 @@ async def test_burst_timer_releases_typed_keys_in_real_time(tmp_path: Path) -> N
 # --- content
 
 
-async def test_build_content_refuses_videos_and_pending_media(host: MediaHost, shots: Path) -> None:
+async def test_build_content_refuses_a_video_it_has_no_window_for(host: MediaHost, shots: Path) -> None:
     clip = shots / "demo.webm"
     clip.write_bytes(b"\x1a\x45\xdf\xa3" + b"\x00" * 16 + b"webm" + b"\x00" * 40)
     async with host.run_test() as pilot:
@@ -614,7 +608,7 @@ async def test_build_content_refuses_videos_and_pending_media(host: MediaHost, s
         message = PromptInput.Submitted(text=draft.text, placeholders=draft.placeholders)
         with pytest.raises(MediaRefused) as refused:
             build_content(message)
-        assert VIDEO_NOT_SUPPORTED_DETAIL in refused.value.message
+        assert "[video 1] (demo.webm) was not sampled" in refused.value.message
 
 
 async def test_ctrl_v_over_a_selection_replaces_it(tmp_path: Path) -> None:

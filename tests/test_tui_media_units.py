@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from dcode.media.errors import VIDEO_NOT_SUPPORTED_DETAIL
 from dcode.media.store import AttachmentStore
 from dcode.tui.widgets.media_content import MediaRefused, build_content, content_for
 from dcode.tui.widgets.media_source import (
@@ -20,7 +19,6 @@ from dcode.tui.widgets.media_source import (
     PendingMedia,
     _media_kind,
     might_name_media,
-    video_refusal,
 )
 from dcode.tui.widgets.placeholders import Draft, Placeholder
 
@@ -109,22 +107,16 @@ def test_content_without_media_is_a_plain_string() -> None:
     assert content_for("hi", ()) == ("hi", "hi")
 
 
-def test_content_refuses_videos_and_media_still_attaching(tmp_path: Path) -> None:
+def test_content_refuses_an_unsampled_video_and_media_still_attaching(tmp_path: Path) -> None:
     video = Placeholder(MEDIA_KIND, "[video 1]", 0, MediaItem("video", 1, "v.mp4", path=tmp_path))
     with pytest.raises(MediaRefused) as refused:
         build_content(Sent("[video 1] go", (video,)))
-    assert VIDEO_NOT_SUPPORTED_DETAIL in refused.value.message
+    assert refused.value.message == "[video 1] (v.mp4) was not sampled: send it again."
     anchor = Placeholder(MEDIA_KIND, "", 0, PendingMedia(1, "paste"))
     with pytest.raises(MediaRefused, match=PENDING_MESSAGE):
         build_content(Sent("go", (anchor,)))
     anchor.payload.done = True  # a retired anchor (brought back by undo) is nothing
     assert build_content(Sent("go", (anchor,))) == ("go", "go")
-
-
-def test_the_video_message_names_each_token() -> None:
-    one = video_refusal(["[video 1]"])
-    assert one.startswith("[video 1] can't be sent: ") and one.endswith("Delete it to send the rest.")
-    assert "Delete them" in video_refusal(["[video 1]", "[video 2]"])
 
 
 def test_history_round_trip_by_attachment_id(store: AttachmentStore, tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from dcode.media.frames import FrameStrip
+
 
 class ToolStatus(StrEnum):
     OK = "ok"
@@ -52,6 +54,8 @@ class UserMessage(Event):
 
     type: ClassVar[str] = "user_message"
     text: str
+    videos: tuple[FrameStrip, ...] = ()
+    """The sampled video windows the message carries (their blocks are not in ``text``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +133,8 @@ class ToolCallFinished(Event):
     output: str = ""
     diff: str = ""
     """The unified diff a write applied, as the tool recorded it; ``""`` for other calls."""
+    frames: FrameStrip | None = None
+    """The frames a video read returned (their times and attachments), else None."""
 
 
 @dataclass(frozen=True, slots=True)

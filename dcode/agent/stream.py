@@ -33,6 +33,7 @@ from dcode.agent.events import (
 from dcode.agent.markers import CANCELLED_MARKER, DENIED_MARKER
 from dcode.agent.tools.diffs import recorded_diff
 from dcode.agent.tools.summary import preview_result, summarize_call
+from dcode.media.frames import frames_in, windows_in
 
 MODEL_NODE = "model"
 STREAM_MODES = ("messages", "updates", "custom")
@@ -52,12 +53,24 @@ def message_text(message: BaseMessage) -> str:
     return "".join(parts)
 
 
+def _texts(content: list[Any]) -> list[str]:
+    return [
+        block if isinstance(block, str) else str(block.get("text", ""))
+        for block in content
+        if isinstance(block, str) or (isinstance(block, dict) and block.get("type") in {"text", "output_text"})
+    ]
+
+
 def user_text(message: BaseMessage) -> str:
-    """A user message as the transcript shows it: its text, and a mark for each attachment."""
+    """A user message as the transcript shows it: its text, and a mark for each attachment.
+    A sampled video window is left out: the transcript shows it as one line of its own."""
     if isinstance(message.content, str):
         return message.content
+    windows = windows_in(message.content)
     parts = []
-    for block in message.content:
+    for index, block in enumerate(message.content):
+        if any(window.holds(index) for window in windows):
+            continue
         if isinstance(block, str):
             parts.append(block)
         elif isinstance(block, dict):
@@ -165,7 +178,7 @@ class StreamTranslator:
             case ToolMessage():
                 yield from self._on_tool_message(message)
             case HumanMessage():
-                yield UserMessage(user_text(message))
+                yield UserMessage(user_text(message), tuple(window.strip for window in windows_in(message.content)))
 
     def _on_ai_message(self, message: AIMessage) -> Iterator[Event]:
         self.tally.num_turns += 1
@@ -193,6 +206,15 @@ class StreamTranslator:
 
     def _on_tool_message(self, message: ToolMessage) -> Iterator[Event]:
         text = message_text(message) if not isinstance(message.content, str) else message.content
+        frames = frames_in(message.content)
+        if frames is not None:  # the header, one label per frame and the hint: one line each
+            text = "\n".join(_texts(message.content))
         yield ToolCallFinished(
-            message.tool_call_id, message.name or "", tool_status(message), preview_result(text), text, recorded_diff(message.artifact)
+            message.tool_call_id,
+            message.name or "",
+            tool_status(message),
+            preview_result(text),
+            text,
+            recorded_diff(message.artifact),
+            frames,
         )

@@ -46,6 +46,7 @@ from dcode.tui.app_session import Pending, SessionWork
 from dcode.tui.app_trust import ProjectTrust
 from dcode.tui.collector import QuietCollector
 from dcode.tui.commands import SlashCommandProvider
+from dcode.tui.graphics import Graphics
 from dcode.tui.messages import EngineFailed, EngineReady
 from dcode.tui.status import QueuedStrip, StatusBar, display_path, read_git_branch
 from dcode.tui.transcript import NoticeLevel, Transcript
@@ -90,9 +91,12 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         cwd_label: str | None = None,
         branch: str | None | object = AUTO,
         window: int | None = None,
+        graphics: Graphics = Graphics.NONE,
     ) -> None:
         super().__init__()
         self.settings = settings
+        self.graphics = graphics
+        """How the terminal shows pictures (video frames), asked before the app started."""
         self.mode = settings.approve or ApprovalMode.MANUAL
         self.engine: Engine | None = None
         self._unclaimed_engine: Engine | None = None  # opened, EngineReady not yet handled

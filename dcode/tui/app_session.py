@@ -40,6 +40,7 @@ from dcode.tui.commands import Invocation, UnknownCommand
 from dcode.tui.messages import ApprovalNeeded, ApprovalWithdrawn
 from dcode.tui.status import read_git_branch
 from dcode.tui.transcript import NoticeLevel, ShellEntry
+from dcode.tui.transcript.entries import VideoSeen
 
 if TYPE_CHECKING:
     from dcode.tui.app import DcodeApp
@@ -153,27 +154,63 @@ class SessionWork(_Base):
         self.media = MediaSource(make_store, self.settings.workspace, notify=partial(self.notify, markup=False))
         self.media.install(self.prompt_input)
 
-    def _turn_content(self, item: Pending) -> tuple[Any, str] | None:
-        """The HumanMessage content for a prompt: its text plus one reference block per image."""
-        from dcode.tui.widgets.media_content import MediaRefused, content_for
+    async def _turn_content(self, item: Pending) -> tuple[Any, str, list[Any]] | None:
+        """The HumanMessage content for a prompt: its text, then a reference block per image
+        and the first sampled window of each video (sampled in a thread: it decodes). None,
+        with one line and the draft put back, when the media cannot be sent."""
+        from dcode.tui.widgets.media_content import MediaRefused, content_for, media_items, sample_videos
 
         placeholders = getattr(item.draft, "placeholders", ()) or ()
         try:
-            return content_for(item.text, placeholders)
+            videos = {}
+            if any(media.kind == "video" for media in media_items(placeholders)):
+                self.status.activity = "Sampling video"
+                videos = await asyncio.to_thread(sample_videos, placeholders, self.media.store, **self._video_route())
+            content, text = content_for(item.text, placeholders, videos)
         except MediaRefused as exc:
             self.notify(exc.message, severity="error", markup=False)
             self.prompt_input.restore(item.restorable)
             return None
+        finally:
+            self.status.activity = ""
+        return content, text, [VideoSeen(sampled.strip, sampled.sent_bytes) for sampled in videos.values()]
+
+    def _video_route(self) -> dict[str, Any]:
+        """How a sampled window's bytes are measured: the model's image route, once known."""
+        from dcode.agent.media_route import route_for
+
+        engine = getattr(self, "engine", None)
+        if engine is None:
+            return {"workspace": self.settings.workspace}
+        profile = engine.resolved.profile
+        return {"workspace": self.settings.workspace, "route": route_for(profile), "takes_images": profile.image_inputs}
+
+    def frames_sent_bytes(self, frames: Any) -> int | None:
+        """What a strip's frames weigh on the model's route (blocking: call it in a thread);
+        None while no model is loaded."""
+        from dcode.media.frames import bytes_for_route
+
+        options = self._video_route()
+        if "route" not in options:
+            return None
+        if not options["takes_images"]:
+            return 0
+        return bytes_for_route(frames.frames, options["route"], self.media.store)
 
     @work(group="turn")
     async def _run_turn(self, item: Pending) -> None:
         text = item.text
-        prepared = self._turn_content(item)
+        try:
+            prepared = await self._turn_content(item)
+        except asyncio.CancelledError:  # interrupted while a video was being sampled
+            self.busy = False
+            self._after_turn(True, item)
+            raise
         if prepared is None:
             self.busy = False
             self._pump()
             return
-        content, text = prepared
+        content, text, videos = prepared
         self._streamed_chars = 0
         self._turn_output = False
         self._stopped_at_approval = False
@@ -181,7 +218,7 @@ class SessionWork(_Base):
         status = self.status
         try:
             runner = self._ensure_runner()
-            await self.transcript.add_user(text)
+            await self.transcript.add_user(text, videos)
             status.activity = "Working"
             status.start_turn()
             async with aclosing(runner.run_turn(content, prompt_text=text)) as events:
@@ -253,8 +290,8 @@ class SessionWork(_Base):
             case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
                 await transcript.tool_running(call_id, name, args, summary)
                 self.collector.quiet()
-            case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output, diff=diff):
-                transcript.tool_finished(call_id, name, status, preview, output, diff)
+            case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output, diff=diff, frames=frames):
+                transcript.tool_finished(call_id, name, status, preview, output, diff, frames)
                 self.status.activity = "Working"
             case ApprovalResolved(call_id=call_id, approved=approved, feedback=feedback):
                 await transcript.resolve_approval(call_id, approved, feedback)

@@ -60,6 +60,7 @@ def launch_tui(
         return EXIT_USAGE
 
     from dcode.tui.app import DcodeApp
+    from dcode.tui.graphics import detect
     from dcode.tui.native_stderr import native_stderr_to
 
     app = DcodeApp(
@@ -68,6 +69,7 @@ def launch_tui(
         session_id=session_id,
         setup_problem=find_setup_problem(settings),
         reload_settings=_reloader(settings, cli),
+        graphics=detect(),  # asked now: once the app runs, Textual owns stdin
     )
     gc.freeze()  # what the imports built lives as long as the process: no collection need walk it
     with native_stderr_to(settings.home / "logs" / "stderr.log"):

@@ -66,6 +66,7 @@ __all__ = [
     "forget_rendered_lines",
     "highlights",
     "inline_content",
+    "prime_textual_image",
     "replace_block",
     "syntax_theme",
 ]
@@ -177,6 +178,20 @@ except ImportError:  # pragma: no cover - a Textual that moved it (the contract 
     event_clock = time.monotonic
 
 
+# --- textual-image (dcode/tui/graphics.py)
+
+
+def prime_textual_image(cell_size: tuple[int, int]) -> None:
+    """Give textual-image the cell size dcode asked the terminal for before the app started.
+
+    ``textual_image._terminal.get_cell_size`` asks the terminal once and keeps the answer in
+    its ``_result`` attribute; asked while Textual reads stdin, the question would race it."""
+    from textual_image._terminal import CellSize, get_cell_size
+
+    if not hasattr(get_cell_size, "_result"):
+        get_cell_size._result = CellSize(*cell_size)  # type: ignore[attr-defined]
+
+
 # --- the list the contract test checks
 
 TABLE_BLOCK = "dcode/tui/transcript/table_block.py"
@@ -189,6 +204,7 @@ PROMPT_AREA = "dcode/tui/widgets/prompt_area.py"
 BURST = "dcode/tui/widgets/burst.py"
 FRAME_RATE = "dcode/tui/frame_rate.py"
 NATIVE_STDERR = "dcode/tui/native_stderr.py"
+GRAPHICS = "dcode/tui/graphics.py"
 CONTRACT = "tests/test_framework_internals.py"
 
 _TABLE_TESTS = (
@@ -400,5 +416,20 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
         (NATIVE_STDERR,),
         (f"{CONTRACT}::test_the_terminal_driver_draws_on_the_stderr_it_finds_when_made",),
         behaviour="the driver draws on sys.__stderr__ as it is when the app starts, not on file descriptor 2",
+    ),
+    # textual-image sizes pictures by the cell size it asks the terminal for, once, and asks
+    # whether Sixel and Kitty's protocol work when ``textual_image.renderable`` is imported,
+    # unless ``sys.__stdout__`` is None then. Both questions read stdin, which Textual owns
+    # once the app runs: dcode asks before, and primes the answer.
+    PrivateUse(
+        "textual-image",
+        "textual_image._terminal:get_cell_size",
+        (GRAPHICS,),
+        ("tests/test_tui_video.py::test_textual_image_loads_without_asking_the_terminal",),
+        parameters=(),
+        behaviour=(
+            "keeps its answer in get_cell_size._result and returns it without asking again; "
+            "textual_image.renderable asks nothing when sys.__stdout__ is None at import"
+        ),
     ),
 )

@@ -31,8 +31,27 @@ class UserMessage(Static):
     """
 
     def __init__(self, entry: UserEntry) -> None:
-        super().__init__(Content(entry.text), markup=False)
+        super().__init__(self._content(entry), markup=False)
         self.entry = entry
+
+    @staticmethod
+    def _content(entry: UserEntry) -> Content:
+        if not entry.videos:
+            return Content(entry.text)
+        from dcode.tui.transcript.video_view import video_line
+
+        lines = [Content.assemble(("▸ ", "$text-accent"), (video_line(seen), "$text-muted")) for seen in entry.videos]
+        return Content("\n").join([Content(entry.text), *lines])
+
+    def on_mount(self) -> None:
+        if self.entry.videos:
+            from dcode.tui.transcript.video_view import measure
+
+            for seen in self.entry.videos:
+                measure(self, seen, self.sync)
+
+    def sync(self) -> None:
+        self.update(self._content(self.entry))
 
 
 class ReasoningView(Static):

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from dcode.agent.events import ApprovalRequested, ToolStatus
+from dcode.media.frames import FrameStrip
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -34,8 +35,18 @@ class Entry:
 
 
 @dataclass(eq=False)
+class VideoSeen:
+    """A sampled video window in the transcript, and what its frames weigh on the model's
+    route once that is known (measured off the UI thread)."""
+
+    strip: FrameStrip
+    sent_bytes: int | None = None
+
+
+@dataclass(eq=False)
 class UserEntry(Entry):
     text: str = ""
+    videos: list[VideoSeen] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -67,6 +78,8 @@ class ToolCallEntry:
     """The approval's proposed diff while it waits, then the diff the finished call recorded."""
     note: str = ""
     """How an approval went ("approved", "rejected: …"), shown under the call."""
+    frames: VideoSeen | None = None
+    """The frames of a video read, shown as a line and a contact sheet."""
     approval: PendingApproval | None = None
     view: Widget | None = field(default=None, init=False, repr=False)
 

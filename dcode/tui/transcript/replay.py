@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dcode.agent.events import AssistantMessageFinished, Event, ToolCallFinished, ToolCallRunning, UserMessage
-from dcode.tui.transcript.entries import AssistantEntry, Entry, ToolCallEntry, ToolGroupEntry, UserEntry
+from dcode.tui.transcript.entries import AssistantEntry, Entry, ToolCallEntry, ToolGroupEntry, UserEntry, VideoSeen
 
 
 def entries_from_events(events: Iterable[Event]) -> list[Entry]:
@@ -20,8 +20,8 @@ def entries_from_events(events: Iterable[Event]) -> list[Entry]:
     step: ToolGroupEntry | None = None  # the tool calls of the last answer
     for event in events:
         match event:
-            case UserMessage(text=text):
-                entries.append(UserEntry(text=text))
+            case UserMessage(text=text, videos=videos):
+                entries.append(UserEntry(text=text, videos=[VideoSeen(strip) for strip in videos]))
                 step = None
             case AssistantMessageFinished(text=text, reasoning=reasoning, interrupted=interrupted):
                 if text.strip() or reasoning.strip():
@@ -34,9 +34,10 @@ def entries_from_events(events: Iterable[Event]) -> list[Entry]:
                 call = ToolCallEntry(call_id=call_id, name=name, args=args, summary=summary)
                 calls[call_id] = call
                 step.calls.append(call)
-            case ToolCallFinished(call_id=call_id, status=status, preview=preview, output=output, diff=diff):
+            case ToolCallFinished(call_id=call_id, status=status, preview=preview, output=output, diff=diff, frames=frames):
                 if (found := calls.get(call_id)) is not None:
                     found.status, found.preview, found.output, found.diff = status, preview, output, diff
+                    found.frames = VideoSeen(frames) if frames is not None else None
     return entries
 
 

@@ -2,8 +2,8 @@
 
 A call shows its name and a one-line argument summary, a spinner while it runs, then its status
 and a short preview of the result. A click (or Ctrl+O for all of them) shows the full output, and
-edits show their diff. A finished step of several calls folds to "Ran 3 tools"; failed calls stay
-visible under the fold.
+edits show their diff, and a video read shows its frames (``video_view.FrameSheet``). A finished
+step of several calls folds to "Ran 3 tools"; failed calls stay visible under the fold.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from textual.widgets import Static
 from dcode.agent.events import ToolStatus
 from dcode.tui.transcript.diff import diff_stats, render_diff
 from dcode.tui.transcript.entries import ToolCallEntry, ToolGroupEntry
+from dcode.tui.transcript.video_view import FrameSheet
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PREVIEW_LINES = 3
@@ -113,6 +114,8 @@ class ToolCallView(Vertical):
         if entry.running or (entry.note and entry.status in (ToolStatus.DENIED, ToolStatus.CANCELLED)):
             return Content("")  # a call the user rejected: its note ("rejected: …") says it once
         diff = entry.diff if entry.status is ToolStatus.OK else ""
+        if entry.frames is not None and not self.expanded:
+            return Content("")  # the frame sheet below says it: one line and the sheet
         if diff:
             return render_diff(diff, None if self.expanded else COLLAPSED_DIFF_LINES)
         if self.expanded and entry.output:
@@ -142,6 +145,8 @@ class ToolCallView(Vertical):
         note = self.query_one(".tool-note", Static)
         note.update(Content(entry.note))
         note.display = bool(entry.note)
+        if entry.frames is not None and not self.query_children(FrameSheet):
+            self.mount(FrameSheet(entry.frames), before=note)
         if entry.running and self._animated and self._timer is None:
             self._timer = self.set_interval(0.1, self._spin)
         elif not entry.running:

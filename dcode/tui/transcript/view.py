@@ -34,12 +34,14 @@ from dcode.tui.transcript.entries import (
     ToolCallEntry,
     ToolGroupEntry,
     UserEntry,
+    VideoSeen,
 )
 from dcode.tui.textual_internals import anchor_released
 from dcode.tui.transcript.plain_lines import PlainLines
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 
 if TYPE_CHECKING:
+    from dcode.media.frames import FrameStrip
     from dcode.tui.transcript.answer import AssistantMessage
 
 ANSWER_MODULE = "dcode.tui.transcript.answer"  # with Markdown, loaded after the first frame
@@ -218,9 +220,9 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
 
     # -- conversation ---------------------------------------------------------------------
 
-    async def add_user(self, text: str) -> None:
+    async def add_user(self, text: str, videos: list[VideoSeen] | None = None) -> None:
         self._close_step()
-        await self.add(UserEntry(text=text))
+        await self.add(UserEntry(text=text, videos=list(videos or ())))
         self.anchor()
 
     async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO) -> None:
@@ -352,10 +354,13 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self._args_refreshed.pop(call_id, None)
         self._sync_call(call)
 
-    def tool_finished(self, call_id: str, name: str, status: ToolStatus, preview: str, output: str, diff: str = "") -> None:
+    def tool_finished(
+        self, call_id: str, name: str, status: ToolStatus, preview: str, output: str, diff: str = "", frames: FrameStrip | None = None
+    ) -> None:
         call = self._calls.get(call_id)
         if call is None:
             return
+        call.frames = VideoSeen(frames) if frames is not None else None
         call.status = status
         call.preview = preview
         call.output = output

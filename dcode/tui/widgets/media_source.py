@@ -21,8 +21,8 @@ One :class:`MediaSource` plugs into ``PromptInput`` as the placeholder source of
   history persists an image by attachment id and a video by path (``dump``/``load``).
 - **Sending.** ``allow_submit`` holds the draft while media is still being attached and sends it
   once the last paste settles (a path and Enter in one write, or a fast typist, needs no second
-  Enter; a wait that lasts is a toast). It refuses a draft that holds a video (videos are never
-  sent whole; frame sampling comes later).
+  Enter; a wait that lasts is a toast). A video is sampled when the prompt is sent (its first
+  window, in a worker: ``media_content.sample_videos``), and
   :func:`dcode.tui.widgets.media_content.build_content` turns the sent prompt into content.
 - **Clipboard.** Ctrl+V reads the system clipboard in a thread (``read_clipboard_image``): an
   image is admitted like a dropped file; no image means an ordinary text paste; a missing tool
@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -53,7 +53,7 @@ from dcode.media.clipboard import (
     NoImage,
     read_clipboard_image,
 )
-from dcode.media.errors import VIDEO_NOT_SUPPORTED_DETAIL, AdmissionError, MediaError
+from dcode.media.errors import AdmissionError, MediaError
 from dcode.media.kinds import (
     IMAGE_EXTENSIONS,
     VIDEO_EXTENSIONS,
@@ -80,7 +80,6 @@ __all__ = [
     "PendingMedia",
     "media_label",
     "might_name_media",
-    "video_refusal",
 ]
 
 MEDIA_KIND = "media"
@@ -101,18 +100,9 @@ def media_label(kind: str, number: int) -> str:
     return f"[{kind} {number}]"
 
 
-def video_refusal(labels: Sequence[str]) -> str:
-    """The toast for a send that holds videos: what, why, and how to send the rest."""
-    them = "it" if len(labels) == 1 else "them"
-    return (
-        f"{', '.join(labels)} can't be sent: {VIDEO_NOT_SUPPORTED_DETAIL}. "
-        f"Delete {them} to send the rest."
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class MediaItem:
-    """What a media token is bound to: an admitted image, or a video file that is tracked only."""
+    """What a media token is bound to: an admitted image, or a video file (sampled on send)."""
 
     kind: MediaKind
     number: int
@@ -317,14 +307,6 @@ class MediaSource(PlaceholderSource):
                 self._send_when_attached = self._prompt.set_timer(
                     SLOW_ATTACH_S, lambda: self.toast(PENDING_MESSAGE)
                 )
-            return False
-        videos = [
-            t.label
-            for t in placeholders
-            if isinstance(t.payload, MediaItem) and t.payload.kind == "video"
-        ]
-        if videos:
-            self.toast(video_refusal(videos), "error")
             return False
         return True
 

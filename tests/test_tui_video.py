@@ -1,0 +1,136 @@
+"""Video frames in the TUI: the tool widget of a video read, and whether the terminal shows pictures."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from dcode.agent.events import ToolStatus
+from dcode.agent.media_route import route_for
+from dcode.media.attachment import to_reference_block
+from dcode.media.frames import FrameStrip, clock, frames_in, human_bytes
+from dcode.media.store import AttachmentStore
+from dcode.media.variants import VariantService
+from dcode.tui.graphics import Graphics, asks_terminal, detect, read_answers
+from dcode.tui.transcript.video_view import FrameSheet
+from tests.support.model_server import ScriptedModelServer
+from tests.test_media_fixtures import PROJECT_ROOT
+from tests.test_tui_app_media import VISION
+from tests.test_tui_app_support import make_settings, running_app
+
+
+def window_of(store: AttachmentStore, times: list[float], source: str = "clips/demo.mp4") -> list[dict]:
+    """A window's blocks in read_file's shape, over frames admitted into ``store``."""
+    blocks: list[dict] = [{"type": "text", "text": f"Reading [0.000s, 100.000s) of {source} at 0.5 fps."}]
+    for index, t in enumerate(times):
+        buffer = io.BytesIO()
+        Image.new("RGB", (640, 360), (40 * index % 256, 90, 160)).save(buffer, "JPEG", quality=85)
+        [att] = store.admit([(buffer.getvalue(), f"frame-{index}.jpg")])
+        blocks += [{"type": "text", "text": f"Frame at t={clock(t)}"}, to_reference_block(att)]
+    return blocks
+
+
+# --- the tool widget
+
+
+async def test_a_video_read_shows_its_line_and_a_timeline(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    settings = replace(make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION})
+    async with running_app(server, workspace, dcode_home, settings=settings) as h:
+        store = h.app.media.store
+        strip = frames_in(window_of(store, [0.0, 2.0, 4.0, 6.0]))
+        assert isinstance(strip, FrameStrip)
+        transcript = h.app.transcript
+        await transcript.tool_running("call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4")
+        transcript.tool_finished("call-1", "read_file", ToolStatus.OK, "Reading [0.000s, …", "Reading …", frames=strip)
+        await h.until(lambda: "KiB sent" in h.text() and "0:00.0 0:02.0 0:04.0 0:06.0" in h.text(), 10, "the sheet")
+        sheet_lines = [line.strip() for line in h.text().splitlines() if "●" in line or "frames ·" in line]
+        sent = sum(VariantService(store).get_sync(store.get(f.attachment_id), route_for(h.app.engine.resolved.profile)).byte_size for f in strip.frames)
+        assert sheet_lines == [
+            f"▸ demo.mp4 · 4 frames · 0:00.0–0:06.0 · {human_bytes(sent)} sent",
+            f"●{'─' * 12}●{'─' * 12}●{'─' * 12}●  0:00.0 → 0:06.0",
+        ]
+        [sheet] = h.app.query(FrameSheet)
+        assert [type(child).__name__ for child in sheet.children] == ["Static", "Static"]  # no pictures here
+
+
+# --- whether the terminal shows pictures
+
+
+def test_the_terminals_answers_decide_the_protocol() -> None:
+    da1_sixel = "\x1b[?62;4;22c"
+    da1_plain = "\x1b[?62;22c"
+    kitty_ok = "\x1b_Gi=31;OK\x1b\\"
+    assert read_answers(da1_sixel) == (Graphics.SIXEL, None)
+    assert read_answers(kitty_ok + da1_plain) == (Graphics.KITTY, None)
+    assert read_answers(kitty_ok + da1_sixel)[0] is Graphics.SIXEL  # textual-image's order
+    assert read_answers(da1_plain) == (Graphics.NONE, None)
+    assert read_answers("\x1b[6;20;10t" + da1_plain) == (Graphics.NONE, (10, 20))
+    assert read_answers("") == (Graphics.NONE, None)  # a terminal that never answered
+
+
+def test_tmux_screen_and_pipes_are_not_asked() -> None:
+    term = {"TERM": "xterm-256color"}
+    assert asks_terminal(term, True, True)
+    assert not asks_terminal({**term, "TMUX": "/tmp/tmux-0/default,1,0"}, True, True)
+    assert not asks_terminal({"TERM": "screen-256color"}, True, True)
+    assert not asks_terminal({**term, "STY": "1.pts"}, True, True)
+    assert not asks_terminal({"TERM": "dumb"}, True, True)
+    assert not asks_terminal(term, False, True) and not asks_terminal(term, True, False)
+
+
+def test_the_environment_can_say_what_to_use() -> None:
+    assert detect({"DCODE_GRAPHICS": "kitty"}) is Graphics.KITTY
+    assert detect({"DCODE_GRAPHICS": "Sixel"}) is Graphics.SIXEL
+    assert detect({"DCODE_GRAPHICS": "off", "TERM": "xterm-kitty"}) is Graphics.NONE
+    assert detect({"TERM": "xterm"}) is Graphics.NONE  # under pytest stdin is not a terminal
+
+
+LOAD_PROBE = """
+import json, os, sys
+from dcode.tui.graphics import Graphics, image_widget
+widget = image_widget(Graphics.KITTY)
+from textual_image._terminal import get_cell_size
+print(json.dumps({"widget": widget.__name__, "cell": list(get_cell_size())}), file=sys.stderr)
+"""
+
+
+def test_textual_image_loads_without_asking_the_terminal() -> None:
+    """Imported while Textual owns stdin, textual-image must not send its questions (they would
+    race Textual for the answers): on a real terminal, nothing reaches it."""
+    leader, follower = os.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", LOAD_PROBE],
+            stdin=follower, stdout=follower, stderr=subprocess.PIPE, text=True,
+            cwd=PROJECT_ROOT, timeout=60, env={**os.environ, "TERM": "xterm-256color"},
+        )  # fmt: skip
+        os.set_blocking(leader, False)
+        try:
+            written = os.read(leader, 65536)
+        except BlockingIOError:
+            written = b""
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stderr.strip().splitlines()[-1]) == {"widget": "TGPImage", "cell": [10, 20]}
+    assert written == b"", written
+
+
+@pytest.mark.parametrize("graphics", [Graphics.KITTY, Graphics.SIXEL])
+def test_the_widget_class_follows_the_protocol(graphics: Graphics) -> None:
+    code = (
+        "from dcode.tui.graphics import Graphics, image_widget\n"
+        "from textual_image import widget\n"
+        f"print(image_widget(Graphics({graphics.value!r})) is widget.{'TGPImage' if graphics is Graphics.KITTY else 'SixelImage'})"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, check=True, timeout=60)
+    assert out.stdout.strip() == "True"
