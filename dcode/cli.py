@@ -71,7 +71,7 @@ def run(
     approve: Annotated[Optional[ApprovalMode], typer.Option("--approve", help="manual | edits | all (TUI default manual, headless default edits).")] = None,
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
-    image: Annotated[Optional[list[Path]], typer.Option("-i", "--image", help="Attach an image (repeatable).")] = None,
+    image: Annotated[Optional[list[Path]], typer.Option("-i", "--image", help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).")] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
@@ -283,15 +283,18 @@ def doctor(
     raise typer.Exit(run_doctor(_settings(model=model, base_url=base_url), check=check))
 
 
-@media_app.command("inspect", help="Show exactly what would be sent for each PATH.")
+@media_app.command("inspect", help="Show exactly what would be sent for each PATH (images; a video's frames).")
 def media_inspect(
     paths: list[Path],
     model: Annotated[Optional[str], typer.Option("-m", "--model")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per path.")] = False,
+    offset: Annotated[float, typer.Option("--offset", help="Video: seconds to skip.")] = 0.0,
+    limit: Annotated[float, typer.Option("--limit", help="Video: seconds to cover.")] = 100.0,
+    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="Video: write its contact sheet to this PNG.")] = None,
 ) -> None:
     from dcode.media_cli import inspect_command
 
-    raise typer.Exit(inspect_command(_settings(model=model), paths, as_json=as_json))
+    raise typer.Exit(inspect_command(_settings(model=model), paths, as_json=as_json, offset=offset, limit=limit, sheet=sheet))
 
 
 def _rewrite_resume(argv: list[str]) -> list[str]:

@@ -1,7 +1,10 @@
-"""Images for ``dcode -p``: ``-i PATH`` (repeatable) and ``@path`` mentions of image files.
+"""Media for ``dcode -p``: ``-i PATH`` (repeatable) and ``@path`` mentions of image or video files.
 
-They go through the same admission as a pasted screenshot, and the prompt becomes a text block
-plus one reference block per image; bytes are only produced when the request is built.
+Images go through the same admission as a pasted screenshot; a video is sampled over its first
+window by the same code as read_file (``dcode.media.video_input``). The prompt becomes a text
+block, then each file's blocks in the order given: a reference block per image, a window's
+header, frame labels and frame references per video. Bytes are only produced when the request
+is built.
 """
 
 from __future__ import annotations
@@ -31,11 +34,13 @@ def mentioned_media(prompt: str, workspace: Path) -> list[Path]:
 
 
 def attach_images(settings: Settings, request: HeadlessRequest, images: list[Path]) -> HeadlessRequest:
-    """Admit every image as one batch (all or nothing); raise ConfigError with the reason."""
+    """Admit every image as one batch (all or nothing) and sample every video; raise
+    ConfigError with the reason (one line) when one cannot be sent."""
     from dcode.media.attachment import to_reference_block
     from dcode.media.errors import MediaError
-    from dcode.media.kinds import require_not_video
+    from dcode.media.kinds import detect_media_kind
     from dcode.media.store import AttachmentStore
+    from dcode.media.video_input import sample_first_window
 
     paths = [p if p.is_absolute() else settings.workspace / p for p in images]
     paths += [p for p in mentioned_media(request.prompt, settings.workspace) if p not in paths]
@@ -44,12 +49,14 @@ def attach_images(settings: Settings, request: HeadlessRequest, images: list[Pat
     for path in paths:
         if not path.is_file():
             raise ConfigError(f"image not found: {path}")
+    store = AttachmentStore(settings.attachments_dir)
+    videos = [path for path in paths if detect_media_kind(path) == "video"]
     try:
-        for path in paths:
-            require_not_video(path)
-        attachments = AttachmentStore(settings.attachments_dir).admit(paths)
+        admitted = iter(store.admit([path for path in paths if path not in videos]))
+        sampled = {path: sample_first_window(path, store, workspace=settings.workspace) for path in videos}
     except MediaError as exc:
         raise ConfigError(str(exc)) from None
-    content = [{"type": "text", "text": request.prompt}, *(to_reference_block(a) for a in attachments)]
-    return replace(request, content=content)
-
+    blocks: list[dict] = []
+    for path in paths:
+        blocks += sampled[path].blocks if path in sampled else [to_reference_block(next(admitted))]
+    return replace(request, content=[{"type": "text", "text": request.prompt}, *blocks])

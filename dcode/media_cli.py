@@ -14,10 +14,19 @@ from typing import Any
 from dcode.config import ConfigError, Settings
 
 
-def inspect_command(settings: Settings, paths: list[Path], *, as_json: bool) -> int:
+def inspect_command(
+    settings: Settings,
+    paths: list[Path],
+    *,
+    as_json: bool,
+    offset: float = 0.0,
+    limit: float = 100.0,
+    sheet: Path | None = None,
+) -> int:
+    """Each path's report, in order: an image's stages, or a video window's frames
+    (``offset``/``limit`` pick the window, ``sheet`` writes its contact sheet)."""
     from dcode.agent.media_route import route_for
-    from dcode.media.inspect import inspect_path
-    from dcode.media.store import AttachmentStore
+    from dcode.media.kinds import detect_media_kind
     from dcode.models.factory import model_profile
     from dcode.models.spec import parse_spec
 
@@ -26,13 +35,28 @@ def inspect_command(settings: Settings, paths: list[Path], *, as_json: bool) -> 
     except ConfigError as exc:
         print(f"dcode: error: {exc}")
         return 2
+    videos = [path for path in paths if path.is_file() and detect_media_kind(path) == "video"]
+    if sheet is not None and len(videos) != 1:
+        print("dcode: error: --sheet writes the contact sheet of one video: name exactly one")
+        return 2
     profile = model_profile(spec, settings)
     route = route_for(profile)
-    store = AttachmentStore(settings.attachments_dir)
-    reports = [inspect_path(path, route, store) for path in paths]
-    for report in reports:
-        print(json.dumps(report, ensure_ascii=False) if as_json else _describe(report, spec.text, profile.image_inputs))
-    return 1 if any("error" in r for r in reports) else 0
+    failed = False
+    for path in paths:
+        if path in videos:
+            from dcode.media.inspect_video import describe_video, inspect_video
+
+            report = inspect_video(path, route, offset=offset, limit=limit, sheet=sheet)
+            text = describe_video(report, spec.text, profile.image_inputs)
+        else:
+            from dcode.media.inspect import inspect_path
+            from dcode.media.store import AttachmentStore
+
+            report = inspect_path(path, route, AttachmentStore(settings.attachments_dir))
+            text = _describe(report, spec.text, profile.image_inputs)
+        failed = failed or "error" in report
+        print(json.dumps(report, ensure_ascii=False) if as_json else text)
+    return 1 if failed else 0
 
 
 def _describe(report: dict[str, Any], model: str, takes_images: bool) -> str:

@@ -9,9 +9,10 @@ import sys
 from tests.test_media_fixtures import PROJECT_ROOT
 
 CORE_MODULES = [
-    "attachment", "bands", "clean", "colour", "decode", "derive", "encode", "errors",
-    "facts", "gif_frames", "handles", "inspect", "kinds", "limits", "memory", "normalize",
-    "offload", "pool", "sizing", "stages", "store", "tokens", "variant_cache", "variants",
+    "attachment", "bands", "clean", "colour", "contact_sheet", "decode", "derive", "encode",
+    "errors", "facts", "frames", "gif_frames", "handles", "inspect", "inspect_video", "kinds",
+    "limits", "memory", "normalize", "offload", "pool", "sizing", "stages", "store", "tokens",
+    "variant_cache", "variants", "video_input",
 ]  # fmt: skip
 
 
@@ -34,7 +35,7 @@ def test_light_entry_points_do_not_load_pillow() -> None:
     modules = loaded_after(
         "import dcode.media\n"
         "from dcode.media import detect_media_kind, to_reference_block, from_reference_block\n"
-        "import dcode.media.offload, dcode.media.handles, dcode.media.tokens"
+        "import dcode.media.offload, dcode.media.handles, dcode.media.tokens, dcode.media.frames"
     )
     assert "PIL" not in modules and "PIL.Image" not in modules
 
