@@ -54,6 +54,7 @@ def test_a_prompt_with_text_an_image_and_two_videos(store: AttachmentStore) -> N
 
 def test_text_that_only_looks_like_a_window_is_none(store: AttachmentStore) -> None:
     assert frames_in("Reading [0.000s, 100.000s) of x.mp4 at 0.5 fps.") is None
+    assert frames_in([{"type": "text", "text": "Reading [12.000s, 102.000s) of x.mp4 at 0.5 fps."}, "Frame at t=00:00:12.000"]) is None
     assert frames_in([{"type": "text", "text": "Reading [0.000s, 100.000s) of x.mp4 at 0.5 fps."}]) is None
     [att] = store.admit([(jpeg((64, 64)), "x.jpg")])
     assert frames_in([{"type": "text", "text": "look"}, to_reference_block(att)]) is None  # an image, not a frame
@@ -65,7 +66,8 @@ def test_a_video_read_result_becomes_an_event_with_its_frames(store: AttachmentS
     assert isinstance(event, ToolCallFinished) and event.frames is not None
     assert [f.t for f in event.frames.frames] == [0.0, 2.0]
     assert event.output.splitlines() == [
-        "Reading [0.000s, 100.000s) of clips/demo.mp4 at 0.5 fps.",
+        "Read video clips/demo.mp4: sampled 2 frames.",
+        "Reading first 100s of clips/demo.mp4 at 0.5 fps.",
         "Frame at t=00:00:00.000",
         "Frame at t=00:00:02.000",
     ]

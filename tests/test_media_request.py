@@ -182,7 +182,7 @@ async def test_checkpoint_growth_per_image_is_small(server, make_settings, works
     assert 0 < growth <= 2048, sizes
 
 
-def test_mentions_and_video_refusal(make_settings, workspace) -> None:
+def test_mentions_and_an_unreadable_video(make_settings, workspace) -> None:
     settings = make_settings("chat")
     screenshot(workspace / "my shot.png", (64, 64))
     (workspace / "notes.txt").write_text("hi")
@@ -192,7 +192,7 @@ def test_mentions_and_video_refusal(make_settings, workspace) -> None:
     video.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64)
     from dcode.config import ConfigError
 
-    with pytest.raises(ConfigError, match="video input is not supported yet"):
+    with pytest.raises(ConfigError, match="^clip.mp4 can't be sent: "):
         attach_images(settings, HeadlessRequest(prompt="x"), [video])
     corrupt = workspace / "bad.png"
     corrupt.write_bytes(b"\x89PNG\r\n\x1a\n" + b"garbage" * 10)

