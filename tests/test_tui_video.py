@@ -20,6 +20,7 @@ from textual import events
 from dcode.agent.events import ToolStatus
 from dcode.agent.media_route import route_for
 from dcode.media.attachment import to_reference_block
+from dcode.media.contact_sheet import STRIP, sheet_size
 from dcode.media.frames import FrameStrip, frames_in, human_bytes
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
@@ -135,6 +136,22 @@ async def test_a_video_read_shows_its_line_and_a_timeline(server: ScriptedModelS
         ]
         [sheet] = h.app.query(FrameSheet)
         assert [type(child).__name__ for child in sheet.children] == ["Static", "Static"]  # no pictures here
+
+
+async def test_where_the_terminal_shows_pictures_the_sheet_is_thumbnails(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    from textual_image.widget import TGPImage
+
+    async with running_app(server, workspace, dcode_home, graphics=Graphics.KITTY) as h:
+        strip = frames_in(window_of(h.app.media.store, [0.0, 2.0, 4.0]))
+        assert strip is not None
+        await h.app.transcript.tool_running("call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4")
+        h.app.transcript.tool_finished("call-1", "read_file", ToolStatus.OK, "", "", frames=strip)
+        await h.until(lambda: h.app.query(TGPImage), 15, "the thumbnails")
+        [sheet] = h.app.query(FrameSheet)
+        [image] = sheet.query(TGPImage)
+        assert image.image.size == sheet_size(3, 360 / 640, STRIP)  # one strip of the three frames
+        assert not sheet.query_one(".video-timeline").display
+        assert "▸ demo.mp4 · 3 frames" in h.text()
 
 
 # --- whether the terminal shows pictures

@@ -252,4 +252,3 @@ def _text(block: Any) -> str | None:
 
 def _seconds(label: re.Match[str]) -> float:
     return int(label["h"]) * 3600 + int(label["m"]) * 60 + int(label["s"]) + int(label["ms"]) / 1000
-
