@@ -17,7 +17,7 @@ from dcode.agent.tools import build_tools
 
 CONTRACT = {
     "ls": {"path"},
-    "read_file": {"file_path", "offset", "limit"},
+    "read_file": {"file_path", "offset", "limit", "pages"},
     "write_file": {"file_path", "content"},
     "edit_file": {"file_path", "old_string", "new_string", "replace_all"},
     "glob": {"pattern", "path"},
@@ -54,7 +54,9 @@ def test_names_and_arguments(tmp_path: Path) -> None:
 def test_defaults(tmp_path: Path) -> None:
     tools = {tool.name: tool for tool in build_tools(LocalBackend(tmp_path))}
     read_props = tools["read_file"].args
-    assert read_props["offset"]["default"] == 0 and read_props["limit"]["default"] == 2000
+    # limit's default depends on the kind: 2000 lines of text, 100 s of video (the description says so)
+    assert read_props["offset"]["default"] == 0 and read_props["limit"].get("default") is None
+    assert "default 2000" in read_props["limit"]["description"] and "default 100" in read_props["limit"]["description"]
     assert tools["execute"].args["timeout"]["default"] == 120
     assert tools["edit_file"].args["replace_all"]["default"] is False
     assert tools["glob"].args["path"]["default"] == "."

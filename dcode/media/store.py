@@ -38,6 +38,7 @@ from dcode.media.attachment import (
     to_reference_block,
 )
 from dcode.media.encode import DEFAULT_POLICY, EncoderPolicy
+from dcode.media.file_attachment import FileAttachment, FileKind, from_file_reference_block, to_file_reference_block
 from dcode.media.errors import (
     AdmissionError,
     AttachmentUnavailableError,
@@ -219,7 +220,41 @@ class AttachmentStore:
             write_private(sidecar, json.dumps(to_reference_block(att)).encode())
         return att
 
-    def path_for(self, attachment: Attachment) -> Path:
+    def admit_file(self, data: bytes, *, kind: FileKind, media_type: str, name: str, detail: str = "") -> FileAttachment:
+        """Store a non-image file byte for byte (a PDF's pages, an audio clip); idempotent.
+
+        The caller has checked the kind and the size; nothing is re-encoded here."""
+        if not data:
+            raise ValueError("an attachment cannot be empty")
+        att = FileAttachment(
+            id=hashlib.sha256(data).hexdigest(),
+            kind=kind,
+            media_type=media_type,
+            byte_size=len(data),
+            name=clip_name(name),
+            detail=detail,
+        )
+        path = self.path_for(att)
+        with stage("store"):
+            if not _holds(path, att.id, len(data)):
+                write_private(path, data, mode=READ_ONLY_FILE)
+            sidecar = self._sidecar(att.id)
+            if not sidecar.exists():
+                write_private(sidecar, json.dumps(to_file_reference_block(att)).encode())
+        return att
+
+    def get_file(self, attachment_id: str) -> FileAttachment:
+        """The stored facts of a file attachment (as first admitted)."""
+        if not is_attachment_id(attachment_id):
+            raise AttachmentUnavailableError(str(attachment_id)[:64] or "?", "not an attachment id")
+        try:
+            return from_file_reference_block(json.loads(self._sidecar(attachment_id).read_bytes()))
+        except FileNotFoundError as exc:
+            raise AttachmentUnavailableError(attachment_id, "not in the store") from exc
+        except (OSError, ValueError, InvalidReferenceBlock) as exc:
+            raise AttachmentUnavailableError(attachment_id, f"unreadable facts: {exc}") from exc
+
+    def path_for(self, attachment: Attachment | FileAttachment) -> Path:
         """Where the normalized bytes live (whether or not they are there)."""
         return self.objects_dir / attachment.id[:2] / f"{attachment.id}.{attachment.extension}"
 
@@ -238,10 +273,10 @@ class AttachmentStore:
         except (OSError, ValueError, InvalidReferenceBlock) as exc:
             raise AttachmentUnavailableError(attachment_id, f"unreadable facts: {exc}") from exc
 
-    def contains(self, attachment: Attachment) -> bool:
+    def contains(self, attachment: Attachment | FileAttachment) -> bool:
         return self.path_for(attachment).is_file()
 
-    def read_bytes(self, attachment: Attachment) -> bytes:
+    def read_bytes(self, attachment: Attachment | FileAttachment) -> bytes:
         """The normalized bytes, verified against the id; raises
         :class:`AttachmentUnavailableError` when missing or damaged."""
         try:

@@ -25,6 +25,7 @@ class ModelProfile:
     video_inputs: bool = False
     pdf_inputs: bool = False
     image_tool_message: bool = False
+    pdf_tool_message: bool = False
     image_max_pixels: int = 640_000
     image_max_bytes: int = 1 * MIB
     image_token_formula: str = "generic"
@@ -125,7 +126,7 @@ def _from_langchain(model: str, known: Mapping[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {"max_input_tokens": int(known["max_input_tokens"])}
     if int(known.get("max_output_tokens") or 0) > 0:
         values["max_output_tokens"] = int(known["max_output_tokens"])
-    for flag in ("image_inputs", "audio_inputs", "video_inputs", "pdf_inputs", "image_tool_message"):
+    for flag in ("image_inputs", "audio_inputs", "video_inputs", "pdf_inputs", "image_tool_message", "pdf_tool_message"):
         if isinstance(known.get(flag), bool):
             values[flag] = known[flag]
     if values.get("image_inputs"):

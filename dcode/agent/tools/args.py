@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 from dcode.agent.backends.protocol import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 
 READ_DEFAULT_LIMIT = 2000
+VIDEO_DEFAULT_LIMIT_S = 100.0
+PDF_MAX_PAGES = 20
 
 
 class LsArgs(BaseModel):
@@ -23,11 +25,26 @@ class LsArgs(BaseModel):
 
 class ReadFileArgs(BaseModel):
     file_path: str = Field(description="File to read: relative to the workspace root, or absolute.")
-    offset: int = Field(
-        default=0, ge=0, description="Number of lines to skip; 0 starts at the first line."
+    offset: float = Field(
+        default=0,
+        description=(
+            "Text: number of lines to skip (0 starts at the first line). "
+            "Video: seconds to skip."
+        ),
     )
-    limit: int = Field(
-        default=READ_DEFAULT_LIMIT, ge=1, description="Maximum number of lines to return."
+    limit: float | None = Field(
+        default=None,
+        description=(
+            f"Text: maximum number of lines to return (default {READ_DEFAULT_LIMIT}). "
+            f"Video: seconds to cover (default {VIDEO_DEFAULT_LIMIT_S:.0f})."
+        ),
+    )
+    pages: str | None = Field(
+        default=None,
+        description=(
+            f'PDF only: the pages to read, e.g. "3" or "1-5" (at most {PDF_MAX_PAGES} per call). '
+            "Default: from the first page."
+        ),
     )
 
 

@@ -81,7 +81,18 @@ async def read_file(
     if text is None:
         mime = binary_type(args.file_path)
         return await binary_reader(backend, BinaryFile(args.file_path, shown, mime, info.size))
-    return number_lines(text, shown, offset=args.offset, limit=args.limit)
+    offset, limit = line_window(args)
+    return number_lines(text, shown, offset=offset, limit=limit)
+
+
+def line_window(args: ReadFileArgs) -> tuple[int, int]:
+    """``offset`` and ``limit`` as line counts (the schema takes seconds too, for videos)."""
+    offset, limit = args.offset, DEFAULT_LIMIT if args.limit is None else args.limit
+    if offset < 0 or offset != int(offset):
+        fail(f"{NAME}: offset must be a whole number of lines, 0 or more; got {offset:g}")
+    if limit < 1 or limit != int(limit):
+        fail(f"{NAME}: limit must be a whole number of lines, 1 or more; got {limit:g}")
+    return int(offset), int(limit)
 
 
 def split_lines(text: str) -> list[str]:
