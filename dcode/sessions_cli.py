@@ -57,6 +57,7 @@ def _transcript(settings: Settings, session_id: str) -> list[str]:
     """The saved thread replayed as events, one line (or block) for each: no graph or model is
     needed to show a transcript."""
     from dcode.agent.saved_thread import read_saved_thread, replay
+    from dcode.media.frames import compact_line
 
     saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
     if saved is None or not saved.messages:
@@ -64,12 +65,15 @@ def _transcript(settings: Settings, session_id: str) -> list[str]:
     lines: list[str] = []
     for event in replay(saved.messages):
         match event:
-            case UserMessage(text=text):
+            case UserMessage(text=text, videos=videos):
                 lines.append(f"[you] {text.strip()}")
+                lines.extend(f"      [video] {compact_line(strip)}" for strip in videos)
             case AssistantMessageFinished(text=text, interrupted=interrupted) if text.strip():
                 lines.append(f"[dcode] {text.strip()}" + (" (interrupted)" if interrupted else ""))
             case ToolCallRunning(name=name, args=args):
                 lines.append(f"→ {name}({_short(args)})")
+            case ToolCallFinished(status=ToolStatus.OK, frames=frames) if frames is not None:
+                lines.append(f"[tool] [video] {compact_line(frames)}")
             case ToolCallFinished(status=status, preview=preview):
                 mark = "" if status is ToolStatus.OK or preview.startswith(f"{status}:") else f"{status}: "
                 lines.append(f"[tool] {mark}{preview}".replace("\n", "\n       "))

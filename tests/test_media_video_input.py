@@ -110,3 +110,21 @@ def test_headless_video_that_cannot_be_sampled_is_one_line(server: ScriptedModel
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("dcode: error: broken.mp4 can't be sent: ")
     assert server.requests == []
+
+
+@requires_clip
+def test_sessions_show_gives_the_video_its_line(server: ScriptedModelServer, workspace: Path, tmp_path: Path) -> None:
+    from dcode.agent.sessions import SessionStore
+
+    home = vision_home(tmp_path)
+    shutil.copyfile(CLIP, workspace / "clip.mp4")
+    server.script(reply("a rabbit"))
+    done = run_dcode(["-p", "what happens?", "-m", "openai:test-model", "--base-url", server.base_url, "-i", "clip.mp4"], home, workspace)
+    assert done.returncode == 0, done.stderr
+    [session] = SessionStore(home / "sessions.db", read_only=True).list()
+    shown = run_dcode(["sessions", "show", session.id], home, workspace)
+    assert shown.returncode == 0, shown.stderr
+    transcript = shown.stdout.splitlines()
+    at = transcript.index("[you] what happens?")
+    assert transcript[at + 1] == "      [video] clip.mp4 · 3 frames · 0:00.0–0:04.0"
+    assert "Frame at t=" not in shown.stdout
