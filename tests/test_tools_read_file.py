@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +166,9 @@ async def test_permission_denied(backend: LocalBackend, read_file: BaseTool) -> 
 
 async def test_permission_denied_is_reported(tmp_path: Path) -> None:
     class Unreadable(LocalBackend):
-        async def read_bytes(self, path: str) -> bytes:
+        async def read_chunks(self, path: str, *, chunk_size: int = 1) -> AsyncIterator[bytes]:
             raise PermissionError(13, "Permission denied", str(self.resolve(path)))
+            yield b""
 
     backend = Unreadable(tmp_path)
     (tmp_path / "secret.txt").write_text("x")

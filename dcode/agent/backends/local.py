@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from dcode.agent.backends import paths
@@ -19,6 +20,7 @@ from dcode.agent.backends.globbing import compile_glob, has_magic
 from dcode.agent.backends.listing import git_files, rg_files, walk_files
 from dcode.agent.backends.procs import find_program
 from dcode.agent.backends.protocol import (
+    CHUNK_BYTES,
     DEFAULT_TIMEOUT_S,
     MAX_TIMEOUT_S,
     ExecResult,
@@ -96,6 +98,14 @@ class LocalBackend:
 
     async def read_bytes(self, path: str) -> bytes:
         return await asyncio.to_thread(self.resolve(path).read_bytes)
+
+    async def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncIterator[bytes]:
+        handle = await asyncio.to_thread(open, self.resolve(path), "rb")
+        try:
+            while chunk := await asyncio.to_thread(handle.read, chunk_size):
+                yield chunk
+        finally:
+            handle.close()
 
     async def read_text(self, path: str) -> str:
         data = await self.read_bytes(path)

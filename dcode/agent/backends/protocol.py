@@ -20,12 +20,14 @@ Contract for implementers:
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
+CHUNK_BYTES = 1024 * 1024
 
 
 class InvalidPattern(ValueError):
@@ -114,6 +116,15 @@ class Backend(Protocol):
         ...
 
     async def read_bytes(self, path: str) -> bytes: ...
+
+    def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncIterator[bytes]:
+        """The file's bytes from the start, in chunks of at most ``chunk_size`` (the last may be
+        shorter), so a reader can stop early or scan a large file without holding it.
+
+        Opening fails with the builtin exceptions on the first ``__anext__``; closing the
+        iterator early (``aclose``) closes the file.
+        """
+        ...
 
     async def read_text(self, path: str) -> str:
         """The file decoded as strict UTF-8, line endings untouched."""

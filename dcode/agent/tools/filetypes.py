@@ -1,14 +1,24 @@
-"""Telling text from binary before read_file prints a file.
+"""What kind of file read_file was handed: text, an image, a video, an audio clip, a PDF, or
+some other binary.
 
 The extension table is explicit rather than ``mimetypes`` because the system MIME database maps
 source files to media types (``.ts`` is MPEG transport stream there), and a TypeScript file must
-read as text. Content decides for everything not in the table.
+read as text. The first bytes are the check: a ``.png`` that is really text reads as text, and a
+file whose bytes are a known image, video, audio or PDF format is read as that whatever its name.
+Only when the bytes are binary but say nothing known does the extension decide.
 """
 
 from __future__ import annotations
 
+import codecs
 import mimetypes
+from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Literal, TypeAlias
+
+from dcode.media.kinds import sniff_format
+
+Kind: TypeAlias = Literal["text", "image", "video", "audio", "pdf", "binary"]
 
 _MEDIA: dict[str, str] = {
     # images
@@ -35,6 +45,8 @@ _MEDIA: dict[str, str] = {
     ".flv": "video/x-flv",
     ".mpg": "video/mpeg",
     ".mpeg": "video/mpeg",
+    ".3gp": "video/3gpp",
+    ".3gpp": "video/3gpp",
     # audio
     ".mp3": "audio/mpeg",
     ".wav": "audio/wav",
@@ -45,17 +57,106 @@ _MEDIA: dict[str, str] = {
     ".m4a": "audio/mp4",
     ".aac": "audio/aac",
     ".aiff": "audio/aiff",
+    ".aif": "audio/aiff",
     # documents
     ".pdf": "application/pdf",
 }
+
+# What a recognised signature (dcode.media.kinds.sniff_format) is, as a kind and a MIME type.
+_FORMATS: dict[str, tuple[Kind, str]] = {
+    "PNG": ("image", "image/png"),
+    "JPEG": ("image", "image/jpeg"),
+    "GIF": ("image", "image/gif"),
+    "WEBP": ("image", "image/webp"),
+    "BMP": ("image", "image/bmp"),
+    "TIFF": ("image", "image/tiff"),
+    "ICO": ("image", "image/vnd.microsoft.icon"),
+    "AVIF": ("image", "image/avif"),
+    "HEIF": ("image", "image/heif"),
+    "PSD": ("image", "image/vnd.adobe.photoshop"),
+    "QOI": ("image", "image/qoi"),
+    "JPEG2000": ("image", "image/jp2"),
+    "MP4": ("video", "video/mp4"),
+    "MOV": ("video", "video/quicktime"),
+    "AVI": ("video", "video/x-msvideo"),
+    "ASF": ("video", "video/x-ms-wmv"),
+    "WEBM": ("video", "video/webm"),
+    "MKV": ("video", "video/x-matroska"),
+    "FLV": ("video", "video/x-flv"),
+    "MPEG": ("video", "video/mpeg"),
+    "MPEG-TS": ("video", "video/mp2t"),
+    "M4A": ("audio", "audio/mp4"),
+    "PDF": ("pdf", "application/pdf"),
+}
+
+# Audio containers kinds.py does not name (it only tells images from videos).
+_AUDIO_SIGNATURES: tuple[tuple[bytes, bytes, str], ...] = (
+    (b"ID3", b"", "audio/mpeg"),
+    (b"fLaC", b"", "audio/flac"),
+    (b"OggS", b"", "audio/ogg"),
+    (b"RIFF", b"WAVE", "audio/wav"),
+    (b"FORM", b"AIFF", "audio/aiff"),
+    (b"FORM", b"AIFC", "audio/aiff"),
+)
 
 OCTET_STREAM = "application/octet-stream"
 SNIFF_BYTES = 8192
 
 
+@dataclass(frozen=True, slots=True)
+class FileType:
+    kind: Kind
+    mime: str
+
+
 def media_type(path: str) -> str | None:
     """The MIME type when the extension names an image, video, audio or PDF file."""
     return _MEDIA.get(PurePath(path).suffix.lower())
+
+
+def kind_of_mime(mime: str) -> Kind:
+    if mime == "application/pdf":
+        return "pdf"
+    major = mime.split("/", 1)[0]
+    return major if major in ("image", "video", "audio") else "binary"  # type: ignore[return-value]
+
+
+def classify(path: str, head: bytes, *, complete: bool) -> FileType:
+    """The file's type from its first bytes (``head``, all of it when ``complete``) and its name."""
+    named = media_type(path)
+    sniffed = _sniff(head)
+    if looks_like_text(head[:SNIFF_BYTES], complete=complete and len(head) <= SNIFF_BYTES):
+        if sniffed is None or sniffed.kind != "pdf":  # an uncompressed PDF can be all ASCII
+            return FileType("text", "text/plain")
+    if sniffed is not None:
+        if named is not None and kind_of_mime(named) == sniffed.kind:
+            return FileType(sniffed.kind, named)  # the extension is the more precise name
+        return sniffed
+    if named is not None:
+        return FileType(kind_of_mime(named), named)
+    return FileType("binary", binary_type(path))
+
+
+def _sniff(head: bytes) -> FileType | None:
+    for magic, form, mime in _AUDIO_SIGNATURES:
+        if head.startswith(magic) and head[8 : 8 + len(form)] == form:
+            return FileType("audio", mime)
+    name = sniff_format(head)
+    if name in _FORMATS:
+        kind, mime = _FORMATS[name]
+        return FileType(kind, mime)
+    return None
+
+
+def looks_like_text(head: bytes, *, complete: bool) -> bool:
+    """No NUL byte, and UTF-8 (a sequence cut at the end of an incomplete head is fine)."""
+    if b"\0" in head:
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=complete)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def binary_type(path: str) -> str:
@@ -67,13 +168,3 @@ def binary_type(path: str) -> str:
     if guessed is None or guessed.startswith("text/"):
         return OCTET_STREAM
     return guessed
-
-
-def decode_text(data: bytes) -> str | None:
-    """The text of ``data``, or ``None`` when it is binary (a NUL byte, or not UTF-8)."""
-    if b"\0" in data[:SNIFF_BYTES]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None

@@ -1,39 +1,53 @@
-"""``read_file``: a file's text with line numbers, in windows the model can page through.
+"""``read_file``: a file's text with line numbers, in windows the model can page through; or,
+for an image, a PDF, an audio clip or a video, what the configured model can take of it.
 
 Line numbers let the model cite and target lines; the windows and caps keep one read from
-swallowing the context. Binary files go to one replaceable function, ``reject_binary``, so a
-media-aware reader (images, PDFs) can later be passed to ``make_read_file_tool`` instead.
+swallowing the context (``read_text`` streams the file, so a huge log costs a few chunks).
+What a file is comes from its first bytes and its name (``filetypes.classify``). Everything that
+is not text goes to one replaceable function, the binary reader: ``reject_binary`` refuses it
+(a tool set built without an attachment store), ``read_media.MediaReader`` reads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 
 from langchain_core.tools import BaseTool
 
 from dcode.agent.backends.protocol import Backend
-from dcode.agent.tools.args import READ_DEFAULT_LIMIT, ReadFileArgs
+from dcode.agent.tools.args import PDF_MAX_PAGES, READ_DEFAULT_LIMIT, ReadFileArgs
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
-from dcode.agent.tools.filetypes import binary_type, decode_text, media_type
+from dcode.agent.tools.filetypes import SNIFF_BYTES, Kind, classify
+from dcode.agent.tools.read_text import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, numbered_lines
 from dcode.agent.tools.spec import READ_FILE
 
 NAME = READ_FILE.name
 DEFAULT_LIMIT = READ_DEFAULT_LIMIT
-MAX_LINE_CHARS = 2000
-MAX_OUTPUT_CHARS = 80_000
-MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_TEXT_BYTES = 1024 * 1024 * 1024
+"""Text over this is not scanned (counting its lines alone would take a while)."""
 
-DESCRIPTION = f"""Read a text file from the workspace (or an absolute path).
+__all__ = ["MAX_LINE_CHARS", "MAX_OUTPUT_CHARS", "BinaryFile", "BinaryReader", "make_read_file_tool", "read_file", "reject_binary"]
 
-Output is numbered like `cat -n`: the line number, a tab, then the line. The numbers are not part \
+DESCRIPTION = f"""Read a file from the workspace (or an absolute path): text, images, PDFs, audio, video.
+
+Text is numbered like `cat -n`: the line number, a tab, then the line. The numbers are not part \
 of the file - never copy them into edit_file's old_string.
 - offset: lines to skip (0 = start at line 1); limit: lines to return (default {DEFAULT_LIMIT}).
 - Lines longer than {MAX_LINE_CHARS} chars are cut; output stops near {MAX_OUTPUT_CHARS:,} chars. \
 When output is cut, a note at the end gives the offset to continue from.
 - Read a file before editing it. Use ls for directories, grep/glob to find files.
-- Binary files (images, PDFs, archives) cannot be read as text."""
+
+Media:
+- Images (png, jpg, webp, gif...) are shown to you.
+- PDF: pages="3" or "1-5" (at most {PDF_MAX_PAGES} per call; default the first {PDF_MAX_PAGES}). \
+You get the pages as a document, as page images or as their text, whichever this model takes.
+- Audio (wav, mp3, flac...) is attached as audio.
+- Video: frames sampled every 2 s; offset and limit are seconds (default 0 and 100). A note gives \
+the offset to continue from.
+Other binary files (archives, executables) cannot be read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,15 +58,17 @@ class BinaryFile:
     display: str
     mime: str
     size: int
+    kind: Kind = "binary"
+    args: ReadFileArgs | None = None
 
 
 BinaryReader = Callable[[Backend, BinaryFile], Awaitable[ToolOutput]]
 
 
 async def reject_binary(backend: Backend, file: BinaryFile) -> ToolOutput:
-    """Until media input lands: say what the file is, as an error."""
+    """Without an attachment store to read media into: say what the file is, as an error."""
     what = f"{NAME}: {file.display} is a binary file ({file.mime})"
-    if media_type(file.path):
+    if file.kind != "binary":
         fail(f"{what}; media reading is not supported yet")
     fail(f"{what}; read_file only shows text")
 
@@ -67,22 +83,37 @@ async def read_file(
         fail(f"{NAME}: {shown} does not exist (use glob or ls to find the right path)")
     if info.is_dir:
         fail(f"{NAME}: {shown} is a directory, not a file; use ls to list it")
-    if info.size > MAX_FILE_BYTES:
-        fail(
-            f"{NAME}: {shown} is {info.size / 1024 / 1024:.0f} MB, too large to read; "
-            "use grep to find the relevant lines, or execute with head/tail/sed -n"
-        )
-    if mime := media_type(args.file_path):
-        return await binary_reader(backend, BinaryFile(args.file_path, shown, mime, info.size))
-    data = await backend.read_bytes(args.file_path)
-    if not data:
-        return f"{shown} exists but is empty (0 bytes)."
-    text = decode_text(data)
-    if text is None:
-        mime = binary_type(args.file_path)
-        return await binary_reader(backend, BinaryFile(args.file_path, shown, mime, info.size))
-    offset, limit = line_window(args)
-    return number_lines(text, shown, offset=offset, limit=limit)
+    async with aclosing(backend.read_chunks(args.file_path)) as chunks:
+        head, complete = await _head(chunks)
+        if not head:
+            return f"{shown} exists but is empty (0 bytes)."
+        filetype = classify(args.file_path, head, complete=complete)
+        if filetype.kind == "text":
+            if info.size > MAX_TEXT_BYTES:
+                fail(
+                    f"{NAME}: {shown} is {info.size / 1024 / 1024:.0f} MB, too large to read; "
+                    "use grep to find the relevant lines, or execute with head/tail/sed -n"
+                )
+            offset, limit = line_window(args)
+            return await numbered_lines(_chained(head, chunks), shown, offset=offset, limit=limit)
+    file = BinaryFile(args.file_path, shown, filetype.mime, info.size, filetype.kind, args)
+    return await binary_reader(backend, file)
+
+
+async def _head(chunks: AsyncIterator[bytes]) -> tuple[bytes, bool]:
+    """At least the first ``SNIFF_BYTES`` (all of a smaller file), and whether that is all."""
+    head = b""
+    async for chunk in chunks:
+        head += chunk
+        if len(head) >= SNIFF_BYTES:
+            return head, False
+    return head, True
+
+
+async def _chained(head: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    yield head
+    async for chunk in rest:
+        yield chunk
 
 
 def line_window(args: ReadFileArgs) -> tuple[int, int]:
@@ -93,45 +124,6 @@ def line_window(args: ReadFileArgs) -> tuple[int, int]:
     if limit < 1 or limit != int(limit):
         fail(f"{NAME}: limit must be a whole number of lines, 1 or more; got {limit:g}")
     return int(offset), int(limit)
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as grep and editors count them: split on ``\\n`` only, no phantom last line."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
-
-
-def number_lines(text: str, shown: str, *, offset: int, limit: int) -> str:
-    lines = split_lines(text)
-    total = len(lines)
-    if offset >= total:
-        fail(f"{NAME}: offset {offset} is past the end of {shown}, which has {total} lines")
-    rendered: list[str] = []
-    size = 0
-    capped = False
-    for number, line in enumerate(lines[offset : offset + limit], start=offset + 1):
-        entry = f"{number:>6}\t{_clip(line)}"
-        if rendered and size + len(entry) + 1 > MAX_OUTPUT_CHARS:
-            capped = True
-            break
-        rendered.append(entry)
-        size += len(entry) + 1
-    last = offset + len(rendered)
-    if last < total:
-        why = f" (output capped at {MAX_OUTPUT_CHARS:,} chars)" if capped else ""
-        rendered.append(
-            f"\n[Showing lines {offset + 1}-{last} of {total}{why}. "
-            f"To continue, call read_file with offset={last}.]"
-        )
-    return "\n".join(rendered)
-
-
-def _clip(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
-        return line
-    return f"{line[:MAX_LINE_CHARS]}… [line truncated, {len(line) - MAX_LINE_CHARS} more chars]"
 
 
 def make_read_file_tool(
