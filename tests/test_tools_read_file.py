@@ -200,7 +200,9 @@ async def test_binary_reader_is_replaceable(backend: LocalBackend) -> None:
     tool = make_read_file_tool(backend, binary_reader=describe)
     message = await call(tool, file_path="p.png")
     assert message.status == "success" and message.content == "an image of 8 bytes"
-    assert seen == [BinaryFile(path="p.png", display="p.png", mime="image/png", size=8)]
+    [file] = seen
+    assert (file.path, file.display, file.mime, file.size, file.kind) == ("p.png", "p.png", "image/png", 8, "image")
+    assert file.args is not None and file.args.file_path == "p.png"
 
 
 async def test_plain_ainvoke_returns_error_text(read_file: BaseTool) -> None:

@@ -29,16 +29,18 @@ from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.middleware.summarization import Compactor, SummarizationMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
-from dcode.agent.tools import build_tools
+from dcode.agent.tools import BinaryReader, build_tools, reject_binary
 from dcode.agent.tools.compact import make_compact_tool
+from dcode.agent.tools.read_media import MediaReader
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
 
 
-def agent_tools(backend: Backend, compactor: Compactor) -> list[Any]:
-    """The tools the graph offers, besides those its middleware add (``write_todos``)."""
-    return [*build_tools(backend), make_compact_tool(compactor)]
+def agent_tools(backend: Backend, compactor: Compactor, binary_reader: BinaryReader = reject_binary) -> list[Any]:
+    """The tools the graph offers, besides those its middleware add (``write_todos``);
+    ``binary_reader`` is what read_file does with a file that is not text."""
+    return [*build_tools(backend, binary_reader=binary_reader), make_compact_tool(compactor)]
 
 
 def static_request(backend: Backend, compactor: Compactor) -> tuple[str, list[Any]]:
@@ -85,7 +87,7 @@ def build_graph(
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(
         model,
-        agent_tools(backend, compactor),
+        agent_tools(backend, compactor, MediaReader(store, profile)),
         system_prompt=SYSTEM_PROMPT,
         middleware=middleware,
         context_schema=RunContext,

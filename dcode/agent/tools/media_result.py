@@ -1,0 +1,40 @@
+"""The shape every media read_file result shares: one summary text block, then the attached
+content (reference blocks and the text blocks that go with them).
+
+The request projection relies on it: the summary always stays in the ToolMessage, and what
+follows it moves, as a unit and in order, wherever the model's profile lets media go.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcode.agent.tools.errors import fail
+from dcode.agent.tools.read_file import NAME, BinaryFile
+
+MiB = 1024 * 1024
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def media_result(summary: str, attached: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [text_block(summary), *attached]
+
+
+def require_size(file: BinaryFile, cap: int, what: str, *, hint: str = "") -> None:
+    """A clear error when ``file`` is over ``cap`` bytes (``what``: "audio files", "PDFs")."""
+    if file.size > cap:
+        fail(
+            f"{NAME}: {file.display} is {file.size / MiB:.1f} MiB; {what} over {cap // MiB} MiB "
+            f"are not read{hint}"
+        )
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def megabytes(size: int) -> str:
+    return f"{size / MiB:.1f} MiB" if size >= MiB // 10 else f"{size:,} bytes"
