@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 from typing import Any
 
 from langchain_core.tools import ToolException
@@ -33,6 +34,10 @@ from dcode.media.file_attachment import to_file_reference_block
 from dcode.media.store import AttachmentStore
 from dcode.models.profiles import ModelProfile
 
+# pypdf logs what it repairs in a damaged file; with no handler of its own those warnings would
+# reach the terminal (Python's last-resort handler) under the TUI. A configured root still sees them.
+logging.getLogger("pypdf").addHandler(logging.NullHandler())
+
 MAX_PDF_BYTES = 100 * MiB
 MAX_SENT_BYTES = 32 * MiB
 """The selected pages as one file: what a provider accepts in one request, at most."""
@@ -50,7 +55,7 @@ def _read(store: AttachmentStore, profile: ModelProfile, data: bytes, file: Bina
     if profile.pdf_inputs:
         return _as_file(store, reader, data, pages, file.display)
     if profile.image_inputs:
-        return _as_images(store, data, pages, file.display)
+        return _as_images(store, reader, data, pages, file.display)
     return _as_text(reader, pages, file.display)
 
 
@@ -107,9 +112,11 @@ def _selection(reader: Any, pages: PageRange, shown: str) -> bytes:
     return buffer.getvalue()
 
 
-def _as_images(store: AttachmentStore, data: bytes, pages: PageRange, shown: str) -> ToolOutput:
+def _as_images(store: AttachmentStore, reader: Any, data: bytes, pages: PageRange, shown: str) -> ToolOutput:
+    # PDFium asks for the password pypdf found empty: render pypdf's decrypted copy instead.
+    source, numbers = (_selection(reader, pages, shown), range(1, len(pages.numbers) + 1)) if reader.is_encrypted else (data, pages.numbers)
     try:
-        images = render_pages(data, pages.numbers)
+        images = render_pages(source, numbers)
     except RenderError as exc:
         fail(f"{NAME}: {shown} is not a readable PDF: {exc}")
     try:
