@@ -100,6 +100,9 @@ _AUDIO_SIGNATURES: tuple[tuple[bytes, bytes, str], ...] = (
 )
 
 OCTET_STREAM = "application/octet-stream"
+_CONTROL = bytes(set(range(0x20)) - set(b"\t\n\r\f\v\x1b"))
+_PLAIN = bytes(set(range(256)) - set(_CONTROL))
+"""Every byte but the C0 controls that do not occur in text (tabs, line ends and ESC do)."""
 SNIFF_BYTES = 8192
 
 
@@ -125,8 +128,11 @@ def classify(path: str, head: bytes, *, complete: bool) -> FileType:
     """The file's type from its first bytes (``head``, all of it when ``complete``) and its name."""
     named = media_type(path)
     sniffed = _sniff(head)
-    if looks_like_text(head[:SNIFF_BYTES], complete=complete and len(head) <= SNIFF_BYTES):
-        if sniffed is None or sniffed.kind != "pdf":  # an uncompressed PDF can be all ASCII
+    sample = head[:SNIFF_BYTES]
+    if looks_like_text(sample, complete=complete and len(head) <= SNIFF_BYTES):
+        # A signature of printable bytes ("BM", "GIF89a") may just be how a text begins; one
+        # among control bytes is a binary file's. An uncompressed PDF can be all ASCII.
+        if sniffed is None or (sniffed.kind != "pdf" and not sample.translate(None, _PLAIN)):
             return FileType("text", "text/plain")
     if sniffed is not None:
         if named is not None and kind_of_mime(named) == sniffed.kind:

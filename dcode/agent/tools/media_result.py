@@ -27,7 +27,7 @@ def require_size(file: BinaryFile, cap: int, what: str, *, hint: str = "") -> No
     """A clear error when ``file`` is over ``cap`` bytes (``what``: "audio files", "PDFs")."""
     if file.size > cap:
         fail(
-            f"{NAME}: {file.display} is {file.size / MiB:.1f} MiB; {what} over {cap // MiB} MiB "
+            f"{NAME}: {file.display} is {megabytes(file.size)}; {what} over {megabytes(cap)} "
             f"are not read{hint}"
         )
 
@@ -37,4 +37,7 @@ def plural(count: int, word: str) -> str:
 
 
 def megabytes(size: int) -> str:
+    """``20 MiB``, ``1.1 MiB``, or ``512 bytes`` under a tenth of a MiB."""
+    if size % MiB == 0 and size:
+        return f"{size // MiB} MiB"
     return f"{size / MiB:.1f} MiB" if size >= MiB // 10 else f"{size:,} bytes"

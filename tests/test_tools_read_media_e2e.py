@@ -1,0 +1,61 @@
+"""read_file on a PNG and on a PDF through the whole agent: the scripted model asks for them,
+history keeps references only, and the next request carries the image bytes."""
+
+from __future__ import annotations
+
+import base64
+import io
+import sqlite3
+from pathlib import Path
+
+from langchain_core.messages import ToolMessage
+from PIL import Image
+
+from dcode.agent.approval import HeadlessApprover
+from dcode.agent.engine import Engine
+from dcode.agent.tools.spec import READ_FILE
+from dcode.headless import HeadlessRequest, run_headless
+from dcode.media.attachment import from_reference_block, is_reference_block
+from tests.support.model_server import reply, tool_call
+from tests.test_media_request import VISION, screenshot, sent_images
+from tests.test_tools_read_media import text_pdf
+
+
+async def test_the_model_reads_a_png_then_a_pdf(server, make_settings, workspace: Path) -> None:
+    shot = screenshot(workspace / "shot.png")
+    text_pdf(workspace / "doc.pdf", ["Quarterly numbers", "Appendix"])
+    settings = make_settings("chat", model_overrides={"openai:test-model": VISION})
+    server.script(
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "shot.png"})]),
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "doc.pdf"})]),
+        reply("Stripes, and a two-page report."),
+    )
+    out, err = io.StringIO(), io.StringIO()
+    assert await run_headless(settings, HeadlessRequest(prompt="look at both"), out=out, err=err) == 0, err.getvalue()
+
+    # The request after the PNG read carries it, sized for the route (1 MiB, 640,000 px).
+    [(mime, data)] = sent_images(server.requests[1])
+    with Image.open(io.BytesIO(data)) as sent:
+        assert sent.size == (1130, 565) and mime == "image/jpeg"
+    # The one after the PDF read carries that image and both rendered pages.
+    assert len(sent_images(server.requests[2])) == 3
+
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), session_id=engine.sessions.latest().id)
+        messages = await runner.messages()
+    results = [m for m in messages if isinstance(m, ToolMessage)]
+    assert [m.status for m in results] == ["success", "success"]
+    image, pdf = (m.content for m in results)
+    assert image[0] == {"type": "text", "text": "Read image shot.png (2048x1024)."}
+    assert is_reference_block(image[1]) and from_reference_block(image[1]).name == "shot.png"
+    assert pdf[0]["text"] == "Read pages 1-2 of doc.pdf (2 pages)."
+    assert [b.get("text") for b in pdf[1::2]] == ["Page 1", "Page 2"]
+    assert all(is_reference_block(b) for b in pdf[2::2])
+    for block in (*image, *pdf):
+        assert "base64" not in block and "image_url" not in block
+    conn = sqlite3.connect(settings.sessions_db)
+    blob = b"".join(row[0] for row in conn.execute("SELECT checkpoint FROM checkpoints"))
+    blob += b"".join(row[0] for row in conn.execute("SELECT value FROM writes") if row[0])
+    conn.close()
+    assert base64.b64encode(data[:30])[:20] not in blob
+    assert base64.b64encode(shot.read_bytes()[:30])[:20] not in blob
