@@ -207,3 +207,118 @@ async def test_binary_reader_is_replaceable(backend: LocalBackend) -> None:
 
 async def test_plain_ainvoke_returns_error_text(read_file: BaseTool) -> None:
     assert "does not exist" in await read_file.ainvoke({"file_path": "missing.txt"})
+
+
+# --- streaming: a window of a large file, never the whole file at once
+
+
+class Recording(LocalBackend):
+    """A local backend that serves small chunks, counts them, and refuses whole-file reads."""
+
+    def __init__(self, root: Path, chunk_size: int) -> None:
+        super().__init__(root)
+        self.chunk_size = chunk_size
+        self.chunks = 0
+        self.largest = 0
+
+    async def read_bytes(self, path: str) -> bytes:
+        raise AssertionError("read_file loaded the whole file")
+
+    async def read_text(self, path: str) -> str:
+        raise AssertionError("read_file loaded the whole file")
+
+    async def read_chunks(self, path: str, *, chunk_size: int = 0) -> AsyncIterator[bytes]:
+        async for chunk in super().read_chunks(path, chunk_size=self.chunk_size):
+            self.chunks += 1
+            self.largest = max(self.largest, len(chunk))
+            yield chunk
+
+
+async def test_a_large_file_is_streamed_in_chunks(tmp_path: Path) -> None:
+    lines = 300_000
+    (tmp_path / "big.log").write_bytes(b"".join(b"entry %d\n" % n for n in range(1, lines + 1)))
+    size = (tmp_path / "big.log").stat().st_size
+    backend = Recording(tmp_path, chunk_size=64 * 1024)
+    text = str((await call(make_read_file_tool(backend), file_path="big.log", offset=150_000, limit=3)).content)
+    assert text == (
+        "150001\tentry 150001\n150002\tentry 150002\n150003\tentry 150003\n\n"
+        f"[Showing lines 150001-150003 of {lines}. To continue, call read_file with offset=150003.]"
+    )
+    assert backend.largest <= 64 * 1024 and backend.chunks >= size // (64 * 1024)
+
+
+def old_number_lines(text: str, offset: int, limit: int) -> str:
+    """What read_file printed when it loaded the whole file (the behaviour streaming keeps)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = [line.removesuffix("\r") for line in lines]
+    rendered: list[str] = []
+    size = 0
+    capped = False
+    for number, line in enumerate(lines[offset : offset + limit], start=offset + 1):
+        if len(line) > MAX_LINE_CHARS:
+            line = f"{line[:MAX_LINE_CHARS]}… [line truncated, {len(line) - MAX_LINE_CHARS} more chars]"
+        entry = f"{number:>6}\t{line}"
+        if rendered and size + len(entry) + 1 > MAX_OUTPUT_CHARS:
+            capped = True
+            break
+        rendered.append(entry)
+        size += len(entry) + 1
+    last = offset + len(rendered)
+    if last < len(lines):
+        why = f" (output capped at {MAX_OUTPUT_CHARS:,} chars)" if capped else ""
+        rendered.append(f"\n[Showing lines {offset + 1}-{last} of {len(lines)}{why}. To continue, call read_file with offset={last}.]")
+    return "\n".join(rendered)
+
+
+SAMPLES = {
+    "crlf": "one\r\ntwo\r\n\r\nthree\r",
+    "no final newline": "a\nb\nc",
+    "blank lines": "\n\n\nx\n\n",
+    "long ascii": ("z" * 5000 + "\n") * 3 + "tail",
+    "long with crlf": "q" * 2500 + "\r\nshort\r\n",
+    "long multibyte": ("é€𝄞" * 1500 + "\n") * 2,
+    "exactly the clip": "w" * MAX_LINE_CHARS + "\n" + "v" * (MAX_LINE_CHARS + 1) + "\r\n",
+    "over the output cap": ("y" * 199 + "\n") * 1000,
+    "unicode lines": "".join(f"línea {n} — ✓\n" for n in range(300)),
+}
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 4096])
+@pytest.mark.parametrize("name", list(SAMPLES))
+async def test_streaming_prints_what_loading_printed(tmp_path: Path, name: str, chunk_size: int) -> None:
+    """Chunk boundaries anywhere: inside a line end, a multibyte character, a clipped line."""
+    text = SAMPLES[name]
+    (tmp_path / "f.txt").write_bytes(text.encode())
+    if len(text.encode()) > 4000:
+        chunk_size = chunk_size * 101  # still cut everywhere, in fewer round trips
+    tool = make_read_file_tool(Recording(tmp_path, chunk_size))
+    total = len(old_number_lines(text, 0, 10**9).splitlines())
+    for offset, limit in ((0, 2000), (1, 2), (2, 1), (0, 10**6)):
+        if offset >= total:
+            continue
+        message = await call(tool, file_path="f.txt", offset=offset, limit=limit)
+        assert message.content == old_number_lines(text, offset, limit), (offset, limit)
+
+
+async def test_bad_utf8_after_the_first_8_kib_is_replaced_and_said(backend: LocalBackend, read_file: BaseTool) -> None:
+    (backend.root / "mixed.txt").write_bytes(b"ok\n" * 4000 + b"caf\xe9\n" + b"end\n")
+    text = str((await call(read_file, file_path="mixed.txt", offset=3999)).content)
+    assert text == (
+        "  4000\tok\n  4001\tcaf\ufffd\n  4002\tend\n"
+        "[Some bytes in these lines are not valid UTF-8; they are shown as \ufffd.]"
+    )
+    clean = str((await call(read_file, file_path="mixed.txt", offset=0, limit=3)).content)
+    assert "not valid UTF-8" not in clean and "of 4002" in clean
+
+
+async def test_text_over_the_old_32_mib_cap_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "huge.log"
+    with path.open("wb") as out:
+        block = b"x" * 1023 + b"\n"
+        for _ in range(33 * 1024):
+            out.write(block)
+    message = await call(make_read_file_tool(LocalBackend(tmp_path)), file_path="huge.log", limit=1)
+    assert message.status == "success"
+    assert str(message.content).endswith(f"[Showing lines 1-1 of {33 * 1024}. To continue, call read_file with offset=1.]")
