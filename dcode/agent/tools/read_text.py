@@ -105,18 +105,27 @@ class _Window:
             if not self.collecting:
                 self.newlines += chunk.count(b"\n", pos)
                 return
-            if self.newlines < self.offset:  # before the window: skip whole chunks when we can
-                ahead = chunk.count(b"\n", pos)
-                if self.newlines + ahead < self.offset:
-                    self.newlines += ahead
-                    return
+            if self.newlines < self.offset:
+                pos = self._skip(chunk, pos)
+                continue
             end = chunk.find(b"\n", pos)
-            if self.newlines >= self.offset:
-                self.line.add(chunk[pos : len(chunk) if end < 0 else end])
+            self.line.add(chunk[pos : len(chunk) if end < 0 else end])
             if end < 0:
                 return
             self._end_line()
             pos = end + 1
+
+    def _skip(self, chunk: bytes, pos: int) -> int:
+        """Pass over lines before the window; where in ``chunk`` the window starts, or its end."""
+        need = self.offset - self.newlines
+        ahead = chunk.count(b"\n", pos)
+        if ahead < need:
+            self.newlines += ahead
+            return len(chunk)
+        for _ in range(need):
+            pos = chunk.index(b"\n", pos) + 1
+        self.newlines += need
+        return pos
 
     def finish(self) -> int:
         """The file's line count, once every chunk was fed."""
