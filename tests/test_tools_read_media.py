@@ -21,6 +21,8 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ContentStream, DictionaryObject, NameObject
 
 from dcode.agent.backends import LocalBackend
+from dcode.agent.events import ToolCallFinished
+from dcode.agent.stream import StreamTranslator
 from dcode.agent.tools import build_tools
 from dcode.agent.tools import read_audio, read_video
 from dcode.agent.tools.read_media import MediaReader
@@ -91,13 +93,6 @@ def clip_file(path: Path, seconds: int, fps: int = 5) -> Path:
             frame.pts = index
             container.mux(stream.encode(frame))
         container.mux(stream.encode())
-    return path
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
     return path
 
 
@@ -339,6 +334,10 @@ async def test_a_video_read_is_its_summary_then_the_window(workspace: Path, stor
     assert strip is not None and [f.t for f in strip.frames] == [0.0, 2.0, 4.0] and strip.source == "clip.mp4"
     [window] = windows_in(message.content)
     assert (window.first_block, window.end_block) == (1, len(message.content))
+    [event] = StreamTranslator(None).on_message(message)  # what the TUI's tool widget gets
+    assert isinstance(event, ToolCallFinished) and event.frames is not None
+    assert [f.t for f in event.frames.frames] == [0.0, 2.0, 4.0]
+    assert event.output.splitlines()[0] == "Read video clip.mp4: sampled 3 frames."
 
 
 @requires_av
