@@ -17,14 +17,35 @@ from dcode.agent.tools.spec import READ_FILE
 from dcode.headless import HeadlessRequest, run_headless
 from dcode.media.attachment import from_reference_block, is_reference_block
 from tests.support.model_server import reply, tool_call
-from tests.test_media_request import VISION, screenshot, sent_images
+from tests.test_media_request import VISION, screenshot
 from tests.test_tools_read_media import text_pdf
 
 
-async def test_the_model_reads_a_png_then_a_pdf(server, make_settings, workspace: Path) -> None:
+def images_anywhere(request) -> list[tuple[str, bytes]]:
+    """(mime, bytes) of every data-URL image anywhere in a recorded request's body: where the
+    request puts a tool result's media (the tool message, a user message after it, a Responses
+    function_call_output) is the request projection's business, not read_file's."""
+    found: list[tuple[str, bytes]] = []
+
+    def walk(value) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str) and value.startswith("data:image/"):
+            header, data = value.split(",", 1)
+            found.append((header.removeprefix("data:").removesuffix(";base64"), base64.b64decode(data)))
+
+    walk(request.body)
+    return found
+
+
+async def test_the_model_reads_a_png_then_a_pdf(server, make_settings, workspace: Path, api: str) -> None:
     shot = screenshot(workspace / "shot.png")
     text_pdf(workspace / "doc.pdf", ["Quarterly numbers", "Appendix"])
-    settings = make_settings("chat", model_overrides={"openai:test-model": VISION})
+    settings = make_settings(api, model_overrides={"openai:test-model": VISION})
     server.script(
         reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "shot.png"})]),
         reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "doc.pdf"})]),
@@ -34,11 +55,11 @@ async def test_the_model_reads_a_png_then_a_pdf(server, make_settings, workspace
     assert await run_headless(settings, HeadlessRequest(prompt="look at both"), out=out, err=err) == 0, err.getvalue()
 
     # The request after the PNG read carries it, sized for the route (1 MiB, 640,000 px).
-    [(mime, data)] = sent_images(server.requests[1])
+    [(mime, data)] = images_anywhere(server.requests[1])
     with Image.open(io.BytesIO(data)) as sent:
         assert sent.size == (1130, 565) and mime == "image/jpeg"
     # The one after the PDF read carries that image and both rendered pages.
-    assert len(sent_images(server.requests[2])) == 3
+    assert len(images_anywhere(server.requests[2])) == 3
 
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover(), session_id=engine.sessions.latest().id)
