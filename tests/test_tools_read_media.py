@@ -38,6 +38,7 @@ from tests.test_media_fixtures import PROJECT_ROOT
 
 PILLOW = PROJECT_ROOT.parent / "shared" / "corpus" / "images" / "pillow"
 requires_corpus = pytest.mark.skipif(not PILLOW.is_dir(), reason=f"image corpus not found at {PILLOW}")
+PYPDF = PROJECT_ROOT.parent / "shared" / "corpus" / "pdf" / "pypdf"
 
 TEXT_ONLY = ModelProfile()
 IMAGES = ModelProfile(image_inputs=True)
@@ -290,6 +291,26 @@ async def test_a_corrupt_pdf_is_a_clear_error(workspace: Path, store: Attachment
         message = await call(tool_for(workspace, store, profile), file_path="bad.pdf")
         assert message.status == "error"
         assert str(message.content).startswith("read_file: bad.pdf is not a readable PDF: ")
+
+
+@pytest.mark.skipif(not PYPDF.is_dir(), reason=f"PDF corpus not found at {PYPDF}")
+@pytest.mark.parametrize("profile", [TEXT_ONLY, IMAGES, PDFS], ids=["text", "images", "pdf"])
+async def test_every_corpus_pdf_reads_or_says_why_not(store: AttachmentStore, profile: ModelProfile) -> None:
+    """Real-world PDFs (forms, OCR, broken xrefs, every kind of encryption): text, pages or a
+    clear error, never a crash."""
+    tool = tool_for(PYPDF, store, profile)
+    outcomes: dict[str, int] = {"success": 0, "encrypted": 0}
+    for path in sorted(PYPDF.glob("*.pdf")):
+        message = await call(tool, file_path=path.name)
+        if message.status == "success":
+            outcomes["success"] += 1
+            assert (isinstance(message.content, str) and message.content.startswith("--- Page 1 ---")) or (
+                message.content[0]["text"].startswith(("Read page 1 of", "Read pages 1-"))
+            ), path.name
+        else:
+            assert str(message.content).startswith(f"read_file: {path.name} is encrypted"), (path.name, message.content)
+            outcomes["encrypted"] += 1
+    assert outcomes["success"] >= 45 and outcomes["encrypted"] <= 7, outcomes
 
 
 # --- audio
