@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dcode.agent.tools.args import READ_DEFAULT_LIMIT
+from dcode.agent.tools.args import READ_DEFAULT_LIMIT, VIDEO_DEFAULT_LIMIT_S
+from dcode.agent.tools.filetypes import media_type
 from dcode.agent.tools.formatting import count_lines, plural
 
 Args = Mapping[str, Any]
@@ -30,7 +31,14 @@ def describe_ls(args: Args) -> str:
 
 
 def describe_read(args: Args) -> str:
-    return f"{_path(args, 'file_path')}{_line_range(args)}"
+    """``src/app.py:120-200``, ``spec.pdf pages 3-5``, ``clip.mp4 [12s, 102s)``."""
+    path = _path(args, "file_path")
+    pages = _text(args.get("pages")).strip()
+    if pages:
+        return f"{path} pages {pages}"
+    if (media_type(path) or "").startswith("video/"):
+        return f"{path}{_seconds_range(args)}"
+    return f"{path}{_line_range(args)}"
 
 
 def describe_write(args: Args) -> str:
@@ -76,6 +84,18 @@ def _line_range(args: Args) -> str:
     if offset == 0 and limit == READ_DEFAULT_LIMIT:
         return ""
     return f":{offset + 1}-{offset + limit}"
+
+
+def _seconds_range(args: Args) -> str:
+    offset, limit = _number(args.get("offset")), _number(args.get("limit"))
+    if not offset and limit is None:
+        return ""
+    start = max(0.0, offset or 0.0)
+    return f" [{start:g}s, {start + (VIDEO_DEFAULT_LIMIT_S if limit is None else limit):g}s)"
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _where(args: Args) -> str:
