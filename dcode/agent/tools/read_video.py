@@ -13,11 +13,12 @@ from typing import Any
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.tools.args import VIDEO_DEFAULT_LIMIT_S
 from dcode.agent.tools.errors import fail
-from dcode.agent.tools.media_result import MiB, media_result, megabytes, plural, require_size
+from dcode.agent.tools.media_result import MiB, media_result, megabytes, require_size
 from dcode.agent.tools.read_file import BinaryFile
 from dcode.media import video
 from dcode.media.file_attachment import to_file_reference_block
 from dcode.media.store import AttachmentStore
+from dcode.media.video_text import summary_line
 
 MAX_WHOLE_VIDEO_BYTES = 20 * MiB
 
@@ -34,8 +35,7 @@ async def read_video(store: AttachmentStore, backend: Backend, file: BinaryFile)
         )
     except video.VideoError as exc:
         fail(video.error_text(file.display, exc))
-    summary = f"Read video {file.display}: sampled {plural(len(window.frames), 'frame')}."
-    return media_result(summary, video.window_blocks(window, file.display))
+    return media_result(summary_line(file.display, len(window.frames)), video.window_blocks(window, file.display))
 
 
 async def _whole(store: AttachmentStore, backend: Backend, file: BinaryFile, missing: str) -> list[dict[str, Any]]:
