@@ -25,6 +25,7 @@ from dcode.agent.events import ToolCallFinished
 from dcode.agent.stream import StreamTranslator
 from dcode.agent.tools import build_tools
 from dcode.agent.tools import read_audio, read_video
+from dcode.agent.tools.filetypes import FileType, classify
 from dcode.agent.tools.read_media import MediaReader
 from dcode.agent.tools.spec import READ_FILE
 from dcode.media import video
@@ -400,3 +401,24 @@ async def test_without_pyav_a_small_video_is_attached_whole(workspace: Path, sto
         "read_file: a.mp4 is 512 bytes; videos over 256 bytes are not read whole, "
         "and video frame sampling needs PyAV; pip install av"
     )
+
+
+# --- kinds
+
+
+@pytest.mark.parametrize(
+    ("name", "head", "kind", "mime"),
+    [
+        ("notes.txt", b"BMW service history\n", "text", "text/plain"),  # "BM" starts a bitmap too
+        ("id3.md", b"ID3 tags, explained\n", "text", "text/plain"),
+        ("plain.pdf", b"just words\n", "text", "text/plain"),
+        ("ascii.bin", b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\n", "pdf", "application/pdf"),  # an all-ASCII PDF
+        ("recording", b"RIFF\x24\x00\x00\x00WAVEfmt ", "audio", "audio/wav"),
+        ("song.mp3", b"\xff\xfb\x90\x64\x00\x0f\xf0", "audio", "audio/mpeg"),  # no ID3 tag: the name decides
+        ("movie.m4v", b"\x00\x00\x00\x18ftypmp42\x00\x00", "video", "video/mp4"),
+        ("clip.dat", b"\x1aE\xdf\xa3\x01\x01webm", "video", "video/webm"),
+        ("blob.dat", b"\x00\x01\x02\x03", "binary", "application/octet-stream"),
+    ],
+)
+def test_kinds_come_from_the_bytes_first(name: str, head: bytes, kind: str, mime: str) -> None:
+    assert classify(name, head, complete=True) == FileType(kind, mime)  # type: ignore[arg-type]
