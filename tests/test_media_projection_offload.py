@@ -10,7 +10,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage
 from PIL import Image
 
-from dcode.agent.middleware.image_projection import ImageProjectionMiddleware
+from dcode.agent.media_policy import MediaPolicy
+from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.media.attachment import to_reference_block
 from dcode.media.limits import ImageRoute
 from dcode.media.offload import OffloadLimits
@@ -34,7 +35,7 @@ def admit_noise(store: AttachmentStore, tmp_path: Path, count: int, side: int = 
     return blocks
 
 
-async def project(middleware: ImageProjectionMiddleware, messages: list[HumanMessage]) -> list:
+async def project(middleware: MediaProjectionMiddleware, messages: list[HumanMessage]) -> list:
     seen = {}
 
     async def handler(request):
@@ -62,8 +63,8 @@ async def test_oldest_images_drop_in_whole_steps(store, tmp_path) -> None:
     sizes = [b["bytes"] for b in blocks]
     limit = sum(sizes[:4])  # about four images fit
     variants = VariantService(store)
-    middleware = ImageProjectionMiddleware(
-        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), image_inputs=True, limits=OffloadLimits(max_bytes=limit)
+    middleware = MediaProjectionMiddleware(
+        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), policy=MediaPolicy(image=True), limits=OffloadLimits(max_bytes=limit)
     )
     messages = [HumanMessage(content=[{"type": "text", "text": f"shot {i}"}, block]) for i, block in enumerate(blocks)]
     projected = await project(middleware, messages)
@@ -89,8 +90,8 @@ async def test_oldest_images_drop_in_whole_steps(store, tmp_path) -> None:
 async def test_count_limit_drops_in_steps_of_twenty(store, tmp_path) -> None:
     blocks = admit_noise(store, tmp_path, 1, side=16) * 45
     variants = VariantService(store)
-    middleware = ImageProjectionMiddleware(
-        store, variants, ImageRoute(640_000, 1024 * 1024), image_inputs=True, limits=OffloadLimits(max_images=30)
+    middleware = MediaProjectionMiddleware(
+        store, variants, ImageRoute(640_000, 1024 * 1024), policy=MediaPolicy(image=True), limits=OffloadLimits(max_images=30)
     )
     projected = await project(middleware, [HumanMessage(content=[{"type": "text", "text": "many"}, *blocks])])
     result = kinds(projected)
@@ -105,8 +106,8 @@ async def test_missing_dropped_image_never_blocks(store, tmp_path) -> None:
     gone.unlink()
     limit = sum(b["bytes"] for b in blocks[1:4])
     variants = VariantService(store)
-    middleware = ImageProjectionMiddleware(
-        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), image_inputs=True, limits=OffloadLimits(max_bytes=limit)
+    middleware = MediaProjectionMiddleware(
+        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), policy=MediaPolicy(image=True), limits=OffloadLimits(max_bytes=limit)
     )
     projected = await project(middleware, [HumanMessage(content=[{"type": "text", "text": "x"}, *blocks])])
     result = kinds(projected)

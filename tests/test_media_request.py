@@ -124,7 +124,7 @@ async def test_model_without_images_gets_placeholders_and_one_notice(
     assert sent_images(server.requests[1]) == []
     assert (
         request_texts(server.requests[1]).count(
-            "[image a.png not sent: this model does not take image input]"
+            "[a.png was not attached because this model does not support image content (image/png).]"
         )
         == 2
     )

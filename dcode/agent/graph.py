@@ -17,11 +17,12 @@ from langchain.agents.middleware import ModelCallLimitMiddleware, TodoListMiddle
 from langchain_core.language_models import BaseChatModel
 
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_route import route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.argument_truncation import ArgumentTruncationMiddleware
-from dcode.agent.middleware.image_projection import ImageProjectionMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
+from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
 from dcode.agent.middleware.run_context_required import RunContextRequired
@@ -68,7 +69,8 @@ def build_graph(
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
     ``large_results``: where tool results too large for the window are written; ``compactor``:
     what summarizes and archives the older messages (``/offload`` uses it too)."""
-    projection = ImageProjectionMiddleware(store, variants, route_for(profile), image_inputs=profile.image_inputs)
+    wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
+    projection = MediaProjectionMiddleware(store, variants, route_for(profile), policy=MediaPolicy.of(profile, wire=wire))
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
     # memory after them: the stable prefix is what provider prompt caches reuse.
     middleware: list[Any] = [

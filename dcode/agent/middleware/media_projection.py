@@ -1,0 +1,218 @@
+"""Media request projection: reference blocks in history, bytes the model can take in the request.
+
+Hook: ``awrap_model_call``. For this request only (the checkpointed messages are never touched):
+
+1. scrubbing (``media_scrub``): a part whose modality the model or its wire refuses becomes a
+   one-line placeholder, with one notice per thread and modality;
+2. placement (``media_placement``): media a tool returned stay in its result when the profile
+   allows it there, else move into one user message after the whole batch of results;
+3. bytes: every image reference becomes a stable handle line plus the route's variant as a
+   standard base64 image block, the oldest images dropping in whole steps when the request
+   would grow too large; every file reference (a PDF, an audio clip, a whole video) becomes the
+   standard block of its kind (``file_blocks``), read from the store off the event loop. A
+   missing or damaged attachment becomes a placeholder, never a failed request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain_core.messages import BaseMessage
+
+from dcode.agent.events import Notice
+from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.media_placement import place_attachments
+from dcode.agent.media_policy import MediaPolicy
+from dcode.agent.media_scrub import scrub
+from dcode.media.attachment import Attachment, InvalidReferenceBlock, from_reference_block, is_reference_block
+from dcode.media.errors import MediaError
+from dcode.media.file_attachment import FileAttachment, from_file_reference_block, is_file_reference_block
+from dcode.media.file_blocks import standard_block
+from dcode.media.handles import handle_for
+from dcode.media.limits import ImageRoute
+from dcode.media.modality import Modality, media_part
+from dcode.media.offload import DEFAULT_OFFLOAD, OffloadLimits, placeholder_text, plan_offload, refine_offload, upper_bound
+from dcode.media.store import AttachmentStore
+from dcode.media.variants import Variant, VariantService
+
+
+@dataclass(frozen=True, slots=True)
+class _Ref:
+    message: int
+    block: int
+    raw: dict[str, Any]
+
+
+Blocks = dict[tuple[int, int], list[dict[str, Any]]]
+
+_NOTICE_NAMES: dict[Modality, str] = {
+    "image": "images",
+    "audio": "audio",
+    "video": "videos",
+    "pdf": "PDFs",
+    "file": "files",
+}
+
+
+def find_references(messages: list[BaseMessage], claims: Callable[[object], bool] = is_reference_block) -> list[_Ref]:
+    refs: list[_Ref] = []
+    for m_index, message in enumerate(messages):
+        if isinstance(message.content, list):
+            refs.extend(
+                _Ref(m_index, b_index, block)
+                for b_index, block in enumerate(message.content)
+                if claims(block)
+            )
+    return refs
+
+
+def unavailable_placeholder(kind: str, name: str, detail: str) -> str:
+    return f"[{kind} {name} could not be attached: {detail}]"
+
+
+def refusal_notice(modality: Modality) -> str:
+    return f"this model takes no {_NOTICE_NAMES[modality]}: they are sent as text placeholders"
+
+
+class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+    def __init__(
+        self,
+        store: AttachmentStore,
+        variants: VariantService,
+        route: ImageRoute,
+        *,
+        policy: MediaPolicy,
+        limits: OffloadLimits = DEFAULT_OFFLOAD,
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.variants = variants
+        self.route = route
+        self.policy = policy
+        self.limits = limits
+        self._warned: set[tuple[str, Modality]] = set()
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[RunContext],
+        handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        scrubbed = scrub(request.messages, self.policy)
+        for modality in sorted(scrubbed.refused):
+            self._notice_once(request, modality)
+        messages = place_attachments(scrubbed.messages, self._stays)
+        images = find_references(messages)
+        files = find_references(messages, is_file_reference_block)
+        if not images and not files and messages is request.messages:
+            return await handler(request)
+        blocks = {**(await self._project(images) if images else {}), **(await self._files(files) if files else {})}
+        return await handler(request.override(messages=_rebuild(messages, blocks)))
+
+    def _stays(self, attached: list[Any]) -> bool:
+        parts = [part for block in attached if (part := media_part(block)) is not None]
+        return all(self.policy.stays_in_tool(part.modality) for part in parts)
+
+    async def _files(self, refs: list[_Ref]) -> Blocks:
+        return await asyncio.to_thread(_file_blocks, self.store, refs)
+
+    async def _project(self, refs: list[_Ref]) -> Blocks:
+        attachments: list[Attachment | None] = []
+        for ref in refs:
+            try:
+                attachments.append(from_reference_block(ref.raw))
+            except InvalidReferenceBlock:
+                attachments.append(None)
+        bounds = [upper_bound(a.byte_size, self.route.max_bytes) if a else 0 for a in attachments]
+        first = plan_offload(bounds, self.limits)
+        kept = [(i, a) for i, a in enumerate(attachments) if i >= first.drop and a is not None]
+        results = await asyncio.gather(*(self.variants.get(a, self.route) for _, a in kept), return_exceptions=True)
+        variants: dict[int, Variant | BaseException] = {i: r for (i, _), r in zip(kept, results, strict=True)}
+        exact = [v.byte_size if isinstance(v := variants.get(i), Variant) else None for i in range(len(refs))]
+        plan = refine_offload(first, bounds, exact, self.limits)
+        encoded = await asyncio.to_thread(_encode_all, {i: v for i, v in variants.items() if i >= plan.drop and isinstance(v, Variant)})
+        out: Blocks = {}
+        for index, ref in enumerate(refs):
+            att, name = attachments[index], _name(ref.raw)
+            key = (ref.message, ref.block)
+            if att is None:
+                out[key] = [_text(unavailable_placeholder("image", name, "its reference is damaged"))]
+            elif index < plan.drop:
+                out[key] = [_text(placeholder_text(att.display_name, str(self.store.path_for(att)), width=att.width, height=att.height))]
+            elif isinstance(result := variants.get(index), BaseException) or index not in encoded:
+                detail = result.detail if isinstance(result, MediaError) and hasattr(result, "detail") else "unavailable"
+                out[key] = [_text(unavailable_placeholder("image", att.display_name, str(detail)))]
+            else:
+                variant = result
+                assert isinstance(variant, Variant)
+                handle = handle_for(att, request_size=(variant.width, variant.height), media_type=variant.media_type, path=self.store.path_for(att))
+                out[key] = [_text(handle), {"type": "image", "base64": encoded[index], "mime_type": variant.media_type}]
+        return out
+
+    def _notice_once(self, request: ModelRequest[RunContext], modality: Modality) -> None:
+        key = (current_thread_id(), modality)
+        if key in self._warned or request.runtime is None:
+            return
+        self._warned.add(key)
+        request.runtime.context.emit(Notice(refusal_notice(modality)))
+
+
+def _encode_all(variants: dict[int, Variant]) -> dict[int, str]:
+    encoded: dict[int, str] = {}
+    for index, variant in variants.items():
+        try:
+            encoded[index] = base64.b64encode(variant.read_bytes()).decode("ascii")
+        except OSError:
+            continue
+    return encoded
+
+
+def _file_blocks(store: AttachmentStore, refs: list[_Ref]) -> Blocks:
+    """Each file reference's standard block, or its placeholder (blocking: run off the loop)."""
+    out: Blocks = {}
+    for ref in refs:
+        att: FileAttachment | None = None
+        try:
+            att = from_file_reference_block(ref.raw)
+            out[(ref.message, ref.block)] = [standard_block(att, store.read_bytes(att))]
+        except InvalidReferenceBlock:
+            out[(ref.message, ref.block)] = [_text(unavailable_placeholder(_kind(ref.raw), _name(ref.raw), "its reference is damaged"))]
+        except MediaError as exc:
+            detail = getattr(exc, "detail", None) or "unavailable"
+            assert att is not None
+            out[(ref.message, ref.block)] = [_text(unavailable_placeholder(_kind(ref.raw), att.display_name, str(detail)))]
+    return out
+
+
+def _rebuild(messages: list[BaseMessage], blocks: Blocks) -> list[BaseMessage]:
+    touched = {m for m, _ in blocks}
+    rebuilt: list[BaseMessage] = []
+    for m_index, message in enumerate(messages):
+        if m_index not in touched:
+            rebuilt.append(message)
+            continue
+        content: list[Any] = []
+        for b_index, block in enumerate(message.content):
+            content.extend(blocks.get((m_index, b_index), [block]))
+        rebuilt.append(message.model_copy(update={"content": content}))
+    return rebuilt
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _name(raw: dict[str, Any]) -> str:
+    part = media_part(raw)
+    return part.name if part else "(unnamed)"
+
+
+def _kind(raw: dict[str, Any]) -> str:
+    part = media_part(raw)
+    return part.modality if part else "file"
+
+

@@ -1,0 +1,95 @@
+"""Which modality a content block carries: image, audio, video, pdf or another file (pure).
+
+A request can hold media in two shapes: dcode's reference blocks (``attachment``,
+``file_attachment``), which history stores, and the standard blocks langchain knows
+(``{"type": "image", "base64": …}``, an OpenAI ``image_url`` part, …), which some other tool may
+return. Capability scrubbing and placement ask the same questions of both: what kind of content
+is this, under what name and MIME type. Text blocks, and anything that is not a dict, carry no
+modality.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from dcode.media.attachment import SOURCE_TYPE
+
+Modality = Literal["image", "audio", "video", "pdf", "file"]
+
+PDF_MIME = "application/pdf"
+
+_STANDARD = {"image": "image", "audio": "audio", "video": "video", "file": "file"}
+_OPENAI = {"image_url": "image", "input_image": "image", "input_audio": "audio", "input_file": "file"}
+
+
+@dataclass(frozen=True, slots=True)
+class MediaPart:
+    """What a placeholder says of one block: its modality, name and MIME type."""
+
+    modality: Modality
+    name: str
+    mime_type: str
+    reference: bool
+
+
+def media_part(block: object) -> MediaPart | None:
+    """The media a block carries, or None for text and anything unknown."""
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind in _STANDARD:
+        reference = block.get("source_type") == SOURCE_TYPE
+        mime = str(block.get("mime_type") or _data_url_mime(block.get("url")) or _default_mime(kind))
+        return MediaPart(_refine(_STANDARD[kind], mime), _name(block), mime, reference)
+    if kind in _OPENAI:
+        mime = _openai_mime(block) or _default_mime(_OPENAI[kind])
+        return MediaPart(_refine(_OPENAI[kind], mime), _name(block), mime, False)
+    return None
+
+
+def has_media(blocks: list[Any]) -> bool:
+    return any(media_part(block) is not None for block in blocks)
+
+
+def _refine(modality: str, mime: str) -> Modality:
+    if modality == "file" and mime == PDF_MIME:
+        return "pdf"
+    return modality  # type: ignore[return-value]
+
+
+def _name(block: dict[str, Any]) -> str:
+    for key in ("name", "filename"):
+        if isinstance(block.get(key), str) and block[key]:
+            return block[key]
+    nested = block.get("file")
+    if isinstance(nested, dict) and isinstance(nested.get("filename"), str) and nested["filename"]:
+        return nested["filename"]
+    attachment_id = block.get("attachment_id")
+    return str(attachment_id)[:12] if isinstance(attachment_id, str) and attachment_id else "(unnamed)"
+
+
+def _openai_mime(block: dict[str, Any]) -> str | None:
+    kind = block["type"]
+    if kind == "image_url":
+        inner = block.get("image_url")
+        return _data_url_mime(inner.get("url") if isinstance(inner, dict) else inner)
+    if kind == "input_image":
+        return _data_url_mime(block.get("image_url"))
+    if kind == "input_audio":
+        inner = block.get("input_audio")
+        fmt = inner.get("format") if isinstance(inner, dict) else None
+        return f"audio/{fmt}" if isinstance(fmt, str) and fmt else None
+    inner = block.get("file") if isinstance(block.get("file"), dict) else block
+    return _data_url_mime(inner.get("file_data"))
+
+
+def _data_url_mime(url: object) -> str | None:
+    if isinstance(url, str) and url.startswith("data:"):
+        head = url[5:].split(",", 1)[0]
+        return head.split(";", 1)[0] or None
+    return None
+
+
+def _default_mime(modality: str) -> str:
+    return {"image": "image/*", "audio": "audio/*", "video": "video/*"}.get(modality, "application/octet-stream")
