@@ -479,6 +479,8 @@ class RecordedRequest:
     body: Any
     received_at: float
     step: Step | None = None
+    raw_body: bytes = field(default=b"", repr=False, compare=False)
+    """The body's bytes as the client sent them (in-process only: the log keeps ``body``)."""
 
     @property
     def wire(self) -> Wire | None:
@@ -1453,7 +1455,7 @@ class ScriptedModelServer:
             handler.send_json(400, _error_body(message, "invalid_request_error", None, None))
             return
         try:
-            self._route(handler, path, body)
+            self._route(handler, path, body, raw_body or b"")
         except OSError:
             handler.close_connection = True
         except Exception as exc:  # a bug here must surface in the test, not hang it
@@ -1461,7 +1463,7 @@ class ScriptedModelServer:
             body = _error_body(message, "server_error", "scripted_server_bug", None)
             handler.send_json(500, body, {"x-should-retry": "false"})
 
-    def _route(self, handler: _Handler, path: str, body: Any) -> None:
+    def _route(self, handler: _Handler, path: str, body: Any, raw_body: bytes = b"") -> None:
         """Dispatch by method and path."""
         method = handler.command
         if method == "GET" and path == CONTROL_REQUESTS_PATH:
@@ -1473,7 +1475,7 @@ class ScriptedModelServer:
             handler.send_json(200, json.dumps({"remaining": len(self.remaining)}).encode())
             return
         is_completion = method == "POST" and (path in CHAT_PATHS or path in RESPONSES_PATHS)
-        step, request = self._record(handler, path, body, consume=is_completion)
+        step, request = self._record(handler, path, body, consume=is_completion, raw_body=raw_body)
         if method == "GET" and path in MODELS_PATHS:
             handler.send_json(200, self._models_body())
         elif is_completion:
@@ -1483,7 +1485,7 @@ class ScriptedModelServer:
             handler.send_json(404, _error_body(message, "invalid_request_error", "unknown_url", None))
 
     def _record(
-        self, handler: _Handler, path: str, body: Any, consume: bool
+        self, handler: _Handler, path: str, body: Any, consume: bool, raw_body: bytes = b""
     ) -> tuple[Step | None, RecordedRequest]:
         """Take the next step (for completions) and record the request atomically."""
         with self._lock:
@@ -1496,6 +1498,7 @@ class ScriptedModelServer:
                 body=body,
                 received_at=time.monotonic(),
                 step=step,
+                raw_body=raw_body,
             )
             self._all_requests.append(request)
             if consume:
