@@ -40,7 +40,7 @@ def media_part(block: object) -> MediaPart | None:
     kind = block.get("type")
     if kind in _STANDARD:
         reference = block.get("source_type") == SOURCE_TYPE
-        mime = str(block.get("mime_type") or _data_url_mime(block.get("url")) or _default_mime(kind))
+        mime = _original_mime(block) or str(block.get("mime_type") or _data_url_mime(block.get("url")) or _default_mime(kind))
         return MediaPart(_refine(_STANDARD[kind], mime), _name(block), mime, reference)
     if kind in _OPENAI:
         mime = _openai_mime(block) or _default_mime(_OPENAI[kind])
@@ -67,6 +67,13 @@ def _name(block: dict[str, Any]) -> str:
         return nested["filename"]
     attachment_id = block.get("attachment_id")
     return str(attachment_id)[:12] if isinstance(attachment_id, str) and attachment_id else "(unnamed)"
+
+
+def _original_mime(block: dict[str, Any]) -> str | None:
+    """An image reference names the file's own format (the stored copy may be re-encoded)."""
+    original = block.get("original")
+    fmt = original.get("format") if isinstance(original, dict) else None
+    return f"image/{fmt.lower()}" if isinstance(fmt, str) and fmt.isalnum() else None
 
 
 def _openai_mime(block: dict[str, Any]) -> str | None:
