@@ -134,3 +134,14 @@ async def test_the_middleware_places_then_sends_bytes(store) -> None:
     assert len(waiting) == 5 and not any(b.get("type") == "image" for m in waiting for b in m.content if isinstance(m.content, list))
     assert await project(placed, messages) == sent
     variants.close()
+
+
+async def test_media_left_in_a_result_no_batch_claims_are_scrubbed(store) -> None:
+    variants = VariantService(store)
+    middleware = MediaProjectionMiddleware(store, variants, ImageRoute(640_000, 1024 * 1024), policy=MediaPolicy(image=True))
+    _, result = read_batch("ai-gone", [("shots/a.png", image_result(store, PILLOW / CORPUS_PNGS[0], "shots/a.png"))])
+    sent = await project(middleware, [HumanMessage(content="hi", id="h"), result])
+    assert sent[1].content[1:] == [
+        text(f"[{READ_FILE.name}: shots/a.png was not attached because this model does not support image content (image/png) in a tool result.]")
+    ]
+    variants.close()

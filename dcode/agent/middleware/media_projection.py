@@ -5,7 +5,8 @@ Hook: ``awrap_model_call``. For this request only (the checkpointed messages are
 1. scrubbing (``media_scrub``): a part whose modality the model or its wire refuses becomes a
    one-line placeholder, with one notice per thread and modality;
 2. placement (``media_placement``): media a tool returned stay in its result when the profile
-   allows it there, else move into one user message after the whole batch of results;
+   allows it there, else move into one user message after the whole batch of results (a part
+   still in a tool result that may not be there, in a result no batch claims, is scrubbed);
 3. bytes: every image reference becomes a stable handle line plus the route's variant as a
    standard base64 image block, the oldest images dropping in whole steps when the request
    would grow too large; every file reference (a PDF, an audio clip, a whole video) becomes the
@@ -28,7 +29,7 @@ from dcode.agent.events import Notice
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.media_placement import place_attachments
 from dcode.agent.media_policy import MediaPolicy
-from dcode.agent.media_scrub import scrub
+from dcode.agent.media_scrub import scrub, scrub_tool_results
 from dcode.media.attachment import Attachment, InvalidReferenceBlock, from_reference_block, is_reference_block
 from dcode.media.errors import MediaError
 from dcode.media.file_attachment import FileAttachment, from_file_reference_block, is_file_reference_block
@@ -103,9 +104,10 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         scrubbed = scrub(request.messages, self.policy)
-        for modality in sorted(scrubbed.refused):
+        placed = scrub_tool_results(place_attachments(scrubbed.messages, self._stays), self.policy)
+        for modality in sorted(scrubbed.refused | placed.refused):
             self._notice_once(request, modality)
-        messages = place_attachments(scrubbed.messages, self._stays)
+        messages = placed.messages
         images = find_references(messages)
         files = find_references(messages, is_file_reference_block)
         if not images and not files and messages is request.messages:
