@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from langchain.agents.middleware.types import ModelRequest
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from dcode.agent.media_placement import MOVED_NOTE, PENDING_NOTE, injected_id, place_attachments
@@ -19,7 +17,9 @@ from dcode.media.limits import ImageRoute
 from dcode.media.modality import media_part
 from dcode.media.store import AttachmentStore, Source
 from dcode.media.variants import VariantService
+from dcode.models.profiles import ModelProfile
 from tests.support.media_results import CORPUS_PNGS, PILLOW, image_result, pdf_result, read_batch, text
+from tests.test_media_projection_offload import project
 
 never_stays = lambda attached: False  # noqa: E731
 
@@ -105,23 +105,11 @@ def test_ids_not_text_match_results_to_calls(store) -> None:
     assert refs == [one.content[1]["attachment_id"], two.content[1]["attachment_id"]]
 
 
-async def project(middleware: MediaProjectionMiddleware, messages: list[BaseMessage]) -> list[BaseMessage]:
-    seen = {}
-
-    async def handler(request):
-        seen["messages"] = request.messages
-        return "answered"
-
-    request = ModelRequest(model=FakeListChatModel(responses=["x"]), messages=messages)
-    assert await middleware.awrap_model_call(request, handler) == "answered"
-    return seen["messages"]
-
-
 async def test_the_middleware_places_then_sends_bytes(store) -> None:
     variants = VariantService(store)
     route = ImageRoute(640_000, 1024 * 1024)
-    placed = MediaProjectionMiddleware(store, variants, route, policy=MediaPolicy(image=True))
-    kept = MediaProjectionMiddleware(store, variants, route, policy=MediaPolicy(image=True, image_in_tool=True))
+    placed = MediaProjectionMiddleware(store, variants, route, policy=MediaPolicy(ModelProfile(image_inputs=True)))
+    kept = MediaProjectionMiddleware(store, variants, route, policy=MediaPolicy(ModelProfile(image_inputs=True, image_tool_message=True)))
     messages = three_images(store)
     sent = await project(placed, messages)
     assert [type(m).__name__ for m in sent][-4:] == ["ToolMessage"] * 3 + ["HumanMessage"]
@@ -138,7 +126,7 @@ async def test_the_middleware_places_then_sends_bytes(store) -> None:
 
 async def test_media_left_in_a_result_no_batch_claims_are_scrubbed(store) -> None:
     variants = VariantService(store)
-    middleware = MediaProjectionMiddleware(store, variants, ImageRoute(640_000, 1024 * 1024), policy=MediaPolicy(image=True))
+    middleware = MediaProjectionMiddleware(store, variants, ImageRoute(640_000, 1024 * 1024), policy=MediaPolicy(ModelProfile(image_inputs=True)))
     _, result = read_batch("ai-gone", [("shots/a.png", image_result(store, PILLOW / CORPUS_PNGS[0], "shots/a.png"))])
     sent = await project(middleware, [HumanMessage(content="hi", id="h"), result])
     assert sent[1].content[1:] == [

@@ -17,6 +17,7 @@ from dcode.media.limits import ImageRoute
 from dcode.media.offload import OffloadLimits
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
+from dcode.models.profiles import ModelProfile
 
 
 @pytest.fixture
@@ -64,7 +65,7 @@ async def test_oldest_images_drop_in_whole_steps(store, tmp_path) -> None:
     limit = sum(sizes[:4])  # about four images fit
     variants = VariantService(store)
     middleware = MediaProjectionMiddleware(
-        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), policy=MediaPolicy(image=True), limits=OffloadLimits(max_bytes=limit)
+        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), policy=MediaPolicy(ModelProfile(image_inputs=True)), limits=OffloadLimits(max_bytes=limit)
     )
     messages = [HumanMessage(content=[{"type": "text", "text": f"shot {i}"}, block]) for i, block in enumerate(blocks)]
     projected = await project(middleware, messages)
@@ -91,7 +92,7 @@ async def test_count_limit_drops_in_steps_of_twenty(store, tmp_path) -> None:
     blocks = admit_noise(store, tmp_path, 1, side=16) * 45
     variants = VariantService(store)
     middleware = MediaProjectionMiddleware(
-        store, variants, ImageRoute(640_000, 1024 * 1024), policy=MediaPolicy(image=True), limits=OffloadLimits(max_images=30)
+        store, variants, ImageRoute(640_000, 1024 * 1024), policy=MediaPolicy(ModelProfile(image_inputs=True)), limits=OffloadLimits(max_images=30)
     )
     projected = await project(middleware, [HumanMessage(content=[{"type": "text", "text": "many"}, *blocks])])
     result = kinds(projected)
@@ -107,7 +108,7 @@ async def test_missing_dropped_image_never_blocks(store, tmp_path) -> None:
     limit = sum(b["bytes"] for b in blocks[1:4])
     variants = VariantService(store)
     middleware = MediaProjectionMiddleware(
-        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), policy=MediaPolicy(image=True), limits=OffloadLimits(max_bytes=limit)
+        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), policy=MediaPolicy(ModelProfile(image_inputs=True)), limits=OffloadLimits(max_bytes=limit)
     )
     projected = await project(middleware, [HumanMessage(content=[{"type": "text", "text": "x"}, *blocks])])
     result = kinds(projected)

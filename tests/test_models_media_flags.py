@@ -56,6 +56,8 @@ def test_the_policy_reads_each_flag_and_the_wire() -> None:
     assert [chat.accepts(m) for m in ("image", "audio", "video", "pdf", "file")] == [True, True, False, True, True]
     assert [responses.accepts(m) for m in ("image", "audio", "video", "pdf", "file")] == [True, False, False, True, True]
     assert [chat.stays_in_tool(m) for m in ("image", "audio", "video", "pdf")] == [True, False, False, True]
-    for flag in FLAGS:
-        policy = MediaPolicy.of(ModelProfile(**{f: f != flag for f in FLAGS}), wire="chat")
-        assert (policy.image, policy.audio, policy.video, policy.pdf, policy.image_in_tool, policy.pdf_in_tool) == tuple(f != flag for f in FLAGS)
+    for flag, modality in zip(FLAGS[:4], ("image", "audio", "video", "pdf"), strict=True):
+        assert not MediaPolicy.of(ModelProfile(**{f: f != flag for f in FLAGS}), wire="chat").accepts(modality)
+    assert not MediaPolicy.of(ModelProfile(**{f: f != "image_tool_message" for f in FLAGS}), wire="chat").stays_in_tool("image")
+    assert not MediaPolicy.of(ModelProfile(**{f: f != "pdf_tool_message" for f in FLAGS}), wire="chat").stays_in_tool("pdf")
+    assert not MediaPolicy.of(ModelProfile(**{f: f != "image_inputs" for f in FLAGS}), wire="chat").stays_in_tool("image")

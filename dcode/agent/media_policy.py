@@ -11,7 +11,7 @@ is refused becomes a placeholder, so neither ever reaches the client.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dcode.media.modality import Modality
 from dcode.models.profiles import ModelProfile
@@ -26,26 +26,13 @@ WIRE_REFUSES: dict[str, frozenset[Modality]] = {
 
 @dataclass(frozen=True, slots=True)
 class MediaPolicy:
-    image: bool = False
-    audio: bool = False
-    video: bool = False
-    pdf: bool = False
-    image_in_tool: bool = False
-    pdf_in_tool: bool = False
+    profile: ModelProfile = field(default_factory=ModelProfile)
     refused: frozenset[Modality] = frozenset()
 
     @classmethod
     def of(cls, profile: ModelProfile, *, wire: str) -> MediaPolicy:
         """``wire``: "chat" (Chat Completions) or "responses"."""
-        return cls(
-            image=profile.image_inputs,
-            audio=profile.audio_inputs,
-            video=profile.video_inputs,
-            pdf=profile.pdf_inputs,
-            image_in_tool=profile.image_tool_message,
-            pdf_in_tool=profile.pdf_tool_message,
-            refused=WIRE_REFUSES.get(wire, frozenset()),
-        )
+        return cls(profile, WIRE_REFUSES.get(wire, frozenset()))
 
     def accepts(self, modality: Modality) -> bool:
         """Whether the model takes this modality at all (in a user message)."""
@@ -53,20 +40,20 @@ class MediaPolicy:
             return False
         match modality:
             case "image":
-                return self.image
+                return self.profile.image_inputs
             case "audio":
-                return self.audio
+                return self.profile.audio_inputs
             case "video":
-                return self.video
+                return self.profile.video_inputs
             case _:
-                return self.pdf
+                return self.profile.pdf_inputs
 
     def stays_in_tool(self, modality: Modality) -> bool:
         """Whether this modality may stay in the tool result that produced it."""
         match modality:
             case "image":
-                return self.accepts(modality) and self.image_in_tool
+                return self.accepts(modality) and self.profile.image_tool_message
             case "pdf" | "file":
-                return self.accepts(modality) and self.pdf_in_tool
+                return self.accepts(modality) and self.profile.pdf_tool_message
             case _:
                 return False
