@@ -26,10 +26,10 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain_core.messages import BaseMessage
 
 from dcode.agent.events import Notice
-from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.media_placement import place_attachments
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_scrub import scrub, scrub_tool_results
+from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.media.attachment import Attachment, InvalidReferenceBlock, from_reference_block, is_reference_block
 from dcode.media.errors import MediaError
 from dcode.media.file_attachment import FileAttachment, from_file_reference_block, is_file_reference_block
