@@ -133,3 +133,20 @@ async def test_media_left_in_a_result_no_batch_claims_are_scrubbed(store) -> Non
         text(f"[{READ_FILE.name}: shots/a.png was not attached because this model does not support image content (image/png) in a tool result.]")
     ]
     variants.close()
+
+
+def test_a_frame_window_moves_as_one_unit_in_order(store) -> None:
+    frames = [image_result(store, PILLOW / name, "clip.mp4")[1] for name in CORPUS_PNGS[:2]]
+    window = [
+        text("Read video clip.mp4: sampled 2 frames."),
+        text("Reading first 100s of clip.mp4 at 0.5 fps."),
+        text("Frame at t=00:00:00.000"),
+        frames[0],
+        text("Frame at t=00:00:02.000"),
+        frames[1],
+        text("Coverage truncated at t=4.000s: the frame cap was reached. Continue from offset=4.000"),
+    ]
+    image = image_result(store, PILLOW / CORPUS_PNGS[2], "b.png")
+    placed = place_attachments(read_batch("ai-v", [("clip.mp4", window), ("b.png", image)]), never_stays)
+    assert placed[-1].content == [text(f"Attached by {READ_FILE.name} clip.mp4:"), *window[1:], text(f"Attached by {READ_FILE.name} b.png:"), image[1]]
+    assert placed[1].content == [window[0], text(MOVED_NOTE)]

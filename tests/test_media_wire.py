@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
+from dcode.agent.events import Notice
 from dcode.agent.media_placement import MOVED_NOTE
 from dcode.agent.tools.spec import READ_FILE
 from dcode.media.store import AttachmentStore
@@ -195,6 +196,20 @@ async def test_a_whole_video_is_a_placeholder_on_both_wires(server, make_setting
     request = await send(settings, history, server)
     assert all_media(request) == []
     assert texts(after_results(request)[0])[-1] == refusal("clip.mp4", "video", "video/mp4")
+
+
+async def test_one_notice_per_thread_for_each_refused_kind(server, make_settings, store) -> None:
+    settings = with_profile(make_settings, "chat", image_inputs=False, pdf_inputs=False)
+    history = read_batch("ai-2", [("a.pdf", pdf_result(store, "a.pdf")), ("a.png", image_result(store, PILLOW / CORPUS_PNGS[0], "a.png"))])
+    server.script(reply("one"), reply("two"))
+    notices = []
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover())
+        await engine.graph.aupdate_state(runner.config, {"messages": thread(history)}, as_node="model")
+        for prompt in ("first", "second"):
+            notices += [e.message async for e in runner.run_turn(prompt) if isinstance(e, Notice)]
+    assert notices == ["this model takes no images: they are sent as text placeholders", "this model takes no PDFs: they are sent as text placeholders"]
+    assert all_media(server.requests[1]) == []
 
 
 async def test_a_missing_file_attachment_is_a_placeholder(server, make_settings, store, api) -> None:
