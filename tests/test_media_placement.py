@@ -150,3 +150,20 @@ def test_a_frame_window_moves_as_one_unit_in_order(store) -> None:
     placed = place_attachments(read_batch("ai-v", [("clip.mp4", window), ("b.png", image)]), never_stays)
     assert placed[-1].content == [text(f"Attached by {READ_FILE.name} clip.mp4:"), *window[1:], text(f"Attached by {READ_FILE.name} b.png:"), image[1]]
     assert placed[1].content == [window[0], text(MOVED_NOTE)]
+
+
+async def test_a_damaged_file_attachment_is_a_placeholder(store) -> None:
+    variants = VariantService(store)
+    middleware = MediaProjectionMiddleware(store, variants, ImageRoute(640_000, 1024 * 1024), policy=MediaPolicy(ModelProfile(pdf_inputs=True)))
+    _, changed = pdf_result(store, "docs/changed.pdf", pages=1)
+    _, broken = pdf_result(store, "docs/broken.pdf", pages=3)
+    path = store.path_for(store.get_file(changed["attachment_id"]))
+    path.chmod(0o644)
+    path.write_bytes(b"%PDF-1.4 not the same bytes")
+    sent = await project(middleware, [HumanMessage(content=[text("two"), changed, {**broken, "schema": 99}], id="h")])
+    assert sent[0].content == [
+        text("two"),
+        text("[pdf docs/changed.pdf could not be attached: damaged (digest mismatch)]"),
+        text("[pdf docs/broken.pdf could not be attached: its reference is damaged]"),
+    ]
+    variants.close()
