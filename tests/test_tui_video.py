@@ -24,7 +24,7 @@ from dcode.media.contact_sheet import STRIP, sheet_size
 from dcode.media.frames import FrameStrip, frames_in, human_bytes
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
-from dcode.media.video_text import frame_label, header_text
+from dcode.media.video_text import frame_label, header_text, summary_line
 from dcode.tui.graphics import Graphics, asks_terminal, detect, read_answers
 from dcode.tui.transcript.video_view import FrameSheet
 from dcode.tui.transcript import UserEntry
@@ -36,7 +36,10 @@ from tests.test_tui_app_support import make_settings, running_app
 
 def window_of(store: AttachmentStore, times: list[float], source: str = "clips/demo.mp4") -> list[dict]:
     """A window's blocks in read_file's shape, over frames admitted into ``store``."""
-    blocks: list[dict] = [{"type": "text", "text": header_text(source, 0.0, 100.0, len(times))}]
+    blocks: list[dict] = [
+        {"type": "text", "text": summary_line(source, len(times))},
+        {"type": "text", "text": header_text(source, 0.0, 100.0)},
+    ]
     for index, t in enumerate(times):
         buffer = io.BytesIO()
         Image.new("RGB", (640, 360), (40 * index % 256, 90, 160)).save(buffer, "JPEG", quality=85)

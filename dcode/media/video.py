@@ -62,6 +62,7 @@ from dcode.media.video_text import (
     hint_text,
     no_frames_text,
     plain_seconds,
+    summary_line,
 )
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "sample_window",
     "video_support",
     "window_blocks",
+    "window_summary",
 ]
 
 GiB = 1024 * MiB
@@ -155,17 +157,23 @@ class VideoWindow:
 
 
 def window_blocks(window: VideoWindow, shown: str) -> list[dict[str, Any]]:
-    """The tool result of a video read: header, then label + image reference per frame, then
-    the hint when a cap cut the window."""
-    blocks: list[dict[str, Any]] = [
-        _text(header_text(shown, window.offset, window.limit, len(window.frames)))
-    ]
+    """The window's content: the header, then label + image reference per frame, then the
+    hint when a cap cut the window (always the last block).
+
+    A read_file result is :func:`window_summary` followed by these blocks: the summary stays
+    in the ToolMessage, and these move as one unit wherever the request puts media."""
+    blocks: list[dict[str, Any]] = [_text(header_text(shown, window.offset, window.limit))]
     for frame in window.frames:
         blocks.append(_text(frame_label(frame.t)))
         blocks.append(to_reference_block(frame.attachment))
-    if window.continue_at is not None and window.cut_by is not None:
-        blocks.append(_text(hint_text(window.continue_at, window.end, window.cut_by, window.cap)))
+    if window.continue_at is not None:
+        blocks.append(_text(hint_text(window.continue_at)))
     return blocks
+
+
+def window_summary(window: VideoWindow, shown: str) -> str:
+    """``Read video PATH: sampled 12 frames.``: the first block of a read_file result."""
+    return summary_line(shown, len(window.frames))
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -290,8 +298,8 @@ class _Window:
         self.grid = grid
         self.limits = limits
         self.frames: list[SampledFrame] = []
-        # The header with its widest frame count, plus room for the hint.
-        self.used = len(header_text(str(file), grid.offset, grid.limit, 10**6).encode()) + _HINT_RESERVE
+        # The header, plus room for the hint.
+        self.used = len(header_text(str(file), grid.offset, grid.limit).encode()) + _HINT_RESERVE
         self.continue_at: float | None = None
         self.cut_by: CapReason | None = None
         self.cap = ""
@@ -429,13 +437,16 @@ def _take_frame(
     """Admit one decoded frame; False when the window is full (the job can stop)."""
     header = message.header
     target, t = float(header["target"]), float(header["t"])
-    if not window.has_room(target):
-        return False
     try:
         (att,) = store.admit([(message.payload, _frame_name(file, t))])
     except AdmissionError as exc:
         raise VideoError(f"the frame at t={clock(t)} was not admitted ({exc})") from exc
+    # Recorded even when the window has no room left for it: a re-read of this window then
+    # knows from the index alone that a cap (not the end of the stream) cut it, and the
+    # window that continues from the hint starts with this very frame.
     index.record(target, t, att.id)
+    if not window.has_room(target):
+        return False
     return window.add(target, t, att)
 
 

@@ -201,13 +201,16 @@ def run_job(request: dict[str, Any], deadline: float, pool: WorkerPool = POOL) -
                 worker, retried = Worker(), True
         message = first
         while True:
+            # The job is over once its last reply is read: closing the generator after that
+            # (the caller raising on an ``error``) has nothing left to stop.
+            clean = message.kind in ("end", "error")
             yield message
-            if message.kind in ("end", "error"):
-                clean = True
+            if clean:
                 return
             message = worker.receive(deadline)
     except GeneratorExit:
-        clean = _stop(worker, deadline)
+        if not clean:
+            clean = _stop(worker, deadline)
         raise
     finally:
         if clean:

@@ -31,33 +31,31 @@ def plain_seconds(seconds: float) -> str:
 
 
 def summary_line(shown: str, frames: int) -> str:
+    """The summary a read_file result starts with (it stays in the ToolMessage)."""
     return f"Read video {shown}: sampled {frames} frame{'' if frames == 1 else 's'}."
 
 
-def header_line(shown: str, offset: float, limit: float) -> str:
-    """``Reading first 100s of PATH at 0.5 fps.`` from the start, else the half-open window."""
+def header_text(shown: str, offset: float, limit: float) -> str:
+    """The window's first block: ``Reading first 100s of PATH at 0.5 fps.`` from the start,
+    else the half-open window, ``Reading [12.000s, 102.000s) of PATH at 0.5 fps.``."""
     if offset == 0:
         return f"Reading first {plain_seconds(limit)}s of {shown} at {FPS_TEXT}."
     return f"Reading [{offset:.3f}s, {offset + limit:.3f}s) of {shown} at {FPS_TEXT}."
-
-
-def header_text(shown: str, offset: float, limit: float, frames: int) -> str:
-    """The first text block of a video read: how many frames, then which window."""
-    return f"{summary_line(shown, frames)}\n{header_line(shown, offset, limit)}"
 
 
 def frame_label(t: float) -> str:
     return f"Frame at t={clock(t)}"
 
 
-def hint_text(continue_at: float, window_end: float, reason: CapReason, cap: str) -> str:
-    """The last text block of a cut window: where coverage stopped and the offset to go on."""
-    what = "frame" if reason == "frames" else "output"
-    rest = window_end - continue_at
+def hint_text(continue_at: float) -> str:
+    """The last block of a cut window: where coverage stopped and the offset to go on from.
+
+    ``continue_at`` is the first instant of the grid left unserved, so continuing from it
+    neither repeats the last frame shown nor skips one."""
     return (
-        f"Coverage truncated at t={clock(continue_at)}: the {what} cap ({cap}) was reached "
-        f"before the end of the window. Continue from offset={continue_at:.3f} "
-        f"(limit={rest:.3f} covers the rest of this window)."
+        f"Coverage truncated at t={clock(continue_at)}: the output or frame cap was reached "
+        f"before the full window was decoded. Continue from offset={continue_at:.3f} to see "
+        "the remaining frames."
     )
 
 

@@ -19,11 +19,15 @@ import json
 import os
 import select
 import sys
+import time
 from typing import Any, BinaryIO
 
 from dcode.media.video_protocol import write_message
 
 IDLE_SECONDS = 120.0
+STALL_ENV = "DCODE_VIDEO_TEST_STALL"
+"""For tests of the deadline: once this many frames are sent (0: before the stream's facts),
+the process hangs the way a decoder stuck inside libavcodec would, answering nothing."""
 
 
 class _Requests:
@@ -68,6 +72,11 @@ class _Requests:
         return True
 
 
+def _stall_after() -> int | None:
+    value = os.environ.get(STALL_ENV, "")
+    return int(value) if value.isdigit() else None
+
+
 def _op(line: bytes) -> str | None:
     try:
         value = json.loads(line)
@@ -80,8 +89,11 @@ class _PipeSink:
     def __init__(self, out: BinaryIO, requests: _Requests) -> None:
         self.out = out
         self.requests = requests
+        self.sent = 0
+        self.stall_after = _stall_after()
 
     def facts(self, facts: dict[str, Any]) -> None:
+        self._maybe_stall()
         write_message(self.out, {"kind": "facts", **facts})
 
     def frame(self, target: float, t: float, width: int, height: int, jpeg: bytes) -> None:
@@ -90,6 +102,13 @@ class _PipeSink:
             {"kind": "frame", "target": target, "t": t, "width": width, "height": height},
             jpeg,
         )
+        self.sent += 1
+        self._maybe_stall()
+
+    def _maybe_stall(self) -> None:
+        if self.stall_after is not None and self.sent >= self.stall_after:
+            while True:
+                time.sleep(3600)
 
     def stop_requested(self) -> bool:
         return self.requests.poll_stop()
