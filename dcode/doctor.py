@@ -33,9 +33,24 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
         print(f"  {item.name:<20} {value}{mark}")
     for tool, purpose in (("rg", "fast grep"), ("git", "branch and status"), ("wl-paste", "Wayland clipboard images"), ("xclip", "X11 clipboard images")):
         print(f"tool         {tool:<9} {'found' if shutil.which(tool) else 'missing'} ({purpose})")
+    print(f"video        {_video_line()}")
     if check:
         problems += _check_connection(settings, resolved)
     return 1 if problems else 0
+
+
+def _video_line() -> str:
+    """Whether read_file can sample a video's frames here, and if not, how to make it so."""
+    import sys
+
+    from dcode.media.video import video_support
+
+    why = video_support()
+    if why is not None:
+        return f"frame sampling off: {why}"
+    av = sys.modules["av"]
+    ffmpeg = getattr(av, "ffmpeg_version_info", None) or "?"
+    return f"frame sampling works (PyAV {av.__version__}, FFmpeg {ffmpeg})"
 
 
 def _check_sessions(settings: Settings) -> int:

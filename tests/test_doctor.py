@@ -2,6 +2,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.videos import without_modules
+
 DCODE = str(Path(sys.executable).with_name("dcode"))
 
 
@@ -35,3 +37,25 @@ def test_doctor_check_reports_connection(server, tmp_path) -> None:
 def test_doctor_missing_key(tmp_path) -> None:
     result = doctor(["-m", "openrouter:x/y"], tmp_path)
     assert result.returncode == 1 and "set OPENROUTER_API_KEY" in result.stdout
+
+
+def test_doctor_says_video_frame_sampling_works(tmp_path) -> None:
+    import av
+
+    result = doctor(["-m", "vllm:mystery-model"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("video ")]
+    assert line == f"video        frame sampling works (PyAV {av.__version__}, FFmpeg {av.ffmpeg_version_info})"
+
+
+def test_doctor_without_av_says_how_to_enable_video(tmp_path) -> None:
+    hidden = without_modules(tmp_path / "no-av", {"av"})
+    result = doctor(["-m", "vllm:mystery-model"], tmp_path, hidden)
+    assert result.returncode == 0, result.stderr  # a missing video stack is no error: videos degrade
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("video ")]
+    python = Path(DCODE).read_text().splitlines()[0].removeprefix("#!")  # dcode's own interpreter
+    assert line == (
+        "video        frame sampling off: video frame sampling needs PyAV (the av package), which is not "
+        f"installed; install it into dcode's environment: {python} -m pip install av "
+        "(pipx: pipx inject dcode av)"
+    )

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -40,6 +42,7 @@ from tests.support.videos import (
     jpeg_image,
     red_corner,
     truncate,
+    without_modules,
     write,
     write_audio_only,
 )
@@ -560,3 +563,46 @@ def test_a_decoder_that_reported_an_error_serves_the_next_read(videos: Videos, s
     assert len(kept) == 1
     sample_window(videos["long.mp4"], store=store, limit=2)
     assert _decoders() == kept
+
+
+# -- without PyAV ---------------------------------------------------------------------------
+
+_SUPPORT_PROBE = """
+import sys
+from pathlib import Path
+from dcode.media.store import AttachmentStore
+from dcode.media.video import VideoError, error_text, sample_window, video_support
+print(video_support())
+try:
+    sample_window(Path(sys.argv[1]), store=AttachmentStore(sys.argv[2]))
+except VideoError as exc:
+    print(error_text("clip.mp4", exc))
+"""
+
+
+def _support_in(tmp_path: Path, clip: Path, modules: set[str], error: str) -> list[str]:
+    env = {**os.environ, **without_modules(tmp_path / "site", modules, error)}
+    done = subprocess.run(
+        [sys.executable, "-c", _SUPPORT_PROBE, str(clip), str(tmp_path / "store")],
+        env=env, capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_without_av_video_support_says_how_to_install_it(videos: Videos, tmp_path: Path) -> None:
+    why = (
+        "video frame sampling needs PyAV (the av package), which is not installed; install it into "
+        f"dcode's environment: {sys.executable} -m pip install av (pipx: pipx inject dcode av)"
+    )
+    assert _support_in(tmp_path, videos["h264.mp4"], {"av"}, "ModuleNotFoundError") == [why, f"Error reading video clip.mp4: {why}"]
+    assert not (tmp_path / "store").exists()
+
+
+def test_a_broken_av_is_named_with_its_fix(videos: Videos, tmp_path: Path) -> None:
+    [broken, _] = _support_in(tmp_path / "a", videos["h264.mp4"], {"av"}, "ImportError")
+    assert broken == (
+        "video frame sampling needs PyAV, which is installed but does not load (ImportError: av: "
+        f"libavcodec.so.61: cannot open shared object file); reinstall it: {sys.executable} -m pip install "
+        "--force-reinstall av"
+    )

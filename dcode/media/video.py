@@ -183,29 +183,33 @@ def _text(text: str) -> dict[str, Any]:
 @functools.cache
 def video_support() -> str | None:
     """None when frames can be sampled here; otherwise why not, and how to enable it."""
+    return _unusable("av", "PyAV", "av") or _unusable("PIL.Image", "Pillow", "pillow")
+
+
+def _unusable(module: str, package: str, pip_name: str) -> str | None:
+    """Why ``module`` cannot be imported (missing, or installed but broken), with the fix."""
+    import importlib
+
+    pip = f"{sys.executable} -m pip install"
     try:
-        import av  # noqa: F401
+        importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name not in (None, "av") and not str(exc.name).startswith("av."):
-            return _broken("PyAV", exc)
-        return (
-            "video frame sampling needs PyAV (the av package), which is not installed; "
-            "install it into dcode's environment: pip install av (pipx: pipx inject dcode av)"
-        )
+        if exc.name == module.split(".")[0]:
+            return (
+                f"video frame sampling needs {package} (the {pip_name} package), which is not "
+                f"installed; install it into dcode's environment: {pip} {pip_name} "
+                f"(pipx: pipx inject dcode {pip_name})"
+            )
+        return _broken(package, pip_name, pip, exc)
     except Exception as exc:  # noqa: BLE001 - a broken binary wheel raises OSError, ImportError...
-        return _broken("PyAV", exc)
-    try:
-        import PIL.Image  # noqa: F401
-    except Exception as exc:  # noqa: BLE001
-        return _broken("Pillow", exc)
+        return _broken(package, pip_name, pip, exc)
     return None
 
 
-def _broken(package: str, exc: BaseException) -> str:
-    pip_name = "av" if package == "PyAV" else "pillow"
+def _broken(package: str, pip_name: str, pip: str, exc: BaseException) -> str:
     return (
         f"video frame sampling needs {package}, which is installed but does not load "
-        f"({type(exc).__name__}: {exc}); reinstall it: pip install --force-reinstall {pip_name}"
+        f"({type(exc).__name__}: {exc}); reinstall it: {pip} --force-reinstall {pip_name}"
     )
 
 

@@ -188,3 +188,33 @@ def children_of(pid: int) -> list[int]:
         if int(fields[1]) == pid:
             found.append(int(entry))
     return found
+
+
+HIDE_MODULES = '''\
+import sys
+
+
+class _Hidden:
+    """Makes {modules} fail to import: {error} (dcode's test of a missing video stack)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {modules}:
+            raise {error}(f"No module named {{name!r}}" if {error} is ModuleNotFoundError else
+                          f"{{name}}: libavcodec.so.61: cannot open shared object file", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _Hidden())
+'''
+
+
+def without_modules(directory: Path, modules: set[str], error: str = "ModuleNotFoundError") -> dict[str, str]:
+    """Environment entries that make a Python process fail to import ``modules``.
+
+    A ``sitecustomize.py`` in ``directory`` (put first on PYTHONPATH) installs a meta-path
+    finder that raises ``error`` for them: ``ModuleNotFoundError`` is a package that is not
+    installed, ``ImportError`` one that is installed but broken (a missing shared library).
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "sitecustomize.py").write_text(HIDE_MODULES.format(modules=sorted(modules), error=error))
+    return {"PYTHONPATH": str(directory)}
