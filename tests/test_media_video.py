@@ -606,3 +606,28 @@ def test_a_broken_av_is_named_with_its_fix(videos: Videos, tmp_path: Path) -> No
         f"libavcodec.so.61: cannot open shared object file); reinstall it: {sys.executable} -m pip install "
         "--force-reinstall av"
     )
+
+
+def test_frames_are_stored_as_any_admission_of_their_bytes_would_store_them(videos: Videos, store: AttachmentStore, tmp_path: Path) -> None:
+    """The decoder's JPEGs are checked from their headers, not decoded again; what is stored is
+    what admitting the same bytes as a pasted image gives."""
+    window = sample_window(videos["uhd.mp4"], store=store, limit=2)
+    [frame] = window.frames
+    data = store.read_bytes(frame.attachment)
+    [pasted] = AttachmentStore(tmp_path / "pasted").admit([(data, frame.attachment.name)])
+    assert pasted == frame.attachment and pasted.passthrough
+    # Claimed facts that the header contradicts: admitted the ordinary way, with the true facts.
+    other = AttachmentStore(tmp_path / "other")
+    wrong = other.admit_own_jpeg(data, pasted.name, width=640, height=360)
+    assert wrong == pasted
+    png = _png(jpeg_image(data))
+    as_png = other.admit_own_jpeg(png, "f.png", width=1920, height=1080)
+    assert as_png == AttachmentStore(tmp_path / "png").admit([(png, "f.png")])[0]
+
+
+def _png(image: Image.Image) -> bytes:
+    import io
+
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()

@@ -36,7 +36,7 @@ from dcode.media.clean import is_clean
 from dcode.media.colour import has_real_alpha, to_srgb8
 from dcode.media.decode import load_checked, open_checked, reject
 from dcode.media.encode import DEFAULT_POLICY, EncoderPolicy, encode_ladder, resize
-from dcode.media.errors import VIDEO_NOT_SUPPORTED_DETAIL, RejectReason
+from dcode.media.errors import VIDEO_NOT_SUPPORTED_DETAIL, ImageRejected, RejectReason
 from dcode.media.facts import MEDIA_TYPES, FactsMismatch, check_output
 from dcode.media.kinds import sniff_kind
 from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
@@ -225,3 +225,25 @@ def _orientation(im: Image.Image) -> int:
     except Exception:  # noqa: BLE001 - broken EXIF must not sink an otherwise fine image
         return 1
     return value if isinstance(value, int) and 1 <= value <= 8 else 1
+
+
+def own_jpeg(data: bytes, name: str, width: int, height: int, limits: AdmissionLimits = DEFAULT_LIMITS) -> NormalizedImage | None:
+    """A JPEG dcode's own encoder just made (a sampled video frame) as it stands, or None.
+
+    It is checked the way the normalizer checks its own output: from its header, against the
+    facts its maker claims (``width`` x ``height``, baseline 8-bit RGB, no metadata, within the
+    normalized budgets), without decoding the pixels again. Whatever is not exactly that (None)
+    goes through :func:`normalize_image` like any other source.
+    """
+    try:
+        with stage("decode"):
+            im = open_checked(data, name, limits)
+    except ImageRejected:
+        return None
+    with im:
+        if im.format != "JPEG" or im.size != (width, height) or not is_clean(im, data, limits):
+            return None
+        try:
+            return _passthrough(im, data, name, OriginalFacts("JPEG", width, height, len(data)))
+        except ImageRejected:
+            return None

@@ -47,7 +47,7 @@ from dcode.media.errors import (
     RejectReason,
 )
 from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
-from dcode.media.normalize import NormalizedImage, normalize_image
+from dcode.media.normalize import NormalizedImage, normalize_image, own_jpeg
 from dcode.media.stages import stage
 from dcode.private_files import READ_ONLY_FILE, write_private
 
@@ -131,6 +131,17 @@ class AttachmentStore:
         normalized = self.normalize(sources)
         with stage("store"):
             return [self._put(image, name) for image, name in normalized]
+
+    def admit_own_jpeg(self, data: bytes, name: str, *, width: int, height: int) -> Attachment:
+        """A JPEG dcode's own encoder made (a sampled video frame): stored byte for byte once
+        its header shows the facts claimed (see :func:`~dcode.media.normalize.own_jpeg`),
+        else admitted like any source. Raises :class:`AdmissionError` like :meth:`admit`."""
+        name = clip_name(name)
+        image = own_jpeg(data, name, width, height, self.limits)
+        if image is None:
+            return self.admit([Source.from_bytes(data, name)])[0]
+        with stage("store"):
+            return self._put(image, name)
 
     async def admit_async(self, sources: Sequence[SourceLike]) -> list[Attachment]:
         """``admit`` on a worker thread, for callers on the event loop."""

@@ -442,7 +442,9 @@ def _take_frame(
     header = message.header
     target, t = float(header["target"]), float(header["t"])
     try:
-        (att,) = store.admit([(message.payload, _frame_name(file, t))])
+        att = store.admit_own_jpeg(
+            message.payload, _frame_name(file, t), width=int(header["width"]), height=int(header["height"])
+        )
     except AdmissionError as exc:
         raise VideoError(f"the frame at t={clock(t)} was not admitted ({exc})") from exc
     # Recorded even when the window has no room left for it: a re-read of this window then
