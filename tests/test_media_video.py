@@ -631,3 +631,18 @@ def _png(image: Image.Image) -> bytes:
     out = io.BytesIO()
     image.save(out, "PNG")
     return out.getvalue()
+
+
+def test_a_store_that_cannot_be_written_is_an_error(videos: Videos, tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    text = failure(videos["long.mp4"], AttachmentStore(blocked / "attachments"), limit=2)
+    assert text == "Error reading video long.mp4: the frame at t=00:00:00.000 could not be stored (Not a directory)"
+
+
+def test_a_decoder_that_cannot_start_is_an_error(videos: Videos, store: AttachmentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    video_client.POOL.close()
+    monkeypatch.setattr(sys, "executable", str(store.root / "no-python"))
+    assert failure(videos["long.mp4"], store, limit=2) == (
+        "Error reading video long.mp4: the decoder could not be started (No such file or directory)"
+    )

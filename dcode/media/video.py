@@ -422,6 +422,8 @@ def _decode(
         raise VideoError(_deadline_text(limits, window)) from exc
     except WorkerGone as exc:
         raise VideoError(exc.detail) from exc
+    except OSError as exc:  # the decoder process could not be started (no memory, no pids)
+        raise VideoError(f"the decoder could not be started ({exc.strerror or exc})") from exc
     finally:
         replies.close()
     facts = _with_observed_end(facts, end)
@@ -447,6 +449,8 @@ def _take_frame(
         )
     except AdmissionError as exc:
         raise VideoError(f"the frame at t={clock(t)} was not admitted ({exc})") from exc
+    except OSError as exc:
+        raise VideoError(f"the frame at t={clock(t)} could not be stored ({exc.strerror or exc})") from exc
     # Recorded even when the window has no room left for it: a re-read of this window then
     # knows from the index alone that a cap (not the end of the stream) cut it, and the
     # window that continues from the hint starts with this very frame.
