@@ -143,8 +143,6 @@ class VideoWindow:
     height: int
     cut_by: CapReason | None = None
     """Which cap cut the window (``frames`` or ``output``), when one did."""
-    cap: str = ""
-    """That cap in words (``64 frames``, ``4 MiB of output``), for the hint."""
 
     @property
     def end(self) -> float:
@@ -306,13 +304,12 @@ class _Window:
         self.used = len(header_text(str(file), grid.offset, grid.limit).encode()) + _HINT_RESERVE
         self.continue_at: float | None = None
         self.cut_by: CapReason | None = None
-        self.cap = ""
 
     def has_room(self, target: float) -> bool:
         """Whether one more frame may join; cuts the window at ``target`` when not."""
         if len(self.frames) < self.limits.max_frames:
             return True
-        self._cut(target, "frames", f"{self.limits.max_frames} frames")
+        self._cut(target, "frames")
         return False
 
     def add(self, target: float, t: float, att: Attachment) -> bool:
@@ -325,14 +322,14 @@ class _Window:
                     f"its first frame alone (t={clock(t)}, {att.byte_size:,} bytes) is over the "
                     f"{_size(cap)} output limit"
                 )
-            self._cut(target, "output", f"{_size(cap)} of output")
+            self._cut(target, "output")
             return False
         self.frames.append(SampledFrame(t, att))
         self.used += cost
         return True
 
-    def _cut(self, target: float, reason: CapReason, cap: str) -> None:
-        self.continue_at, self.cut_by, self.cap = target, reason, cap
+    def _cut(self, target: float, reason: CapReason) -> None:
+        self.continue_at, self.cut_by = target, reason
 
     def result(self, facts: dict[str, Any]) -> VideoWindow:
         return VideoWindow(
@@ -345,7 +342,6 @@ class _Window:
             width=int(facts.get("width") or 0),
             height=int(facts.get("height") or 0),
             cut_by=self.cut_by,
-            cap=self.cap,
         )
 
 

@@ -20,9 +20,11 @@ Then ``media inspect`` on one 4K PNG screenshot against a bare Pillow decode + r
 encode: that measurement lives in ``scripts/bench/images.py`` and is called from there.
 
 The video is made once and cached (``--cache``, default ``~/.cache/dcode-bench``): 10 minutes
-of 1920x1080 at 25 fps, H.264 (libx264, ultrafast, ~1 Mbit/s), a keyframe every
+of 1920x1080 at 25 fps, H.264 (libx264, ultrafast, at most 1 Mbit/s), a keyframe every
 ``--gop`` seconds (default 2, as screen recorders and streaming guides use), mostly static
-with a moving block and a bar that grows each second. Making it takes about a minute.
+(flat bands, like a desktop) with a moving block and a bar that grows each second. Its frames
+are ~43 KB as JPEG, so 64 of them fit the 4 MiB output cap (a busier 1080p picture is cut by
+that cap first). Making it takes about a minute.
 """
 
 from __future__ import annotations
