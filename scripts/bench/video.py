@@ -80,7 +80,7 @@ def cached_video(cache: Path, gop: float) -> Path:
 def _write_video(path: Path, gop: float) -> None:
     """Planes are built from bytes (no per-frame colour conversion), so the encoder dominates."""
     background = bytearray(WIDTH * HEIGHT)
-    for y in range(HEIGHT):  # flat bands, like a desktop: frames of ~25 KB, so 64 fit in 4 MiB
+    for y in range(HEIGHT):  # flat bands, like a desktop: JPEG frames of ~43 KB, so 64 fit in 4 MiB
         shade = 40 + (y * 6 // HEIGHT) * 20
         background[y * WIDTH : (y + 1) * WIDTH] = bytes([shade]) * WIDTH
     chroma = bytes([128]) * (WIDTH // 2 * HEIGHT // 2)
