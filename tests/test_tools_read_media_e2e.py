@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import sqlite3
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from PIL import Image
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.tools.spec import READ_FILE
-from dcode.headless import HeadlessRequest, run_headless
+from dcode.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.media.attachment import from_reference_block, is_reference_block
 from tests.support.model_server import reply, tool_call
 from tests.test_media_request import VISION, screenshot
@@ -52,7 +53,14 @@ async def test_the_model_reads_a_png_then_a_pdf(server, make_settings, workspace
         reply("Stripes, and a two-page report."),
     )
     out, err = io.StringIO(), io.StringIO()
-    assert await run_headless(settings, HeadlessRequest(prompt="look at both"), out=out, err=err) == 0, err.getvalue()
+    request = HeadlessRequest(prompt="look at both", output_format=OutputFormat.STREAM_JSON)
+    assert await run_headless(settings, request, out=out, err=err) == 0, err.getvalue()
+    # What the transcript shows of a result: its text blocks, one line each.
+    finished = [e for e in map(json.loads, out.getvalue().splitlines()) if e["type"] == "tool_call_finished"]
+    assert [e["output"] for e in finished] == [
+        "Read image shot.png (2048x1024).",
+        "Read pages 1-2 of doc.pdf (2 pages).\nPage 1\nPage 2",
+    ]
 
     # The request after the PNG read carries it, sized for the route (1 MiB, 640,000 px).
     [(mime, data)] = images_anywhere(server.requests[1])

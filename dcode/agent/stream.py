@@ -205,10 +205,10 @@ class StreamTranslator:
             yield ToolCallRunning(call["id"] or "", call["name"], dict(call["args"]), summarize_call(call["name"], call["args"]))
 
     def _on_tool_message(self, message: ToolMessage) -> Iterator[Event]:
-        text = message_text(message) if not isinstance(message.content, str) else message.content
+        # A media result's text blocks (its summary, page or frame labels, a video's header and
+        # hint) are one line each.
+        text = message.content if isinstance(message.content, str) else "\n".join(_texts(message.content))
         frames = frames_in(message.content)
-        if frames is not None:  # the header, one label per frame and the hint: one line each
-            text = "\n".join(_texts(message.content))
         yield ToolCallFinished(
             message.tool_call_id,
             message.name or "",

@@ -1200,6 +1200,10 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive and chunked streaming
     server: _HTTPServer
     timeout = 60
+    # Writes are buffered as a real server's socket buffers are: a stream with no delay goes out
+    # in large pieces whatever the two threads' timing (the stdlib default, 0, is one send per
+    # event). Delays, pauses and drops flush first, so paced streams still arrive piece by piece.
+    wbufsize = 64 * 1024
 
     def setup(self) -> None:
         super().setup()
@@ -1286,6 +1290,7 @@ class _Handler(BaseHTTPRequestHandler):
             if pause is not None and number == pause[0] and self.pause(pause[1]):
                 return
             if delay and number and _is_generated(frame):
+                self.wfile.flush()
                 time.sleep(delay)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
         if drop_after is not None:
