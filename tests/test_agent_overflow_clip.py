@@ -8,7 +8,8 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from dcode.agent.middleware.overflow_clip import READ_HEAD_CHARS, RESULTS_DIR, clip_trailing_results, preview
+from dcode.agent.large_results import RESULTS_DIR, preview
+from dcode.agent.middleware.overflow_clip import READ_HEAD_CHARS, clip_trailing_results
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import fault, reply, tool_call
 
@@ -34,7 +35,7 @@ def test_read_results_keep_their_head_and_others_are_written_out(tmp_path: Path)
     assert out is not None and out[:2] == messages[:2]
     read, shell = out[2].content, out[3].content
     assert read.startswith(BIG[:READ_HEAD_CHARS]) and "The whole file is at src/big.py" in read and len(read) < 5_000
-    saved = tmp_path / "call_b_1"  # the id made safe as a file name
+    saved = tmp_path / "session" / "call_b_1"  # the id made safe as a file name, outside a run
     assert saved.read_text() == BIG and str(saved) in shell and "line 1000:" in shell and len(shell) < 2_000
     assert messages[2].content == BIG  # the originals are untouched
 
@@ -70,7 +71,7 @@ async def test_an_overflow_after_a_big_read_is_clipped_and_retried(server, make_
     assert len(tool_texts) == 2 and all(len(text) < 8_000 for text in tool_texts)
     assert all(len(text) > 30_000 for text in sent_whole)  # what overflowed
     assert "read_file's offset and limit" in tool_texts[0]
-    [saved] = (dcode_home / RESULTS_DIR).iterdir()
+    [saved] = (path for path in (dcode_home / RESULTS_DIR).rglob("*") if path.is_file())
     assert saved.read_text() == sent_whole[1] and str(saved) in tool_texts[1]  # grep's whole output
 
 

@@ -22,9 +22,9 @@ from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.graph import build_graph, static_request
+from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.media_route import route_for
 from dcode.agent.middleware.memory import memory_sources
-from dcode.agent.middleware.overflow_clip import RESULTS_DIR
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
 from dcode.agent.runner import SessionRunner

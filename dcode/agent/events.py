@@ -135,6 +135,9 @@ class ToolCallFinished(Event):
     """The unified diff a write applied, as the tool recorded it; ``""`` for other calls."""
     frames: FrameStrip | None = None
     """The frames a video read returned (their times and attachments), else None."""
+    saved_to: str = ""
+    """The file holding the call's full output when it was too large for the conversation (the
+    model got a preview and this path instead); ``""`` when it was sent whole."""
 
 
 @dataclass(frozen=True, slots=True)

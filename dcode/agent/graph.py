@@ -25,6 +25,7 @@ from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
+from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
 from dcode.agent.middleware.run_context_required import RunContextRequired
 from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.middleware.summarization import Compactor, SummarizationMiddleware
@@ -67,7 +68,7 @@ def build_graph(
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
-    ``large_results``: where tool results too large for the window are written; ``compactor``:
+    ``large_results``: where tool results too large for the conversation are written; ``compactor``:
     what summarizes and archives the older messages (``/offload`` uses it too)."""
     wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
     projection = MediaProjectionMiddleware(store, variants, route_for(profile), policy=MediaPolicy.of(profile, wire=wire))
@@ -83,6 +84,7 @@ def build_graph(
         ArgumentTruncationMiddleware(profile.max_input_tokens),
         OverflowClipMiddleware(profile.max_input_tokens, large_results),
         projection,
+        ResultEvictionMiddleware(large_results),  # outside the approval: it sees the call's last word
         ApprovalMiddleware(),
     ]
     if max_turns:

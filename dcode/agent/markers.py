@@ -12,3 +12,5 @@ from typing import Final
 
 DENIED_MARKER: Final = "dcode_denied"
 CANCELLED_MARKER: Final = "dcode_cancelled"
+SAVED_TO_MARKER: Final = "dcode_saved_to"
+"""On a tool result evicted from the history: the file that holds its full output."""

@@ -13,6 +13,7 @@ lands in the consumer's own code. Once an interrupt is being settled, more cance
 The runner also keeps the thread consistent whatever happens to a turn: a cancelled or killed
 turn leaves tool calls without results, and the next turn would be rejected by the provider, so
 dangling calls are answered with a "cancelled" result before each turn and after an interrupt.
+A prompt too large for the conversation goes in as a preview of its archive (``paste_archive``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.events import ErrorEvent, Event, Notice, TurnFinished, TurnStarted
 from dcode.agent.markers import CANCELLED_MARKER
-from dcode.agent.middleware.summarization import CompactionFailed, read_compaction
+from dcode.agent.middleware.summarization import HISTORY_DIR, CompactionFailed, read_compaction
+from dcode.agent.paste_archive import archive_paste
 from dcode.agent.run_context import RunContext
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.models.errors import describe_model_error
@@ -152,9 +154,14 @@ class SessionRunner:
             try:
                 translator = await self._translator()
                 if not interrupt.requested:
+                    archived = await asyncio.to_thread(archive_paste, content, self.engine.settings.home / HISTORY_DIR)
+                    for path in archived.paths:
+                        yield Notice(f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview")
+                    for reason in archived.failed:
+                        yield Notice(reason)
                     await interrupt.guard(self._begin(prompt))
                     sent = True
-                    async with aclosing(self._graph_stream(content)) as stream:
+                    async with aclosing(self._graph_stream(archived.content)) as stream:
                         while not interrupt.requested and (item := await interrupt.guard(anext(stream, None))) is not None:
                             for event in translator.on_stream(*item):
                                 yield event

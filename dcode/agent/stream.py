@@ -30,7 +30,7 @@ from dcode.agent.events import (
     UsageUpdated,
     UserMessage,
 )
-from dcode.agent.markers import CANCELLED_MARKER, DENIED_MARKER
+from dcode.agent.markers import CANCELLED_MARKER, DENIED_MARKER, SAVED_TO_MARKER
 from dcode.agent.tools.diffs import recorded_diff
 from dcode.agent.tools.summary import preview_result, summarize_call
 from dcode.media.frames import frames_in, windows_in
@@ -217,4 +217,11 @@ class StreamTranslator:
             text,
             recorded_diff(message.artifact),
             frames,
+            saved_to(message),
         )
+
+
+def saved_to(message: ToolMessage) -> str:
+    """The file an evicted result's full output is in, as its mark says; ``""`` for the rest."""
+    path = message.additional_kwargs.get(SAVED_TO_MARKER)
+    return path if isinstance(path, str) else ""

@@ -30,7 +30,10 @@ from pathlib import Path
 from dcode.agent.backends.capture import HeadTailBuffer
 from dcode.agent.backends.protocol import ExecResult
 
-MAX_OUTPUT_CHARS = 30_000
+# What a command's output keeps (its head and tail halves). Well above the eviction threshold
+# (``middleware.result_eviction``): an output over 80,000 chars reaches the model as a preview,
+# and the file it is saved to holds it whole up to this cap.
+MAX_OUTPUT_CHARS = 2_000_000
 # After the shell exits, how long output may keep arriving from what it left behind.
 DRAIN_GRACE_S = 1.0
 # Between SIGTERM and SIGKILL when a command times out, or when dcode ends.

@@ -4,15 +4,14 @@ The usual cause is the step just taken: a batch of tool results too large for wh
 the window. Hook: ``awrap_model_call``. On a context-overflow error, if the request ends in
 tool results whose estimated tokens reach ``CLIP_AT`` of the window, each of them is clipped
 for a second, last try: a ``read_file`` result to its head and a note on reading the rest by
-offset and limit; any other result is written to ``$DCODE_HOME/large_tool_results/`` and
-replaced by its path and a preview (the first and last lines). Only the request changes; the
+offset and limit; any other result is written to ``$DCODE_HOME/large_tool_results/{session}/`` and
+replaced by its path and a preview (``dcode.agent.large_results``). Only the request changes; the
 session keeps the full results. A second overflow, or one with nothing to clip, is the
 model's error as it came.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,35 +21,15 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
 from dcode.agent.events import Notice
-from dcode.agent.run_context import RunContext
+from dcode.agent.large_results import result_note, result_path, save_text
+from dcode.agent.markers import SAVED_TO_MARKER
+from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools.spec import READ_FILE
 from dcode.models.errors import is_context_overflow
-from dcode.private_files import write_private
 
 CLIP_AT = 0.10  # of the model's input window, for the trailing tool results together
 READ_HEAD_CHARS = 4_000
 MIN_CLIP_CHARS = 2_000  # a result this short is left as it is
-PREVIEW_LINES = 5
-PREVIEW_LINE_CHARS = 1_000
-RESULTS_DIR = "large_tool_results"
-
-_UNSAFE = re.compile(r"[./\\]")
-
-
-def preview(text: str) -> str:
-    """The text's lines, numbered from 1 and each cut to ``PREVIEW_LINE_CHARS``; beyond ten
-    lines, the first and last ``PREVIEW_LINES`` around a count of those left out."""
-    lines = text.splitlines()
-
-    def numbered(start: int, chunk: list[str]) -> list[str]:
-        return [f"{start + offset:6}\t{line[:PREVIEW_LINE_CHARS]}" for offset, line in enumerate(chunk)]
-
-    if len(lines) <= 2 * PREVIEW_LINES:
-        return "\n".join(numbered(1, lines))
-    left_out = len(lines) - 2 * PREVIEW_LINES
-    head = numbered(1, lines[:PREVIEW_LINES])
-    tail = numbered(len(lines) - PREVIEW_LINES + 1, lines[-PREVIEW_LINES:])
-    return "\n".join([*head, f"... [{left_out} lines truncated] ...", *tail])
 
 
 def _calls_by_id(messages: Sequence[BaseMessage]) -> dict[str, dict[str, Any]]:
@@ -66,15 +45,10 @@ def _clip_read(text: str, call: dict[str, Any]) -> str:
 
 
 def _offload(text: str, message: ToolMessage, directory: Path) -> str | None:
-    target = directory / _UNSAFE.sub("_", message.tool_call_id or "result")
-    try:
-        write_private(target, text)
-    except OSError:
+    target = result_path(directory, current_thread_id("session"), message.tool_call_id)
+    if not save_text(target, text):
         return None
-    return (
-        f"Tool result too large for the context window (call {message.tool_call_id}). It was saved to {target}: "
-        "read it with read_file's offset and limit. A preview:\n" + preview(text)
-    )
+    return result_note(text, message.tool_call_id, target, "for the context window")
 
 
 def clip_trailing_results(messages: Sequence[BaseMessage], threshold: int, directory: Path) -> list[BaseMessage] | None:
@@ -91,8 +65,8 @@ def clip_trailing_results(messages: Sequence[BaseMessage], threshold: int, direc
     for index in range(start, len(messages)):
         message = messages[index]
         assert isinstance(message, ToolMessage)
-        if not isinstance(message.content, str) or len(message.content) <= MIN_CLIP_CHARS:
-            continue  # multimodal results are left to the image projection; short ones whole
+        if not isinstance(message.content, str) or len(message.content) <= MIN_CLIP_CHARS or message.additional_kwargs.get(SAVED_TO_MARKER):
+            continue  # multimodal results are left to the image projection; short or already saved ones whole
         call = calls.get(message.tool_call_id, {})
         if call.get("name") == READ_FILE.name:
             clipped: str | None = _clip_read(message.content, call)

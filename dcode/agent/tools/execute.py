@@ -23,8 +23,9 @@ commands (`cd sub && make`).
 such as `-y` or `--no-pager` instead.
 - timeout: seconds (default {DEFAULT_TIMEOUT_S:.0f}, max {MAX_TIMEOUT_S:.0f}); on timeout the \
 command and everything it started are killed.
-- Long output keeps its beginning and end with the middle cut; redirect to a file and grep it \
-if you need all of it. Redirect the output of background jobs (`cmd > log 2>&1 &`)."""
+- Long output (over 80,000 characters) is saved to a file: you get its path and a preview of its \
+first and last lines, and read the rest with read_file. Beyond 2,000,000 characters the middle is \
+cut; redirect to a file and grep it if you need all of it. Redirect the output of background jobs (`cmd > log 2>&1 &`)."""
 
 
 def format_result(result: ExecResult, timeout: float) -> str:
