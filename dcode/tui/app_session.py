@@ -290,8 +290,8 @@ class SessionWork(_Base):
             case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
                 await transcript.tool_running(call_id, name, args, summary)
                 self.collector.quiet()
-            case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output, diff=diff, frames=frames):
-                transcript.tool_finished(call_id, name, status, preview, output, diff, frames)
+            case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output, diff=diff, frames=frames, saved_to=saved):
+                transcript.tool_finished(call_id, name, status, preview, output, diff, frames, saved)
                 self.status.activity = "Working"
             case ApprovalResolved(call_id=call_id, approved=approved, feedback=feedback):
                 await transcript.resolve_approval(call_id, approved, feedback)

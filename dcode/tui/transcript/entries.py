@@ -76,6 +76,8 @@ class ToolCallEntry:
     output: str = ""
     diff: str = ""
     """The approval's proposed diff while it waits, then the diff the finished call recorded."""
+    saved_to: str = ""
+    """The file with the call's full output, when it was too large for the model."""
     note: str = ""
     """How an approval went ("approved", "rejected: …"), shown under the call."""
     frames: VideoSeen | None = None

@@ -34,9 +34,10 @@ def entries_from_events(events: Iterable[Event]) -> list[Entry]:
                 call = ToolCallEntry(call_id=call_id, name=name, args=args, summary=summary)
                 calls[call_id] = call
                 step.calls.append(call)
-            case ToolCallFinished(call_id=call_id, status=status, preview=preview, output=output, diff=diff, frames=frames):
+            case ToolCallFinished(call_id=call_id, status=status, preview=preview, output=output, diff=diff, frames=frames, saved_to=saved):
                 if (found := calls.get(call_id)) is not None:
                     found.status, found.preview, found.output, found.diff = status, preview, output, diff
+                    found.saved_to = saved
                     found.frames = VideoSeen(frames) if frames is not None else None
     return entries
 

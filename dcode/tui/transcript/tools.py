@@ -2,13 +2,16 @@
 
 A call shows its name and a one-line argument summary, a spinner while it runs, then its status
 and a short preview of the result. A click (or Ctrl+O for all of them) shows the full output, and
-edits show their diff, and a video read shows its frames (``video_view.FrameSheet``). A finished
-step of several calls folds to "Ran 3 tools"; failed calls stay visible under the fold.
+edits show their diff, and a video read shows its frames (``video_view.FrameSheet``). An output
+too large for the model says so, and where it is saved; a click on that line opens the file
+(``screens.file_view``). A finished step of several calls folds to "Ran 3 tools"; failed calls
+stay visible under the fold.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 from textual import events
 from textual.app import ComposeResult
@@ -40,6 +43,33 @@ def _clip(text: str, lines: int) -> tuple[str, int]:
     return "\n".join(rows[:lines]), max(0, len(rows) - lines)
 
 
+class SavedOutputLine(Static):
+    """"Output cut for the model; the full output is saved at …": a click opens the file."""
+
+    DEFAULT_CSS = """
+    SavedOutputLine { padding: 0 0 0 2; color: $text-warning; }
+    SavedOutputLine:hover { background: $boost; }
+    """
+
+    path = ""
+
+    def show(self, path: str) -> None:
+        self.path = path
+        self.update(
+            Content.assemble(
+                "output cut for the model; the full output is saved at ", (path, "underline"), ("  (click to open)", "$text-muted italic")
+            )
+        )
+        self.display = bool(path)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()  # not the call's expand-and-fold
+        if self.path:
+            from dcode.tui.screens.file_view import FileViewScreen
+
+            self.app.push_screen(FileViewScreen(Path(self.path)))
+
+
 class ToolCallView(Vertical):
     DEFAULT_CSS = """
     ToolCallView {
@@ -67,6 +97,7 @@ class ToolCallView(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(classes="tool-head")
         yield Static(classes="tool-body")
+        yield SavedOutputLine(classes="tool-saved")
         yield Static(classes="tool-note")
 
     def on_mount(self) -> None:
@@ -142,6 +173,7 @@ class ToolCallView(Vertical):
         body_widget = self.query_one(".tool-body", Static)
         body_widget.update(body)
         body_widget.display = bool(body.plain)
+        self.query_one(SavedOutputLine).show(entry.saved_to if not entry.running else "")
         note = self.query_one(".tool-note", Static)
         note.update(Content(entry.note))
         note.display = bool(entry.note)

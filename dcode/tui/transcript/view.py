@@ -355,7 +355,15 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self._sync_call(call)
 
     def tool_finished(
-        self, call_id: str, name: str, status: ToolStatus, preview: str, output: str, diff: str = "", frames: FrameStrip | None = None
+        self,
+        call_id: str,
+        name: str,
+        status: ToolStatus,
+        preview: str,
+        output: str,
+        diff: str = "",
+        frames: FrameStrip | None = None,
+        saved_to: str = "",
     ) -> None:
         call = self._calls.get(call_id)
         if call is None:
@@ -365,6 +373,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         call.preview = preview
         call.output = output
         call.diff = diff  # what the write did (the approval's preview was what it would do)
+        call.saved_to = saved_to
         if not call.name:
             call.name = name
         self._sync_call(call)
