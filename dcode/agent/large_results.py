@@ -61,11 +61,16 @@ def save_text(path: Path, text: str) -> bool:
     return True
 
 
-def result_note(text: str, tool_call_id: str, path: Path, why: str) -> str:
-    """What the model gets instead of a result saved to ``path``: which call, where the whole
-    output is, how to read it, and the preview. ``why``: "too large" or a reason after it."""
+def saved_note(headline: str, text: str, path: Path) -> str:
+    """What stands in for ``text``, saved to ``path``: ``headline`` with its size, where the whole
+    text is, how to read it, and the preview."""
     return (
-        f"Tool result too large {why} (call {tool_call_id}, {len(text):,} chars, {len(text.splitlines()):,} lines). "
-        f"The full output was saved to {path}: read it with read_file (file_path={path}) and its offset and limit "
-        "to get the parts you need. A preview:\n" + preview(text)
+        f"{headline} ({len(text):,} chars, {len(text.splitlines()):,} lines). The full text was saved to {path}: "
+        f"read it with read_file (file_path={path}) and its offset and limit to get the parts you need. A preview:\n" + preview(text)
     )
+
+
+def result_note(text: str, tool_call_id: str, path: Path, why: str) -> str:
+    """What the model gets instead of a tool result saved to ``path``; ``why`` follows "too
+    large" ("for the context window")."""
+    return saved_note(f"Tool result too large {why} (call {tool_call_id})", text, path)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from dcode.agent.large_results import preview, save_text
+from dcode.agent.large_results import save_text, saved_note
 
 PASTE_CHARS: Final = 200_000
 
@@ -34,11 +34,7 @@ class Archived:
 
 
 def paste_note(text: str, path: Path) -> str:
-    return (
-        f"[The user's message was too large for the conversation ({len(text):,} chars, {len(text.splitlines()):,} lines). "
-        f"Its full text was saved to {path}: read it with read_file (file_path={path}) and its offset and limit "
-        "to get the parts you need. A preview:]\n" + preview(text)
-    )
+    return saved_note("The user's message was too large for the conversation", text, path)
 
 
 def _archive(text: str, directory: Path, paths: list[Path], failed: list[str]) -> str:
