@@ -69,23 +69,23 @@ async def test_a_200kB_shell_output_reaches_the_model_as_a_preview_and_a_path(se
     assert b"row 002000 " not in held and size < 200_000
 
 
-async def test_the_exempt_tools_are_the_references(tmp_path: Path) -> None:
+def test_the_exempt_tools_are_the_references(tmp_path: Path) -> None:
     assert {LS.name, GLOB.name, GREP.name, READ_FILE.name, EDIT_FILE.name, WRITE_FILE.name} == EXEMPT
     for name in EXEMPT:
         message = ToolMessage(content=BIG, tool_call_id="call_1", name=name)
-        assert await evicted(message, name, tmp_path, "s") is message
+        assert evicted(message, name, tmp_path, "s") is message
     assert list(tmp_path.iterdir()) == []
 
 
-async def test_only_results_over_the_limit_are_evicted_and_a_failed_write_keeps_them(tmp_path: Path) -> None:
+def test_only_results_over_the_limit_are_evicted_and_a_failed_write_keeps_them(tmp_path: Path) -> None:
     at_limit = ToolMessage(content="z" * EVICT_CHARS, tool_call_id="call_1", name=EXECUTE.name)
-    assert await evicted(at_limit, EXECUTE.name, tmp_path, "s") is at_limit
+    assert evicted(at_limit, EXECUTE.name, tmp_path, "s") is at_limit
     over = ToolMessage(content="z" * (EVICT_CHARS + 1), tool_call_id="call_1", name=EXECUTE.name)
-    out = await evicted(over, EXECUTE.name, tmp_path, "s")
+    out = evicted(over, EXECUTE.name, tmp_path, "s")
     assert (tmp_path / "s" / "call_1").read_text() == over.content and out.additional_kwargs[SAVED_TO_MARKER] == str(tmp_path / "s" / "call_1")
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")
-    assert await evicted(over, EXECUTE.name, blocked, "s") is over  # the original, whole
+    assert evicted(over, EXECUTE.name, blocked, "s") is over  # the original, whole
 
 
 async def test_a_huge_paste_is_archived_and_the_history_holds_its_preview(server, make_settings, dcode_home: Path, api: str) -> None:
@@ -142,3 +142,23 @@ async def test_a_resumed_session_says_the_same(server, make_settings, api: str) 
 class _NoApprover:
     async def decide(self, event):  # noqa: ANN001, ANN201 - never asked here
         raise AssertionError("nothing needs approval")
+
+
+async def test_both_hooks_evict_and_pass_the_rest_through(tmp_path: Path) -> None:
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.types import Command
+
+    from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
+
+    middleware = ResultEvictionMiddleware(tmp_path)
+    request = ToolCallRequest(tool_call={"name": EXECUTE.name, "args": {}, "id": "call_9", "type": "tool_call"}, tool=None, state={}, runtime=None)  # type: ignore[arg-type]
+    big = ToolMessage(content="b" * (EVICT_CHARS + 1), tool_call_id="call_9")  # no name: the call's is used
+
+    async def run(_: ToolCallRequest) -> ToolMessage:
+        return big
+
+    out = await middleware.awrap_tool_call(request, run)
+    assert isinstance(out, ToolMessage) and out.additional_kwargs[SAVED_TO_MARKER] == str(tmp_path / "session" / "call_9")
+    assert middleware.wrap_tool_call(request, lambda _: big).additional_kwargs[SAVED_TO_MARKER] == str(tmp_path / "session" / "call_9")  # type: ignore[union-attr]
+    command = Command(update={})
+    assert middleware.wrap_tool_call(request, lambda _: command) is command

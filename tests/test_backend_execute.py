@@ -82,10 +82,14 @@ async def test_output_cap_keeps_head_and_tail(tmp_path: Path) -> None:
     assert len(result.output) < 1200
 
 
-async def test_default_cap_is_30k(backend: LocalBackend) -> None:
-    result = await backend.execute("head -c 100000 /dev/zero | tr '\\0' 'a'")
+async def test_default_cap_is_2m_well_above_the_eviction_threshold(backend: LocalBackend) -> None:
+    # An output over 80,000 chars is saved whole and previewed for the model (result_eviction):
+    # the backend keeps up to 2,000,000 of it, head and tail.
+    whole = await backend.execute("head -c 200000 /dev/zero | tr '\\0' 'a'")
+    assert not whole.truncated and whole.output.count("a") == 200_000
+    result = await backend.execute("head -c 2100000 /dev/zero | tr '\\0' 'a'")
     assert result.truncated
-    assert "... [70000 chars truncated] ..." in result.output
+    assert "... [100000 chars truncated] ..." in result.output
 
 
 async def test_signal_exit_code_follows_shell_convention(backend: LocalBackend) -> None:

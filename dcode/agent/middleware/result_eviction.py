@@ -34,14 +34,20 @@ EVICT_CHARS: Final = 80_000
 EXEMPT: Final = frozenset(spec.name for spec in (LS, GLOB, GREP, READ_FILE, EDIT_FILE, WRITE_FILE))
 
 
-async def evicted(message: ToolMessage, tool: str, root: Path, session_id: str) -> ToolMessage:
+def over_limit(message: ToolMessage, tool: str) -> bool:
+    """Whether a result of ``tool`` is one to evict: text over ``EVICT_CHARS``, not exempt."""
+    return isinstance(message.content, str) and len(message.content) > EVICT_CHARS and tool not in EXEMPT
+
+
+def evicted(message: ToolMessage, tool: str, root: Path, session_id: str) -> ToolMessage:
     """``message`` (a result of ``tool``) with its text saved under ``root`` and replaced by the
-    note, when it is over ``EVICT_CHARS`` and its file could be written; else ``message`` itself."""
+    note, when it is over ``EVICT_CHARS`` and its file could be written; else ``message`` itself.
+    Writes a file: off the event loop."""
     text = message.content
-    if not isinstance(text, str) or len(text) <= EVICT_CHARS or tool in EXEMPT:
+    if not over_limit(message, tool) or not isinstance(text, str):
         return message
     target = result_path(root, session_id, message.tool_call_id)
-    if not await asyncio.to_thread(save_text, target, text):
+    if not save_text(target, text):
         return message
     note = result_note(text, message.tool_call_id, target, "for the conversation")
     return message.model_copy(update={"content": note, "additional_kwargs": {**message.additional_kwargs, SAVED_TO_MARKER: str(target)}})
@@ -60,5 +66,15 @@ class ResultEvictionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         result = await handler(request)
         if not isinstance(result, ToolMessage):
             return result  # a Command (compact_conversation's) updates state, it is no output
-        tool = result.name or request.tool_call["name"]
-        return await evicted(result, tool, self.results_dir, current_thread_id("session"))
+        where = self._where(result, request)
+        return await asyncio.to_thread(evicted, *where) if over_limit(result, where[1]) else result
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        result = handler(request)
+        return evicted(*self._where(result, request)) if isinstance(result, ToolMessage) else result
+
+    def _where(self, result: ToolMessage, request: ToolCallRequest) -> tuple[ToolMessage, str, Path, str]:
+        """``evicted``'s arguments: the result, its tool, and where its session's files go."""
+        return result, result.name or request.tool_call["name"], self.results_dir, current_thread_id("session")
