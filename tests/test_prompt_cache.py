@@ -1,0 +1,98 @@
+"""Prompt caching: the prefix a provider caches (the system message and the tool schemas) is the
+same bytes on every request of a thread, across turns and across a resume in a new engine; and
+``prompt_cache_key`` goes only where the endpoint accepts it.
+
+A real session (SQLite checkpoints, the real ChatOpenAI client, the scripted server) runs on a
+workspace with memory, a skill and a git repository that changes between turns.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from dcode.agent.approval import HeadlessApprover
+from dcode.agent.engine import Engine
+from dcode.agent.tools.spec import READ_FILE, WRITE_FILE
+from tests.support.model_server import RecordedRequest, reply, tool_call
+
+
+def prefix_parts(request: RecordedRequest) -> list[Any]:
+    """What a provider's prompt cache keys on before the conversation: Chat Completions' leading
+    system (or developer) messages, the Responses API's instructions and leading system items,
+    and the tools on either wire."""
+    body = request.body
+    conversation = body["messages"] if request.wire == "chat" else body.get("input", [])
+    leading = []
+    for item in conversation:
+        if item.get("role") not in {"system", "developer"}:
+            break
+        leading.append(item)
+    parts: list[Any] = [body.get("instructions")] if request.wire == "responses" else []
+    return [*parts, *leading, body["tools"]]
+
+
+def prefix_bytes(request: RecordedRequest) -> bytes:
+    """The prefix as the bytes the client sent: each part, serialized as the client serializes
+    it, must appear in the raw body (so a re-ordered dict or a changed byte shows)."""
+    pieces = []
+    for part in prefix_parts(request):
+        for separators in ((",", ":"), (", ", ": ")):
+            piece = json.dumps(part, separators=separators, ensure_ascii=False).encode()
+            if piece in request.raw_body:
+                break
+        else:
+            raise AssertionError(f"a prefix part is not in the raw body as serialized: {part!r:.200}")
+        pieces.append(piece)
+    return b"\n".join(pieces)
+
+
+def git(workspace: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
+
+
+def project(workspace: Path) -> None:
+    """A repository with memory and a skill, so each prompt section has something in it."""
+    git(workspace, "init", "-q", "-b", "main")
+    (workspace / "AGENTS.md").write_text("Run the tests with `make test`.\n")
+    (workspace / "Makefile").write_text("test:\n\tpytest\n")
+    skill = workspace / ".dcode" / "skills" / "release"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: release\ndescription: How to cut a release.\n---\nTag it.\n")
+
+
+async def turns(engine: Engine, session_id: str | None, *prompts: str) -> str:
+    runner = engine.runner(HeadlessApprover(), session_id=session_id)
+    for prompt in prompts:
+        async for _ in runner.run_turn(prompt):
+            pass
+    return runner.session_id
+
+
+async def test_prefix_bytes_are_stable_across_turns_and_a_resume(server, make_settings, workspace: Path, api: str) -> None:
+    project(workspace)
+    server.script(
+        reply(tool_calls=[tool_call(WRITE_FILE.name, {"file_path": "notes.txt", "content": "one\n"})]),
+        reply("wrote it"),
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]),
+        reply("read it"),
+        reply("third"),
+    )
+    settings = make_settings(api)
+    async with await Engine.open(settings) as engine:
+        session_id = await turns(engine, None, "write notes", "read them back")
+    # Between the two processes: the memory, the skills and the repository all change.
+    (workspace / "AGENTS.md").write_text("Something else entirely.\n")
+    (workspace / ".dcode" / "skills" / "release" / "SKILL.md").write_text("---\nname: release\ndescription: Changed.\n---\n")
+    (workspace / "new.py").write_text("x = 1\n")
+    async with await Engine.open(settings) as engine:
+        await turns(engine, session_id, "and again")
+
+    requests = server.requests
+    assert len(requests) == 5 and {r.wire for r in requests} == {api}
+    first = prefix_bytes(requests[0])
+    assert b"make test" in first and b"release" in first and b"Git: branch" in first
+    for later in requests[1:]:
+        assert prefix_bytes(later) == first
