@@ -96,3 +96,46 @@ async def test_prefix_bytes_are_stable_across_turns_and_a_resume(server, make_se
     assert b"make test" in first and b"release" in first and b"Git: branch" in first
     for later in requests[1:]:
         assert prefix_bytes(later) == first
+
+
+async def test_prompt_cache_key_is_the_session_id_where_configured(server, make_settings, api: str) -> None:
+    server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "missing.txt"})]), reply("one"), reply("two"))
+    # The scripted server stands in for OpenAI's endpoint; the setting says it accepts the key.
+    settings = make_settings(api, model_overrides={"openai:test-model": {"prompt_cache_key": True}})
+    async with await Engine.open(settings) as engine:
+        assert engine.resolved.prompt_cache_key
+        first = await turns(engine, None, "first")
+        second = await turns(engine, None, "second")  # another session on the same model
+    keys = [request.body.get("prompt_cache_key") for request in server.requests]
+    assert keys == [first, first, second] and first != second
+
+
+async def test_no_prompt_cache_key_for_other_endpoints(server, make_settings, api: str) -> None:
+    server.script(reply("one"), reply("two"))
+    async with await Engine.open(make_settings(api)) as engine:  # openai on another base URL
+        assert not engine.resolved.prompt_cache_key
+        await turns(engine, None, "first")
+    local = make_settings(api, model="ollama:qwen3-coder")
+    async with await Engine.open(local) as engine:
+        await turns(engine, None, "second")
+    assert [request.model for request in server.requests] == ["test-model", "qwen3-coder"]
+    assert all("prompt_cache_key" not in request.body for request in server.requests)
+
+
+def test_which_endpoints_take_prompt_cache_key(make_settings) -> None:
+    from dataclasses import replace
+
+    from dcode.models.factory import resolve_model
+
+    def takes(model: str, base_url: str | None = None, **override: bool) -> bool:
+        overrides = {model: dict(override)} if override else {}
+        settings = replace(make_settings(), model=model, base_url=base_url, model_overrides=overrides)
+        return resolve_model(settings, env={"OPENAI_API_KEY": "k", "DEEPSEEK_API_KEY": "k"}).prompt_cache_key
+
+    assert takes("openai:gpt-5.1")  # the preset: OpenAI's own endpoint
+    assert takes("openai:gpt-5.1", "https://api.openai.com/v1/")
+    assert not takes("openai:gpt-5.1", prompt_cache_key=False)  # switched off
+    assert not takes("openai:gpt-5.1", "http://localhost:8080/v1")  # a proxy in OpenAI's name
+    assert not takes("deepseek:deepseek-chat")
+    assert not takes("ollama:qwen3-coder")
+    assert takes("vllm:qwen3-coder", prompt_cache_key=True)  # a server the user says takes it

@@ -112,6 +112,7 @@ class Engine:
             skills=skill_sources(self.settings.home, Path(self.settings.workspace)),
             large_results=self.settings.home / RESULTS_DIR,
             compactor=self.compactor,
+            prompt_cache_key=self.resolved.prompt_cache_key,
         )
 
     async def context_report(self, session_id: str | None) -> ContextReport:

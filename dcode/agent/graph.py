@@ -25,6 +25,7 @@ from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
+from dcode.agent.middleware.prompt_cache_key import PromptCacheKeyMiddleware
 from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
 from dcode.agent.middleware.run_context_required import RunContextRequired
 from dcode.agent.middleware.skills import SkillsMiddleware
@@ -65,11 +66,14 @@ def build_graph(
     skills: Sequence[Path] = (),
     large_results: Path,
     compactor: Compactor,
+    prompt_cache_key: bool = False,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
     ``large_results``: where tool results too large for the conversation are written; ``compactor``:
-    what summarizes and archives the older messages (``/offload`` uses it too)."""
+    what summarizes and archives the older messages (``/offload`` uses it too);
+    ``prompt_cache_key``: whether requests carry the session id as ``prompt_cache_key`` (only
+    where the endpoint accepts it)."""
     wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
     projection = MediaProjectionMiddleware(store, variants, route_for(profile), policy=MediaPolicy.of(profile, wire=wire))
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
@@ -87,6 +91,8 @@ def build_graph(
         ResultEvictionMiddleware(large_results),  # outside the approval: it sees the call's last word
         ApprovalMiddleware(),
     ]
+    if prompt_cache_key:
+        middleware.append(PromptCacheKeyMiddleware())
     if max_turns:
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(

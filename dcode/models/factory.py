@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from dcode.config import Settings, WireApi
 from dcode.models.known_profiles import known_openai_profile
+from dcode.models.presets import accepts_prompt_cache_key
 from dcode.models.profiles import ModelProfile, resolve_profile
 from dcode.models.spec import Endpoint, ModelSpec, resolve_endpoint
 
@@ -28,6 +29,12 @@ class ResolvedModel:
     @property
     def spec(self) -> str:
         return self.endpoint.spec.text
+
+    @property
+    def prompt_cache_key(self) -> bool:
+        """Whether this model's requests carry the session id as ``prompt_cache_key``."""
+        endpoint = self.endpoint
+        return accepts_prompt_cache_key(endpoint.spec.provider, endpoint.base_url, self.profile.prompt_cache_key)
 
 
 def known_profile(provider: str, model: str) -> dict[str, Any] | None:

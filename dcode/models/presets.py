@@ -64,6 +64,17 @@ def provider_variables(overrides: Mapping[str, ProviderOverride]) -> frozenset[s
     return frozenset(names)
 
 
+def is_official_openai(provider: str, base_url: str) -> bool:
+    return provider == "openai" and base_url.rstrip("/") == OFFICIAL_OPENAI_URL
+
+
+def accepts_prompt_cache_key(provider: str, base_url: str, configured: bool | None = None) -> bool:
+    """Whether requests may carry ``prompt_cache_key``: ``configured`` (the model's
+    ``prompt_cache_key`` setting) when set, else only on OpenAI's own endpoint. Other servers
+    may reject a parameter they do not know, so it is never sent to them by default."""
+    return is_official_openai(provider, base_url) if configured is None else configured
+
+
 def default_api(base_url: str) -> WireApi:
     """The Responses API is the default only where it is certain to exist: OpenAI itself."""
     return WireApi.RESPONSES if base_url.rstrip("/") == OFFICIAL_OPENAI_URL else WireApi.CHAT

@@ -31,14 +31,25 @@ class ModelProfile:
     image_token_formula: str = "generic"
     input_price: float | None = None
     output_price: float | None = None
+    cached_input_price: float | None = None
+    """USD per million input tokens the provider read from its prompt cache; None: priced as
+    other input (the cost is then an upper bound)."""
+    prompt_cache_key: bool | None = None
+    """Whether requests carry ``prompt_cache_key`` (the session id); None: where the endpoint is
+    known to accept it (OpenAI's own), see ``presets.accepts_prompt_cache_key``."""
     guessed: frozenset[str] = frozenset()
     source: str = "fallback"
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
-        """USD for the given tokens, when prices (per million tokens) are known."""
+    def cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float | None:
+        """USD for the given tokens, when prices (per million tokens) are known. ``cached_tokens``
+        are the part of ``input_tokens`` read from the provider's prompt cache, priced at
+        ``cached_input_price`` when known and as other input otherwise."""
         if self.input_price is None or self.output_price is None:
             return None
-        return (input_tokens * self.input_price + output_tokens * self.output_price) / 1_000_000
+        cached = min(max(cached_tokens, 0), input_tokens)
+        cached_price = self.input_price if self.cached_input_price is None else self.cached_input_price
+        spent = (input_tokens - cached) * self.input_price + cached * cached_price + output_tokens * self.output_price
+        return spent / 1_000_000
 
 
 PROFILE_FIELDS = tuple(f.name for f in fields(ModelProfile) if f.name not in {"guessed", "source"})
@@ -80,16 +91,16 @@ PRESETS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("*:devstral*", {"max_input_tokens": 131_072}),
 )
 
-# Prices per million tokens (input, output) for the common OpenAI models.
-_OPENAI_PRICES: dict[str, tuple[float, float]] = {
-    "gpt-5": (1.25, 10.0),
-    "gpt-5.1": (1.25, 10.0),
-    "gpt-5-mini": (0.25, 2.0),
-    "gpt-5-nano": (0.05, 0.40),
-    "gpt-4.1": (2.0, 8.0),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4o": (2.50, 10.0),
-    "gpt-4o-mini": (0.15, 0.60),
+# Prices per million tokens (input, cached input, output) for the common OpenAI models.
+_OPENAI_PRICES: dict[str, tuple[float, float, float]] = {
+    "gpt-5": (1.25, 0.125, 10.0),
+    "gpt-5.1": (1.25, 0.125, 10.0),
+    "gpt-5-mini": (0.25, 0.025, 2.0),
+    "gpt-5-nano": (0.05, 0.005, 0.40),
+    "gpt-4.1": (2.0, 0.50, 8.0),
+    "gpt-4.1-mini": (0.40, 0.10, 1.60),
+    "gpt-4o": (2.50, 1.25, 10.0),
+    "gpt-4o-mini": (0.15, 0.075, 0.60),
 }
 
 _PATCH_MULTIPLIERS = {"gpt-4.1-mini": 1.62, "gpt-4.1-nano": 2.46, "gpt-5-mini": 1.2, "gpt-5-nano": 1.5, "o4-mini": 1.72}
@@ -136,7 +147,7 @@ def _from_langchain(model: str, known: Mapping[str, Any]) -> dict[str, Any]:
         values["image_token_formula"] = f"openai-patch:{multiplier}" if multiplier else "openai-tile"
     prices = _OPENAI_PRICES.get(model.split("/")[-1])
     if prices:
-        values["input_price"], values["output_price"] = prices
+        values["input_price"], values["cached_input_price"], values["output_price"] = prices
     return values
 
 
@@ -149,8 +160,10 @@ def _validated_override(key: str, table: Mapping[str, Any]) -> dict[str, Any]:
         if name not in PROFILE_FIELDS:
             raise ConfigError(f'[models."{key}"]: unknown profile field {name!r}; known: {", ".join(PROFILE_FIELDS)}')
         expected = type(getattr(defaults, name))
-        if name in {"input_price", "output_price"}:
+        if name in {"input_price", "output_price", "cached_input_price"}:
             expected = float
+        elif name == "prompt_cache_key":
+            expected = bool
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
