@@ -46,7 +46,11 @@ def result_object(finished: Any) -> dict[str, Any]:
         "session_id": finished.session_id,
         "is_error": finished.is_error,
         "num_turns": finished.num_turns,
-        "usage": {"input_tokens": finished.input_tokens, "output_tokens": finished.output_tokens},
+        "usage": {
+            "input_tokens": finished.input_tokens,
+            "output_tokens": finished.output_tokens,
+            "cached_input_tokens": finished.cached_tokens,
+        },
         "duration_ms": finished.duration_ms,
     }
 

@@ -43,7 +43,7 @@ def test_text_answer_and_json_shape(server, workspace, home, api) -> None:
     data = json.loads(result.stdout)
     assert set(data) == {"type", "result", "session_id", "is_error", "num_turns", "usage", "duration_ms"}
     assert data["type"] == "result" and data["result"] == "Again 42." and data["is_error"] is False
-    assert set(data["usage"]) == {"input_tokens", "output_tokens"}
+    assert set(data["usage"]) == {"input_tokens", "output_tokens", "cached_input_tokens"}
     assert isinstance(data["duration_ms"], int) and data["num_turns"] == 1
 
 

@@ -31,7 +31,7 @@ from dcode.agent.runner import SessionRunner
 from dcode.agent.session_lock import SessionLock
 from dcode.agent.sessions import SessionInfo, SessionStore, database_errors, new_session_id
 from dcode.config import ApprovalMode, Settings
-from dcode.context.accounting import ContextReport, build_report
+from dcode.context.accounting import ContextReport, Spend, build_report
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
@@ -118,12 +118,17 @@ class Engine:
     async def context_report(self, session_id: str | None) -> ContextReport:
         """Where the next request's tokens go in a session (``/context``); None: a new one."""
         values: dict[str, Any] = {}
+        profile = self.resolved.profile
+        spend = None
         if session_id is not None:
             snapshot = await self.graph.aget_state({"configurable": {"thread_id": session_id}})
             values = dict(snapshot.values or {}) if snapshot else {}
+            info = await asyncio.to_thread(self.sessions.get, session_id)
+            if info is not None:
+                spend = Spend.of(info.input_tokens, info.output_tokens, info.cached_tokens, profile)
         instructions, tools = static_request(self.backend, self.compactor)
-        profile = self.resolved.profile
-        return build_report(values=values, instructions=instructions, tools=tools, window=profile.max_input_tokens, route=route_for(profile))
+        window, route = profile.max_input_tokens, route_for(profile)
+        return build_report(values=values, instructions=instructions, tools=tools, window=window, route=route, spend=spend)
 
     def switch_model(self, spec: str) -> ResolvedModel:
         """Point later turns at another model; the thread and its history stay as they are."""

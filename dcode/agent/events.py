@@ -165,6 +165,8 @@ class UsageUpdated(Event):
     """Token figures the provider reported for a model response.
 
     ``context_tokens`` is what the last request occupied in the model's window.
+    ``cached_tokens`` is the part of ``input_tokens`` the provider read from its prompt cache
+    (0 when it reports none); the ``session_`` figures are the session's totals so far.
     """
 
     type: ClassVar[str] = "usage_updated"
@@ -174,6 +176,8 @@ class UsageUpdated(Event):
     max_input_tokens: int | None
     session_input_tokens: int = 0
     session_output_tokens: int = 0
+    cached_tokens: int = 0
+    session_cached_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,3 +226,5 @@ class TurnFinished(Event):
     duration_ms: int
     interrupted: bool = False
     error: str = ""
+    cached_tokens: int = 0
+    """The part of ``input_tokens`` the provider read from its prompt cache."""

@@ -197,7 +197,7 @@ class SessionRunner:
 
     async def _translator(self) -> StreamTranslator:
         info = await asyncio.to_thread(self.engine.sessions.get, self.session_id)
-        session_tokens = (info.input_tokens, info.output_tokens) if info else (0, 0)
+        session_tokens = (info.input_tokens, info.output_tokens, info.cached_tokens) if info else (0, 0, 0)
         return StreamTranslator(self.engine.resolved.profile.max_input_tokens, session_tokens)
 
     async def _begin(self, prompt: str) -> None:
@@ -236,6 +236,7 @@ class SessionRunner:
                 input_tokens=tally.input_tokens,
                 output_tokens=tally.output_tokens,
                 context_tokens=tally.context_tokens,
+                cached_tokens=tally.cached_tokens,
             )
         except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
             log.debug("recording the turn failed", exc_info=True)
@@ -254,6 +255,7 @@ class SessionRunner:
             duration_ms=int((time.monotonic() - started) * 1000),
             interrupted=interrupted,
             error=error,
+            cached_tokens=tally.cached_tokens,
         )
 
     async def _message_count(self) -> int:

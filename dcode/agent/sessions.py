@@ -34,10 +34,22 @@ CREATE TABLE IF NOT EXISTS dcode_sessions (
     message_count INTEGER NOT NULL DEFAULT 0,
     input_tokens INTEGER NOT NULL DEFAULT 0,
     output_tokens INTEGER NOT NULL DEFAULT 0,
-    context_tokens INTEGER NOT NULL DEFAULT 0
+    context_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS dcode_sessions_updated ON dcode_sessions(updated DESC);
 """
+
+# Columns added since the first schema, with their definitions: a table made before them gains
+# them when a writer opens it (a read-only store reads the dataclass's default instead).
+_ADDED_COLUMNS = {"cached_tokens": "INTEGER NOT NULL DEFAULT 0"}
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    present = {row[1] for row in conn.execute("PRAGMA table_info(dcode_sessions)")}
+    for name, definition in _ADDED_COLUMNS.items():
+        if name not in present:
+            conn.execute(f"ALTER TABLE dcode_sessions ADD COLUMN {name} {definition}")
 
 TITLE_LENGTH = 80
 _DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
@@ -89,6 +101,8 @@ class SessionInfo:
     input_tokens: int = 0
     output_tokens: int = 0
     context_tokens: int = 0
+    cached_tokens: int = 0
+    """The part of ``input_tokens`` the provider read from its prompt cache."""
 
 
 def new_session_id() -> str:
@@ -117,6 +131,7 @@ class SessionStore:
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.executescript(_SCHEMA)
+                _add_missing_columns(conn)
                 yield conn
                 conn.commit()
             finally:
@@ -169,6 +184,7 @@ class SessionStore:
         input_tokens: int,
         output_tokens: int,
         context_tokens: int,
+        cached_tokens: int = 0,
     ) -> None:
         with self._connect() as conn:
             conn.execute(
@@ -176,6 +192,7 @@ class SessionStore:
                        title = CASE WHEN title = '' THEN ? ELSE title END,
                        model = ?, updated = ?, message_count = ?,
                        input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+                       cached_tokens = cached_tokens + ?,
                        context_tokens = CASE WHEN ? > 0 THEN ? ELSE context_tokens END
                    WHERE id = ?""",
                 (
@@ -185,6 +202,7 @@ class SessionStore:
                     message_count,
                     input_tokens,
                     output_tokens,
+                    cached_tokens,
                     context_tokens,
                     context_tokens,
                     session_id,

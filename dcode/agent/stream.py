@@ -34,6 +34,7 @@ from dcode.agent.markers import CANCELLED_MARKER, DENIED_MARKER, SAVED_TO_MARKER
 from dcode.agent.tools.diffs import recorded_diff
 from dcode.agent.tools.summary import preview_result, summarize_call
 from dcode.media.frames import frames_in, windows_in
+from dcode.models.usage import cached_input_tokens
 
 MODEL_NODE = "model"
 STREAM_MODES = ("messages", "updates", "custom")
@@ -112,17 +113,19 @@ class TurnTally:
     num_turns: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
     context_tokens: int = 0
     last_text: str = ""
     partial_text: str = ""
 
 
 class StreamTranslator:
-    def __init__(self, max_input_tokens: int | None, session_tokens: tuple[int, int] = (0, 0)) -> None:
+    def __init__(self, max_input_tokens: int | None, session_tokens: tuple[int, int, int] = (0, 0, 0)) -> None:
+        """``session_tokens``: the session's input, output and cached input tokens before this turn."""
         self.max_input_tokens = max_input_tokens
         self.tally = TurnTally()
         self._chunk_calls: dict[tuple[str, int], str] = {}
-        self._session_in, self._session_out = session_tokens
+        self._session_in, self._session_out, self._session_cached = session_tokens
 
     def on_stream(self, mode: str, data: Any) -> Iterator[Event]:
         """One item of ``graph.astream(stream_mode=STREAM_MODES)``."""
@@ -190,8 +193,10 @@ class StreamTranslator:
         yield AssistantMessageFinished(message.id or "", text, calls, reasoning_text(message), interrupted)
         usage = message.usage_metadata
         if usage:
+            cached = cached_input_tokens(usage)
             self.tally.input_tokens += usage.get("input_tokens", 0)
             self.tally.output_tokens += usage.get("output_tokens", 0)
+            self.tally.cached_tokens += cached
             self.tally.context_tokens = usage.get("input_tokens", 0) + usage.get("output_tokens", 0)
             yield UsageUpdated(
                 input_tokens=usage.get("input_tokens", 0),
@@ -200,6 +205,8 @@ class StreamTranslator:
                 max_input_tokens=self.max_input_tokens,
                 session_input_tokens=self._session_in + self.tally.input_tokens,
                 session_output_tokens=self._session_out + self.tally.output_tokens,
+                cached_tokens=cached,
+                session_cached_tokens=self._session_cached + self.tally.cached_tokens,
             )
         for call in message.tool_calls:
             yield ToolCallRunning(call["id"] or "", call["name"], dict(call["args"]), summarize_call(call["name"], call["args"]))

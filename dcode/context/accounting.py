@@ -4,8 +4,9 @@ Each category of the next request is estimated (about four characters a token, i
 route's per-image formula): the base instructions, the tool schemas, the local context, the
 memory, the skills index, the messages by role (as they would be sent: after a compaction,
 the summary and what follows it), and the images. The provider's figure for the last request,
-when there is one, is ground truth for that request, and is reported beside the estimate. The
-remaining space is split into what is left before compaction triggers and the reserve beyond
+when there is one, is ground truth for that request, and is reported beside the estimate, with
+the part of it the provider read from its prompt cache; so are the session's totals and their
+cost (``Spend``), cached input at its own price when the profile knows it. The remaining space is split into what is left before compaction triggers and the reserve beyond
 it. Nothing here imports the UI.
 """
 
@@ -27,6 +28,8 @@ from dcode.media.attachment import InvalidReferenceBlock, from_reference_block, 
 from dcode.media.limits import ImageRoute
 from dcode.media.sizing import fit_pixels
 from dcode.media.tokens import TokenFormula, estimate_image_tokens
+from dcode.models.profiles import ModelProfile
+from dcode.models.usage import cached_input_tokens
 
 
 def _count(number: int, noun: str) -> str:
@@ -46,12 +49,30 @@ class Category:
 
 
 @dataclass(frozen=True)
+class Spend:
+    """A session's tokens as the provider reported them, and what they cost."""
+
+    input_tokens: int
+    cached_tokens: int  # the part of input_tokens read from the provider's prompt cache
+    output_tokens: int
+    cost: float | None  # USD; None when the model's prices are not known
+    cached_priced: bool  # cached input has its own price; otherwise it is priced as other input
+
+    @classmethod
+    def of(cls, input_tokens: int, output_tokens: int, cached_tokens: int, profile: ModelProfile) -> Spend:
+        cost = profile.cost(input_tokens, output_tokens, cached_tokens)
+        return cls(input_tokens, cached_tokens, output_tokens, cost, profile.cached_input_price is not None)
+
+
+@dataclass(frozen=True)
 class ContextReport:
     categories: tuple[Category, ...]  # what the next request holds, estimated
     window: int  # the model's input window
     trigger: int  # where compaction starts
     reported: int | None  # the provider's input tokens for the last request, when known
     compacted: bool  # the older messages are sent as a summary
+    cached: int | None = None  # the part of ``reported`` read from the provider's prompt cache
+    spend: Spend | None = None  # the session's totals so far; None for a new session
 
     @property
     def used(self) -> int:
@@ -101,9 +122,10 @@ def build_report(
     tools: Sequence[Any],
     window: int,
     route: ImageRoute,
+    spend: Spend | None = None,
 ) -> ContextReport:
     """The report for a thread whose state is ``values``, sent with ``instructions`` (the static
-    system prompt) and ``tools``."""
+    system prompt) and ``tools``; ``spend``: the session's totals, when it has any."""
     compaction = read_compaction(values)
     messages = effective_messages(list(values.get("messages", [])), compaction)
     schemas = json.dumps([convert_to_openai_tool(tool) for tool in tools])
@@ -125,8 +147,8 @@ def build_report(
         ),
         Category("media", media, _count(images, "image")),
     ]
-    reported = next(
-        (m.usage_metadata.get("input_tokens") for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata),
-        None,
-    )
-    return ContextReport(tuple(categories), window, max(1, int(window * TRIGGER)), reported, compaction is not None)
+    usage = next((m.usage_metadata for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata), None)
+    reported = usage.get("input_tokens") if usage else None
+    cached = cached_input_tokens(usage) if usage else None
+    trigger = max(1, int(window * TRIGGER))
+    return ContextReport(tuple(categories), window, trigger, reported, compaction is not None, cached=cached, spend=spend)

@@ -397,7 +397,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._show_model()
         profile = self.engine.resolved.profile
         self.status.set_usage(info.context_tokens, profile.max_input_tokens)
-        self.status.cost = profile.cost(info.input_tokens, info.output_tokens)
+        self.status.cost = profile.cost(info.input_tokens, info.output_tokens, info.cached_tokens)
         opened = f"Forked session {forked_from} into {info.id}" if forked_from else f"Resumed session {info.id}"
         await self.transcript.notice(f"{opened} · {info.title or 'untitled'} · {count} messages")
         return True

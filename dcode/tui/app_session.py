@@ -318,7 +318,9 @@ class SessionWork(_Base):
     def _usage(self, event: UsageUpdated) -> None:
         self.status.set_usage(event.context_tokens, event.max_input_tokens)
         if self.engine is not None:
-            self.status.cost = self.engine.resolved.profile.cost(event.session_input_tokens, event.session_output_tokens)
+            self.status.cost = self.engine.resolved.profile.cost(
+                event.session_input_tokens, event.session_output_tokens, event.session_cached_tokens
+            )
 
     def interrupt(self) -> bool:
         if self.runner is not None and self.runner.busy:

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from dcode.context.accounting import ContextReport
+from dcode.context.accounting import ContextReport, Spend
 
 BAR_WIDTH = 24
 
@@ -51,10 +51,23 @@ def summary_line(report: ContextReport, model: str) -> Content:
     used = f"~{report.used:,} of {report.window:,} tokens estimated for the next request"
     if report.reported is not None:
         provider = f"; the provider reported {report.reported:,} input tokens for the last one"
+        if report.cached:
+            provider += f" ({report.cached:,} of them from its prompt cache)"
     else:
         provider = "; no request has been sent yet"
     compacted = " · older messages are sent as a summary (/offload)" if report.compacted else ""
     return Content.assemble((model, "bold"), f" · {used}{provider}", (compacted, "$text-muted"))
+
+
+def spend_line(spend: Spend) -> Content:
+    """The session's tokens as reported, the cached part of its input, and their cost."""
+    tokens = f"This session: {spend.input_tokens:,} input tokens ({spend.cached_tokens:,} cached) · {spend.output_tokens:,} output"
+    if spend.cost is None:
+        return Content.assemble(tokens, (" · no price known for this model", "$text-muted"))
+    note = ""
+    if spend.cached_tokens and not spend.cached_priced:
+        note = " · cached input priced as other input (no cached price known for this model)"
+    return Content.assemble(tokens, " · ", (f"${spend.cost:,.4f}", "bold"), (note, "$text-muted"))
 
 
 class ContextScreen(ModalScreen[None]):
@@ -97,6 +110,8 @@ class ContextScreen(ModalScreen[None]):
         with VerticalScroll(id="context-dialog"):
             yield Label("Context", id="context-title")
             yield Static(summary_line(self.report, self.model), id="context-summary")
+            if self.report.spend is not None:
+                yield Static(spend_line(self.report.spend), id="context-spend")
             yield Static(report_lines(self.report), id="context-table")
             yield Label("~ estimated (about four characters a token) · Esc or q to close", id="context-hint")
 

@@ -1,0 +1,21 @@
+"""What the provider's usage figures say about its prompt cache.
+
+langchain-openai reads the cached input tokens from either wire (Chat Completions'
+``prompt_tokens_details.cached_tokens``, the Responses API's
+``input_tokens_details.cached_tokens``) into ``usage_metadata["input_token_details"]``, as
+``cache_read``, or ``<tier>_cache_read`` on the priority and flex service tiers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+CACHE_READ = "cache_read"
+
+
+def cached_input_tokens(usage: Mapping[str, Any] | None) -> int:
+    """The input tokens of ``usage`` (a message's ``usage_metadata``) that the provider read
+    from its prompt cache; 0 when it reports none."""
+    details = (usage or {}).get("input_token_details") or {}
+    return sum(int(value or 0) for key, value in details.items() if key == CACHE_READ or key.endswith(f"_{CACHE_READ}"))
