@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from textual.widgets import Static
+
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.middleware.memory import memory_prompt
-from dcode.context.accounting import estimate_text
-from dcode.tui.screens.context import ContextScreen
+from dcode.context.accounting import Spend, estimate_text
+from dcode.tui.screens.context import ContextScreen, spend_line
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import running_app
 
@@ -55,3 +58,27 @@ async def test_context_opens_over_the_transcript_and_closes(server: ScriptedMode
         assert "openai:test-model" in text and "estimated" in text
         await h.pilot.press("escape")
         await h.until(lambda: not isinstance(h.app.screen, ContextScreen), what="the screen to close")
+
+
+async def test_context_and_cost_count_the_cached_input(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    from tests.test_tui_app_support import make_settings
+
+    priced = {"openai:test-model": {"input_price": 1.0, "output_price": 2.0, "cached_input_price": 0.1}}
+    settings = make_settings(dcode_home, workspace, server, model_overrides=priced)
+    async with running_app(server, workspace, dcode_home, reply("hello", usage=(400_000, 1_000), cached_tokens=300_000), settings=settings) as h:
+        await h.send("hi")
+        await h.idle()
+        assert h.app.status.cost == pytest.approx(0.132)  # 100,000 + 0.1 × 300,000 + 2 × 1,000
+        await h.send("/context")
+        await h.until(lambda: isinstance(h.app.screen, ContextScreen), what="the context screen")
+        await h.pilot.pause()
+        summary, spend = (str(h.app.screen.query_one(f"#context-{part}", Static).content) for part in ("summary", "spend"))
+        assert "400,000 input tokens for the last one (300,000 of them from its prompt cache)" in summary
+        assert spend == "This session: 400,000 input tokens (300,000 cached) · 1,000 output · $0.1320"
+
+
+def test_the_spend_line_says_how_cached_input_was_priced() -> None:
+    unpriced = str(spend_line(Spend(400_000, 300_000, 1_000, 0.402, cached_priced=False)).plain)
+    assert unpriced.endswith("$0.4020 · cached input priced as other input (no cached price known for this model)")
+    assert str(spend_line(Spend(10, 0, 1, 0.5, cached_priced=False)).plain).endswith("$0.5000")
+    assert str(spend_line(Spend(10, 5, 1, None, cached_priced=False)).plain).endswith("· no price known for this model")
