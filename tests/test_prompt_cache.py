@@ -98,6 +98,22 @@ async def test_prefix_bytes_are_stable_across_turns_and_a_resume(server, make_se
         assert prefix_bytes(later) == first
 
 
+def test_prefix_bytes_are_stable_across_processes(server, workspace: Path, home: Path, api: str) -> None:
+    """A resume is usually another process, with another hash seed: nothing in the prefix may
+    depend on the order of a set."""
+    from tests.test_cli_headless import model_args, run
+
+    project(workspace)
+    server.script(reply("one"), reply("two"))
+    first = run(["-p", "first", *model_args(server, api), "--output-format", "json"], workspace, home, env={"PYTHONHASHSEED": "1"})
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout)["session_id"]
+    again = run(["-p", "again", "-r", session_id, *model_args(server, api)], workspace, home, env={"PYTHONHASHSEED": "2"})
+    assert again.returncode == 0, again.stderr
+    assert len(server.requests) == 2
+    assert prefix_bytes(server.requests[1]) == prefix_bytes(server.requests[0])
+
+
 async def test_prompt_cache_key_is_the_session_id_where_configured(server, make_settings, api: str) -> None:
     server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "missing.txt"})]), reply("one"), reply("two"))
     # The scripted server stands in for OpenAI's endpoint; the setting says it accepts the key.
