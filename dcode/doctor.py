@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import fields
+from typing import Any
 
 from dcode.config import ConfigError, Settings
 
@@ -31,12 +32,24 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
         value = getattr(profile, item.name)
         mark = "  (guessed: set it under [models.\"" + resolved.spec + "\"] in config.toml)" if item.name in profile.guessed else ""
         print(f"  {item.name:<20} {value}{mark}")
+    print(f"prompt cache {_cache_key_line(resolved)}")
     for tool, purpose in (("rg", "fast grep"), ("git", "branch and status"), ("wl-paste", "Wayland clipboard images"), ("xclip", "X11 clipboard images")):
         print(f"tool         {tool:<9} {'found' if shutil.which(tool) else 'missing'} ({purpose})")
     print(f"video        {_video_line()}")
     if check:
         problems += _check_connection(settings, resolved)
     return 1 if problems else 0
+
+
+def _cache_key_line(resolved: Any) -> str:
+    """Whether requests carry ``prompt_cache_key``, and why."""
+    where = f'[models."{resolved.spec}"]'
+    if resolved.prompt_cache_key:
+        why = "OpenAI's own endpoint" if resolved.profile.prompt_cache_key is None else "prompt_cache_key = true in config.toml"
+        return f"prompt_cache_key sent (the session id; {why})"
+    if resolved.profile.prompt_cache_key is False:
+        return "prompt_cache_key not sent (prompt_cache_key = false in config.toml)"
+    return f"prompt_cache_key not sent (set prompt_cache_key = true under {where} if this server takes it)"
 
 
 def _video_line() -> str:

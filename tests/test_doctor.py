@@ -59,3 +59,15 @@ def test_doctor_without_av_says_how_to_enable_video(tmp_path) -> None:
         f"installed; install it into dcode's environment: {python} -m pip install av "
         "(pipx: pipx inject dcode av)"
     )
+
+
+def test_doctor_says_whether_prompt_cache_key_is_sent(tmp_path) -> None:
+    official = doctor(["-m", "openai:gpt-5.1"], tmp_path, {"OPENAI_API_KEY": "k"})
+    assert "prompt cache prompt_cache_key sent (the session id; OpenAI's own endpoint)" in official.stdout
+    local = doctor(["-m", "ollama:qwen3-coder"], tmp_path)
+    assert 'prompt cache prompt_cache_key not sent (set prompt_cache_key = true under [models."ollama:qwen3-coder"]' in local.stdout
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "config.toml").write_text('[models."ollama:*"]\nprompt_cache_key = true\n')
+    configured = doctor(["-m", "ollama:qwen3-coder"], tmp_path)
+    assert configured.returncode == 0, configured.stderr
+    assert "prompt_cache_key sent (the session id; prompt_cache_key = true in config.toml)" in configured.stdout
