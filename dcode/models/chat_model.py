@@ -8,6 +8,8 @@
   message is merged without copying long arguments once per delta (``chunk_merge.py``).
 - Invalid data: a streamed event that is not JSON fails inside the OpenAI SDK with a bare
   ``JSONDecodeError``; here it becomes ``InvalidModelData``, which says where it came from.
+- The request: the conversation is handed to the OpenAI client as ``extra_body``, which the
+  client sends as it is, instead of walking it again on every call (``history_payload.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from langchain_core.outputs import ChatGenerationChunk
 from langchain_openai import ChatOpenAI
 
 from dcode.models.chunk_merge import BalancedMergeChunk
+from dcode.models.history_payload import history_as_extra_body
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
 
@@ -29,6 +32,9 @@ class InvalidModelData(ValueError):
 
 
 class DcodeChatOpenAI(ChatOpenAI):
+    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
+        return history_as_extra_body(super()._get_request_payload(input_, stop=stop, **kwargs))
+
     def _convert_chunk_to_generation_chunk(
         self,
         chunk: dict,

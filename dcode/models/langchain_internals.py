@@ -68,6 +68,26 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
             "additional_kwargs it sets are never sent back in a request"
         ),
     ),
+    # ``DcodeChatOpenAI`` overrides the method that builds the keyword arguments of the OpenAI
+    # client's ``create`` (both wires), to move the conversation into ``extra_body``
+    # (dcode/models/history_payload.py): the client's parameter transform walked every message
+    # of every request. It must still be called with the messages, return a dict of create()'s
+    # keyword arguments holding ``messages`` (Chat Completions) or ``input`` (Responses), and
+    # the dict must be what is passed to create().
+    PrivateUse(
+        "langchain-openai",
+        f"{OPENAI_BASE}:BaseChatOpenAI._get_request_payload",
+        (CHAT_MODEL,),
+        (
+            "tests/test_model_history_payload.py::test_the_wire_body_is_the_conversation_sent_as_it_is",
+            "tests/test_model_history_payload.py::test_the_sdk_does_not_walk_the_conversation",
+        ),
+        parameters=("self", "input_", "stop"),
+        behaviour=(
+            "returns the keyword arguments for the OpenAI client's create(): the converted "
+            "conversation under 'messages' (Chat Completions) or 'input' (Responses API)"
+        ),
+    ),
     # ``DcodeChatOpenAI`` wraps the stream of every call, on both wires: its first chunk becomes
     # the ``BalancedMergeChunk`` that heads the final merge, and an event that is not JSON
     # (which the OpenAI SDK lets out as a bare ``JSONDecodeError``) becomes ``InvalidModelData``.

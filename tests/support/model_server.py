@@ -1354,6 +1354,8 @@ class ScriptedModelServer:
         self._thread: threading.Thread | None = None
         self.stopping = threading.Event()
         """Set by :meth:`stop`, so that stalled answers stop waiting."""
+        self.answered: list[tuple[int, float]] = []
+        """``(request index, time.monotonic())`` once each completion's answer was all sent."""
 
     # -- lifecycle --------------------------------------------------------
 
@@ -1485,6 +1487,9 @@ class ScriptedModelServer:
             handler.send_json(200, self._models_body())
         elif is_completion:
             self._answer(handler, request, step)
+            handler.wfile.flush()
+            with self._lock:
+                self.answered.append((request.index, time.monotonic()))
         else:
             message = f"Unknown request URL: {method} {path}."
             handler.send_json(404, _error_body(message, "invalid_request_error", "unknown_url", None))
