@@ -1,0 +1,198 @@
+"""One counter for a session's tokens: what the status bar, ``/context``, the compaction
+triggers and the overflow clip all use.
+
+A request is counted as the chat wire sends it: each message costs its text in the model
+family's BPE plus OpenAI's documented overhead (``PER_MESSAGE`` for the role and the frame,
+``PER_NAME`` for a name), the reply's priming is ``REPLY_PRIMING``, a tool call costs its
+name and its JSON arguments, the tool schemas cost their function definitions' JSON, and an
+image costs the route's per-image formula at the size the route sends. ``count_*`` give that
+raw figure (what the provider reports, for an OpenAI model); ``estimate_*`` scale it by the
+session's calibration (for models whose tokenizer dcode does not ship).
+
+Counting is incremental: a message's count is kept under its id and its content, so a long
+history costs one lookup a message after the first time, and only new or changed messages go
+through the encoder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from dcode.context.tokens.calibration import Calibration
+from dcode.context.tokens.encodings import encoding, is_loaded
+from dcode.context.tokens.family import Family, family_for
+
+PER_MESSAGE = 3  # <|start|>{role}…<|end|>: the frame of every message
+PER_NAME = 1
+REPLY_PRIMING = 3  # <|start|>assistant<|message|>: the frame of the answer
+CHARS_PER_TOKEN = 4  # before the encoding is loaded (the UI never waits for it)
+CACHE_SIZE = 50_000  # messages remembered; an old entry is only recounted if it comes back
+
+
+class Encoder(Protocol):
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+
+def _role(message: Any) -> str:
+    return {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}.get(message.type, message.type)
+
+
+def _key(message: Any) -> tuple[Any, ...]:
+    content = message.content if isinstance(message.content, str) else repr(message.content)
+    calls = getattr(message, "tool_calls", None)
+    return (message.id, message.type, getattr(message, "name", None), content, repr(calls) if calls else None)
+
+
+class TokenCounter:
+    """Counts for one model (``model``: its name as the provider knows it); ``images``
+    prices an image block (tokens, or None when it is not an image dcode knows); ``thread``
+    names the session whose calibration applies."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        images: Callable[[dict[str, Any]], int | None] = lambda block: None,
+        thread: Callable[[], str] = lambda: "",
+        encoder: Encoder | None = None,
+    ) -> None:
+        self.model = model
+        self.family: Family = family_for(model)
+        self._images = images
+        self._thread = thread
+        self._encoder = encoder
+        self._messages: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+        self._tools: dict[int, tuple[Any, int]] = {}
+        self._calibrations: dict[str, Calibration] = {}
+
+    # -- the encoder ---------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """Whether counting uses the real encoding without loading it first."""
+        return self._encoder is not None or is_loaded(self.family.encoding)
+
+    def warm(self) -> None:
+        """Load the encoding now (in a worker), so that no later count waits for it."""
+        self.encoder()
+
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            self._encoder = encoding(self.family.encoding)
+        return self._encoder
+
+    def count_text(self, text: str) -> int:
+        return len(self.encoder().encode_ordinary(text)) if text else 0
+
+    def quick_text(self, text: str) -> int:
+        """Tokens for ``text`` without waiting: the real count once the encoding is loaded,
+        about four characters a token before (for the UI thread)."""
+        if self.ready:
+            return self.count_text(text)
+        return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+    # -- messages ------------------------------------------------------------------------
+
+    def count_message(self, message: Any) -> int:
+        """One message's tokens as the wire frames it (remembered: counted once)."""
+        key = _key(message)
+        found = self._messages.get(key)
+        if found is not None:
+            return found
+        tokens = self._count_message(message)
+        self._messages[key] = tokens
+        if len(self._messages) > CACHE_SIZE:
+            self._messages.popitem(last=False)
+        return tokens
+
+    def _count_message(self, message: Any) -> int:
+        tokens = PER_MESSAGE + self.count_text(_role(message))
+        if getattr(message, "name", None) and message.type != "tool":
+            tokens += PER_NAME + self.count_text(message.name)
+        tokens += self.count_content(message.content)
+        for call in getattr(message, "tool_calls", None) or []:
+            tokens += self.count_call(call)
+        return tokens
+
+    def count_call(self, call: dict[str, Any]) -> int:
+        """A tool call: its name and its arguments as the JSON the wire carries."""
+        return self.count_text(str(call.get("name") or "")) + self.count_text(json.dumps(call.get("args") or {}, ensure_ascii=False))
+
+    def count_content(self, content: Any) -> int:
+        if isinstance(content, str):
+            return self.count_text(content)
+        tokens = 0
+        for block in content or []:
+            if isinstance(block, str):
+                tokens += self.count_text(block)
+            elif isinstance(block, dict):
+                tokens += self.count_block(block)
+        return tokens
+
+    def count_block(self, block: dict[str, Any]) -> int:
+        kind = block.get("type")
+        if kind == "text":
+            return self.count_text(str(block.get("text", "")))
+        image = self._images(block)
+        if image is not None:
+            return image
+        if kind in {"reasoning", "thinking"}:
+            return 0  # not sent back as input on the chat wire
+        # Anything else: its fields but bulk data (which a provider prices as media, not text).
+        fields = {k: v for k, v in block.items() if not (isinstance(v, str) and len(v) > 2_000 and k in {"base64", "data", "url"})}
+        return self.count_text(json.dumps(fields, ensure_ascii=False, default=str))
+
+    def count_messages(self, messages: Iterable[Any]) -> int:
+        """The messages' tokens, without the reply's priming."""
+        return sum(self.count_message(message) for message in messages)
+
+    # -- tools and requests --------------------------------------------------------------
+
+    def count_tools(self, tools: Sequence[Any]) -> int:
+        """The tool schemas: their function definitions' JSON (each tool converted once)."""
+        if not tools:
+            return 0
+        tokens = 0
+        for tool in tools:
+            found = self._tools.get(id(tool))
+            if found is None or found[0] is not tool:
+                found = (tool, self.count_text(json.dumps(_schema(tool), ensure_ascii=False)))
+                self._tools[id(tool)] = found
+            tokens += found[1]
+        return tokens
+
+    def count_request(self, messages: Sequence[Any], *, system: Any = None, tools: Sequence[Any] = ()) -> int:
+        """A whole request, as the provider reports its input tokens."""
+        head = self.count_message(system) if system is not None else 0
+        return head + self.count_messages(messages) + self.count_tools(tools) + REPLY_PRIMING
+
+    # -- calibration ---------------------------------------------------------------------
+
+    def calibration(self) -> Calibration:
+        """The current session's calibration."""
+        return self._calibrations.setdefault(self._thread(), Calibration())
+
+    def observe(self, reported: int, counted: int) -> None:
+        self.calibration().observe(reported, counted)
+
+    def estimate(self, tokens: int) -> int:
+        return self.calibration().apply(tokens)
+
+    def estimate_messages(self, messages: Iterable[Any]) -> int:
+        """The messages' tokens as the provider will count them (calibrated)."""
+        return self.estimate(self.count_messages(messages))
+
+    def estimate_message(self, message: Any) -> int:
+        return self.estimate(self.count_message(message))
+
+
+def _schema(tool: Any) -> dict[str, Any]:
+    if isinstance(tool, dict):
+        return tool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    return convert_to_openai_tool(tool)
