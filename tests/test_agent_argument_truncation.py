@@ -16,10 +16,12 @@ from dcode.agent.middleware.argument_truncation import (
     truncate_arguments,
     truncated_history,
 )
+from dcode.context.tokens.counter import TokenCounter
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import RecordedRequest, reply, tool_call
 
 LONG = "x" * (MAX_ARGUMENT_CHARS + 1)
+COUNTER = TokenCounter("gpt-4o")
 
 
 def call(name: str, **args: Any) -> AIMessage:
@@ -49,12 +51,12 @@ def test_nothing_to_cut_returns_the_same_message() -> None:
 
 def test_below_the_trigger_or_inside_the_keep_window_nothing_changes() -> None:
     history = [HumanMessage(content="write it"), call("write_file", file_path="a.py", content=LONG), ToolMessage(content="ok", tool_call_id="call_write_file")]
-    assert truncated_history(history, window=100_000) is None  # far below 85 % of the window
+    assert truncated_history(history, 100_000, COUNTER) is None  # far below 85 % of the window
     # A window this small is over the trigger, but keeps only the tool result whole.
-    out = truncated_history(history, window=600)
+    out = truncated_history(history, 300, COUNTER)
     assert out is not None and out[1].tool_calls[0]["args"]["content"].endswith(MARKER)  # type: ignore[attr-defined]
     assert out[0] is history[0] and out[2] is history[2]
-    assert keep_from(history, budget=1_000_000) == 0  # everything fits: nothing is old
+    assert keep_from(history, 1_000_000, COUNTER) == 0  # everything fits: nothing is old
 
 
 def written_arguments(request: RecordedRequest) -> list[dict[str, Any]]:

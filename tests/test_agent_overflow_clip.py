@@ -10,9 +10,11 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from dcode.agent.large_results import RESULTS_DIR, preview
 from dcode.agent.middleware.overflow_clip import READ_HEAD_CHARS, clip_trailing_results
+from dcode.context.tokens.counter import TokenCounter
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import fault, reply, tool_call
 
+COUNTER = TokenCounter("gpt-4o")
 BIG = "".join(f"line {n}: {'y' * 90}\n" for n in range(1, 1_001))  # ~100,000 characters
 
 
@@ -31,7 +33,7 @@ def test_the_preview_shows_the_first_and_last_lines_numbered() -> None:
 
 def test_read_results_keep_their_head_and_others_are_written_out(tmp_path: Path) -> None:
     messages = batch(("read_file", "call_a", {"file_path": "src/big.py"}), ("execute", "call.b/1", {"command": "cat log"}))
-    out = clip_trailing_results(messages, threshold=1_000, directory=tmp_path)
+    out = clip_trailing_results(messages, threshold=1_000, directory=tmp_path, counter=COUNTER)
     assert out is not None and out[:2] == messages[:2]
     read, shell = out[2].content, out[3].content
     assert read.startswith(BIG[:READ_HEAD_CHARS]) and "The whole file is at src/big.py" in read and len(read) < 5_000
@@ -42,10 +44,10 @@ def test_read_results_keep_their_head_and_others_are_written_out(tmp_path: Path)
 
 def test_small_results_or_no_trailing_results_are_not_clipped(tmp_path: Path) -> None:
     messages = batch(("read_file", "call_a", {"file_path": "a"}))
-    assert clip_trailing_results(messages, threshold=1_000_000, directory=tmp_path) is None
-    assert clip_trailing_results([*messages, AIMessage(content="done")], threshold=1, directory=tmp_path) is None
+    assert clip_trailing_results(messages, threshold=1_000_000, directory=tmp_path, counter=COUNTER) is None
+    assert clip_trailing_results([*messages, AIMessage(content="done")], threshold=1, directory=tmp_path, counter=COUNTER) is None
     short = [*messages, ToolMessage(content="denied", tool_call_id="call_x")]
-    out = clip_trailing_results(short, threshold=1_000, directory=tmp_path)
+    out = clip_trailing_results(short, threshold=1_000, directory=tmp_path, counter=COUNTER)
     assert out is not None and out[-1] is short[-1] and list(tmp_path.iterdir()) == []  # nothing written for it
 
 

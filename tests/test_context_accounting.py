@@ -34,7 +34,7 @@ async def test_the_categories_follow_the_session(server: ScriptedModelServer, ma
         report = await engine.context_report(runner.session_id)
         seen = figures(report)
         assert seen["messages: user"] > 400 and seen["messages: assistant"] > 0
-        assert seen["memory"] == estimate_text(memory_prompt({str(workspace.resolve() / "AGENTS.md"): "Run the tests with `make check`."}))
+        assert seen["memory"] == estimate_text(memory_prompt({str(workspace.resolve() / "AGENTS.md"): "Run the tests with `make check`."}), engine.tokens)
         assert seen["local context"] > 0 and report.reported == 1_234
         assert report.used == sum(seen.values()) and report.before_compaction == report.trigger - report.used
         assert report.trigger == 85_000 and report.reserve == 15_000 and not report.compacted

@@ -10,6 +10,7 @@ from pathlib import Path
 from langchain.agents.middleware import TodoListMiddleware
 from langchain_openai import ChatOpenAI
 
+from dcode.context.tokens.counter import TokenCounter
 from dcode.agent.backends import LocalBackend
 from dcode.agent.graph import static_request
 from dcode.agent.middleware.summarization import Compactor
@@ -30,7 +31,7 @@ KINDS = {
 
 def offered_tools(tmp_path: Path) -> list:
     model = ChatOpenAI(model="test-model", api_key="test", base_url="http://127.0.0.1:9/v1")
-    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history"))
+    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history", TokenCounter("test-model")))
     return tools
 
 

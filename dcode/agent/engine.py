@@ -10,6 +10,7 @@ a session this process holds, and closing the engine lets them all go.
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,16 +28,23 @@ from dcode.agent.media_route import route_for
 from dcode.agent.middleware.memory import memory_sources
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
+from dcode.agent.run_context import current_thread_id
 from dcode.agent.runner import SessionRunner
 from dcode.agent.session_lock import SessionLock
 from dcode.agent.sessions import SessionInfo, SessionStore, database_errors, new_session_id
 from dcode.config import ApprovalMode, Settings
 from dcode.context.accounting import ContextReport, Spend, build_report
+from dcode.context.tokens.counter import TokenCounter
+from dcode.context.tokens.images import image_pricer
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
 from dcode.models.presets import provider_variables
 from dcode.private_files import ensure_private_dir, ensure_private_file
+
+
+def _warm_in_background(counter: TokenCounter) -> None:
+    threading.Thread(target=counter.warm, name="dcode-tokens", daemon=True).start()
 
 
 class Engine:
@@ -99,7 +107,15 @@ class Engine:
         await self.close()
 
     def _build(self) -> Any:
-        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR)
+        # One token counter for the model: the compaction tiers, /context and the status bar
+        # count with it. Its encoding loads in a worker thread now, not at the first count.
+        self.tokens = TokenCounter(
+            self.resolved.endpoint.spec.model,
+            images=image_pricer(route_for(self.resolved.profile)),
+            thread=lambda: current_thread_id("session"),
+        )
+        _warm_in_background(self.tokens)
+        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.tokens)
         return build_graph(
             self.model,
             self.backend,
@@ -127,8 +143,16 @@ class Engine:
             if info is not None:
                 spend = Spend.of(info.input_tokens, info.output_tokens, info.cached_tokens, profile)
         instructions, tools = static_request(self.backend, self.compactor)
-        window, route = profile.max_input_tokens, route_for(profile)
-        return build_report(values=values, instructions=instructions, tools=tools, window=window, route=route, spend=spend)
+        return await asyncio.to_thread(
+            build_report,
+            values=values,
+            instructions=instructions,
+            tools=tools,
+            window=profile.max_input_tokens,
+            counter=self.tokens,
+            thread=session_id or "",
+            spend=spend,
+        )
 
     def switch_model(self, spec: str) -> ResolvedModel:
         """Point later turns at another model; the thread and its history stay as they are."""

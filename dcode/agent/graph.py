@@ -30,6 +30,7 @@ from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
 from dcode.agent.middleware.run_context_required import RunContextRequired
 from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.middleware.summarization import Compactor, SummarizationMiddleware
+from dcode.agent.middleware.token_calibration import TokenCalibrationMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools import BinaryReader, build_tools, reject_binary
@@ -71,9 +72,10 @@ def build_graph(
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
     ``large_results``: where tool results too large for the conversation are written; ``compactor``:
-    what summarizes and archives the older messages (``/offload`` uses it too);
-    ``prompt_cache_key``: whether requests carry the session id as ``prompt_cache_key`` (only
-    where the endpoint accepts it)."""
+    what summarizes and archives the older messages (``/offload`` uses it too), whose token
+    counter every tier counts with; ``prompt_cache_key``: whether requests carry the session id
+    as ``prompt_cache_key`` (only where the endpoint accepts it)."""
+    counter = compactor.counter
     wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
     projection = MediaProjectionMiddleware(store, variants, route_for(profile), policy=MediaPolicy.of(profile, wire=wire))
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
@@ -85,8 +87,9 @@ def build_graph(
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
         SummarizationMiddleware(compactor),
-        ArgumentTruncationMiddleware(profile.max_input_tokens),
-        OverflowClipMiddleware(profile.max_input_tokens, large_results),
+        ArgumentTruncationMiddleware(profile.max_input_tokens, counter),
+        OverflowClipMiddleware(profile.max_input_tokens, large_results, counter),
+        TokenCalibrationMiddleware(counter),
         projection,
         ResultEvictionMiddleware(large_results),  # outside the approval: it sees the call's last word
         ApprovalMiddleware(),

@@ -1,33 +1,30 @@
 """Where a session's tokens go: the figures behind ``/context``.
 
-Each category of the next request is estimated (about four characters a token, images by the
-route's per-image formula): the base instructions, the tool schemas, the local context, the
+Each category of the next request is counted by the session's token counter (the model
+family's BPE, the chat format's overhead, images by the route's per-image formula, scaled by
+the session's calibration): the base instructions, the tool schemas, the local context, the
 memory, the skills index, the messages by role (as they would be sent: after a compaction,
 the summary and what follows it), and the images. The provider's figure for the last request,
 when there is one, is ground truth for that request, and is reported beside the estimate, with
 the part of it the provider read from its prompt cache; so are the session's totals and their
-cost (``Spend``), cached input at its own price when the profile knows it. The remaining space is split into what is left before compaction triggers and the reserve beyond
-it. Nothing here imports the UI.
+cost (``Spend``), cached input at its own price when the profile knows it. The remaining space
+is split into what is left before compaction triggers and the reserve beyond it. Nothing here
+imports the UI.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.messages.utils import count_tokens_approximately
-from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from dcode.agent.middleware.local_context import local_context_prompt
 from dcode.agent.middleware.memory import memory_prompt
 from dcode.agent.middleware.summarization import TRIGGER, effective_messages, read_compaction
-from dcode.media.attachment import InvalidReferenceBlock, from_reference_block, is_reference_block
-from dcode.media.limits import ImageRoute
-from dcode.media.sizing import fit_pixels
-from dcode.media.tokens import TokenFormula, estimate_image_tokens
+from dcode.context.tokens.counter import PER_MESSAGE, REPLY_PRIMING, TokenCounter
+from dcode.media.attachment import is_reference_block
 from dcode.models.profiles import ModelProfile
 from dcode.models.usage import cached_input_tokens
 
@@ -36,9 +33,9 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def estimate_text(text: str) -> int:
-    """Tokens for ``text``, estimated as the request planner does (about four characters each)."""
-    return count_tokens_approximately([HumanMessage(content=text)]) if text else 0
+def estimate_text(text: str, counter: TokenCounter, thread: str | None = None) -> int:
+    """Tokens for ``text`` in session ``thread``, as the compaction triggers estimate them."""
+    return counter.estimate(counter.count_text(text), thread) if text else 0
 
 
 @dataclass(frozen=True)
@@ -73,6 +70,7 @@ class ContextReport:
     compacted: bool  # the older messages are sent as a summary
     cached: int | None = None  # the part of ``reported`` read from the provider's prompt cache
     spend: Spend | None = None  # the session's totals so far; None for a new session
+    counting: str = ""  # how the figures were counted
 
     @property
     def used(self) -> int:
@@ -100,19 +98,14 @@ def _without_images(message: BaseMessage) -> BaseMessage:
     return message.model_copy(update={"content": [block for block in message.content if not is_reference_block(block)]})
 
 
-def image_tokens(messages: Sequence[BaseMessage], max_pixels: int, formula: TokenFormula) -> tuple[int, int]:
+def image_tokens(messages: Sequence[BaseMessage], counter: TokenCounter, thread: str | None = None) -> tuple[int, int]:
     """How many images the messages carry, and their tokens at the route's size and formula."""
     count = total = 0
     for message in messages:
         for block in _image_blocks(message):
-            try:
-                attachment = from_reference_block(block)
-            except InvalidReferenceBlock:
-                continue
-            width, height = fit_pixels(attachment.width, attachment.height, max_pixels)
             count += 1
-            total += estimate_image_tokens(width, height, formula)
-    return count, total
+            total += counter.count_block(block)
+    return count, counter.estimate(total, thread)
 
 
 def build_report(
@@ -121,28 +114,32 @@ def build_report(
     instructions: str,
     tools: Sequence[Any],
     window: int,
-    route: ImageRoute,
+    counter: TokenCounter,
+    thread: str = "",
     spend: Spend | None = None,
 ) -> ContextReport:
-    """The report for a thread whose state is ``values``, sent with ``instructions`` (the static
-    system prompt) and ``tools``; ``spend``: the session's totals, when it has any."""
+    """The report for session ``thread`` whose state is ``values``, sent with ``instructions``
+    (the static system prompt) and ``tools``, counted by ``counter`` (with the session's
+    calibration); ``spend``: the session's totals, when it has any. The system message's frame
+    and the answer's priming are counted with the system prompt."""
     compaction = read_compaction(values)
     messages = effective_messages(list(values.get("messages", [])), compaction)
-    schemas = json.dumps([convert_to_openai_tool(tool) for tool in tools])
     skills = values.get("skills") or {}
     by_role: dict[str, list[BaseMessage]] = {"user": [], "assistant": [], "tool results": []}
     for message in messages:
         role = "assistant" if isinstance(message, AIMessage) else "tool results" if isinstance(message, ToolMessage) else "user"
         by_role[role].append(_without_images(message))
-    images, media = image_tokens(messages, route.max_pixels, route.tokens)
+    images, media = image_tokens(messages, counter, thread)
+    frame = PER_MESSAGE + counter.count_text("system") + REPLY_PRIMING
+    memory = values.get("memory") or {}
     categories = [
-        Category("system prompt", estimate_text(instructions)),
-        Category("tool schemas", estimate_text(schemas), _count(len(tools), "tool")),
-        Category("local context", estimate_text(local_context_prompt(values.get("local_context")))),
-        Category("memory", estimate_text(memory_prompt(values.get("memory") or {})), _count(len(values.get("memory") or {}), "file")),
-        Category("skills index", estimate_text(str(skills.get("prompt", ""))), _count(len(skills.get("found", [])), "skill")),
+        Category("system prompt", counter.estimate(counter.count_text(instructions) + frame, thread)),
+        Category("tool schemas", counter.estimate(counter.count_tools(tools), thread), _count(len(tools), "tool")),
+        Category("local context", estimate_text(local_context_prompt(values.get("local_context")), counter, thread)),
+        Category("memory", estimate_text(memory_prompt(memory), counter, thread), _count(len(memory), "file")),
+        Category("skills index", estimate_text(str(skills.get("prompt", "")), counter, thread), _count(len(skills.get("found", [])), "skill")),
         *(
-            Category(f"messages: {role}", count_tokens_approximately(group) if group else 0, _count(len(group), "message"))
+            Category(f"messages: {role}", counter.estimate(counter.count_messages(group), thread), _count(len(group), "message"))
             for role, group in by_role.items()
         ),
         Category("media", media, _count(images, "image")),
@@ -151,4 +148,6 @@ def build_report(
     reported = usage.get("input_tokens") if usage else None
     cached = cached_input_tokens(usage) if usage else None
     trigger = max(1, int(window * TRIGGER))
-    return ContextReport(tuple(categories), window, trigger, reported, compaction is not None, cached=cached, spend=spend)
+    return ContextReport(
+        tuple(categories), window, trigger, reported, compaction is not None, cached=cached, spend=spend, counting=counter.describe(thread)
+    )

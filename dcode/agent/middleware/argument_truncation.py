@@ -2,7 +2,7 @@
 
 A file the model wrote twenty steps ago is on disk; the history need not carry its whole text
 in every later request. Hook: ``awrap_model_call``. When the request's messages reach
-``TRIGGER`` of the model's input window (an estimate: about four characters a token), every
+``TRIGGER`` of the model's input window (the session's token counter's estimate), every
 string argument longer than ``MAX_ARGUMENT_CHARS`` in a call of a write tool (kind ``write`` in
 its spec: ``write_file``, ``edit_file``) older than the keep window (the newest messages within
 ``KEEP`` of the window) is cut to its first ``HEAD_CHARS`` characters and a marker. Only the request changes; the checkpointed
@@ -17,10 +17,10 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.messages.utils import count_tokens_approximately
 
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.spec import ToolKind, spec_for
+from dcode.context.tokens.counter import TokenCounter
 
 TRIGGER = 0.85  # of the model's input window
 KEEP = 0.10  # of the window: the newest messages, left whole
@@ -34,12 +34,12 @@ def _writes_files(name: object) -> bool:
     return isinstance(name, str) and spec_for(name).kind is ToolKind.WRITE
 
 
-def keep_from(messages: Sequence[BaseMessage], budget: int) -> int:
+def keep_from(messages: Sequence[BaseMessage], budget: int, counter: TokenCounter) -> int:
     """The index of the oldest message in the keep window: walking back from the newest,
     messages are kept while their estimated tokens fit in ``budget``."""
     used = 0
     for index in range(len(messages) - 1, -1, -1):
-        used += count_tokens_approximately([messages[index]])
+        used += counter.estimate_message(messages[index])
         if used > budget:
             return index + 1
     return 0
@@ -87,25 +87,26 @@ def _cut_block(block: Any) -> Any:
     return {**block, "arguments": json.dumps({key: _cut(value) for key, value in args.items()})}
 
 
-def truncated_history(messages: Sequence[BaseMessage], window: int) -> list[BaseMessage] | None:
+def truncated_history(messages: Sequence[BaseMessage], window: int, counter: TokenCounter) -> list[BaseMessage] | None:
     """The messages with old write/edit arguments cut, or None when the trigger is not reached
-    or nothing was long enough to cut."""
-    if window <= 0 or count_tokens_approximately(list(messages)) < max(1, int(window * TRIGGER)):
+    (by the request the messages make) or nothing was long enough to cut."""
+    if window <= 0 or counter.estimate_request(messages) < max(1, int(window * TRIGGER)):
         return None
-    cutoff = keep_from(messages, int(window * KEEP))
+    cutoff = keep_from(messages, int(window * KEEP), counter)
     out = [truncate_arguments(message) if index < cutoff else message for index, message in enumerate(messages)]
     return out if any(new is not old for new, old in zip(out, messages)) else None
 
 
 class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
-    def __init__(self, max_input_tokens: int) -> None:
+    def __init__(self, max_input_tokens: int, counter: TokenCounter) -> None:
         super().__init__()
         self.window = max_input_tokens
+        self.counter = counter
 
     async def awrap_model_call(
         self,
         request: ModelRequest[RunContext],
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        messages = truncated_history(request.messages, self.window)
+        messages = truncated_history(request.messages, self.window, self.counter)
         return await handler(request if messages is None else request.override(messages=messages))

@@ -18,13 +18,13 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.messages.utils import count_tokens_approximately
 
 from dcode.agent.events import Notice
 from dcode.agent.large_results import result_note, result_path, save_text
 from dcode.agent.markers import SAVED_TO_MARKER
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools.spec import READ_FILE
+from dcode.context.tokens.counter import TokenCounter
 from dcode.models.errors import is_context_overflow
 
 CLIP_AT = 0.10  # of the model's input window, for the trailing tool results together
@@ -51,14 +51,16 @@ def _offload(text: str, message: ToolMessage, directory: Path) -> str | None:
     return result_note(text, message.tool_call_id, target, "for the context window")
 
 
-def clip_trailing_results(messages: Sequence[BaseMessage], threshold: int, directory: Path) -> list[BaseMessage] | None:
+def clip_trailing_results(
+    messages: Sequence[BaseMessage], threshold: int, directory: Path, counter: TokenCounter
+) -> list[BaseMessage] | None:
     """The messages with their trailing batch of tool results clipped, or None when they do not
     end in tool results that reach ``threshold`` estimated tokens, or none could be clipped."""
     start = len(messages)
     while start > 0 and isinstance(messages[start - 1], ToolMessage):
         start -= 1
     batch = list(messages[start:])
-    if not batch or count_tokens_approximately(batch) < threshold:
+    if not batch or counter.estimate_messages(batch) < threshold:
         return None
     calls = _calls_by_id(messages[:start])
     out = list(messages)
@@ -78,10 +80,11 @@ def clip_trailing_results(messages: Sequence[BaseMessage], threshold: int, direc
 
 
 class OverflowClipMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
-    def __init__(self, max_input_tokens: int, results_dir: Path) -> None:
+    def __init__(self, max_input_tokens: int, results_dir: Path, counter: TokenCounter) -> None:
         super().__init__()
         self.threshold = max(1, int(max_input_tokens * CLIP_AT))
         self.results_dir = results_dir
+        self.counter = counter
 
     async def awrap_model_call(
         self,
@@ -93,7 +96,7 @@ class OverflowClipMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         except Exception as exc:
             if not is_context_overflow(exc):
                 raise
-            clipped = clip_trailing_results(request.messages, self.threshold, self.results_dir)
+            clipped = clip_trailing_results(request.messages, self.threshold, self.results_dir, self.counter)
             if clipped is None:
                 raise
             request.runtime.context.emit(Notice("the last tool results overflowed the context window: sent clipped, retrying once"))

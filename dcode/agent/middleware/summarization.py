@@ -30,7 +30,6 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
@@ -38,6 +37,7 @@ from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
 from dcode.agent.fences import Fence, fenced
 from dcode.agent.middleware.argument_truncation import keep_from, truncated_history
 from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.context.tokens.counter import TokenCounter
 from dcode.private_files import open_private
 
 TRIGGER = 0.85  # of the model's input window
@@ -197,17 +197,19 @@ class Compactor:
     """Summarizes and archives the older part of a thread's messages: for the middleware, when
     the window fills, and for ``/offload``, on demand."""
 
-    def __init__(self, model: BaseChatModel, max_input_tokens: int, history_dir: Path) -> None:
+    def __init__(self, model: BaseChatModel, max_input_tokens: int, history_dir: Path, counter: TokenCounter) -> None:
         self.model = model
         self.window = max_input_tokens
         self.history_dir = history_dir
+        self.counter = counter
 
     def over(self, messages: list[BaseMessage]) -> int | None:
-        """The estimated (or last reported) size of ``messages`` when it reaches the trigger."""
+        """The estimated (or last reported) size of the request ``messages`` make (with the
+        last request's system message and tools) when it reaches the trigger."""
         trigger = max(1, int(self.window * TRIGGER))
-        tokens = count_tokens_approximately(messages)
-        if tokens >= trigger and (cut := truncated_history(messages, self.window)) is not None:
-            tokens = count_tokens_approximately(cut)  # what tier 1 would send
+        tokens = self.counter.estimate_request(messages)
+        if tokens >= trigger and (cut := truncated_history(messages, self.window, self.counter)) is not None:
+            tokens = self.counter.estimate_request(cut)  # what tier 1 would send
         size = max(tokens, reported_tokens(messages))
         return size if size >= trigger else None
 
@@ -228,11 +230,11 @@ class Compactor:
         if tokens is None:
             if not force:
                 return None
-            tokens = count_tokens_approximately(effective)
+            tokens = self.counter.estimate_request(effective)
         # The user's latest message is always sent as written, whatever follows it; asked for,
         # everything before it is compacted.
         latest = max(latest_user_index(effective), 0)
-        cutoff = latest if force else min(latest, safe_cutoff(effective, keep_from(effective, int(self.window * KEEP))))
+        cutoff = latest if force else min(latest, safe_cutoff(effective, keep_from(effective, int(self.window * KEEP), self.counter)))
         if cutoff <= (1 if previous else 0):
             return None  # nothing new to summarize
         emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if not force else "asked for"))
@@ -245,7 +247,7 @@ class Compactor:
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
         event = Compaction(cutoff=next_cutoff(previous, cutoff), summary=_text(answer.content).strip(), archive=archive)
-        after = count_tokens_approximately(effective_messages(messages, event))
+        after = self.counter.estimate_request(effective_messages(messages, event))
         summarized = summarized_count(previous, event)
         emit(CompactionFinished(messages_summarized=summarized, tokens_before=tokens, tokens_after=after, archive_path=archive))
         return event

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from dcode.context.tokens.calibration import Calibration
-from dcode.context.tokens.encodings import encoding, is_loaded
+from dcode.context.tokens.encodings import EncodingUnavailable, encoding, is_loaded
 from dcode.context.tokens.family import Family, family_for
 
 PER_MESSAGE = 3  # <|start|>{role}…<|end|>: the frame of every message
@@ -35,6 +35,13 @@ CACHE_SIZE = 50_000  # messages remembered; an old entry is only recounted if it
 
 class Encoder(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
+
+
+class _Approximate:
+    """About four characters a token: only when the rank files are missing."""
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return [0] * math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def _role(message: Any) -> str:
@@ -68,6 +75,7 @@ class TokenCounter:
         self._messages: OrderedDict[tuple[Any, ...], int] = OrderedDict()
         self._tools: dict[int, tuple[Any, int]] = {}
         self._calibrations: dict[str, Calibration] = {}
+        self.fixed = 0  # the system message, the tool schemas and the priming of the last request
 
     # -- the encoder ---------------------------------------------------------------------
 
@@ -82,7 +90,10 @@ class TokenCounter:
 
     def encoder(self) -> Encoder:
         if self._encoder is None:
-            self._encoder = encoding(self.family.encoding)
+            try:
+                self._encoder = encoding(self.family.encoding)
+            except EncodingUnavailable:
+                self._encoder = _Approximate()  # counting goes on, by characters
         return self._encoder
 
     def count_text(self, text: str) -> int:
@@ -166,9 +177,12 @@ class TokenCounter:
         return tokens
 
     def count_request(self, messages: Sequence[Any], *, system: Any = None, tools: Sequence[Any] = ()) -> int:
-        """A whole request, as the provider reports its input tokens."""
+        """A whole request, as the provider reports its input tokens. What is not messages
+        (the system message, the tools, the priming) is kept in ``fixed``: the triggers,
+        which see only the messages, add it."""
         head = self.count_message(system) if system is not None else 0
-        return head + self.count_messages(messages) + self.count_tools(tools) + REPLY_PRIMING
+        self.fixed = head + self.count_tools(tools) + REPLY_PRIMING
+        return self.fixed + self.count_messages(messages)
 
     # -- calibration ---------------------------------------------------------------------
 
@@ -185,6 +199,11 @@ class TokenCounter:
     def estimate_messages(self, messages: Iterable[Any]) -> int:
         """The messages' tokens as the provider will count them (calibrated)."""
         return self.estimate(self.count_messages(messages))
+
+    def estimate_request(self, messages: Iterable[Any]) -> int:
+        """A request of ``messages`` with the last request's system message and tools
+        (calibrated): what a compaction trigger compares with the window."""
+        return self.estimate(self.fixed + self.count_messages(messages))
 
     def estimate_message(self, message: Any) -> int:
         return self.estimate(self.count_message(message))

@@ -1,0 +1,42 @@
+"""The session's token calibration, from each model call's reported usage.
+
+Hook: ``awrap_model_call``, inside the compaction tiers (it sees the request as it will be
+sent) and outside the media projection (it sees dcode's image references, priced by the
+route's formula). The request is counted before the call (the system message, the messages,
+the tools); when the response reports its input tokens, the counter's calibration for the
+session takes the ratio of the two. The request itself is never changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage
+
+from dcode.agent.run_context import RunContext
+from dcode.context.tokens.counter import TokenCounter
+
+
+def reported_input(response: ModelResponse) -> int:
+    for message in reversed(getattr(response, "result", None) or []):
+        if isinstance(message, AIMessage) and message.usage_metadata:
+            return int(message.usage_metadata.get("input_tokens", 0))
+    return 0
+
+
+class TokenCalibrationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+    def __init__(self, counter: TokenCounter) -> None:
+        super().__init__()
+        self.counter = counter
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[RunContext],
+        handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        counted = self.counter.count_request(request.messages, system=request.system_message, tools=request.tools)
+        response = await handler(request)
+        self.counter.observe(reported_input(response), counted)
+        return response
