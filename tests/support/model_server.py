@@ -52,6 +52,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Literal, Self
 
+from tests.support.openai_usage import is_openai_model, openai_input_tokens
+
 __all__ = [
     "ContextLengthExceeded",
     "DropMidStream",
@@ -685,15 +687,18 @@ class _Answer:
 
 
 def _estimated_input_tokens(body: Any) -> int:
-    """Estimate prompt tokens from the parts of the request a model would read."""
+    """Prompt tokens of the parts of the request a model would read: as OpenAI counts them for
+    an OpenAI model name, about four characters a token for any other."""
     if not isinstance(body, Mapping):
         return 1
+    if is_openai_model(body.get("model")):
+        return openai_input_tokens(body)
     parts = [body.get(key) for key in ("messages", "input", "instructions", "tools")]
     return max(1, _estimate_tokens(json.dumps([p for p in parts if p is not None])))
 
 
 def _resolve_answer(
-    step: Reply, request: RecordedRequest, serial: int, call_ids: Iterator[int]
+    step: Reply, request: RecordedRequest, serial: int, call_ids: Iterator[int], input_scale: float = 1.0
 ) -> _Answer:
     """Fix ids and usage numbers for one reply so both wires render the same answer."""
     calls = tuple(
@@ -711,7 +716,7 @@ def _resolve_answer(
         input_tokens, output_tokens = step.usage
         reasoning_tokens = min(reasoning_tokens, output_tokens)
     else:
-        input_tokens = _estimated_input_tokens(request.body)
+        input_tokens = math.ceil(_estimated_input_tokens(request.body) * input_scale)
         answer_chars = step.text + "".join(c.name + c.arguments for c in calls)
         output_tokens = max(1, _estimate_tokens(answer_chars) + reasoning_tokens)
     return _Answer(
@@ -1356,6 +1361,12 @@ class ScriptedModelServer:
         """Set by :meth:`stop`, so that stalled answers stop waiting."""
         self.answered: list[tuple[int, float]] = []
         """``(request index, time.monotonic())`` once each completion's answer was all sent."""
+        self.window: int | None = None
+        """When set, a reply step whose request counts more input tokens than this is
+        answered with the context-overflow error instead, as a real model's window would."""
+        self.input_scale = 1.0
+        """The factor on the input tokens reported (unscripted usage): a provider whose
+        tokenizer counts differently."""
 
     # -- lifecycle --------------------------------------------------------
 
@@ -1543,7 +1554,7 @@ class ScriptedModelServer:
     def _resolve(self, step: Reply, request: RecordedRequest) -> _Answer:
         """Fix ids and usage for a reply step."""
         serial, call_ids = self._next_ids(len(step.tool_calls))
-        return _resolve_answer(step, request, serial, call_ids)
+        return _resolve_answer(step, request, serial, call_ids, self.input_scale)
 
     def _answer(self, handler: _Handler, request: RecordedRequest, step: Step | None) -> None:
         """Render the consumed step for the request's wire."""
@@ -1559,6 +1570,9 @@ class ScriptedModelServer:
             handler.send_json(status, body, headers)
         elif isinstance(step, ContextLengthExceeded):
             status, headers, body = _context_length_answer(step, request)
+            handler.send_json(status, body, headers)
+        elif isinstance(step, Reply) and self.window is not None and _estimated_input_tokens(request.body) > self.window:
+            status, headers, body = _context_length_answer(ContextLengthExceeded(limit=self.window), request)
             handler.send_json(status, body, headers)
         elif isinstance(step, Reply):
             self._send_reply(handler, request, step, drop_after=None, garbage=None)

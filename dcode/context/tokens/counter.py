@@ -186,9 +186,9 @@ class TokenCounter:
 
     # -- calibration ---------------------------------------------------------------------
 
-    def calibration(self) -> Calibration:
-        """The current session's calibration."""
-        return self._calibrations.setdefault(self._thread(), Calibration())
+    def calibration(self, thread: str | None = None) -> Calibration:
+        """The calibration of session ``thread`` (by default, the current one)."""
+        return self._calibrations.setdefault(self._thread() if thread is None else thread, Calibration())
 
     def observe(self, reported: int, counted: int) -> None:
         self.calibration().observe(reported, counted)
