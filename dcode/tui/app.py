@@ -123,7 +123,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self._window = window
         self._last_typed = -10.0
         self._ctrl_c_at = -10.0
-        self._streamed_chars = 0
+        self._streamed_tokens = 0
         self._turn_output = False
         self._stopped_at_approval = False  # the user stopped the turn by answering "stop" to an approval
         # SIGTERM/SIGINT/SIGHUP quit as Ctrl+D does (the terminal is restored); launch_tui

@@ -211,7 +211,7 @@ class SessionWork(_Base):
             self._pump()
             return
         content, text, videos = prepared
-        self._streamed_chars = 0
+        self._streamed_tokens = 0
         self._turn_output = False
         self._stopped_at_approval = False
         interrupted = False
@@ -304,6 +304,9 @@ class SessionWork(_Base):
                 await transcript.notice(f"compacting the conversation ({reason})…")
             case CompactionFinished(messages_summarized=count, tokens_before=before, tokens_after=after):
                 self.status.activity = "Working"
+                # Until the provider reports the next request, the bar shows the counter's
+                # figure for the compacted one.
+                self.status.set_usage(after, self.status.max_tokens)
                 await transcript.notice(f"compacted {count} messages: {before:,} → {after:,} tokens")
             case ErrorEvent(message=message):
                 await transcript.notice(message, NoticeLevel.ERROR)
@@ -312,8 +315,11 @@ class SessionWork(_Base):
 
     def _count(self, text: str) -> None:
         self.collector.streaming()  # a very long stream still gets its full collections
-        self._streamed_chars += len(text)
-        self.status.streamed_tokens = self._streamed_chars // 4
+        # The session's token counter (the model's BPE; about four characters a token until
+        # its encoding has loaded, which it does in a worker when the engine opens).
+        if self.engine is not None:
+            self._streamed_tokens += self.engine.tokens.quick_text(text)
+            self.status.streamed_tokens = self._streamed_tokens
 
     def _usage(self, event: UsageUpdated) -> None:
         self.status.set_usage(event.context_tokens, event.max_input_tokens)
