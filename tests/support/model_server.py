@@ -698,7 +698,7 @@ def _estimated_input_tokens(body: Any) -> int:
 
 
 def _resolve_answer(
-    step: Reply, request: RecordedRequest, serial: int, call_ids: Iterator[int], input_scale: float = 1.0
+    step: Reply, request: RecordedRequest, serial: int, call_ids: Iterator[int], input_scale: float | None = None
 ) -> _Answer:
     """Fix ids and usage numbers for one reply so both wires render the same answer."""
     calls = tuple(
@@ -716,7 +716,10 @@ def _resolve_answer(
         input_tokens, output_tokens = step.usage
         reasoning_tokens = min(reasoning_tokens, output_tokens)
     else:
-        input_tokens = math.ceil(_estimated_input_tokens(request.body) * input_scale)
+        if input_scale is not None and isinstance(request.body, Mapping):
+            input_tokens = math.ceil(openai_input_tokens(request.body) * input_scale)
+        else:
+            input_tokens = _estimated_input_tokens(request.body)
         answer_chars = step.text + "".join(c.name + c.arguments for c in calls)
         output_tokens = max(1, _estimate_tokens(answer_chars) + reasoning_tokens)
     return _Answer(
@@ -1364,9 +1367,10 @@ class ScriptedModelServer:
         self.window: int | None = None
         """When set, a reply step whose request counts more input tokens than this is
         answered with the context-overflow error instead, as a real model's window would."""
-        self.input_scale = 1.0
-        """The factor on the input tokens reported (unscripted usage): a provider whose
-        tokenizer counts differently."""
+        self.input_scale: float | None = None
+        """When set, the input tokens reported (unscripted usage) are OpenAI's count for the
+        request times this factor, whatever the model: a provider whose tokenizer counts
+        differently from o200k."""
 
     # -- lifecycle --------------------------------------------------------
 

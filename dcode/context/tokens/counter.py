@@ -193,8 +193,23 @@ class TokenCounter:
     def observe(self, reported: int, counted: int) -> None:
         self.calibration().observe(reported, counted)
 
-    def estimate(self, tokens: int) -> int:
-        return self.calibration().apply(tokens)
+    def estimate(self, tokens: int, thread: str | None = None) -> int:
+        """``tokens`` as the provider will count them: as they are for a model counted with its
+        own encoding, scaled by the session's calibration for any other."""
+        return tokens if self.family.exact else self.calibration(thread).apply(tokens)
+
+    def describe(self, thread: str | None = None) -> str:
+        """How the counts are made, for ``/context``."""
+        calibration = self.calibration(thread)
+        if self.family.exact:
+            how = f"counted with {self.family.encoding}, the model's own encoding"
+        else:
+            how = f"counted with {self.family.encoding} (this model's tokenizer is not shipped)"
+            if calibration.samples:
+                how += f", ×{calibration.factor:.2f} from the provider's figures"
+        if calibration.error is not None:
+            how += f"; the last request was counted {100 * calibration.error:+.1f}% off the provider's figure"
+        return how
 
     def estimate_messages(self, messages: Iterable[Any]) -> int:
         """The messages' tokens as the provider will count them (calibrated)."""

@@ -113,7 +113,7 @@ class ContextScreen(ModalScreen[None]):
             if self.report.spend is not None:
                 yield Static(spend_line(self.report.spend), id="context-spend")
             yield Static(report_lines(self.report), id="context-table")
-            yield Label("~ estimated (about four characters a token) · Esc or q to close", id="context-hint")
+            yield Label(f"~ estimated: {self.report.counting or 'counted'} · Esc or q to close", id="context-hint")
 
     def action_close(self) -> None:
         self.dismiss(None)
