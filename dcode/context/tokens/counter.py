@@ -31,6 +31,7 @@ PER_NAME = 1
 REPLY_PRIMING = 3  # <|start|>assistant<|message|>: the frame of the answer
 CHARS_PER_TOKEN = 4  # before the encoding is loaded (the UI never waits for it)
 CACHE_SIZE = 50_000  # messages remembered; an old entry is only recounted if it comes back
+TOOL_CACHE_SIZE = 1_000
 
 
 class Encoder(Protocol):
@@ -73,7 +74,7 @@ class TokenCounter:
         self._thread = thread
         self._encoder = encoder
         self._messages: OrderedDict[tuple[Any, ...], int] = OrderedDict()
-        self._tools: dict[int, tuple[Any, int]] = {}
+        self._tools: dict[Any, int] = {}
         self._calibrations: dict[str, Calibration] = {}
         self.fixed = 0  # the system message, the tool schemas and the priming of the last request
 
@@ -169,11 +170,13 @@ class TokenCounter:
             return 0
         tokens = 0
         for tool in tools:
-            found = self._tools.get(id(tool))
-            if found is None or found[0] is not tool:
-                found = (tool, self.count_text(json.dumps(_schema(tool), ensure_ascii=False)))
-                self._tools[id(tool)] = found
-            tokens += found[1]
+            key = _tool_key(tool)
+            found = self._tools.get(key)
+            if found is None:
+                if len(self._tools) > TOOL_CACHE_SIZE:
+                    self._tools.clear()
+                found = self._tools[key] = self.count_text(json.dumps(_schema(tool), ensure_ascii=False))
+            tokens += found
         return tokens
 
     def count_request(self, messages: Sequence[Any], *, system: Any = None, tools: Sequence[Any] = ()) -> int:
@@ -222,6 +225,14 @@ class TokenCounter:
 
     def estimate_message(self, message: Any) -> int:
         return self.estimate(self.count_message(message))
+
+
+def _tool_key(tool: Any) -> Any:
+    """A tool's identity for the cache: a dict's JSON, a tool object's class, name and
+    description (a tool set is rebuilt for each ``/context``: its objects are new, not its tools)."""
+    if isinstance(tool, dict):
+        return json.dumps(tool, sort_keys=True, default=str)
+    return (type(tool).__qualname__, getattr(tool, "name", None), getattr(tool, "description", None))
 
 
 def _schema(tool: Any) -> dict[str, Any]:
