@@ -1,0 +1,19 @@
+"""The status bar counts the streamed answer with the session's token counter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dcode.context.tokens.encodings import encoding
+from tests.support.model_server import ScriptedModelServer, reply
+from tests.test_tui_app_support import running_app
+
+ANSWER = "上下文窗口的大小决定了模型一次能读取多少内容，压缩应当在请求溢出之前发生。"
+
+
+async def test_streamed_tokens_are_counted_with_the_models_encoding(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    encoding()  # loaded, as it is in a worker soon after the engine opens
+    async with running_app(server, workspace, dcode_home, reply(ANSWER)) as h:
+        await h.send("hi")
+        await h.idle()
+        assert h.app.status.streamed_tokens == len(encoding().encode_ordinary(ANSWER))  # 4 chars a token would say 10
