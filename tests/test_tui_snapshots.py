@@ -1,7 +1,8 @@
 """Snapshots of the layouts that matter: the main screen, an approval, the resume and model pickers.
 
 Everything that varies is pinned: terminal size, clock and spinner (``animate=False``), cwd and
-git branch (injected), token figures (scripted usage), session rows (fixed ids, paths, times).
+git branch (injected), token figures (scripted usage; the encoding the streamed tokens are
+counted with is loaded before the app starts), session rows (fixed ids, paths, times).
 Update with ``pytest tests/test_tui_snapshots.py --snapshot-update`` after checking the SVGs.
 """
 
@@ -15,6 +16,7 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 
 from dcode.agent.sessions import SessionStore
+from dcode.context.tokens.encodings import encoding
 from dcode.tui.app import DcodeApp
 from dcode.tui.screens.model import ModelScreen
 from dcode.tui.screens.resume import ResumeScreen
@@ -35,6 +37,7 @@ def greet(name: str) -> str:
 
 
 def build_app(server: ScriptedModelServer, workspace: Path, home: Path) -> DcodeApp:
+    encoding()  # as it is in a worker soon after the engine opens: the count is the encoding's
     return DcodeApp(
         make_settings(home, workspace, server),
         animate=False,
