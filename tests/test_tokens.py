@@ -178,3 +178,13 @@ async def test_estimates_follow_a_provider_that_reports_more(server: ScriptedMod
     openai = TokenCounter("gpt-4o")
     openai.observe(1_300, 1_000)
     assert openai.estimate(1_000) == 1_000 and TokenCounter("qwen3-coder").estimate(1_000) == 1_000
+
+
+def test_a_rank_file_that_is_not_openais_is_refused_and_counting_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dcode.context.tokens import encodings
+
+    monkeypatch.setattr(encodings, "_rank_bytes", lambda name: b"aGVsbG8= 0\n")
+    with pytest.raises(encodings.EncodingUnavailable, match="does not match tiktoken's hash"):
+        encodings._build(O200K)
+    monkeypatch.setattr(encodings, "_built", {})
+    assert TokenCounter("gpt-4o").count_text("x" * 40) == 10  # by characters, rather than no count

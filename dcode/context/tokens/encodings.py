@@ -58,8 +58,11 @@ def _offline_loader(name: str):
 
 
 def _build(name: str) -> Any:
-    import tiktoken
-    from tiktoken_ext import openai_public
+    try:
+        import tiktoken
+        from tiktoken_ext import openai_public
+    except ImportError as exc:
+        raise EncodingUnavailable(f"tiktoken is not installed: {exc}") from exc
 
     # tiktoken's constructor gives the pattern and the special tokens; its loader (the one
     # that downloads and caches) is swapped for the offline one for this call, under _lock.
