@@ -17,9 +17,9 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.messages.utils import count_tokens_approximately
 
 from dcode.agent.run_context import RunContext
+from dcode.agent.token_count import count_messages
 from dcode.agent.tools.spec import ToolKind, spec_for
 
 TRIGGER = 0.85  # of the model's input window
@@ -39,7 +39,7 @@ def keep_from(messages: Sequence[BaseMessage], budget: int) -> int:
     messages are kept while their estimated tokens fit in ``budget``."""
     used = 0
     for index in range(len(messages) - 1, -1, -1):
-        used += count_tokens_approximately([messages[index]])
+        used += count_messages([messages[index]])
         if used > budget:
             return index + 1
     return 0
@@ -90,7 +90,7 @@ def _cut_block(block: Any) -> Any:
 def truncated_history(messages: Sequence[BaseMessage], window: int) -> list[BaseMessage] | None:
     """The messages with old write/edit arguments cut, or None when the trigger is not reached
     or nothing was long enough to cut."""
-    if window <= 0 or count_tokens_approximately(list(messages)) < max(1, int(window * TRIGGER)):
+    if window <= 0 or count_messages(messages) < max(1, int(window * TRIGGER)):
         return None
     cutoff = keep_from(messages, int(window * KEEP))
     out = [truncate_arguments(message) if index < cutoff else message for index, message in enumerate(messages)]

@@ -13,8 +13,9 @@ history is never rewritten: the session keeps every message, and a later compact
 further along the same list (its summary covers the earlier one).
 
 The summarizer's call is tagged ``nostream``: its text never reaches the transcript. If it
-fails, nothing is compacted and the conversation goes on as it was, with one notice; the next
-try waits for the user's next message.
+fails, or if its summary would not make the request smaller (then the compaction is refused and
+nothing is written, the archive included), nothing is compacted and the conversation goes on as
+it was, with one notice; the next try waits for the user's next message.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NotRequired, TypedDict
@@ -30,14 +32,14 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
+from dcode.agent.events import CompactionFinished, CompactionRefused, CompactionStarted, Notice
 from dcode.agent.fences import Fence, fenced
 from dcode.agent.middleware.argument_truncation import keep_from, truncated_history
 from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.token_count import count_messages
 from dcode.private_files import open_private
 
 TRIGGER = 0.85  # of the model's input window
@@ -129,11 +131,6 @@ def reported_tokens(messages: Sequence[BaseMessage]) -> int:
     return 0
 
 
-def summarized_count(previous: Compaction | None, event: Compaction) -> int:
-    """How many messages of the history ``event`` summarized that ``previous`` had not."""
-    return event["cutoff"] - (previous["cutoff"] if previous else 0)
-
-
 def next_cutoff(previous: Compaction | None, effective_cutoff: int) -> int:
     """The cut in the whole history, from the cut in the list sent (whose first message is the
     previous summary, when there was one)."""
@@ -193,9 +190,27 @@ class CompactionFailed(Exception):
     """The summary could not be made; the conversation is unchanged (a notice said why)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """A compaction made: the event for the thread's state, and what it did (also emitted)."""
+
+    event: Compaction
+    finished: CompactionFinished
+
+
+NOT_SMALLER = "the summary would not make it smaller"
+SUMMARY_ALONE = "the summary's own preamble is as large as the messages it would replace"
+
+
 class Compactor:
     """Summarizes and archives the older part of a thread's messages: for the middleware, when
-    the window fills, and for ``/offload``, on demand."""
+    the window fills, and for ``/offload``, on demand.
+
+    A compaction must shrink the request: its size before (the messages as sent now) and after
+    (the summary and the messages kept) are counted alike, and when after is not below before
+    the compaction is refused (``CompactionRefused``), with nothing written: the archive is
+    appended only once the summary is known to help. When even an empty summary would not
+    help, the summarizer is not asked at all."""
 
     def __init__(self, model: BaseChatModel, max_input_tokens: int, history_dir: Path) -> None:
         self.model = model
@@ -205,11 +220,14 @@ class Compactor:
     def over(self, messages: list[BaseMessage]) -> int | None:
         """The estimated (or last reported) size of ``messages`` when it reaches the trigger."""
         trigger = max(1, int(self.window * TRIGGER))
-        tokens = count_tokens_approximately(messages)
+        tokens = count_messages(messages)
         if tokens >= trigger and (cut := truncated_history(messages, self.window)) is not None:
-            tokens = count_tokens_approximately(cut)  # what tier 1 would send
+            tokens = count_messages(cut)  # what tier 1 would send
         size = max(tokens, reported_tokens(messages))
         return size if size >= trigger else None
+
+    def archive_path(self, session_id: str) -> Path:
+        return self.history_dir / f"{session_id}.md"
 
     async def compact(
         self,
@@ -219,46 +237,67 @@ class Compactor:
         session_id: str,
         emit: Callable[[Any], None],
         force: bool = False,
-    ) -> Compaction | None:
-        """The new compaction event for ``messages`` (the whole history), or None: below the
-        trigger (unless ``force``), or nothing older than the keep window. Raises
-        ``CompactionFailed`` when the summary could not be made."""
+    ) -> Compacted | CompactionRefused | None:
+        """The compaction of ``messages`` (the whole history); a refusal when it would not
+        shrink the request; None when below the trigger (unless ``force``) or with nothing
+        older than the keep window. Raises ``CompactionFailed`` when the summary could not be
+        made. What happened is also emitted, as events."""
         effective = effective_messages(messages, previous)
         tokens = self.over(effective)
-        if tokens is None:
-            if not force:
-                return None
-            tokens = count_tokens_approximately(effective)
+        if tokens is None and not force:
+            return None
         # The user's latest message is always sent as written, whatever follows it; asked for,
         # everything before it is compacted.
         latest = max(latest_user_index(effective), 0)
         cutoff = latest if force else min(latest, safe_cutoff(effective, keep_from(effective, int(self.window * KEEP))))
         if cutoff <= (1 if previous else 0):
             return None  # nothing new to summarize
-        emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if not force else "asked for"))
+        before = count_messages(effective)
+        path = self.archive_path(session_id)
+        new_cutoff = next_cutoff(previous, cutoff)
+        summarized = new_cutoff - (previous["cutoff"] if previous else 0)
+        floor = count_messages(effective_messages(messages, Compaction(cutoff=new_cutoff, summary="", archive=str(path))))
+        if floor >= before:
+            return self._refuse(emit, summarized, before, floor, SUMMARY_ALONE)
+        emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if tokens is not None and not force else "asked for"))
         older = effective[:cutoff]
-        archive = self._archive(older, session_id, emit)
         try:
             summarizer = self.model.with_config(tags=[TAG_NOSTREAM])
             answer = await summarizer.ainvoke([SystemMessage(content=SUMMARY_PROMPT), HumanMessage(content=transcript_for_summary(older))])
         except Exception as exc:  # noqa: BLE001 - the conversation goes on uncompacted
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
-        event = Compaction(cutoff=next_cutoff(previous, cutoff), summary=_text(answer.content).strip(), archive=archive)
-        after = count_tokens_approximately(effective_messages(messages, event))
-        summarized = summarized_count(previous, event)
-        emit(CompactionFinished(messages_summarized=summarized, tokens_before=tokens, tokens_after=after, archive_path=archive))
-        return event
+        event = Compaction(cutoff=new_cutoff, summary=_text(answer.content).strip(), archive=str(path))
+        after = count_messages(effective_messages(messages, event))
+        if after >= before:
+            return self._refuse(emit, summarized, before, after, NOT_SMALLER)
+        if not self._archive(older, path, emit):
+            event = Compaction(cutoff=new_cutoff, summary=event["summary"], archive=None)
+            after = count_messages(effective_messages(messages, event))
+        finished = CompactionFinished(
+            messages_summarized=summarized,
+            tokens_before=before,
+            tokens_after=after,
+            archive_path=event["archive"],
+            messages_kept=len(effective) - cutoff,
+        )
+        emit(finished)
+        return Compacted(event, finished)
 
-    def _archive(self, messages: Sequence[BaseMessage], session_id: str, emit: Callable[[Any], None]) -> str | None:
-        path = self.history_dir / f"{session_id}.md"
+    @staticmethod
+    def _refuse(emit: Callable[[Any], None], summarized: int, before: int, after: int, reason: str) -> CompactionRefused:
+        refused = CompactionRefused(messages_summarized=summarized, tokens_before=before, tokens_after=after, reason=reason)
+        emit(refused)
+        return refused
+
+    def _archive(self, messages: Sequence[BaseMessage], path: Path, emit: Callable[[Any], None]) -> bool:
         try:
             with open_private(path, "a") as handle:
                 handle.write(archive_section(messages))
         except OSError as exc:
             emit(Notice(f"could not archive the older messages ({exc.strerror or exc}): they will only be in the summary"))
-            return None
-        return str(path)
+            return False
+        return True
 
 
 class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
@@ -278,14 +317,17 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
         if self._failed.get(thread) == latest:
             return None
         try:
-            event = await self.compactor.compact(messages, read_compaction(state), session_id=thread, emit=runtime.context.emit)
+            done = await self.compactor.compact(messages, read_compaction(state), session_id=thread, emit=runtime.context.emit)
         except CompactionFailed:
             self._failed[thread] = latest
             return None
-        if event is None:
+        if isinstance(done, CompactionRefused):
+            self._failed[thread] = latest  # it would not help: not again until the next message
+            return None
+        if done is None:
             return None
         self._failed.pop(thread, None)
-        return {"compaction": event}
+        return {"compaction": done.event}
 
     async def awrap_model_call(
         self,
