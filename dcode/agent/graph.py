@@ -81,10 +81,12 @@ def build_graph(
     middleware: list[Any] = [
         RunContextRequired(),
         TodoListMiddleware(),
+        # Before the local context: its before-model hook compacts first, so the local context
+        # sees a new cut at the same step and is found again.
+        SummarizationMiddleware(compactor),
         LocalContextMiddleware(),
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
-        SummarizationMiddleware(compactor),
         ArgumentTruncationMiddleware(profile.max_input_tokens),
         OverflowClipMiddleware(profile.max_input_tokens, large_results),
         projection,
