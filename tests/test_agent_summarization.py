@@ -255,3 +255,17 @@ async def test_the_model_is_told_when_its_compaction_is_refused(server, make_set
     assert f"{refused['tokens_before']:,} to {refused['tokens_after']:,} tokens" in result and "unchanged" in result
     await run(settings, "go on", resume_id=session_id)
     assert ("assistant", ONE) in server.transcript(4) and not (dcode_home / HISTORY_DIR).exists()
+
+
+async def test_the_summary_trigger_and_keep_window_can_count_messages(server, make_settings, dcode_home: Path) -> None:
+    from dcode.agent.compaction_triggers import Threshold
+
+    server.script(reply(ONE), reply(TWO), reply("SUMMARY: two exchanges."), reply("three"))
+    settings = make_settings(compact_at=Threshold.parse("5 messages"), compact_keep=Threshold.parse("1 message"))
+    first = await run(settings, "first")  # far below the window in tokens: only the count can trigger
+    second = await run(settings, "second", resume_id=first[-1]["session_id"])
+    assert not any(event["type"] == "compaction_finished" for event in first + second)  # 1, then 3 messages
+    third = await run(settings, "third", resume_id=first[-1]["session_id"])  # 5 messages: summarized
+    [finished] = [event for event in third if event["type"] == "compaction_finished"]
+    assert (finished["messages_summarized"], finished["messages_kept"]) == (4, 1)
+    assert [role for role, _ in server.transcript(3)] == ["system", "user", "user"] and server.transcript(3)[2][1] == "third"

@@ -99,7 +99,7 @@ class Engine:
         await self.close()
 
     def _build(self) -> Any:
-        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR)
+        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers)
         return build_graph(
             self.model,
             self.backend,
@@ -128,7 +128,9 @@ class Engine:
                 spend = Spend.of(info.input_tokens, info.output_tokens, info.cached_tokens, profile)
         instructions, tools = static_request(self.backend, self.compactor)
         window, route = profile.max_input_tokens, route_for(profile)
-        return build_report(values=values, instructions=instructions, tools=tools, window=window, route=route, spend=spend)
+        return build_report(
+            values=values, instructions=instructions, tools=tools, window=window, route=route, trigger=self.compactor.trigger_tokens, spend=spend
+        )
 
     def switch_model(self, spec: str) -> ResolvedModel:
         """Point later turns at another model; the thread and its history stay as they are."""

@@ -87,7 +87,7 @@ def build_graph(
         LocalContextMiddleware(),
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
-        ArgumentTruncationMiddleware(profile.max_input_tokens),
+        ArgumentTruncationMiddleware(profile.max_input_tokens, compactor.triggers),
         OverflowClipMiddleware(profile.max_input_tokens, large_results),
         projection,
         ResultEvictionMiddleware(large_results),  # outside the approval: it sees the call's last word

@@ -23,7 +23,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from dcode.agent.middleware.local_context import local_context_prompt
 from dcode.agent.middleware.memory import memory_prompt
-from dcode.agent.middleware.summarization import TRIGGER, effective_messages, read_compaction
+from dcode.agent.middleware.summarization import effective_messages, read_compaction
 from dcode.media.attachment import InvalidReferenceBlock, from_reference_block, is_reference_block
 from dcode.media.limits import ImageRoute
 from dcode.media.sizing import fit_pixels
@@ -122,10 +122,12 @@ def build_report(
     tools: Sequence[Any],
     window: int,
     route: ImageRoute,
+    trigger: int | None,
     spend: Spend | None = None,
 ) -> ContextReport:
     """The report for a thread whose state is ``values``, sent with ``instructions`` (the static
-    system prompt) and ``tools``; ``spend``: the session's totals, when it has any."""
+    system prompt) and ``tools``; ``trigger``: tier 2's in tokens (None when it counts messages:
+    then the whole window); ``spend``: the session's totals, when it has any."""
     compaction = read_compaction(values)
     messages = effective_messages(list(values.get("messages", [])), compaction)
     schemas = json.dumps([convert_to_openai_tool(tool) for tool in tools])
@@ -150,5 +152,5 @@ def build_report(
     usage = next((m.usage_metadata for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata), None)
     reported = usage.get("input_tokens") if usage else None
     cached = cached_input_tokens(usage) if usage else None
-    trigger = max(1, int(window * TRIGGER))
+    trigger = trigger if trigger is not None else window
     return ContextReport(tuple(categories), window, trigger, reported, compaction is not None, cached=cached, spend=spend)

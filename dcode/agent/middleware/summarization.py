@@ -1,10 +1,11 @@
 """Compaction, tier 2: the older part of a long conversation, summarized and archived.
 
 Hooks: ``abefore_model`` checks, before each model call, whether the conversation as it would
-be sent (after tier 1's cuts) reaches ``TRIGGER`` of the model's input window, by estimate or
-by the provider's last reported usage. If so, the messages older than the keep window (the
-newest within ``KEEP`` of the window, never splitting a tool call from its results, and
-never the user's latest message) are appended to
+be sent (after tier 1's cuts) reaches tier 2's trigger (``Triggers.summarize_at``: by default
+85 % of the model's input window; or a number of tokens, or of messages), by estimate or by
+the provider's last reported usage. If so, the messages older than the keep window
+(``Triggers.keep``: by default the newest within 10 % of the window, never splitting a tool
+call from its results, and never the user's latest message) are appended to
 ``$DCODE_HOME/conversation_history/{session}.md`` and summarized by the model, and the event
 (where the cut is, the summary, the archive) goes into private state; ``awrap_model_call``
 then sends ``[summary, *messages after the cut]``. ``/offload`` asks the same ``Compactor``
@@ -37,13 +38,12 @@ from langgraph.runtime import Runtime
 
 from dcode.agent.events import CompactionFinished, CompactionRefused, CompactionStarted, Notice
 from dcode.agent.fences import Fence, fenced
-from dcode.agent.middleware.argument_truncation import keep_from, truncated_history
+from dcode.agent.compaction_triggers import Triggers, Unit
+from dcode.agent.middleware.argument_truncation import truncated_history
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.token_count import count_messages
 from dcode.private_files import open_private
 
-TRIGGER = 0.85  # of the model's input window
-KEEP = 0.10  # of the window: the newest messages, sent as they are
 HISTORY_DIR = "conversation_history"
 SUMMARY_SOURCE = "summarization"
 
@@ -212,16 +212,25 @@ class Compactor:
     appended only once the summary is known to help. When even an empty summary would not
     help, the summarizer is not asked at all."""
 
-    def __init__(self, model: BaseChatModel, max_input_tokens: int, history_dir: Path) -> None:
+    def __init__(self, model: BaseChatModel, max_input_tokens: int, history_dir: Path, triggers: Triggers | None = None) -> None:
         self.model = model
         self.window = max_input_tokens
         self.history_dir = history_dir
+        self.triggers = triggers or Triggers()
+
+    @property
+    def trigger_tokens(self) -> int | None:
+        """Tier 2's trigger in tokens; None when it counts messages."""
+        at = self.triggers.summarize_at
+        return None if at.unit is Unit.MESSAGES else at.limit(self.window)
 
     def over(self, messages: list[BaseMessage]) -> int | None:
         """The estimated (or last reported) size of ``messages`` when it reaches the trigger."""
-        trigger = max(1, int(self.window * TRIGGER))
         tokens = count_messages(messages)
-        if tokens >= trigger and (cut := truncated_history(messages, self.window)) is not None:
+        trigger = self.trigger_tokens
+        if trigger is None:
+            return tokens if self.triggers.summarize_at.reached(messages, self.window) else None
+        if tokens >= trigger and (cut := truncated_history(messages, self.window, self.triggers)) is not None:
             tokens = count_messages(cut)  # what tier 1 would send
         size = max(tokens, reported_tokens(messages))
         return size if size >= trigger else None
@@ -249,7 +258,7 @@ class Compactor:
         # The user's latest message is always sent as written, whatever follows it; asked for,
         # everything before it is compacted.
         latest = max(latest_user_index(effective), 0)
-        cutoff = latest if force else min(latest, safe_cutoff(effective, keep_from(effective, int(self.window * KEEP))))
+        cutoff = latest if force else min(latest, safe_cutoff(effective, self.triggers.keep.keep_from(effective, self.window)))
         if cutoff <= (1 if previous else 0):
             return None  # nothing new to summarize
         before = count_messages(effective)

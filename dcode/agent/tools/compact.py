@@ -23,7 +23,6 @@ from langgraph.types import Command
 from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.agent.events import CompactionRefused
 from dcode.agent.middleware.summarization import (
-    TRIGGER,
     CompactionFailed,
     Compactor,
     SummarizationState,
@@ -44,6 +43,15 @@ intent, what was done, the files and commands, and the next steps; the full hist
 archive file you can read. It does nothing while the conversation is still small."""
 
 
+def eligible(compactor: Compactor, messages: list[Any]) -> bool:
+    """Half way to tier 2's trigger: by the provider's reported usage for a trigger in tokens
+    (none reported: not yet), by the count for one in messages."""
+    trigger = compactor.trigger_tokens
+    if trigger is None:
+        return len(messages) >= max(1, int(compactor.triggers.summarize_at.limit(compactor.window) * ELIGIBLE))
+    return reported_tokens(messages) >= max(1, int(trigger * ELIGIBLE))
+
+
 def make_compact_tool(compactor: Compactor) -> BaseTool:
     @tool(COMPACT_CONVERSATION.name, description=DESCRIPTION)
     async def compact_conversation(
@@ -53,7 +61,7 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
         # which cannot take the state's TypedDict (nor a parametrized ToolRuntime).
         thread: SummarizationState = state
         messages = list(thread["messages"])
-        if reported_tokens(messages) < max(1, int(compactor.window * TRIGGER * ELIGIBLE)):
+        if not eligible(compactor, messages):
             return NOTHING_YET
         context = get_runtime(RunContext).context
         try:
