@@ -269,3 +269,16 @@ async def test_the_summary_trigger_and_keep_window_can_count_messages(server, ma
     [finished] = [event for event in third if event["type"] == "compaction_finished"]
     assert (finished["messages_summarized"], finished["messages_kept"]) == (4, 1)
     assert [role for role, _ in server.transcript(3)] == ["system", "user", "user"] and server.transcript(3)[2][1] == "third"
+
+
+async def test_the_window_trigger_refuses_a_summary_that_does_not_help_and_tries_once_per_message(server, make_settings, dcode_home: Path) -> None:
+    long_answer = "The answer, at length. " * 400
+    wordy = "SUMMARY: " + "more words than the conversation had. " * 400
+    server.script(reply(long_answer), reply(wordy), reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("second answer"))
+    settings = make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 2_000}})
+    first = await run(settings, "write me a long text")
+    second = await run(settings, "now look around", resume_id=first[-1]["session_id"])
+    [refused] = [event for event in second if event["type"] == "compaction_refused"]
+    assert refused["tokens_after"] >= refused["tokens_before"] and second[-1]["result"] == "second answer"
+    assert long_answer[:200] in "".join(text for _, text in server.transcript(2))  # sent whole, as before
+    assert len(server.requests) == 4 and not (dcode_home / HISTORY_DIR).exists()  # no second summary at the next step
