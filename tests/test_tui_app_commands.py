@@ -227,7 +227,7 @@ async def test_offload_says_what_it_did_and_opens_the_archive(server: ScriptedMo
             await h.idle()
         await h.send("/offload")
         await h.until(lambda: any(n.path for n in notices(h)), what="the compaction")
-        assert "compacting the conversation (asked for)" in h.text()
+        assert any(n.text == "compacting the conversation (asked for)…" for n in notices(h))
         [done] = [n for n in notices(h) if n.path]
         archive = dcode_home / "conversation_history" / f"{h.app.runner.session_id}.md"
         assert done.path == str(archive) and archive.is_file()
@@ -278,7 +278,7 @@ async def test_offload_during_a_turn_waits_for_it_and_holds_the_session(server: 
         assert [item.text for item in h.app.queue] == ["/offload"]
         await h.until(lambda: "/offload will run when the turn ends" in h.text(), what="the line saying it waits")
         await h.until(lambda: h.app.status.activity == "Compacting", what="the compaction, once the turn ended")
-        assert h.answers() == [ONE, TWO] and h.app.busy and len(server.requests) == 2
+        assert h.answers() == [ONE, TWO] and h.app.busy
         await h.send("and now?")  # the compaction holds the session: the prompt waits for it
         assert [item.text for item in h.app.queue] == ["and now?"]
         await h.idle()

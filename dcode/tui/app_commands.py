@@ -203,7 +203,8 @@ class SlashCommands(_Base):
         except Exception as exc:  # noqa: BLE001 - one line, the session stays as it was
             await self.transcript.notice(f"could not compact the conversation: {exc}", NoticeLevel.ERROR)
         finally:
-            self.status.activity = ""
+            if self.is_running:  # not when the app is closing under it
+                self.status.activity = ""
 
     def on_notice_message_open_path(self, message: NoticeMessage.OpenPath) -> None:
         """A click on a notice's file (a conversation archive): the file, read-only."""
