@@ -19,6 +19,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from dcode.agent.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
+from dcode.agent.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
 from dcode.private_files import write_private
 from dcode.trust import ProjectFiles, TrustState, TrustStore
 
@@ -82,6 +84,12 @@ class Settings:
     retry_budget: float = 180.0
     """Seconds one request may take, tries and back-off included, before its answer starts."""
     max_retries: int = 4
+    compact_at: Threshold = SUMMARIZE_AT
+    """Tier 2: the conversation is summarized when the request reaches this."""
+    compact_keep: Threshold = KEEP
+    """The newest messages sent verbatim after a summary (and left whole by tier 1)."""
+    truncate_at: Threshold = TRUNCATE_AT
+    """Tier 1: old file-writing arguments are cut from the request from this on (below tier 2)."""
     # Variables the shell may see although they look like secrets (the shell's environment
     # lacks provider keys, OPENAI_* and DCODE_* otherwise).
     pass_env: tuple[str, ...] = ()
@@ -91,6 +99,10 @@ class Settings:
     trust: TrustState = TrustState.NONE
     project_digest: str | None = None
     ignored: tuple[IgnoredSetting, ...] = ()
+
+    @property
+    def triggers(self) -> Triggers:
+        return Triggers(summarize_at=self.compact_at, keep=self.compact_keep, truncate_at=self.truncate_at)
 
     @property
     def sessions_db(self) -> Path:
@@ -129,6 +141,9 @@ _SCALAR_KEYS = {
     "stall_timeout": float,
     "retry_budget": float,
     "max_retries": int,
+    "compact_at": Threshold,
+    "compact_keep": Threshold,
+    "truncate_at": Threshold,
 }
 
 _ENVIRONMENT = {
@@ -205,6 +220,8 @@ def load_settings(
     settings = _apply_preferences(settings)
     settings = _apply_values(settings, env_values, origin="environment")
     settings = _apply_values(settings, cli_values, origin="command line")
+    if problem := settings.triggers.problem():
+        raise ConfigError(problem)
     return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored)
 
 
@@ -318,6 +335,8 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
     try:
         if kind in (ApprovalMode, WireApi):
             return kind(str(raw))
+        if kind is Threshold:
+            return Threshold.parse(raw)
         if kind is int:
             if isinstance(raw, bool):
                 raise ValueError
@@ -343,7 +362,7 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
 def _expected(kind: type) -> str:
     if kind in (ApprovalMode, WireApi):
         return " or ".join(repr(member.value) for member in kind)  # type: ignore[attr-defined]
-    return {int: "a positive integer", float: "a positive number of seconds"}.get(kind, "a string")
+    return {int: "a positive integer", float: "a positive number of seconds", Threshold: THRESHOLD_EXPECTED}.get(kind, "a string")
 
 
 def _describe_toml_error(exc: tomllib.TOMLDecodeError, text: str) -> str:

@@ -12,11 +12,12 @@ from dcode.agent.middleware.argument_truncation import (
     HEAD_CHARS,
     MARKER,
     MAX_ARGUMENT_CHARS,
-    keep_from,
     truncate_arguments,
     truncated_history,
 )
 from dcode.context.tokens.counter import TokenCounter
+from dcode.agent.compaction_triggers import Threshold, Triggers, Unit
+from dcode.agent.token_count import count_messages
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import RecordedRequest, reply, tool_call
 
@@ -51,12 +52,26 @@ def test_nothing_to_cut_returns_the_same_message() -> None:
 
 def test_below_the_trigger_or_inside_the_keep_window_nothing_changes() -> None:
     history = [HumanMessage(content="write it"), call("write_file", file_path="a.py", content=LONG), ToolMessage(content="ok", tool_call_id="call_write_file")]
-    assert truncated_history(history, 100_000, COUNTER) is None  # far below 85 % of the window
+    defaults = Triggers()
+    assert truncated_history(history, 100_000, defaults) is None  # far below 70 % of the window
     # A window this small is over the trigger, but keeps only the tool result whole.
-    out = truncated_history(history, 300, COUNTER)
+    out = truncated_history(history, 600, defaults)
     assert out is not None and out[1].tool_calls[0]["args"]["content"].endswith(MARKER)  # type: ignore[attr-defined]
     assert out[0] is history[0] and out[2] is history[2]
-    assert keep_from(history, 1_000_000, COUNTER) == 0  # everything fits: nothing is old
+    assert Threshold(Unit.TOKENS, 1_000_000).keep_from(history, 600) == 0  # everything fits: nothing is old
+
+
+def test_tier_one_fires_below_tier_two_and_by_any_unit() -> None:
+    history = [HumanMessage(content="write it"), call("write_file", file_path="a.py", content=LONG), ToolMessage(content="ok", tool_call_id="call_write_file")]
+    tokens = count_messages(history)
+    window = int(tokens / 0.75)  # the history is 75 % of the window: past tier 1 (70 %), short of tier 2 (85 %)
+    assert truncated_history(history, window, Triggers()) is not None
+    assert not Triggers().summarize_at.reached(history, window)
+    by_messages = Triggers(truncate_at=Threshold.parse("3 messages"), keep=Threshold.parse("1 message"))
+    assert truncated_history(history, 10**9, by_messages) is not None  # three messages, whatever the window
+    assert truncated_history(history, 10**9, Triggers(truncate_at=Threshold.parse("4 messages"))) is None
+    by_tokens = Triggers(truncate_at=Threshold.parse(tokens), keep=Threshold.parse(1))
+    assert truncated_history(history, 10**9, by_tokens) is not None and truncated_history(history, 10**9, Triggers(truncate_at=Threshold.parse(tokens + 1))) is None
 
 
 def written_arguments(request: RecordedRequest) -> list[dict[str, Any]]:

@@ -74,6 +74,34 @@ async def test_the_model_sees_it_unchanged_for_the_whole_thread(server: Scripted
     assert "6 uncommitted change(s)" in server.system_text(2)  # a new session looks again
 
 
+async def test_it_is_found_again_after_a_summary_and_only_then(server: ScriptedModelServer, make_settings, workspace: Path) -> None:
+    python_project(workspace)
+    long_answer = "The answer, at length. " * 400  # past 85 % of a 2,000-token window at the next turn
+    server.script(reply(long_answer), reply("SUMMARY: a long text was written."), reply("two"), reply("three"))
+    settings = make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 2_000}})
+
+    async def turn(prompt: str, session_id: str | None = None) -> str:
+        out = io.StringIO()
+        request = HeadlessRequest(prompt=prompt, output_format=OutputFormat.STREAM_JSON, resume_id=session_id)
+        assert await run_headless(settings, request, out=out, err=io.StringIO()) == 0
+        events = [json.loads(line) for line in out.getvalue().splitlines()]
+        assert any(event["type"] == "compaction_finished" for event in events) == (prompt == "b")
+        return events[-1]["session_id"]
+
+    session_id = await turn("a")
+    assert "branch `trunk`, 5 uncommitted change(s)" in server.system_text(0)
+    subprocess.run(["git", "symbolic-ref", "HEAD", "refs/heads/feature"], cwd=workspace, check=True)
+    (workspace / "more.txt").write_text("another change\n")
+    await turn("b", session_id)  # compacts at its first step, then asks the model
+    assert "compacting a coding session" in server.system_text(1)  # the summarizer's own request
+    refreshed = server.system_text(2)
+    assert "branch `feature`, 6 uncommitted change(s)" in refreshed and "trunk" not in refreshed
+    (workspace / "yet-more.txt").write_text("and another\n")
+    await turn("c", session_id)  # no summary: the prompt is the one sent after the last summary, byte for byte
+    prefix = [json.dumps([request.body["messages"][0], request.body.get("tools")]) for request in server.requests[2:4]]
+    assert prefix[0] == prefix[1] and "6 uncommitted change(s)" in prefix[1]
+
+
 async def test_nothing_the_repository_configures_runs(tmp_path: Path) -> None:
     repo = make_hostile_repo(tmp_path / "repo", tmp_path / "marks")
     text = await detect_local_context(context_for(repo.path))

@@ -17,6 +17,8 @@ from dcode.agent.middleware.summarization import (
     safe_cutoff,
     summary_message,
 )
+from dcode.agent.compaction_words import compacted_words
+from dcode.agent.events import CompactionFinished
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import fault, reply, tool_call
 
@@ -123,27 +125,85 @@ async def test_a_failed_summary_leaves_the_conversation_as_it_was(server, make_s
     assert len(server.requests) == 4
 
 
-async def test_offload_compacts_everything_before_the_latest_exchange(server, make_settings) -> None:
+ONE = "The first answer, with the detail the summary will drop. " * 20  # ~1,140 characters
+TWO = "The second answer. " * 10
+
+
+async def test_offload_compacts_everything_before_the_latest_exchange(server, make_settings, dcode_home: Path) -> None:
+    from langchain_core.messages.utils import count_tokens_approximately
+
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
     from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
 
-    server.script(reply("one"), reply("two"), reply("SUMMARY of one and two."), reply("three"))
+    server.script(reply(ONE), reply(TWO), reply("SUMMARY of one and two."), reply("three"))
     async with await Engine.open(make_settings()) as engine:
         runner = engine.runner(HeadlessApprover())
         assert [type(e) for e in await runner.compact()] == [Notice]  # an empty session: nothing to do
         for prompt in ("first", "second"):
             async for _ in runner.run_turn(prompt):
                 pass
+        saved = await runner.messages()
         events = await runner.compact()
         assert [type(e) for e in events] == [CompactionStarted, CompactionFinished]
-        assert events[1].messages_summarized == 2  # first and its answer; "second" is the latest exchange
+        done = events[1]
         async for _ in runner.run_turn("third"):
             pass
         assert len(await runner.messages()) == 6
+    archive = dcode_home / HISTORY_DIR / f"{runner.session_id}.md"
+    # first and its answer are summarized; "second" (the latest exchange) stays verbatim
+    assert (done.messages_summarized, done.messages_kept, done.archive_path) == (2, 2, str(archive))
+    # before: the history as it was sent; after: the summary and the two kept messages
+    summary = summary_message({"cutoff": 2, "summary": "SUMMARY of one and two.", "archive": str(archive)})
+    assert done.tokens_before == count_tokens_approximately(saved)
+    assert done.tokens_after == count_tokens_approximately([summary, *saved[2:]]) < done.tokens_before
+    assert archive.read_text().count(f'<message type="ai">{ONE}</message>') == 1 and TWO not in archive.read_text()
     sent = server.transcript(3)
     assert [role for role, _ in sent] == ["system", "user", "user", "assistant", "user"]
-    assert "SUMMARY of one and two." in sent[1][1] and [text for _, text in sent[2:]] == ["second", "two", "third"]
+    assert sent[1][1] == summary.content and [text for _, text in sent[2:]] == ["second", TWO, "third"]
+
+
+async def test_a_summary_longer_than_what_it_replaces_is_refused_and_nothing_is_written(server, make_settings, dcode_home: Path) -> None:
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+    from dcode.agent.events import CompactionRefused, CompactionStarted
+    from dcode.agent.middleware.summarization import NOT_SMALLER, read_compaction
+
+    wordy = "SUMMARY: " + "a summary that says more than the conversation did. " * 60
+    server.script(reply(ONE), reply(TWO), reply(wordy), reply("three"))
+    async with await Engine.open(make_settings()) as engine:
+        runner = engine.runner(HeadlessApprover())
+        for prompt in ("first", "second"):
+            async for _ in runner.run_turn(prompt):
+                pass
+        events = await runner.compact()
+        assert [type(e) for e in events] == [CompactionStarted, CompactionRefused]
+        refused = events[1]
+        assert refused.reason == NOT_SMALLER and refused.tokens_after >= refused.tokens_before and refused.messages_summarized == 2
+        snapshot = await engine.graph.aget_state(runner.config)
+        assert read_compaction(snapshot.values) is None  # the thread's state is as it was
+        async for _ in runner.run_turn("third"):
+            pass
+    assert not (dcode_home / HISTORY_DIR / f"{runner.session_id}.md").exists()  # nor was the archive appended
+    assert [text for _, text in server.transcript(3)[1:]] == ["first", ONE, "second", TWO, "third"]  # sent whole
+
+
+async def test_a_history_smaller_than_any_summary_is_refused_without_asking_the_model(server, make_settings, dcode_home: Path) -> None:
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+    from dcode.agent.events import CompactionRefused
+    from dcode.agent.middleware.summarization import SUMMARY_ALONE
+
+    server.script(reply("one"), reply("two"))
+    async with await Engine.open(make_settings()) as engine:
+        runner = engine.runner(HeadlessApprover())
+        for prompt in ("first", "second"):
+            async for _ in runner.run_turn(prompt):
+                pass
+        [refused] = await runner.compact()
+    assert isinstance(refused, CompactionRefused) and refused.reason == SUMMARY_ALONE
+    assert refused.tokens_after >= refused.tokens_before  # the preamble alone: "57 → 109 tokens" is not a compaction
+    assert len(server.requests) == 2 and not (dcode_home / HISTORY_DIR).exists()
 
 
 async def test_the_model_can_compact_once_the_context_is_half_way_to_the_trigger(server, make_settings, api: str) -> None:
@@ -166,6 +226,59 @@ async def test_the_model_can_compact_once_the_context_is_half_way_to_the_trigger
     later = await run(settings, "now compact", resume_id=session_id)
     assert any(event["type"] == "compaction_finished" for event in later) and later[-1]["result"] == "compacted, carrying on"
     [result] = [text for role, text in server.transcript(5) if role == "tool"][-1:]
-    assert result.startswith("Conversation compacted: summarized") and "conversation_history" in result
+    finished = next(event for event in later if event["type"] == "compaction_finished")
+    assert finished["tokens_after"] < finished["tokens_before"] and finished["archive_path"].endswith(f"conversation_history/{session_id}.md")
+    facts = CompactionFinished(**{key: value for key, value in finished.items() if key != "type"})
+    assert result == f"Conversation compacted: {compacted_words(facts)}."  # the facts /offload shows
+    assert f"summarized {facts.messages_summarized} messages: history {facts.tokens_before:,} → {facts.tokens_after:,} tokens" in result
+    assert f"kept the last {facts.messages_kept} messages verbatim" in result and facts.archive_path in result
     assert "SUMMARY: an early question was answered." in server.transcript(5)[1][1]
     assert ("user", "an early question") not in server.transcript(5)
+
+
+async def test_the_model_is_told_when_its_compaction_is_refused(server, make_settings, dcode_home: Path, api: str) -> None:
+    settings = make_settings(api, model_overrides={"openai:test-model": {"max_input_tokens": 10_000}})
+    wordy = "SUMMARY: " + "a summary that says more than the conversation did. " * 200
+    server.script(
+        reply(ONE, usage=(5_000, 10)),
+        reply(tool_calls=[tool_call("compact_conversation")], usage=(5_000, 10)),
+        reply(wordy),  # the summarizer
+        reply("refused, carrying on"),
+        reply("next"),
+    )
+    first = await run(settings, "an early question")
+    session_id = first[-1]["session_id"]
+    later = await run(settings, "now compact", resume_id=session_id)
+    [refused] = [event for event in later if event["type"] == "compaction_refused"]
+    [result] = [text for role, text in server.transcript(3) if role == "tool"]
+    assert result.startswith("Compaction refused: summarizing 2 messages would take the history from ")
+    assert f"{refused['tokens_before']:,} to {refused['tokens_after']:,} tokens" in result and "unchanged" in result
+    await run(settings, "go on", resume_id=session_id)
+    assert ("assistant", ONE) in server.transcript(4) and not (dcode_home / HISTORY_DIR).exists()
+
+
+async def test_the_summary_trigger_and_keep_window_can_count_messages(server, make_settings, dcode_home: Path) -> None:
+    from dcode.agent.compaction_triggers import Threshold
+
+    server.script(reply(ONE), reply(TWO), reply("SUMMARY: two exchanges."), reply("three"))
+    settings = make_settings(compact_at=Threshold.parse("5 messages"), compact_keep=Threshold.parse("1 message"))
+    first = await run(settings, "first")  # far below the window in tokens: only the count can trigger
+    second = await run(settings, "second", resume_id=first[-1]["session_id"])
+    assert not any(event["type"] == "compaction_finished" for event in first + second)  # 1, then 3 messages
+    third = await run(settings, "third", resume_id=first[-1]["session_id"])  # 5 messages: summarized
+    [finished] = [event for event in third if event["type"] == "compaction_finished"]
+    assert (finished["messages_summarized"], finished["messages_kept"]) == (4, 1)
+    assert [role for role, _ in server.transcript(3)] == ["system", "user", "user"] and server.transcript(3)[2][1] == "third"
+
+
+async def test_the_window_trigger_refuses_a_summary_that_does_not_help_and_tries_once_per_message(server, make_settings, dcode_home: Path) -> None:
+    long_answer = "The answer, at length. " * 400
+    wordy = "SUMMARY: " + "more words than the conversation had. " * 400
+    server.script(reply(long_answer), reply(wordy), reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("second answer"))
+    settings = make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 2_000}})
+    first = await run(settings, "write me a long text")
+    second = await run(settings, "now look around", resume_id=first[-1]["session_id"])
+    [refused] = [event for event in second if event["type"] == "compaction_refused"]
+    assert refused["tokens_after"] >= refused["tokens_before"] and second[-1]["result"] == "second answer"
+    assert long_answer[:200] in "".join(text for _, text in server.transcript(2))  # sent whole, as before
+    assert len(server.requests) == 4 and not (dcode_home / HISTORY_DIR).exists()  # no second summary at the next step

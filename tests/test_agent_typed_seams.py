@@ -87,7 +87,8 @@ def test_what_is_not_a_compaction_reads_as_none(value: object) -> None:
 
 
 async def test_a_compaction_round_trips_through_the_checkpoint_and_resumes(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    server.script(reply("one"), reply("two"), reply("SUMMARY of one and two."), reply("three"))
+    one = "one, at length. " * 60  # long enough that a summary makes the request smaller
+    server.script(reply(one), reply("two"), reply("SUMMARY of one and two."), reply("three"))
     settings = make_settings(dcode_home, workspace, server)
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover())

@@ -111,3 +111,28 @@ def test_a_limit_must_be_a_positive_number_of_seconds(home: Path, workspace: Pat
     write(home / "config.toml", "model = \"a\"\nstall_timeout = true\n")
     with pytest.raises(ConfigError, match="line 2: stall_timeout = True"):
         load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+
+
+def test_compaction_triggers_by_tokens_messages_or_share_of_the_window(home: Path, workspace: Path) -> None:
+    from dcode.agent.compaction_triggers import Threshold, Triggers, Unit
+
+    assert load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).triggers == Triggers()
+    write(home / "config.toml", 'compact_at = 120000\ncompact_keep = "6 messages"\ntruncate_at = "60%"\n')
+    triggers = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).triggers
+    assert triggers == Triggers(Threshold(Unit.TOKENS, 120_000), Threshold(Unit.MESSAGES, 6), Threshold(Unit.FRACTION, 0.6))
+    assert (str(triggers.summarize_at), str(triggers.keep), str(triggers.truncate_at)) == ("120000 tokens", "6 messages", "60%")
+    assert Threshold.parse(0.85) == Threshold.parse("85%") == Threshold.parse("0.85") == Threshold(Unit.FRACTION, 0.85)
+    for bad in ("0%", "150%", 0, -5, True, "lots", "2.5 messages"):
+        with pytest.raises(ValueError):
+            Threshold.parse(bad)
+    write(home / "config.toml", 'compact_at = "lots"\n')
+    with pytest.raises(ConfigError, match=r"line 1: compact_at = 'lots' is not valid .* a count of messages"):
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+
+
+def test_tier_one_must_fire_below_tier_two(home: Path, workspace: Path) -> None:
+    write(home / "config.toml", 'compact_at = "80%"\ntruncate_at = "90%"\n')
+    with pytest.raises(ConfigError, match=r"truncate_at \(90%\) must be below compact_at \(80%\)"):
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+    write(home / "config.toml", 'compact_at = "40 messages"\ntruncate_at = "90%"\n')  # other units: each fires on its own
+    assert load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).truncate_at.value == 0.9

@@ -6,17 +6,19 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from textual.widgets import OptionList
+from textual.widgets import OptionList, TextArea
 
 from dcode.agent.sessions import SessionStore
 from dcode.config import ProviderOverride, read_preferences
 from dcode.tui import commands
 from dcode.tui.commands import SlashCommandProvider, UnknownCommand, parse
+from dcode.tui.transcript import NoticeEntry, NoticeLevel
+from dcode.tui.screens.file_view import FileViewScreen
 from dcode.tui.screens.first_run import FirstRunScreen
 from dcode.tui.screens.help import HelpScreen
 from dcode.tui.screens.model import CURRENT_MARK, ModelScreen
 from dcode.tui.screens.theme import ThemeScreen
-from tests.support.model_server import ScriptedModelServer, reply
+from tests.support.model_server import ScriptedModelServer, fault, reply
 from tests.test_tui_app_support import make_settings, running_app
 
 
@@ -207,8 +209,16 @@ async def test_first_run_screen_keeps_the_draft_then_retries(server: ScriptedMod
         assert h.answers() == ["hello"]
 
 
-async def test_offload_compacts_the_conversation_and_it_goes_on(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    steps = (reply("one"), reply("two"), reply("SUMMARY of one and two."), reply("three"))
+ONE = "The first answer, with the detail the summary will drop. " * 20
+TWO = "The second answer. " * 10
+
+
+def notices(h) -> list[NoticeEntry]:  # noqa: ANN001 - the Harness
+    return h.entries(NoticeEntry)
+
+
+async def test_offload_says_what_it_did_and_opens_the_archive(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    steps = (reply(ONE), reply(TWO), reply("SUMMARY of one and two."), reply("three"))
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("/offload")
         await h.until(lambda: "nothing to compact yet" in h.text(), what="the empty-session notice")
@@ -216,10 +226,63 @@ async def test_offload_compacts_the_conversation_and_it_goes_on(server: Scripted
             await h.send(prompt)
             await h.idle()
         await h.send("/offload")
-        await h.until(lambda: "compacted 2 messages" in h.text(), what="the compaction")
-        assert "compacting the conversation (asked for)" in h.text()
+        await h.until(lambda: any(n.path for n in notices(h)), what="the compaction")
+        assert any(n.text == "compacting the conversation (asked for)…" for n in notices(h))
+        [done] = [n for n in notices(h) if n.path]
+        archive = dcode_home / "conversation_history" / f"{h.app.runner.session_id}.md"
+        assert done.path == str(archive) and archive.is_file()
+        assert done.text.startswith("summarized 2 messages: history ") and done.text.endswith("tokens; kept the last 2 messages verbatim")
+        before, after = (int(figure.replace(",", "")) for figure in done.text.split(": history ")[1].split(" tokens")[0].split(" → "))
+        assert 0 < after < before
+        await h.until(lambda: str(archive) in "".join(h.text().split()), what="the archive on the line")
+
+        await h.pilot.click(done.view)  # the archive opens, read-only
+        await h.until(lambda: isinstance(h.app.screen, FileViewScreen), what="the archive's viewer")
+        shown = h.app.screen.query_one("#file-view-text", TextArea)
+        await h.until(lambda: shown.text, what="the archive's text")
+        assert shown.read_only and shown.text == archive.read_text() and ONE in shown.text
+        await h.press("escape")
+        await h.until(lambda: not isinstance(h.app.screen, FileViewScreen), what="the viewer to close")
+
         await h.send("third")
         await h.idle()
         assert h.answers()[-1] == "three"
         sent = server.transcript(3)
         assert "SUMMARY of one and two." in sent[1][1] and ("user", "first") not in sent
+
+
+async def test_offload_that_would_not_shrink_the_request_is_refused(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, reply("one"), reply("two"), reply("three")) as h:
+        for prompt in ("first", "second"):
+            await h.send(prompt)
+            await h.idle()
+        await h.send("/offload")
+        await h.until(lambda: "not compacted" in h.text(), what="the refusal")
+        [refused] = [n for n in notices(h) if n.text.startswith("not compacted")]
+        assert refused.level is NoticeLevel.WARNING and "would take the history from " in refused.text and "unchanged" in refused.text
+        await h.send("third")
+        await h.idle()
+        assert [text for _, text in server.transcript(2)[1:]] == ["first", "one", "second", "two", "third"]
+        assert not (dcode_home / "conversation_history").exists()
+
+
+async def test_offload_during_a_turn_waits_for_it_and_holds_the_session(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    slow = reply(TWO, chunk_size=2, chunk_delay=0.05)  # ~5 s: /offload comes in the middle
+    slow_summary = fault.stall_before_headers(3, text="SUMMARY of the first answer.")  # the summarizer takes its time
+    async with running_app(server, workspace, dcode_home, reply(ONE), slow, slow_summary, reply("after")) as h:
+        await h.send("first")
+        await h.idle()
+        await h.send("second")
+        await h.until(lambda: len(h.answers()) == 2, what="streaming")
+        await h.send("/offload")  # a turn is running: it waits, and says so
+        assert [item.text for item in h.app.queue] == ["/offload"]
+        await h.until(lambda: "/offload will run when the turn ends" in h.text(), what="the line saying it waits")
+        await h.until(lambda: h.app.status.activity == "Compacting", what="the compaction, once the turn ended")
+        assert h.answers() == [ONE, TWO] and h.app.busy
+        await h.send("and now?")  # the compaction holds the session: the prompt waits for it
+        assert [item.text for item in h.app.queue] == ["and now?"]
+        await h.idle()
+        assert any(n.path for n in notices(h)) and h.answers()[-1] == "after"
+    assert "compacting a coding session" in server.transcript(2)[0][1]  # the summarizer's, between the two turns
+    sent = server.transcript(3)
+    assert "SUMMARY of the first answer." in sent[1][1] and [text for _, text in sent[2:]] == ["second", TWO, "and now?"]

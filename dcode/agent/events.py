@@ -196,11 +196,28 @@ class CompactionStarted(Event):
 
 @dataclass(frozen=True, slots=True)
 class CompactionFinished(Event):
+    """The older messages are summarized: the request went from ``tokens_before`` to
+    ``tokens_after`` (the same counter both times), and the newest ``messages_kept`` messages
+    are sent verbatim after the summary."""
+
     type: ClassVar[str] = "compaction_finished"
     messages_summarized: int
     tokens_before: int
     tokens_after: int
     archive_path: str | None = None
+    messages_kept: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionRefused(Event):
+    """A compaction that would not have made the request smaller: nothing was written, neither
+    the thread's state nor the archive, and the conversation goes on as it was."""
+
+    type: ClassVar[str] = "compaction_refused"
+    messages_summarized: int
+    tokens_before: int
+    tokens_after: int
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)

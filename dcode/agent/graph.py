@@ -83,11 +83,13 @@ def build_graph(
     middleware: list[Any] = [
         RunContextRequired(),
         TodoListMiddleware(),
+        # Before the local context: its before-model hook compacts first, so the local context
+        # sees a new cut at the same step and is found again.
+        SummarizationMiddleware(compactor),
         LocalContextMiddleware(),
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
-        SummarizationMiddleware(compactor),
-        ArgumentTruncationMiddleware(profile.max_input_tokens, counter),
+        ArgumentTruncationMiddleware(profile.max_input_tokens, compactor.triggers, counter),
         OverflowClipMiddleware(profile.max_input_tokens, large_results, counter),
         TokenCalibrationMiddleware(counter),
         projection,

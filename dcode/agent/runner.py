@@ -32,7 +32,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.events import ErrorEvent, Event, Notice, TurnFinished, TurnStarted
 from dcode.agent.markers import CANCELLED_MARKER
-from dcode.agent.middleware.summarization import HISTORY_DIR, CompactionFailed, read_compaction
+from dcode.agent.middleware.summarization import HISTORY_DIR, Compacted, CompactionFailed, read_compaction
 from dcode.agent.paste_archive import archive_paste
 from dcode.agent.run_context import RunContext
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
@@ -120,15 +120,16 @@ class SessionRunner:
         values = snapshot.values if snapshot and snapshot.values else {}
         events: list[Event] = []
         try:
-            event = await self.engine.compactor.compact(
+            done = await self.engine.compactor.compact(
                 list(values.get("messages", [])), read_compaction(values), session_id=self.session_id, emit=events.append, force=True
             )
         except CompactionFailed:
             return events  # the notice says why
-        if event is None:
+        if done is None:
             return [Notice("nothing to compact yet: the conversation is all recent")]
-        await self.engine.graph.aupdate_state(self.config, {"compaction": event}, as_node="model")
-        return events
+        if isinstance(done, Compacted):
+            await self.engine.graph.aupdate_state(self.config, {"compaction": done.event}, as_node="model")
+        return events  # a refusal is among them, and nothing was written
 
     def cancel(self) -> bool:
         """Interrupt the running turn; ``run_turn`` then finishes with ``interrupted=True``."""

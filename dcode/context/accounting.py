@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from dcode.agent.middleware.local_context import local_context_prompt
 from dcode.agent.middleware.memory import memory_prompt
-from dcode.agent.middleware.summarization import TRIGGER, effective_messages, read_compaction
+from dcode.agent.middleware.summarization import effective_messages, read_compaction
 from dcode.context.tokens.counter import PER_MESSAGE, REPLY_PRIMING, TokenCounter
 from dcode.media.attachment import is_reference_block
 from dcode.models.profiles import ModelProfile
@@ -116,11 +116,12 @@ def build_report(
     window: int,
     counter: TokenCounter,
     thread: str = "",
+    trigger: int | None = None,
     spend: Spend | None = None,
 ) -> ContextReport:
     """The report for session ``thread`` whose state is ``values``, sent with ``instructions``
     (the static system prompt) and ``tools``, counted by ``counter`` (with the session's
-    calibration); ``spend``: the session's totals, when it has any. The system message's frame
+    calibration); ``trigger``: tier 2's in tokens (None when it counts messages: then the whole window); ``spend``: the session's totals, when it has any. The system message's frame
     and the answer's priming are counted with the system prompt."""
     compaction = read_compaction(values)
     messages = effective_messages(list(values.get("messages", [])), compaction)
@@ -147,7 +148,7 @@ def build_report(
     usage = next((m.usage_metadata for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata), None)
     reported = usage.get("input_tokens") if usage else None
     cached = cached_input_tokens(usage) if usage else None
-    trigger = max(1, int(window * TRIGGER))
+    trigger = trigger if trigger is not None else window
     return ContextReport(
         tuple(categories), window, trigger, reported, compaction is not None, cached=cached, spend=spend, counting=counter.describe(thread)
     )

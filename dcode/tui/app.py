@@ -520,6 +520,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
             self.runner.cancel()
         self.workers.cancel_group(self, "turn")
         self.workers.cancel_group(self, "shell")
+        self.workers.cancel_group(self, "command")  # an /offload in flight: the session stays as it was
         await self._close_engine()
         self.exit(0)
 

@@ -7,6 +7,7 @@ it does. Screens are imported when first shown, never at start.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -17,6 +18,7 @@ from dcode.tui import commands
 from dcode.tui.commands import Invocation
 from dcode.tui.app_session import Pending
 from dcode.tui.transcript import NoticeLevel
+from dcode.tui.transcript.blocks import NoticeMessage
 
 if TYPE_CHECKING:
     from dcode.tui.app import DcodeApp
@@ -30,6 +32,15 @@ class SlashCommands(_Base):
     """What each slash command does, for ``DcodeApp``."""
 
     async def _run_command(self, invocation: Invocation) -> None:
+        try:
+            await self._dispatch(invocation)
+        finally:
+            if invocation.command.holds_session:  # it held the session as a turn does
+                self.busy = False
+                if self.is_running:  # not when the app is closing under it
+                    self._pump()
+
+    async def _dispatch(self, invocation: Invocation) -> None:
         name, args = invocation.command.name, invocation.args
         match name:
             case "help":
@@ -178,7 +189,10 @@ class SlashCommands(_Base):
         self.push_screen(ContextScreen(report, self.engine.resolved.spec))
 
     async def _offload(self) -> None:
-        """Compact the session now; what happened shows as the window's compaction does."""
+        """Compact the session now; what happened shows as the window's compaction does: the
+        messages summarized, the tokens before → after, what stays verbatim and the archive
+        (a click opens it), or why it was refused. It holds the session while it runs, and
+        while a turn runs it waits in the queue (``holds_session``)."""
         if self.runner is None:
             await self.transcript.notice("nothing to compact yet: no conversation in this session")
             return
@@ -189,7 +203,14 @@ class SlashCommands(_Base):
         except Exception as exc:  # noqa: BLE001 - one line, the session stays as it was
             await self.transcript.notice(f"could not compact the conversation: {exc}", NoticeLevel.ERROR)
         finally:
-            self.status.activity = ""
+            if self.is_running:  # not when the app is closing under it
+                self.status.activity = ""
+
+    def on_notice_message_open_path(self, message: NoticeMessage.OpenPath) -> None:
+        """A click on a notice's file (a conversation archive): the file, read-only."""
+        from dcode.tui.screens.file_view import FileViewScreen
+
+        self.push_screen(FileViewScreen(Path(message.path)))
 
     async def _new_session(self) -> None:
         self._use_runner(None)  # the next prompt starts (and takes) a new session

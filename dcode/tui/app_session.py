@@ -20,6 +20,7 @@ from dcode.agent.events import (
     ApprovalResolved,
     AssistantMessageFinished,
     CompactionFinished,
+    CompactionRefused,
     CompactionStarted,
     ErrorEvent,
     Event,
@@ -34,6 +35,7 @@ from dcode.agent.events import (
     TurnFinished,
     UsageUpdated,
 )
+from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.tui import commands
 from dcode.tui.collector import QUIET_DELAY
 from dcode.tui.commands import Invocation, UnknownCommand
@@ -88,6 +90,9 @@ class SessionWork(_Base):
             return
         self.queue.append(item)
         self._show_queue()
+        if item.invocation is not None and self.busy:
+            what = "the turn" if self.workers_in("turn") else "what is running"
+            self.call_later(self.transcript.notice, f"/{item.invocation.command.name} will run when {what} ends")
         if not self.ready and self._setup_problem and not self.workers_in("engine"):
             self._show_first_run(self._setup_problem)
 
@@ -128,6 +133,12 @@ class SessionWork(_Base):
 
     def _start(self, item: Pending) -> None:
         if item.invocation is not None:
+            if item.invocation.command.holds_session:
+                # A worker: the app keeps drawing and taking keys (which queue) while it runs;
+                # the session is released, and the queue pumped, when the command ends.
+                self.busy = True
+                self.run_worker(self._run_command(item.invocation), group="command")
+                return
             self.call_later(self._run_command, item.invocation)
         elif item.shell is not None:
             private = item.shell == "private"
@@ -302,12 +313,12 @@ class SessionWork(_Base):
             case CompactionStarted(reason=reason):
                 self.status.activity = "Compacting"
                 await transcript.notice(f"compacting the conversation ({reason})…")
-            case CompactionFinished(messages_summarized=count, tokens_before=before, tokens_after=after):
+            case CompactionFinished(archive_path=archive):
                 self.status.activity = "Working"
-                # Until the provider reports the next request, the bar shows the counter's
-                # figure for the compacted one.
-                self.status.set_usage(after, self.status.max_tokens)
-                await transcript.notice(f"compacted {count} messages: {before:,} → {after:,} tokens")
+                await transcript.notice(compacted_words(event, with_archive=archive is None), path=archive)
+            case CompactionRefused():
+                self.status.activity = "Working"
+                await transcript.notice(f"not compacted: {refused_words(event)}", NoticeLevel.WARNING)
             case ErrorEvent(message=message):
                 await transcript.notice(message, NoticeLevel.ERROR)
             case TurnFinished():

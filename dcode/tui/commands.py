@@ -30,6 +30,9 @@ class SlashCommand:
     """True when the command may run at once while the agent works (it touches no thread state)."""
     needs_engine: bool = False
     """True when the command needs the loaded engine, so it waits for it like a prompt does."""
+    holds_session: bool = False
+    """True when the command changes the thread: while it runs, prompts and commands wait for it
+    as they wait for a turn."""
 
     @property
     def synopsis(self) -> str:
@@ -51,7 +54,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("resume", "Pick a past session to continue"),
     SlashCommand("model", "Switch the model, keeping the conversation (alone: pick one)", usage="[SPEC]", needs_engine=True),
     SlashCommand("context", "Show where the tokens go", busy_safe=True, needs_engine=True),
-    SlashCommand("offload", "Compact now: summarize and archive the older messages", needs_engine=True),
+    SlashCommand("offload", "Compact now: summarize and archive the older messages", needs_engine=True, holds_session=True),
     SlashCommand("approve", "Set the approval mode: manual, edits or all (alone: show it)", usage="[MODE]", busy_safe=True),
     SlashCommand("theme", "Choose a colour theme", busy_safe=True),
     SlashCommand("copy", "Copy the last answer to the clipboard", busy_safe=True),

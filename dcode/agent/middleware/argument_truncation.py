@@ -1,12 +1,13 @@
 """Compaction, tier 1: the long arguments of old file-writing calls, cut in the request.
 
 A file the model wrote twenty steps ago is on disk; the history need not carry its whole text
-in every later request. Hook: ``awrap_model_call``. When the request's messages reach
-``TRIGGER`` of the model's input window (the session's token counter's estimate), every
-string argument longer than ``MAX_ARGUMENT_CHARS`` in a call of a write tool (kind ``write`` in
-its spec: ``write_file``, ``edit_file``) older than the keep window (the newest messages within
-``KEEP`` of the window) is cut to its first ``HEAD_CHARS`` characters and a marker. Only the request changes; the checkpointed
-history keeps every argument. Other tools' calls, and short arguments, are never touched.
+in every later request. Hook: ``awrap_model_call``. When the request's messages reach tier 1's
+trigger (``Triggers.truncate_at``, counted by the session's token counter, by default 70 % of the model's input window: below tier 2's,
+so this cheap cut comes first), every string argument longer than ``MAX_ARGUMENT_CHARS`` in a
+call of a write tool (kind ``write`` in its spec: ``write_file``, ``edit_file``) older than the
+keep window (``Triggers.keep``) is cut to its first ``HEAD_CHARS`` characters and a marker.
+Only the request changes; the checkpointed history keeps every argument. Other tools' calls,
+and short arguments, are never touched.
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage
 
+from dcode.agent.compaction_triggers import Triggers
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.context.tokens.counter import TokenCounter
 
-TRIGGER = 0.85  # of the model's input window
-KEEP = 0.10  # of the window: the newest messages, left whole
 MAX_ARGUMENT_CHARS = 2_000
 HEAD_CHARS = 20
 MARKER = "...(argument truncated)"
@@ -32,17 +32,6 @@ MARKER = "...(argument truncated)"
 def _writes_files(name: object) -> bool:
     """Whether the call's tool writes files: its text is on disk, so the history can let go."""
     return isinstance(name, str) and spec_for(name).kind is ToolKind.WRITE
-
-
-def keep_from(messages: Sequence[BaseMessage], budget: int, counter: TokenCounter) -> int:
-    """The index of the oldest message in the keep window: walking back from the newest,
-    messages are kept while their estimated tokens fit in ``budget``."""
-    used = 0
-    for index in range(len(messages) - 1, -1, -1):
-        used += counter.estimate_message(messages[index])
-        if used > budget:
-            return index + 1
-    return 0
 
 
 def _cut(value: Any) -> Any:
@@ -87,20 +76,23 @@ def _cut_block(block: Any) -> Any:
     return {**block, "arguments": json.dumps({key: _cut(value) for key, value in args.items()})}
 
 
-def truncated_history(messages: Sequence[BaseMessage], window: int, counter: TokenCounter) -> list[BaseMessage] | None:
-    """The messages with old write/edit arguments cut, or None when the trigger is not reached
-    (by the request the messages make) or nothing was long enough to cut."""
-    if window <= 0 or counter.estimate_request(messages) < max(1, int(window * TRIGGER)):
+def truncated_history(
+    messages: Sequence[BaseMessage], window: int, triggers: Triggers, counter: TokenCounter | None = None
+) -> list[BaseMessage] | None:
+    """The messages with old write/edit arguments cut, or None when tier 1's trigger is not
+    reached (by the request the messages make) or nothing was long enough to cut."""
+    if window <= 0 or not triggers.truncate_at.reached(messages, window, counter=counter):
         return None
-    cutoff = keep_from(messages, int(window * KEEP), counter)
+    cutoff = triggers.keep.keep_from(messages, window, counter=counter)
     out = [truncate_arguments(message) if index < cutoff else message for index, message in enumerate(messages)]
     return out if any(new is not old for new, old in zip(out, messages)) else None
 
 
 class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
-    def __init__(self, max_input_tokens: int, counter: TokenCounter) -> None:
+    def __init__(self, max_input_tokens: int, triggers: Triggers, counter: TokenCounter | None = None) -> None:
         super().__init__()
         self.window = max_input_tokens
+        self.triggers = triggers
         self.counter = counter
 
     async def awrap_model_call(
@@ -108,5 +100,5 @@ class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext])
         request: ModelRequest[RunContext],
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        messages = truncated_history(request.messages, self.window, self.counter)
+        messages = truncated_history(request.messages, self.window, self.triggers, self.counter)
         return await handler(request if messages is None else request.override(messages=messages))

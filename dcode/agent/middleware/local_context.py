@@ -3,7 +3,11 @@
 Hooks: ``abefore_agent`` runs a detection script through the run's backend (so a remote or
 sandboxed backend reports its own machine) once per thread, and keeps its Markdown in private
 state; ``awrap_model_call`` appends it to the system message. Kept, not re-run, so the prompt
-stays byte-stable turn after turn and provider prompt caches keep hitting.
+stays byte-stable turn after turn and provider prompt caches keep hitting. The one exception is
+a summarization event (tier 2, ``/offload`` or ``compact_conversation``): the prompt's cached
+prefix is lost there anyway, so ``abefore_model`` detects again at the first model call after
+the compaction's cut moves, and the branch and changed files are current from then on. (The
+summarization middleware comes before this one, so a compaction made at a step is seen at it.)
 
 The script is POSIX sh. Its sections are independent and run in parallel, each into its own
 file, and are printed in a fixed order: the directory and git state, the languages and package
@@ -19,13 +23,16 @@ work tree are not counted: looking there would run the submodule's own configura
 
 from __future__ import annotations
 
-from typing import Annotated, NotRequired
+from collections.abc import Mapping
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
+from langgraph.runtime import Runtime
 
 from dcode.agent.backends.safe_git import shell_function
 from dcode.agent.fences import Fence, fenced
+from dcode.agent.middleware.summarization import read_compaction
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
 
@@ -160,7 +167,7 @@ def local_context_prompt(text: str | None) -> str:
     file names, branch and Makefile are in it."""
     if not text:
         return ""
-    return fenced(Fence.LOCAL_CONTEXT, f"The machine and project this session runs in, as found when it started:\n{text}")
+    return fenced(Fence.LOCAL_CONTEXT, f"The machine and project this session runs in, as found when it started or last summarized:\n{text}")
 
 
 async def detect_local_context(context: RunContext) -> str | None:
@@ -179,6 +186,13 @@ async def detect_local_context(context: RunContext) -> str | None:
 
 class LocalContextState(AgentState):
     local_context: NotRequired[Annotated[str | None, PrivateStateAttr]]
+    local_context_cutoff: NotRequired[Annotated[int, PrivateStateAttr]]
+    """The compaction cut the local context was found at (0: before any compaction)."""
+
+
+def compaction_cutoff(state: Mapping[str, Any]) -> int:
+    event = read_compaction(state)
+    return event["cutoff"] if event else 0
 
 
 class LocalContextMiddleware(PromptSection[LocalContextState, str | None]):
@@ -190,3 +204,13 @@ class LocalContextMiddleware(PromptSection[LocalContextState, str | None]):
 
     def section(self, value: str | None) -> str:
         return local_context_prompt(value)
+
+    async def abefore_agent(self, state: LocalContextState, runtime: Runtime[RunContext]) -> dict[str, Any] | None:
+        found = await super().abefore_agent(state, runtime)
+        return None if found is None else {**found, "local_context_cutoff": compaction_cutoff(state)}
+
+    async def abefore_model(self, state: LocalContextState, runtime: Runtime[RunContext]) -> dict[str, Any] | None:
+        cutoff = compaction_cutoff(state)
+        if self.key not in state or state.get("local_context_cutoff", 0) == cutoff:
+            return None  # no summarization event since it was found: the prompt stays as it was
+        return {self.key: await self.find(runtime.context), "local_context_cutoff": cutoff}

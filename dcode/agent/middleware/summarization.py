@@ -1,10 +1,11 @@
 """Compaction, tier 2: the older part of a long conversation, summarized and archived.
 
 Hooks: ``abefore_model`` checks, before each model call, whether the conversation as it would
-be sent (after tier 1's cuts) reaches ``TRIGGER`` of the model's input window, by estimate or
-by the provider's last reported usage. If so, the messages older than the keep window (the
-newest within ``KEEP`` of the window, never splitting a tool call from its results, and
-never the user's latest message) are appended to
+be sent (after tier 1's cuts) reaches tier 2's trigger (``Triggers.summarize_at``: by default
+85 % of the model's input window; or a number of tokens, or of messages), by estimate or by
+the provider's last reported usage. If so, the messages older than the keep window
+(``Triggers.keep``: by default the newest within 10 % of the window, never splitting a tool
+call from its results, and never the user's latest message) are appended to
 ``$DCODE_HOME/conversation_history/{session}.md`` and summarized by the model, and the event
 (where the cut is, the summary, the archive) goes into private state; ``awrap_model_call``
 then sends ``[summary, *messages after the cut]``. ``/offload`` asks the same ``Compactor``
@@ -13,8 +14,9 @@ history is never rewritten: the session keeps every message, and a later compact
 further along the same list (its summary covers the earlier one).
 
 The summarizer's call is tagged ``nostream``: its text never reaches the transcript. If it
-fails, nothing is compacted and the conversation goes on as it was, with one notice; the next
-try waits for the user's next message.
+fails, or if its summary would not make the request smaller (then the compaction is refused and
+nothing is written, the archive included), nothing is compacted and the conversation goes on as
+it was, with one notice; the next try waits for the user's next message.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NotRequired, TypedDict
@@ -33,15 +36,15 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
+from dcode.agent.events import CompactionFinished, CompactionRefused, CompactionStarted, Notice
 from dcode.agent.fences import Fence, fenced
-from dcode.agent.middleware.argument_truncation import keep_from, truncated_history
+from dcode.agent.compaction_triggers import Triggers, Unit
+from dcode.agent.middleware.argument_truncation import truncated_history
 from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.token_count import count_messages, count_request
 from dcode.context.tokens.counter import TokenCounter
 from dcode.private_files import open_private
 
-TRIGGER = 0.85  # of the model's input window
-KEEP = 0.10  # of the window: the newest messages, sent as they are
 HISTORY_DIR = "conversation_history"
 SUMMARY_SOURCE = "summarization"
 
@@ -129,11 +132,6 @@ def reported_tokens(messages: Sequence[BaseMessage]) -> int:
     return 0
 
 
-def summarized_count(previous: Compaction | None, event: Compaction) -> int:
-    """How many messages of the history ``event`` summarized that ``previous`` had not."""
-    return event["cutoff"] - (previous["cutoff"] if previous else 0)
-
-
 def next_cutoff(previous: Compaction | None, effective_cutoff: int) -> int:
     """The cut in the whole history, from the cut in the list sent (whose first message is the
     previous summary, when there was one)."""
@@ -193,25 +191,62 @@ class CompactionFailed(Exception):
     """The summary could not be made; the conversation is unchanged (a notice said why)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """A compaction made: the event for the thread's state, and what it did (also emitted)."""
+
+    event: Compaction
+    finished: CompactionFinished
+
+
+NOT_SMALLER = "the summary would not make it smaller"
+SUMMARY_ALONE = "the summary's own preamble is as large as the messages it would replace"
+
+
 class Compactor:
     """Summarizes and archives the older part of a thread's messages: for the middleware, when
-    the window fills, and for ``/offload``, on demand."""
+    the window fills, and for ``/offload``, on demand.
 
-    def __init__(self, model: BaseChatModel, max_input_tokens: int, history_dir: Path, counter: TokenCounter) -> None:
+    A compaction must shrink the request: its size before (the messages as sent now) and after
+    (the summary and the messages kept) are counted alike, and when after is not below before
+    the compaction is refused (``CompactionRefused``), with nothing written: the archive is
+    appended only once the summary is known to help. When even an empty summary would not
+    help, the summarizer is not asked at all."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        max_input_tokens: int,
+        history_dir: Path,
+        triggers: Triggers | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
         self.model = model
         self.window = max_input_tokens
         self.history_dir = history_dir
+        self.triggers = triggers or Triggers()
         self.counter = counter
+
+    @property
+    def trigger_tokens(self) -> int | None:
+        """Tier 2's trigger in tokens; None when it counts messages."""
+        at = self.triggers.summarize_at
+        return None if at.unit is Unit.MESSAGES else at.limit(self.window)
 
     def over(self, messages: list[BaseMessage]) -> int | None:
         """The estimated (or last reported) size of the request ``messages`` make (with the
         last request's system message and tools) when it reaches the trigger."""
-        trigger = max(1, int(self.window * TRIGGER))
-        tokens = self.counter.estimate_request(messages)
-        if tokens >= trigger and (cut := truncated_history(messages, self.window, self.counter)) is not None:
-            tokens = self.counter.estimate_request(cut)  # what tier 1 would send
+        tokens = count_request(messages, self.counter)
+        trigger = self.trigger_tokens
+        if trigger is None:
+            return tokens if self.triggers.summarize_at.reached(messages, self.window, counter=self.counter) else None
+        if tokens >= trigger and (cut := truncated_history(messages, self.window, self.triggers, self.counter)) is not None:
+            tokens = count_request(cut, self.counter)  # what tier 1 would send
         size = max(tokens, reported_tokens(messages))
         return size if size >= trigger else None
+
+    def archive_path(self, session_id: str) -> Path:
+        return self.history_dir / f"{session_id}.md"
 
     async def compact(
         self,
@@ -221,46 +256,67 @@ class Compactor:
         session_id: str,
         emit: Callable[[Any], None],
         force: bool = False,
-    ) -> Compaction | None:
-        """The new compaction event for ``messages`` (the whole history), or None: below the
-        trigger (unless ``force``), or nothing older than the keep window. Raises
-        ``CompactionFailed`` when the summary could not be made."""
+    ) -> Compacted | CompactionRefused | None:
+        """The compaction of ``messages`` (the whole history); a refusal when it would not
+        shrink the request; None when below the trigger (unless ``force``) or with nothing
+        older than the keep window. Raises ``CompactionFailed`` when the summary could not be
+        made. What happened is also emitted, as events."""
         effective = effective_messages(messages, previous)
         tokens = self.over(effective)
-        if tokens is None:
-            if not force:
-                return None
-            tokens = self.counter.estimate_request(effective)
+        if tokens is None and not force:
+            return None
         # The user's latest message is always sent as written, whatever follows it; asked for,
         # everything before it is compacted.
         latest = max(latest_user_index(effective), 0)
-        cutoff = latest if force else min(latest, safe_cutoff(effective, keep_from(effective, int(self.window * KEEP), self.counter)))
+        cutoff = latest if force else min(latest, safe_cutoff(effective, self.triggers.keep.keep_from(effective, self.window, counter=self.counter)))
         if cutoff <= (1 if previous else 0):
             return None  # nothing new to summarize
-        emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if not force else "asked for"))
+        before = count_messages(effective, self.counter)
+        path = self.archive_path(session_id)
+        new_cutoff = next_cutoff(previous, cutoff)
+        summarized = new_cutoff - (previous["cutoff"] if previous else 0)
+        floor = count_messages(effective_messages(messages, Compaction(cutoff=new_cutoff, summary="", archive=str(path))), self.counter)
+        if floor >= before:
+            return self._refuse(emit, summarized, before, floor, SUMMARY_ALONE)
+        emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if tokens is not None and not force else "asked for"))
         older = effective[:cutoff]
-        archive = self._archive(older, session_id, emit)
         try:
             summarizer = self.model.with_config(tags=[TAG_NOSTREAM])
             answer = await summarizer.ainvoke([SystemMessage(content=SUMMARY_PROMPT), HumanMessage(content=transcript_for_summary(older))])
         except Exception as exc:  # noqa: BLE001 - the conversation goes on uncompacted
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
-        event = Compaction(cutoff=next_cutoff(previous, cutoff), summary=_text(answer.content).strip(), archive=archive)
-        after = self.counter.estimate_request(effective_messages(messages, event))
-        summarized = summarized_count(previous, event)
-        emit(CompactionFinished(messages_summarized=summarized, tokens_before=tokens, tokens_after=after, archive_path=archive))
-        return event
+        event = Compaction(cutoff=new_cutoff, summary=_text(answer.content).strip(), archive=str(path))
+        after = count_messages(effective_messages(messages, event), self.counter)
+        if after >= before:
+            return self._refuse(emit, summarized, before, after, NOT_SMALLER)
+        if not self._archive(older, path, emit):
+            event = Compaction(cutoff=new_cutoff, summary=event["summary"], archive=None)
+            after = count_messages(effective_messages(messages, event), self.counter)
+        finished = CompactionFinished(
+            messages_summarized=summarized,
+            tokens_before=before,
+            tokens_after=after,
+            archive_path=event["archive"],
+            messages_kept=len(effective) - cutoff,
+        )
+        emit(finished)
+        return Compacted(event, finished)
 
-    def _archive(self, messages: Sequence[BaseMessage], session_id: str, emit: Callable[[Any], None]) -> str | None:
-        path = self.history_dir / f"{session_id}.md"
+    @staticmethod
+    def _refuse(emit: Callable[[Any], None], summarized: int, before: int, after: int, reason: str) -> CompactionRefused:
+        refused = CompactionRefused(messages_summarized=summarized, tokens_before=before, tokens_after=after, reason=reason)
+        emit(refused)
+        return refused
+
+    def _archive(self, messages: Sequence[BaseMessage], path: Path, emit: Callable[[Any], None]) -> bool:
         try:
             with open_private(path, "a") as handle:
                 handle.write(archive_section(messages))
         except OSError as exc:
             emit(Notice(f"could not archive the older messages ({exc.strerror or exc}): they will only be in the summary"))
-            return None
-        return str(path)
+            return False
+        return True
 
 
 class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
@@ -280,14 +336,17 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
         if self._failed.get(thread) == latest:
             return None
         try:
-            event = await self.compactor.compact(messages, read_compaction(state), session_id=thread, emit=runtime.context.emit)
+            done = await self.compactor.compact(messages, read_compaction(state), session_id=thread, emit=runtime.context.emit)
         except CompactionFailed:
             self._failed[thread] = latest
             return None
-        if event is None:
+        if isinstance(done, CompactionRefused):
+            self._failed[thread] = latest  # it would not help: not again until the next message
+            return None
+        if done is None:
             return None
         self._failed.pop(thread, None)
-        return {"compaction": event}
+        return {"compaction": done.event}
 
     async def awrap_model_call(
         self,

@@ -4,7 +4,10 @@ summarized, when the context is filling up and a natural break has come.
 It shares the compaction of the window's own trigger (``Compactor``): everything before the
 user's latest message is archived and summarized, and later requests carry the summary. It is
 only eligible once the provider has reported a request of at least ``ELIGIBLE`` of the
-trigger; before that, or with nothing to compact, it says so and changes nothing.
+trigger; before that, or with nothing to compact, it says so and changes nothing. Its result
+gives the facts ``/offload`` shows: the messages summarized, the tokens before → after, what
+stays verbatim and the archive; a compaction that would not shrink the request is refused, and
+the result says why.
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
+from dcode.agent.compaction_words import compacted_words, refused_words
+from dcode.agent.events import CompactionRefused
 from dcode.agent.middleware.summarization import (
-    TRIGGER,
     CompactionFailed,
     Compactor,
     SummarizationState,
     read_compaction,
     reported_tokens,
-    summarized_count,
 )
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools.spec import COMPACT_CONVERSATION
@@ -40,6 +43,15 @@ intent, what was done, the files and commands, and the next steps; the full hist
 archive file you can read. It does nothing while the conversation is still small."""
 
 
+def eligible(compactor: Compactor, messages: list[Any]) -> bool:
+    """Half way to tier 2's trigger: by the provider's reported usage for a trigger in tokens
+    (none reported: not yet), by the count for one in messages."""
+    trigger = compactor.trigger_tokens
+    if trigger is None:
+        return len(messages) >= max(1, int(compactor.triggers.summarize_at.limit(compactor.window) * ELIGIBLE))
+    return reported_tokens(messages) >= max(1, int(trigger * ELIGIBLE))
+
+
 def make_compact_tool(compactor: Compactor) -> BaseTool:
     @tool(COMPACT_CONVERSATION.name, description=DESCRIPTION)
     async def compact_conversation(
@@ -49,18 +61,18 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
         # which cannot take the state's TypedDict (nor a parametrized ToolRuntime).
         thread: SummarizationState = state
         messages = list(thread["messages"])
-        if reported_tokens(messages) < max(1, int(compactor.window * TRIGGER * ELIGIBLE)):
+        if not eligible(compactor, messages):
             return NOTHING_YET
         context = get_runtime(RunContext).context
-        previous = read_compaction(thread)
         try:
-            event = await compactor.compact(messages, previous, session_id=current_thread_id("session"), emit=context.emit, force=True)
+            done = await compactor.compact(messages, read_compaction(thread), session_id=current_thread_id("session"), emit=context.emit, force=True)
         except CompactionFailed:
             return "Compaction failed: the conversation is unchanged."
-        if event is None:
+        if isinstance(done, CompactionRefused):
+            return f"Compaction refused: {refused_words(done)}."
+        if done is None:
             return NOTHING_YET
-        where = f" The full history is in {event['archive']}." if event["archive"] else ""
-        reply = f"Conversation compacted: summarized {summarized_count(previous, event)} messages.{where}"
-        return Command(update={"compaction": event, "messages": [ToolMessage(content=reply, tool_call_id=tool_call_id)]})
+        reply = f"Conversation compacted: {compacted_words(done.finished)}."
+        return Command(update={"compaction": done.event, "messages": [ToolMessage(content=reply, tool_call_id=tool_call_id)]})
 
     return compact_conversation

@@ -106,9 +106,24 @@ class NoticeMessage(Static):
 
     ICONS = {NoticeLevel.INFO: "·", NoticeLevel.WARNING: "!", NoticeLevel.ERROR: "✗"}
 
+    class OpenPath(Message):
+        """Asks the app to show the file a notice names."""
+
+        def __init__(self, path: str) -> None:
+            super().__init__()
+            self.path = path
+
     def __init__(self, entry: NoticeEntry) -> None:
-        super().__init__(Content(f"{self.ICONS[entry.level]} {entry.text}"), classes=f"-{entry.level.value}")
+        text = Content(f"{self.ICONS[entry.level]} {entry.text}")
+        if entry.path:
+            text = Content.assemble(text, " · ", (entry.path, "underline"), (" (click to open)", "$text-muted"))
+        super().__init__(text, classes=f"-{entry.level.value}")
         self.entry = entry
+
+    def on_click(self, event: events.Click) -> None:
+        if self.entry.path:
+            event.stop()
+            self.post_message(self.OpenPath(self.entry.path))
 
 
 class ShellOutput(Static):

@@ -111,6 +111,8 @@ class ToolGroupEntry(Entry):
 class NoticeEntry(Entry):
     text: str = ""
     level: NoticeLevel = NoticeLevel.INFO
+    path: str | None = None
+    """A file the notice names (an archive): shown after the text, opened by a click."""
 
 
 @dataclass(eq=False)

@@ -225,8 +225,8 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         await self.add(UserEntry(text=text, videos=list(videos or ())))
         self.anchor()
 
-    async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO) -> None:
-        await self.add(NoticeEntry(text=text, level=level))
+    async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO, *, path: str | None = None) -> None:
+        await self.add(NoticeEntry(text=text, level=level, path=path))
 
     async def add_shell(self, entry: ShellEntry) -> None:
         self._close_step()
