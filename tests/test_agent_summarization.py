@@ -130,11 +130,10 @@ TWO = "The second answer. " * 10
 
 
 async def test_offload_compacts_everything_before_the_latest_exchange(server, make_settings, dcode_home: Path) -> None:
-    from langchain_core.messages.utils import count_tokens_approximately
-
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
     from dcode.agent.events import CompactionFinished, CompactionStarted, Notice
+    from dcode.agent.token_count import count_messages
 
     server.script(reply(ONE), reply(TWO), reply("SUMMARY of one and two."), reply("three"))
     async with await Engine.open(make_settings()) as engine:
@@ -147,16 +146,17 @@ async def test_offload_compacts_everything_before_the_latest_exchange(server, ma
         events = await runner.compact()
         assert [type(e) for e in events] == [CompactionStarted, CompactionFinished]
         done = events[1]
+        # before: the history as it was sent; after: the summary and the two kept messages,
+        # counted by the session's counter (the model's encoding and its calibration)
+        archive = dcode_home / HISTORY_DIR / f"{runner.session_id}.md"
+        summary = summary_message({"cutoff": 2, "summary": "SUMMARY of one and two.", "archive": str(archive)})
+        assert done.tokens_before == count_messages(saved, engine.tokens)
+        assert done.tokens_after == count_messages([summary, *saved[2:]], engine.tokens) < done.tokens_before
         async for _ in runner.run_turn("third"):
             pass
         assert len(await runner.messages()) == 6
-    archive = dcode_home / HISTORY_DIR / f"{runner.session_id}.md"
     # first and its answer are summarized; "second" (the latest exchange) stays verbatim
     assert (done.messages_summarized, done.messages_kept, done.archive_path) == (2, 2, str(archive))
-    # before: the history as it was sent; after: the summary and the two kept messages
-    summary = summary_message({"cutoff": 2, "summary": "SUMMARY of one and two.", "archive": str(archive)})
-    assert done.tokens_before == count_tokens_approximately(saved)
-    assert done.tokens_after == count_tokens_approximately([summary, *saved[2:]]) < done.tokens_before
     assert archive.read_text().count(f'<message type="ai">{ONE}</message>') == 1 and TWO not in archive.read_text()
     sent = server.transcript(3)
     assert [role for role, _ in sent] == ["system", "user", "user", "assistant", "user"]
@@ -211,7 +211,7 @@ async def test_the_model_can_compact_once_the_context_is_half_way_to_the_trigger
 
     settings = make_settings(api, model_overrides={"openai:test-model": {"max_input_tokens": 10_000}})
     server.script(
-        reply("first answer", usage=(1_000, 10)),
+        reply("first answer: " + "the details, " * 300, usage=(1_000, 10)),  # long enough for a summary to shrink it
         reply(tool_calls=[tool_call("compact_conversation")], usage=(1_200, 10)),  # too early: 1,210 < 4,250
         reply("not yet, then"),
         reply(tool_calls=[tool_call("compact_conversation")], usage=(5_000, 10)),
