@@ -90,6 +90,11 @@ class Settings:
     """The newest messages sent verbatim after a summary (and left whole by tier 1)."""
     truncate_at: Threshold = TRUNCATE_AT
     """Tier 1: old file-writing arguments are cut from the request from this on (below tier 2)."""
+    task_depth: int = 1
+    """How deep subagents nest: 1, the session's agent starts them and they start none; 2,
+    they may start their own (the most allowed)."""
+    task_concurrency: int = 4
+    """Subagents that run at the same time; more ``task`` calls wait for a slot."""
     # Variables the shell may see although they look like secrets (the shell's environment
     # lacks provider keys, OPENAI_* and DCODE_* otherwise).
     pass_env: tuple[str, ...] = ()
@@ -144,6 +149,8 @@ _SCALAR_KEYS = {
     "compact_at": Threshold,
     "compact_keep": Threshold,
     "truncate_at": Threshold,
+    "task_depth": int,
+    "task_concurrency": int,
 }
 
 _ENVIRONMENT = {
@@ -159,6 +166,7 @@ _ENVIRONMENT = {
 }
 
 _ZERO_ALLOWED = {"max_retries"}
+_MAXIMUM = {"task_depth": 2}
 _TABLE_KEYS = {"providers", "models"}
 _LIST_KEYS = {"pass_env"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -341,7 +349,7 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
             if isinstance(raw, bool):
                 raise ValueError
             value = int(raw)
-            if value < (0 if key in _ZERO_ALLOWED else 1):
+            if value < (0 if key in _ZERO_ALLOWED else 1) or value > _MAXIMUM.get(key, value):
                 raise ValueError
             return value
         if kind is float:
@@ -355,7 +363,7 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
             raise ValueError
         return raw
     except ValueError:
-        expected = _expected(kind)
+        expected = f"an integer from 1 to {_MAXIMUM[key]}" if key in _MAXIMUM else _expected(kind)
         raise _ValueError(key, f"{key} = {raw!r} is not valid ({origin}); expected {expected}") from None
 
 

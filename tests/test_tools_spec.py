@@ -14,6 +14,9 @@ from dcode.context.tokens.counter import TokenCounter
 from dcode.agent.backends import LocalBackend
 from dcode.agent.graph import static_request
 from dcode.agent.middleware.summarization import Compactor
+from dcode.agent.subagents.definitions import AgentCatalog
+from dcode.agent.subagents.runs import Subagents
+from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.tools.spec import SPECS, WRITE_TODOS, ToolKind, spec_for
 
 KINDS = {
@@ -26,12 +29,14 @@ KINDS = {
     "execute": ToolKind.SHELL,
     "write_todos": ToolKind.READ,
     "compact_conversation": ToolKind.READ,
+    "task": ToolKind.READ,
 }
 
 
 def offered_tools(tmp_path: Path) -> list:
     model = ChatOpenAI(model="test-model", api_key="test", base_url="http://127.0.0.1:9/v1")
-    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history", TokenCounter("test-model")))
+    task = make_task_tool(Subagents(AgentCatalog(), graph_for=lambda definition, nested: None))
+    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history", TokenCounter("test-model")), task)
     return tools
 
 
@@ -42,7 +47,9 @@ def test_every_tool_the_model_is_offered_has_its_spec(tmp_path: Path) -> None:
         spec = SPECS[tool.name]
         assert spec.kind is KINDS[tool.name], tool.name
         if spec.args is not None:
-            assert tool.args_schema is spec.args, f"{tool.name} is not built from its spec's argument model"
+            # The model sees the spec's arguments, whatever the tool has injected besides.
+            offered = tool.tool_call_schema.model_json_schema()["properties"]
+            assert offered == spec.args.model_json_schema()["properties"], f"{tool.name} is not built from its spec's argument model"
 
 
 def test_a_name_no_spec_knows_gets_kind_other() -> None:

@@ -9,7 +9,9 @@ MCP tool, say) is kind ``other``: nothing says what it does, so it asks in ``man
 ``edits`` alike.
 
 The policy is mutable on purpose: Shift+Tab changes the mode mid-turn, and "approve the same
-kind for the rest of the session" adds to ``session_allowed``.
+kind for the rest of the session" adds to ``session_allowed``. A subagent's runs use the
+session's policy through ``ScopedPolicy``: the session's mode, or the agent's own when that is
+stricter, and the same "rest of the session" approvals.
 """
 
 from __future__ import annotations
@@ -40,6 +42,29 @@ class Approver(Protocol):
 class Verdict:
     kind: ApprovalKind
     reason: str
+
+
+STRICTNESS = (ApprovalMode.MANUAL, ApprovalMode.EDITS, ApprovalMode.ALL)
+"""The modes, strictest first."""
+
+
+def stricter(mode: ApprovalMode, other: ApprovalMode | None) -> ApprovalMode:
+    """The stricter of two modes (``other`` None: ``mode``)."""
+    if other is None:
+        return mode
+    return min(mode, other, key=STRICTNESS.index)
+
+
+class Policy(Protocol):
+    """What a run asks its approval policy: whether a call may run, and what the user has
+    approved for the rest of the session."""
+
+    session_allowed: set[ApprovalKind]
+
+    @property
+    def mode(self) -> ApprovalMode: ...
+
+    def check(self, name: str, args: dict[str, Any]) -> Verdict | None: ...
 
 
 @dataclass
@@ -79,6 +104,26 @@ class ApprovalPolicy:
 
     def _inside(self, raw: str) -> bool:
         return self.backend.is_inside_workspace(raw)
+
+
+class ScopedPolicy:
+    """A subagent's view of the session's policy: the session's mode as it is now (Shift+Tab
+    reaches running subagents too), or ``floor`` when that is stricter; approvals "for the rest
+    of the session" are shared both ways."""
+
+    def __init__(self, session: Policy, floor: ApprovalMode | None, backend: Backend) -> None:
+        self._session, self._floor, self._backend = session, floor, backend
+
+    @property
+    def session_allowed(self) -> set[ApprovalKind]:
+        return self._session.session_allowed
+
+    @property
+    def mode(self) -> ApprovalMode:
+        return stricter(self._session.mode, self._floor)
+
+    def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        return ApprovalPolicy(self.mode, self._backend, self.session_allowed).check(name, args)
 
 
 class HeadlessApprover:

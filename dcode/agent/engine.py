@@ -31,6 +31,10 @@ from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
 from dcode.agent.run_context import current_thread_id
 from dcode.agent.runner import SessionRunner
 from dcode.agent.session_lock import SessionLock
+from dcode.agent.subagents.definitions import AgentCatalog, AgentDefinition
+from dcode.agent.subagents.runs import Subagents
+from dcode.agent.subagents.task_tool import make_task_tool
+from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.sessions import SessionInfo, SessionStore, database_errors, new_session_id
 from dcode.config import ApprovalMode, Settings
 from dcode.context.accounting import ContextReport, Spend, build_report
@@ -63,6 +67,7 @@ class Engine:
         # The engine's own connection pool, with the settings' limits, closed with it.
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
+        self.agents = AgentCatalog()
         self.graph = self._build()
 
     @classmethod
@@ -116,20 +121,59 @@ class Engine:
         )
         _warm_in_background(self.tokens)
         self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, self.tokens)
+        self.subagents = Subagents(
+            self.agents,
+            self._agent_graph,
+            concurrency=self.settings.task_concurrency,
+            max_depth=self.settings.task_depth,
+            max_input_tokens=self.resolved.profile.max_input_tokens,
+            max_turns=self.settings.max_turns,
+            base_url=self.resolved.endpoint.base_url,
+        )
+        self._agent_graphs: dict[tuple[str, bool], Any] = {}
+        self.task_tool = make_task_tool(self.subagents)
+        return self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool)
+
+    def _graph(
+        self,
+        model: Any,
+        resolved: ResolvedModel,
+        compactor: Compactor,
+        *,
+        task_tool: Any = None,
+        definition: AgentDefinition | None = None,
+    ) -> Any:
         return build_graph(
-            self.model,
+            model,
             self.backend,
             checkpointer=self.checkpointer,
-            profile=self.resolved.profile,
+            profile=resolved.profile,
             store=self.attachments,
             variants=self.variants,
             max_turns=self.settings.max_turns,
             memory=memory_sources(self.settings.home, Path(self.settings.workspace)),
             skills=skill_sources(self.settings.home, Path(self.settings.workspace)),
             large_results=self.settings.home / RESULTS_DIR,
-            compactor=self.compactor,
-            prompt_cache_key=self.resolved.prompt_cache_key,
+            compactor=compactor,
+            prompt_cache_key=resolved.prompt_cache_key,
+            system_prompt=(definition.system_prompt if definition else "") or SYSTEM_PROMPT,
+            task_tool=task_tool,
+            allowed_tools=definition.tools if definition else None,
         )
+
+    def _agent_graph(self, definition: AgentDefinition, nested: bool) -> Any:
+        """The graph a subagent runs (built once per agent): its own instructions, tools and
+        model, with the ``task`` tool only where it may start subagents of its own."""
+        key = (definition.name, nested)
+        if key not in self._agent_graphs:
+            model, resolved, compactor = self.model, self.resolved, self.compactor
+            if definition.model and definition.model != "inherit":
+                resolved = resolve_model(replace(self.settings, model=definition.model, base_url=None))
+                model = build_chat_model(resolved, self.settings, self._http)
+                counter = TokenCounter(resolved.endpoint.spec.model, images=image_pricer(route_for(resolved.profile)), thread=lambda: current_thread_id("session"))
+                compactor = Compactor(model, resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, counter)
+            self._agent_graphs[key] = self._graph(model, resolved, compactor, task_tool=self.task_tool if nested else None, definition=definition)
+        return self._agent_graphs[key]
 
     async def context_report(self, session_id: str | None) -> ContextReport:
         """Where the next request's tokens go in a session (``/context``); None: a new one."""
@@ -142,7 +186,7 @@ class Engine:
             info = await asyncio.to_thread(self.sessions.get, session_id)
             if info is not None:
                 spend = Spend.of(info.input_tokens, info.output_tokens, info.cached_tokens, profile)
-        instructions, tools = static_request(self.backend, self.compactor)
+        instructions, tools = static_request(self.backend, self.compactor, self.task_tool)
         return await asyncio.to_thread(
             build_report,
             values=values,

@@ -5,11 +5,15 @@ know which one is listening. A saved thread replays as the same events
 (``dcode.agent.saved_thread.replay``), so a resumed transcript is drawn from them too. Every
 event is a frozen dataclass with a stable ``type`` tag, and ``to_json`` gives the shape that
 ``--output-format stream-json`` prints, one event per line.
+
+Every event also carries ``agent``, the path of the agent it comes from: ``()`` for the
+session's own agent, ``("task:2",)`` for the subagent its second ``task`` call started, and so
+on down (``("task:2", "task:1")``). A consumer that draws one transcript routes by it.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -35,9 +39,16 @@ class ApprovalKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Event:
     type: ClassVar[str] = "event"
+    agent: tuple[str, ...] = field(default=(), kw_only=True)
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, **asdict(self)}
+        data = asdict(self)
+        return {"type": self.type, **data, "agent": list(self.agent)}
+
+    def from_agent(self, path: tuple[str, ...]) -> Event:
+        """This event as coming from the agent at ``path``; an event a deeper agent already
+        tagged keeps its own path."""
+        return self if self.agent else replace(self, agent=path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +229,36 @@ class CompactionRefused(Event):
     tokens_before: int
     tokens_after: int
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentStarted(Event):
+    """A ``task`` call's subagent has begun: ``agent`` is its path, ``call_id`` the parent's
+    call, ``thread_id`` the checkpointed thread it runs in (``SESSION/task/N``)."""
+
+    type: ClassVar[str] = "subagent_started"
+    call_id: str
+    agent_type: str
+    description: str
+    thread_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentFinished(Event):
+    """A subagent has ended (``agent`` is its path): ``result`` is what its ``task`` call
+    returns to the parent, ``error`` the one line when it failed. The token figures are its
+    own and those of any subagents it started in turn."""
+
+    type: ClassVar[str] = "subagent_finished"
+    call_id: str
+    status: ToolStatus
+    result: str
+    num_turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    duration_ms: int = 0
+    error: str = ""
 
 
 @dataclass(frozen=True, slots=True)

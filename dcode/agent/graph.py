@@ -15,6 +15,7 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain.agents.middleware import ModelCallLimitMiddleware, TodoListMiddleware
 from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
 
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.media_policy import MediaPolicy
@@ -36,22 +37,34 @@ from dcode.agent.run_context import RunContext
 from dcode.agent.tools import BinaryReader, build_tools, reject_binary
 from dcode.agent.tools.compact import make_compact_tool
 from dcode.agent.tools.read_media import MediaReader
+from dcode.agent.tools.spec import WRITE_TODOS
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
 
 
-def agent_tools(backend: Backend, compactor: Compactor, binary_reader: BinaryReader = reject_binary) -> list[Any]:
+def agent_tools(
+    backend: Backend,
+    compactor: Compactor,
+    binary_reader: BinaryReader = reject_binary,
+    *,
+    task_tool: BaseTool | None = None,
+    allowed: Sequence[str] | None = None,
+) -> list[Any]:
     """The tools the graph offers, besides those its middleware add (``write_todos``);
-    ``binary_reader`` is what read_file does with a file that is not text."""
-    return [*build_tools(backend, binary_reader=binary_reader), make_compact_tool(compactor)]
+    ``binary_reader`` is what read_file does with a file that is not text; ``task_tool`` starts
+    subagents (None where the agent may not); ``allowed``: the only names kept (None: all)."""
+    tools = [*build_tools(backend, binary_reader=binary_reader), make_compact_tool(compactor)]
+    if task_tool is not None:
+        tools.append(task_tool)
+    return [t for t in tools if allowed is None or t.name in allowed]
 
 
-def static_request(backend: Backend, compactor: Compactor) -> tuple[str, list[Any]]:
+def static_request(backend: Backend, compactor: Compactor, task_tool: BaseTool | None = None) -> tuple[str, list[Any]]:
     """The instructions and the tools every request carries (the base prompt, and the todo
     middleware's prompt and tool), as ``/context`` counts them."""
     todo = TodoListMiddleware()
-    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*agent_tools(backend, compactor), *todo.tools]
+    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*agent_tools(backend, compactor, task_tool=task_tool), *todo.tools]
 
 
 def build_graph(
@@ -68,21 +81,27 @@ def build_graph(
     large_results: Path,
     compactor: Compactor,
     prompt_cache_key: bool = False,
+    system_prompt: str = SYSTEM_PROMPT,
+    task_tool: BaseTool | None = None,
+    allowed_tools: Sequence[str] | None = None,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
     ``large_results``: where tool results too large for the conversation are written; ``compactor``:
     what summarizes and archives the older messages (``/offload`` uses it too), whose token
     counter every tier counts with; ``prompt_cache_key``: whether requests carry the session id
-    as ``prompt_cache_key`` (only where the endpoint accepts it)."""
+    as ``prompt_cache_key`` (only where the endpoint accepts it); ``system_prompt``: the agent's
+    instructions (a subagent's own); ``task_tool``: the ``task`` tool, where the agent may start
+    subagents; ``allowed_tools``: the only tools the agent gets (None: all)."""
     counter = compactor.counter
     wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
     projection = MediaProjectionMiddleware(store, variants, route_for(profile), policy=MediaPolicy.of(profile, wire=wire))
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
     # memory after them: the stable prefix is what provider prompt caches reuse.
+    todos = allowed_tools is None or WRITE_TODOS.name in allowed_tools
     middleware: list[Any] = [
         RunContextRequired(),
-        TodoListMiddleware(),
+        *([TodoListMiddleware()] if todos else []),
         # Before the local context: its before-model hook compacts first, so the local context
         # sees a new cut at the same step and is found again.
         SummarizationMiddleware(compactor),
@@ -102,8 +121,8 @@ def build_graph(
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(
         model,
-        agent_tools(backend, compactor, MediaReader(store, profile)),
-        system_prompt=SYSTEM_PROMPT,
+        agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools),
+        system_prompt=system_prompt,
         middleware=middleware,
         context_schema=RunContext,
         checkpointer=checkpointer,

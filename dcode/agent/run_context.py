@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dcode.agent.approval import ApprovalPolicy, Approver
+from dcode.agent.approval import Approver, Policy
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import Event
 
@@ -30,9 +30,12 @@ def emit_to_stream(event: Event) -> None:
 @dataclass(frozen=True, slots=True)
 class RunContext:
     approver: Approver
-    policy: ApprovalPolicy
+    policy: Policy
     backend: Backend
     emit: Callable[[Event], None] = emit_to_stream
+    agent: tuple[str, ...] = ()
+    """The path of the agent the run is for: ``()`` for the session's own, ``("task:2",)`` for
+    a subagent (``Event.agent``)."""
 
 
 def current_thread_id(default: str = "") -> str:

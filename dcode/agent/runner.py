@@ -30,7 +30,7 @@ from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededE
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from dcode.agent.approval import ApprovalPolicy, Approver
-from dcode.agent.events import ErrorEvent, Event, Notice, TurnFinished, TurnStarted
+from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
 from dcode.agent.markers import CANCELLED_MARKER
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compacted, CompactionFailed, read_compaction
 from dcode.agent.paste_archive import archive_paste
@@ -150,6 +150,7 @@ class SessionRunner:
         started = time.monotonic()
         translator = StreamTranslator(self.engine.resolved.profile.max_input_tokens)
         sent, interrupted, error, leaving = False, False, "", False
+        subagent_threads: list[str] = []
         try:
             yield TurnStarted(self.session_id, prompt)
             try:
@@ -165,6 +166,8 @@ class SessionRunner:
                     async with aclosing(self._graph_stream(archived.content)) as stream:
                         while not interrupt.requested and (item := await interrupt.guard(anext(stream, None))) is not None:
                             for event in translator.on_stream(*item):
+                                if isinstance(event, SubagentStarted):
+                                    subagent_threads.append(event.thread_id)
                                 yield event
                 if interrupt.requested:  # its cancellation may have been swallowed on the way
                     leaving, interrupted = interrupt.absorb(), True
@@ -186,7 +189,7 @@ class SessionRunner:
                     log.debug("turn failed", exc_info=True)
                     error = describe_model_error(exc, self.engine.resolved.endpoint.base_url)
                     yield ErrorEvent(error, kind=type(exc).__name__)
-            problems = await self._wind_up(prompt if sent else "", translator, interrupted=interrupted)
+            problems = await self._wind_up(prompt if sent else "", translator, interrupted=interrupted, subagent_threads=subagent_threads)
             if leaving:
                 raise asyncio.CancelledError
             for problem in problems:
@@ -216,13 +219,16 @@ class SessionRunner:
             durability="sync",
         )
 
-    async def _wind_up(self, prompt: str, translator: StreamTranslator, *, interrupted: bool) -> list[str]:
-        """Keep an interrupted turn's partial answer, then record the turn in the session's
-        metadata; returns what could not be done, one line each."""
+    async def _wind_up(self, prompt: str, translator: StreamTranslator, *, interrupted: bool, subagent_threads: list[str]) -> list[str]:
+        """Keep an interrupted turn's partial answer and close the calls it left open (in the
+        subagents' threads too), then record the turn in the session's metadata; returns what
+        could not be done, one line each."""
         problems: list[str] = []
         if interrupted:
             try:
                 await self._settle_after_interrupt(translator.tally.partial_text)
+                for thread in subagent_threads:
+                    await self._repair_dangling_calls(thread)
             except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
                 log.debug("settling the interrupt failed", exc_info=True)
                 problems.append(f"could not save the interrupted turn: {describe_model_error(exc)}")
@@ -234,10 +240,10 @@ class SessionRunner:
                 prompt=prompt,
                 model=self.engine.resolved.spec,
                 message_count=await self._message_count(),
-                input_tokens=tally.input_tokens,
-                output_tokens=tally.output_tokens,
+                input_tokens=tally.all_input_tokens,
+                output_tokens=tally.all_output_tokens,
                 context_tokens=tally.context_tokens,
-                cached_tokens=tally.cached_tokens,
+                cached_tokens=tally.all_cached_tokens,
             )
         except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
             log.debug("recording the turn failed", exc_info=True)
@@ -251,12 +257,12 @@ class SessionRunner:
             result=tally.last_text if not error else error,
             is_error=bool(error),
             num_turns=tally.num_turns,
-            input_tokens=tally.input_tokens,
-            output_tokens=tally.output_tokens,
+            input_tokens=tally.all_input_tokens,
+            output_tokens=tally.all_output_tokens,
             duration_ms=int((time.monotonic() - started) * 1000),
             interrupted=interrupted,
             error=error,
-            cached_tokens=tally.cached_tokens,
+            cached_tokens=tally.all_cached_tokens,
         )
 
     async def _message_count(self) -> int:
@@ -275,9 +281,12 @@ class SessionRunner:
             )
         await self._repair_dangling_calls()
 
-    async def _repair_dangling_calls(self) -> int:
-        """Answer the calls left without results; returns the thread's size afterwards."""
-        messages = await self.messages()
+    async def _repair_dangling_calls(self, thread: str | None = None) -> int:
+        """Answer the calls left without results in the session's thread (or a subagent's
+        ``thread``); returns the thread's size afterwards."""
+        config = self.config if thread is None else {"configurable": {"thread_id": thread}}
+        snapshot = await self.engine.graph.aget_state(config)
+        messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
         missing = dangling_tool_calls(messages)
         if not missing:
             return len(messages)
@@ -291,7 +300,7 @@ class SessionRunner:
             )
             for call_id, name in missing
         ]
-        await self.engine.graph.aupdate_state(self.config, {"messages": results}, as_node="tools")
+        await self.engine.graph.aupdate_state(config, {"messages": results}, as_node="tools")
         return len(messages) + len(results)
 
 

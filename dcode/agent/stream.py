@@ -11,7 +11,7 @@ so a resumed transcript says exactly what the live one said. Middleware events a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
@@ -110,6 +110,8 @@ def tool_status(message: ToolMessage) -> ToolStatus:
 
 @dataclass
 class TurnTally:
+    """A turn's figures: the agent's own, and (``subagent_``) those of the subagents it ran."""
+
     num_turns: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -117,13 +119,31 @@ class TurnTally:
     context_tokens: int = 0
     last_text: str = ""
     partial_text: str = ""
+    subagent_input_tokens: int = 0
+    subagent_output_tokens: int = 0
+    subagent_cached_tokens: int = 0
+
+    @property
+    def all_input_tokens(self) -> int:
+        return self.input_tokens + self.subagent_input_tokens
+
+    @property
+    def all_output_tokens(self) -> int:
+        return self.output_tokens + self.subagent_output_tokens
+
+    @property
+    def all_cached_tokens(self) -> int:
+        return self.cached_tokens + self.subagent_cached_tokens
 
 
 class StreamTranslator:
-    def __init__(self, max_input_tokens: int | None, session_tokens: tuple[int, int, int] = (0, 0, 0)) -> None:
-        """``session_tokens``: the session's input, output and cached input tokens before this turn."""
+    def __init__(
+        self, max_input_tokens: int | None, session_tokens: tuple[int, int, int] = (0, 0, 0), *, tally: TurnTally | None = None
+    ) -> None:
+        """``session_tokens``: the session's input, output and cached input tokens before this
+        turn; ``tally``: where to count the turn (a new one by default)."""
         self.max_input_tokens = max_input_tokens
-        self.tally = TurnTally()
+        self.tally = tally if tally is not None else TurnTally()
         self._chunk_calls: dict[tuple[str, int], str] = {}
         self._session_in, self._session_out, self._session_cached = session_tokens
 
@@ -134,8 +154,22 @@ class StreamTranslator:
                 yield from self.on_chunk(*data)
             case "updates":
                 yield from self.on_update(data)
+            case "custom" if isinstance(data, UsageUpdated) and data.agent:
+                yield self._subagent_usage(data)
             case "custom" if isinstance(data, Event):
                 yield data
+
+    def _subagent_usage(self, usage: UsageUpdated) -> UsageUpdated:
+        """A subagent's usage, counted in this turn; its session figures become the session's."""
+        self.tally.subagent_input_tokens += usage.input_tokens
+        self.tally.subagent_output_tokens += usage.output_tokens
+        self.tally.subagent_cached_tokens += usage.cached_tokens
+        return replace(
+            usage,
+            session_input_tokens=self._session_in + self.tally.all_input_tokens,
+            session_output_tokens=self._session_out + self.tally.all_output_tokens,
+            session_cached_tokens=self._session_cached + self.tally.all_cached_tokens,
+        )
 
     def on_chunk(self, chunk: Any, metadata: dict[str, Any]) -> Iterator[Event]:
         if not isinstance(chunk, AIMessageChunk) or metadata.get("langgraph_node") != MODEL_NODE:
@@ -203,10 +237,10 @@ class StreamTranslator:
                 output_tokens=usage.get("output_tokens", 0),
                 context_tokens=self.tally.context_tokens,
                 max_input_tokens=self.max_input_tokens,
-                session_input_tokens=self._session_in + self.tally.input_tokens,
-                session_output_tokens=self._session_out + self.tally.output_tokens,
+                session_input_tokens=self._session_in + self.tally.all_input_tokens,
+                session_output_tokens=self._session_out + self.tally.all_output_tokens,
                 cached_tokens=cached,
-                session_cached_tokens=self._session_cached + self.tally.cached_tokens,
+                session_cached_tokens=self._session_cached + self.tally.all_cached_tokens,
             )
         for call in message.tool_calls:
             yield ToolCallRunning(call["id"] or "", call["name"], dict(call["args"]), summarize_call(call["name"], call["args"]))

@@ -140,6 +140,10 @@ class Step:
     """
 
     count: int | None = field(default=1, kw_only=True)
+    when: str | None = field(default=None, kw_only=True)
+    """Only a request whose first user message contains this text takes the step (None: any).
+    The server serves the first step in the script that the request may take, so requests of
+    conversations running side by side (a parent and its subagents) each get their own steps."""
 
     kind: ClassVar[str] = ""
     _registry: ClassVar[dict[str, type[Step]]] = {}
@@ -156,6 +160,10 @@ class Step:
     def times(self, n: int) -> Self:
         """This step, answering the next ``n`` requests."""
         return replace(self, count=n)
+
+    def answering(self, text: str) -> Self:
+        """This step, only for a conversation whose first user message contains ``text``."""
+        return replace(self, when=text)
 
     def forever(self) -> Self:
         """This step, answering every remaining request (it is never used up)."""
@@ -617,6 +625,12 @@ def _responses_item_pairs(item: Any) -> Iterator[tuple[str, str]]:
     elif kind == "function_call_output":
         output = item.get("output")
         yield "tool", output if isinstance(output, str) else _content_text(output)
+
+
+def _first_user_text(path: str, body: Any) -> str:
+    """The text of the first user message of a completion request's body (``Step.when``)."""
+    probe = RecordedRequest(index=-1, method="POST", path=path, headers={}, body=body, received_at=0.0)
+    return next((text for role, text in probe.transcript() if role == "user"), "")
 
 
 def read_request_log(path: str | os.PathLike[str]) -> list[RecordedRequest]:
@@ -1135,18 +1149,23 @@ class _Script:
         with self._lock:
             self._queue.extend(steps)
 
-    def take(self) -> Step | None:
-        """Consume one use of the head step; ``None`` once the script is exhausted."""
+    def take(self, first_user_text: str = "") -> Step | None:
+        """Consume one use of the first step the request may take (``Step.when``); ``None``
+        once no step is left for it."""
         with self._lock:
-            if not self._queue:
+            index = next(
+                (i for i, step in enumerate(self._queue) if step.when is None or step.when in first_user_text),
+                None,
+            )
+            if index is None:
                 return None
-            head = self._queue[0]
+            head = self._queue[index]
             if head.count is None:
                 return head
             if head.count == 1:
-                self._queue.pop(0)
+                self._queue.pop(index)
             else:
-                self._queue[0] = replace(head, count=head.count - 1)
+                self._queue[index] = replace(head, count=head.count - 1)
             return replace(head, count=1)
 
     def remaining(self) -> list[Step]:
@@ -1514,7 +1533,7 @@ class ScriptedModelServer:
     ) -> tuple[Step | None, RecordedRequest]:
         """Take the next step (for completions) and record the request atomically."""
         with self._lock:
-            step = self._script.take() if consume else None
+            step = self._script.take(_first_user_text(path, body)) if consume else None
             request = RecordedRequest(
                 index=len(self._requests) if consume else -1,
                 method=handler.command,

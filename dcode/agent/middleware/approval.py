@@ -55,10 +55,11 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             summary=summarize_call(call["name"], args),
             reason=verdict.reason,
             diff=await proposed_diff(context.backend, call["name"], args),
+            agent=context.agent,
         )
         context.emit(event)
         decision = await context.approver.decide(event)
-        context.emit(ApprovalResolved(call["id"], decision.approved, decision.feedback))
+        context.emit(ApprovalResolved(call["id"], decision.approved, decision.feedback, agent=context.agent))
         if decision.approved:
             if decision.remember:
                 context.policy.session_allowed.add(verdict.kind)

@@ -89,3 +89,16 @@ class ExecuteArgs(BaseModel):
         le=int(MAX_TIMEOUT_S),
         description=f"Seconds before the command is killed (max {MAX_TIMEOUT_S:.0f}).",
     )
+
+
+GENERAL_PURPOSE = "general-purpose"
+
+
+class TaskArgs(BaseModel):
+    description: str = Field(
+        description=(
+            "The whole job for the subagent, self-contained: it sees none of this conversation. "
+            "Say what to do, what to return, and any paths or facts it needs."
+        )
+    )
+    subagent_type: str = Field(default=GENERAL_PURPOSE, description="Which agent runs the job (one of those listed).")

@@ -66,6 +66,12 @@ def describe_execute(args: Args) -> str:
     return _text(args.get("command"))
 
 
+def describe_task(args: Args) -> str:
+    """``explore: find where the config is loaded`` (the agent, then the job)."""
+    agent = _text(args.get("subagent_type") or "general-purpose")
+    return f"{agent}: {_text(args.get('description'))}"
+
+
 def describe_todos(args: Args) -> str:
     """``4 items, 1 done · now: write the tests`` (the plan, at a glance)."""
     todos = args.get("todos")

@@ -28,6 +28,7 @@ from dcode.agent.tools.describe import (
     describe_nothing,
     describe_pairs,
     describe_read,
+    describe_task,
     describe_todos,
     describe_write,
 )
@@ -131,9 +132,12 @@ WRITE_TODOS: Final = ToolSpec("write_todos", ToolKind.READ, describe=describe_to
 # It summarizes the conversation into the agent's state; nothing outside the conversation changes.
 COMPACT_CONVERSATION: Final = ToolSpec("compact_conversation", ToolKind.READ, describe=describe_nothing)
 
+# It starts a subagent; each of the subagent's own calls is approved as the parent's would be.
+TASK: Final = ToolSpec("task", ToolKind.READ, arguments.TaskArgs, describe=describe_task)
+
 SPECS: Final[Mapping[str, ToolSpec]] = {
     spec.name: spec
-    for spec in (LS, READ_FILE, WRITE_FILE, EDIT_FILE, GLOB, GREP, EXECUTE, WRITE_TODOS, COMPACT_CONVERSATION)
+    for spec in (LS, READ_FILE, WRITE_FILE, EDIT_FILE, GLOB, GREP, EXECUTE, WRITE_TODOS, COMPACT_CONVERSATION, TASK)
 }
 
 

@@ -1,0 +1,1 @@
+"""Subagents: the ``task`` tool's jobs, each a full agent loop in a thread of its own."""

@@ -1,0 +1,214 @@
+"""Running a ``task`` call's subagent: a full agent loop in a thread of its own.
+
+Isolation. The subagent's thread (``SESSION/task/N``) starts from one user message, the job's
+description; none of the parent's messages, todos or private fields go with it, and only its
+final answer comes back. Its graph runs in a fresh ``contextvars.Context``: otherwise LangGraph
+would take the run for a subgraph of the parent's (inheriting its stream, its callbacks and
+its checkpoint namespace), and the subagent's tokens would stream into the parent's answer.
+
+Events. The subagent's stream goes through the live stream's own translator, and each event
+goes out on the parent's stream tagged with the subagent's path (``("task:2",)``), between a
+``SubagentStarted`` and a ``SubagentFinished``; events a deeper subagent tagged keep their path.
+
+Limits. At most ``concurrency`` subagents run at once in the process; the others wait for a
+slot. Each runs under the session's approval mode, or its agent's own when that is stricter,
+and ``--max-turns`` caps each one. A failure ends the call with an error result the parent's
+model can read; an interrupt cancels the subagent with its parent (the runner then answers the
+calls it left open, in both threads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections.abc import Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from dcode.agent.approval import ScopedPolicy
+from dcode.agent.events import Event, SubagentFinished, SubagentStarted, ToolStatus
+from dcode.agent.run_context import RunContext
+from dcode.agent.runner import RECURSION_LIMIT
+from dcode.agent.stream import STREAM_MODES, StreamTranslator, TurnTally
+from dcode.agent.subagents.definitions import AgentCatalog, AgentDefinition
+from dcode.media.attachment import SOURCE_TYPE
+from dcode.models.errors import describe_model_error
+
+MAX_DEPTH = 2
+MAX_IMAGES = 4
+"""Image references a subagent's result carries at most (the newest); the rest are named."""
+
+GraphFor = Callable[[AgentDefinition, bool], Any]
+"""The compiled graph for an agent; the flag says whether it may start subagents itself."""
+Writer = Callable[[Event], None]
+
+
+def task_thread(parent_thread: str, number: int) -> str:
+    """The thread of the parent's ``number``-th ``task`` call: ``SESSION/task/N``."""
+    return f"{parent_thread}/task/{number}"
+
+
+def task_path(parent: tuple[str, ...], number: int) -> tuple[str, ...]:
+    return (*parent, f"task:{number}")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRequest:
+    """One ``task`` call, as the tool received it."""
+
+    agent_type: str
+    description: str
+    number: int
+    """Which ``task`` call of the parent's thread this is, from 1."""
+    call_id: str
+    parent: RunContext
+    parent_thread: str
+    writer: Writer
+    """Puts an event on the parent's stream."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOutcome:
+    """What the ``task`` call returns: the subagent's answer (text, then image references),
+    or one line saying why there is none."""
+
+    content: str | list[dict[str, Any]]
+    is_error: bool
+
+
+class Subagents:
+    def __init__(
+        self,
+        catalog: AgentCatalog,
+        graph_for: GraphFor,
+        *,
+        concurrency: int = 4,
+        max_depth: int = 1,
+        max_input_tokens: int | None = None,
+        max_turns: int | None = None,
+        base_url: str = "",
+    ) -> None:
+        self.catalog = catalog
+        self._graph_for = graph_for
+        self._slots = asyncio.Semaphore(concurrency)
+        self.max_depth = max(1, min(max_depth, MAX_DEPTH))
+        self._max_input_tokens = max_input_tokens
+        self._max_turns = max_turns
+        self._base_url = base_url
+
+    def may_nest(self, path: tuple[str, ...]) -> bool:
+        """Whether the agent at ``path`` may start subagents of its own."""
+        return len(path) < self.max_depth
+
+    async def run(self, request: TaskRequest) -> TaskOutcome:
+        definition = self.catalog.agents.get(request.agent_type)
+        if definition is None:
+            names = ", ".join(self.catalog.agents)
+            return TaskOutcome(f"task: there is no agent named {request.agent_type!r}; the agents are: {names}", True)
+        path = task_path(request.parent.agent, request.number)
+        thread = task_thread(request.parent_thread, request.number)
+        async with self._slots:
+            started = time.monotonic()
+            request.writer(SubagentStarted(request.call_id, definition.name, request.description, thread, agent=path))
+            tally = TurnTally()
+            try:
+                graph = self._graph_for(definition, self.may_nest(path))
+                context = RunContext(
+                    request.parent.approver,
+                    ScopedPolicy(request.parent.policy, definition.approve, request.parent.backend),
+                    request.parent.backend,
+                    agent=path,
+                )
+                # A fresh context: the subagent is a run of its own, not a subgraph of the parent's.
+                child = asyncio.create_task(
+                    self._drive(graph, thread, request.description, context, request.writer, tally),
+                    context=contextvars.Context(),
+                )
+                messages = await child
+            except asyncio.CancelledError:
+                request.writer(self._finished(request, path, tally, started, ToolStatus.CANCELLED, "", "interrupted"))
+                raise
+            except ModelCallLimitExceededError:
+                line = f"stopped after {tally.num_turns} model turns (--max-turns {self._max_turns})"
+                return self._failed(request, path, tally, started, line)
+            except Exception as exc:  # noqa: BLE001 - the parent's model gets one line, and goes on
+                return self._failed(request, path, tally, started, describe_model_error(exc, self._base_url))
+            content = result_content(tally.last_text, messages)
+            request.writer(self._finished(request, path, tally, started, ToolStatus.OK, tally.last_text, ""))
+            return TaskOutcome(content, False)
+
+    async def _drive(self, graph: Any, thread: str, description: str, context: RunContext, writer: Writer, tally: TurnTally) -> list[BaseMessage]:
+        """Run the subagent to its end, forwarding its events; its thread's messages after."""
+        translator = StreamTranslator(self._max_input_tokens, tally=tally)
+        config = {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT}
+        stream = graph.astream(
+            {"messages": [HumanMessage(content=description)]},
+            config,
+            context=context,
+            stream_mode=list(STREAM_MODES),
+            durability="sync",
+        )
+        async with aclosing(stream):
+            async for mode, data in stream:
+                for event in translator.on_stream(mode, data):
+                    writer(event.from_agent(context.agent))
+        snapshot = await graph.aget_state(config)
+        return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
+
+    def _failed(self, request: TaskRequest, path: tuple[str, ...], tally: TurnTally, started: float, line: str) -> TaskOutcome:
+        request.writer(self._finished(request, path, tally, started, ToolStatus.ERROR, "", line))
+        return TaskOutcome(f"task failed: {line}", True)
+
+    @staticmethod
+    def _finished(
+        request: TaskRequest, path: tuple[str, ...], tally: TurnTally, started: float, status: ToolStatus, result: str, error: str
+    ) -> SubagentFinished:
+        return SubagentFinished(
+            request.call_id,
+            status,
+            result,
+            num_turns=tally.num_turns,
+            input_tokens=tally.all_input_tokens,
+            output_tokens=tally.all_output_tokens,
+            cached_tokens=tally.all_cached_tokens,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            error=error,
+            agent=path,
+        )
+
+
+def result_content(text: str, messages: list[BaseMessage]) -> str | list[dict[str, Any]]:
+    """The subagent's final answer, and references to the images its thread holds (the newest
+    ``MAX_IMAGES``; the others are named so that the parent can read them)."""
+    answer = text.strip() or "(the subagent finished without a final answer)"
+    images = image_references(messages)
+    if not images:
+        return answer
+    shown, named = images[-MAX_IMAGES:], images[:-MAX_IMAGES]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": answer}]
+    if named:
+        names = ", ".join(str(block.get("name") or block.get("attachment_id", "")[:12]) for block in named)
+        blocks.append({"type": "text", "text": f"Earlier images the subagent saw (not attached): {names}"})
+    blocks.extend(shown)
+    return blocks
+
+
+def image_references(messages: list[BaseMessage]) -> list[dict[str, Any]]:
+    """The image reference blocks in ``messages``, oldest first, each attachment once."""
+    seen: set[str] = set()
+    found: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message.content, str):
+            continue
+        for block in message.content:
+            if isinstance(block, dict) and block.get("source_type") == SOURCE_TYPE and block.get("type") == "image":
+                key = str(block.get("attachment_id"))
+                if key not in seen:
+                    seen.add(key)
+                    found.append(dict(block))
+    return found

@@ -1,0 +1,217 @@
+"""Subagents through the real loop: the ``task`` tool on the scripted server, real SQLite threads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from dcode.agent.approval import HeadlessApprover
+from dcode.agent.engine import Engine
+from dcode.agent.events import (
+    ApprovalRequested,
+    Event,
+    SubagentFinished,
+    SubagentStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolStatus,
+    TurnFinished,
+    UsageUpdated,
+)
+from dcode.config import ApprovalMode
+from tests.support.model_server import reply, tool_call
+
+PROMPT = "find where the config is loaded"
+JOB = "Search the code for the function that loads the config; report its path."
+
+
+def task_call(description: str, agent: str = "general-purpose", call_id: str | None = None):
+    return tool_call("task", {"description": description, "subagent_type": agent}, call_id=call_id)
+
+
+async def run(engine: Engine, prompt: str, approver=None, mode: ApprovalMode = ApprovalMode.EDITS, session_id: str | None = None):
+    runner = engine.runner(approver or HeadlessApprover(), mode=mode, session_id=session_id)
+    events = [event async for event in runner.run_turn(prompt)]
+    return runner, events
+
+
+def roles(server, index: int) -> list[str]:
+    return [role for role, _ in server.transcript(index)]
+
+
+async def test_a_subagent_starts_from_the_description_and_returns_only_its_answer(server, make_settings, workspace: Path, api: str) -> None:
+    (workspace / "config.py").write_text("def load_config():\n    return {}\n")
+    server.script(
+        reply("Delegating.", tool_calls=[task_call(JOB)]).answering(PROMPT),
+        reply(tool_calls=[tool_call("grep", {"pattern": "def load_config", "path": "."})], usage=(100, 10)).answering(JOB),
+        reply("load_config is in config.py, line 1.", usage=(150, 12)).answering(JOB),
+        reply("It is loaded by load_config in config.py.").answering(PROMPT),
+    )
+    async with await Engine.open(make_settings(api)) as engine:
+        runner, events = await run(engine, PROMPT)
+        child = await engine.graph.aget_state({"configurable": {"thread_id": f"{runner.session_id}/task/1"}})
+        parent = await engine.graph.aget_state(runner.config)
+    assert isinstance(events[-1], TurnFinished) and not events[-1].is_error, events
+    assert events[-1].result == "It is loaded by load_config in config.py."
+
+    # The subagent's first request: the system prompt and the description, nothing of the parent's.
+    first_child = server.requests[1]
+    assert [(r, t) for r, t in first_child.transcript() if r != "system"] == [("user", JOB)]
+    assert PROMPT not in json.dumps(first_child.body) and "Delegating." not in json.dumps(first_child.body)
+    assert "task" not in first_child.tool_names and "grep" in first_child.tool_names
+    assert "task" in server.requests[0].tool_names
+
+    # The parent's next request holds the answer only, not the subagent's calls.
+    last = server.requests[3].transcript()
+    assert ("tool", "load_config is in config.py, line 1.") in last
+    assert not any(role == "tool_call" and text == "grep" for role, text in last)
+    assert "def load_config" not in json.dumps(server.requests[3].body)
+
+    # The subagent's run is a thread of its own, checkpointed.
+    assert [m.type for m in child.values["messages"]] == ["human", "ai", "tool", "ai"]
+    assert "todos" not in child.values or child.values["todos"] == []
+    assert [m.type for m in parent.values["messages"]] == ["human", "ai", "tool", "ai"]
+
+    # Events: the subagent's are tagged with its path, between its start and its end.
+    tagged = [e for e in events if e.agent]
+    assert tagged and all(e.agent == ("task:1",) for e in tagged)
+    assert isinstance(tagged[0], SubagentStarted) and tagged[0].thread_id == f"{runner.session_id}/task/1"
+    assert isinstance(tagged[-1], SubagentFinished) and tagged[-1].status is ToolStatus.OK
+    assert tagged[-1].result == "load_config is in config.py, line 1."
+    assert tagged[-1].input_tokens == 250 and tagged[-1].output_tokens == 22 and tagged[-1].num_turns == 2
+    assert any(isinstance(e, ToolCallFinished) and e.name == "grep" for e in tagged)
+    parent_text = "".join(e.text for e in events if isinstance(e, TextDelta) and not e.agent)
+    assert "load_config is in config.py" not in parent_text.replace("It is loaded by load_config in config.py.", "")
+    # Their usage counts in the session's figures.
+    own = sum(e.input_tokens for e in events if isinstance(e, UsageUpdated) and not e.agent)
+    assert events[-1].input_tokens == own + 250
+
+
+async def test_stream_json_carries_the_agent_path(server, make_settings, api: str) -> None:
+    from tests.test_agent_e2e import headless
+    from dcode.headless import OutputFormat
+
+    server.script(
+        reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
+        reply("found it").answering(JOB),
+        reply("done").answering(PROMPT),
+    )
+    code, out, err = await headless(make_settings(api), PROMPT, OutputFormat.STREAM_JSON)
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert all("agent" in line for line in lines if line["type"] != "result")
+    started = next(line for line in lines if line["type"] == "subagent_started")
+    assert started["agent"] == ["task:1"] and started["agent_type"] == "general-purpose"
+    assert next(line for line in lines if line["type"] == "turn_started")["agent"] == []
+
+
+async def test_parallel_tasks_overlap_keep_their_order_and_respect_the_cap(server, make_settings, api: str) -> None:
+    jobs = [f"job number {n}: count the files" for n in range(1, 6)]
+    server.script(
+        reply(tool_calls=[task_call(job, call_id=f"call_{n}") for n, job in enumerate(jobs, 1)]).answering(PROMPT),
+        *[reply(f"answer {n}", chunk_size=2, chunk_delay=0.05).answering(job) for n, job in enumerate(jobs, 1)],
+        reply("all done").answering(PROMPT),
+    )
+    async with await Engine.open(make_settings(api, task_concurrency=2)) as engine:
+        runner, events = await run(engine, PROMPT)
+    assert not events[-1].is_error
+    # The results come back in the calls' order, whatever order the subagents ended in.
+    results = [text for role, text in server.transcript(len(server.requests) - 1) if role == "tool"]
+    assert results == [f"answer {n}" for n in range(1, 6)]
+    # Two at a time: never more than two subagents between their start and their end.
+    assert len([e for e in events if isinstance(e, SubagentFinished)]) == 5
+    running, peak = 0, 0
+    for event in events:
+        if isinstance(event, SubagentStarted):
+            running += 1
+            peak = max(peak, running)
+        elif isinstance(event, SubagentFinished):
+            running -= 1
+    assert peak == 2
+
+
+async def test_a_subagent_call_obeys_the_parent_approval_mode_headless(server, make_settings, workspace: Path, api: str) -> None:
+    server.script(
+        reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
+        reply(tool_calls=[tool_call("execute", {"command": "touch ran.txt"})]).answering(JOB),
+        reply("the shell was denied").answering(JOB),
+        reply("done").answering(PROMPT),
+    )
+    async with await Engine.open(make_settings(api)) as engine:
+        _, events = await run(engine, PROMPT)
+    assert not (workspace / "ran.txt").exists()
+    denied = [text for role, text in server.transcript(2) if role == "tool"]
+    assert denied == ["denied: the shell needs approval; rerun with --approve all"]
+    asked = [e for e in events if isinstance(e, ApprovalRequested)]
+    assert len(asked) == 1 and asked[0].agent == ("task:1",)
+
+
+async def test_a_failing_subagent_ends_its_call_with_one_line(server, make_settings, api: str) -> None:
+    from tests.support.model_server import fault
+
+    server.script(
+        reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
+        fault.status(400, message="bad request from the provider").answering(JOB),
+        reply("the subagent failed").answering(PROMPT),
+    )
+    async with await Engine.open(make_settings(api, max_retries=0)) as engine:
+        _, events = await run(engine, PROMPT)
+    assert isinstance(events[-1], TurnFinished) and not events[-1].is_error
+    [finished] = [e for e in events if isinstance(e, SubagentFinished)]
+    assert finished.status is ToolStatus.ERROR and finished.error
+    result = [text for role, text in server.transcript(2) if role == "tool"]
+    assert len(result) == 1 and result[0].startswith("task failed: ")
+
+
+async def test_max_turns_caps_each_subagent(server, make_settings, api: str) -> None:
+    server.script(
+        reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
+        reply(tool_calls=[tool_call("ls", {"path": "."})]).answering(JOB).times(5),
+        reply("the subagent was stopped").answering(PROMPT),
+    )
+    async with await Engine.open(make_settings(api, max_turns=3)) as engine:
+        _, events = await run(engine, PROMPT)
+    [finished] = [e for e in events if isinstance(e, SubagentFinished)]
+    assert finished.status is ToolStatus.ERROR and "--max-turns 3" in finished.error
+    assert not events[-1].is_error
+
+
+async def test_an_unknown_agent_is_an_error_result_naming_the_agents(server, make_settings, api: str) -> None:
+    server.script(reply(tool_calls=[task_call(JOB, agent="nobody")]).answering(PROMPT), reply("ok").answering(PROMPT))
+    async with await Engine.open(make_settings(api)) as engine:
+        _, events = await run(engine, PROMPT)
+    [result] = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert result.status is ToolStatus.ERROR and "general-purpose" in result.output and "'nobody'" in result.output
+    assert len(server.requests) == 2
+
+
+async def test_interrupting_a_subagent_leaves_both_threads_consistent(server, make_settings, api: str) -> None:
+    from dcode.agent.runner import dangling_tool_calls
+
+    server.script(
+        reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
+        reply(tool_calls=[tool_call("execute", {"command": "sleep 30"})]).answering(JOB),
+        reply("never").answering(JOB),
+        reply("resumed fine").answering(PROMPT),
+    )
+    async with await Engine.open(make_settings(api, approve=ApprovalMode.ALL)) as engine:
+        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+        events: list[Event] = []
+
+        async def consume() -> None:
+            async for event in runner.run_turn(PROMPT):
+                events.append(event)
+                if isinstance(event, ToolCallRunning) and event.name == "execute" and event.agent:
+                    runner.cancel()
+
+        await asyncio.wait_for(consume(), timeout=30)
+        assert isinstance(events[-1], TurnFinished) and events[-1].interrupted
+        child = await engine.graph.aget_state({"configurable": {"thread_id": f"{runner.session_id}/task/1"}})
+        parent = await engine.graph.aget_state(runner.config)
+        assert dangling_tool_calls(list(child.values["messages"])) == []
+        assert dangling_tool_calls(list(parent.values["messages"])) == []
+        # The session goes on: the next turn's request is valid (every call has its result).
+        again = [event async for event in runner.run_turn("go on")]
+    assert not again[-1].is_error and again[-1].result == "resumed fine"
