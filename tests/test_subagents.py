@@ -53,7 +53,9 @@ async def test_a_subagent_starts_from_the_description_and_returns_only_its_answe
         runner, events = await run(engine, PROMPT)
         child = await engine.graph.aget_state({"configurable": {"thread_id": f"{runner.session_id}/task/1"}})
         parent = await engine.graph.aget_state(runner.config)
-    assert isinstance(events[-1], TurnFinished) and not events[-1].is_error, events
+        info = engine.sessions.get(runner.session_id)
+        report = await engine.context_report(runner.session_id)
+    assert isinstance(events[-1], TurnFinished) and not events[-1].is_error
     assert events[-1].result == "It is loaded by load_config in config.py."
 
     # The subagent's first request: the system prompt and the description, nothing of the parent's.
@@ -87,6 +89,9 @@ async def test_a_subagent_starts_from_the_description_and_returns_only_its_answe
     # Their usage counts in the session's figures.
     own = sum(e.input_tokens for e in events if isinstance(e, UsageUpdated) and not e.agent)
     assert events[-1].input_tokens == own + 250
+    assert (info.input_tokens, info.subagent_input_tokens, info.subagent_output_tokens) == (own + 250, 250, 22)
+    assert report.spend is not None and report.spend.subagents is not None
+    assert (report.spend.subagents.input_tokens, report.spend.subagents.output_tokens) == (250, 22)
 
 
 async def test_stream_json_carries_the_agent_path(server, make_settings, api: str) -> None:

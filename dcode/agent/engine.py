@@ -185,7 +185,8 @@ class Engine:
             values = dict(snapshot.values or {}) if snapshot else {}
             info = await asyncio.to_thread(self.sessions.get, session_id)
             if info is not None:
-                spend = Spend.of(info.input_tokens, info.output_tokens, info.cached_tokens, profile)
+                subagents = (info.subagent_input_tokens, info.subagent_output_tokens, info.subagent_cached_tokens)
+                spend = Spend.of(info.input_tokens, info.output_tokens, info.cached_tokens, profile, subagents)
         instructions, tools = static_request(self.backend, self.compactor, self.task_tool)
         return await asyncio.to_thread(
             build_report,

@@ -244,6 +244,7 @@ class SessionRunner:
                 output_tokens=tally.all_output_tokens,
                 context_tokens=tally.context_tokens,
                 cached_tokens=tally.all_cached_tokens,
+                subagent_tokens=(tally.subagent_input_tokens, tally.subagent_output_tokens, tally.subagent_cached_tokens),
             )
         except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
             log.debug("recording the turn failed", exc_info=True)

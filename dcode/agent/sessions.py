@@ -35,14 +35,20 @@ CREATE TABLE IF NOT EXISTS dcode_sessions (
     input_tokens INTEGER NOT NULL DEFAULT 0,
     output_tokens INTEGER NOT NULL DEFAULT 0,
     context_tokens INTEGER NOT NULL DEFAULT 0,
-    cached_tokens INTEGER NOT NULL DEFAULT 0
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    subagent_input_tokens INTEGER NOT NULL DEFAULT 0,
+    subagent_output_tokens INTEGER NOT NULL DEFAULT 0,
+    subagent_cached_tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS dcode_sessions_updated ON dcode_sessions(updated DESC);
 """
 
 # Columns added since the first schema, with their definitions: a table made before them gains
 # them when a writer opens it (a read-only store reads the dataclass's default instead).
-_ADDED_COLUMNS = {"cached_tokens": "INTEGER NOT NULL DEFAULT 0"}
+_ADDED_COLUMNS = {
+    name: "INTEGER NOT NULL DEFAULT 0"
+    for name in ("cached_tokens", "subagent_input_tokens", "subagent_output_tokens", "subagent_cached_tokens")
+}
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:
@@ -103,6 +109,10 @@ class SessionInfo:
     context_tokens: int = 0
     cached_tokens: int = 0
     """The part of ``input_tokens`` the provider read from its prompt cache."""
+    subagent_input_tokens: int = 0
+    """The part of ``input_tokens`` the session's subagents used (and so on for the others)."""
+    subagent_output_tokens: int = 0
+    subagent_cached_tokens: int = 0
 
 
 def new_session_id() -> str:
@@ -185,7 +195,10 @@ class SessionStore:
         output_tokens: int,
         context_tokens: int,
         cached_tokens: int = 0,
+        subagent_tokens: tuple[int, int, int] = (0, 0, 0),
     ) -> None:
+        """Add a turn's figures; ``subagent_tokens`` (input, output, cached) is the part of
+        them its subagents used."""
         with self._connect() as conn:
             conn.execute(
                 """UPDATE dcode_sessions SET
@@ -193,6 +206,9 @@ class SessionStore:
                        model = ?, updated = ?, message_count = ?,
                        input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
                        cached_tokens = cached_tokens + ?,
+                       subagent_input_tokens = subagent_input_tokens + ?,
+                       subagent_output_tokens = subagent_output_tokens + ?,
+                       subagent_cached_tokens = subagent_cached_tokens + ?,
                        context_tokens = CASE WHEN ? > 0 THEN ? ELSE context_tokens END
                    WHERE id = ?""",
                 (
@@ -203,6 +219,7 @@ class SessionStore:
                     input_tokens,
                     output_tokens,
                     cached_tokens,
+                    *subagent_tokens,
                     context_tokens,
                     context_tokens,
                     session_id,

@@ -54,11 +54,16 @@ class Spend:
     output_tokens: int
     cost: float | None  # USD; None when the model's prices are not known
     cached_priced: bool  # cached input has its own price; otherwise it is priced as other input
+    subagents: Spend | None = None  # the part of these figures the session's subagents used
 
     @classmethod
-    def of(cls, input_tokens: int, output_tokens: int, cached_tokens: int, profile: ModelProfile) -> Spend:
+    def of(
+        cls, input_tokens: int, output_tokens: int, cached_tokens: int, profile: ModelProfile, subagents: tuple[int, int, int] = (0, 0, 0)
+    ) -> Spend:
+        """``subagents``: the part of the tokens (input, output, cached) subagents used."""
         cost = profile.cost(input_tokens, output_tokens, cached_tokens)
-        return cls(input_tokens, cached_tokens, output_tokens, cost, profile.cached_input_price is not None)
+        part = cls.of(*subagents, profile) if any(subagents) else None
+        return cls(input_tokens, cached_tokens, output_tokens, cost, profile.cached_input_price is not None, part)
 
 
 @dataclass(frozen=True)

@@ -246,7 +246,8 @@ class Compactor:
         return size if size >= trigger else None
 
     def archive_path(self, session_id: str) -> Path:
-        return self.history_dir / f"{session_id}.md"
+        """``SESSION.md``; a subagent's thread (``SESSION/task/N``) has its own, ``SESSION-task-N.md``."""
+        return self.history_dir / f"{'-'.join(session_id.split('/'))}.md"
 
     async def compact(
         self,

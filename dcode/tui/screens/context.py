@@ -59,9 +59,9 @@ def summary_line(report: ContextReport, model: str) -> Content:
     return Content.assemble((model, "bold"), f" · {used}{provider}", (compacted, "$text-muted"))
 
 
-def spend_line(spend: Spend) -> Content:
+def spend_line(spend: Spend, label: str = "This session") -> Content:
     """The session's tokens as reported, the cached part of its input, and their cost."""
-    tokens = f"This session: {spend.input_tokens:,} input tokens ({spend.cached_tokens:,} cached) · {spend.output_tokens:,} output"
+    tokens = f"{label}: {spend.input_tokens:,} input tokens ({spend.cached_tokens:,} cached) · {spend.output_tokens:,} output"
     if spend.cost is None:
         return Content.assemble(tokens, (" · no price known for this model", "$text-muted"))
     note = ""
@@ -112,6 +112,8 @@ class ContextScreen(ModalScreen[None]):
             yield Static(summary_line(self.report, self.model), id="context-summary")
             if self.report.spend is not None:
                 yield Static(spend_line(self.report.spend), id="context-spend")
+                if self.report.spend.subagents is not None:
+                    yield Static(spend_line(self.report.spend.subagents, "  of which subagents"), id="context-subagents")
             yield Static(report_lines(self.report), id="context-table")
             yield Label(f"~ estimated: {self.report.counting or 'counted'} · Esc or q to close", id="context-hint")
 
