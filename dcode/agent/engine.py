@@ -115,7 +115,7 @@ class Engine:
             thread=lambda: current_thread_id("session"),
         )
         _warm_in_background(self.tokens)
-        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, self.tokens)
+        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, self.tokens, self.attachments)
         return build_graph(
             self.model,
             self.backend,
