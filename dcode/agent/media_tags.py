@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage
 
 from dcode.media.attachment import Attachment, from_reference_block, is_reference_block
-from dcode.media.errors import MediaError
 from dcode.media.file_attachment import FileAttachment, FileKind, from_file_reference_block, is_file_reference_block
 from dcode.media.inline import Inline, Remote, payload
 from dcode.media.modality import UNNAMED, MediaPart, Modality, media_part
@@ -112,8 +111,8 @@ def _kept(block: dict[str, Any], part: MediaPart, store: AttachmentStore | None)
                 return url, part.mime_type
             case Attachment() | FileAttachment() if store is not None and store.contains(found):
                 return str(store.path_for(found)), found.media_type
-    except (MediaError, OSError, ValueError):  # a damaged reference or payload, a refused admission
-        pass
+    except Exception:  # noqa: BLE001 - a damaged reference or payload, a refused admission, a decoder's
+        pass  # own error: one part that cannot be kept is marked lost, it never stops the compaction
     return None, ""
 
 
