@@ -125,3 +125,24 @@ def test_without_the_stored_copy_a_reference_is_marked_lost(tmp_path: Path) -> N
     tagged = tag_media(read_batch("ai1", [("gone.png", result)]), store)
     assert tagged.failed == 1 and transcript_for_summary(tagged.messages).endswith(f'<image error="{FAILED}"/>')
     assert tag_media(read_batch("ai2", [("a.png", image_result(store, PILLOW / "a_fli.png", "a.png"))]), None).failed == 1
+
+
+async def test_an_image_gone_from_the_store_is_summarized_as_lost_with_a_notice(server, make_settings, workspace: Path, dcode_home: Path) -> None:
+    from dcode.agent.events import Notice
+
+    settings = make_settings(model_overrides={"openai:test-model": VISION})
+    server.script(reply(ONE), reply(TWO), reply("SUMMARY: an attached image was lost."))
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover())
+        await turn(runner, attach_images(settings, HeadlessRequest(prompt="what is wrong here?"), [screenshot(workspace / "shot.png", (300, 200))]).content)
+        await turn(runner, "second")
+        [ref] = [b for b in (await runner.messages())[0].content if is_reference_block(b)]
+        gone = engine.attachments.path_for(from_reference_block(ref))
+        gone.chmod(0o600)
+        gone.unlink()
+        events = await runner.compact()
+    assert [type(e) for e in events] == [CompactionStarted, Notice, CompactionFinished]
+    assert events[1].message.startswith("1 media part(s) of the summarized messages could not be kept")
+    lost = f'<image error="{FAILED}"/>'
+    assert lost in server.transcript(2)[1][1] and str(gone) not in server.transcript(2)[1][1]
+    assert lost in (dcode_home / HISTORY_DIR / f"{runner.session_id}.md").read_text()
