@@ -10,7 +10,7 @@ from tests.test_media_fixtures import PROJECT_ROOT
 
 CORE_MODULES = [
     "attachment", "bands", "clean", "colour", "contact_sheet", "decode", "derive", "encode",
-    "errors", "facts", "frames", "gif_frames", "handles", "inspect", "inspect_video", "kinds",
+    "errors", "facts", "frames", "gif_frames", "handles", "inline", "inspect", "inspect_video", "kinds",
     "limits", "memory", "normalize", "offload", "pool", "sizing", "stages", "store", "tokens",
     "variant_cache", "variants", "video_input",
 ]  # fmt: skip

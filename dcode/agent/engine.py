@@ -120,7 +120,7 @@ class Engine:
             thread=lambda: current_thread_id("session"),
         )
         _warm_in_background(self.tokens)
-        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, self.tokens)
+        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, self.tokens, self.attachments)
         self.subagents = Subagents(
             self.agents,
             self._agent_graph,
@@ -171,7 +171,7 @@ class Engine:
                 resolved = resolve_model(replace(self.settings, model=definition.model, base_url=None))
                 model = build_chat_model(resolved, self.settings, self._http)
                 counter = TokenCounter(resolved.endpoint.spec.model, images=image_pricer(route_for(resolved.profile)), thread=lambda: current_thread_id("session"))
-                compactor = Compactor(model, resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, counter)
+                compactor = Compactor(model, resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, counter, self.attachments)
             self._agent_graphs[key] = self._graph(model, resolved, compactor, task_tool=self.task_tool if nested else None, definition=definition)
         return self._agent_graphs[key]
 

@@ -18,6 +18,7 @@ from dcode.media.attachment import SOURCE_TYPE
 Modality = Literal["image", "audio", "video", "pdf", "file"]
 
 PDF_MIME = "application/pdf"
+UNNAMED = "(unnamed)"
 
 _STANDARD = {"image": "image", "audio": "audio", "video": "video", "file": "file"}
 _OPENAI = {"image_url": "image", "input_image": "image", "input_audio": "audio", "input_file": "file"}
@@ -66,7 +67,7 @@ def _name(block: dict[str, Any]) -> str:
     if isinstance(nested, dict) and isinstance(nested.get("filename"), str) and nested["filename"]:
         return nested["filename"]
     attachment_id = block.get("attachment_id")
-    return str(attachment_id)[:12] if isinstance(attachment_id, str) and attachment_id else "(unnamed)"
+    return str(attachment_id)[:12] if isinstance(attachment_id, str) and attachment_id else UNNAMED
 
 
 def _original_mime(block: dict[str, Any]) -> str | None:

@@ -17,17 +17,22 @@ The summarizer's call is tagged ``nostream``: its text never reaches the transcr
 fails, or if its summary would not make the request smaller (then the compaction is refused and
 nothing is written, the archive included), nothing is compacted and the conversation goes on as
 it was, with one notice; the next try waits for the user's next message.
+
+Media in the summarized part become tags that name their files (``media_tags``): the
+summarizer is asked to keep them, the archive keeps them, and after the summary the model can
+open each with read_file.
 """
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, NotRequired, TypedDict
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -39,11 +44,15 @@ from langgraph.runtime import Runtime
 from dcode.agent.events import CompactionFinished, CompactionRefused, CompactionStarted, Notice
 from dcode.agent.fences import Fence, fenced
 from dcode.agent.compaction_triggers import Triggers, Unit
+from dcode.agent.media_tags import is_tag_block, mentions_media, tag_media
 from dcode.agent.middleware.argument_truncation import truncated_history
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.token_count import count_messages, count_request
 from dcode.context.tokens.counter import TokenCounter
 from dcode.private_files import open_private
+
+if TYPE_CHECKING:  # the store loads Pillow, which importing this module should not
+    from dcode.media.store import AttachmentStore
 
 HISTORY_DIR = "conversation_history"
 SUMMARY_SOURCE = "summarization"
@@ -59,7 +68,14 @@ ARTIFACTS: the files read, created or changed (with paths) and the commands that
 NEXT STEPS: what was in progress, and what remains to do.
 
 Be specific and brief. Keep exact names, paths, numbers and error messages. Do not invent
-anything that is not in the conversation."""
+anything that is not in the conversation.
+
+Images and other media appear in the conversation as tags, such as <image url="..."/>,
+<audio url="..."/>, <video url="..."/> or <file url="..." mime="..."/>. You are not shown
+their content. Copy each tag that still matters into the summary exactly as written, next to
+what it was for: the agent can open its url again with read_file. Do not describe what a tag
+does not tell you. A tag with error="failed_to_offload" stands for media that could not be
+kept: say that it is lost."""
 
 
 class Compaction(TypedDict):
@@ -86,14 +102,16 @@ def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
 
 def summary_message(event: Compaction) -> HumanMessage:
     path, summary = event["archive"], event["summary"]
+    media = " Open the files its media tags name (<image url=.../> and the like) with read_file." if mentions_media(summary) else ""
     if path:
         text = (
             "You are in the middle of a conversation that has been summarized. The whole conversation so far "
-            f"is saved in {path}: read it with read_file when you need a detail. A condensed summary follows:\n\n"
+            f"is saved in {path}: read it with read_file when you need a detail.{media} A condensed summary follows:\n\n"
             f"{fenced(Fence.SUMMARY, summary)}"
         )
     else:
-        text = f"Here is a summary of the conversation so far:\n\n{fenced(Fence.SUMMARY, summary)}"
+        lead = f"Here is a summary of the conversation so far.{media}" if media else "Here is a summary of the conversation so far:"
+        text = f"{lead}\n\n{fenced(Fence.SUMMARY, summary)}"
     return HumanMessage(content=text, additional_kwargs={"lc_source": SUMMARY_SOURCE})
 
 
@@ -138,17 +156,36 @@ def next_cutoff(previous: Compaction | None, effective_cutoff: int) -> int:
     return previous["cutoff"] + effective_cutoff - 1 if previous else effective_cutoff
 
 
-def _text(content: Any) -> str:
+def _same(text: str) -> str:
+    return text
+
+
+def _escaped(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def _text(content: Any, escape: Callable[[str], str] = _same) -> str:
+    """The text of ``content``, each part through ``escape``; a media tag (``media_tags``) is
+    written as it is, on a line of its own."""
     if isinstance(content, str):
-        return content
-    parts = []
+        return escape(content)
+    parts: list[str] = []
+    tag_before = False
     for block in content or []:
+        if is_tag_block(block):
+            parts.append(("\n" if parts and not parts[-1].endswith("\n") else "") + block["tag"])
+            tag_before = True
+            continue
         if isinstance(block, str):
-            parts.append(block)
+            piece = escape(block)
         elif isinstance(block, dict) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
+            piece = escape(str(block.get("text", "")))
         elif isinstance(block, dict):
-            parts.append(f"[{block.get('type', 'block')}]")
+            piece = f"[{block.get('type', 'block')}]"
+        else:
+            continue
+        parts.append(("\n" if tag_before and piece and not piece.startswith("\n") else "") + piece)
+        tag_before = False
     return "".join(parts)
 
 
@@ -163,7 +200,7 @@ def archive_section(messages: Sequence[BaseMessage], now: datetime | None = None
     for message in messages:
         if message.additional_kwargs.get("lc_source") == SUMMARY_SOURCE:
             continue  # an earlier summary: its messages are in an earlier section
-        body = html.escape(_text(message.content), quote=False)
+        body = _text(message.content, _escaped)
         calls = getattr(message, "tool_calls", None) or []
         if calls:
             inner = [f"<content>{body}</content>"] + [
@@ -220,12 +257,14 @@ class Compactor:
         history_dir: Path,
         triggers: Triggers | None = None,
         counter: TokenCounter | None = None,
+        store: AttachmentStore | None = None,
     ) -> None:
         self.model = model
         self.window = max_input_tokens
         self.history_dir = history_dir
         self.triggers = triggers or Triggers()
         self.counter = counter
+        self.store = store  # where the summarized part's media are (or are put), for their tags
 
     @property
     def trigger_tokens(self) -> int | None:
@@ -280,7 +319,8 @@ class Compactor:
         if floor >= before:
             return self._refuse(emit, summarized, before, floor, SUMMARY_ALONE)
         emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if tokens is not None and not force else "asked for"))
-        older = effective[:cutoff]
+        tagged = await asyncio.to_thread(tag_media, effective[:cutoff], self.store)
+        older = tagged.messages
         try:
             summarizer = self.model.with_config(tags=[TAG_NOSTREAM])
             answer = await summarizer.ainvoke([SystemMessage(content=SUMMARY_PROMPT), HumanMessage(content=transcript_for_summary(older))])
@@ -294,6 +334,8 @@ class Compactor:
         if not self._archive(older, path, emit):
             event = Compaction(cutoff=new_cutoff, summary=event["summary"], archive=None)
             after = count_messages(effective_messages(messages, event), self.counter)
+        if tagged.failed:
+            emit(Notice(f"{tagged.failed} media part(s) of the summarized messages could not be kept: the summary marks them as lost"))
         finished = CompactionFinished(
             messages_summarized=summarized,
             tokens_before=before,
