@@ -220,3 +220,76 @@ async def test_interrupting_a_subagent_leaves_both_threads_consistent(server, ma
         # The session goes on: the next turn's request is valid (every call has its result).
         again = [event async for event in runner.run_turn("go on")]
     assert not again[-1].is_error and again[-1].result == "resumed fine"
+
+
+PRIVATE_FIELDS = ("local_context", "local_context_cutoff", "compaction", "memory", "skills")
+
+
+async def test_the_parent_private_state_never_reaches_a_subagent(server, make_settings, workspace: Path, api: str) -> None:
+    """The parent's private fields (and its todos) stay in the parent's thread: the subagent's
+    state has none of them from the parent, and its requests carry none of their text."""
+    (workspace / "AGENTS.md").write_text("Project memory: PARENT-MEMORY-MARK\n")
+    server.script(
+        reply("first").answering(PROMPT),
+        # After the compaction below, the parent's requests start with its summary.
+        reply(tool_calls=[task_call(JOB)]).answering("PARENT-SUMMARY-MARK"),
+        reply("the child's answer").answering(JOB),
+        reply("done").answering("PARENT-SUMMARY-MARK"),
+    )
+    async with await Engine.open(make_settings(api)) as engine:
+        runner, _ = await run(engine, PROMPT)
+        secret = {"cutoff": 1, "summary": "PARENT-SUMMARY-MARK", "archive": None}
+        todos = [{"content": "PARENT-TODO-MARK", "status": "in_progress"}]
+        await engine.graph.aupdate_state(runner.config, {"compaction": secret, "todos": todos}, as_node="model")
+        _, events = await run(engine, "go on", session_id=runner.session_id)
+        parent = await engine.graph.aget_state(runner.config)
+        child = await engine.graph.aget_state({"configurable": {"thread_id": f"{runner.session_id}/task/1"}})
+    assert not events[-1].is_error
+    assert parent.values["compaction"]["summary"] == "PARENT-SUMMARY-MARK"
+    assert "compaction" not in child.values and not child.values.get("todos")
+    child_requests = [r for r in server.requests if r.step is not None and r.step.when == JOB]
+    assert child_requests
+    for request in child_requests:
+        body = json.dumps(request.body)
+        assert "PARENT-SUMMARY-MARK" not in body and "PARENT-TODO-MARK" not in body and PROMPT not in body
+        assert "PARENT-MEMORY-MARK" in body  # the project's memory is the subagent's too: it is the same project
+
+
+def test_private_fields_stay_out_of_the_graph_schemas(tmp_path: Path) -> None:
+    """The pitfall: a private field whose annotation cannot be resolved makes the whole schema
+    be skipped, and its private fields leak into the graph's input and output. Each of dcode's
+    private fields must be missing from both."""
+    import typing
+
+    from dcode.agent.middleware import local_context, memory, skills, summarization
+
+    for schema in (local_context.LocalContextState, memory.MemoryState, skills.SkillsState, summarization.SummarizationState):
+        typing.get_type_hints(schema, include_extras=True)  # raises when an annotation cannot resolve
+
+    from langchain_openai import ChatOpenAI
+
+    from dcode.agent.backends import LocalBackend
+    from dcode.agent.graph import build_graph
+    from dcode.agent.middleware.summarization import Compactor
+    from dcode.context.tokens.counter import TokenCounter
+    from dcode.media.store import AttachmentStore
+    from dcode.media.variants import VariantService
+    from dcode.models.profiles import ModelProfile
+
+    model = ChatOpenAI(model="test-model", api_key="test", base_url="http://127.0.0.1:9/v1")
+    store = AttachmentStore(tmp_path / "attachments")
+    graph = build_graph(
+        model,
+        LocalBackend(tmp_path),
+        checkpointer=None,
+        profile=ModelProfile(),
+        store=store,
+        variants=VariantService(store),
+        large_results=tmp_path / "results",
+        compactor=Compactor(model, 100_000, tmp_path / "history", TokenCounter("test-model")),
+    )
+    inputs = graph.get_input_jsonschema().get("properties", {})
+    outputs = graph.get_output_jsonschema().get("properties", {})
+    assert "messages" in inputs and "messages" in outputs
+    for name in PRIVATE_FIELDS:
+        assert name not in inputs and name not in outputs, name
