@@ -293,3 +293,52 @@ def test_private_fields_stay_out_of_the_graph_schemas(tmp_path: Path) -> None:
     assert "messages" in inputs and "messages" in outputs
     for name in PRIVATE_FIELDS:
         assert name not in inputs and name not in outputs, name
+
+
+async def test_at_depth_two_a_subagent_starts_its_own_and_the_paths_nest(server, make_settings, api: str) -> None:
+    inner = "Inner job: list the files."
+    server.script(
+        reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
+        reply(tool_calls=[task_call(inner)]).answering(JOB),
+        reply("two files").answering(inner),
+        reply("the inner agent found two files").answering(JOB),
+        reply("done").answering(PROMPT),
+    )
+    async with await Engine.open(make_settings(api, task_depth=2)) as engine:
+        runner, events = await run(engine, PROMPT)
+        nested = await engine.graph.aget_state({"configurable": {"thread_id": f"{runner.session_id}/task/1/task/1"}})
+    assert not events[-1].is_error
+    child, grandchild = (next(r for r in server.requests if r.step.when == text) for text in (JOB, inner))
+    assert "task" in child.tool_names and "task" not in grandchild.tool_names
+    started = [e for e in events if isinstance(e, SubagentStarted)]
+    assert [e.agent for e in started] == [("task:1",), ("task:1", "task:1")]
+    assert [m.type for m in nested.values["messages"]] == ["human", "ai"]
+    # The grandchild's tokens count once in the session's figures.
+    usage = [e for e in events if isinstance(e, UsageUpdated)]
+    assert events[-1].input_tokens == sum(e.input_tokens for e in usage)
+
+
+async def test_a_subagent_compaction_writes_its_own_archive(server, make_settings, workspace: Path, dcode_home: Path, api: str) -> None:
+    """A subagent's whole run answers one request: its window may fill after it, and the
+    summary then carries the request verbatim."""
+    from dcode.agent.compaction_triggers import Threshold
+
+    (workspace / "notes.txt").write_text("".join(f"note {n}: something worth reading\n" for n in range(150)))
+    server.script(
+        reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
+        *[reply(tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})]).answering(JOB) for _ in range(3)],
+        reply("SESSION INTENT: list. SUMMARY: listed three times.").answering(JOB),  # the summarizer
+        reply("listed").answering(JOB),
+        reply("done").answering(PROMPT),
+    )
+    settings = make_settings(api, compact_at=Threshold.parse("6 messages"), compact_keep=Threshold.parse("2 messages"))
+    async with await Engine.open(settings) as engine:
+        runner, events = await run(engine, PROMPT)
+    assert not events[-1].is_error
+    archive = dcode_home / "conversation_history" / f"{runner.session_id}-task-1.md"
+    assert archive.is_file() and "Summarized at" in archive.read_text()
+    assert not (dcode_home / "conversation_history" / f"{runner.session_id}.md").exists()
+    assert any(e.type == "compaction_finished" and e.agent == ("task:1",) for e in events)
+    after = next(r for r in server.requests if r.step is not None and r.step.text == "listed")
+    [(_, first)] = [(role, text) for role, text in after.transcript() if role == "user"]
+    assert "listed three times" in first and first.endswith(JOB)

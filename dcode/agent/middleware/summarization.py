@@ -85,6 +85,9 @@ class Compaction(TypedDict):
     cutoff: int  # in the whole history: the first message sent after the summary
     summary: str
     archive: str | None  # the Markdown file the summarized messages were appended to
+    request: NotRequired[str]
+    """The user's latest message, verbatim, when the cut went past it (a long run of tool
+    calls after one request, as a subagent's whole run is): the summary carries it."""
 
 
 class SummarizationState(AgentState):
@@ -96,7 +99,10 @@ def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
     there is not one (then the whole history is sent, as before any compaction)."""
     match values.get("compaction"):
         case {"cutoff": int(cutoff), "summary": str(summary)} as found if cutoff >= 0 and isinstance(found.get("archive"), str | None):
-            return Compaction(cutoff=cutoff, summary=summary, archive=found.get("archive"))
+            event = Compaction(cutoff=cutoff, summary=summary, archive=found.get("archive"))
+            if isinstance(found.get("request"), str):
+                event["request"] = found["request"]
+            return event
     return None
 
 
@@ -112,6 +118,8 @@ def summary_message(event: Compaction) -> HumanMessage:
     else:
         lead = f"Here is a summary of the conversation so far.{media}" if media else "Here is a summary of the conversation so far:"
         text = f"{lead}\n\n{fenced(Fence.SUMMARY, summary)}"
+    if event.get("request"):
+        text += f"\n\nThe request being worked on, as the user wrote it:\n\n{event['request']}"
     return HumanMessage(content=text, additional_kwargs={"lc_source": SUMMARY_SOURCE})
 
 
@@ -140,6 +148,21 @@ def safe_cutoff(messages: Sequence[BaseMessage], cutoff: int) -> int:
 def latest_user_index(messages: Sequence[BaseMessage]) -> int:
     """The index of the last user message (a summary counts), -1 when there is none."""
     return max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+
+
+def pinned_request(effective: Sequence[BaseMessage], latest: int, previous: Compaction | None) -> str | None:
+    """The user's latest message as the text a summary can carry, when the cut may pass it:
+    its text, when it is all text (a message with media stays where it is); the request an
+    earlier summary already carries, when that summary is the latest "user" message."""
+    message = effective[latest]
+    if message.additional_kwargs.get("lc_source") == SUMMARY_SOURCE:
+        return previous.get("request") if previous else None
+    content = message.content
+    if isinstance(content, str):
+        return content
+    if all(isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text") for block in content):
+        return _text(content)
+    return None
 
 
 def reported_tokens(messages: Sequence[BaseMessage]) -> int:
@@ -306,9 +329,12 @@ class Compactor:
         if tokens is None and not force:
             return None
         # The user's latest message is always sent as written, whatever follows it; asked for,
-        # everything before it is compacted.
+        # everything before it is compacted. When the window fills after it (one request, a
+        # long run of tool calls), the cut may pass it: then the summary carries it verbatim.
         latest = max(latest_user_index(effective), 0)
-        cutoff = latest if force else min(latest, safe_cutoff(effective, self.triggers.keep.keep_from(effective, self.window, counter=self.counter)))
+        keep = safe_cutoff(effective, self.triggers.keep.keep_from(effective, self.window, counter=self.counter))
+        request = pinned_request(effective, latest, previous) if not force and keep > latest + 1 else None
+        cutoff = latest if force else (keep if request is not None else min(latest, keep))
         if cutoff <= (1 if previous else 0):
             return None  # nothing new to summarize
         before = count_messages(effective, self.counter)
@@ -328,11 +354,13 @@ class Compactor:
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
         event = Compaction(cutoff=new_cutoff, summary=_text(answer.content).strip(), archive=str(path))
+        if request is not None:
+            event["request"] = request
         after = count_messages(effective_messages(messages, event), self.counter)
         if after >= before:
             return self._refuse(emit, summarized, before, after, NOT_SMALLER)
         if not self._archive(older, path, emit):
-            event = Compaction(cutoff=new_cutoff, summary=event["summary"], archive=None)
+            event = Compaction(**{**event, "archive": None})
             after = count_messages(effective_messages(messages, event), self.counter)
         if tagged.failed:
             emit(Notice(f"{tagged.failed} media part(s) of the summarized messages could not be kept: the summary marks them as lost"))
