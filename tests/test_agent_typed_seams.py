@@ -101,7 +101,7 @@ async def test_a_compaction_round_trips_through_the_checkpoint_and_resumes(serve
         runner = engine.runner(HeadlessApprover(), session_id=session_id)
         values = (await engine.graph.aget_state(runner.config)).values
         saved = values["compaction"]
-        assert type(saved) is dict and set(saved) == set(Compaction.__annotations__)
+        assert type(saved) is dict and {"cutoff", "summary", "archive"} <= set(saved) <= set(Compaction.__annotations__)
         assert read_compaction(values) == saved and saved["summary"] == "SUMMARY of one and two." and saved["cutoff"] == 2
         async for _ in runner.run_turn("third"):
             pass

@@ -308,7 +308,7 @@ class Compactor:
         return size if size >= trigger else None
 
     def archive_path(self, session_id: str) -> Path:
-        """``SESSION.md``; a subagent's thread (``SESSION/task/N``) has its own, ``SESSION-task-N.md``."""
+        """The session's archive file; a subagent's thread (``SESSION/task/N``) has its own (``-task-N``)."""
         return self.history_dir / f"{'-'.join(session_id.split('/'))}.md"
 
     async def compact(
