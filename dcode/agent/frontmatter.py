@@ -39,9 +39,13 @@ def read_document(path: Path, max_bytes: int, required: tuple[str, ...] = ("name
     try:
         if path.stat().st_size > max_bytes:
             raise FrontmatterError(f"skipped, larger than {_size(max_bytes)}")
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with path.open("rb") as file:  # at most the cap all the same: a size may lie (/proc)
+            data = file.read(max_bytes + 1)
     except OSError as exc:
         raise FrontmatterError(f"could not be read ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise FrontmatterError(f"skipped, larger than {_size(max_bytes)}")
+    text = data.decode("utf-8", errors="replace")
     match = _FRONTMATTER.match(text)
     if match is None:
         fields = " and ".join(required) or "settings"
