@@ -42,6 +42,9 @@ class AgentsScreen(ModalScreen[None]):
     AgentsScreen .agent-description {
         margin: 0 0 0 2;
     }
+    AgentsScreen .agent-path {
+        color: $accent;
+    }
     AgentsScreen HelpTable {
         margin: 0 0 0 2;
     }
@@ -67,10 +70,12 @@ class AgentsScreen(ModalScreen[None]):
                 yield Static(agent.name, classes="agent-name", markup=False)
                 yield Static(agent.description, classes="agent-description", markup=False)
                 yield HelpTable(agent_facts(agent))
-            for title, problems, id in (("Ignored in the agents above", ignored, "agents-ignored"), ("Not loaded", left_out, "agents-left-out")):
+            for title, problems in (("Ignored in the agents above", ignored), ("Not loaded", left_out)):
                 if problems:
                     yield Label(title, classes="agents-heading")
-                    yield HelpTable(problems, id=id)
+                for path, reason in problems:  # a path is long: the reason goes under it
+                    yield Static(path, classes="agent-path", markup=False)
+                    yield Static(reason, classes="agent-description", markup=False)
             yield Label("dcode agents list shows the same · Esc or q to close", id="agents-hint")
 
     def action_close(self) -> None:
