@@ -31,7 +31,8 @@ from typing import Any
 
 from dcode.private_files import open_private_fd, write_private
 
-TRUST_FILES: tuple[str, ...] = (".dcode/config.toml", ".dcode/agents", ".claude/agents")
+AGENT_DIRS: tuple[str, ...] = (".dcode/agents", ".claude/agents")  # lowest priority first
+TRUST_FILES: tuple[str, ...] = (".dcode/config.toml", *AGENT_DIRS)
 RECORD_NAME = "trusted_projects.json"
 _LOCK_NAME = "trusted_projects.lock"
 _FORMAT = 1

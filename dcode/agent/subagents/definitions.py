@@ -132,7 +132,9 @@ def _user_sources(home: Path, user: Path | None) -> list[Path]:
 
 
 def _project_sources(workspace: Path) -> list[Path]:
-    return [workspace / ".dcode" / "agents", workspace / ".claude" / "agents"]
+    from dcode.trust import AGENT_DIRS  # the trust digest covers exactly these
+
+    return [workspace / name for name in AGENT_DIRS]
 
 
 def agent_sources(home: Path, workspace: Path, user: Path | None = None) -> list[Path]:
