@@ -23,6 +23,7 @@ from dcode.agent.subagents.definitions import (
 from dcode.config import ApprovalMode, Settings
 from dcode.trust import ProjectFiles, TrustStore
 from dcode.trust_cli import trust_project
+from tests.support.agent_files import agent_file
 
 PARENT_TOOLS = ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute", "write_todos", "task"]
 
@@ -37,13 +38,6 @@ def _home_env(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def user(tmp_path: Path) -> Path:
     path = tmp_path / "user"
     path.mkdir()
-    return path
-
-
-def agent_file(directory: Path, filename: str, frontmatter: str, body: str = "You do the thing.\n") -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / filename
-    path.write_text(f"---\n{frontmatter.strip()}\n---\n{body}", encoding="utf-8")
     return path
 
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dcode.cli import sub
-from tests.test_agent_definitions import agent_file
+from tests.support.agent_files import agent_file
 from tests.test_cli_light import HEAVY, PROBE
 
 
