@@ -176,7 +176,7 @@ def test_a_later_source_wins_by_name_and_keeps_the_first_place(home: Path, works
 def test_general_purpose_is_built_in_and_a_file_of_that_name_replaces_it(home: Path, workspace: Path, user: Path) -> None:
     built_in = catalog(home, workspace, user).agents[GENERAL_PURPOSE]
     assert built_in.path is None and built_in.source == "built-in" and built_in.tools is None
-    assert "multi-step" in built_in.description and built_in.system_prompt
+    assert "multi-step" in built_in.description and built_in.system_prompt == ""  # "": dcode's own instructions
     agent_file(home / "agents", "other.md", "name: other\ndescription: d")
     mine = agent_file(user / ".claude" / "agents", "gp.md", "name: general-purpose\ndescription: my own\ntools: Read")
     result = catalog(home, workspace, user)
