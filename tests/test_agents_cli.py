@@ -30,7 +30,7 @@ def test_agents_list_prints_each_agent_and_the_problems(home: Path, workspace: P
     theirs = agent_file(workspace / ".claude" / "agents", "x.md", "name: explorer\ndescription: Explores.\nmodel: attacker:x")
     broken = agent_file(workspace / ".claude" / "agents", "broken.md", "name: broken")
     out = invoke(home, user, workspace, monkeypatch)
-    assert out.startswith("general-purpose\n  A general agent for multi-step research and coding tasks")
+    assert out.startswith("general-purpose\n  A general agent for self-contained, multi-step jobs")
     assert (
         "reviewer\n  Reviews diffs.\n"
         f"  source:  {mine}\n"
