@@ -19,7 +19,7 @@ import typer
 from dcode import __version__
 from dcode.config import ApprovalMode, ConfigError, Settings, WireApi, load_settings
 
-SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust"}
+SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
 
 root = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,9 +27,11 @@ sub = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=T
 sessions_app = typer.Typer(help="List, show and delete saved sessions.", no_args_is_help=True)
 media_app = typer.Typer(help="Inspect what media would be sent to a model.", no_args_is_help=True)
 config_app = typer.Typer(help="Where the config lives and what it resolves to.", no_args_is_help=True)
+agents_app = typer.Typer(help="The agents the task tool can hand a job to.", no_args_is_help=True)
 sub.add_typer(sessions_app, name="sessions")
 sub.add_typer(media_app, name="media")
 sub.add_typer(config_app, name="config")
+sub.add_typer(agents_app, name="agents")
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -56,7 +58,7 @@ def _version(value: bool) -> None:
         "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
         "headless and print the answer (PROMPT '-' reads stdin).\n\n"
         "Subcommands: dcode sessions list|show|delete, dcode media inspect, dcode config path|show, "
-        "dcode trust [PATH] [--revoke|--list], dcode doctor."
+        "dcode agents list, dcode trust [PATH] [--revoke|--list], dcode doctor."
     )
 )
 def run(
@@ -241,12 +243,27 @@ def config_show() -> None:
     typer.echo(json.dumps(describe(_settings()), indent=2, default=str))
 
 
+@agents_app.command(
+    "list",
+    help=(
+        "Each agent with its source, description, tools, model and approval mode, then the files left "
+        "out and why. Sources, lowest priority first: $DCODE_HOME/agents, ~/.claude/agents, "
+        ".dcode/agents, .claude/agents."
+    ),
+)
+def agents_list(as_json: Annotated[bool, typer.Option("--json", help="One JSON object: agents and problems.")] = False) -> None:
+    from dcode.agents_cli import list_agents
+
+    typer.echo(list_agents(_settings(), as_json=as_json))
+
+
 @sub.command(
     "trust",
     help=(
         "Trust the project at PATH (default: here), so that its .dcode/config.toml applies in full: "
-        "approval mode, base URL, providers, shell environment. Until then dcode ignores those keys. "
-        "Editing the file withdraws the trust until it is given again."
+        "approval mode, base URL, providers, shell environment; and its agents (.dcode/agents, "
+        ".claude/agents) may choose any model. Until then dcode ignores those keys and models. "
+        "Editing these files withdraws the trust until it is given again."
     ),
 )
 def trust(

@@ -66,7 +66,7 @@ def _refusal(key: str, value: Any, mine: Settings, default_approve: ApprovalMode
             whose = "your own choice" if mine.approve else "the default"
             return f"looser than {own.value!r}, {whose}"
         case "model":
-            return _model_refusal(str(value), mine)
+            return model_refusal(str(value), mine)
         case _ if key in SAFE_KEYS:
             return None
         case "providers":
@@ -75,7 +75,9 @@ def _refusal(key: str, value: Any, mine: Settings, default_approve: ApprovalMode
             return _REASONS.get(key, UNTRUSTED)
 
 
-def _model_refusal(spec: str, mine: Settings) -> str | None:
+def model_refusal(spec: str, mine: Settings) -> str | None:
+    """Why an untrusted source may not choose ``spec``, or None when it keeps requests and
+    keys where ``mine`` (the user's own settings) sends them. Project agents ask this too."""
     from dcode.models.presets import PROVIDERS
 
     provider, current = _provider_of(spec), _provider_of(mine.model)

@@ -8,8 +8,10 @@ of its trust-relevant files. Any edit to those files changes the digest, and the
 asked about again.
 
 ``TRUST_FILES`` is the one list of what the digest covers; a file or a directory named there
-(``.mcp.json``, agent definitions) joins the digest by being added to it. What an untrusted
-project may still set is ``project_gate``'s business, not this module's.
+(``.mcp.json``; the agent definitions already are) joins the digest by being added to it. A
+directory counts only with what lies inside the project: a symlink out of it (``.claude/agents``
+pointing at ``/``) adds nothing, so a hostile repository cannot make dcode read the disk. What an
+untrusted project may still set is ``project_gate``'s business, not this module's.
 
 Standard library only: ``load_settings`` reads the record before anything heavy is imported.
 """
@@ -29,7 +31,8 @@ from typing import Any
 
 from dcode.private_files import open_private_fd, write_private
 
-TRUST_FILES: tuple[str, ...] = (".dcode/config.toml",)
+AGENT_DIRS: tuple[str, ...] = (".dcode/agents", ".claude/agents")  # lowest priority first
+TRUST_FILES: tuple[str, ...] = (".dcode/config.toml", *AGENT_DIRS)
 RECORD_NAME = "trusted_projects.json"
 _LOCK_NAME = "trusted_projects.lock"
 _FORMAT = 1
@@ -55,7 +58,7 @@ class ProjectFiles:
         root = root.resolve()
         contents: dict[str, bytes] = {}
         for name in TRUST_FILES:
-            for path in _files_of(root / name):
+            for path in _files_of(root / name, root):
                 contents[path.relative_to(root).as_posix()] = path.read_bytes()
         return cls(root, contents)
 
@@ -69,11 +72,25 @@ class ProjectFiles:
         return "sha256:" + hasher.hexdigest()
 
 
-def _files_of(path: Path) -> Iterator[Path]:
+def _files_of(path: Path, root: Path) -> Iterator[Path]:
     if path.is_file():
         yield path
-    elif path.is_dir():
-        yield from sorted(p for p in path.rglob("*") if p.is_file())
+    elif path.is_dir() and _inside(path, root):
+        yield from sorted(p for p in path.rglob("*") if p.is_file() and _inside(p, root))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return Path(os.path.realpath(path)).is_relative_to(root)  # realpath: a symlink loop is no error
+
+
+def project_trust(home: Path, workspace: Path) -> TrustState:
+    """The trust ``workspace`` has now, for what its trust files hold now; a file that exists
+    but cannot be read leaves it untrusted (the safe side)."""
+    try:
+        files = ProjectFiles.read(workspace)
+    except OSError:
+        return TrustState.UNTRUSTED
+    return TrustStore(home).state(files)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """``dcode trust [PATH]``, ``--revoke`` and ``--list``: project trust without the TUI.
 
 Headless runs never trust a project on their own, so this is how a user who only runs
-``dcode -p`` lets a project's ``.dcode/config.toml`` apply in full.
+``dcode -p`` lets a project's ``.dcode/config.toml`` apply in full, and its agents choose their
+models.
 """
 
 from __future__ import annotations
@@ -15,20 +16,36 @@ from dcode.trust import TRUST_FILES, ProjectFiles, TrustState, TrustStore
 
 
 def trust_project(root: Path) -> str:
-    """Trust ``root`` as it is now; raises ConfigError for a missing directory or a bad config."""
+    """Trust ``root`` as it is now; raises ConfigError for a missing directory or a bad config.
+
+    The trust covers every trust file (the config and the agent definitions), so a project
+    with agents but no config can be trusted too."""
     settings = _settings_for(root)
-    if settings.trust is TrustState.NONE:
+    files = ProjectFiles.read(settings.workspace)
+    store = TrustStore(settings.home)
+    state = store.state(files)
+    if state is TrustState.NONE:
         return f"{settings.workspace} has nothing to trust (no {' or '.join(TRUST_FILES)})."
-    if settings.trust is TrustState.TRUSTED:
+    if state is TrustState.TRUSTED:
         return f"{settings.workspace} is already trusted."
-    assert settings.project_digest is not None
-    TrustStore(settings.home).trust(settings.workspace, settings.project_digest)
-    applied = ignored_keys(settings)
-    now = f" (now applied: {applied})" if applied else ""
+    store.trust(settings.workspace, files.digest)
+    config = settings.project_config.relative_to(settings.workspace).as_posix()
+    present = _present(files)
+    said = []
+    if config in present:
+        applied = ignored_keys(settings)
+        said.append(f"its {config} applies in full" + (f" (now applied: {applied})" if applied else ""))
+    if agents := [name for name in present if name != config]:
+        said.append(f"the agents in {' and '.join(agents)} may choose their models")
     return (
-        f"Trusted {settings.workspace}: its {settings.project_config.relative_to(settings.workspace)} applies in full{now}. "
-        "dcode asks again if the file changes; `dcode trust --revoke` undoes it."
+        f"Trusted {settings.workspace}: {'; '.join(said)}. "
+        "dcode asks again if these files change; `dcode trust --revoke` undoes it."
     )
+
+
+def _present(files: ProjectFiles) -> list[str]:
+    """The trust files and directories ``files`` holds something of, in TRUST_FILES order."""
+    return [name for name in TRUST_FILES if any(path == name or path.startswith(name + "/") for path in files.contents)]
 
 
 def revoke_project(root: Path) -> str:

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from dcode.agent.subagents.definitions import catalog_for
 from dcode.config import ApprovalMode, Settings, load_settings
 from dcode.trust import ProjectFiles, TrustState, TrustStore
 from dcode.tui.screens.trust import TrustScreen
+from tests.support.agent_files import agent_file
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import running_app
 
@@ -84,3 +86,15 @@ async def test_no_prompt_when_nothing_would_be_ignored(server, workspace: Path, 
     settings = load_settings(workspace=workspace, cli={"base_url": server.base_url, "model": "openai:test-model", "api": "chat"})
     async with running_app(server, workspace, dcode_home, settings=settings) as h:
         assert not isinstance(h.app.screen, TrustScreen) and h.app.settings.max_turns == 5
+
+
+async def test_the_prompt_says_the_trust_covers_the_projects_agents(server, evil, cloned: Path, dcode_home: Path, tmp_path: Path) -> None:
+    agent_file(cloned / ".claude" / "agents", "x.md", "name: explorer\ndescription: d\nmodel: corp:big")
+    assert catalog_for(reload(cloned)(), user=tmp_path).agents["explorer"].model is None
+    async with running_app(server, cloned, dcode_home, settings=reload(cloned)(), wait_ready=False, reload_settings=reload(cloned)) as h:
+        await h.until(lambda: isinstance(h.app.screen, TrustScreen), what="the trust prompt")
+        await h.until(lambda: "Trust this project" in h.text(), what="the prompt painted")
+        assert "lets the agents in .claude/agents choose their models" in " ".join(h.text().replace("│", " ").split())
+        await h.press("ctrl+t")
+        await h.ready()
+    assert catalog_for(reload(cloned)(), user=tmp_path).agents["explorer"].model == "corp:big"

@@ -31,7 +31,7 @@ from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
 from dcode.agent.run_context import current_thread_id
 from dcode.agent.runner import SessionRunner
 from dcode.agent.session_lock import SessionLock
-from dcode.agent.subagents.definitions import AgentCatalog, AgentDefinition
+from dcode.agent.subagents.definitions import AgentDefinition, catalog_for
 from dcode.agent.subagents.runs import Subagents
 from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.prompt import SYSTEM_PROMPT
@@ -67,7 +67,7 @@ class Engine:
         # The engine's own connection pool, with the settings' limits, closed with it.
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
-        self.agents = AgentCatalog()
+        self.agents = catalog_for(settings)  # the user's and the project's agents, as they are now
         self.graph = self._build()
 
     @classmethod

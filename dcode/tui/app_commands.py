@@ -59,6 +59,8 @@ class SlashCommands(_Base):
                 await self._offload()
             case "context":
                 await self._show_context()
+            case "agents":
+                await self._show_agents()
             case "clear":
                 await self._new_session()
             case "resume":
@@ -187,6 +189,13 @@ class SlashCommands(_Base):
             await self.transcript.notice(f"could not count the context: {exc}", NoticeLevel.ERROR)
             return
         self.push_screen(ContextScreen(report, self.engine.resolved.spec))
+
+    async def _show_agents(self) -> None:
+        from dcode.agent.subagents.definitions import catalog_for
+        from dcode.tui.screens.agents import AgentsScreen
+
+        catalog = await asyncio.to_thread(catalog_for, self.settings)
+        self.push_screen(AgentsScreen(catalog))
 
     async def _offload(self) -> None:
         """Compact the session now; what happened shows as the window's compaction does: the

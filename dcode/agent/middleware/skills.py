@@ -28,6 +28,7 @@ from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
 from dcode.agent.fences import Fence, fenced
+from dcode.agent.frontmatter import FrontmatterError, cut, read_document
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
 
@@ -38,7 +39,6 @@ MAX_COMPATIBILITY = 500
 MAX_WARNINGS = 20
 MAX_WARNING_CHARS = 1000
 
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -67,36 +67,13 @@ def skill_sources(home: Path, workspace: Path, user: Path | None = None) -> list
     ]
 
 
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def parse_skill(path: Path, source: Path) -> tuple[Skill | None, list[str]]:
     """The skill in ``path`` (a SKILL.md), or None and why; warnings that do not stop it."""
-    import yaml
-
     try:
-        if path.stat().st_size > MAX_SKILL_BYTES:
-            return None, [f"{path}: skipped, larger than {MAX_SKILL_BYTES // (1024 * 1024)} MiB"]
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return None, [f"{path}: could not be read ({exc.strerror or exc})"]
-    match = _FRONTMATTER.match(text)
-    if match is None:
-        return None, [f"{path}: no frontmatter (a '---' block with name and description)"]
-    try:
-        meta = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
-        return None, [f"{path}: the frontmatter is not valid YAML ({_cut(str(exc), 200)})"]
-    if not isinstance(meta, dict):
-        return None, [f"{path}: the frontmatter is not a mapping"]
-    name, description = meta.get("name"), meta.get("description")
-    missing = [field for field, value in (("name", name), ("description", description)) if not isinstance(value, str) or not value.strip()]
-    if missing:
-        return None, [f"{path}: missing {' and '.join(missing)}"]
-    assert isinstance(name, str) and isinstance(description, str)
-    name = name.strip()
+        meta = read_document(path, MAX_SKILL_BYTES).meta
+    except FrontmatterError as exc:
+        return None, [f"{path}: {exc}"]
+    name, description = str(meta["name"]).strip(), str(meta["description"])
     warnings = []
     if not (len(name) <= 64 and _NAME.match(name)) or name != path.parent.name:
         warnings.append(
@@ -107,10 +84,10 @@ def parse_skill(path: Path, source: Path) -> tuple[Skill | None, list[str]]:
     allowed = tuple(tools.split()) if isinstance(tools, str) else tuple(str(tool) for tool in tools if tool)
     skill = Skill(
         name=name,
-        description=_cut(description, MAX_DESCRIPTION),
+        description=cut(description, MAX_DESCRIPTION),
         path=str(path),
         source=str(source),
-        compatibility=_cut(str(meta.get("compatibility") or ""), MAX_COMPATIBILITY),
+        compatibility=cut(str(meta.get("compatibility") or ""), MAX_COMPATIBILITY),
         allowed_tools=allowed,
     )
     return skill, warnings

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
+from dcode.agent.subagents.definitions import GENERAL_PURPOSE
 
 READ_DEFAULT_LIMIT = 2000
 VIDEO_DEFAULT_LIMIT_S = 100.0
@@ -89,9 +90,6 @@ class ExecuteArgs(BaseModel):
         le=int(MAX_TIMEOUT_S),
         description=f"Seconds before the command is killed (max {MAX_TIMEOUT_S:.0f}).",
     )
-
-
-GENERAL_PURPOSE = "general-purpose"
 
 
 class TaskArgs(BaseModel):

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from dcode.config import IgnoredSetting, Settings
-from dcode.trust import TrustState
+from dcode.trust import AGENT_DIRS, TrustState
 from dcode.tui.screens.keeps_typing import KeepsTyping
 
 _VALUE_CHARS = 80
@@ -108,9 +108,11 @@ class TrustScreen(KeepsTyping, ModalScreen[bool]):
                     id="trust-intro",
                 )
                 yield Static(Content("\n").join(setting_line(item) for item in settings.ignored), id="trust-settings")
+                agents = [name for name in AGENT_DIRS if (settings.workspace / name).is_dir()]
+                also = f" Trusting it also lets the agents in {' and '.join(agents)} choose their models." if agents else ""
                 yield Static(
-                    "Trust it only if you know where the repository comes from. dcode remembers the choice"
-                    " and asks again if the file changes; `dcode trust --revoke` takes it back.",
+                    f"Trust it only if you know where the repository comes from.{also} dcode remembers the choice"
+                    " and asks again if these files change; `dcode trust --revoke` takes it back.",
                     id="trust-note",
                 )
             with Vertical(id="trust-footer"):
