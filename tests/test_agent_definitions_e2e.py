@@ -92,3 +92,18 @@ async def test_a_project_agent_cannot_loosen_the_parents_mode(server, make_setti
     assert [event.agent for event in asked] == [("task:1",), ("task:2",)]
     [denied] = [text for role, text in server.transcript(5) if role == "tool"]
     assert denied.startswith("denied: ")
+
+
+async def test_a_user_agent_runs_on_its_own_model_through_the_same_endpoint(server, make_settings, dcode_home: Path) -> None:
+    """The user's own agent may name a model: on the session's provider it goes through the
+    session's base URL (here the scripted server), and only its requests name that model."""
+    agent_file(dcode_home / "agents", "fast.md", "name: fast\ndescription: A quick helper.\nmodel: openai:small-model", "Be quick.")
+    server.script(
+        reply(tool_calls=[task_call("fast")]).answering(PROMPT),
+        reply("done quickly").answering(JOB),
+        reply("ok").answering(PROMPT),
+    )
+    async with await Engine.open(make_settings()) as engine:
+        events = await turn(engine)
+    assert not events[-1].is_error
+    assert [request.body["model"] for request in server.requests] == ["test-model", "small-model", "test-model"]

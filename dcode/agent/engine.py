@@ -169,6 +169,9 @@ class Engine:
             model, resolved, compactor = self.model, self.resolved, self.compactor
             if definition.model and definition.model != "inherit":
                 resolved = resolve_model(replace(self.settings, model=definition.model, base_url=None))
+                if resolved.endpoint.spec.provider == self.resolved.endpoint.spec.provider and self.settings.base_url:
+                    # The same provider as the session's: through the same endpoint (your proxy, say).
+                    resolved = resolve_model(replace(self.settings, model=definition.model))
                 model = build_chat_model(resolved, self.settings, self._http)
                 counter = TokenCounter(resolved.endpoint.spec.model, images=image_pricer(route_for(resolved.profile)), thread=lambda: current_thread_id("session"))
                 compactor = Compactor(model, resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, counter, self.attachments)
