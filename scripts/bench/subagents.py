@@ -144,7 +144,7 @@ def main() -> int:
         p95 = ticks[int(len(ticks) * 0.95)] if ticks else float("nan")
         frame_ok = p95 <= TARGET_FRAME_MS and ok
         print(f"TUI frame time p95 {p95:5.1f} ms over {len(ticks)} ticks while 4 subagents stream "
-              f"(target <= {TARGET_FRAME_MS:.0f} ms) {"PASS" if frame_ok else "MISS"}{"" if ok else "   THE TURN DID NOT FINISH AS SCRIPTED"}")
+              f"(target <= {TARGET_FRAME_MS:.0f} ms) {'PASS' if frame_ok else 'MISS'}{'' if ok else '   THE TURN DID NOT FINISH AS SCRIPTED'}")
         passed = passed and frame_ok
     return 0 if passed else 1
 
