@@ -64,6 +64,8 @@ def read_saved_thread(db_path: Path, session_id: str, *, strict: bool = False) -
         return None
     from langgraph.checkpoint.sqlite import SqliteSaver
 
+    from dcode.agent.history_channel import thread_messages
+
     try:
         with database_errors(db_path):
             missing = _missing_tables(conn)
@@ -71,19 +73,18 @@ def read_saved_thread(db_path: Path, session_id: str, *, strict: bool = False) -
                 return None  # no checkpoint was ever saved here
             if missing:  # half the checkpointer's tables: the saver would try to recreate them
                 raise SessionDatabaseError(db_path, f"no {' or '.join(missing)} table", damaged=True)
-            saved = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": session_id, "checkpoint_ns": ""}})
+            saver = SqliteSaver(conn)
+            saved = saver.get_tuple({"configurable": {"thread_id": session_id, "checkpoint_ns": ""}})
+            messages = None if saved is None else thread_messages(saver, saved)
     except Exception:
         if strict:
             raise
         return None
     finally:
         conn.close()
-    if saved is None:
+    if saved is None or messages is None:
         return None
-    messages = saved.checkpoint.get("channel_values", {}).get("messages")
-    if not isinstance(messages, list):
-        return None
-    return SavedThread(str(saved.config["configurable"]["checkpoint_id"]), list(messages))
+    return SavedThread(str(saved.config["configurable"]["checkpoint_id"]), messages)
 
 
 def latest_checkpoint_id(db_path: Path, session_id: str) -> str | None:
