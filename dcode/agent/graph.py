@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from dcode.agent.backends.protocol import Backend
-from dcode.agent.history_channel import HistoryState
+from dcode.agent.history_state import history_state
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_route import route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
@@ -126,7 +126,7 @@ def build_graph(
         system_prompt=system_prompt,
         middleware=middleware,
         context_schema=RunContext,
-        state_schema=HistoryState,  # the messages as a delta: a checkpoint stores what changed
+        state_schema=history_state(),  # the messages as a delta: a checkpoint stores what changed
         checkpointer=checkpointer,
         name="dcode",
     )

@@ -1,67 +1,99 @@
-"""The thread's messages as a LangGraph ``DeltaChannel``: a checkpoint stores what changed.
+"""The thread's messages, stored as deltas: a checkpoint holds what changed, not the history.
 
 LangGraph's SQLite checkpointer writes every channel's whole value into every checkpoint, and
 the agent loop makes one checkpoint per node (the model, the tools, each before-model hook):
 about seven a step. With the default channel each of them serialized and stored the whole
 history again, so a step's cost grew with the history, and a session's file with its square
-(37 MB after 100 messages of 3 KB tool results). A ``DeltaChannel`` keeps only a marker in the
-checkpoint; the new messages are already saved once, as the step's writes, and the channel is
-rebuilt by folding the writes since its last full snapshot (every ``SNAPSHOT_EVERY`` updates).
+(37 MB after 100 messages of 3 KB tool results). The graph's ``messages`` are therefore a
+LangGraph ``DeltaChannel`` (``history_state.py``): a checkpoint keeps no value for it, the new
+messages are saved once as the step's writes (as they always were), and the channel is
+rebuilt by folding the writes since its last full snapshot, taken every ``SNAPSHOT_EVERY``
+updates.
 
-The reducer is langgraph's public ``add_messages``, folded over the writes one at a time, so a
-rebuilt thread is exactly the thread the live run had (same merge by id, same removals), and a
-fold is batching-invariant as ``DeltaChannel`` requires. A thread saved before this channel
-(whole lists in its checkpoints) is read as it is: ``from_checkpoint`` takes a plain value.
+``fold_messages`` is that channel's reducer, for the live run and for every rebuild, so a
+resumed thread is the thread the run had. It merges as langgraph's ``add_messages`` does
+(``tests/test_history_channel.py`` holds it to that): by id, a message with a known id
+replacing the old one in place, ``RemoveMessage`` removing one (an unknown id is an error),
+``REMOVE_ALL_MESSAGES`` starting over. A fold over the writes is batching-invariant, as
+``DeltaChannel`` requires. A thread saved before (a whole list in each checkpoint) is read as
+it is.
 
-``thread_messages`` rebuilds the messages of a checkpoint read straight from the database,
-for ``saved_thread`` (which paints a resumed transcript before the engine is loaded).
+``thread_messages`` rebuilds the messages of a checkpoint read straight from the database, for
+``saved_thread``, which paints a resumed transcript before the engine loads: this module
+imports only langchain-core's messages and, for a snapshot, the checkpointer's own types.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Any
 
-from langchain.agents.middleware import AgentState
-from langchain_core.messages import AnyMessage
-from langgraph.channels import DeltaChannel
-from langgraph.graph.message import add_messages
-from typing_extensions import Required
+from langchain_core.messages import AnyMessage, BaseMessage, BaseMessageChunk, RemoveMessage, convert_to_messages, message_chunk_to_message
+
+from dcode.models.langchain_internals import delta_snapshot_value
 
 MESSAGES = "messages"
 SNAPSHOT_EVERY = 100  # updates of the channel (two or three a step) between full snapshots
+REMOVE_ALL = "__remove_all__"  # langgraph's REMOVE_ALL_MESSAGES (tests/test_history_channel.py pins it)
 
 
-def fold_messages(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
-    """``add_messages`` applied to each write in turn."""
+def _as_messages(value: Any) -> list[BaseMessage]:
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for message in convert_to_messages(items):
+        if isinstance(message, BaseMessageChunk):
+            message = message_chunk_to_message(message)
+        if message.id is None:
+            message.id = str(uuid.uuid4())  # as add_messages; a saved write already has its id
+        out.append(message)
+    return out
+
+
+def merge_messages(state: Sequence[Any], write: Any) -> list[AnyMessage]:
+    """One write (a message or a list of them) merged into ``state``, as ``add_messages``."""
+    current = _as_messages(list(state))
+    new = _as_messages(write)
+    for index in range(len(new) - 1, -1, -1):
+        if isinstance(new[index], RemoveMessage) and new[index].id == REMOVE_ALL:
+            return new[index + 1 :]
+    merged: list[Any] = list(current)
+    where = {message.id: index for index, message in enumerate(merged)}
+    removed: set[str] = set()
+    for message in new:
+        index = where.get(message.id)
+        if index is None:
+            if isinstance(message, RemoveMessage):
+                raise ValueError(f"Attempting to delete a message with an ID that doesn't exist ('{message.id}')")
+            where[message.id] = len(merged)
+            merged.append(message)
+        elif isinstance(message, RemoveMessage):
+            removed.add(message.id)
+        else:
+            removed.discard(message.id)
+            merged[index] = message
+    return [message for message in merged if message.id not in removed] if removed else merged
+
+
+def fold_messages(state: Sequence[Any], writes: Sequence[Any]) -> list[AnyMessage]:
+    """The ``DeltaChannel`` reducer: each write merged in turn."""
+    messages = list(state)
     for write in writes:
-        state = add_messages(state, write)
-    return state
-
-
-def history_channel() -> DeltaChannel:
-    return DeltaChannel(fold_messages, list, snapshot_frequency=SNAPSHOT_EVERY)
-
-
-class HistoryState(AgentState[Any]):
-    """The agent's state with its messages in a ``DeltaChannel`` (``create_agent``'s
-    ``state_schema``: it wins over ``AgentState``'s ``add_messages`` channel)."""
-
-    messages: Required[Annotated[list[AnyMessage], history_channel()]]  # type: ignore[misc]
+        messages = merge_messages(messages, write)
+    return messages
 
 
 def thread_messages(saver: Any, saved: Any) -> list[AnyMessage] | None:
     """The messages of checkpoint tuple ``saved`` (from ``saver.get_tuple``), rebuilt from its
-    ancestors' writes when the checkpoint holds no snapshot of them; None when it has none."""
-    values = saved.checkpoint.get("channel_values", {})
-    if MESSAGES not in saved.checkpoint.get("channel_versions", {}):
+    ancestors' writes when it holds no snapshot of them; None when the thread has none."""
+    checkpoint = saved.checkpoint
+    if MESSAGES not in checkpoint.get("channel_versions", {}):
         return None
-    channel = history_channel()
-    if MESSAGES in values:  # a snapshot, or a whole list saved before the channel was a delta
-        rebuilt = channel.from_checkpoint(values[MESSAGES])
-    else:
-        history = saver.get_delta_channel_history(config=saved.config, channels=[MESSAGES])[MESSAGES]
-        rebuilt = channel.from_checkpoint(history.get("seed"))
-        rebuilt.replay_writes(history.get("writes", []))
-    value = rebuilt.get() if rebuilt.is_available() else None
-    return list(value) if isinstance(value, list) else None
+    stored = checkpoint.get("channel_values", {})
+    if MESSAGES in stored:  # a snapshot, or a whole list saved before the channel was a delta
+        value = delta_snapshot_value(stored[MESSAGES])
+        return list(value) if isinstance(value, list) else None
+    history = saver.get_delta_channel_history(config=saved.config, channels=[MESSAGES])[MESSAGES]
+    seed = delta_snapshot_value(history.get("seed")) or []
+    values = [value for _task, _channel, value in history.get("writes", [])]
+    return fold_messages(seed, values)

@@ -11,7 +11,8 @@ cannot move out of the subclass), it is listed here with the file that overrides
 on any private import outside this module. pyproject.toml keeps each dependency listed here
 below its next major version.
 
-Plain data: importing this imports none of those packages.
+Plain data, and the helpers that touch a private name: importing this imports none of those
+packages (a helper imports what it needs when it is called).
 """
 
 from __future__ import annotations
@@ -34,8 +35,25 @@ MERGE_TESTS = (
 # of. ``dcode/models/known_profiles.py`` loads this module from its file, without the package's
 # ``__init__`` (which imports ChatOpenAI, langchain-core and openai), to read the table.
 OPENAI_PROFILES = "langchain_openai.data._profiles:_PROFILES"
+HISTORY_CHANNEL = "dcode/agent/history_channel.py"
+HISTORY_TESTS = (
+    "tests/test_history_channel.py::test_a_saved_thread_is_rebuilt_across_a_snapshot",
+    "tests/test_history_channel.py::test_the_fold_merges_as_add_messages_does",
+)
 
 PRIVATE_USES: tuple[PrivateUse, ...] = (
+    # The thread's messages are a LangGraph DeltaChannel (dcode/agent/history_channel.py).
+    # A checkpoint that snapshots it stores its value wrapped in this NamedTuple, which
+    # ``DeltaChannel.from_checkpoint`` unwraps; ``saved_thread`` reads a checkpoint without
+    # the channel class (whose import pulls in LangGraph's runtime), so it unwraps it here.
+    PrivateUse(
+        "langgraph-checkpoint",
+        "langgraph.checkpoint.serde.types:_DeltaSnapshot",
+        (HISTORY_CHANNEL,),
+        HISTORY_TESTS,
+        bases=("builtins:tuple",),
+        behaviour="a NamedTuple whose one field, value, is the channel's whole value at a snapshot",
+    ),
     PrivateUse(
         "langchain-openai",
         OPENAI_PROFILES,
@@ -138,3 +156,10 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
         bases=(f"{OPENAI_BASE}:BaseChatOpenAI",),
     ),
 )
+
+
+def delta_snapshot_value(value: object) -> object:
+    """The channel value a LangGraph ``DeltaChannel`` snapshot holds; any other value as it is."""
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+
+    return value.value if isinstance(value, _DeltaSnapshot) else value

@@ -1,0 +1,146 @@
+"""The thread's messages as a DeltaChannel: the fold merges as ``add_messages`` does, a
+checkpoint no longer carries the whole history, and a thread reads back the same through the
+engine, through ``saved_thread`` and after a resume, across snapshots and from a session
+saved before the change."""
+
+from __future__ import annotations
+
+import sqlite3
+from functools import reduce
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents.middleware import AgentState
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
+
+from dcode.agent import graph as graph_module
+from dcode.agent import history_channel
+from dcode.agent.approval import HeadlessApprover
+from dcode.agent.engine import Engine
+from dcode.agent.history_channel import REMOVE_ALL, fold_messages
+from dcode.agent.saved_thread import read_saved_thread
+from dcode.agent.tools.spec import READ_FILE
+from dcode.config import ApprovalMode
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.test_tui_app_support import make_settings
+
+H = HumanMessage
+
+
+def _shape(messages: list[Any]) -> list[tuple[Any, ...]]:
+    return [(type(m).__name__, m.id, m.content, getattr(m, "tool_calls", None)) for m in messages]
+
+
+WRITES: dict[str, list[Any]] = {
+    "appends": [[H("a", id="1")], [AIMessage("b", id="2"), H("c", id="3")], H("d", id="4")],
+    "replaces in place": [[H("a", id="1"), H("b", id="2"), H("c", id="3")], [H("B", id="2")]],
+    "removes": [[H("a", id="1"), H("b", id="2"), H("c", id="3")], [RemoveMessage(id="2")]],
+    "removed then back in one write": [[H("a", id="1"), H("b", id="2")], [RemoveMessage(id="1"), H("A", id="1")]],
+    "starts over": [[H("a", id="1"), H("b", id="2")], [H("x", id="9"), RemoveMessage(id=REMOVE_ALL_MESSAGES), H("c", id="3")], [H("d", id="4")]],
+    "a chunk becomes a message": [[H("a", id="1")], [AIMessageChunk(content="part", id="5")]],
+    "a tool result": [[AIMessage("", id="a1", tool_calls=[{"name": "ls", "args": {}, "id": "c1"}])], [ToolMessage("out", tool_call_id="c1", id="t1")]],
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRITES))
+def test_the_fold_merges_as_add_messages_does(case: str) -> None:
+    writes = WRITES[case]
+    expected = reduce(add_messages, writes, [])
+    assert _shape(fold_messages([], writes)) == _shape(expected)
+    assert [type(m) for m in fold_messages([], writes)] == [type(m) for m in expected]
+    # Batching-invariant, as DeltaChannel requires: folding in two parts is folding at once.
+    for cut in range(len(writes) + 1):
+        assert _shape(fold_messages(fold_messages([], writes[:cut]), writes[cut:])) == _shape(expected)
+
+
+def test_the_fold_refuses_what_add_messages_refuses_and_names_its_marker() -> None:
+    assert REMOVE_ALL == REMOVE_ALL_MESSAGES
+    with pytest.raises(ValueError):
+        add_messages([H("a", id="1")], [RemoveMessage(id="nope")])
+    with pytest.raises(ValueError):
+        fold_messages([H("a", id="1")], [[RemoveMessage(id="nope")]])
+    # A message without an id is given one, kept by the message, as add_messages does.
+    message = H("no id")
+    (folded,) = fold_messages([], [[message]])
+    assert folded.id and message.id == folded.id
+
+
+def _blobs(db: Path) -> list[bytes]:
+    with sqlite3.connect(db) as conn:
+        return [row[0] for row in conn.execute("SELECT checkpoint FROM checkpoints ORDER BY checkpoint_id")]
+
+
+def _stored_messages(blob: bytes) -> Any:
+    return JsonPlusSerializer().loads_typed(("msgpack", blob))["channel_values"].get("messages")
+
+
+def _tool_loop(steps: int) -> list[Any]:
+    script = [reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]) for _ in range(steps)]
+    return [*script, reply("done")]
+
+
+async def test_a_saved_thread_is_rebuilt_across_a_snapshot(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(history_channel, "SNAPSHOT_EVERY", 5)  # a snapshot every two steps or so
+    (workspace / "notes.txt").write_text("some notes\n" * 200)
+    server.script(*_tool_loop(12), reply("second turn"))
+    settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+        async for _event in runner.run_turn("read the notes"):
+            pass
+        live = await runner.messages()
+        session_id = runner.session_id
+    assert len(live) == 1 + 2 * 12 + 1
+    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
+    assert saved is not None and _shape(saved.messages) == _shape(live)
+    blobs = _blobs(settings.sessions_db)
+    stored = [_stored_messages(blob) for blob in blobs]
+    snapshots = [value for value in stored if value is not None]
+    # Most checkpoints hold no messages at all; a few hold a snapshot of the whole list.
+    assert snapshots and len(snapshots) < len(blobs) // 3
+    whole = len(JsonPlusSerializer().dumps_typed(live)[1])
+    plain = [len(blob) for blob, value in zip(blobs, stored, strict=True) if value is None]
+    assert max(plain) < whole // 10
+    # A new engine resumes the same thread, and goes on from it.
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=ApprovalMode.ALL)
+        assert _shape(await runner.messages()) == _shape(live)
+        async for _event in runner.run_turn("and now?"):
+            pass
+        after = await runner.messages()
+    assert _shape(after[: len(live)]) == _shape(live) and [m.content for m in after[len(live) :]] == ["and now?", "second turn"]
+    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
+    assert saved is not None and _shape(saved.messages) == _shape(after)
+
+
+async def test_a_session_saved_with_whole_lists_resumes(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "notes.txt").write_text("some notes\n")
+    server.script(*_tool_loop(2), reply("second turn"))
+    settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
+    with monkeypatch.context() as patch:  # the graph as it was: add_messages, the whole list stored
+        patch.setattr(graph_module, "history_state", lambda: AgentState)
+        async with await Engine.open(settings) as engine:
+            runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+            async for _event in runner.run_turn("read the notes"):
+                pass
+            before = await runner.messages()
+            session_id = runner.session_id
+    assert _shape(_stored_messages(_blobs(settings.sessions_db)[-1])) == _shape(before)
+    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
+    assert saved is not None and _shape(saved.messages) == _shape(before)
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=ApprovalMode.ALL)
+        assert _shape(await runner.messages()) == _shape(before)
+        async for _event in runner.run_turn("and now?"):
+            pass
+        after = await runner.messages()
+    assert _shape(after[: len(before)]) == _shape(before) and [m.content for m in after[len(before) :]] == ["and now?", "second turn"]
+    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
+    assert saved is not None and _shape(saved.messages) == _shape(after)
