@@ -9,9 +9,10 @@ image costs the route's per-image formula at the size the route sends. ``count_*
 raw figure (what the provider reports, for an OpenAI model); ``estimate_*`` scale it by the
 session's calibration (for models whose tokenizer dcode does not ship).
 
-Counting is incremental: a message's count is kept under its id and its content, so a long
-history costs one lookup a message after the first time, and only new or changed messages go
-through the encoder.
+Counting is incremental: a message's count is kept under its id and its content, so only new
+or changed messages go through the encoder; and under the message object itself
+(``MessageMemo``), so the history's messages, the same objects from one call to the next, cost
+a lookup each rather than building that key again (a ``repr`` of the tool calls).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Protocol
 from dcode.context.tokens.calibration import Calibration
 from dcode.context.tokens.encodings import EncodingUnavailable, encoding, is_loaded
 from dcode.context.tokens.family import Family, family_for
+from dcode.message_memo import MessageMemo
 
 PER_MESSAGE = 3  # <|start|>{role}…<|end|>: the frame of every message
 PER_NAME = 1
@@ -74,6 +76,7 @@ class TokenCounter:
         self._thread = thread
         self._encoder = encoder
         self._messages: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+        self._objects: MessageMemo[int] = MessageMemo()  # the same objects, call after call
         self._tools: dict[Any, int] = {}
         self._calibrations: dict[str, Calibration] = {}
         self.fixed = 0  # the system message, the tool schemas and the priming of the last request
@@ -111,15 +114,16 @@ class TokenCounter:
 
     def count_message(self, message: Any) -> int:
         """One message's tokens as the wire frames it (remembered: counted once)."""
-        key = _key(message)
-        found = self._messages.get(key)
+        found = self._objects.get(message)
         if found is not None:
             return found
-        tokens = self._count_message(message)
-        self._messages[key] = tokens
-        if len(self._messages) > CACHE_SIZE:
-            self._messages.popitem(last=False)
-        return tokens
+        key = _key(message)
+        found = self._messages.get(key)
+        if found is None:
+            found = self._messages[key] = self._count_message(message)
+            if len(self._messages) > CACHE_SIZE:
+                self._messages.popitem(last=False)
+        return self._objects.put(message, found)
 
     def _count_message(self, message: Any) -> int:
         tokens = PER_MESSAGE + self.count_text(_role(message))
