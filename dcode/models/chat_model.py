@@ -9,7 +9,8 @@
 - Invalid data: a streamed event that is not JSON fails inside the OpenAI SDK with a bare
   ``JSONDecodeError``; here it becomes ``InvalidModelData``, which says where it came from.
 - The request: the conversation is handed to the OpenAI client as ``extra_body``, which the
-  client sends as it is, instead of walking it again on every call (``history_payload.py``).
+  client sends as it is, instead of walking it again on every call (``history_payload.py``);
+  on Chat Completions each message is converted to its wire dict once (``message_dicts.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from langchain_openai import ChatOpenAI
 
 from dcode.models.chunk_merge import BalancedMergeChunk
 from dcode.models.history_payload import history_as_extra_body
+from dcode.models.message_dicts import converted
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
 
@@ -33,7 +35,12 @@ class InvalidModelData(ValueError):
 
 class DcodeChatOpenAI(ChatOpenAI):
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
-        return history_as_extra_body(super()._get_request_payload(input_, stop=stop, **kwargs))
+        def convert(messages: Any) -> dict:
+            return super(DcodeChatOpenAI, self)._get_request_payload(messages, stop=stop, **kwargs)
+
+        # Chat Completions only (dcode always names the wire): the Responses API's input is
+        # built from the whole list.
+        return history_as_extra_body(converted(input_, convert) if self.use_responses_api is False else convert(input_))
 
     def _convert_chunk_to_generation_chunk(
         self,

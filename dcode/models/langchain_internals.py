@@ -91,19 +91,24 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
     # (dcode/models/history_payload.py): the client's parameter transform walked every message
     # of every request. It must still be called with the messages, return a dict of create()'s
     # keyword arguments holding ``messages`` (Chat Completions) or ``input`` (Responses), and
-    # the dict must be what is passed to create().
+    # the dict must be what is passed to create(). On Chat Completions it is called with only
+    # the messages not converted before (dcode/models/message_dicts.py), so each message's
+    # dict must depend on that message alone, one dict a message, in order.
     PrivateUse(
         "langchain-openai",
         f"{OPENAI_BASE}:BaseChatOpenAI._get_request_payload",
-        (CHAT_MODEL,),
+        (CHAT_MODEL, "dcode/models/message_dicts.py"),
         (
             "tests/test_model_history_payload.py::test_the_wire_body_is_the_conversation_sent_as_it_is",
             "tests/test_model_history_payload.py::test_the_sdk_does_not_walk_the_conversation",
+            "tests/test_model_message_dicts.py::test_each_call_sends_what_chat_openai_sends",
+            "tests/test_model_message_dicts.py::test_only_new_or_changed_messages_are_converted",
         ),
         parameters=("self", "input_", "stop"),
         behaviour=(
             "returns the keyword arguments for the OpenAI client's create(): the converted "
-            "conversation under 'messages' (Chat Completions) or 'input' (Responses API)"
+            "conversation under 'messages' (Chat Completions: one dict a message, in order, "
+            "each from its message alone) or 'input' (Responses API)"
         ),
     ),
     # ``DcodeChatOpenAI`` wraps the stream of every call, on both wires: its first chunk becomes
