@@ -82,6 +82,33 @@ def _tool_loop(steps: int) -> list[Any]:
     return [*script, reply("done")]
 
 
+async def _first_turn(settings: Any) -> tuple[str, list[Any]]:
+    """A new session's first turn: its id and its messages, which the saved thread reads too."""
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+        async for _event in runner.run_turn("read the notes"):
+            pass
+        messages = await runner.messages()
+    saved = read_saved_thread(settings.sessions_db, runner.session_id, strict=True)
+    assert saved is not None and _shape(saved.messages) == _shape(messages)
+    return runner.session_id, messages
+
+
+async def _resumes_and_goes_on(settings: Any, session_id: str, before: list[Any]) -> None:
+    """A new engine resumes ``session_id`` with the messages ``before``, and a turn goes on from
+    them; the saved thread then reads as the engine does."""
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=ApprovalMode.ALL)
+        assert _shape(await runner.messages()) == _shape(before)
+        async for _event in runner.run_turn("and now?"):
+            pass
+        after = await runner.messages()
+    assert _shape(after[: len(before)]) == _shape(before)
+    assert [m.content for m in after[len(before) :]] == ["and now?", "second turn"]
+    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
+    assert saved is not None and _shape(saved.messages) == _shape(after)
+
+
 async def test_a_saved_thread_is_rebuilt_across_a_snapshot(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -89,15 +116,8 @@ async def test_a_saved_thread_is_rebuilt_across_a_snapshot(
     (workspace / "notes.txt").write_text("some notes\n" * 200)
     server.script(*_tool_loop(12), reply("second turn"))
     settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
-    async with await Engine.open(settings) as engine:
-        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
-        async for _event in runner.run_turn("read the notes"):
-            pass
-        live = await runner.messages()
-        session_id = runner.session_id
+    session_id, live = await _first_turn(settings)
     assert len(live) == 1 + 2 * 12 + 1
-    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
-    assert saved is not None and _shape(saved.messages) == _shape(live)
     blobs = _blobs(settings.sessions_db)
     stored = [_stored_messages(blob) for blob in blobs]
     snapshots = [value for value in stored if value is not None]
@@ -106,16 +126,7 @@ async def test_a_saved_thread_is_rebuilt_across_a_snapshot(
     whole = len(JsonPlusSerializer().dumps_typed(live)[1])
     plain = [len(blob) for blob, value in zip(blobs, stored, strict=True) if value is None]
     assert max(plain) < whole // 10
-    # A new engine resumes the same thread, and goes on from it.
-    async with await Engine.open(settings) as engine:
-        runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=ApprovalMode.ALL)
-        assert _shape(await runner.messages()) == _shape(live)
-        async for _event in runner.run_turn("and now?"):
-            pass
-        after = await runner.messages()
-    assert _shape(after[: len(live)]) == _shape(live) and [m.content for m in after[len(live) :]] == ["and now?", "second turn"]
-    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
-    assert saved is not None and _shape(saved.messages) == _shape(after)
+    await _resumes_and_goes_on(settings, session_id, live)
 
 
 async def test_a_session_saved_with_whole_lists_resumes(
@@ -126,21 +137,6 @@ async def test_a_session_saved_with_whole_lists_resumes(
     settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
     with monkeypatch.context() as patch:  # the graph as it was: add_messages, the whole list stored
         patch.setattr(graph_module, "history_state", lambda: AgentState)
-        async with await Engine.open(settings) as engine:
-            runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
-            async for _event in runner.run_turn("read the notes"):
-                pass
-            before = await runner.messages()
-            session_id = runner.session_id
+        session_id, before = await _first_turn(settings)
     assert _shape(_stored_messages(_blobs(settings.sessions_db)[-1])) == _shape(before)
-    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
-    assert saved is not None and _shape(saved.messages) == _shape(before)
-    async with await Engine.open(settings) as engine:
-        runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=ApprovalMode.ALL)
-        assert _shape(await runner.messages()) == _shape(before)
-        async for _event in runner.run_turn("and now?"):
-            pass
-        after = await runner.messages()
-    assert _shape(after[: len(before)]) == _shape(before) and [m.content for m in after[len(before) :]] == ["and now?", "second turn"]
-    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
-    assert saved is not None and _shape(saved.messages) == _shape(after)
+    await _resumes_and_goes_on(settings, session_id, before)
