@@ -52,12 +52,14 @@ def _as_messages(value: Any) -> list[BaseMessage]:
 
 def merge_messages(state: Sequence[Any], write: Any) -> list[AnyMessage]:
     """One write (a message or a list of them) merged into ``state``, as ``add_messages``."""
-    current = _as_messages(list(state))
+    # The state is this fold's own result (or a list add_messages made, saved before): messages
+    # with ids already, which need no second pass (it would cost a walk of the history a write).
+    current = list(state) if state and isinstance(state[0], BaseMessage) else _as_messages(list(state))
     new = _as_messages(write)
     for index in range(len(new) - 1, -1, -1):
         if isinstance(new[index], RemoveMessage) and new[index].id == REMOVE_ALL:
             return new[index + 1 :]
-    merged: list[Any] = list(current)
+    merged: list[Any] = current  # a new list already
     where = {message.id: index for index, message in enumerate(merged)}
     removed: set[str] = set()
     for message in new:
