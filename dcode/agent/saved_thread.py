@@ -19,7 +19,7 @@ fails there rather than in a user's resume.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -117,22 +117,107 @@ def delete_thread(conn: sqlite3.Connection, session_id: str) -> None:
             conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (session_id,))
 
 
-def replay(messages: Iterable[Any]) -> Iterator[Event]:
+ThreadReader = Callable[[str], Sequence[Any] | None]
+"""A saved thread's messages by the thread's id; None when there is no such thread."""
+
+
+def thread_reader(db_path: Path) -> ThreadReader:
+    """Reads other threads of the same database (a subagent's ``SESSION/task/N``), read-only."""
+
+    def read(thread_id: str) -> list[Any] | None:
+        saved = read_saved_thread(db_path, thread_id)
+        return saved.messages if saved is not None else None
+
+    return read
+
+
+def replay(messages: Iterable[Any], *, thread_id: str = "", read_thread: ThreadReader | None = None) -> Iterator[Event]:
     """A saved thread's messages as the events the live stream gave for them: a user message,
     each answer, its tool calls and their results. A call left without a result (the process
-    was killed while it ran) ends as cancelled, as the next turn would record it."""
-    from dcode.agent.events import ToolCallFinished, ToolCallRunning, ToolStatus
-    from dcode.agent.stream import StreamTranslator
+    was killed while it ran) ends as cancelled, as the next turn would record it.
 
-    translator = StreamTranslator(None)
-    unanswered: dict[str, str] = {}
+    Given the thread's id and ``read_thread``, a ``task`` call replays its subagent's thread
+    too, before the call's result, as it went live: ``SubagentStarted``, the subagent's events
+    tagged with its path (and its own subagents' in turn), ``SubagentFinished`` with the
+    status and text of the call's result. Without them a ``task`` call replays as any call."""
+    from dcode.agent.stream import TurnTally
+
+    yield from _replay_thread(list(messages), _Replay(thread_id, read_thread), (), thread_id, TurnTally())
+
+
+@dataclass(frozen=True)
+class _Replay:
+    thread_id: str
+    read_thread: ThreadReader | None
+
+    @property
+    def follows_tasks(self) -> bool:
+        return bool(self.thread_id) and self.read_thread is not None
+
+
+def _replay_thread(messages: list[Any], how: _Replay, path: tuple[str, ...], thread_id: str, tally: Any, *, from_agent: bool = False) -> Iterator[Event]:
+    """One thread's events, tagged with ``path``; ``from_agent``: a subagent's thread, whose
+    first user message is its task's description (``SubagentStarted`` carries it)."""
+    from dcode.agent.events import ToolCallFinished, ToolCallRunning, ToolStatus, UserMessage
+    from dcode.agent.stream import StreamTranslator
+    from dcode.agent.tools.spec import TASK
+
+    translator = StreamTranslator(None, tally=tally)
+    unanswered: dict[str, ToolCallRunning] = {}
+    skip_description = from_agent
     for message in messages:
         for event in translator.on_message(message):
             match event:
-                case ToolCallRunning(call_id=call_id, name=name):
-                    unanswered[call_id] = name
-                case ToolCallFinished(call_id=call_id):
-                    unanswered.pop(call_id, None)
-            yield event
-    for call_id, name in unanswered.items():
-        yield ToolCallFinished(call_id, name, ToolStatus.CANCELLED, "no result")
+                case UserMessage() if skip_description:
+                    skip_description = False
+                    continue
+                case ToolCallRunning(call_id=call_id):
+                    unanswered[call_id] = event
+                case ToolCallFinished(call_id=call_id, status=status, output=output):
+                    running = unanswered.pop(call_id, None)
+                    if running is not None and running.name == TASK.name and how.follows_tasks:
+                        yield from _replay_task(messages, how, path, thread_id, running, status, output, tally)
+            yield event.from_agent(path)
+    for running in unanswered.values():
+        if running.name == TASK.name and how.follows_tasks:
+            yield from _replay_task(messages, how, path, thread_id, running, ToolStatus.CANCELLED, "no result", tally)
+        yield ToolCallFinished(running.call_id, running.name, ToolStatus.CANCELLED, "no result", agent=path)
+
+
+def _replay_task(
+    messages: list[Any], how: _Replay, path: tuple[str, ...], thread_id: str, call: Any, status: Any, result: str, tally: Any
+) -> Iterator[Event]:
+    """A ``task`` call's subagent, from its own thread; nothing when that thread is not saved."""
+    from dcode.agent.events import SubagentFinished, SubagentStarted, ToolStatus
+    from dcode.agent.stream import TurnTally
+    from dcode.agent.subagents.threads import call_number, task_path, task_thread
+    from dcode.agent.tools.args import GENERAL_PURPOSE
+
+    assert how.read_thread is not None
+    number = call_number(messages, call.call_id)
+    child_thread, child_path = task_thread(thread_id, number), task_path(path, number)
+    child_messages = how.read_thread(child_thread)
+    if not child_messages:
+        return
+    args = call.args
+    yield SubagentStarted(
+        call.call_id, str(args.get("subagent_type") or GENERAL_PURPOSE), str(args.get("description") or ""), child_thread, agent=child_path
+    )
+    child = TurnTally()
+    yield from _replay_thread(list(child_messages), how, child_path, child_thread, child, from_agent=True)
+    # The parent's figures hold its subagents', as a live turn's do.
+    tally.subagent_input_tokens += child.all_input_tokens
+    tally.subagent_output_tokens += child.all_output_tokens
+    tally.subagent_cached_tokens += child.all_cached_tokens
+    ok = status is ToolStatus.OK
+    yield SubagentFinished(
+        call.call_id,
+        status,
+        result if ok else "",
+        num_turns=child.num_turns,
+        input_tokens=child.all_input_tokens,
+        output_tokens=child.all_output_tokens,
+        cached_tokens=child.all_cached_tokens,
+        error="" if ok else result,
+        agent=child_path,
+    )

@@ -36,6 +36,7 @@ from dcode.agent.run_context import RunContext
 from dcode.agent.runner import RECURSION_LIMIT
 from dcode.agent.stream import STREAM_MODES, StreamTranslator, TurnTally
 from dcode.agent.subagents.definitions import AgentCatalog, AgentDefinition
+from dcode.agent.subagents.threads import task_path, task_thread
 from dcode.media.attachment import SOURCE_TYPE
 from dcode.models.errors import describe_model_error
 
@@ -46,15 +47,6 @@ MAX_IMAGES = 4
 GraphFor = Callable[[AgentDefinition, bool], Any]
 """The compiled graph for an agent; the flag says whether it may start subagents itself."""
 Writer = Callable[[Event], None]
-
-
-def task_thread(parent_thread: str, number: int) -> str:
-    """The thread of the parent's ``number``-th ``task`` call: ``SESSION/task/N``."""
-    return f"{parent_thread}/task/{number}"
-
-
-def task_path(parent: tuple[str, ...], number: int) -> tuple[str, ...]:
-    return (*parent, f"task:{number}")
 
 
 @dataclass(frozen=True, slots=True)

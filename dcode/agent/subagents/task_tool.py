@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import contextvars
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from langchain.tools import InjectedState, tool
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
@@ -21,6 +21,7 @@ from langgraph.runtime import get_runtime
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.subagents.definitions import AgentDefinition
 from dcode.agent.subagents.runs import Subagents, TaskRequest
+from dcode.agent.subagents.threads import call_number
 from dcode.agent.tools.args import TaskArgs
 from dcode.agent.tools.spec import TASK
 
@@ -42,20 +43,6 @@ Agents (subagent_type):
 
 def task_description(agents: Iterable[AgentDefinition]) -> str:
     return DESCRIPTION + "\n".join(f"- {agent.name}: {' '.join(agent.description.split())}" for agent in agents)
-
-
-def call_number(messages: Sequence[BaseMessage], call_id: str) -> int:
-    """Which ``task`` call of the thread ``call_id`` is, from 1 (the calls counted in order);
-    one past the last when it is not there yet."""
-    number = 0
-    for message in messages:
-        if isinstance(message, AIMessage):
-            for call in message.tool_calls:
-                if call["name"] == NAME:
-                    number += 1
-                    if call["id"] == call_id:
-                        return number
-    return number + 1
 
 
 class TaskToolArgs(TaskArgs):
