@@ -261,7 +261,8 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         if saved is None or not saved.messages:
             return  # nothing saved (or unreadable): the engine's read says what is wrong
         await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
-        await self.transcript.load(await asyncio.to_thread(transcript_entries, saved.messages))
+        entries = await asyncio.to_thread(transcript_entries, saved.messages, session_id=session_id, db_path=self.settings.sessions_db)
+        await self.transcript.load(entries)
         self._painted_checkpoint = (session_id, saved.checkpoint_id, len(saved.messages))
 
     async def on_engine_ready(self, message: EngineReady) -> None:
@@ -443,7 +444,8 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
             if latest == painted[1]:
                 return painted[2]
         messages = await self._ensure_runner().messages()
-        await self.transcript.load(await asyncio.to_thread(transcript_entries, messages))
+        entries = await asyncio.to_thread(transcript_entries, messages, session_id=session_id, db_path=self.settings.sessions_db)
+        await self.transcript.load(entries)
         return len(messages)
 
     def _show_model(self) -> None:

@@ -27,6 +27,8 @@ from dcode.agent.events import (
     ModelStreamEnded,
     Notice,
     ReasoningDelta,
+    SubagentFinished,
+    SubagentStarted,
     TextDelta,
     ToolArgsDelta,
     ToolCallFinished,
@@ -279,48 +281,59 @@ class SessionWork(_Base):
         self._pump()
 
     async def _apply(self, event: Event) -> None:
+        """One event into the transcript and the status bar. ``agent`` routes it: a subagent's
+        events go to its task's widget, never into the session's own answer."""
         transcript = self.transcript
+        agent = event.agent
         match event:
             case TextDelta(text=text):
                 self._count(text)
                 self._turn_output = True
-                await transcript.append_text(text)
+                await transcript.append_text(text, agent)
             case ReasoningDelta(text=text):
                 self._count(text)
-                await transcript.append_reasoning(text)
+                await transcript.append_reasoning(text, agent)
             case ModelStreamEnded():
-                await transcript.show_all_text()
+                await transcript.show_all_text(agent)
             case AssistantMessageFinished(text=text):
-                await transcript.finish_message(text)
+                await transcript.finish_message(text, agent)
             case ToolCallStarted(call_id=call_id, name=name):
                 self._turn_output = True
-                await transcript.tool_started(call_id, name)
+                await transcript.tool_started(call_id, name, agent)
             case ToolArgsDelta(call_id=call_id, delta=delta):
                 self._count(delta)
-                transcript.tool_args(call_id, delta)
+                transcript.tool_args(call_id, delta, agent)
             case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
-                await transcript.tool_running(call_id, name, args, summary)
+                await transcript.tool_running(call_id, name, args, summary, agent)
                 self.collector.quiet()
             case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output, diff=diff, frames=frames, saved_to=saved):
-                transcript.tool_finished(call_id, name, status, preview, output, diff, frames, saved)
-                self.status.activity = "Working"
+                transcript.tool_finished(call_id, name, status, preview, output, diff, frames, saved, agent)
+                if not transcript.pending_approvals:
+                    self.status.activity = "Working"
             case ApprovalResolved(call_id=call_id, approved=approved, feedback=feedback):
-                await transcript.resolve_approval(call_id, approved, feedback)
+                await transcript.resolve_approval(call_id, approved, feedback, agent)
+            case SubagentStarted():
+                await transcript.subagent_started(event)
+            case SubagentFinished():
+                await transcript.subagent_finished(event)
             case UsageUpdated():
                 self._usage(event)
             case Notice(message=message):
-                await transcript.notice(message)
+                await transcript.notice(message, agent=agent)
             case CompactionStarted(reason=reason):
-                self.status.activity = "Compacting"
-                await transcript.notice(f"compacting the conversation ({reason})…")
+                if not agent:
+                    self.status.activity = "Compacting"
+                await transcript.notice(f"compacting the conversation ({reason})…", agent=agent)
             case CompactionFinished(archive_path=archive):
-                self.status.activity = "Working"
-                await transcript.notice(compacted_words(event, with_archive=archive is None), path=archive)
+                if not agent:
+                    self.status.activity = "Working"
+                await transcript.notice(compacted_words(event, with_archive=archive is None), path=archive, agent=agent)
             case CompactionRefused():
-                self.status.activity = "Working"
-                await transcript.notice(f"not compacted: {refused_words(event)}", NoticeLevel.WARNING)
+                if not agent:
+                    self.status.activity = "Working"
+                await transcript.notice(f"not compacted: {refused_words(event)}", NoticeLevel.WARNING, agent=agent)
             case ErrorEvent(message=message):
-                await transcript.notice(message, NoticeLevel.ERROR)
+                await transcript.notice(message, NoticeLevel.ERROR, agent=agent)
             case TurnFinished():
                 pass
 
@@ -333,7 +346,12 @@ class SessionWork(_Base):
             self.status.streamed_tokens = self._streamed_tokens
 
     def _usage(self, event: UsageUpdated) -> None:
-        self.status.set_usage(event.context_tokens, event.max_input_tokens)
+        if event.agent:
+            # A subagent's window is its own, not the session's; its tokens are its task's, and
+            # its ``session_`` figures already are the session's totals.
+            self.transcript.subagent_usage(event)
+        else:
+            self.status.set_usage(event.context_tokens, event.max_input_tokens)
         if self.engine is not None:
             self.status.cost = self.engine.resolved.profile.cost(
                 event.session_input_tokens, event.session_output_tokens, event.session_cached_tokens
@@ -364,18 +382,38 @@ class SessionWork(_Base):
         await self.transcript.show_approval(message.request, message.future, TYPING_GRACE if typing else 0.0)
 
     async def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
-        await self.transcript.withdraw_approval(message.call_id)
+        await self.transcript.withdraw_approval(message.call_id, message.agent)
+        self._after_approval(decided=False)
 
     async def on_approval_widget_decided(self, message: Any) -> None:
         decision = message.decision
+        request = message.widget.request
         if decision.approved and decision.remember:
-            self._show_mode(message.widget.request.kind)  # the policy learns it as the call goes on
-        await self.transcript.resolve_approval(message.call_id, decision.approved, decision.feedback if not message.stop_turn else "stopped")
-        self.status.activity = "Working"
-        self.prompt_input.focus()
+            self._show_mode(request.kind)  # the policy learns it as the call goes on
+        feedback = decision.feedback if not message.stop_turn else "stopped"
+        await self.transcript.resolve_approval(message.call_id, decision.approved, feedback, request.agent)
         if message.stop_turn:
             self._stopped_at_approval = True
+            self.prompt_input.focus()
             self.interrupt()
+            return
+        self._after_approval(decided=True)
+
+    def _after_approval(self, *, decided: bool) -> None:
+        """An approval is settled: the next one still open (parallel subagents may ask at
+        once) takes the keys; once none is, the prompt does again."""
+        from dcode.tui.approval_widget import ApprovalWidget, open_approvals
+
+        waiting = open_approvals(self.screen)
+        if waiting:
+            focused = self.screen.focused
+            if not (isinstance(focused, ApprovalWidget) and not focused.decided):
+                waiting[0].focus()
+                waiting[0].scroll_visible(animate=False)
+            self.status.activity = "Waiting for approval"
+        elif decided:
+            self.status.activity = "Working"
+            self.prompt_input.focus()
 
     def _reject_pending(self) -> bool:
         pending = self.transcript.pending_approvals
@@ -387,7 +425,7 @@ class SessionWork(_Base):
             assert call.approval is not None
             if not call.approval.future.done():
                 call.approval.future.set_result(ApprovalDecision(False, "the user stopped the turn"))
-            self.call_later(self.transcript.resolve_approval, call.call_id, False, "stopped")
+            self.call_later(self.transcript.resolve_approval, call.call_id, False, "stopped", call.approval.request.agent)
         self._stopped_at_approval = True
         self.interrupt()
         self.prompt_input.focus()

@@ -3,7 +3,9 @@
 ``y`` approves; ``a`` approves this kind (edits, shell, or tools dcode does not know) for the
 rest of the session; ``n`` rejects; Tab opens a one-line input whose text the model reads as
 the reason; Esc rejects and stops the turn. The widget resolves the core's future itself and
-tells the app what happened.
+tells the app what happened. A subagent's question names the agent that asks; when several are
+open at once (parallel subagents), they are answered one after the other, the keys going to
+the next as each is settled.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from dcode.agent.approval import ApprovalDecision
@@ -92,12 +95,15 @@ class ApprovalWidget(Vertical, can_focus=True):
         future: asyncio.Future[ApprovalDecision],
         *,
         arm_delay: float = 0.0,
+        asker: str = "",
     ) -> None:
         super().__init__(classes=f"-{request.kind.value}")
         self.request = request
         self.future = future
         self._armed_at = time.monotonic() + arm_delay
-        self.border_title = f"Allow this {SUBJECTS[request.kind][0]}?"
+        question = f"Allow this {SUBJECTS[request.kind][0]}?"
+        # A subagent's question names it: "task:1 · general-purpose asks: allow this edit?"
+        self.border_title = f"{asker} asks: {question[0].lower()}{question[1:]}" if asker else question
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -179,6 +185,11 @@ class ApprovalWidget(Vertical, can_focus=True):
         event.stop()
         feedback = event.value.strip()
         self.decide(ApprovalDecision(False, feedback))
+
+
+def open_approvals(root: Widget) -> list[ApprovalWidget]:
+    """The questions under ``root`` still waiting for an answer, top first."""
+    return [widget for widget in root.query(ApprovalWidget) if not widget.decided]
 
 
 def _arguments(args: dict[str, object]) -> str:

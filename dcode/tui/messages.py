@@ -45,4 +45,6 @@ class ApprovalWithdrawn(Message):
     """The turn ended (interrupt, error) while the approval was still open."""
 
     call_id: str
+    agent: tuple[str, ...] = ()
+    """The path of the agent that asked (``ApprovalRequested.agent``)."""
 

@@ -22,16 +22,18 @@ if TYPE_CHECKING:
 class TuiApprover:
     def __init__(self, target: MessagePump) -> None:
         self._target = target
-        self.pending: dict[str, asyncio.Future[ApprovalDecision]] = {}
+        self.pending: dict[tuple[tuple[str, ...], str], asyncio.Future[ApprovalDecision]] = {}
+        """The questions waiting, by (agent path, call id): parallel subagents ask at once."""
 
     async def decide(self, request: ApprovalRequested) -> ApprovalDecision:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
-        self.pending[request.call_id] = future
+        key = (request.agent, request.call_id)
+        self.pending[key] = future
         self._target.post_message(ApprovalNeeded(request, future))
         try:
             return await future
         except asyncio.CancelledError:
-            self._target.post_message(ApprovalWithdrawn(request.call_id))
+            self._target.post_message(ApprovalWithdrawn(request.call_id, request.agent))
             raise
         finally:
-            self.pending.pop(request.call_id, None)
+            self.pending.pop(key, None)

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from dcode.agent.approval import ApprovalDecision
 
 
+TASK_TOOL = "task"
+"""The name of the core's ``task`` tool (``dcode.agent.tools.spec.TASK``, which the first frame
+does without importing)."""
+
+
 class NoticeLevel(StrEnum):
     INFO = "info"
     WARNING = "warning"
@@ -62,6 +67,8 @@ class PendingApproval:
     request: ApprovalRequested
     future: asyncio.Future[ApprovalDecision]
     arm_delay: float = 0.0
+    asker: str = ""
+    """The subagent that asks ("task:1 · general-purpose"); ``""`` for the session's own agent."""
 
 
 @dataclass(eq=False)
@@ -83,11 +90,17 @@ class ToolCallEntry:
     frames: VideoSeen | None = None
     """The frames of a video read, shown as a line and a contact sheet."""
     approval: PendingApproval | None = None
+    task: TaskRun | None = None
+    """The subagent a ``task`` call started, once it has."""
     view: Widget | None = field(default=None, init=False, repr=False)
 
     @property
     def running(self) -> bool:
         return self.status is None
+
+    @property
+    def is_task(self) -> bool:
+        return self.name == TASK_TOOL or self.task is not None
 
     @property
     def failed(self) -> bool:
@@ -105,6 +118,46 @@ class ToolGroupEntry(Entry):
     @property
     def running(self) -> bool:
         return any(call.running for call in self.calls)
+
+
+@dataclass(eq=False)
+class Lane:
+    """Where one agent's stream goes in the transcript: the answer it is writing and the step
+    (tool group) it may still add calls to."""
+
+    live: AssistantEntry | None = None
+    open_group: ToolGroupEntry | None = None
+
+
+@dataclass(eq=False)
+class TaskRun(Lane):
+    """A ``task`` call's subagent: who it is, what it did (``entries``: its answers, tool steps
+    and notices, a small transcript of its own) and how it ended."""
+
+    path: tuple[str, ...] = ()
+    """Its agent path, ``("task:2",)``, as its events carry it."""
+    agent_type: str = ""
+    description: str = ""
+    thread_id: str = ""
+    entries: list[Entry] = field(default_factory=list)
+    started: float | None = None
+    """When it started (``time.monotonic``); None for a replayed run, whose time is not saved."""
+    status: ToolStatus | None = None
+    result: str = ""
+    error: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    num_turns: int = 0
+    duration_ms: int = 0
+
+    @property
+    def running(self) -> bool:
+        return self.status is None
+
+    @property
+    def label(self) -> str:
+        """How an approval names it: ``task:1 · general-purpose``."""
+        return f"{'/'.join(self.path)} · {self.agent_type}" if self.agent_type else "/".join(self.path)
 
 
 @dataclass(eq=False)

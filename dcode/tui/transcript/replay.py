@@ -1,49 +1,90 @@
 """A resumed session's transcript entries, built from its replayed events.
 
-The agent replays a saved thread as the events the live stream gave for it
-(``dcode.agent.saved_thread.replay``); this builds the entries those events leave in the
-transcript. Only data is built here, so a long session costs a list of small objects; the
-transcript mounts the last window of it.
+The agent replays a saved thread as the events the live stream gave for them
+(``dcode.agent.saved_thread.replay``), a ``task`` call's subagent included, its events tagged
+with its path; this builds the entries those events leave in the transcript, a subagent's in
+its task's run (``TaskRun.entries``). Only data is built here, so a long session costs a list
+of small objects; the transcript mounts the last window of it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from dcode.agent.events import AssistantMessageFinished, Event, ToolCallFinished, ToolCallRunning, UserMessage
-from dcode.tui.transcript.entries import AssistantEntry, Entry, ToolCallEntry, ToolGroupEntry, UserEntry, VideoSeen
+from dcode.agent.events import (
+    AssistantMessageFinished,
+    Event,
+    SubagentFinished,
+    SubagentStarted,
+    ToolCallFinished,
+    ToolCallRunning,
+    UserMessage,
+)
+from dcode.tui.transcript.entries import AssistantEntry, Entry, TaskRun, ToolCallEntry, ToolGroupEntry, UserEntry, VideoSeen
+
+
+@dataclass
+class _Lane:
+    """Where one agent's entries go, and the tool calls of its last answer."""
+
+    entries: list[Entry]
+    step: ToolGroupEntry | None = None
+    calls: dict[str, ToolCallEntry] = field(default_factory=dict)
 
 
 def entries_from_events(events: Iterable[Event]) -> list[Entry]:
-    entries: list[Entry] = []
-    calls: dict[str, ToolCallEntry] = {}
-    step: ToolGroupEntry | None = None  # the tool calls of the last answer
+    top = _Lane([])
+    lanes: dict[tuple[str, ...], _Lane] = {(): top}
+    runs: dict[tuple[str, ...], TaskRun] = {}
     for event in events:
         match event:
+            case SubagentStarted(call_id=call_id, agent_type=agent_type, description=description, thread_id=thread_id):
+                # The call that started it is in its parent's lane; its own events, in its own.
+                parent = lanes.get(event.agent[:-1])
+                call = parent.calls.get(call_id) if parent is not None else None
+                if call is not None:
+                    call.task = runs[event.agent] = TaskRun(
+                        path=event.agent, agent_type=agent_type, description=description, thread_id=thread_id
+                    )
+                    lanes[event.agent] = _Lane(call.task.entries)
+                continue
+            case SubagentFinished() if (run := runs.get(event.agent)) is not None:
+                run.status, run.result, run.error = event.status, event.result, event.error
+                run.input_tokens, run.output_tokens = event.input_tokens, event.output_tokens
+                run.num_turns, run.duration_ms = event.num_turns, event.duration_ms
+                continue
+        lane = lanes.get(event.agent)
+        if lane is None:
+            continue  # a subagent whose start is not in the replay
+        match event:
             case UserMessage(text=text, videos=videos):
-                entries.append(UserEntry(text=text, videos=[VideoSeen(strip) for strip in videos]))
-                step = None
+                lane.entries.append(UserEntry(text=text, videos=[VideoSeen(strip) for strip in videos]))
+                lane.step = None
             case AssistantMessageFinished(text=text, reasoning=reasoning, interrupted=interrupted):
                 if text.strip() or reasoning.strip():
-                    entries.append(AssistantEntry(text=text, reasoning=reasoning, interrupted=interrupted))
-                step = None
+                    lane.entries.append(AssistantEntry(text=text, reasoning=reasoning, interrupted=interrupted))
+                lane.step = None
             case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
-                if step is None:
-                    step = ToolGroupEntry(open=False)
-                    entries.append(step)
+                if lane.step is None:
+                    lane.step = ToolGroupEntry(open=False)
+                    lane.entries.append(lane.step)
                 call = ToolCallEntry(call_id=call_id, name=name, args=args, summary=summary)
-                calls[call_id] = call
-                step.calls.append(call)
+                lane.calls[call_id] = call
+                lane.step.calls.append(call)
             case ToolCallFinished(call_id=call_id, status=status, preview=preview, output=output, diff=diff, frames=frames, saved_to=saved):
-                if (found := calls.get(call_id)) is not None:
+                if (found := lane.calls.get(call_id)) is not None:
                     found.status, found.preview, found.output, found.diff = status, preview, output, diff
                     found.saved_to = saved
                     found.frames = VideoSeen(frames) if frames is not None else None
-    return entries
+    return top.entries
 
 
-def transcript_entries(messages: Iterable[object]) -> list[Entry]:
-    """The entries for a saved thread's messages, through the agent's replay of them."""
-    from dcode.agent.saved_thread import replay
+def transcript_entries(messages: Iterable[object], *, session_id: str = "", db_path: Path | None = None) -> list[Entry]:
+    """The entries for a saved thread's messages, through the agent's replay of them; with the
+    session's id and database, each ``task`` call holds what its subagent did."""
+    from dcode.agent.saved_thread import replay, thread_reader
 
-    return entries_from_events(replay(messages))
+    reader = thread_reader(db_path) if db_path is not None and session_id else None
+    return entries_from_events(replay(messages, thread_id=session_id, read_thread=reader))

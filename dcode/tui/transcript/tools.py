@@ -5,13 +5,15 @@ and a short preview of the result. A click (or Ctrl+O for all of them) shows the
 edits show their diff, and a video read shows its frames (``video_view.FrameSheet``). An output
 too large for the model says so, and where it is saved; a click on that line opens the file
 (``screens.file_view``). A finished step of several calls folds to "Ran 3 tools"; failed calls
-stay visible under the fold.
+stay visible under the fold. A ``task`` call is a widget of its own (``task_view.TaskView``),
+which stays visible under the fold too, and folds by itself.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.app import ComposeResult
@@ -24,6 +26,9 @@ from dcode.agent.events import ToolStatus
 from dcode.tui.transcript.diff import diff_stats, render_diff
 from dcode.tui.transcript.entries import ToolCallEntry, ToolGroupEntry
 from dcode.tui.transcript.video_view import FrameSheet
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PREVIEW_LINES = 3
@@ -194,20 +199,31 @@ class ToolCallView(Vertical):
         self.set_expanded(not self.expanded)
 
     async def show_approval(self) -> None:
-        from dcode.tui.approval_widget import ApprovalWidget
+        from dcode.tui.approval_widget import ApprovalWidget, open_approvals
 
         pending = self.entry.approval
         if pending is None or pending.future.done() or self.query(ApprovalWidget):
             return
-        widget = ApprovalWidget(pending.request, pending.future, arm_delay=pending.arm_delay)
+        widget = ApprovalWidget(pending.request, pending.future, arm_delay=pending.arm_delay, asker=pending.asker)
+        asking = open_approvals(self.screen)  # another question open: it keeps the keys
         await self.mount(widget, before=self.query_one(".tool-note"))
-        widget.focus()
-        widget.scroll_visible(animate=False)
+        if not asking:
+            widget.focus()
+            widget.scroll_visible(animate=False)
 
     async def hide_approval(self) -> None:
         from dcode.tui.approval_widget import ApprovalWidget
 
         await self.query(ApprovalWidget).remove()
+
+
+def call_view(call: ToolCallEntry, *, expanded: bool, animate: bool) -> Widget:
+    """The widget for one call: a ``task`` call's is the subagent's (``TaskView``)."""
+    if call.is_task:
+        from dcode.tui.transcript.task_view import TaskView
+
+        return TaskView(call, expanded=expanded, animate=animate)
+    return ToolCallView(call, expanded=expanded, animate=animate)
 
 
 class ToolGroupView(Vertical):
@@ -220,6 +236,7 @@ class ToolGroupView(Vertical):
     ToolGroupView > .group-head { color: $text-muted; padding: 0 0 0 1; }
     ToolGroupView > .group-head:hover { background: $boost; }
     ToolGroupView.-single > .group-head { display: none; }
+    ToolGroupView.-tasks > .group-head { display: none; }
     ToolGroupView.-folded > ToolCallView { display: none; }
     ToolGroupView.-folded > ToolCallView.-error { display: block; }
     """
@@ -233,16 +250,25 @@ class ToolGroupView(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(classes="group-head")
         for call in self.entry.calls:
-            yield ToolCallView(call, expanded=self.expanded, animate=self._animated)
+            yield call_view(call, expanded=self.expanded, animate=self._animated)
 
     def on_mount(self) -> None:
         self.sync()
 
-    async def add_call(self, call: ToolCallEntry) -> ToolCallView:
-        view = ToolCallView(call, expanded=self.expanded, animate=self._animated)
+    async def add_call(self, call: ToolCallEntry) -> Widget:
+        view = call_view(call, expanded=self.expanded, animate=self._animated)
         await self.mount(view)
         self.sync()
         return view
+
+    async def replace_call(self, call: ToolCallEntry) -> None:
+        """``call`` has turned out to be a ``task`` call (its name came late): its widget is
+        the subagent's now."""
+        old = call.view
+        if old is None or old.parent is not self:
+            return
+        await self.mount(call_view(call, expanded=self.expanded, animate=self._animated), after=old)
+        await old.remove()
 
     def _head(self) -> Content:
         calls = self.entry.calls
@@ -259,15 +285,19 @@ class ToolGroupView(Vertical):
     def sync(self) -> None:
         single = len(self.entry.calls) <= 1
         self.set_class(single, "-single")
+        self.set_class(all(call.is_task for call in self.entry.calls), "-tasks")  # each says it itself
         self.set_class(not single and not self.expanded and not self.entry.running and not self.entry.open, "-folded")
         self.query_one(".group-head", Static).update(self._head())
         for view in self.query_children(ToolCallView):
             view.set_class(view.entry.failed, "-error")
 
     def set_expanded(self, expanded: bool) -> None:
+        from dcode.tui.transcript.task_view import TaskView
+
         self.expanded = expanded
-        for view in self.query_children(ToolCallView):
-            view.set_expanded(expanded)
+        for view in self.children:
+            if isinstance(view, (ToolCallView, TaskView)):
+                view.set_expanded(expanded)
         self.sync()
 
     def on_click(self, event: events.Click) -> None:

@@ -17,20 +17,19 @@ from typing import TYPE_CHECKING, Any
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
-from dcode.agent.events import ApprovalRequested, ToolStatus
-from dcode.tui.transcript.blocks import (
-    NoticeMessage,
-    OlderMarker,
-    ShellOutput,
-    UserMessage,
-)
+from dcode.agent.events import ApprovalRequested, SubagentFinished, SubagentStarted, ToolStatus, UsageUpdated
+from dcode.tui.transcript.blocks import OlderMarker, ShellOutput
+from dcode.tui.transcript.build import entry_widget
 from dcode.tui.transcript.entries import (
+    TASK_TOOL,
     AssistantEntry,
     Entry,
+    Lane,
     NoticeEntry,
     NoticeLevel,
     PendingApproval,
     ShellEntry,
+    TaskRun,
     ToolCallEntry,
     ToolGroupEntry,
     UserEntry,
@@ -38,6 +37,8 @@ from dcode.tui.transcript.entries import (
 )
 from dcode.tui.textual_internals import anchor_released
 from dcode.tui.transcript.plain_lines import PlainLines
+from dcode.tui.transcript.task_lanes import TaskLanes
+from dcode.tui.transcript.task_view import TaskView
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ def answer_view(view: object) -> AssistantMessage | None:
 
 WINDOW = 50
 BATCH = 25
+CallKey = tuple[tuple[str, ...], str]
+"""A call as the transcript knows it: the path of the agent that made it, and its id."""
 RESUME_ENTRIES = 16  # entries a resumed session mounts before anything is scrolled
 ARGS_REFRESH = 0.1
 
@@ -78,13 +81,13 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self.expanded = False
         self._first = 0
         self._marker = OlderMarker()
-        self._calls: dict[str, ToolCallEntry] = {}
-        self._group_of: dict[str, ToolGroupEntry] = {}
-        self._live: AssistantEntry | None = None
-        self._open_group: ToolGroupEntry | None = None
+        self._calls: dict[CallKey, ToolCallEntry] = {}
+        self._group_of: dict[CallKey, ToolGroupEntry] = {}
+        self._main = Lane()
+        self._tasks = TaskLanes()
         self._loading_older = False
-        self._args_refreshed: dict[str, float] = {}
-        self._turn_calls: list[ToolCallEntry] = []
+        self._args_refreshed: dict[CallKey, float] = {}
+        self._turn_calls: list[CallKey] = []
         self.frames = 0  # layouts of the screen so far: a widget can tell whether it has had one
         self._paint_waiters: list[asyncio.Future[None]] = []
 
@@ -113,23 +116,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         return self.is_anchored and not anchor_released(self)
 
     def _build(self, entry: Entry) -> Widget:
-        match entry:
-            case UserEntry():
-                widget: Widget = UserMessage(entry)
-            case AssistantEntry():
-                from dcode.tui.transcript.answer import AssistantMessage
-
-                widget = AssistantMessage(entry)
-            case ToolGroupEntry():
-                widget = ToolGroupView(entry, expanded=self.expanded, animate=self.animated)
-            case NoticeEntry():
-                widget = NoticeMessage(entry)
-            case ShellEntry():
-                widget = ShellOutput(entry)
-            case _:
-                raise TypeError(f"no widget for {type(entry).__name__}")
-        entry.view = widget
-        return widget
+        return entry_widget(entry, expanded=self.expanded, animate=self.animated)
 
     async def add(self, entry: Entry) -> Widget:
         self.entries.append(entry)
@@ -191,11 +178,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         """Replace the transcript with ``entries`` (a resumed session), mounting only the window."""
         await self.clear()
         self.entries = list(entries)
-        for entry in self.entries:
-            if isinstance(entry, ToolGroupEntry):
-                for call in entry.calls:
-                    self._calls[call.call_id] = call
-                    self._group_of[call.call_id] = entry
+        self._index_calls(self.entries, ())
         # Enough to fill the screen; scrolling up mounts the rest, a batch at a time.
         self._first = max(0, len(self.entries) - min(self.window, RESUME_ENTRIES))
         widgets = [self._build(entry) for entry in self.entries[self._first :]]
@@ -213,20 +196,47 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self._first = 0
         self._calls.clear()
         self._group_of.clear()
-        self._live = None
-        self._open_group = None
+        self._main = Lane()
+        self._tasks.clear()
         self._turn_calls = []
         self._marker.set_count(0)
 
+    def _index_calls(self, entries: list[Entry], agent: tuple[str, ...]) -> None:
+        """Know the calls of loaded entries by their key, a subagent's calls included."""
+        for entry in entries:
+            if isinstance(entry, ToolGroupEntry):
+                for call in entry.calls:
+                    self._calls[(agent, call.call_id)] = call
+                    self._group_of[(agent, call.call_id)] = entry
+                    if call.task is not None:
+                        self._tasks.add(call)
+                        self._index_calls(call.task.entries, call.task.path)
+
     # -- conversation ---------------------------------------------------------------------
+    #
+    # Each agent streams into a lane of its own: the session's agent into the transcript, a
+    # subagent into its task's nested view (``task_lanes``). ``agent`` is the path an event
+    # carries; calls are known by (agent, call id), as two agents may reuse an id.
+
+    def _lane(self, agent: tuple[str, ...]) -> Lane | None:
+        return self._main if not agent else self._tasks.lane(agent)
+
+    async def _add_to(self, lane: Lane, entry: Entry) -> None:
+        if isinstance(lane, TaskRun):
+            await self._tasks.add_entry(lane, entry)
+        else:
+            await self.add(entry)
 
     async def add_user(self, text: str, videos: list[VideoSeen] | None = None) -> None:
         self._close_step()
         await self.add(UserEntry(text=text, videos=list(videos or ())))
         self.anchor()
 
-    async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO, *, path: str | None = None) -> None:
-        await self.add(NoticeEntry(text=text, level=level, path=path))
+    async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO, *, path: str | None = None, agent: tuple[str, ...] = ()) -> None:
+        lane = self._lane(agent) or self._main
+        if lane is not self._main:
+            self._close_group(lane)
+        await self._add_to(lane, NoticeEntry(text=text, level=level, path=path))
 
     async def add_shell(self, entry: ShellEntry) -> None:
         self._close_step()
@@ -238,34 +248,41 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         if isinstance(view, ShellOutput):
             view.sync()
 
-    async def _live_entry(self) -> AssistantEntry:
-        if self._live is None:
-            self._close_group()
-            self._live = AssistantEntry(streaming=True)
-            await self.add(self._live)
-        return self._live
+    async def _live_entry(self, lane: Lane) -> AssistantEntry:
+        if lane.live is None:
+            self._close_group(lane)
+            lane.live = AssistantEntry(streaming=True)
+            await self._add_to(lane, lane.live)
+        return lane.live
 
-    async def append_text(self, text: str) -> None:
-        entry = await self._live_entry()
+    async def append_text(self, text: str, agent: tuple[str, ...] = ()) -> None:
+        if (lane := self._lane(agent)) is None:
+            return
+        entry = await self._live_entry(lane)
         entry.text += text
         if (view := answer_view(entry.view)) is not None:
             view.text_arrived()
 
-    async def append_reasoning(self, text: str) -> None:
-        entry = await self._live_entry()
+    async def append_reasoning(self, text: str, agent: tuple[str, ...] = ()) -> None:
+        if (lane := self._lane(agent)) is None:
+            return
+        entry = await self._live_entry(lane)
         entry.reasoning += text
         if (view := answer_view(entry.view)) is not None:
             await view.sync_reasoning()
 
-    async def show_all_text(self) -> None:
+    async def show_all_text(self, agent: tuple[str, ...] = ()) -> None:
         """The model has sent its last piece: put the whole answer on screen now, without
         waiting for the next paced write, and return once it has been painted. The events
         that follow (the step recorded, the turn's end) wait meanwhile: the frame that shows
-        the answer's last words goes first."""
-        entry = self._live
+        the answer's last words goes first. A subagent's answer is written at once too, but
+        nothing waits for its frame: the other agents' events go on meanwhile."""
+        lane = self._lane(agent)
+        entry = lane.live if lane is not None else None
         if entry is not None and (view := answer_view(entry.view)) is not None:
             await view.write_all()
-            await self.painted()
+            if lane is self._main:
+                await self.painted()
 
     async def painted(self, timeout: float = 0.25) -> None:
         """Lay out and paint the screen now, and return once it has been (``timeout`` at most).
@@ -281,78 +298,93 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         except asyncio.TimeoutError:
             pass
 
-    async def finish_message(self, text: str) -> None:
+    async def finish_message(self, text: str, agent: tuple[str, ...] = ()) -> None:
         """One model response is complete: settle its text; its tool calls form one step."""
-        entry = self._live
-        self._live = None
+        if (lane := self._lane(agent)) is None:
+            return
+        entry = lane.live
+        lane.live = None
         if entry is None and text.strip():
             entry = AssistantEntry(text=text)
-            await self.add(entry)
+            await self._add_to(lane, entry)
         elif entry is not None:
-            entry.streaming = False
-            if text:
-                entry.text = text
-            if (view := answer_view(entry.view)) is not None:
-                await view.finish()
-        self._close_group()
+            await self._settle_answer(entry, text)
+        self._close_group(lane)
 
-    def _close_group(self) -> None:
-        if self._open_group is not None:
-            self._open_group.open = False
-            self._sync_group(self._open_group)
-            self._open_group = None
+    @staticmethod
+    async def _settle_answer(entry: AssistantEntry, text: str = "", *, interrupted: bool = False) -> None:
+        entry.streaming = False
+        entry.interrupted = interrupted
+        if text:
+            entry.text = text
+        if (view := answer_view(entry.view)) is not None:
+            await view.finish()
+
+    def _close_group(self, lane: Lane) -> None:
+        if lane.open_group is not None:
+            lane.open_group.open = False
+            self._sync_group(lane.open_group)
+            lane.open_group = None
 
     def _close_step(self) -> None:
-        self._live = None
-        self._close_group()
+        self._main.live = None
+        self._close_group(self._main)
 
     def _sync_group(self, group: ToolGroupEntry) -> None:
         if isinstance(group.view, ToolGroupView):
             group.view.sync()
 
-    async def _call(self, call_id: str, name: str) -> ToolCallEntry:
-        call = self._calls.get(call_id)
+    async def _call(self, call_id: str, name: str, agent: tuple[str, ...] = ()) -> ToolCallEntry:
+        key = (agent, call_id)
+        call = self._calls.get(key)
         if call is not None:
             if name and not call.name:
                 call.name = name
             return call
         call = ToolCallEntry(call_id=call_id, name=name)
-        self._calls[call_id] = call
-        self._turn_calls.append(call)
-        group = self._open_group
+        self._calls[key] = call
+        self._turn_calls.append(key)
+        # A subagent not known yet (its start still on its way) cannot lose a call: the
+        # transcript takes it.
+        lane = self._lane(agent) or self._main
+        group = lane.open_group
         if group is None:
             group = ToolGroupEntry()
-            self._open_group = group
+            lane.open_group = group
             group.calls.append(call)
-            self._group_of[call_id] = group
-            await self.add(group)
+            self._group_of[key] = group
+            await self._add_to(lane, group)
         else:
             group.calls.append(call)
-            self._group_of[call_id] = group
+            self._group_of[key] = group
             if isinstance(group.view, ToolGroupView):
                 await group.view.add_call(call)
         return call
 
-    async def tool_started(self, call_id: str, name: str) -> None:
-        await self._call(call_id, name)
+    async def tool_started(self, call_id: str, name: str, agent: tuple[str, ...] = ()) -> None:
+        await self._call(call_id, name, agent)
 
-    def tool_args(self, call_id: str, delta: str) -> None:
-        call = self._calls.get(call_id)
+    def tool_args(self, call_id: str, delta: str, agent: tuple[str, ...] = ()) -> None:
+        key = (agent, call_id)
+        call = self._calls.get(key)
         if call is None:
             return
         call.args_chars += len(delta)
         now = time.monotonic()
-        if now - self._args_refreshed.get(call_id, 0.0) >= ARGS_REFRESH:
-            self._args_refreshed[call_id] = now
-            self._sync_call(call)
+        if now - self._args_refreshed.get(key, 0.0) >= ARGS_REFRESH:
+            self._args_refreshed[key] = now
+            self._sync_call(call, agent)
 
-    async def tool_running(self, call_id: str, name: str, args: dict[str, Any], summary: str) -> None:
-        call = await self._call(call_id, name)
+    async def tool_running(self, call_id: str, name: str, args: dict[str, Any], summary: str, agent: tuple[str, ...] = ()) -> None:
+        call = await self._call(call_id, name, agent)
         call.name = name or call.name
         call.args = args
         call.summary = summary
-        self._args_refreshed.pop(call_id, None)
-        self._sync_call(call)
+        self._args_refreshed.pop((agent, call_id), None)
+        group = self._group_of.get((agent, call_id))
+        if call.is_task and isinstance(call.view, ToolCallView) and group is not None and isinstance(group.view, ToolGroupView):
+            await group.view.replace_call(call)
+        self._sync_call(call, agent)
 
     def tool_finished(
         self,
@@ -364,8 +396,9 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         diff: str = "",
         frames: FrameStrip | None = None,
         saved_to: str = "",
+        agent: tuple[str, ...] = (),
     ) -> None:
-        call = self._calls.get(call_id)
+        call = self._calls.get((agent, call_id))
         if call is None:
             return
         call.frames = VideoSeen(frames) if frames is not None else None
@@ -376,30 +409,81 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         call.saved_to = saved_to
         if not call.name:
             call.name = name
-        self._sync_call(call)
+        self._sync_call(call, agent)
 
-    def _sync_call(self, call: ToolCallEntry) -> None:
-        if isinstance(call.view, ToolCallView):
+    def _sync_call(self, call: ToolCallEntry, agent: tuple[str, ...]) -> None:
+        if isinstance(call.view, (ToolCallView, TaskView)):
             call.view.sync()
-        group = self._group_of.get(call.call_id)
+        group = self._group_of.get((agent, call.call_id))
         if group is not None:
             self._sync_group(group)
 
+    # -- subagents -------------------------------------------------------------------------
+
+    async def subagent_started(self, event: SubagentStarted) -> None:
+        """A ``task`` call's subagent has begun: the call's widget becomes its view."""
+        parent = event.agent[:-1]
+        call = await self._call(event.call_id, TASK_TOOL, parent)
+        call.task = TaskRun(
+            path=event.agent,
+            agent_type=event.agent_type,
+            description=event.description,
+            thread_id=event.thread_id,
+            started=time.monotonic(),
+        )
+        self._tasks.add(call)
+        group = self._group_of.get((parent, call.call_id))
+        if isinstance(call.view, ToolCallView) and group is not None and isinstance(group.view, ToolGroupView):
+            await group.view.replace_call(call)
+        self._sync_call(call, parent)
+
+    def subagent_usage(self, event: UsageUpdated) -> None:
+        """A subagent's model response: its tokens count for it and for the tasks above it."""
+        for call in self._tasks.lineage(event.agent):
+            assert call.task is not None
+            call.task.input_tokens += event.input_tokens
+            call.task.output_tokens += event.output_tokens
+            self._sync_call(call, call.task.path[:-1])
+
+    async def subagent_finished(self, event: SubagentFinished) -> None:
+        call = self._tasks.call(event.agent)
+        if call is None or call.task is None:
+            return
+        run = call.task
+        run.status, run.result, run.error = event.status, event.result, event.error
+        run.input_tokens, run.output_tokens = event.input_tokens, event.output_tokens
+        run.num_turns, run.duration_ms = event.num_turns, event.duration_ms
+        await self._settle_lane(run, interrupted=event.status is ToolStatus.CANCELLED)
+        self._sync_call(call, run.path[:-1])
+
+    async def _settle_lane(self, lane: Lane, *, interrupted: bool) -> bool:
+        """End what ``lane`` was writing; True when an interrupt cut a partial answer short."""
+        live, lane.live = lane.live, None
+        marked = False
+        if live is not None:
+            marked = interrupted and bool(live.text.strip())
+            await self._settle_answer(live, interrupted=marked)
+        self._close_group(lane)
+        return marked
+
+    # -- approvals -------------------------------------------------------------------------
+
     async def show_approval(self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0) -> None:
-        call = await self._call(request.call_id, request.tool)
+        call = await self._call(request.call_id, request.tool, request.agent)
         if not call.summary:
             call.summary = request.summary
         if call.args is None:
             call.args = request.args
         if request.diff:
             call.diff = request.diff
-        call.approval = PendingApproval(request, future, arm_delay)
-        self._sync_call(call)
+        asker = self._tasks.label(request.agent)
+        call.approval = PendingApproval(request, future, arm_delay, asker)
+        self._sync_call(call, request.agent)
         if isinstance(call.view, ToolCallView):
             await call.view.show_approval()
 
-    async def resolve_approval(self, call_id: str, approved: bool, feedback: str = "") -> None:
-        call = self._calls.get(call_id)
+    async def resolve_approval(self, call_id: str, approved: bool, feedback: str = "", agent: tuple[str, ...] = ()) -> None:
+        call = self._calls.get((agent, call_id))
         if call is None:
             return
         call.approval = None
@@ -409,10 +493,10 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
             call.note = f"rejected: {feedback}" if feedback else "rejected"
         if isinstance(call.view, ToolCallView):
             await call.view.hide_approval()
-        self._sync_call(call)
+        self._sync_call(call, agent)
 
-    async def withdraw_approval(self, call_id: str) -> None:
-        call = self._calls.get(call_id)
+    async def withdraw_approval(self, call_id: str, agent: tuple[str, ...] = ()) -> None:
+        call = self._calls.get((agent, call_id))
         if call is None or call.approval is None:
             return
         call.approval = None
@@ -421,31 +505,36 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
 
     @property
     def pending_approvals(self) -> list[ToolCallEntry]:
-        return [call for call in self._turn_calls if call.approval is not None and not call.approval.future.done()]
+        """The turn's open questions, the subagents' included, oldest first."""
+        calls = (self._calls[key] for key in self._turn_calls)
+        return [call for call in calls if call.approval is not None and not call.approval.future.done()]
+
+    # -- the turn's end ----------------------------------------------------------------------
 
     async def finish_turn(self, *, interrupted: bool) -> bool:
-        """Settle whatever the turn left open: the streaming answer and any unfinished calls.
+        """Settle whatever the turn left open: the streaming answers, the subagents still
+        running and any unfinished calls.
 
         Returns True when the interrupt is marked on screen, as the turn's one line about it:
         under the partial answer (which the thread keeps too), or on the calls it cut short."""
-        live = self._live
-        marked = False
-        if live is not None:
-            marked = interrupted and bool(live.text.strip())
-            live.streaming = False
-            live.interrupted = marked
-            self._live = None
-            if (view := answer_view(live.view)) is not None:
-                await view.finish()
-        calls, self._turn_calls = self._turn_calls, []
-        for call in calls:
+        marked = await self._settle_lane(self._main, interrupted=interrupted)
+        for call in self._tasks.take_running():
+            assert call.task is not None
+            await self._settle_lane(call.task, interrupted=interrupted)
+            call.task.status = ToolStatus.CANCELLED
+            call.task.error = call.task.error or ("interrupted" if interrupted else "not finished")
+        keys, self._turn_calls = self._turn_calls, []
+        for key in keys:
+            call = self._calls[key]
             if call.approval is not None:
-                await self.withdraw_approval(call.call_id)
+                await self.withdraw_approval(call.call_id, key[0])
             if call.running:
                 call.status = ToolStatus.CANCELLED
                 call.preview = call.preview or ("interrupted" if interrupted else "not run")
                 marked = marked or interrupted
-                self._sync_call(call)
+                self._sync_call(call, key[0])
+            elif call.task is not None:
+                self._sync_call(call, key[0])  # its subagent settled above
         self._close_step()
         return marked
 
