@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 import time
 
-from dcode.agent.events import AssistantMessageFinished, ToolCallFinished, ToolCallRunning, ToolStatus, UserMessage
+from dcode.agent.events import (
+    AssistantMessageFinished,
+    Event,
+    SubagentFinished,
+    SubagentStarted,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolStatus,
+    UserMessage,
+)
 from dcode.agent.sessions import SessionInfo, SessionStore
 from dcode.config import ConfigError, Settings
 
@@ -55,29 +64,53 @@ def _header(info: SessionInfo) -> list[str]:
 
 def _transcript(settings: Settings, session_id: str) -> list[str]:
     """The saved thread replayed as events, one line (or block) for each: no graph or model is
-    needed to show a transcript."""
-    from dcode.agent.saved_thread import read_saved_thread, replay
-    from dcode.media.frames import compact_line
+    needed to show a transcript. A ``task`` call's subagent shows under the call, indented,
+    its lines marked with its path."""
+    from dcode.agent.saved_thread import read_saved_thread, replay, thread_reader
 
     saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
     if saved is None or not saved.messages:
         return ["(no messages)"]
     lines: list[str] = []
-    for event in replay(saved.messages):
-        match event:
-            case UserMessage(text=text, videos=videos):
-                lines.append(f"[you] {text.strip()}")
-                lines.extend(f"      [video] {compact_line(strip)}" for strip in videos)
-            case AssistantMessageFinished(text=text, interrupted=interrupted) if text.strip():
-                lines.append(f"[dcode] {text.strip()}" + (" (interrupted)" if interrupted else ""))
-            case ToolCallRunning(name=name, args=args):
-                lines.append(f"→ {name}({_short(args)})")
-            case ToolCallFinished(status=ToolStatus.OK, frames=frames) if frames is not None:
-                lines.append(f"[tool] [video] {compact_line(frames)}")
-            case ToolCallFinished(status=status, preview=preview):
-                mark = "" if status is ToolStatus.OK or preview.startswith(f"{status}:") else f"{status}: "
-                lines.append(f"[tool] {mark}{preview}".replace("\n", "\n       "))
+    for event in replay(saved.messages, thread_id=session_id, read_thread=thread_reader(settings.sessions_db)):
+        text = _event_text(event)
+        if text is None:
+            continue
+        if not event.agent:
+            lines.append(text)
+            continue
+        depth = "    " * (len(event.agent) - 1)
+        mark = "┌" if isinstance(event, SubagentStarted) else "└" if isinstance(event, SubagentFinished) else "│"
+        rows = text.split("\n")
+        lines.append(f"{depth}  {mark} {rows[0]}")
+        lines.extend(f"{depth}  │ {row}" for row in rows[1:])
     return lines
+
+
+def _event_text(event: Event) -> str | None:
+    """One event as ``sessions show`` prints it; None for those it leaves out."""
+    from dcode.media.frames import compact_line
+
+    who = "/".join(event.agent)
+    match event:
+        case UserMessage(text=text, videos=videos):
+            return "\n".join([f"[you] {text.strip()}", *(f"      [video] {compact_line(strip)}" for strip in videos)])
+        case AssistantMessageFinished(text=text, interrupted=interrupted) if text.strip():
+            return f"[{who or 'dcode'}] {text.strip()}" + (" (interrupted)" if interrupted else "")
+        case ToolCallRunning(name=name, args=args):
+            return f"→ {name}({_short(args)})"
+        case ToolCallFinished(status=ToolStatus.OK, frames=frames) if frames is not None:
+            return f"[tool] [video] {compact_line(frames)}"
+        case ToolCallFinished(status=status, preview=preview):
+            mark = "" if status is ToolStatus.OK or preview.startswith(f"{status}:") else f"{status}: "
+            indent = "\n" if event.agent else "\n       "
+            return f"[tool] {mark}{preview}".replace("\n", indent)
+        case SubagentStarted(agent_type=agent_type, description=description):
+            return f"[{who} · {agent_type}] {description.strip()}"
+        case SubagentFinished(status=status, num_turns=turns, input_tokens=tokens_in, output_tokens=tokens_out, error=error):
+            outcome = str(status) if status is ToolStatus.OK or not error else f"{status}: {error}"
+            return f"[{who}] {outcome} · {turns} turns · {tokens_in} in / {tokens_out} out"
+    return None
 
 
 def _short(args: dict) -> str:

@@ -91,3 +91,35 @@ async def test_show_renders_the_replayed_thread(server, make_settings, workspace
     assert "alpha" in transcript[3] and transcript[3].startswith("[tool] ")
     assert transcript[4].startswith("[tool] denied: the shell needs approval")
     assert transcript[-1].startswith("[dcode] wor") and transcript[-1].endswith("(interrupted)")
+
+
+async def test_show_renders_a_tasks_subagent_under_its_call(server, make_settings, workspace: Path) -> None:
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+
+    job = "List the workspace and say what is there."
+    server.script(
+        reply(tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]).answering("look"),
+        reply(tool_calls=[tool_call("ls", {"path": "."})], usage=(50, 5)).answering(job),
+        reply("Nothing but a.txt.", usage=(60, 6)).answering(job),
+        reply("The workspace holds a.txt.").answering("look"),
+    )
+    (workspace / "a.txt").write_text("alpha\n")
+    settings = make_settings()
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover())
+        async for _ in runner.run_turn("look"):
+            pass
+    lines = show_session(settings, runner.session_id).splitlines()
+    transcript = lines[lines.index("") + 1 :]
+    assert transcript == [
+        "[you] look",
+        f'→ task({{"description": "{job}", "subagent_type": "general-purpose"}})',
+        f"  ┌ [task:1 · general-purpose] {job}",
+        '  │ → ls({"path": "."})',
+        "  │ [tool] a.txt",
+        "  │ [task:1] Nothing but a.txt.",
+        "  └ [task:1] ok · 2 turns · 110 in / 11 out",
+        "[tool] Nothing but a.txt.",
+        "[dcode] The workspace holds a.txt.",
+    ]

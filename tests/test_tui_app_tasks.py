@@ -176,3 +176,10 @@ async def test_a_resumed_session_shows_its_tasks_and_what_they_did(server: Scrip
         await h.press("ctrl+o")
         await h.until(lambda: "Listing first." in h.text() and "✓ ls ." in h.text(), what="the resumed task opened")
         assert "Listing first." in nested_text(view)
+
+
+def test_the_tui_knows_the_task_tool_by_the_core_name() -> None:
+    from dcode.agent.tools.spec import TASK
+    from dcode.tui.transcript.entries import TASK_TOOL
+
+    assert TASK_TOOL == TASK.name
