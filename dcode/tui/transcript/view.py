@@ -521,6 +521,8 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         for call in self._tasks.take_running():
             assert call.task is not None
             await self._settle_lane(call.task, interrupted=interrupted)
+            if call.task.started is not None and not call.task.duration_ms:
+                call.task.duration_ms = int((time.monotonic() - call.task.started) * 1000)
             call.task.status = ToolStatus.CANCELLED
             call.task.error = call.task.error or ("interrupted" if interrupted else "not finished")
         keys, self._turn_calls = self._turn_calls, []
