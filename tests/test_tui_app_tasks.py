@@ -141,8 +141,12 @@ async def test_approvals_inside_parallel_subagents_name_the_agent_and_take_y_and
         approved, refused = first.args["file_path"], second.args["file_path"]
         await h.pilot.pause(0.05)
         await h.press("y")
-        await h.until(lambda: len(h.app.transcript.pending_approvals) == 1, what="the first answer")
-        assert isinstance(h.app.focused, ApprovalWidget) and h.app.focused.request.call_id == second.call_id
+        # The second question takes the keys once the first is answered.
+        await h.until(
+            lambda: isinstance(h.app.focused, ApprovalWidget) and h.app.focused.request.call_id == second.call_id,
+            what="the second question to take the keys",
+        )
+        assert len(h.app.transcript.pending_approvals) == 1
         await h.press("n")
         await h.idle()
         assert (workspace / approved).read_text() == f"{approved}\n"

@@ -25,11 +25,14 @@ from textual.widgets import Static
 from dcode.agent.events import ToolStatus
 from dcode.tui.status import human_tokens
 from dcode.tui.transcript.entries import Entry, TaskRun, ToolCallEntry
+from dcode.tui.transcript.plain_lines import PlainLines
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 LIVE_ENTRIES = 3
 """Nested entries a running task shows (the newest); the others are counted on one line."""
 DESCRIPTION_CHARS = 60
+FOLDED_DESCRIPTION_CHARS = 40
+"""Folded, the description leaves room for the result's preview."""
 
 STATUS_ICONS: dict[ToolStatus, tuple[str, str]] = {
     ToolStatus.OK: ("✓", "$text-success"),
@@ -62,7 +65,7 @@ class TaskHead(Static):
             self.parent.toggle()
 
 
-class TaskView(Vertical):
+class TaskView(Vertical, PlainLines):
     DEFAULT_CSS = """
     TaskView {
         height: auto;
@@ -219,7 +222,7 @@ class TaskView(Vertical):
         icon, style = self._icon()
         parts: list[tuple[str, str] | str] = [(icon, style), " ", (agent or "task", "bold")]
         if description:
-            parts += ["  ", one_line(description, DESCRIPTION_CHARS)]
+            parts += ["  ", one_line(description, FOLDED_DESCRIPTION_CHARS if self.folded else DESCRIPTION_CHARS)]
         elif self.entry.args_chars and self.entry.running:
             parts += ["  ", (f"… {self.entry.args_chars} chars of arguments", "$text-muted")]
         if figures := self._figures():
