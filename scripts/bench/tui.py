@@ -19,13 +19,7 @@ dcode's modules are byte-compiled first, as they are in an installed copy.
   (50-char chunks, 10 ms apart); from the server's write of the last text chunk (the server runs
   in this process, its writes timed on the same monotonic clock as the pty reads) to the last
   read that changed the transcript's cells (text or style), after which they stayed unchanged
-  for a second; median of --runs;
-- frame time with four subagents streaming: one assistant message starts four ``task`` calls,
-  and each subagent streams a tool call and a long answer into its own task widget; meanwhile
-  --keys letters are typed into the prompt at a human pace, and each is timed from the write of
-  its byte to the read after which the prompt line shows it (the frame that carries it, drawn
-  among the frames of the four streams); p50/p95 over the keys typed while the subagents were
-  still streaming, in --runs fresh launches.
+  for a second; median of --runs.
 
 Run: .venv/bin/python scripts/bench/tui.py [--runs N] [--session-runs N] [--keys N]
 """
@@ -47,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _tui_support as tui  # noqa: E402
 from _tui_support import PtyRun  # noqa: E402
 
-from tests.support.model_server import reply, tool_call  # noqa: E402
+from tests.support.model_server import reply  # noqa: E402
 
 SMALL, LARGE = 200, 1_000
 STREAM_RATE = (50, 0.01)  # chunk_size, chunk_delay: 5,000 chars/s
@@ -80,7 +74,6 @@ class Context:
     work: Path
     base_url: str
     stream_url: str
-    subagent_url: str = ""
     sessions: dict[int, str] = field(default_factory=dict)
 
     def launch(self, home: Path, *extra: str, base_url: str | None = None) -> PtyRun:
@@ -121,28 +114,6 @@ def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[flo
 # -- a resumed session: RSS, then typing ----------------------------------------------------
 
 
-def typed(run: PtyRun, where: tuple[int, int], text: str, rng: random.Random) -> list[tuple[float, float]]:
-    """Type ``text`` at a human pace (50-90 ms a key) into the prompt, whose draft starts at
-    ``where`` (row, column); for each key, when it was written and how long until the read
-    after which the prompt line showed it."""
-    row, column = where
-    sent: list[float] = []
-    for character in text:
-        sent.append(run.write(character.encode()))
-        run.pump(rng.uniform(0.05, 0.09))
-    run.pump(1.0)
-    latencies: list[tuple[float, float]] = []
-    index = 0
-    while index < len(text) and (at := run.feed_next()) is not None:
-        shown = run.screen.row(row)[column:]
-        while index < len(text) and at >= sent[index] and shown.startswith(text[: index + 1]):
-            latencies.append((sent[index], at - sent[index]))
-            index += 1
-    if index < len(text):
-        raise RuntimeError(f"only {index} of {len(text)} keys reached the screen:\n{run.screen.text()}")
-    return latencies
-
-
 def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[float, list[float], float, float]:
     """RSS once the resumed session is open, per-key latencies, and the seconds from launch
     until the transcript's last answer was on screen, and until the engine had opened the
@@ -158,7 +129,22 @@ def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[fl
             pass
         where = run.screen.find(tui.IDLE_PLACEHOLDER)
         assert where is not None, run.screen.text()
-        latencies = [latency for _, latency in typed(run, where, TYPED[:keys], rng)]
+        row, column = where  # the draft starts where the placeholder did
+        text = TYPED[:keys]
+        sent: list[float] = []
+        for character in text:
+            sent.append(run.write(character.encode()))
+            run.pump(rng.uniform(0.05, 0.09))
+        run.pump(1.0)
+        latencies: list[float] = []
+        index = 0
+        while index < len(text) and (at := run.feed_next()) is not None:
+            shown = run.screen.row(row)[column:]
+            while index < len(text) and at >= sent[index] and shown.startswith(text[: index + 1]):
+                latencies.append(at - sent[index])
+                index += 1
+        if index < len(text):
+            raise RuntimeError(f"only {index} of {len(text)} keys reached the screen:\n{run.screen.text()}")
         return rss, latencies, transcript_at - run.spawned, opened - run.spawned
     finally:
         run.quit()
@@ -239,58 +225,6 @@ def streamed(ctx: Context, n: int) -> StreamResult:
         run.quit()
 
 
-# -- four subagents streaming ----------------------------------------------------------------
-
-SUBAGENTS = 4
-SUBAGENT_RATE = (4, 0.02)  # chunk_size, chunk_delay: each subagent streams 200 chars/s
-
-
-def subagent_prompt(n: int) -> str:
-    return f"survey the notes, part {n}"
-
-
-def subagent_steps(runs: int) -> list:
-    """For each launch: the parent's four ``task`` calls, each subagent's tool call and long
-    answer (streamed slowly, by the server's pace), and the parent's summary."""
-    steps = []
-    slow = {"chunk_size": SUBAGENT_RATE[0], "chunk_delay": SUBAGENT_RATE[1]}
-    for n in range(runs):
-        jobs = [f"launch {n} job {j}: summarize the notes" for j in range(1, SUBAGENTS + 1)]
-        calls = [tool_call("task", {"description": job}, call_id=f"call_{n}_{j}") for j, job in enumerate(jobs, 1)]
-        steps.append(reply(tool_calls=calls).answering(subagent_prompt(n)))
-        for job in jobs:
-            steps.append(reply("Reading the notes first. " * 4, tool_calls=[tool_call("ls", {"path": "."})], **slow).answering(job))
-            steps.append(reply("The notes say the project is in good shape. " * 40, **slow).answering(job))
-        steps.append(reply("All four parts are summarized.").answering(subagent_prompt(n)))
-    return steps
-
-
-def subagents_typing(ctx: Context, n: int, keys: int, rng: random.Random) -> list[float]:
-    """Key latencies (s) while four subagents stream, for the keys typed before the last of
-    their answers' text left the server."""
-    run = ctx.launch(ctx.work / "home-subagents", base_url=ctx.subagent_url)
-    try:
-        run.wait(tui.is_ready, 30, "the engine")
-        run.pump(0.5)
-        for character in subagent_prompt(n):
-            run.write(character.encode())
-            run.pump(0.02)
-        before = len(tui.STREAMS)
-        run.write(b"\r")
-        run.wait(lambda s: s.text().count("Reading the notes") >= SUBAGENTS, 30, "four subagents streaming")
-        run.pump(0.3)
-        while run.feed_next() is not None:
-            pass
-        where = run.screen.find(tui.BUSY_PLACEHOLDER)
-        assert where is not None, run.screen.text()
-        keys_typed = typed(run, where, TYPED[:keys], rng)
-        ends = [record.last_content() for record in tui.STREAMS[before:]]
-        streaming_until = max((at for at in ends if at is not None), default=0.0)
-        return [latency for at, latency in keys_typed if at <= streaming_until]
-    finally:
-        run.quit()
-
-
 # -- the table ------------------------------------------------------------------------------
 
 
@@ -309,7 +243,7 @@ def print_table(figures: list[Figure]) -> None:
             print(f"{figure.name}: {figure.detail}")
 
 
-PARTS = ("startup", "sessions", "stream", "subagents")
+PARTS = ("startup", "sessions", "stream")
 
 
 def main() -> None:
@@ -330,9 +264,8 @@ def main() -> None:
     answer = tui.long_answer()
     server = tui.timed_server(reply("ok", repeat=True))
     stream_server = tui.timed_server(reply(answer, chunk_size=STREAM_RATE[0], chunk_delay=STREAM_RATE[1], repeat=True))
-    subagent_server = tui.timed_server(*subagent_steps(args.runs))
     with tempfile.TemporaryDirectory(prefix="dcode-bench-tui-") as tmp:
-        ctx = Context(Path(tmp), server.base_url, stream_server.base_url, subagent_server.base_url)
+        ctx = Context(Path(tmp), server.base_url, stream_server.base_url)
         (ctx.work / "ws").mkdir()
         try:
             paints: list[float] = []
@@ -343,7 +276,6 @@ def main() -> None:
             paint_times: dict[int, list[float]] = {SMALL: [], LARGE: []}
             open_times: dict[int, list[float]] = {SMALL: [], LARGE: []}
             streams: list[StreamResult] = []
-            subagent_keys: list[float] = []
             if "sessions" in parts:
                 built = time.monotonic()
                 ctx.sessions = tui.build_sessions([SMALL, LARGE], ctx.work / "home-sessions", ctx.work / "ws", server.base_url)
@@ -364,14 +296,9 @@ def main() -> None:
             if "stream" in parts:
                 print(f"streaming a {len(answer):,}-character Markdown answer {args.runs}x at 5,000 chars/s…", flush=True)
                 streams = [streamed(ctx, n) for n in range(args.runs)]
-            if "subagents" in parts:
-                print(f"typing {min(args.keys, len(TYPED))} keys while {SUBAGENTS} subagents stream, {args.runs}x…", flush=True)
-                for n in range(args.runs):
-                    subagent_keys.extend(subagents_typing(ctx, n, args.keys, rng))
         finally:
             server.stop()
             stream_server.stop()
-            subagent_server.stop()
 
     figures: list[Figure] = []
     if paints:
@@ -404,12 +331,6 @@ def main() -> None:
                    + f"{streams[0].chars:,} chars in {seconds:.2f} s at the server "
                    + f"({streams[0].chars / seconds:,.0f} chars/s); the app used "
                    + f"{statistics.median(s.cpu for s in streams):.0%} of a core meanwhile", fmt="{:.0f}"))
-    if subagent_keys:
-        ms = [v * 1000 for v in subagent_keys]
-        figures.append(
-            Figure(f"frame time p95, {SUBAGENTS} subagents streaming", percentile(ms, 95), "ms", 33,
-                   f"keystroke to screen: p50 {percentile(ms, 50):.1f} ms, max {max(ms):.1f} ms over {len(ms)} keys typed "
-                   f"while {SUBAGENTS} subagents streamed into their task widgets ({args.runs} launches)", fmt="{:.1f}"))
     print_table(figures)
     if paint_times[LARGE]:
         print(f"resumed transcript on screen after (launch, median): {SMALL} messages "
