@@ -29,9 +29,9 @@ def task_views(h: Harness) -> list[TaskView]:
 
 def nested_text(view: TaskView) -> str:
     """What a task's nested view shows: its subagent's answers and calls, as plain text."""
-    from dcode.tui.transcript.answer import AssistantMessage
+    from dcode.tui.transcript.nested_answer import NestedAnswer
 
-    parts = [widget.entry.text for widget in view.query(AssistantMessage)]
+    parts = [widget.entry.text for widget in view.query(NestedAnswer)]
     parts += [f"{widget.entry.name} {widget.entry.summary}" for widget in view.query(ToolCallView)]
     return "\n".join(parts)
 
@@ -52,9 +52,10 @@ async def test_a_task_is_one_widget_with_the_subagents_calls_and_text_then_folds
     )
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send(PROMPT)
-        await h.until(lambda: task_views(h) and "There is" in nested_text(task_views(h)[0]), what="the subagent's text")
+        await h.until(lambda: task_views(h) and "There is" in nested_text(task_views(h)[0]) and "There is" in h.text(), what="the subagent's text")
         [view] = task_views(h)
         screen = h.text()
+        assert "Listing first." in screen and "✓ ls ." in screen  # live, under the task's head
         assert "general-purpose  Count and name the files." in screen
         assert "ls ." in nested_text(view) and "Listing first." in nested_text(view)
         # Its tool call and text are in its widget, not the session's answer or steps.

@@ -9,12 +9,17 @@ from dcode.tui.transcript.entries import AssistantEntry, Entry, NoticeEntry, She
 from dcode.tui.transcript.tools import ToolGroupView
 
 
-def entry_widget(entry: Entry, *, expanded: bool, animate: bool) -> Widget:
+def entry_widget(entry: Entry, *, expanded: bool, animate: bool, nested: bool = False) -> Widget:
     """A new widget for ``entry``, which becomes its ``view``. Answers need the answer module
-    (and Markdown), which the first frame does without: it is imported here, when one is built."""
+    (and Markdown), which the first frame does without: it is imported here, when one is built.
+    ``nested``: in a task's view, where a subagent's answer is drawn as plain text."""
     match entry:
         case UserEntry():
             widget: Widget = UserMessage(entry)
+        case AssistantEntry() if nested:
+            from dcode.tui.transcript.nested_answer import NestedAnswer
+
+            widget = NestedAnswer(entry, full=expanded)
         case AssistantEntry():
             from dcode.tui.transcript.answer import AssistantMessage
 

@@ -80,7 +80,6 @@ class TaskView(Vertical, PlainLines):
         padding: 0 0 0 1;
         border-left: solid $primary 50%;
     }
-    TaskView > .task-body > AssistantMessage { margin: 0; }
     TaskView > .task-body > ToolGroupView { margin: 0; }
     TaskView > .task-body > NoticeMessage { margin: 0; }
     TaskView.-folded > .task-body { display: none; }
@@ -167,10 +166,10 @@ class TaskView(Vertical, PlainLines):
                 before, after = wanted[:first], wanted[first + len(kept) :]
             else:
                 before, after = [], wanted
-            build = [entry_widget(entry, expanded=self.expanded, animate=self._animated) for entry in before]
+            build = [entry_widget(entry, expanded=self.expanded, animate=self._animated, nested=True) for entry in before]
             if build and kept[0].view is not None:
                 await body.mount_all(build, before=kept[0].view)
-            build = [entry_widget(entry, expanded=self.expanded, animate=self._animated) for entry in after]
+            build = [entry_widget(entry, expanded=self.expanded, animate=self._animated, nested=True) for entry in after]
             if build:
                 await body.mount_all(build)
             self._shown = wanted
@@ -273,10 +272,14 @@ class TaskView(Vertical, PlainLines):
         if expanded == self.expanded:
             return
         self.expanded = expanded
+        from dcode.tui.transcript.nested_answer import NestedAnswer
         from dcode.tui.transcript.tools import ToolGroupView
 
-        for group in self.query_one(".task-body", Vertical).query_children(ToolGroupView):
-            group.set_expanded(expanded)
+        for child in self.query_one(".task-body", Vertical).children:
+            if isinstance(child, ToolGroupView):
+                child.set_expanded(expanded)
+            elif isinstance(child, NestedAnswer):
+                child.set_full(expanded)
         self.sync()
 
     def on_click(self, event: events.Click) -> None:

@@ -36,6 +36,7 @@ from dcode.tui.transcript.entries import (
     VideoSeen,
 )
 from dcode.tui.textual_internals import anchor_released
+from dcode.tui.transcript.nested_answer import NestedAnswer
 from dcode.tui.transcript.plain_lines import PlainLines
 from dcode.tui.transcript.task_lanes import TaskLanes
 from dcode.tui.transcript.task_view import TaskView
@@ -262,6 +263,8 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         entry.text += text
         if (view := answer_view(entry.view)) is not None:
             view.text_arrived()
+        elif isinstance(entry.view, NestedAnswer):
+            entry.view.text_arrived()
 
     async def append_reasoning(self, text: str, agent: tuple[str, ...] = ()) -> None:
         if (lane := self._lane(agent)) is None:
@@ -270,6 +273,8 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         entry.reasoning += text
         if (view := answer_view(entry.view)) is not None:
             await view.sync_reasoning()
+        elif isinstance(entry.view, NestedAnswer):
+            entry.view.text_arrived()
 
     async def show_all_text(self, agent: tuple[str, ...] = ()) -> None:
         """The model has sent its last piece: put the whole answer on screen now, without
@@ -279,7 +284,9 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         nothing waits for its frame: the other agents' events go on meanwhile."""
         lane = self._lane(agent)
         entry = lane.live if lane is not None else None
-        if entry is not None and (view := answer_view(entry.view)) is not None:
+        if entry is not None and isinstance(entry.view, NestedAnswer):
+            entry.view.sync()
+        elif entry is not None and (view := answer_view(entry.view)) is not None:
             await view.write_all()
             if lane is self._main:
                 await self.painted()
@@ -319,6 +326,8 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
             entry.text = text
         if (view := answer_view(entry.view)) is not None:
             await view.finish()
+        elif isinstance(entry.view, NestedAnswer):
+            entry.view.sync()
 
     def _close_group(self, lane: Lane) -> None:
         if lane.open_group is not None:
