@@ -29,6 +29,7 @@ class NestedAnswer(Static):
         self.entry = entry
         self.full = full
         self._scheduled = False
+        self._rows = -1  # the rows drawn last (-1: the whole Markdown, or nothing yet)
 
     def on_mount(self) -> None:
         self.entry.view = self
@@ -38,13 +39,14 @@ class NestedAnswer(Static):
         if self.entry.view is self:
             self.entry.view = None
 
-    def _tail(self, text: str) -> str:
-        """The last rows of ``text`` at this width, about: a streamed paragraph is one line."""
-        width = max(20, self.content_size.width or 80)
-        rows = text.rstrip().splitlines()[-TAIL_ROWS:]
-        tail = "\n".join(rows)
-        room = TAIL_ROWS * width
-        return tail if len(tail) <= room else "…" + tail[-(room - 1) :].lstrip()
+    def _tail(self, text: str) -> Content:
+        """The last ``TAIL_ROWS`` rows of ``text`` as wrapped at this width."""
+        width = self.content_size.width
+        if width <= 0:  # not laid out yet: about a screen's width
+            width = 80
+        tail = text.rstrip()[-(TAIL_ROWS * width * 2) :]  # enough for the rows; wrapping it all is not needed
+        rows = Content(tail).wrap(width)[-TAIL_ROWS:]
+        return Content("\n").join(rows)
 
     def sync(self) -> None:
         entry = self.entry
@@ -53,9 +55,14 @@ class NestedAnswer(Static):
         if self.full and not entry.streaming:
             from rich.markdown import Markdown
 
+            self._rows = -1
             self.update(Markdown(entry.text))
             return
-        self.update(Content(self._tail(entry.reasoning if thinking else entry.text)))
+        content = self._tail(entry.reasoning if thinking else entry.text)
+        rows = len(content.plain.splitlines())
+        # Once the tail fills its rows, a new tail takes the same room: no layout is needed.
+        self.update(content, layout=rows != self._rows)
+        self._rows = rows
 
     def text_arrived(self) -> None:
         """More text: drawn at the next beat, not on every delta."""

@@ -259,7 +259,7 @@ class TaskView(Vertical, PlainLines):
 
     def _spin(self) -> None:
         self._frame += 1
-        self.query_one(".task-head", Static).update(self._head())
+        self.query_one(".task-head", Static).update(self._head(), layout=False)  # one row, always
 
     def _stop_spinner(self) -> None:
         if self._timer is not None:
