@@ -342,3 +342,22 @@ async def test_a_subagent_compaction_writes_its_own_archive(server, make_setting
     after = next(r for r in server.requests if r.step is not None and r.step.text == "listed")
     [(_, first)] = [(role, text) for role, text in after.transcript() if role == "user"]
     assert "listed three times" in first and first.endswith(JOB)
+
+
+async def test_deleting_a_session_deletes_its_subagents_threads(server, make_settings, api: str) -> None:
+    import sqlite3
+
+    server.script(reply(tool_calls=[task_call(JOB)]).answering(PROMPT), reply("found").answering(JOB), reply("done").answering(PROMPT))
+    async with await Engine.open(make_settings(api)) as engine:
+        runner, _ = await run(engine, PROMPT)
+    db = make_settings(api).sessions_db
+
+    def threads() -> set[str]:
+        with sqlite3.connect(db) as conn:
+            return {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+
+    assert threads() == {runner.session_id, f"{runner.session_id}/task/1"}
+    from dcode.agent.sessions import SessionStore
+
+    assert SessionStore(db).delete(runner.session_id)
+    assert threads() == set()

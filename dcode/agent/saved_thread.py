@@ -108,13 +108,14 @@ def _missing_tables(conn: sqlite3.Connection) -> list[str]:
 
 
 def delete_thread(conn: sqlite3.Connection, session_id: str) -> None:
-    """Delete ``session_id``'s checkpoints and pending writes, in the caller's transaction (so
-    the session's own record goes with them). Tables the checkpointer has not created yet are
-    skipped."""
+    """Delete ``session_id``'s checkpoints and pending writes, its subagents' threads with them,
+    in the caller's transaction (so the session's own record goes with them). Tables the
+    checkpointer has not created yet are skipped."""
     missing = _missing_tables(conn)
     for table in CHECKPOINT_SCHEMA:
         if table not in missing:
-            conn.execute(f"DELETE FROM {table} WHERE thread_id = ?", (session_id,))
+            # Its subagents' threads (``SESSION/task/N``, nested ones too) go with it.
+            conn.execute(f"DELETE FROM {table} WHERE thread_id = ? OR substr(thread_id, 1, ?) = ?", (session_id, len(session_id) + 6, f"{session_id}/task/"))
 
 
 ThreadReader = Callable[[str], Sequence[Any] | None]
