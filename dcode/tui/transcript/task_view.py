@@ -97,6 +97,8 @@ class TaskView(Vertical, PlainLines):
         self._shown: list[Entry] = []
         self._showing = asyncio.Lock()
         self._ready = False  # composed and mounted: its parts can be updated
+        self._hidden = 0  # what the "earlier" line and the note say now (updated only on a change)
+        self._note = entry.note
 
     # -- what is shown -------------------------------------------------------------------
 
@@ -125,10 +127,10 @@ class TaskView(Vertical, PlainLines):
         return run.entries[-LIVE_ENTRIES:]
 
     def compose(self) -> ComposeResult:
-        yield TaskHead(classes="task-head")
+        yield TaskHead(self._head(), classes="task-head")
         yield Static(classes="task-earlier")
         yield Vertical(classes="task-body")
-        yield Static(classes="task-note")
+        yield Static(Content(self.entry.note), classes="task-note")
 
     async def on_mount(self) -> None:
         self.entry.view = self
@@ -235,18 +237,25 @@ class TaskView(Vertical, PlainLines):
         run = self.run
         hidden = len(run.entries) - len(self._shown) if run is not None and self._shown else 0
         line = self.query_one(".task-earlier", Static)
-        line.update(Content.styled(f"… {hidden} earlier (click or ctrl+o to see all)", "italic"))
-        line.display = hidden > 0 and not self.folded
+        shown = hidden > 0 and not self.folded
+        if hidden != self._hidden:  # an update lays the screen out again: only when it changed
+            self._hidden = hidden
+            line.update(Content.styled(f"… {hidden} earlier (click or ctrl+o to see all)", "italic"), layout=line.display)
+        if line.display != shown:
+            line.display = shown
 
     def sync(self) -> None:
         """Read the entry again: the head, the fold, and which nested entries show."""
         if not self._ready:
             return
         self.set_class(self.folded, "-folded")
-        self.query_one(".task-head", Static).update(self._head())
+        self.query_one(".task-head", Static).update(self._head(), layout=False)  # one row, always
         note = self.query_one(".task-note", Static)
-        note.update(Content(self.entry.note))
-        note.display = bool(self.entry.note)
+        if self.entry.note != self._note:
+            self._note = self.entry.note
+            note.update(Content(self.entry.note))
+        if note.display != bool(self.entry.note):
+            note.display = bool(self.entry.note)
         wanted = self._wanted()
         if len(wanted) != len(self._shown) or any(a is not b for a, b in zip(wanted, self._shown)):
             self.call_later(self.show_entries)
