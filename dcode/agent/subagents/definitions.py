@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from dcode.agent.frontmatter import FrontmatterError, cut, read_document
+from dcode.agent.tools.args import GENERAL_PURPOSE
+from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, TASK, WRITE_FILE, WRITE_TODOS
 from dcode.config import ApprovalMode, Settings
 
-GENERAL_PURPOSE = "general-purpose"
 BUILT_IN = "built-in"
 MAX_AGENT_BYTES = 256 * 1024  # the body is a system prompt, sent with each of the agent's requests
 MAX_DESCRIPTION = 1024
@@ -42,17 +43,17 @@ NAME_RULE = "1-64 lowercase letters, digits, hyphens and underscores, starting w
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _TOOL_SPLIT = re.compile(r"[\s,]+")
 _CLAUDE_TOOLS = {
-    "Read": "read_file",
-    "Write": "write_file",
-    "Edit": "edit_file",
-    "MultiEdit": "edit_file",
-    "Bash": "execute",
-    "Grep": "grep",
-    "Glob": "glob",
-    "LS": "ls",
-    "TodoWrite": "write_todos",
-    "Task": "task",
-    "Agent": "task",
+    "Read": READ_FILE.name,
+    "Write": WRITE_FILE.name,
+    "Edit": EDIT_FILE.name,
+    "MultiEdit": EDIT_FILE.name,
+    "Bash": EXECUTE.name,
+    "Grep": GREP.name,
+    "Glob": GLOB.name,
+    "LS": LS.name,
+    "TodoWrite": WRITE_TODOS.name,
+    "Task": TASK.name,
+    "Agent": TASK.name,
 }
 _CLAUDE_MODELS = frozenset({"sonnet", "opus", "haiku"})
 _INHERIT = "inherit"

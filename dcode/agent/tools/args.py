@@ -11,7 +11,6 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
-from dcode.agent.subagents.definitions import GENERAL_PURPOSE
 
 READ_DEFAULT_LIMIT = 2000
 VIDEO_DEFAULT_LIMIT_S = 100.0
@@ -90,6 +89,10 @@ class ExecuteArgs(BaseModel):
         le=int(MAX_TIMEOUT_S),
         description=f"Seconds before the command is killed (max {MAX_TIMEOUT_S:.0f}).",
     )
+
+
+GENERAL_PURPOSE = "general-purpose"
+"""The built-in agent's name: ``task`` runs it when no ``subagent_type`` is given."""
 
 
 class TaskArgs(BaseModel):

@@ -26,20 +26,14 @@ from dcode.agent.events import ToolStatus
 from dcode.tui.status import human_tokens
 from dcode.tui.transcript.entries import Entry, TaskRun, ToolCallEntry
 from dcode.tui.transcript.plain_lines import PlainLines
+from dcode.tui.transcript.tools import SPINNER, STATUS_ICONS
 
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 LIVE_ENTRIES = 3
 """Nested entries a running task shows (the newest); the others are counted on one line."""
 DESCRIPTION_CHARS = 60
 FOLDED_DESCRIPTION_CHARS = 40
 """Folded, the description leaves room for the result's preview."""
 
-STATUS_ICONS: dict[ToolStatus, tuple[str, str]] = {
-    ToolStatus.OK: ("✓", "$text-success"),
-    ToolStatus.ERROR: ("✗", "$text-error"),
-    ToolStatus.DENIED: ("⊘", "$text-warning"),
-    ToolStatus.CANCELLED: ("◌", "$text-muted"),
-}
 
 
 def elapsed_label(seconds: float) -> str:
