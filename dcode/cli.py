@@ -74,6 +74,9 @@ def run(
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
     image: Annotated[Optional[list[Path]], typer.Option("-i", "--image", help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).")] = None,
+    mcp_config: Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}; repeatable).")] = None,
+    no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Start no MCP servers.")] = False,
+    trust_project_mcp: Annotated[bool, typer.Option("--trust-project-mcp", help="Headless: start the project's .mcp.json servers without an approval.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
@@ -84,7 +87,16 @@ def run(
     _require_utf8(prompt)
     from dcode.private_files import secure_home
 
-    cli = {"model": model, "base_url": base_url, "api": api, "approve": approve, "max_turns": max_turns}
+    cli = {
+        "model": model,
+        "base_url": base_url,
+        "api": api,
+        "approve": approve,
+        "max_turns": max_turns,
+        "mcp_configs": mcp_config,
+        "no_mcp": no_mcp,
+        "trust_project_mcp": trust_project_mcp,
+    }
     default_approve = ApprovalMode.EDITS if print_mode else ApprovalMode.MANUAL
     settings = _settings(default_approve, **cli)
     secure_home(settings.home)
