@@ -13,6 +13,7 @@ import asyncio
 import threading
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 import aiosqlite
@@ -37,6 +38,9 @@ from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.sessions import SessionInfo, SessionStore, database_errors, new_session_id
 from dcode.config import ApprovalMode, Settings
+from dcode.mcp.config import ServerConfig
+from dcode.mcp.manager import McpManager, McpTurn
+from dcode.agent.tools.spec import SPECS
 from dcode.context.accounting import ContextReport, Spend, build_report
 from dcode.context.tokens.counter import TokenCounter
 from dcode.context.tokens.images import image_pricer
@@ -68,6 +72,8 @@ class Engine:
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
         self.agents = catalog_for(settings)  # the user's and the project's agents, as they are now
+        self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=SPECS)
+        self._mcp_turn: McpTurn | None = None
         self.graph = self._build()
 
     @classmethod
@@ -98,6 +104,7 @@ class Engine:
             return
         self._closed = True
         try:
+            await self.mcp.close()  # first: its stdio servers get their time to end
             await self._conn.close()
         finally:
             for session_id in list(self._held):
@@ -132,7 +139,24 @@ class Engine:
         )
         self._agent_graphs: dict[tuple[str, bool], Any] = {}
         self.task_tool = make_task_tool(self.subagents)
-        return self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool)
+        return self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=self._mcp_turn)
+
+    def start_mcp(self, servers: Iterable[ServerConfig]) -> None:
+        """Connect these MCP servers in the background; their tools join from the turn they are ready."""
+        if self.settings.mcp.enabled:
+            self.mcp.add(servers)
+
+    async def prepare_turn(self) -> list[str]:
+        """Before a turn: wait for MCP servers still connecting (each up to its timeout), and
+        build the graph again when the tools or the servers' states changed since the last
+        turn; returns the notices to show (a server ready or failed since)."""
+        if not self.mcp.links:
+            return []
+        turn = await self.mcp.for_turn()
+        if self._mcp_turn is None or turn.key != self._mcp_turn.key:
+            self._mcp_turn = turn
+            self.graph = self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=turn)
+        return list(turn.notices)
 
     def _graph(
         self,
@@ -142,6 +166,7 @@ class Engine:
         *,
         task_tool: Any = None,
         definition: AgentDefinition | None = None,
+        mcp: McpTurn | None = None,
     ) -> Any:
         return build_graph(
             model,
@@ -159,6 +184,7 @@ class Engine:
             system_prompt=(definition.system_prompt if definition else "") or SYSTEM_PROMPT,
             task_tool=task_tool,
             allowed_tools=definition.tools if definition else None,
+            mcp=mcp,
         )
 
     def _agent_graph(self, definition: AgentDefinition, nested: bool) -> Any:
@@ -247,7 +273,7 @@ class Engine:
             if not held_before:
                 self.release(sid)
             raise
-        policy = ApprovalPolicy(mode=mode, backend=self.backend)
+        policy = ApprovalPolicy(mode=mode, backend=self.backend, mcp_allow=self.settings.mcp.allow)
         return SessionRunner(self, sid, approver, policy)
 
     async def fork(self, source_id: str) -> SessionInfo:

@@ -1,0 +1,106 @@
+"""MCP end to end: the scripted model calls an MCP tool through the real ChatOpenAI client, on
+both wires, and the result reaches the next request; project servers wait for an approval."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from dcode.config import ApprovalMode, McpSettings
+from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.mcp.approvals import approve
+from dcode.mcp.config import PROJECT_FILE, Scope, read_file
+from tests.support.mcp_fixtures import stdio_entry, write_config
+from tests.support.model_server import reply, tool_call
+
+
+async def headless(settings, prompt: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = await run_headless(settings, HeadlessRequest(prompt=prompt, output_format=OutputFormat.JSON), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def tool_texts(server, index: int) -> list[str]:
+    return [text for role, text in server.transcript(index) if role == "tool"]
+
+
+async def test_the_model_calls_an_mcp_tool_and_gets_its_result(server, make_settings, dcode_home: Path, api: str) -> None:
+    write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
+    server.script(reply(tool_calls=[tool_call("mcp__calc__add", {"a": 2, "b": 40})]), reply("2 + 40 = 42"))
+    settings = make_settings(api, mcp=McpSettings(allow=("calc__add",)))
+    code, out, err = await headless(settings, "add 2 and 40")
+    assert code == 0, err
+    assert json.loads(out)["result"] == "2 + 40 = 42"
+    assert tool_texts(server, 1) == ["42"]
+    first = server.requests[0]
+    assert first.wire == api
+    assert {"mcp__calc__add", "mcp__calc__picture", "mcp__calc__broken"} <= set(first.tool_names)
+    schema = next(t for t in first.body["tools"] if (t.get("function") or t)["name"] == "mcp__calc__add")
+    parameters = (schema.get("function") or schema)["parameters"]
+    assert set(parameters["properties"]) == {"a", "b"} and parameters["properties"]["a"]["type"] == "integer"
+    system = server.system_text(0)
+    assert "<mcp_servers>" in system and "- calc: connected" in system and "mcp__calc__add" in system
+    assert server.system_text(1) == system  # byte-stable across the turn's requests
+
+
+async def test_an_mcp_tool_asks_unless_allowed(server, make_settings, dcode_home: Path) -> None:
+    write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
+    server.script(reply(tool_calls=[tool_call("mcp__calc__add", {"a": 1, "b": 1})]), reply("denied"))
+    code, _, err = await headless(make_settings(approve=ApprovalMode.EDITS), "add")
+    assert code == 0, err
+    (denied,) = tool_texts(server, 1)
+    assert denied.startswith("denied: mcp__calc__add is not one of dcode's tools")
+
+
+async def test_an_mcp_error_is_a_tool_error_and_the_turn_goes_on(server, make_settings, dcode_home: Path) -> None:
+    write_config(dcode_home / "mcp.json", {"calc": stdio_entry(), "dead": stdio_entry("--fail-start")})
+    server.script(reply(tool_calls=[tool_call("mcp__calc__broken", {})]), reply("it failed"))
+    code, out, err = await headless(make_settings(approve=ApprovalMode.ALL), "try")
+    assert code == 0, err
+    assert json.loads(out)["result"] == "it failed"
+    (text,) = tool_texts(server, 1)
+    assert "the broken tool is broken" in text
+    assert not any(name.startswith("mcp__dead__") for name in server.requests[0].tool_names)
+    system = server.system_text(0)
+    assert "- dead: failed" in system and "<error>" in system and "cannot start: no configuration" in system
+
+
+async def test_an_unapproved_project_file_starts_nothing(server, make_settings, workspace: Path, dcode_home: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "started.txt"
+    write_config(workspace / PROJECT_FILE, {"evil": stdio_entry("--marker", str(marker))})
+    server.script(reply("no tools"))
+    settings = make_settings(approve=ApprovalMode.ALL)
+    code, _, err = await headless(settings, "hi")
+    assert code == 0
+    assert not marker.exists()
+    assert not any(n.startswith("mcp__") for n in server.requests[0].tool_names)
+    (warning,) = [line for line in err.splitlines() if "MCP" in line]
+    assert warning.startswith("dcode: warning: not starting the MCP servers of") and "(evil)" in warning and "--trust-project-mcp" in warning
+
+    file = read_file(workspace / PROJECT_FILE, Scope.PROJECT, {})
+    assert file is not None
+    approve(dcode_home, file)
+    server.script(reply("tools now"))
+    code, _, err = await headless(settings, "hi")
+    assert code == 0, err
+    assert marker.exists() and "mcp__evil__add" in server.requests[1].tool_names
+    marker.unlink()
+
+    write_config(workspace / PROJECT_FILE, {"evil": stdio_entry("--marker", str(marker)), "more": stdio_entry("--marker", str(marker))})
+    server.script(reply("asked again"))
+    code, _, err = await headless(settings, "hi")
+    assert not marker.exists()
+    assert "changed since you approved it" in err
+
+
+async def test_trust_project_mcp_starts_the_project_servers(server, make_settings, workspace: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "started.txt"
+    write_config(workspace / PROJECT_FILE, {"proj": stdio_entry("--marker", str(marker))})
+    server.script(reply("ok"))
+    settings = make_settings(approve=ApprovalMode.ALL)
+    code, _, err = await headless(replace(settings, mcp=McpSettings(trust_project=True)), "hi")
+    assert code == 0, err
+    assert marker.exists() and "mcp__proj__add" in server.requests[0].tool_names
+    assert "MCP" not in err
