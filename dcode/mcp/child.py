@@ -1,7 +1,10 @@
-"""Run as ``python -S child.py COMMAND ARGS...``: start an MCP stdio server that dies with dcode.
+"""Run as ``python -S child.py PIDFILE COMMAND ARGS...``: start an MCP stdio server that dies
+with dcode.
 
 It asks the kernel to kill it when its parent dies (``PR_SET_PDEATHSIG``, kept across ``exec``),
-then becomes the server with ``execvp``: so a ``kill -9`` of dcode leaves no orphan behind. An
+writes its process id to PIDFILE (the server keeps it: ``exec`` changes the program, not the
+process, and it leads a process group of its own), then becomes the server with ``execvp``: so
+a ``kill -9`` of dcode leaves no orphan behind, and dcode can end a server that hangs. An
 ordinary exit or SIGTERM closes the servers on the way out (``dcode.mcp.link``); this is for
 when nothing on dcode's side runs any more. Standard library only, run without ``site``.
 """
@@ -30,13 +33,16 @@ def _die_with_parent(parent: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) < 2:
-        sys.stderr.write("usage: child.py COMMAND [ARGS...]\n")
+    if len(argv) < 3:
+        sys.stderr.write("usage: child.py PIDFILE COMMAND [ARGS...]\n")
         os._exit(2)
     _die_with_parent(os.getppid())
-    command = argv[1]
+    fd = os.open(argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    command = argv[2]
     try:
-        os.execvp(command, argv[1:])
+        os.execvp(command, argv[2:])
     except OSError as exc:
         sys.stderr.write(f"cannot start {command}: {exc.strerror or exc}\n")
         sys.stderr.flush()

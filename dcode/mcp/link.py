@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from enum import StrEnum
@@ -54,6 +56,7 @@ class ServerLink:
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.log_path = log_dir / f"{config.name}.log"
+        self.pid_path = log_dir / f"{config.name}.pid"
         self.workspace = workspace
         self.state = LinkState.CONNECTING
         self.error = ""
@@ -88,11 +91,32 @@ class ServerLink:
         try:
             await asyncio.wait_for(self._ready.wait(), self.connect_timeout)
         except TimeoutError:
-            self._fail(f"did not start within {self.connect_timeout:g} s{self._log_tail()}")
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-            self._fail(f"did not start within {self.connect_timeout:g} s{self._log_tail()}")
+            error = f"did not start within {self.connect_timeout:g} s"
+            self._fail(error)
+            await self._end(task)
+            self._fail(f"{error}{self._log_tail()}")
+
+    async def _end(self, task: asyncio.Task[None], grace: float = 0.5) -> None:
+        """Let ``task`` (the holder) finish; a stdio server that does not end when its session
+        closes is sent SIGTERM, then SIGKILL; the holder is cancelled as the last resort."""
+        for signum in (None, signal.SIGTERM, signal.SIGKILL):
+            if signum is not None:
+                self._signal(signum)
+            done, _ = await asyncio.wait([task], timeout=grace)
+            if done:
+                return
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(task, grace)
+
+    def _signal(self, signum: int) -> None:
+        if self.config.transport is not Transport.STDIO:
+            return
+        try:
+            pid = int(self.pid_path.read_text())
+            os.killpg(pid, signum)  # its own process group: child.py leads it (start_new_session)
+        except (OSError, ValueError):
+            pass
 
     def _fail(self, error: str, state: LinkState = LinkState.FAILED) -> None:
         self._session = None
@@ -132,7 +156,7 @@ class ServerLink:
             ensure_private_dir(self.log_path.parent)
             params = StdioServerParameters(
                 command=sys.executable,
-                args=["-S", str(CHILD), config.command, *config.args],
+                args=["-S", str(CHILD), str(self.pid_path), config.command, *config.args],
                 env={**get_default_environment(), **config.env},
                 cwd=config.cwd or str(self.workspace),
             )
@@ -201,12 +225,12 @@ class ServerLink:
     async def stop(self) -> None:
         """Close the session (a stdio server's process ends with it); harmless when stopped."""
         self._stop.set()
-        for task in (self._watch, self._task):
-            if task is not None and not task.done():
-                if task is self._watch:
-                    task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+        if self._watch is not None and not self._watch.done():
+            self._watch.cancel()
+            with contextlib.suppress(BaseException):
+                await self._watch
+        if self._task is not None and not self._task.done():
+            await self._end(self._task)
         self._session = None
 
     async def disable(self) -> None:
