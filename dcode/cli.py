@@ -19,7 +19,7 @@ import typer
 from dcode import __version__
 from dcode.config import ApprovalMode, ConfigError, Settings, WireApi, load_settings
 
-SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents"}
+SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
 
 root = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,6 +32,8 @@ sub.add_typer(sessions_app, name="sessions")
 sub.add_typer(media_app, name="media")
 sub.add_typer(config_app, name="config")
 sub.add_typer(agents_app, name="agents")
+mcp_app = typer.Typer(help="The MCP servers dcode starts: $DCODE_HOME/mcp.json and the project's .mcp.json.", no_args_is_help=True)
+sub.add_typer(mcp_app, name="mcp")
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -58,7 +60,7 @@ def _version(value: bool) -> None:
         "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
         "headless and print the answer (PROMPT '-' reads stdin).\n\n"
         "Subcommands: dcode sessions list|show|delete, dcode media inspect, dcode config path|show, "
-        "dcode agents list, dcode trust [PATH] [--revoke|--list], dcode doctor."
+        "dcode agents list, dcode mcp list|get|add|remove, dcode trust [PATH] [--revoke|--list], dcode doctor."
     )
 )
 def run(
@@ -267,6 +269,57 @@ def agents_list(as_json: Annotated[bool, typer.Option("--json", help="One JSON o
     from dcode.agents_cli import list_agents
 
     typer.echo(list_agents(_settings(), as_json=as_json))
+
+
+@mcp_app.command("list", help="Each MCP server with its command or URL, type and scope (nothing is started).")
+def mcp_list() -> None:
+    from dcode.mcp_cli import list_servers
+
+    typer.echo(list_servers(_settings()))
+
+
+@mcp_app.command("get", help="One MCP server's settings (the values of env and headers are not shown).")
+def mcp_get(name: str) -> None:
+    from dcode.mcp_cli import get_server
+
+    try:
+        typer.echo(get_server(_settings(), name))
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+@mcp_app.command(
+    "add",
+    help="Add a server: dcode mcp add NAME COMMAND [ARGS...] (stdio), or dcode mcp add --transport http NAME URL. Put -- before a command's own options.",
+)
+def mcp_add(
+    name: str,
+    target: Annotated[str, typer.Argument(metavar="COMMAND_OR_URL")],
+    args: Annotated[Optional[list[str]], typer.Argument(help="The command's arguments.")] = None,
+    transport: Annotated[str, typer.Option("-t", "--transport", help="stdio | http | sse.")] = "stdio",
+    scope: Annotated[str, typer.Option("-s", "--scope", help="user ($DCODE_HOME/mcp.json) | project (.mcp.json).")] = "user",
+    env: Annotated[Optional[list[str]], typer.Option("-e", "--env", help="KEY=value for a stdio server (repeatable).")] = None,
+    header: Annotated[Optional[list[str]], typer.Option("-H", "--header", help="'Name: value' for an http or sse server (repeatable).")] = None,
+) -> None:
+    from dcode.mcp_cli import add_server
+
+    try:
+        typer.echo(add_server(_settings(), name, target, args or [], transport=transport, scope=scope, env=env or [], headers=header or []))
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+@mcp_app.command("remove", help="Remove a server (from the user's file, else the project's; or the --scope given).")
+def mcp_remove(
+    name: str,
+    scope: Annotated[Optional[str], typer.Option("-s", "--scope", help="user | project.")] = None,
+) -> None:
+    from dcode.mcp_cli import remove_server
+
+    try:
+        typer.echo(remove_server(_settings(), name, scope))
+    except ConfigError as exc:
+        _fail(str(exc))
 
 
 @sub.command(
