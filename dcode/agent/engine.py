@@ -26,6 +26,7 @@ from dcode.agent.backends.local import LocalBackend
 from dcode.agent.graph import build_graph, static_request
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.media_route import route_for
+from dcode.agent.middleware.mcp_status import mcp_section
 from dcode.agent.middleware.memory import memory_sources
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
@@ -227,6 +228,8 @@ class Engine:
             thread=session_id or "",
             trigger=self.compactor.trigger_tokens,
             spend=spend,
+            mcp_tools=self._mcp_turn.by_server() if self._mcp_turn else None,
+            mcp_prompt=mcp_section(self._mcp_turn.servers) if self._mcp_turn else "",
         )
 
     def switch_model(self, spec: str) -> ResolvedModel:

@@ -48,6 +48,11 @@ class McpTurn:
     servers: tuple[ServerStatus, ...] = ()
     notices: tuple[str, ...] = ()
 
+    def by_server(self) -> dict[str, list[BaseTool]]:
+        """The tools, grouped by their server (``/context`` counts each server's)."""
+        names = {tool.name: tool for tool in self.tools}
+        return {s.name: [names[n] for n in s.tools if n in names] for s in self.servers if s.tools}
+
     @property
     def key(self) -> tuple[Any, ...]:
         """What the graph is built from: it changes only when the tools or the states do."""

@@ -26,6 +26,7 @@ class McpStartup(_Base):
         from dcode.mcp.plan import plan
 
         servers = plan(self.settings)
+        self.set_interval(0.5, lambda: self._show_mcp_count(engine))
         for problem in servers.problems:
             self.call_later(self.transcript.notice, problem, NoticeLevel.WARNING)
         engine.start_mcp(servers.start)
@@ -55,3 +56,14 @@ class McpStartup(_Base):
             self.call_later(self.transcript.notice, f"Starting the project's MCP servers ({names}); their tools join the next turn.")
 
         self.push_screen(screen, callback=closed)
+
+    def _show_mcp_count(self, engine: Engine) -> None:
+        """``MCP 2/3`` in the status bar while not every server is connected (disabled ones
+        do not count)."""
+        if engine is not self.engine:
+            return
+        states = [link.state for link in engine.mcp.links.values()]
+        from dcode.mcp.link import LinkState
+
+        counted = [s for s in states if s is not LinkState.DISABLED]
+        self.status.mcp = (sum(s is LinkState.CONNECTED for s in counted), len(counted))
