@@ -15,7 +15,7 @@ from dcode.mcp.link import LinkState
 from dcode.mcp.manager import McpManager
 from dcode.media.attachment import is_reference_block
 from dcode.media.store import AttachmentStore
-from tests.support.mcp_fixtures import alive, http_server, stdio_entry, wait_gone, write_config
+from tests.support.mcp_fixtures import alive, garbage_entry, http_server, stdio_entry, wait_gone, write_config
 
 
 def servers(tmp_path: Path, entries: dict, env: dict | None = None):
@@ -146,3 +146,25 @@ async def test_close_ends_every_stdio_server(tmp_path: Path) -> None:
     assert len(pids) == 2 and all(alive(p) for p in pids)
     await mcp.close()
     assert all(wait_gone(p) for p in pids)
+
+
+async def test_the_older_sse_transport(tmp_path: Path) -> None:
+    with http_server(transport="sse") as url:
+        mcp = manager(tmp_path)
+        mcp.add(servers(tmp_path, {"events": {"type": "sse", "url": url}}))
+        try:
+            tools = {t.name: t for t in (await mcp.for_turn()).tools}
+            assert (await call(tools["mcp__events__add"], a=1, b=2)).content[0]["text"] == "3"
+        finally:
+            await mcp.close()
+
+
+async def test_garbage_from_a_server_is_a_tool_error(tmp_path: Path) -> None:
+    mcp = manager(tmp_path, call_timeout=2)
+    mcp.add(servers(tmp_path, {"junk": garbage_entry()}))
+    try:
+        (tool,) = (await mcp.for_turn()).tools
+        result = await call(tool)
+        assert result.status == "error" and result.content[0]["text"].startswith("the MCP server junk ")
+    finally:
+        await mcp.close()

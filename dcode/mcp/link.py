@@ -35,6 +35,10 @@ from dcode.private_files import ensure_private_dir, open_private
 
 CHILD = Path(__file__).with_name("child.py")
 log = logging.getLogger(__name__)
+# The SDK logs a server's broken output with a traceback; without a handler of its own that
+# would reach the terminal through logging's last resort (over the TUI, or headless's stderr).
+# The call's tool error says what happened; --debug's handler on the root still sees it all.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 
 class LinkState(StrEnum):

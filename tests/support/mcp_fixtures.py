@@ -33,10 +33,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(token: str | None = None) -> Iterator[str]:
-    """A FastMCP server over streamable HTTP on 127.0.0.1; yields its URL."""
+def http_server(token: str | None = None, transport: str = "http") -> Iterator[str]:
+    """A FastMCP server over streamable HTTP (or SSE) on 127.0.0.1; yields its URL."""
     port = free_port()
-    command = [sys.executable, str(SERVER), "http", str(port), *(["--token", token] if token else [])]
+    command = [sys.executable, str(SERVER), transport, str(port), *(["--token", token] if token else [])]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 15
@@ -48,10 +48,33 @@ def http_server(token: str | None = None) -> Iterator[str]:
                 break
             except OSError:
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'mcp' if transport == 'http' else 'sse'}"
     finally:
         process.terminate()
         process.wait(5)
+
+
+# A server that speaks just enough JSON-RPC to start, then answers every call with garbage.
+GARBAGE = r"""
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "garbage", "version": "0"}}
+    elif message["method"] == "tools/list":
+        result = {"tools": [{"name": "echo", "description": "Echoes.", "inputSchema": {"type": "object", "properties": {}}}]}
+    else:
+        print("this is not JSON-RPC {{{", flush=True)
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"content": "not a list"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def garbage_entry() -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-c", GARBAGE]}
 
 
 def alive(pid: int) -> bool:

@@ -1,8 +1,9 @@
 """Real MCP servers for the tests, written with the ``mcp`` SDK's FastMCP.
 
 Run as a script: ``mcp_server.py stdio [--fail-start] [--marker FILE]`` serves over stdio;
-``mcp_server.py http PORT [--token TOKEN]`` serves streamable HTTP on 127.0.0.1:PORT, refusing
-requests without ``Authorization: Bearer TOKEN`` when a token is given.
+``mcp_server.py http PORT [--token TOKEN]`` serves streamable HTTP on 127.0.0.1:PORT (at
+``/mcp``), refusing requests without ``Authorization: Bearer TOKEN`` when a token is given;
+``mcp_server.py sse PORT`` serves the older SSE transport (at ``/sse``).
 
 Tools: ``add`` (text), ``picture`` (a PNG from the corpus), ``broken`` (an ``isError`` result),
 ``slow`` (sleeps), ``crash`` (the process exits mid-call), ``pid`` (the server's process id).
@@ -54,7 +55,7 @@ def build(port: int = 0) -> FastMCP:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("transport", choices=["stdio", "http", "sse"])
     parser.add_argument("port", nargs="?", type=int, default=0)
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--marker")
@@ -71,7 +72,7 @@ def main() -> None:
         return
     import uvicorn
 
-    app = server.streamable_http_app()
+    app = server.streamable_http_app() if args.transport == "http" else server.sse_app()
     if args.token:
         app = _require_token(app, args.token)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
