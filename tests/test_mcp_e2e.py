@@ -104,3 +104,33 @@ async def test_trust_project_mcp_starts_the_project_servers(server, make_setting
     assert code == 0, err
     assert marker.exists() and "mcp__proj__add" in server.requests[0].tool_names
     assert "MCP" not in err
+
+
+async def test_mcp_config_adds_servers_and_no_mcp_starts_none(server, make_settings, dcode_home: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "started.txt"
+    write_config(dcode_home / "mcp.json", {"mine": stdio_entry("--marker", str(marker))})
+    extra = write_config(tmp_path / "extra.json", {"extra": stdio_entry()})
+    settings = make_settings(approve=ApprovalMode.ALL)
+    server.script(reply("both"))
+    code, _, err = await headless(replace(settings, mcp=McpSettings(configs=(extra,))), "hi")
+    assert code == 0, err
+    assert {"mcp__mine__add", "mcp__extra__add"} <= set(server.requests[0].tool_names)
+    marker.unlink()
+    server.script(reply("none"))
+    code, _, err = await headless(replace(settings, mcp=McpSettings(configs=(extra,), enabled=False)), "hi")
+    assert code == 0, err
+    assert not any(n.startswith("mcp__") for n in server.requests[1].tool_names)
+    assert "<mcp_servers>" not in server.system_text(1)
+    assert not marker.exists()
+
+
+async def test_a_malformed_file_is_one_warning_and_the_rest_loads(server, make_settings, dcode_home: Path, workspace: Path) -> None:
+    dcode_home.mkdir(parents=True, exist_ok=True)
+    (dcode_home / "mcp.json").write_text('{"mcpServers": {"calc": ')
+    write_config(workspace / "extra.json", {"calc": stdio_entry()})
+    server.script(reply("ok"))
+    settings = make_settings(approve=ApprovalMode.ALL, mcp=McpSettings(configs=(workspace / "extra.json",)))
+    code, _, err = await headless(settings, "hi")
+    assert code == 0, err
+    assert err.splitlines() == [f"dcode: warning: {dcode_home / 'mcp.json'}: not valid JSON: Expecting value at line 1, column 25"]
+    assert "mcp__calc__add" in server.requests[0].tool_names
