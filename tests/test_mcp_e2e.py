@@ -134,3 +134,19 @@ async def test_a_malformed_file_is_one_warning_and_the_rest_loads(server, make_s
     assert code == 0, err
     assert err.splitlines() == [f"dcode: warning: {dcode_home / 'mcp.json'}: not valid JSON: Expecting value at line 1, column 25"]
     assert "mcp__calc__add" in server.requests[0].tool_names
+
+
+async def test_a_subagent_gets_the_sessions_mcp_tools(server, make_settings, dcode_home: Path) -> None:
+    write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
+    job = "add 1 and 2 with the calculator"
+    server.script(
+        reply(tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]).answering("delegate"),
+        reply(tool_calls=[tool_call("mcp__calc__add", {"a": 1, "b": 2})]).answering(job),
+        reply("3").answering(job),
+        reply("the subagent says 3").answering("delegate"),
+    )
+    code, out, err = await headless(make_settings(approve=ApprovalMode.ALL), "delegate")
+    assert code == 0, err
+    assert json.loads(out)["result"] == "the subagent says 3"
+    assert "mcp__calc__add" in server.requests[1].tool_names
+    assert ("tool", "3") in server.requests[2].transcript()

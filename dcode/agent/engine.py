@@ -138,7 +138,7 @@ class Engine:
             max_turns=self.settings.max_turns,
             base_url=self.resolved.endpoint.base_url,
         )
-        self._agent_graphs: dict[tuple[str, bool], Any] = {}
+        self._agent_graphs: dict[tuple[Any, ...], Any] = {}
         self.task_tool = make_task_tool(self.subagents)
         return self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=self._mcp_turn)
 
@@ -189,9 +189,11 @@ class Engine:
         )
 
     def _agent_graph(self, definition: AgentDefinition, nested: bool) -> Any:
-        """The graph a subagent runs (built once per agent): its own instructions, tools and
-        model, with the ``task`` tool only where it may start subagents of its own."""
-        key = (definition.name, nested)
+        """The graph a subagent runs (built once per agent and set of MCP tools): its own
+        instructions, tools and model, with the ``task`` tool only where it may start subagents
+        of its own, and the MCP tools of the session's turn (those its ``tools`` names, if any)."""
+        mcp = self._mcp_turn
+        key = (definition.name, nested, mcp.key if mcp else None)
         if key not in self._agent_graphs:
             model, resolved, compactor = self.model, self.resolved, self.compactor
             if definition.model and definition.model != "inherit":
@@ -202,7 +204,7 @@ class Engine:
                 model = build_chat_model(resolved, self.settings, self._http)
                 counter = TokenCounter(resolved.endpoint.spec.model, images=image_pricer(route_for(resolved.profile)), thread=lambda: current_thread_id("session"))
                 compactor = Compactor(model, resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, counter, self.attachments)
-            self._agent_graphs[key] = self._graph(model, resolved, compactor, task_tool=self.task_tool if nested else None, definition=definition)
+            self._agent_graphs[key] = self._graph(model, resolved, compactor, task_tool=self.task_tool if nested else None, definition=definition, mcp=mcp)
         return self._agent_graphs[key]
 
     async def context_report(self, session_id: str | None) -> ContextReport:

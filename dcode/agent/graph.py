@@ -127,7 +127,7 @@ def build_graph(
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(
         model,
-        [*agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools), *(mcp.tools if mcp else ())],
+        [*agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools), *(t for t in (mcp.tools if mcp else ()) if allowed_tools is None or t.name in allowed_tools)],
         system_prompt=system_prompt,
         middleware=middleware,
         context_schema=RunContext,
