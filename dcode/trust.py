@@ -8,7 +8,9 @@ of its trust-relevant files. Any edit to those files changes the digest, and the
 asked about again.
 
 ``TRUST_FILES`` is the one list of what the digest covers; a file or a directory named there
-(``.mcp.json``; the agent definitions already are) joins the digest by being added to it. A
+joins the digest by being added to it (the agent definitions are). A project's ``.mcp.json``
+has a record of its own, kept by this same store (``dcode.mcp.approvals``): approving its
+servers and trusting the project's settings are separate questions. A
 directory counts only with what lies inside the project: a symlink out of it (``.claude/agents``
 pointing at ``/``) adds nothing, so a hostile repository cannot make dcode read the disk. What an
 untrusted project may still set is ``project_gate``'s business, not this module's.

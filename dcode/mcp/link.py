@@ -196,6 +196,8 @@ class ServerLink:
         """The server's answer to one call; every failure as an ``isError`` result."""
         if self.state is LinkState.DISABLED:
             return error_result(f"the MCP server {self.name} is disabled")
+        if self.state is LinkState.CONNECTING:  # reconnecting (/mcp): its watchdog bounds the wait
+            await self.ready()
         if self._session is None and self.state is LinkState.FAILED and self.generation and not self.restarted:
             self.restarted = True
             await self.stop()
