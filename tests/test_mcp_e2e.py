@@ -8,6 +8,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from dcode.agent.large_results import RESULTS_DIR
+from dcode.agent.middleware.result_eviction import EVICT_CHARS
 from dcode.config import ApprovalMode, McpSettings
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.mcp.approvals import approve
@@ -150,3 +152,14 @@ async def test_a_subagent_gets_the_sessions_mcp_tools(server, make_settings, dco
     assert json.loads(out)["result"] == "the subagent says 3"
     assert "mcp__calc__add" in server.requests[1].tool_names
     assert ("tool", "3") in server.requests[2].transcript()
+
+
+async def test_a_large_mcp_result_is_evicted_like_any_other(server, make_settings, dcode_home: Path) -> None:
+    write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
+    server.script(reply(tool_calls=[tool_call("mcp__calc__big", {"n": EVICT_CHARS + 1000})]), reply("long"))
+    code, _, err = await headless(make_settings(approve=ApprovalMode.ALL), "big")
+    assert code == 0, err
+    (text,) = tool_texts(server, 1)
+    assert len(text) < EVICT_CHARS and "0123456789" * 3 in text
+    (saved,) = [p for p in (dcode_home / RESULTS_DIR).rglob("*") if p.is_file()]
+    assert len(saved.read_text()) == EVICT_CHARS + 1000

@@ -39,17 +39,17 @@ async def test_stdio_tools_text_image_and_error(tmp_path: Path) -> None:
     try:
         turn = await mcp.for_turn()
         tools = {t.name: t for t in turn.tools}
-        assert set(tools) == {f"mcp__calc__{n}" for n in ("add", "picture", "broken", "slow", "crash", "pid")}
-        assert turn.notices == ("MCP server calc connected: 6 tools from this turn on",)
+        assert set(tools) == {f"mcp__calc__{n}" for n in ("add", "picture", "broken", "slow", "big", "crash", "pid")}
+        assert turn.notices == ("MCP server calc connected: 7 tools from this turn on",)
         added = await call(tools["mcp__calc__add"], a=2, b=3)
-        assert added.status == "success" and added.content[0]["text"] == "5"
+        assert added.status == "success" and added.content == "5"
         picture = await call(tools["mcp__calc__picture"])
         summary, reference = picture.content
         assert summary == {"type": "text", "text": "calc.picture returned 1 image."}
         assert is_reference_block(reference) and (reference["width"], reference["height"]) == (100, 100)
         assert "base64" not in str(picture.content)  # history holds a reference, not bytes
         broken = await call(tools["mcp__calc__broken"])
-        assert broken.status == "error" and "the broken tool is broken" in broken.content[0]["text"]
+        assert broken.status == "error" and broken.content == "Error executing tool broken: the broken tool is broken"
     finally:
         await mcp.close()
 
@@ -62,9 +62,9 @@ async def test_a_slow_call_times_out_and_the_server_stays(tmp_path: Path) -> Non
         started = time.monotonic()
         slow = await call(tools["mcp__calc__slow"], seconds=1.5)
         assert time.monotonic() - started < 1.4
-        assert slow.status == "error" and slow.content[0]["text"] == "slow on the MCP server calc did not answer within 0.5 s"
+        assert slow.status == "error" and slow.content == "slow on the MCP server calc did not answer within 0.5 s"
         await asyncio.sleep(1.2)  # the server finishes the sleep
-        assert (await call(tools["mcp__calc__add"], a=1, b=1)).content[0]["text"] == "2"
+        assert (await call(tools["mcp__calc__add"], a=1, b=1)).content == "2"
     finally:
         await mcp.close()
 
@@ -74,16 +74,16 @@ async def test_a_crashed_server_is_restarted_once_at_its_next_call(tmp_path: Pat
     mcp.add(servers(tmp_path, {"calc": stdio_entry()}))
     try:
         tools = {t.name: t for t in (await mcp.for_turn()).tools}
-        first_pid = int((await call(tools["mcp__calc__pid"])).content[0]["text"])
+        first_pid = int((await call(tools["mcp__calc__pid"])).content)
         crashed = await call(tools["mcp__calc__crash"])
-        assert crashed.status == "error" and "stopped during crash" in crashed.content[0]["text"]
-        assert "restarted at the next call" in crashed.content[0]["text"]
+        assert crashed.status == "error" and "stopped during crash" in crashed.content
+        assert "restarted at the next call" in crashed.content
         again = await call(tools["mcp__calc__pid"])
-        assert again.status == "success" and int(again.content[0]["text"]) != first_pid
+        assert again.status == "success" and int(again.content) != first_pid
         assert wait_gone(first_pid)
         await call(tools["mcp__calc__crash"])
         after = await call(tools["mcp__calc__add"], a=1, b=2)
-        assert after.status == "error" and after.content[0]["text"].startswith("the MCP server calc is not running")
+        assert after.status == "error" and after.content.startswith("the MCP server calc is not running")
         assert mcp.snapshot().servers[0].state is LinkState.FAILED
     finally:
         await mcp.close()
@@ -131,7 +131,7 @@ async def test_streamable_http_with_a_header_from_a_variable(tmp_path: Path) -> 
             states = {s.name: s.state for s in turn.servers}
             assert states == {"web": LinkState.CONNECTED, "nologin": LinkState.NEEDS_LOGIN}
             tools = {t.name: t for t in turn.tools}
-            assert (await call(tools["mcp__web__add"], a=20, b=22)).content[0]["text"] == "42"
+            assert (await call(tools["mcp__web__add"], a=20, b=22)).content == "42"
             picture = await call(tools["mcp__web__picture"])
             assert is_reference_block(picture.content[1])
         finally:
@@ -142,7 +142,7 @@ async def test_close_ends_every_stdio_server(tmp_path: Path) -> None:
     mcp = manager(tmp_path)
     mcp.add(servers(tmp_path, {"a": stdio_entry(), "b": stdio_entry()}))
     turn = await mcp.for_turn()
-    pids = [int((await call(t)).content[0]["text"]) for t in turn.tools if t.name.endswith("__pid")]
+    pids = [int((await call(t)).content) for t in turn.tools if t.name.endswith("__pid")]
     assert len(pids) == 2 and all(alive(p) for p in pids)
     await mcp.close()
     assert all(wait_gone(p) for p in pids)
@@ -154,7 +154,7 @@ async def test_the_older_sse_transport(tmp_path: Path) -> None:
         mcp.add(servers(tmp_path, {"events": {"type": "sse", "url": url}}))
         try:
             tools = {t.name: t for t in (await mcp.for_turn()).tools}
-            assert (await call(tools["mcp__events__add"], a=1, b=2)).content[0]["text"] == "3"
+            assert (await call(tools["mcp__events__add"], a=1, b=2)).content == "3"
         finally:
             await mcp.close()
 
@@ -165,6 +165,6 @@ async def test_garbage_from_a_server_is_a_tool_error(tmp_path: Path) -> None:
     try:
         (tool,) = (await mcp.for_turn()).tools
         result = await call(tool)
-        assert result.status == "error" and result.content[0]["text"].startswith("the MCP server junk ")
+        assert result.status == "error" and result.content.startswith("the MCP server junk ")
     finally:
         await mcp.close()

@@ -59,6 +59,14 @@ class McpTurn:
         return tuple((s.name, s.state, s.tools, s.error) for s in self.servers)
 
 
+def as_text(content: Any) -> Any:
+    """Text blocks alone as one string: text reads as text, and the output cap and the eviction
+    of large results (which measure strings) apply as to every tool."""
+    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+        return "\n".join(str(b.get("text", "")) for b in content)
+    return content
+
+
 class McpManager:
     def __init__(self, settings: McpSettings, *, home: Path, workspace: Path, store: AttachmentStore, reserved: Iterable[str] = ()) -> None:
         self.settings = settings
@@ -153,10 +161,16 @@ class McpManager:
         store, label = self.store, f"{link.name}.{tool.name}"
 
         async def call(runtime: Annotated[object | None, InjectedToolArg()] = None, **arguments: Any) -> Any:
-            content, artifact = await original(runtime=runtime, **arguments)
-            return await stored_media(store, label, content), artifact
+            content, _structured = await original(runtime=runtime, **arguments)  # the text says it too
+            return as_text(await stored_media(store, label, content)), None
 
-        return converted.model_copy(update={"coroutine": call})
+        adapter_errors = converted.handle_tool_error
+        assert callable(adapter_errors)
+
+        def error(exc: Exception) -> Any:
+            return as_text(adapter_errors(exc))
+
+        return converted.model_copy(update={"coroutine": call, "handle_tool_error": error})
 
     async def disable(self, name: str) -> None:
         if (link := self.links.get(name)) is not None:

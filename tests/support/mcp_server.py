@@ -6,7 +6,7 @@ Run as a script: ``mcp_server.py stdio [--fail-start] [--marker FILE]`` serves o
 ``mcp_server.py sse PORT`` serves the older SSE transport (at ``/sse``).
 
 Tools: ``add`` (text), ``picture`` (a PNG from the corpus), ``broken`` (an ``isError`` result),
-``slow`` (sleeps), ``crash`` (the process exits mid-call), ``pid`` (the server's process id).
+``slow`` (sleeps), ``big`` (a long text), ``crash`` (the process exits mid-call), ``pid`` (the server's process id).
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ def build(port: int = 0) -> FastMCP:
     @server.tool(description="Exits the server in the middle of the call.")
     def crash() -> str:
         os._exit(3)
+
+    @server.tool(description="A long text of n characters.")
+    def big(n: int) -> str:
+        return ("0123456789" * (n // 10 + 1))[:n]
 
     @server.tool(description="The server's process id.")
     def pid() -> str:
