@@ -100,18 +100,20 @@ class Engine:
 
     async def close(self) -> None:
         """Close the session database and the transform pool, then let the held sessions go
-        (after the last checkpoint write); closing twice is harmless."""
+        (after the last checkpoint write), then stop the MCP servers; closing twice is harmless."""
         if self._closed:
             return
         self._closed = True
         try:
-            await self.mcp.close()  # first: its stdio servers get their time to end
             await self._conn.close()
         finally:
             for session_id in list(self._held):
                 self.release(session_id)
             self.variants.close()
             await self._http.aclose()
+            # Last: a server slow to end must not keep the database open (the TUI bounds the
+            # whole close); a stdio server left running dies with the process (child.py).
+            await self.mcp.close()
 
     async def __aenter__(self) -> Engine:
         return self
