@@ -29,7 +29,7 @@ def test_stdio_servers_end_with_dcode(server, workspace: Path, tmp_path: Path, h
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DCODE_HOME": str(home), "OPENAI_API_KEY": "k"}
     argv = [DCODE, "-p", "wait", "-m", "openai:test-model", "--base-url", server.base_url, "--api", "chat", "--approve", "all"]
     proc = subprocess.Popen(argv, cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    pid_files = [home / "mcp-logs" / "calc.pid", home / "mcp-logs" / "other.pid"]
+    pid_files = [home / "mcp-logs" / f"calc.{proc.pid}.pid", home / "mcp-logs" / f"other.{proc.pid}.pid"]
     pids: list[int] = []
     try:
         wait_for(lambda: all(read_pid(p) for p in pid_files) or proc.poll() is not None, 60, "the servers to start")

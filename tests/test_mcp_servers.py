@@ -111,11 +111,13 @@ async def test_a_server_that_hangs_at_start_times_out(tmp_path: Path) -> None:
         started = time.monotonic()
         turn = await mcp.for_turn()
         assert time.monotonic() - started < 3
+        (pid_file,) = (tmp_path / "home" / "mcp-logs").glob("mute.*.pid")
+        pid = int(pid_file.read_text())
         (status,) = turn.servers
         assert status.state is LinkState.FAILED and status.error.startswith("did not start within 0.5 s")
     finally:
         await mcp.close()
-    assert wait_gone(int((tmp_path / "home" / "mcp-logs" / "mute.pid").read_text()))
+    assert wait_gone(pid) and not pid_file.exists()
 
 
 async def test_streamable_http_with_a_header_from_a_variable(tmp_path: Path) -> None:

@@ -60,7 +60,8 @@ class ServerLink:
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.log_path = log_dir / f"{config.name}.log"
-        self.pid_path = log_dir / f"{config.name}.pid"
+        # This process's own: another dcode on the same home may run a server of the same name.
+        self.pid_path = log_dir / f"{config.name}.{os.getpid()}.pid"
         self.workspace = workspace
         self.state = LinkState.CONNECTING
         self.error = ""
@@ -164,9 +165,15 @@ class ServerLink:
                 env={**get_default_environment(), **config.env},
                 cwd=config.cwd or str(self.workspace),
             )
-            with open_private(self.log_path, "a") as errlog:
-                async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                    yield session
+            # A process id is signalled only while the server it names runs: the file is made by
+            # child.py at the start and removed once the server has ended.
+            self.pid_path.unlink(missing_ok=True)
+            try:
+                with open_private(self.log_path, "a") as errlog:
+                    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                        yield session
+            finally:
+                self.pid_path.unlink(missing_ok=True)
             return
         from langchain_mcp_adapters.sessions import create_session
 
