@@ -100,3 +100,11 @@ def test_an_untrusted_project_cannot_allow_mcp_tools(tmp_path: Path) -> None:
     assert settings.mcp.allow == ()
     (ignored,) = settings.ignored
     assert ignored.key == "mcp.allow" and "runs MCP tools without asking" in ignored.reason
+
+
+def test_an_unset_variable_is_named_and_the_server_still_loads(tmp_path: Path) -> None:
+    data = b'{"mcpServers": {"web": {"type": "http", "url": "https://x.test/mcp", "headers": {"Authorization": "Bearer ${NOPE}"}}}}'
+    file = parse(tmp_path / "mcp.json", Scope.USER, data, {})
+    (server,) = file.servers
+    assert dict(server.headers) == {"Authorization": "Bearer "}
+    assert file.problems == (f"{tmp_path / 'mcp.json'}: server 'web': ${{NOPE}} is not set (used as empty)",)

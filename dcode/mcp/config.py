@@ -6,7 +6,8 @@ each ``--mcp-config FILE`` in order. A file that cannot be read or parsed, or a 
 that is wrong, is one problem line naming the file and what is wrong; everything else loads.
 
 ``${VAR}`` and ``${VAR:-default}`` are expanded in ``args``, ``env``, ``url`` and ``headers``
-(a missing variable without a default becomes empty, and is named in ``ServerConfig.missing``).
+(a variable that is not set, without a default, becomes empty, and the file gets a problem line
+naming it; the server still loads).
 
 Standard library only: ``dcode --help`` may import this.
 """
@@ -116,9 +117,14 @@ def parse(path: Path, scope: Scope, data: bytes, env: Mapping[str, str]) -> Conf
     problems: list[str] = []
     for name, entry in table.items():
         try:
-            servers.append(_server(name, entry, path, scope, env))
+            server = _server(name, entry, path, scope, env)
         except ValueError as exc:
             problems.append(f"{path}: server {name!r}: {exc}")
+            continue
+        servers.append(server)
+        if server.missing:
+            unset = ", ".join(f"${{{v}}}" for v in server.missing)
+            problems.append(f"{path}: server {name!r}: {unset} {'is' if len(server.missing) == 1 else 'are'} not set (used as empty)")
     return ConfigFile(path, scope, tuple(servers), tuple(problems), data)
 
 
