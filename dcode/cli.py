@@ -19,7 +19,7 @@ import typer
 from dcode import __version__
 from dcode.config import ApprovalMode, ConfigError, Settings, WireApi, load_settings
 
-SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents"}
+SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
 
 root = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,6 +32,8 @@ sub.add_typer(sessions_app, name="sessions")
 sub.add_typer(media_app, name="media")
 sub.add_typer(config_app, name="config")
 sub.add_typer(agents_app, name="agents")
+mcp_app = typer.Typer(help="The MCP servers dcode starts: $DCODE_HOME/mcp.json and the project's .mcp.json.", no_args_is_help=True)
+sub.add_typer(mcp_app, name="mcp")
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -58,7 +60,7 @@ def _version(value: bool) -> None:
         "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
         "headless and print the answer (PROMPT '-' reads stdin).\n\n"
         "Subcommands: dcode sessions list|show|delete, dcode media inspect, dcode config path|show, "
-        "dcode agents list, dcode trust [PATH] [--revoke|--list], dcode doctor."
+        "dcode agents list, dcode mcp list|get|add|remove, dcode trust [PATH] [--revoke|--list], dcode doctor."
     )
 )
 def run(
@@ -74,6 +76,9 @@ def run(
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
     image: Annotated[Optional[list[Path]], typer.Option("-i", "--image", help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).")] = None,
+    mcp_config: Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}; repeatable).")] = None,
+    no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Start no MCP servers.")] = False,
+    trust_project_mcp: Annotated[bool, typer.Option("--trust-project-mcp", help="Headless: start the project's .mcp.json servers without an approval.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
@@ -84,7 +89,16 @@ def run(
     _require_utf8(prompt)
     from dcode.private_files import secure_home
 
-    cli = {"model": model, "base_url": base_url, "api": api, "approve": approve, "max_turns": max_turns}
+    cli = {
+        "model": model,
+        "base_url": base_url,
+        "api": api,
+        "approve": approve,
+        "max_turns": max_turns,
+        "mcp_configs": mcp_config,
+        "no_mcp": no_mcp,
+        "trust_project_mcp": trust_project_mcp,
+    }
     default_approve = ApprovalMode.EDITS if print_mode else ApprovalMode.MANUAL
     settings = _settings(default_approve, **cli)
     secure_home(settings.home)
@@ -255,6 +269,57 @@ def agents_list(as_json: Annotated[bool, typer.Option("--json", help="One JSON o
     from dcode.agents_cli import list_agents
 
     typer.echo(list_agents(_settings(), as_json=as_json))
+
+
+@mcp_app.command("list", help="Each MCP server with its command or URL, type and scope (nothing is started).")
+def mcp_list() -> None:
+    from dcode.mcp_cli import list_servers
+
+    typer.echo(list_servers(_settings()))
+
+
+@mcp_app.command("get", help="One MCP server's settings (the values of env and headers are not shown).")
+def mcp_get(name: str) -> None:
+    from dcode.mcp_cli import get_server
+
+    try:
+        typer.echo(get_server(_settings(), name))
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+@mcp_app.command(
+    "add",
+    help="Add a server: dcode mcp add NAME COMMAND [ARGS...] (stdio), or dcode mcp add --transport http NAME URL. Put -- before a command's own options.",
+)
+def mcp_add(
+    name: str,
+    target: Annotated[str, typer.Argument(metavar="COMMAND_OR_URL")],
+    args: Annotated[Optional[list[str]], typer.Argument(help="The command's arguments.")] = None,
+    transport: Annotated[str, typer.Option("-t", "--transport", help="stdio | http | sse.")] = "stdio",
+    scope: Annotated[str, typer.Option("-s", "--scope", help="user ($DCODE_HOME/mcp.json) | project (.mcp.json).")] = "user",
+    env: Annotated[Optional[list[str]], typer.Option("-e", "--env", help="KEY=value for a stdio server (repeatable).")] = None,
+    header: Annotated[Optional[list[str]], typer.Option("-H", "--header", help="'Name: value' for an http or sse server (repeatable).")] = None,
+) -> None:
+    from dcode.mcp_cli import add_server
+
+    try:
+        typer.echo(add_server(_settings(), name, target, args or [], transport=transport, scope=scope, env=env or [], headers=header or []))
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+@mcp_app.command("remove", help="Remove a server (from the user's file, else the project's; or the --scope given).")
+def mcp_remove(
+    name: str,
+    scope: Annotated[Optional[str], typer.Option("-s", "--scope", help="user | project.")] = None,
+) -> None:
+    from dcode.mcp_cli import remove_server
+
+    try:
+        typer.echo(remove_server(_settings(), name, scope))
+    except ConfigError as exc:
+        _fail(str(exc))
 
 
 @sub.command(

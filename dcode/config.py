@@ -66,6 +66,27 @@ class IgnoredSetting:
 
 
 @dataclass(frozen=True, slots=True)
+class McpSettings:
+    """``[mcp]`` in config.toml, and the MCP flags."""
+
+    allow: tuple[str, ...] = ()
+    """``server__tool`` or ``server__*``: MCP tools that run without asking."""
+    connect_timeout: float = 10.0
+    """Seconds a server may take to start and list its tools."""
+    call_timeout: float = 120.0
+    """Seconds one MCP tool call may take."""
+    configs: tuple[Path, ...] = ()
+    """``--mcp-config FILE``, in order."""
+    enabled: bool = True
+    """False with ``--no-mcp``."""
+    trust_project: bool = False
+    """``--trust-project-mcp``: headless starts the project's servers without an approval."""
+
+
+_MCP_CLI = {"mcp_configs": "configs", "no_mcp": "enabled", "trust_project_mcp": "trust_project"}
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     home: Path
     workspace: Path
@@ -99,6 +120,7 @@ class Settings:
     # lacks provider keys, OPENAI_* and DCODE_* otherwise).
     pass_env: tuple[str, ...] = ()
     providers: dict[str, ProviderOverride] = field(default_factory=dict)
+    mcp: McpSettings = field(default_factory=lambda: McpSettings())
     model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()
     trust: TrustState = TrustState.NONE
@@ -167,7 +189,7 @@ _ENVIRONMENT = {
 
 _ZERO_ALLOWED = {"max_retries"}
 _MAXIMUM = {"task_depth": 2}
-_TABLE_KEYS = {"providers", "models"}
+_TABLE_KEYS = {"providers", "models", "mcp"}
 _LIST_KEYS = {"pass_env"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -206,7 +228,7 @@ def load_settings(
         settings = _apply_file(settings, settings.user_config, _read_text(settings.user_config))
         sources.append(settings.user_config)
     env_values = {key: env[var] for var, key in _ENVIRONMENT.items() if env.get(var)}
-    cli_values = {key: value for key, value in (cli or {}).items() if value is not None}
+    cli_values = {key: value for key, value in (cli or {}).items() if value is not None and key not in _MCP_CLI}
     trust, digest, ignored = TrustState.NONE, None, ()
     files = _project_files(settings)
     text = files.contents.get(_relative(settings.project_config, workspace)) if files else None
@@ -230,6 +252,7 @@ def load_settings(
     settings = _apply_values(settings, cli_values, origin="command line")
     if problem := settings.triggers.problem():
         raise ConfigError(problem)
+    settings = _apply_mcp_flags(settings, cli or {})
     return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored)
 
 
@@ -281,6 +304,8 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
     providers = dict(settings.providers)
     for name, table in _table(data, "providers", path, text).items():
         providers[name] = _provider_override(name, table, path, text)
+    if "mcp" in data:
+        settings = replace(settings, mcp=_mcp_table(settings.mcp, _table(data, "mcp", path, text), path, text))
     models = dict(settings.model_overrides)
     for spec, table in _table(data, "models", path, text).items():
         if not isinstance(table, dict):
@@ -294,6 +319,32 @@ def _table(data: dict[str, Any], key: str, path: Path, text: str) -> dict[str, A
     if not isinstance(value, dict):
         raise ConfigError(f"{path} line {_line_of(text, key)}: {key!r} must be a table")
     return value
+
+
+def _mcp_table(current: McpSettings, table: dict[str, Any], path: Path, text: str) -> McpSettings:
+    changes: dict[str, Any] = {}
+    for key, value in table.items():
+        where = f"{path} line {_line_of(text, key)}"
+        if key == "allow":
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise ConfigError(f'{where}: [mcp] allow must be a list like ["server__tool", "server__*"]')
+            changes["allow"] = tuple(dict.fromkeys(value))
+        elif key in ("connect_timeout", "call_timeout"):
+            changes[key] = _coerce(key, value, float, str(path))
+        else:
+            raise ConfigError(f"{where}: unknown [mcp] setting {key!r}")
+    return replace(current, **changes)
+
+
+def _apply_mcp_flags(settings: Settings, cli: dict[str, Any]) -> Settings:
+    mcp = settings.mcp
+    if cli.get("mcp_configs"):
+        mcp = replace(mcp, configs=tuple(Path(p).expanduser().resolve() for p in cli["mcp_configs"]))
+    if cli.get("no_mcp"):
+        mcp = replace(mcp, enabled=False)
+    if cli.get("trust_project_mcp"):
+        mcp = replace(mcp, trust_project=True)
+    return replace(settings, mcp=mcp) if mcp is not settings.mcp else settings
 
 
 def _env_names(value: Any, path: Path, text: str) -> tuple[str, ...]:
@@ -426,6 +477,8 @@ def describe(settings: Settings) -> dict[str, Any]:
                 out[item.name] = [{"key": i.key, "value": i.value, "reason": i.reason} for i in value]
             case Path():
                 out[item.name] = str(value)
+            case McpSettings():
+                out[item.name] = {f.name: ([str(v) for v in x] if isinstance(x := getattr(value, f.name), tuple) else x) for f in fields(value)}
             case tuple():
                 out[item.name] = [str(v) for v in value]
             case dict():

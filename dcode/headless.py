@@ -92,10 +92,17 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     from dcode.agent.events import ErrorEvent, TurnFinished
     from dcode.models.factory import resolve_model
 
+    from dcode.mcp.plan import plan, skipped_warning
+
     session_id = pick_session(settings, request)
     resolved = resolve_model(settings)
     mode = settings.approve or ApprovalMode.EDITS
+    servers = plan(settings)
+    for line in (*(f"dcode: warning: {p}" for p in servers.problems), skipped_warning(servers)):
+        if line:
+            print(line, file=err, flush=True)
     async with await Engine.open(settings, resolved) as engine:
+        engine.start_mcp(servers.start)
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
         finished: TurnFinished | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt

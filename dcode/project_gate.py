@@ -28,6 +28,7 @@ _STRICTNESS = (ApprovalMode.MANUAL, ApprovalMode.EDITS, ApprovalMode.ALL)
 _REASONS = {
     "base_url": "changes where requests and your key go",
     "pass_env": "shows environment variables to the shell",
+    "mcp": "runs MCP tools without asking, or changes their time limits",
     "providers.base_url": "changes where requests and keys go",
     "providers.api_key_env": "sends another environment variable as the key",
 }

@@ -8,7 +8,9 @@ of its trust-relevant files. Any edit to those files changes the digest, and the
 asked about again.
 
 ``TRUST_FILES`` is the one list of what the digest covers; a file or a directory named there
-(``.mcp.json``; the agent definitions already are) joins the digest by being added to it. A
+joins the digest by being added to it (the agent definitions are). A project's ``.mcp.json``
+has a record of its own, kept by this same store (``dcode.mcp.approvals``): approving its
+servers and trusting the project's settings are separate questions. A
 directory counts only with what lies inside the project: a symlink out of it (``.claude/agents``
 pointing at ``/``) adds nothing, so a hostile repository cannot make dcode read the disk. What an
 untrusted project may still set is ``project_gate``'s business, not this module's.
@@ -104,9 +106,11 @@ class TrustStore:
     """The trust record. A record that cannot be read trusts nothing (and says nothing):
     dcode then asks, which is the safe side; trusting again rewrites it."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, record: str = RECORD_NAME) -> None:
+        """``record``: the file under ``home`` (another record keyed the same way: the approved
+        ``.mcp.json`` files, ``dcode.mcp.approvals``)."""
         self.home = home
-        self.path = home / RECORD_NAME
+        self.path = home / record
 
     def entries(self) -> dict[str, TrustEntry]:
         try:
@@ -123,10 +127,14 @@ class TrustStore:
     def state(self, files: ProjectFiles) -> TrustState:
         if not files.contents:
             return TrustState.NONE
-        entry = self.entries().get(str(files.root))
+        return self.state_of(files.root, files.digest)
+
+    def state_of(self, path: Path, digest: str) -> TrustState:
+        """Whether ``path`` (resolved) is recorded with ``digest``, with another one, or not at all."""
+        entry = self.entries().get(str(path.resolve()))
         if entry is None:
             return TrustState.UNTRUSTED
-        return TrustState.TRUSTED if entry.digest == files.digest else TrustState.CHANGED
+        return TrustState.TRUSTED if entry.digest == digest else TrustState.CHANGED
 
     def trust(self, root: Path, digest: str) -> None:
         """Trust ``root`` as long as its trust files have ``digest`` (the content the user saw)."""

@@ -23,6 +23,7 @@ from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.config import ApprovalMode
+from dcode.mcp.names import allowed
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,7 @@ class Policy(Protocol):
     approved for the rest of the session."""
 
     session_allowed: set[ApprovalKind]
+    mcp_allow: tuple[str, ...]
 
     @property
     def mode(self) -> ApprovalMode: ...
@@ -75,6 +77,8 @@ class ApprovalPolicy:
     mode: ApprovalMode
     backend: Backend
     session_allowed: set[ApprovalKind] = field(default_factory=set)
+    mcp_allow: tuple[str, ...] = ()
+    """``[mcp] allow`` in the user's config: MCP tools that run without asking."""
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """None when the call may run now; otherwise what kind of approval it needs and why."""
@@ -88,6 +92,8 @@ class ApprovalPolicy:
                 return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
             case ToolKind.WRITE:
                 return self._check_write(spec.target_paths(args))
+            case _ if allowed(self.mcp_allow, name):  # the user named this MCP tool in [mcp] allow
+                return None
             case _:  # ToolKind.OTHER: nothing says what the call does, so a person decides
                 return self._gate(Verdict(ApprovalKind.TOOL, f"{name} is not one of dcode's tools: it needs approval"))
 
@@ -119,11 +125,15 @@ class ScopedPolicy:
         return self._session.session_allowed
 
     @property
+    def mcp_allow(self) -> tuple[str, ...]:
+        return self._session.mcp_allow
+
+    @property
     def mode(self) -> ApprovalMode:
         return stricter(self._session.mode, self._floor)
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
-        return ApprovalPolicy(self.mode, self._backend, self.session_allowed).check(name, args)
+        return ApprovalPolicy(self.mode, self._backend, self.session_allowed, self.mcp_allow).check(name, args)
 
 
 class HeadlessApprover:

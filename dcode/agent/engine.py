@@ -13,6 +13,7 @@ import asyncio
 import threading
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 import aiosqlite
@@ -25,6 +26,7 @@ from dcode.agent.backends.local import LocalBackend
 from dcode.agent.graph import build_graph, static_request
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.media_route import route_for
+from dcode.agent.middleware.mcp_status import mcp_section
 from dcode.agent.middleware.memory import memory_sources
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
@@ -37,6 +39,9 @@ from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.sessions import SessionInfo, SessionStore, database_errors, new_session_id
 from dcode.config import ApprovalMode, Settings
+from dcode.mcp.config import ServerConfig
+from dcode.mcp.manager import McpManager, McpTurn
+from dcode.agent.tools.spec import SPECS
 from dcode.context.accounting import ContextReport, Spend, build_report
 from dcode.context.tokens.counter import TokenCounter
 from dcode.context.tokens.images import image_pricer
@@ -68,6 +73,8 @@ class Engine:
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
         self.agents = catalog_for(settings)  # the user's and the project's agents, as they are now
+        self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=SPECS)
+        self._mcp_turn: McpTurn | None = None
         self.graph = self._build()
 
     @classmethod
@@ -93,7 +100,7 @@ class Engine:
 
     async def close(self) -> None:
         """Close the session database and the transform pool, then let the held sessions go
-        (after the last checkpoint write); closing twice is harmless."""
+        (after the last checkpoint write), then stop the MCP servers; closing twice is harmless."""
         if self._closed:
             return
         self._closed = True
@@ -104,6 +111,9 @@ class Engine:
                 self.release(session_id)
             self.variants.close()
             await self._http.aclose()
+            # Last: a server slow to end must not keep the database open (the TUI bounds the
+            # whole close); a stdio server left running dies with the process (child.py).
+            await self.mcp.close()
 
     async def __aenter__(self) -> Engine:
         return self
@@ -130,9 +140,26 @@ class Engine:
             max_turns=self.settings.max_turns,
             base_url=self.resolved.endpoint.base_url,
         )
-        self._agent_graphs: dict[tuple[str, bool], Any] = {}
+        self._agent_graphs: dict[tuple[Any, ...], Any] = {}
         self.task_tool = make_task_tool(self.subagents)
-        return self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool)
+        return self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=self._mcp_turn)
+
+    def start_mcp(self, servers: Iterable[ServerConfig]) -> None:
+        """Connect these MCP servers in the background; their tools join from the turn they are ready."""
+        if self.settings.mcp.enabled:
+            self.mcp.add(servers)
+
+    async def prepare_turn(self) -> list[str]:
+        """Before a turn: wait for MCP servers still connecting (each up to its timeout), and
+        build the graph again when the tools or the servers' states changed since the last
+        turn; returns the notices to show (a server ready or failed since)."""
+        if not self.mcp.links:
+            return []
+        turn = await self.mcp.for_turn()
+        if self._mcp_turn is None or turn.key != self._mcp_turn.key:
+            self._mcp_turn = turn
+            self.graph = self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=turn)
+        return list(turn.notices)
 
     def _graph(
         self,
@@ -142,6 +169,7 @@ class Engine:
         *,
         task_tool: Any = None,
         definition: AgentDefinition | None = None,
+        mcp: McpTurn | None = None,
     ) -> Any:
         return build_graph(
             model,
@@ -159,12 +187,15 @@ class Engine:
             system_prompt=(definition.system_prompt if definition else "") or SYSTEM_PROMPT,
             task_tool=task_tool,
             allowed_tools=definition.tools if definition else None,
+            mcp=mcp,
         )
 
     def _agent_graph(self, definition: AgentDefinition, nested: bool) -> Any:
-        """The graph a subagent runs (built once per agent): its own instructions, tools and
-        model, with the ``task`` tool only where it may start subagents of its own."""
-        key = (definition.name, nested)
+        """The graph a subagent runs (built once per agent and set of MCP tools): its own
+        instructions, tools and model, with the ``task`` tool only where it may start subagents
+        of its own, and the MCP tools of the session's turn (those its ``tools`` names, if any)."""
+        mcp = self._mcp_turn
+        key = (definition.name, nested, mcp.key if mcp else None)
         if key not in self._agent_graphs:
             model, resolved, compactor = self.model, self.resolved, self.compactor
             if definition.model and definition.model != "inherit":
@@ -175,7 +206,7 @@ class Engine:
                 model = build_chat_model(resolved, self.settings, self._http)
                 counter = TokenCounter(resolved.endpoint.spec.model, images=image_pricer(route_for(resolved.profile)), thread=lambda: current_thread_id("session"))
                 compactor = Compactor(model, resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, counter, self.attachments)
-            self._agent_graphs[key] = self._graph(model, resolved, compactor, task_tool=self.task_tool if nested else None, definition=definition)
+            self._agent_graphs[key] = self._graph(model, resolved, compactor, task_tool=self.task_tool if nested else None, definition=definition, mcp=mcp)
         return self._agent_graphs[key]
 
     async def context_report(self, session_id: str | None) -> ContextReport:
@@ -201,6 +232,8 @@ class Engine:
             thread=session_id or "",
             trigger=self.compactor.trigger_tokens,
             spend=spend,
+            mcp_tools=self._mcp_turn.by_server() if self._mcp_turn else None,
+            mcp_prompt=mcp_section(self._mcp_turn.servers) if self._mcp_turn else "",
         )
 
     def switch_model(self, spec: str) -> ResolvedModel:
@@ -247,7 +280,7 @@ class Engine:
             if not held_before:
                 self.release(sid)
             raise
-        policy = ApprovalPolicy(mode=mode, backend=self.backend)
+        policy = ApprovalPolicy(mode=mode, backend=self.backend, mcp_allow=self.settings.mcp.allow)
         return SessionRunner(self, sid, approver, policy)
 
     async def fork(self, source_id: str) -> SessionInfo:

@@ -26,6 +26,8 @@ class Fence(StrEnum):
     SKILLS = "skills"
     LOCAL_CONTEXT = "local_context"
     SUMMARY = "summary"
+    MCP_SERVERS = "mcp_servers"
+    ERROR = "error"
 
 
 _INVISIBLE = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"  # soft hyphen, zero widths, bidi marks

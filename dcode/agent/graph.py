@@ -25,6 +25,7 @@ from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.argument_truncation import ArgumentTruncationMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
+from dcode.agent.middleware.mcp_status import McpStatusMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
 from dcode.agent.middleware.prompt_cache_key import PromptCacheKeyMiddleware
@@ -39,6 +40,7 @@ from dcode.agent.tools import BinaryReader, build_tools, reject_binary
 from dcode.agent.tools.compact import make_compact_tool
 from dcode.agent.tools.read_media import MediaReader
 from dcode.agent.tools.spec import WRITE_TODOS
+from dcode.mcp.manager import McpTurn
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
@@ -85,6 +87,7 @@ def build_graph(
     system_prompt: str = SYSTEM_PROMPT,
     task_tool: BaseTool | None = None,
     allowed_tools: Sequence[str] | None = None,
+    mcp: McpTurn | None = None,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
@@ -93,7 +96,8 @@ def build_graph(
     counter every tier counts with; ``prompt_cache_key``: whether requests carry the session id
     as ``prompt_cache_key`` (only where the endpoint accepts it); ``system_prompt``: the agent's
     instructions (a subagent's own); ``task_tool``: the ``task`` tool, where the agent may start
-    subagents; ``allowed_tools``: the only tools the agent gets (None: all)."""
+    subagents; ``allowed_tools``: the only tools the agent gets (None: all); ``mcp``: the MCP
+    servers' tools and states for the turns this graph runs (a new set means a new graph)."""
     counter = compactor.counter
     wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
     projection = MediaProjectionMiddleware(store, variants, route_for(profile), policy=MediaPolicy.of(profile, wire=wire))
@@ -109,6 +113,7 @@ def build_graph(
         LocalContextMiddleware(),
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
+        *([McpStatusMiddleware(mcp.servers)] if mcp and mcp.servers else []),
         ArgumentTruncationMiddleware(profile.max_input_tokens, compactor.triggers, counter),
         OverflowClipMiddleware(profile.max_input_tokens, large_results, counter),
         TokenCalibrationMiddleware(counter),
@@ -122,7 +127,7 @@ def build_graph(
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(
         model,
-        agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools),
+        [*agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools), *(t for t in (mcp.tools if mcp else ()) if allowed_tools is None or t.name in allowed_tools)],
         system_prompt=system_prompt,
         middleware=middleware,
         context_schema=RunContext,

@@ -155,6 +155,8 @@ class SessionRunner:
             yield TurnStarted(self.session_id, prompt)
             try:
                 translator = await self._translator()
+                for notice in await interrupt.guard(self.engine.prepare_turn()):
+                    yield Notice(notice)
                 if not interrupt.requested:
                     archived = await asyncio.to_thread(archive_paste, content, self.engine.settings.home / HISTORY_DIR)
                     for path in archived.paths:

@@ -14,7 +14,7 @@ imports the UI.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,11 +123,15 @@ def build_report(
     thread: str = "",
     trigger: int | None = None,
     spend: Spend | None = None,
+    mcp_tools: Mapping[str, Sequence[Any]] | None = None,
+    mcp_prompt: str = "",
 ) -> ContextReport:
     """The report for session ``thread`` whose state is ``values``, sent with ``instructions``
     (the static system prompt) and ``tools``, counted by ``counter`` (with the session's
     calibration); ``trigger``: tier 2's in tokens (None when it counts messages: then the whole window); ``spend``: the session's totals, when it has any. The system message's frame
-    and the answer's priming are counted with the system prompt."""
+    and the answer's priming are counted with the system prompt. ``mcp_tools``: each MCP
+    server's tools (counted one row a server, besides ``tools``); ``mcp_prompt``: the MCP
+    servers' section of the system message."""
     compaction = read_compaction(values)
     messages = effective_messages(list(values.get("messages", [])), compaction)
     skills = values.get("skills") or {}
@@ -141,6 +145,11 @@ def build_report(
     categories = [
         Category("system prompt", counter.estimate(counter.count_text(instructions) + frame, thread)),
         Category("tool schemas", counter.estimate(counter.count_tools(tools), thread), _count(len(tools), "tool")),
+        *(
+            Category(f"MCP tools: {server}", counter.estimate(counter.count_tools(group), thread), _count(len(group), "tool"))
+            for server, group in (mcp_tools or {}).items()
+        ),
+        *([Category("MCP servers", estimate_text(mcp_prompt, counter, thread))] if mcp_prompt else []),
         Category("local context", estimate_text(local_context_prompt(values.get("local_context")), counter, thread)),
         Category("memory", estimate_text(memory_prompt(memory), counter, thread), _count(len(memory), "file")),
         Category("skills index", estimate_text(str(skills.get("prompt", "")), counter, thread), _count(len(skills.get("found", [])), "skill")),

@@ -43,6 +43,7 @@ from dcode.exit_signals import ExitSignals
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
 from dcode.tui.app_session import Pending, SessionWork
+from dcode.tui.app_mcp import McpStartup
 from dcode.tui.app_trust import ProjectTrust
 from dcode.tui.collector import QuietCollector
 from dcode.tui.commands import SlashCommandProvider
@@ -62,7 +63,7 @@ CTRL_C_WINDOW = 2.0
 AUTO = object()
 
 
-class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
+class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere find it
     TITLE = "dcode"
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
@@ -271,6 +272,7 @@ class DcodeApp(ProjectTrust, SessionWork, SlashCommands, App[int]):
         self.status.model = self.engine.resolved.spec
         self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
         self.status.activity = ""
+        self._start_mcp(self.engine)
         if self._paint_on_ready and self._session_id:
             self._paint_on_ready = False
             if not await self._open_session(self._session_id, at_start=True):

@@ -61,6 +61,8 @@ class SlashCommands(_Base):
                 await self._show_context()
             case "agents":
                 await self._show_agents()
+            case "mcp":
+                self._show_mcp()
             case "clear":
                 await self._new_session()
             case "resume":
@@ -196,6 +198,12 @@ class SlashCommands(_Base):
 
         catalog = await asyncio.to_thread(catalog_for, self.settings)
         self.push_screen(AgentsScreen(catalog))
+
+    def _show_mcp(self) -> None:
+        from dcode.tui.screens.mcp import McpScreen
+
+        assert self.engine is not None
+        self.push_screen(McpScreen(self.engine.mcp))
 
     async def _offload(self) -> None:
         """Compact the session now; what happened shows as the window's compaction does: the

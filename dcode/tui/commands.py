@@ -55,6 +55,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("model", "Switch the model, keeping the conversation (alone: pick one)", usage="[SPEC]", needs_engine=True),
     SlashCommand("context", "Show where the tokens go", busy_safe=True, needs_engine=True),
     SlashCommand("agents", "List the agents the task tool can hand a job to, and the files left out", busy_safe=True),
+    SlashCommand("mcp", "The MCP servers: state, tools, last error; reconnect or disable one", busy_safe=True, needs_engine=True),
     SlashCommand("offload", "Compact now: summarize and archive the older messages", needs_engine=True, holds_session=True),
     SlashCommand("approve", "Set the approval mode: manual, edits or all (alone: show it)", usage="[MODE]", busy_safe=True),
     SlashCommand("theme", "Choose a colour theme", busy_safe=True),

@@ -134,6 +134,8 @@ class StatusBar(Widget):
     max_tokens: reactive[int | None] = reactive(None)
     cost: reactive[float | None] = reactive(None)
     queued: reactive[int] = reactive(0)
+    mcp: reactive[tuple[int, int]] = reactive((0, 0))
+    """MCP servers (connected, configured); shown while not all are connected."""
     # Counted on every streamed delta: the spinner's tick repaints it while it turns, so a
     # stream of hundreds of deltas a second does not ask for as many repaints.
     streamed_tokens: reactive[int] = reactive(0, repaint=False)
@@ -200,6 +202,9 @@ class StatusBar(Widget):
         share = self.context_tokens / limit if limit else 0.0
         style = "$text-error" if share > 0.8 else "$text-warning" if share > 0.6 else "$text-muted"
         pieces = [Content.styled(context, style)]
+        connected, configured = self.mcp
+        if connected < configured:
+            pieces.insert(0, Content.styled(f"MCP {connected}/{configured} · ", "$text-warning"))
         cost = cost_label(self.cost)
         if cost:
             pieces.append(Content.styled(f" · {cost}", "$text-muted"))

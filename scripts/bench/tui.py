@@ -7,6 +7,8 @@ dcode's modules are byte-compiled first, as they are in an installed copy.
 
 - first paint: spawn -> the read that completes the first screen (prompt box with its
   placeholder, status bar with the model); median of --runs fresh launches;
+  with --mcp-slow N, the user's mcp.json names N MCP servers that never answer (start-up must
+  not wait for them);
 - idle RSS: VmRSS (process and children) once the engine has loaded ("Starting…" gone, the idle
   placeholder back) plus 2 s of quiet, in the same launches;
 - keystroke latency: with a resumed 1,000-message session, --keys letters typed into the pty at
@@ -75,6 +77,7 @@ class Context:
     base_url: str
     stream_url: str
     sessions: dict[int, str] = field(default_factory=dict)
+    mcp_slow: int = 0
 
     def launch(self, home: Path, *extra: str, base_url: str | None = None) -> PtyRun:
         run = PtyRun(tui.dcode_argv(base_url or self.base_url, *extra), tui.bench_env(home), self.work / "ws")
@@ -98,7 +101,15 @@ def percentile(values: list[float], q: float) -> float:
 def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[float]]:
     paints, ready, rss = [], [], []
     for n in range(runs):
-        run = ctx.launch(ctx.work / f"home-start-{n}")
+        home = ctx.work / f"home-start-{n}"
+        if ctx.mcp_slow:
+            import json
+
+            home.mkdir(parents=True, exist_ok=True)
+            hang = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}
+            servers = {f"slow{i}": hang for i in range(ctx.mcp_slow)}
+            (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        run = ctx.launch(home)
         try:
             painted = run.wait(tui.has_first_frame, 15, "the first frame")
             loaded = run.wait(tui.is_ready, 30, "the engine")
@@ -252,6 +263,7 @@ def main() -> None:
     parser.add_argument("--session-runs", type=int, default=3, help="launches on each resumed session")
     parser.add_argument("--keys", type=int, default=100, help="keys typed per resumed launch (at most 100)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--mcp-slow", type=int, default=0, help="MCP servers that never answer, in the user's mcp.json (start-up)")
     parser.add_argument("--only", choices=PARTS, action="append", help="measure only this part (repeatable)")
     args = parser.parse_args()
     parts = set(args.only or PARTS)
@@ -265,7 +277,7 @@ def main() -> None:
     server = tui.timed_server(reply("ok", repeat=True))
     stream_server = tui.timed_server(reply(answer, chunk_size=STREAM_RATE[0], chunk_delay=STREAM_RATE[1], repeat=True))
     with tempfile.TemporaryDirectory(prefix="dcode-bench-tui-") as tmp:
-        ctx = Context(Path(tmp), server.base_url, stream_server.base_url)
+        ctx = Context(Path(tmp), server.base_url, stream_server.base_url, mcp_slow=args.mcp_slow)
         (ctx.work / "ws").mkdir()
         try:
             paints: list[float] = []

@@ -35,16 +35,17 @@ def setting_line(item: IgnoredSetting) -> Content:
     return Content.assemble(("  " + item.key, "bold"), " = ", (value, "$accent"), "\n", ("      " + item.reason, "$text-muted"))
 
 
-class TrustScreen(KeepsTyping, ModalScreen[bool]):
-    """Dismisses True for "Trust this project", False for "Not now"."""
+def dialog_css(screen: str) -> str:
+    """The trust dialogs' look (this one's, and the project's MCP servers' in ``mcp_trust``),
+    for the screen class named ``screen``; both use the same ids."""
+    return _DIALOG_CSS.replace("{screen}", screen)
 
-    AUTO_FOCUS = "#trust-body"
 
-    DEFAULT_CSS = """
-    TrustScreen {
+_DIALOG_CSS = """
+    {screen} {
         align: center middle;
     }
-    TrustScreen > #trust-dialog {
+    {screen} > #trust-dialog {
         width: 90%;
         max-width: 110;
         height: auto;
@@ -77,10 +78,34 @@ class TrustScreen(KeepsTyping, ModalScreen[bool]):
     #trust-buttons > Button {
         margin: 0 1 0 0;
     }
-    """
+"""
+
+
+class TrustDialog(KeepsTyping, ModalScreen[bool]):
+    """A yes-or-not-now question about a project's files: its yes button is ``#trust-yes``
+    (Ctrl+T), its "Not now" ``#trust-no`` (Esc); dismisses True for yes."""
+
+    AUTO_FOCUS = "#trust-body"
+
+    @on(Button.Pressed, "#trust-yes")
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#trust-no")
+    def action_not_now(self) -> None:
+        self.dismiss(False)
+
+    def on_key(self, event: events.Key) -> None:
+        self.keep_typed(event)
+
+
+class TrustScreen(TrustDialog):
+    """Dismisses True for "Trust this project", False for "Not now"."""
+
+    DEFAULT_CSS = dialog_css("TrustScreen")
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+t", "trust", "Trust this project"),
+        Binding("ctrl+t", "yes", "Trust this project"),
         Binding("escape", "not_now", "Not now"),
     ]
 
@@ -119,14 +144,3 @@ class TrustScreen(KeepsTyping, ModalScreen[bool]):
                 with Horizontal(id="trust-buttons"):
                     yield Button("Trust this project  ctrl+t", id="trust-yes", variant="warning")
                     yield Button("Not now  esc", id="trust-no")
-
-    @on(Button.Pressed, "#trust-yes")
-    def action_trust(self) -> None:
-        self.dismiss(True)
-
-    @on(Button.Pressed, "#trust-no")
-    def action_not_now(self) -> None:
-        self.dismiss(False)
-
-    def on_key(self, event: events.Key) -> None:
-        self.keep_typed(event)

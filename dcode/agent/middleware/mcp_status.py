@@ -1,0 +1,62 @@
+"""The MCP servers in the system message: each with its state and up to 10 of its tool names.
+
+Hook: ``awrap_model_call``, appending one section after the static instructions. The text is
+worked out when the graph is built, from the servers' states of that turn; the graph is built
+again only when a state or a tool list changes (``Engine.prepare_turn``), so the prompt stays
+byte-stable turn after turn. A server's error text is the server's, not dcode's: it is cleaned
+(one line, no control characters), capped at 200 characters and fenced as ``<error>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+
+from dcode.agent.fences import Fence, escape_fenced
+from dcode.agent.middleware.system_sections import with_section
+from dcode.agent.run_context import RunContext
+from dcode.mcp.failures import clean
+from dcode.mcp.link import LinkState
+from dcode.mcp.manager import ServerStatus
+
+MAX_TOOLS_SHOWN = 10
+MAX_ERROR_CHARS = 200
+_STATES = {
+    LinkState.CONNECTED: "connected",
+    LinkState.CONNECTING: "not connected yet (its tools come in a later turn if it starts)",
+    LinkState.FAILED: "failed: its tools are unavailable",
+    LinkState.NEEDS_LOGIN: "needs login: its tools are unavailable until the user logs in",
+    LinkState.DISABLED: "disabled by the user",
+}
+
+
+def mcp_section(servers: Sequence[ServerStatus]) -> str:
+    """The section's text; empty without servers."""
+    if not servers:
+        return ""
+    lines = ["MCP servers configured for this session (their tools are named mcp__SERVER__TOOL):"]
+    for server in sorted(servers, key=lambda s: s.name):
+        lines.append(f"- {escape_fenced(server.name)}: {_STATES[server.state]}")
+        if server.tools:
+            shown = ", ".join(escape_fenced(t) for t in server.tools[:MAX_TOOLS_SHOWN])
+            more = len(server.tools) - MAX_TOOLS_SHOWN
+            lines.append(f"  tools: {shown}{f' (and {more} more)' if more > 0 else ''}")
+        if server.error and server.state is not LinkState.CONNECTED:
+            lines.append(f"  <{Fence.ERROR}>{escape_fenced(clean(server.error, MAX_ERROR_CHARS))}</{Fence.ERROR}>")
+    body = "\n".join(lines)
+    return f"<{Fence.MCP_SERVERS}>\n{body}\n</{Fence.MCP_SERVERS}>"
+
+
+class McpStatusMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+    def __init__(self, servers: Sequence[ServerStatus]) -> None:
+        super().__init__()
+        self.text = mcp_section(servers)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[RunContext],
+        handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        return await handler(with_section(request, self.text))

@@ -1,0 +1,186 @@
+"""The MCP servers of one engine: connected in the background, their tools handed out per turn.
+
+``add`` starts servers (each connects in a task of its own, see ``link``); nothing waits for
+them then. ``for_turn`` is what a turn asks at its start: it waits for servers still
+connecting, up to their connect timeout, and returns the tools of the connected ones (fixed for
+that turn), the servers' states, and a notice for each server whose state changed since the
+last turn. ``close`` stops every server (a stdio server's process ends with its session).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from langchain_core.tools import BaseTool, InjectedToolArg
+from langchain_mcp_adapters.interceptors import MCPToolCallRequest
+from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+from mcp.types import AudioContent, TextContent
+
+from dcode.config import McpSettings
+from dcode.mcp.config import ServerConfig, Transport
+from dcode.mcp.link import LinkState, ServerLink
+from dcode.mcp.names import assign_names
+from dcode.mcp.results import stored_media
+from dcode.media.store import AttachmentStore
+
+LOG_DIR = "mcp-logs"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStatus:
+    name: str
+    transport: Transport
+    target: str
+    state: LinkState
+    tools: tuple[str, ...] = ()
+    """The model-facing names of its tools, as the turn got them."""
+    descriptions: tuple[str, ...] = ()
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class McpTurn:
+    tools: list[BaseTool] = field(default_factory=list)
+    servers: tuple[ServerStatus, ...] = ()
+    notices: tuple[str, ...] = ()
+
+    def by_server(self) -> dict[str, list[BaseTool]]:
+        """The tools, grouped by their server (``/context`` counts each server's)."""
+        names = {tool.name: tool for tool in self.tools}
+        return {s.name: [names[n] for n in s.tools if n in names] for s in self.servers if s.tools}
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """What the graph is built from: it changes only when the tools or the states do."""
+        return tuple((s.name, s.state, s.tools, s.error) for s in self.servers)
+
+
+def as_text(content: Any) -> Any:
+    """Text blocks alone as one string: text reads as text, and the output cap and the eviction
+    of large results (which measure strings) apply as to every tool."""
+    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+        return "\n".join(str(b.get("text", "")) for b in content)
+    return content
+
+
+class McpManager:
+    def __init__(self, settings: McpSettings, *, home: Path, workspace: Path, store: AttachmentStore, reserved: Iterable[str] = ()) -> None:
+        self.settings = settings
+        self.log_dir = home / LOG_DIR
+        self.workspace = workspace
+        self.store = store
+        self.reserved = frozenset(reserved)
+        self.links: dict[str, ServerLink] = {}
+        self._announced: dict[str, tuple[LinkState, int]] = {}
+        self._built: dict[tuple[str, int], list[tuple[str, BaseTool]]] = {}
+
+    def add(self, servers: Iterable[ServerConfig]) -> None:
+        """Start the servers not started yet (a name already here keeps its first config)."""
+        for config in servers:
+            if config.name in self.links:
+                continue
+            link = ServerLink(
+                config,
+                connect_timeout=self.settings.connect_timeout,
+                call_timeout=self.settings.call_timeout,
+                log_dir=self.log_dir,
+                workspace=self.workspace,
+            )
+            self.links[config.name] = link
+            link.start()
+
+    async def for_turn(self) -> McpTurn:
+        waiting = [link.ready() for link in self.links.values() if link.state is LinkState.CONNECTING]
+        if waiting:
+            await asyncio.gather(*waiting)  # each waits at most until its watchdog fails it
+        return self.snapshot(announce=True)
+
+    def snapshot(self, *, announce: bool = False) -> McpTurn:
+        links = list(self.links.values())
+        up = [link for link in links if link.state is LinkState.CONNECTED]
+        names = assign_names([(link.name, tool.name) for link in up for tool in link.tools], self.reserved)
+        tools: list[BaseTool] = []
+        by_server: dict[str, list[BaseTool]] = {}
+        for link in up:
+            for original, tool in self._tools_of(link):
+                named = tool.model_copy(update={"name": names[(link.name, original)]})
+                tools.append(named)
+                by_server.setdefault(link.name, []).append(named)
+        statuses = tuple(
+            ServerStatus(
+                link.name,
+                link.transport,
+                link.config.target,
+                link.state,
+                tuple(t.name for t in by_server.get(link.name, [])),
+                tuple(t.description for t in by_server.get(link.name, [])),
+                link.error,
+            )
+            for link in links
+        )
+        notices = tuple(self._notices(links)) if announce else ()
+        return McpTurn(tools, statuses, notices)
+
+    def _notices(self, links: list[ServerLink]) -> Iterable[str]:
+        for link in links:
+            seen = (link.state, link.generation)
+            if self._announced.get(link.name) == seen or link.state is LinkState.CONNECTING:
+                continue
+            self._announced[link.name] = seen
+            match link.state:
+                case LinkState.CONNECTED:
+                    count = len(link.tools)
+                    yield f"MCP server {link.name} connected: {count} tool{'s' if count != 1 else ''} from this turn on"
+                case LinkState.NEEDS_LOGIN:
+                    yield f"MCP server {link.name} needs a login: {link.error}"
+                case LinkState.FAILED:
+                    yield f"MCP server {link.name} failed: {link.error}"
+
+    def _tools_of(self, link: ServerLink) -> list[tuple[str, BaseTool]]:
+        key = (link.name, link.generation)
+        if key not in self._built:
+            self._built[key] = [(tool.name, self._convert(link, tool)) for tool in link.tools]
+        return self._built[key]
+
+    def _convert(self, link: ServerLink, tool: Any) -> BaseTool:
+        async def route(request: MCPToolCallRequest, handler: Any) -> Any:
+            result = await link.call(request.name, request.args)
+            # The adapter refuses audio (it raises); the model is told it was there instead.
+            result.content = [TextContent(type="text", text=f"[{c.mimeType} audio: not supported]") if isinstance(c, AudioContent) else c for c in result.content]
+            return result
+
+        # The session given is only a placeholder: every call goes through ``route``, to the
+        # link's session of the moment (a restarted server has a new one).
+        converted = convert_mcp_tool_to_langchain_tool(link._session, tool, server_name=link.name, tool_interceptors=[route])  # type: ignore[list-item]
+        original = converted.coroutine
+        assert original is not None
+        store, label = self.store, f"{link.name}.{tool.name}"
+
+        async def call(runtime: Annotated[object | None, InjectedToolArg()] = None, **arguments: Any) -> Any:
+            content, _structured = await original(runtime=runtime, **arguments)  # the text says it too
+            return as_text(await stored_media(store, label, content)), None
+
+        adapter_errors = converted.handle_tool_error
+        assert callable(adapter_errors)
+
+        def error(exc: Exception) -> Any:
+            return as_text(adapter_errors(exc))
+
+        return converted.model_copy(update={"coroutine": call, "handle_tool_error": error})
+
+    async def disable(self, name: str) -> None:
+        if (link := self.links.get(name)) is not None:
+            await link.disable()
+
+    async def reconnect(self, name: str) -> None:
+        if (link := self.links.get(name)) is not None:
+            await link.stop()
+            link.restarted = False
+            link.start()
+
+    async def close(self) -> None:
+        await asyncio.gather(*(link.stop() for link in self.links.values()), return_exceptions=True)

@@ -1,0 +1,69 @@
+"""Starting the MCP servers, mixed into ``DcodeApp``: once the engine is ready (well after the
+first paint), in the background; nothing waits for them but the first turn that needs them.
+
+The user's servers and ``--mcp-config``'s start at once. The project's ``.mcp.json`` servers
+start only after the user approved the file as it is now: otherwise a dialog lists each
+server's command or URL first (``McpTrustScreen``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dcode.tui.transcript import NoticeLevel
+
+if TYPE_CHECKING:
+    from dcode.agent.engine import Engine
+    from dcode.tui.app import DcodeApp
+
+    _Base = DcodeApp
+else:
+    _Base = object
+
+
+class McpStartup(_Base):
+    def _start_mcp(self, engine: Engine) -> None:
+        from dcode.mcp.plan import plan
+
+        servers = plan(self.settings)
+        self.set_interval(0.5, lambda: self._show_mcp_count(engine))
+        for problem in servers.problems:
+            self.call_later(self.transcript.notice, problem, NoticeLevel.WARNING)
+        engine.start_mcp(servers.start)
+        if servers.awaiting is None:
+            return
+        from dcode.tui.screens.mcp_trust import McpTrustScreen
+
+        file = servers.awaiting
+        screen = McpTrustScreen(file, servers.awaiting_state)
+
+        def closed(start: bool | None) -> None:
+            if screen.typed:
+                self.prompt_input.insert_text(screen.typed)
+            self.prompt_input.focus()
+            names = ", ".join(s.name for s in file.servers)
+            if not start:
+                self.call_later(self.transcript.notice, f"Left out the project's MCP servers ({names}) this session.", NoticeLevel.WARNING)
+                return
+            from dcode.mcp.approvals import approve
+
+            try:
+                approve(self.settings.home, file)
+            except OSError as exc:
+                self.call_later(self.transcript.notice, f"could not record the approval: {exc.strerror or exc}", NoticeLevel.ERROR)
+                return
+            engine.start_mcp(servers.with_project())
+            self.call_later(self.transcript.notice, f"Starting the project's MCP servers ({names}); their tools join the next turn.")
+
+        self.push_screen(screen, callback=closed)
+
+    def _show_mcp_count(self, engine: Engine) -> None:
+        """``MCP 2/3`` in the status bar while not every server is connected (disabled ones
+        do not count)."""
+        if engine is not self.engine:
+            return
+        states = [link.state for link in engine.mcp.links.values()]
+        from dcode.mcp.link import LinkState
+
+        counted = [s for s in states if s is not LinkState.DISABLED]
+        self.status.mcp = (sum(s is LinkState.CONNECTED for s in counted), len(counted))

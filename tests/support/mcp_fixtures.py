@@ -1,0 +1,95 @@
+"""MCP servers for the tests: config entries pointing at ``tests/support/mcp_server.py``, and a
+streamable HTTP server on loopback run for the length of a test."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+SERVER = Path(__file__).with_name("mcp_server.py")
+
+
+def stdio_entry(*flags: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(SERVER), "stdio", *flags]}
+
+
+def write_config(path: Path, servers: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": servers}, indent=2))
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def http_server(token: str | None = None, transport: str = "http") -> Iterator[str]:
+    """A FastMCP server over streamable HTTP (or SSE) on 127.0.0.1; yields its URL."""
+    port = free_port()
+    command = [sys.executable, str(SERVER), transport, str(port), *(["--token", token] if token else [])]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"the MCP test server exited: {process.stderr.read().decode() if process.stderr else ''}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/{'mcp' if transport == 'http' else 'sse'}"
+    finally:
+        process.terminate()
+        process.wait(5)
+
+
+# A server that speaks just enough JSON-RPC to start, then answers every call with garbage.
+GARBAGE = r"""
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "garbage", "version": "0"}}
+    elif message["method"] == "tools/list":
+        result = {"tools": [{"name": "echo", "description": "Echoes.", "inputSchema": {"type": "object", "properties": {}}}]}
+    else:
+        print("this is not JSON-RPC {{{", flush=True)
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"content": "not a list"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def garbage_entry() -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-c", GARBAGE]}
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a running (not zombie) process."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def wait_gone(pid: int, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return not alive(pid)

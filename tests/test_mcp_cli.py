@@ -1,0 +1,44 @@
+"""``dcode mcp list|get|add|remove``: the files edited as ``claude mcp`` would, nothing started."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+DCODE = str(Path(sys.executable).with_name("dcode"))
+
+
+def dcode(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DCODE_HOME": str(tmp_path / "home"), "SECRET": "hunter2"}
+    return subprocess.run([DCODE, "mcp", *args], cwd=tmp_path / "ws", env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_add_list_get_remove(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    assert dcode(tmp_path, "add", "calc", "python3", "--", "-m", "calc", "-e", "TOKEN=${SECRET}").returncode == 0
+    assert dcode(tmp_path, "add", "-t", "http", "-H", "Authorization: Bearer ${SECRET}", "web", "https://mcp.test/mcp").returncode == 0
+    assert dcode(tmp_path, "add", "-s", "project", "proj", "node", "server.js").returncode == 0
+    user = tmp_path / "home" / "mcp.json"
+    assert stat.S_IMODE(user.stat().st_mode) == 0o600
+    assert json.loads(user.read_text())["mcpServers"] == {
+        "calc": {"command": "python3", "args": ["-m", "calc", "-e", "TOKEN=${SECRET}"]},
+        "web": {"type": "http", "url": "https://mcp.test/mcp", "headers": {"Authorization": "Bearer ${SECRET}"}},
+    }
+    listed = dcode(tmp_path, "list").stdout.splitlines()
+    assert listed == [
+        "calc: python3 -m calc -e 'TOKEN=${SECRET}' (stdio, user)",
+        "web: https://mcp.test/mcp (http, user)",
+        "proj: node server.js (stdio, project) (not approved: starts after you approve .mcp.json in dcode)",
+    ]
+    got = dcode(tmp_path, "get", "web").stdout
+    assert "url: https://mcp.test/mcp" in got and "header: Authorization: …" in got and "hunter2" not in got
+    again = dcode(tmp_path, "add", "web", "x")
+    assert again.returncode == 2 and "there is an MCP server 'web' already" in again.stderr
+    assert dcode(tmp_path, "remove", "proj").stdout.startswith("Removed the MCP server proj from")
+    assert json.loads((tmp_path / "ws" / ".mcp.json").read_text()) == {"mcpServers": {}}
+    missing = dcode(tmp_path, "get", "proj")
+    assert missing.returncode == 2 and "no MCP server 'proj'" in missing.stderr

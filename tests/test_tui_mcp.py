@@ -1,0 +1,47 @@
+"""``/mcp``, the status bar's ``MCP 1/2`` and ``/context``'s rows for the MCP tools, with real
+servers from the user's mcp.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dcode.mcp.link import LinkState
+from dcode.tui.screens.context import ContextScreen
+from dcode.tui.screens.mcp import McpScreen
+from tests.support.mcp_fixtures import stdio_entry, write_config
+from tests.support.model_server import reply
+from tests.test_tui_app_support import running_app
+
+
+async def test_the_mcp_screen_status_bar_and_context(server, workspace: Path, dcode_home: Path) -> None:
+    write_config(dcode_home / "mcp.json", {"calc": stdio_entry(), "dead": stdio_entry("--fail-start")})
+    async with running_app(server, workspace, dcode_home, reply("hello")) as h:
+        await h.send("hi")
+        await h.idle()
+        assert "MCP server calc connected: 7 tools from this turn on" in h.text()
+        assert "MCP server dead failed" in h.text()
+        await h.until(lambda: "MCP 1/2" in h.text(), what="the status bar's count")
+
+        await h.send("/context")
+        await h.until(lambda: isinstance(h.app.screen, ContextScreen), what="/context")
+        await h.until(lambda: "MCP tools: calc" in h.text(), what="the MCP row")
+        assert "7 tools" in h.text() and "MCP servers" in h.text()
+        await h.press("escape")
+
+        await h.send("/mcp")
+        await h.until(lambda: isinstance(h.app.screen, McpScreen), what="/mcp")
+        await h.until(lambda: "mcp__calc__add" in h.text(), what="the tools")
+        text = h.text()
+        assert "calc  connected  stdio" in text and "dead  failed  stdio" in text
+        assert "Add two integers." in text
+        await h.press("down")
+        await h.until(lambda: "cannot start: no configuration" in h.text(), what="the failed server's error")
+        await h.press("up")
+        await h.press("d")
+        assert h.app.engine is not None
+        await h.until(lambda: h.app.engine.mcp.links["calc"].state is LinkState.DISABLED, what="calc disabled")
+        await h.until(lambda: "calc  disabled" in h.text(), what="the screen to follow")
+        await h.press("r")
+        await h.until(lambda: h.app.engine.mcp.links["calc"].state is LinkState.CONNECTED, what="calc again")
+        await h.press("escape")
+        await h.until(lambda: "MCP 1/2" in h.text(), what="the count again")

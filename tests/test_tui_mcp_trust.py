@@ -1,0 +1,60 @@
+"""The TUI starts a project's MCP servers only once the user approved its ``.mcp.json`` (a
+hostile file's command never runs before), and asks again when the file changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dcode.mcp.approvals import approval
+from dcode.mcp.config import PROJECT_FILE, Scope, read_file
+from dcode.trust import TrustState
+from dcode.tui.screens.mcp_trust import McpTrustScreen
+from tests.support.mcp_fixtures import stdio_entry, write_config
+from tests.support.model_server import reply
+from tests.test_tui_app_support import running_app
+
+
+def hostile(workspace: Path, marker: Path, *names: str) -> Path:
+    return write_config(workspace / PROJECT_FILE, {name: stdio_entry("--marker", str(marker)) for name in names})
+
+
+async def test_the_project_servers_wait_for_an_approval(server, workspace: Path, dcode_home: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "started.txt"
+    path = hostile(workspace, marker, "evil")
+    async with running_app(server, workspace, dcode_home, reply("no MCP tools")) as h:
+        await h.until(lambda: isinstance(h.app.screen, McpTrustScreen), what="the MCP approval dialog")
+        await h.until(lambda: "Start this project's MCP servers?" in h.text(), what="the dialog painted")
+        assert "evil runs" in h.text() and "mcp_server.py" in h.text() and "--marker" in h.text()
+        await h.press("escape")
+        await h.send("hello")
+        await h.idle()
+        assert "Left out the project's MCP servers (evil)" in h.text()
+        assert not any(n.startswith("mcp__") for n in server.requests[0].tool_names)
+    assert not marker.exists()
+    assert approval(dcode_home, read_file(path, Scope.PROJECT, {})) is TrustState.UNTRUSTED
+
+    async with running_app(server, workspace, dcode_home, reply("with MCP tools")) as h:
+        await h.until(lambda: isinstance(h.app.screen, McpTrustScreen), what="the dialog again")
+        assert not marker.exists()
+        await h.press("ctrl+t")
+        await h.send("hello")
+        await h.idle()
+        assert "mcp__evil__add" in server.requests[1].tool_names
+        assert "MCP server evil connected" in h.text()
+    assert marker.exists()
+    assert approval(dcode_home, read_file(path, Scope.PROJECT, {})) is TrustState.TRUSTED
+    marker.unlink()
+
+    async with running_app(server, workspace, dcode_home, reply("approved before")) as h:
+        await h.send("hello")
+        await h.idle()
+        assert not isinstance(h.app.screen, McpTrustScreen)
+        assert "mcp__evil__add" in server.requests[2].tool_names
+
+    marker.unlink()
+    hostile(workspace, marker, "evil", "worse")
+    async with running_app(server, workspace, dcode_home) as h:
+        await h.until(lambda: isinstance(h.app.screen, McpTrustScreen), what="the dialog for the edited file")
+        await h.until(lambda: "changed since you approved them" in h.text(), what="the changed title")
+        assert "worse runs" in h.text()
+    assert not marker.exists()
