@@ -26,7 +26,8 @@ class McpStartup(_Base):
         from dcode.mcp.plan import plan
 
         servers = plan(self.settings)
-        self.set_interval(0.5, lambda: self._show_mcp_count(engine))
+        if servers.start or servers.awaiting is not None:  # nothing to count without servers
+            self.set_interval(0.5, lambda: self._show_mcp_count(engine))
         for problem in servers.problems:
             self.call_later(self.transcript.notice, problem, NoticeLevel.WARNING)
         engine.start_mcp(servers.start)
@@ -60,10 +61,16 @@ class McpStartup(_Base):
     def _show_mcp_count(self, engine: Engine) -> None:
         """``MCP 2/3`` in the status bar while not every server is connected (disabled ones
         do not count)."""
+        from textual.css.query import NoMatches
+
         if engine is not self.engine:
+            return
+        try:
+            status = self.status
+        except NoMatches:  # the app is closing: its screen is gone
             return
         states = [link.state for link in engine.mcp.links.values()]
         from dcode.mcp.link import LinkState
 
         counted = [s for s in states if s is not LinkState.DISABLED]
-        self.status.mcp = (sum(s is LinkState.CONNECTED for s in counted), len(counted))
+        status.mcp = (sum(s is LinkState.CONNECTED for s in counted), len(counted))
