@@ -20,6 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Static
 
 from dcode.agent.events import ToolStatus
@@ -33,6 +34,9 @@ LIVE_ENTRIES = 3
 DESCRIPTION_CHARS = 60
 FOLDED_DESCRIPTION_CHARS = 40
 """Folded, the description leaves room for the result's preview."""
+WINDOW_ROWS = 9
+"""The rows a running task's nested view takes, whatever streams in it (its newest rows show):
+its size never changes while it streams, so what changes in it lays out only the window."""
 
 
 
@@ -59,6 +63,15 @@ class TaskHead(Static):
             self.parent.toggle()
 
 
+class TaskBody(Vertical):
+    """The nested entries. In a running task's fixed window, its newest rows are the ones seen."""
+
+    def on_resize(self) -> None:
+        window = self.parent
+        if isinstance(window, Widget) and window.has_class("task-window"):
+            window.scroll_end(animate=False, force=True)
+
+
 class TaskView(Vertical, PlainLines):
     DEFAULT_CSS = """
     TaskView {
@@ -68,18 +81,20 @@ class TaskView(Vertical, PlainLines):
     TaskView > .task-head { text-wrap: nowrap; text-overflow: ellipsis; }
     TaskView > .task-head:hover { background: $boost; }
     TaskView > .task-earlier { color: $text-muted; padding: 0 0 0 3; }
-    TaskView > .task-body {
+    TaskView > .task-window {
         height: auto;
         margin: 0 0 0 1;
         padding: 0 0 0 1;
         border-left: solid $primary 50%;
     }
-    TaskView > .task-body > ToolGroupView { margin: 0; }
-    TaskView > .task-body > NoticeMessage { margin: 0; }
-    TaskView.-folded > .task-body { display: none; }
+    TaskView.-windowed > .task-window { height: WINDOW_ROWS; overflow: hidden hidden; }
+    TaskView > .task-window > .task-body { height: auto; }
+    TaskView > .task-window > .task-body > ToolGroupView { margin: 0; }
+    TaskView > .task-window > .task-body > NoticeMessage { margin: 0; }
+    TaskView.-folded > .task-window { display: none; }
     TaskView.-folded > .task-earlier { display: none; }
     TaskView > .task-note { padding: 0 0 0 2; color: $text-warning; }
-    """
+    """.replace("WINDOW_ROWS", str(WINDOW_ROWS))
 
     def __init__(self, entry: ToolCallEntry, *, expanded: bool = False, animate: bool = True) -> None:
         super().__init__()
@@ -123,7 +138,8 @@ class TaskView(Vertical, PlainLines):
     def compose(self) -> ComposeResult:
         yield TaskHead(self._head(), classes="task-head")
         yield Static(classes="task-earlier")
-        yield Vertical(classes="task-body")
+        with Vertical(classes="task-window"):
+            yield TaskBody(classes="task-body")
         yield Static(Content(self.entry.note), classes="task-note")
 
     async def on_mount(self) -> None:
@@ -243,6 +259,7 @@ class TaskView(Vertical, PlainLines):
         if not self._ready:
             return
         self.set_class(self.folded, "-folded")
+        self.sync_window()
         self.query_one(".task-head", Static).update(self._head(), layout=False)  # one row, always
         note = self.query_one(".task-note", Static)
         if self.entry.note != self._note:
@@ -259,6 +276,14 @@ class TaskView(Vertical, PlainLines):
             self._timer = self.set_interval(0.1, self._spin)
         elif not self._live:
             self._stop_spinner()
+
+    def sync_window(self) -> None:
+        """A running task, not opened, keeps one size while it streams, unless a question of
+        its subagent's waits in it: then it grows to show the question whole."""
+        from dcode.tui.approval_widget import ApprovalWidget
+
+        windowed = self._live and not self.expanded and not self.query(ApprovalWidget)
+        self.set_class(windowed, "-windowed")
 
     def _spin(self) -> None:
         self._frame += 1

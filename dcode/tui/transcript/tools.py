@@ -207,6 +207,7 @@ class ToolCallView(Vertical):
         widget = ApprovalWidget(pending.request, pending.future, arm_delay=pending.arm_delay, asker=pending.asker)
         asking = open_approvals(self.screen)  # another question open: it keeps the keys
         await self.mount(widget, before=self.query_one(".tool-note"))
+        self._sync_tasks()
         if not asking:
             widget.focus()
             widget.scroll_visible(animate=False)
@@ -215,6 +216,15 @@ class ToolCallView(Vertical):
         from dcode.tui.approval_widget import ApprovalWidget
 
         await self.query(ApprovalWidget).remove()
+        self._sync_tasks()
+
+    def _sync_tasks(self) -> None:
+        """The tasks this call is nested in: a question shown in one makes it grow to show it."""
+        from dcode.tui.transcript.task_view import TaskView
+
+        for ancestor in self.ancestors:
+            if isinstance(ancestor, TaskView):
+                ancestor.sync_window()
 
 
 def call_view(call: ToolCallEntry, *, expanded: bool, animate: bool) -> Widget:
