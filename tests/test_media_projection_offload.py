@@ -14,7 +14,7 @@ from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.media.attachment import to_reference_block
 from dcode.media.limits import ImageRoute
-from dcode.media.offload import OffloadLimits
+from dcode.media.offload import OffloadLimits, base64_length
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
@@ -61,7 +61,7 @@ def kinds(messages) -> list[str]:
 
 async def test_oldest_images_drop_in_whole_steps(store, tmp_path) -> None:
     blocks = admit_noise(store, tmp_path, 9)
-    sizes = [b["bytes"] for b in blocks]
+    sizes = [base64_length(b["bytes"]) for b in blocks]  # inline images are metered as base64
     limit = sum(sizes[:4])  # about four images fit
     variants = VariantService(store)
     middleware = MediaProjectionMiddleware(
@@ -82,7 +82,7 @@ async def test_oldest_images_drop_in_whole_steps(store, tmp_path) -> None:
     again = kinds(projected_again)
     from dcode.media.offload import plan_offload
 
-    expected = plan_offload([*sizes, more[0]["bytes"]], OffloadLimits(max_bytes=limit)).drop
+    expected = plan_offload([*sizes, base64_length(more[0]["bytes"])], OffloadLimits(max_bytes=limit)).drop
     assert again.count("dropped") == expected and again[-1] == "image"
     assert plan_offload(sizes, OffloadLimits(max_bytes=limit)).drop == dropped
     variants.close()
@@ -105,7 +105,7 @@ async def test_missing_dropped_image_never_blocks(store, tmp_path) -> None:
     gone = store.path_for(store.get(blocks[0]["attachment_id"]))
     gone.chmod(0o644)
     gone.unlink()
-    limit = sum(b["bytes"] for b in blocks[1:4])
+    limit = sum(base64_length(b["bytes"]) for b in blocks[1:4])
     variants = VariantService(store)
     middleware = MediaProjectionMiddleware(
         store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), policy=MediaPolicy(ModelProfile(image_inputs=True)), limits=OffloadLimits(max_bytes=limit)

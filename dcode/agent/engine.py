@@ -46,7 +46,10 @@ from dcode.context.accounting import ContextReport, Spend, build_report
 from dcode.context.tokens.counter import TokenCounter
 from dcode.context.tokens.images import image_pricer
 from dcode.media.store import AttachmentStore
+from dcode.media.uploads.index import Scope, UploadIndex
+from dcode.media.uploads.resolver import UploadResolver
 from dcode.media.variants import VariantService
+from dcode.models.files_api import OpenAIFiles
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
 from dcode.models.presets import provider_variables
 from dcode.private_files import ensure_private_dir, ensure_private_file
@@ -68,6 +71,8 @@ class Engine:
         self._held: dict[str, SessionLock] = {}
         self.attachments = AttachmentStore(settings.attachments_dir)
         self.variants = VariantService(self.attachments)
+        self.upload_index = UploadIndex(settings.home)
+        self._uploads: dict[Scope, UploadResolver] = {}
         self.checkpointer = AsyncSqliteSaver(conn)
         # The engine's own connection pool, with the settings' limits, closed with it.
         self._http = model_http_client(settings)
@@ -188,7 +193,21 @@ class Engine:
             task_tool=task_tool,
             allowed_tools=definition.tools if definition else None,
             mcp=mcp,
+            uploads=self._uploads_for(resolved),
         )
+
+    def _uploads_for(self, resolved: ResolvedModel) -> UploadResolver | None:
+        """Where ``resolved``'s request images are uploaded, when its route uses the Files
+        transport: one resolver per endpoint and key, so that the session's agent and its
+        subagents share their uploads."""
+        if resolved.image_transport != "files" or not resolved.profile.image_inputs:
+            return None
+        endpoint = resolved.endpoint
+        scope = Scope.of(endpoint.base_url, endpoint.api_key)
+        if scope not in self._uploads:
+            remote = OpenAIFiles.for_endpoint(endpoint, self.settings, self._http)
+            self._uploads[scope] = UploadResolver(remote, self.upload_index, scope)
+        return self._uploads[scope]
 
     def _agent_graph(self, definition: AgentDefinition, nested: bool) -> Any:
         """The graph a subagent runs (built once per agent and set of MCP tools): its own

@@ -20,7 +20,8 @@ from langchain_core.tools import BaseTool
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.history_state import history_state
 from dcode.agent.media_policy import MediaPolicy
-from dcode.agent.media_route import route_for
+from dcode.agent.media_files import FileImages
+from dcode.agent.media_route import request_limits, route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.argument_truncation import ArgumentTruncationMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
@@ -42,6 +43,7 @@ from dcode.agent.tools.read_media import MediaReader
 from dcode.agent.tools.spec import WRITE_TODOS
 from dcode.mcp.manager import McpTurn
 from dcode.media.store import AttachmentStore
+from dcode.media.uploads.resolver import UploadResolver
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
 
@@ -88,6 +90,7 @@ def build_graph(
     task_tool: BaseTool | None = None,
     allowed_tools: Sequence[str] | None = None,
     mcp: McpTurn | None = None,
+    uploads: UploadResolver | None = None,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
@@ -97,10 +100,19 @@ def build_graph(
     as ``prompt_cache_key`` (only where the endpoint accepts it); ``system_prompt``: the agent's
     instructions (a subagent's own); ``task_tool``: the ``task`` tool, where the agent may start
     subagents; ``allowed_tools``: the only tools the agent gets (None: all); ``mcp``: the MCP
-    servers' tools and states for the turns this graph runs (a new set means a new graph)."""
+    servers' tools and states for the turns this graph runs (a new set means a new graph);
+    ``uploads``: where request images are uploaded, on a route whose transport is ``files``
+    (None: they travel inline)."""
     counter = compactor.counter
     wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
-    projection = MediaProjectionMiddleware(store, variants, route_for(profile), policy=MediaPolicy.of(profile, wire=wire))
+    projection = MediaProjectionMiddleware(
+        store,
+        variants,
+        route_for(profile),
+        policy=MediaPolicy.of(profile, wire=wire),
+        limits=request_limits(profile),
+        files=FileImages(uploads, wire) if uploads is not None else None,
+    )
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
     # memory after them: the stable prefix is what provider prompt caches reuse.
     todos = allowed_tools is None or WRITE_TODOS.name in allowed_tools

@@ -1,8 +1,10 @@
-"""From a model profile to the media pipeline's image route (budgets and token formula)."""
+"""From a model profile to the media pipeline's image route (budgets and token formula) and
+its request-size offload limits."""
 
 from __future__ import annotations
 
 from dcode.media.limits import ImageRoute
+from dcode.media.offload import OffloadLimits
 from dcode.media.tokens import GENERIC, AnthropicPixels, GeminiTiles, OpenAIPatches, OpenAITiles, TokenFormula
 from dcode.models.profiles import ModelProfile
 
@@ -24,3 +26,8 @@ def token_formula(name: str) -> TokenFormula:
 
 def route_for(profile: ModelProfile) -> ImageRoute:
     return ImageRoute(profile.image_max_pixels, profile.image_max_bytes, token_formula(profile.image_token_formula))
+
+
+def request_limits(profile: ModelProfile) -> OffloadLimits:
+    """What the images of one request may add up to before the oldest are left out."""
+    return OffloadLimits(max_bytes=profile.request_image_bytes, max_images=profile.request_max_images)

@@ -19,7 +19,7 @@ def describe_model_error(exc: BaseException, base_url: str = "") -> str:
     if limit:
         return limit
     status = getattr(exc, "status_code", None)
-    detail = _api_message(exc)
+    detail = api_message(exc)
     match exc:
         case openai.AuthenticationError():
             return f"authentication failed (401){where}: check the API key ({detail})"
@@ -94,17 +94,18 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 def is_context_overflow(exc: BaseException) -> bool:
     import openai
 
-    return isinstance(exc, openai.BadRequestError) and "context_length" in _api_message(exc)
+    return isinstance(exc, openai.BadRequestError) and "context_length" in api_message(exc)
 
 
-def _api_message(exc: BaseException) -> str:
+def api_message(exc: BaseException) -> str:
+    """The provider's own message (and code) of an OpenAI client error, on one line."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
-        if isinstance(inner, dict):
-            message = inner.get("message")
+        if isinstance(inner, dict) and inner.get("message"):
             code = inner.get("code")
-            if message:
-                return f"{message} [{code}]" if code and str(code) not in str(message) else str(message)
-    message = getattr(exc, "message", None) or str(exc)
+            message = str(inner["message"])
+            text = f"{message} [{code}]" if code and str(code) not in message else message
+            return " ".join(text.split())[:300]
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     return " ".join(str(message).split())[:300]

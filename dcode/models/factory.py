@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dcode.config import Settings, WireApi
+from dcode.models.image_transport import ImageTransport, image_transport
 from dcode.models.known_profiles import known_openai_profile
 from dcode.models.presets import accepts_prompt_cache_key
 from dcode.models.profiles import ModelProfile, resolve_profile
@@ -35,6 +36,12 @@ class ResolvedModel:
         """Whether this model's requests carry the session id as ``prompt_cache_key``."""
         endpoint = self.endpoint
         return accepts_prompt_cache_key(endpoint.spec.provider, endpoint.base_url, self.profile.prompt_cache_key)
+
+    @property
+    def image_transport(self) -> ImageTransport:
+        """How this model's requests carry images: "inline" or "files"."""
+        endpoint = self.endpoint
+        return image_transport(endpoint.spec.provider, endpoint.base_url, endpoint.api, self.profile.image_transport)
 
 
 def known_profile(provider: str, model: str) -> dict[str, Any] | None:
@@ -69,6 +76,7 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_cli
     collector, whose pooled connections belong to the event loop that first used them."""
     from dcode.models.chat_model import DcodeChatOpenAI
     from dcode.models.transport import BudgetedAsyncOpenAI, Limits
+    from dcode.models.user_agent import USER_AGENT
 
     endpoint = resolved.endpoint
     client = BudgetedAsyncOpenAI(
@@ -78,6 +86,7 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_cli
         timeout=Limits.of(settings).httpx_timeout,
         http_client=http_async_client or model_http_client(settings),
         retry_budget=settings.retry_budget,
+        default_headers={"User-Agent": USER_AGENT},
     )
     return DcodeChatOpenAI(
         model=endpoint.spec.model,

@@ -29,6 +29,13 @@ class ModelProfile:
     image_max_pixels: int = 640_000
     image_max_bytes: int = 1 * MIB
     image_token_formula: str = "generic"
+    image_transport: str | None = None
+    """How requests carry images: "inline" or "files"; None: by the route
+    (``dcode/models/image_transport.py``)."""
+    request_image_bytes: int = 128 * MIB
+    """What the images of one request may add to its body (base64 for inline images), before
+    the oldest are left out of it."""
+    request_max_images: int = 600
     input_price: float | None = None
     output_price: float | None = None
     cached_input_price: float | None = None
@@ -55,7 +62,8 @@ class ModelProfile:
 PROFILE_FIELDS = tuple(f.name for f in fields(ModelProfile) if f.name not in {"guessed", "source"})
 
 # OpenAI scales images to fit 2048x2048 with the short side at most 768: 768x2048 px at most.
-_OPENAI_IMAGE = {"image_max_pixels": 768 * 2048, "image_max_bytes": 20 * MIB}
+# OpenAI takes at most 500 images and 50 MB of image data in one request.
+_OPENAI_IMAGE = {"image_max_pixels": 768 * 2048, "image_max_bytes": 20 * MIB, "request_image_bytes": 50_000_000, "request_max_images": 500}
 
 # Keyed by "provider:model-glob"; the first match wins. Figures are each vendor's documented ones.
 PRESETS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -68,6 +76,7 @@ PRESETS: tuple[tuple[str, dict[str, Any]], ...] = (
             "image_tool_message": False,
             "image_max_pixels": 640_000,
             "image_max_bytes": 1 * MIB,
+            "request_image_bytes": 48 * MIB,  # base64 counts toward DeepSeek's 48 MiB body
         },
     ),
     (
@@ -164,6 +173,10 @@ def _validated_override(key: str, table: Mapping[str, Any]) -> dict[str, Any]:
             expected = float
         elif name == "prompt_cache_key":
             expected = bool
+        elif name == "image_transport":
+            if value not in {"inline", "files"}:
+                raise ConfigError(f'[models."{key}"]: image_transport must be "inline" or "files", not {value!r}')
+            expected = str
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):

@@ -7,9 +7,14 @@ Hook: ``awrap_model_call``. For this request only (the checkpointed messages are
 2. placement (``media_placement``): media a tool returned stay in its result when the profile
    allows it there, else move into one user message after the whole batch of results (a part
    still in a tool result that may not be there, in a result no batch claims, is scrubbed);
-3. bytes: every image reference becomes a stable handle line plus the route's variant as a
-   standard base64 image block, the oldest images dropping in whole steps when the request
-   would grow too large; every file reference (a PDF, an audio clip, a whole video) becomes the
+3. bytes: every image reference becomes a stable handle line plus the route's variant, the
+   oldest images dropping in whole steps when the request would grow too large. On an
+   ``inline`` route the variant is a standard base64 image block, metered by its base64
+   length; on a ``files`` route it is the part naming its uploaded file (``media_files``),
+   metered by that part's few bytes, so a long session keeps its screenshots. When an image
+   has no file this time, the whole request goes inline, within the inline budget; when the
+   provider says it no longer has some of the files, they are uploaded again and the call is
+   retried once. Every file reference (a PDF, an audio clip, a whole video) becomes the
    standard block of its kind (``file_blocks``), read from the store off the event loop. A
    missing or damaged attachment becomes a placeholder, never a failed request.
 """
@@ -26,6 +31,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain_core.messages import BaseMessage
 
 from dcode.agent.events import Notice
+from dcode.agent.media_files import FileImages, ResolvedParts
 from dcode.agent.media_placement import place_attachments
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_scrub import scrub, scrub_tool_results
@@ -37,9 +43,10 @@ from dcode.media.file_blocks import standard_block
 from dcode.media.handles import handle_for
 from dcode.media.limits import ImageRoute
 from dcode.media.modality import Modality, media_part
-from dcode.media.offload import DEFAULT_OFFLOAD, OffloadLimits, placeholder_text, plan_offload, refine_offload, upper_bound
+from dcode.media.offload import DEFAULT_OFFLOAD, OffloadLimits, OffloadPlan, base64_length, placeholder_text, plan_offload, refine_offload, upper_bound
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import Variant, VariantService
+from dcode.models.image_transport import FILE_PART_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +57,13 @@ class _Ref:
 
 
 Blocks = dict[tuple[int, int], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Projected:
+    blocks: Blocks
+    file_ids: frozenset[str]
+    """The file ids the request refers to (none when its images are inline)."""
 
 _NOTICE_NAMES: dict[Modality, str] = {
     "image": "images",
@@ -89,13 +103,16 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         *,
         policy: MediaPolicy,
         limits: OffloadLimits = DEFAULT_OFFLOAD,
+        files: FileImages | None = None,
     ) -> None:
+        """``files``: the Files transport, where the route uses it (None: images inline)."""
         super().__init__()
         self.store = store
         self.variants = variants
         self.route = route
         self.policy = policy
         self.limits = limits
+        self.files = files
         self._warned: set[tuple[str, Modality]] = set()
 
     async def awrap_model_call(
@@ -112,8 +129,25 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         files = find_references(messages, is_file_reference_block)
         if not images and not files and messages is request.messages:
             return await handler(request)
-        blocks = {**(await self._project(images) if images else {}), **(await self._files(files) if files else {})}
-        return await handler(request.override(messages=_rebuild(messages, blocks)))
+        file_blocks = await self._files(files) if files else {}
+        projected = await self._project(images, request) if images else _Projected({}, frozenset())
+        try:
+            return await handler(request.override(messages=_rebuild(messages, {**projected.blocks, **file_blocks})))
+        except Exception as exc:
+            stale = self.files.stale(exc, projected.file_ids) if self.files else None
+            if stale is None or self.files is None:
+                raise
+        # The provider no longer has some of the files: drop them, upload again, and retry
+        # once. A second file error drops what it names and is the call's error.
+        await self.files.forget(stale)
+        projected = await self._project(images, request)
+        try:
+            return await handler(request.override(messages=_rebuild(messages, {**projected.blocks, **file_blocks})))
+        except Exception as exc:
+            again = self.files.stale(exc, projected.file_ids)
+            if again is not None:
+                await self.files.forget(again)
+            raise
 
     def _stays(self, attached: list[Any]) -> bool:
         parts = [part for block in attached if (part := media_part(block)) is not None]
@@ -122,21 +156,30 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     async def _files(self, refs: list[_Ref]) -> Blocks:
         return await asyncio.to_thread(_file_blocks, self.store, refs)
 
-    async def _project(self, refs: list[_Ref]) -> Blocks:
+    async def _project(self, refs: list[_Ref], request: ModelRequest[RunContext]) -> _Projected:
         attachments: list[Attachment | None] = []
         for ref in refs:
             try:
                 attachments.append(from_reference_block(ref.raw))
             except InvalidReferenceBlock:
                 attachments.append(None)
-        bounds = [upper_bound(a.byte_size, self.route.max_bytes) if a else 0 for a in attachments]
-        first = plan_offload(bounds, self.limits)
-        kept = [(i, a) for i, a in enumerate(attachments) if i >= first.drop and a is not None]
-        results = await asyncio.gather(*(self.variants.get(a, self.route) for _, a in kept), return_exceptions=True)
-        variants: dict[int, Variant | BaseException] = {i: r for (i, _), r in zip(kept, results, strict=True)}
-        exact = [v.byte_size if isinstance(v := variants.get(i), Variant) else None for i in range(len(refs))]
-        plan = refine_offload(first, bounds, exact, self.limits)
-        encoded = await asyncio.to_thread(_encode_all, {i: v for i, v in variants.items() if i >= plan.drop and isinstance(v, Variant)})
+        variants: dict[int, Variant | BaseException] = {}
+        parts: dict[int, dict[str, Any]] = {}
+        file_ids: frozenset[str] = frozenset()
+        inline = self.files is None
+        if self.files is not None:
+            plan = await self._plan(attachments, variants, _file_id_size)
+            kept = {i: v for i, v in variants.items() if i >= plan.drop and isinstance(v, Variant)}
+            resolved = await self.files.parts(kept)
+            if isinstance(resolved, ResolvedParts):
+                parts, file_ids = resolved.parts, resolved.file_ids
+            else:
+                self._files_notice(request, resolved)
+                inline = True
+        if inline:
+            plan = await self._plan(attachments, variants, _inline_size)
+            encoded = await asyncio.to_thread(_encode_all, {i: v for i, v in variants.items() if i >= plan.drop and isinstance(v, Variant)})
+            parts = {i: {"type": "image", "base64": data, "mime_type": _media_type(variants[i])} for i, data in encoded.items()}
         out: Blocks = {}
         for index, ref in enumerate(refs):
             att, name = attachments[index], _name(ref.raw)
@@ -145,15 +188,30 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
                 out[key] = [_text(unavailable_placeholder("image", name, "its reference is damaged"))]
             elif index < plan.drop:
                 out[key] = [_text(placeholder_text(att.display_name, str(self.store.path_for(att)), width=att.width, height=att.height))]
-            elif isinstance(result := variants.get(index), BaseException) or index not in encoded:
+            elif isinstance(result := variants.get(index), BaseException) or index not in parts:
                 detail = result.detail if isinstance(result, MediaError) and hasattr(result, "detail") else "unavailable"
                 out[key] = [_text(unavailable_placeholder("image", att.display_name, str(detail)))]
             else:
                 variant = result
                 assert isinstance(variant, Variant)
                 handle = handle_for(att, request_size=(variant.width, variant.height), media_type=variant.media_type, path=self.store.path_for(att))
-                out[key] = [_text(handle), {"type": "image", "base64": encoded[index], "mime_type": variant.media_type}]
-        return out
+                out[key] = [_text(handle), parts[index]]
+        return _Projected(out, file_ids)
+
+    async def _plan(self, attachments: list[Attachment | None], variants: dict[int, Variant | BaseException], size: Callable[[int], int]) -> OffloadPlan:
+        """The request-size offload, metered by ``size`` (of a variant's bytes), with the
+        variants of every image it keeps made (into ``variants``, shared between plans)."""
+        bounds = [size(upper_bound(a.byte_size, self.route.max_bytes)) if a else 0 for a in attachments]
+        first = plan_offload(bounds, self.limits)
+        wanted = [(i, a) for i, a in enumerate(attachments) if i >= first.drop and a is not None and i not in variants]
+        results = await asyncio.gather(*(self.variants.get(a, self.route) for _, a in wanted), return_exceptions=True)
+        variants.update({i: r for (i, _), r in zip(wanted, results, strict=True)})
+        exact = [size(v.byte_size) if isinstance(v := variants.get(i), Variant) else None for i in range(len(attachments))]
+        return refine_offload(first, bounds, exact, self.limits)
+
+    def _files_notice(self, request: ModelRequest[RunContext], reason: str) -> None:
+        if request.runtime is not None:
+            request.runtime.context.emit(Notice(f"images could not be uploaded ({reason}): this request carries them inline"))
 
     def _notice_once(self, request: ModelRequest[RunContext], modality: Modality) -> None:
         key = (current_thread_id(), modality)
@@ -161,6 +219,21 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             return
         self._warned.add(key)
         request.runtime.context.emit(Notice(refusal_notice(modality)))
+
+
+def _inline_size(variant_bytes: int) -> int:
+    """What an inline image adds to the request: its bytes as base64."""
+    return base64_length(variant_bytes)
+
+
+def _file_id_size(variant_bytes: int) -> int:
+    """What a file-id image adds to the request: its part, whatever the image's size."""
+    return FILE_PART_BYTES
+
+
+def _media_type(variant: Variant | BaseException) -> str:
+    assert isinstance(variant, Variant)
+    return variant.media_type
 
 
 def _encode_all(variants: dict[int, Variant]) -> dict[int, str]:
