@@ -12,14 +12,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from dcode import __version__
 from dcode.config import ApprovalMode, ConfigError, Settings, WireApi, load_settings
 
-SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp"}
+SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
 
 root = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,6 +32,8 @@ sub.add_typer(sessions_app, name="sessions")
 sub.add_typer(media_app, name="media")
 sub.add_typer(config_app, name="config")
 sub.add_typer(agents_app, name="agents")
+files_app = typer.Typer(help="The remote files that carry images on a Files transport route.", no_args_is_help=True)
+sub.add_typer(files_app, name="files")
 mcp_app = typer.Typer(help="The MCP servers dcode starts: $DCODE_HOME/mcp.json and the project's .mcp.json.", no_args_is_help=True)
 sub.add_typer(mcp_app, name="mcp")
 
@@ -60,7 +62,7 @@ def _version(value: bool) -> None:
         "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
         "headless and print the answer (PROMPT '-' reads stdin).\n\n"
         "Subcommands: dcode sessions list|show|delete, dcode media inspect, dcode config path|show, "
-        "dcode agents list, dcode mcp list|get|add|remove, dcode trust [PATH] [--revoke|--list], dcode doctor."
+        "dcode agents list, dcode mcp list|get|add|remove, dcode files list|info|delete|prune, dcode trust [PATH] [--revoke|--list], dcode doctor."
     )
 )
 def run(
@@ -320,6 +322,54 @@ def mcp_remove(
         typer.echo(remove_server(_settings(), name, scope))
     except ConfigError as exc:
         _fail(str(exc))
+
+
+_FILES_MODEL = Annotated[Optional[str], typer.Option("-m", "--model", help="The model whose endpoint and key own the files (default: the configured one).")]
+_FILES_BASE_URL = Annotated[Optional[str], typer.Option("--base-url")]
+
+
+def _files(model: str | None, base_url: str | None, action: Any) -> None:
+    from dcode.media.uploads.remote import FilesError
+
+    settings = _settings(model=model, base_url=base_url)
+    try:
+        from dcode.files_cli import run_files
+
+        typer.echo(run_files(settings, action))
+    except ConfigError as exc:
+        _fail(str(exc))
+    except FilesError as exc:
+        _fail(str(exc), code=1)
+    except OSError as exc:
+        _fail(f"cannot use the upload index: {exc.strerror or exc}", code=1)
+
+
+@files_app.command("list", help="The key's remote files, dcode's own marked with the image variant each holds.")
+def files_list(model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
+    from dcode.files_cli import list_files
+
+    _files(model, base_url, list_files)
+
+
+@files_app.command("info", help="One remote file, by its file id or by the variant id it holds.")
+def files_info(ident: Annotated[str, typer.Argument(metavar="FILE_OR_VARIANT_ID")], model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
+    from dcode.files_cli import file_info
+
+    _files(model, base_url, lambda remote, index, scope: file_info(remote, index, scope, ident))
+
+
+@files_app.command("delete", help="Release one file: delete it remotely and drop its mapping (by file id or variant id).")
+def files_delete(ident: Annotated[str, typer.Argument(metavar="FILE_OR_VARIANT_ID")], model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
+    from dcode.files_cli import delete_file
+
+    _files(model, base_url, lambda remote, index, scope: delete_file(remote, index, scope, ident))
+
+
+@files_app.command("prune", help="Release the whole scope: every file dcode uploaded with this key, and every mapping.")
+def files_prune(model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
+    from dcode.files_cli import prune_files
+
+    _files(model, base_url, prune_files)
 
 
 @sub.command(

@@ -33,6 +33,7 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
         mark = "  (guessed: set it under [models.\"" + resolved.spec + "\"] in config.toml)" if item.name in profile.guessed else ""
         print(f"  {item.name:<20} {value}{mark}")
     print(f"prompt cache {_cache_key_line(resolved)}")
+    print(f"images       {_transport_line(settings, resolved)}")
     for tool, purpose in (("rg", "fast grep"), ("git", "branch and status"), ("wl-paste", "Wayland clipboard images"), ("xclip", "X11 clipboard images")):
         print(f"tool         {tool:<9} {'found' if shutil.which(tool) else 'missing'} ({purpose})")
     print(f"video        {_video_line()}")
@@ -50,6 +51,23 @@ def _cache_key_line(resolved: Any) -> str:
     if resolved.profile.prompt_cache_key is False:
         return "prompt_cache_key not sent (prompt_cache_key = false in config.toml)"
     return f"prompt_cache_key not sent (set prompt_cache_key = true under {where} if this server takes it)"
+
+
+def _transport_line(settings: Settings, resolved: Any) -> str:
+    """How requests carry images, and how many of this key's uploads dcode keeps."""
+    from dcode.media.uploads.index import Scope, UploadIndex
+    from dcode.models.image_transport import transport_line, why_transport
+
+    endpoint = resolved.endpoint
+    why = why_transport(endpoint.spec.provider, endpoint.base_url, endpoint.api, resolved.profile.image_transport)
+    line = transport_line(resolved.image_transport, why, resolved.spec)
+    if resolved.image_transport != "files":
+        return line
+    try:
+        kept = len(UploadIndex(settings.home).mappings(Scope.of(endpoint.base_url, endpoint.api_key)))
+    except OSError as exc:
+        return f"{line}; the upload index cannot be read: {exc.strerror or exc}"
+    return f"{line}; {kept} uploaded for this key (dcode files list)"
 
 
 def _video_line() -> str:

@@ -41,6 +41,7 @@ def inspect_command(
         return 2
     profile = model_profile(spec, settings)
     route = route_for(profile)
+    transport = _transport(settings, profile)
     failed = False
     for path in paths:
         if path in videos:
@@ -54,9 +55,26 @@ def inspect_command(
 
             report = inspect_path(path, route, AttachmentStore(settings.attachments_dir))
             text = _describe(report, spec.text, profile.image_inputs)
+        if "error" not in report:
+            report["transport"] = transport[0]
+            text += f"\n  transport   {transport[1]}"
         failed = failed or "error" in report
         print(json.dumps(report, ensure_ascii=False) if as_json else text)
     return 1 if failed else 0
+
+
+def _transport(settings: Settings, profile: Any) -> tuple[str, str]:
+    """The route's image transport, and its line; the endpoint is found without its key."""
+    from dcode.models.image_transport import image_transport, transport_line, why_transport
+    from dcode.models.spec import resolve_address
+
+    try:
+        address = resolve_address(settings)
+    except ConfigError as exc:
+        return "inline", f"inline (the endpoint is unknown: {exc})"
+    provider, base_url, api = address.spec.provider, address.base_url, address.api
+    transport = image_transport(provider, base_url, api, profile.image_transport)
+    return transport, transport_line(transport, why_transport(provider, base_url, api, profile.image_transport), address.spec.text)
 
 
 def _describe(report: dict[str, Any], model: str, takes_images: bool) -> str:

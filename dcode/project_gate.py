@@ -6,7 +6,8 @@ trusts the project, so a new setting is safe by default. The keys allowed are th
 cannot widen trust:
 
 - ``max_turns``, ``theme``, ``api`` (the wire protocol to the same endpoint), and
-  ``[models."…"]`` profile tables;
+  ``[models."…"]`` profile tables, except ``image_transport = "files"`` (uploading the user's
+  images to be kept remotely is the user's choice);
 - ``approve``, only to a mode no looser than the user's own choice (flags, environment, user
   config, or the surface's default: manual in the TUI, edits headless);
 - ``model``, only when it keeps requests and keys where the user's own settings send them: the
@@ -31,6 +32,7 @@ _REASONS = {
     "mcp": "runs MCP tools without asking, or changes their time limits",
     "providers.base_url": "changes where requests and keys go",
     "providers.api_key_env": "sends another environment variable as the key",
+    "models.image_transport": "uploads your images to the provider, which keeps them for days",
 }
 UNTRUSTED = "only your own config may set it until you trust the project"
 
@@ -43,12 +45,30 @@ def gate(data: dict[str, Any], mine: Settings, default_approve: ApprovalMode) ->
     allowed: dict[str, Any] = {}
     ignored: list[IgnoredSetting] = []
     for key, value in data.items():
+        if key == "models" and isinstance(value, dict):
+            tables, refused = _model_tables(value)
+            allowed[key] = tables
+            ignored.extend(refused)
+            continue
         reason = _refusal(key, value, mine, default_approve)
         if reason is None:
             allowed[key] = value
         else:
             ignored.extend(IgnoredSetting(name, item, _REASONS.get(_kind(name), reason)) for name, item in _flatten(key, value))
     return allowed, ignored
+
+
+def _model_tables(tables: dict[str, Any]) -> tuple[dict[str, Any], list[IgnoredSetting]]:
+    """The profile tables, less ``image_transport = "files"``: it would upload the user's images
+    to the provider, where they stay for days, which only the user may choose."""
+    kept: dict[str, Any] = {}
+    refused: list[IgnoredSetting] = []
+    for spec, table in tables.items():
+        if isinstance(table, dict) and table.get("image_transport") == "files":
+            refused.append(IgnoredSetting(f"models.{spec}.image_transport", "files", _REASONS["models.image_transport"]))
+            table = {name: item for name, item in table.items() if name != "image_transport"}
+        kept[spec] = table
+    return kept, refused
 
 
 def _kind(dotted: str) -> str:

@@ -109,6 +109,21 @@ def test_model_may_not_move_requests_or_keys(home: Path, workspace: Path) -> Non
     assert load(home, workspace).model == "openai:gpt-4.1"  # same provider, another model
 
 
+def test_an_untrusted_project_cannot_send_images_to_the_files_api(home: Path, workspace: Path) -> None:
+    project = '[models."openai:test-model"]\nimage_transport = "files"\nmax_input_tokens = 50000\n'
+    write(workspace / ".dcode" / "config.toml", project)
+    settings = load(home, workspace)
+    assert settings.model_overrides == {"openai:test-model": {"max_input_tokens": 50000}}
+    [ignored] = settings.ignored
+    assert ignored.key == "models.openai:test-model.image_transport" and "keeps them for days" in ignored.reason
+    # Choosing inline (nothing kept remotely) is allowed; once trusted, files applies.
+    write(workspace / ".dcode" / "config.toml", '[models."openai:test-model"]\nimage_transport = "inline"\n')
+    assert load(home, workspace).model_overrides == {"openai:test-model": {"image_transport": "inline"}}
+    write(workspace / ".dcode" / "config.toml", project)
+    trust(home, workspace)
+    assert load(home, workspace).model_overrides["openai:test-model"]["image_transport"] == "files"
+
+
 def test_unknown_and_future_keys_are_not_applied(home: Path, workspace: Path) -> None:
     write(workspace / ".dcode" / "config.toml", "request_timeout = 1.0\nmax_retries = 0\n")
     settings = load(home, workspace)

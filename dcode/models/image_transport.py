@@ -51,6 +51,13 @@ def why_transport(provider: str, base_url: str, api: WireApi, configured: str | 
     return "the default: this endpoint is not known to take file ids"
 
 
+def transport_line(transport: ImageTransport, why: str, spec: str) -> str:
+    """One line on how the route carries images, and how to change it."""
+    if transport == "files":
+        return f'files: each image uploaded once through the Files API, requests carry its id ({why}; image_transport = "inline" under [models."{spec}"] to send base64 instead)'
+    return f'inline: each request carries its images as base64 ({why}; image_transport = "files" under [models."{spec}"] if it takes file ids)'
+
+
 def file_image_part(wire: str, file_id: str) -> dict[str, Any]:
     """The content part that shows the model the uploaded image ``file_id``."""
     if wire == "responses":

@@ -42,7 +42,18 @@ def parse_spec(text: str) -> ModelSpec:
     return ModelSpec(provider.lower(), model)
 
 
-def resolve_endpoint(settings: Settings, env: dict[str, str] | None = None) -> Endpoint:
+@dataclass(frozen=True, slots=True)
+class Address:
+    """Where a model's requests go and on which wire, known without its key."""
+
+    spec: ModelSpec
+    base_url: str
+    api: WireApi
+    preset: ProviderPreset | None
+    override_key_env: str | None
+
+
+def resolve_address(settings: Settings, env: dict[str, str] | None = None) -> Address:
     env = dict(os.environ) if env is None else env
     spec = parse_spec(settings.model)
     preset = PROVIDERS.get(spec.provider)
@@ -59,11 +70,18 @@ def resolve_endpoint(settings: Settings, env: dict[str, str] | None = None) -> E
             "or give --base-url for any OpenAI-compatible server"
         )
     api = settings.api or (override.api if override else None) or default_api(base_url)
-    key_env, key = _find_key(preset, override.api_key_env if override else None, env)
+    return Address(spec, base_url, api, preset, override.api_key_env if override else None)
+
+
+def resolve_endpoint(settings: Settings, env: dict[str, str] | None = None) -> Endpoint:
+    env = dict(os.environ) if env is None else env
+    address = resolve_address(settings, env)
+    spec, base_url, preset = address.spec, address.base_url, address.preset
+    key_env, key = _find_key(preset, address.override_key_env, env)
     hosted_default = preset is not None and preset.key_required and base_url == preset.base_url
     if not key and hosted_default:
         raise ModelSpecError(f"no API key for {spec.provider}: set {key_env} (export {key_env}=...)")
-    return Endpoint(spec, base_url, api, key or "not-needed", key_env)
+    return Endpoint(spec, base_url, address.api, key or "not-needed", key_env)
 
 
 def _find_key(
