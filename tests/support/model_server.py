@@ -19,6 +19,10 @@ must survive: HTTP errors with ``Retry-After``, context overflow, a socket
 dropped mid-stream, an unparseable SSE chunk, and a server that hangs before
 its headers or in the middle of a stream.
 
+It also answers the Files API (``/v1/files``, see :mod:`tests.support.files_api` and
+``server.files``), so uploads and chat requests that refer to files by id run over real HTTP;
+a completion request naming a file that is gone is refused without using a step.
+
 The server can also run as its own process for end-to-end CLI/tmux tests::
 
     python -m tests.support.model_server --script script.json \
@@ -52,11 +56,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Literal, Self
 
+from tests.support.files_api import INVALID_FILE_CODE, FilesApi, invalid_file_answer, referenced_file_ids
 from tests.support.openai_usage import is_openai_model, openai_input_tokens
 
 __all__ = [
     "ContextLengthExceeded",
     "DropMidStream",
+    "FileError",
     "MalformedChunk",
     "ModelServerProcess",
     "RecordedRequest",
@@ -317,6 +323,26 @@ class StallMidStream(Step):
     kind: ClassVar[str] = "stall_mid_stream"
 
 
+@dataclass(frozen=True)
+class FileError(Step):
+    """The 400 ``invalid_file_id`` a provider answers when it cannot use a referenced file,
+    even though the server's Files API still holds it (a provider-side loss or lag).
+
+    ``ids=None`` names every file id the request used; ``named=False`` gives the message that
+    names none, so a client cannot tell which file to upload again.
+    """
+
+    ids: tuple[str, ...] | None = None
+    named: bool = True
+
+    kind: ClassVar[str] = "file_error"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.ids is not None:
+            object.__setattr__(self, "ids", tuple(str(i) for i in self.ids))
+
+
 def _field_default(f: Any) -> Any:
     """The default of a dataclass field, whether plain or from a factory."""
     if f.default_factory is not MISSING:
@@ -439,6 +465,14 @@ class _Faults:
         step = StallMidStream(after_chunks=after_chunks, seconds=seconds, count=None if repeat else 1)
         return step if text is None else replace(step, text=text)
 
+    @staticmethod
+    def file_error(
+        ids: Iterable[str] | None = None, *, named: bool = True, repeat: bool = False
+    ) -> FileError:
+        """A 400 ``invalid_file_id`` naming ``ids`` (None: every file id the request used)."""
+        return FileError(ids=None if ids is None else tuple(ids), named=named,
+                         count=None if repeat else 1)
+
 
 fault = _Faults()
 
@@ -491,6 +525,9 @@ class RecordedRequest:
     step: Step | None = None
     raw_body: bytes = field(default=b"", repr=False, compare=False)
     """The body's bytes as the client sent them (in-process only: the log keeps ``body``)."""
+    refused: str | None = None
+    """Why the server answered an error before the script was asked (no step was used):
+    ``"invalid_file_id"`` when the request referred to files that are gone."""
 
     @property
     def wire(self) -> Wire | None:
@@ -559,6 +596,7 @@ class RecordedRequest:
             "body": self.body,
             "received_at": self.received_at,
             "step": None if self.step is None else self.step.to_dict(),
+            "refused": self.refused,
         }
 
     @classmethod
@@ -573,6 +611,7 @@ class RecordedRequest:
             body=data.get("body"),
             received_at=float(data.get("received_at", 0.0)),
             step=None if step is None else Step.from_dict(step),
+            refused=data.get("refused"),
         )
 
 
@@ -1253,6 +1292,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
         self.server.owner._handle(self, self._read_body())
 
+    def do_DELETE(self) -> None:  # noqa: N802 - stdlib naming
+        self.server.owner._handle(self, self._read_body())
+
     def _read_body(self) -> bytes:
         """Read the request body, by Content-Length or chunked encoding."""
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
@@ -1390,6 +1432,9 @@ class ScriptedModelServer:
         """When set, the input tokens reported (unscripted usage) are OpenAI's count for the
         request times this factor, whatever the model: a provider whose tokenizer counts
         differently from o200k."""
+        self.files = FilesApi()
+        """The Files API (``/v1/files``): stored files, upload faults, the clock, and the
+        Files requests received (which use no script step)."""
 
     # -- lifecycle --------------------------------------------------------
 
@@ -1489,14 +1534,18 @@ class ScriptedModelServer:
     def _handle(self, handler: _Handler, raw_body: bytes | None) -> None:
         """Parse, record and answer one request; never leave the client hanging."""
         path = handler.path.split("?", 1)[0].rstrip("/") or "/"
+        files_request = self.files.serves(path)  # multipart, not JSON
         try:
-            body = json.loads(raw_body) if raw_body else None
+            body = json.loads(raw_body) if raw_body and not files_request else None
         except ValueError:
             message = "We could not parse the JSON body of your request."
             handler.send_json(400, _error_body(message, "invalid_request_error", None, None))
             return
         try:
-            self._route(handler, path, body, raw_body or b"")
+            if files_request:
+                self._serve_files(handler, path, raw_body or b"")
+            else:
+                self._route(handler, path, body, raw_body or b"")
         except OSError:
             handler.close_connection = True
         except Exception as exc:  # a bug here must surface in the test, not hang it
@@ -1516,9 +1565,17 @@ class ScriptedModelServer:
             handler.send_json(200, json.dumps({"remaining": len(self.remaining)}).encode())
             return
         is_completion = method == "POST" and (path in CHAT_PATHS or path in RESPONSES_PATHS)
-        step, request = self._record(handler, path, body, consume=is_completion, raw_body=raw_body)
+        refusal = self.files.refusal(body) if is_completion else None
+        step, request = self._record(
+            handler, path, body, consume=is_completion, raw_body=raw_body,
+            refused=INVALID_FILE_CODE if refusal is not None else None,
+        )
         if method == "GET" and path in MODELS_PATHS:
             handler.send_json(200, self._models_body())
+        elif refusal is not None:
+            handler.send_json(refusal.status, refusal.body, refusal.headers)
+            with self._lock:
+                self.answered.append((request.index, time.monotonic()))
         elif is_completion:
             self._answer(handler, request, step)
             handler.wfile.flush()
@@ -1528,12 +1585,22 @@ class ScriptedModelServer:
             message = f"Unknown request URL: {method} {path}."
             handler.send_json(404, _error_body(message, "invalid_request_error", "unknown_url", None))
 
+    def _serve_files(self, handler: _Handler, path: str, raw_body: bytes) -> None:
+        """Answer a Files API request: kept in ``all_requests`` and ``files.requests``, never a
+        completion, so it uses no script step."""
+        self._record(handler, path, None, consume=False, raw_body=raw_body)
+        answer = self.files.handle(handler.command, handler.path, dict(handler.headers.items()), raw_body)
+        handler.send_json(answer.status, answer.body, answer.headers)
+
     def _record(
-        self, handler: _Handler, path: str, body: Any, consume: bool, raw_body: bytes = b""
+        self, handler: _Handler, path: str, body: Any, consume: bool, raw_body: bytes = b"",
+        refused: str | None = None,
     ) -> tuple[Step | None, RecordedRequest]:
-        """Take the next step (for completions) and record the request atomically."""
+        """Take the next step (for completions the server does not refuse) and record the
+        request atomically; a refused completion is still one of ``requests``."""
         with self._lock:
-            step = self._script.take(_first_user_text(path, body)) if consume else None
+            take = consume and refused is None
+            step = self._script.take(_first_user_text(path, body)) if take else None
             request = RecordedRequest(
                 index=len(self._requests) if consume else -1,
                 method=handler.command,
@@ -1543,6 +1610,7 @@ class ScriptedModelServer:
                 received_at=time.monotonic(),
                 step=step,
                 raw_body=raw_body,
+                refused=refused,
             )
             self._all_requests.append(request)
             if consume:
@@ -1594,6 +1662,10 @@ class ScriptedModelServer:
         elif isinstance(step, ContextLengthExceeded):
             status, headers, body = _context_length_answer(step, request)
             handler.send_json(status, body, headers)
+        elif isinstance(step, FileError):
+            ids = referenced_file_ids(request.body) if step.ids is None else list(step.ids)
+            answer = invalid_file_answer(ids, step.named)
+            handler.send_json(answer.status, answer.body, answer.headers)
         elif isinstance(step, Reply) and self.window is not None and _estimated_input_tokens(request.body) > self.window:
             status, headers, body = _context_length_answer(ContextLengthExceeded(limit=self.window), request)
             handler.send_json(status, body, headers)
