@@ -296,7 +296,9 @@ class FilesApi:
       ``offset`` (seconds added to it) for ``created_at``, ``expires_at`` and expiry checks;
     - ``page_size``: the most files one list page holds, whatever ``limit`` asks (default 100);
     - ``max_files``: with this many live files, uploads get the quota error (default None);
-    - ``name_bad_ids``: whether the chat-side ``invalid_file_id`` error names the ids.
+    - ``name_bad_ids``: whether the chat-side ``invalid_file_id`` error names the ids;
+    - ``upload_delay``: seconds an upload waits, body read, before it is stored and answered
+      (a slow provider, for tests of waiters that leave).
     """
 
     def __init__(self, now: Callable[[], float] = time.time) -> None:
@@ -305,6 +307,7 @@ class FilesApi:
         self.page_size: int = 100
         self.max_files: int | None = None
         self.name_bad_ids: bool = True
+        self.upload_delay: float = 0.0
         self._lock = threading.RLock()
         self._files: dict[str, StoredFile] = {}  # every file ever made, gone ones too
         self._gone: set[str] = set()  # deleted or forgotten
@@ -409,6 +412,8 @@ class FilesApi:
         """Answer one Files API request (``target`` is the request line's path and query) and
         record it."""
         received_at = time.monotonic()
+        if method == "POST" and self.upload_delay > 0:
+            time.sleep(self.upload_delay)  # outside the lock: other requests go on meanwhile
         split = urlsplit(target)
         path = split.path.rstrip("/") or "/"
         query = {k: v[0] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
