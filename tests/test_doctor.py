@@ -71,3 +71,24 @@ def test_doctor_says_whether_prompt_cache_key_is_sent(tmp_path) -> None:
     configured = doctor(["-m", "ollama:qwen3-coder"], tmp_path)
     assert configured.returncode == 0, configured.stderr
     assert "prompt_cache_key sent (the session id; prompt_cache_key = true in config.toml)" in configured.stdout
+
+
+def test_doctor_and_media_inspect_name_the_image_transport(tmp_path) -> None:
+    official = doctor(["-m", "openai:gpt-4.1"], tmp_path, {"OPENAI_API_KEY": "k"})
+    assert "images       files: each image uploaded once through the Files API" in official.stdout
+    assert "the default on this provider's own endpoint" in official.stdout and "0 uploaded for this key" in official.stdout
+    local = doctor(["-m", "ollama:qwen2.5vl"], tmp_path)
+    assert 'images       inline: each request carries its images as base64' in local.stdout
+    assert 'image_transport = "files" under [models."ollama:qwen2.5vl"]' in local.stdout
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "config.toml").write_text('[models."ollama:*"]\nimage_transport = "files"\n')
+    assert "images       files:" in doctor(["-m", "ollama:qwen2.5vl"], tmp_path).stdout
+    from tests.test_media_request import screenshot
+
+    shot = screenshot(tmp_path / "shot.png", (640, 400))
+    env = {"PATH": "/usr/bin:/bin", "DCODE_HOME": str(tmp_path / "home")}
+    inspected = subprocess.run([DCODE, "media", "inspect", str(shot), "-m", "ollama:qwen2.5vl", "--json"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert inspected.returncode == 0, inspected.stderr
+    assert '"transport": "files"' in inspected.stdout
+    text = subprocess.run([DCODE, "media", "inspect", str(shot), "-m", "openai:gpt-4.1"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert "  transport   files: each image uploaded once" in text.stdout  # known without a key

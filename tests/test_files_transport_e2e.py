@@ -16,6 +16,7 @@ from dcode.agent.events import Notice
 from dcode.media.attachment import to_reference_block
 from dcode.media.store import AttachmentStore, Source
 from dcode.media.uploads.index import Scope, UploadIndex
+from dcode.models.user_agent import USER_AGENT
 from tests.support.model_server import fault, reply
 
 VISION = {"image_inputs": True, "image_max_pixels": 2_000_000, "image_max_bytes": 8 * 1024 * 1024}
@@ -88,6 +89,7 @@ async def test_three_turns_with_one_screenshot_upload_it_once(server, make_setti
     assert all(inline_images(r) == 1 and not file_ids(r) for r in inline)
     for sent_inline, sent_files in zip(inline, files, strict=True):
         assert len(sent_inline.raw_body) >= 100 * len(sent_files.raw_body), (len(sent_inline.raw_body), len(sent_files.raw_body))
+    assert {r.headers.get("user-agent") for r in server.files.requests} == {USER_AGENT}
     # The key is nowhere in the index, which is private.
     index = workspace / "home-files" / "uploads.json"
     assert "test-key" not in index.read_text() and oct(os.stat(index).st_mode & 0o777) == "0o600"

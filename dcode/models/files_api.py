@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import openai
 
 from dcode.media.uploads.remote import FilesError, QuotaExceeded, RemoteFile
-from dcode.models.errors import api_message
+from dcode.models.errors import api_message, describe_model_error
+from dcode.models.transport import RetryBudgetExceeded
 from dcode.models.user_agent import USER_AGENT
 
 if TYPE_CHECKING:
@@ -56,37 +57,42 @@ class OpenAIFiles:
         except openai.APIStatusError as exc:
             if is_quota_error(exc):
                 raise QuotaExceeded(f"the provider has no room: {api_message(exc)}") from exc
-            raise FilesError(f"upload refused (HTTP {exc.status_code}): {api_message(exc)}") from exc
-        except openai.APIError as exc:
-            raise FilesError(f"upload failed: {api_message(exc)}") from exc
+            raise self._failure("upload", exc) from exc
+        except (openai.APIError, RetryBudgetExceeded) as exc:
+            raise self._failure("upload", exc) from exc
         return remote_file(answer)
 
     async def list(self, *, order: str = "asc") -> AsyncIterator[RemoteFile]:
         try:
             async for answer in self.client.files.list(order=order):  # type: ignore[arg-type]
                 yield remote_file(answer)
-        except openai.APIError as exc:
-            raise FilesError(f"listing files failed: {api_message(exc)}") from exc
+        except (openai.APIError, RetryBudgetExceeded) as exc:
+            raise self._failure("listing files", exc) from exc
 
     async def retrieve(self, file_id: str) -> RemoteFile | None:
         try:
             return remote_file(await self.client.files.retrieve(file_id))
         except openai.NotFoundError:
             return None
-        except openai.APIError as exc:
-            raise FilesError(f"looking up {file_id} failed: {api_message(exc)}") from exc
+        except (openai.APIError, RetryBudgetExceeded) as exc:
+            raise self._failure(f"looking up {file_id}", exc) from exc
 
     async def delete(self, file_id: str) -> bool:
         try:
             answer = await self.client.files.delete(file_id)
         except openai.NotFoundError:
             return False
-        except openai.APIError as exc:
-            raise FilesError(f"deleting {file_id} failed: {api_message(exc)}") from exc
+        except (openai.APIError, RetryBudgetExceeded) as exc:
+            raise self._failure(f"deleting {file_id}", exc) from exc
         return bool(getattr(answer, "deleted", True))
 
     async def close(self) -> None:
         await self.client.close()
+
+    def _failure(self, what: str, exc: BaseException) -> FilesError:
+        if isinstance(exc, openai.APIStatusError):
+            return FilesError(f"{what} refused (HTTP {exc.status_code}): {api_message(exc)}")
+        return FilesError(f"{what} failed: {describe_model_error(exc, str(self.client.base_url).rstrip('/'))}")
 
 
 def remote_file(answer: Any) -> RemoteFile:
