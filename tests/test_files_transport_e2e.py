@@ -95,29 +95,33 @@ async def test_three_turns_with_one_screenshot_upload_it_once(server, make_setti
     assert "test-key" not in index.read_text() and oct(os.stat(index).st_mode & 0o777) == "0o600"
 
 
-@pytest.mark.parametrize("named", [True, False])
-async def test_a_stale_id_is_uploaded_again_and_the_call_retried_once(server, make_settings, workspace: Path, api: str, named: bool) -> None:
+@pytest.mark.parametrize("case", ["one named", "two named", "unnamed"])
+async def test_a_stale_id_is_uploaded_again_and_the_call_retried_once(server, make_settings, workspace: Path, api: str, case: str) -> None:
     settings = make_settings(api, model_overrides={"openai:test-model": FILES})
-    one, two = noisy_screenshot(workspace / "one.png", (300, 200), 1), noisy_screenshot(workspace / "two.png", (300, 200), 2)
+    shots = [noisy_screenshot(workspace / f"s{n}.png", (300, 200), n) for n in range(3)]
     server.script(reply("seen"), reply("seen again"))
-    content = [*with_image(settings, one), with_image(settings, two)[1]]
+    content = [*with_image(settings, shots[0]), with_image(settings, shots[1])[1], with_image(settings, shots[2])[1]]
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover())
-        first = [e async for e in runner.run_turn(content, prompt_text="two shots")]
+        first = [e async for e in runner.run_turn(content, prompt_text="three shots")]
         assert not first[-1].is_error
         ids = file_ids(server.requests[-1])
-        server.files.expire(ids[0])
-        server.files.name_bad_ids = named
+        gone = ids[:2] if case == "two named" else ids[:1]
+        for file_id in gone:
+            server.files.expire(file_id)
+        server.files.name_bad_ids = case != "unnamed"
         calls = len(server.requests)
         second = [e async for e in runner.run_turn("again", prompt_text="again")]
     assert not second[-1].is_error and second[-1].result == "seen again"
     assert len(server.requests) == calls + 2  # the refused call and its one retry
+    assert server.requests[calls].refused == "invalid_file_id"
     retried = file_ids(server.requests[-1])
     kept = UploadIndex(settings.home).mappings(Scope.of(server.base_url, "test-key"))
-    if named:  # exactly the named id was replaced
-        assert retried[1] == ids[1] and retried[0] != ids[0] and len(server.files.uploads) == 3
-    else:  # every id the request used is suspect
-        assert set(retried).isdisjoint(ids) and len(server.files.uploads) == 4
+    if case == "unnamed":  # every id the request used is suspect
+        assert set(retried).isdisjoint(ids) and len(server.files.uploads) == 6
+    else:  # exactly the named ids were replaced
+        assert [a == b for a, b in zip(retried, ids, strict=True)] == [i not in gone for i in ids]
+        assert len(server.files.uploads) == 3 + len(gone)
     assert {m.file_id for m in kept} == set(retried)
 
 
