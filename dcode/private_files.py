@@ -15,6 +15,7 @@ A home made by an older dcode (0755 directories, 0644 files) is tightened once b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -89,6 +90,24 @@ def open_private(path: Path, mode: str = "a", *, encoding: str = "utf-8") -> IO[
     """A text file opened for appending (``"a"``) or rewriting (``"w"``), private as above."""
     fd = open_private_fd(path, _FLAGS[mode])
     return os.fdopen(fd, mode, encoding=encoding)
+
+
+@contextlib.contextmanager
+def one_writer(lock: Path) -> Iterator[None]:
+    """Hold ``lock`` (a private file, made if missing) exclusively: one read-change-replace of
+    a record at a time across processes, so that two writers never lose each other's change.
+    Where ``flock`` does not exist (Windows), the atomic rename alone keeps the record whole."""
+    fd = open_private_fd(lock, os.O_RDWR)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except ImportError:
+            pass
+        yield
+    finally:
+        os.close(fd)
 
 
 def ensure_private_file(path: Path) -> Path:

@@ -31,7 +31,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from dcode.private_files import open_private_fd, write_private
+from dcode.private_files import one_writer, write_private
 
 AGENT_DIRS: tuple[str, ...] = (".dcode/agents", ".claude/agents")  # lowest priority first
 TRUST_FILES: tuple[str, ...] = (".dcode/config.toml", *AGENT_DIRS)
@@ -160,17 +160,6 @@ class TrustStore:
         }
         write_private(self.path, json.dumps(data, indent=2) + "\n")
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         """One writer at a time, so that a revoke racing another project's trust is not lost."""
-        fd = open_private_fd(self.home / _LOCK_NAME, os.O_RDWR)
-        try:
-            try:
-                import fcntl
-
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except ImportError:  # Windows: the rename alone keeps the record whole
-                pass
-            yield
-        finally:
-            os.close(fd)
+        return one_writer(self.home / _LOCK_NAME)

@@ -17,12 +17,12 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from dcode.private_files import open_private_fd, write_private
+from dcode.private_files import one_writer, write_private
 
 INDEX_NAME = "uploads.json"
 _LOCK_NAME = "uploads.lock"
@@ -164,19 +164,8 @@ class UploadIndex:
         self._cache = (stamp, scopes)
         return scopes
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        fd = open_private_fd(self.home / _LOCK_NAME, os.O_RDWR)
-        try:
-            try:
-                import fcntl
-
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except ImportError:  # Windows: the atomic rename alone keeps the file whole
-                pass
-            yield
-        finally:
-            os.close(fd)
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        return one_writer(self.home / _LOCK_NAME)
 
 
 def _parse(raw: bytes) -> dict[str, Mappings]:
