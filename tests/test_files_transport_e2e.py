@@ -17,7 +17,8 @@ from dcode.media.attachment import to_reference_block
 from dcode.media.store import AttachmentStore, Source
 from dcode.media.uploads.index import Scope, UploadIndex
 from dcode.models.user_agent import USER_AGENT
-from tests.support.model_server import fault, reply
+from dcode.agent.tools.spec import READ_FILE
+from tests.support.model_server import fault, reply, tool_call
 
 VISION = {"image_inputs": True, "image_max_pixels": 2_000_000, "image_max_bytes": 8 * 1024 * 1024}
 FILES = {**VISION, "image_transport": "files"}
@@ -177,3 +178,14 @@ async def test_many_screenshots_stay_in_a_files_request_that_inline_would_drop(s
         texts = json.dumps(server.requests[-1].messages)
         dropped[transport] = texts.count("omitted from this request")
     assert dropped["inline"] > 0 and dropped["files"] == 0
+
+
+async def test_uploads_failing_through_a_tool_loop_give_one_notice(server, make_settings, workspace: Path) -> None:
+    settings = make_settings("chat", model_overrides={"openai:test-model": FILES})
+    (workspace / "notes.txt").write_text("hello\n")
+    shot = noisy_screenshot(workspace / "one.png", (300, 200))
+    server.files.fail_next_upload("error", times=None)
+    server.script(*(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]) for _ in range(2)), reply("done"))
+    turns = await run_turns(settings, [with_image(settings, shot)])
+    assert not turns[0][-1].is_error and all(inline_images(r) == 1 for r in server.requests)
+    assert sum("could not be uploaded" in e.message for e in turns[0] if isinstance(e, Notice)) == 1

@@ -114,6 +114,7 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         self.limits = limits
         self.files = files
         self._warned: set[tuple[str, Modality]] = set()
+        self._uploads_failing: set[str] = set()
 
     async def awrap_model_call(
         self,
@@ -173,6 +174,7 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             resolved = await self.files.parts(kept)
             if isinstance(resolved, ResolvedParts):
                 parts, file_ids = resolved.parts, resolved.file_ids
+                self._uploads_failing.discard(current_thread_id())
             else:
                 self._files_notice(request, resolved)
                 inline = True
@@ -210,6 +212,11 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         return refine_offload(first, bounds, exact, self.limits)
 
     def _files_notice(self, request: ModelRequest[RunContext], reason: str) -> None:
+        """One notice while uploads keep failing in a thread, not one a model call."""
+        thread = current_thread_id()
+        if thread in self._uploads_failing:
+            return
+        self._uploads_failing.add(thread)
         if request.runtime is not None:
             request.runtime.context.emit(Notice(f"images could not be uploaded ({reason}): this request carries them inline"))
 
