@@ -99,8 +99,9 @@ class FrameSheet(Vertical):
             return
         image = widget_class(picture, classes="video-thumbnails")
         image.styles.height = THUMBNAIL_ROWS
-        await self.mount(image)
+        # In the same step as the mount, so that no frame shows the timeline and the pictures.
         self.query_one(".video-timeline", Static).display = False
+        await self.mount(image)
 
 
 def _strip_picture(graphics: Any, seen: VideoSeen, store: Any) -> tuple[Any, Any]:
