@@ -20,8 +20,8 @@ DCODE = str(Path(sys.executable).with_name("dcode"))
 KEY = "sk-cli-files-key"
 
 
-def dcode(home: Path, base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "DCODE_HOME": str(home), "OPENAI_API_KEY": KEY}
+def dcode(home: Path, base_url: str, *args: str, retries: int = 4) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "DCODE_HOME": str(home), "OPENAI_API_KEY": KEY, "DCODE_MAX_RETRIES": str(retries)}
     argv = [DCODE, "files", *args, "-m", "openai:test-model", "--base-url", base_url]
     return subprocess.run(argv, cwd=home.parent, env=env, capture_output=True, text=True, timeout=60)
 
@@ -74,7 +74,7 @@ def test_list_info_delete_prune(server, tmp_path: Path) -> None:
 
 def test_a_dead_endpoint_is_one_clear_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    result = dcode(home, "http://127.0.0.1:9/v1", "list")
+    result = dcode(home, "http://127.0.0.1:9/v1", "list", retries=0)
     assert result.returncode == 1 and result.stdout == ""
     [line] = result.stderr.strip().splitlines()
-    assert line.startswith("dcode: error: listing files failed")
+    assert line.startswith("dcode: error: listing files failed: cannot reach the model server at http://127.0.0.1:9/v1")
