@@ -86,9 +86,6 @@ class OpenAIFiles:
             raise self._failure(f"deleting {file_id}", exc) from exc
         return bool(getattr(answer, "deleted", True))
 
-    async def close(self) -> None:
-        await self.client.close()
-
     def _failure(self, what: str, exc: BaseException) -> FilesError:
         if isinstance(exc, openai.APIStatusError):
             return FilesError(f"{what} refused (HTTP {exc.status_code}): {api_message(exc)}")

@@ -102,9 +102,6 @@ class UploadIndex:
         """The scope's mappings, oldest upload first."""
         return sorted(self._read().get(scope.name, {}).values(), key=lambda m: (m.created_at, m.file_id))
 
-    def scopes(self) -> list[str]:
-        return sorted(self._read())
-
     def put(self, scope: Scope, mapping: FileMapping) -> None:
         def change(scopes: dict[str, Mappings]) -> None:
             scopes.setdefault(scope.name, {})[mapping.variant_id] = mapping
