@@ -147,7 +147,7 @@ def _run_headless(
         settings = session_model(settings, pick_session(settings, request), model_given)
     except (ConfigError, SessionDatabaseError) as exc:
         _fail(str(exc))
-    if images:
+    if images or "@" in prompt:
         from dcode.headless_media import attach_images
 
         try:

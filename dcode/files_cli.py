@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from dcode.agent.tools.formatting import plural
 from dcode.config import Settings
 from dcode.media.uploads.index import FileMapping, Scope, UploadIndex
 from dcode.media.uploads.policy import DEFAULT_FILES_POLICY
@@ -52,7 +53,7 @@ async def list_files(remote: RemoteFiles, index: UploadIndex, scope: Scope) -> s
     if not files:
         lines.append("  (none)")
     owned = sum(1 for f in files if _owned(f))
-    lines.append(f"{len(files)} files, {owned} uploaded by dcode, {sum(f.bytes or 0 for f in files if _owned(f)):,} bytes of them")
+    lines.append(f"{plural(len(files), 'file')}, {owned} uploaded by dcode, {sum(f.bytes or 0 for f in files if _owned(f)):,} bytes of them")
     if held:
         lines.append(f"{len(held)} mappings point at files the provider no longer lists; they are uploaded again when next needed")
     return "\n".join(lines)
@@ -92,7 +93,7 @@ async def prune_files(remote: RemoteFiles, index: UploadIndex, scope: Scope) -> 
     for file_id in owned:
         deleted += await remote.delete(file_id)
     dropped = index.drop_scope(scope)
-    return f"released {scope}: {deleted} files deleted, {len(dropped)} mappings dropped"
+    return f"released {scope}: {plural(deleted, 'file')} deleted, {plural(len(dropped), 'mapping')} dropped"
 
 
 def _mapping(index: UploadIndex, scope: Scope, ident: str) -> FileMapping | None:

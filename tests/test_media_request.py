@@ -238,6 +238,12 @@ def test_cli_image_flag_and_errors(server, workspace, tmp_path) -> None:
         and "broken.png" in bad.stderr
     )
     assert len(server.requests) == 1
+    server.script(reply("the same UI"))
+    mentioned = subprocess.run(
+        [*base[:2], "what is @ui.png showing?", *base[3:]], cwd=workspace, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert mentioned.returncode == 0, mentioned.stderr
+    assert mentioned.stdout.strip() == "the same UI" and len(sent_images(server.requests[1])) == 1
 
 
 def test_typescript_is_not_a_video(tmp_path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from dcode.agent.tools.errors import fail
+from dcode.agent.tools.formatting import plural
 from dcode.agent.tools.read_file import NAME, BinaryFile
 
 MiB = 1024 * 1024
@@ -30,10 +31,6 @@ def require_size(file: BinaryFile, cap: int, what: str, *, hint: str = "") -> No
             f"{NAME}: {file.display} is {megabytes(file.size)}; {what} over {megabytes(cap)} "
             f"are not read{hint}"
         )
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def megabytes(size: int) -> str:

@@ -23,7 +23,8 @@ from langchain_core.tools import ToolException
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput
-from dcode.agent.tools.media_result import MiB, media_result, plural, require_size, text_block
+from dcode.agent.tools.formatting import plural
+from dcode.agent.tools.media_result import MiB, media_result, require_size, text_block
 from dcode.agent.tools.pdf_pages import PageRange, select_pages
 from dcode.agent.tools.pdf_render import RenderError, render_pages
 from dcode.agent.tools.read_file import NAME, BinaryFile
