@@ -24,7 +24,7 @@ _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
 
 root = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
 sub = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
-sessions_app = typer.Typer(help="List, show and delete saved sessions.", no_args_is_help=True)
+sessions_app = typer.Typer(help="List, show, rewind and delete saved sessions.", no_args_is_help=True)
 media_app = typer.Typer(help="Inspect what media would be sent to a model.", no_args_is_help=True)
 config_app = typer.Typer(help="Where the config lives and what it resolves to.", no_args_is_help=True)
 agents_app = typer.Typer(help="The agents the task tool can hand a job to.", no_args_is_help=True)
@@ -61,7 +61,7 @@ def _version(value: bool) -> None:
     help=(
         "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
         "headless and print the answer (PROMPT '-' reads stdin).\n\n"
-        "Subcommands: dcode sessions list|show|delete, dcode media inspect, dcode config path|show, "
+        "Subcommands: dcode sessions list|show|rewind|delete, dcode media inspect, dcode config path|show, "
         "dcode agents list, dcode mcp list|get|add|remove, dcode files list|info|delete|prune, dcode trust [PATH] [--revoke|--list], dcode doctor."
     )
 )
@@ -216,8 +216,42 @@ def sessions_show(session_id: str) -> None:
             _fail(str(exc), code=1)
 
 
+@sessions_app.command("rewind", help="A session's prompts; with N, the session taken back to before prompt N.")
+def sessions_rewind(
+    session_id: str,
+    number: Annotated[Optional[int], typer.Argument(help="The prompt to go back to before (see the list without it).", min=1)] = None,
+    code_only: Annotated[bool, typer.Option("--code-only", help="Put the files back; keep the conversation.")] = False,
+    conversation_only: Annotated[bool, typer.Option("--conversation-only", help="Take the conversation back; keep the files.")] = False,
+) -> None:
+    from dcode.agent.rewind.conversation import RewindError
+    from dcode.agent.session_lock import SessionHeld
+    from dcode.rewind_cli import find_session, rewind, turns_table
+
+    if code_only and conversation_only:
+        _fail("--code-only and --conversation-only leave nothing to rewind together: pick one, or neither for both")
+    settings = _settings()
+    with _session_database():
+        try:
+            info = find_session(settings, session_id)
+            if number is None:
+                typer.echo(turns_table(settings, info))
+                return
+            lines = rewind(settings, info, number, conversation=not code_only, code=not conversation_only)
+        except ConfigError as exc:
+            _fail(str(exc), code=1)
+            return
+        except SessionHeld as exc:
+            _fail(f"{exc}: quit it there first", code=1)
+            return
+        except RewindError as exc:
+            _fail(str(exc), code=1)
+            return
+    typer.echo("\n".join(lines))
+
+
 @sessions_app.command("delete", help="Delete a session and its checkpoints (not one open in a dcode).")
 def sessions_delete(session_id: str) -> None:
+    from dcode.agent.rewind.store import RewindStore
     from dcode.agent.session_lock import SessionHeld, SessionLock
     from dcode.agent.sessions import SessionStore
 
@@ -231,6 +265,7 @@ def sessions_delete(session_id: str) -> None:
         try:
             with SessionLock.acquire(settings.home, info.id):
                 store.delete(info.id)
+                RewindStore(settings.sessions_db, settings.home).delete_session(info.id)
         except SessionHeld as exc:
             _fail(f"{exc}: quit it there first", code=1)
     typer.echo(f"Deleted session {info.id}.")

@@ -37,6 +37,7 @@ from dcode.agent.subagents.definitions import AgentDefinition, catalog_for
 from dcode.agent.subagents.runs import Subagents
 from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.prompt import SYSTEM_PROMPT
+from dcode.agent.rewind.store import RewindStore
 from dcode.agent.sessions import SessionInfo, SessionStore, database_errors, new_session_id
 from dcode.config import ApprovalMode, Settings
 from dcode.mcp.config import ServerConfig
@@ -66,6 +67,7 @@ class Engine:
         environment = ShellEnvironment.of(provider_variables(settings.providers), settings.pass_env)
         self.backend = LocalBackend(settings.workspace, environment=environment)
         self.sessions = SessionStore(settings.sessions_db)
+        self.rewind = RewindStore(settings.sessions_db, settings.home)
         self._conn = conn
         self._closed = False
         self._held: dict[str, SessionLock] = {}

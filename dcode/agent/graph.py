@@ -24,6 +24,7 @@ from dcode.agent.media_files import FileImages
 from dcode.agent.media_route import request_limits, route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.argument_truncation import ArgumentTruncationMiddleware
+from dcode.agent.middleware.file_changes import FileChangesMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.agent.middleware.mcp_status import McpStatusMiddleware
@@ -132,6 +133,7 @@ def build_graph(
         projection,
         ResultEvictionMiddleware(large_results),  # outside the approval: it sees the call's last word
         ApprovalMiddleware(),
+        FileChangesMiddleware(),  # innermost: only a call about to run is recorded
     ]
     if prompt_cache_key:
         middleware.append(PromptCacheKeyMiddleware())

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from dcode.agent.approval import Approver, Policy
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import Event
+from dcode.agent.rewind.store import ChangeLog
 
 
 def emit_to_stream(event: Event) -> None:
@@ -36,6 +37,8 @@ class RunContext:
     agent: tuple[str, ...] = ()
     """The path of the agent the run is for: ``()`` for the session's own, ``("task:2",)`` for
     a subagent (``Event.agent``)."""
+    changes: ChangeLog | None = None
+    """Where the files the run's tools write are recorded for ``/rewind`` (None: nowhere)."""
 
 
 def current_thread_id(default: str = "") -> str:

@@ -34,6 +34,10 @@ from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnF
 from dcode.agent.markers import CANCELLED_MARKER
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compacted, CompactionFailed, read_compaction
 from dcode.agent.paste_archive import archive_paste
+from dcode.agent.rewind.code import CodePlan, plan_code, restore_code
+from dcode.agent.rewind.conversation import rewind_thread
+from dcode.agent.rewind.outcome import RewindOutcome
+from dcode.agent.rewind.store import ChangeLog, Turn
 from dcode.agent.run_context import RunContext
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.models.errors import describe_model_error
@@ -131,6 +135,33 @@ class SessionRunner:
             await self.engine.graph.aupdate_state(self.config, {"compaction": done.event}, as_node="model")
         return events  # a refusal is among them, and nothing was written
 
+    async def turns(self) -> list[Turn]:
+        """The session's prompts so far, oldest first, each with the files changed from it on
+        (what ``rewind`` can go back to)."""
+        return await asyncio.to_thread(self.engine.rewind.turns, self.session_id)
+
+    async def code_plan(self, turn: Turn) -> CodePlan:
+        """What putting the files back to before ``turn`` would do, to show before doing it."""
+        return await asyncio.to_thread(plan_code, self.engine.rewind, turn)
+
+    async def rewind(self, turn: Turn, *, conversation: bool = True, code: bool = True) -> RewindOutcome:
+        """Take the session back to before ``turn``: the conversation (a new head of the same
+        thread; the turn and those after it are forgotten), the files dcode's file tools changed
+        since, or both. Raises ``RewindError`` (one line) when the conversation cannot be."""
+        if self.busy:
+            raise RuntimeError("a turn is running in this session")
+        left = None
+        if conversation:
+            messages = await rewind_thread(self.engine.graph, self.engine.settings.sessions_db, self.session_id, turn.checkpoint_id)
+            left = len(messages)
+            await asyncio.to_thread(self.engine.rewind.forget_turns, self.session_id, turn.id)
+            await asyncio.to_thread(self.engine.sessions.rewound, self.session_id, message_count=left)
+        report = None
+        if code:
+            plan = await self.code_plan(turn)
+            report = await asyncio.to_thread(restore_code, self.engine.rewind, plan, session_id=self.session_id, shown=self.engine.backend.display_path)
+        return RewindOutcome(turn, left, report)
+
     def cancel(self) -> bool:
         """Interrupt the running turn; ``run_turn`` then finishes with ``interrupted=True``."""
         if self._interrupt is None:
@@ -207,16 +238,20 @@ class SessionRunner:
         return StreamTranslator(self.engine.resolved.profile.max_input_tokens, session_tokens)
 
     async def _begin(self, prompt: str) -> None:
-        """Settle the thread for a new turn, and list the session by its prompt now, so that a
-        process killed during the turn leaves a session with a title and its size."""
+        """Settle the thread for a new turn, note where it stands for ``/rewind``, and list the
+        session by its prompt now, so that a process killed during the turn leaves a session
+        with a title and its size."""
         count = await self._repair_dangling_calls()
+        head = await self.engine.checkpointer.aget_tuple({"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}})
+        checkpoint = str(head.config["configurable"]["checkpoint_id"]) if head is not None else None
+        await asyncio.to_thread(self.engine.rewind.begin_turn, self.session_id, prompt, checkpoint)
         await asyncio.to_thread(self.engine.sessions.start_turn, self.session_id, prompt=prompt, message_count=count + 1)
 
     def _graph_stream(self, content: str | list[dict[str, Any]]) -> AsyncIterator[Any]:
         return self.engine.graph.astream(
             {"messages": [HumanMessage(content=content)]},
             self.config,
-            context=RunContext(self.approver, self.policy, self.engine.backend),
+            context=RunContext(self.approver, self.policy, self.engine.backend, changes=ChangeLog(self.engine.rewind, self.session_id)),
             stream_mode=list(STREAM_MODES),
             durability="sync",
         )

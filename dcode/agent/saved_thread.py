@@ -118,6 +118,25 @@ def delete_thread(conn: sqlite3.Connection, session_id: str) -> None:
             conn.execute(f"DELETE FROM {table} WHERE thread_id = ? OR substr(thread_id, 1, ?) = ?", (session_id, len(session_id) + 6, f"{session_id}/task/"))
 
 
+def delete_task_threads(conn: sqlite3.Connection, session_id: str, *, above: int) -> int:
+    """Delete the threads of ``session_id``'s ``task`` calls numbered above ``above`` (their
+    nested subagents' too), in the caller's transaction; returns how many threads went. A
+    rewound conversation numbers its next ``task`` call from where it stands again, and that
+    call must start a thread of its own, not continue one the rewind took away."""
+    prefix = f"{session_id}/task/"
+    doomed: set[str] = set()
+    missing = _missing_tables(conn)
+    for table in CHECKPOINT_SCHEMA:
+        if table in missing:
+            continue
+        for (thread_id,) in conn.execute(f"SELECT DISTINCT thread_id FROM {table} WHERE substr(thread_id, 1, ?) = ?", (len(prefix), prefix)):
+            number = str(thread_id)[len(prefix) :].partition("/")[0]
+            if number.isdigit() and int(number) > above:
+                doomed.add(str(thread_id))
+        conn.executemany(f"DELETE FROM {table} WHERE thread_id = ?", [(thread_id,) for thread_id in sorted(doomed)])
+    return len(doomed)
+
+
 ThreadReader = Callable[[str], Sequence[Any] | None]
 """A saved thread's messages by the thread's id; None when there is no such thread."""
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,28 +124,40 @@ def title_from_prompt(prompt: str) -> str:
     return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
 
 
+@contextmanager
+def connect(
+    db_path: Path, schema: str, *, read_only: bool = False, migrate: Callable[[sqlite3.Connection], None] | None = None
+) -> Iterator[sqlite3.Connection]:
+    """A connection to ``sessions.db`` for one unit of work, committed when it ends well.
+
+    A writer makes the file private first, uses WAL, and creates ``schema``'s tables (then
+    ``migrate``s them); a ``read_only`` one never writes to the file. Errors SQLite raises for
+    an unusable file become ``SessionDatabaseError``."""
+    if read_only:
+        with database_errors(db_path), closing(sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)) as conn:
+            yield conn
+        return
+    ensure_private_file(db_path)  # before SQLite, which gives -wal and -shm its mode
+    with database_errors(db_path):
+        conn = sqlite3.connect(db_path, timeout=10)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(schema)
+            if migrate is not None:
+                migrate(conn)
+            yield conn
+            conn.commit()
+        finally:
+            conn.close()
+
+
 class SessionStore:
     def __init__(self, db_path: Path, *, read_only: bool = False) -> None:
         self.db_path = db_path
         self.read_only = read_only
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        if self.read_only:
-            with database_errors(self.db_path), closing(sqlite3.connect(f"{self.db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)) as conn:
-                yield conn
-            return
-        ensure_private_file(self.db_path)  # before SQLite, which gives -wal and -shm its mode
-        with database_errors(self.db_path):
-            conn = sqlite3.connect(self.db_path, timeout=10)
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.executescript(_SCHEMA)
-                _add_missing_columns(conn)
-                yield conn
-                conn.commit()
-            finally:
-                conn.close()
+    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        return connect(self.db_path, _SCHEMA, read_only=self.read_only, migrate=_add_missing_columns)
 
     def create(self, session_id: str, cwd: Path, model: str) -> SessionInfo:
         now = time.time()
@@ -224,6 +236,17 @@ class SessionStore:
                     context_tokens,
                     session_id,
                 ),
+            )
+
+    def rewound(self, session_id: str, *, message_count: int) -> None:
+        """The session's conversation went back: its size now, and no title when it is empty
+        (the next prompt names it again). The tokens spent stay spent."""
+        with self._connect() as conn:
+            conn.execute(
+                """UPDATE dcode_sessions SET
+                       title = CASE WHEN ? = 0 THEN '' ELSE title END, updated = ?, message_count = ?, context_tokens = 0
+                   WHERE id = ?""",
+                (message_count, time.time(), message_count, session_id),
             )
 
     def get(self, session_id: str) -> SessionInfo | None:

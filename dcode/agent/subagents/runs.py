@@ -115,6 +115,7 @@ class Subagents:
                     ScopedPolicy(request.parent.policy, definition.approve, request.parent.backend),
                     request.parent.backend,
                     agent=path,
+                    changes=request.parent.changes,  # a subagent's writes are its session's to rewind
                 )
                 # A fresh context: the subagent is a run of its own, not a subgraph of the parent's.
                 child = asyncio.create_task(

@@ -1,0 +1,72 @@
+"""``dcode sessions rewind``: the real binary on a session made by the real loop."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dcode.agent.session_lock import SessionLock
+from dcode.agent.tools.spec import WRITE_FILE
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+
+
+def dcode(args: list[str], home: Path, cwd: Path, *, key: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "DCODE_HOME": str(home)}
+    if key:
+        env["OPENAI_API_KEY"] = "k"
+    binary = str(Path(sys.executable).with_name("dcode"))
+    return subprocess.run([binary, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
+
+
+def session_of_two_prompts(server: ScriptedModelServer, home: Path, workspace: Path) -> str:
+    server.script(
+        reply(tool_calls=[tool_call(WRITE_FILE.name, {"file_path": "plan.md", "content": "step one\n"})]),
+        reply("planned"),
+        reply(tool_calls=[tool_call(WRITE_FILE.name, {"file_path": "plan.md", "content": "step two\n"})]),
+        reply("replanned"),
+    )
+    base = ["-m", "openai:test-model", "--base-url", server.base_url, "--output-format", "json"]
+    first = dcode(["-p", "make a plan", *base], home, workspace)
+    assert first.returncode == 0, first.stderr
+    session_id = first.stdout.split('"session_id": "')[1].split('"')[0]
+    second = dcode(["-p", "change the plan", "-r", session_id, *base], home, workspace)
+    assert second.returncode == 0, second.stderr
+    return session_id
+
+
+def test_list_then_rewind_without_a_key(server: ScriptedModelServer, tmp_path: Path, workspace: Path) -> None:
+    home = tmp_path / "home"
+    session_id = session_of_two_prompts(server, home, workspace)
+    listed = dcode(["sessions", "rewind", session_id], home, workspace)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[:3] == [
+        "  #  WHEN       FILES  PROMPT",
+        "  1  just now       1  make a plan",
+        "  2  just now       1  change the plan",
+    ]
+
+    done = dcode(["sessions", "rewind", session_id, "2"], home, workspace, key=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("the conversation is back to before prompt 2 (")
+    assert "1 file put back: plan.md" in done.stdout and "the prompt was: change the plan" in done.stdout
+    assert (workspace / "plan.md").read_text() == "step one\n"
+    shown = dcode(["sessions", "show", session_id], home, workspace)
+    assert "[you] make a plan" in shown.stdout and "change the plan" not in shown.stdout
+
+
+def test_refusals_are_one_line(server: ScriptedModelServer, tmp_path: Path, workspace: Path) -> None:
+    home = tmp_path / "home"
+    session_id = session_of_two_prompts(server, home, workspace)
+    for args, words in (
+        ([session_id, "9"], "there is no prompt 9: the session has 2"),
+        (["nosuchsession"], "no session 'nosuchsession'"),
+        ([session_id, "1", "--code-only", "--conversation-only"], "pick one"),
+    ):
+        refused = dcode(["sessions", "rewind", *args], home, workspace)
+        assert refused.returncode in (1, 2) and len(refused.stderr.strip().splitlines()) == 1 and words in refused.stderr, refused.stderr
+    with SessionLock.acquire(home, session_id):
+        held = dcode(["sessions", "rewind", session_id, "1"], home, workspace)
+    assert held.returncode == 1 and "quit it there first" in held.stderr
+    assert (workspace / "plan.md").read_text() == "step two\n"  # nothing was touched
