@@ -46,7 +46,7 @@ from dcode.tui.app_session import Pending, SessionWork
 from dcode.tui.app_mcp import McpStartup
 from dcode.tui.app_trust import ProjectTrust
 from dcode.tui.collector import QuietCollector
-from dcode.tui.commands import SlashCommandProvider
+from dcode.tui.commands import Invocation, SlashCommandProvider
 from dcode.tui.graphics import Graphics
 from dcode.tui.messages import EngineFailed, EngineReady
 from dcode.tui.status import QueuedStrip, StatusBar, display_path, read_git_branch
@@ -456,6 +456,11 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
 
     # -- input ------------------------------------------------------------------------
+
+    @on(PromptInput.EscapedTwice)
+    def _on_escaped_twice(self) -> None:
+        if self.runner is not None and self.ready:
+            self.run_slash(Invocation(commands.BY_NAME["rewind"], ""))
 
     @on(PromptInput.Submitted)
     def _on_submitted(self, event: PromptInput.Submitted) -> None:

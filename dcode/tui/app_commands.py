@@ -57,6 +57,8 @@ class SlashCommands(_Base):
                 await self._switch_model(args)
             case "offload":
                 await self._offload()
+            case "rewind":
+                await self._rewind()
             case "context":
                 await self._show_context()
             case "agents":
@@ -222,6 +224,49 @@ class SlashCommands(_Base):
         finally:
             if self.is_running:  # not when the app is closing under it
                 self.status.activity = ""
+
+    async def _rewind(self) -> None:
+        """Pick a prompt, then what to take back to before it; the transcript is painted again
+        from the thread, and the prompt goes back into the input to be edited and sent anew.
+        It runs as a worker holding the session (``holds_session``), so it may wait on its screens."""
+        from dcode.agent.rewind.conversation import RewindError
+        from dcode.tui.screens.rewind import CODE, CONVERSATION, RewindChoiceScreen, RewindScreen
+
+        assert self.engine is not None
+        runner = self.runner
+        turns = await runner.turns() if runner is not None else []
+        if runner is None or not turns:
+            await self.transcript.notice("nothing to rewind yet: no prompt in this session")
+            return
+        picked = await self.push_screen_wait(RewindScreen(turns))
+        turn = next((t for t in turns if str(t.id) == picked), None)
+        if turn is None:
+            self.prompt_input.focus()
+            return
+        shown = self.engine.backend.display_path
+        choice = await self.push_screen_wait(RewindChoiceScreen(turn, await runner.code_plan(turn), shown=shown))
+        self.prompt_input.focus()
+        if choice is None:
+            return
+        self.status.activity = "Rewinding"
+        try:
+            outcome = await runner.rewind(turn, conversation=choice != CODE, code=choice != CONVERSATION)
+        except RewindError as exc:
+            await self.transcript.notice(f"could not rewind: {exc}", NoticeLevel.ERROR)
+            return
+        finally:
+            if self.is_running:
+                self.status.activity = ""
+        if outcome.messages_left is not None:
+            self._painted_checkpoint = None  # what is painted is the thread before the rewind
+            await self._paint_session(runner.session_id)
+            report = await self.engine.context_report(runner.session_id)
+            self.status.set_usage(report.used, report.window)
+            self.prompt_input.restore_sent(turn.prompt)
+        first, *rest = outcome.lines(shown)
+        await self.transcript.notice(first)
+        for line in rest:
+            await self.transcript.notice(line, NoticeLevel.WARNING)
 
     def on_notice_message_open_path(self, message: NoticeMessage.OpenPath) -> None:
         """A click on a notice's file (a conversation archive): the file, read-only."""

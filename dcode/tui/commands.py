@@ -57,6 +57,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("agents", "List the agents the task tool can hand a job to, and the files left out", busy_safe=True),
     SlashCommand("mcp", "The MCP servers: state, tools, last error; reconnect or disable one", busy_safe=True, needs_engine=True),
     SlashCommand("offload", "Compact now: summarize and archive the older messages", needs_engine=True, holds_session=True),
+    SlashCommand("rewind", "Go back to before one of your prompts: the conversation, the files dcode changed, or both", needs_engine=True, holds_session=True),
     SlashCommand("approve", "Set the approval mode: manual, edits or all (alone: show it)", usage="[MODE]", busy_safe=True),
     SlashCommand("theme", "Choose a colour theme", busy_safe=True),
     SlashCommand("copy", "Copy the last answer to the clipboard", busy_safe=True),
@@ -65,13 +66,14 @@ COMMANDS: tuple[SlashCommand, ...] = (
 )
 
 BY_NAME: dict[str, SlashCommand] = {command.name: command for command in COMMANDS}
-ALIASES: dict[str, str] = {"exit": "quit", "new": "clear", "?": "help"}
+ALIASES: dict[str, str] = {"exit": "quit", "new": "clear", "?": "help", "compact": "offload"}
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "Send the prompt (queued while the agent works)"),
     ("Shift+Enter / Alt+Enter / Ctrl+J", "New line"),
     ("Up / Down", "Prompt history"),
     ("Esc", "Close a dialog, reject an approval, put the last queued message back, or interrupt"),
+    ("Esc Esc", "Clear the draft; on an empty prompt, rewind to before one of your prompts"),
     ("Ctrl+C", "Copy the selection, or interrupt; twice to quit"),
     ("Ctrl+D", "Quit"),
     ("Shift+Tab", "Cycle the approval mode: manual, edits, all"),

@@ -24,8 +24,10 @@ class RewindOutcome:
     def lines(self, shown: Callable[[Path], str] = str) -> list[str]:
         """The first line says what was rewound; one more for each file that needs a look."""
         parts = []
-        if self.messages_left is not None:
-            parts.append(f"the conversation is back to before prompt {self.turn.number} ({self.messages_left} messages)")
+        if self.messages_left == 0:
+            parts.append("the conversation is back to its start")
+        elif self.messages_left is not None:
+            parts.append(f"the conversation is back to before prompt {self.turn.number} ({plural(self.messages_left, 'message')})")
         code = self.code
         if code is not None:
             files = [*(shown(p) for p in code.restored), *(f"{shown(p)} deleted" for p in code.deleted)]

@@ -152,6 +152,9 @@ class PromptInput(Widget):
         def control(self) -> PromptInput | None:
             return self.prompt_input
 
+    class EscapedTwice(Message):
+        """Esc twice on an empty prompt while nothing runs (the app opens ``/rewind``)."""
+
     def __init__(
         self,
         history_path: Path,
@@ -252,6 +255,14 @@ class PromptInput(Widget):
         self._history_draft = None
         self._show_quietly(draft)
 
+    def restore_sent(self, text: str) -> None:
+        """Put back a prompt sent earlier (``/rewind``): as the newest history entry with that
+        text kept it, its images bound again while they are stored; else the text alone."""
+        wanted = text.strip()
+        entry = next((e for e in reversed(self.history.entries) if e.text == wanted and e.draft is not None), None)
+        draft = Draft.from_json(entry.draft, self.placeholders.sources_by_kind) if entry is not None else None
+        self.restore(draft or text)
+
     def restore_last(self) -> bool:
         """Bring back the last sent prompt, pastes and all; False if nothing was sent yet."""
         if self._last_sent is None:
@@ -303,14 +314,13 @@ class PromptInput(Widget):
             self._close_popup()
             return True
         now = time.monotonic()
-        if (
-            not self.busy
-            and self.text.strip()
-            and now - self._last_escape <= ESCAPE_CLEAR_WINDOW
-        ):
+        if not self.busy and now - self._last_escape <= ESCAPE_CLEAR_WINDOW:
             self._last_escape = 0.0
-            area = self._area
-            area.delete((0, 0), area.document.end, maintain_selection_offset=False)
+            if self.text.strip():
+                area = self._area
+                area.delete((0, 0), area.document.end, maintain_selection_offset=False)
+            else:
+                self.post_message(self.EscapedTwice())
             return True
         self._last_escape = now
         return False
