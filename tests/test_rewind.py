@@ -36,6 +36,13 @@ def texts(request) -> list[str]:
     return [text for role, text in request.transcript() if role in ("user", "assistant") and text]
 
 
+async def after_three_turns(engine: Engine):
+    runner = engine.runner(HeadlessApprover())
+    for prompt in ("first", "second", "third"):
+        await turn(runner, prompt)
+    return runner
+
+
 @pytest.fixture
 def three_turns(server, workspace: Path):
     """Turn 1 writes a.py; turn 2 creates b.py and edits a.py; turn 3 edits a.py again."""
@@ -53,9 +60,7 @@ def three_turns(server, workspace: Path):
 
 async def test_turns_record_their_prompt_checkpoint_and_the_files_changed_since(server, make_settings, three_turns: Path) -> None:
     async with await Engine.open(make_settings()) as engine:
-        runner = engine.runner(HeadlessApprover())
-        for prompt in ("first", "second", "third"):
-            await turn(runner, prompt)
+        runner = await after_three_turns(engine)
         turns = await runner.turns()
     assert [(t.number, t.prompt, t.files_changed) for t in turns] == [(1, "first", 2), (2, "second", 2), (3, "third", 1)]
     assert turns[0].checkpoint_id is None and turns[1].checkpoint_id and turns[2].checkpoint_id != turns[1].checkpoint_id
@@ -64,9 +69,7 @@ async def test_turns_record_their_prompt_checkpoint_and_the_files_changed_since(
 async def test_rewinding_both_takes_the_conversation_and_the_files_back(server, make_settings, three_turns: Path) -> None:
     workspace = three_turns
     async with await Engine.open(make_settings()) as engine:
-        runner = engine.runner(HeadlessApprover())
-        for prompt in ("first", "second", "third"):
-            await turn(runner, prompt)
+        runner = await after_three_turns(engine)
         turns = await runner.turns()
         outcome = await runner.rewind(turns[1])
         assert (workspace / "a.py").read_text() == "one\n" and not (workspace / "b.py").exists()
@@ -86,9 +89,7 @@ async def test_rewinding_both_takes_the_conversation_and_the_files_back(server, 
 async def test_code_only_keeps_the_conversation_and_a_later_rewind_starts_from_the_files_as_they_are(server, make_settings, three_turns: Path) -> None:
     workspace = three_turns
     async with await Engine.open(make_settings()) as engine:
-        runner = engine.runner(HeadlessApprover())
-        for prompt in ("first", "second", "third"):
-            await turn(runner, prompt)
+        runner = await after_three_turns(engine)
         before = len(await runner.messages())
         turns = await runner.turns()
         outcome = await runner.rewind(turns[2], conversation=False)
@@ -103,9 +104,7 @@ async def test_code_only_keeps_the_conversation_and_a_later_rewind_starts_from_t
 async def test_conversation_only_keeps_the_files_and_their_changes_stay_rewindable(server, make_settings, three_turns: Path) -> None:
     workspace = three_turns
     async with await Engine.open(make_settings()) as engine:
-        runner = engine.runner(HeadlessApprover())
-        for prompt in ("first", "second", "third"):
-            await turn(runner, prompt)
+        runner = await after_three_turns(engine)
         turns = await runner.turns()
         await runner.rewind(turns[1], code=False)
         assert (workspace / "a.py").read_text() == "three\n" and (workspace / "b.py").exists()

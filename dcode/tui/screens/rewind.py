@@ -13,19 +13,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from textual import on
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from dcode.agent.rewind.code import CodePlan
 from dcode.agent.rewind.outcome import UNTRACKED
 from dcode.agent.rewind.store import Turn
 from dcode.agent.tools.formatting import plural
+from dcode.tui.screens.option_dialog import OptionDialog
 from dcode.tui.screens.picker import FilterPicker, PickerRow
 from dcode.tui.screens.resume import format_age
 
@@ -71,37 +67,10 @@ class RewindScreen(FilterPicker[Turn]):
         return f"{len(self.shown)} of {len(self.rows)} · Enter choose · Esc cancel"
 
 
-class RewindChoiceScreen(ModalScreen[str | None]):
+class RewindChoiceScreen(OptionDialog[str | None]):
     """Dismisses with ``BOTH``, ``CONVERSATION`` or ``CODE``, or None to leave things as they are."""
 
-    DEFAULT_CSS = """
-    RewindChoiceScreen {
-        align: center middle;
-    }
-    RewindChoiceScreen > #rewind-choice-dialog {
-        width: 90%;
-        max-width: 100;
-        height: auto;
-        max-height: 90%;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
-    }
-    #rewind-choice-title {
-        text-style: bold;
-        color: $primary;
-        padding: 0 0 1 0;
-    }
-    #rewind-choice-files {
-        color: $text-muted;
-        padding: 0 0 1 0;
-    }
-    #rewind-choices {
-        height: auto;
-        border: none;
-        background: $surface;
-    }
-    """
+    NAME = "rewind-choice"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("b", "choose('both')", "Both", show=False),
@@ -120,20 +89,10 @@ class RewindChoiceScreen(ModalScreen[str | None]):
     def offers_code(self) -> bool:
         return bool(self.plan.files)
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="rewind-choice-dialog"):
-            yield Label(f"Rewind to before prompt {self.turn.number}: {first_line(self.turn.prompt, 70)}", id="rewind-choice-title")
-            yield Static(self._files_text(), id="rewind-choice-files", markup=False)
-            options = []
-            if self.offers_code:
-                options.append(Option("Conversation and code  (b)", id=BOTH))
-            options.append(Option("Conversation only: the files stay as they are  (c)", id=CONVERSATION))
-            if self.offers_code:
-                options.append(Option("Code only: the conversation goes on  (f)", id=CODE))
-            options.append(Option("Cancel  (Esc)", id=_CANCEL))
-            yield OptionList(*options, id="rewind-choices")
+    def question(self) -> str:
+        return f"Rewind to before prompt {self.turn.number}: {first_line(self.turn.prompt, 70)}"
 
-    def _files_text(self) -> str:
+    def explanation(self) -> str:
         files = self.plan.files
         if not files:
             return f"No file needs putting back: dcode's file tools changed nothing since that is not already as it was. ({UNTRACKED}.)"
@@ -148,14 +107,16 @@ class RewindChoiceScreen(ModalScreen[str | None]):
         lines.append(f"Only dcode's own file edits are tracked: {UNTRACKED}.")
         return "\n".join(lines)
 
-    def on_mount(self) -> None:
-        choices = self.query_one("#rewind-choices", OptionList)
-        choices.highlighted = 0
-        choices.focus()
+    def answers(self) -> list[Option]:
+        options = [Option("Conversation and code  (b)", id=BOTH)] if self.offers_code else []
+        options.append(Option("Conversation only: the files stay as they are  (c)", id=CONVERSATION))
+        if self.offers_code:
+            options.append(Option("Code only: the conversation goes on  (f)", id=CODE))
+        options.append(Option("Cancel  (Esc)", id=_CANCEL))
+        return options
 
-    @on(OptionList.OptionSelected, "#rewind-choices")
-    def _chosen(self, event: OptionList.OptionSelected) -> None:
-        self.action_choose(event.option.id or _CANCEL)
+    def answered(self, option_id: str) -> None:
+        self.action_choose(option_id)
 
     def action_choose(self, choice: str) -> None:
         if choice in (BOTH, CODE) and not self.offers_code:
