@@ -115,7 +115,7 @@ class ContextScreen(ModalScreen[None]):
                 if self.report.spend.subagents is not None:
                     yield Static(spend_line(self.report.spend.subagents, "  of which subagents"), id="context-subagents")
             yield Static(report_lines(self.report), id="context-table")
-            yield Label(f"~ estimated: {self.report.counting or 'counted'} · Esc or q to close", id="context-hint")
+            yield Static(f"~ estimated: {self.report.counting or 'counted'} · Esc or q to close", id="context-hint", markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)
