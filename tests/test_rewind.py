@@ -204,3 +204,10 @@ async def test_a_write_goes_ahead_when_its_content_cannot_be_kept(server, make_s
     assert (three_turns / "a.py").read_text() == "one\n"
     notices = [e.message for e in events if isinstance(e, Notice)]
     assert sum("/rewind will not be able to put back a.py" in n for n in notices) == 1
+
+
+def test_a_huge_prompt_keeps_its_head_only(tmp_path: Path) -> None:
+    store = RewindStore(tmp_path / "sessions.db", tmp_path)
+    store.begin_turn("s1", "x" * 50_000, None)
+    [kept] = store.turns("s1")
+    assert kept.prompt.startswith("x" * 20_000) and kept.prompt.endswith("[… 30,000 more characters]") and len(kept.prompt) < 20_100

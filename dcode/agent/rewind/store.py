@@ -25,6 +25,8 @@ from pathlib import Path
 from dcode.agent.rewind.blobs import FILE_HISTORY_DIR, MAX_BLOB_BYTES, BlobStore, current_hash
 from dcode.agent.sessions import connect
 
+PROMPT_CHARS = 20_000
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dcode_turns (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -83,6 +85,10 @@ class RewindStore:
     # -- turns ----------------------------------------------------------------------------
 
     def begin_turn(self, session_id: str, prompt: str, checkpoint_id: str | None) -> int:
+        """Record a turn as it starts; a prompt over ``PROMPT_CHARS`` keeps its head only (a
+        huge paste lives in its archive, never whole in the database)."""
+        if len(prompt) > PROMPT_CHARS:
+            prompt = prompt[:PROMPT_CHARS] + f"\n[… {len(prompt) - PROMPT_CHARS:,} more characters]"
         with self._connect() as conn:
             mark = conn.execute("SELECT coalesce(max(id), 0) FROM dcode_file_changes").fetchone()[0]
             cursor = conn.execute(
