@@ -73,6 +73,8 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         Binding("ctrl+d", "quit", "Quit", show=False, priority=True),
         Binding("shift+tab", "cycle_mode", "Approval mode", show=False, priority=True),
         Binding("ctrl+o", "toggle_output", "Tool output", show=False, priority=True),
+        # Ctrl+X too, as the prompt passes it on when no text is selected to cut.
+        Binding("ctrl+g,ctrl+x", "external_editor", "Edit the prompt in $EDITOR", show=False),
     ]
 
     busy = var(False)  # no class on the App: restyling the whole DOM at each turn's end stalls a frame
@@ -511,6 +513,17 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             return
         self._ctrl_c_at = now
         self.notify("press ctrl+c again to quit", timeout=CTRL_C_WINDOW)
+
+    @work(group="editor", exclusive=True)
+    async def action_external_editor(self) -> None:
+        """Write the prompt in ``$VISUAL``/``$EDITOR``; what it saves becomes the draft."""
+        import os
+
+        from dcode.tui.external_editor import edit_in_editor
+
+        problem = await edit_in_editor(self, self.prompt_input, self.settings.home, os.environ)
+        if problem is not None:
+            self.notify(problem, severity="warning", markup=False)
 
     def action_cycle_mode(self) -> None:
         self._set_mode(self.mode.next())

@@ -79,6 +79,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Shift+Tab", "Cycle the approval mode: manual, edits, all"),
     ("PageUp / PageDown", "Scroll the transcript (earlier messages load at the top)"),
     ("Ctrl+O", "Expand or collapse tool output"),
+    ("Ctrl+G / Ctrl+X", "Write the prompt in $VISUAL or $EDITOR"),
     ("Ctrl+P", "Command palette"),
     ("y / a / n / Tab", "At an approval: yes, yes for the session, no, no with feedback"),
     ("!cmd / !!cmd", "Run a shell command (!! keeps its output out of the model's context)"),

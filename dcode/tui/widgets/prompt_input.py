@@ -255,6 +255,13 @@ class PromptInput(Widget):
         self._history_draft = None
         self._show_quietly(draft)
 
+    def replace(self, draft: Draft) -> None:
+        """Make ``draft`` the input's whole content (the external editor's result)."""
+        self.history.reset()
+        self._history_draft = None
+        self._show_quietly(draft)
+        self.focus()
+
     def restore_sent(self, text: str) -> None:
         """Put back a prompt sent earlier (``/rewind``): as the newest history entry with that
         text kept it, its images bound again while they are stored; else the text alone."""
