@@ -251,6 +251,19 @@ async def test_offload_says_what_it_did_and_opens_the_archive(server: ScriptedMo
         assert "SUMMARY of one and two." in sent[1][1] and ("user", "first") not in sent
 
 
+async def test_compact_with_a_focus_tells_the_summarizer_what_to_keep(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    steps = (reply(ONE), reply(TWO), reply("SUMMARY, schema first."))
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        for prompt in ("first", "second"):
+            await h.send(prompt)
+            await h.idle()
+        await h.send("/compact   the database   schema")  # /compact is /offload
+        await h.until(lambda: any(n.path for n in notices(h)), what="the compaction")
+    system = [text for role, text in server.transcript(2) if role == "system"][0]
+    assert system.endswith("The user asked for this summary to focus on: the database schema\nKeep what bears on that in full detail, and the rest brief.")
+    assert [text for role, text in server.transcript(1) if role == "system"][0] != system  # a turn's own request has no such line
+
+
 async def test_offload_that_would_not_shrink_the_request_is_refused(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
     async with running_app(server, workspace, dcode_home, reply("one"), reply("two"), reply("three")) as h:
         for prompt in ("first", "second"):

@@ -114,10 +114,11 @@ class SessionRunner:
         await self._repair_dangling_calls()
         await self.engine.graph.aupdate_state(self.config, {"messages": [HumanMessage(content=text)]}, as_node="model")
 
-    async def compact(self) -> list[Event]:
-        """Compact the thread now, whatever its size (``/offload``): the older messages are
-        summarized and archived as the window's own compaction would, and later requests carry
-        the summary. Returns what happened, as events (a notice when there is nothing to do)."""
+    async def compact(self, focus: str = "") -> list[Event]:
+        """Compact the thread now, whatever its size (``/offload [FOCUS]``): the older messages
+        are summarized (with ``focus`` kept in particular) and archived as the window's own
+        compaction would, and later requests carry the summary. Returns what happened, as
+        events (a notice when there is nothing to do)."""
         if self.busy:
             raise RuntimeError("a turn is running in this session")
         snapshot = await self.engine.graph.aget_state(self.config)
@@ -125,7 +126,7 @@ class SessionRunner:
         events: list[Event] = []
         try:
             done = await self.engine.compactor.compact(
-                list(values.get("messages", [])), read_compaction(values), session_id=self.session_id, emit=events.append, force=True
+                list(values.get("messages", [])), read_compaction(values), session_id=self.session_id, emit=events.append, force=True, focus=focus
             )
         except CompactionFailed:
             return events  # the notice says why

@@ -56,7 +56,7 @@ class SlashCommands(_Base):
             case "model":
                 await self._switch_model(args)
             case "offload":
-                await self._offload()
+                await self._offload(args)
             case "rewind":
                 await self._rewind()
             case "context":
@@ -207,7 +207,7 @@ class SlashCommands(_Base):
         assert self.engine is not None
         self.push_screen(McpScreen(self.engine.mcp))
 
-    async def _offload(self) -> None:
+    async def _offload(self, focus: str = "") -> None:
         """Compact the session now; what happened shows as the window's compaction does: the
         messages summarized, the tokens before → after, what stays verbatim and the archive
         (a click opens it), or why it was refused. It holds the session while it runs, and
@@ -217,7 +217,7 @@ class SlashCommands(_Base):
             return
         self.status.activity = "Compacting"
         try:
-            for event in await self.runner.compact():
+            for event in await self.runner.compact(focus):
                 await self._apply(event)
         except Exception as exc:  # noqa: BLE001 - one line, the session stays as it was
             await self.transcript.notice(f"could not compact the conversation: {exc}", NoticeLevel.ERROR)

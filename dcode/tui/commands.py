@@ -56,7 +56,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("context", "Show where the tokens go", busy_safe=True, needs_engine=True),
     SlashCommand("agents", "List the agents the task tool can hand a job to, and the files left out", busy_safe=True),
     SlashCommand("mcp", "The MCP servers: state, tools, last error; reconnect or disable one", busy_safe=True, needs_engine=True),
-    SlashCommand("offload", "Compact now: summarize and archive the older messages", needs_engine=True, holds_session=True),
+    SlashCommand("offload", "Compact now: summarize and archive the older messages (FOCUS: what the summary keeps in detail)", usage="[FOCUS]", needs_engine=True, holds_session=True),
     SlashCommand("rewind", "Go back to before one of your prompts: the conversation, the files dcode changed, or both", needs_engine=True, holds_session=True),
     SlashCommand("approve", "Set the approval mode: manual, edits or all (alone: show it)", usage="[MODE]", busy_safe=True),
     SlashCommand("theme", "Choose a colour theme", busy_safe=True),

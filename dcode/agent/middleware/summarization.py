@@ -78,6 +78,14 @@ does not tell you. A tag with error="failed_to_offload" stands for media that co
 kept: say that it is lost."""
 
 
+def summary_prompt(focus: str = "") -> str:
+    """The summarizer's instructions, with what the user asked it to keep in particular."""
+    focus = " ".join(focus.split())
+    if not focus:
+        return SUMMARY_PROMPT
+    return f"{SUMMARY_PROMPT}\n\nThe user asked for this summary to focus on: {focus}\nKeep what bears on that in full detail, and the rest brief."
+
+
 class Compaction(TypedDict):
     """The latest compaction of a thread, kept in its state: a plain dict, so the checkpointer
     stores and restores it as it is, under any serializer settings."""
@@ -319,11 +327,13 @@ class Compactor:
         session_id: str,
         emit: Callable[[Any], None],
         force: bool = False,
+        focus: str = "",
     ) -> Compacted | CompactionRefused | None:
         """The compaction of ``messages`` (the whole history); a refusal when it would not
         shrink the request; None when below the trigger (unless ``force``) or with nothing
         older than the keep window. Raises ``CompactionFailed`` when the summary could not be
-        made. What happened is also emitted, as events."""
+        made. What happened is also emitted, as events. ``focus``: what the user asked the
+        summary to keep in particular (``/offload FOCUS``)."""
         effective = effective_messages(messages, previous)
         tokens = self.over(effective)
         if tokens is None and not force:
@@ -349,7 +359,7 @@ class Compactor:
         older = tagged.messages
         try:
             summarizer = self.model.with_config(tags=[TAG_NOSTREAM])
-            answer = await summarizer.ainvoke([SystemMessage(content=SUMMARY_PROMPT), HumanMessage(content=transcript_for_summary(older))])
+            answer = await summarizer.ainvoke([SystemMessage(content=summary_prompt(focus)), HumanMessage(content=transcript_for_summary(older))])
         except Exception as exc:  # noqa: BLE001 - the conversation goes on uncompacted
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
