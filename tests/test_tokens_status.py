@@ -17,3 +17,13 @@ async def test_streamed_tokens_are_counted_with_the_models_encoding(server: Scri
         await h.send("hi")
         await h.idle()
         assert h.app.status.streamed_tokens == len(encoding().encode_ordinary(ANSWER))  # 4 chars a token would say 10
+
+
+async def test_the_share_of_the_input_read_from_the_cache_is_shown(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    async with running_app(server, workspace, dcode_home, reply("first", usage=(4_000, 5)), reply("second", usage=(4_000, 5), cached_tokens=3_000)) as h:
+        await h.send("one")
+        await h.idle()
+        assert "cached" not in h.text()  # nothing read from the cache: nothing said
+        await h.send("two")
+        await h.idle()
+        assert "Context" in h.text() and " · 75% cached" in h.text()

@@ -279,7 +279,7 @@ class SlashCommands(_Base):
         self._show_mode()  # a new session starts without the old one's "yes for the session"
         await self.transcript.clear()
         self.status.set_usage(0, self.status.max_tokens)
-        self.status.cost = None
+        self.status.cost = self.status.cached_share = None
         await self.transcript.notice("new session")
 
     async def _pick_session(self) -> None:

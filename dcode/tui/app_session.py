@@ -352,6 +352,7 @@ class SessionWork(_Base):
             self.transcript.subagent_usage(event)
         else:
             self.status.set_usage(event.context_tokens, event.max_input_tokens)
+            self.status.cached_share = event.cached_tokens / event.input_tokens if event.input_tokens else None
         if self.engine is not None:
             self.status.cost = self.engine.resolved.profile.cost(
                 event.session_input_tokens, event.session_output_tokens, event.session_cached_tokens

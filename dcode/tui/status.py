@@ -133,6 +133,8 @@ class StatusBar(Widget):
     context_tokens: reactive[int] = reactive(0)
     max_tokens: reactive[int | None] = reactive(None)
     cost: reactive[float | None] = reactive(None)
+    cached_share: reactive[float | None] = reactive(None)
+    """The part of the last request's input the provider read from its prompt cache."""
     queued: reactive[int] = reactive(0)
     mcp: reactive[tuple[int, int]] = reactive((0, 0))
     """MCP servers (connected, configured); shown while not all are connected."""
@@ -205,6 +207,8 @@ class StatusBar(Widget):
         connected, configured = self.mcp
         if connected < configured:
             pieces.insert(0, Content.styled(f"MCP {connected}/{configured} · ", "$text-warning"))
+        if self.cached_share:
+            pieces.append(Content.styled(f" · {self.cached_share:.0%} cached", "$text-muted"))
         cost = cost_label(self.cost)
         if cost:
             pieces.append(Content.styled(f" · {cost}", "$text-muted"))
