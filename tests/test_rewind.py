@@ -211,3 +211,20 @@ def test_a_huge_prompt_keeps_its_head_only(tmp_path: Path) -> None:
     store.begin_turn("s1", "x" * 50_000, None)
     [kept] = store.turns("s1")
     assert kept.prompt.startswith("x" * 20_000) and kept.prompt.endswith("[… 30,000 more characters]") and len(kept.prompt) < 20_100
+
+
+async def test_a_folder_replaced_by_a_link_since_is_left_alone(server, make_settings, workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("not dcode's\n")
+    server.script(reply(tool_calls=[write("sub/keep.txt", "made by dcode\n")]), reply("made"))
+    async with await Engine.open(make_settings()) as engine:
+        runner = engine.runner(HeadlessApprover())
+        await turn(runner, "first")
+        # Since, the folder became a link to somewhere else (a shell command, a checkout).
+        (workspace / "sub" / "keep.txt").unlink()
+        (workspace / "sub").rmdir()
+        (workspace / "sub").symlink_to(outside)
+        outcome = await runner.rewind((await runner.turns())[0], conversation=False)
+    assert (outside / "keep.txt").read_text() == "not dcode's\n"
+    assert outcome.code is not None and list(outcome.code.failed.values()) == ["it is now reached through a symbolic link, so it was left alone"]

@@ -90,6 +90,9 @@ def restore_code(store: RewindStore, plan: CodePlan, *, session_id: str, shown: 
         if not file.kept:
             report.failed[file.path] = "its earlier content was too large to keep"
             continue
+        if _through_a_link(file.path):
+            report.failed[file.path] = "it is now reached through a symbolic link, so it was left alone"
+            continue
         try:
             if file.changed_outside and file.path.is_file():
                 copy = copies_dir / _relative(shown(file.path))
@@ -108,6 +111,12 @@ def restore_code(store: RewindStore, plan: CodePlan, *, session_id: str, shown: 
         done.extend(file.change_ids)
     store.drop_changes(done)
     return report
+
+
+def _through_a_link(path: Path) -> bool:
+    """Whether ``path`` (resolved when it was recorded) now leads through a symbolic link: a
+    folder replaced by a link since would send the write, or the deletion, somewhere else."""
+    return os.path.realpath(path) != str(path)
 
 
 def _relative(shown: str) -> Path:
