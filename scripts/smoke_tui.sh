@@ -2,8 +2,10 @@
 # Smoke test of the real dcode binary in a real terminal (tmux) against the scripted model server.
 # It types a prompt, waits for the streamed answer and the file the model wrote, then drops an
 # image (a bracketed paste of its quoted path), waits for the [image 1] token, sends it and checks
-# that the request carried the picture; then quits with Ctrl+D, which prints how to resume the
-# session. Exits 0 with a note when tmux is missing; non-zero with the screen on any failure.
+# that the request carried the picture; rewinds to before the first prompt (the file goes, the
+# prompt comes back), writes the prompt on in $EDITOR (Ctrl+G), then quits with Ctrl+D, which
+# prints how to resume the session. Exits 0 with a note when tmux is missing; non-zero with the
+# screen on any failure.
 set -euo pipefail
 
 smoke_name=smoke_tui
@@ -23,6 +25,13 @@ cat >"$work/home/config.toml" <<'TOML'
 [models."openai:smoke-model"]
 image_inputs = true
 TOML
+# The "editor" Ctrl+G opens: it adds a word to the draft it is given.
+cat >"$work/editor.sh" <<'SH'
+#!/bin/sh
+printf '%s, edited' "$(cat "$1")" >"$1.new" && mv "$1.new" "$1"
+SH
+chmod +x "$work/editor.sh"
+export EDITOR="$work/editor.sh" VISUAL=""
 start_model_server
 start_dcode
 
@@ -78,6 +87,22 @@ magic = {"png": raw[:8] == b"\x89PNG\r\n\x1a\n", "jpeg": raw[:3] == b"\xff\xd8\x
          "webp": raw[:4] == b"RIFF" and raw[8:12] == b"WEBP"}
 assert any(magic.values()), f"the image bytes are not PNG/JPEG/WebP: {raw[:12]!r}"
 PY
+
+# Rewind to before the first prompt: the file the model wrote goes, and the prompt comes back.
+tmux -L "$sock" send-keys -t smoke "/rewind" Enter
+wait_for "Rewind to before a prompt" 10
+tmux -L "$sock" send-keys -t smoke Down
+sleep 0.3
+tmux -L "$sock" send-keys -t smoke Enter
+wait_for "Rewind to before prompt 1" 10
+tmux -L "$sock" send-keys -t smoke b
+wait_for "the conversation is back to its start" 10
+[ ! -e "$work/ws/smoke.txt" ] || fail "the rewind left smoke.txt"
+wait_for "write the smoke file" 5
+
+# Ctrl+G hands the terminal to $EDITOR (a script here) and takes back what it saved.
+tmux -L "$sock" send-keys -t smoke C-g
+wait_for "write the smoke file, edited" 10
 
 tmux -L "$sock" send-keys -t smoke C-d
 wait_for "DCODE-EXITED 0" 10
