@@ -17,7 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from dcode import __version__
-from dcode.config import ApprovalMode, ConfigError, Settings, WireApi, load_settings
+from dcode.config import ApprovalMode, ConfigError, ReasoningEffort, Settings, WireApi, load_settings
 
 SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
@@ -76,6 +76,7 @@ def run(
     continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the most recent session in this directory.")] = False,
     approve: Annotated[Optional[ApprovalMode], typer.Option("--approve", help="manual | edits | all (TUI default manual, headless default edits).")] = None,
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
+    effort: Annotated[Optional[ReasoningEffort], typer.Option("--effort", help="Reasoning effort: none | minimal | low | medium | high | xhigh (default: the model's).")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
     image: Annotated[Optional[list[Path]], typer.Option("-i", "--image", help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).")] = None,
     mcp_config: Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}; repeatable).")] = None,
@@ -97,6 +98,7 @@ def run(
         "api": api,
         "approve": approve,
         "max_turns": max_turns,
+        "effort": effort,
         "mcp_configs": mcp_config,
         "no_mcp": no_mcp,
         "trust_project_mcp": trust_project_mcp,

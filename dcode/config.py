@@ -40,6 +40,18 @@ class WireApi(StrEnum):
     RESPONSES = "responses"
 
 
+class ReasoningEffort(StrEnum):
+    """How hard a reasoning model thinks before it answers (``reasoning_effort``); which
+    levels a model takes is the provider's business, and it says so when it refuses one."""
+
+    NONE = "none"
+    MINIMAL = "minimal"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    XHIGH = "xhigh"
+
+
 class ConfigError(Exception):
     """A config file or value is wrong; the message names the file and, when known, the line."""
 
@@ -96,6 +108,9 @@ class Settings:
     approve: ApprovalMode | None = None
     max_turns: int | None = None
     theme: str | None = None
+    effort: ReasoningEffort | None = None
+    """The reasoning effort asked of the model, over its profile's ``reasoning_effort``; None:
+    the profile's, or nothing sent (the provider's default)."""
     connect_timeout: float = 10.0
     """Seconds to open a connection to the model server."""
     request_timeout: float = 60.0
@@ -163,6 +178,7 @@ _SCALAR_KEYS = {
     "approve": ApprovalMode,
     "max_turns": int,
     "theme": str,
+    "effort": ReasoningEffort,
     "connect_timeout": float,
     "request_timeout": float,
     "stall_timeout": float,
@@ -180,6 +196,7 @@ _ENVIRONMENT = {
     "DCODE_BASE_URL": "base_url",
     "DCODE_API": "api",
     "DCODE_APPROVE": "approve",
+    "DCODE_EFFORT": "effort",
     "DCODE_MAX_RETRIES": "max_retries",
     "DCODE_CONNECT_TIMEOUT": "connect_timeout",
     "DCODE_REQUEST_TIMEOUT": "request_timeout",
@@ -392,7 +409,7 @@ def _apply_values(settings: Settings, values: dict[str, Any], *, origin: str) ->
 
 def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
     try:
-        if kind in (ApprovalMode, WireApi):
+        if kind in (ApprovalMode, WireApi, ReasoningEffort):
             return kind(str(raw))
         if kind is Threshold:
             return Threshold.parse(raw)
@@ -419,7 +436,7 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
 
 
 def _expected(kind: type) -> str:
-    if kind in (ApprovalMode, WireApi):
+    if kind in (ApprovalMode, WireApi, ReasoningEffort):
         return " or ".join(repr(member.value) for member in kind)  # type: ignore[attr-defined]
     return {int: "a positive integer", float: "a positive number of seconds", Threshold: THRESHOLD_EXPECTED}.get(kind, "a string")
 

@@ -39,7 +39,7 @@ from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.rewind.store import RewindStore
 from dcode.agent.sessions import SessionInfo, SessionStore, database_errors, new_session_id
-from dcode.config import ApprovalMode, Settings
+from dcode.config import ApprovalMode, ReasoningEffort, Settings
 from dcode.mcp.config import ServerConfig
 from dcode.mcp.manager import McpManager, McpTurn
 from dcode.agent.tools.spec import SPECS
@@ -259,7 +259,13 @@ class Engine:
 
     def switch_model(self, spec: str) -> ResolvedModel:
         """Point later turns at another model; the thread and its history stay as they are."""
-        settings = replace(self.settings, model=spec, base_url=None if spec != self.settings.model else self.settings.base_url)
+        return self._use(replace(self.settings, model=spec, base_url=None if spec != self.settings.model else self.settings.base_url))
+
+    def set_effort(self, effort: ReasoningEffort | None) -> ResolvedModel:
+        """Ask later turns' model for this reasoning effort (None: the model's profile's)."""
+        return self._use(replace(self.settings, effort=effort))
+
+    def _use(self, settings: Settings) -> ResolvedModel:
         resolved = resolve_model(settings)
         self.settings, self.resolved = settings, resolved
         self.model = build_chat_model(resolved, settings, self._http)

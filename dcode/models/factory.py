@@ -8,7 +8,7 @@ that holds the connect and first-byte deadlines and the retry budget around its 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from dcode.config import Settings, WireApi
@@ -60,7 +60,10 @@ def model_profile(spec: ModelSpec, settings: Settings) -> ModelProfile:
 
 def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> ResolvedModel:
     endpoint = resolve_endpoint(settings, env)
-    return ResolvedModel(endpoint, model_profile(endpoint.spec, settings))
+    profile = model_profile(endpoint.spec, settings)
+    if settings.effort is not None:  # asked for this run (--effort, /effort): over the profile's
+        profile = replace(profile, reasoning_effort=settings.effort.value)
+    return ResolvedModel(endpoint, profile)
 
 
 def model_http_client(settings: Settings) -> Any:
@@ -88,7 +91,13 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_cli
         retry_budget=settings.retry_budget,
         default_headers={"User-Agent": USER_AGENT},
     )
+    effort = resolved.profile.reasoning_effort
+    thinking: dict[str, Any] = {}
+    if effort is not None:
+        # The Responses API also streams a summary of the reasoning when asked for one.
+        thinking = {"reasoning": {"effort": effort, "summary": "auto"}} if endpoint.api is WireApi.RESPONSES else {"reasoning_effort": effort}
     return DcodeChatOpenAI(
+        **thinking,
         model=endpoint.spec.model,
         base_url=endpoint.base_url,
         api_key=endpoint.api_key,

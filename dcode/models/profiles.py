@@ -41,6 +41,9 @@ class ModelProfile:
     cached_input_price: float | None = None
     """USD per million input tokens the provider read from its prompt cache; None: priced as
     other input (the cost is then an upper bound)."""
+    reasoning_effort: str | None = None
+    """The reasoning effort asked of this model (a ``ReasoningEffort``); None: nothing is
+    sent, and the provider's default applies. ``effort`` in the settings overrides it."""
     prompt_cache_key: bool | None = None
     """Whether requests carry ``prompt_cache_key`` (the session id); None: where the endpoint is
     known to accept it (OpenAI's own), see ``presets.accepts_prompt_cache_key``."""
@@ -173,6 +176,13 @@ def _validated_override(key: str, table: Mapping[str, Any]) -> dict[str, Any]:
             expected = float
         elif name == "prompt_cache_key":
             expected = bool
+        elif name == "reasoning_effort":
+            from dcode.config import ReasoningEffort
+
+            levels = [level.value for level in ReasoningEffort]
+            if value not in levels:
+                raise ConfigError(f'[models."{key}"]: reasoning_effort must be one of {", ".join(levels)}, not {value!r}')
+            expected = str
         elif name == "image_transport":
             if value not in {"inline", "files"}:
                 raise ConfigError(f'[models."{key}"]: image_transport must be "inline" or "files", not {value!r}')

@@ -271,8 +271,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     async def on_engine_ready(self, message: EngineReady) -> None:
         self.engine = message.engine
         self._unclaimed_engine = None
-        self.status.model = self.engine.resolved.spec
-        self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
+        self._show_model()
         self.status.activity = ""
         self._start_mcp(self.engine)
         if self._paint_on_ready and self._session_id:
@@ -454,7 +453,9 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
 
     def _show_model(self) -> None:
         if self.engine is not None:
-            self.status.model = self.engine.resolved.spec
+            resolved = self.engine.resolved
+            effort = resolved.profile.reasoning_effort
+            self.status.model = f"{resolved.spec} · {effort}" if effort else resolved.spec
             self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
 
     # -- input ------------------------------------------------------------------------

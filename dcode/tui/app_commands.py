@@ -55,6 +55,8 @@ class SlashCommands(_Base):
                 await self._set_mode_from(args)
             case "model":
                 await self._switch_model(args)
+            case "effort":
+                await self._set_effort(args)
             case "offload":
                 await self._offload(args)
             case "rewind":
@@ -157,6 +159,32 @@ class SlashCommands(_Base):
             return
         self._show_model()
         await self.transcript.notice(f"switched to {resolved.spec}; the conversation continues")
+
+    async def _set_effort(self, word: str) -> None:
+        """``/effort LEVEL`` asks later turns for that reasoning effort (``default``: the
+        model's own); ``/effort`` alone says what is asked now."""
+        from dcode.config import ReasoningEffort
+
+        assert self.engine is not None
+        levels = " · ".join(level.value for level in ReasoningEffort)
+        word = word.strip().lower()
+        if not word:
+            current = self.engine.resolved.profile.reasoning_effort
+            said = f"reasoning effort is {current}" if current else "no reasoning effort is asked for: the provider's default applies"
+            await self.transcript.notice(f"{said} · /effort {levels} or default")
+            return
+        if word != "default" and word not in {level.value for level in ReasoningEffort}:
+            await self.transcript.notice(f"/effort takes {levels} or default, not {word!r}", NoticeLevel.WARNING)
+            return
+        effort = None if word == "default" else ReasoningEffort(word)
+        try:
+            resolved = await asyncio.to_thread(self.engine.set_effort, effort)
+        except ConfigError as exc:
+            await self.transcript.notice(str(exc), NoticeLevel.ERROR)
+            return
+        self._show_model()
+        now = resolved.profile.reasoning_effort
+        await self.transcript.notice(f"reasoning effort for {resolved.spec}: {now}" if now else f"{resolved.spec} reasons as the provider does by default")
 
     async def _pick_model(self) -> None:
         """``/model`` alone: a picker of recent, configured and preset models."""

@@ -53,6 +53,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("clear", "Start a new session (the old one stays resumable)"),
     SlashCommand("resume", "Pick a past session to continue"),
     SlashCommand("model", "Switch the model, keeping the conversation (alone: pick one)", usage="[SPEC]", needs_engine=True),
+    SlashCommand("effort", "How hard the model reasons: none, minimal, low, medium, high, xhigh or default (alone: show it)", usage="[LEVEL]", needs_engine=True),
     SlashCommand("context", "Show where the tokens go", busy_safe=True, needs_engine=True),
     SlashCommand("agents", "List the agents the task tool can hand a job to, and the files left out", busy_safe=True),
     SlashCommand("mcp", "The MCP servers: state, tools, last error; reconnect or disable one", busy_safe=True, needs_engine=True),
