@@ -57,10 +57,6 @@ class CodeReport:
     """A file changed since by something else → where what it held is kept now."""
     failed: dict[Path, str] = field(default_factory=dict)
 
-    @property
-    def count(self) -> int:
-        return len(self.restored) + len(self.deleted)
-
 
 def plan_code(store: RewindStore, turn: Turn) -> CodePlan:
     """What putting the files back to before ``turn`` would do (reads the files; blocking)."""
