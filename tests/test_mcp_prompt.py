@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dcode.agent.middleware.mcp_status import mcp_section
 from dcode.mcp.config import Transport
-from dcode.mcp.link import LinkState
+from dcode.mcp.state import LinkState
 from dcode.mcp.manager import ServerStatus
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dcode.mcp.link import LinkState
+from dcode.mcp.state import LinkState
 from dcode.tui.screens.context import ContextScreen
 from dcode.tui.screens.mcp import McpScreen
 from tests.support.mcp_fixtures import stdio_entry, write_config

@@ -21,7 +21,6 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult, TextContent, Tool
 
 from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.failures import clean, describe, needs_login
+from dcode.mcp.state import LinkState
 from dcode.private_files import ensure_private_dir, open_private
 
 CHILD = Path(__file__).with_name("child.py")
@@ -39,14 +39,6 @@ log = logging.getLogger(__name__)
 # would reach the terminal through logging's last resort (over the TUI, or headless's stderr).
 # The call's tool error says what happened; --debug's handler on the root still sees it all.
 logging.getLogger("mcp").addHandler(logging.NullHandler())
-
-
-class LinkState(StrEnum):
-    CONNECTING = "connecting"
-    CONNECTED = "connected"
-    FAILED = "failed"
-    NEEDS_LOGIN = "needs login"
-    DISABLED = "disabled"
 
 
 def error_result(text: str) -> CallToolResult:

@@ -5,6 +5,9 @@ them then. ``for_turn`` is what a turn asks at its start: it waits for servers s
 connecting, up to their connect timeout, and returns the tools of the connected ones (fixed for
 that turn), the servers' states, and a notice for each server whose state changed since the
 last turn. ``close`` stops every server (a stdio server's process ends with its session).
+
+The MCP SDK and the adapter load with the first server: an engine without servers never
+imports them.
 """
 
 from __future__ import annotations
@@ -13,19 +16,20 @@ import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from langchain_core.tools import BaseTool, InjectedToolArg
-from langchain_mcp_adapters.interceptors import MCPToolCallRequest
-from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
-from mcp.types import AudioContent, TextContent
+from typing import TYPE_CHECKING
 
 from dcode.config import McpSettings
 from dcode.mcp.config import ServerConfig, Transport
-from dcode.mcp.link import LinkState, ServerLink
 from dcode.mcp.names import assign_names
-from dcode.mcp.results import stored_media
+from dcode.mcp.state import LinkState
 from dcode.media.store import AttachmentStore
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
+    from dcode.mcp.link import ServerLink
 
 LOG_DIR = "mcp-logs"
 
@@ -59,14 +63,6 @@ class McpTurn:
         return tuple((s.name, s.state, s.tools, s.error) for s in self.servers)
 
 
-def as_text(content: Any) -> Any:
-    """Text blocks alone as one string: text reads as text, and the output cap and the eviction
-    of large results (which measure strings) apply as to every tool."""
-    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
-        return "\n".join(str(b.get("text", "")) for b in content)
-    return content
-
-
 class McpManager:
     def __init__(self, settings: McpSettings, *, home: Path, workspace: Path, store: AttachmentStore, reserved: Iterable[str] = ()) -> None:
         self.settings = settings
@@ -83,6 +79,8 @@ class McpManager:
         for config in servers:
             if config.name in self.links:
                 continue
+            from dcode.mcp.link import ServerLink  # the SDK: only once a server is configured
+
             link = ServerLink(
                 config,
                 connect_timeout=self.settings.connect_timeout,
@@ -143,34 +141,10 @@ class McpManager:
     def _tools_of(self, link: ServerLink) -> list[tuple[str, BaseTool]]:
         key = (link.name, link.generation)
         if key not in self._built:
-            self._built[key] = [(tool.name, self._convert(link, tool)) for tool in link.tools]
+            from dcode.mcp.tools import langchain_tool  # the adapter: only once a server is up
+
+            self._built[key] = [(tool.name, langchain_tool(link, tool, self.store)) for tool in link.tools]
         return self._built[key]
-
-    def _convert(self, link: ServerLink, tool: Any) -> BaseTool:
-        async def route(request: MCPToolCallRequest, handler: Any) -> Any:
-            result = await link.call(request.name, request.args)
-            # The adapter refuses audio (it raises); the model is told it was there instead.
-            result.content = [TextContent(type="text", text=f"[{c.mimeType} audio: not supported]") if isinstance(c, AudioContent) else c for c in result.content]
-            return result
-
-        # The session given is only a placeholder: every call goes through ``route``, to the
-        # link's session of the moment (a restarted server has a new one).
-        converted = convert_mcp_tool_to_langchain_tool(link._session, tool, server_name=link.name, tool_interceptors=[route])  # type: ignore[list-item]
-        original = converted.coroutine
-        assert original is not None
-        store, label = self.store, f"{link.name}.{tool.name}"
-
-        async def call(runtime: Annotated[object | None, InjectedToolArg()] = None, **arguments: Any) -> Any:
-            content, _structured = await original(runtime=runtime, **arguments)  # the text says it too
-            return as_text(await stored_media(store, label, content)), None
-
-        adapter_errors = converted.handle_tool_error
-        assert callable(adapter_errors)
-
-        def error(exc: Exception) -> Any:
-            return as_text(adapter_errors(exc))
-
-        return converted.model_copy(update={"coroutine": call, "handle_tool_error": error})
 
     async def disable(self, name: str) -> None:
         if (link := self.links.get(name)) is not None:

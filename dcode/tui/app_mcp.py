@@ -70,7 +70,7 @@ class McpStartup(_Base):
         except NoMatches:  # the app is closing: its screen is gone
             return
         states = [link.state for link in engine.mcp.links.values()]
-        from dcode.mcp.link import LinkState
+        from dcode.mcp.state import LinkState
 
         counted = [s for s in states if s is not LinkState.DISABLED]
         status.mcp = (sum(s is LinkState.CONNECTED for s in counted), len(counted))

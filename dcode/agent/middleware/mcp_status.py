@@ -18,7 +18,7 @@ from dcode.agent.fences import Fence, escape_fenced
 from dcode.agent.middleware.system_sections import with_section
 from dcode.agent.run_context import RunContext
 from dcode.mcp.failures import clean
-from dcode.mcp.link import LinkState
+from dcode.mcp.state import LinkState
 from dcode.mcp.manager import ServerStatus
 
 MAX_TOOLS_SHOWN = 10

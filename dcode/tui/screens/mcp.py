@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from dcode.mcp.link import LinkState
+from dcode.mcp.state import LinkState
 from dcode.mcp.manager import McpManager, ServerStatus
 
 _STYLE = {
