@@ -3,8 +3,10 @@ before a request would overflow it (about four characters a token would see a th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from langchain_core.messages.utils import count_tokens_approximately
 
 from dcode.agent.approval import HeadlessApprover
@@ -12,6 +14,7 @@ from dcode.agent.engine import Engine
 from dcode.agent.events import CompactionFinished, ErrorEvent
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.support.openai_usage import openai_input_tokens
+from tests.test_tokens_lazy import not_loaded  # noqa: F401 - a fixture
 
 WINDOW = 12_000
 SENTENCE = "上下文窗口的大小决定了模型一次能读取多少内容，压缩应当在请求溢出之前发生。"
@@ -21,14 +24,26 @@ def prompt(turn: int) -> str:
     return "".join(f"第{turn}轮第{n}句：{SENTENCE}" for n in range(40))
 
 
+@pytest.fixture(params=["warm", "lazy"])
+def encoding_state(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Whether the encoding is loaded at start (the TUI) or at the first count that needs it
+    (headless, as a fresh process would be: then it must be loaded by the time the window fills)."""
+    if request.param == "lazy":
+        asked = request.getfixturevalue("not_loaded")
+        yield request.param
+        assert asked, "the window filled, yet the encoding was never loaded to count it"
+        return
+    yield request.param
+
+
 async def test_a_cjk_session_is_compacted_before_the_request_overflows(
-    server: ScriptedModelServer, make_settings, workspace: Path
+    server: ScriptedModelServer, make_settings, workspace: Path, encoding_state: str
 ) -> None:
     server.window = WINDOW  # a request over the window gets the context-overflow error
     server.script(*(reply("好的，我记下了。") for _ in range(20)))
     settings = make_settings(model="openai:gpt-4o", model_overrides={"openai:gpt-4o": {"max_input_tokens": WINDOW}})
     events = []
-    async with await Engine.open(settings) as engine:
+    async with await Engine.open(settings, warm_tokens=encoding_state == "warm") as engine:
         runner = engine.runner(HeadlessApprover())
         for turn in range(8):
             async for event in runner.run_turn(prompt(turn)):
@@ -44,7 +59,7 @@ async def test_a_cjk_session_is_compacted_before_the_request_overflows(
 
 
 async def test_a_chinese_paste_that_would_overflow_is_compacted_for_at_once(
-    server: ScriptedModelServer, make_settings, workspace: Path
+    server: ScriptedModelServer, make_settings, workspace: Path, encoding_state: str
 ) -> None:
     # English turns first: the provider's figures so far are those of English text, so only
     # a real count of the paste sees that it would not fit.
@@ -53,7 +68,7 @@ async def test_a_chinese_paste_that_would_overflow_is_compacted_for_at_once(
     settings = make_settings(model="openai:gpt-4o", model_overrides={"openai:gpt-4o": {"max_input_tokens": WINDOW}})
     english = "Here is some background on the project, its modules and the tests that cover them. " * 50
     events = []
-    async with await Engine.open(settings) as engine:
+    async with await Engine.open(settings, warm_tokens=encoding_state == "warm") as engine:
         runner = engine.runner(HeadlessApprover())
         for turn in range(3):
             async for event in runner.run_turn(f"{turn}: {english}"):

@@ -77,6 +77,8 @@ class Threshold:
         the session's, with the last request's system message and tools; without one, roughly)."""
         if self.unit is Unit.MESSAGES:
             return len(messages) >= self.limit(window)
+        if tokens is None and counter is not None and counter.surely_under(self.limit(window), messages):
+            return False  # known from lengths: the encoding need not be loaded
         if tokens is None:
             from dcode.agent.token_count import count_request
 

@@ -61,8 +61,9 @@ def _warm_in_background(counter: TokenCounter) -> None:
 
 
 class Engine:
-    def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection) -> None:
+    def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection, *, warm_tokens: bool = True) -> None:
         self.settings = settings
+        self._warm_tokens = warm_tokens
         self.resolved = resolved
         environment = ShellEnvironment.of(provider_variables(settings.providers), settings.pass_env)
         self.backend = LocalBackend(settings.workspace, environment=environment)
@@ -85,7 +86,10 @@ class Engine:
         self.graph = self._build()
 
     @classmethod
-    async def open(cls, settings: Settings, resolved: ResolvedModel | None = None) -> Engine:
+    async def open(cls, settings: Settings, resolved: ResolvedModel | None = None, *, warm_tokens: bool = True) -> Engine:
+        """The engine for ``settings``. ``warm_tokens``: load the token encoding in a thread now,
+        so the UI's counts are exact from the first (headless leaves it to the first count that
+        needs it, which a short task never makes)."""
         resolved = resolved or resolve_model(settings)
         ensure_private_dir(settings.home)
         ensure_private_file(settings.sessions_db)  # SQLite gives its -wal and -shm files this mode
@@ -93,7 +97,7 @@ class Engine:
         try:
             with database_errors(settings.sessions_db):
                 await conn.execute("PRAGMA journal_mode=WAL")
-                engine = cls(settings, resolved, conn)
+                engine = cls(settings, resolved, conn, warm_tokens=warm_tokens)
                 await engine.checkpointer.setup()
         except BaseException:
             # The connection's worker thread is not a daemon: left running, it would keep the
@@ -130,13 +134,15 @@ class Engine:
 
     def _build(self) -> Any:
         # One token counter for the model: the compaction tiers, /context and the status bar
-        # count with it. Its encoding loads in a worker thread now, not at the first count.
+        # count with it. Its encoding loads in a worker thread now (``warm_tokens``), or at the
+        # first count that needs it.
         self.tokens = TokenCounter(
             self.resolved.endpoint.spec.model,
             images=image_pricer(route_for(self.resolved.profile)),
             thread=lambda: current_thread_id("session"),
         )
-        _warm_in_background(self.tokens)
+        if self._warm_tokens:
+            _warm_in_background(self.tokens)
         self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, self.tokens, self.attachments)
         self.subagents = Subagents(
             self.agents,

@@ -306,8 +306,11 @@ class Compactor:
     def over(self, messages: list[BaseMessage]) -> int | None:
         """The estimated (or last reported) size of the request ``messages`` make (with the
         last request's system message and tools) when it reaches the trigger."""
-        tokens = count_request(messages, self.counter)
         trigger = self.trigger_tokens
+        counter = self.counter
+        if trigger is not None and counter is not None and counter.surely_under(trigger, messages) and reported_tokens(messages) < trigger:
+            return None  # known from lengths: the encoding need not be loaded
+        tokens = count_request(messages, counter)
         if trigger is None:
             return tokens if self.triggers.summarize_at.reached(messages, self.window, counter=self.counter) else None
         if tokens >= trigger and (cut := truncated_history(messages, self.window, self.triggers, self.counter)) is not None:

@@ -4,7 +4,9 @@ Hook: ``awrap_model_call``, inside the compaction tiers (it sees the request as 
 sent) and outside the media projection (it sees dcode's image references, priced by the
 route's formula). The request is counted before the call (the system message, the messages,
 the tools); when the response reports its input tokens, the counter's calibration for the
-session takes the ratio of the two. The request itself is never changed.
+session takes the ratio of the two. Before the encoding is loaded, the pair waits in the counter
+until the calibration is first asked for (a short session never needs it). The request itself
+is never changed.
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ class TokenCalibrationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         request: ModelRequest[RunContext],
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        counted = self.counter.count_request(request.messages, system=request.system_message, tools=request.tools)
+        counter = self.counter
+        if not counter.ready:  # counted when the calibration is first needed, if ever
+            counter.bound_request(system=request.system_message, tools=request.tools)
+            response = await handler(request)
+            if reported := reported_input(response):
+                counter.observe_later(reported, request.messages, system=request.system_message, tools=request.tools)
+            return response
+        counted = counter.count_request(request.messages, system=request.system_message, tools=request.tools)
         response = await handler(request)
-        self.counter.observe(reported_input(response), counted)
+        counter.observe(reported_input(response), counted)
         return response

@@ -13,6 +13,13 @@ Counting is incremental: a message's count is kept under its id and its content,
 or changed messages go through the encoder; and under the message object itself
 (``MessageMemo``), so the history's messages, the same objects from one call to the next, cost
 a lookup each rather than building that key again (a ``repr`` of the tool calls).
+
+The encoding (tens of megabytes, a third of a second to build) is loaded only when a figure
+needs it. A byte-level BPE never makes more tokens than the text has UTF-8 bytes, so
+``surely_under`` can tell from lengths alone that a request is below a trigger; a short
+session (a one-line ``dcode -p``) never loads the encoding at all. Until it is loaded, the
+calibration's observations wait (``observe_later``) and are counted, in order, the first time
+the calibration is asked for.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
-from dcode.context.tokens.calibration import Calibration
+from dcode.context.tokens.calibration import HIGH, Calibration
 from dcode.context.tokens.encodings import EncodingUnavailable, encoding, is_loaded
 from dcode.context.tokens.family import Family, family_for
 from dcode.message_memo import MessageMemo
@@ -34,6 +41,7 @@ REPLY_PRIMING = 3  # <|start|>assistant<|message|>: the frame of the answer
 CHARS_PER_TOKEN = 4  # before the encoding is loaded (the UI never waits for it)
 CACHE_SIZE = 50_000  # messages remembered; an old entry is only recounted if it comes back
 TOOL_CACHE_SIZE = 1_000
+PENDING_OBSERVATIONS = 64  # the calibration's smoothing forgets older ones anyway
 
 
 class Encoder(Protocol):
@@ -79,7 +87,10 @@ class TokenCounter:
         self._objects: MessageMemo[int] = MessageMemo()  # the same objects, call after call
         self._tools: dict[Any, int] = {}
         self._calibrations: dict[str, Calibration] = {}
+        self._pending: dict[str, list[tuple[int, list[Any], Any, list[Any]]]] = {}
+        self._bounds: MessageMemo[int] = MessageMemo()
         self.fixed = 0  # the system message, the tool schemas and the priming of the last request
+        self.fixed_bound = 0  # the same, bounded from lengths (while the encoding is not loaded)
 
     # -- the encoder ---------------------------------------------------------------------
 
@@ -158,9 +169,7 @@ class TokenCounter:
             return image
         if kind in {"reasoning", "thinking"}:
             return 0  # not sent back as input on the chat wire
-        # Anything else: its fields but bulk data (which a provider prices as media, not text).
-        fields = {k: v for k, v in block.items() if not (isinstance(v, str) and len(v) > 2_000 and k in {"base64", "data", "url"})}
-        return self.count_text(json.dumps(fields, ensure_ascii=False, default=str))
+        return self.count_text(_priced_fields(block))
 
     def count_messages(self, messages: Iterable[Any]) -> int:
         """The messages' tokens, without the reply's priming."""
@@ -191,14 +200,74 @@ class TokenCounter:
         self.fixed = head + self.count_tools(tools) + REPLY_PRIMING
         return self.fixed + self.count_messages(messages)
 
+    # -- bounds, without the encoding ----------------------------------------------------
+
+    def bound_message(self, message: Any) -> int:
+        """At least ``count_message(message)``, from lengths alone (remembered per object)."""
+        found = self._bounds.get(message)
+        if found is not None:
+            return found
+        tokens = PER_MESSAGE + _bytes(_role(message)) + self._bound_content(message.content)
+        if getattr(message, "name", None) and message.type != "tool":
+            tokens += PER_NAME + _bytes(message.name)
+        for call in getattr(message, "tool_calls", None) or []:
+            tokens += _bytes(str(call.get("name") or "")) + _bytes(json.dumps(call.get("args") or {}, ensure_ascii=False))
+        return self._bounds.put(message, tokens)
+
+    def _bound_content(self, content: Any) -> int:
+        if isinstance(content, str):
+            return _bytes(content)
+        tokens = 0
+        for block in content or []:
+            if isinstance(block, str):
+                tokens += _bytes(block)
+            elif isinstance(block, dict):
+                image = self._images(block) if block.get("type") != "text" else None
+                text = str(block.get("text", "")) if block.get("type") == "text" else _priced_fields(block)
+                tokens += image if image is not None else _bytes(text)
+        return tokens
+
+    def bound_request(self, *, system: Any = None, tools: Sequence[Any] = ()) -> None:
+        """Note the bound of what a request carries besides its messages (``fixed_bound``)."""
+        head = self.bound_message(system) if system is not None else 0
+        self.fixed_bound = head + sum(self._bound_tool(tool) for tool in tools) + REPLY_PRIMING
+
+    def _bound_tool(self, tool: Any) -> int:
+        key = ("bound", _tool_key(tool))
+        found = self._tools.get(key)
+        if found is None:
+            found = self._tools[key] = _bytes(json.dumps(_schema(tool), ensure_ascii=False))
+        return found
+
+    def surely_under(self, limit: int, messages: Iterable[Any]) -> bool:
+        """Whether the request ``messages`` make (with the last request's system message and
+        tools), as ``estimate_request`` would count it, is certainly below ``limit``, known
+        without the encoding. False once the encoding is loaded: counting is cheap then."""
+        if self.ready:
+            return False
+        bound = max(self.fixed, self.fixed_bound) + sum(self.bound_message(message) for message in messages)
+        return (bound if self.family.exact else math.ceil(bound * HIGH)) < limit
+
     # -- calibration ---------------------------------------------------------------------
 
     def calibration(self, thread: str | None = None) -> Calibration:
-        """The calibration of session ``thread`` (by default, the current one)."""
-        return self._calibrations.setdefault(self._thread() if thread is None else thread, Calibration())
+        """The calibration of session ``thread`` (by default, the current one), with the
+        observations that waited for the encoding counted now."""
+        name = self._thread() if thread is None else thread
+        calibration = self._calibrations.setdefault(name, Calibration())
+        for reported, messages, system, tools in self._pending.pop(name, ()):
+            calibration.observe(reported, self.count_request(messages, system=system, tools=tools))
+        return calibration
 
     def observe(self, reported: int, counted: int) -> None:
         self.calibration().observe(reported, counted)
+
+    def observe_later(self, reported: int, messages: Sequence[Any], *, system: Any = None, tools: Sequence[Any] = ()) -> None:
+        """The provider reported ``reported`` input tokens for this request: counted when the
+        calibration is next asked for (the encoding is not loaded for it now)."""
+        pending = self._pending.setdefault(self._thread(), [])
+        pending.append((reported, list(messages), system, list(tools)))
+        del pending[:-PENDING_OBSERVATIONS]
 
     def estimate(self, tokens: int, thread: str | None = None) -> int:
         """``tokens`` as the provider will count them: as they are for a model counted with its
@@ -229,6 +298,17 @@ class TokenCounter:
 
     def estimate_message(self, message: Any) -> int:
         return self.estimate(self.count_message(message))
+
+
+def _priced_fields(block: dict[str, Any]) -> str:
+    """A block that is neither text nor an image, as counted: its fields but bulk data (which a
+    provider prices as media, not text)."""
+    fields = {k: v for k, v in block.items() if not (isinstance(v, str) and len(v) > 2_000 and k in {"base64", "data", "url"})}
+    return json.dumps(fields, ensure_ascii=False, default=str)
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _tool_key(tool: Any) -> Any:

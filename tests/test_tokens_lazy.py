@@ -1,0 +1,105 @@
+"""The encoding is loaded only when a figure needs it: bounds from UTF-8 lengths, and the
+calibration's observations counted later, exactly as they would have been at once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+import dcode.context.tokens.counter as counter_module
+from dcode.context.tokens.calibration import HIGH
+from dcode.context.tokens.counter import TokenCounter
+from dcode.context.tokens.encodings import O200K, encoding
+from tests.support.model_server import ScriptedModelServer, reply
+from tests.test_tokens import CJK, CODE, JSON_TEXT, PROSE
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MESSAGES = [
+    SystemMessage("You are terse."),
+    HumanMessage(PROSE, id="h1"),
+    AIMessage("", id="a1", tool_calls=[{"id": "c1", "name": "read_file", "args": {"file_path": "src/é.py", "limit": 40}}]),
+    ToolMessage(CODE, tool_call_id="c1", id="t1"),
+    HumanMessage([{"type": "text", "text": CJK}, {"type": "text", "text": JSON_TEXT}], id="h2", name="someone"),
+    AIMessage("🙂 " * 50 + "\x00\x01 odd bytes", id="a2"),
+]
+
+
+@pytest.fixture
+def not_loaded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The encoding as if this process had not loaded it yet; records when it is asked for."""
+    asked: list[str] = []
+
+    def load(name: str = O200K):
+        asked.append(name)
+        monkeypatch.setattr(counter_module, "is_loaded", lambda name: True)
+        return encoding(name)
+
+    monkeypatch.setattr(counter_module, "is_loaded", lambda name: False)
+    monkeypatch.setattr(counter_module, "encoding", load)
+    return asked
+
+
+def test_a_messages_bound_is_never_below_its_count() -> None:
+    counter = TokenCounter("gpt-4o", encoder=encoding(O200K))
+    for message in MESSAGES:
+        assert counter.bound_message(message) >= counter.count_message(message), message
+
+
+def test_surely_under_decides_from_lengths_without_the_encoding(not_loaded: list[str]) -> None:
+    exact, scaled = TokenCounter("gpt-4o"), TokenCounter("deepseek-chat")
+    bound = sum(exact.bound_message(m) for m in MESSAGES)
+    assert exact.surely_under(bound + 1, MESSAGES) and not exact.surely_under(bound, MESSAGES)
+    # A model counted with another model's encoding may be calibrated up to HIGH: the bound is too.
+    assert not scaled.surely_under(bound + 1, MESSAGES) and scaled.surely_under(int(bound * HIGH) + 2, MESSAGES)
+    assert not_loaded == []
+    exact.count_message(MESSAGES[1])  # once loaded, counting is cheap: no more guessing
+    assert not_loaded == [O200K] and not exact.surely_under(10**9, MESSAGES)
+
+
+def test_observations_counted_later_calibrate_as_at_once(not_loaded: list[str]) -> None:
+    requests = [(MESSAGES[:2], 120), (MESSAGES[:4], 330), (MESSAGES, 910)]
+    eager = TokenCounter("deepseek-chat", encoder=encoding(O200K))
+    for messages, reported in requests:
+        eager.observe(reported, eager.count_request(messages, system=MESSAGES[0]))
+    lazy = TokenCounter("deepseek-chat")
+    for messages, reported in requests:
+        lazy.observe_later(reported, messages, system=MESSAGES[0])
+    assert not_loaded == []
+    assert lazy.calibration() == eager.calibration() and lazy.fixed == eager.fixed
+    assert not_loaded == [O200K]
+
+
+def test_a_one_line_task_never_loads_the_encoding(server: ScriptedModelServer, tmp_path: Path) -> None:
+    """In a process of its own: this one has loaded the encoding long ago."""
+    server.script(reply("hello there", usage=(4_000, 3)))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    program = f"""
+import asyncio, json
+from pathlib import Path
+from dcode.agent.approval import HeadlessApprover
+from dcode.agent.engine import Engine
+from dcode.config import Settings, WireApi
+from dcode.context.tokens.encodings import O200K, is_loaded
+
+async def main():
+    settings = Settings(home=Path({str(tmp_path / "home")!r}), workspace=Path({str(workspace)!r}), model="openai:test-model", base_url={server.base_url!r}, api=WireApi.CHAT)
+    async with await Engine.open(settings, warm_tokens=False) as engine:
+        runner = engine.runner(HeadlessApprover())
+        events = [e async for e in runner.run_turn("say hello")]
+        loaded_after_turn = is_loaded(O200K)
+        report = await engine.context_report(runner.session_id)  # /context counts: now it loads
+        print(json.dumps([events[-1].result, loaded_after_turn, is_loaded(O200K), report.used > 0]))
+
+asyncio.run(main())
+"""
+    env = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "k", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["hello there", False, True, True]
