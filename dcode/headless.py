@@ -101,7 +101,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     for line in (*(f"dcode: warning: {p}" for p in servers.problems), skipped_warning(servers)):
         if line:
             print(line, file=err, flush=True)
-    async with await Engine.open(settings, resolved, warm_tokens=False) as engine:
+    async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
         finished: TurnFinished | None = None

@@ -67,7 +67,7 @@ async def _rewind(settings: Settings, info: SessionInfo, number: int, *, convers
         resolved = resolve_model(settings)
     except ModelSpecError:  # no key for it here: a rewind never calls the model, any route will do
         resolved = resolve_model(replace(settings, model=NO_MODEL, base_url=None))
-    async with await Engine.open(settings, resolved, warm_tokens=False) as engine:
+    async with await Engine.open(settings, resolved) as engine:
         runner = engine.runner(HeadlessApprover(), session_id=info.id)
         turn = pick_turn(await runner.turns(), number)
         outcome = await runner.rewind(turn, conversation=conversation, code=code)

@@ -188,3 +188,13 @@ def test_a_rank_file_that_is_not_openais_is_refused_and_counting_goes_on(monkeyp
         encodings._build(O200K)
     monkeypatch.setattr(encodings, "_built", {})
     assert TokenCounter("gpt-4o").count_text("x" * 40) == 10  # by characters, rather than no count
+
+
+def test_an_encoding_needs_nothing_more_of_its_ranks_once_built() -> None:
+    """dcode empties the ranks dict it gives tiktoken (tiktoken keeps it only for pickling): if
+    a tiktoken release comes to read it after construction, this fails before users do."""
+    built = encoding(O200K)
+    ids = built.encode_ordinary(CODE + CJK + PROSE)
+    assert built.decode(ids) == CODE + CJK + PROSE and built.n_vocab == 200019
+    assert built.encode_single_token(b"hello") == 24912 and built.decode_single_token_bytes(24912) == b"hello"
+    assert built.encode("<|endoftext|>", allowed_special="all") == [199999]

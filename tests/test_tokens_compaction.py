@@ -43,7 +43,9 @@ async def test_a_cjk_session_is_compacted_before_the_request_overflows(
     server.script(*(reply("好的，我记下了。") for _ in range(20)))
     settings = make_settings(model="openai:gpt-4o", model_overrides={"openai:gpt-4o": {"max_input_tokens": WINDOW}})
     events = []
-    async with await Engine.open(settings, warm_tokens=encoding_state == "warm") as engine:
+    async with await Engine.open(settings) as engine:
+        if encoding_state == "warm":
+            engine.tokens.warm()
         runner = engine.runner(HeadlessApprover())
         for turn in range(8):
             async for event in runner.run_turn(prompt(turn)):
@@ -68,7 +70,9 @@ async def test_a_chinese_paste_that_would_overflow_is_compacted_for_at_once(
     settings = make_settings(model="openai:gpt-4o", model_overrides={"openai:gpt-4o": {"max_input_tokens": WINDOW}})
     english = "Here is some background on the project, its modules and the tests that cover them. " * 50
     events = []
-    async with await Engine.open(settings, warm_tokens=encoding_state == "warm") as engine:
+    async with await Engine.open(settings) as engine:
+        if encoding_state == "warm":
+            engine.tokens.warm()
         runner = engine.runner(HeadlessApprover())
         for turn in range(3):
             async for event in runner.run_turn(f"{turn}: {english}"):

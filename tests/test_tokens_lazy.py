@@ -90,7 +90,7 @@ from dcode.context.tokens.encodings import O200K, is_loaded
 
 async def main():
     settings = Settings(home=Path({str(tmp_path / "home")!r}), workspace=Path({str(workspace)!r}), model="openai:test-model", base_url={server.base_url!r}, api=WireApi.CHAT)
-    async with await Engine.open(settings, warm_tokens=False) as engine:
+    async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover())
         events = [e async for e in runner.run_turn("say hello")]
         loaded_after_turn = is_loaded(O200K)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from dcode.context.tokens.encodings import encoding
 from tests.support.model_server import ScriptedModelServer, reply
+from tests.test_tokens_lazy import not_loaded  # noqa: F401 - a fixture
 from tests.test_tui_app_support import running_app
 
 ANSWER = "上下文窗口的大小决定了模型一次能读取多少内容，压缩应当在请求溢出之前发生。"
@@ -27,3 +28,14 @@ async def test_the_share_of_the_input_read_from_the_cache_is_shown(server: Scrip
         await h.send("two")
         await h.idle()
         assert "Context" in h.text() and " · 75% cached" in h.text()
+
+
+async def test_the_tui_loads_the_encoding_at_its_first_prompt_not_at_start(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, not_loaded: list[str]
+) -> None:
+    async with running_app(server, workspace, dcode_home, reply(ANSWER)) as h:
+        await h.pilot.pause(0.3)
+        assert not_loaded == []  # idle, it holds no encoding
+        await h.send("hi")
+        await h.idle()
+        await h.until(lambda: not_loaded == ["o200k_base"], what="the encoding, loaded once")

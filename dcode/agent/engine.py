@@ -56,14 +56,11 @@ from dcode.models.presets import provider_variables
 from dcode.private_files import ensure_private_dir, ensure_private_file
 
 
-def _warm_in_background(counter: TokenCounter) -> None:
-    threading.Thread(target=counter.warm, name="dcode-tokens", daemon=True).start()
 
 
 class Engine:
-    def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection, *, warm_tokens: bool = True) -> None:
+    def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection) -> None:
         self.settings = settings
-        self._warm_tokens = warm_tokens
         self.resolved = resolved
         environment = ShellEnvironment.of(provider_variables(settings.providers), settings.pass_env)
         self.backend = LocalBackend(settings.workspace, environment=environment)
@@ -72,6 +69,7 @@ class Engine:
         self._conn = conn
         self._closed = False
         self._held: dict[str, SessionLock] = {}
+        self._warming: TokenCounter | None = None
         self.attachments = AttachmentStore(settings.attachments_dir)
         self.variants = VariantService(self.attachments)
         self.upload_index = UploadIndex(settings.home)
@@ -86,10 +84,7 @@ class Engine:
         self.graph = self._build()
 
     @classmethod
-    async def open(cls, settings: Settings, resolved: ResolvedModel | None = None, *, warm_tokens: bool = True) -> Engine:
-        """The engine for ``settings``. ``warm_tokens``: load the token encoding in a thread now,
-        so the UI's counts are exact from the first (headless leaves it to the first count that
-        needs it, which a short task never makes)."""
+    async def open(cls, settings: Settings, resolved: ResolvedModel | None = None) -> Engine:
         resolved = resolved or resolve_model(settings)
         ensure_private_dir(settings.home)
         ensure_private_file(settings.sessions_db)  # SQLite gives its -wal and -shm files this mode
@@ -97,7 +92,7 @@ class Engine:
         try:
             with database_errors(settings.sessions_db):
                 await conn.execute("PRAGMA journal_mode=WAL")
-                engine = cls(settings, resolved, conn, warm_tokens=warm_tokens)
+                engine = cls(settings, resolved, conn)
                 await engine.checkpointer.setup()
         except BaseException:
             # The connection's worker thread is not a daemon: left running, it would keep the
@@ -134,15 +129,14 @@ class Engine:
 
     def _build(self) -> Any:
         # One token counter for the model: the compaction tiers, /context and the status bar
-        # count with it. Its encoding loads in a worker thread now (``warm_tokens``), or at the
-        # first count that needs it.
+        # count with it. Its encoding loads at the first count that needs it, or in a thread
+        # when the UI asks (``warm_tokens``).
         self.tokens = TokenCounter(
             self.resolved.endpoint.spec.model,
             images=image_pricer(route_for(self.resolved.profile)),
             thread=lambda: current_thread_id("session"),
         )
-        if self._warm_tokens:
-            _warm_in_background(self.tokens)
+
         self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, self.tokens, self.attachments)
         self.subagents = Subagents(
             self.agents,
@@ -262,6 +256,14 @@ class Engine:
             mcp_tools=self._mcp_turn.by_server() if self._mcp_turn else None,
             mcp_prompt=mcp_section(self._mcp_turn.servers) if self._mcp_turn else "",
         )
+
+    def warm_tokens(self) -> None:
+        """Load the token encoding in a thread, once, so that no count on the event loop waits
+        for it (the TUI asks at its first prompt; a short headless task never needs it)."""
+        counter = self.tokens
+        if not counter.ready and counter is not self._warming:
+            self._warming = counter
+            threading.Thread(target=counter.warm, name="dcode-tokens", daemon=True).start()
 
     def switch_model(self, spec: str) -> ResolvedModel:
         """Point later turns at another model; the thread and its history stay as they are."""

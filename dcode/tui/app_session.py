@@ -231,6 +231,7 @@ class SessionWork(_Base):
         status = self.status
         try:
             runner = self._ensure_runner()
+            self.engine.warm_tokens()  # exact counts in the status bar, loaded off the event loop
             await self.transcript.add_user(text, videos)
             status.activity = "Working"
             status.start_turn()

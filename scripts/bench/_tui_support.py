@@ -196,6 +196,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# Primary Device Attributes: every terminal answers it at once. dcode asks it (after the graphics
+# questions) before the app starts; a pty that stayed silent would make it wait for a timeout no
+# real terminal makes it wait for.
+DA1_QUERY = b"\x1b[c"
+DA1_ANSWER = b"\x1b[?62;22c"
+
+
 @dataclass
 class PtyRun:
     """``dcode`` in a pty of ROWS x COLS; every read is kept with the time it arrived."""
@@ -253,6 +260,8 @@ class PtyRun:
         if not data:
             time.sleep(0.01)
             return
+        if DA1_QUERY in data:  # answered as every terminal answers it (an xterm without graphics)
+            os.write(self._master, DA1_ANSWER)
         self.chunks.append((now, data))
 
     def write(self, data: bytes) -> float:

@@ -2,7 +2,9 @@
 
 Every figure comes from the real ``dcode`` process (``.venv/bin/dcode -m openai:test-model
 --base-url <scripted server>``, DCODE_HOME in a temp dir): the benchmark reads what the app
-writes to the pty, replays it on a small terminal emulator, and reads /proc for memory.
+writes to the pty, replays it on a small terminal emulator, and reads /proc for memory. The pty
+answers the one question every terminal answers at once (Primary Device Attributes, which
+dcode asks before it starts, after its graphics questions), as an xterm without pictures does.
 dcode's modules are byte-compiled first, as they are in an installed copy.
 
 - first paint: spawn -> the read that completes the first screen (prompt box with its

@@ -5,7 +5,8 @@ files (byte-identical to OpenAI's), so they are read from there, checked against
 tiktoken itself expects, and given to ``tiktoken.Encoding`` with the split pattern and the
 special tokens of tiktoken's own constructors. Nothing is written (tiktoken's loader would
 copy the file into a cache directory). An encoding is built once per process, on first use
-(about 0.2 s), under a lock: callers on the UI side warm it in a worker first.
+(about 0.2 s), under a lock: callers on the UI side warm it in a worker first. The ranks
+dict goes once the encoder is built: only pickling the encoding would need it.
 """
 
 from __future__ import annotations
@@ -73,9 +74,13 @@ def _build(name: str) -> Any:
         spec = constructor()
     finally:
         openai_public.load_tiktoken_bpe = original
-    return tiktoken.Encoding(
-        name=spec["name"], pat_str=spec["pat_str"], mergeable_ranks=spec["mergeable_ranks"], special_tokens=spec["special_tokens"]
-    )
+    ranks = spec["mergeable_ranks"]  # ours: the offline loader above made it
+    built = tiktoken.Encoding(name=spec["name"], pat_str=spec["pat_str"], mergeable_ranks=ranks, special_tokens=spec["special_tokens"])
+    # The encoder holds its own copy of the ranks (in Rust); the dict is kept only to pickle the
+    # encoding, which dcode never does. Emptied, its ~30 MB go back (tests/test_tokens.py checks
+    # that encoding and decoding need nothing more of it).
+    ranks.clear()
+    return built
 
 
 def encoding(name: str = O200K) -> Any:
