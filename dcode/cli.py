@@ -138,6 +138,10 @@ def _run_headless(
         prompt = _read_stdin()
     if not prompt or not prompt.strip():
         _fail("-p needs a prompt: dcode -p 'your task' (or '-' to read stdin)")
+    if prompt.lstrip().startswith("/"):  # one of your own commands: /review src/app.py
+        from dcode.prompt_commands import load_commands
+
+        prompt = load_commands(settings.home, settings.workspace).expand(prompt) or prompt
     request = HeadlessRequest(
         prompt=prompt,
         output_format=output_format,  # type: ignore[arg-type]

@@ -40,6 +40,7 @@ from dcode.agent.session_lock import SessionHeld
 from dcode.agent.sessions import SessionDatabaseError
 from dcode.config import ApprovalMode, ConfigError, Settings, load_settings, save_preference
 from dcode.exit_signals import ExitSignals
+from dcode.prompt_commands import PromptCommands
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
 from dcode.tui.app_session import Pending, SessionWork
@@ -104,6 +105,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self.engine: Engine | None = None
         self._unclaimed_engine: Engine | None = None  # opened, EngineReady not yet handled
         self.runner: SessionRunner | None = None
+        self.prompt_commands = PromptCommands()  # the user's own slash commands, once read
         self.approver = TuiApprover(self)
         self.collector = QuietCollector()
         self.queue: deque[Pending] = deque()
@@ -188,12 +190,25 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         status.activity = "Starting…"
         self.starting = not self._setup_problem
         self.prompt_input.set_commands(commands.popup_entries())
+        self._load_prompt_commands()
         self._install_media()
         self._sync_prompt_busy()
         self.prompt_input.focus()
         if self._initial_prompt and self._initial_prompt.strip():
             self.submit(Pending(self._initial_prompt))
         self.call_after_refresh(self._after_first_paint)
+
+    @work(thread=True, group="prompt-commands", exit_on_error=False)
+    def _load_prompt_commands(self) -> None:
+        """The user's and the project's own slash commands, read off the UI thread."""
+        from dcode.prompt_commands import load_commands
+
+        found = load_commands(self.settings.home, self.settings.workspace, reserved=commands.RESERVED)
+        self.call_from_thread(self._use_prompt_commands, found)
+
+    def _use_prompt_commands(self, found: PromptCommands) -> None:
+        self.prompt_commands = found
+        self.prompt_input.set_commands(commands.popup_entries(found))
 
     def _after_first_paint(self) -> None:
         if self.settings.ignored:

@@ -77,7 +77,8 @@ class SlashCommands(_Base):
     def _show_help(self) -> None:
         from dcode.tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen(commands.help_entries(), list(commands.KEYS)))
+        custom = self.prompt_commands
+        self.push_screen(HelpScreen(commands.help_entries(), list(commands.KEYS), commands.custom_entries(custom), custom.problems))
 
     def action_change_theme(self) -> None:
         from dcode.tui.screens.theme import ThemeScreen

@@ -83,8 +83,13 @@ class SessionWork(_Base):
             try:
                 invocation = commands.parse(item.text)
             except UnknownCommand as exc:
-                self.call_later(self.transcript.notice, f"unknown command /{exc} — /help lists them", NoticeLevel.WARNING)
-                return
+                expanded = self.prompt_commands.expand(item.text)
+                if expanded is None:
+                    self.call_later(self.transcript.notice, f"unknown command /{exc} — /help lists them", NoticeLevel.WARNING)
+                    return
+                # The user's own command: its text is the prompt, sent as if typed.
+                item = Pending(expanded, draft=item.draft)
+                invocation = None
             if invocation is not None:
                 item = replace(item, invocation=invocation)
         if self._runs_now(item):

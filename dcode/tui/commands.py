@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from dcode.config import ApprovalMode
+from dcode.prompt_commands import PromptCommands
 
 if TYPE_CHECKING:
     from dcode.tui.app import DcodeApp
@@ -53,7 +54,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("clear", "Start a new session (the old one stays resumable)"),
     SlashCommand("resume", "Pick a past session to continue"),
     SlashCommand("model", "Switch the model, keeping the conversation (alone: pick one)", usage="[SPEC]", needs_engine=True),
-    SlashCommand("effort", "How hard the model reasons: none, minimal, low, medium, high, xhigh or default (alone: show it)", usage="[LEVEL]", needs_engine=True),
+    SlashCommand("effort", "How hard the model reasons: low, high… or default (alone: show it)", usage="[LEVEL]", needs_engine=True),
     SlashCommand("context", "Show where the tokens go", busy_safe=True, needs_engine=True),
     SlashCommand("agents", "List the agents the task tool can hand a job to, and the files left out", busy_safe=True),
     SlashCommand("mcp", "The MCP servers: state, tools, last error; reconnect or disable one", busy_safe=True, needs_engine=True),
@@ -117,9 +118,18 @@ def parse(text: str) -> Invocation | None:
     return Invocation(command, args.strip())
 
 
-def popup_entries() -> list[tuple[str, str]]:
-    """What ``PromptInput.set_commands`` takes: (name, description) pairs."""
-    return [(command.name, command.description) for command in COMMANDS]
+def popup_entries(custom: PromptCommands | None = None) -> list[tuple[str, str]]:
+    """What ``PromptInput.set_commands`` takes: (name, description) pairs, the user's own
+    commands after the built-in ones."""
+    return [(command.name, command.description) for command in COMMANDS] + custom_entries(custom)
+
+
+def custom_entries(custom: PromptCommands | None) -> list[tuple[str, str]]:
+    return [(command.name, command.label) for command in sorted(custom.commands.values(), key=lambda c: c.name)] if custom else []
+
+
+RESERVED: frozenset[str] = frozenset([*BY_NAME, *ALIASES])
+"""Names a file's command cannot take."""
 
 
 def help_entries() -> list[tuple[str, str]]:

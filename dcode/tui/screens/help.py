@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -73,15 +74,31 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q", "close", "Close"),
     ]
 
-    def __init__(self, commands: list[tuple[str, str]], keys: list[tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        commands: list[tuple[str, str]],
+        keys: list[tuple[str, str]],
+        custom: Sequence[tuple[str, str]] = (),
+        left_out: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """``custom``: the user's own commands; ``left_out``: (file, why) for the command files
+        that were not read."""
         super().__init__()
         self.commands = list(commands)
         self.keys = list(keys)
+        self.custom = list(custom)
+        self.left_out = list(left_out)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog"):
             yield Label("Commands", classes="help-heading")
             yield HelpTable(self.commands, prefix="/", id="help-commands")
+            if self.custom or self.left_out:
+                yield Label("Your commands (.dcode/commands, .claude/commands, $DCODE_HOME/commands)", classes="help-heading")
+                yield HelpTable(self.custom, prefix="/", id="help-custom")
+            if self.left_out:
+                lines = "\n".join(f"left out: {path}: {why}" for path, why in self.left_out)
+                yield Static(lines, id="help-left-out", classes="help-description", markup=False)
             yield Label("Keys", classes="help-heading")
             yield HelpTable(self.keys, id="help-keys")
             yield Label("Esc or q to close", id="help-hint")
