@@ -108,6 +108,9 @@ class Settings:
     approve: ApprovalMode | None = None
     max_turns: int | None = None
     theme: str | None = None
+    bell: bool = True
+    """Ring the terminal's bell when a turn ends or an approval waits while the terminal is not
+    in focus (terminals turn it into a notification, a badge or a sound)."""
     effort: ReasoningEffort | None = None
     """The reasoning effort asked of the model, over its profile's ``reasoning_effort``; None:
     the profile's, or nothing sent (the provider's default)."""
@@ -178,6 +181,7 @@ _SCALAR_KEYS = {
     "approve": ApprovalMode,
     "max_turns": int,
     "theme": str,
+    "bell": bool,
     "effort": ReasoningEffort,
     "connect_timeout": float,
     "request_timeout": float,
@@ -413,6 +417,10 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
             return kind(str(raw))
         if kind is Threshold:
             return Threshold.parse(raw)
+        if kind is bool:
+            if not isinstance(raw, bool):
+                raise ValueError
+            return raw
         if kind is int:
             if isinstance(raw, bool):
                 raise ValueError
@@ -438,7 +446,7 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
 def _expected(kind: type) -> str:
     if kind in (ApprovalMode, WireApi, ReasoningEffort):
         return " or ".join(repr(member.value) for member in kind)  # type: ignore[attr-defined]
-    return {int: "a positive integer", float: "a positive number of seconds", Threshold: THRESHOLD_EXPECTED}.get(kind, "a string")
+    return {int: "a positive integer", float: "a positive number of seconds", Threshold: THRESHOLD_EXPECTED, bool: "true or false"}.get(kind, "a string")
 
 
 def _describe_toml_error(exc: tomllib.TOMLDecodeError, text: str) -> str:

@@ -475,6 +475,12 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
 
     # -- input ------------------------------------------------------------------------
 
+    def ring_if_away(self) -> None:
+        """Call the user back (the terminal's bell) when the terminal is not in focus (as it
+        reports with focus events; one that does not is always taken as in focus)."""
+        if not self.app_focus and self.settings.bell:
+            self.bell()
+
     @on(PromptInput.EscapedTwice)
     def _on_escaped_twice(self) -> None:
         if self.runner is not None and self.ready:

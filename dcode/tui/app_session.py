@@ -257,6 +257,7 @@ class SessionWork(_Base):
             status.end_turn()
             status.activity = ""
             self.busy = False
+            self.ring_if_away()
             self.set_timer(QUIET_DELAY, self._collect_when_idle)
             if self._follow_branch:  # the branch may have changed during the turn
                 status.branch = read_git_branch(self.settings.workspace)
@@ -386,6 +387,7 @@ class SessionWork(_Base):
         # Someone composing the next message must not answer this with a stray "y" or "n".
         typing = bool(self.prompt_input.text.strip()) and time.monotonic() - self._last_typed < TYPING_GRACE
         self.status.activity = "Waiting for approval"
+        self.ring_if_away()
         await self.transcript.show_approval(message.request, message.future, TYPING_GRACE if typing else 0.0)
 
     async def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
