@@ -26,6 +26,8 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
     print(f"model        {resolved.spec} via {endpoint.base_url} ({endpoint.api.value} API)")
     print(f"api key      {'from ' + endpoint.key_env if endpoint.key_env and endpoint.api_key != 'not-needed' else 'none (not required here)'}")
     print(f"profile      source: {profile.source}")
+    if (said := _server_line(settings, resolved)) is not None:
+        print(f"  its server   {said}")
     for item in fields(profile):
         if item.name in {"guessed", "source"}:
             continue
@@ -40,6 +42,20 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
     if check:
         problems += _check_connection(settings, resolved)
     return 1 if problems else 0
+
+
+def _server_line(settings: Settings, resolved: Any) -> str | None:
+    """What the model's server said of it (Ollama, LM Studio, vLLM, OpenRouter), as kept."""
+    from dcode.models.discovery import ModelInfoCache, dialect
+
+    spec = resolved.endpoint.spec
+    if dialect(spec.provider) is None:
+        return None
+    found, _fresh = ModelInfoCache(settings.home).get(resolved.endpoint.base_url, spec.model)
+    if found is None:
+        return "said nothing of this model (asked again within the hour); the figures below are presets or guesses"
+    said = ", ".join(f"{name} {value}" for name, value in sorted(found.values.items()))
+    return f"{found.source}: {said} (kept a week in {settings.home / 'model_info.json'})"
 
 
 def _cache_key_line(resolved: Any) -> str:

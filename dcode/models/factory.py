@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from dcode.config import Settings, WireApi
+from dcode.config import ConfigError, Settings, WireApi
+from dcode.models.discovery import Found, discovered, kept
 from dcode.models.image_transport import ImageTransport, image_transport
 from dcode.models.known_profiles import known_openai_profile
 from dcode.models.presets import accepts_prompt_cache_key
@@ -53,14 +54,32 @@ def known_profile(provider: str, model: str) -> dict[str, Any] | None:
 
 def model_profile(spec: ModelSpec, settings: Settings) -> ModelProfile:
     """The profile a session on ``spec`` runs with; light, so commands that only need the
-    profile (``dcode media inspect``) get the engine's own answer without its imports."""
+    profile (``dcode media inspect``) get the engine's own answer without its imports (and
+    what its server said, as kept: nobody is asked)."""
+    return _profile(spec, settings, _kept(spec, settings))
+
+
+def _profile(spec: ModelSpec, settings: Settings, served: Found | None) -> ModelProfile:
     known = known_profile(spec.provider, spec.model)
-    return resolve_profile(spec.provider, spec.model, known=known, overrides=settings.model_overrides)
+    return resolve_profile(spec.provider, spec.model, known=known, overrides=settings.model_overrides, served=served.values if served else None)
+
+
+def _kept(spec: ModelSpec, settings: Settings) -> Found | None:
+    from dcode.models.spec import resolve_address
+
+    try:
+        return kept(settings.home, spec.provider, resolve_address(settings).base_url, spec.model)
+    except ConfigError:
+        return None
 
 
 def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> ResolvedModel:
+    """The model's endpoint and profile; a local server (Ollama, LM Studio, vLLM) or OpenRouter
+    is asked what the model takes, once a week (``discovery``)."""
     endpoint = resolve_endpoint(settings, env)
-    profile = model_profile(endpoint.spec, settings)
+    spec = endpoint.spec
+    served = discovered(settings.home, spec.provider, endpoint.base_url, spec.model, endpoint.api_key)
+    profile = _profile(spec, settings, served)
     if settings.effort is not None:  # asked for this run (--effort, /effort): over the profile's
         profile = replace(profile, reasoning_effort=settings.effort.value)
     return ResolvedModel(endpoint, profile)

@@ -124,8 +124,11 @@ def resolve_profile(
     *,
     known: Mapping[str, Any] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    served: Mapping[str, Any] | None = None,
 ) -> ModelProfile:
-    """Merge the sources for one model; ``known`` is langchain's profile dict when it has one."""
+    """Merge the sources for one model; ``known`` is langchain's profile dict when it has one;
+    ``served``: what the model's own server said of it (``discovery``), over the presets and
+    under the user's config."""
     values: dict[str, Any] = {}
     source = "fallback"
     if known and int(known.get("max_input_tokens") or 0) > 0:
@@ -137,6 +140,9 @@ def resolve_profile(
             values.update(preset)
             source = "dcode preset"
             break
+    if served:
+        values.update({name: value for name, value in served.items() if name in PROFILE_FIELDS})
+        source = f"{source} + its server" if source != "fallback" else "its server"
     for key, table in (overrides or {}).items():
         if key == spec or fnmatch.fnmatch(spec, key):
             values.update(_validated_override(key, table))

@@ -48,6 +48,7 @@ import sys
 import threading
 import time
 import urllib.request
+from urllib.parse import unquote
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from http import HTTPStatus
@@ -90,6 +91,8 @@ Wire = Literal["chat", "responses"]
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 RESPONSES_PATHS = frozenset({"/v1/responses", "/responses"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
+OLLAMA_SHOW_PATH = "/api/show"
+LMSTUDIO_MODELS_PREFIX = "/api/v0/models/"
 CONTROL_SCRIPT_PATH = "/_control/script"
 CONTROL_REQUESTS_PATH = "/_control/requests"
 
@@ -1428,6 +1431,14 @@ class ScriptedModelServer:
         self.window: int | None = None
         """When set, a reply step whose request counts more input tokens than this is
         answered with the context-overflow error instead, as a real model's window would."""
+        self.catalog: dict[str, dict[str, Any]] = {}
+        """More fields for a model's ``/v1/models`` entry (vLLM's ``max_model_len``,
+        OpenRouter's ``architecture``, ``context_length``, ``pricing``); a model named here is
+        listed even when ``models`` does not name it."""
+        self.ollama_show: dict[str, dict[str, Any]] = {}
+        """Ollama's ``POST /api/show`` answer by model; another model is a 404, as Ollama's."""
+        self.lmstudio_models: dict[str, dict[str, Any]] = {}
+        """LM Studio's ``GET /api/v0/models/{model}`` answer by model; another is a 404."""
         self.input_scale: float | None = None
         """When set, the input tokens reported (unscripted usage) are OpenAI's count for the
         request times this factor, whatever the model: a provider whose tokenizer counts
@@ -1572,6 +1583,10 @@ class ScriptedModelServer:
         )
         if method == "GET" and path in MODELS_PATHS:
             handler.send_json(200, self._models_body())
+        elif method == "POST" and path == OLLAMA_SHOW_PATH:
+            self._send_known(handler, self.ollama_show.get(str((body or {}).get("model", ""))), "model not found")
+        elif method == "GET" and path.startswith(LMSTUDIO_MODELS_PREFIX):
+            self._send_known(handler, self.lmstudio_models.get(unquote(path[len(LMSTUDIO_MODELS_PREFIX) :])), "model not found")
         elif refusal is not None:
             handler.send_json(refusal.status, refusal.body, refusal.headers)
             with self._lock:
@@ -1626,13 +1641,21 @@ class ScriptedModelServer:
             log.write(json.dumps(request.to_dict()) + "\n")
 
     def _models_body(self) -> bytes:
-        """The ``/v1/models`` list."""
+        """The ``/v1/models`` list, with each model's ``catalog`` fields."""
         created = int(time.time())
+        names = [*self._models, *(m for m in self.catalog if m not in self._models)]
         data = [
-            {"id": m, "object": "model", "created": created, "owned_by": "dcode-tests"}
-            for m in self._models
+            {"id": m, "object": "model", "created": created, "owned_by": "dcode-tests", **self.catalog.get(m, {})}
+            for m in names
         ]
         return json.dumps({"object": "list", "data": data}).encode()
+
+    @staticmethod
+    def _send_known(handler: _Handler, answer: dict[str, Any] | None, missing: str) -> None:
+        if answer is None:
+            handler.send_json(404, json.dumps({"error": missing}).encode())
+        else:
+            handler.send_json(200, json.dumps(answer).encode())
 
     def _next_ids(self, calls: int) -> tuple[int, Iterator[int]]:
         """A serial number for response ids and ``calls`` fresh tool-call numbers."""
