@@ -228,3 +228,17 @@ async def test_a_folder_replaced_by_a_link_since_is_left_alone(server, make_sett
         outcome = await runner.rewind((await runner.turns())[0], conversation=False)
     assert (outside / "keep.txt").read_text() == "not dcode's\n"
     assert outcome.code is not None and list(outcome.code.failed.values()) == ["it is now reached through a symbolic link, so it was left alone"]
+
+
+async def test_a_turn_that_cannot_be_noted_for_rewind_still_runs(server, make_settings, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server.script(reply("answered"))
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    async with await Engine.open(make_settings()) as engine:
+        monkeypatch.setattr(engine.rewind, "begin_turn", broken)
+        runner = engine.runner(HeadlessApprover())
+        events = await turn(runner, "first")
+    assert events[-1].result == "answered"
+    assert [e.message for e in events if isinstance(e, Notice)] == ["/rewind will not be able to go back to before this prompt: No space left on device"]

@@ -195,7 +195,8 @@ class SessionRunner:
                         yield Notice(f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview")
                     for reason in archived.failed:
                         yield Notice(reason)
-                    await interrupt.guard(self._begin(prompt))
+                    for notice in await interrupt.guard(self._begin(prompt)):
+                        yield Notice(notice)
                     sent = True
                     async with aclosing(self._graph_stream(archived.content)) as stream:
                         while not interrupt.requested and (item := await interrupt.guard(anext(stream, None))) is not None:
@@ -238,15 +239,23 @@ class SessionRunner:
         session_tokens = (info.input_tokens, info.output_tokens, info.cached_tokens) if info else (0, 0, 0)
         return StreamTranslator(self.engine.resolved.profile.max_input_tokens, session_tokens)
 
-    async def _begin(self, prompt: str) -> None:
+    async def _begin(self, prompt: str) -> list[str]:
         """Settle the thread for a new turn, note where it stands for ``/rewind``, and list the
         session by its prompt now, so that a process killed during the turn leaves a session
-        with a title and its size."""
+        with a title and its size. Returns the notices to show: a turn that could not be noted
+        for ``/rewind`` still runs."""
         count = await self._repair_dangling_calls()
         head = await self.engine.checkpointer.aget_tuple({"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}})
         checkpoint = str(head.config["configurable"]["checkpoint_id"]) if head is not None else None
-        await asyncio.to_thread(self.engine.rewind.begin_turn, self.session_id, prompt, checkpoint)
+        notices = []
+        try:
+            await asyncio.to_thread(self.engine.rewind.begin_turn, self.session_id, prompt, checkpoint)
+        except Exception as exc:  # noqa: BLE001 - the turn matters more than its rewind point
+            log.debug("recording the turn for /rewind failed", exc_info=True)
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            notices.append(f"/rewind will not be able to go back to before this prompt: {why}")
         await asyncio.to_thread(self.engine.sessions.start_turn, self.session_id, prompt=prompt, message_count=count + 1)
+        return notices
 
     def _graph_stream(self, content: str | list[dict[str, Any]]) -> AsyncIterator[Any]:
         return self.engine.graph.astream(
