@@ -4,6 +4,7 @@ conversation forked back on the real LangGraph thread, files put back on disk.""
 from __future__ import annotations
 
 import os
+import time
 import stat
 from pathlib import Path
 
@@ -242,3 +243,19 @@ async def test_a_turn_that_cannot_be_noted_for_rewind_still_runs(server, make_se
         events = await turn(runner, "first")
     assert events[-1].result == "answered"
     assert [e.message for e in events if isinstance(e, Notice)] == ["/rewind will not be able to go back to before this prompt: No space left on device"]
+
+
+def test_file_history_older_than_a_month_goes_once_a_day(tmp_path: Path) -> None:
+    target = tmp_path / "ws" / "a.txt"
+    target.parent.mkdir()
+    target.write_text("old content\n")
+    store = RewindStore(tmp_path / "sessions.db", tmp_path / "home")
+    store.begin_turn("s1", "long ago", None)
+    store.record_before("s1", target)
+    [blob] = [p for p in (tmp_path / "home" / FILE_HISTORY_DIR).rglob("*") if p.is_file()]
+    os.utime(blob, (1, 1))
+    now = time.time()
+    assert store.prune(now=now + 29 * 86400) and store.turns("s1")  # within the month: kept
+    assert not store.prune(now=now + 29.5 * 86400)  # it ran less than a day ago
+    assert store.prune(now=now + 31 * 86400)
+    assert store.turns("s1") == [] and store.changes_since("s1", 0) == [] and not blob.exists()

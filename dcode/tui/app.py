@@ -289,6 +289,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self._show_model()
         self.status.activity = ""
         self._start_mcp(self.engine)
+        self.run_worker(self.engine.rewind.prune, thread=True, group="prune", exit_on_error=False)  # once a day
         if self._paint_on_ready and self._session_id:
             self._paint_on_ready = False
             if not await self._open_session(self._session_id, at_start=True):

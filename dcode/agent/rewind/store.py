@@ -24,8 +24,12 @@ from pathlib import Path
 
 from dcode.agent.rewind.blobs import FILE_HISTORY_DIR, MAX_BLOB_BYTES, BlobStore, current_hash
 from dcode.agent.sessions import connect
+from dcode.private_files import write_private
 
 PROMPT_CHARS = 20_000
+KEEP_DAYS = 30
+DAY = 24 * 3600
+PRUNED_MARKER = "pruned"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dcode_turns (
@@ -160,6 +164,29 @@ class RewindStore:
             conn.execute("DELETE FROM dcode_file_changes WHERE session_id = ?", (session_id,))
             wanted = {row[0] for row in conn.execute("SELECT before_sha FROM dcode_file_changes WHERE before_sha IS NOT NULL")}
         self.blobs.keep_only(wanted)
+
+    def prune(self, *, now: float | None = None, keep_days: float = KEEP_DAYS) -> bool:
+        """Forget turns and file changes older than ``keep_days``, and the kept contents nothing
+        needs any more; at most once a day (a marker's time says when it last ran). True when
+        it ran."""
+        now = time.time() if now is None else now
+        marker = self.blobs.root / PRUNED_MARKER
+        try:
+            if now - marker.stat().st_mtime < DAY:
+                return False
+        except FileNotFoundError:
+            pass
+        if not self.db_path.exists():
+            return False
+        cutoff = now - keep_days * DAY
+        with self._connect() as conn:
+            conn.execute("DELETE FROM dcode_turns WHERE started < ?", (cutoff,))
+            conn.execute("DELETE FROM dcode_file_changes WHERE at < ?", (cutoff,))
+            wanted = {row[0] for row in conn.execute("SELECT before_sha FROM dcode_file_changes WHERE before_sha IS NOT NULL")}
+        self.blobs.keep_only(wanted)
+        write_private(marker, "")
+        os.utime(marker, (now, now))
+        return True
 
     def _keep(self, path: Path) -> tuple[str | None, bool]:
         """(the hash of what ``path`` holds, whether it was kept); (None, True) for no file."""
