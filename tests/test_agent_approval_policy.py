@@ -16,6 +16,7 @@ from dcode.agent.backends import LocalBackend
 from dcode.agent.events import ApprovalKind, ApprovalRequested, Event
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.run_context import RunContext
+from dcode.agent.tools.spec import WEB_FETCH
 from dcode.config import ApprovalMode
 from tests.support.http_clients import closes_http_clients, own_http_client  # noqa: F401 - the fixture closes them
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
@@ -58,6 +59,31 @@ def test_writes_and_the_shell_by_mode(tmp_path: Path) -> None:
     assert edits.check("edit_file", {**inside, "old_string": "a", "new_string": "b"}) is None
     assert edits.check("write_file", outside).kind is ApprovalKind.EDIT  # type: ignore[union-attr]
     assert edits.check("execute", {"command": "true"}).kind is ApprovalKind.SHELL  # type: ignore[union-attr]
+
+
+FETCH = {"url": "https://docs.example.org/guide.html"}
+
+
+@pytest.mark.parametrize("mode", [ApprovalMode.MANUAL, ApprovalMode.EDITS])
+def test_a_web_fetch_asks_in_manual_and_edits(mode: ApprovalMode, tmp_path: Path) -> None:
+    verdict = policy(mode, tmp_path).check(WEB_FETCH.name, FETCH)
+    assert verdict is not None and verdict.kind is ApprovalKind.FETCH
+    assert verdict.reason == "fetching a URL needs approval"
+
+
+def test_a_web_fetch_runs_in_all_mode(tmp_path: Path) -> None:
+    assert policy(ApprovalMode.ALL, tmp_path).check(WEB_FETCH.name, FETCH) is None
+
+
+def test_yes_for_the_session_to_fetches_covers_fetches_only(tmp_path: Path) -> None:
+    gate = policy(ApprovalMode.EDITS, tmp_path)
+    gate.session_allowed.add(ApprovalKind.FETCH)
+    assert gate.check(WEB_FETCH.name, FETCH) is None
+    assert gate.check("execute", {"command": "curl https://docs.example.org"}).kind is ApprovalKind.SHELL  # type: ignore[union-attr]
+    assert gate.check(UNKNOWN, {}).kind is ApprovalKind.TOOL  # type: ignore[union-attr]
+    other = policy(ApprovalMode.MANUAL, tmp_path)
+    other.session_allowed |= {ApprovalKind.SHELL, ApprovalKind.TOOL, ApprovalKind.EDIT}
+    assert other.check(WEB_FETCH.name, FETCH).kind is ApprovalKind.FETCH  # type: ignore[union-attr]
 
 
 class RecordingApprover:

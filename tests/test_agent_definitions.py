@@ -61,7 +61,7 @@ def test_claude_and_dcode_tool_lists_both_parse(home: Path, workspace: Path, use
     agent_file(agents, "d.md", "name: everything\ndescription: d")
     agent_file(agents, "e.md", "name: minus\ndescription: d\ntools: Read, Edit, Bash\ndisallowedTools: Bash")
     found = catalog(home, workspace, user).agents
-    assert found["claude-style"].tools == ("read_file", "grep", "glob", "execute", "task", "WebFetch")
+    assert found["claude-style"].tools == ("read_file", "grep", "glob", "execute", "task", "web_fetch")
     assert found["yaml-list"].tools == ("read_file", "edit_file")
     assert found["none-at-all"].tools == ()
     assert found["everything"].tools is None

@@ -22,6 +22,7 @@ CONTRACT = {
     "edit_file": {"file_path", "old_string", "new_string", "replace_all"},
     "glob": {"pattern", "path"},
     "grep": {"pattern", "path", "glob"},
+    "web_fetch": {"url", "max_chars"},
     "execute": {"command", "timeout"},
 }
 
@@ -32,6 +33,7 @@ REQUIRED = {
     "edit_file": {"file_path", "old_string", "new_string"},
     "glob": {"pattern"},
     "grep": {"pattern"},
+    "web_fetch": {"url"},
     "execute": {"command"},
 }
 
@@ -60,6 +62,8 @@ def test_defaults(tmp_path: Path) -> None:
     assert tools["execute"].args["timeout"]["default"] == 120
     assert tools["edit_file"].args["replace_all"]["default"] is False
     assert tools["glob"].args["path"]["default"] == "."
+    assert tools["web_fetch"].args["max_chars"]["default"] == 50_000
+    assert (tools["web_fetch"].args["max_chars"]["minimum"], tools["web_fetch"].args["max_chars"]["maximum"]) == (1, 200_000)
 
 
 def _graph(tools: list[BaseTool]) -> CompiledStateGraph[Any, Any, Any, Any]:

@@ -17,7 +17,7 @@ from dcode.agent.middleware.summarization import Compactor
 from dcode.agent.subagents.definitions import AgentCatalog
 from dcode.agent.subagents.runs import Subagents
 from dcode.agent.subagents.task_tool import make_task_tool
-from dcode.agent.tools.spec import SPECS, WRITE_TODOS, ToolKind, spec_for
+from dcode.agent.tools.spec import SPECS, WEB_FETCH, WRITE_TODOS, ToolKind, spec_for
 
 KINDS = {
     "ls": ToolKind.READ,
@@ -27,6 +27,7 @@ KINDS = {
     "write_file": ToolKind.WRITE,
     "edit_file": ToolKind.WRITE,
     "execute": ToolKind.SHELL,
+    "web_fetch": ToolKind.NETWORK,
     "write_todos": ToolKind.READ,
     "compact_conversation": ToolKind.READ,
     "task": ToolKind.READ,
@@ -81,6 +82,13 @@ def test_target_paths_are_the_file_a_write_names() -> None:
     assert spec_for("edit_file").target_paths({"file_path": 3}) == []
     assert spec_for("read_file").target_paths({"file_path": "a.py"}) == []
     assert spec_for("execute").target_paths({"command": "touch x"}) == []
+
+
+def test_a_fetch_is_summarized_by_its_address() -> None:
+    assert WEB_FETCH.summary({"url": "https://docs.python.org/3/library/html.parser.html"}) == "web_fetch https://docs.python.org/3/library/html.parser.html"
+    assert WEB_FETCH.summary({"url": "https://example.org/search?q=secret#top"}) == "web_fetch https://example.org/search…"
+    assert WEB_FETCH.summary({"url": "ftp://x/" + "a" * 100}).endswith("…") and len(WEB_FETCH.summary({"url": "http://h/" + "a" * 100})) == 80
+    assert WEB_FETCH.summary({"url": "not a url"}) == "web_fetch not a url"
 
 
 def test_summaries_tolerate_junk() -> None:

@@ -45,13 +45,13 @@ async def test_a_approves_the_kind_for_the_session_until_approve_mode_withdraws_
         await h.approval()
         await h.press("a")
         await h.idle()
-        assert "⏵ manual +edit: ask before shell" in h.text()
+        assert "⏵ manual +edit: ask before shell and web fetches" in h.text()
         await h.send("write b")
         await h.idle()  # no second question
         assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
         assert h.app.runner is not None and h.app.runner.policy.session_allowed
         await h.send("/approve")
-        await h.until(lambda: notices(h)[-1:] == ["approval mode is manual +edit: ask before shell · /approve manual, edits or all sets it"], what="the mode line")
+        await h.until(lambda: notices(h)[-1:] == ["approval mode is manual +edit: ask before shell and web fetches · /approve manual, edits or all sets it"], what="the mode line")
         await h.send("/approve manual")
         withdrawn = "approval mode set to manual: ask before edits and shell · the session's yes to edit is withdrawn"
         await h.until(lambda: notices(h)[-1:] == [withdrawn], what="the confirmation")
@@ -66,9 +66,13 @@ async def test_a_approves_the_kind_for_the_session_until_approve_mode_withdraws_
 
 def test_mode_labels_name_what_still_asks() -> None:
     assert mode_label(ApprovalMode.MANUAL) == "manual: ask before edits and shell"
-    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.SHELL}) == "manual +shell: ask before edits"
-    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.SHELL}) == "edits +shell: ask before edits outside the workspace"
-    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.EDIT, ApprovalKind.SHELL}) == "edits +edit +shell: no questions for the rest of the session"
+    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.SHELL}) == "manual +shell: ask before edits and web fetches"
+    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.FETCH}) == "manual +fetch: ask before edits and shell"
+    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.SHELL}) == "edits +shell: ask before edits outside the workspace and web fetches"
+    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.EDIT, ApprovalKind.SHELL}) == "edits +edit +shell: ask before web fetches"
+    everything = {ApprovalKind.EDIT, ApprovalKind.SHELL, ApprovalKind.FETCH}
+    assert mode_label(ApprovalMode.EDITS, everything) == "edits +edit +fetch +shell: no questions for the rest of the session"
+    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.EDIT}) == "manual +edit: ask before shell and web fetches"
     assert mode_label(ApprovalMode.ALL, {ApprovalKind.SHELL}) == "all: approve everything"
 
 
@@ -127,6 +131,42 @@ async def test_shell_approval_shows_the_command(server: ScriptedModelServer, wor
         await h.press("y")
         await h.idle()
         assert (workspace / "shell.txt").read_text() == "hi\n"
+
+
+async def test_a_web_fetch_asks_with_its_whole_url_and_a_remembers_fetches_only(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    server.pages["/docs/start"] = (200, "text/plain", b"Start here.")
+    url = f"{server.url}/docs/start?topic=install"
+    steps = (
+        reply(tool_calls=[tool_call("web_fetch", {"url": url})]),
+        reply("read it"),
+        reply(tool_calls=[tool_call("web_fetch", {"url": url})]),
+        reply("read it again"),
+        reply(tool_calls=[tool_call("execute", {"command": "true"})]),
+        reply("ran"),
+    )
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("read the docs")
+        call = await h.approval()
+        screen = h.text()
+        assert "Allow this web fetch?" in screen and f"GET {url}" in screen
+        assert "fetching a URL needs approval" in screen and "allow web fetches for this session" in screen
+        assert not any(r.path == "/docs/start" for r in server.all_requests)  # nothing fetched before the yes
+        await h.press("a")
+        await h.idle()
+        assert call.status is ToolStatus.OK
+        assert h.tool_results()[-1].endswith("Start here.")
+        assert "⏵ manual +fetch: ask before edits and shell" in h.text()
+        assert h.app.runner is not None and h.app.runner.policy.session_allowed == {ApprovalKind.FETCH}
+        await h.send("again")
+        await h.idle()  # no second question
+        assert h.answers()[-1] == "read it again"
+        await h.send("run true")
+        await h.approval()  # the shell still asks
+        assert "Allow this shell command?" in h.text()
+        await h.press("y")
+        await h.idle()
 
 
 async def test_shift_tab_cycles_the_mode(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:

@@ -1,7 +1,8 @@
 """Which tool calls need a person's yes, under the three approval modes (``ApprovalMode``).
 
-- ``manual``: every write and every shell command asks.
-- ``edits``: writes inside the workspace run; the shell and writes outside the workspace ask.
+- ``manual``: every write, every shell command and every web fetch asks.
+- ``edits``: writes inside the workspace run; the shell, web fetches and writes outside the
+  workspace ask.
 - ``all``: nothing asks.
 
 What a call can do comes from its tool's spec (``ToolSpec.kind``). A tool without a spec (an
@@ -90,6 +91,8 @@ class ApprovalPolicy:
                 return None
             case ToolKind.SHELL:
                 return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
+            case ToolKind.NETWORK:  # the URL can carry what the model has read out of the machine
+                return self._gate(Verdict(ApprovalKind.FETCH, "fetching a URL needs approval"))
             case ToolKind.WRITE:
                 return self._check_write(spec.target_paths(args))
             case _ if allowed(self.mcp_allow, name):  # the user named this MCP tool in [mcp] allow

@@ -32,6 +32,8 @@ class ApprovalKind(StrEnum):
 
     EDIT = "edit"
     SHELL = "shell"
+    FETCH = "fetch"
+    """A web fetch (``ToolKind.NETWORK``)."""
     TOOL = "tool"
     """A tool dcode does not know (no spec describes what it does)."""
 

@@ -56,11 +56,13 @@ def agent_tools(
     *,
     task_tool: BaseTool | None = None,
     allowed: Sequence[str] | None = None,
+    large_results: Path | None = None,
 ) -> list[Any]:
     """The tools the graph offers, besides those its middleware add (``write_todos``);
     ``binary_reader`` is what read_file does with a file that is not text; ``task_tool`` starts
-    subagents (None where the agent may not); ``allowed``: the only names kept (None: all)."""
-    tools = [*build_tools(backend, binary_reader=binary_reader), make_compact_tool(compactor)]
+    subagents (None where the agent may not); ``allowed``: the only names kept (None: all);
+    ``large_results``: where the web fetch tool saves what is not text (None: under ``$DCODE_HOME``)."""
+    tools = [*build_tools(backend, binary_reader=binary_reader, large_results=large_results), make_compact_tool(compactor)]
     if task_tool is not None:
         tools.append(task_tool)
     return [t for t in tools if allowed is None or t.name in allowed]
@@ -95,7 +97,8 @@ def build_graph(
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
-    ``large_results``: where tool results too large for the conversation are written; ``compactor``:
+    ``large_results``: where tool results too large for the conversation are written (and what
+    the web fetch tool downloads that is not text); ``compactor``:
     what summarizes and archives the older messages (``/offload`` uses it too), whose token
     counter every tier counts with; ``prompt_cache_key``: whether requests carry the session id
     as ``prompt_cache_key`` (only where the endpoint accepts it); ``system_prompt``: the agent's
@@ -141,7 +144,7 @@ def build_graph(
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(
         model,
-        [*agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools), *(t for t in (mcp.tools if mcp else ()) if allowed_tools is None or t.name in allowed_tools)],
+        [*agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools, large_results=large_results), *(t for t in (mcp.tools if mcp else ()) if allowed_tools is None or t.name in allowed_tools)],
         system_prompt=system_prompt,
         middleware=middleware,
         context_schema=RunContext,

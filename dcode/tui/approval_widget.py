@@ -1,8 +1,8 @@
 """The inline approval: a question inside the transcript, answered with one key.
 
-``y`` approves; ``a`` approves this kind (edits, shell, or tools dcode does not know) for the
-rest of the session; ``n`` rejects; Tab opens a one-line input whose text the model reads as
-the reason; Esc rejects and stops the turn. The widget resolves the core's future itself and
+``y`` approves; ``a`` approves this kind (edits, shell, web fetches, or tools dcode does not
+know) for the rest of the session; ``n`` rejects; Tab opens a one-line input whose text the
+model reads as the reason; Esc rejects and stops the turn. The widget resolves the core's future itself and
 tells the app what happened. A subagent's question names the agent that asks; when several are
 open at once (parallel subagents), they are answered one after the other, the keys going to
 the next as each is settled.
@@ -31,11 +31,13 @@ from dcode.tui.transcript.diff import render_diff
 DIFF_LINES = 40
 ARGS_LINES = 12
 ARG_CHARS = 300
+URL_CHARS = 2000
 
 # What the question is about, and what ``a`` allows: by approval kind.
 SUBJECTS: dict[ApprovalKind, tuple[str, str]] = {
     ApprovalKind.EDIT: ("edit", "edits"),
     ApprovalKind.SHELL: ("shell command", "shell commands"),
+    ApprovalKind.FETCH: ("web fetch", "web fetches"),
     ApprovalKind.TOOL: ("tool call", "other tools"),
 }
 
@@ -112,6 +114,11 @@ class ApprovalWidget(Vertical, can_focus=True):
             case ApprovalKind.SHELL:
                 command = str(request.args.get("command") or request.summary)
                 yield Static(Content.styled(f"$ {command}", "bold"), classes="approval-command")
+            case ApprovalKind.FETCH:  # the whole URL: what it carries is what is being approved
+                url = str(request.args.get("url") or request.summary)
+                if len(url) > URL_CHARS:  # a URL this long is a message of its own: say so
+                    url = f"{url[:URL_CHARS]}… ({len(url) - URL_CHARS:,} more characters)"
+                yield Static(Content.styled(f"GET {url}", "bold"), classes="approval-command")
             case ApprovalKind.TOOL:
                 yield Static(Content(_arguments(request.args)), classes="approval-command")
             case _ if request.diff:

@@ -34,8 +34,12 @@ MODE_LABELS: dict[ApprovalMode, str] = {
 
 # What each mode still asks about, by approval kind, once some kinds are approved for the session.
 _STILL_ASKS: dict[ApprovalMode, tuple[tuple[ApprovalKind, str], ...]] = {
-    ApprovalMode.MANUAL: ((ApprovalKind.EDIT, "edits"), (ApprovalKind.SHELL, "shell")),
-    ApprovalMode.EDITS: ((ApprovalKind.EDIT, "edits outside the workspace"), (ApprovalKind.SHELL, "shell")),
+    ApprovalMode.MANUAL: ((ApprovalKind.EDIT, "edits"), (ApprovalKind.SHELL, "shell"), (ApprovalKind.FETCH, "web fetches")),
+    ApprovalMode.EDITS: (
+        (ApprovalKind.EDIT, "edits outside the workspace"),
+        (ApprovalKind.SHELL, "shell"),
+        (ApprovalKind.FETCH, "web fetches"),
+    ),
 }
 
 
@@ -48,7 +52,8 @@ def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = ()) -> st
         return MODE_LABELS[mode]
     tags = "".join(f" +{kind.value}" for kind in kinds)
     asks = [what for kind, what in _STILL_ASKS.get(mode, ()) if kind not in allowed]
-    description = f"ask before {' and '.join(asks)}" if asks else "no questions for the rest of the session"
+    listed = f"{', '.join(asks[:-1])} and {asks[-1]}" if len(asks) > 1 else "".join(asks)
+    description = f"ask before {listed}" if asks else "no questions for the rest of the session"
     return f"{mode.value}{tags}: {description}"
 
 

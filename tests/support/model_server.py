@@ -23,6 +23,10 @@ It also answers the Files API (``/v1/files``, see :mod:`tests.support.files_api`
 ``server.files``), so uploads and chat requests that refer to files by id run over real HTTP;
 a completion request naming a file that is gone is refused without using a step.
 
+And it serves static pages for GET requests, for tools that fetch URLs: ``server.pages`` maps a
+path to ``(status, content type, body)`` and ``server.redirects`` a path to the ``Location`` of
+a 302 (``server.url + path`` is the page's address). Neither uses a script step.
+
 The server can also run as its own process for end-to-end CLI/tmux tests::
 
     python -m tests.support.model_server --script script.json \
@@ -1340,6 +1344,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body[:truncate_to])
         self.drop_connection()
 
+    def send_page(self, status: int, content_type: str, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+        """Send ``body`` whole, as a web server answers a GET of a static page."""
+        self.send_response(status)
+        if content_type:
+            self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
     def send_stream(
         self,
         frames: Sequence[bytes],
@@ -1446,6 +1461,11 @@ class ScriptedModelServer:
         self.files = FilesApi()
         """The Files API (``/v1/files``): stored files, upload faults, the clock, and the
         Files requests received (which use no script step)."""
+        self.pages: dict[str, tuple[int, str, bytes]] = {}
+        """Static answers to ``GET path`` (the path without its query or a trailing ``/``):
+        ``(status, content type, body)``; ``""`` as the type sends no ``Content-Type``."""
+        self.redirects: dict[str, str] = {}
+        """``GET path`` answered 302 with this ``Location`` (absolute, or a path on this server)."""
 
     # -- lifecycle --------------------------------------------------------
 
@@ -1587,6 +1607,11 @@ class ScriptedModelServer:
             self._send_known(handler, self.ollama_show.get(str((body or {}).get("model", ""))), "model not found")
         elif method == "GET" and path.startswith(LMSTUDIO_MODELS_PREFIX):
             self._send_known(handler, self.lmstudio_models.get(unquote(path[len(LMSTUDIO_MODELS_PREFIX) :])), "model not found")
+        elif method == "GET" and path in self.redirects:
+            handler.send_page(302, "text/plain", b"moved", {"location": self.redirects[path]})
+        elif method == "GET" and path in self.pages:
+            status, content_type, page = self.pages[path]
+            handler.send_page(status, content_type, page)
         elif refusal is not None:
             handler.send_json(refusal.status, refusal.body, refusal.headers)
             with self._lock:

@@ -31,7 +31,7 @@ from typing import Any
 
 from dcode.agent.frontmatter import FrontmatterError, cut, read_document
 from dcode.agent.tools.args import GENERAL_PURPOSE
-from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, TASK, WRITE_FILE, WRITE_TODOS
+from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, TASK, WEB_FETCH, WRITE_FILE, WRITE_TODOS
 from dcode.config import ApprovalMode, Settings
 
 BUILT_IN = "built-in"
@@ -51,6 +51,7 @@ _CLAUDE_TOOLS = {
     "Grep": GREP.name,
     "Glob": GLOB.name,
     "LS": LS.name,
+    "WebFetch": WEB_FETCH.name,
     "TodoWrite": WRITE_TODOS.name,
     "Task": TASK.name,
     "Agent": TASK.name,

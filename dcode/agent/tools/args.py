@@ -15,6 +15,8 @@ from dcode.agent.backends.protocol import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 READ_DEFAULT_LIMIT = 2000
 VIDEO_DEFAULT_LIMIT_S = 100.0
 PDF_MAX_PAGES = 20
+FETCH_DEFAULT_CHARS = 50_000
+FETCH_MAX_CHARS = 200_000
 
 
 class LsArgs(BaseModel):
@@ -88,6 +90,19 @@ class ExecuteArgs(BaseModel):
         ge=1,
         le=int(MAX_TIMEOUT_S),
         description=f"Seconds before the command is killed (max {MAX_TIMEOUT_S:.0f}).",
+    )
+
+
+class WebFetchArgs(BaseModel):
+    url: str = Field(description="The http:// or https:// URL to fetch.")
+    max_chars: int = Field(
+        default=FETCH_DEFAULT_CHARS,
+        ge=1,
+        le=FETCH_MAX_CHARS,
+        description=(
+            f"Most characters of the page's text to return (default {FETCH_DEFAULT_CHARS:,}, "
+            f"max {FETCH_MAX_CHARS:,}); a longer text is cut with a note saying how much was left out."
+        ),
     )
 
 

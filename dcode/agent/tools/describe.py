@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from dcode.agent.tools.args import READ_DEFAULT_LIMIT, VIDEO_DEFAULT_LIMIT_S
 from dcode.agent.tools.filetypes import media_type
@@ -64,6 +65,20 @@ def describe_grep(args: Args) -> str:
 
 def describe_execute(args: Args) -> str:
     return _text(args.get("command"))
+
+
+def describe_fetch(args: Args) -> str:
+    """``https://docs.python.org/3/library/html.parser.html…``: the address without its query
+    or fragment, ``…`` standing for them (the approval shows the whole URL)."""
+    url = _text(args.get("url")).strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if not (parts.scheme and parts.netloc):
+        return url
+    rest = "…" if parts.query or parts.fragment else ""
+    return f"{parts.scheme}://{parts.netloc}{parts.path}{rest}"
 
 
 def describe_task(args: Args) -> str:

@@ -22,6 +22,7 @@ from dcode.agent.tools import args as arguments
 from dcode.agent.tools.describe import (
     describe_edit,
     describe_execute,
+    describe_fetch,
     describe_glob,
     describe_grep,
     describe_ls,
@@ -56,6 +57,8 @@ class ToolKind(StrEnum):
     """Changes files, at the paths ``ToolSpec.targets`` names."""
     SHELL = "shell"
     """Runs a program, which can do anything."""
+    NETWORK = "network"
+    """Reaches out over the network: what it asks for can carry what it has read."""
     OTHER = "other"
     """Unknown effects: a tool whose behaviour dcode does not know."""
 
@@ -126,6 +129,7 @@ EDIT_FILE: Final = ToolSpec(
 GLOB: Final = ToolSpec("glob", ToolKind.READ, arguments.GlobArgs, describe=describe_glob)
 GREP: Final = ToolSpec("grep", ToolKind.READ, arguments.GrepArgs, describe=describe_grep)
 EXECUTE: Final = ToolSpec("execute", ToolKind.SHELL, arguments.ExecuteArgs, describe=describe_execute)
+WEB_FETCH: Final = ToolSpec("web_fetch", ToolKind.NETWORK, arguments.WebFetchArgs, describe=describe_fetch)
 # langchain's TodoListMiddleware adds this tool and owns its schema. It only replaces the todo
 # list in the agent's state, so for approval it is as harmless as a read: it never asks.
 WRITE_TODOS: Final = ToolSpec("write_todos", ToolKind.READ, describe=describe_todos)
@@ -137,7 +141,7 @@ TASK: Final = ToolSpec("task", ToolKind.READ, arguments.TaskArgs, describe=descr
 
 SPECS: Final[Mapping[str, ToolSpec]] = {
     spec.name: spec
-    for spec in (LS, READ_FILE, WRITE_FILE, EDIT_FILE, GLOB, GREP, EXECUTE, WRITE_TODOS, COMPACT_CONVERSATION, TASK)
+    for spec in (LS, READ_FILE, WRITE_FILE, EDIT_FILE, GLOB, GREP, WEB_FETCH, EXECUTE, WRITE_TODOS, COMPACT_CONVERSATION, TASK)
 }
 
 
