@@ -213,7 +213,7 @@ def discovered(home: Path, provider: str, base_url: str, model: str, api_key: st
 
 def http_fetch(method: str, url: str, body: dict[str, Any] | None, api_key: str) -> Any:
     """One JSON request with a short deadline and dcode's User-Agent."""
-    import httpx
+    import httpx2 as httpx  # the HTTP client dcode declares (the OpenAI client's)
 
     from dcode.models.user_agent import USER_AGENT
 
