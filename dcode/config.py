@@ -139,6 +139,9 @@ class Settings:
     pass_env: tuple[str, ...] = ()
     providers: dict[str, ProviderOverride] = field(default_factory=dict)
     mcp: McpSettings = field(default_factory=lambda: McpSettings())
+    fetch_allow: tuple[str, ...] = ()
+    """``[fetch] allow``: hosts (``docs.python.org``, ``*.readthedocs.io``) ``web_fetch`` reads
+    without asking."""
     model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()
     trust: TrustState = TrustState.NONE
@@ -210,7 +213,7 @@ _ENVIRONMENT = {
 
 _ZERO_ALLOWED = {"max_retries"}
 _MAXIMUM = {"task_depth": 2}
-_TABLE_KEYS = {"providers", "models", "mcp"}
+_TABLE_KEYS = {"providers", "models", "mcp", "fetch"}
 _LIST_KEYS = {"pass_env"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -325,6 +328,8 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
     providers = dict(settings.providers)
     for name, table in _table(data, "providers", path, text).items():
         providers[name] = _provider_override(name, table, path, text)
+    if "fetch" in data:
+        settings = replace(settings, fetch_allow=_fetch_table(_table(data, "fetch", path, text), path, text))
     if "mcp" in data:
         settings = replace(settings, mcp=_mcp_table(settings.mcp, _table(data, "mcp", path, text), path, text))
     models = dict(settings.model_overrides)
@@ -355,6 +360,16 @@ def _mcp_table(current: McpSettings, table: dict[str, Any], path: Path, text: st
         else:
             raise ConfigError(f"{where}: unknown [mcp] setting {key!r}")
     return replace(current, **changes)
+
+
+def _fetch_table(table: dict[str, Any], path: Path, text: str) -> tuple[str, ...]:
+    for key, value in table.items():
+        where = f"{path} line {_line_of(text, key)}"
+        if key != "allow":
+            raise ConfigError(f"{where}: unknown [fetch] setting {key!r}")
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() and "/" not in v for v in value):
+            raise ConfigError(f'{where}: [fetch] allow must be a list of hosts like ["docs.python.org", "*.readthedocs.io"]')
+    return tuple(dict.fromkeys(v.strip().lower() for v in table.get("allow", [])))
 
 
 def _apply_mcp_flags(settings: Settings, cli: dict[str, Any]) -> Settings:

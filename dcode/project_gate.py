@@ -30,6 +30,7 @@ _REASONS = {
     "base_url": "changes where requests and your key go",
     "pass_env": "shows environment variables to the shell",
     "mcp": "runs MCP tools without asking, or changes their time limits",
+    "fetch": "lets the model fetch URLs from these sites without asking",
     "providers.base_url": "changes where requests and keys go",
     "providers.api_key_env": "sends another environment variable as the key",
     "models.image_transport": "uploads your images to the provider, which keeps them for days",

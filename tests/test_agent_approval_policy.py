@@ -86,6 +86,37 @@ def test_yes_for_the_session_to_fetches_covers_fetches_only(tmp_path: Path) -> N
     assert other.check(WEB_FETCH.name, FETCH).kind is ApprovalKind.FETCH  # type: ignore[union-attr]
 
 
+def test_sites_named_in_fetch_allow_are_read_without_asking(tmp_path: Path) -> None:
+    gate = ApprovalPolicy(ApprovalMode.MANUAL, LocalBackend(tmp_path), fetch_allow=("docs.python.org", "*.readthedocs.io"))
+    for url in ("https://docs.python.org/3/library/re.html", "http://docs.python.org/", "https://pip.readthedocs.io/en/stable/"):
+        assert gate.check(WEB_FETCH.name, {"url": url}) is None, url
+    for url in (
+        "https://evil.example/?q=docs.python.org",  # the host decides, not the text
+        "https://docs.python.org.evil.example/",
+        "https://readthedocs.io.evil.example/",
+        "https://user:pw@docs.python.org/",  # credentials: never without asking
+        "file:///etc/passwd",
+        "not a url",
+    ):
+        assert gate.check(WEB_FETCH.name, {"url": url}).kind is ApprovalKind.FETCH, url  # type: ignore[union-attr]
+
+
+def test_fetch_allow_is_the_users_own_setting(tmp_path: Path) -> None:
+    from dcode.config import ConfigError, load_settings
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".dcode").mkdir(parents=True)
+    home.mkdir()
+    (home / "config.toml").write_text('[fetch]\nallow = ["Docs.Python.org"]\n')
+    (project / ".dcode" / "config.toml").write_text('[fetch]\nallow = ["evil.example"]\n')
+    settings = load_settings(workspace=project, env={"DCODE_HOME": str(home)})
+    assert settings.fetch_allow == ("docs.python.org",)  # the untrusted project's list is left out
+    assert [(i.key, i.reason) for i in settings.ignored] == [("fetch.allow", "lets the model fetch URLs from these sites without asking")]
+    (home / "config.toml").write_text('[fetch]\nallow = "docs.python.org"\n')
+    with pytest.raises(ConfigError, match=r"\[fetch\] allow must be a list of hosts"):
+        load_settings(workspace=tmp_path, env={"DCODE_HOME": str(home)})
+
+
 class RecordingApprover:
     def __init__(self, approve: bool) -> None:
         self.approve = approve

@@ -63,6 +63,7 @@ class Policy(Protocol):
 
     session_allowed: set[ApprovalKind]
     mcp_allow: tuple[str, ...]
+    fetch_allow: tuple[str, ...]
 
     @property
     def mode(self) -> ApprovalMode: ...
@@ -80,6 +81,8 @@ class ApprovalPolicy:
     session_allowed: set[ApprovalKind] = field(default_factory=set)
     mcp_allow: tuple[str, ...] = ()
     """``[mcp] allow`` in the user's config: MCP tools that run without asking."""
+    fetch_allow: tuple[str, ...] = ()
+    """``[fetch] allow`` in the user's config: hosts ``web_fetch`` reads without asking."""
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """None when the call may run now; otherwise what kind of approval it needs and why."""
@@ -91,6 +94,8 @@ class ApprovalPolicy:
                 return None
             case ToolKind.SHELL:
                 return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
+            case ToolKind.NETWORK if host_allowed(self.fetch_allow, args.get("url")):
+                return None  # a site the user named in [fetch] allow
             case ToolKind.NETWORK:  # the URL can carry what the model has read out of the machine
                 return self._gate(Verdict(ApprovalKind.FETCH, "fetching a URL needs approval"))
             case ToolKind.WRITE:
@@ -115,6 +120,23 @@ class ApprovalPolicy:
         return self.backend.is_inside_workspace(raw)
 
 
+def host_allowed(patterns: tuple[str, ...], url: object) -> bool:
+    """Whether ``url`` (http or https, no credentials) is on a host ``patterns`` name:
+    ``docs.python.org`` exactly, ``*.readthedocs.io`` any host under it."""
+    if not patterns or not isinstance(url, str):
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
+        return False
+    return any(host == p or (p.startswith("*.") and host.endswith(p[1:])) for p in patterns)
+
+
 class ScopedPolicy:
     """A subagent's view of the session's policy: the session's mode as it is now (Shift+Tab
     reaches running subagents too), or ``floor`` when that is stricter; approvals "for the rest
@@ -132,11 +154,15 @@ class ScopedPolicy:
         return self._session.mcp_allow
 
     @property
+    def fetch_allow(self) -> tuple[str, ...]:
+        return self._session.fetch_allow
+
+    @property
     def mode(self) -> ApprovalMode:
         return stricter(self._session.mode, self._floor)
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
-        return ApprovalPolicy(self.mode, self._backend, self.session_allowed, self.mcp_allow).check(name, args)
+        return ApprovalPolicy(self.mode, self._backend, self.session_allowed, self.mcp_allow, self.fetch_allow).check(name, args)
 
 
 class HeadlessApprover:
