@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+from dcode.agent.frontmatter import cut
 from dcode.agent.rewind.store import RewindStore, Turn
 from dcode.agent.sessions import SessionInfo, SessionStore
 from dcode.config import ConfigError, Settings
@@ -31,15 +32,10 @@ def turns_table(settings: Settings, info: SessionInfo) -> str:
         return f"Session {info.id} has no prompts to go back to."
     lines = [f"{'#':>3}  {'WHEN':<9}  {'FILES':>5}  PROMPT"]
     for turn in turns:
-        lines.append(f"{turn.number:>3}  {age(turn.started):<9}  {turn.files_changed:>5}  {one_line(turn.prompt)}")
+        lines.append(f"{turn.number:>3}  {age(turn.started):<9}  {turn.files_changed:>5}  {cut(turn.prompt, PROMPT_WIDTH)}")
     lines.append("")
     lines.append(f"FILES: files dcode's file tools changed from that prompt on. `dcode sessions rewind {info.id} N` goes back to before prompt N.")
     return "\n".join(lines)
-
-
-def one_line(prompt: str, width: int = PROMPT_WIDTH) -> str:
-    text = " ".join(prompt.split()) or "(empty)"
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def pick_turn(turns: list[Turn], number: int) -> Turn:
@@ -73,5 +69,5 @@ async def _rewind(settings: Settings, info: SessionInfo, number: int, *, convers
         outcome = await runner.rewind(turn, conversation=conversation, code=code)
         lines = outcome.lines(engine.backend.display_path)
         if conversation:
-            lines.append(f"the prompt was: {one_line(turn.prompt, 200)}")
+            lines.append(f"the prompt was: {cut(turn.prompt, 200)}")
         return lines

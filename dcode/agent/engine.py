@@ -232,6 +232,7 @@ class Engine:
 
     async def context_report(self, session_id: str | None) -> ContextReport:
         """Where the next request's tokens go in a session (``/context``); None: a new one."""
+        await asyncio.to_thread(self.tokens.warm)  # a first count loads the encoding: not on the loop
         values: dict[str, Any] = {}
         profile = self.resolved.profile
         spend = None

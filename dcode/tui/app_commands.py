@@ -217,7 +217,6 @@ class SlashCommands(_Base):
 
         assert self.engine is not None
         try:
-            await asyncio.to_thread(self.engine.tokens.warm)  # the first count loads the encoding: not on the event loop
             report = await self.engine.context_report(self.runner.session_id if self.runner else None)
         except Exception as exc:  # noqa: BLE001 - one line; nothing else depends on it
             await self.transcript.notice(f"could not count the context: {exc}", NoticeLevel.ERROR)
@@ -290,7 +289,6 @@ class SlashCommands(_Base):
         if outcome.messages_left is not None:
             self._painted_checkpoint = None  # what is painted is the thread before the rewind
             await self._paint_session(runner.session_id)
-            await asyncio.to_thread(self.engine.tokens.warm)
             report = await self.engine.context_report(runner.session_id)
             self.status.set_usage(report.used, report.window)
             self.prompt_input.restore_sent(turn.prompt)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from dcode.agent.tools.errors import fail
-from dcode.agent.tools.formatting import plural
 from dcode.agent.tools.read_file import NAME, BinaryFile
 
 MiB = 1024 * 1024
