@@ -84,9 +84,18 @@ def test_names_are_sanitised_and_collisions_resolved_deterministically() -> None
 
 
 def test_the_allow_list() -> None:
-    patterns = ("calc__add", "web__*")
-    assert allowed(patterns, "mcp__calc__add") and allowed(patterns, "mcp__web__search")
-    assert not allowed(patterns, "mcp__calc__mul") and not allowed(patterns, "mcp__webby__x") and not allowed(patterns, "execute")
+    patterns = ("calc__add", "web__*", "my.server__get.file")
+    assert allowed(patterns, "calc", "add") and allowed(patterns, "web", "search")
+    assert not allowed(patterns, "calc", "mul") and not allowed(patterns, "webby", "x")
+    assert allowed(patterns, "my.server", "get.file") and allowed(("my.server__get_file",), "my.server", "get.file")
+
+
+def test_an_allow_rule_names_its_server_whole() -> None:
+    """``calc__*`` is the server ``calc``: a server named ``calc__evil`` (whose tools the model
+    sees as ``mcp__calc__evil__…``, a name that starts like calc's) is another server."""
+    assert not allowed(("calc__*",), "calc__evil", "run")
+    assert not allowed(("calc__*",), "calc_", "x") and not allowed(("calc__*",), "calculator", "x")
+    assert allowed(("calc__evil__*",), "calc__evil", "run") and not allowed(("calc__evil__*",), "calc", "evil__run")
 
 
 def test_mcp_settings_from_the_user_config_and_flags(tmp_path: Path) -> None:
