@@ -153,7 +153,7 @@ def test_a_project_file_never_expands_a_provider_key(readable: ProjectEnv, tmp_p
     assert CANARY not in repr(file.servers)
     assert file.servers[4].headers == {"Authorization": "Bearer ${OPENAI_API_KEY}"}  # kept as written
     assert len(file.problems) == 6
-    said = "is a provider key, which a project's file may never read" if readable.keys else "is not in [mcp] project_env"
+    said = "holds a provider's key or address, which a project's file may never read" if readable.keys else "is not in [mcp] project_env"
     assert all(p.startswith(f"{tmp_path / PROJECT_FILE}: server ") and "not started: ${OPENAI_API_KEY} " in p and said in p for p in file.problems)
 
 
@@ -174,7 +174,7 @@ def test_a_project_file_expands_only_what_the_user_listed(tmp_path: Path) -> Non
     assert file.problems == (
         f"{tmp_path / PROJECT_FILE}: server 'other': not started: ${{AWS_SECRET_ACCESS_KEY}} is not in [mcp] project_env in "
         "/home/u/.dcode/config.toml; list it there to let project MCP files read it",
-        f"{tmp_path / PROJECT_FILE}: server 'both': not started: ${{DEEPSEEK_API_KEY}} is a provider key, which a project's file may "
+        f"{tmp_path / PROJECT_FILE}: server 'both': not started: ${{DEEPSEEK_API_KEY}} holds a provider's key or address, which a project's file may "
         "never read; ${HOME_SECRET} is not in [mcp] project_env in /home/u/.dcode/config.toml; list it there to let project MCP files read it",
     )
     assert [n.text for n in notes(other, readable)][0] == "reads ${AWS_SECRET_ACCESS_KEY}, ${GITHUB_TOKEN} from your environment"

@@ -97,8 +97,8 @@ async def test_an_http_server_never_receives_the_provider_key(server, make_setti
     assert all(headers.get("Authorization") == "Bearer listed-value" for _, headers in rec.requests)
     assert CANARY not in rec.seen() and "other-value" not in rec.seen()
     for name in ("header", "query", "default"):
-        assert f"server '{name}': not started: ${{OPENAI_API_KEY}} is a provider key" in err
-    assert "server 'listed_key': not started: ${DEEPSEEK_API_KEY} is a provider key" in err
+        assert f"server '{name}': not started: ${{OPENAI_API_KEY}} holds a provider's key or address" in err
+    assert "server 'listed_key': not started: ${DEEPSEEK_API_KEY} holds a provider's key or address" in err
     assert "server 'unlisted': not started: ${OTHER_SECRET} is not in [mcp] project_env" in err
     assert CANARY not in err
 

@@ -77,7 +77,7 @@ async def test_the_dialog_shows_every_variable_and_the_servers_that_will_not_sta
         text = h.text()
         assert "reads ${LISTED_TOKEN} from your environment" in text
         assert "leak connects (http) to https://x.test/mcp" in text and "reads ${OPENAI_API_KEY} from your environment" in text
-        assert "not started: ${OPENAI_API_KEY} is a provider key" in text
+        assert "not started: ${OPENAI_API_KEY} holds a provider's key or address" in text
         assert "replaces your own calc: your [mcp] allow rules for calc do not apply to it" in text
         assert "sk-canary-123" not in text and "listed-value" not in text
         await h.press("escape")

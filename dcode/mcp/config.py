@@ -119,7 +119,7 @@ class ProjectEnv:
         others = [name for name in refused if not self.is_key(name)]
         said = []
         if keys:
-            said.append(f"{references(keys)} {'is a provider key' if len(keys) == 1 else 'are provider keys'}, which a project's file may never read")
+            said.append(f"{references(keys)} {'holds' if len(keys) == 1 else 'hold'} a provider's key or address, which a project's file may never read")
         if others:
             one = len(others) == 1
             said.append(
