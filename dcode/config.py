@@ -83,6 +83,9 @@ class McpSettings:
 
     allow: tuple[str, ...] = ()
     """``server__tool`` or ``server__*``: MCP tools that run without asking."""
+    project_env: tuple[str, ...] = ()
+    """Environment variables a project's ``.mcp.json`` may expand (the user's own config only;
+    never a provider's key, see ``dcode.mcp.config.ProjectEnv``)."""
     connect_timeout: float = 10.0
     """Seconds a server may take to start and list its tools."""
     call_timeout: float = 120.0
@@ -331,7 +334,7 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
     if "fetch" in data:
         settings = replace(settings, fetch_allow=_fetch_table(_table(data, "fetch", path, text), path, text))
     if "mcp" in data:
-        settings = replace(settings, mcp=_mcp_table(settings.mcp, _table(data, "mcp", path, text), path, text))
+        settings = replace(settings, mcp=_mcp_table(settings.mcp, _table(data, "mcp", path, text), path, text, mine=settings.user_config))
     models = dict(settings.model_overrides)
     for spec, table in _table(data, "models", path, text).items():
         if not isinstance(table, dict):
@@ -347,11 +350,17 @@ def _table(data: dict[str, Any], key: str, path: Path, text: str) -> dict[str, A
     return value
 
 
-def _mcp_table(current: McpSettings, table: dict[str, Any], path: Path, text: str) -> McpSettings:
+def _mcp_table(current: McpSettings, table: dict[str, Any], path: Path, text: str, *, mine: Path) -> McpSettings:
+    """``mine``: the user's own config, the only one that may say which variables a project's
+    MCP file reads (a project naming them would choose what it is sent)."""
     changes: dict[str, Any] = {}
     for key, value in table.items():
         where = f"{path} line {_line_of(text, key)}"
-        if key == "allow":
+        if key == "project_env" and path != mine:
+            raise ConfigError(f"{where}: [mcp] project_env is read from your own config only, not a project's: move it to {mine}")
+        if key == "project_env":
+            changes[key] = _env_names(value, path, text, key="project_env")
+        elif key == "allow":
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
                 raise ConfigError(f'{where}: [mcp] allow must be a list like ["server__tool", "server__*"]')
             changes["allow"] = tuple(dict.fromkeys(value))
@@ -383,10 +392,10 @@ def _apply_mcp_flags(settings: Settings, cli: dict[str, Any]) -> Settings:
     return replace(settings, mcp=mcp) if mcp is not settings.mcp else settings
 
 
-def _env_names(value: Any, path: Path, text: str) -> tuple[str, ...]:
-    where = f"{path} line {_line_of(text, 'pass_env')}"
+def _env_names(value: Any, path: Path, text: str, key: str = "pass_env") -> tuple[str, ...]:
+    where = f"{path} line {_line_of(text, key)}"
     if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
-        raise ConfigError(f'{where}: pass_env must be a list of variable names, e.g. pass_env = ["GITHUB_TOKEN"]')
+        raise ConfigError(f'{where}: {key} must be a list of variable names, e.g. {key} = ["GITHUB_TOKEN"]')
     bad = [name for name in value if not _ENV_NAME.match(name)]
     if bad:
         raise ConfigError(f"{where}: {bad[0]!r} is not an environment variable name")

@@ -17,6 +17,7 @@ from typing import Any
 from dcode.config import ConfigError, Settings
 from dcode.mcp.approvals import approval
 from dcode.mcp.config import PROJECT_FILE, USER_FILE, McpSources, Scope, ServerConfig, Transport, load_sources
+from dcode.mcp.plan import notes, project_env
 from dcode.private_files import ensure_private_dir, write_private
 from dcode.trust import TrustState
 
@@ -38,20 +39,23 @@ class _AsWritten(dict[str, str]):
 
 
 def _sources(settings: Settings) -> McpSources:
-    return load_sources(settings.home, settings.workspace, settings.mcp.configs, _AsWritten())
+    return load_sources(settings.home, settings.workspace, settings.mcp.configs, _AsWritten(), project_env(settings))
 
 
 def _note(settings: Settings, server: ServerConfig, sources: McpSources) -> str:
     if server.scope is not Scope.PROJECT:
         return ""
+    if server.refused:
+        return " (not started: see the problem below)"
     project = sources.project
     state = approval(settings.home, project) if project is not None else TrustState.NONE
-    return "" if state is TrustState.TRUSTED else " (not approved: starts after you approve .mcp.json in dcode)"
+    shadows = f" (replaces your own {server.name})" if server.shadows is not None else ""
+    return shadows + ("" if state is TrustState.TRUSTED else " (not approved: starts after you approve .mcp.json in dcode)")
 
 
 def list_servers(settings: Settings) -> str:
     sources = _sources(settings)
-    servers = sources.servers()
+    servers = sources.servers(refused=True)
     lines = [f"{s.name}: {s.target} ({s.transport.value}, {s.scope.value}){_note(settings, s, sources)}" for s in servers.values()]
     lines += [f"problem: {p}" for p in sources.problems]
     return "\n".join(lines) if lines else f"No MCP servers. Add one with `dcode mcp add NAME COMMAND [ARGS...]` ({settings.home / USER_FILE})."
@@ -59,7 +63,7 @@ def list_servers(settings: Settings) -> str:
 
 def get_server(settings: Settings, name: str) -> str:
     sources = _sources(settings)
-    server = sources.servers().get(name)
+    server = sources.servers(refused=True).get(name)
     if server is None:
         raise ConfigError(f"no MCP server {name!r}: see `dcode mcp list`")
     rows = [("scope", f"{server.scope.value}{_note(settings, server, sources)}"), ("file", str(server.source)), ("type", server.transport.value)]
@@ -69,6 +73,7 @@ def get_server(settings: Settings, name: str) -> str:
             rows.append(("cwd", server.cwd))
     else:
         rows += [("url", server.url), *(("header", f"{k}: …") for k in server.headers)]
+    rows += [("note", note.text) for note in notes(server, project_env(settings))]
     return "\n".join([f"{name}:", *(f"  {label}: {value}" for label, value in rows)])
 
 

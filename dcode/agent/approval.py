@@ -17,6 +17,7 @@ stricter, and the same "rest of the session" approvals.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,7 +25,6 @@ from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.config import ApprovalMode
-from dcode.mcp.names import allowed
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ class Policy(Protocol):
     approved for the rest of the session."""
 
     session_allowed: set[ApprovalKind]
-    mcp_allow: tuple[str, ...]
+    mcp_allow: Callable[[str], bool]
     fetch_allow: tuple[str, ...]
 
     @property
@@ -79,8 +79,10 @@ class ApprovalPolicy:
     mode: ApprovalMode
     backend: Backend
     session_allowed: set[ApprovalKind] = field(default_factory=set)
-    mcp_allow: tuple[str, ...] = ()
-    """``[mcp] allow`` in the user's config: MCP tools that run without asking."""
+    mcp_allow: Callable[[str], bool] = field(default=lambda name: False)
+    """Whether an MCP tool (by the name the model calls) runs without asking: ``[mcp] allow`` in
+    the user's config, which only the MCP tools of the turn can answer for (a name alone cannot
+    tell which server it is of: ``McpTurn.allowed``)."""
     fetch_allow: tuple[str, ...] = ()
     """``[fetch] allow`` in the user's config: hosts ``web_fetch`` reads without asking."""
 
@@ -100,7 +102,7 @@ class ApprovalPolicy:
                 return self._gate(Verdict(ApprovalKind.FETCH, "fetching a URL needs approval"))
             case ToolKind.WRITE:
                 return self._check_write(spec.target_paths(args))
-            case _ if allowed(self.mcp_allow, name):  # the user named this MCP tool in [mcp] allow
+            case _ if self.mcp_allow(name):  # the user named this MCP tool in [mcp] allow
                 return None
             case _:  # ToolKind.OTHER: nothing says what the call does, so a person decides
                 return self._gate(Verdict(ApprovalKind.TOOL, f"{name} is not one of dcode's tools: it needs approval"))
@@ -150,7 +152,7 @@ class ScopedPolicy:
         return self._session.session_allowed
 
     @property
-    def mcp_allow(self) -> tuple[str, ...]:
+    def mcp_allow(self) -> Callable[[str], bool]:
         return self._session.mcp_allow
 
     @property

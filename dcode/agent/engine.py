@@ -156,6 +156,11 @@ class Engine:
         if self.settings.mcp.enabled:
             self.mcp.add(servers)
 
+    def mcp_allowed(self, name: str) -> bool:
+        """Whether the MCP tool the model calls ``name`` runs without asking (``[mcp] allow``),
+        asked of the tools the graph was built with."""
+        return self._mcp_turn is not None and name in self._mcp_turn.allowed
+
     async def prepare_turn(self) -> list[str]:
         """Before a turn: wait for MCP servers still connecting (each up to its timeout), and
         build the graph again when the tools or the servers' states changed since the last
@@ -316,7 +321,7 @@ class Engine:
             if not held_before:
                 self.release(sid)
             raise
-        policy = ApprovalPolicy(mode=mode, backend=self.backend, mcp_allow=self.settings.mcp.allow, fetch_allow=self.settings.fetch_allow)
+        policy = ApprovalPolicy(mode=mode, backend=self.backend, mcp_allow=self.mcp_allowed, fetch_allow=self.settings.fetch_allow)
         return SessionRunner(self, sid, approver, policy)
 
     async def fork(self, source_id: str) -> SessionInfo:

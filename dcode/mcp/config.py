@@ -5,9 +5,12 @@ Sources, later ones winning for the same name: ``$DCODE_HOME/mcp.json`` (the use
 each ``--mcp-config FILE`` in order. A file that cannot be read or parsed, or a server entry
 that is wrong, is one problem line naming the file and what is wrong; everything else loads.
 
-``${VAR}`` and ``${VAR:-default}`` are expanded in ``args``, ``env``, ``url`` and ``headers``
-(a variable that is not set, without a default, becomes empty, and the file gets a problem line
-naming it; the server still loads).
+``${VAR}`` and ``${VAR:-default}`` are expanded in ``command``, ``args``, ``env``, ``url`` and
+``headers`` (a variable that is not set, without a default, becomes empty, and the file gets a
+problem line naming it; the server still loads). A project's file expands only what
+``ProjectEnv`` lets it read: a server of it that names any other variable is not started, with
+a problem line naming the variable (a value expanded there would be sent wherever the project
+chose: a header, a URL, an argument).
 
 Standard library only: ``dcode --help`` may import this.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -53,6 +56,14 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     missing: tuple[str, ...] = ()
     """Variables the file names that were not set (and had no default)."""
+    variables: tuple[str, ...] = ()
+    """Every variable the server's entry names, in order (what its approval shows)."""
+    refused: tuple[str, ...] = ()
+    """The variables a project's file may not read: the server does not start (its fields are
+    kept as written, nothing expanded)."""
+    shadows: Path | None = None
+    """A project's server named like one of the user's own: the user's file. It is another
+    server, which the user's ``[mcp] allow`` rules for that name do not cover."""
 
     @property
     def target(self) -> str:
@@ -74,6 +85,59 @@ class ConfigFile:
     problems: tuple[str, ...] = ()
     data: bytes = b""
 
+    @property
+    def runnable(self) -> tuple[ServerConfig, ...]:
+        """The servers that may start (none of their variables refused)."""
+        return tuple(s for s in self.servers if not s.refused)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectEnv:
+    """What a project's file may read from the environment.
+
+    A value it expands goes wherever the project chose (a header, a URL, an argument, a
+    server's environment), so it reads only the variables the user lists in ``[mcp]
+    project_env`` of their own config, and never one of ``keys`` (the provider keys and
+    addresses dcode itself uses; upper case), listed or not. The user's own files and
+    ``--mcp-config`` read anything.
+    """
+
+    listed: frozenset[str] = frozenset()
+    keys: frozenset[str] = frozenset()
+    config: str = "config.toml"
+    """The user's config, named in the problem line."""
+
+    def is_key(self, name: str) -> bool:
+        return name.upper() in self.keys
+
+    def may_read(self, name: str) -> bool:
+        return name in self.listed and not self.is_key(name)
+
+    def refusal(self, refused: tuple[str, ...]) -> str:
+        """Why a server naming ``refused`` does not start, and what allows it (if anything does)."""
+        keys = [name for name in refused if self.is_key(name)]
+        others = [name for name in refused if not self.is_key(name)]
+        said = []
+        if keys:
+            said.append(f"{references(keys)} {'holds' if len(keys) == 1 else 'hold'} a provider's key or address, which a project's file may never read")
+        if others:
+            one = len(others) == 1
+            said.append(
+                f"{references(others)} {'is' if one else 'are'} not in [mcp] project_env in {self.config}; "
+                f"list {'it' if one else 'them'} there to let project MCP files read {'it' if one else 'them'}"
+            )
+        return "not started: " + "; ".join(said)
+
+
+def references(names: list[str] | tuple[str, ...]) -> str:
+    """``${A}, ${B}``: variables as a file names them."""
+    return ", ".join(f"${{{name}}}" for name in names)
+
+
+def named_variables(texts: list[str]) -> tuple[str, ...]:
+    """The variables ``texts`` name (expanded or not), each once, in order."""
+    return tuple(dict.fromkeys(match.group(1) for text in texts for match in _VARIABLE.finditer(text)))
+
 
 def expand(text: str, env: Mapping[str, str], missing: list[str]) -> str:
     """``text`` with ``${VAR}`` and ``${VAR:-default}`` replaced; unset names go to ``missing``."""
@@ -92,7 +156,7 @@ def expand(text: str, env: Mapping[str, str], missing: list[str]) -> str:
     return _VARIABLE.sub(one, text)
 
 
-def read_file(path: Path, scope: Scope, env: Mapping[str, str]) -> ConfigFile | None:
+def read_file(path: Path, scope: Scope, env: Mapping[str, str], readable: ProjectEnv | None = None) -> ConfigFile | None:
     """The file at ``path`` (None when there is none)."""
     try:
         data = path.read_bytes()
@@ -100,10 +164,11 @@ def read_file(path: Path, scope: Scope, env: Mapping[str, str]) -> ConfigFile | 
         return None
     except OSError as exc:
         return ConfigFile(path, scope, problems=(f"{path}: cannot read it: {exc.strerror or exc}",))
-    return parse(path, scope, data, env)
+    return parse(path, scope, data, env, readable)
 
 
-def parse(path: Path, scope: Scope, data: bytes, env: Mapping[str, str]) -> ConfigFile:
+def parse(path: Path, scope: Scope, data: bytes, env: Mapping[str, str], readable: ProjectEnv | None = None) -> ConfigFile:
+    """``readable``: what a project's file may read (default: nothing); other files read all."""
     try:
         document = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -113,66 +178,70 @@ def parse(path: Path, scope: Scope, data: bytes, env: Mapping[str, str]) -> Conf
     table = document.get("mcpServers") if isinstance(document, dict) else None
     if not isinstance(table, dict):
         return ConfigFile(path, scope, problems=(f'{path}: expected {{"mcpServers": {{NAME: {{...}}}}}}',), data=data)
+    readable = (readable or ProjectEnv()) if scope is Scope.PROJECT else None
     servers: list[ServerConfig] = []
     problems: list[str] = []
     for name, entry in table.items():
         try:
-            server = _server(name, entry, path, scope, env)
+            server = _server(name, entry, path, scope, env, readable)
         except ValueError as exc:
             problems.append(f"{path}: server {name!r}: {exc}")
             continue
         servers.append(server)
+        if server.refused and readable is not None:
+            problems.append(f"{path}: server {name!r}: {readable.refusal(server.refused)}")
         if server.missing:
             unset = ", ".join(f"${{{v}}}" for v in server.missing)
             problems.append(f"{path}: server {name!r}: {unset} {'is' if len(server.missing) == 1 else 'are'} not set (used as empty)")
     return ConfigFile(path, scope, tuple(servers), tuple(problems), data)
 
 
-def _server(name: str, entry: Any, path: Path, scope: Scope, env: Mapping[str, str]) -> ServerConfig:
+def _server(name: str, entry: Any, path: Path, scope: Scope, env: Mapping[str, str], readable: ProjectEnv | None) -> ServerConfig:
+    """One entry; ``readable`` None: any variable may be expanded."""
     if not name or not isinstance(entry, dict):
         raise ValueError("must be an object")
     kind = entry.get("type") or entry.get("transport") or ("stdio" if "command" in entry else "http" if "url" in entry else "")
     kind = {"streamable_http": "http", "streamable-http": "http"}.get(kind, kind)
     if kind not in Transport.__members__.values():
         raise ValueError(f"type {kind!r} is not one of stdio, http, sse" if kind else "needs a command (stdio) or a url (http, sse)")
-    transport = Transport(kind)
+    written = _as_written(name, Transport(kind), entry, path, scope)
+    texts = [written.command, *written.args, *written.env.values(), written.url, *written.headers.values()]
+    variables = named_variables(texts)
+    refused = tuple(v for v in variables if readable is not None and not readable.may_read(v))
+    if refused:  # nothing of the environment goes into a server that does not start
+        return replace(written, variables=variables, refused=refused)
     missing: list[str] = []
+    server = replace(
+        written,
+        command=expand(written.command, env, missing),
+        args=tuple(expand(a, env, missing) for a in written.args),
+        env={k: expand(v, env, missing) for k, v in written.env.items()},
+        url=expand(written.url, env, missing),
+        headers={k: expand(v, env, missing) for k, v in written.headers.items()},
+        variables=variables,
+        missing=tuple(dict.fromkeys(missing)),
+    )
+    if server.transport is not Transport.STDIO and not server.url.startswith(("http://", "https://")):
+        raise ValueError(f"url {server.url!r} is not an http:// or https:// URL")
+    return server
+
+
+def _as_written(name: str, transport: Transport, entry: dict[str, Any], path: Path, scope: Scope) -> ServerConfig:
+    """The entry checked, nothing expanded yet."""
     if transport is Transport.STDIO:
         command = entry.get("command")
         if not isinstance(command, str) or not command:
             raise ValueError("a stdio server needs a command")
-        args = _strings(entry.get("args", []), "args")
-        env_table = _table(entry.get("env", {}), "env")
         cwd = entry.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise ValueError("cwd must be a string")
-        return ServerConfig(
-            name,
-            transport,
-            path,
-            scope,
-            command=expand(command, env, missing),
-            args=tuple(expand(a, env, missing) for a in args),
-            env={k: expand(v, env, missing) for k, v in env_table.items()},
-            cwd=cwd,
-            missing=tuple(dict.fromkeys(missing)),
-        )
+        args = _strings(entry.get("args", []), "args")
+        env_table = _table(entry.get("env", {}), "env")
+        return ServerConfig(name, transport, path, scope, command=command, args=tuple(args), env=env_table, cwd=cwd)
     url = entry.get("url")
     if not isinstance(url, str) or not url:
         raise ValueError(f"an {transport.value} server needs a url")
-    headers = _table(entry.get("headers", {}), "headers")
-    expanded = expand(url, env, missing)
-    if not expanded.startswith(("http://", "https://")):
-        raise ValueError(f"url {expanded!r} is not an http:// or https:// URL")
-    return ServerConfig(
-        name,
-        transport,
-        path,
-        scope,
-        url=expanded,
-        headers={k: expand(v, env, missing) for k, v in headers.items()},
-        missing=tuple(dict.fromkeys(missing)),
-    )
+    return ServerConfig(name, transport, path, scope, url=url, headers=_table(entry.get("headers", {}), "headers"))
 
 
 def _strings(value: Any, key: str) -> list[str]:
@@ -201,26 +270,48 @@ class McpSources:
     def project(self) -> ConfigFile | None:
         return next((f for f in self.files if f.scope is Scope.PROJECT), None)
 
-    def servers(self, *, include_project: bool = True) -> dict[str, ServerConfig]:
+    def servers(self, *, include_project: bool = True, refused: bool = False) -> dict[str, ServerConfig]:
+        """``refused``: with the servers that may not start (``dcode mcp list`` shows them), each
+        where no server that starts has its name (it does not hide the one that runs)."""
         merged: dict[str, ServerConfig] = {}
         for file in self.files:
             if file.scope is Scope.PROJECT and not include_project:
                 continue
-            for server in file.servers:
-                merged[server.name] = server
+            for server in file.servers if refused else file.runnable:
+                if not (server.refused and server.name in merged):
+                    merged[server.name] = server
         return merged
 
 
-def load_sources(home: Path, workspace: Path, extra: tuple[Path, ...] = (), env: Mapping[str, str] | None = None) -> McpSources:
-    """The user's file, the project's, then ``extra`` (``--mcp-config``; a missing one is a problem)."""
+def load_sources(
+    home: Path,
+    workspace: Path,
+    extra: tuple[Path, ...] = (),
+    env: Mapping[str, str] | None = None,
+    readable: ProjectEnv | None = None,
+) -> McpSources:
+    """The user's file, the project's, then ``extra`` (``--mcp-config``; a missing one is a problem).
+
+    ``readable``: the variables the project's file may expand (default: none)."""
     import os
 
     env = os.environ if env is None else env
     files: list[ConfigFile] = []
-    for path, scope in ((home / USER_FILE, Scope.USER), (workspace / PROJECT_FILE, Scope.PROJECT)):
-        if (file := read_file(path, scope, env)) is not None:
-            files.append(file)
+    user = read_file(home / USER_FILE, Scope.USER, env)
+    project = read_file(workspace / PROJECT_FILE, Scope.PROJECT, env, readable)
+    if user is not None:
+        files.append(user)
+    if project is not None:
+        files.append(_shadowing(project, user))
     for path in extra:
         file = read_file(path, Scope.FLAG, env)
         files.append(file if file is not None else ConfigFile(path, Scope.FLAG, problems=(f"{path}: no such file (--mcp-config)",)))
     return McpSources(tuple(files))
+
+
+def _shadowing(project: ConfigFile, user: ConfigFile | None) -> ConfigFile:
+    """``project`` with each server named like one of ``user``'s marked as shadowing it."""
+    mine = {server.name for server in user.servers} if user is not None else set()
+    if user is None or not any(server.name in mine for server in project.servers):
+        return project
+    return replace(project, servers=tuple(replace(s, shadows=user.path) if s.name in mine else s for s in project.servers))

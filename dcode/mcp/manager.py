@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from dcode.config import McpSettings
 from dcode.mcp.config import ServerConfig, Transport
-from dcode.mcp.names import assign_names
+from dcode.mcp.names import allowed, assign_names
 from dcode.mcp.state import LinkState
 from dcode.media.store import AttachmentStore
 
@@ -51,6 +51,9 @@ class McpTurn:
     tools: list[BaseTool] = field(default_factory=list)
     servers: tuple[ServerStatus, ...] = ()
     notices: tuple[str, ...] = ()
+    allowed: frozenset[str] = frozenset()
+    """The model-facing names of the tools that run without asking: named in ``[mcp] allow``
+    by their server's own name, and not of a project's server that shadows one of the user's."""
 
     def by_server(self) -> dict[str, list[BaseTool]]:
         """The tools, grouped by their server (``/context`` counts each server's)."""
@@ -103,11 +106,14 @@ class McpManager:
         names = assign_names([(link.name, tool.name) for link in up for tool in link.tools], self.reserved)
         tools: list[BaseTool] = []
         by_server: dict[str, list[BaseTool]] = {}
+        free: set[str] = set()
         for link in up:
             for original, tool in self._tools_of(link):
                 named = tool.model_copy(update={"name": names[(link.name, original)]})
                 tools.append(named)
                 by_server.setdefault(link.name, []).append(named)
+                if self._allowed(link.config, original):
+                    free.add(named.name)
         statuses = tuple(
             ServerStatus(
                 link.name,
@@ -121,7 +127,12 @@ class McpManager:
             for link in links
         )
         notices = tuple(self._notices(links)) if announce else ()
-        return McpTurn(tools, statuses, notices)
+        return McpTurn(tools, statuses, notices, frozenset(free))
+
+    def _allowed(self, config: ServerConfig, tool: str) -> bool:
+        """A project's server named like one of the user's is another server: the user's
+        rules for that name are not its."""
+        return config.shadows is None and allowed(self.settings.allow, config.name, tool)
 
     def _notices(self, links: list[ServerLink]) -> Iterable[str]:
         for link in links:

@@ -45,14 +45,11 @@ def assign_names(pairs: list[tuple[str, str]], taken: set[str] | frozenset[str] 
     return names
 
 
-def allowed(patterns: tuple[str, ...] | list[str], name: str) -> bool:
-    """Whether the tool ``name`` (``mcp__server__tool``) is in ``[mcp] allow``, whose entries are
-    ``server__tool`` or ``server__*``."""
-    if not name.startswith(PREFIX):
-        return False
-    for pattern in patterns:
-        if pattern.endswith("__*") and name.startswith(PREFIX + pattern[:-1]):
-            return True
-        if name == PREFIX + pattern:
-            return True
-    return False
+def allowed(patterns: tuple[str, ...] | list[str], server: str, tool: str) -> bool:
+    """Whether ``[mcp] allow`` names ``tool`` of ``server``: ``server__tool`` or ``server__*``.
+
+    The server is compared whole, as its file names it: ``calc__*`` is every tool of ``calc``
+    and nothing of a server named ``calc__evil`` (a model-facing name cannot tell the two apart,
+    so the rules are never matched against one). The tool may be named as its server calls it
+    or as the model sees it (sanitised)."""
+    return any(pattern in (f"{server}__*", f"{server}__{tool}", f"{server}__{_clean(tool)}") for pattern in patterns)

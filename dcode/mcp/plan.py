@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from dcode.config import Settings
 from dcode.mcp.approvals import approval
-from dcode.mcp.config import ConfigFile, McpSources, ServerConfig, load_sources
+from dcode.mcp.config import ConfigFile, McpSources, ProjectEnv, ServerConfig, load_sources, references
 from dcode.trust import TrustState
 
 
@@ -23,6 +23,8 @@ class McpPlan:
     awaiting: ConfigFile | None = None
     """The project's file, when it has servers the user has not approved (in this content)."""
     awaiting_state: TrustState = TrustState.NONE
+    readable: ProjectEnv = field(default_factory=ProjectEnv)
+    """What the project's file may expand (its approval says what it reads)."""
 
     @property
     def problems(self) -> list[str]:
@@ -33,17 +35,27 @@ class McpPlan:
         return tuple(self.sources.servers().values())
 
 
+def project_env(settings: Settings) -> ProjectEnv:
+    """What a project's ``.mcp.json`` may expand: the user's ``[mcp] project_env``, less every
+    variable that holds a provider's key or address (the list the shell is kept from too)."""
+    from dcode.models.presets import provider_variables
+
+    keys = frozenset(name.upper() for name in provider_variables(settings.providers))
+    return ProjectEnv(frozenset(settings.mcp.project_env), keys, str(settings.user_config))
+
+
 def plan(settings: Settings, env: Mapping[str, str] | None = None) -> McpPlan:
     if not settings.mcp.enabled:
         return McpPlan()
-    sources = load_sources(settings.home, settings.workspace, settings.mcp.configs, env)
+    readable = project_env(settings)
+    sources = load_sources(settings.home, settings.workspace, settings.mcp.configs, env, readable)
     project = sources.project
     state = TrustState.NONE
-    if project is not None and project.servers and not settings.mcp.trust_project:
+    if project is not None and project.runnable and not settings.mcp.trust_project:
         state = approval(settings.home, project)
     approved = state in (TrustState.NONE, TrustState.TRUSTED)
     start = tuple(sources.servers(include_project=approved).values())
-    return McpPlan(sources, start, None if approved else project, state)
+    return McpPlan(sources, start, None if approved else project, state, readable)
 
 
 def skipped_warning(mcp: McpPlan) -> str | None:
@@ -51,9 +63,30 @@ def skipped_warning(mcp: McpPlan) -> str | None:
     file = mcp.awaiting
     if file is None:
         return None
-    names = ", ".join(s.name for s in file.servers)
+    names = ", ".join(s.name for s in file.runnable)
     changed = ", changed since you approved it," if mcp.awaiting_state is TrustState.CHANGED else ""
     return (
         f"dcode: warning: not starting the MCP servers of {shlex.quote(str(file.path))}{changed} ({names}): "
         "approve the file in the TUI, or pass --trust-project-mcp"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One thing an approval says of a server besides its command or URL."""
+
+    text: str
+    warning: bool = False
+
+
+def notes(server: ServerConfig, readable: ProjectEnv) -> list[Note]:
+    """Each variable the server reads from the environment, why it does not start, and whose
+    server of that name it replaces."""
+    said = []
+    if server.variables:
+        said.append(Note(f"reads {references(server.variables)} from your environment"))
+    if server.refused:
+        said.append(Note(readable.refusal(server.refused), warning=True))
+    if server.shadows is not None:
+        said.append(Note(f"replaces your own {server.name}: your [mcp] allow rules for {server.name} do not apply to it", warning=True))
+    return said

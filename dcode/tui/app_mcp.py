@@ -36,13 +36,13 @@ class McpStartup(_Base):
         from dcode.tui.screens.mcp_trust import McpTrustScreen
 
         file = servers.awaiting
-        screen = McpTrustScreen(file, servers.awaiting_state)
+        screen = McpTrustScreen(file, servers.awaiting_state, servers.readable)
 
         def closed(start: bool | None) -> None:
             if screen.typed:
                 self.prompt_input.insert_text(screen.typed)
             self.prompt_input.focus()
-            names = ", ".join(s.name for s in file.servers)
+            names = ", ".join(s.name for s in file.runnable)
             if not start:
                 self.call_later(self.transcript.notice, f"Left out the project's MCP servers ({names}) this session.", NoticeLevel.WARNING)
                 return

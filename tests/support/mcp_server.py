@@ -1,6 +1,7 @@
 """Real MCP servers for the tests, written with the ``mcp`` SDK's FastMCP.
 
-Run as a script: ``mcp_server.py stdio [--fail-start] [--marker FILE]`` serves over stdio;
+Run as a script: ``mcp_server.py stdio [--fail-start] [--marker FILE] [--environment FILE]``
+serves over stdio (``--environment``: its environment written to FILE as JSON first);
 ``mcp_server.py http PORT [--token TOKEN]`` serves streamable HTTP on 127.0.0.1:PORT (at
 ``/mcp``), refusing requests without ``Authorization: Bearer TOKEN`` when a token is given;
 ``mcp_server.py sse PORT`` serves the older SSE transport (at ``/sse``).
@@ -64,9 +65,14 @@ def main() -> None:
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--marker")
     parser.add_argument("--token")
+    parser.add_argument("--environment")
     args = parser.parse_args()
     if args.marker:
         Path(args.marker).write_text(str(os.getpid()))
+    if args.environment:
+        import json
+
+        Path(args.environment).write_text(json.dumps(dict(os.environ)))
     if args.fail_start:
         print("cannot start: no configuration", file=sys.stderr)
         sys.exit(1)

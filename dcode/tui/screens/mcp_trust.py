@@ -1,5 +1,7 @@
 """Asked when the project's ``.mcp.json`` names servers the user has not approved (in this
-content): each server with the command it would run or the URL it would reach.
+content): each server with the command it would run or the URL it would reach, every variable
+it would read from the environment, the servers that will not start (a variable the file may
+not read) and the user's own servers it replaces.
 
 "Start these servers" (Ctrl+T) records the approval in ``$DCODE_HOME`` for exactly this content
 and starts them; "Not now" (Esc) leaves them out this session and asks next time. Like the
@@ -16,19 +18,24 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Label, Static
 
-from dcode.mcp.config import ConfigFile, ServerConfig
+from dcode.mcp.config import ConfigFile, ProjectEnv, ServerConfig
+from dcode.mcp.plan import notes
 from dcode.trust import TrustState
 from dcode.tui.screens.trust import TrustDialog, dialog_css
 
 _TARGET_CHARS = 200
 
 
-def server_line(server: ServerConfig) -> Content:
+def server_line(server: ServerConfig, readable: ProjectEnv) -> Content:
     target = server.target
     if len(target) > _TARGET_CHARS:
         target = target[: _TARGET_CHARS - 1] + "…"
     kind = "runs" if server.transport.value == "stdio" else f"connects ({server.transport.value}) to"
-    return Content.assemble(("  " + server.name, "bold"), f" {kind} ", (target, "$accent"))
+    line = Content.assemble(("  " + server.name, "bold"), f" {kind} ", (target, "$accent"))
+    said = notes(server, readable)
+    if not said:
+        return line
+    return Content("\n").join([line, *(Content.styled(f"      {note.text}", "$warning" if note.warning else "") for note in said)])
 
 
 class McpTrustScreen(TrustDialog):
@@ -41,10 +48,11 @@ class McpTrustScreen(TrustDialog):
         Binding("escape", "not_now", "Not now"),
     ]
 
-    def __init__(self, file: ConfigFile, state: TrustState) -> None:
+    def __init__(self, file: ConfigFile, state: TrustState, readable: ProjectEnv | None = None) -> None:
         super().__init__()
         self.file = file
         self.state = state
+        self.readable = readable or ProjectEnv()
 
     def compose(self) -> ComposeResult:
         changed = self.state is TrustState.CHANGED
@@ -61,7 +69,7 @@ class McpTrustScreen(TrustDialog):
                     ),
                     id="trust-intro",
                 )
-                yield Static(Content("\n").join(server_line(s) for s in self.file.servers), id="trust-settings")
+                yield Static(Content("\n").join(server_line(s, self.readable) for s in self.file.servers), id="trust-settings")
                 yield Static(
                     "Start them only if you know where the repository comes from. dcode remembers the choice"
                     " and asks again if the file changes.",
