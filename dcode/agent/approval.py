@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
+from dcode.agent.tools.web_address import BadAddress, parse_address, refused_outright
 from dcode.config import ApprovalMode
 from dcode.mcp.names import allowed
 
@@ -64,6 +65,7 @@ class Policy(Protocol):
     session_allowed: set[ApprovalKind]
     mcp_allow: tuple[str, ...]
     fetch_allow: tuple[str, ...]
+    fetch_private: tuple[str, ...]
 
     @property
     def mode(self) -> ApprovalMode: ...
@@ -83,6 +85,9 @@ class ApprovalPolicy:
     """``[mcp] allow`` in the user's config: MCP tools that run without asking."""
     fetch_allow: tuple[str, ...] = ()
     """``[fetch] allow`` in the user's config: hosts ``web_fetch`` reads without asking."""
+    fetch_private: tuple[str, ...] = ()
+    """``[fetch] allow_private`` in the user's config: hosts ``web_fetch`` may reach although
+    they are private addresses (not a question of approval: nothing else lets it)."""
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """None when the call may run now; otherwise what kind of approval it needs and why."""
@@ -94,6 +99,8 @@ class ApprovalPolicy:
                 return None
             case ToolKind.SHELL:
                 return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
+            case ToolKind.NETWORK if refused_outright(args.get("url"), self.fetch_private):
+                return None  # web_fetch refuses it before any request: there is nothing to ask about
             case ToolKind.NETWORK if host_allowed(self.fetch_allow, args.get("url")):
                 return None  # a site the user named in [fetch] allow
             case ToolKind.NETWORK:  # the URL can carry what the model has read out of the machine
@@ -122,17 +129,13 @@ class ApprovalPolicy:
 
 def host_allowed(patterns: tuple[str, ...], url: object) -> bool:
     """Whether ``url`` (http or https, no credentials) is on a host ``patterns`` name:
-    ``docs.python.org`` exactly, ``*.readthedocs.io`` any host under it."""
+    ``docs.python.org`` exactly, ``*.readthedocs.io`` any host under it. The host is the one
+    the request would go to (``web_address``), whatever the URL's spelling."""
     if not patterns or not isinstance(url, str):
         return False
-    from urllib.parse import urlsplit
-
     try:
-        parts = urlsplit(url.strip())
-        host = (parts.hostname or "").lower()
-    except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
+        host = parse_address(url).host
+    except BadAddress:
         return False
     return any(host == p or (p.startswith("*.") and host.endswith(p[1:])) for p in patterns)
 
@@ -158,11 +161,16 @@ class ScopedPolicy:
         return self._session.fetch_allow
 
     @property
+    def fetch_private(self) -> tuple[str, ...]:
+        return self._session.fetch_private
+
+    @property
     def mode(self) -> ApprovalMode:
         return stricter(self._session.mode, self._floor)
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
-        return ApprovalPolicy(self.mode, self._backend, self.session_allowed, self.mcp_allow, self.fetch_allow).check(name, args)
+        policy = ApprovalPolicy(self.mode, self._backend, self.session_allowed, self.mcp_allow, self.fetch_allow, self.fetch_private)
+        return policy.check(name, args)
 
 
 class HeadlessApprover:
