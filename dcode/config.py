@@ -145,6 +145,9 @@ class Settings:
     fetch_allow: tuple[str, ...] = ()
     """``[fetch] allow``: hosts (``docs.python.org``, ``*.readthedocs.io``) ``web_fetch`` reads
     without asking."""
+    fetch_private: tuple[str, ...] = ()
+    """``[fetch] allow_private``, from the user's own config only: hosts (``localhost:8000``)
+    ``web_fetch`` may reach although they are private addresses."""
     model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()
     trust: TrustState = TrustState.NONE
@@ -332,7 +335,7 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
     for name, table in _table(data, "providers", path, text).items():
         providers[name] = _provider_override(name, table, path, text)
     if "fetch" in data:
-        settings = replace(settings, fetch_allow=_fetch_table(_table(data, "fetch", path, text), path, text))
+        settings = _fetch_table(settings, _table(data, "fetch", path, text), path, text)
     if "mcp" in data:
         settings = replace(settings, mcp=_mcp_table(settings.mcp, _table(data, "mcp", path, text), path, text, mine=settings.user_config))
     models = dict(settings.model_overrides)
@@ -371,14 +374,41 @@ def _mcp_table(current: McpSettings, table: dict[str, Any], path: Path, text: st
     return replace(current, **changes)
 
 
-def _fetch_table(table: dict[str, Any], path: Path, text: str) -> tuple[str, ...]:
+def _fetch_table(settings: Settings, table: dict[str, Any], path: Path, text: str) -> Settings:
+    """``settings`` with ``[fetch]`` applied; ``allow_private`` only from the user's own config:
+    a project, trusted or not, may not open this machine's network to the model."""
     for key, value in table.items():
         where = f"{path} line {_line_of(text, key)}"
-        if key != "allow":
-            raise ConfigError(f"{where}: unknown [fetch] setting {key!r}")
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() and "/" not in v for v in value):
-            raise ConfigError(f'{where}: [fetch] allow must be a list of hosts like ["docs.python.org", "*.readthedocs.io"]')
-    return tuple(dict.fromkeys(v.strip().lower() for v in table.get("allow", [])))
+        match key:
+            case "allow":
+                settings = replace(settings, fetch_allow=_fetch_hosts(value, where, wildcards=True))
+            case "allow_private" if path == settings.user_config:
+                settings = replace(settings, fetch_private=_fetch_hosts(value, where, wildcards=False))
+            case "allow_private":
+                raise ConfigError(f"{where}: [fetch] allow_private is read only from your own config ({settings.user_config}), never a project's")
+            case _:
+                raise ConfigError(f"{where}: unknown [fetch] setting {key!r}")
+    return settings
+
+
+def _fetch_hosts(value: Any, where: str, *, wildcards: bool) -> tuple[str, ...]:
+    """Hosts in the form ``web_address`` gives a URL's (``Docs.Python.org.`` is
+    ``docs.python.org``); ``*.`` before one only where ``wildcards``."""
+    from dcode.agent.tools.web_address import BadAddress, canonical_host, host_entry
+
+    example = '["docs.python.org", "*.readthedocs.io"]' if wildcards else '["localhost:8000", "intranet.example"]'
+    name = "allow" if wildcards else "allow_private"
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(f"{where}: [fetch] {name} must be a list of hosts like {example}")
+    hosts: list[str] = []
+    for item in value:
+        text = item.strip()
+        star = "*." if wildcards and text.startswith("*.") else ""
+        try:
+            hosts.append(star + canonical_host(text.removeprefix(star)) if wildcards else host_entry(text))
+        except BadAddress as exc:
+            raise ConfigError(f"{where}: [fetch] {name}: {exc} (a list of hosts like {example})") from None
+    return tuple(dict.fromkeys(hosts))
 
 
 def _apply_mcp_flags(settings: Settings, cli: dict[str, Any]) -> Settings:

@@ -88,17 +88,49 @@ def test_yes_for_the_session_to_fetches_covers_fetches_only(tmp_path: Path) -> N
 
 def test_sites_named_in_fetch_allow_are_read_without_asking(tmp_path: Path) -> None:
     gate = ApprovalPolicy(ApprovalMode.MANUAL, LocalBackend(tmp_path), fetch_allow=("docs.python.org", "*.readthedocs.io"))
-    for url in ("https://docs.python.org/3/library/re.html", "http://docs.python.org/", "https://pip.readthedocs.io/en/stable/"):
+    for url in (
+        "https://docs.python.org/3/library/re.html",
+        "http://docs.python.org/",
+        "https://pip.readthedocs.io/en/stable/",
+        "https://DOCS.Python.ORG.:443/3/",  # the host the request goes to, however it is spelled
+    ):
         assert gate.check(WEB_FETCH.name, {"url": url}) is None, url
     for url in (
         "https://evil.example/?q=docs.python.org",  # the host decides, not the text
         "https://docs.python.org.evil.example/",
         "https://readthedocs.io.evil.example/",
-        "https://user:pw@docs.python.org/",  # credentials: never without asking
-        "file:///etc/passwd",
-        "not a url",
     ):
         assert gate.check(WEB_FETCH.name, {"url": url}).kind is ApprovalKind.FETCH, url  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://user:pw@docs.python.org/",  # credentials
+        "http://docs.python.org@evil.example/",  # a user name that looks like the host
+        "http://docs.python.org\\@evil.example/",
+        "file:///etc/passwd",
+        "not a url",
+        "http://127.1:8000/",  # private addresses the user has not named
+        "http://LOCALHOST./",
+        "http://169.254.169.254/latest/meta-data/",
+    ],
+)
+def test_a_url_web_fetch_refuses_outright_is_not_asked_about(url: str, tmp_path: Path) -> None:
+    """Nothing would be fetched: a question would only show a URL that is not going to be used.
+    The call runs to web_fetch's own refusal (``test_web_fetch_private``)."""
+    from dcode.agent.tools.web_address import refused_outright
+
+    gate = ApprovalPolicy(ApprovalMode.MANUAL, LocalBackend(tmp_path), fetch_allow=("docs.python.org",))
+    assert refused_outright(url, gate.fetch_private) is not None
+    assert gate.check(WEB_FETCH.name, {"url": url}) is None
+
+
+def test_a_private_host_the_user_named_asks_like_any_other(tmp_path: Path) -> None:
+    gate = ApprovalPolicy(ApprovalMode.EDITS, LocalBackend(tmp_path), fetch_private=("localhost:8000", "127.0.0.1"))
+    for url in ("http://localhost:8000/", "http://127.1:9999/"):
+        assert gate.check(WEB_FETCH.name, {"url": url}).kind is ApprovalKind.FETCH, url  # type: ignore[union-attr]
+    assert gate.check(WEB_FETCH.name, {"url": "http://localhost:8001/"}) is None  # another port: refused outright
 
 
 def test_fetch_allow_is_the_users_own_setting(tmp_path: Path) -> None:
@@ -115,6 +147,28 @@ def test_fetch_allow_is_the_users_own_setting(tmp_path: Path) -> None:
     (home / "config.toml").write_text('[fetch]\nallow = "docs.python.org"\n')
     with pytest.raises(ConfigError, match=r"\[fetch\] allow must be a list of hosts"):
         load_settings(workspace=tmp_path, env={"DCODE_HOME": str(home)})
+
+
+def test_allow_private_is_read_from_the_users_own_config_only(tmp_path: Path) -> None:
+    from dcode.config import ConfigError, load_settings
+    from dcode.trust import ProjectFiles, TrustStore
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".dcode").mkdir(parents=True)
+    home.mkdir()
+    (home / "config.toml").write_text('[fetch]\nallow_private = ["LOCALHOST.:8000", "127.1", "[::1]:8080", "Intranet.Example"]\n')
+    settings = load_settings(workspace=tmp_path, env={"DCODE_HOME": str(home)})
+    assert settings.fetch_private == ("localhost:8000", "127.0.0.1", "[::1]:8080", "intranet.example")  # as web_fetch spells hosts
+    (project / ".dcode" / "config.toml").write_text('[fetch]\nallow_private = ["169.254.169.254"]\n')
+    for trusted in (False, True):  # not even a project the user trusts
+        if trusted:
+            TrustStore(home).trust(project, ProjectFiles.read(project).digest)
+        with pytest.raises(ConfigError, match=r"line 2: \[fetch\] allow_private is read only from your own config \(.*config\.toml\), never a project's"):
+            load_settings(workspace=project, env={"DCODE_HOME": str(home)})
+    for bad in ('"*.corp.example"', '"http://localhost:8000/"', '"localhost:99999"', '"::1"'):
+        (home / "config.toml").write_text(f"[fetch]\nallow_private = [{bad}]\n")
+        with pytest.raises(ConfigError, match=r"\[fetch\] allow_private: .*a list of hosts like \[\"localhost:8000\""):
+            load_settings(workspace=tmp_path, env={"DCODE_HOME": str(home)})
 
 
 class RecordingApprover:

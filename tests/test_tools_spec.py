@@ -91,6 +91,13 @@ def test_a_fetch_is_summarized_by_its_address() -> None:
     assert WEB_FETCH.summary({"url": "not a url"}) == "web_fetch not a url"
 
 
+def test_a_fetch_is_summarized_as_it_would_be_fetched() -> None:
+    assert WEB_FETCH.summary({"url": "HTTP://Docs.Python.ORG.:80/a b?q=1#top"}) == "web_fetch http://docs.python.org/a%20b…"
+    assert WEB_FETCH.summary({"url": "http://2130706433:8000/admin"}) == "web_fetch http://127.0.0.1:8000/admin"
+    assert WEB_FETCH.summary({"url": "https://bücher.example/"}) == "web_fetch https://xn--bcher-kva.example/"
+    assert WEB_FETCH.summary({"url": "http://docs.python.org@evil.example/"}) == "web_fetch http://docs.python.org@evil.example/"  # refused: as written
+
+
 def test_summaries_tolerate_junk() -> None:
     for name in SPECS:
         assert spec_for(name).summary({"file_path": 3, "todos": [1, None], "offset": "x"}).startswith(name)

@@ -1,6 +1,10 @@
 """web_fetch against real HTTP on loopback: the scripted server's static pages, httpx as dcode
 uses it, nothing mocked. HTML becomes Markdown, text passes through, redirects show, errors
-and refused schemes are one line, caps hold, and what is not text lands in a private file."""
+and refused schemes are one line, caps hold, and what is not text lands in a private file.
+
+The scripted server is on loopback, a private address: the user's config here names
+``127.0.0.1`` in ``[fetch] allow_private``, as a user reading their own local servers would.
+What web_fetch may reach without that is tested in ``test_web_fetch_private``."""
 
 from __future__ import annotations
 
@@ -19,12 +23,14 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from PIL import Image
 
+from dcode.agent.approval import ApprovalPolicy
 from dcode.agent.backends import LocalBackend
-from dcode.agent.tools import build_tools
-from dcode.agent.tools.spec import WEB_FETCH
-from dcode.agent.tools.web_fetch import MAX_BYTES, Unreachable, fetch
+from dcode.agent.tools.web_client import FetchRules
+from dcode.agent.tools.web_fetch import MAX_BYTES, Unreachable, fetch, make_web_fetch_tool
+from dcode.config import ApprovalMode
 from dcode.models.user_agent import USER_AGENT
 from tests.support.model_server import ScriptedModelServer
+from tests.support.web_hosts import allow_private
 
 FIXTURE = Path(__file__).parent / "fixtures" / "docs_page.html"
 MIB = 1024 * 1024
@@ -36,9 +42,15 @@ def results(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def web_fetch(tmp_path: Path, results: Path) -> BaseTool:
-    tools = build_tools(LocalBackend(tmp_path), large_results=results)
-    return next(tool for tool in tools if tool.name == WEB_FETCH.name)
+def local_hosts(home: Path) -> tuple[str, ...]:
+    """``[fetch] allow_private`` as the user's config names it: this machine's own servers."""
+    return allow_private(home, "127.0.0.1")
+
+
+@pytest.fixture
+def web_fetch(tmp_path: Path, results: Path, local_hosts: tuple[str, ...]) -> BaseTool:
+    policy = ApprovalPolicy(ApprovalMode.ALL, LocalBackend(tmp_path), fetch_private=local_hosts)
+    return make_web_fetch_tool(results, policy=policy)
 
 
 async def call(tool: BaseTool, **args: object) -> ToolMessage:
@@ -206,9 +218,9 @@ async def test_a_refused_connection_is_one_line(web_fetch: BaseTool, closed_port
     assert result.content == f"web_fetch: could not reach 127.0.0.1:{closed_port}: connection refused"
 
 
-async def test_a_server_that_never_answers_times_out(silent_server: int) -> None:
+async def test_a_server_that_never_answers_times_out(silent_server: int, local_hosts: tuple[str, ...]) -> None:
     started = time.monotonic()
     with pytest.raises(Unreachable) as caught:
-        await fetch(f"http://127.0.0.1:{silent_server}/slow", deadline=0.5)
+        await fetch(f"http://127.0.0.1:{silent_server}/slow", rules=FetchRules(private_hosts=local_hosts), deadline=0.5)
     assert str(caught.value) == f"could not reach 127.0.0.1:{silent_server}: timed out after 0.5 s"
     assert time.monotonic() - started < 5

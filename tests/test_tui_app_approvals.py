@@ -9,7 +9,8 @@ from dcode.config import ApprovalMode
 from dcode.tui.status import StatusBar, mode_label
 from dcode.tui.transcript import NoticeEntry
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from tests.test_tui_app_support import Harness, running_app
+from tests.support.web_hosts import allow_private
+from tests.test_tui_app_support import Harness, make_settings, running_app
 
 
 def notices(h: Harness) -> list[str]:
@@ -137,7 +138,10 @@ async def test_a_web_fetch_asks_with_its_whole_url_and_a_remembers_fetches_only(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
     server.pages["/docs/start"] = (200, "text/plain", b"Start here.")
-    url = f"{server.url}/docs/start?topic=install"
+    # The user's config lets web_fetch reach this local server; the approval shows the URL as
+    # it will be fetched, not as the model spelled it.
+    settings = make_settings(dcode_home, workspace, server, fetch_private=allow_private(dcode_home, f"localhost:{server.port}"))
+    url = f"http://LocalHost.:{server.port}/docs/start?topic=install"
     steps = (
         reply(tool_calls=[tool_call("web_fetch", {"url": url})]),
         reply("read it"),
@@ -146,11 +150,11 @@ async def test_a_web_fetch_asks_with_its_whole_url_and_a_remembers_fetches_only(
         reply(tool_calls=[tool_call("execute", {"command": "true"})]),
         reply("ran"),
     )
-    async with running_app(server, workspace, dcode_home, *steps) as h:
+    async with running_app(server, workspace, dcode_home, *steps, settings=settings) as h:
         await h.send("read the docs")
         call = await h.approval()
         screen = h.text()
-        assert "Allow this web fetch?" in screen and f"GET {url}" in screen
+        assert "Allow this web fetch?" in screen and f"GET http://localhost:{server.port}/docs/start?topic=install" in screen
         assert "fetching a URL needs approval" in screen and "allow web fetches for this session" in screen
         assert not any(r.path == "/docs/start" for r in server.all_requests)  # nothing fetched before the yes
         await h.press("a")

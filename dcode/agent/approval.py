@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
+from dcode.agent.tools.web_address import BadAddress, parse_address, refused_outright
 from dcode.config import ApprovalMode
 
 
@@ -64,6 +65,7 @@ class Policy(Protocol):
     session_allowed: set[ApprovalKind]
     mcp_allow: Callable[[str], bool]
     fetch_allow: tuple[str, ...]
+    fetch_private: tuple[str, ...]
 
     @property
     def mode(self) -> ApprovalMode: ...
@@ -85,6 +87,9 @@ class ApprovalPolicy:
     tell which server it is of: ``McpTurn.allowed``)."""
     fetch_allow: tuple[str, ...] = ()
     """``[fetch] allow`` in the user's config: hosts ``web_fetch`` reads without asking."""
+    fetch_private: tuple[str, ...] = ()
+    """``[fetch] allow_private`` in the user's config: hosts ``web_fetch`` may reach although
+    they are private addresses (not a question of approval: nothing else lets it)."""
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """None when the call may run now; otherwise what kind of approval it needs and why."""
@@ -96,6 +101,8 @@ class ApprovalPolicy:
                 return None
             case ToolKind.SHELL:
                 return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
+            case ToolKind.NETWORK if refused_outright(args.get("url"), self.fetch_private):
+                return None  # web_fetch refuses it before any request: there is nothing to ask about
             case ToolKind.NETWORK if host_allowed(self.fetch_allow, args.get("url")):
                 return None  # a site the user named in [fetch] allow
             case ToolKind.NETWORK:  # the URL can carry what the model has read out of the machine
@@ -124,17 +131,13 @@ class ApprovalPolicy:
 
 def host_allowed(patterns: tuple[str, ...], url: object) -> bool:
     """Whether ``url`` (http or https, no credentials) is on a host ``patterns`` name:
-    ``docs.python.org`` exactly, ``*.readthedocs.io`` any host under it."""
+    ``docs.python.org`` exactly, ``*.readthedocs.io`` any host under it. The host is the one
+    the request would go to (``web_address``), whatever the URL's spelling."""
     if not patterns or not isinstance(url, str):
         return False
-    from urllib.parse import urlsplit
-
     try:
-        parts = urlsplit(url.strip())
-        host = (parts.hostname or "").lower()
-    except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
+        host = parse_address(url).host
+    except BadAddress:
         return False
     return any(host == p or (p.startswith("*.") and host.endswith(p[1:])) for p in patterns)
 
@@ -160,11 +163,16 @@ class ScopedPolicy:
         return self._session.fetch_allow
 
     @property
+    def fetch_private(self) -> tuple[str, ...]:
+        return self._session.fetch_private
+
+    @property
     def mode(self) -> ApprovalMode:
         return stricter(self._session.mode, self._floor)
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
-        return ApprovalPolicy(self.mode, self._backend, self.session_allowed, self.mcp_allow, self.fetch_allow).check(name, args)
+        policy = ApprovalPolicy(self.mode, self._backend, self.session_allowed, self.mcp_allow, self.fetch_allow, self.fetch_private)
+        return policy.check(name, args)
 
 
 class HeadlessApprover:

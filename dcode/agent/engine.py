@@ -321,7 +321,13 @@ class Engine:
             if not held_before:
                 self.release(sid)
             raise
-        policy = ApprovalPolicy(mode=mode, backend=self.backend, mcp_allow=self.mcp_allowed, fetch_allow=self.settings.fetch_allow)
+        policy = ApprovalPolicy(
+            mode=mode,
+            backend=self.backend,
+            mcp_allow=self.mcp_allowed,
+            fetch_allow=self.settings.fetch_allow,
+            fetch_private=self.settings.fetch_private,
+        )
         return SessionRunner(self, sid, approver, policy)
 
     async def fork(self, source_id: str) -> SessionInfo:

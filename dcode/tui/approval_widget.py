@@ -26,6 +26,7 @@ from textual.widgets import Input, Static
 
 from dcode.agent.approval import ApprovalDecision
 from dcode.agent.events import ApprovalKind, ApprovalRequested
+from dcode.agent.tools.web_address import canonical_url
 from dcode.tui.transcript.diff import render_diff
 
 DIFF_LINES = 40
@@ -114,8 +115,9 @@ class ApprovalWidget(Vertical, can_focus=True):
             case ApprovalKind.SHELL:
                 command = str(request.args.get("command") or request.summary)
                 yield Static(Content.styled(f"$ {command}", "bold"), classes="approval-command")
-            case ApprovalKind.FETCH:  # the whole URL: what it carries is what is being approved
-                url = str(request.args.get("url") or request.summary)
+            case ApprovalKind.FETCH:  # the whole URL, as it would be fetched: what it carries is what is being approved
+                written = str(request.args.get("url") or request.summary)
+                url = canonical_url(written) or written
                 if len(url) > URL_CHARS:  # a URL this long is a message of its own: say so
                     url = f"{url[:URL_CHARS]}… ({len(url) - URL_CHARS:,} more characters)"
                 yield Static(Content.styled(f"GET {url}", "bold"), classes="approval-command")

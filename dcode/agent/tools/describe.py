@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from dcode.agent.tools.args import READ_DEFAULT_LIMIT, VIDEO_DEFAULT_LIMIT_S
 from dcode.agent.tools.filetypes import media_type
 from dcode.agent.tools.formatting import count_lines, plural
+from dcode.agent.tools.web_address import BadAddress, parse_address
 
 Args = Mapping[str, Any]
 
@@ -68,17 +68,16 @@ def describe_execute(args: Args) -> str:
 
 
 def describe_fetch(args: Args) -> str:
-    """``https://docs.python.org/3/library/html.parser.html…``: the address without its query
-    or fragment, ``…`` standing for them (the approval shows the whole URL)."""
+    """``https://docs.python.org/3/library/html.parser.html…``: the address as it would be
+    fetched (``web_address``'s canonical form), without its query, ``…`` standing for it (the
+    approval shows the whole URL); a URL that would be refused as it was written."""
     url = _text(args.get("url")).strip()
     try:
-        parts = urlsplit(url)
-    except ValueError:
+        address = parse_address(url)
+    except BadAddress:
         return url
-    if not (parts.scheme and parts.netloc):
-        return url
-    rest = "…" if parts.query or parts.fragment else ""
-    return f"{parts.scheme}://{parts.netloc}{parts.path}{rest}"
+    path, query, _ = address.target.partition("?")
+    return f"{address.scheme}://{address.authority}{path}{'…' if query else ''}"
 
 
 def describe_task(args: Args) -> str:

@@ -1,16 +1,18 @@
 """``web_fetch``: read a web page or a file by URL.
 
-A plain GET over http or https: dcode's User-Agent and an Accept header, no cookies kept between
-calls, no credentials of any kind (a URL with a user name or password in it is refused), at most
+A plain GET over http or https: dcode's User-Agent and an Accept header, no cookies, no
+credentials of any kind (a URL with a user name or password in it is refused), at most
 ``MAX_REDIRECTS`` redirects, ``CONNECT_TIMEOUT_S`` to connect and ``DEADLINE_S`` for the whole
-request, body included. The body is streamed and reading stops at ``MAX_BYTES``.
+request, body included. The body is streamed and reading stops at ``MAX_BYTES``. Where a
+request may go (private addresses, redirects to other hosts) is ``web_client``'s to decide,
+with the user's ``[fetch] allow_private`` and the run's approval policy.
 
 What comes back starts with one line: ``Fetched URL [→ FINAL URL] · STATUS · TYPE · SIZE``. Then:
 - HTML: the page as Markdown-ish text (``html_text``);
 - other text (``text/*``, JSON, XML and their ``+json``/``+xml`` kinds): the text as it is;
 - anything else (images, PDFs, archives): saved to a private file under
   ``$DCODE_HOME/large_tool_results/{session}/fetch-{sha256[:16]}.{ext}`` for ``read_file``.
-Text is cut to the call's ``max_chars``. An HTTP error status, a refused scheme and a network
+Text is cut to the call's ``max_chars``. An HTTP error status, a refused URL and a network
 failure are tool errors of one line.
 
 httpx is imported when a call runs, so that nothing heavier than the tool set itself loads
@@ -23,13 +25,10 @@ import asyncio
 import codecs
 import hashlib
 import mimetypes
-import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from email.message import Message
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from langchain_core.tools import BaseTool
@@ -41,18 +40,28 @@ from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
 from dcode.agent.tools.filetypes import looks_like_text
 from dcode.agent.tools.spec import READ_FILE, WEB_FETCH
+from dcode.agent.tools.web_address import WebAddress
+from dcode.agent.tools.web_client import (
+    CONNECT_TIMEOUT_S,
+    DEADLINE_S,
+    MAX_BYTES,
+    MAX_REDIRECTS,
+    Fetched,
+    FetchRules,
+    Refused,
+    Unreachable,
+    fetch,
+)
+
+if TYPE_CHECKING:
+    from dcode.agent.approval import Policy
+
+__all__ = ["CONNECT_TIMEOUT_S", "DEADLINE_S", "MAX_BYTES", "MAX_REDIRECTS", "Unreachable", "fetch", "make_web_fetch_tool"]
 
 NAME = WEB_FETCH.name
-SCHEMES: Final = ("http", "https")
-CONNECT_TIMEOUT_S: Final = 10.0
-DEADLINE_S: Final = 30.0
-MAX_REDIRECTS: Final = 5
-MAX_BYTES: Final = 5 * 1024 * 1024
 ERROR_BODY_CHARS: Final = 300
-ERROR_BODY_BYTES: Final = 64 * 1024
-"""Of an error answer, only this much is read: its first ``ERROR_BODY_CHARS`` are all that is shown."""
+"""Of an error answer, only its first ``ERROR_BODY_CHARS`` characters of text are shown."""
 
-ACCEPT: Final = "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.8"
 HTML_TYPES: Final = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES: Final = frozenset(
     {
@@ -82,119 +91,17 @@ read_file opens it (read_file shows images and reads PDFs).
 much was left out. Downloads stop at 5 MiB; the request gives up after {DEADLINE_S:.0f} s.
 - Each fetch needs the user's approval unless they allowed all calls: fetch what the task needs, \
 and never put secrets or file contents into a URL.
+- Private addresses (localhost, the local network, cloud metadata) are refused unless the user \
+named the host in their config; a redirect to another host is reported, not followed.
 - Prefer it to curl or wget in the shell for reading documentation, issues and other pages. It \
 sends no cookies or credentials, so pages behind a login cannot be read."""
 
 
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    """One answer, its body read up to a cap."""
-
-    url: str
-    final_url: str
-    redirected: bool
-    status: int
-    reason: str
-    media_type: str
-    """The content type without its parameters, lower case; ``""`` when the server sent none."""
-    charset: str | None
-    body: bytes
-    capped: bool
-    """The body went on past the cap; ``body`` holds what came before it."""
-
-
-class Unreachable(Exception):
-    """The request did not get an answer: the message says why, in a few words."""
-
-
-def refusal(url: str) -> str | None:
-    """Why ``url`` is not fetched (a scheme other than http or https, no host, credentials in
-    it), or None."""
-    try:
-        parts = urlsplit(url)
-    except ValueError as exc:
-        return f"{NAME}: not a valid URL ({exc}): {url}"
-    scheme = parts.scheme.lower()
-    if scheme not in SCHEMES:
-        named = f"the {scheme}: scheme" if scheme else "a URL without a scheme"
-        return f"{NAME}: only http:// and https:// URLs can be fetched, not {named}: {url}"
-    if not parts.hostname:
-        return f"{NAME}: the URL names no host: {url}"
-    if parts.username is not None or parts.password is not None:
-        return f"{NAME}: a URL with a user name or password in it is not fetched ({NAME} sends no credentials)"
-    return None
-
-
-async def fetch(
-    url: str,
-    *,
-    max_bytes: int = MAX_BYTES,
-    deadline: float = DEADLINE_S,
-    connect_timeout: float = CONNECT_TIMEOUT_S,
-) -> Fetched:
-    """GET ``url``, following up to ``MAX_REDIRECTS`` redirects, reading at most ``max_bytes``
-    of the body (``ERROR_BODY_BYTES`` of an error's) within ``deadline`` seconds in all;
-    ``Unreachable`` when no answer came."""
-    import httpx2 as httpx
-
-    from dcode.models.user_agent import USER_AGENT
-
-    host = urlsplit(url).netloc or url
-    timeout = httpx.Timeout(deadline, connect=connect_timeout)
-    headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT}
-    try:
-        async with asyncio.timeout(deadline):
-            async with httpx.AsyncClient(
-                follow_redirects=True, max_redirects=MAX_REDIRECTS, timeout=timeout, headers=headers
-            ) as client:
-                async with client.stream("GET", url) as response:
-                    cap = ERROR_BODY_BYTES if response.status_code >= 400 else max_bytes
-                    body = bytearray()
-                    capped = False
-                    async for chunk in response.aiter_bytes():
-                        room = cap - len(body)
-                        if len(chunk) > room:
-                            body += chunk[:room]
-                            capped = True
-                            break
-                        body += chunk
-                    media_type, charset = _content_type(response.headers.get("content-type", ""))
-                    return Fetched(
-                        url=url,
-                        final_url=str(response.url),
-                        redirected=bool(response.history),
-                        status=response.status_code,
-                        reason=response.reason_phrase,
-                        media_type=media_type,
-                        charset=charset,
-                        body=bytes(body),
-                        capped=capped and response.status_code < 400,
-                    )
-    except TimeoutError:
-        raise Unreachable(f"could not reach {host}: timed out after {deadline:g} s") from None
-    except httpx.TooManyRedirects:
-        raise Unreachable(f"{url} redirected more than {MAX_REDIRECTS} times") from None
-    except httpx.UnsupportedProtocol as exc:
-        raise Unreachable(f"{url} redirected to a URL that is not http or https ({exc})") from None
-    except httpx.ConnectTimeout:
-        raise Unreachable(f"could not reach {host}: no connection within {connect_timeout:g} s") from None
-    except httpx.TimeoutException:
-        raise Unreachable(f"could not reach {host}: timed out after {deadline:g} s") from None
-    except httpx.ConnectError as exc:
-        raise Unreachable(f"could not reach {host}: {_reason(exc)}") from None
-    except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
-        raise Unreachable(f"fetching {url} failed: {_reason(exc)}") from None
-
-
-async def web_fetch(args: WebFetchArgs, results_dir: Callable[[], Path]) -> ToolOutput:
+async def web_fetch(args: WebFetchArgs, results_dir: Callable[[], Path], rules: FetchRules | None = None) -> ToolOutput:
     """The tool's result for ``args``; bodies that are not text are saved under ``results_dir()``."""
-    url = args.url.strip()
-    refused = refusal(url)
-    if refused:
-        fail(refused)
     try:
-        page = await fetch(url)
-    except Unreachable as exc:
+        page = await fetch(args.url, rules=rules)
+    except (Refused, Unreachable) as exc:
         fail(f"{NAME}: {exc}")
     if page.status >= 400:
         text = " ".join((await asyncio.to_thread(_text_of, page)).split())
@@ -215,9 +122,38 @@ async def web_fetch(args: WebFetchArgs, results_dir: Callable[[], Path]) -> Tool
     return f"{headline}\n\n{_clip(text, args.max_chars)}"
 
 
-def make_web_fetch_tool(results_dir: Path | None = None) -> BaseTool:
+def rules_of(policy: Policy | None) -> FetchRules:
+    """What a fetch may reach under ``policy``: the private hosts the user named, and the
+    redirects it follows unasked (those whose target a fetch of its own would reach without
+    asking). Without a policy, neither: no private host, and redirects on the same host only."""
+    if policy is None:
+        return FetchRules()
+
+    def unasked(address: WebAddress) -> bool:
+        return policy.check(NAME, {"url": address.url}) is None
+
+    return FetchRules(private_hosts=policy.fetch_private, unasked=unasked)
+
+
+def _run_policy() -> Policy | None:
+    """The approval policy of the graph run this call is part of, or None outside one."""
+    from langgraph.runtime import get_runtime
+
+    from dcode.agent.run_context import RunContext
+
+    try:
+        runtime = get_runtime(RunContext)
+    except RuntimeError:
+        return None
+    context = getattr(runtime, "context", None)
+    return context.policy if isinstance(context, RunContext) else None
+
+
+def make_web_fetch_tool(results_dir: Path | None = None, *, policy: Policy | None = None) -> BaseTool:
     """``results_dir``: where bodies that are not text are saved, each session's in a folder of
-    its own (None: ``$DCODE_HOME/large_tool_results``, as ``DCODE_HOME`` is at the call)."""
+    its own (None: ``$DCODE_HOME/large_tool_results``, as ``DCODE_HOME`` is at the call).
+    ``policy``: the approval policy whose private hosts and unasked fetches apply (None: the
+    run's, read at each call)."""
 
     def where() -> Path:
         if results_dir is not None:
@@ -228,20 +164,12 @@ def make_web_fetch_tool(results_dir: Path | None = None) -> BaseTool:
         return dcode_home() / RESULTS_DIR
 
     async def run(args: WebFetchArgs) -> ToolOutput:
-        return await web_fetch(args, where)
+        return await web_fetch(args, where, rules_of(policy if policy is not None else _run_policy()))
 
     return make_tool(WEB_FETCH, description=DESCRIPTION, run=run, display=str)
 
 
 # -- reading the answer
-
-
-def _content_type(header: str) -> tuple[str, str | None]:
-    message = Message()
-    message["content-type"] = header
-    media_type = message.get_content_type() if header.strip() else ""
-    charset = message.get_param("charset")
-    return media_type.lower(), (charset.strip() if isinstance(charset, str) and charset.strip() else None)
 
 
 def _kind(page: Fetched) -> str:
@@ -312,21 +240,6 @@ def _size(count: int) -> str:
     if count < 1024 * 1024:
         return f"{count / 1024:.1f} KiB"
     return f"{count / (1024 * 1024):.1f} MiB"
-
-
-def _reason(exc: BaseException) -> str:
-    """Why a request failed, in a few words: the operating system's reason where one caused it
-    (``connection refused``, ``name or service not known``), else the exception's message; its
-    type when it says nothing."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, OSError) and cause.strerror:
-            # asyncio words a refusal "Connect call failed (...)"; the errno's own name is plainer
-            plain = os.strerror(cause.errno) if isinstance(cause.errno, int) and cause.errno > 0 else cause.strerror
-            return plain.lower()
-        cause = cause.__cause__ or cause.__context__
-    text = re.sub(r"\[Errno -?\d+\]\s*", "", str(exc)).strip()
-    return text[:1].lower() + text[1:] if text else type(exc).__name__
 
 
 # -- saving what is not text
