@@ -12,12 +12,15 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from dcode import __version__
 from dcode.config import ApprovalMode, ConfigError, ReasoningEffort, Settings, WireApi, load_settings
+
+if TYPE_CHECKING:
+    from dcode.headless_media import ProjectCommand
 
 SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
@@ -138,10 +141,7 @@ def _run_headless(
         prompt = _read_stdin()
     if not prompt or not prompt.strip():
         _fail("-p needs a prompt: dcode -p 'your task' (or '-' to read stdin)")
-    if prompt.lstrip().startswith("/"):  # one of your own commands: /review src/app.py
-        from dcode.prompt_commands import load_commands
-
-        prompt = load_commands(settings.home, settings.workspace).expand(prompt) or prompt
+    prompt, command = _own_command(settings, prompt)
     request = HeadlessRequest(
         prompt=prompt,
         output_format=output_format,  # type: ignore[arg-type]
@@ -157,10 +157,24 @@ def _run_headless(
         from dcode.headless_media import attach_images
 
         try:
-            request = attach_images(settings, request, images)
+            request = attach_images(settings, request, images, command=command, warn=lambda line: typer.echo(f"dcode: warning: {line}", err=True))
         except ConfigError as exc:
             _fail(str(exc), code=1)
     raise typer.Exit(main_headless(settings, request, debug=debug))
+
+
+def _own_command(settings: Settings, prompt: str) -> tuple[str, ProjectCommand | None]:
+    """The prompt one of your own commands sends (``/review src/app.py``), else ``prompt``;
+    and the command, when it is the project's (what it mentions stays inside the project)."""
+    if not prompt.lstrip().startswith("/"):
+        return prompt, None
+    from dcode.headless_media import ProjectCommand
+    from dcode.prompt_commands import load_commands
+
+    if (found := load_commands(settings.home, settings.workspace).find(prompt)) is None:
+        return prompt, None
+    command, arguments = found
+    return command.expand(arguments), ProjectCommand(command.name, arguments) if command.scope == "project" else None
 
 
 @contextmanager

@@ -18,12 +18,13 @@ on it.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from dcode.project_files import OUTSIDE_PROJECT, inside, real_path
 
 COMMANDS_DIR = "commands"
 MAX_COMMAND_BYTES = 256 * 1024
@@ -73,28 +74,33 @@ class PromptCommands:
     def get(self, name: str) -> PromptCommand | None:
         return self.commands.get(name)
 
-    def expand(self, typed: str) -> str | None:
-        """The prompt ``/name arguments`` sends when ``name`` is one of these; None otherwise."""
+    def find(self, typed: str) -> tuple[PromptCommand, str] | None:
+        """The command ``/name arguments`` names and its arguments, when it is one of these."""
         stripped = typed.strip()
         if not stripped.startswith("/"):
             return None
         name, _, arguments = stripped[1:].partition(" ")
         command = self.commands.get(name)
-        return command.expand(arguments) if command is not None else None
+        return (command, arguments) if command is not None else None
+
+    def expand(self, typed: str) -> str | None:
+        """The prompt ``/name arguments`` sends when ``name`` is one of these; None otherwise."""
+        found = self.find(typed)
+        return found[0].expand(found[1]) if found is not None else None
 
 
 def command_sources(home: Path, workspace: Path, user: Path | None = None) -> list[tuple[Path, str]]:
     """Where commands are looked for, lowest priority first, each with its scope. A directory
     reached twice (the workspace is the home directory) counts once, as the user's."""
     user = user or Path.home()
-    found: dict[str, tuple[Path, str]] = {}
+    found: dict[Path, tuple[Path, str]] = {}
     for path, scope in (
         (home / COMMANDS_DIR, "user"),
         (user / ".claude" / COMMANDS_DIR, "user"),
         (workspace / ".dcode" / COMMANDS_DIR, "project"),
         (workspace / ".claude" / COMMANDS_DIR, "project"),
     ):
-        found.setdefault(os.path.realpath(path), (path, scope))
+        found.setdefault(real_path(path), (path, scope))
     return list(found.values())
 
 
@@ -103,11 +109,11 @@ def load_commands(home: Path, workspace: Path, *, reserved: Sequence[str] = (), 
     same name; ``reserved`` names (the built-in commands) are left out."""
     commands: dict[str, PromptCommand] = {}
     problems: list[tuple[str, str]] = []
-    root = Path(os.path.realpath(workspace))
+    root = real_path(workspace)
     for source, scope in command_sources(home, workspace, user):
         for path, name in _files(source, problems):
-            if scope == "project" and not Path(os.path.realpath(path)).is_relative_to(root):
-                problems.append((str(path), "it points outside the project"))
+            if scope == "project" and not inside(path, root):
+                problems.append((str(path), OUTSIDE_PROJECT))
                 continue
             if name.lower() in reserved:
                 problems.append((str(path), f"/{name} is a built-in command"))

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from PIL import Image
+
 from dcode.prompt_commands import MAX_COMMAND_BYTES, load_commands
 from dcode.tui import commands
 from dcode.tui.screens.help import HelpScreen
@@ -77,7 +79,11 @@ async def test_the_tui_offers_them_lists_them_and_sends_their_text(server: Scrip
     write(workspace / ".dcode" / "commands" / "review.md", "---\ndescription: Review a file\n---\nReview $ARGUMENTS for bugs.\n")
     write(workspace / ".dcode" / "commands" / "clear.md", "Not the built-in one.\n")
     (workspace / "app.py").write_text("print('hi')\n")
-    async with running_app(server, workspace, dcode_home, reply("No bugs.")) as h:
+    picture = dcode_home.parent / "me" / "passport.png"
+    picture.parent.mkdir()
+    Image.new("RGB", (97, 31), (200, 30, 60)).save(picture)
+    write(workspace / ".dcode" / "commands" / "look.md", f"---\ndescription: Describe a picture\n---\nDescribe @{picture} in one line.\n")
+    async with running_app(server, workspace, dcode_home, reply("No bugs."), reply("Nothing to see.")) as h:
         await h.until(lambda: h.app.prompt_commands.get("review") is not None, what="the commands read")
         await h.type("/rev")
         await h.until(lambda: "Review a file (project)" in h.text(), what="the command in the popup")
@@ -86,6 +92,9 @@ async def test_the_tui_offers_them_lists_them_and_sends_their_text(server: Scrip
         await h.idle()
         assert [t for r, t in server.requests[0].transcript() if r == "user"] == ["Review app.py for bugs."]
         assert h.prompts() == ["Review app.py for bugs."]
+        await h.send("/look")  # a project's text: what it mentions is text, never an attached file
+        await h.idle()
+        assert server.requests[1].messages[-1]["content"] == f"Describe @{picture} in one line."
         await h.send("/help")
         await h.until(lambda: isinstance(h.app.screen, HelpScreen), what="help")
         await h.pilot.pause()

@@ -12,6 +12,13 @@ opening or closing, in any case, with spaces, attributes, ``-`` for ``_`` or inv
 characters, loses its ``<`` (written ``&lt;`` instead). Other angle brackets (``List<T>``,
 ``git checkout <branch>``) are left alone, so code and commands read as written. A new fence
 gets a name here, which escapes it in every fence at once.
+
+Names the project chooses (file and directory names, paths, a branch) are listed in Markdown
+code blocks and spans, where a name holding a newline and a run of backquotes would end the
+block and write a line of its own. So every name is written on one line (``escape_name``):
+each control character as ``?``, as ``ls -q`` shows it (and as a glob, ``?`` still matches
+it), and a backslash before each backquote. The local context's script does the same in the
+shell.
 """
 
 from __future__ import annotations
@@ -45,6 +52,14 @@ _TAG = re.compile(
     f"{_OPEN}(?={_GAP}/?{_GAP}(?:{'|'.join(_name(fence) for fence in Fence)})(?![A-Za-z0-9]))",
     re.IGNORECASE,
 )
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1 and the Unicode line breaks
+
+
+def escape_name(name: str) -> str:
+    """``name`` on one line, unable to end the code block or span it is listed in."""
+    return _CONTROL.sub("?", name).replace("`", "\\`")
 
 
 def escape_fenced(text: str) -> str:

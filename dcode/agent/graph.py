@@ -47,6 +47,7 @@ from dcode.media.store import AttachmentStore
 from dcode.media.uploads.resolver import UploadResolver
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
+from dcode.project_files import PromptSource
 
 
 def agent_tools(
@@ -84,8 +85,8 @@ def build_graph(
     store: AttachmentStore,
     variants: VariantService,
     max_turns: int | None = None,
-    memory: Sequence[Path] = (),
-    skills: Sequence[Path] = (),
+    memory: Sequence[PromptSource] = (),
+    skills: Sequence[PromptSource] = (),
     large_results: Path,
     compactor: Compactor,
     prompt_cache_key: bool = False,

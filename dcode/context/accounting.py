@@ -3,8 +3,8 @@
 Each category of the next request is counted by the session's token counter (the model
 family's BPE, the chat format's overhead, images by the route's per-image formula, scaled by
 the session's calibration): the base instructions, the tool schemas, the local context, the
-memory, the skills index, the messages by role (as they would be sent: after a compaction,
-the summary and what follows it), and the images. The provider's figure for the last request,
+memory, the skills index (and how many skills it leaves out), the messages by role (as they
+would be sent: after a compaction, the summary and what follows it), and the images. The provider's figure for the last request,
 when there is one, is ground truth for that request, and is reported beside the estimate, with
 the part of it the provider read from its prompt cache; so are the session's totals and their
 cost (``Spend``), cached input at its own price when the profile knows it. The remaining space
@@ -31,6 +31,13 @@ from dcode.models.usage import cached_input_tokens
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _skills_detail(skills: Mapping[str, Any]) -> str:
+    """How many skills the index lists, and how many it leaves out (a cap, see ``skills``)."""
+    listed = _count(len(skills.get("found", [])), "skill")
+    left_out = int(skills.get("left_out", 0))
+    return f"{listed}, {left_out:,} left out" if left_out else listed
 
 
 def estimate_text(text: str, counter: TokenCounter, thread: str | None = None) -> int:
@@ -152,7 +159,7 @@ def build_report(
         *([Category("MCP servers", estimate_text(mcp_prompt, counter, thread))] if mcp_prompt else []),
         Category("local context", estimate_text(local_context_prompt(values.get("local_context")), counter, thread)),
         Category("memory", estimate_text(memory_prompt(memory), counter, thread), _count(len(memory), "file")),
-        Category("skills index", estimate_text(str(skills.get("prompt", "")), counter, thread), _count(len(skills.get("found", [])), "skill")),
+        Category("skills index", estimate_text(str(skills.get("prompt", "")), counter, thread), _skills_detail(skills)),
         *(
             Category(f"messages: {role}", counter.estimate(counter.count_messages(group), thread), _count(len(group), "message"))
             for role, group in by_role.items()

@@ -48,9 +48,15 @@ IFS=$_ifs; set +f; PATH=$_path; export PATH
 out=$(mktemp -d 2>/dev/null || echo "/tmp/dcode-context-$$") && mkdir -p "$out" || exit 1
 trap 'rm -rf "$out"' EXIT
 has() { command -v "$1" >/dev/null 2>&1; }
+# Names the workspace chooses, one line each, unable to end the code block or span they are
+# listed in (as fences.escape_name writes them): control characters as '?', as ls -q shows
+# them, and a backslash before each backquote.
+unctrl() { tr '\001-\037\177' '[?*]'; }
+unticks() { sed 's/`/\\`/g'; }
+name() { printf '%s' "$1" | unctrl | unticks; }
 
 {
-  echo "- Working directory: \`$(pwd)\`"
+  printf -- '- Working directory: `%s`\n' "$(name "$(pwd)")"
   if ! has git; then
     echo "- Git: not a repository"
   elif root=$(safe_git rev-parse --show-toplevel 2>/dev/null) \
@@ -60,7 +66,7 @@ has() { command -v "$1" >/dev/null 2>&1; }
       branch="detached at $(printf '%s\n' "$state" | sed -n 's/^# branch\.oid //p' | cut -c1-7)"
     fi
     dirty=$(printf '%s\n' "$state" | grep -c '^[^#]')
-    echo "- Git: branch \`$branch\`, $dirty uncommitted change(s), repository root \`$root\`"
+    printf -- '- Git: branch `%s`, %s uncommitted change(s), repository root `%s`\n' "$(name "$branch")" "$dirty" "$(name "$root")"
   elif [ $? -eq 125 ]; then
     echo "- Git: not inspected (the repository's config names a filter or diff driver that cannot be switched off)"
   else
@@ -125,12 +131,12 @@ has() { command -v "$1" >/dev/null 2>&1; }
 } >"$out/4" &
 
 {
-  total=$(ls -A | wc -l | tr -d ' ')
+  total=$(ls -Aq | wc -l | tr -d ' ')
   [ "$total" -gt 0 ] || exit 0
   echo
   echo "Top level ($total entries):"
   echo '```'
-  ls -Ap | head -n 40
+  ls -Aqp | head -n 40 | unticks
   [ "$total" -gt 40 ] && echo "… $((total - 40)) more"
   echo '```'
 } >"$out/5" &
@@ -138,12 +144,12 @@ has() { command -v "$1" >/dev/null 2>&1; }
 {
   tree=$(find . -mindepth 1 -maxdepth 2 \( -name .git -o -name node_modules -o -name .venv -o -name venv \
     -o -name __pycache__ -o -name target -o -name dist -o -name build -o -name '.*cache' \) -prune \
-    -o -print 2>/dev/null | sed 's|^\./||' | sort | head -n 60)
+    -o -exec printf '%s\000' {} + 2>/dev/null | unctrl | tr '\000' '\n' | sed 's|^\./||' | unticks | sort | head -n 60)
   [ -n "$tree" ] || exit 0
   echo
   echo "Tree (two levels, without .git, dependencies and caches):"
   echo '```'
-  echo "$tree"
+  printf '%s\n' "$tree"
   echo '```'
 } >"$out/6" &
 
@@ -152,7 +158,7 @@ has() { command -v "$1" >/dev/null 2>&1; }
     echo
     echo "Makefile (first 20 lines):"
     echo '```make'
-    head -n 20 Makefile
+    head -n 20 Makefile | sed 's/^\( \{0,3\}\)```/\1\\```/'  # a line of its own cannot end the block
     echo '```'
   fi
 } >"$out/7" &

@@ -10,12 +10,15 @@ adds nothing; a file that cannot be read is skipped with one notice.
 
 Sources, in order (later ones are more specific): ``$DCODE_HOME/AGENTS.md``, then every
 ``AGENTS.md`` from the repository's root down to the workspace (the workspace alone outside a
-repository).
+repository). The project's files are the repository's: one that leads outside it (a link to
+``~/.ssh/id_rsa``) is not read, with one notice (``dcode.project_files``). Only a file's head
+is read (a 2 GB file costs what a small one does), and a file cut short says so, in the prompt
+and in one notice.
 """
 
 from __future__ import annotations
 
-import re
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, NotRequired
@@ -24,14 +27,14 @@ from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
 from dcode.agent.events import Notice
-from dcode.agent.fences import Fence, fenced
+from dcode.agent.fences import Fence, escape_name, fenced
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
+from dcode.project_files import PromptSource, not_read, real_path, sources_of
 
 MEMORY_FILE = "AGENTS.md"
 MAX_FILE_CHARS = 32_000  # per file; the rest is named, not sent
-
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+MAX_READ_BYTES = 256 * 1024  # the head read: room for the characters kept and the comments around them
 
 MEMORY_GUIDELINES = """\
 <memory_guidelines>
@@ -51,48 +54,78 @@ class MemoryState(AgentState):
     memory: NotRequired[Annotated[dict[str, str], PrivateStateAttr]]
 
 
-def memory_sources(home: Path, workspace: Path) -> list[Path]:
-    """The AGENTS.md files dcode reads for a workspace, least specific first."""
-    workspace = workspace.resolve()
+def memory_sources(home: Path, workspace: Path) -> list[PromptSource]:
+    """The AGENTS.md files dcode reads for a workspace, least specific first: the user's, then
+    the project's, which must stay inside the repository (the workspace outside one)."""
+    workspace = real_path(workspace)
     upward = [workspace, *workspace.parents]
     root = next((directory for directory in upward if (directory / ".git").exists()), workspace)
     project = upward[: upward.index(root) + 1]
-    return [home / MEMORY_FILE, *(directory / MEMORY_FILE for directory in reversed(project))]
+    return sources_of([(home / MEMORY_FILE, None), *((directory / MEMORY_FILE, root) for directory in reversed(project))])
 
 
 def strip_comments(text: str) -> str:
-    return _COMMENT.sub("", text).strip()
+    """``text`` without its ``<!-- … -->`` comments; an unclosed one is kept. A scan, not a
+    lazy regular expression: a file of unclosed openers would make that quadratic."""
+    kept: list[str] = []
+    at = 0
+    while (start := text.find("<!--", at)) != -1 and (end := text.find("-->", start + 4)) != -1:
+        kept.append(text[at:start])
+        at = end + 3
+    kept.append(text[at:])
+    return "".join(kept).strip()
 
 
-def read_memory(sources: Sequence[Path]) -> tuple[dict[str, str], list[str]]:
+def read_head(path: Path) -> tuple[str, int, bool]:
+    """The text of the file's first ``MAX_READ_BYTES``, its size in bytes, and whether that
+    was all of it. Raises OSError."""
+    with path.open("rb") as file:
+        data = file.read(MAX_READ_BYTES + 1)
+        size = max(len(data), os.fstat(file.fileno()).st_size)
+    return data[:MAX_READ_BYTES].decode("utf-8", errors="replace"), size, len(data) <= MAX_READ_BYTES
+
+
+def capped(text: str, path: Path, size: int, whole: bool) -> tuple[str, str | None]:
+    """``text`` (a file's head, comments stripped) cut to ``MAX_FILE_CHARS`` with a note that
+    names the file; and the notice that says it was cut, when it was."""
+    if whole and len(text) <= MAX_FILE_CHARS:
+        return text, None
+    kept = text[:MAX_FILE_CHARS]
+    what = f"the first {len(kept):,} characters of its {size:,} bytes"
+    return f"{kept}\n[… cut: this is {what}; read {escape_name(str(path))} for the rest]", f"{path} is cut short: the prompt has {what}"
+
+
+def read_memory(sources: Sequence[PromptSource]) -> tuple[dict[str, str], list[str]]:
     """Each readable, non-empty source's text (comments stripped, long ones cut), by path, in
-    order; and one line per source that exists but could not be read."""
+    order; and one line for each source that exists but was not read, or was cut."""
     memory: dict[str, str] = {}
-    problems: list[str] = []
+    notices: list[str] = []
     seen: set[Path] = set()
-    for path in sources:
+    for source in sources:
+        path, resolved = source.path, real_path(source.path)
         try:
-            resolved = path.resolve()
             if resolved in seen or not resolved.is_file():
                 continue
             seen.add(resolved)
-            text = strip_comments(resolved.read_text(encoding="utf-8", errors="replace"))
+            if source.leads_outside(path):
+                notices.append(not_read(path))
+                continue
+            head, size, whole = read_head(resolved)
         except OSError as exc:
-            problems.append(f"could not read {path}: {exc.strerror or exc}")
+            notices.append(f"could not read {path}: {exc.strerror or exc}")
             continue
-        if len(text) > MAX_FILE_CHARS:
-            rest = len(text) - MAX_FILE_CHARS
-            text = f"{text[:MAX_FILE_CHARS]}\n[… {rest:,} more characters: read {path} for the rest]"
+        text, cut = capped(strip_comments(head), path, size, whole)
+        notices += [cut] if cut else []
         if text:
             memory[str(path)] = text
-    return memory, problems
+    return memory, notices
 
 
 def memory_prompt(memory: dict[str, str]) -> str:
     """The system prompt's memory section; empty when there is no memory."""
     if not memory:
         return ""
-    files = "\n\n".join(f"{path}\n\n{text}" for path, text in memory.items())
+    files = "\n\n".join(f"{escape_name(path)}\n\n{text}" for path, text in memory.items())
     return f"{fenced(Fence.AGENT_MEMORY, files)}\n\n{MEMORY_GUIDELINES}"
 
 
@@ -100,14 +133,15 @@ class MemoryMiddleware(PromptSection[MemoryState, dict[str, str]]):
     state_schema = MemoryState
     key = "memory"
 
-    def __init__(self, sources: Sequence[Path]) -> None:
+    def __init__(self, sources: Sequence[PromptSource]) -> None:
         super().__init__()
         self.sources = list(sources)
 
     async def find(self, context: RunContext) -> dict[str, str]:
-        memory, problems = read_memory(self.sources)
-        for problem in problems:
-            context.emit(Notice(problem))
+        memory, notices = read_memory(self.sources)
+        if not context.agent:  # a subagent reads the same files: the session has said it
+            for notice in notices:
+                context.emit(Notice(notice))
         return memory
 
     def section(self, value: dict[str, str] | None) -> str:

@@ -17,12 +17,11 @@ parent's mode (``effective_mode``). The one setting that could widen is ``model`
 the user has not trusted (``dcode.trust``), a project agent's model is left out, with the
 reason, unless ``project_gate.model_refusal`` finds it keeps requests and keys where the user's
 own settings send them. A project source or file that resolves outside the project is skipped,
-so that a repository cannot make dcode read the user's files as agents.
+so that a repository cannot make dcode read the user's files as agents (``dcode.project_files``).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -33,6 +32,7 @@ from dcode.agent.frontmatter import FrontmatterError, cut, read_document
 from dcode.agent.tools.args import GENERAL_PURPOSE
 from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, TASK, WEB_FETCH, WRITE_FILE, WRITE_TODOS
 from dcode.config import ApprovalMode, Settings
+from dcode.project_files import OUTSIDE_PROJECT, inside, real_path
 
 BUILT_IN = "built-in"
 MAX_AGENT_BYTES = 256 * 1024  # the body is a system prompt, sent with each of the agent's requests
@@ -121,9 +121,9 @@ class AgentTrust:
     def of(cls, settings: Settings, user: Path | None = None) -> AgentTrust:
         from dcode.trust import TrustState, project_trust
 
-        workspace = _real(settings.workspace)
-        own = {_real(path) for path in _user_sources(settings.home, user)}
-        project = frozenset(_real(path) for path in _project_sources(workspace)) - own
+        workspace = real_path(settings.workspace)
+        own = {real_path(path) for path in _user_sources(settings.home, user)}
+        project = frozenset(real_path(path) for path in _project_sources(workspace)) - own
         trusted = project_trust(settings.home, workspace) is TrustState.TRUSTED
         return cls(project_sources=project, workspace=workspace, trusted=trusted, mine=settings)
 
@@ -145,7 +145,7 @@ def agent_sources(home: Path, workspace: Path, user: Path | None = None) -> list
     (the workspace is the home directory) counts once, as the user's."""
     sources: dict[Path, Path] = {}
     for path in _user_sources(home, user) + _project_sources(workspace):
-        sources.setdefault(_real(path), path)
+        sources.setdefault(real_path(path), path)
     return list(sources.values())
 
 
@@ -176,14 +176,14 @@ def load_agents(sources: Sequence[Path], *, trust: AgentTrust) -> AgentCatalog:
     agents: dict[str, AgentDefinition] = {GENERAL_PURPOSE: GENERAL_PURPOSE_AGENT}
     problems: list[tuple[str, str]] = []
     for source in sources:
-        project = _real(source) in trust.project_sources
-        if project and source.exists() and not _inside(source, trust.workspace):
-            problems.append((str(source), "it points outside the project"))
+        project = real_path(source) in trust.project_sources
+        if project and source.exists() and not inside(source, trust.workspace):
+            problems.append((str(source), OUTSIDE_PROJECT))
             continue
         found: dict[str, AgentDefinition] = {}
         for path in _agent_files(source, problems):
-            if project and not _inside(path, trust.workspace):
-                problems.append((str(path), "it points outside the project"))
+            if project and not inside(path, trust.workspace):
+                problems.append((str(path), OUTSIDE_PROJECT))
                 continue
             agent, notes = parse_agent(path, source)
             problems += [(str(path), note) for note in notes]
@@ -196,15 +196,6 @@ def load_agents(sources: Sequence[Path], *, trust: AgentTrust) -> AgentCatalog:
             found[agent.name] = agent
         agents.update(found)
     return AgentCatalog(agents=agents, problems=problems)
-
-
-def _real(path: Path) -> Path:
-    """``path`` with its symlinks resolved; unlike ``Path.resolve``, never raises on a loop."""
-    return Path(os.path.realpath(path))
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return _real(path).is_relative_to(root)
 
 
 def _agent_files(source: Path, problems: list[tuple[str, str]]) -> list[Path]:
