@@ -89,7 +89,7 @@ def session_model(settings: Settings, session_id: str | None, model_given: bool)
 async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[str], err: IO[str]) -> int:
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
-    from dcode.agent.events import ErrorEvent, TurnFinished
+    from dcode.agent.events import ErrorEvent, Notice, TurnFinished
     from dcode.models.factory import resolve_model
 
     from dcode.mcp.plan import plan, skipped_warning
@@ -113,6 +113,8 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
                 match event:
                     case ErrorEvent(message=message):
                         print(f"dcode: error: {message}", file=err, flush=True)
+                    case Notice(message=message) if request.output_format is not OutputFormat.STREAM_JSON:
+                        print(f"dcode: note: {message}", file=err, flush=True)
                     case TurnFinished():
                         finished = event
     assert finished is not None

@@ -90,3 +90,16 @@ def test_a_place_that_is_the_users_and_the_projects_counts_as_the_users(tmp_path
     (home / "project" / "AGENTS.md").symlink_to(home / ".claude")
     assert outside.leads_outside(outside.path) and not PromptSource(outside.path).leads_outside(outside.path)
     assert not_read("x") == f"x is not read: {OUTSIDE_PROJECT}"
+
+
+def test_text_output_says_on_stderr_what_was_left_out(server: ScriptedModelServer, tmp_path: Path, workspace: Path) -> None:
+    """Plain ``dcode -p`` prints only the answer on stdout; what was not read is a note on stderr."""
+    secrets = make_secret_home(tmp_path / "me")
+    link_project_to(workspace, secrets)
+    env = {"PATH": os.environ["PATH"], "HOME": str(secrets.home), "DCODE_HOME": str(tmp_path / "dcode-home"), "OPENAI_API_KEY": "k"}
+    server.script(reply("Fine."))
+    command = [DCODE, "-p", "hi", "-m", "openai:test-model", "--base-url", server.base_url]
+    result = subprocess.run(command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Fine.\n"
+    assert f"dcode: note: {not_read(workspace.resolve() / 'AGENTS.md')}" in result.stderr.splitlines()
