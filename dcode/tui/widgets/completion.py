@@ -129,20 +129,28 @@ class CompletionPopup(OptionList, can_focus=False):
     def is_open(self) -> bool:
         return self.has_class("-open")
 
-    def show(self, target: CompletionTarget, completions: list[Completion], note: str = "") -> None:
-        """Open (or refresh) with these completions; a ``note`` stands in when there are none."""
+    def show(
+        self, target: CompletionTarget, completions: list[Completion], note: str = "", footer: str = ""
+    ) -> None:
+        """Open (or refresh) with these completions; a ``note`` stands in when there are none,
+        and a ``footer`` (what the list may be missing) goes last. Refreshed for the same token
+        (more files arrived), the highlighted completion stays highlighted."""
+        kept = self.current.value if self.current is not None and self.target == target else None
         self.target = target
         self._completions = completions
         options: list[Option] = [
             Option(completion.label, id=str(index)) for index, completion in enumerate(completions)
         ]
         if not options and note:
-            options = [Option(Content.styled(note, "$text-muted italic"), disabled=True)]
+            options = [_muted(note)]
+        if options and footer:
+            options.append(_muted(footer))
         if not options:
             self.hide()
             return
         self.set_options(options)
-        self.highlighted = 0 if completions else None
+        values = [completion.value for completion in completions]
+        self.highlighted = values.index(kept) if kept in values else (0 if completions else None)
         self.add_class("-open")
 
     def hide(self) -> None:
@@ -165,3 +173,7 @@ class CompletionPopup(OptionList, can_focus=False):
             return
         index = self.highlighted if self.highlighted is not None else -step
         self.highlighted = (index + step) % len(self._completions)
+
+
+def _muted(text: str) -> Option:
+    return Option(Content.styled(text, "$text-muted italic"), disabled=True)
