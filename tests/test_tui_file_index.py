@@ -37,7 +37,9 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("source", SOURCES)
-def test_every_source_lists_the_same_showable_files(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_source_lists_the_same_showable_files(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     make_tree(root, git=source != "walk")
@@ -71,7 +73,9 @@ def test_a_walk_is_matched_while_it_streams(big_tree: Path) -> None:
     assert {match.path for match in index.match("d029/f0999")} >= {"d029/f0999.txt"}
 
 
-def test_the_cap_is_reported_and_a_typed_directory_still_completes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cap_is_reported_and_a_typed_directory_still_completes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "ws"
     root.mkdir()
     make_files(root, 40, prefix="a")

@@ -10,11 +10,17 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from dcode.tui.widgets import file_index as file_index_module
 from dcode.tui.widgets.completion import find_mention, mention_completions
 from dcode.tui.widgets.file_index import FileMatch
-from dcode.tui.widgets import file_index as file_index_module
 from dcode.tui.widgets.file_sources import showable
-from tests.support.file_trees import SOURCES, make_files, make_hostile_files, scratch_directory, use_source
+from tests.support.file_trees import (
+    SOURCES,
+    make_files,
+    make_hostile_files,
+    scratch_directory,
+    use_source,
+)
 from tests.test_tui_input import Host, type_text
 
 BIG = 100_000
@@ -141,7 +147,8 @@ async def test_a_refreshed_list_keeps_the_highlighted_completion(tmp_path: Path)
         popup.move(1)
         await pilot.pause()
         # More files arrived for the same token: the one under the cursor stays under it.
-        popup.show(target, mention_completions([FileMatch(path, ()) for path in ("src/aaa.py", "src/app.py", "src/helpers.py")]))
+        grown = [FileMatch(path, ()) for path in ("src/aaa.py", "src/app.py", "src/helpers.py")]
+        popup.show(target, mention_completions(grown))
         assert popup.current is not None and popup.current.value == "@src/helpers.py "
         other = find_mention("@src/a", 6)
         assert other is not None

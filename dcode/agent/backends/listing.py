@@ -71,7 +71,9 @@ def iter_files(start: Path, anchor: Path, *, prune: frozenset[str] = frozenset()
     return _walk(start, _relative(start, anchor), _matcher_above(start, anchor), prune)
 
 
-def kept_entries(directory: Path, anchor: Path, *, prune: frozenset[str] = frozenset(), limit: int = 10_000) -> list[tuple[str, bool]]:
+def kept_entries(
+    directory: Path, anchor: Path, *, prune: frozenset[str] = frozenset(), limit: int = 10_000
+) -> list[tuple[str, bool]]:
     """The first ``limit`` entries of one directory that a walk from ``anchor`` would keep, as
     (name, is a directory): a lookup that need not wait for a whole walk."""
     matcher = _matcher_above(directory, anchor)

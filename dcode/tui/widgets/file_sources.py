@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from pathlib import Path
 
 from dcode.agent.backends.listing import iter_files, kept_entries, rg_base_args
@@ -40,7 +40,7 @@ def showable(name: str) -> bool:
     return _UNSHOWABLE.search(name) is None
 
 
-async def workspace_files(root: Path) -> AsyncIterator[list[str]]:
+async def workspace_files(root: Path) -> AsyncGenerator[list[str], None]:
     """Batches of files under ``root``, relative and "/"-separated, from the best source there is."""
     if (rg := find_program("rg")) is not None:
         try:

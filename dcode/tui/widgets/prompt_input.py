@@ -533,7 +533,10 @@ class PromptInput(Widget):
 
     def _walk_files(self) -> None:
         worker = get_current_worker()
-        self.files.scan(stop=lambda: worker.is_cancelled, progress=lambda: self.post_message(self.FilesArrived()))
+        self.files.scan(stop=lambda: worker.is_cancelled, progress=self._post_files_arrived)
+
+    def _post_files_arrived(self) -> None:
+        self.post_message(self.FilesArrived())  # from the walk's thread: post_message is thread-safe
 
     def on_prompt_input_files_arrived(self, event: FilesArrived) -> None:
         event.stop()
@@ -558,7 +561,7 @@ class PromptInput(Widget):
         elif worker.group == _GROUP_MATCH and worker.is_finished:
             if self._matching is not None and self._matching[0] is worker:
                 self._matching = None
-            if event.state is WorkerState.SUCCESS:
+            if event.state is WorkerState.SUCCESS and worker.result is not None:
                 self._matched(*worker.result)
 
     def _matched(self, target: CompletionTarget, version: tuple[int, int, bool], matches: list[FileMatch]) -> None:
