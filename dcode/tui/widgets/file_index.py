@@ -20,8 +20,9 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress, islice, repeat
 from itertools import count as counter
-from itertools import islice
+from operator import contains
 from pathlib import Path
 
 DEFAULT_CAP = 1_000_000
@@ -165,7 +166,9 @@ class FileIndex:
         progress()
 
     async def _fill(self, walk: _Walk, stop: Callable[[], bool], progress: Callable[[], None]) -> None:
-        from dcode.tui.widgets.file_sources import workspace_files  # off the UI's import path
+        from dcode.tui.widgets.file_sources import (
+            workspace_files,  # off the UI's import path
+        )
 
         shown = 0.0
         async with contextlib.aclosing(workspace_files(self.root)) as batches:
@@ -233,20 +236,14 @@ def rank_paths(
     needle = query.lower()
     if not needle:
         return [FileMatch(path, ()) for path in heapq.nsmallest(limit, paths[:count], key=_shallow_first)]
-    scored = [
-        (_tier(path, needle), len(path), path, index)
-        for index, path in enumerate(islice(lowered, count))
-        if needle in path
-    ]
-    if len(scored) < limit:
-        # Subsequences rank below every substring: looked for only when substrings run short.
-        # "[^a]*a[^b]*b…" cannot backtrack, so a miss costs one linear pass in C.
+    # Both passes run in C (compress, map, a builtin or a compiled pattern): no Python per path.
+    candidates = list(compress(counter(), map(contains, islice(lowered, count), repeat(needle))))
+    if len(candidates) < limit:
+        # Subsequences rank below every substring, and every substring is one: when substrings
+        # run short, "[^a]*a[^b]*b…" (which cannot backtrack) finds them all.
         fuzzy = re.compile("".join(f"[^{re.escape(char)}]*{re.escape(char)}" for char in needle))
-        scored += [
-            (4, len(path), path, index)
-            for index, path in enumerate(islice(lowered, count))
-            if needle not in path and fuzzy.match(path)
-        ]
+        candidates = list(compress(counter(), map(fuzzy.match, islice(lowered, count))))
+    scored = [(_tier(lowered[index], needle), len(lowered[index]), lowered[index], index) for index in candidates]
     return [
         FileMatch(paths[index], _positions(path, needle, tier))
         for tier, _length, path, index in heapq.nsmallest(limit, scored)
@@ -254,7 +251,10 @@ def rank_paths(
 
 
 def _tier(path: str, needle: str) -> int:
-    """0: the name starts with it; 1: the path does; 2: the name holds it; 3: the path does."""
+    """0: the name starts with it; 1: the path does; 2: the name holds it; 3: the path does;
+    4: it is only a subsequence."""
+    if needle not in path:
+        return 4
     name_start = path.rstrip("/").rfind("/") + 1
     at = path.find(needle, name_start)
     if at == name_start:
