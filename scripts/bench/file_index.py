@@ -74,7 +74,7 @@ async def measure(workspace: Path, home: Path, query: str) -> tuple[float, float
         start = time.perf_counter()
         prompt.insert_text(f"@{query}")  # typed fast: the `@` starts the walk
         first = await until(lambda: shown(query))
-        complete = await until(lambda: prompt.files.complete and popup.option_count == len(popup._completions))
+        complete = await until(lambda: prompt.files.complete and not popup.border_subtitle)
         again = time.perf_counter()
         await pilot.press("backspace")
         matched = await until(lambda: shown(query[:-1]))

@@ -111,6 +111,8 @@ class CompletionPopup(OptionList, can_focus=False):
         border: round $border;
         background: $surface;
         padding: 0;
+        border-subtitle-color: $text-muted;
+        border-subtitle-style: italic;
         &.-open {
             display: block;
         }
@@ -132,9 +134,10 @@ class CompletionPopup(OptionList, can_focus=False):
     def show(
         self, target: CompletionTarget, completions: list[Completion], note: str = "", footer: str = ""
     ) -> None:
-        """Open (or refresh) with these completions; a ``note`` stands in when there are none,
-        and a ``footer`` (what the list may be missing) goes last. Refreshed for the same token
-        (more files arrived), the highlighted completion stays highlighted."""
+        """Open (or refresh) with these completions; a ``note`` stands in when there are none.
+        A ``footer`` (what the list may be missing) sits in the bottom border, seen however far
+        the list is scrolled. Refreshed for the same token (more files arrived), the highlighted
+        completion stays highlighted."""
         kept = self.current.value if self.current is not None and self.target == target else None
         self.target = target
         self._completions = completions
@@ -142,13 +145,12 @@ class CompletionPopup(OptionList, can_focus=False):
             Option(completion.label, id=str(index)) for index, completion in enumerate(completions)
         ]
         if not options and note:
-            options = [_muted(note)]
-        if options and footer:
-            options.append(_muted(footer))
+            options = [Option(Content.styled(note, "$text-muted italic"), disabled=True)]
         if not options:
             self.hide()
             return
         self.set_options(options)
+        self.border_subtitle = Content(footer)
         values = [completion.value for completion in completions]
         self.highlighted = values.index(kept) if kept in values else (0 if completions else None)
         self.add_class("-open")
@@ -156,6 +158,7 @@ class CompletionPopup(OptionList, can_focus=False):
     def hide(self) -> None:
         self.target = None
         self._completions = []
+        self.border_subtitle = ""
         self.remove_class("-open")
 
     @property
@@ -173,7 +176,3 @@ class CompletionPopup(OptionList, can_focus=False):
             return
         index = self.highlighted if self.highlighted is not None else -step
         self.highlighted = (index + step) % len(self._completions)
-
-
-def _muted(text: str) -> Option:
-    return Option(Content.styled(text, "$text-muted italic"), disabled=True)
