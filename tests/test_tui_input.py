@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 
 from dcode.tui.widgets import PromptInput, ShellMode
 from dcode.tui.widgets.placeholders import Draft, Placeholder, PlaceholderHost, PlaceholderSource
+from tests.support.file_trees import use_source
 
 LONG_PASTE = "\n".join(f"line {n}" for n in range(40))
 
@@ -425,7 +426,8 @@ async def test_mention_popup_keys(host: Host) -> None:
         assert not popup.is_open
 
 
-async def test_mention_without_git_walks_and_prunes(host: Host) -> None:
+async def test_mention_without_git_walks_and_prunes(host: Host, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_source("walk", monkeypatch, tmp_path / "bin")  # neither ripgrep nor git on PATH
     (host.workspace / "node_modules" / "pkg").mkdir(parents=True)
     (host.workspace / "node_modules" / "pkg" / "index.js").write_text("x")
     (host.workspace / "main.py").write_text("x")

@@ -24,6 +24,7 @@ from dcode.tui.widgets.placeholders import (
     PlaceholderSource,
 )
 from dcode.tui.widgets.prompt_input import ShellMode, find_mentions, split_prompt
+from tests.support.file_trees import use_source
 
 # --- history
 
@@ -222,7 +223,10 @@ def test_match_commands_prefers_prefix() -> None:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_scan_uses_git_and_respects_gitignore(tmp_path: Path) -> None:
+def test_scan_uses_git_and_respects_gitignore(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_source("git", monkeypatch, tmp_path_factory.mktemp("bin"))
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "mod.py").write_text("")
     (tmp_path / "build.log").write_text("")
@@ -236,7 +240,10 @@ def test_scan_uses_git_and_respects_gitignore(tmp_path: Path) -> None:
     assert not any(path.startswith(".venv") for path in paths)
 
 
-def test_scan_without_git_prunes_and_caps(tmp_path: Path) -> None:
+def test_scan_without_git_prunes_and_caps(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_source("walk", monkeypatch, tmp_path_factory.mktemp("bin"))
     for n in range(30):
         (tmp_path / f"f{n:02d}.txt").write_text("")
     (tmp_path / "node_modules").mkdir()

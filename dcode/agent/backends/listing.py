@@ -62,9 +62,34 @@ def walk_files(start: Path, anchor: Path) -> list[Path]:
     ``anchor`` is where ignore files start to count (the workspace root, or ``start`` when it
     lies outside the workspace); files between ``anchor`` and ``start`` still apply.
     """
-    matcher = _matcher_above(start, anchor)
-    base = _relative(start, anchor)
-    return sorted(_walk(start, base, matcher))
+    return sorted(iter_files(start, anchor))
+
+
+def iter_files(start: Path, anchor: Path, *, prune: frozenset[str] = frozenset()) -> Iterator[Path]:
+    """``walk_files`` as it goes (each directory in name order, depth first), for a caller that
+    shows the first files before the walk ends; directories named in ``prune`` are not entered."""
+    return _walk(start, _relative(start, anchor), _matcher_above(start, anchor), prune)
+
+
+def kept_entries(
+    directory: Path, anchor: Path, *, prune: frozenset[str] = frozenset(), limit: int = 10_000
+) -> list[tuple[str, bool]]:
+    """The first ``limit`` entries of one directory that a walk from ``anchor`` would keep, as
+    (name, is a directory): a lookup that need not wait for a whole walk."""
+    matcher = _matcher_above(directory, anchor)
+    base = _relative(directory, anchor)
+    matcher = matcher.with_rules(base, parse_ignore_file(_read_quietly(directory / IGNORE_FILE)))
+    kept: list[tuple[str, bool]] = []
+    try:
+        with os.scandir(directory) as scan:
+            for entry in scan:
+                if len(kept) >= limit:
+                    break
+                if (kind := _kind(entry, base, matcher, prune)) is not None:
+                    kept.append((entry.name, kind))
+    except OSError:
+        return []
+    return sorted(kept)
 
 
 def _matcher_above(start: Path, anchor: Path) -> IgnoreMatcher:
@@ -83,7 +108,7 @@ def _matcher_above(start: Path, anchor: Path) -> IgnoreMatcher:
     return matcher
 
 
-def _walk(directory: Path, base: str, matcher: IgnoreMatcher) -> Iterator[Path]:
+def _walk(directory: Path, base: str, matcher: IgnoreMatcher, prune: frozenset[str]) -> Iterator[Path]:
     matcher = matcher.with_rules(base, parse_ignore_file(_read_quietly(directory / IGNORE_FILE)))
     try:
         with os.scandir(directory) as scan:
@@ -91,18 +116,29 @@ def _walk(directory: Path, base: str, matcher: IgnoreMatcher) -> Iterator[Path]:
     except OSError:
         return
     for entry in entries:
-        rel = f"{base}/{entry.name}" if base else entry.name
-        try:
-            is_dir = entry.is_dir(follow_symlinks=False)
-            is_file = entry.is_file()
-        except OSError:
-            continue
-        if is_dir:
-            if entry.name == GIT_DIR or matcher.is_ignored(rel, is_dir=True):
-                continue
-            yield from _walk(Path(entry.path), rel, matcher)
-        elif is_file and not matcher.is_ignored(rel, is_dir=False):
-            yield Path(entry.path)
+        match _kind(entry, base, matcher, prune):
+            case True:
+                yield from _walk(Path(entry.path), _joined(base, entry.name), matcher, prune)
+            case False:
+                yield Path(entry.path)
+
+
+def _kind(entry: os.DirEntry[str], base: str, matcher: IgnoreMatcher, prune: frozenset[str]) -> bool | None:
+    """True for a directory to enter, False for a file to keep, None for anything skipped."""
+    rel = _joined(base, entry.name)
+    try:
+        is_dir = entry.is_dir(follow_symlinks=False)
+        is_file = entry.is_file()
+    except OSError:
+        return None
+    if is_dir:
+        skipped = entry.name == GIT_DIR or entry.name in prune or matcher.is_ignored(rel, is_dir=True)
+        return None if skipped else True
+    return False if is_file and not matcher.is_ignored(rel, is_dir=False) else None
+
+
+def _joined(base: str, name: str) -> str:
+    return f"{base}/{name}" if base else name
 
 
 def _relative(path: Path, anchor: Path) -> str:

@@ -111,6 +111,8 @@ class CompletionPopup(OptionList, can_focus=False):
         border: round $border;
         background: $surface;
         padding: 0;
+        border-subtitle-color: $text-muted;
+        border-subtitle-style: italic;
         &.-open {
             display: block;
         }
@@ -129,8 +131,14 @@ class CompletionPopup(OptionList, can_focus=False):
     def is_open(self) -> bool:
         return self.has_class("-open")
 
-    def show(self, target: CompletionTarget, completions: list[Completion], note: str = "") -> None:
-        """Open (or refresh) with these completions; a ``note`` stands in when there are none."""
+    def show(
+        self, target: CompletionTarget, completions: list[Completion], note: str = "", footer: str = ""
+    ) -> None:
+        """Open (or refresh) with these completions; a ``note`` stands in when there are none.
+        A ``footer`` (what the list may be missing) sits in the bottom border, seen however far
+        the list is scrolled. Refreshed for the same token (more files arrived), the highlighted
+        completion stays highlighted."""
+        kept = self.current.value if self.current is not None and self.target == target else None
         self.target = target
         self._completions = completions
         options: list[Option] = [
@@ -142,12 +150,15 @@ class CompletionPopup(OptionList, can_focus=False):
             self.hide()
             return
         self.set_options(options)
-        self.highlighted = 0 if completions else None
+        self.border_subtitle = Content(footer)
+        values = [completion.value for completion in completions]
+        self.highlighted = values.index(kept) if kept in values else (0 if completions else None)
         self.add_class("-open")
 
     def hide(self) -> None:
         self.target = None
         self._completions = []
+        self.border_subtitle = ""
         self.remove_class("-open")
 
     @property

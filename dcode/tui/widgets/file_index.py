@@ -1,30 +1,37 @@
-"""The workspace's file list for ``@path`` completion, and the matcher that ranks it.
+"""The workspace's paths for ``@path`` completion, filled as a walk streams in, and the matcher.
 
-``scan`` blocks (a git call or a directory walk), so the input box runs it in a thread worker.
-Inside a git repository the list is ``git ls-files --cached --others --exclude-standard``
-(run so that nothing the repository configures can run: ``safe_git``), so ignored files never
-show; elsewhere it walks the tree, pruning the usual heavy directories and honouring the root
-``.gitignore`` in a simple form. Either way it stops at ``cap`` files.
+A walk (``file_sources``: ripgrep, else git, else a Python walk) runs in a worker thread and
+appends batches while the UI matches what has arrived so far, so the first suggestions show
+before the walk ends and the last match after it sees everything. A finished index is walked
+again, lazily, on the first ``@`` after ``max_age`` seconds (longer for trees that take long to
+walk), and the old one answers until the new one is complete.
+
+Only ``cap`` files are kept, a bound on memory for pathological trees; when a walk stops there,
+``capped`` says so (the popup tells the user), and a query with a directory part still
+completes from that directory, read directly.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import asyncio
+import contextlib
 import heapq
-import os
 import re
-import subprocess
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import compress, islice, repeat
+from itertools import count as counter
+from operator import contains
 from pathlib import Path
 
-DEFAULT_CAP = 20_000
-SKIP_DIRS = frozenset(
-    {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache",
-     ".ruff_cache", ".tox", ".hg", ".svn"}
-)
-GIT_TIMEOUT = 10.0
+DEFAULT_CAP = 1_000_000
+REFRESH_AFTER = 10.0  # seconds: a finished index is walked again on the next `@` after this
+REFRESH_PER_WALK = 20  # ...or after this many times as long as the last walk took
+PROGRESS_EVERY = 0.1  # seconds between "more files arrived" calls during a walk
+SHALLOW_DEPTH = 1  # what an empty query offers comes from this deep at most, when enough does
+
+_walk_numbers = counter(1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,190 +40,237 @@ class FileMatch:
     positions: tuple[int, ...]  # matched character indexes, for highlighting
 
 
-def scan_workspace(root: Path, *, cap: int = DEFAULT_CAP) -> list[str]:
-    """Relative file paths under ``root`` followed by their directories (``dir/``), at most ``cap`` files."""
-    files = _git_files(root, cap)
-    if files is None:
-        files = _walk_files(root, cap)
-    directories: dict[str, None] = {}
-    for path in files:
-        parts = path.split("/")[:-1]
-        for depth in range(1, len(parts) + 1):
-            directories.setdefault("/".join(parts[:depth]) + "/", None)
-    return files + list(directories)
+@dataclass(eq=False, slots=True)
+class _Walk:
+    """One walk's paths so far. Only the walking thread appends; a reader takes ``count``
+    first and looks no further, so it never sees a path added to one list but not the other."""
 
+    cap: int
+    number: int = field(default_factory=lambda: next(_walk_numbers))
+    paths: list[str] = field(default_factory=list)
+    lowered: list[str] = field(default_factory=list)
+    shallow: list[str] = field(default_factory=list)
+    directories: set[str] = field(default_factory=set)
+    files: int = 0
+    count: int = 0
+    shallow_count: int = 0
+    capped: bool = False
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
 
-def _skipped(path: str) -> bool:
-    return any(part in SKIP_DIRS for part in path.split("/")[:-1])
-
-
-def _git_files(root: Path, cap: int) -> list[str] | None:
-    from dcode.agent.backends.procs import find_program  # in the scan's thread, not at startup
-    from dcode.agent.backends.safe_git import safe_git
-
-    executable = find_program("git")
-    git = safe_git(root, executable) if executable else None
-    if git is None:
-        return None
-    command = git.argv("-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard", "-z")
-    try:
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=git.env
-        )
-    except OSError:
-        return None
-    files: list[str] = []
-    seen: set[str] = set()
-    deadline = time.monotonic() + GIT_TIMEOUT
-    buffer = b""
-    assert process.stdout is not None
-    try:
-        while len(files) < cap and time.monotonic() < deadline:
-            chunk = process.stdout.read1(65536)
-            if not chunk:
+    def add_files(self, names: list[str]) -> None:
+        """Files and, once each, the directories above them (``dir/``)."""
+        for name in names:
+            if self.files >= self.cap:
+                self.capped = True
                 break
-            buffer += chunk
-            *names, buffer = buffer.split(b"\0")
-            for raw in names:
-                name = os.fsdecode(raw)
-                if not name or name in seen or _skipped(name):
-                    continue
-                if not os.path.lexists(os.path.join(root, name)):
-                    continue  # tracked but deleted in the worktree
-                seen.add(name)
-                files.append(name)
-                if len(files) >= cap:
-                    break
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        process.stdout.close()
-    if process.returncode not in (0, -9) and not files:
-        return None  # not a repository (or git failed): fall back to walking
-    return files
+            self.files += 1
+            self._append(name)
+            end = name.rfind("/")
+            while end > 0 and (directory := name[: end + 1]) not in self.directories:
+                self.directories.add(directory)
+                self._append(directory)
+                end = name.rfind("/", 0, end)
+        self._publish()
+
+    def add_paths(self, paths: list[str]) -> None:
+        for path in paths:
+            self._append(path)
+        self.files = sum(not path.endswith("/") for path in self.paths)
+        self._publish()
+
+    def _append(self, path: str) -> None:
+        lowered = path.lower()
+        self.paths.append(path)
+        self.lowered.append(path if lowered == path else lowered)  # most paths: one string
+        if _depth(path) <= SHALLOW_DEPTH:
+            self.shallow.append(path)
+
+    def _publish(self) -> None:
+        self.shallow_count = len(self.shallow)
+        self.count = len(self.paths)
 
 
-def _read_gitignore(root: Path) -> list[str]:
-    try:
-        lines = (root / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    return [line.strip() for line in lines if line.strip() and not line.startswith(("#", "!"))]
+def scan_workspace(root: Path, *, cap: int = DEFAULT_CAP) -> list[str]:
+    """Relative file paths under ``root`` and their directories (``dir/``), at most ``cap`` files."""
+    index = FileIndex(root, cap=cap)
+    index.scan()
+    return index.paths
 
 
-def _ignored(relative: str, name: str, is_dir: bool, patterns: Iterable[str]) -> bool:
-    for pattern in patterns:
-        directory_only = pattern.endswith("/")
-        pattern = pattern.strip("/")
-        if directory_only and not is_dir:
-            continue
-        target = relative if "/" in pattern else name
-        if fnmatch.fnmatch(target, pattern):
-            return True
+def _never() -> bool:
     return False
 
 
-def _walk_files(root: Path, cap: int) -> list[str]:
-    patterns = _read_gitignore(root)
-    files: list[str] = []
-    for current, dirs, names in os.walk(root):
-        base = os.path.relpath(current, root)
-        prefix = "" if base == "." else base.replace(os.sep, "/") + "/"
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in SKIP_DIRS and not _ignored(prefix + d, d, True, patterns)
-        )
-        for name in sorted(names):
-            relative = prefix + name
-            if _ignored(relative, name, False, patterns):
-                continue
-            files.append(relative)
-            if len(files) >= cap:
-                return files
-    return files
+def _nothing() -> None:
+    return None
 
 
 class FileIndex:
-    """A snapshot of the workspace's paths with a fuzzy matcher over them.
+    """The workspace's paths with a fuzzy matcher over them; see the module's docstring.
 
-    ``scan`` runs in a thread while the UI thread may call ``match``; the snapshot is swapped in
-    as one tuple, so a reader never sees half of an update.
+    ``scan`` runs in a thread while the UI thread calls ``match`` and reads the properties; the
+    index in use is swapped as one reference, so a reader sees one walk or the other.
     """
 
-    def __init__(self, root: Path, *, cap: int = DEFAULT_CAP) -> None:
+    def __init__(self, root: Path, *, cap: int = DEFAULT_CAP, max_age: float = REFRESH_AFTER) -> None:
         self.root = root
         self.cap = cap
-        self._data: tuple[list[str], list[str], list[FileMatch]] = ([], [], [])
-        self.scanned_at: float | None = None
+        self.max_age = max_age
+        self._live = _Walk(cap)
 
     @property
     def ready(self) -> bool:
-        return self.scanned_at is not None
+        """Something to match against: paths have arrived, or a walk found there are none."""
+        walk = self._live
+        return walk.count > 0 or walk.finished is not None
+
+    @property
+    def complete(self) -> bool:
+        return self._live.finished is not None
+
+    @property
+    def capped(self) -> bool:
+        return self._live.capped
+
+    @property
+    def files(self) -> int:
+        return self._live.files
+
+    @property
+    def size(self) -> int:
+        return self._live.count
+
+    @property
+    def version(self) -> tuple[int, int, bool]:
+        """Changes whenever a match could answer differently."""
+        walk = self._live
+        return walk.number, walk.count, walk.finished is not None
 
     @property
     def paths(self) -> list[str]:
-        return self._data[0]
+        walk = self._live
+        return walk.paths[: walk.count]
 
-    def scan(self) -> list[str]:
-        """Blocking; run it in a thread. Returns the list it will use from now on."""
-        paths = scan_workspace(self.root, cap=self.cap)
-        self.set_paths(paths)
-        return paths
+    def scan(self, *, stop: Callable[[], bool] = _never, progress: Callable[[], None] = _nothing) -> None:
+        """Walk the workspace (blocking; run it in a thread). ``progress`` is called from that
+        thread as paths arrive and once at the end; ``stop`` is asked between batches."""
+        walk = _Walk(self.cap)
+        if self._live.finished is None:
+            self._live = walk  # nothing complete to show meanwhile: show this one as it grows
+        asyncio.run(self._fill(walk, stop, progress))
+        if stop():
+            return
+        walk.finished = time.monotonic()
+        self._live = walk
+        progress()
+
+    async def _fill(self, walk: _Walk, stop: Callable[[], bool], progress: Callable[[], None]) -> None:
+        from dcode.tui.widgets.file_sources import (
+            workspace_files,  # off the UI's import path
+        )
+
+        shown = 0.0
+        async with contextlib.aclosing(workspace_files(self.root)) as batches:
+            async for batch in batches:
+                walk.add_files(batch)
+                if walk.capped or stop():
+                    return
+                if (now := time.monotonic()) - shown >= PROGRESS_EVERY:
+                    shown = now
+                    progress()
 
     def set_paths(self, paths: list[str]) -> None:
-        shallow = [FileMatch(path, ()) for path in sorted(paths, key=_shallow_first)[:200]]
-        self._data = (paths, [path.lower() for path in paths], shallow)
-        self.scanned_at = time.monotonic()
+        """Use exactly ``paths`` (files and ``dir/`` entries) as a finished index."""
+        walk = _Walk(self.cap)
+        walk.add_paths(paths)
+        walk.finished = time.monotonic()
+        self._live = walk
 
-    def stale(self, max_age: float) -> bool:
-        return self.scanned_at is None or time.monotonic() - self.scanned_at > max_age
+    def stale(self) -> bool:
+        """Due for a walk: none has finished, or the last one is old."""
+        walk = self._live
+        if walk.finished is None:
+            return True
+        max_age = max(self.max_age, REFRESH_PER_WALK * (walk.finished - walk.started))
+        return time.monotonic() - walk.finished > max_age
 
     def match(self, query: str, *, limit: int = 50) -> list[FileMatch]:
-        """Rank paths for ``query``: name prefix, then path prefix, substring, then subsequence."""
-        paths, lowered, shallow = self._data
+        """Rank paths for ``query``: name prefix, then path prefix, substring, then subsequence.
+
+        While the index is partial (walking, or stopped at the cap), a query with a directory
+        part also looks in that directory itself, which may not be indexed yet (or ever).
+        """
+        walk = self._live
+        count = walk.count
         if not query:
-            return shallow[:limit]
-        return rank_paths(query, paths, lowered, limit=limit)
+            pool = walk.shallow[: walk.shallow_count] if walk.shallow_count >= limit else walk.paths[:count]
+            return [FileMatch(path, ()) for path in heapq.nsmallest(limit, pool, key=_shallow_first)]
+        found = rank_paths(query, walk.paths, walk.lowered, limit=limit, count=count)
+        if "/" in query and (walk.finished is None or walk.capped):
+            found = self._with_directory(query, found, limit)
+        return found
+
+    def _with_directory(self, query: str, found: list[FileMatch], limit: int) -> list[FileMatch]:
+        from dcode.tui.widgets.file_sources import directory_entries
+
+        listed = directory_entries(self.root, query.rpartition("/")[0])
+        if not listed:
+            return found
+        # Ranking depends on the path alone, so re-ranking the union gives the union's best.
+        pool = list(dict.fromkeys([match.path for match in found] + listed))
+        return rank_paths(query, pool, limit=limit)
 
 
 def rank_paths(
-    query: str, paths: list[str], lowered: list[str] | None = None, *, limit: int = 50
+    query: str,
+    paths: list[str],
+    lowered: list[str] | None = None,
+    *,
+    limit: int = 50,
+    count: int | None = None,
 ) -> list[FileMatch]:
+    """The best ``limit`` of the first ``count`` paths (all by default) for ``query``."""
+    count = len(paths) if count is None else count
     lowered = lowered if lowered is not None else [path.lower() for path in paths]
     needle = query.lower()
     if not needle:
-        return [FileMatch(path, ()) for path in heapq.nsmallest(limit, paths, key=_shallow_first)]
-    # "[^a]*a[^b]*b…" cannot backtrack, so a miss costs one linear pass in C.
-    fuzzy = re.compile("".join(f"[^{re.escape(char)}]*{re.escape(char)}" for char in needle))
-    scored: list[tuple[int, int, str, int]] = []
-    for index, path in enumerate(lowered):
-        if needle in path:
-            name_start = path.rstrip("/").rfind("/") + 1
-            at = path.find(needle, name_start)
-            if at == name_start:
-                tier = 0
-            elif path.startswith(needle):
-                tier = 1
-            elif at >= 0:
-                tier = 2
-            else:
-                tier = 3
-        elif fuzzy.match(path):
-            tier = 4
-        else:
-            continue
-        scored.append((tier, len(path), path, index))
-    results = []
-    for tier, _length, path, index in heapq.nsmallest(limit, scored):
-        results.append(FileMatch(paths[index], _positions(path, needle, tier)))
-    return results
+        return [FileMatch(path, ()) for path in heapq.nsmallest(limit, paths[:count], key=_shallow_first)]
+    # Both passes run in C (compress, map, a builtin or a compiled pattern): no Python per path.
+    candidates = list(compress(counter(), map(contains, islice(lowered, count), repeat(needle))))
+    if len(candidates) < limit:
+        # Subsequences rank below every substring, and every substring is one: when substrings
+        # run short, "[^a]*a[^b]*b…" (which cannot backtrack) finds them all.
+        fuzzy = re.compile("".join(f"[^{re.escape(char)}]*{re.escape(char)}" for char in needle))
+        candidates = list(compress(counter(), map(fuzzy.match, islice(lowered, count))))
+    scored = [(_tier(lowered[index], needle), len(lowered[index]), lowered[index], index) for index in candidates]
+    return [
+        FileMatch(paths[index], _positions(path, needle, tier))
+        for tier, _length, path, index in heapq.nsmallest(limit, scored)
+    ]
+
+
+def _tier(path: str, needle: str) -> int:
+    """0: the name starts with it; 1: the path does; 2: the name holds it; 3: the path does;
+    4: it is only a subsequence."""
+    if needle not in path:
+        return 4
+    name_start = path.rstrip("/").rfind("/") + 1
+    at = path.find(needle, name_start)
+    if at == name_start:
+        return 0
+    if path.startswith(needle):
+        return 1
+    return 2 if at >= 0 else 3
+
+
+def _depth(path: str) -> int:
+    return path.count("/") - path.endswith("/")
 
 
 def _shallow_first(path: str) -> tuple[int, str]:
     """Top-level entries first (a directory counts at its own depth), then alphabetical."""
-    return path.count("/") - path.endswith("/"), path
+    return _depth(path), path
 
 
 def _positions(path: str, needle: str, tier: int) -> tuple[int, ...]:

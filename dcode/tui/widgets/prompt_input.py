@@ -35,7 +35,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import OptionList, TextArea
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from dcode.tui.history import HistoryEntry, PromptHistory
 from dcode.tui.widgets.completion import (
@@ -74,7 +74,6 @@ NEWLINE_KEYS = frozenset(
 )
 ESCAPE_CLEAR_WINDOW = 1.0
 INLINE_MATCH_LIMIT = 5_000  # above this many paths, matching runs in a thread
-INDEX_MAX_AGE = 30.0
 DEFAULT_PLACEHOLDER = "Ask dcode…   / commands · @ files · ! shell · Shift+Enter newline"
 BUSY_PLACEHOLDER = "Working…   type to queue a message · Esc interrupts"
 STARTING_PLACEHOLDER = "Starting the agent…   type away: what you send goes as soon as it is ready"
@@ -82,6 +81,8 @@ STARTING_PLACEHOLDER = "Starting the agent…   type away: what you send goes as
 _GROUP_HISTORY = "prompt-history"
 _GROUP_FILES = "prompt-files"
 _GROUP_MATCH = "prompt-match"
+
+MatchResult = tuple[CompletionTarget, tuple[int, int, bool], list[FileMatch]]
 
 
 class ShellMode(StrEnum):
@@ -155,6 +156,9 @@ class PromptInput(Widget):
     class EscapedTwice(Message):
         """Esc twice on an empty prompt while nothing runs (the app opens ``/rewind``)."""
 
+    class FilesArrived(Message, bubble=False):
+        """Posted by the file walk's thread: the index grew or finished, so match again."""
+
     def __init__(
         self,
         history_path: Path,
@@ -180,7 +184,8 @@ class PromptInput(Widget):
         self._dismissed: tuple[CompletionKind, int] | None = None
         self._last_escape = 0.0
         self._scanning = False
-        self._mentions_for: tuple[CompletionTarget, float | None] | None = None
+        self._mentions_for: tuple[CompletionTarget, tuple[int, int, bool]] | None = None
+        self._matching: tuple[Worker[MatchResult], CompletionTarget] | None = None
 
     def compose(self) -> ComposeResult:
         yield self._popup
@@ -483,35 +488,65 @@ class PromptInput(Widget):
                 self._popup.hide()
             return
         self._ensure_index()
-        shown_for = (target, self.files.scanned_at)
-        if self._popup.is_open and self._mentions_for == shown_for:
+        self._offer_files(target)
+
+    def _offer_files(self, target: CompletionTarget) -> None:
+        files = self.files
+        if self._popup.is_open and self._mentions_for == (target, files.version):
             return  # a text change and a cursor move arrive for each key: match once
-        if not self.files.ready:
+        if not files.ready:
             self._popup.show(target, [], note="Indexing files…")
-        elif len(self.files.paths) <= INLINE_MATCH_LIMIT:
-            self._show_mentions(target, self.files.match(target.query))
-        else:
-            self.run_worker(
+        elif files.complete and not files.capped and files.size <= INLINE_MATCH_LIMIT:
+            self._show_mentions(target, files.version, files.match(target.query))
+        elif self._matching is None or self._matching[1] != target:
+            worker = self.run_worker(
                 partial(self._match_in_thread, target),
                 thread=True,
                 group=_GROUP_MATCH,
                 exclusive=True,
                 exit_on_error=False,
             )
+            self._matching = (worker, target)
+        # else: the match under way looks again when it ends, if more files arrived meanwhile
 
-    def _match_in_thread(self, target: CompletionTarget) -> tuple[CompletionTarget, list[FileMatch]]:
-        return target, self.files.match(target.query)
+    def _match_in_thread(self, target: CompletionTarget) -> MatchResult:
+        version = self.files.version  # read first: files arriving during the match make it stale
+        return target, version, self.files.match(target.query)
 
-    def _show_mentions(self, target: CompletionTarget, matches: list[FileMatch]) -> None:
+    def _show_mentions(
+        self, target: CompletionTarget, version: tuple[int, int, bool], matches: list[FileMatch]
+    ) -> None:
         matches = [match for match in matches if match.path != target.query]
-        self._popup.show(target, mention_completions(matches), note="No matching files")
-        self._mentions_for = (target, self.files.scanned_at)
+        footer = ""
+        if self.files.capped:
+            footer = f"index stopped at {self.files.files:,} files; type more of the path"
+        elif not self.files.complete:
+            footer = f"indexing… {self.files.files:,} files so far"
+        self._popup.show(target, mention_completions(matches), note="No matching files", footer=footer)
+        self._mentions_for = (target, version)
 
     def _ensure_index(self) -> None:
-        if self._scanning or not self.files.stale(INDEX_MAX_AGE):
+        if self._scanning or not self.files.stale():
             return
         self._scanning = True
-        self.run_worker(self.files.scan, thread=True, group=_GROUP_FILES, exit_on_error=False)
+        self.run_worker(self._walk_files, thread=True, group=_GROUP_FILES, exit_on_error=False)
+
+    def _walk_files(self) -> None:
+        worker = get_current_worker()
+        self.files.scan(stop=lambda: worker.is_cancelled, progress=self._post_files_arrived)
+
+    def _post_files_arrived(self) -> None:
+        self.post_message(self.FilesArrived())  # from the walk's thread: post_message is thread-safe
+
+    def on_prompt_input_files_arrived(self, event: FilesArrived) -> None:
+        event.stop()
+        self._files_changed()
+
+    def _files_changed(self) -> None:
+        """Match the open ``@`` token again; only keys start a walk, so walks never chain."""
+        target = self._target()
+        if self._popup.is_open and target is not None and target.kind is CompletionKind.MENTION:
+            self._offer_files(target)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -522,13 +557,19 @@ class PromptInput(Widget):
             self._scanning = False
             if event.state is not WorkerState.SUCCESS and not self.files.ready:
                 self.files.set_paths([])  # nothing to offer, but stop "Indexing…"
-            if self._popup.is_open:
-                self._refresh_popup()
-        elif worker.group == _GROUP_MATCH and event.state is WorkerState.SUCCESS:
-            target, matches = worker.result
-            current = self._target()
-            if current == target and self._dismissed is None:
-                self._show_mentions(target, matches)
+            self._files_changed()
+        elif worker.group == _GROUP_MATCH and worker.is_finished:
+            if self._matching is not None and self._matching[0] is worker:
+                self._matching = None
+            if event.state is WorkerState.SUCCESS and worker.result is not None:
+                self._matched(*worker.result)
+
+    def _matched(self, target: CompletionTarget, version: tuple[int, int, bool], matches: list[FileMatch]) -> None:
+        if self._target() != target or self._dismissed is not None:
+            return
+        self._show_mentions(target, version, matches)
+        if version != self.files.version:
+            self._offer_files(target)  # files arrived while it matched
 
     def _accept(self, completion: Completion) -> None:
         shown = self._popup.target
