@@ -15,7 +15,8 @@ lands in the consumer's own code. Once an interrupt is being settled, more cance
 The runner also keeps the thread consistent whatever happens to a turn: a cancelled or killed
 turn leaves tool calls without results, and the next turn would be rejected by the provider, so
 dangling calls are answered with a "cancelled" result before each turn and after an interrupt.
-A prompt too large for the conversation goes in as a preview of its archive (``paste_archive``).
+An answer cut short, by an interrupt or by a failure mid-answer (a stall, a dropped
+connection), keeps what had streamed as a partial answer marked as such. A prompt too large for the conversation goes in as a preview of its archive (``paste_archive``).
 """
 
 from __future__ import annotations
@@ -228,7 +229,7 @@ class SessionRunner:
                     log.debug("turn failed", exc_info=True)
                     error, kind = await self._failure_line(exc)
                     yield ErrorEvent(error, kind=kind)
-            problems = await self._wind_up(prompt if sent else "", translator, interrupted=interrupted, subagent_threads=subagent_threads)
+            problems = await self._wind_up(prompt if sent else "", translator, interrupted=interrupted, failed=bool(error), subagent_threads=subagent_threads)
             if leaving:
                 raise asyncio.CancelledError
             for problem in problems:
@@ -296,10 +297,13 @@ class SessionRunner:
             durability="sync",
         )
 
-    async def _wind_up(self, prompt: str, translator: StreamTranslator, *, interrupted: bool, subagent_threads: list[str]) -> list[str]:
-        """Keep an interrupted turn's partial answer and close the calls it left open (in the
-        subagents' threads too), then record the turn in the session's metadata; returns what
-        could not be done, one line each. Nothing is written to a database found damaged."""
+    async def _wind_up(
+        self, prompt: str, translator: StreamTranslator, *, interrupted: bool, failed: bool, subagent_threads: list[str]
+    ) -> list[str]:
+        """Keep the partial answer of a turn cut short (interrupted, or failed mid-answer: a
+        stall, a dropped connection), close the calls an interrupt left open (in the subagents'
+        threads too), then record the turn in the session's metadata; returns what could not
+        be done, one line each. Nothing is written to a database found damaged."""
         problems: list[str] = []
         if self._damage():
             return problems
@@ -311,6 +315,12 @@ class SessionRunner:
             except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
                 log.debug("settling the interrupt failed", exc_info=True)
                 problems.append(f"could not save the interrupted turn: {await self._problem(exc)}")
+        elif failed:
+            try:
+                await self._keep_partial(translator.tally.partial_text)
+            except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
+                log.debug("keeping the partial answer failed", exc_info=True)
+                problems.append(f"could not save the partial answer: {await self._problem(exc)}")
         if self._damage():
             return problems
         tally = translator.tally
@@ -360,13 +370,18 @@ class SessionRunner:
 
     async def _settle_after_interrupt(self, partial_text: str) -> None:
         """Keep the partial answer in the thread, then close any calls left without results."""
+        await self._keep_partial(partial_text)
+        await self._repair_dangling_calls()
+
+    async def _keep_partial(self, partial_text: str) -> None:
+        """The answer streamed so far, into the thread as an answer cut short (marked as such:
+        a resumed transcript shows it, and the model reads it as what it had said)."""
         if partial_text.strip():
             await self.engine.graph.aupdate_state(
                 self.config,
                 {"messages": [AIMessage(content=partial_text, additional_kwargs={CANCELLED_MARKER: True})]},
                 as_node="model",
             )
-        await self._repair_dangling_calls()
 
     async def _repair_dangling_calls(self, thread: str | None = None) -> int:
         """Answer the calls left without results in the session's thread (or a subagent's
