@@ -151,12 +151,9 @@ async def _run_until_signal(settings: Settings, request: HeadlessRequest) -> int
 
 
 def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool = False) -> int:
-    if debug:
-        import logging
+    from dcode.library_logs import route_library_logs
 
-        logging.basicConfig(level=logging.DEBUG, format="dcode: %(name)s: %(message)s")
-        for noisy in ("httpcore", "httpx", "aiosqlite", "asyncio", "openai", "urllib3"):
-            logging.getLogger(noisy).setLevel(logging.WARNING)
+    route_library_logs(debug=debug)  # the error line says what failed, not a library's log
     from dcode.agent.session_lock import SessionHeld
     from dcode.agent.sessions import SessionDatabaseError
 
