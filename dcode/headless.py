@@ -90,6 +90,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
     from dcode.agent.events import ErrorEvent, Notice, TurnFinished
+    from dcode.agent.sessions import DAMAGED_DATABASE
     from dcode.models.factory import resolve_model
 
     from dcode.mcp.plan import plan, skipped_warning
@@ -101,6 +102,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     for line in (*(f"dcode: warning: {p}" for p in servers.problems), skipped_warning(servers)):
         if line:
             print(line, file=err, flush=True)
+    damaged = False
     async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
@@ -111,8 +113,9 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
                 if request.output_format is OutputFormat.STREAM_JSON:
                     print(json.dumps(event.to_json(), ensure_ascii=False, default=str), file=out, flush=True)
                 match event:
-                    case ErrorEvent(message=message):
+                    case ErrorEvent(message=message, kind=kind):
                         print(f"dcode: error: {message}", file=err, flush=True)
+                        damaged = damaged or kind == DAMAGED_DATABASE
                     case Notice(message=message) if request.output_format is not OutputFormat.STREAM_JSON:
                         print(f"dcode: note: {message}", file=err, flush=True)
                     case TurnFinished():
@@ -123,6 +126,8 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
             print(finished.result, file=out)
     else:
         print(json.dumps(result_object(finished), ensure_ascii=False), file=out)
+    if damaged:
+        return EXIT_USAGE  # as when the damage is found before the turn
     if finished.interrupted:
         return EXIT_FAILED
     return EXIT_FAILED if finished.is_error else EXIT_OK
@@ -148,12 +153,9 @@ async def _run_until_signal(settings: Settings, request: HeadlessRequest) -> int
 
 
 def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool = False) -> int:
-    if debug:
-        import logging
+    from dcode.library_logs import route_library_logs
 
-        logging.basicConfig(level=logging.DEBUG, format="dcode: %(name)s: %(message)s")
-        for noisy in ("httpcore", "httpx", "aiosqlite", "asyncio", "openai", "urllib3"):
-            logging.getLogger(noisy).setLevel(logging.WARNING)
+    route_library_logs(debug=debug)  # the error line says what failed, not a library's log
     from dcode.agent.session_lock import SessionHeld
     from dcode.agent.sessions import SessionDatabaseError
 

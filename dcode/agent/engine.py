@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from collections.abc import Iterable
 from typing import Any
 
 import aiosqlite
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
+from dcode.agent.checkpointer import CheckedSaver
 from dcode.agent.graph import build_graph, static_request
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.media_route import route_for
@@ -38,7 +39,7 @@ from dcode.agent.subagents.runs import Subagents
 from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.rewind.store import RewindStore
-from dcode.agent.sessions import SessionInfo, SessionStore, database_errors, new_session_id
+from dcode.agent.sessions import SessionInfo, SessionStore, async_database_errors, check_database, known_damage, log_kept_out, new_session_id
 from dcode.config import ApprovalMode, ReasoningEffort, Settings
 from dcode.mcp.config import ServerConfig
 from dcode.mcp.manager import McpManager, McpTurn
@@ -74,7 +75,7 @@ class Engine:
         self.variants = VariantService(self.attachments)
         self.upload_index = UploadIndex(settings.home)
         self._uploads: dict[Scope, UploadResolver] = {}
-        self.checkpointer = AsyncSqliteSaver(conn)
+        self.checkpointer = CheckedSaver(conn, settings.sessions_db)
         # The engine's own connection pool, with the settings' limits, closed with it.
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
@@ -87,10 +88,12 @@ class Engine:
     async def open(cls, settings: Settings, resolved: ResolvedModel | None = None) -> Engine:
         resolved = resolved or resolve_model(settings)
         ensure_private_dir(settings.home)
+        # Before the first write of the run (the checkpointer's setup creates tables).
+        await asyncio.to_thread(check_database, settings.sessions_db)
         ensure_private_file(settings.sessions_db)  # SQLite gives its -wal and -shm files this mode
         conn = await aiosqlite.connect(str(settings.sessions_db), timeout=10)
         try:
-            with database_errors(settings.sessions_db):
+            async with async_database_errors(settings.sessions_db):
                 await conn.execute("PRAGMA journal_mode=WAL")
                 engine = cls(settings, resolved, conn)
                 await engine.checkpointer.setup()
@@ -110,8 +113,10 @@ class Engine:
         if self._closed:
             return
         self._closed = True
+        db = self.settings.sessions_db
         try:
-            await self._conn.close()
+            with log_kept_out(db) if known_damage(db) else nullcontext():  # a damaged file stays as it is
+                await self._conn.close()
         finally:
             for session_id in list(self._held):
                 self.release(session_id)
@@ -338,7 +343,7 @@ class Engine:
         if source is None:
             raise ValueError(f"no session {source_id!r}")
         sid = new_session_id()
-        with database_errors(self.settings.sessions_db):
+        async with async_database_errors(self.settings.sessions_db):
             snapshot = await self.graph.aget_state({"configurable": {"thread_id": source.id}})
             values = dict(snapshot.values or {}) if snapshot else {}
             target = {"configurable": {"thread_id": sid}}

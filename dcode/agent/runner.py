@@ -3,7 +3,9 @@
 Both the TUI and headless mode consume ``run_turn``, a plain async generator over the graph's
 stream: the model's chunks, the nodes' updates, and the middleware's events on LangGraph's
 ``custom`` stream. It always ends with ``TurnFinished`` (ok, interrupted or an error), whatever
-fails on the way: the model, a checkpoint write, the session's record, the translation.
+fails on the way: the model, a checkpoint write, the session's record, the translation. When
+sessions.db itself fails, the file is checked: damage ends the turn with the line that says so,
+and nothing more of the turn is written to that file.
 
 ``cancel`` interrupts the running turn from elsewhere (Esc, Ctrl+C). It cancels the consuming
 task only while the turn is waiting on the graph or the thread; a cancel that comes while the
@@ -13,13 +15,15 @@ lands in the consumer's own code. Once an interrupt is being settled, more cance
 The runner also keeps the thread consistent whatever happens to a turn: a cancelled or killed
 turn leaves tool calls without results, and the next turn would be rejected by the provider, so
 dangling calls are answered with a "cancelled" result before each turn and after an interrupt.
-A prompt too large for the conversation goes in as a preview of its archive (``paste_archive``).
+An answer cut short, by an interrupt or by a failure mid-answer (a stall, a dropped
+connection), keeps what had streamed as a partial answer marked as such. A prompt too large for the conversation goes in as a preview of its archive (``paste_archive``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import aclosing
@@ -39,6 +43,7 @@ from dcode.agent.rewind.conversation import rewind_thread
 from dcode.agent.rewind.outcome import RewindOutcome
 from dcode.agent.rewind.store import ChangeLog, Turn
 from dcode.agent.run_context import RunContext
+from dcode.agent.sessions import DAMAGED_DATABASE, SessionDatabaseError, is_file_error, known_damage, refusal_for
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.models.errors import describe_model_error
 
@@ -222,17 +227,41 @@ class SessionRunner:
                     leaving, interrupted = interrupt.absorb(), True
                 else:
                     log.debug("turn failed", exc_info=True)
-                    error = describe_model_error(exc, self.engine.resolved.endpoint.base_url)
-                    yield ErrorEvent(error, kind=type(exc).__name__)
-            problems = await self._wind_up(prompt if sent else "", translator, interrupted=interrupted, subagent_threads=subagent_threads)
+                    error, kind = await self._failure_line(exc)
+                    yield ErrorEvent(error, kind=kind)
+            problems = await self._wind_up(prompt if sent else "", translator, interrupted=interrupted, failed=bool(error), subagent_threads=subagent_threads)
             if leaving:
                 raise asyncio.CancelledError
             for problem in problems:
                 error = error or problem
-                yield ErrorEvent(problem, kind="session")
+                yield ErrorEvent(problem, kind=DAMAGED_DATABASE if self._damage() else "session")
             yield self._finished(translator, started, error=error, interrupted=interrupted)
         finally:
             self._interrupt = None
+
+    async def _failure_line(self, exc: Exception) -> tuple[str, str]:
+        """The line (and event kind) for a failed turn. A failure of the session database has
+        the file checked: damage is said as such, with how to get going again."""
+        refusal = await self._database_refusal(exc)
+        if refusal is not None:
+            return str(refusal), DAMAGED_DATABASE if refusal.damaged else "session"
+        return describe_model_error(exc, self.engine.resolved.endpoint.base_url), type(exc).__name__
+
+    async def _database_refusal(self, exc: BaseException) -> SessionDatabaseError | None:
+        seen: set[int] = set()
+        link: BaseException | None = exc
+        while link is not None and id(link) not in seen:
+            seen.add(id(link))
+            match link:
+                case SessionDatabaseError():
+                    return link
+                case sqlite3.Error() if is_file_error(link):
+                    return await asyncio.to_thread(refusal_for, self.engine.settings.sessions_db, link)
+            link = link.__cause__ or link.__context__
+        return None
+
+    def _damage(self) -> SessionDatabaseError | None:
+        return known_damage(self.engine.settings.sessions_db)
 
     async def _translator(self) -> StreamTranslator:
         info = await asyncio.to_thread(self.engine.sessions.get, self.session_id)
@@ -251,6 +280,8 @@ class SessionRunner:
         try:
             await asyncio.to_thread(self.engine.rewind.begin_turn, self.session_id, prompt, checkpoint)
         except Exception as exc:  # noqa: BLE001 - the turn matters more than its rewind point
+            if self._damage():
+                raise  # a damaged file: nothing more is written to it, this turn included
             log.debug("recording the turn for /rewind failed", exc_info=True)
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             notices.append(f"/rewind will not be able to go back to before this prompt: {why}")
@@ -266,11 +297,16 @@ class SessionRunner:
             durability="sync",
         )
 
-    async def _wind_up(self, prompt: str, translator: StreamTranslator, *, interrupted: bool, subagent_threads: list[str]) -> list[str]:
-        """Keep an interrupted turn's partial answer and close the calls it left open (in the
-        subagents' threads too), then record the turn in the session's metadata; returns what
-        could not be done, one line each."""
+    async def _wind_up(
+        self, prompt: str, translator: StreamTranslator, *, interrupted: bool, failed: bool, subagent_threads: list[str]
+    ) -> list[str]:
+        """Keep the partial answer of a turn cut short (interrupted, or failed mid-answer: a
+        stall, a dropped connection), close the calls an interrupt left open (in the subagents'
+        threads too), then record the turn in the session's metadata; returns what could not
+        be done, one line each. Nothing is written to a database found damaged."""
         problems: list[str] = []
+        if self._damage():
+            return problems
         if interrupted:
             try:
                 await self._settle_after_interrupt(translator.tally.partial_text)
@@ -278,7 +314,15 @@ class SessionRunner:
                     await self._repair_dangling_calls(thread)
             except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
                 log.debug("settling the interrupt failed", exc_info=True)
-                problems.append(f"could not save the interrupted turn: {describe_model_error(exc)}")
+                problems.append(f"could not save the interrupted turn: {await self._problem(exc)}")
+        elif failed:
+            try:
+                await self._keep_partial(translator.tally.partial_text)
+            except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
+                log.debug("keeping the partial answer failed", exc_info=True)
+                problems.append(f"could not save the partial answer: {await self._problem(exc)}")
+        if self._damage():
+            return problems
         tally = translator.tally
         try:
             await asyncio.to_thread(
@@ -295,8 +339,13 @@ class SessionRunner:
             )
         except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
             log.debug("recording the turn failed", exc_info=True)
-            problems.append(f"could not record the turn in {self.engine.sessions.db_path}: {describe_model_error(exc)}")
+            problem = await self._problem(exc)
+            problems.append(problem if self._damage() else f"could not record the turn in {self.engine.sessions.db_path}: {problem}")
         return problems
+
+    async def _problem(self, exc: Exception) -> str:
+        refusal = await self._database_refusal(exc)
+        return str(refusal) if refusal is not None else describe_model_error(exc)
 
     def _finished(self, translator: StreamTranslator, started: float, *, error: str, interrupted: bool) -> TurnFinished:
         tally = translator.tally
@@ -321,13 +370,18 @@ class SessionRunner:
 
     async def _settle_after_interrupt(self, partial_text: str) -> None:
         """Keep the partial answer in the thread, then close any calls left without results."""
+        await self._keep_partial(partial_text)
+        await self._repair_dangling_calls()
+
+    async def _keep_partial(self, partial_text: str) -> None:
+        """The answer streamed so far, into the thread as an answer cut short (marked as such:
+        a resumed transcript shows it, and the model reads it as what it had said)."""
         if partial_text.strip():
             await self.engine.graph.aupdate_state(
                 self.config,
                 {"messages": [AIMessage(content=partial_text, additional_kwargs={CANCELLED_MARKER: True})]},
                 as_node="model",
             )
-        await self._repair_dangling_calls()
 
     async def _repair_dangling_calls(self, thread: str | None = None) -> int:
         """Answer the calls left without results in the session's thread (or a subagent's

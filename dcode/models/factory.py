@@ -8,6 +8,7 @@ that holds the connect and first-byte deadlines and the retry budget around its 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,11 @@ from dcode.models.spec import Endpoint, ModelSpec, resolve_endpoint
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
+
+# langchain-openai logs a warning when the stall timeout fires, which the turn's error line
+# already says (``dcode/models/errors.py``); without a handler of its own the warning would
+# reach the terminal through logging's last resort. --debug's handler on the root still sees it.
+logging.getLogger("langchain_openai").addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True, slots=True)

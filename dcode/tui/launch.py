@@ -59,9 +59,12 @@ def launch_tui(
         print(f"dcode: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
+    from dcode.library_logs import route_library_logs
     from dcode.tui.app import DcodeApp
     from dcode.tui.graphics import detect
     from dcode.tui.native_stderr import native_stderr_to
+
+    route_library_logs()  # a library's warning would tear the screen; notices say what failed
 
     app = DcodeApp(
         settings,
