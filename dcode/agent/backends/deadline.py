@@ -1,0 +1,81 @@
+"""Blocking file-system calls with a deadline, on threads that never hold up dcode's exit.
+
+A read from a stalled network mount or a dying drive can block in the kernel for minutes, and
+no thread can be interrupted there. ``asyncio.to_thread`` would leave such a call on the
+default executor, whose threads Python joins at exit: the turn would hang, and so would
+quitting, even on SIGTERM. Here each call gets a daemon thread of its own, the caller waits
+at most ``seconds`` and then fails with ``TimeoutError``; the stuck thread is abandoned (what
+it returns late, an open file say, is handed to ``discard``) and dies with the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+IO_DEADLINE_S = 30.0
+"""How long one file-system call (a stat, an open, one chunk of a read) may take."""
+
+
+def stalled(path: str | Path, seconds: float) -> TimeoutError:
+    """The error for a call that did not return in time; ``explain`` shows it as one line."""
+    return TimeoutError(
+        errno.ETIMEDOUT,
+        f"the file system did not answer within {seconds:g} s (a stalled network or removable drive?)",
+        str(path),
+    )
+
+
+async def call_with_deadline(
+    fn: Callable[..., T],
+    *args: object,
+    seconds: float,
+    path: str | Path,
+    discard: Callable[[T], object] | None = None,
+) -> T:
+    """``fn(*args)`` on a daemon thread; ``TimeoutError`` (naming ``path``) after ``seconds``.
+
+    Cancelling the caller abandons the call the same way. ``discard`` receives a result that
+    arrives after nobody waits for it any more (to close a file the late call opened).
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if future.done():
+            if error is None and result is not None and discard is not None:
+                discard(result)
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]
+
+    def work() -> None:
+        result: T | None = None
+        error: BaseException | None = None
+        try:
+            result = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting coroutine
+            error = exc
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:  # the loop is closed: nobody will ever take the result
+            if error is None and result is not None and discard is not None:
+                discard(result)
+
+    threading.Thread(target=work, name="dcode-file-io", daemon=True).start()
+    try:
+        done, _ = await asyncio.wait({future}, timeout=seconds)
+    finally:
+        if not future.done():
+            future.cancel()  # timed out, or the caller was cancelled: the call is abandoned
+    if not done:
+        raise stalled(path, seconds)
+    return future.result()
