@@ -60,6 +60,17 @@ async def test_errors_and_results_come_back_as_they_are(tmp_path: Path) -> None:
         raise AssertionError("stat of a missing file returned")
 
 
+async def test_a_stuck_call_does_not_hold_up_the_next_ones(tmp_path: Path) -> None:
+    pipe = fifo(tmp_path / "mount")
+    stuck = asyncio.ensure_future(call_with_deadline(open, pipe, "rb", seconds=30, path=pipe, discard=lambda late: late.close()))
+    await asyncio.sleep(0.1)
+    for _ in range(20):  # served by other threads, at once
+        assert (await call_with_deadline(os.stat, tmp_path, seconds=5, path=tmp_path)).st_ino == tmp_path.stat().st_ino
+    assert not stuck.done()
+    stuck.cancel()
+    os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))  # let the abandoned open finish
+
+
 # The way ``dcode -p`` runs a turn: the turn is a task an exit signal cancels.
 STUCK_READER = """
 import asyncio, sys

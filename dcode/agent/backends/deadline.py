@@ -3,15 +3,17 @@
 A read from a stalled network mount or a dying drive can block in the kernel for minutes, and
 no thread can be interrupted there. ``asyncio.to_thread`` would leave such a call on the
 default executor, whose threads Python joins at exit: the turn would hang, and so would
-quitting, even on SIGTERM. Here each call gets a daemon thread of its own, the caller waits
-at most ``seconds`` and then fails with ``TimeoutError``; the stuck thread is abandoned (what
-it returns late, an open file say, is handed to ``discard``) and dies with the process.
+quitting, even on SIGTERM. Here calls run on daemon threads (kept idle for the next call, so
+a read costs no thread start), the caller waits at most ``seconds`` and then fails with
+``TimeoutError``; the stuck thread is abandoned (what it returns late, an open file say, is
+handed to ``discard``) and dies with the process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
+import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +23,44 @@ T = TypeVar("T")
 
 IO_DEADLINE_S = 30.0
 """How long one file-system call (a stat, an open, one chunk of a read) may take."""
+IDLE_THREAD_S = 60.0
+
+
+class _DaemonThreads:
+    """Daemon threads that take calls from one queue; a thread stuck in a call is simply never
+    idle again, and a new one is started when no idle thread is left."""
+
+    def __init__(self, idle_seconds: float = IDLE_THREAD_S) -> None:
+        self._calls: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._idle_seconds = idle_seconds
+
+    def submit(self, call: Callable[[], None]) -> None:
+        with self._lock:
+            start = self._idle == 0
+            if not start:
+                self._idle -= 1  # that thread is spoken for
+        self._calls.put(call)
+        if start:
+            threading.Thread(target=self._serve, name="dcode-file-io", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                call = self._calls.get(timeout=self._idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # nobody has counted on this thread: it may go
+                        self._idle -= 1
+                        return
+                continue
+            call()
+            with self._lock:
+                self._idle += 1
+
+
+_THREADS = _DaemonThreads()
 
 
 def stalled(path: str | Path, seconds: float) -> TimeoutError:
@@ -70,7 +110,7 @@ async def call_with_deadline(
             if error is None and result is not None and discard is not None:
                 discard(result)
 
-    threading.Thread(target=work, name="dcode-file-io", daemon=True).start()
+    _THREADS.submit(work)
     try:
         done, _ = await asyncio.wait({future}, timeout=seconds)
     finally:
