@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -188,20 +188,24 @@ POOL = WorkerPool()
 atexit.register(POOL.close)
 
 
-def run_job(request: dict[str, Any], deadline: float, pool: WorkerPool = POOL) -> Iterator[Message]:
+def run_job(request: dict[str, Any], deadline: float | Callable[[], float], pool: WorkerPool = POOL) -> Iterator[Message]:
     """Send ``request`` to a decoder and yield its replies up to ``end`` or ``error``.
+
+    ``deadline`` is a ``time.monotonic()`` instant, or a function giving it, asked before each
+    reply is awaited (so a caller can grant more time as the job makes progress).
 
     Closing the generator early (the caller has what it needs) stops the job: the decoder is
     told to stop and its remaining replies are drained, so it can serve the next job. Any
     failure (deadline, crash, garbage, an exception in the caller) kills it instead.
     """
+    until = deadline if callable(deadline) else lambda: deadline
     worker, retried = pool.acquire(), False
     clean = False
     try:
         while True:
             try:
                 worker.send(request)
-                first = worker.receive(deadline)
+                first = worker.receive(until())
                 break
             except WorkerGone:
                 # An idle process may have timed out just as we picked it: one fresh try.
@@ -217,10 +221,10 @@ def run_job(request: dict[str, Any], deadline: float, pool: WorkerPool = POOL) -
             yield message
             if clean:
                 return
-            message = worker.receive(deadline)
+            message = worker.receive(until())
     except GeneratorExit:
         if not clean:
-            clean = _stop(worker, deadline)
+            clean = _stop(worker, until())
         raise
     finally:
         if clean:

@@ -71,15 +71,17 @@ def _pdf(objects: list[bytes]) -> bytes:
     return bytes(out)
 
 
-def one_page_pdf(path: Path, content: bytes, *, size: tuple[float, float] = (612, 792), flate: bool = False) -> Path:
-    """A one-page PDF drawing ``content`` (already Flate-compressed when ``flate``)."""
+def one_page_pdf(
+    path: Path, content: bytes, *, size: tuple[float, float] = (612, 792), flate: bool = False, pages: int = 1
+) -> Path:
+    """A PDF whose every page (one by default) draws ``content`` (Flate-compressed when ``flate``)."""
     stream_filter = " /Filter /FlateDecode" if flate else ""
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {size[0]:g} {size[1]:g}] /Contents 4 0 R /Resources << >> >>".encode(),
-        f"<< /Length {len(content)}{stream_filter} >>\nstream\n".encode() + content + b"\nendstream",
-    ]
+    kids = " ".join(f"{3 + 2 * n} 0 R" for n in range(pages))
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode()]
+    for n in range(pages):
+        box = f"[0 0 {size[0]:g} {size[1]:g}]"
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox {box} /Contents {4 + 2 * n} 0 R /Resources << >> >>".encode())
+        objects.append(f"<< /Length {len(content)}{stream_filter} >>\nstream\n".encode() + content + b"\nendstream")
     path.write_bytes(_pdf(objects))
     return path
 

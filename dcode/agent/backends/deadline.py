@@ -12,6 +12,7 @@ handed to ``discard``) and dies with the process.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import errno
 import queue
 import threading
@@ -84,8 +85,25 @@ async def call_with_deadline(
     Cancelling the caller abandons the call the same way. ``discard`` receives a result that
     arrives after nobody waits for it any more (to close a file the late call opened).
     """
+    return await _on_daemon_thread(fn, args, seconds, path, discard)
+
+
+async def detached(fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` on a daemon thread, with no deadline: for blocking work that bounds its
+    own time (a job in a worker process) but must not hold up exit while it runs."""
+    return await _on_daemon_thread(fn, args, None, "", None)
+
+
+async def _on_daemon_thread(
+    fn: Callable[..., T],
+    args: tuple[object, ...],
+    seconds: float | None,
+    path: str | Path,
+    discard: Callable[[T], object] | None,
+) -> T:
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()  # as asyncio.to_thread does: the caller's context vars
 
     def settle(result: T | None, error: BaseException | None) -> None:
         if future.done():
@@ -101,7 +119,7 @@ async def call_with_deadline(
         result: T | None = None
         error: BaseException | None = None
         try:
-            result = fn(*args)
+            result = context.run(fn, *args)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting coroutine
             error = exc
         try:
@@ -117,5 +135,6 @@ async def call_with_deadline(
         if not future.done():
             future.cancel()  # timed out, or the caller was cancelled: the call is abandoned
     if not done:
+        assert seconds is not None
         raise stalled(path, seconds)
     return future.result()

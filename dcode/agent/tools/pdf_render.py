@@ -33,9 +33,9 @@ MAX_SCALE = 200 / 72
 MEMORY_LIMIT = GiB
 """The renderer's address space: a scanned page at 600 dpi fits many times over."""
 PAGE_SECONDS = 20.0
-"""Time per page asked for; the job as a whole gets that times its pages."""
+"""How long one page may take to draw."""
 START_SECONDS = 10.0
-"""For starting the renderer (Python and PDFium load) before the first page."""
+"""For starting the renderer (Python and PDFium load) and opening the document."""
 _SLOW_DPI = 50
 """Below this a page's small text is unreadable: its label says so."""
 
@@ -107,25 +107,36 @@ def render_pages(
             os.unlink(name)
 
 
+@dataclass(slots=True)
+class _Clock:
+    """The job's deadline, moved on as each page starts: every page gets its own time."""
+
+    until: float
+
+    def __call__(self) -> float:
+        return self.until
+
+
 def _collect(request: dict[str, object], labels: dict[int, int], limits: RenderLimits) -> list[RenderedPage]:
     rendered: list[RenderedPage] = []
     page, memory_limit = 0, 0
-    started = time.monotonic()
-    deadline = started + limits.start_seconds + limits.page_seconds * len(labels)
+    clock = _Clock(time.monotonic() + limits.start_seconds + limits.page_seconds)
     try:
-        for message in run_job(request, deadline, POOL):
+        for message in run_job(request, clock, POOL):
             match message.kind:
                 case "start":
                     page, memory_limit = int(message.header["page"]), int(message.header["memory_limit"])
+                    clock.until = time.monotonic() + limits.page_seconds
                 case "page":
                     rendered.append(_page(message, labels))
                 case "error":
                     raise RenderError(_failure(message, labels, memory_limit))
     except DeadlineExceeded:
-        raise RenderError(
-            f"page {labels.get(page, page)} was still being drawn after "
-            f"{time.monotonic() - started:.0f} s and was stopped"
-        ) from None
+        if page:
+            message = f"page {labels.get(page, page)} took more than {limits.page_seconds:g} s to draw and was stopped"
+        else:
+            message = f"the PDF renderer did not open it within {limits.start_seconds + limits.page_seconds:g} s"
+        raise RenderError(message) from None
     except WorkerGone as exc:
         raise RenderError(_crash(exc, labels.get(page, page), memory_limit)) from None
     return rendered

@@ -8,18 +8,18 @@
   file's output.
 
 An encrypted PDF (unless an empty password opens it) or one pypdf cannot parse is a clear tool
-error. Parsing, rendering and admission are blocking: they run on a worker thread.
+error. Parsing, rendering and admission are blocking: they run on a daemon thread.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import logging
 from typing import Any
 
 from langchain_core.tools import ToolException
 
+from dcode.agent.backends.deadline import detached
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput
@@ -47,7 +47,8 @@ MAX_SENT_BYTES = 32 * MiB
 async def read_pdf(store: AttachmentStore, profile: ModelProfile, backend: Backend, file: BinaryFile) -> ToolOutput:
     require_size(file, MAX_PDF_BYTES, "PDFs")
     data = await backend.read_bytes(file.path)
-    return await asyncio.to_thread(_read, store, profile, data, file)
+    # Rendering waits on the renderer for up to its deadlines: never on a thread exit joins.
+    return await detached(_read, store, profile, data, file)
 
 
 def _read(store: AttachmentStore, profile: ModelProfile, data: bytes, file: BinaryFile) -> ToolOutput:
