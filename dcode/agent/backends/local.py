@@ -15,6 +15,7 @@ import os
 import stat
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from functools import partial
 from pathlib import Path
 from typing import BinaryIO, TypeVar
@@ -117,7 +118,8 @@ class LocalBackend:
         return Listing(items=tuple(names[:max_entries]), total=len(names))
 
     async def read_bytes(self, path: str) -> bytes:
-        return b"".join([chunk async for chunk in self.read_chunks(path)])
+        async with aclosing(self.read_chunks(path)) as chunks:
+            return b"".join([chunk async for chunk in chunks])
 
     async def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncIterator[bytes]:
         target = self.resolve(path)
@@ -137,16 +139,16 @@ class LocalBackend:
             else:
                 handle.close()
 
-    async def _io(self, call: Callable[[], T], where: Path, *, discard: Callable[[T], object] | None = None) -> T:
-        """``call()`` off the loop within the I/O deadline; a timeout names ``where``."""
-        return await call_with_deadline(call, seconds=self._io_deadline, path=where, discard=discard)
-
     async def read_text(self, path: str) -> str:
         data = await self.read_bytes(path)
         return data.decode("utf-8")
 
     async def write_text(self, path: str, content: str) -> None:
         await asyncio.to_thread(write_atomic, self.resolve(path), content.encode("utf-8"))
+
+    async def _io(self, call: Callable[[], T], where: Path, *, discard: Callable[[T], object] | None = None) -> T:
+        """``call()`` off the loop within the I/O deadline; a timeout names ``where``."""
+        return await call_with_deadline(call, seconds=self._io_deadline, path=where, discard=discard)
 
     # -- search --------------------------------------------------------------------------
 
