@@ -92,8 +92,7 @@ def attach_images(
     if not paths:
         return request
     for path in paths:
-        if not path.is_file():
-            raise ConfigError(f"image not found: {path}")
+        _require_file(path)
     store = AttachmentStore(settings.attachments_dir)
     videos = [path for path in paths if detect_media_kind(path) == "video"]
     try:
@@ -105,3 +104,17 @@ def attach_images(
     for path in paths:
         blocks += sampled[path].blocks if path in sampled else [to_reference_block(next(admitted))]
     return replace(request, content=[{"type": "text", "text": request.prompt}, *blocks])
+
+
+def _require_file(path: Path) -> None:
+    """A missing path, and a pipe or device (which would block or never end), as one line."""
+    from dcode.regular_files import NotRegularFile, require_regular
+
+    try:
+        require_regular(path.stat(), path)
+    except NotRegularFile as exc:
+        raise ConfigError(f"{path} is {exc.what}, not a regular file") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a directory, not an image or video file") from None
+    except OSError:
+        raise ConfigError(f"image not found: {path}") from None

@@ -18,6 +18,7 @@ from dcode.media.normalize import normalize_image
 from dcode.media.store import AttachmentStore
 from dcode.media.tokens import estimate_image_tokens
 from dcode.media.variant_cache import VariantCache
+from dcode.regular_files import NotRegularFile, read_regular
 
 
 def inspect_path(path: Path | str, route: ImageRoute, store: AttachmentStore) -> dict[str, Any]:
@@ -28,6 +29,8 @@ def inspect_path(path: Path | str, route: ImageRoute, store: AttachmentStore) ->
         image = normalize_image(data, p.name, store.limits, store.policy)
     except ImageRejected as exc:
         return {"path": str(p), "error": exc.rejection.detail, "reason": exc.rejection.reason.value}
+    except NotRegularFile as exc:
+        return {"path": str(p), "error": f"it {exc.strerror}"}
     except (MediaError, OSError) as exc:
         return {"path": str(p), "error": str(exc)}
     att = image.attachment(p.name)
@@ -76,8 +79,4 @@ def inspect_path(path: Path | str, route: ImageRoute, store: AttachmentStore) ->
 
 
 def _read(path: Path, store: AttachmentStore) -> bytes:
-    cap = store.limits.max_source_bytes
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory")
-    with path.open("rb") as fh:
-        return fh.read(cap + 1)
+    return read_regular(path, store.limits.max_source_bytes + 1)  # one over: the cap still trips

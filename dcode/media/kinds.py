@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from dcode.media.errors import VideoNotSupportedError
+from dcode.regular_files import open_regular
 
 MediaKind: TypeAlias = Literal["image", "video"]
 
@@ -173,7 +174,7 @@ def detect_media_kind(path: Path | str) -> MediaKind | None:
     """
     p = Path(path)
     try:
-        with p.open("rb") as fh:
+        with open_regular(p) as fh:  # a named pipe or a device is no media file (and would block)
             head = fh.read(_HEAD_BYTES)
     except OSError:
         return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import stat
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +50,7 @@ from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
 from dcode.media.normalize import NormalizedImage, normalize_image, own_jpeg
 from dcode.media.stages import stage
 from dcode.private_files import READ_ONLY_FILE, write_private
+from dcode.regular_files import NotRegularFile, open_regular
 
 __all__ = [
     "AttachmentStore",
@@ -198,22 +199,21 @@ class AttachmentStore:
         assert source.path is not None
         cap = self.limits.max_source_bytes
         try:
-            info = source.path.stat()
-            if not stat.S_ISREG(info.st_mode):
-                raise ImageRejected(
-                    Rejection(name, RejectReason.UNREADABLE, "cannot read: not a regular file")
-                )
-            size = info.st_size
-            if size > cap:
-                raise ImageRejected(
-                    Rejection(
-                        name,
-                        RejectReason.TOO_MANY_BYTES,
-                        f"too large: {size:,} bytes exceeds {cap:,}",
+            with open_regular(source.path) as fh:  # a named pipe would block the read for ever
+                size = os.fstat(fh.fileno()).st_size
+                if size > cap:
+                    raise ImageRejected(
+                        Rejection(
+                            name,
+                            RejectReason.TOO_MANY_BYTES,
+                            f"too large: {size:,} bytes exceeds {cap:,}",
+                        )
                     )
-                )
-            with source.path.open("rb") as fh:
-                return fh.read(cap + 1)  # a file that grew since stat() still trips the cap
+                return fh.read(cap + 1)  # a file that grew since fstat() still trips the cap
+        except NotRegularFile as exc:
+            raise ImageRejected(
+                Rejection(name, RejectReason.UNREADABLE, f"cannot read: it {exc.strerror}")
+            ) from exc
         except OSError as exc:
             raise ImageRejected(
                 Rejection(name, RejectReason.UNREADABLE, f"cannot read: {exc.strerror or exc}")

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from dcode.media.video_protocol import Message, MessageBuffer, ProtocolError, re
 
 MAX_IDLE = 2
 KILL_WAIT_SECONDS = 2.0
+VIDEO_WORKER = "dcode.media.video_worker"
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -35,24 +36,28 @@ class DeadlineExceeded(Exception):
 
 
 class WorkerGone(Exception):
-    """The decoder process ended or sent garbage; ``detail`` says how."""
+    """The decoder process ended or sent garbage; ``detail`` says how, ``signal`` which signal
+    ended it, if one did."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, signal: int | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.signal = signal
 
 
 class Worker:
-    """One decoder process and the bytes it has sent but we have not read yet."""
+    """One worker process (``python -P -m module``: the video decoder unless told otherwise)
+    and the bytes it has sent but we have not read yet; ``noun`` names it in errors."""
 
-    def __init__(self) -> None:
+    def __init__(self, module: str = VIDEO_WORKER, noun: str = "the decoder") -> None:
+        self.noun = noun
         env = dict(os.environ)
         # A source checkout run without installing must still find the package.
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p
         )
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-m", "dcode.media.video_worker"],
+            [sys.executable, "-P", "-m", module],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -77,7 +82,7 @@ class Worker:
             self.stdin.write(request_line(request))
             self.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
-            raise WorkerGone(self._exit_detail()) from exc
+            raise self._gone() from exc
 
     def receive(self, deadline: float) -> Message:
         """The next message; raises :class:`DeadlineExceeded` or :class:`WorkerGone`."""
@@ -85,7 +90,7 @@ class Worker:
             try:
                 message = self.buffer.pop()
             except ProtocolError as exc:
-                raise WorkerGone(f"the decoder sent garbage ({exc})") from exc
+                raise WorkerGone(f"{self.noun} sent garbage ({exc})") from exc
             if message is not None:
                 return message
             remaining = deadline - time.monotonic()
@@ -97,7 +102,7 @@ class Worker:
                 continue
             chunk = os.read(self.stdout_fd, 1 << 20)
             if not chunk:
-                raise WorkerGone(self._exit_detail())
+                raise self._gone()
             self.buffer.feed(chunk)
 
     def kill(self) -> None:
@@ -132,21 +137,23 @@ class Worker:
             except OSError:
                 pass
 
-    def _exit_detail(self) -> str:
+    def _gone(self) -> WorkerGone:
         try:
             code = self.process.wait(timeout=KILL_WAIT_SECONDS)
         except subprocess.TimeoutExpired:
-            return "the decoder stopped answering"
+            return WorkerGone(f"{self.noun} stopped answering")
         if code < 0:
-            return f"the decoder crashed on this file (signal {-code})"
-        return f"the decoder exited unexpectedly (status {code})"
+            return WorkerGone(f"{self.noun} crashed on this file (signal {-code})", -code)
+        return WorkerGone(f"{self.noun} exited unexpectedly (status {code})")
 
 
 class WorkerPool:
-    """Idle decoder processes, shared by every thread of the process."""
+    """Idle worker processes of one kind, shared by every thread of the process."""
 
-    def __init__(self, max_idle: int = MAX_IDLE) -> None:
+    def __init__(self, max_idle: int = MAX_IDLE, *, module: str = VIDEO_WORKER, noun: str = "the decoder") -> None:
         self.max_idle = max_idle
+        self.module = module
+        self.noun = noun
         self._idle: list[Worker] = []
         self._lock = threading.Lock()
 
@@ -157,7 +164,10 @@ class WorkerPool:
                 if worker.alive():
                     return worker
                 worker.kill()
-        return Worker()
+        return self.spawn()
+
+    def spawn(self) -> Worker:
+        return Worker(self.module, self.noun)
 
     def release(self, worker: Worker) -> None:
         """Keep a worker whose last job ended cleanly; close it when enough are idle."""
@@ -178,27 +188,31 @@ POOL = WorkerPool()
 atexit.register(POOL.close)
 
 
-def run_job(request: dict[str, Any], deadline: float, pool: WorkerPool = POOL) -> Iterator[Message]:
+def run_job(request: dict[str, Any], deadline: float | Callable[[], float], pool: WorkerPool = POOL) -> Iterator[Message]:
     """Send ``request`` to a decoder and yield its replies up to ``end`` or ``error``.
+
+    ``deadline`` is a ``time.monotonic()`` instant, or a function giving it, asked before each
+    reply is awaited (so a caller can grant more time as the job makes progress).
 
     Closing the generator early (the caller has what it needs) stops the job: the decoder is
     told to stop and its remaining replies are drained, so it can serve the next job. Any
     failure (deadline, crash, garbage, an exception in the caller) kills it instead.
     """
+    until = deadline if callable(deadline) else lambda: deadline
     worker, retried = pool.acquire(), False
     clean = False
     try:
         while True:
             try:
                 worker.send(request)
-                first = worker.receive(deadline)
+                first = worker.receive(until())
                 break
             except WorkerGone:
                 # An idle process may have timed out just as we picked it: one fresh try.
                 worker.kill()
                 if retried:
                     raise
-                worker, retried = Worker(), True
+                worker, retried = pool.spawn(), True
         message = first
         while True:
             # The job is over once its last reply is read: closing the generator after that
@@ -207,10 +221,10 @@ def run_job(request: dict[str, Any], deadline: float, pool: WorkerPool = POOL) -
             yield message
             if clean:
                 return
-            message = worker.receive(deadline)
+            message = worker.receive(until())
     except GeneratorExit:
         if not clean:
-            clean = _stop(worker, deadline)
+            clean = _stop(worker, until())
         raise
     finally:
         if clean:

@@ -19,6 +19,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from dcode.regular_files import require_regular
+
 TEMP_SUFFIX = ".dcode-tmp"
 CHUNK_BYTES = 1 << 20
 _NAME_ROOM = 200  # of the target's name kept in the temporary name, under NAME_MAX (255)
@@ -54,13 +56,13 @@ def _discard(temp: Path) -> None:
 
 
 def _existing(target: Path) -> os.stat_result | None:
-    """The target's metadata; the same refusals as opening it for writing would give."""
+    """The target's metadata; the same refusals as opening it for writing would give, and a
+    pipe or device is refused (renaming over ``/dev/null`` would replace the device)."""
     try:
         info = os.stat(target)
     except FileNotFoundError:
         return None
-    if stat.S_ISDIR(info.st_mode):
-        raise IsADirectoryError(errno.EISDIR, "Is a directory", str(target))
+    require_regular(info, target)
     if not os.access(target, os.W_OK):
         # A rename would replace a read-only file the user never meant to be writable.
         raise PermissionError(errno.EACCES, "Permission denied", str(target))

@@ -23,6 +23,7 @@ from pathlib import Path
 from dcode.agent.backends.gitignore import IgnoreMatcher, parse_ignore_file
 from dcode.agent.backends.procs import run_capture
 from dcode.agent.backends.safe_git import asafe_git
+from dcode.regular_files import read_regular
 
 IGNORE_FILE = ".gitignore"
 GIT_DIR = ".git"
@@ -147,8 +148,10 @@ def _relative(path: Path, anchor: Path) -> str:
 
 
 def _read_quietly(path: Path) -> str:
+    """An ignore file's text; "" when missing, unreadable or not a regular file (a named pipe
+    in its place would stall the walk for ever)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_regular(path).decode("utf-8", errors="replace")
     except OSError:
         return ""
 

@@ -1,7 +1,10 @@
 """The backend for the machine dcode runs on: the local file system and a local shell.
 
-Blocking file I/O goes through ``asyncio.to_thread`` and processes through asyncio's subprocess
-support, so a slow disk or a long search never freezes the UI sharing the event loop.
+Blocking file I/O runs on threads and processes through asyncio's subprocess support, so a
+slow disk or a long search never freezes the UI sharing the event loop. Reads have deadlines
+(``deadline``): a stalled mount ends the tool call with an error instead of the turn hanging,
+and only regular files are opened (``dcode.regular_files``), so a named pipe or a device
+never blocks a read at all.
 """
 
 from __future__ import annotations
@@ -9,11 +12,17 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-from collections.abc import AsyncIterator
+import stat
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
+from functools import partial
 from pathlib import Path
+from typing import BinaryIO, TypeVar
 
 from dcode.agent.backends import paths
 from dcode.agent.backends.atomic import write_atomic
+from dcode.agent.backends.deadline import IO_DEADLINE_S, call_with_deadline
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.gitignore import PathFilter
 from dcode.agent.backends.globbing import compile_glob, has_magic
@@ -30,8 +39,14 @@ from dcode.agent.backends.protocol import (
 )
 from dcode.agent.backends.search import compile_regex, python_grep, rg_grep
 from dcode.agent.backends.shell import MAX_OUTPUT_CHARS, run_shell
+from dcode.regular_files import open_regular, require_regular
+
+T = TypeVar("T")
 
 MIN_TIMEOUT_S = 0.1
+SEARCH_DEADLINE_S = 120.0
+"""How long grep or glob may take, helpers (ripgrep, git) included: a named pipe where an
+ignore file should be stalls both for ever."""
 
 
 class LocalBackend:
@@ -39,7 +54,8 @@ class LocalBackend:
 
     ``use_ripgrep``/``use_git`` exist so tests (and machines with a broken ``rg``) can force the
     slower fallbacks; by default the best available tool is used. ``environment`` says which
-    variables the processes it starts (the shell, git, ripgrep) do not get.
+    variables the processes it starts (the shell, git, ripgrep) do not get. ``io_deadline``
+    bounds each file-system call of a read, ``search_deadline`` a whole grep or glob.
     """
 
     def __init__(
@@ -51,6 +67,8 @@ class LocalBackend:
         use_git: bool = True,
         max_output_chars: int = MAX_OUTPUT_CHARS,
         environment: ShellEnvironment = ShellEnvironment(),
+        io_deadline: float = IO_DEADLINE_S,
+        search_deadline: float = SEARCH_DEADLINE_S,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         self._shell_name = shell
@@ -59,6 +77,8 @@ class LocalBackend:
         self._git = find_program("git") if use_git else None
         self._max_output_chars = max_output_chars
         self._environment = environment
+        self._io_deadline = io_deadline
+        self._search_deadline = search_deadline
 
     @property
     def search_engine(self) -> str:
@@ -80,32 +100,44 @@ class LocalBackend:
 
     async def stat(self, path: str) -> FileInfo:
         target = self.resolve(path)
-        result = await asyncio.to_thread(os.stat, target)
+        result = await self._io(partial(os.stat, target), target)
         return FileInfo(
             path=target,
-            is_dir=os.path.isdir(target),
+            is_dir=stat.S_ISDIR(result.st_mode),
             size=result.st_size,
             mtime=result.st_mtime,
         )
 
     async def exists(self, path: str) -> bool:
-        return await asyncio.to_thread(os.path.exists, self.resolve(path))
+        target = self.resolve(path)
+        return await self._io(partial(os.path.exists, target), target)
 
     async def ls(self, path: str = ".", *, max_entries: int = 1000) -> Listing:
         target = self.resolve(path)
-        names = await asyncio.to_thread(_list_directory, target)
+        names = await self._io(partial(_list_directory, target), target)
         return Listing(items=tuple(names[:max_entries]), total=len(names))
 
     async def read_bytes(self, path: str) -> bytes:
-        return await asyncio.to_thread(self.resolve(path).read_bytes)
+        async with aclosing(self.read_chunks(path)) as chunks:
+            return b"".join([chunk async for chunk in chunks])
 
     async def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncIterator[bytes]:
-        handle = await asyncio.to_thread(open, self.resolve(path), "rb")
+        target = self.resolve(path)
+        handle = await self._io(partial(open_regular, target, buffered=False), target, discard=_close)
+        reading = False
         try:
-            while chunk := await asyncio.to_thread(handle.read, chunk_size):
+            while True:
+                reading = True
+                chunk = await self._io(partial(handle.read, chunk_size), target)
+                reading = False
+                if not chunk:
+                    return
                 yield chunk
         finally:
-            handle.close()
+            if reading:  # abandoned mid-read: its thread may still be in the kernel
+                threading.Thread(target=_close, args=(handle,), daemon=True).start()
+            else:
+                handle.close()
 
     async def read_text(self, path: str) -> str:
         data = await self.read_bytes(path)
@@ -114,12 +146,19 @@ class LocalBackend:
     async def write_text(self, path: str, content: str) -> None:
         await asyncio.to_thread(write_atomic, self.resolve(path), content.encode("utf-8"))
 
+    async def _io(self, call: Callable[[], T], where: Path, *, discard: Callable[[T], object] | None = None) -> T:
+        """``call()`` off the loop within the I/O deadline; a timeout names ``where``."""
+        return await call_with_deadline(call, seconds=self._io_deadline, path=where, discard=discard)
+
     # -- search --------------------------------------------------------------------------
 
     async def glob(self, pattern: str, path: str = ".", *, max_results: int = 500) -> Listing:
         """Matches sorted newest first: what was touched last is what the model most likely
         needs next. Only files are returned; ties are broken by path."""
         start = self.resolve(path)
+        return await self._within_deadline(self._glob(pattern, start, max_results), start)
+
+    async def _glob(self, pattern: str, start: Path, max_results: int) -> Listing:
         await self._require_directory(start)
         base, rest = paths.split_glob_base(pattern.removeprefix("./"))
         start = paths.resolve_path(start, base)
@@ -143,8 +182,12 @@ class LocalBackend:
         max_matches: int = 500,
     ) -> GrepResult:
         start = self.resolve(path)
-        if not await asyncio.to_thread(start.exists):
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(start))
+        info = await self._io(partial(os.stat, start), start)
+        if not stat.S_ISDIR(info.st_mode):
+            require_regular(info, start)  # ripgrep would wait for ever on a named pipe
+        return await self._within_deadline(self._grep(pattern, start, glob, max_matches), start)
+
+    async def _grep(self, pattern: str, start: Path, glob: str | None, max_matches: int) -> GrepResult:
         if self._rg:
             return await rg_grep(
                 self._rg,
@@ -160,6 +203,17 @@ class LocalBackend:
         return await asyncio.to_thread(
             python_grep, regex, files, max_matches=max_matches, display=self.display_path
         )
+
+    async def _within_deadline(self, search: Awaitable[T], start: Path) -> T:
+        """``search``, ended (its helper processes killed) once the search deadline passes."""
+        try:
+            return await asyncio.wait_for(search, self._search_deadline)
+        except TimeoutError:
+            raise TimeoutError(
+                errno.ETIMEDOUT,
+                f"the search did not finish within {self._search_deadline:g} s; narrow the path or the pattern",
+                str(start),
+            ) from None
 
     async def _grep_candidates(self, start: Path, glob: str | None) -> list[Path]:
         if await asyncio.to_thread(start.is_file):
@@ -220,6 +274,10 @@ class LocalBackend:
 
 def _find_shell(preferred: str) -> str | None:
     return find_program(preferred) or find_program("sh")
+
+
+def _close(handle: BinaryIO) -> None:
+    handle.close()
 
 
 def _list_directory(target: Path) -> list[str]:

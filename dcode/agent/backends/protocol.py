@@ -12,10 +12,13 @@ Contract for implementers:
   whether a write outside may happen is the approval policy's call (it asks
   ``is_inside_workspace``, which judges the same resolved path).
 * The async methods must never block the event loop the UI runs in.
+* Only regular files are read or written: a named pipe, a device or a socket is refused with
+  ``dcode.regular_files.NotRegularFile`` before it could block (an ``OSError``), and a call
+  that gets no answer from the file system in time fails with ``TimeoutError``.
 * Failures are the builtin exceptions, so a tool can explain them the same way whatever backend
   raised them: ``FileNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``,
-  ``PermissionError`` (all ``OSError``), ``UnicodeDecodeError`` from ``read_text``, and
-  ``InvalidPattern`` for a regex or glob the search cannot compile.
+  ``PermissionError``, ``TimeoutError`` (all ``OSError``), ``UnicodeDecodeError`` from
+  ``read_text``, and ``InvalidPattern`` for a regex or glob the search cannot compile.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ from dcode.agent.backends.gitignore import PathFilter
 from dcode.agent.backends.listing import rg_base_args
 from dcode.agent.backends.procs import stream_lines
 from dcode.agent.backends.protocol import GrepMatch, GrepResult, InvalidPattern
+from dcode.regular_files import open_regular
 
 MAX_LINE_CHARS = 500
 # The Python scan reads whole files; bigger ones are almost never source code.
@@ -66,9 +68,10 @@ def python_grep(
 def _read_text_file(path: Path) -> str | None:
     """The file's text, or ``None`` for unreadable, oversized and binary files."""
     try:
-        if path.stat().st_size > MAX_SCAN_BYTES:
-            return None
-        data = path.read_bytes()
+        with open_regular(path) as handle:  # a named pipe would block the scan for ever
+            if os.fstat(handle.fileno()).st_size > MAX_SCAN_BYTES:
+                return None
+            data = handle.read()
     except OSError:
         return None
     if b"\0" in data:

@@ -15,6 +15,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from dcode.private_files import READ_ONLY_FILE, write_private
+from dcode.regular_files import NotRegularFile, open_regular
 
 FILE_HISTORY_DIR = "file-history"
 MAX_BLOB_BYTES = 32 * 1024 * 1024
@@ -26,13 +27,14 @@ def content_hash(data: bytes) -> str:
 
 
 def current_hash(path: Path) -> str | None:
-    """The hash of what ``path`` holds now; None when there is no file there."""
+    """The hash of what ``path`` holds now; None when there is no file there (a named pipe or
+    a device is no file, and reading one could block for ever)."""
     digest = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             while chunk := handle.read(1 << 20):
                 digest.update(chunk)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, NotRegularFile):
         return None
     return digest.hexdigest()
 

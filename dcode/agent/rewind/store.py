@@ -25,6 +25,7 @@ from pathlib import Path
 from dcode.agent.rewind.blobs import FILE_HISTORY_DIR, MAX_BLOB_BYTES, BlobStore, current_hash
 from dcode.agent.sessions import connect
 from dcode.private_files import write_private
+from dcode.regular_files import NotRegularFile, open_regular
 
 PROMPT_CHARS = 20_000
 KEEP_DAYS = 30
@@ -189,14 +190,15 @@ class RewindStore:
         return True
 
     def _keep(self, path: Path) -> tuple[str | None, bool]:
-        """(the hash of what ``path`` holds, whether it was kept); (None, True) for no file."""
+        """(the hash of what ``path`` holds, whether it was kept); (None, True) for no file,
+        a named pipe or a device included (the file tools write none of those)."""
         try:
-            size = os.stat(path).st_size
-        except (FileNotFoundError, NotADirectoryError):
+            with open_regular(path) as handle:
+                if os.fstat(handle.fileno()).st_size > MAX_BLOB_BYTES:
+                    return current_hash(path), False
+                data = handle.read()
+        except (FileNotFoundError, NotADirectoryError, NotRegularFile):
             return None, True
-        if size > MAX_BLOB_BYTES:
-            return current_hash(path), False
-        data = path.read_bytes()
         return self.blobs.put(data), True
 
 

@@ -13,6 +13,7 @@ from typing import NoReturn
 from langchain_core.tools import ToolException
 
 from dcode.agent.backends.protocol import InvalidPattern
+from dcode.regular_files import NotRegularFile
 
 
 def fail(message: str) -> NoReturn:
@@ -39,6 +40,8 @@ def _os_error(exc: OSError, display: Callable[[str], str]) -> str:
             return f"{where} does not exist"
         case IsADirectoryError():
             return f"{where} is a directory"
+        case NotRegularFile(what=what):
+            return f"{where} is {what}, not a regular file; only regular files are read or written"
         case NotADirectoryError():
             return f"{where} is not a directory"
         case PermissionError():

@@ -3,6 +3,8 @@ a reference and each request carries the route's variant.
 
 A path inside the store's objects directory (the request-size offload placeholder names one)
 is that attachment already: its reference is returned as it is, nothing is admitted again.
+Other files are read through the backend (a regular file only, each read under its deadline);
+one over the size cap is handed to the store by path, which refuses it without reading it.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from dcode.media.store import AttachmentStore, Source
 
 async def read_image(store: AttachmentStore, backend: Backend, file: BinaryFile) -> list[dict]:
     path = backend.resolve(file.path)
+    data = await backend.read_bytes(file.path) if file.size <= store.limits.max_source_bytes else None
     try:
-        att = await asyncio.to_thread(_admitted, store, path, file.display)
+        att = await asyncio.to_thread(_admitted, store, path, file.display, data)
     except AdmissionError as exc:
         reasons = "; ".join(r.detail for r in exc.rejections)
         fail(f"{NAME}: {file.display} could not be read as an image: {reasons}")
@@ -34,11 +37,12 @@ async def read_image(store: AttachmentStore, backend: Backend, file: BinaryFile)
     return media_result(f"Read image {file.display} ({size}).", [to_reference_block(att)])
 
 
-def _admitted(store: AttachmentStore, path: Path, shown: str) -> Attachment:
+def _admitted(store: AttachmentStore, path: Path, shown: str, data: bytes | None) -> Attachment:
     stored = _stored(store, path)
     if stored is not None:
         return replace(stored, name=clip_name(shown))
-    (att,) = store.admit([Source.from_path(path, shown)])
+    source = Source.from_path(path, shown) if data is None else Source.from_bytes(data, shown)
+    (att,) = store.admit([source])
     return att
 
 

@@ -2,24 +2,24 @@
 
 - A model that takes PDFs gets the pages as one PDF (pypdf writes the selection; the whole
   unencrypted document is sent as it is), admitted byte for byte as a ``file`` attachment.
-- One that takes images but not PDFs gets each page rendered (``pdf_render``) and admitted as
-  an image, labelled ``Page N``.
+- One that takes images but not PDFs gets each page rendered (``pdf_render``: in a separate
+  process, with a memory limit and a deadline) and admitted as an image, labelled ``Page N``.
 - Any other gets the pages' text (pypdf), with ``--- Page N ---`` markers, capped like a text
   file's output.
 
 An encrypted PDF (unless an empty password opens it) or one pypdf cannot parse is a clear tool
-error. Parsing, rendering and admission are blocking: they run on a worker thread.
+error. Parsing, rendering and admission are blocking: they run on a daemon thread.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import logging
 from typing import Any
 
 from langchain_core.tools import ToolException
 
+from dcode.agent.backends.deadline import detached
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput
@@ -47,7 +47,8 @@ MAX_SENT_BYTES = 32 * MiB
 async def read_pdf(store: AttachmentStore, profile: ModelProfile, backend: Backend, file: BinaryFile) -> ToolOutput:
     require_size(file, MAX_PDF_BYTES, "PDFs")
     data = await backend.read_bytes(file.path)
-    return await asyncio.to_thread(_read, store, profile, data, file)
+    # Rendering waits on the renderer for up to its deadlines: never on a thread exit joins.
+    return await detached(_read, store, profile, data, file)
 
 
 def _read(store: AttachmentStore, profile: ModelProfile, data: bytes, file: BinaryFile) -> ToolOutput:
@@ -117,16 +118,17 @@ def _as_images(store: AttachmentStore, reader: Any, data: bytes, pages: PageRang
     # PDFium asks for the password pypdf found empty: render pypdf's decrypted copy instead.
     source, numbers = (_selection(reader, pages, shown), range(1, len(pages.numbers) + 1)) if reader.is_encrypted else (data, pages.numbers)
     try:
-        images = render_pages(source, numbers)
+        images = render_pages(source, numbers, shown_as=pages.numbers)
     except RenderError as exc:
-        fail(f"{NAME}: {shown} is not a readable PDF: {exc}")
+        fail(f"{NAME}: {shown} could not be shown as page images: {exc}")
     try:
-        atts = store.admit([(png, f"{shown} page {n}") for n, png in zip(pages.numbers, images, strict=True)])
+        atts = store.admit([(page.png, f"{shown} page {page.number}") for page in images])
     except AdmissionError as exc:
         fail(f"{NAME}: the rendered {pages.label} of {shown} were not admitted: {exc}")
     attached: list[dict[str, Any]] = []
-    for number, att in zip(pages.numbers, atts, strict=True):
-        attached += [text_block(f"Page {number}"), to_reference_block(att)]
+    for page, att in zip(images, atts, strict=True):
+        label = f"Page {page.number} ({page.note})" if page.note else f"Page {page.number}"
+        attached += [text_block(label), to_reference_block(att)]
     return media_result(_summary(pages, shown), attached)
 
 

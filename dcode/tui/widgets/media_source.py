@@ -62,6 +62,7 @@ from dcode.media.kinds import (
     sniff_kind,
 )
 from dcode.media.paths import MAX_LINES, MAX_PASTE_CHARS, parse_pasted_paths
+from dcode.regular_files import read_regular
 from dcode.tui.widgets.placeholders import Placeholder, PlaceholderHost, PlaceholderSource
 
 if TYPE_CHECKING:
@@ -161,8 +162,7 @@ def _media_kind(path: Path) -> MediaKind | None:
     if kind != "video":
         return kind
     try:
-        with path.open("rb") as fh:
-            head = fh.read(_VIDEO_HEAD)
+        head = read_regular(path, _VIDEO_HEAD)
     except OSError:
         return None
     return "video" if sniff_kind(head) == "video" else None
