@@ -106,12 +106,23 @@ def run(
     default_approve = ApprovalMode.EDITS if print_mode else ApprovalMode.MANUAL
     settings = _settings(default_approve, **cli)
     secure_home(settings.home)
+    _guard_processes(settings)
     if print_mode:
         _run_headless(settings, prompt, OutputFormat(output_format), resume_id, resume, continue_, model is not None, image or [], debug)
         return
     from dcode.tui.launch import launch_tui
 
     raise typer.Exit(launch_tui(settings, cli=cli, prompt=prompt, resume_id=resume_id, resume_latest=resume, continue_here=continue_, model_given=model is not None))
+
+
+def _guard_processes(settings: Settings) -> None:
+    """Before anything is started: every process tree dcode starts tracked (ending what a
+    killed dcode left)."""
+    from dcode.processes.trees import TREES
+
+    notice = TREES.install(settings.home)
+    if notice:
+        typer.echo(notice, err=True)
 
 
 def _run_headless(

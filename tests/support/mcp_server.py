@@ -1,6 +1,8 @@
 """Real MCP servers for the tests, written with the ``mcp`` SDK's FastMCP.
 
-Run as a script: ``mcp_server.py stdio [--fail-start] [--marker FILE]`` serves over stdio;
+Run as a script: ``mcp_server.py stdio [--fail-start] [--marker FILE] [--stubborn-child FILE]`` serves over stdio
+(``--stubborn-child`` first starts a child of its own that ignores SIGTERM, and writes its pid
+to FILE: a server that leaves something behind when it exits);
 ``mcp_server.py http PORT [--token TOKEN]`` serves streamable HTTP on 127.0.0.1:PORT (at
 ``/mcp``), refusing requests without ``Authorization: Bearer TOKEN`` when a token is given;
 ``mcp_server.py sse PORT`` serves the older SSE transport (at ``/sse``).
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -64,9 +67,12 @@ def main() -> None:
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--marker")
     parser.add_argument("--token")
+    parser.add_argument("--stubborn-child")
     args = parser.parse_args()
     if args.marker:
         Path(args.marker).write_text(str(os.getpid()))
+    if args.stubborn_child:
+        _start_stubborn_child(Path(args.stubborn_child))
     if args.fail_start:
         print("cannot start: no configuration", file=sys.stderr)
         sys.exit(1)
@@ -80,6 +86,17 @@ def main() -> None:
     if args.token:
         app = _require_token(app, args.token)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+def _start_stubborn_child(pid_file: Path) -> None:
+    """A process in the server's own group and session that ignores SIGTERM, never waited for."""
+    child = subprocess.Popen(
+        ["sh", "-c", 'trap "" TERM; exec sleep 300'],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pid_file.write_text(str(child.pid))
 
 
 def _require_token(app, token: str):
