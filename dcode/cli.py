@@ -116,10 +116,13 @@ def run(
 
 
 def _guard_processes(settings: Settings) -> None:
-    """Before anything is started: every process tree dcode starts tracked (ending what a
-    killed dcode left)."""
+    """Before anything is started: the provider keys out of what ``/proc/<pid>/environ`` shows
+    of dcode, and every process tree dcode starts tracked (ending what a killed dcode left)."""
+    from dcode.agent.backends.environment import ShellEnvironment
+    from dcode.processes.environ_block import hide
     from dcode.processes.trees import TREES
 
+    hide(ShellEnvironment.for_settings(settings).hides)
     notice = TREES.install(settings.home)
     if notice:
         typer.echo(notice, err=True)
