@@ -151,3 +151,22 @@ def test_an_adopted_orphan_is_reaped_and_a_childs_own_status_is_not_taken(tmp_pa
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(REAPER), str(tmp_path / "home")], capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[:2] == ["orphan reaped", "direct 7"]
+
+
+LEAVING = """
+import os
+from dcode.processes import table
+from dcode.processes.cgroup import Cgroup, current
+group = Cgroup.enter(os.getpid(), table.start_time(os.getpid()))
+assert current() == group.path, current()
+(group.path / "dcode-1-1").mkdir()  # a dcode it ran, killed: its cgroup empty and left behind
+group.leave()
+print(current() == group.origin, group.path.exists())
+"""
+
+
+@pytest.mark.skipif(cgroup.usable_parent() is None, reason="no writable cgroup v2 here (the records and the subreaper cover this machine)")
+def test_leaving_removes_dcodes_cgroup_and_those_of_killed_dcodes_inside() -> None:
+    result = subprocess.run([sys.executable, "-c", LEAVING], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "False"]

@@ -107,10 +107,12 @@ class Cgroup:
         return members(self.path)
 
     def leave(self) -> None:
-        """Move this process back where it came from and remove the (now empty) cgroup."""
+        """Move this process back where it came from and remove the (now empty) cgroup, with
+        the cgroups of dcodes it ran that were killed (their processes were ended with ours)."""
         with contextlib.suppress(OSError):
             (self.origin / "cgroup.procs").write_text("0")
-        _remove(self.path)
+        for directory, _, _ in sorted(os.walk(self.path), key=lambda entry: -len(entry[0])):
+            _remove(Path(directory))
 
 
 def members(path: Path) -> list[int]:

@@ -56,7 +56,6 @@ class Installed:
     home: Path
     owner: tuple[int, int]
     cgroup: Cgroup | None
-    subreaper: bool
 
 
 class ProcessTrees:
@@ -77,7 +76,7 @@ class ProcessTrees:
         start = table.start_time(me)
         if self.installed is not None or start is None:
             return None
-        subreaper = _become_subreaper()
+        _become_subreaper()
         left = records.LeftBehind()
         records.end_left_behind(home, left)
         group = Cgroup.enter(me, start)
@@ -86,7 +85,7 @@ class ProcessTrees:
                 owner = cgroup.owner_of(stale)
                 left.add(owner[0] if owner else 0, cgroup.end_stale(stale))
         with self._lock:
-            self.installed = Installed(home, (me, start), group, subreaper)
+            self.installed = Installed(home, (me, start), group)
         threading.Thread(target=self._refresher, name="dcode-process-trees", daemon=True).start()
         self.refresh_soon()
         return left.notice()
