@@ -109,12 +109,26 @@ def run(
     default_approve = ApprovalMode.EDITS if print_mode else ApprovalMode.MANUAL
     settings = _settings(default_approve, **cli)
     secure_home(settings.home)
+    _guard_processes(settings)
     if print_mode:
         _run_headless(settings, prompt, OutputFormat(output_format), resume_id, resume, continue_, model is not None, image or [], debug)
         return
     from dcode.tui.launch import launch_tui
 
     raise typer.Exit(launch_tui(settings, cli=cli, prompt=prompt, resume_id=resume_id, resume_latest=resume, continue_here=continue_, model_given=model is not None))
+
+
+def _guard_processes(settings: Settings) -> None:
+    """Before anything is started: the provider keys out of what ``/proc/<pid>/environ`` shows
+    of dcode, and every process tree dcode starts tracked (ending what a killed dcode left)."""
+    from dcode.agent.backends.environment import ShellEnvironment
+    from dcode.processes.environ_block import hide
+    from dcode.processes.trees import TREES
+
+    hide(ShellEnvironment.for_settings(settings).hides)
+    notice = TREES.install(settings.home)
+    if notice:
+        typer.echo(notice, err=True)
 
 
 def _run_headless(

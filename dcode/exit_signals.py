@@ -3,10 +3,11 @@
 The model's commands run in sessions of their own, so a terminal closing, a Ctrl+C in the shell
 that ran ``dcode -p``, or a ``kill`` reaches dcode and never them: without this, a ``sleep 60`` or
 a dev server started by the model would outlive dcode. On the first of these signals every
-process group the shell tool started is ended (SIGTERM, then SIGKILL after a short grace) and
-``on_signal`` is called, so dcode can finish as it normally would (the TUI restores the terminal,
-headless closes the session); the exit code is then 128 + the signal's number. A second signal
-while that is under way exits at once.
+tree dcode registered is ended (each session, and what left it: SIGTERM, then SIGKILL after a
+short grace; see ``dcode.processes.trees``) and ``on_signal`` is called, so dcode can finish as
+it normally would (the TUI restores the terminal, headless closes the session, MCP servers are
+closed, and what is left under dcode is ended at exit); the exit code is then 128 + the
+signal's number. A second signal while that is under way ends everything and exits at once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import signal
 from collections.abc import Callable
 
-from dcode.agent.backends.shell import end_process_groups
+from dcode.processes.trees import TREES
 
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -55,9 +56,10 @@ class ExitSignals:
         self._loop = None
 
     def _handle(self, signum: int) -> None:
-        end_process_groups()
         if self.received is not None:
+            TREES.end_all()
             os._exit(exit_code(self.received))
+        TREES.end_sessions()
         self.received = signum
         self._on_signal(signum)
 

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# The real dcode binary in tmux, stopped by a signal while the shell tool runs `sleep 60`.
-# Usage: smoke_tui_signals.sh TERM|HUP|close
+# The real dcode binary in tmux, stopped while the shell tool runs `sleep 60` beside a
+# grandchild that left the command's session (`setsid`) and ignores SIGTERM.
+# Usage: smoke_tui_signals.sh TERM|HUP|close|quit
 #   TERM, HUP: `kill -SIG` the dcode process; dcode must exit 128+N with the terminal restored
 #              (normal screen, canonical mode and echo back on).
 #   close:     close the terminal (tmux kills the pane: the kernel hangs up on dcode).
-# In every case the sleep the model started must be gone. Exits 0 with a note when tmux is
-# missing; non-zero with the screen on any failure.
+#   quit:      Ctrl+D, the ordinary way out; dcode must exit 0.
+# In every case the sleep and the grandchild the model started must be gone. Exits 0 with a
+# note when tmux is missing; non-zero with the screen on any failure.
 set -euo pipefail
 
 smoke_name=smoke_tui_signals
 . "$(dirname "$0")/smoke_lib.sh"
 
-mode=${1:?usage: smoke_tui_signals.sh TERM|HUP|close}
+mode=${1:?usage: smoke_tui_signals.sh TERM|HUP|close|quit}
 smoke_context=$mode
 
 running() {  # running PID: alive and not a zombie (an orphan may stay one where nothing reaps it)
@@ -33,7 +35,10 @@ wait_gone() {  # wait_gone PID SECONDS WHAT
 import sys
 from tests.support.model_server import reply, tool_call, write_script
 write_script(sys.argv[1], [
-    reply(tool_calls=[tool_call("execute", {"command": "sleep 60 & echo $! > sleep.pid; wait"})]),
+    reply(tool_calls=[tool_call("execute", {"command": (
+        "sleep 60 & echo $! > sleep.pid; "
+        "setsid sh -c 'trap \"\" TERM; echo $$ > escapee.pid; exec sleep 300' >/dev/null 2>&1 & wait"
+    )})]),
     reply("done"),
 ])
 PY
@@ -42,11 +47,13 @@ start_model_server
 modes="stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\n' ' '"
 start_dcode "'sleep a while'" "echo TTY-MODES \$($modes); "
 
-for _ in $(seq 1 300); do [ -s "$work/ws/sleep.pid" ] && break; sleep 0.1; done
-[ -s "$work/ws/sleep.pid" ] || fail "the model's sleep never started"
+for _ in $(seq 1 300); do [ -s "$work/ws/sleep.pid" ] && [ -s "$work/ws/escapee.pid" ] && break; sleep 0.1; done
+[ -s "$work/ws/sleep.pid" ] && [ -s "$work/ws/escapee.pid" ] || fail "the model's sleep and grandchild never started"
 sleep_pid=$(cat "$work/ws/sleep.pid")
-kill_at_exit+=("$sleep_pid")
+escapee_pid=$(cat "$work/ws/escapee.pid")
+kill_at_exit+=("$sleep_pid" "$escapee_pid")
 running "$sleep_pid" || fail "the sleep is not running"
+running "$escapee_pid" || fail "the grandchild is not running"
 pane_pid=$(tmux -L "$sock" display -p -t smoke '#{pane_pid}')
 dcode_pid=$(pgrep -P "$pane_pid" | head -n 1)
 [ -n "$dcode_pid" ] || fail "no dcode process under the pane"
@@ -63,10 +70,15 @@ case "$mode" in
     tmux -L "$sock" kill-pane -t smoke
     wait_gone "$dcode_pid" 20 "dcode"
     ;;
+  quit)
+    tmux -L "$sock" send-keys -t smoke C-d
+    wait_for "DCODE-EXITED 0" 20
+    ;;
   *)
     echo "smoke_tui_signals: unknown mode $mode" >&2
     exit 2
     ;;
 esac
 wait_gone "$sleep_pid" 5 "the model's sleep"
+wait_gone "$escapee_pid" 5 "the model's setsid grandchild"
 echo "smoke_tui_signals: ok ($mode)"

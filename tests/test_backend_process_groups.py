@@ -1,4 +1,4 @@
-"""The shell runner's registry of live process groups, which dcode ends when it exits."""
+"""The registry of the trees the shell tool started, which dcode ends on a timeout and at exit."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import subprocess
 from pathlib import Path
 
 from dcode.agent.backends import LocalBackend
-from dcode.agent.backends.shell import LIVE_GROUPS, ProcessGroups
-from tests.test_exit_signals import running, wait_for
+from dcode.processes import ending
+from dcode.processes.trees import TREES, ProcessTrees
+from tests.test_exit_signals import read_pid, running, wait_for
 
 
 async def test_registry_ends_a_background_job_that_outlived_its_command(tmp_path: Path) -> None:
@@ -18,26 +19,67 @@ async def test_registry_ends_a_background_job_that_outlived_its_command(tmp_path
     result = await backend.execute("sleep 60 >/dev/null 2>&1 & echo $!")
     pid = int(result.output.strip())
     assert running(pid)  # a background job outlives the command, by design
-    assert os.getpgid(pid) in LIVE_GROUPS.live()
-    LIVE_GROUPS.end_all()
+    assert os.getpgid(pid) in TREES.live()
+    TREES.end_sessions()
     await asyncio.to_thread(wait_for, lambda: not running(pid), 5, "the background job to end")
 
 
 def test_a_group_is_forgotten_once_empty() -> None:
-    groups = ProcessGroups()
+    trees = ProcessTrees()
     proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    groups.add(proc.pid)
-    assert groups.live() == {proc.pid}
+    trees.add(proc.pid)
+    assert trees.live() == {proc.pid}
     proc.kill()
     proc.wait()
-    assert groups.live() == frozenset()
+    assert trees.live() == frozenset()
 
 
-def test_end_all_kills_what_ignores_sigterm() -> None:
-    groups = ProcessGroups()
+def test_ending_kills_what_ignores_sigterm() -> None:
+    trees = ProcessTrees()
     proc = subprocess.Popen(["bash", "-c", "trap '' TERM; echo ready; sleep 60 & wait"], start_new_session=True, stdout=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
-    groups.add(proc.pid)
-    groups.end_all(grace=0.2)
+    trees.add(proc.pid)
+    trees.end_sessions(grace=0.2)
+    assert proc.wait(timeout=5) == -signal.SIGKILL
+    proc.stdout.close()
+
+
+async def test_a_timeout_ends_what_left_the_commands_session(tmp_path: Path) -> None:
+    """A ``setsid`` grandchild is out of the command's process group: killing the group missed it."""
+    command = "setsid sh -c 'trap \"\" TERM; echo $$ > escapee.pid; sleep 300' >/dev/null 2>&1 & sleep 60"
+    result = await LocalBackend(tmp_path).execute(command, timeout=2)
+    assert result.timed_out
+    escapee = read_pid(tmp_path / "escapee.pid")
+    assert escapee is not None
+    try:
+        await asyncio.to_thread(wait_for, lambda: not running(escapee), 5, "the setsid grandchild to end")
+    finally:
+        if running(escapee):
+            os.kill(escapee, signal.SIGKILL)
+
+
+async def test_a_cancelled_command_takes_its_escapees_down(tmp_path: Path) -> None:
+    command = "setsid sh -c 'echo $$ > escapee.pid; sleep 300' >/dev/null 2>&1 & sleep 60"
+    task = asyncio.create_task(LocalBackend(tmp_path).execute(command, timeout=120))
+    await asyncio.to_thread(wait_for, lambda: read_pid(tmp_path / "escapee.pid") is not None, 30, "the grandchild to start")
+    escapee = read_pid(tmp_path / "escapee.pid")
+    assert escapee is not None and running(escapee)
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    try:
+        await asyncio.to_thread(wait_for, lambda: not running(escapee), 5, "the setsid grandchild to end")
+    finally:
+        if running(escapee):
+            os.kill(escapee, signal.SIGKILL)
+
+
+def test_without_proc_whole_groups_are_ended() -> None:
+    """Where ``/proc`` cannot be read, the process groups are what is left to go by."""
+    proc = subprocess.Popen(["bash", "-c", "trap '' TERM; echo ready; sleep 60 & wait"], start_new_session=True, stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    ending.end_groups([proc.pid], grace=0.2)
     assert proc.wait(timeout=5) == -signal.SIGKILL
     proc.stdout.close()

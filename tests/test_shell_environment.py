@@ -118,3 +118,49 @@ def saved_text(db: Path) -> str:
     finally:
         conn.close()
     return b"\n".join(chunks).decode("utf-8", errors="replace")
+
+
+def test_the_shell_cannot_read_the_key_from_dcodes_own_environ(server, workspace: Path, tmp_path: Path) -> None:
+    """``/proc/<pid>/environ`` shows the block a process was started with, whatever it changed
+    since: the model's command reads dcode's (its parent's) and finds no key; dcode still sends it."""
+    key = "sk-canary-3f9d1c0b7a"
+    server.script(reply(tool_calls=[tool_call("execute", {"command": "tr '\\0' '\\n' < /proc/$PPID/environ"})]), reply("read it"))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DCODE_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": key, **PLAIN}
+    env["DEEPSEEK_API_KEY"] = SECRETS["DEEPSEEK_API_KEY"]
+    argv = [DCODE, "-p", "read your parent's environment", "-m", "openai:test-model", "--base-url", server.base_url, "--api", "chat", "--approve", "all"]
+    result = subprocess.run(argv, cwd=workspace, env={**env, "DCODE_HOME": str(tmp_path / "home")}, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    shown = next(text for role, text in server.transcript(1) if role == "tool")
+    assert f"PLAIN_SETTING={PLAIN['PLAIN_SETTING']}" in shown  # it is dcode's environment that was read
+    assert key not in shown and SECRETS["DEEPSEEK_API_KEY"] not in shown
+    assert "OPENAI_API_KEY" not in shown
+    headers = {name.lower(): value for name, value in server.requests[0].headers.items()}
+    assert headers["authorization"] == f"Bearer {key}"
+
+
+HIDING_PROBE = """
+import ctypes, os, subprocess, sys
+from dcode.processes.environ_block import hide
+print(",".join(hide(lambda name: name.endswith("_API_KEY"))), flush=True)
+libc = ctypes.CDLL(None)
+libc.getenv.restype = ctypes.c_char_p
+print(libc.getenv(b"PROBE_API_KEY").decode(), flush=True)
+print(subprocess.run(["sh", "-c", "echo $PROBE_API_KEY"], capture_output=True, text=True).stdout.strip(), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_hiding_keeps_the_value_for_dcode_and_what_it_starts() -> None:
+    """Another process reading the block finds nothing; ``getenv`` and a child started without
+    an explicit environment still get the value (it moved to memory of the C library's own)."""
+    env = {"PATH": os.environ["PATH"], "PROBE_API_KEY": "probe-5e1a", "PLAIN_SETTING": "plain"}
+    proc = subprocess.Popen([sys.executable, "-c", HIDING_PROBE], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert [proc.stdout.readline().strip() for _ in range(3)] == ["PROBE_API_KEY", "probe-5e1a", "probe-5e1a"]
+        block = Path(f"/proc/{proc.pid}/environ").read_bytes()
+        assert b"probe-5e1a" not in block and b"PROBE_API_KEY" not in block
+        assert b"PLAIN_SETTING=plain" in block
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)

@@ -10,6 +10,7 @@ from dcode.agent.events import ToolStatus
 from dcode.config import ApprovalMode
 from dcode.tui.transcript.answer import AssistantMessage
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.test_exit_signals import running
 from tests.test_tui_app_support import make_settings, running_app
 
 LONG = " ".join(f"word{n}" for n in range(400))
@@ -180,3 +181,20 @@ async def test_a_large_streamed_write_reaches_the_file_and_the_screen(server: Sc
         assert call.status is ToolStatus.OK
         assert call.args_chars == len(arguments)  # the live deltas add up to the whole arguments
         assert h.answers()[-1] == "written"
+
+
+async def test_quitting_mid_command_lets_the_turn_end_first(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    """The cancelled turn ends its command and writes its end to the transcript: the screen must
+    still be there then (a worker that finds it gone fails, and dcode would exit 1)."""
+    settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
+    command = reply(tool_calls=[tool_call("execute", {"command": "sleep 60 & echo $! > sleep.pid; wait"})])
+    async with running_app(server, workspace, dcode_home, command, settings=settings) as h:
+        await h.send("go")
+        await h.until(lambda: (workspace / "sleep.pid").exists() and (workspace / "sleep.pid").read_text().strip(), what="the command")
+        sleeper = int((workspace / "sleep.pid").read_text())
+        await h.press("ctrl+d")
+        await h.until(lambda: not h.app.is_running, what="the app to quit")
+        assert h.app.return_code == 0
+        assert not running(sleeper)
+        [call] = h.calls()
+        assert call.status is ToolStatus.CANCELLED  # the turn ended while its screen was there

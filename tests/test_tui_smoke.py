@@ -23,7 +23,7 @@ SIGNALS_SCRIPT = SCRIPT.with_name("smoke_tui_signals.sh")
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-@pytest.mark.parametrize("mode", ["TERM", "HUP", "close"])
+@pytest.mark.parametrize("mode", ["TERM", "HUP", "close", "quit"])
 def test_signal_ends_the_shell_command_and_restores_the_terminal(mode: str) -> None:
     env = {**os.environ, "PYTHON": sys.executable}
     result = subprocess.run(["bash", str(SIGNALS_SCRIPT), mode], capture_output=True, text=True, env=env, timeout=180)

@@ -53,7 +53,6 @@ from dcode.media.uploads.resolver import UploadResolver
 from dcode.media.variants import VariantService
 from dcode.models.files_api import OpenAIFiles
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
-from dcode.models.presets import provider_variables
 from dcode.private_files import ensure_private_dir, ensure_private_file
 
 
@@ -63,8 +62,7 @@ class Engine:
     def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection) -> None:
         self.settings = settings
         self.resolved = resolved
-        environment = ShellEnvironment.of(provider_variables(settings.providers), settings.pass_env)
-        self.backend = LocalBackend(settings.workspace, environment=environment)
+        self.backend = LocalBackend(settings.workspace, environment=ShellEnvironment.for_settings(settings))
         self.sessions = SessionStore(settings.sessions_db)
         self.rewind = RewindStore(settings.sessions_db, settings.home)
         self._conn = conn

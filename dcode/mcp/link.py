@@ -9,7 +9,9 @@ restarted once, at its next call.
 
 stdio servers start through ``child.py``, which makes them die with dcode even after a
 ``kill -9``; their stderr goes to ``$DCODE_HOME/mcp-logs/NAME.log`` (never the screen), whose
-last line explains a failed start.
+last line explains a failed start. A connected server's session is registered with
+``dcode.processes.trees``, and what it leaves running when it stops (a child that ignores
+SIGTERM, say) is ended then; after a ``kill -9`` of dcode, the next dcode ends it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.failures import clean, describe, needs_login
 from dcode.mcp.state import LinkState
 from dcode.private_files import ensure_private_dir, open_private
+from dcode.processes.trees import TREES
 
 CHILD = Path(__file__).with_name("child.py")
 log = logging.getLogger(__name__)
@@ -66,6 +69,7 @@ class ServerLink:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
+        self._server_pid: int | None = None
 
     @property
     def transport(self) -> Transport:
@@ -115,6 +119,22 @@ class ServerLink:
         except (OSError, ValueError):
             pass
 
+    def _register_server(self) -> None:
+        """The server leads a session of its own (child.py): what it starts is found through it."""
+        if self.config.transport is not Transport.STDIO:
+            return
+        try:
+            self._server_pid = int(self.pid_path.read_text())
+        except (OSError, ValueError):
+            return
+        TREES.add(self._server_pid)
+
+    async def _end_leftovers(self) -> None:
+        """The server has ended: end what it left running in its session (or below it)."""
+        pid, self._server_pid = self._server_pid, None
+        if pid is not None:
+            await asyncio.to_thread(TREES.end_session, pid)
+
     def _fail(self, error: str, state: LinkState = LinkState.FAILED) -> None:
         self._session = None
         if self.state is not LinkState.DISABLED:
@@ -126,6 +146,7 @@ class ServerLink:
         try:
             async with self._open() as session:
                 await session.initialize()
+                self._register_server()
                 tools = await _all_tools(session)
                 self._session, self.tools, self.state = session, tools, LinkState.CONNECTED
                 self.generation += 1
@@ -165,6 +186,7 @@ class ServerLink:
                     async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
                         yield session
             finally:
+                await self._end_leftovers()
                 self.pid_path.unlink(missing_ok=True)
             return
         from langchain_mcp_adapters.sessions import create_session

@@ -35,6 +35,7 @@ from textual.binding import Binding
 from textual.reactive import var
 from textual.theme import Theme
 from textual.widgets import TextArea
+from textual.worker import Worker
 
 from dcode.agent.session_lock import SessionHeld
 from dcode.agent.sessions import SessionDatabaseError
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from dcode.agent.runner import SessionRunner
 
 CTRL_C_WINDOW = 2.0
+QUIT_WIND_UP_S = 3.0  # quitting mid-turn: how long the cancelled turn may take to end
 AUTO = object()
 
 
@@ -563,9 +565,12 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     async def action_quit(self) -> None:
         if self.runner is not None and self.runner.busy:
             self.runner.cancel()
-        self.workers.cancel_group(self, "turn")
-        self.workers.cancel_group(self, "shell")
-        self.workers.cancel_group(self, "command")  # an /offload in flight: the session stays as it was
+        cancelled = [
+            *self.workers.cancel_group(self, "turn"),
+            *self.workers.cancel_group(self, "shell"),
+            *self.workers.cancel_group(self, "command"),  # an /offload in flight: the session stays as it was
+        ]
+        await _wound_up(cancelled)
         await self._close_engine()
         self.exit(0)
 
@@ -585,3 +590,14 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
                 await asyncio.wait_for(engine.close(), 2.0)
             except Exception:  # noqa: BLE001 - quitting must not fail
                 pass
+
+
+async def _wound_up(workers: list[Worker[Any]]) -> None:
+    """Wait (a little) for cancelled workers to finish: a turn ends by writing to the transcript,
+    which must still be on the screen then, and to the session, which must still be open."""
+    if waits := [asyncio.ensure_future(worker.wait()) for worker in workers]:
+        done, pending = await asyncio.wait(waits, timeout=QUIT_WIND_UP_S)
+        for future in pending:
+            future.cancel()
+        for future in (f for f in done if not f.cancelled()):
+            future.exception()  # cancelled or failed: either way it has ended

@@ -1,7 +1,9 @@
 """Real MCP servers for the tests, written with the ``mcp`` SDK's FastMCP.
 
-Run as a script: ``mcp_server.py stdio [--fail-start] [--marker FILE] [--environment FILE]``
-serves over stdio (``--environment``: its environment written to FILE as JSON first);
+Run as a script: ``mcp_server.py stdio [--fail-start] [--marker FILE] [--environment FILE]
+[--stubborn-child FILE]`` serves over stdio (``--environment``: its environment written to FILE
+as JSON first; ``--stubborn-child`` first starts a child of its own that ignores SIGTERM, and
+writes its pid to FILE: a server that leaves something behind when it exits);
 ``mcp_server.py http PORT [--token TOKEN]`` serves streamable HTTP on 127.0.0.1:PORT (at
 ``/mcp``), refusing requests without ``Authorization: Bearer TOKEN`` when a token is given;
 ``mcp_server.py sse PORT`` serves the older SSE transport (at ``/sse``).
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -66,6 +69,7 @@ def main() -> None:
     parser.add_argument("--marker")
     parser.add_argument("--token")
     parser.add_argument("--environment")
+    parser.add_argument("--stubborn-child")
     args = parser.parse_args()
     if args.marker:
         Path(args.marker).write_text(str(os.getpid()))
@@ -73,6 +77,8 @@ def main() -> None:
         import json
 
         Path(args.environment).write_text(json.dumps(dict(os.environ)))
+    if args.stubborn_child:
+        _start_stubborn_child(Path(args.stubborn_child))
     if args.fail_start:
         print("cannot start: no configuration", file=sys.stderr)
         sys.exit(1)
@@ -86,6 +92,17 @@ def main() -> None:
     if args.token:
         app = _require_token(app, args.token)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+def _start_stubborn_child(pid_file: Path) -> None:
+    """A process in the server's own group and session that ignores SIGTERM, never waited for."""
+    child = subprocess.Popen(
+        ["sh", "-c", 'trap "" TERM; exec sleep 300'],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pid_file.write_text(str(child.pid))
 
 
 def _require_token(app, token: str):

@@ -11,7 +11,8 @@ without the variables that hold provider keys:
 * the names the caller adds: the presets' and each configured provider's ``api_key_env``.
 
 A name the user lists in ``pass_env`` is passed all the same. Names are compared in upper case,
-so ``openai_api_key`` is hidden too.
+so ``openai_api_key`` is hidden too. The same rule decides which variables dcode takes out of
+what ``/proc/<pid>/environ`` shows of itself (``dcode.processes.environ_block``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dcode.config import Settings
 
 KEY_SUFFIX = "_API_KEY"
 HIDDEN_PREFIXES = ("OPENAI_", "DCODE_")
@@ -33,6 +38,13 @@ class ShellEnvironment:
     @classmethod
     def of(cls, hidden: Iterable[str] = (), passed: Iterable[str] = ()) -> ShellEnvironment:
         return cls(frozenset(name.upper() for name in hidden), frozenset(name.upper() for name in passed))
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> ShellEnvironment:
+        """The presets' and the configured providers' variables hidden, ``pass_env`` passed."""
+        from dcode.models.presets import provider_variables
+
+        return cls.of(provider_variables(settings.providers), settings.pass_env)
 
     def hides(self, name: str) -> bool:
         upper = name.upper()
