@@ -7,6 +7,7 @@ client and graph, on both wires, with retries on, and its line names the setting
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import re
 import socket
@@ -85,6 +86,27 @@ async def test_stall_mid_answer_is_named(server, make_settings, api: str) -> Non
     assert len(server.requests) == 1
 
 
+async def test_keepalive_comments_do_not_hold_a_stalled_answer(server, make_settings, api: str) -> None:
+    """A server that sends only ``: keepalive`` comments mid-answer has stalled all the same."""
+    server.script(fault.stall_mid_stream(after_chunks=3, seconds=20, keepalive=0.1))
+    settings = make_settings(api, stall_timeout=0.5, max_retries=2)
+    code, _, lines = await headless(settings)
+    assert code == 1
+    assert lines == [
+        f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.5 s "
+        "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)"
+    ]
+
+
+async def test_a_slow_answer_is_no_stall(server, make_settings, api: str) -> None:
+    """Events further apart than nothing, but each within the limit, are an answer going on."""
+    server.script(reply("one two three four five six", chunk_size=4, chunk_delay=0.2))
+    settings = make_settings(api, stall_timeout=0.6)
+    code, out, lines = await headless(settings)
+    assert (code, lines) == (0, [])
+    assert "one two three four five six" in out
+
+
 async def test_connect_timeout_is_named(make_settings, api: str) -> None:
     with unanswered_listener() as base_url:
         settings = make_settings(api, base_url=base_url, connect_timeout=0.3, max_retries=1)
@@ -124,3 +146,37 @@ async def test_a_slow_first_byte_within_the_limit_is_answered(server, make_setti
     server.script(fault.stall_before_headers(0.4, text="worth the wait"))
     code, out, _ = await headless(make_settings(api, request_timeout=10, max_retries=0))
     assert (code, out.strip()) == (0, "worth the wait")
+
+
+async def test_an_interrupt_ends_the_answer_wherever_it_lands(server, make_settings, api: str) -> None:
+    """Cancelling the model's stream ends it then, at whatever point of the stream the
+    cancellation lands, even as a chunk arrives (where ``asyncio.wait_for`` on Python 3.11
+    drops it, and the answer would stream on to its end)."""
+    from langchain_core.messages import HumanMessage
+
+    from dcode.models.factory import build_chat_model, model_http_client, resolve_model
+
+    settings = make_settings(api, stall_timeout=30.0)
+    words = 300
+    server.script(*[reply("word " * words, chunk_size=5, chunk_delay=0.002) for _ in range(20)])
+    client = model_http_client(settings)
+    model = build_chat_model(resolve_model(settings), settings, http_async_client=client)
+    try:
+        for attempt in range(20):
+            seen = 0
+
+            async def consume() -> None:
+                nonlocal seen
+                async for _ in model.astream([HumanMessage("go")]):
+                    seen += 1
+
+            task = asyncio.create_task(consume())
+            while seen < 5 + attempt * 3:
+                await asyncio.sleep(0.001)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            assert task.cancelled(), f"attempt {attempt}: the stream went on to its end ({seen} chunks)"
+            assert seen < words, f"attempt {attempt}: {seen} chunks came after the interrupt"
+    finally:
+        await client.aclose()

@@ -183,6 +183,19 @@ async def test_a_large_streamed_write_reaches_the_file_and_the_screen(server: Sc
         assert h.answers()[-1] == "written"
 
 
+async def test_quitting_mid_answer_ends_the_turn_there(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    """Ctrl+D while the answer streams interrupts the turn as Esc does (its partial answer kept)
+    and exits 0, without waiting for the rest of the answer."""
+    words = 400
+    async with running_app(server, workspace, dcode_home, reply("word " * words, chunk_size=5, chunk_delay=0.02)) as h:
+        await h.send("go")
+        await h.until(lambda: h.answers() and len(h.answers()[-1]) > 20, what="the answer to stream")
+        await h.press("ctrl+d")
+        await h.until(lambda: not h.app.is_running, what="the app to quit", timeout=30)
+        assert h.app.return_code == 0
+        assert len(h.answers()[-1]) < len("word " * words) - 1  # it stopped where it was
+
+
 async def test_quitting_mid_command_lets_the_turn_end_first(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
     """The cancelled turn ends its command and writes its end to the transcript: the screen must
     still be there then (a worker that finds it gone fails, and dcode would exit 1)."""

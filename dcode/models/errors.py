@@ -49,10 +49,8 @@ def describe_model_error(exc: BaseException, base_url: str = "") -> str:
 
 def _limit_line(exc: BaseException, where: str) -> str:
     """The line for a failure dcode's own limits and stream checks identify, else ""."""
-    from langchain_openai import StreamChunkTimeoutError
-
     from dcode.models.chat_model import InvalidModelData
-    from dcode.models.transport import ClosedMidAnswer, ConnectTimedOut, FirstByteTimeout, RetryBudgetExceeded
+    from dcode.models.transport import ClosedMidAnswer, ConnectTimedOut, FirstByteTimeout, RetryBudgetExceeded, StreamStalled
 
     for link in _chain(exc):
         match link:
@@ -66,7 +64,7 @@ def _limit_line(exc: BaseException, where: str) -> str:
                 return f"the model server{where} sent nothing for {seconds:g} s (first-byte timeout; {_knob('request_timeout')})"
             case ConnectTimedOut(seconds=seconds):
                 return f"could not connect to the model server{where} within {seconds:g} s (connect timeout; {_knob('connect_timeout')})"
-            case StreamChunkTimeoutError(timeout_s=seconds):
+            case StreamStalled(seconds=seconds):
                 return f"the model server{where} stopped sending mid-answer: nothing for {seconds:g} s (stall timeout; {_knob('stall_timeout')})"
             case ClosedMidAnswer():
                 return f"the connection to the model server{where} was closed mid-answer"

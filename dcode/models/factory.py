@@ -3,7 +3,7 @@
 Retries are the OpenAI client's own: exponential backoff with jitter that honours
 ``Retry-After`` on 429 and 5xx answers. dcode gives that client its limits: the HTTP client
 that holds the connect and first-byte deadlines and the retry budget around its tries
-(``dcode/models/transport.py``), and langchain-openai's stall timeout between streamed events.
+and the stall timeout while the answer streams (``dcode/models/transport.py``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from dcode.models.spec import Endpoint, ModelSpec, resolve_endpoint
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
 
-# langchain-openai logs a warning when the stall timeout fires, which the turn's error line
-# already says (``dcode/models/errors.py``); without a handler of its own the warning would
-# reach the terminal through logging's last resort. --debug's handler on the root still sees it.
+# langchain-openai logs warnings that the turn's error line already says (``dcode/models/errors.py``);
+# without a handler of its own they would reach the terminal through logging's last resort.
+# --debug's handler on the root still sees them.
 logging.getLogger("langchain_openai").addHandler(logging.NullHandler())
 
 
@@ -130,7 +130,7 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_cli
         streaming=True,
         stream_usage=True,
         max_retries=settings.max_retries,
-        stream_chunk_timeout=settings.stall_timeout,
+        stream_chunk_timeout=None,  # the stall timeout is the transport's (dcode/models/transport.py)
         root_async_client=client,
         async_client=client.chat.completions,
     )

@@ -7,9 +7,11 @@ Four limits, each a setting (``dcode/config.py``), so that a hung server costs m
   read timeout cannot express it, since it covers every read and so cannot tell a server that
   never started answering from one that paused mid-answer; ``ModelHttpClient.send`` holds this
   deadline instead, and the OpenAI client retries when it fires, as for any timeout.
-- ``stall_timeout``: silence between two streamed events once the answer has started. That is
-  langchain-openai's ``stream_chunk_timeout``, which SSE keep-alive comments do not reset (set in
-  ``dcode/models/factory.py``).
+- ``stall_timeout``: silence once the answer has started: no event for that long (SSE
+  keep-alive comments do not count). ``AnswerStream`` holds it, with ``asyncio.timeout``;
+  langchain-openai's own ``stream_chunk_timeout`` is left off (``dcode/models/factory.py``): it
+  waits with ``asyncio.wait_for``, which on Python 3.11 loses a cancellation that lands as a
+  chunk arrives, so an interrupted turn could stream on to the answer's end.
 - ``retry_budget``: all the time spent on one request before its answer starts, tries and the
   back-off between them included. The OpenAI client only counts tries, so
   ``BudgetedAsyncOpenAI.request`` holds a deadline around its retry loop (that ``request`` holds
@@ -75,6 +77,14 @@ class ClosedMidAnswer(httpx2.ReadError):
     """The connection failed after the answer had started (a transport error while reading it)."""
 
 
+class StreamStalled(httpx2.ReadTimeout):
+    """The answer had started, then no event came for ``stall_timeout`` seconds."""
+
+    def __init__(self, seconds: float, request: httpx2.Request) -> None:
+        super().__init__(f"nothing for {seconds:g} s mid-answer", request=request)
+        self.seconds = seconds
+
+
 class RetryBudgetExceeded(Exception):
     """One request took longer than ``retry_budget`` before its answer started, tries included."""
 
@@ -129,7 +139,7 @@ class ModelHttpClient(openai.DefaultAsyncHttpxClient):
             raise
         _note(tries, f"HTTP {response.status_code}")
         sse = response.headers.get("content-type", "").startswith("text/event-stream") and not response.headers.get("content-encoding")
-        response.stream = AnswerStream(response.stream, request, ArgsDeltaMerger() if sse else None)
+        response.stream = AnswerStream(response.stream, request, ArgsDeltaMerger() if sse else None, stall=self.limits.stall, sse=sse)
         if not stream:
             try:
                 await response.aread()
@@ -182,19 +192,24 @@ class AnswerStream(httpx2.AsyncByteStream):
     While the client is busy with one batch, the task keeps taking what the server sends, so the
     next read returns everything that arrived meanwhile in one piece (merged by ``merger``, when
     given). Nothing waits for more data than has arrived. A transport failure while reading
-    becomes ``ClosedMidAnswer``, after the bytes that came before it.
+    becomes ``ClosedMidAnswer``, after the bytes that came before it; ``stall`` seconds without
+    an event (an SSE comment is none) become ``StreamStalled``.
 
     Iterating again continues where the last iteration stopped, as httpx's own body streams do
     (the OpenAI client drains the rest of a body that way after ``[DONE]``): there is one reader.
     """
 
-    def __init__(self, inner: httpx2.AsyncByteStream, request: httpx2.Request, merger: ArgsDeltaMerger | None) -> None:
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, request: httpx2.Request, merger: ArgsDeltaMerger | None, *, stall: float = 0.0, sse: bool = False
+    ) -> None:
         self._inner = inner
         self._request = request
         self._merger = merger
         self._arrived: asyncio.Queue[Any] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
         self._done = False
+        self._stall = stall
+        self._progress = _Progress(sse)
 
     @property
     def elapsed(self) -> Any:
@@ -204,7 +219,7 @@ class AnswerStream(httpx2.AsyncByteStream):
         if self._reader is None:
             self._reader = asyncio.get_running_loop().create_task(self._read(self._arrived))
         while not self._done:
-            batch = [await self._arrived.get()]
+            batch = [await self._next()]
             while not self._arrived.empty():
                 batch.append(self._arrived.get_nowait())
             end = batch.pop() if batch[-1] is _END or isinstance(batch[-1], BaseException) else None
@@ -217,9 +232,27 @@ class AnswerStream(httpx2.AsyncByteStream):
             if isinstance(end, BaseException):
                 raise end
 
+    async def _next(self) -> Any:
+        """The next piece, within ``stall`` seconds of the last event (keep-alives arrive, but
+        do not move the deadline)."""
+        if not self._stall:
+            return await self._arrived.get()
+        loop = asyncio.get_running_loop()
+        while True:
+            deadline = asyncio.timeout_at(self._progress.last + self._stall)
+            try:
+                async with deadline:
+                    return await self._arrived.get()
+            except TimeoutError:
+                if not deadline.expired():
+                    raise
+                if loop.time() >= self._progress.last + self._stall:
+                    raise StreamStalled(self._stall, self._request) from None
+
     async def _read(self, arrived: asyncio.Queue[Any]) -> None:
         try:
             async for piece in self._inner:
+                self._progress.saw(piece)
                 arrived.put_nowait(piece)
         except _MID_ANSWER_ERRORS as exc:
             failure = ClosedMidAnswer(f"the connection was closed mid-answer: {exc}", request=self._request)
@@ -236,3 +269,30 @@ class AnswerStream(httpx2.AsyncByteStream):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._reader
         await self._inner.aclose()
+
+
+class _Progress:
+    """When the answer last moved: any byte of a body, or of an SSE stream any byte on a line
+    that is not a comment (``: keepalive`` lines keep a connection open, and say nothing)."""
+
+    def __init__(self, sse: bool) -> None:
+        self.last = asyncio.get_running_loop().time()
+        self._sse = sse
+        self._line_start = True
+        self._comment = False
+
+    def saw(self, piece: bytes) -> None:
+        if not self._sse:
+            self.last = asyncio.get_running_loop().time() if piece else self.last
+            return
+        moved = False
+        for number, segment in enumerate(piece.split(b"\n")):
+            if number:
+                self._line_start = True
+            if not segment.strip(b"\r"):
+                continue
+            if self._line_start:
+                self._comment, self._line_start = segment.startswith(b":"), False
+            moved = moved or not self._comment
+        if moved:
+            self.last = asyncio.get_running_loop().time()

@@ -563,8 +563,11 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self.transcript.set_expanded(not self.transcript.expanded)
 
     async def action_quit(self) -> None:
-        if self.runner is not None and self.runner.busy:
-            self.runner.cancel()
+        if self.runner is not None and self.runner.busy and self.runner.cancel():
+            # Interrupted as Esc interrupts it, the turn ends on its own in a moment, its partial
+            # answer kept; cancelling its worker mid-step instead could leave a widget half
+            # mounted and the graph's stream waiting on the model call it was reading.
+            await _wound_up([worker for worker in self.workers if worker.group == "turn" and not worker.is_finished])
         cancelled = [
             *self.workers.cancel_group(self, "turn"),
             *self.workers.cancel_group(self, "shell"),

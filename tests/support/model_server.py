@@ -326,6 +326,9 @@ class StallMidStream(Step):
     after_chunks: int = 2
     seconds: float = 30.0
     text: str = "This answer stops in the middle for a while."
+    keepalive: float = 0.0
+    """When set, an SSE comment (``: keepalive``) every so many seconds of the silence, as
+    OpenAI's servers send during long generations: bytes that carry no event."""
 
     kind: ClassVar[str] = "stall_mid_stream"
 
@@ -466,10 +469,11 @@ class _Faults:
 
     @staticmethod
     def stall_mid_stream(
-        after_chunks: int = 2, seconds: float = 30.0, *, text: str | None = None, repeat: bool = False
+        after_chunks: int = 2, seconds: float = 30.0, *, text: str | None = None, repeat: bool = False, keepalive: float = 0.0
     ) -> StallMidStream:
-        """Send ``after_chunks`` SSE events, go silent for ``seconds``, then finish."""
-        step = StallMidStream(after_chunks=after_chunks, seconds=seconds, count=None if repeat else 1)
+        """Send ``after_chunks`` SSE events, go silent for ``seconds`` (but for keep-alive
+        comments every ``keepalive`` seconds, when given), then finish."""
+        step = StallMidStream(after_chunks=after_chunks, seconds=seconds, count=None if repeat else 1, keepalive=keepalive)
         return step if text is None else replace(step, text=text)
 
     @staticmethod
@@ -1361,9 +1365,11 @@ class _Handler(BaseHTTPRequestHandler):
         delay: float,
         drop_after: int | None = None,
         pause: tuple[int, float] | None = None,
+        keepalive: float = 0.0,
     ) -> None:
         """Stream SSE frames with chunked encoding, optionally cutting off early, or going
-        silent before frame ``pause[0]`` for ``pause[1]`` seconds."""
+        silent before frame ``pause[0]`` for ``pause[1]`` seconds (but for a keep-alive comment
+        every ``keepalive`` seconds, when given)."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
@@ -1374,7 +1380,7 @@ class _Handler(BaseHTTPRequestHandler):
             if drop_after is not None and number >= drop_after:
                 self.drop_connection()
                 return
-            if pause is not None and number == pause[0] and self.pause(pause[1]):
+            if pause is not None and number == pause[0] and self.pause(pause[1], keepalive):
                 return
             if delay and number and _is_generated(frame):
                 self.wfile.flush()
@@ -1385,10 +1391,23 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(b"0\r\n\r\n")
 
-    def pause(self, seconds: float) -> bool:
-        """Send nothing for ``seconds``; True when the server is stopping meanwhile."""
+    def pause(self, seconds: float, keepalive: float = 0.0) -> bool:
+        """Send nothing for ``seconds`` (but ``: keepalive`` comments every ``keepalive``
+        seconds, when given); True when the server is stopping meanwhile."""
         self.wfile.flush()
-        return self.server.owner.stopping.wait(seconds)
+        if not keepalive:
+            return self.server.owner.stopping.wait(seconds)
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            if self.server.owner.stopping.wait(min(keepalive, left)):
+                return True
+            comment = b": keepalive\n\n"
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(comment), comment))
+                self.wfile.flush()
+            except OSError:  # the client has given up on the answer
+                return True
+        return False
 
     def _request_id(self) -> str:
         """A fresh ``x-request-id``, which the SDK surfaces as ``_request_id``."""
@@ -1734,7 +1753,7 @@ class ScriptedModelServer:
             paused = Reply(text=step.text, chunk_size=4)
             self._send_reply(
                 handler, request, paused, drop_after=None, garbage=None,
-                pause=(step.after_chunks, step.seconds),
+                pause=(step.after_chunks, step.seconds), keepalive=step.keepalive,
             )
         else:
             raise TypeError(f"unsupported step {step!r}")
@@ -1747,10 +1766,11 @@ class ScriptedModelServer:
         drop_after: int | None,
         garbage: str | None,
         pause: tuple[int, float] | None = None,
+        keepalive: float = 0.0,
     ) -> None:
         """Send a reply, possibly cut after ``drop_after`` chunks, corrupted by ``garbage`` or
         paused before chunk ``pause[0]`` for ``pause[1]`` seconds (a plain JSON answer pauses
-        before its headers)."""
+        before its headers; a stream sends keep-alive comments meanwhile when ``keepalive``)."""
         answer = self._resolve(step, request)
         body = request.body if isinstance(request.body, Mapping) else {}
         if not request.stream:
@@ -1773,7 +1793,7 @@ class ScriptedModelServer:
         if garbage is not None:
             frames = [*frames[:drop_after], _sse(garbage)]
             drop_after = None
-        handler.send_stream(frames, answer.chunk_delay, drop_after, pause)
+        handler.send_stream(frames, answer.chunk_delay, drop_after, pause, keepalive)
 
 
 # --------------------------------------------------------------------------

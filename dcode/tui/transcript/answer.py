@@ -320,6 +320,8 @@ class AssistantMessage(Vertical, PlainLines):
 
     async def finish(self) -> None:
         """Stop streaming; make sure what is shown is exactly the entry's text."""
+        if not self.is_mounted:  # its mount was cancelled (dcode is quitting): nothing is shown
+            return
         async with self._writing:
             await self._stream_pending(final=True)
             await self._end_stream()
