@@ -28,7 +28,8 @@ class ToolStatus(StrEnum):
 
 
 class ApprovalKind(StrEnum):
-    """What an approval is for; ``a`` ("for the rest of the session") approves one kind."""
+    """What an approval is for; ``a`` ("for the rest of the session") approves one kind, or,
+    for a tool dcode does not know, that tool."""
 
     EDIT = "edit"
     SHELL = "shell"
@@ -163,6 +164,10 @@ class ApprovalRequested(Event):
     summary: str
     reason: str
     diff: str = ""
+    mcp_server: str = ""
+    """For an MCP tool: its server (whose tools the user may approve all at once)…"""
+    mcp_tool: str = ""
+    """…and the tool as that server names it."""
 
 
 @dataclass(frozen=True, slots=True)
