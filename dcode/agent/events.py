@@ -55,6 +55,33 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
+class McpServerState:
+    """One MCP server as a session starts: ``status`` is its state (``connected``, ``failed``,
+    ``needs login``), ``error`` the one line saying why it is not connected."""
+
+    name: str
+    status: str
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInit(Event):
+    """What a headless run starts with, before its turn (``stream-json``'s first line): the
+    session, the model, the directory, the approval mode, every tool the model is given and
+    each MCP server's state once all of them have connected or failed. A script reads here
+    that a server it relies on did not start, before any answer comes."""
+
+    type: ClassVar[str] = "init"
+    session_id: str
+    model: str
+    cwd: str
+    approve: str
+    tools: tuple[str, ...]
+    mcp_servers: tuple[McpServerState, ...] = ()
+    version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class TurnStarted(Event):
     type: ClassVar[str] = "turn_started"
     session_id: str
