@@ -82,7 +82,7 @@ def run(
     effort: Annotated[Optional[ReasoningEffort], typer.Option("--effort", help="Reasoning effort: none | minimal | low | medium | high | xhigh (default: the model's).")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
     image: Annotated[Optional[list[Path]], typer.Option("-i", "--image", help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).")] = None,
-    mcp_config: Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}; repeatable).")] = None,
+    mcp_config: Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}, or another client's file as it is, e.g. .gemini/settings.json, .vscode/mcp.json; repeatable).")] = None,
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Start no MCP servers.")] = False,
     trust_project_mcp: Annotated[bool, typer.Option("--trust-project-mcp", help="Headless: start the project's .mcp.json servers without an approval.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,

@@ -146,12 +146,13 @@ class ApprovalWidget(Vertical, can_focus=True):
         yield Input(placeholder="Tell the model what to do instead, then Enter (Esc to go back)")
 
     def _keys(self) -> list[tuple[str, str] | str]:
-        request = self.request
-        tool = origin(request)
-        allowed = SUBJECTS[request.kind][1] if tool is None else tool.rule()
-        keys: list[tuple[str, str] | str] = [("y", "bold $text-success"), " yes   ", ("a", "bold $text-success"), f" yes, and allow {allowed} for this session   "]
+        """The answers: ``a`` names what it allows; ``s`` is there for an MCP tool only."""
+        tool = origin(self.request)
+        allowed = SUBJECTS[self.request.kind][1] if tool is None else tool.rule()
+        yes = "bold $text-success"
+        keys: list[tuple[str, str] | str] = [("y", yes), " yes   ", ("a", yes), f" yes, and allow {allowed} for this session   "]
         if tool is not None and tool.server:
-            keys += [("s", "bold $text-success"), f" yes, and all of {tool.server}'s tools   "]
+            keys += [("s", yes), f" yes, and all of {tool.server}'s tools   "]
         return [*keys, ("n", "bold $text-error"), " no   ", ("tab", "bold $text-warning"), " no, and say why   ", ("esc", "bold"), " stop"]
 
     @property
