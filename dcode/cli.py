@@ -82,7 +82,7 @@ def run(
     effort: Annotated[Optional[ReasoningEffort], typer.Option("--effort", help="Reasoning effort: none | minimal | low | medium | high | xhigh (default: the model's).")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
     image: Annotated[Optional[list[Path]], typer.Option("-i", "--image", help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).")] = None,
-    mcp_config: Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}; repeatable).")] = None,
+    mcp_config: Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}, or another client's file as it is, e.g. .gemini/settings.json, .vscode/mcp.json; repeatable).")] = None,
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Start no MCP servers.")] = False,
     trust_project_mcp: Annotated[bool, typer.Option("--trust-project-mcp", help="Headless: start the project's .mcp.json servers without an approval.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
@@ -342,32 +342,35 @@ def agents_list(as_json: Annotated[bool, typer.Option("--json", help="One JSON o
     typer.echo(list_agents(_settings(), as_json=as_json))
 
 
+_MCP_CONFIG = Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also read FILE, as a run with --mcp-config FILE would (repeatable).")]
+
+
 @mcp_app.command("list", help="Each MCP server with its command or URL, type and scope (nothing is started).")
-def mcp_list() -> None:
+def mcp_list(mcp_config: _MCP_CONFIG = None) -> None:
     from dcode.mcp_cli import list_servers
 
-    typer.echo(list_servers(_settings()))
+    typer.echo(list_servers(_settings(mcp_configs=mcp_config)))
 
 
 @mcp_app.command("get", help="One MCP server's settings (the values of env and headers are not shown).")
-def mcp_get(name: str) -> None:
+def mcp_get(name: str, mcp_config: _MCP_CONFIG = None) -> None:
     from dcode.mcp_cli import get_server
 
     try:
-        typer.echo(get_server(_settings(), name))
+        typer.echo(get_server(_settings(mcp_configs=mcp_config), name))
     except ConfigError as exc:
         _fail(str(exc))
 
 
 @mcp_app.command(
     "add",
-    help="Add a server: dcode mcp add NAME COMMAND [ARGS...] (stdio), or dcode mcp add --transport http NAME URL. Put -- before a command's own options.",
+    help="Add a server: dcode mcp add NAME COMMAND [ARGS...] (stdio), or dcode mcp add NAME URL (streamable HTTP; --transport sse for SSE). Put -- before a command's own options.",
 )
 def mcp_add(
     name: str,
     target: Annotated[str, typer.Argument(metavar="COMMAND_OR_URL")],
     args: Annotated[Optional[list[str]], typer.Argument(help="The command's arguments.")] = None,
-    transport: Annotated[str, typer.Option("-t", "--transport", help="stdio | http | sse.")] = "stdio",
+    transport: Annotated[Optional[str], typer.Option("-t", "--transport", help="stdio | http | sse (default: http for an http(s):// URL, else stdio).")] = None,
     scope: Annotated[str, typer.Option("-s", "--scope", help="user ($DCODE_HOME/mcp.json) | project (.mcp.json).")] = "user",
     env: Annotated[Optional[list[str]], typer.Option("-e", "--env", help="KEY=value for a stdio server (repeatable).")] = None,
     header: Annotated[Optional[list[str]], typer.Option("-H", "--header", help="'Name: value' for an http or sse server (repeatable).")] = None,

@@ -1,8 +1,9 @@
 """``dcode -p``: one task, no screen, the same event stream as the TUI.
 
 Output formats: ``text`` prints the final answer; ``json`` prints one result object;
-``stream-json`` prints every event as a JSON line and then the result object. Failures are one
-line on stderr. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error (a
+``stream-json`` prints the ``init`` event (the tools, each MCP server's state), every event of
+the turn as a JSON line, and then the result object. Failures are one line on stderr, and so is
+each MCP server that did not start, whatever the format. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error (a
 session another dcode has open, an unusable sessions.db included), 128 + N when signal N
 (SIGTERM, SIGINT, SIGHUP) stopped the run.
 """
@@ -15,9 +16,13 @@ import sys
 from contextlib import aclosing
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from dcode.config import ApprovalMode, ConfigError, Settings
+from dcode.mcp.state import LinkState
+
+if TYPE_CHECKING:
+    from dcode.agent.events import SessionInit
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 HELD_ADVICE = "wait for it to finish, or leave out -r/-c to start a new session"
@@ -55,6 +60,18 @@ def result_object(finished: Any) -> dict[str, Any]:
     }
 
 
+def server_warnings(init: SessionInit) -> list[str]:
+    """One line for each MCP server of ``init`` that is not connected."""
+    lines = []
+    for server in init.mcp_servers:
+        match server.status:
+            case LinkState.FAILED:
+                lines.append(f"dcode: warning: MCP server {server.name} failed: {server.error}")
+            case LinkState.NEEDS_LOGIN:
+                lines.append(f"dcode: warning: MCP server {server.name} needs a login: {server.error}")
+    return lines
+
+
 def pick_session(settings: Settings, request: HeadlessRequest) -> str | None:
     """The session to continue, or None for a new one; raises ConfigError for a bad id."""
     from dcode.agent.sessions import SessionStore
@@ -90,6 +107,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
     from dcode.agent.events import ErrorEvent, Notice, TurnFinished
+    from dcode.agent.session_init import session_init
     from dcode.agent.sessions import DAMAGED_DATABASE
     from dcode.models.factory import resolve_model
 
@@ -106,6 +124,11 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
+        init = await session_init(engine, runner.session_id, mode)
+        for line in server_warnings(init):
+            print(line, file=err, flush=True)
+        if request.output_format is OutputFormat.STREAM_JSON:
+            print(json.dumps(init.to_json(), ensure_ascii=False), file=out, flush=True)
         finished: TurnFinished | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
         async with aclosing(runner.run_turn(content, prompt_text=request.prompt)) as events:

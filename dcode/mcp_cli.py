@@ -1,10 +1,12 @@
 """``dcode mcp list|get|add|remove``, after Claude Code's ``claude mcp``.
 
-``add NAME COMMAND [ARGS...]`` (stdio) or ``add --transport http|sse NAME URL``, with ``-e
+``add NAME COMMAND [ARGS...]`` (stdio) or ``add NAME URL`` (streamable HTTP; ``--transport sse``
+for the older SSE), with ``-e
 KEY=value`` (env) and ``-H "Name: value"`` (headers), into the user's ``$DCODE_HOME/mcp.json``
 (``--scope user``, the default) or the project's ``.mcp.json`` (``--scope project``). ``list``
 and ``get`` read the files only: listing never starts a server (a project's might not be
-approved). Other keys in the files are kept as they were. Standard library only.
+approved); with ``--mcp-config FILE`` they show that file's servers too, as a run with it would
+start them. Other keys in the files are kept as they were. Standard library only.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def _sources(settings: Settings) -> McpSources:
 
 
 def _note(settings: Settings, server: ServerConfig, sources: McpSources) -> str:
+    if server.disabled:
+        return " (disabled in its file)"
     if server.scope is not Scope.PROJECT:
         return ""
     if server.refused:
@@ -55,7 +59,7 @@ def _note(settings: Settings, server: ServerConfig, sources: McpSources) -> str:
 
 def list_servers(settings: Settings) -> str:
     sources = _sources(settings)
-    servers = sources.servers(refused=True)
+    servers = sources.servers(listing=True)
     lines = [f"{s.name}: {s.target} ({s.transport.value}, {s.scope.value}){_note(settings, s, sources)}" for s in servers.values()]
     lines += [f"problem: {p}" for p in sources.problems]
     return "\n".join(lines) if lines else f"No MCP servers. Add one with `dcode mcp add NAME COMMAND [ARGS...]` ({settings.home / USER_FILE})."
@@ -63,7 +67,7 @@ def list_servers(settings: Settings) -> str:
 
 def get_server(settings: Settings, name: str) -> str:
     sources = _sources(settings)
-    server = sources.servers(refused=True).get(name)
+    server = sources.servers(listing=True).get(name)
     if server is None:
         raise ConfigError(f"no MCP server {name!r}: see `dcode mcp list`")
     rows = [("scope", f"{server.scope.value}{_note(settings, server, sources)}"), ("file", str(server.source)), ("type", server.transport.value)]
@@ -77,8 +81,12 @@ def get_server(settings: Settings, name: str) -> str:
     return "\n".join([f"{name}:", *(f"  {label}: {value}" for label, value in rows)])
 
 
-def add_server(settings: Settings, name: str, target: str, args: list[str], *, transport: str, scope: str, env: list[str], headers: list[str]) -> str:
+def add_server(
+    settings: Settings, name: str, target: str, args: list[str], *, transport: str | None, scope: str, env: list[str], headers: list[str]
+) -> str:
+    """``transport`` None: streamable HTTP for a URL, stdio for anything else."""
     path = _file(settings, scope)
+    transport = transport or (Transport.HTTP if target.startswith(("http://", "https://")) else Transport.STDIO)
     if transport not in Transport.__members__.values():
         raise ConfigError(f"--transport must be stdio, http or sse, not {transport!r}")
     entry: dict[str, Any]

@@ -11,7 +11,7 @@ from langchain.agents import create_agent
 from langchain_core.tools import StructuredTool
 from langchain_openai import ChatOpenAI
 
-from dcode.agent.approval import ApprovalDecision, ApprovalPolicy
+from dcode.agent.approval import ApprovalDecision, ApprovalPolicy, remember
 from dcode.agent.backends import LocalBackend
 from dcode.agent.events import ApprovalKind, ApprovalRequested, Event
 from dcode.agent.middleware.approval import ApprovalMiddleware
@@ -39,10 +39,13 @@ def test_a_tool_without_a_spec_runs_in_all_mode(tmp_path: Path) -> None:
     assert policy(ApprovalMode.ALL, tmp_path).check(UNKNOWN, {"id": 7}) is None
 
 
-def test_yes_for_the_session_covers_unknown_tools(tmp_path: Path) -> None:
+def test_yes_for_the_session_covers_that_unknown_tool_alone(tmp_path: Path) -> None:
     gate = policy(ApprovalMode.MANUAL, tmp_path)
-    gate.session_allowed.add(ApprovalKind.TOOL)
+    verdict = gate.check(UNKNOWN, {})
+    assert verdict is not None
+    remember(gate, verdict)
     assert gate.check(UNKNOWN, {}) is None
+    assert gate.check("mcp__tracker__open_issue", {}) is not None
     assert gate.check("execute", {"command": "true"}) is not None
 
 

@@ -144,7 +144,7 @@ async def test_stream_json_events(server, make_settings, api: str) -> None:
     assert code == 0
     events = [json.loads(line) for line in out.splitlines()]
     types = [e["type"] for e in events]
-    assert types[0] == "turn_started" and types[-2] == "turn_finished" and types[-1] == "result"
+    assert types[:2] == ["init", "turn_started"] and types[-2] == "turn_finished" and types[-1] == "result"
     assert "tool_call_started" in types and "tool_call_finished" in types and "usage_updated" in types
     text = "".join(e["text"] for e in events if e["type"] == "text_delta")
     assert text == "Listed."

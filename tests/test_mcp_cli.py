@@ -68,3 +68,27 @@ def test_list_and_get_say_what_a_project_server_reads_and_whose_it_replaces(tmp_
     assert "note: reads ${SECRET} from your environment" in leak and "note: not started: ${SECRET} is not in [mcp] project_env" in leak
     assert "hunter2" not in leak
     assert "note: replaces your own calc: your [mcp] allow rules for calc do not apply to it" in dcode(tmp_path, "get", "calc").stdout
+
+
+def test_add_knows_a_url_and_list_and_get_read_mcp_config(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    assert dcode(tmp_path, "add", "web", "https://mcp.test/mcp").returncode == 0
+    assert dcode(tmp_path, "add", "-t", "sse", "events", "http://127.0.0.1:9/sse").returncode == 0
+    assert dcode(tmp_path, "add", "local", "http-server", "--", "--port", "1").returncode == 0  # a command that starts with "http"
+    assert json.loads((tmp_path / "home" / "mcp.json").read_text())["mcpServers"] == {
+        "web": {"type": "http", "url": "https://mcp.test/mcp"},
+        "events": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+        "local": {"command": "http-server", "args": ["--port", "1"]},
+    }
+    gemini = tmp_path / ".gemini" / "settings.json"
+    gemini.parent.mkdir()
+    gemini.write_text(json.dumps({"mcpServers": {"old": {"url": "http://127.0.0.1:9/sse"}, "off": {"command": "srv", "disabled": True}}}))
+    mine = ["web: https://mcp.test/mcp (http, user)", "events: http://127.0.0.1:9/sse (sse, user)", "local: http-server --port 1 (stdio, user)"]
+    assert dcode(tmp_path, "list").stdout.splitlines() == mine
+    listed = dcode(tmp_path, "list", "--mcp-config", str(gemini))
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [*mine, "old: http://127.0.0.1:9/sse (sse, flag)", "off: srv (stdio, flag) (disabled in its file)"]
+    got = dcode(tmp_path, "get", "old", "--mcp-config", str(gemini)).stdout
+    assert "type: sse" in got and f"file: {gemini}" in got
+    missing = dcode(tmp_path, "list", "--mcp-config", str(tmp_path / "absent.json"))
+    assert f"problem: {tmp_path / 'absent.json'}: no such file (--mcp-config)" in missing.stdout

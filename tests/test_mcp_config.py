@@ -47,7 +47,7 @@ def test_a_malformed_file_is_one_line_and_the_others_load(tmp_path: Path) -> Non
     (home / "mcp.json").write_text('{"mcpServers": {"ok": {"command": "srv"}, "bad": {"type": "ftp", "url": "x"}, "nourl": {"type": "http"}}}')
     (workspace / PROJECT_FILE).write_text('{"mcpServers": {"p": {"command": "x",}}}')
     extra = tmp_path / "extra.json"
-    extra.write_text('{"servers": {}}')
+    extra.write_text('{"tools": {}}')
     sources = load_sources(home, workspace, (extra, tmp_path / "absent.json"), {})
     assert sources.problems == [
         f"{home / 'mcp.json'}: server 'bad': type 'ftp' is not one of stdio, http, sse",

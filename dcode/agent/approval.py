@@ -9,8 +9,11 @@ What a call can do comes from its tool's spec (``ToolSpec.kind``). A tool withou
 MCP tool, say) is kind ``other``: nothing says what it does, so it asks in ``manual`` and
 ``edits`` alike.
 
-The policy is mutable on purpose: Shift+Tab changes the mode mid-turn, and "approve the same
-kind for the rest of the session" adds to ``session_allowed``. A subagent's runs use the
+The policy is mutable on purpose: Shift+Tab changes the mode mid-turn, and "yes for the rest of
+the session" adds to it: an edit, a shell command or a web fetch approves its whole kind
+(``session_allowed``); a tool dcode does not know approves that tool alone, or, when the user
+says so, every tool of its MCP server (``session_tools``), since nothing says what the server's
+other tools do. A subagent's runs use the
 session's policy through ``ScopedPolicy``: the session's mode, or the agent's own when that is
 stricter, and the same "rest of the session" approvals.
 """
@@ -33,6 +36,9 @@ class ApprovalDecision:
     approved: bool
     feedback: str = ""
     remember: bool = False
+    """Yes for the rest of the session: to this kind, or to this tool dcode does not know."""
+    whole_server: bool = False
+    """With ``remember``, for an MCP tool: to every tool of its server."""
 
 
 class Approver(Protocol):
@@ -42,9 +48,56 @@ class Approver(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolOrigin:
+    """A tool as its MCP server names it (``server`` "" for a tool of no server). "Yes for the
+    session" remembers this, not the name the model calls: that name can pass to another
+    server's tool when servers come and go (two whose names clean to the same)."""
+
+    server: str
+    tool: str
+
+    def rule(self, *, whole_server: bool = False) -> str:
+        """As ``[mcp] allow`` spells it: ``calc__add``, or ``calc__*`` for the whole server."""
+        if not self.server:
+            return self.tool
+        return f"{self.server}__{'*' if whole_server else self.tool}"
+
+
+@dataclass
+class ToolGrants:
+    """The tools dcode does not know that the user said yes to for the rest of the session."""
+
+    tools: set[ToolOrigin] = field(default_factory=set)
+    servers: set[str] = field(default_factory=set)
+
+    def covers(self, origin: ToolOrigin) -> bool:
+        return origin in self.tools or (bool(origin.server) and origin.server in self.servers)
+
+    def add(self, origin: ToolOrigin, *, whole_server: bool = False) -> None:
+        if whole_server and origin.server:
+            self.servers.add(origin.server)
+        else:
+            self.tools.add(origin)
+
+    def clear(self) -> None:
+        self.tools.clear()
+        self.servers.clear()
+
+    def rules(self) -> list[str]:
+        """Each one as ``[mcp] allow`` spells it, servers first, in order."""
+        servers = [ToolOrigin(server, "").rule(whole_server=True) for server in sorted(self.servers)]
+        return servers + sorted(origin.rule() for origin in self.tools)
+
+    def __bool__(self) -> bool:
+        return bool(self.tools or self.servers)
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
     kind: ApprovalKind
     reason: str
+    origin: ToolOrigin | None = None
+    """For a tool dcode does not know: which one it is (what "yes for the session" covers)."""
 
 
 STRICTNESS = (ApprovalMode.MANUAL, ApprovalMode.EDITS, ApprovalMode.ALL)
@@ -63,7 +116,9 @@ class Policy(Protocol):
     approved for the rest of the session."""
 
     session_allowed: set[ApprovalKind]
+    session_tools: ToolGrants
     mcp_allow: Callable[[str], bool]
+    mcp_origin: Callable[[str], ToolOrigin | None]
     fetch_allow: tuple[str, ...]
     fetch_private: tuple[str, ...]
 
@@ -81,6 +136,7 @@ class ApprovalPolicy:
     mode: ApprovalMode
     backend: Backend
     session_allowed: set[ApprovalKind] = field(default_factory=set)
+    """The kinds (edits, shell, web fetches) the user said yes to for the rest of the session."""
     mcp_allow: Callable[[str], bool] = field(default=lambda name: False)
     """Whether an MCP tool (by the name the model calls) runs without asking: ``[mcp] allow`` in
     the user's config, which only the MCP tools of the turn can answer for (a name alone cannot
@@ -90,6 +146,11 @@ class ApprovalPolicy:
     fetch_private: tuple[str, ...] = ()
     """``[fetch] allow_private`` in the user's config: hosts ``web_fetch`` may reach although
     they are private addresses (not a question of approval: nothing else lets it)."""
+    session_tools: ToolGrants = field(default_factory=ToolGrants)
+    """The tools dcode does not know (or their MCP servers) the user said yes to for the session."""
+    mcp_origin: Callable[[str], ToolOrigin | None] = field(default=lambda name: None)
+    """Which server's tool the name the model calls is, in the tools of the turn (None: not an
+    MCP tool)."""
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """None when the call may run now; otherwise what kind of approval it needs and why."""
@@ -112,7 +173,13 @@ class ApprovalPolicy:
             case _ if self.mcp_allow(name):  # the user named this MCP tool in [mcp] allow
                 return None
             case _:  # ToolKind.OTHER: nothing says what the call does, so a person decides
-                return self._gate(Verdict(ApprovalKind.TOOL, f"{name} is not one of dcode's tools: it needs approval"))
+                return self._check_other(name)
+
+    def _check_other(self, name: str) -> Verdict | None:
+        origin = self.mcp_origin(name) or ToolOrigin("", name)
+        if self.session_tools.covers(origin):
+            return None
+        return Verdict(ApprovalKind.TOOL, f"{name} is not one of dcode's tools: it needs approval", origin)
 
     def _check_write(self, targets: list[str]) -> Verdict | None:
         outside = [p for p in targets if not self._inside(p)]
@@ -155,8 +222,16 @@ class ScopedPolicy:
         return self._session.session_allowed
 
     @property
+    def session_tools(self) -> ToolGrants:
+        return self._session.session_tools
+
+    @property
     def mcp_allow(self) -> Callable[[str], bool]:
         return self._session.mcp_allow
+
+    @property
+    def mcp_origin(self) -> Callable[[str], ToolOrigin | None]:
+        return self._session.mcp_origin
 
     @property
     def fetch_allow(self) -> tuple[str, ...]:
@@ -171,8 +246,26 @@ class ScopedPolicy:
         return stricter(self._session.mode, self._floor)
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
-        policy = ApprovalPolicy(self.mode, self._backend, self.session_allowed, self.mcp_allow, self.fetch_allow, self.fetch_private)
+        policy = ApprovalPolicy(
+            self.mode,
+            self._backend,
+            self.session_allowed,
+            self.mcp_allow,
+            self.fetch_allow,
+            self.fetch_private,
+            session_tools=self.session_tools,
+            mcp_origin=self.mcp_origin,
+        )
         return policy.check(name, args)
+
+
+def remember(policy: Policy, verdict: Verdict, *, whole_server: bool = False) -> None:
+    """Yes for the rest of the session to what ``verdict`` asked about: its kind, or the tool
+    dcode does not know (with ``whole_server``, every tool of its MCP server)."""
+    if verdict.origin is None:
+        policy.session_allowed.add(verdict.kind)
+    else:
+        policy.session_tools.add(verdict.origin, whole_server=whole_server)
 
 
 class HeadlessApprover:

@@ -20,7 +20,7 @@ from typing import Any
 import aiosqlite
 from langgraph.graph import END
 
-from dcode.agent.approval import ApprovalPolicy, Approver
+from dcode.agent.approval import ApprovalPolicy, Approver, ToolOrigin
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.checkpointer import CheckedSaver
@@ -158,6 +158,11 @@ class Engine:
         """Connect these MCP servers in the background; their tools join from the turn they are ready."""
         if self.settings.mcp.enabled:
             self.mcp.add(servers)
+
+    def mcp_origin(self, name: str) -> ToolOrigin | None:
+        """The server and tool that the MCP tool the model calls ``name`` is, in the graph's tools."""
+        pair = self._mcp_turn.origins.get(name) if self._mcp_turn is not None else None
+        return ToolOrigin(*pair) if pair else None
 
     def mcp_allowed(self, name: str) -> bool:
         """Whether the MCP tool the model calls ``name`` runs without asking (``[mcp] allow``),
@@ -328,6 +333,7 @@ class Engine:
             mode=mode,
             backend=self.backend,
             mcp_allow=self.mcp_allowed,
+            mcp_origin=self.mcp_origin,
             fetch_allow=self.settings.fetch_allow,
             fetch_private=self.settings.fetch_private,
         )

@@ -28,7 +28,8 @@ class ToolStatus(StrEnum):
 
 
 class ApprovalKind(StrEnum):
-    """What an approval is for; ``a`` ("for the rest of the session") approves one kind."""
+    """What an approval is for; ``a`` ("for the rest of the session") approves one kind, or,
+    for a tool dcode does not know, that tool."""
 
     EDIT = "edit"
     SHELL = "shell"
@@ -51,6 +52,33 @@ class Event:
         """This event as coming from the agent at ``path``; an event a deeper agent already
         tagged keeps its own path."""
         return self if self.agent else replace(self, agent=path)
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerState:
+    """One MCP server as a session starts: ``status`` is its state (``connected``, ``failed``,
+    ``needs login``), ``error`` the one line saying why it is not connected."""
+
+    name: str
+    status: str
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInit(Event):
+    """What a headless run starts with, before its turn (``stream-json``'s first line): the
+    session, the model, the directory, the approval mode, every tool the model is given and
+    each MCP server's state once all of them have connected or failed. A script reads here
+    that a server it relies on did not start, before any answer comes."""
+
+    type: ClassVar[str] = "init"
+    session_id: str
+    model: str
+    cwd: str
+    approve: str
+    tools: tuple[str, ...]
+    mcp_servers: tuple[McpServerState, ...] = ()
+    version: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +191,10 @@ class ApprovalRequested(Event):
     summary: str
     reason: str
     diff: str = ""
+    mcp_server: str = ""
+    """For an MCP tool: its server (whose tools the user may approve all at once)…"""
+    mcp_tool: str = ""
+    """…and the tool as that server names it."""
 
 
 @dataclass(frozen=True, slots=True)

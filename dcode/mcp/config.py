@@ -5,6 +5,9 @@ Sources, later ones winning for the same name: ``$DCODE_HOME/mcp.json`` (the use
 each ``--mcp-config FILE`` in order. A file that cannot be read or parsed, or a server entry
 that is wrong, is one problem line naming the file and what is wrong; everything else loads.
 
+Other clients' files mean what they mean there (``dialects``): Gemini CLI's ``url`` is SSE,
+VS Code's servers are under ``"servers"``, a server with ``"disabled": true`` does not start.
+
 ``${VAR}`` and ``${VAR:-default}`` are expanded in ``command``, ``args``, ``env``, ``url`` and
 ``headers`` (a variable that is not set, without a default, becomes empty, and the file gets a
 problem line naming it; the server still loads). A project's file expands only what
@@ -25,15 +28,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from dcode.mcp.dialects import BRACED, Dialect, Transport, dialect_of, disabled, server_table, switched_off, text_table, transport_of, url_of
+
 USER_FILE = "mcp.json"
 PROJECT_FILE = ".mcp.json"
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-class Transport(StrEnum):
-    STDIO = "stdio"
-    HTTP = "http"
-    SSE = "sse"
 
 
 class Scope(StrEnum):
@@ -64,6 +62,13 @@ class ServerConfig:
     shadows: Path | None = None
     """A project's server named like one of the user's own: the user's file. It is another
     server, which the user's ``[mcp] allow`` rules for that name do not cover."""
+    disabled: bool = False
+    """Turned off in its file (``"disabled": true``): it does not start, and nothing of the
+    environment is expanded into it."""
+
+    @property
+    def starts(self) -> bool:
+        return not self.refused and not self.disabled
 
     @property
     def target(self) -> str:
@@ -87,8 +92,8 @@ class ConfigFile:
 
     @property
     def runnable(self) -> tuple[ServerConfig, ...]:
-        """The servers that may start (none of their variables refused)."""
-        return tuple(s for s in self.servers if not s.refused)
+        """The servers that may start (not disabled, none of their variables refused)."""
+        return tuple(s for s in self.servers if s.starts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,16 +139,20 @@ def references(names: list[str] | tuple[str, ...]) -> str:
     return ", ".join(f"${{{name}}}" for name in names)
 
 
-def named_variables(texts: list[str]) -> tuple[str, ...]:
+def _name(match: re.Match[str]) -> str:
+    return match.group("name") or match.group("bare")
+
+
+def named_variables(texts: list[str], pattern: re.Pattern[str] = BRACED) -> tuple[str, ...]:
     """The variables ``texts`` name (expanded or not), each once, in order."""
-    return tuple(dict.fromkeys(match.group(1) for text in texts for match in _VARIABLE.finditer(text)))
+    return tuple(dict.fromkeys(_name(match) for text in texts for match in pattern.finditer(text)))
 
 
-def expand(text: str, env: Mapping[str, str], missing: list[str]) -> str:
+def expand(text: str, env: Mapping[str, str], missing: list[str], pattern: re.Pattern[str] = BRACED) -> str:
     """``text`` with ``${VAR}`` and ``${VAR:-default}`` replaced; unset names go to ``missing``."""
 
     def one(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(2)
+        name, default = _name(match), match.groupdict().get("default")
         value = env.get(name)
         if value:
             return value
@@ -153,7 +162,7 @@ def expand(text: str, env: Mapping[str, str], missing: list[str]) -> str:
             missing.append(name)
         return ""
 
-    return _VARIABLE.sub(one, text)
+    return pattern.sub(one, text)
 
 
 def read_file(path: Path, scope: Scope, env: Mapping[str, str], readable: ProjectEnv | None = None) -> ConfigFile | None:
@@ -175,17 +184,21 @@ def parse(path: Path, scope: Scope, data: bytes, env: Mapping[str, str], readabl
         return ConfigFile(path, scope, problems=(f"{path}: not UTF-8 text",), data=data)
     except json.JSONDecodeError as exc:
         return ConfigFile(path, scope, problems=(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",), data=data)
-    table = document.get("mcpServers") if isinstance(document, dict) else None
+    table = server_table(document)
     if not isinstance(table, dict):
         return ConfigFile(path, scope, problems=(f'{path}: expected {{"mcpServers": {{NAME: {{...}}}}}}',), data=data)
     readable = (readable or ProjectEnv()) if scope is Scope.PROJECT else None
+    dialect = dialect_of(path)
+    off = switched_off(document, dialect)
     servers: list[ServerConfig] = []
     problems: list[str] = []
     for name, entry in table.items():
+        turned_off = disabled(entry) or name in off
         try:
-            server = _server(name, entry, path, scope, env, readable)
+            server = _server(name, entry, path, scope, env, readable, dialect, turned_off)
         except ValueError as exc:
-            problems.append(f"{path}: server {name!r}: {exc}")
+            if not turned_off:  # a server turned off may be half written
+                problems.append(f"{path}: server {name!r}: {exc}")
             continue
         servers.append(server)
         if server.refused and readable is not None:
@@ -196,28 +209,39 @@ def parse(path: Path, scope: Scope, data: bytes, env: Mapping[str, str], readabl
     return ConfigFile(path, scope, tuple(servers), tuple(problems), data)
 
 
-def _server(name: str, entry: Any, path: Path, scope: Scope, env: Mapping[str, str], readable: ProjectEnv | None) -> ServerConfig:
+def _server(
+    name: str,
+    entry: Any,
+    path: Path,
+    scope: Scope,
+    env: Mapping[str, str],
+    readable: ProjectEnv | None,
+    dialect: Dialect,
+    turned_off: bool,
+) -> ServerConfig:
     """One entry; ``readable`` None: any variable may be expanded."""
     if not name or not isinstance(entry, dict):
         raise ValueError("must be an object")
-    kind = entry.get("type") or entry.get("transport") or ("stdio" if "command" in entry else "http" if "url" in entry else "")
-    kind = {"streamable_http": "http", "streamable-http": "http"}.get(kind, kind)
-    if kind not in Transport.__members__.values():
-        raise ValueError(f"type {kind!r} is not one of stdio, http, sse" if kind else "needs a command (stdio) or a url (http, sse)")
-    written = _as_written(name, Transport(kind), entry, path, scope)
+    written = _as_written(name, transport_of(entry, dialect), entry, path, scope)
     texts = [written.command, *written.args, *written.env.values(), written.url, *written.headers.values()]
-    variables = named_variables(texts)
+    variables = named_variables(texts, dialect.variables)
+    if turned_off:  # nothing of the environment goes into a server that does not start
+        return replace(written, variables=variables, disabled=True)
     refused = tuple(v for v in variables if readable is not None and not readable.may_read(v))
-    if refused:  # nothing of the environment goes into a server that does not start
+    if refused:
         return replace(written, variables=variables, refused=refused)
     missing: list[str] = []
+
+    def expanded(text: str) -> str:
+        return expand(text, env, missing, dialect.variables)
+
     server = replace(
         written,
-        command=expand(written.command, env, missing),
-        args=tuple(expand(a, env, missing) for a in written.args),
-        env={k: expand(v, env, missing) for k, v in written.env.items()},
-        url=expand(written.url, env, missing),
-        headers={k: expand(v, env, missing) for k, v in written.headers.items()},
+        command=expanded(written.command),
+        args=tuple(expanded(a) for a in written.args),
+        env={k: expanded(v) for k, v in written.env.items()},
+        url=expanded(written.url),
+        headers={k: expanded(v) for k, v in written.headers.items()},
         variables=variables,
         missing=tuple(dict.fromkeys(missing)),
     )
@@ -236,23 +260,17 @@ def _as_written(name: str, transport: Transport, entry: dict[str, Any], path: Pa
         if cwd is not None and not isinstance(cwd, str):
             raise ValueError("cwd must be a string")
         args = _strings(entry.get("args", []), "args")
-        env_table = _table(entry.get("env", {}), "env")
+        env_table = text_table(entry.get("env", {}), "env")
         return ServerConfig(name, transport, path, scope, command=command, args=tuple(args), env=env_table, cwd=cwd)
-    url = entry.get("url")
+    url = url_of(entry, transport)
     if not isinstance(url, str) or not url:
         raise ValueError(f"an {transport.value} server needs a url")
-    return ServerConfig(name, transport, path, scope, url=url, headers=_table(entry.get("headers", {}), "headers"))
+    return ServerConfig(name, transport, path, scope, url=url, headers=text_table(entry.get("headers", {}), "headers"))
 
 
 def _strings(value: Any, key: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{key} must be a list of strings")
-    return value
-
-
-def _table(value: Any, key: str) -> dict[str, str]:
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise ValueError(f"{key} must be an object of strings")
     return value
 
 
@@ -270,15 +288,16 @@ class McpSources:
     def project(self) -> ConfigFile | None:
         return next((f for f in self.files if f.scope is Scope.PROJECT), None)
 
-    def servers(self, *, include_project: bool = True, refused: bool = False) -> dict[str, ServerConfig]:
-        """``refused``: with the servers that may not start (``dcode mcp list`` shows them), each
-        where no server that starts has its name (it does not hide the one that runs)."""
+    def servers(self, *, include_project: bool = True, listing: bool = False) -> dict[str, ServerConfig]:
+        """``listing``: with the servers that do not start (a variable refused, or disabled;
+        ``dcode mcp list`` shows them), each where no server that starts has its name: one
+        file's server that does not start leaves another file's of that name running."""
         merged: dict[str, ServerConfig] = {}
         for file in self.files:
             if file.scope is Scope.PROJECT and not include_project:
                 continue
-            for server in file.servers if refused else file.runnable:
-                if not (server.refused and server.name in merged):
+            for server in file.servers if listing else file.runnable:
+                if server.starts or server.name not in merged:
                     merged[server.name] = server
         return merged
 

@@ -92,7 +92,7 @@ class ServerLink:
         try:
             await asyncio.wait_for(self._ready.wait(), self.connect_timeout)
         except TimeoutError:
-            error = f"did not start within {self.connect_timeout:g} s"
+            error = f"did not start within {self.connect_timeout:g} s ([mcp] connect_timeout)"
             self._fail(error)
             await self._end(task)
             self._fail(f"{error}{self._log_tail()}")

@@ -13,7 +13,7 @@ imports them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,9 @@ class McpTurn:
     allowed: frozenset[str] = frozenset()
     """The model-facing names of the tools that run without asking: named in ``[mcp] allow``
     by their server's own name, and not of a project's server that shadows one of the user's."""
+    origins: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """Each model-facing name's server and tool as the server names it: a name can pass to
+    another tool when servers come and go, an approval for the session must not."""
 
     def by_server(self) -> dict[str, list[BaseTool]]:
         """The tools, grouped by their server (``/context`` counts each server's)."""
@@ -127,7 +130,7 @@ class McpManager:
             for link in links
         )
         notices = tuple(self._notices(links)) if announce else ()
-        return McpTurn(tools, statuses, notices, frozenset(free))
+        return McpTurn(tools, statuses, notices, frozenset(free), {name: pair for pair, name in names.items()})
 
     def _allowed(self, config: ServerConfig, tool: str) -> bool:
         """A project's server named like one of the user's is another server: the user's

@@ -83,6 +83,8 @@ def notes(server: ServerConfig, readable: ProjectEnv) -> list[Note]:
     """Each variable the server reads from the environment, why it does not start, and whose
     server of that name it replaces."""
     said = []
+    if server.disabled:
+        said.append(Note("disabled in the file: not started"))
     if server.variables:
         said.append(Note(f"reads {references(server.variables)} from your environment"))
     if server.refused:

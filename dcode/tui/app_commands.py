@@ -117,20 +117,21 @@ class SlashCommands(_Base):
 
         word = args.strip().lower()
         if not word:
-            await self.transcript.notice(f"approval mode is {mode_label(self.mode, self.session_allowed)} · /approve manual, edits or all sets it")
+            await self.transcript.notice(f"approval mode is {mode_label(self.mode, self.session_allowed, self.session_tools)} · /approve manual, edits or all sets it")
             return
         try:
             mode = ApprovalMode(word)
         except ValueError:
             await self.transcript.notice(f"/approve takes manual, edits or all (now: {self.mode.value})", NoticeLevel.WARNING)
             return
-        withdrawn = sorted(self.session_allowed)
+        withdrawn = [kind.value for kind in sorted(self.session_allowed)] + self.session_tools
         if self.runner is not None:
             self.runner.policy.session_allowed.clear()
+            self.runner.policy.session_tools.clear()
         self._set_mode(mode)
         line = f"approval mode set to {MODE_LABELS[mode]}"
         if withdrawn:
-            line += f" · the session's yes to {' and '.join(kind.value for kind in withdrawn)} is withdrawn"
+            line += f" · the session's yes to {' and '.join(withdrawn)} is withdrawn"
         await self.transcript.notice(line)
 
     @property
@@ -144,9 +145,16 @@ class SlashCommands(_Base):
             self.runner.policy.mode = mode
         self._show_mode()
 
-    def _show_mode(self, *also_allowed: ApprovalKind) -> None:
+    @property
+    def session_tools(self) -> list[str]:
+        """The tools and MCP servers the user answered "yes for the session" (``calc__add``, ``web__*``)."""
+        return self.runner.policy.session_tools.rules() if self.runner is not None else []
+
+    def _show_mode(self, *also_allowed: ApprovalKind, also_tool: str = "") -> None:
         self.status.mode = self.mode
         self.status.allowed = self.session_allowed.union(also_allowed)
+        tools = self.session_tools
+        self.status.tools = (*tools, *([also_tool] if also_tool and also_tool not in tools else []))
 
     async def _switch_model(self, spec: str) -> None:
         assert self.engine is not None

@@ -397,8 +397,11 @@ class SessionWork(_Base):
     async def on_approval_widget_decided(self, message: Any) -> None:
         decision = message.decision
         request = message.widget.request
-        if decision.approved and decision.remember:
-            self._show_mode(request.kind)  # the policy learns it as the call goes on
+        if decision.approved and decision.remember:  # the policy learns it as the call goes on
+            from dcode.tui.approval_widget import granted
+
+            tool = granted(request, decision)
+            self._show_mode(*([] if tool else [request.kind]), also_tool=tool)
         feedback = decision.feedback if not message.stop_turn else "stopped"
         await self.transcript.resolve_approval(message.call_id, decision.approved, feedback, request.agent)
         if message.stop_turn:

@@ -1,7 +1,8 @@
 """The inline approval: a question inside the transcript, answered with one key.
 
-``y`` approves; ``a`` approves this kind (edits, shell, web fetches, or tools dcode does not
-know) for the rest of the session; ``n`` rejects; Tab opens a one-line input whose text the
+``y`` approves; ``a`` approves this kind (edits, shell, web fetches) for the rest of the
+session, or, for a tool dcode does not know, that tool; ``s``, for an MCP tool, every tool of its
+server; ``n`` rejects; Tab opens a one-line input whose text the
 model reads as the reason; Esc rejects and stops the turn. The widget resolves the core's future itself and
 tells the app what happened. A subagent's question names the agent that asks; when several are
 open at once (parallel subagents), they are answered one after the other, the keys going to
@@ -24,7 +25,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from dcode.agent.approval import ApprovalDecision
+from dcode.agent.approval import ApprovalDecision, ToolOrigin
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.web_address import canonical_url
 from dcode.tui.transcript.diff import render_diff
@@ -34,13 +35,28 @@ ARGS_LINES = 12
 ARG_CHARS = 300
 URL_CHARS = 2000
 
-# What the question is about, and what ``a`` allows: by approval kind.
+# What the question is about, and what ``a`` allows: by approval kind (a tool dcode does not
+# know: that tool, see ``origin``).
 SUBJECTS: dict[ApprovalKind, tuple[str, str]] = {
     ApprovalKind.EDIT: ("edit", "edits"),
     ApprovalKind.SHELL: ("shell command", "shell commands"),
     ApprovalKind.FETCH: ("web fetch", "web fetches"),
-    ApprovalKind.TOOL: ("tool call", "other tools"),
+    ApprovalKind.TOOL: ("tool call", "this tool"),
 }
+
+
+def origin(request: ApprovalRequested) -> ToolOrigin | None:
+    """The tool a question about a tool dcode does not know is about (None for other kinds)."""
+    if request.kind is not ApprovalKind.TOOL:
+        return None
+    return ToolOrigin(request.mcp_server, request.mcp_tool) if request.mcp_server else ToolOrigin("", request.tool)
+
+
+def granted(request: ApprovalRequested, decision: ApprovalDecision) -> str:
+    """What a "yes for the session" to ``request`` allows, as ``[mcp] allow`` spells it
+    (``calc__add``, ``calc__*``); "" for the other kinds (the mode line shows them)."""
+    tool = origin(request)
+    return tool.rule(whole_server=decision.whole_server) if tool and decision.remember else ""
 
 
 class ApprovalWidget(Vertical, can_focus=True):
@@ -74,6 +90,7 @@ class ApprovalWidget(Vertical, can_focus=True):
     BINDINGS = [
         Binding("y", "approve", "Yes", show=False),
         Binding("a", "approve_session", "Yes for the session", show=False),
+        Binding("s", "approve_server", "Yes to the server's tools for the session", show=False),
         Binding("n", "reject", "No", show=False),
         Binding("tab", "feedback", "No, with feedback", show=False, priority=True),
         Binding("escape", "stop", "Stop", show=False),
@@ -125,18 +142,18 @@ class ApprovalWidget(Vertical, can_focus=True):
                 yield Static(Content(_arguments(request.args)), classes="approval-command")
             case _ if request.diff:
                 yield Static(render_diff(request.diff, DIFF_LINES), classes="approval-diff")
-        kind = SUBJECTS[request.kind][1]
-        yield Static(
-            Content.assemble(
-                ("y", "bold $text-success"), " yes   ",
-                ("a", "bold $text-success"), f" yes, and allow {kind} for this session   ",
-                ("n", "bold $text-error"), " no   ",
-                ("tab", "bold $text-warning"), " no, and say why   ",
-                ("esc", "bold"), " stop",
-            ),
-            classes="approval-keys",
-        )
+        yield Static(Content.assemble(*self._keys()), classes="approval-keys")
         yield Input(placeholder="Tell the model what to do instead, then Enter (Esc to go back)")
+
+    def _keys(self) -> list[tuple[str, str] | str]:
+        """The answers: ``a`` names what it allows; ``s`` is there for an MCP tool only."""
+        tool = origin(self.request)
+        allowed = SUBJECTS[self.request.kind][1] if tool is None else tool.rule()
+        yes = "bold $text-success"
+        keys: list[tuple[str, str] | str] = [("y", yes), " yes   ", ("a", yes), f" yes, and allow {allowed} for this session   "]
+        if tool is not None and tool.server:
+            keys += [("s", yes), f" yes, and all of {tool.server}'s tools   "]
+        return [*keys, ("n", "bold $text-error"), " no   ", ("tab", "bold $text-warning"), " no, and say why   ", ("esc", "bold"), " stop"]
 
     @property
     def decided(self) -> bool:
@@ -165,6 +182,11 @@ class ApprovalWidget(Vertical, can_focus=True):
     def action_approve_session(self) -> None:
         if self._armed():
             self.decide(ApprovalDecision(True, remember=True))
+
+    def action_approve_server(self) -> None:
+        tool = origin(self.request)
+        if self._armed() and tool is not None and tool.server:
+            self.decide(ApprovalDecision(True, remember=True, whole_server=True))
 
     def action_reject(self) -> None:
         if self._armed():

@@ -2,8 +2,9 @@
 
 Line 1: activity (a spinner with elapsed seconds and tokens streamed while a turn runs, the
 queued count) on the left; ``Context N% · X tokens`` and the session cost on the right.
-Line 2: the approval mode (with the kinds approved for the rest of the session, ``manual
-+shell``) and the model on the left; cwd and git branch on the right.
+Line 2: the approval mode (with what is approved for the rest of the session: kinds, ``manual
++shell``, and MCP tools or servers, ``+calc__add``, ``+web__*``) and the model on the left; cwd
+and git branch on the right.
 
 The clock and the spinner are injectable so snapshot tests see the same frame every time.
 """
@@ -11,7 +12,7 @@ The clock and the spinner are injectable so snapshot tests see the same frame ev
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from textual.app import RenderResult
@@ -43,18 +44,30 @@ _STILL_ASKS: dict[ApprovalMode, tuple[tuple[ApprovalKind, str], ...]] = {
 }
 
 
-def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = ()) -> str:
+SHOWN_TOOLS = 2
+"""Tools and servers tagged one by one; more are counted."""
+
+
+def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), tools: Sequence[str] = ()) -> str:
     """The mode as the status bar shows it. The kinds answered "yes for the session" (``a`` at
-    an approval) are tagged, ``manual +shell``, and drop out of what the mode asks about;
-    ``all`` asks about nothing, so it has no tags."""
+    an approval) are tagged, ``manual +shell``, and drop out of what the mode asks about; so are
+    the tools dcode does not know and the MCP servers answered so (``tools``, as ``[mcp] allow``
+    spells them: ``+calc__add``, ``+web__*``). ``all`` asks about nothing, so it has no tags."""
     kinds = sorted(allowed) if mode is not ApprovalMode.ALL else []
-    if not kinds:
+    tools = tools if mode is not ApprovalMode.ALL else ()
+    if not kinds and not tools:
         return MODE_LABELS[mode]
-    tags = "".join(f" +{kind.value}" for kind in kinds)
+    tags = "".join(f" +{kind.value}" for kind in kinds) + tool_tags(tools)
     asks = [what for kind, what in _STILL_ASKS.get(mode, ()) if kind not in allowed]
     listed = f"{', '.join(asks[:-1])} and {asks[-1]}" if len(asks) > 1 else "".join(asks)
     description = f"ask before {listed}" if asks else "no questions for the rest of the session"
     return f"{mode.value}{tags}: {description}"
+
+
+def tool_tags(tools: Sequence[str]) -> str:
+    shown = "".join(f" +{tool}" for tool in tools[:SHOWN_TOOLS])
+    more = len(tools) - SHOWN_TOOLS
+    return shown + (f" +{more} more" if more > 0 else "")
 
 
 def read_git_branch(start: Path) -> str | None:
@@ -131,6 +144,8 @@ class StatusBar(Widget):
     mode: reactive[ApprovalMode] = reactive(ApprovalMode.MANUAL)
     allowed: reactive[frozenset[ApprovalKind]] = reactive(frozenset())
     """The kinds approved for the rest of the session."""
+    tools: reactive[tuple[str, ...]] = reactive(())
+    """The tools and MCP servers approved for the rest of the session (``calc__add``, ``web__*``)."""
     model: reactive[str] = reactive("")
     cwd: reactive[str] = reactive("")
     branch: reactive[str | None] = reactive(None)
@@ -226,7 +241,7 @@ class StatusBar(Widget):
             ApprovalMode.ALL: "$text-error",
         }[self.mode]
         return Content.assemble(
-            (f"⏵ {mode_label(self.mode, self.allowed)}", mode_style),
+            (f"⏵ {mode_label(self.mode, self.allowed, self.tools)}", mode_style),
             (" (shift+tab)", "$text-muted"),
             ("  ", ""),
             (self.model, "$text-secondary"),

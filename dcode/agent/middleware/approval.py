@@ -16,6 +16,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallReq
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
+from dcode.agent.approval import remember
 from dcode.agent.events import ApprovalRequested, ApprovalResolved
 from dcode.agent.markers import DENIED_MARKER
 from dcode.agent.run_context import RunContext
@@ -56,13 +57,15 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             reason=verdict.reason,
             diff=await proposed_diff(context.backend, call["name"], args),
             agent=context.agent,
+            mcp_server=verdict.origin.server if verdict.origin else "",
+            mcp_tool=verdict.origin.tool if verdict.origin and verdict.origin.server else "",
         )
         context.emit(event)
         decision = await context.approver.decide(event)
         context.emit(ApprovalResolved(call["id"], decision.approved, decision.feedback, agent=context.agent))
         if decision.approved:
             if decision.remember:
-                context.policy.session_allowed.add(verdict.kind)
+                remember(context.policy, verdict, whole_server=decision.whole_server)
             return await handler(request)
         reason = decision.feedback or "the user rejected this call"
         if decision.feedback and not decision.feedback.startswith(verdict.reason):
