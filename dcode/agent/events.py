@@ -137,6 +137,18 @@ class ToolCallRunning(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolProgress(Event):
+    """A running tool's progress, as its MCP server reports it: ``progress`` of ``total``
+    (None when the server does not know the total), and what it is doing."""
+
+    type: ClassVar[str] = "tool_progress"
+    call_id: str
+    progress: float
+    total: float | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallFinished(Event):
     type: ClassVar[str] = "tool_call_finished"
     call_id: str

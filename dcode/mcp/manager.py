@@ -44,6 +44,19 @@ class ServerStatus:
     """The model-facing names of its tools, as the turn got them."""
     descriptions: tuple[str, ...] = ()
     error: str = ""
+    instructions: str = ""
+    """What the server says of how to use it (its ``initialize`` answer), as it wrote it."""
+    resources: tuple[ResourceInfo, ...] = ()
+    task_only: tuple[str, ...] = ()
+    """Tools not offered: the server runs them only as tasks, which dcode does not."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    uri: str
+    name: str
+    description: str = ""
+    mime_type: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,19 +76,34 @@ class McpTurn:
     @property
     def key(self) -> tuple[Any, ...]:
         """What the graph is built from: it changes only when the tools or the states do."""
-        return tuple((s.name, s.state, s.tools, s.error) for s in self.servers)
+        return tuple((s.name, s.state, s.tools, s.error, s.instructions, bool(s.resources)) for s in self.servers)
 
 
 class McpManager:
-    def __init__(self, settings: McpSettings, *, home: Path, workspace: Path, store: AttachmentStore, reserved: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        settings: McpSettings,
+        *,
+        home: Path,
+        workspace: Path,
+        store: AttachmentStore,
+        reserved: Iterable[str] = (),
+        roots: tuple[Path, ...] = (),
+        link_options: dict[str, Any] | None = None,
+    ) -> None:
         self.settings = settings
         self.log_dir = home / LOG_DIR
         self.workspace = workspace
+        self.roots = roots or (workspace,)
+        """The directories servers are offered as their roots: the workspace (and any other
+        directory the session may use)."""
+        self.link_options = link_options or {}
         self.store = store
         self.reserved = frozenset(reserved)
         self.links: dict[str, ServerLink] = {}
         self._announced: dict[str, tuple[LinkState, int]] = {}
         self._built: dict[tuple[str, int], list[tuple[str, BaseTool]]] = {}
+        self._resource_tool: BaseTool | None = None
 
     def add(self, servers: Iterable[ServerConfig]) -> None:
         """Start the servers not started yet (a name already here keeps its first config)."""
@@ -90,6 +118,8 @@ class McpManager:
                 call_timeout=self.settings.call_timeout,
                 log_dir=self.log_dir,
                 workspace=self.workspace,
+                roots=self.roots,
+                **self.link_options,
             )
             self.links[config.name] = link
             link.start()
@@ -114,6 +144,8 @@ class McpManager:
                 by_server.setdefault(link.name, []).append(named)
                 if self._allowed(link.config, original):
                     free.add(named.name)
+        if any(link.resources for link in up):
+            tools.append(self._resources_tool())
         statuses = tuple(
             ServerStatus(
                 link.name,
@@ -123,6 +155,9 @@ class McpManager:
                 tuple(t.name for t in by_server.get(link.name, [])),
                 tuple(t.description for t in by_server.get(link.name, [])),
                 link.error,
+                link.instructions if link.state is LinkState.CONNECTED else "",
+                tuple(ResourceInfo(str(r.uri), r.name, r.description or "", r.mimeType or "") for r in link.resources) if link.state is LinkState.CONNECTED else (),
+                tuple(link.task_only),
             )
             for link in links
         )
@@ -149,8 +184,15 @@ class McpManager:
                 case LinkState.FAILED:
                     yield f"MCP server {link.name} failed: {link.error}"
 
+    def _resources_tool(self) -> BaseTool:
+        if self._resource_tool is None:
+            from dcode.mcp.resources import resource_tool
+
+            self._resource_tool = resource_tool(self.links, self.store)
+        return self._resource_tool
+
     def _tools_of(self, link: ServerLink) -> list[tuple[str, BaseTool]]:
-        key = (link.name, link.generation)
+        key = (link.name, link.revision)
         if key not in self._built:
             from dcode.mcp.tools import langchain_tool  # the adapter: only once a server is up
 
@@ -163,9 +205,7 @@ class McpManager:
 
     async def reconnect(self, name: str) -> None:
         if (link := self.links.get(name)) is not None:
-            await link.stop()
-            link.restarted = False
-            link.start()
+            await link.reconnect()
 
     async def close(self) -> None:
-        await asyncio.gather(*(link.stop() for link in self.links.values()), return_exceptions=True)
+        await asyncio.gather(*(link.close() for link in self.links.values()), return_exceptions=True)
