@@ -64,7 +64,7 @@ from dcode.mcp.failures import clean, describe, needs_login
 from dcode.mcp.listing import all_prompts, all_resources, all_tools, needs_task
 from dcode.mcp.state import LinkState
 from dcode.mcp.transports import SSE_READ_TIMEOUT, open_transport
-from dcode.mcp.wire import Relays, relayed
+from dcode.mcp.wire import SESSION_GONE, Relays, relayed
 
 log = logging.getLogger(__name__)
 # The SDK logs a server's broken output with a traceback; without a handler of its own that
@@ -127,6 +127,8 @@ class ServerLink:
         self._relays = Relays(self._lose)
         self._progress: dict[str, Progress | None] = {}
         self._restarts = 0
+        self._expired = False
+        """The link was lost because the server forgot the session: its calls were not run."""
         self._connected_at = 0.0
         self._answered = False
         self._ready = asyncio.Event()
@@ -200,6 +202,7 @@ class ServerLink:
         """The connection died under a connected session: say so and end its calls now."""
         if self.state is not LinkState.CONNECTED or self._stop.is_set() or self._lost.is_set():
             return
+        self._expired = reason == SESSION_GONE
         self._fail(f"connection lost: {reason}{self._log_tail()}")
         self._relays.cut()
         self._lost.set()
@@ -353,7 +356,7 @@ class ServerLink:
             if result is not None:
                 return result
             if attempt == 1:
-                self._lose("the server no longer knows the session")
+                self._lose(SESSION_GONE)
                 await asyncio.sleep(0)
         return error_result(f"the MCP server {self.name} keeps forgetting its session: {self.error}")
 
@@ -372,10 +375,10 @@ class ServerLink:
             self._cancel(session, token, "cancelled by the user")
             raise
         except McpError as exc:
+            if exc.error.code == SESSION_EXPIRED and exc.error.message == "Session terminated" or exc.error.code == CONNECTION_CLOSED and self._expired:
+                return None
             if exc.error.code == CONNECTION_CLOSED:
                 return await self._lost_during(tool, exc)
-            if exc.error.code == SESSION_EXPIRED and exc.error.message == "Session terminated":
-                return None
             return error_result(f"the MCP server {self.name} refused the call: {clean(exc.error.message)}")
         except Exception as exc:  # noqa: BLE001 - a broken transport or a reply that does not parse
             if self._session is not session:

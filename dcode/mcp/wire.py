@@ -27,6 +27,8 @@ from mcp.types import JSONRPCRequest, RequestId
 
 Lost = Callable[[str], None]
 SESSION_HEADER = "mcp-session-id"
+SESSION_GONE = "the server no longer knows the session (HTTP 404)"
+"""Why a link is lost when the server answered 404 to its session: the request was not run."""
 
 
 @dataclass(slots=True)
@@ -118,7 +120,7 @@ class WatchedTransport(httpx.AsyncBaseTransport):
                 self.lost(f"cannot reach the server: {_reason(exc)}")
             raise
         if response.status_code == 404 and SESSION_HEADER in request.headers and request.method != "DELETE":
-            self.lost("the server no longer knows the session (HTTP 404)")
+            self.lost(SESSION_GONE)
         response.stream = _WatchedStream(response.stream, self)  # type: ignore[arg-type]
         return response
 

@@ -32,26 +32,53 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextmanager
-def http_server(token: str | None = None, transport: str = "http") -> Iterator[str]:
-    """A FastMCP server over streamable HTTP (or SSE) on 127.0.0.1; yields its URL."""
-    port = free_port()
-    command = [sys.executable, str(SERVER), transport, str(port), *(["--token", token] if token else [])]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
+class HttpServer:
+    """A FastMCP server over streamable HTTP (or SSE) on a port of 127.0.0.1 that a test can
+    kill and start again (a new process: it knows none of the old sessions)."""
+
+    def __init__(self, transport: str = "http", token: str | None = None) -> None:
+        self.transport = transport
+        self.token = token
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url = f"http://127.0.0.1:{self.port}/{'mcp' if transport == 'http' else 'sse'}"
+
+    def start(self) -> None:
+        command = [sys.executable, str(SERVER), self.transport, str(self.port), *(["--token", self.token] if self.token else [])]
+        process = self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 raise RuntimeError(f"the MCP test server exited: {process.stderr.read().decode() if process.stderr else ''}")
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
             except OSError:
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/{'mcp' if transport == 'http' else 'sse'}"
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(5)
+
+
+@contextmanager
+def http_server(token: str | None = None, transport: str = "http") -> Iterator[str]:
+    """A FastMCP server over streamable HTTP (or SSE) on 127.0.0.1; yields its URL."""
+    with restartable_server(transport, token) as server:
+        yield server.url
+
+
+@contextmanager
+def restartable_server(transport: str = "http", token: str | None = None) -> Iterator[HttpServer]:
+    server = HttpServer(transport, token)
+    server.start()
+    try:
+        yield server
     finally:
-        process.terminate()
-        process.wait(5)
+        if server.process is not None and server.process.poll() is None:
+            server.process.terminate()
+            server.process.wait(5)
 
 
 # A server that speaks just enough JSON-RPC to start, then answers every call with garbage.
