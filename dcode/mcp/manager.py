@@ -101,7 +101,7 @@ class McpManager:
         self.store = store
         self.reserved = frozenset(reserved)
         self.links: dict[str, ServerLink] = {}
-        self._announced: dict[str, tuple[LinkState, int]] = {}
+        self._announced: dict[str, tuple[LinkState, tuple[str, ...]]] = {}
         self._built: dict[tuple[str, int], list[tuple[str, BaseTool]]] = {}
         self._resource_tool: BaseTool | None = None
 
@@ -170,14 +170,21 @@ class McpManager:
         return config.shadows is None and allowed(self.settings.allow, config.name, tool)
 
     def _notices(self, links: list[ServerLink]) -> Iterable[str]:
+        """A line for each server whose state changed since the last turn, or whose tools did
+        while it stayed connected (a link made again with the same tools says nothing)."""
         for link in links:
-            seen = (link.state, link.generation)
-            if self._announced.get(link.name) == seen or link.state is LinkState.CONNECTING:
+            if link.state is LinkState.CONNECTING:
                 continue
-            self._announced[link.name] = seen
+            tools = tuple(t.name for t in link.tools) if link.state is LinkState.CONNECTED else ()
+            before = self._announced.get(link.name)
+            self._announced[link.name] = (link.state, tools)
+            count = len(link.tools)
             match link.state:
+                case _ if before == (link.state, tools):
+                    continue
+                case LinkState.CONNECTED if before is not None and before[0] is LinkState.CONNECTED:
+                    yield f"MCP server {link.name} changed its tools: {count} tool{'s' if count != 1 else ''} from this turn on"
                 case LinkState.CONNECTED:
-                    count = len(link.tools)
                     yield f"MCP server {link.name} connected: {count} tool{'s' if count != 1 else ''} from this turn on"
                 case LinkState.NEEDS_LOGIN:
                     yield f"MCP server {link.name} needs a login: {link.error}"

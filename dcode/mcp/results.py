@@ -59,10 +59,19 @@ def _block(block: ContentBlock) -> ContentBlock:
             return TextContent(type="text", text=f"[{mime} audio: not supported]")
         case ResourceLink():
             return TextContent(type="text", text=link_text(block))
-        case EmbeddedResource(resource=BlobResourceContents() as blob) if is_text_type(blob.mimeType):
-            text = blob_text(blob)
-            return TextContent(type="text", text=text) if text is not None else block
+        case EmbeddedResource(resource=BlobResourceContents() as blob) if is_text_type(blob.mimeType) and (text := blob_text(blob)) is not None:
+            return TextContent(type="text", text=text)
+        case EmbeddedResource(resource=BlobResourceContents() as blob) if not (blob.mimeType or "").startswith("image/"):
+            return TextContent(type="text", text=_unshown(blob))
     return block
+
+
+def _unshown(blob: BlobResourceContents) -> str:
+    try:
+        size = f", {len(base64.b64decode(blob.blob)):,} bytes"
+    except (binascii.Error, ValueError):
+        size = ""
+    return f"[{blob.mimeType or 'binary data'} at {blob.uri}{size}: not shown]"
 
 
 def link_text(link: ResourceLink) -> str:

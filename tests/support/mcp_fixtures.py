@@ -120,3 +120,45 @@ def wait_gone(pid: int, timeout: float = 5.0) -> bool:
             return True
         time.sleep(0.05)
     return not alive(pid)
+
+
+# A server written against the wire, for results FastMCP will not send as they are: a structured
+# result with no content, blobs of text, JSON and bytes, a resource link, and a tool it runs
+# only as a task.
+RAW = r"""
+import base64, json, sys
+def b64(data):
+    return base64.b64encode(data).decode()
+TOOLS = [
+    {"name": "structured", "description": "Weather, as structured content only.", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "blobs", "description": "Blobs and a link.", "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "background", "description": "Runs only as a task.", "inputSchema": {"type": "object", "properties": {}}, "execution": {"taskSupport": "required"}},
+    {"name": "either", "description": "Runs as a task or not.", "inputSchema": {"type": "object", "properties": {}}, "execution": {"taskSupport": "optional"}},
+]
+RESULTS = {
+    "structured": {"content": [], "structuredContent": {"temperature": 21.5, "conditions": "fog"}},
+    "blobs": {"content": [
+        {"type": "resource", "resource": {"uri": "file:///notes.txt", "mimeType": "text/plain", "blob": b64("plain notes\nline two".encode())}},
+        {"type": "resource", "resource": {"uri": "file:///data.json", "mimeType": "application/json", "blob": b64(b'{"ok": true}')}},
+        {"type": "resource", "resource": {"uri": "file:///raw.bin", "mimeType": "application/octet-stream", "blob": b64(bytes(range(16)))}},
+        {"type": "resource_link", "uri": "file:///report.pdf", "name": "report", "description": "The quarterly report.", "mimeType": "application/pdf"},
+    ]},
+    "either": {"content": [{"type": "text", "text": "ran"}]},
+}
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message["method"]
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "0"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    else:
+        result = RESULTS[message["params"]["name"]]
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def raw_entry() -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-c", RAW]}
