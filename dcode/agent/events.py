@@ -147,6 +147,13 @@ class ToolProgress(Event):
     total: float | None = None
     message: str = ""
 
+    @property
+    def words(self) -> str:
+        """``40% · indexing``, or ``3 · indexing`` without a total: one short line."""
+        done = f"{min(self.progress / self.total, 1.0):.0%}" if self.total else f"{self.progress:g}"
+        message = " ".join(self.message.split())[:60]
+        return f"{done} · {message}" if message else done
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCallFinished(Event):

@@ -8,6 +8,8 @@ out as ``ToolProgress`` events, which the call's line shows.
 
 from __future__ import annotations
 
+import contextvars
+import logging
 from typing import Annotated, Any
 
 from langchain_core.tools import BaseTool, InjectedToolArg
@@ -19,6 +21,8 @@ from dcode.mcp.link import Progress, ServerLink
 from dcode.mcp.results import readable, stored_media
 from dcode.media.store import AttachmentStore
 
+log = logging.getLogger(__name__)
+
 
 def as_text(content: Any) -> Any:
     """Text blocks alone as one string: text reads as text, and the output cap and the eviction
@@ -29,14 +33,23 @@ def as_text(content: Any) -> Any:
 
 
 def progress_reporter(runtime: Any) -> Progress | None:
-    """Where a call's progress goes: a ``ToolProgress`` event on the run's stream."""
+    """Where a call's progress goes: a ``ToolProgress`` event on the run's stream. The server's
+    notifications arrive on the link's task, outside the run, so the event is put out in the
+    run's context as it is now."""
     call_id = getattr(runtime, "tool_call_id", None)
-    emit = getattr(getattr(runtime, "context", None), "emit", None)
+    context = getattr(runtime, "context", None)
+    emit = getattr(context, "emit", None)
     if not call_id or not callable(emit):
         return None
+    agent = tuple(getattr(context, "agent", ()) or ())
+    run = contextvars.copy_context()
 
     def report(progress: float, total: float | None, message: str | None) -> None:
-        emit(ToolProgress(call_id=call_id, progress=progress, total=total, message=message or ""))
+        event = ToolProgress(call_id=call_id, progress=progress, total=total, message=message or "", agent=agent)
+        try:
+            run.run(emit, event)
+        except Exception:  # noqa: BLE001 - progress is cosmetic; the run may have ended
+            log.debug("progress of %s not shown", call_id, exc_info=True)
 
     return report
 

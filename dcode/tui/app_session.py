@@ -31,6 +31,7 @@ from dcode.agent.events import (
     SubagentStarted,
     TextDelta,
     ToolArgsDelta,
+    ToolProgress,
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
@@ -313,6 +314,8 @@ class SessionWork(_Base):
             case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
                 await transcript.tool_running(call_id, name, args, summary, agent)
                 self.collector.quiet()
+            case ToolProgress(call_id=call_id):
+                transcript.tool_progress(call_id, event.words, agent)
             case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output, diff=diff, frames=frames, saved_to=saved):
                 transcript.tool_finished(call_id, name, status, preview, output, diff, frames, saved, agent)
                 if not transcript.pending_approvals:

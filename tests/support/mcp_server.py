@@ -70,11 +70,12 @@ def build(port: int = 0) -> FastMCP:
             raise
         return "waited"
 
-    @server.tool(description="Reports progress in n steps.")
-    async def steps(n: int, ctx: Context) -> str:
+    @server.tool(description="Reports progress in n steps, then waits hold seconds.")
+    async def steps(n: int, ctx: Context, hold: float = 0) -> str:
         for step in range(1, n + 1):
             await ctx.report_progress(step, n, f"step {step} of {n}")
             await anyio.sleep(0.05)
+        await anyio.sleep(hold)
         return f"{n} steps"
 
     @server.tool(description="Adds a tool named grown.")
