@@ -13,7 +13,7 @@ import asyncio
 import json
 import sys
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import IO, Any
 
@@ -103,6 +103,8 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
             print(line, file=err, flush=True)
     async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
+        if (request := await _mcp_prompt(engine, request, err)) is None:
+            return EXIT_USAGE
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
         finished: TurnFinished | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
@@ -126,6 +128,22 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     if finished.interrupted:
         return EXIT_FAILED
     return EXIT_FAILED if finished.is_error else EXIT_OK
+
+
+async def _mcp_prompt(engine: Any, request: HeadlessRequest, err: IO[str]) -> HeadlessRequest | None:
+    """``/mcp__server__prompt args`` as the prompt the server makes of it; None (and one line
+    on stderr) when it cannot be made."""
+    from dcode.mcp.names import is_prompt_command
+
+    if request.content or not is_prompt_command(request.prompt):
+        return request
+    from dcode.mcp.prompts import PromptError
+
+    try:
+        return replace(request, prompt=await engine.mcp.expand_prompt(request.prompt))
+    except PromptError as exc:
+        print(f"dcode: error: {exc}", file=err, flush=True)
+        return None
 
 
 async def _run_until_signal(settings: Settings, request: HeadlessRequest) -> int:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from dcode.config import McpSettings
 from dcode.mcp.config import ServerConfig, Transport
-from dcode.mcp.names import allowed, assign_names
+from dcode.mcp.names import allowed, assign_names, tool_name
 from dcode.mcp.state import LinkState
 from dcode.media.store import AttachmentStore
 
@@ -49,6 +49,8 @@ class ServerStatus:
     resources: tuple[ResourceInfo, ...] = ()
     task_only: tuple[str, ...] = ()
     """Tools not offered: the server runs them only as tasks, which dcode does not."""
+    prompts: tuple[str, ...] = ()
+    """Its prompts' slash commands (``mcp__server__prompt``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,7 @@ class McpManager:
                 link.instructions if link.state is LinkState.CONNECTED else "",
                 tuple(ResourceInfo(str(r.uri), r.name, r.description or "", r.mimeType or "") for r in link.resources) if link.state is LinkState.CONNECTED else (),
                 tuple(link.task_only),
+                tuple(tool_name(link.name, p.name) for p in link.prompts) if link.state is LinkState.CONNECTED else (),
             )
             for link in links
         )
@@ -205,6 +208,27 @@ class McpManager:
 
             self._built[key] = [(tool.name, langchain_tool(link, tool, self.store)) for tool in link.tools]
         return self._built[key]
+
+    async def settled(self) -> None:
+        """Wait for the servers still connecting (each at most until its watchdog fails it)."""
+        waiting = [link.ready() for link in self.links.values() if link.state is LinkState.CONNECTING]
+        if waiting:
+            await asyncio.gather(*waiting)
+
+    def prompt_entries(self) -> list[tuple[str, str]]:
+        """(command name, label) for each prompt of a connected server, for the ``/`` popup."""
+        from dcode.mcp.prompts import prompt_commands
+
+        found = prompt_commands(list(self.links.values()))
+        return [(name, command.label) for name, (command, _) in sorted(found.items())]
+
+    async def expand_prompt(self, typed: str) -> str:
+        """What ``/mcp__server__prompt args`` sends, once the servers have settled; raises
+        ``dcode.mcp.prompts.PromptError``."""
+        from dcode.mcp.prompts import expand
+
+        await self.settled()
+        return await expand(list(self.links.values()), typed)
 
     async def disable(self, name: str) -> None:
         if (link := self.links.get(name)) is not None:
