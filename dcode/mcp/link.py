@@ -137,6 +137,7 @@ class ServerLink:
         self._task: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._reviving: asyncio.Task[None] | None = None
 
     @property
     def transport(self) -> Transport:
@@ -219,7 +220,7 @@ class ServerLink:
                 await self._learn(session, await session.initialize())
                 self._session, self.state, self.error = session, LinkState.CONNECTED, ""
                 self.generation += 1
-                self._connected_at, self._answered = time.monotonic(), False
+                self._connected_at, self._answered, self._expired = time.monotonic(), False, False
                 self._changed()
                 self._ready.set()
                 await _first_of(self._stop.wait(), lost.wait())
@@ -239,23 +240,30 @@ class ServerLink:
         if lost.is_set() and not self._stop.is_set():
             self._after_loss()
 
+    def _may_revive(self) -> bool:
+        """Whether a lost link is made again: yes after a connection that worked (it answered a
+        call, or lived ``steady_after`` s), else only ``MAX_RESTARTS`` times in a row."""
+        if self.state is LinkState.DISABLED:
+            return False
+        return self._answered or time.monotonic() - self._connected_at >= self.steady_after or self._restarts < MAX_RESTARTS
+
     def _after_loss(self) -> None:
         """Make a lost connection again, unless the server keeps dying without answering."""
+        if not self._may_revive():
+            return
         if self._answered or time.monotonic() - self._connected_at >= self.steady_after:
             self._restarts = 0
-        if self._restarts >= MAX_RESTARTS or self.state is LinkState.DISABLED:
-            return
-        self._restarts += 1
         holder = self._task
 
         async def again() -> None:
             if holder is not None:
                 await asyncio.wait([holder])
             if self.state is LinkState.FAILED and not self._stop.is_set():
+                self._restarts += 1
                 self.start()
                 self._changed()
 
-        self._spawn(again())
+        self._reviving = asyncio.create_task(again())
 
     async def _learn(self, session: ClientSession, init: InitializeResult) -> None:
         """What the server offers, as the session starts."""
@@ -333,6 +341,10 @@ class ServerLink:
         """The session to send a request on, made again once if it was lost; else why not."""
         if self.state is LinkState.DISABLED:
             return error_result(f"the MCP server {self.name} is disabled")
+        if self._lost.is_set() and self._task is not None and not self._task.done():
+            await asyncio.wait([self._task], timeout=self.connect_timeout)  # the lost link's holder decides whether to make it again
+        if self._reviving is not None and not self._reviving.done():
+            await asyncio.wait([self._reviving])
         if self.state is LinkState.CONNECTING:  # (re)connecting: its watchdog bounds the wait
             await self.ready()
         if self._session is None and self.state is LinkState.FAILED and self.generation and self._restarts < MAX_RESTARTS:
@@ -391,7 +403,7 @@ class ServerLink:
     async def _lost_during(self, tool: str, exc: BaseException) -> CallToolResult:
         await asyncio.sleep(0)  # let the relays see the transport end
         self._lose(describe(exc))
-        again = "it is being reconnected" if self._restarts < MAX_RESTARTS or self.state is LinkState.CONNECTING else "it is not restarted again"
+        again = "it is being reconnected" if self._may_revive() else "it is not restarted again"
         return error_result(f"the MCP server {self.name} stopped during {tool}: {self.error}; {again}")
 
     def _cancel(self, session: ClientSession, token: str, reason: str) -> None:
@@ -444,8 +456,9 @@ class ServerLink:
 
     async def close(self) -> None:
         await self.stop()
-        for task in list(self._background):
-            task.cancel()
+        for task in [*self._background, self._reviving]:
+            if task is not None:
+                task.cancel()
 
 
 async def _first_of(*waits: Awaitable[Any]) -> None:
