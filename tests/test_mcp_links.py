@@ -116,3 +116,19 @@ async def test_esc_cancels_the_call_on_the_server(tmp_path: Path) -> None:
         assert marker.read_text() == "cancelled"
     finally:
         await mcp.close()
+
+
+async def test_a_forgotten_session_is_replaced_and_the_call_sent_again(tmp_path: Path) -> None:
+    with restartable_server("http") as web:
+        mcp = manager(tmp_path, call_timeout=30)
+        mcp.add(servers(tmp_path, {"web": {"type": "http", "url": web.url}}))
+        try:
+            tools = tools_of(await mcp.for_turn())
+            assert (await call(tools["mcp__web__forget"])).content == "forgotten"
+            started = time.monotonic()
+            again = await asyncio.wait_for(call(tools["mcp__web__add"], a=5, b=6), 20)
+            assert again.status == "success" and again.content == "11", again.content
+            assert time.monotonic() - started < 10
+            assert mcp.links["web"].generation == 2 and mcp.snapshot().servers[0].state is LinkState.CONNECTED
+        finally:
+            await mcp.close()
