@@ -5,7 +5,6 @@ the server runs only as tasks are not offered."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from types import SimpleNamespace
