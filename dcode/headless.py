@@ -14,7 +14,7 @@ import asyncio
 import json
 import sys
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import IO, TYPE_CHECKING, Any
 
@@ -123,6 +123,8 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     damaged = False
     async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
+        if (request := await _mcp_prompt(engine, request, err)) is None:
+            return EXIT_USAGE
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
         init = await session_init(engine, runner.session_id, mode)
         for line in server_warnings(init):
@@ -154,6 +156,22 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     if finished.interrupted:
         return EXIT_FAILED
     return EXIT_FAILED if finished.is_error else EXIT_OK
+
+
+async def _mcp_prompt(engine: Any, request: HeadlessRequest, err: IO[str]) -> HeadlessRequest | None:
+    """``/mcp__server__prompt args`` as the prompt the server makes of it; None (and one line
+    on stderr) when it cannot be made."""
+    from dcode.mcp.names import is_prompt_command
+
+    if request.content or not is_prompt_command(request.prompt):
+        return request
+    from dcode.mcp.prompts import PromptError
+
+    try:
+        return replace(request, prompt=await engine.mcp.expand_prompt(request.prompt))
+    except PromptError as exc:
+        print(f"dcode: error: {exc}", file=err, flush=True)
+        return None
 
 
 async def _run_until_signal(settings: Settings, request: HeadlessRequest) -> int:

@@ -3,14 +3,16 @@ servers from the user's mcp.json."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from dcode.config import McpSettings
 from dcode.mcp.state import LinkState
 from dcode.tui.screens.context import ContextScreen
 from dcode.tui.screens.mcp import McpScreen
 from tests.support.mcp_fixtures import stdio_entry, write_config
-from tests.support.model_server import reply
-from tests.test_tui_app_support import running_app
+from tests.support.model_server import reply, tool_call
+from tests.test_tui_app_support import make_settings, running_app
 
 
 async def test_the_mcp_screen_status_bar_and_context(server, workspace: Path, dcode_home: Path) -> None:
@@ -18,14 +20,14 @@ async def test_the_mcp_screen_status_bar_and_context(server, workspace: Path, dc
     async with running_app(server, workspace, dcode_home, reply("hello")) as h:
         await h.send("hi")
         await h.idle()
-        assert "MCP server calc connected: 7 tools from this turn on" in h.text()
+        assert "MCP server calc connected: 13 tools from this turn on" in h.text()
         assert "MCP server dead failed" in h.text()
         await h.until(lambda: "MCP 1/2" in h.text(), what="the status bar's count")
 
         await h.send("/context")
         await h.until(lambda: isinstance(h.app.screen, ContextScreen), what="/context")
         await h.until(lambda: "MCP tools: calc" in h.text(), what="the MCP row")
-        assert "7 tools" in h.text() and "MCP servers" in h.text()
+        assert "13 tools" in h.text() and "MCP servers" in h.text()
         await h.press("escape")
 
         await h.send("/mcp")
@@ -45,3 +47,14 @@ async def test_the_mcp_screen_status_bar_and_context(server, workspace: Path, dc
         await h.until(lambda: h.app.engine.mcp.links["calc"].state is LinkState.CONNECTED, what="calc again")
         await h.press("escape")
         await h.until(lambda: "MCP 1/2" in h.text(), what="the count again")
+
+
+async def test_a_calls_progress_shows_on_its_line(server, workspace: Path, dcode_home: Path) -> None:
+    write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
+    settings = replace(make_settings(dcode_home, workspace, server), mcp=McpSettings(allow=("calc__*",)))
+    steps = (reply(tool_calls=[tool_call("mcp__calc__steps", {"n": 2, "hold": 4})]), reply("done"))
+    async with running_app(server, workspace, dcode_home, *steps, settings=settings) as h:
+        await h.send("count")
+        await h.until(lambda: "100% · step 2 of 2" in h.text(), what="the progress on the call's line")
+        await h.idle()
+        assert "100% · step 2 of 2" not in h.text()  # a finished call shows its result instead

@@ -43,7 +43,7 @@ from dcode.agent.sessions import SessionInfo, SessionStore, async_database_error
 from dcode.config import ApprovalMode, ReasoningEffort, Settings
 from dcode.mcp.config import ServerConfig
 from dcode.mcp.manager import McpManager, McpTurn
-from dcode.agent.tools.spec import SPECS
+from dcode.agent.tools.spec import ALL_SPECS
 from dcode.context.accounting import ContextReport, Spend, build_report
 from dcode.context.tokens.counter import TokenCounter
 from dcode.context.tokens.images import image_pricer
@@ -78,7 +78,7 @@ class Engine:
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
         self.agents = catalog_for(settings)  # the user's and the project's agents, as they are now
-        self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=SPECS)
+        self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=ALL_SPECS)
         self._mcp_turn: McpTurn | None = None
         self.graph = self._build()
 

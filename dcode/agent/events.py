@@ -165,6 +165,25 @@ class ToolCallRunning(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolProgress(Event):
+    """A running tool's progress, as its MCP server reports it: ``progress`` of ``total``
+    (None when the server does not know the total), and what it is doing."""
+
+    type: ClassVar[str] = "tool_progress"
+    call_id: str
+    progress: float
+    total: float | None = None
+    message: str = ""
+
+    @property
+    def words(self) -> str:
+        """``40% · indexing``, or ``3 · indexing`` without a total: one short line."""
+        done = f"{min(self.progress / self.total, 1.0):.0%}" if self.total else f"{self.progress:g}"
+        message = " ".join(self.message.split())[:60]
+        return f"{done} · {message}" if message else done
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallFinished(Event):
     type: ClassVar[str] = "tool_call_finished"
     call_id: str

@@ -34,6 +34,7 @@ class Fence(StrEnum):
     LOCAL_CONTEXT = "local_context"
     SUMMARY = "summary"
     MCP_SERVERS = "mcp_servers"
+    MCP_INSTRUCTIONS = "mcp_instructions"
     ERROR = "error"
 
 

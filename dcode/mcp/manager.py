@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from dcode.config import McpSettings
 from dcode.mcp.config import ServerConfig, Transport
-from dcode.mcp.names import allowed, assign_names
+from dcode.mcp.names import allowed, assign_names, tool_name
 from dcode.mcp.state import LinkState
 from dcode.media.store import AttachmentStore
 
@@ -44,6 +44,21 @@ class ServerStatus:
     """The model-facing names of its tools, as the turn got them."""
     descriptions: tuple[str, ...] = ()
     error: str = ""
+    instructions: str = ""
+    """What the server says of how to use it (its ``initialize`` answer), as it wrote it."""
+    resources: tuple[ResourceInfo, ...] = ()
+    task_only: tuple[str, ...] = ()
+    """Tools not offered: the server runs them only as tasks, which dcode does not."""
+    prompts: tuple[str, ...] = ()
+    """Its prompts' slash commands (``mcp__server__prompt``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    uri: str
+    name: str
+    description: str = ""
+    mime_type: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,19 +81,34 @@ class McpTurn:
     @property
     def key(self) -> tuple[Any, ...]:
         """What the graph is built from: it changes only when the tools or the states do."""
-        return tuple((s.name, s.state, s.tools, s.error) for s in self.servers)
+        return tuple((s.name, s.state, s.tools, s.error, s.instructions, bool(s.resources)) for s in self.servers)
 
 
 class McpManager:
-    def __init__(self, settings: McpSettings, *, home: Path, workspace: Path, store: AttachmentStore, reserved: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        settings: McpSettings,
+        *,
+        home: Path,
+        workspace: Path,
+        store: AttachmentStore,
+        reserved: Iterable[str] = (),
+        roots: tuple[Path, ...] = (),
+        link_options: dict[str, Any] | None = None,
+    ) -> None:
         self.settings = settings
         self.log_dir = home / LOG_DIR
         self.workspace = workspace
+        self.roots = roots or (workspace,)
+        """The directories servers are offered as their roots: the workspace (and any other
+        directory the session may use)."""
+        self.link_options = link_options or {}
         self.store = store
         self.reserved = frozenset(reserved)
         self.links: dict[str, ServerLink] = {}
-        self._announced: dict[str, tuple[LinkState, int]] = {}
+        self._announced: dict[str, tuple[LinkState, tuple[str, ...]]] = {}
         self._built: dict[tuple[str, int], list[tuple[str, BaseTool]]] = {}
+        self._resource_tool: BaseTool | None = None
 
     def add(self, servers: Iterable[ServerConfig]) -> None:
         """Start the servers not started yet (a name already here keeps its first config)."""
@@ -93,6 +123,8 @@ class McpManager:
                 call_timeout=self.settings.call_timeout,
                 log_dir=self.log_dir,
                 workspace=self.workspace,
+                roots=self.roots,
+                **self.link_options,
             )
             self.links[config.name] = link
             link.start()
@@ -117,6 +149,8 @@ class McpManager:
                 by_server.setdefault(link.name, []).append(named)
                 if self._allowed(link.config, original):
                     free.add(named.name)
+        if any(link.resources for link in up):
+            tools.append(self._resources_tool())
         statuses = tuple(
             ServerStatus(
                 link.name,
@@ -126,6 +160,10 @@ class McpManager:
                 tuple(t.name for t in by_server.get(link.name, [])),
                 tuple(t.description for t in by_server.get(link.name, [])),
                 link.error,
+                link.instructions if link.state is LinkState.CONNECTED else "",
+                tuple(ResourceInfo(str(r.uri), r.name, r.description or "", r.mimeType or "") for r in link.resources) if link.state is LinkState.CONNECTED else (),
+                tuple(link.task_only),
+                tuple(tool_name(link.name, p.name) for p in link.prompts) if link.state is LinkState.CONNECTED else (),
             )
             for link in links
         )
@@ -138,27 +176,62 @@ class McpManager:
         return config.shadows is None and allowed(self.settings.allow, config.name, tool)
 
     def _notices(self, links: list[ServerLink]) -> Iterable[str]:
+        """A line for each server whose state changed since the last turn, or whose tools did
+        while it stayed connected (a link made again with the same tools says nothing)."""
         for link in links:
-            seen = (link.state, link.generation)
-            if self._announced.get(link.name) == seen or link.state is LinkState.CONNECTING:
+            if link.state is LinkState.CONNECTING:
                 continue
-            self._announced[link.name] = seen
+            tools = tuple(t.name for t in link.tools) if link.state is LinkState.CONNECTED else ()
+            before = self._announced.get(link.name)
+            self._announced[link.name] = (link.state, tools)
+            count = len(link.tools)
             match link.state:
+                case _ if before == (link.state, tools):
+                    continue
+                case LinkState.CONNECTED if before is not None and before[0] is LinkState.CONNECTED:
+                    yield f"MCP server {link.name} changed its tools: {count} tool{'s' if count != 1 else ''} from this turn on"
                 case LinkState.CONNECTED:
-                    count = len(link.tools)
                     yield f"MCP server {link.name} connected: {count} tool{'s' if count != 1 else ''} from this turn on"
                 case LinkState.NEEDS_LOGIN:
                     yield f"MCP server {link.name} needs a login: {link.error}"
                 case LinkState.FAILED:
                     yield f"MCP server {link.name} failed: {link.error}"
 
+    def _resources_tool(self) -> BaseTool:
+        if self._resource_tool is None:
+            from dcode.mcp.resources import resource_tool
+
+            self._resource_tool = resource_tool(self.links, self.store)
+        return self._resource_tool
+
     def _tools_of(self, link: ServerLink) -> list[tuple[str, BaseTool]]:
-        key = (link.name, link.generation)
+        key = (link.name, link.revision)
         if key not in self._built:
             from dcode.mcp.tools import langchain_tool  # the adapter: only once a server is up
 
             self._built[key] = [(tool.name, langchain_tool(link, tool, self.store)) for tool in link.tools]
         return self._built[key]
+
+    async def settled(self) -> None:
+        """Wait for the servers still connecting (each at most until its watchdog fails it)."""
+        waiting = [link.ready() for link in self.links.values() if link.state is LinkState.CONNECTING]
+        if waiting:
+            await asyncio.gather(*waiting)
+
+    def prompt_entries(self) -> list[tuple[str, str]]:
+        """(command name, label) for each prompt of a connected server, for the ``/`` popup."""
+        from dcode.mcp.prompts import prompt_commands
+
+        found = prompt_commands(list(self.links.values()))
+        return [(name, command.label) for name, (command, _) in sorted(found.items())]
+
+    async def expand_prompt(self, typed: str) -> str:
+        """What ``/mcp__server__prompt args`` sends, once the servers have settled; raises
+        ``dcode.mcp.prompts.PromptError``."""
+        from dcode.mcp.prompts import expand
+
+        await self.settled()
+        return await expand(list(self.links.values()), typed)
 
     async def disable(self, name: str) -> None:
         if (link := self.links.get(name)) is not None:
@@ -166,9 +239,7 @@ class McpManager:
 
     async def reconnect(self, name: str) -> None:
         if (link := self.links.get(name)) is not None:
-            await link.stop()
-            link.restarted = False
-            link.start()
+            await link.reconnect()
 
     async def close(self) -> None:
-        await asyncio.gather(*(link.stop() for link in self.links.values()), return_exceptions=True)
+        await asyncio.gather(*(link.close() for link in self.links.values()), return_exceptions=True)

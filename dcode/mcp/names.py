@@ -11,6 +11,8 @@ import hashlib
 import re
 
 PREFIX = "mcp__"
+PROMPT_PREFIX = "/" + PREFIX
+"""How an MCP prompt's slash command starts: ``/mcp__server__prompt``."""
 MAX_NAME = 64
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -53,3 +55,8 @@ def allowed(patterns: tuple[str, ...] | list[str], server: str, tool: str) -> bo
     so the rules are never matched against one). The tool may be named as its server calls it
     or as the model sees it (sanitised)."""
     return any(pattern in (f"{server}__*", f"{server}__{tool}", f"{server}__{_clean(tool)}") for pattern in patterns)
+
+
+def is_prompt_command(typed: str) -> bool:
+    """Whether ``typed`` is an MCP prompt's slash command (``/mcp__server__prompt args``)."""
+    return typed.lstrip().startswith(PROMPT_PREFIX)

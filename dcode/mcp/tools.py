@@ -1,22 +1,27 @@
 """An MCP server's tool as a LangChain tool, through ``langchain-mcp-adapters``.
 
-Every call goes to the server's link of the moment (a restarted server has a new session);
-audio the adapter cannot carry becomes a line saying it was there; media are admitted to the
-attachment store; text blocks become one string.
+Every call goes to the server's link of the moment (a restarted server has a new session); the
+result is made readable first (``results.readable``), media are admitted to the attachment
+store, and text blocks become one string. The server's progress notifications for the call go
+out as ``ToolProgress`` events, which the call's line shows.
 """
 
 from __future__ import annotations
 
+import contextvars
+import logging
 from typing import Annotated, Any
 
 from langchain_core.tools import BaseTool, InjectedToolArg
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
-from mcp.types import AudioContent, TextContent
 
-from dcode.mcp.link import ServerLink
-from dcode.mcp.results import stored_media
+from dcode.agent.events import ToolProgress
+from dcode.mcp.link import Progress, ServerLink
+from dcode.mcp.results import readable, stored_media
 from dcode.media.store import AttachmentStore
+
+log = logging.getLogger(__name__)
 
 
 def as_text(content: Any) -> Any:
@@ -27,16 +32,35 @@ def as_text(content: Any) -> Any:
     return content
 
 
+def progress_reporter(runtime: Any) -> Progress | None:
+    """Where a call's progress goes: a ``ToolProgress`` event on the run's stream. The server's
+    notifications arrive on the link's task, outside the run, so the event is put out in the
+    run's context as it is now."""
+    call_id = getattr(runtime, "tool_call_id", None)
+    context = getattr(runtime, "context", None)
+    emit = getattr(context, "emit", None)
+    if not call_id or not callable(emit):
+        return None
+    agent = tuple(getattr(context, "agent", ()) or ())
+    run = contextvars.copy_context()
+
+    def report(progress: float, total: float | None, message: str | None) -> None:
+        event = ToolProgress(call_id=call_id, progress=progress, total=total, message=message or "", agent=agent)
+        try:
+            run.run(emit, event)
+        except Exception:  # noqa: BLE001 - progress is cosmetic; the run may have ended
+            log.debug("progress of %s not shown", call_id, exc_info=True)
+
+    return report
+
+
 def langchain_tool(link: ServerLink, tool: Any, store: AttachmentStore) -> BaseTool:
     async def route(request: MCPToolCallRequest, handler: Any) -> Any:
-        result = await link.call(request.name, request.args)
-        # The adapter refuses audio (it raises); the model is told it was there instead.
-        result.content = [TextContent(type="text", text=f"[{c.mimeType} audio: not supported]") if isinstance(c, AudioContent) else c for c in result.content]
-        return result
+        return readable(await link.call(request.name, request.args, progress_reporter(request.runtime)))
 
     # The session given is only a placeholder: every call goes through ``route``, to the
     # link's session of the moment (a restarted server has a new one).
-    converted = convert_mcp_tool_to_langchain_tool(link._session, tool, server_name=link.name, tool_interceptors=[route])  # type: ignore[list-item]
+    converted = convert_mcp_tool_to_langchain_tool(link.session, tool, server_name=link.name, tool_interceptors=[route])  # type: ignore[list-item, arg-type]
     original = converted.coroutine
     assert original is not None
     label = f"{link.name}.{tool.name}"

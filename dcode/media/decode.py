@@ -35,6 +35,7 @@ from dcode.media.errors import ImageRejected, Rejection, RejectReason
 from dcode.media.gif_frames import frame_extents
 from dcode.media.kinds import sniff_format
 from dcode.media.limits import AdmissionLimits
+from dcode.media.png_chunks import without_broken_chunks
 
 _WANTED_FORMATS = ("PNG", "JPEG", "WEBP", "GIF", "BMP", "TIFF", "ICO", "AVIF")
 _PLUGINS = ("Png", "Jpeg", "WebP", "Gif", "Bmp", "Tiff", "Ico", "Avif")
@@ -74,7 +75,12 @@ def open_checked(data: bytes, name: str, limits: AdmissionLimits) -> Image.Image
             f"{limits.max_source_pixels:,} pixels",
         ) from exc
     except UnidentifiedImageError as exc:
-        raise _unidentified(name, data) from exc
+        repair = without_broken_chunks(data)
+        if repair is None:
+            raise _unidentified(name, data) from exc
+        if repair.data is None:
+            raise reject(name, RejectReason.CORRUPT, f"corrupt PNG: {repair.problem}") from exc
+        return open_checked(repair.data, name, limits)  # without the optional chunks that are broken
     except Exception as exc:  # noqa: BLE001 - see module docstring
         raise _open_failure(name, exc) from exc
     try:

@@ -108,6 +108,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self._unclaimed_engine: Engine | None = None  # opened, EngineReady not yet handled
         self.runner: SessionRunner | None = None
         self.prompt_commands = PromptCommands()  # the user's own slash commands, once read
+        self.mcp_prompt_entries: list[tuple[str, str]] = []  # the MCP servers' prompts, as slash commands
         self.approver = TuiApprover(self)
         self.collector = QuietCollector()
         self.queue: deque[Pending] = deque()
@@ -210,7 +211,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
 
     def _use_prompt_commands(self, found: PromptCommands) -> None:
         self.prompt_commands = found
-        self.prompt_input.set_commands(commands.popup_entries(found))
+        self.prompt_input.set_commands(commands.popup_entries(found) + self.mcp_prompt_entries)
 
     def _after_first_paint(self) -> None:
         if self.settings.ignored:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dcode.tui import commands
 from dcode.tui.transcript import NoticeLevel
 
 if TYPE_CHECKING:
@@ -74,3 +75,7 @@ class McpStartup(_Base):
 
         counted = [s for s in states if s is not LinkState.DISABLED]
         status.mcp = (sum(s is LinkState.CONNECTED for s in counted), len(counted))
+        prompts = engine.mcp.prompt_entries()
+        if prompts != self.mcp_prompt_entries:  # the servers' prompts join the / popup
+            self.mcp_prompt_entries = prompts
+            self.prompt_input.set_commands(commands.popup_entries(self.prompt_commands) + prompts)

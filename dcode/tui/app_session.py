@@ -31,6 +31,7 @@ from dcode.agent.events import (
     SubagentStarted,
     TextDelta,
     ToolArgsDelta,
+    ToolProgress,
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
@@ -40,6 +41,7 @@ from dcode.agent.events import (
 from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.tui import commands
 from dcode.tui.collector import QUIET_DELAY
+from dcode.mcp.names import is_prompt_command
 from dcode.tui.commands import Invocation, UnknownCommand
 from dcode.tui.messages import ApprovalNeeded, ApprovalWithdrawn
 from dcode.tui.status import read_git_branch
@@ -84,6 +86,9 @@ class SessionWork(_Base):
                 invocation = commands.parse(item.text)
             except UnknownCommand as exc:
                 expanded = self.prompt_commands.expand(item.text)
+                if expanded is None and is_prompt_command(item.text):
+                    self._expand_mcp_prompt(item)
+                    return
                 if expanded is None:
                     self.call_later(self.transcript.notice, f"unknown command /{exc} — /help lists them", NoticeLevel.WARNING)
                     return
@@ -102,6 +107,25 @@ class SessionWork(_Base):
             self.call_later(self.transcript.notice, f"/{item.invocation.command.name} will run when {what} ends")
         if not self.ready and self._setup_problem and not self.workers_in("engine"):
             self._show_first_run(self._setup_problem)
+
+    @work(group="mcp-prompt", exit_on_error=False)
+    async def _expand_mcp_prompt(self, item: Pending) -> None:
+        """``/mcp__server__prompt args``: the server makes the prompt, which is then sent as if
+        typed; what went wrong is one line, and the text goes back into the input."""
+        from dcode.mcp.prompts import PromptError
+
+        engine = self.engine
+        if engine is None:
+            await self.transcript.notice("MCP prompts can be used once dcode is ready", NoticeLevel.WARNING)
+            self.prompt_input.insert_text(item.text)
+            return
+        try:
+            expanded = await engine.mcp.expand_prompt(item.text)
+        except PromptError as exc:
+            await self.transcript.notice(str(exc), NoticeLevel.WARNING)
+            self.prompt_input.insert_text(item.text)
+            return
+        self.submit(Pending(expanded, draft=None))
 
     def run_slash(self, invocation: Invocation) -> None:
         self.submit(Pending(f"/{invocation.command.name} {invocation.args}".strip(), invocation=invocation))
@@ -313,6 +337,8 @@ class SessionWork(_Base):
             case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
                 await transcript.tool_running(call_id, name, args, summary, agent)
                 self.collector.quiet()
+            case ToolProgress(call_id=call_id):
+                transcript.tool_progress(call_id, event.words, agent)
             case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output, diff=diff, frames=frames, saved_to=saved):
                 transcript.tool_finished(call_id, name, status, preview, output, diff, frames, saved, agent)
                 if not transcript.pending_approvals:

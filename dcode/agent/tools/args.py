@@ -118,3 +118,8 @@ class TaskArgs(BaseModel):
         )
     )
     subagent_type: str = Field(default=GENERAL_PURPOSE, description="Which agent runs the job (one of those listed).")
+
+
+class ReadMcpResourceArgs(BaseModel):
+    server: str = Field(description="The MCP server that offers the resource, named as in the system prompt's list.")
+    uri: str = Field(description="The resource's URI, as the server lists it or a tool result links it.")

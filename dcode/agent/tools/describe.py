@@ -27,6 +27,10 @@ def describe_nothing(args: Args) -> str:
     return ""
 
 
+def describe_resource(args: Args) -> str:
+    return f"{_text(args.get('server'))} {_text(args.get('uri'))}"
+
+
 def describe_ls(args: Args) -> str:
     return _path(args, "path")
 

@@ -29,6 +29,7 @@ from dcode.agent.tools.describe import (
     describe_nothing,
     describe_pairs,
     describe_read,
+    describe_resource,
     describe_task,
     describe_todos,
     describe_write,
@@ -139,12 +140,18 @@ COMPACT_CONVERSATION: Final = ToolSpec("compact_conversation", ToolKind.READ, de
 # It starts a subagent; each of the subagent's own calls is approved as the parent's would be.
 TASK: Final = ToolSpec("task", ToolKind.READ, arguments.TaskArgs, describe=describe_task)
 
+# It asks an MCP server for one of the resources it lists (offered while a connected server has any).
+READ_MCP_RESOURCE: Final = ToolSpec("read_mcp_resource", ToolKind.READ, arguments.ReadMcpResourceArgs, describe=describe_resource)
+
 SPECS: Final[Mapping[str, ToolSpec]] = {
     spec.name: spec
     for spec in (LS, READ_FILE, WRITE_FILE, EDIT_FILE, GLOB, GREP, WEB_FETCH, EXECUTE, WRITE_TODOS, COMPACT_CONVERSATION, TASK)
 }
+"""The tools every session offers."""
+ALL_SPECS: Final[Mapping[str, ToolSpec]] = {**SPECS, READ_MCP_RESOURCE.name: READ_MCP_RESOURCE}
+"""With the tools offered only sometimes: no MCP tool may take one of these names."""
 
 
 def spec_for(name: str) -> ToolSpec:
     """The spec of tool ``name``; a default of kind ``other`` for a name no spec knows."""
-    return SPECS.get(name) or ToolSpec(name, ToolKind.OTHER)
+    return ALL_SPECS.get(name) or ToolSpec(name, ToolKind.OTHER)

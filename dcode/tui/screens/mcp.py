@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from dcode.agent.tools.spec import READ_MCP_RESOURCE
 from dcode.mcp.state import LinkState
 from dcode.mcp.manager import McpManager, ServerStatus
 
@@ -42,6 +43,14 @@ def server_detail(server: ServerStatus) -> Content:
         lines += [Content.assemble(("  " + name, "$accent"), ("  " + " ".join(text.split())[:160], "")) for name, text in zip(server.tools, server.descriptions, strict=False)]
     elif server.state is LinkState.CONNECTED:
         lines.append(Content.styled("no tools", "$text-muted"))
+    if server.task_only:
+        lines.append(Content.styled(f"not offered (the server runs them only as tasks): {', '.join(server.task_only)}", "$text-muted"))
+    if server.resources:
+        lines.append(Content.styled(f"{len(server.resources)} resource{'s' if len(server.resources) != 1 else ''} (the model reads them with {READ_MCP_RESOURCE.name})", "$text-muted"))
+        lines += [Content.assemble(("  " + r.uri, "$accent"), ("  " + " ".join(f"{r.name} {r.description}".split())[:160], "")) for r in server.resources]
+    if server.prompts:
+        lines.append(Content.styled(f"{len(server.prompts)} prompt{'s' if len(server.prompts) != 1 else ''}, as slash commands", "$text-muted"))
+        lines += [Content.styled("  /" + name, "$accent") for name in server.prompts]
     return Content("\n").join(lines)
 
 

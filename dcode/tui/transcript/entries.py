@@ -87,6 +87,8 @@ class ToolCallEntry:
     """The file with the call's full output, when it was too large for the model."""
     note: str = ""
     """How an approval went ("approved", "rejected: …"), shown under the call."""
+    progress: str = ""
+    """What a running call last said of its progress ("40% · indexing"), on its line."""
     frames: VideoSeen | None = None
     """The frames of a video read, shown as a line and a contact sheet."""
     approval: PendingApproval | None = None

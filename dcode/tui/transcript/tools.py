@@ -140,6 +140,8 @@ class ToolCallView(Vertical):
         parts: list[tuple[str, str] | str] = [(icon, style), " ", (entry.name or "tool", "bold")]
         if summary:
             parts += [" ", (summary.splitlines()[0], "$text-muted")]
+        if entry.running and entry.progress:
+            parts += ["  ", (entry.progress, "$text-accent")]
         if diff := self.entry.diff:
             added, removed = diff_stats(diff)
             parts += ["  ", (f"+{added}", "$text-success"), " ", (f"-{removed}", "$text-error")]

@@ -88,6 +88,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self._tasks = TaskLanes()
         self._loading_older = False
         self._args_refreshed: dict[CallKey, float] = {}
+        self._progress_due: set[CallKey] = set()
         self._turn_calls: list[CallKey] = []
         self.frames = 0  # layouts of the screen so far: a widget can tell whether it has had one
         self._paint_waiters: list[asyncio.Future[None]] = []
@@ -382,6 +383,29 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         now = time.monotonic()
         if now - self._args_refreshed.get(key, 0.0) >= ARGS_REFRESH:
             self._args_refreshed[key] = now
+            self._sync_call(call, agent)
+
+    def tool_progress(self, call_id: str, text: str, agent: tuple[str, ...] = ()) -> None:
+        """A running call's progress, on its line (refreshed at most every ``ARGS_REFRESH`` s)."""
+        key = (agent, call_id)
+        call = self._calls.get(key)
+        if call is None or not call.running:
+            return
+        call.progress = text
+        now = time.monotonic()
+        if now - self._args_refreshed.get(key, 0.0) >= ARGS_REFRESH:
+            self._args_refreshed[key] = now
+            self._sync_call(call, agent)
+        elif key not in self._progress_due:
+            # The last report of a burst is shown too, once the interval has passed.
+            self._progress_due.add(key)
+            self.set_timer(ARGS_REFRESH, lambda: self._progress_later(call, agent))
+
+    def _progress_later(self, call: ToolCallEntry, agent: tuple[str, ...]) -> None:
+        key = (agent, call.call_id)
+        self._progress_due.discard(key)
+        self._args_refreshed[key] = time.monotonic()
+        if call.running:
             self._sync_call(call, agent)
 
     async def tool_running(self, call_id: str, name: str, args: dict[str, Any], summary: str, agent: tuple[str, ...] = ()) -> None:

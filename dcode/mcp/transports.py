@@ -1,0 +1,80 @@
+"""Opening a server's transport: stdio (through ``child.py``), streamable HTTP or SSE.
+
+Each yields the transport's read and write streams; the HTTP ones use an HTTP client whose
+failures reach ``lost`` (see ``wire``). stdio servers start through ``child.py``, which makes
+them die with dcode even after a ``kill -9``; their stderr goes to the link's log file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcp import StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from dcode.mcp.config import ServerConfig, Transport
+from dcode.mcp.wire import Lost, http_client
+from dcode.private_files import ensure_private_dir, open_private
+
+CHILD = Path(__file__).with_name("child.py")
+SSE_READ_TIMEOUT = 300.0
+"""Seconds an SSE stream may stay silent before the SDK ends it (its own default)."""
+
+Streams = tuple[Any, Any]
+
+
+@contextlib.asynccontextmanager
+async def stdio(config: ServerConfig, *, pid_path: Path, log_path: Path, cwd: Path) -> AsyncIterator[Streams]:
+    ensure_private_dir(log_path.parent)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-S", str(CHILD), str(pid_path), config.command, *config.args],
+        env={**get_default_environment(), **config.env},
+        cwd=config.cwd or str(cwd),
+    )
+    # A process id is signalled only while the server it names runs: the file is made by
+    # child.py at the start and removed once the server has ended.
+    pid_path.unlink(missing_ok=True)
+    try:
+        with open_private(log_path, "a") as errlog:
+            async with stdio_client(params, errlog=errlog) as streams:
+                yield streams
+    finally:
+        pid_path.unlink(missing_ok=True)
+
+
+@contextlib.asynccontextmanager
+async def http(config: ServerConfig, lost: Lost, *, timeout: float) -> AsyncIterator[Streams]:
+    """Streamable HTTP. A reply may take as long as the call's own timeout allows, so reads
+    have no timeout of their own."""
+    client = http_client(lost, headers=dict(config.headers) or None, timeout=timeout, read_timeout=None, idle_is_lost=False)
+    async with client, streamable_http_client(config.url, http_client=client) as (read, write, _):
+        yield read, write
+
+
+@contextlib.asynccontextmanager
+async def sse(config: ServerConfig, lost: Lost, *, timeout: float, read_timeout: float = SSE_READ_TIMEOUT) -> AsyncIterator[Streams]:
+    """The older SSE transport: its stream ends after ``read_timeout`` s of silence, and the
+    link is made again."""
+
+    def factory(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+        return http_client(lost, headers=headers, timeout=timeout.connect if timeout else 5.0, read_timeout=read_timeout, idle_is_lost=True)
+
+    async with sse_client(config.url, dict(config.headers) or None, timeout, read_timeout, httpx_client_factory=factory) as streams:
+        yield streams
+
+
+def open_transport(config: ServerConfig, lost: Lost, *, pid_path: Path, log_path: Path, cwd: Path, timeout: float, sse_read_timeout: float) -> contextlib.AbstractAsyncContextManager[Streams]:
+    match config.transport:
+        case Transport.STDIO:
+            return stdio(config, pid_path=pid_path, log_path=log_path, cwd=cwd)
+        case Transport.HTTP:
+            return http(config, lost, timeout=timeout)
+        case _:
+            return sse(config, lost, timeout=timeout, read_timeout=sse_read_timeout)
