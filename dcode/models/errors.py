@@ -32,7 +32,7 @@ def describe_model_error(exc: BaseException, base_url: str = "") -> str:
         case openai.NotFoundError():
             return f"not found (404){where}: {detail} (is the model name right?)"
         case openai.RateLimitError():
-            return f"rate limited (429){where} after retries: {detail}"
+            return f"rate limited (429){where}{_asked_wait(exc)}: {detail}"
         case openai.BadRequestError() if "context_length" in detail or "context length" in detail.lower():
             return f"the conversation no longer fits the model's context window: {detail}"
         case openai.BadRequestError():
@@ -93,6 +93,15 @@ def _empty_answer_line(empty: EmptyAnswer, where: str) -> str:
         "if the server's context is smaller (llama.cpp's default is 2,048), start it with a larger context "
         f'(e.g. --n_ctx 8192) or set max_input_tokens under [models."{empty.spec}"]'
     )
+
+
+def _asked_wait(exc: BaseException) -> str:
+    """The wait a refusal asked for (``Retry-After``), as words; "" when it asked for none."""
+    from dcode.models.transport import retry_after_seconds
+
+    response = getattr(exc, "response", None)
+    wait = retry_after_seconds(response.headers) if response is not None else None
+    return f" (it asked to wait {wait:g} s)" if wait else ""
 
 
 def _knob(key: str) -> str:

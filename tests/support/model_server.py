@@ -98,6 +98,7 @@ RESPONSES_PATHS = frozenset({"/v1/responses", "/responses"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
 OLLAMA_SHOW_PATH = "/api/show"
 LMSTUDIO_MODELS_PREFIX = "/api/v0/models/"
+LITELLM_MODEL_INFO_PATHS = frozenset({"/model/info", "/v1/model/info"})
 CONTROL_SCRIPT_PATH = "/_control/script"
 CONTROL_REQUESTS_PATH = "/_control/requests"
 LLAMA_CPP_INVALID = "llama_cpp_invalid_request"
@@ -1469,6 +1470,10 @@ class ScriptedModelServer:
         ``(status, content type, body)``; ``""`` as the type sends no ``Content-Type``."""
         self.redirects: dict[str, str] = {}
         """``GET path`` answered 302 with this ``Location`` (absolute, or a path on this server)."""
+        self.litellm_model_info: dict[str, dict[str, Any]] = {}
+        """LiteLLM's proxy ``GET /model/info``: each model's ``model_info`` by model name, answered
+        in its shape (``{"data": [{"model_name", "litellm_params", "model_info"}]}``); while empty,
+        the path is unknown (a 404), as on any other server."""
         self.imitate: LlamaCppPython | None = None
         """When set, Chat Completions requests are held to llama-cpp-python's request types (a
         500 without using a step when one breaks them), a prompt over its ``n_ctx`` gets an
@@ -1609,6 +1614,9 @@ class ScriptedModelServer:
             handler.send_json(200, self._models_body())
         elif method == "POST" and path == OLLAMA_SHOW_PATH:
             self._send_known(handler, self.ollama_show.get(str((body or {}).get("model", ""))), "model not found")
+        elif method == "GET" and path in LITELLM_MODEL_INFO_PATHS and self.litellm_model_info:
+            data = [{"model_name": m, "litellm_params": {"model": f"openai/{m}"}, "model_info": info} for m, info in self.litellm_model_info.items()]
+            handler.send_json(200, json.dumps({"data": data}).encode())
         elif method == "GET" and path.startswith(LMSTUDIO_MODELS_PREFIX):
             self._send_known(handler, self.lmstudio_models.get(unquote(path[len(LMSTUDIO_MODELS_PREFIX) :])), "model not found")
         elif method == "GET" and path in self.redirects:
