@@ -121,3 +121,36 @@ def test_doctor_says_what_the_server_said(server: ScriptedModelServer, tmp_path:
     assert "profile      source: its server" in done.stdout
     assert "  its server   ollama /api/show: image_inputs True, max_input_tokens 8192 (kept a week in " in done.stdout
     assert "image_inputs         True\n" in done.stdout
+
+
+def test_litellm_says_what_its_config_gives_the_model(server: ScriptedModelServer, tmp_path: Path) -> None:
+    """LiteLLM's proxy: the ``model_info`` of ``/model/info`` (in the shape its proxy answers),
+    so the window is the configured one and not the 32k guess."""
+    server.litellm_model_info["coder"] = {
+        "id": "6e3d0d", "max_input_tokens": 8192, "max_output_tokens": 1024, "max_tokens": None,
+        "supports_vision": True, "supports_pdf_input": None, "input_cost_per_token": 2e-07, "output_cost_per_token": 8e-07,
+    }
+    profile = resolve_model(settings_for(tmp_path / "home", server, "litellm:coder")).profile
+    assert (profile.max_input_tokens, profile.max_output_tokens, profile.image_inputs) == (8192, 1024, True)
+    assert (profile.input_price, profile.output_price) == (0.2, 0.8)
+    assert "max_input_tokens" not in profile.guessed and asked(server, "/model/info") == 1
+
+
+def test_litellm_without_model_info_is_read_from_its_listing(server: ScriptedModelServer, tmp_path: Path) -> None:
+    server.catalog["coder"] = {"max_input_tokens": 16384, "max_output_tokens": 2048}  # /model/info: a 404
+    profile = resolve_model(settings_for(tmp_path / "home", server, "litellm:coder")).profile
+    assert (profile.max_input_tokens, profile.max_output_tokens) == (16384, 2048)
+    assert asked(server, "/model/info") == 1 and asked(server, "/v1/models") == 1
+
+
+def test_any_other_server_is_asked_its_listing_for_a_window(server: ScriptedModelServer, tmp_path: Path) -> None:
+    """A provider that is not a preset (``--base-url``, ``[providers.*]``): ``/v1/models`` is read
+    for a window in the fields servers use; a trained maximum is not a window."""
+    server.catalog["qwen-local"] = {"context_window": 12288}
+    server.catalog["llama-local"] = {"meta": {"n_ctx_train": 131072}}
+    home = tmp_path / "home"
+    assert resolve_model(settings_for(home, server, "mine:qwen-local")).profile.max_input_tokens == 12288
+    unknown = resolve_model(settings_for(home, server, "mine:llama-local")).profile
+    assert unknown.max_input_tokens == 32768 and "max_input_tokens" in unknown.guessed
+    hosted = resolve_model(settings_for(home, server, "openai:qwen-local")).profile  # a preset: not asked
+    assert hosted.max_input_tokens != 12288 and asked(server, "/v1/models") == 2

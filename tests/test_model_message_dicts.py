@@ -12,7 +12,7 @@ from langchain_openai import ChatOpenAI
 from dcode.models.chat_model import DcodeChatOpenAI
 from tests.support.http_clients import closes_http_clients, own_http_client  # noqa: F401
 from tests.support.model_server import ScriptedModelServer, reply
-from tests.test_model_history_payload import history, model
+from tests.test_model_history_payload import history, model, with_plain_content
 
 
 async def test_each_call_sends_what_chat_openai_sends(server: ScriptedModelServer) -> None:
@@ -30,7 +30,7 @@ async def test_each_call_sends_what_chat_openai_sends(server: ScriptedModelServe
             await llm.ainvoke(messages)
         bodies.append((server.requests[-2].body, server.requests[-1].body))
     for want, got in bodies:
-        assert got == want
+        assert got == with_plain_content(want)
     assert bodies[2][1]["messages"][3]["content"] == "the answer, rewritten"
     assert bodies[2][1]["messages"][4]["content"] == "a copy's content"
 

@@ -231,6 +231,8 @@ class UsageUpdated(Event):
     ``context_tokens`` is what the last request occupied in the model's window.
     ``cached_tokens`` is the part of ``input_tokens`` the provider read from its prompt cache
     (0 when it reports none); the ``session_`` figures are the session's totals so far.
+    ``estimated``: the provider sent no figures for this response, and these are dcode's
+    estimate.
     """
 
     type: ClassVar[str] = "usage_updated"
@@ -242,6 +244,7 @@ class UsageUpdated(Event):
     session_output_tokens: int = 0
     cached_tokens: int = 0
     session_cached_tokens: int = 0
+    estimated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

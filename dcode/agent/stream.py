@@ -34,7 +34,7 @@ from dcode.agent.markers import CANCELLED_MARKER, DENIED_MARKER, SAVED_TO_MARKER
 from dcode.agent.tools.diffs import recorded_diff
 from dcode.agent.tools.summary import preview_result, summarize_call
 from dcode.media.frames import frames_in, windows_in
-from dcode.models.usage import cached_input_tokens
+from dcode.models.usage import cached_input_tokens, usage_is_estimated
 
 MODEL_NODE = "model"
 STREAM_MODES = ("messages", "updates", "custom")
@@ -241,6 +241,7 @@ class StreamTranslator:
                 session_output_tokens=self._session_out + self.tally.all_output_tokens,
                 cached_tokens=cached,
                 session_cached_tokens=self._session_cached + self.tally.all_cached_tokens,
+                estimated=usage_is_estimated(message.response_metadata),
             )
         for call in message.tool_calls:
             yield ToolCallRunning(call["id"] or "", call["name"], dict(call["args"]), summarize_call(call["name"], call["args"]))

@@ -8,6 +8,13 @@
   message is merged without copying long arguments once per delta (``chunk_merge.py``).
 - Invalid data: a streamed event that is not JSON fails inside the OpenAI SDK with a bare
   ``JSONDecodeError``; here it becomes ``InvalidModelData``, which says where it came from.
+- An empty answer: a server whose context is smaller than the request may answer with a stream
+  that has no event at all (llama-cpp-python does). langchain-core then says only "No
+  generations found in stream."; here it becomes ``EmptyAnswer``, which carries the request's
+  estimated size and the window dcode was told, so the error line can say what to change.
+- No usage: a stream without usage figures (servers that ignore ``stream_options``) gets a
+  last chunk with estimated ones, marked as such (``dcode/models/usage.py``), so the status bar
+  shows estimates instead of nothing.
 - The request: the conversation is handed to the OpenAI client as ``extra_body``, which the
   client sends as it is, instead of walking it again on every call (``history_payload.py``);
   on Chat Completions each message is converted to its wire dict once (``message_dicts.py``).
@@ -16,15 +23,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import math
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_openai import ChatOpenAI
 
 from dcode.models.chunk_merge import BalancedMergeChunk
 from dcode.models.history_payload import history_as_extra_body
 from dcode.models.message_dicts import converted
+from dcode.models.usage import USAGE_ESTIMATED
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
 
@@ -33,7 +44,26 @@ class InvalidModelData(ValueError):
     """The model server streamed an event that is not valid JSON."""
 
 
+class EmptyAnswer(ValueError):
+    """The server ended its answer without sending anything."""
+
+    def __init__(self, request_tokens: int, window: int | None, window_guessed: bool, spec: str) -> None:
+        super().__init__("the model server returned an empty answer")
+        self.request_tokens = request_tokens
+        self.window = window
+        self.window_guessed = window_guessed
+        self.spec = spec
+
+
 class DcodeChatOpenAI(ChatOpenAI):
+    window: int | None = None
+    """The window dcode believes the model has (its profile's ``max_input_tokens``)."""
+    window_guessed: bool = False
+    """Whether that window is the fallback's guess rather than something the model or its
+    server stated."""
+    spec: str = ""
+    """The ``provider:model`` the user chose, for the line that says what to configure."""
+
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
         def convert(messages: Any) -> dict:
             return super(DcodeChatOpenAI, self)._get_request_payload(messages, stop=stop, **kwargs)
@@ -54,18 +84,42 @@ class DcodeChatOpenAI(ChatOpenAI):
             generation.message.additional_kwargs["reasoning_content"] = thought
         return generation
 
-    async def _astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
-        stream = super()._astream(*args, **kwargs)
-        first = True
+    async def _astream(self, messages: Sequence[BaseMessage], *args: Any, **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        stream = super()._astream(messages, *args, **kwargs)
+        first, usage, output_chars = True, False, 0
         try:
             async for chunk in stream:
                 if first:
                     chunk, first = BalancedMergeChunk.adopt(chunk), False
+                usage = usage or bool(getattr(chunk.message, "usage_metadata", None))
+                output_chars += _output_chars(chunk.message)
                 yield chunk
         except json.JSONDecodeError as exc:
             raise InvalidModelData("a streamed event that is not JSON") from exc
         finally:
             await stream.aclose()
+        if first:
+            raise EmptyAnswer(_request_tokens(messages, kwargs.get("tools")), self.window, self.window_guessed, self.spec or self.model_name)
+        if not usage:
+            yield _estimated_usage(_request_tokens(messages, kwargs.get("tools")), math.ceil(output_chars / 4))
+
+
+def _request_tokens(messages: Sequence[BaseMessage], tools: Any) -> int:
+    """About how many tokens the request is: its messages, and its tools' schemas."""
+    schemas = math.ceil(len(json.dumps(tools, default=str)) / 4) if tools else 0
+    return count_tokens_approximately(list(messages)) + schemas
+
+
+def _output_chars(message: Any) -> int:
+    text = message.content if isinstance(message.content, str) else json.dumps(message.content, default=str)
+    arguments = sum(len(str(call.get("args") or "")) for call in getattr(message, "tool_call_chunks", None) or [])
+    return len(text) + arguments + len(str(message.additional_kwargs.get("reasoning_content") or ""))
+
+
+def _estimated_usage(input_tokens: int, output_tokens: int) -> ChatGenerationChunk:
+    """A last chunk that adds estimated usage figures to an answer that came without any."""
+    usage = {"input_tokens": input_tokens, "output_tokens": output_tokens, "total_tokens": input_tokens + output_tokens}
+    return ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=usage, response_metadata={USAGE_ESTIMATED: True}))
 
 
 def _delta_reasoning(chunk: dict[str, Any]) -> str:

@@ -11,7 +11,14 @@ of its screenshots. Four kinds of server do say it, each in its own dialect:
   maximum) context length;
 - vLLM: ``GET /v1/models``: the served window, ``max_model_len``;
 - OpenRouter: ``GET /v1/models``: ``architecture.input_modalities``, ``context_length``, the
-  largest answer and the prices per token.
+  largest answer and the prices per token;
+- LiteLLM's proxy: ``GET /model/info``: each model's ``model_info`` (``max_input_tokens``,
+  ``max_output_tokens``, ``supports_vision``, ``supports_pdf_input``, ``supports_audio_input``
+  and the prices per token), else the ``max_input_tokens`` its ``/v1/models`` lists;
+- any other OpenAI-compatible server (a provider that is not a preset): ``GET /v1/models``, where
+  the model's entry names a window in one of the fields those servers use (``max_model_len``,
+  ``max_input_tokens``, ``context_length``, ``context_window``); a window the model was trained
+  for (llama.cpp's ``n_ctx_train``) is not what a request gets, so it is not taken.
 
 What a server said is kept in ``$DCODE_HOME/model_info.json`` (0600) for a week, by endpoint
 and model; a server that could not tell (down, an old version, no such model) is asked again
@@ -30,6 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from dcode.models.presets import PROVIDERS
 from dcode.private_files import one_writer, write_private
 
 CACHE_NAME = "model_info.json"
@@ -37,7 +45,10 @@ _LOCK_NAME = "model_info.lock"
 KEEP_SECONDS = 7 * 24 * 3600
 RETRY_SECONDS = 3600
 DEADLINE_SECONDS = 3.0
-DIALECTS = ("ollama", "lmstudio", "vllm", "openrouter")
+DIALECTS = ("ollama", "lmstudio", "vllm", "openrouter", "litellm")
+GENERIC = "openai-compatible"
+"""The dialect of a provider that is not a preset: only ``/v1/models`` is asked."""
+WINDOW_FIELDS = ("max_model_len", "max_input_tokens", "context_length", "context_window")
 
 Fetch = Callable[[str, str, dict[str, Any] | None, str], Any]
 """``(method, url, json body or None, api key)`` to the decoded JSON answer; raises on failure."""
@@ -52,7 +63,11 @@ class Found:
 
 
 def dialect(provider: str) -> str | None:
-    return provider if provider in DIALECTS else None
+    """How this provider's server is asked about its models; None: it is not asked (a hosted
+    preset whose models langchain or dcode already knows)."""
+    if provider in DIALECTS:
+        return provider
+    return GENERIC if provider not in PROVIDERS else None
 
 
 def server_root(base_url: str) -> str:
@@ -72,7 +87,46 @@ def ask_server(provider: str, base_url: str, model: str, api_key: str, fetch: Fe
             return _listed(fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _vllm)
         case "openrouter":
             return _listed(fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _openrouter)
+        case "litellm":
+            return _litellm(provider, base_url, model, api_key, fetch)
+        case "openai-compatible":
+            return _listed(fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _generic)
     return None
+
+
+def _litellm(provider: str, base_url: str, model: str, api_key: str, fetch: Fetch) -> Found | None:
+    """``/model/info`` (all a model's facts), else the window ``/v1/models`` lists: a key may
+    be allowed the one and not the other."""
+    try:
+        found = _litellm_info(fetch("GET", f"{server_root(base_url)}/model/info", None, api_key), model)
+    except Exception:  # noqa: BLE001 - refused or older: the listing may still say it
+        found = None
+    return found or _listed(fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _generic)
+
+
+def _litellm_info(answer: Any, model: str) -> Found | None:
+    entries = answer.get("data") if isinstance(answer, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        info = entry.get("model_info") if isinstance(entry, dict) and entry.get("model_name") == model else None
+        if isinstance(info, dict):
+            values = _litellm_values(info)
+            return Found(values, "litellm /model/info") if values else None
+    return None
+
+
+def _litellm_values(info: dict[str, Any]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for field, key in (("max_input_tokens", "max_input_tokens"), ("max_output_tokens", "max_output_tokens")):
+        if _positive(info.get(key)):
+            values[field] = int(info[key])
+    for field, key in (("image_inputs", "supports_vision"), ("pdf_inputs", "supports_pdf_input"), ("audio_inputs", "supports_audio_input")):
+        if isinstance(info.get(key), bool):
+            values[field] = info[key]
+    for field, key in (("input_price", "input_cost_per_token"), ("output_price", "output_cost_per_token"), ("cached_input_price", "cache_read_input_token_cost")):
+        per_token = _number(info.get(key))
+        if per_token is not None and per_token >= 0:
+            values[field] = round(per_token * 1_000_000, 6)
+    return values
 
 
 def _ollama(answer: Any) -> Found | None:
@@ -112,6 +166,16 @@ def _listed(answer: Any, model: str, read: Callable[[dict[str, Any]], Found | No
 def _vllm(entry: dict[str, Any]) -> Found | None:
     window = entry.get("max_model_len")
     return Found({"max_input_tokens": int(window)}, "vllm /v1/models") if _positive(window) else None
+
+
+def _generic(entry: dict[str, Any]) -> Found | None:
+    for key in WINDOW_FIELDS:
+        if _positive(entry.get(key)):
+            values: dict[str, Any] = {"max_input_tokens": int(entry[key])}
+            if _positive(entry.get("max_output_tokens")):
+                values["max_output_tokens"] = int(entry["max_output_tokens"])
+            return Found(values, f"/v1/models ({key})")
+    return None
 
 
 def _openrouter(entry: dict[str, Any]) -> Found | None:

@@ -8,6 +8,10 @@ is not JSON is the server's fault, not a ``JSONDecodeError`` of dcode's.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dcode.models.chat_model import EmptyAnswer
 
 
 def describe_model_error(exc: BaseException, base_url: str = "") -> str:
@@ -28,7 +32,7 @@ def describe_model_error(exc: BaseException, base_url: str = "") -> str:
         case openai.NotFoundError():
             return f"not found (404){where}: {detail} (is the model name right?)"
         case openai.RateLimitError():
-            return f"rate limited (429){where} after retries: {detail}"
+            return f"rate limited (429){where}{_asked_wait(exc)}: {detail}"
         case openai.BadRequestError() if "context_length" in detail or "context length" in detail.lower():
             return f"the conversation no longer fits the model's context window: {detail}"
         case openai.BadRequestError():
@@ -49,7 +53,7 @@ def describe_model_error(exc: BaseException, base_url: str = "") -> str:
 
 def _limit_line(exc: BaseException, where: str) -> str:
     """The line for a failure dcode's own limits and stream checks identify, else ""."""
-    from dcode.models.chat_model import InvalidModelData
+    from dcode.models.chat_model import EmptyAnswer, InvalidModelData
     from dcode.models.transport import ClosedMidAnswer, ConnectTimedOut, FirstByteTimeout, RetryBudgetExceeded, StreamStalled
 
     for link in _chain(exc):
@@ -70,7 +74,32 @@ def _limit_line(exc: BaseException, where: str) -> str:
                 return f"the connection to the model server{where} was closed mid-answer"
             case InvalidModelData():
                 return f"the model server{where} sent invalid data ({link})"
+            case EmptyAnswer():
+                return _empty_answer_line(link, where)
     return ""
+
+
+def _empty_answer_line(empty: EmptyAnswer, where: str) -> str:
+    """What an answer with nothing in it most likely means: the request is larger than the
+    context the server runs with, which dcode cannot see."""
+    if empty.window is None:
+        window = "no window is configured"
+    else:
+        window = f"the configured window is {empty.window:,} ({'a guess' if empty.window_guessed else 'from the profile'})"
+    return (
+        f"the model server{where} returned an empty answer: the request was ~{empty.request_tokens:,} tokens and {window}; "
+        "if the server's context is smaller (llama.cpp's default is 2,048), start it with a larger context "
+        f'(e.g. --n_ctx 8192) or set max_input_tokens under [models."{empty.spec}"]'
+    )
+
+
+def _asked_wait(exc: BaseException) -> str:
+    """The wait a refusal asked for (``Retry-After``), as words; "" when it asked for none."""
+    from dcode.models.transport import retry_after_seconds
+
+    response = getattr(exc, "response", None)
+    wait = retry_after_seconds(response.headers) if response is not None else None
+    return f" (it asked to wait {wait:g} s)" if wait else ""
 
 
 def _knob(key: str) -> str:

@@ -133,4 +133,7 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_cli
         stream_chunk_timeout=None,  # the stall timeout is the transport's (dcode/models/transport.py)
         root_async_client=client,
         async_client=client.chat.completions,
+        window=resolved.profile.max_input_tokens,
+        window_guessed="max_input_tokens" in resolved.profile.guessed,
+        spec=resolved.spec,
     )

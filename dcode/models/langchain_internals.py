@@ -153,6 +153,20 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
         parameters=("self", "cast_to", "options", "stream", "stream_cls"),
         behaviour="holds the retry loop; a streamed call returns once its headers have come",
     ),
+    # Whether a failed try is tried again: ``BudgetedAsyncOpenAI`` adds its rules to the
+    # client's (a gateway's answer that it retried upstream, a Retry-After past the budget).
+    PrivateUse(
+        "openai",
+        "openai:AsyncOpenAI._should_retry",
+        (TRANSPORT,),
+        (
+            "tests/test_model_retries.py::test_a_gateway_that_retried_upstream_is_not_retried",
+            "tests/test_model_retries.py::test_x_should_retry_false_is_final",
+            "tests/test_model_retries.py::test_a_retry_after_past_the_budget_is_not_waited_for",
+        ),
+        parameters=("self", "response"),
+        behaviour="asked once per failed HTTP answer whether to try again; False ends the retry loop with that answer's error",
+    ),
     PrivateUse(
         "langchain-openai",
         "langchain_openai:ChatOpenAI",

@@ -48,6 +48,7 @@ PROVIDERS: dict[str, ProviderPreset] = {
         ),
         ProviderPreset("vllm", "http://localhost:8000/v1", "VLLM_API_KEY", False, local=True),
         ProviderPreset("lmstudio", "http://localhost:1234/v1", "LMSTUDIO_API_KEY", False, local=True),
+        ProviderPreset("litellm", "http://localhost:4000/v1", "LITELLM_API_KEY", False),
     )
 }
 

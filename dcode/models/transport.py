@@ -17,6 +17,13 @@ Four limits, each a setting (``dcode/config.py``), so that a hung server costs m
   ``BudgetedAsyncOpenAI.request`` holds a deadline around its retry loop (that ``request`` holds
   the loop is listed in ``dcode/models/langchain_internals.py``).
 
+Whether to retry is the OpenAI client's rule (timeouts, dropped connections, 408, 409, 429 and
+5xx; ``x-should-retry: true`` or ``false`` decides first), with two more: a server's error
+that a gateway already retried upstream is not tried again (LiteLLM's proxy retries a failing
+model itself and marks every answer with its ``x-litellm-`` headers, so dcode's tries would
+multiply its own), and a ``Retry-After`` that ends past the retry budget is not waited for:
+the answer's error is reported at once instead of after a sleep that cannot succeed.
+
 Every timeout raises an exception that carries its limit, so the error line can say which one
 fired and how to change it (``dcode/models/errors.py``). The answer's body is read ahead by a
 task and passed through ``ArgsDeltaMerger``, and a connection lost mid-answer is marked as such.
@@ -26,7 +33,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
 import ssl
+import time
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -101,6 +110,32 @@ class _Tries:
 
     count: int = 0
     last: str = "no answer yet"
+    deadline: float | None = None
+    """When the retry budget runs out, on ``time.monotonic``'s clock."""
+
+
+GATEWAY_HEADER_PREFIXES = ("x-litellm-",)
+"""Headers that mark an answer as a retrying gateway's (LiteLLM's proxy)."""
+
+
+def retried_upstream(headers: httpx2.Headers) -> bool:
+    """Whether a gateway that retries failing models itself sent this answer."""
+    return any(name.lower().startswith(GATEWAY_HEADER_PREFIXES) for name in headers.keys())
+
+
+def retry_after_seconds(headers: httpx2.Headers) -> float | None:
+    """The wait a server asked for: ``retry-after-ms``, or ``Retry-After`` in seconds or as a
+    date; None when it asked for none (or it cannot be read)."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            if name == "retry-after" and (when := email.utils.parsedate_tz(value)) is not None:
+                return max(0.0, email.utils.mktime_tz(when) - time.time())
+    return None
 
 
 _tries: ContextVar[_Tries | None] = ContextVar("dcode_model_request_tries", default=None)
@@ -165,10 +200,24 @@ class BudgetedAsyncOpenAI(openai.AsyncOpenAI):
         super().__init__(**kwargs)
         self.retry_budget = retry_budget
 
+    def _should_retry(self, response: httpx2.Response) -> bool:
+        """The OpenAI client's rule, and dcode's two (see the module's docstring)."""
+        explicit = response.headers.get("x-should-retry") in {"true", "false"}
+        if not explicit and response.status_code >= 500 and retried_upstream(response.headers):
+            _note(_tries.get(), f"HTTP {response.status_code} from a gateway that had retried it")
+            return False
+        if not super()._should_retry(response):
+            return False
+        wait, tries = retry_after_seconds(response.headers), _tries.get()
+        if wait is not None and tries is not None and tries.deadline is not None and time.monotonic() + wait > tries.deadline:
+            _note(tries, f"HTTP {response.status_code}, asked to wait {wait:g} s: past the retry budget")
+            return False
+        return True
+
     async def request(self, cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None) -> Any:
         if self.retry_budget is None:
             return await super().request(cast_to, options, stream=stream, stream_cls=stream_cls)
-        tries = _Tries()
+        tries = _Tries(deadline=time.monotonic() + self.retry_budget)
         token = _tries.set(tries)
         deadline = asyncio.timeout(self.retry_budget)
         try:

@@ -12,6 +12,14 @@ from collections.abc import Mapping
 from typing import Any
 
 CACHE_READ = "cache_read"
+USAGE_ESTIMATED = "usage_estimated"
+"""A message's ``response_metadata`` key: its usage figures are dcode's estimate, since the
+provider sent none (``dcode/models/chat_model.py``)."""
+
+
+def usage_is_estimated(response_metadata: Mapping[str, Any] | None) -> bool:
+    """Whether a message's usage figures are estimated rather than the provider's."""
+    return bool((response_metadata or {}).get(USAGE_ESTIMATED))
 
 
 def cached_input_tokens(usage: Mapping[str, Any] | None) -> int:

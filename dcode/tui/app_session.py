@@ -384,7 +384,7 @@ class SessionWork(_Base):
             # its ``session_`` figures already are the session's totals.
             self.transcript.subagent_usage(event)
         else:
-            self.status.set_usage(event.context_tokens, event.max_input_tokens)
+            self.status.set_usage(event.context_tokens, event.max_input_tokens, event.estimated)
             self.status.cached_share = event.cached_tokens / event.input_tokens if event.input_tokens else None
         if self.engine is not None:
             self.status.cost = self.engine.resolved.profile.cost(

@@ -114,15 +114,17 @@ def human_tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M"
 
 
-def context_label(tokens: int, limit: int | None) -> str:
-    """The provider's figure for the last request (``UsageUpdated``), against the window."""
+def context_label(tokens: int, limit: int | None, estimated: bool = False) -> str:
+    """The provider's figure for the last request (``UsageUpdated``), against the window; an
+    estimate (the provider sent no figures) is marked ``~``."""
     if tokens <= 0:
         return "Context –"
-    amount = f"{human_tokens(tokens)} tokens"
+    about = "~" if estimated else ""
+    amount = f"{about}{human_tokens(tokens)} tokens"
     if not limit:
         return f"Context {amount}"
     percent = min(999, round(100 * tokens / limit))
-    return f"Context {percent}% · {amount}"
+    return f"Context {about}{percent}% · {amount}"
 
 
 def cost_label(cost: float | None) -> str:
@@ -152,6 +154,8 @@ class StatusBar(Widget):
     activity: reactive[str] = reactive("")
     context_tokens: reactive[int] = reactive(0)
     max_tokens: reactive[int | None] = reactive(None)
+    estimated: reactive[bool] = reactive(False)
+    """Whether the context figure is dcode's estimate (the provider reported no usage)."""
     cost: reactive[float | None] = reactive(None)
     cached_share: reactive[float | None] = reactive(None)
     """The part of the last request's input the provider read from its prompt cache."""
@@ -199,8 +203,8 @@ class StatusBar(Widget):
         if self._timer is None:
             self.refresh()  # no spinner ticking: show the count now
 
-    def set_usage(self, context_tokens: int, max_tokens: int | None) -> None:
-        self.context_tokens, self.max_tokens = context_tokens, max_tokens
+    def set_usage(self, context_tokens: int, max_tokens: int | None, estimated: bool = False) -> None:
+        self.context_tokens, self.max_tokens, self.estimated = context_tokens, max_tokens, estimated
 
     def _left_top(self) -> Content:
         parts: list[Content] = []
@@ -219,7 +223,7 @@ class StatusBar(Widget):
         return Content("").join(parts) if parts else Content("")
 
     def _right_top(self) -> Content:
-        context = context_label(self.context_tokens, self.max_tokens)
+        context = context_label(self.context_tokens, self.max_tokens, self.estimated)
         limit = self.max_tokens or 0
         share = self.context_tokens / limit if limit else 0.0
         style = "$text-error" if share > 0.8 else "$text-warning" if share > 0.6 else "$text-muted"

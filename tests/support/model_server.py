@@ -61,7 +61,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Literal, Self
 
-from tests.support.files_api import INVALID_FILE_CODE, FilesApi, invalid_file_answer, referenced_file_ids
+from tests.support.files_api import INVALID_FILE_CODE, Answer, FilesApi, invalid_file_answer, referenced_file_ids
+from tests.support.llama_cpp_wire import LlamaCppPython, request_problems, server_error_body
 from tests.support.openai_usage import is_openai_model, openai_input_tokens
 
 __all__ = [
@@ -97,8 +98,10 @@ RESPONSES_PATHS = frozenset({"/v1/responses", "/responses"})
 MODELS_PATHS = frozenset({"/v1/models", "/models"})
 OLLAMA_SHOW_PATH = "/api/show"
 LMSTUDIO_MODELS_PREFIX = "/api/v0/models/"
+LITELLM_MODEL_INFO_PATHS = frozenset({"/model/info", "/v1/model/info"})
 CONTROL_SCRIPT_PATH = "/_control/script"
 CONTROL_REQUESTS_PATH = "/_control/requests"
+LLAMA_CPP_INVALID = "llama_cpp_invalid_request"
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -538,7 +541,8 @@ class RecordedRequest:
     """The body's bytes as the client sent them (in-process only: the log keeps ``body``)."""
     refused: str | None = None
     """Why the server answered an error before the script was asked (no step was used):
-    ``"invalid_file_id"`` when the request referred to files that are gone."""
+    ``"invalid_file_id"`` when the request referred to files that are gone,
+    ``LLAMA_CPP_INVALID`` when it broke the request types of the server ``imitate`` names."""
 
     @property
     def wire(self) -> Wire | None:
@@ -1485,6 +1489,14 @@ class ScriptedModelServer:
         ``(status, content type, body)``; ``""`` as the type sends no ``Content-Type``."""
         self.redirects: dict[str, str] = {}
         """``GET path`` answered 302 with this ``Location`` (absolute, or a path on this server)."""
+        self.litellm_model_info: dict[str, dict[str, Any]] = {}
+        """LiteLLM's proxy ``GET /model/info``: each model's ``model_info`` by model name, answered
+        in its shape (``{"data": [{"model_name", "litellm_params", "model_info"}]}``); while empty,
+        the path is unknown (a 404), as on any other server."""
+        self.imitate: LlamaCppPython | None = None
+        """When set, Chat Completions requests are held to llama-cpp-python's request types (a
+        500 without using a step when one breaks them), a prompt over its ``n_ctx`` gets an
+        empty event stream, and streams carry no usage (``tests/support/llama_cpp_wire.py``)."""
 
     # -- lifecycle --------------------------------------------------------
 
@@ -1615,15 +1627,15 @@ class ScriptedModelServer:
             handler.send_json(200, json.dumps({"remaining": len(self.remaining)}).encode())
             return
         is_completion = method == "POST" and (path in CHAT_PATHS or path in RESPONSES_PATHS)
-        refusal = self.files.refusal(body) if is_completion else None
-        step, request = self._record(
-            handler, path, body, consume=is_completion, raw_body=raw_body,
-            refused=INVALID_FILE_CODE if refusal is not None else None,
-        )
+        refusal, refused = self._refusal(path, body) if is_completion else (None, None)
+        step, request = self._record(handler, path, body, consume=is_completion, raw_body=raw_body, refused=refused)
         if method == "GET" and path in MODELS_PATHS:
             handler.send_json(200, self._models_body())
         elif method == "POST" and path == OLLAMA_SHOW_PATH:
             self._send_known(handler, self.ollama_show.get(str((body or {}).get("model", ""))), "model not found")
+        elif method == "GET" and path in LITELLM_MODEL_INFO_PATHS and self.litellm_model_info:
+            data = [{"model_name": m, "litellm_params": {"model": f"openai/{m}"}, "model_info": info} for m, info in self.litellm_model_info.items()]
+            handler.send_json(200, json.dumps({"data": data}).encode())
         elif method == "GET" and path.startswith(LMSTUDIO_MODELS_PREFIX):
             self._send_known(handler, self.lmstudio_models.get(unquote(path[len(LMSTUDIO_MODELS_PREFIX) :])), "model not found")
         elif method == "GET" and path in self.redirects:
@@ -1643,6 +1655,14 @@ class ScriptedModelServer:
         else:
             message = f"Unknown request URL: {method} {path}."
             handler.send_json(404, _error_body(message, "invalid_request_error", "unknown_url", None))
+
+    def _refusal(self, path: str, body: Any) -> tuple[Answer | None, str | None]:
+        """The error a completion request gets before the script is asked, and why."""
+        if (answer := self.files.refusal(body)) is not None:
+            return answer, INVALID_FILE_CODE
+        if self.imitate is not None and path in CHAT_PATHS and (problems := request_problems(body)):
+            return Answer(500, server_error_body(problems)), LLAMA_CPP_INVALID
+        return None, None
 
     def _serve_files(self, handler: _Handler, path: str, raw_body: bytes) -> None:
         """Answer a Files API request: kept in ``all_requests`` and ``files.requests``, never a
@@ -1733,6 +1753,8 @@ class ScriptedModelServer:
             ids = referenced_file_ids(request.body) if step.ids is None else list(step.ids)
             answer = invalid_file_answer(ids, step.named)
             handler.send_json(answer.status, answer.body, answer.headers)
+        elif isinstance(step, Reply) and self.imitate is not None and _estimated_input_tokens(request.body) > self.imitate.n_ctx:
+            self._send_over_n_ctx(handler, request, self.imitate.n_ctx)
         elif isinstance(step, Reply) and self.window is not None and _estimated_input_tokens(request.body) > self.window:
             status, headers, body = _context_length_answer(ContextLengthExceeded(limit=self.window), request)
             handler.send_json(status, body, headers)
@@ -1757,6 +1779,20 @@ class ScriptedModelServer:
             )
         else:
             raise TypeError(f"unsupported step {step!r}")
+
+    @staticmethod
+    def _send_over_n_ctx(handler: _Handler, request: RecordedRequest, n_ctx: int) -> None:
+        """llama-cpp-python's answer to a prompt over its context: a stream fails after its
+        headers (an event stream without events); a plain answer is its context-length 400."""
+        if request.stream:
+            handler.send_stream([], 0.0)
+            return
+        used = _estimated_input_tokens(request.body)
+        message = (
+            f"This model's maximum context length is {n_ctx} tokens. However, you requested {used} tokens "
+            f"({used} in the messages, None in the completion). Please reduce the length of the messages or completion."
+        )
+        handler.send_json(400, _error_body(message, "invalid_request_error", "context_length_exceeded", "messages"))
 
     def _send_reply(
         self,
@@ -1786,7 +1822,7 @@ class ScriptedModelServer:
                 handler.send_json(200, encoded, truncate_to=None if drop_after is None else half)
             return
         if request.wire == "chat":
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            include_usage = self.imitate is None and bool((body.get("stream_options") or {}).get("include_usage"))
             frames = _chat_stream_events(answer, include_usage)
         else:
             frames = _responses_stream_events(answer, body)
