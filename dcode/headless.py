@@ -2,7 +2,9 @@
 
 Output formats: ``text`` prints the final answer; ``json`` prints one result object;
 ``stream-json`` prints every event as a JSON line and then the result object. Failures are one
-line on stderr. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error (a
+line on stderr. The answer and those lines go to a pipe byte for byte, and to a terminal made
+safe (``terminal_text``): the model's text does not drive the terminal. JSON escapes every
+control character either way. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error (a
 session another dcode has open, an unusable sessions.db included), 128 + N when signal N
 (SIGTERM, SIGINT, SIGHUP) stopped the run.
 """
@@ -18,6 +20,7 @@ from enum import StrEnum
 from typing import IO, Any
 
 from dcode.config import ApprovalMode, ConfigError, Settings
+from dcode.terminal_text import for_stream, json_safe
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 HELD_ADVICE = "wait for it to finish, or leave out -r/-c to start a new session"
@@ -37,6 +40,12 @@ class HeadlessRequest:
     resume_latest: bool = False
     continue_here: bool = False
     content: list[dict[str, Any]] | None = None
+
+
+def say(stream: IO[str], line: str) -> None:
+    """A ``dcode: error:``/``note:`` line: it may quote a server or a tool, so on a terminal
+    it is made safe first (``terminal_text``)."""
+    print(for_stream(line, stream), file=stream, flush=True)
 
 
 def result_object(finished: Any) -> dict[str, Any]:
@@ -100,7 +109,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     servers = plan(settings)
     for line in (*(f"dcode: warning: {p}" for p in servers.problems), skipped_warning(servers)):
         if line:
-            print(line, file=err, flush=True)
+            say(err, line)
     async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
@@ -109,20 +118,20 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         async with aclosing(runner.run_turn(content, prompt_text=request.prompt)) as events:
             async for event in events:
                 if request.output_format is OutputFormat.STREAM_JSON:
-                    print(json.dumps(event.to_json(), ensure_ascii=False, default=str), file=out, flush=True)
+                    print(json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)), file=out, flush=True)
                 match event:
                     case ErrorEvent(message=message):
-                        print(f"dcode: error: {message}", file=err, flush=True)
+                        say(err, f"dcode: error: {message}")
                     case Notice(message=message) if request.output_format is not OutputFormat.STREAM_JSON:
-                        print(f"dcode: note: {message}", file=err, flush=True)
+                        say(err, f"dcode: note: {message}")
                     case TurnFinished():
                         finished = event
     assert finished is not None
     if request.output_format is OutputFormat.TEXT:
         if not finished.is_error:
-            print(finished.result, file=out)
+            print(for_stream(finished.result, out), file=out)
     else:
-        print(json.dumps(result_object(finished), ensure_ascii=False), file=out)
+        print(json_safe(json.dumps(result_object(finished), ensure_ascii=False)), file=out)
     if finished.interrupted:
         return EXIT_FAILED
     return EXIT_FAILED if finished.is_error else EXIT_OK
@@ -160,10 +169,10 @@ def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool =
     try:
         return asyncio.run(_run_until_signal(settings, request))
     except (ConfigError, SessionDatabaseError) as exc:
-        print(f"dcode: error: {exc}", file=sys.stderr)
+        say(sys.stderr, f"dcode: error: {exc}")
         return EXIT_USAGE
     except SessionHeld as exc:
-        print(f"dcode: error: {exc}: {HELD_ADVICE}", file=sys.stderr)
+        say(sys.stderr, f"dcode: error: {exc}: {HELD_ADVICE}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("dcode: interrupted", file=sys.stderr)
@@ -173,5 +182,5 @@ def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool =
             raise
         from dcode.models.errors import describe_model_error
 
-        print(f"dcode: error: {describe_model_error(exc)}", file=sys.stderr)
+        say(sys.stderr, f"dcode: error: {describe_model_error(exc)}")  # it may quote the server
         return EXIT_FAILED
