@@ -74,6 +74,9 @@ async def test_a_hostile_file_read_by_read_file_is_drawn_safely_when_expanded(se
         await h.until(lambda: "last line" in h.text(), what="the expanded output")
         text = assert_drawn_safely(h)
         assert "first line" in text and "click here" in text and "⟨U+202E⟩evil" in text
+        await h.send("!!cat notes.txt")  # the user's own shell shows the file too
+        await h.until(lambda: "last line" in h.text().split("cat notes.txt", 1)[-1], what="the shell's output")
+        assert "rm -rf ~" in assert_drawn_safely(h).split("cat notes.txt", 1)[-1]
 
 
 async def test_a_hostile_mcp_server_is_drawn_safely(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
@@ -101,6 +104,28 @@ async def test_a_hostile_mcp_server_is_drawn_safely(server: ScriptedModelServer,
         await h.until(lambda: isinstance(h.app.screen, McpScreen), what="/mcp")
         await h.until(lambda: "Prints a banner." in h.text(), what="the tool's description")
         assert "⟨U+202E⟩Nothing to see⟨U+202C⟩" in assert_drawn_safely(h)
+
+
+async def test_a_subagents_hostile_job_and_answer_are_drawn_safely(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    """The task's head (its job, then its result), the subagent's streamed answer in the nested
+    view, and the whole of it once opened (Markdown drawn by Rich, links spelled out)."""
+    job = f"Say it {TITLE_BEL}loud"
+    answer = f"Sub says {HOSTILE} and [a link](https://example.com/x)"
+    steps = (
+        reply(tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]).answering("delegate"),
+        reply(answer, chunk_size=3, chunk_delay=0.01).answering(job),
+        reply("All done.").answering("delegate"),
+    )
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("delegate")
+        await h.until(lambda: "Sub says" in h.text(), what="the subagent's answer")
+        assert_drawn_safely(h)
+        await h.idle()
+        text = assert_drawn_safely(h)
+        assert "Say it loud" in text and "→ Sub says before click here" in text  # the folded head
+        await h.pilot.press("ctrl+o")
+        await h.until(lambda: "https://example.com/x" in h.text(), what="the opened task")
+        assert "⟨U+202E⟩evil" in assert_drawn_safely(h)
 
 
 class LinkRecorder(DcodeApp):
