@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dcode.agent.subagents.definitions import BUILT_IN, AgentCatalog, AgentDefinition, catalog_for
 from dcode.config import Settings
+from dcode.terminal_text import json_safe
 
 PARENT = "the parent's"
 
@@ -62,4 +63,4 @@ def list_agents(settings: Settings, *, as_json: bool = False, user: Path | None 
         "agents": [asdict(agent) for agent in catalog.agents.values()],
         "problems": [{"path": path, "reason": reason} for path, reason in catalog.problems],
     }
-    return json.dumps(data, indent=2)
+    return json_safe(json.dumps(data, indent=2))

@@ -18,6 +18,7 @@ import typer
 
 from dcode import __version__
 from dcode.config import ApprovalMode, ConfigError, ReasoningEffort, Settings, WireApi, load_settings
+from dcode.terminal_text import for_stream, json_safe
 
 if TYPE_CHECKING:
     from dcode.headless_media import ProjectCommand
@@ -41,8 +42,15 @@ mcp_app = typer.Typer(help="The MCP servers dcode starts: $DCODE_HOME/mcp.json a
 sub.add_typer(mcp_app, name="mcp")
 
 
+def _echo(text: str, *, err: bool = False) -> None:
+    """Print output (or, with ``err``, a message on stderr). On a terminal it is made safe
+    first: session titles, transcripts, servers' names and errors may hold escape sequences
+    (``terminal_text``); a pipe gets every byte."""
+    typer.echo(for_stream(text, sys.stderr if err else sys.stdout), err=err)
+
+
 def _fail(message: str, code: int = 2) -> None:
-    typer.echo(f"dcode: error: {message}", err=True)
+    _echo(f"dcode: error: {message}", err=True)
     raise typer.Exit(code)
 
 
@@ -56,7 +64,7 @@ def _settings(default_approve: ApprovalMode = ApprovalMode.MANUAL, **cli: object
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"dcode {__version__}")
+        _echo(f"dcode {__version__}")
         raise typer.Exit()
 
 
@@ -148,7 +156,7 @@ def _run_headless(
 
     warning = ignored_warning(settings)
     if warning:
-        typer.echo(warning, err=True)
+        _echo(warning, err=True)
     if prompt is None and not sys.stdin.isatty():
         prompt = "-"
     if prompt == "-":
@@ -171,7 +179,7 @@ def _run_headless(
         from dcode.headless_media import attach_images
 
         try:
-            request = attach_images(settings, request, images, command=command, warn=lambda line: typer.echo(f"dcode: warning: {line}", err=True))
+            request = attach_images(settings, request, images, command=command, warn=lambda line: _echo(f"dcode: warning: {line}", err=True))
         except ConfigError as exc:
             _fail(str(exc), code=1)
     raise typer.Exit(main_headless(settings, request, debug=debug))
@@ -235,7 +243,7 @@ def sessions_list(
 
     settings = _settings()
     with _session_database():
-        typer.echo(list_sessions(settings, here=here, limit=limit))
+        _echo(list_sessions(settings, here=here, limit=limit))
 
 
 @sessions_app.command("show", help="A session's details and transcript.")
@@ -245,7 +253,7 @@ def sessions_show(session_id: str) -> None:
     settings = _settings()
     with _session_database():
         try:
-            typer.echo(show_session(settings, session_id))
+            _echo(show_session(settings, session_id))
         except ConfigError as exc:
             _fail(str(exc), code=1)
 
@@ -268,7 +276,7 @@ def sessions_rewind(
         try:
             info = find_session(settings, session_id)
             if number is None:
-                typer.echo(turns_table(settings, info))
+                _echo(turns_table(settings, info))
                 return
             lines = rewind(settings, info, number, conversation=not code_only, code=not conversation_only)
         except ConfigError as exc:
@@ -280,7 +288,7 @@ def sessions_rewind(
         except RewindError as exc:
             _fail(str(exc), code=1)
             return
-    typer.echo("\n".join(lines))
+    _echo("\n".join(lines))
 
 
 @sessions_app.command("delete", help="Delete a session and its checkpoints (not one open in a dcode).")
@@ -302,15 +310,15 @@ def sessions_delete(session_id: str) -> None:
                 RewindStore(settings.sessions_db, settings.home).delete_session(info.id)
         except SessionHeld as exc:
             _fail(f"{exc}: quit it there first", code=1)
-    typer.echo(f"Deleted session {info.id}.")
+    _echo(f"Deleted session {info.id}.")
 
 
 @config_app.command("path", help="Print the config file locations.")
 def config_path() -> None:
     settings = _settings()
-    typer.echo(f"user:    {settings.user_config}")
-    typer.echo(f"project: {settings.project_config}")
-    typer.echo(f"home:    {settings.home}")
+    _echo(f"user:    {settings.user_config}")
+    _echo(f"project: {settings.project_config}")
+    _echo(f"home:    {settings.home}")
 
 
 @config_app.command(
@@ -325,7 +333,7 @@ def config_show() -> None:
 
     from dcode.config import describe
 
-    typer.echo(json.dumps(describe(_settings()), indent=2, default=str))
+    _echo(json_safe(json.dumps(describe(_settings()), indent=2, default=str)))
 
 
 @agents_app.command(
@@ -339,7 +347,7 @@ def config_show() -> None:
 def agents_list(as_json: Annotated[bool, typer.Option("--json", help="One JSON object: agents and problems.")] = False) -> None:
     from dcode.agents_cli import list_agents
 
-    typer.echo(list_agents(_settings(), as_json=as_json))
+    _echo(list_agents(_settings(), as_json=as_json))
 
 
 _MCP_CONFIG = Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also read FILE, as a run with --mcp-config FILE would (repeatable).")]
@@ -349,7 +357,7 @@ _MCP_CONFIG = Annotated[Optional[list[Path]], typer.Option("--mcp-config", help=
 def mcp_list(mcp_config: _MCP_CONFIG = None) -> None:
     from dcode.mcp_cli import list_servers
 
-    typer.echo(list_servers(_settings(mcp_configs=mcp_config)))
+    _echo(list_servers(_settings(mcp_configs=mcp_config)))
 
 
 @mcp_app.command("get", help="One MCP server's settings (the values of env and headers are not shown).")
@@ -357,7 +365,7 @@ def mcp_get(name: str, mcp_config: _MCP_CONFIG = None) -> None:
     from dcode.mcp_cli import get_server
 
     try:
-        typer.echo(get_server(_settings(mcp_configs=mcp_config), name))
+        _echo(get_server(_settings(mcp_configs=mcp_config), name))
     except ConfigError as exc:
         _fail(str(exc))
 
@@ -378,7 +386,7 @@ def mcp_add(
     from dcode.mcp_cli import add_server
 
     try:
-        typer.echo(add_server(_settings(), name, target, args or [], transport=transport, scope=scope, env=env or [], headers=header or []))
+        _echo(add_server(_settings(), name, target, args or [], transport=transport, scope=scope, env=env or [], headers=header or []))
     except ConfigError as exc:
         _fail(str(exc))
 
@@ -391,7 +399,7 @@ def mcp_remove(
     from dcode.mcp_cli import remove_server
 
     try:
-        typer.echo(remove_server(_settings(), name, scope))
+        _echo(remove_server(_settings(), name, scope))
     except ConfigError as exc:
         _fail(str(exc))
 
@@ -407,7 +415,7 @@ def _files(model: str | None, base_url: str | None, action: Any) -> None:
     try:
         from dcode.files_cli import run_files
 
-        typer.echo(run_files(settings, action))
+        _echo(run_files(settings, action))
     except ConfigError as exc:
         _fail(str(exc))
     except FilesError as exc:
@@ -465,11 +473,11 @@ def trust(
     root = path or Path.cwd()
     try:
         if list_:
-            typer.echo(list_projects())
+            _echo(list_projects())
         elif revoke:
-            typer.echo(revoke_project(root))
+            _echo(revoke_project(root))
         else:
-            typer.echo(trust_project(root))
+            _echo(trust_project(root))
     except ConfigError as exc:
         _fail(str(exc))
     except OSError as exc:

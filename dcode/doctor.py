@@ -3,42 +3,50 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import fields
 from typing import Any
 
 from dcode.config import ConfigError, Settings
+from dcode.terminal_text import for_stream
+
+
+def _print(line: str) -> None:
+    """A line of the report: it quotes servers (their names, what they say of a model, their
+    errors), so on a terminal it is made safe first."""
+    print(for_stream(line, sys.stdout))
 
 
 def run_doctor(settings: Settings, *, check: bool = False) -> int:
     from dcode.models.factory import resolve_model
 
     problems = 0
-    print(f"dcode home   {settings.home}")
-    print(f"workspace    {settings.workspace}")
-    print(f"config files {', '.join(map(str, settings.sources)) or '(none)'}")
+    _print(f"dcode home   {settings.home}")
+    _print(f"workspace    {settings.workspace}")
+    _print(f"config files {', '.join(map(str, settings.sources)) or '(none)'}")
     problems += _check_sessions(settings)
     try:
         resolved = resolve_model(settings)
     except ConfigError as exc:
-        print(f"model        {settings.model}: ERROR {exc}")
+        _print(f"model        {settings.model}: ERROR {exc}")
         return 1
     endpoint, profile = resolved.endpoint, resolved.profile
-    print(f"model        {resolved.spec} via {endpoint.base_url} ({endpoint.api.value} API)")
-    print(f"api key      {'from ' + endpoint.key_env if endpoint.key_env and endpoint.api_key != 'not-needed' else 'none (not required here)'}")
-    print(f"profile      source: {profile.source}")
+    _print(f"model        {resolved.spec} via {endpoint.base_url} ({endpoint.api.value} API)")
+    _print(f"api key      {'from ' + endpoint.key_env if endpoint.key_env and endpoint.api_key != 'not-needed' else 'none (not required here)'}")
+    _print(f"profile      source: {profile.source}")
     if (said := _server_line(settings, resolved)) is not None:
-        print(f"  its server   {said}")
+        _print(f"  its server   {said}")
     for item in fields(profile):
         if item.name in {"guessed", "source"}:
             continue
         value = getattr(profile, item.name)
         mark = "  (guessed: set it under [models.\"" + resolved.spec + "\"] in config.toml)" if item.name in profile.guessed else ""
-        print(f"  {item.name:<20} {value}{mark}")
-    print(f"prompt cache {_cache_key_line(resolved)}")
-    print(f"images       {_transport_line(settings, resolved)}")
+        _print(f"  {item.name:<20} {value}{mark}")
+    _print(f"prompt cache {_cache_key_line(resolved)}")
+    _print(f"images       {_transport_line(settings, resolved)}")
     for tool, purpose in (("rg", "fast grep"), ("git", "branch and status"), ("wl-paste", "Wayland clipboard images"), ("xclip", "X11 clipboard images")):
-        print(f"tool         {tool:<9} {'found' if shutil.which(tool) else 'missing'} ({purpose})")
-    print(f"video        {_video_line()}")
+        _print(f"tool         {tool:<9} {'found' if shutil.which(tool) else 'missing'} ({purpose})")
+    _print(f"video        {_video_line()}")
     if check:
         problems += _check_connection(settings, resolved)
     return 1 if problems else 0
@@ -105,14 +113,14 @@ def _check_sessions(settings: Settings) -> int:
 
     path = settings.sessions_db
     if not path.exists():
-        print(f"sessions     {path} (none yet)")
+        _print(f"sessions     {path} (none yet)")
         return 0
     try:
         count = SessionStore(path).check()
     except SessionDatabaseError as exc:
-        print(f"sessions     ERROR {exc}")
+        _print(f"sessions     ERROR {exc}")
         return 1
-    print(f"sessions     {path} ({count} session{'s' if count != 1 else ''})")
+    _print(f"sessions     {path} ({count} session{'s' if count != 1 else ''})")
     return 0
 
 
@@ -120,5 +128,5 @@ def _check_connection(settings: Settings, resolved: object) -> int:
     from dcode.models.connection import check_connection
 
     ok, message = check_connection(resolved)  # type: ignore[arg-type]
-    print(f"connection   {'ok' if ok else 'FAILED'}: {message}")
+    _print(f"connection   {'ok' if ok else 'FAILED'}: {message}")
     return 0 if ok else 1

@@ -3,7 +3,9 @@
 Output formats: ``text`` prints the final answer; ``json`` prints one result object;
 ``stream-json`` prints the ``init`` event (the tools, each MCP server's state), every event of
 the turn as a JSON line, and then the result object. Failures are one line on stderr, and so is
-each MCP server that did not start, whatever the format. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error (a
+each MCP server that did not start, whatever the format. The answer and those lines go to a pipe
+byte for byte, and to a terminal made safe (``terminal_text``): the model's text does not drive
+the terminal. JSON escapes every control character either way. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error (a
 session another dcode has open, an unusable sessions.db included), 128 + N when signal N
 (SIGTERM, SIGINT, SIGHUP) stopped the run.
 """
@@ -23,6 +25,7 @@ from dcode.mcp.state import LinkState
 
 if TYPE_CHECKING:
     from dcode.agent.events import SessionInit
+from dcode.terminal_text import for_stream, json_safe
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 HELD_ADVICE = "wait for it to finish, or leave out -r/-c to start a new session"
@@ -42,6 +45,12 @@ class HeadlessRequest:
     resume_latest: bool = False
     continue_here: bool = False
     content: list[dict[str, Any]] | None = None
+
+
+def say(stream: IO[str], line: str) -> None:
+    """A ``dcode: error:``/``note:`` line: it may quote a server or a tool, so on a terminal
+    it is made safe first (``terminal_text``)."""
+    print(for_stream(line, stream), file=stream, flush=True)
 
 
 def result_object(finished: Any) -> dict[str, Any]:
@@ -119,7 +128,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     servers = plan(settings)
     for line in (*(f"dcode: warning: {p}" for p in servers.problems), skipped_warning(servers)):
         if line:
-            print(line, file=err, flush=True)
+            say(err, line)
     damaged = False
     async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
@@ -128,29 +137,29 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
         init = await session_init(engine, runner.session_id, mode)
         for line in server_warnings(init):
-            print(line, file=err, flush=True)
+            say(err, line)
         if request.output_format is OutputFormat.STREAM_JSON:
-            print(json.dumps(init.to_json(), ensure_ascii=False), file=out, flush=True)
+            print(json_safe(json.dumps(init.to_json(), ensure_ascii=False)), file=out, flush=True)
         finished: TurnFinished | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
         async with aclosing(runner.run_turn(content, prompt_text=request.prompt)) as events:
             async for event in events:
                 if request.output_format is OutputFormat.STREAM_JSON:
-                    print(json.dumps(event.to_json(), ensure_ascii=False, default=str), file=out, flush=True)
+                    print(json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)), file=out, flush=True)
                 match event:
                     case ErrorEvent(message=message, kind=kind):
-                        print(f"dcode: error: {message}", file=err, flush=True)
+                        say(err, f"dcode: error: {message}")
                         damaged = damaged or kind == DAMAGED_DATABASE
                     case Notice(message=message) if request.output_format is not OutputFormat.STREAM_JSON:
-                        print(f"dcode: note: {message}", file=err, flush=True)
+                        say(err, f"dcode: note: {message}")
                     case TurnFinished():
                         finished = event
     assert finished is not None
     if request.output_format is OutputFormat.TEXT:
         if not finished.is_error:
-            print(finished.result, file=out)
+            print(for_stream(finished.result, out), file=out)
     else:
-        print(json.dumps(result_object(finished), ensure_ascii=False), file=out)
+        print(json_safe(json.dumps(result_object(finished), ensure_ascii=False)), file=out)
     if damaged:
         return EXIT_USAGE  # as when the damage is found before the turn
     if finished.interrupted:
@@ -170,7 +179,7 @@ async def _mcp_prompt(engine: Any, request: HeadlessRequest, err: IO[str]) -> He
     try:
         return replace(request, prompt=await engine.mcp.expand_prompt(request.prompt))
     except PromptError as exc:
-        print(f"dcode: error: {exc}", file=err, flush=True)
+        say(err, f"dcode: error: {exc}")  # the server's own words
         return None
 
 
@@ -203,10 +212,10 @@ def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool =
     try:
         return asyncio.run(_run_until_signal(settings, request))
     except (ConfigError, SessionDatabaseError) as exc:
-        print(f"dcode: error: {exc}", file=sys.stderr)
+        say(sys.stderr, f"dcode: error: {exc}")
         return EXIT_USAGE
     except SessionHeld as exc:
-        print(f"dcode: error: {exc}: {HELD_ADVICE}", file=sys.stderr)
+        say(sys.stderr, f"dcode: error: {exc}: {HELD_ADVICE}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("dcode: interrupted", file=sys.stderr)
@@ -216,5 +225,5 @@ def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool =
             raise
         from dcode.models.errors import describe_model_error
 
-        print(f"dcode: error: {describe_model_error(exc)}", file=sys.stderr)
+        say(sys.stderr, f"dcode: error: {describe_model_error(exc)}")  # it may quote the server
         return EXIT_FAILED

@@ -8,10 +8,12 @@ not a second of imports.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from dcode.config import ConfigError, Settings
+from dcode.terminal_text import for_stream, json_safe
 
 
 def inspect_command(
@@ -33,7 +35,7 @@ def inspect_command(
     try:
         spec = parse_spec(settings.model)
     except ConfigError as exc:
-        print(f"dcode: error: {exc}")
+        print(for_stream(f"dcode: error: {exc}", sys.stdout))
         return 2
     videos = [path for path in paths if path.is_file() and detect_media_kind(path) == "video"]
     if sheet is not None and len(videos) != 1:
@@ -59,7 +61,8 @@ def inspect_command(
             report["transport"] = transport[0]
             text += f"\n  transport   {transport[1]}"
         failed = failed or "error" in report
-        print(json.dumps(report, ensure_ascii=False) if as_json else text)
+        # A file's name may hold anything: safe on a terminal, and JSON always escaped.
+        print(json_safe(json.dumps(report, ensure_ascii=False)) if as_json else for_stream(text, sys.stdout))
     return 1 if failed else 0
 
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
+from textual.notifications import SeverityLevel
 from textual.binding import Binding
 from textual.reactive import var
 from textual.theme import Theme
@@ -42,6 +43,7 @@ from dcode.agent.sessions import SessionDatabaseError
 from dcode.config import ApprovalMode, ConfigError, Settings, load_settings, save_preference
 from dcode.exit_signals import ExitSignals
 from dcode.prompt_commands import PromptCommands
+from dcode.terminal_text import safe_text
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
 from dcode.tui.app_session import Pending, SessionWork
@@ -476,6 +478,11 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             effort = resolved.profile.reasoning_effort
             self.status.model = f"{resolved.spec} · {effort}" if effort else resolved.spec
             self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None, markup: bool = True) -> None:
+        """Every toast is plain words drawn safe, never markup: many quote an error, and an
+        error may quote a server, a file or a model."""
+        super().notify(safe_text(message), title=safe_text(title), severity=severity, timeout=timeout, markup=False)
 
     # -- input ------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from textual.widgets import Input, Static
 from dcode.agent.approval import ApprovalDecision, ToolOrigin
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.web_address import canonical_url
+from dcode.terminal_text import safe_text
 from dcode.tui.transcript.diff import render_diff
 
 DIFF_LINES = 40
@@ -123,21 +124,23 @@ class ApprovalWidget(Vertical, can_focus=True):
         self._armed_at = time.monotonic() + arm_delay
         question = f"Allow this {SUBJECTS[request.kind][0]}?"
         # A subagent's question names it: "task:1 · general-purpose asks: allow this edit?"
-        self.border_title = f"{asker} asks: {question[0].lower()}{question[1:]}" if asker else question
+        asks = f"{safe_text(asker)} asks: {question[0].lower()}{question[1:]}" if asker else question
+        self.border_title = Content(asks)  # not markup: an agent's name is the model's
 
     def compose(self) -> ComposeResult:
         request = self.request
-        yield Static(Content.assemble((request.summary or request.tool, "bold"), ("  " + request.reason, "$text-muted")), classes="approval-reason")
+        head = Content.assemble((safe_text(request.summary or request.tool), "bold"), ("  " + safe_text(request.reason), "$text-muted"))
+        yield Static(head, classes="approval-reason")
         match request.kind:
             case ApprovalKind.SHELL:
                 command = str(request.args.get("command") or request.summary)
-                yield Static(Content.styled(f"$ {command}", "bold"), classes="approval-command")
+                yield Static(Content.styled(f"$ {safe_text(command)}", "bold"), classes="approval-command")
             case ApprovalKind.FETCH:  # the whole URL, as it would be fetched: what it carries is what is being approved
                 written = str(request.args.get("url") or request.summary)
                 url = canonical_url(written) or written
                 if len(url) > URL_CHARS:  # a URL this long is a message of its own: say so
                     url = f"{url[:URL_CHARS]}… ({len(url) - URL_CHARS:,} more characters)"
-                yield Static(Content.styled(f"GET {url}", "bold"), classes="approval-command")
+                yield Static(Content.styled(f"GET {safe_text(url)}", "bold"), classes="approval-command")
             case ApprovalKind.TOOL:
                 yield Static(Content(_arguments(request.args)), classes="approval-command")
             case _ if request.diff:
@@ -229,7 +232,7 @@ def _arguments(args: dict[str, object]) -> str:
     lines = lines or ["(no arguments)"]
     if len(lines) > ARGS_LINES:
         lines = [*lines[:ARGS_LINES], f"… {len(lines) - ARGS_LINES} more arguments"]
-    return "\n".join(lines)
+    return safe_text("\n".join(lines))
 
 
 def _clip(line: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dcode.config import ApprovalMode, ConfigError, Settings, load_settings
+from dcode.terminal_text import for_stream
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -56,7 +57,7 @@ def launch_tui(
         session_id = pick_session(settings, request)
         settings = session_model(settings, session_id, model_given)
     except (ConfigError, SessionDatabaseError) as exc:
-        print(f"dcode: error: {exc}", file=sys.stderr)
+        print(for_stream(f"dcode: error: {exc}", sys.stderr), file=sys.stderr)
         return EXIT_USAGE
 
     from dcode.library_logs import route_library_logs

@@ -24,6 +24,7 @@ from textual.widgets import Static
 
 from dcode.agent.events import ApprovalKind
 from dcode.config import ApprovalMode
+from dcode.terminal_text import safe_text
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -248,12 +249,12 @@ class StatusBar(Widget):
             (f"⏵ {mode_label(self.mode, self.allowed, self.tools)}", mode_style),
             (" (shift+tab)", "$text-muted"),
             ("  ", ""),
-            (self.model, "$text-secondary"),
+            (safe_text(self.model), "$text-secondary"),  # a name a server may have given
         )
 
     def _right_bottom(self) -> Content:
-        text = self.cwd + (f"  {self.branch}" if self.branch else "")
-        return Content.styled(text, "$text-muted")
+        text = self.cwd + (f"  {self.branch}" if self.branch else "")  # a directory's name, .git/HEAD's words
+        return Content.styled(safe_text(text), "$text-muted")
 
     def _line(self, left: Content, right: Content, width: int) -> Content:
         room = width - left.cell_length - right.cell_length
@@ -289,7 +290,7 @@ class QueuedStrip(Static):
         for text in texts:
             first = text.strip().splitlines()[0] if text.strip() else ""
             more = " …" if len(text.strip().splitlines()) > 1 else ""
-            lines.append(Content.assemble(("⧗ queued ", "$text-warning"), first[:200] + more))
+            lines.append(Content.assemble(("⧗ queued ", "$text-warning"), safe_text(first[:200]) + more))
         if len(lines) > 1:
             lines.append(Content.styled("esc removes the last one", "$text-muted italic"))
         elif lines:

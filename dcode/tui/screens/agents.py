@@ -12,6 +12,7 @@ from textual.widgets import Label, Static
 
 from dcode.agent.subagents.definitions import AgentCatalog
 from dcode.agents_cli import agent_facts, split_problems
+from dcode.terminal_text import safe_text
 from dcode.tui.screens.help import HelpTable
 
 
@@ -67,15 +68,15 @@ class AgentsScreen(ModalScreen[None]):
         with VerticalScroll(id="agents-dialog"):
             yield Label("Agents", classes="agents-heading")
             for agent in self.catalog.agents.values():
-                yield Static(agent.name, classes="agent-name", markup=False)
-                yield Static(agent.description, classes="agent-description", markup=False)
+                yield Static(safe_text(agent.name), classes="agent-name", markup=False)  # a project's file says these
+                yield Static(safe_text(agent.description), classes="agent-description", markup=False)
                 yield HelpTable(agent_facts(agent))
             for title, problems in (("Ignored in the agents above", ignored), ("Not loaded", left_out)):
                 if problems:
                     yield Label(title, classes="agents-heading")
                 for path, reason in problems:  # a path is long: the reason goes under it
-                    yield Static(path, classes="agent-path", markup=False)
-                    yield Static(reason, classes="agent-description", markup=False)
+                    yield Static(safe_text(path), classes="agent-path", markup=False)
+                    yield Static(safe_text(reason), classes="agent-description", markup=False)
             yield Label("dcode agents list shows the same · Esc or q to close", id="agents-hint")
 
     def action_close(self) -> None:

@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from dcode.context.accounting import ContextReport, Spend
+from dcode.terminal_text import safe_text
 
 BAR_WIDTH = 24
 
@@ -27,7 +28,8 @@ def report_lines(report: ContextReport) -> Content:
     """The report as aligned lines: a bar, the tokens (``~`` marks an estimate) and the share
     of the window for each category, then the totals and what is left."""
     rows: list[tuple[str, int, str, str, bool]] = [
-        (category.name, category.tokens, category.detail, "$accent", True) for category in report.categories
+        # A detail may name a project's files, skills or servers.
+        (safe_text(category.name), category.tokens, safe_text(category.detail), "$accent", True) for category in report.categories
     ]
     rows += [
         ("free before compaction", report.before_compaction, f"until {report.trigger:,}", "$success", True),
@@ -56,7 +58,7 @@ def summary_line(report: ContextReport, model: str) -> Content:
     else:
         provider = "; no request has been sent yet"
     compacted = " · older messages are sent as a summary (/offload)" if report.compacted else ""
-    return Content.assemble((model, "bold"), f" · {used}{provider}", (compacted, "$text-muted"))
+    return Content.assemble((safe_text(model), "bold"), f" · {used}{provider}", (compacted, "$text-muted"))
 
 
 def spend_line(spend: Spend, label: str = "This session") -> Content:

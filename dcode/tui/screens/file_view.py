@@ -16,21 +16,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.content import Content
 from textual.widgets import Label, TextArea
+
+from dcode.terminal_text import safe_text
 
 MAX_VIEW_CHARS = 4_000_000
 
 
 def read_for_view(path: Path) -> tuple[str, str]:
-    """The file's text to show, and a note on it (what was left out, or why it cannot be read)."""
+    """The file's text to show (safe to draw: a tool's saved output may hold anything), and a
+    note on it (what was left out, or why it cannot be read)."""
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
             text = handle.read(MAX_VIEW_CHARS + 1)
     except OSError as exc:
         return "", f"cannot read {path}: {exc.strerror or exc}"
     if len(text) > MAX_VIEW_CHARS:
-        return text[:MAX_VIEW_CHARS], f"showing the first {MAX_VIEW_CHARS:,} characters"
-    return text, f"{len(text):,} characters, {len(text.splitlines()):,} lines"
+        return safe_text(text[:MAX_VIEW_CHARS]), f"showing the first {MAX_VIEW_CHARS:,} characters"
+    return safe_text(text), f"{len(text):,} characters, {len(text.splitlines()):,} lines"
 
 
 class FileViewScreen(ModalScreen[None]):
@@ -60,7 +64,7 @@ class FileViewScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="file-view-dialog"):
-            yield Label(str(self.path), id="file-view-title")
+            yield Label(Content(safe_text(str(self.path))), id="file-view-title")
             yield TextArea("", read_only=True, soft_wrap=False, show_line_numbers=True, id="file-view-text")
             yield Label("reading…", id="file-view-hint")
 
@@ -71,7 +75,7 @@ class FileViewScreen(ModalScreen[None]):
     async def _load(self) -> None:
         text, note = await asyncio.to_thread(read_for_view, self.path)
         self.query_one(TextArea).load_text(text)
-        self.query_one("#file-view-hint", Label).update(f"{note} · Esc or q to close")
+        self.query_one("#file-view-hint", Label).update(Content(safe_text(f"{note} · Esc or q to close")))
         self.query_one(TextArea).focus()
 
     def action_close(self) -> None:

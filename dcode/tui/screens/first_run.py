@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from dcode.config import Settings
 from dcode.models.presets import PROVIDERS
+from dcode.terminal_text import safe_text
 from dcode.tui.screens.keeps_typing import KeepsTyping
 
 ConnectionCheck = Callable[[], tuple[bool, str]]
@@ -168,7 +169,7 @@ class FirstRunScreen(KeepsTyping, ModalScreen[bool]):
         with Vertical(id="first-run-dialog"):
             yield Label("dcode can't reach a model yet", id="first-run-title")
             yield Static(
-                Content.assemble((self.problem, "bold"), "\n", f"Model: {self.settings.model}"),
+                Content.assemble((safe_text(self.problem), "bold"), "\n", f"Model: {safe_text(self.settings.model)}"),
                 id="first-run-problem",
             )
             with VerticalScroll(id="first-run-body"):
@@ -223,6 +224,7 @@ class FirstRunScreen(KeepsTyping, ModalScreen[bool]):
         if not self.is_attached:
             return
         result = self.query_one("#first-run-result", Static)
+        message = safe_text(message)  # a server's words
         line = message.strip().splitlines()[0] if message.strip() else ""
         mark = {True: "✓ ", False: "✗ ", None: ""}[ok]
         result.update(Content(mark + line))

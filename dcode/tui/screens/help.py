@@ -11,6 +11,8 @@ from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from dcode.terminal_text import safe_text
+
 
 class HelpTable(Grid):
     """Two columns, names and what they do; a long description wraps under itself."""
@@ -36,9 +38,9 @@ class HelpTable(Grid):
     def compose(self) -> ComposeResult:
         if not self.rows:
             yield Static("(none)", classes="help-name")
-        for name, description in self.rows:
-            yield Static(name, classes="help-name", markup=False)
-            yield Static(description, classes="help-description", markup=False)
+        for name, description in self.rows:  # a project's commands and agents name themselves
+            yield Static(safe_text(name), classes="help-name", markup=False)
+            yield Static(safe_text(description), classes="help-description", markup=False)
 
     @property
     def text(self) -> str:
@@ -98,7 +100,7 @@ class HelpScreen(ModalScreen[None]):
                 yield HelpTable(self.custom, prefix="/", id="help-custom")
             if self.left_out:
                 lines = "\n".join(f"left out: {path}: {why}" for path, why in self.left_out)
-                yield Static(lines, id="help-left-out", classes="help-description", markup=False)
+                yield Static(safe_text(lines), id="help-left-out", classes="help-description", markup=False)
             yield Label("Keys", classes="help-heading")
             yield HelpTable(self.keys, id="help-keys")
             yield Label("Esc or q to close", id="help-hint")

@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from dcode.agent.tools.spec import READ_MCP_RESOURCE
 from dcode.mcp.state import LinkState
 from dcode.mcp.manager import McpManager, ServerStatus
+from dcode.terminal_text import safe_text
 
 _STYLE = {
     LinkState.CONNECTED: "$text-success",
@@ -31,16 +32,21 @@ _STYLE = {
 
 
 def server_row(server: ServerStatus) -> Content:
-    return Content.assemble((server.name, "bold"), "  ", (server.state.value, _STYLE[server.state]), "  ", (server.transport.value, "$text-muted"))
+    return Content.assemble((safe_text(server.name), "bold"), "  ", (server.state.value, _STYLE[server.state]), "  ", (server.transport.value, "$text-muted"))
 
 
 def server_detail(server: ServerStatus) -> Content:
-    lines = [Content.assemble(("target ", "$text-muted"), server.target)]
+    """What a server (or a project's .mcp.json) said of itself, drawn safe: its target, its
+    last error and its tools' names and descriptions."""
+    lines = [Content.assemble(("target ", "$text-muted"), safe_text(server.target))]
     if server.error:
-        lines.append(Content.assemble(("last error ", "$text-muted"), (server.error, "$text-error")))
+        lines.append(Content.assemble(("last error ", "$text-muted"), (safe_text(server.error), "$text-error")))
     if server.tools:
         lines.append(Content.styled(f"{len(server.tools)} tools", "$text-muted"))
-        lines += [Content.assemble(("  " + name, "$accent"), ("  " + " ".join(text.split())[:160], "")) for name, text in zip(server.tools, server.descriptions, strict=False)]
+        lines += [
+            Content.assemble(("  " + safe_text(name), "$accent"), ("  " + " ".join(safe_text(text).split())[:160], ""))
+            for name, text in zip(server.tools, server.descriptions, strict=False)
+        ]
     elif server.state is LinkState.CONNECTED:
         lines.append(Content.styled("no tools", "$text-muted"))
     if server.task_only:

@@ -20,6 +20,7 @@ from textual.widgets import Button, Label, Static
 
 from dcode.mcp.config import ConfigFile, ProjectEnv, ServerConfig
 from dcode.mcp.plan import notes
+from dcode.terminal_text import safe_text
 from dcode.trust import TrustState
 from dcode.tui.screens.trust import TrustDialog, dialog_css
 
@@ -27,15 +28,17 @@ _TARGET_CHARS = 200
 
 
 def server_line(server: ServerConfig, readable: ProjectEnv) -> Content:
-    target = server.target
+    """A server as the project's file names it: drawn safe, since what it runs is the
+    repository's to write and a hidden character could make it read as something else."""
+    target = safe_text(server.target)
     if len(target) > _TARGET_CHARS:
         target = target[: _TARGET_CHARS - 1] + "…"
     kind = "runs" if server.transport.value == "stdio" else f"connects ({server.transport.value}) to"
-    line = Content.assemble(("  " + server.name, "bold"), f" {kind} ", (target, "$accent"))
+    line = Content.assemble(("  " + safe_text(server.name), "bold"), f" {kind} ", (target, "$accent"))
     said = notes(server, readable)
     if not said:
         return line
-    return Content("\n").join([line, *(Content.styled(f"      {note.text}", "$warning" if note.warning else "") for note in said)])
+    return Content("\n").join([line, *(Content.styled(f"      {safe_text(note.text)}", "$warning" if note.warning else "") for note in said)])
 
 
 class McpTrustScreen(TrustDialog):
@@ -64,7 +67,7 @@ class McpTrustScreen(TrustDialog):
             with VerticalScroll(id="trust-body"):
                 yield Static(
                     Content.assemble(
-                        (str(self.file.path), "bold"),
+                        (safe_text(str(self.file.path)), "bold"),
                         " names programs to run and servers to reach, whose tools the model could then call:",
                     ),
                     id="trust-intro",

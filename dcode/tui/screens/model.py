@@ -11,6 +11,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from dcode.models.choices import ModelChoice
+from dcode.terminal_text import safe_text
 from dcode.tui.screens.picker import FilterPicker, PickerRow
 
 CURRENT_MARK = "●"
@@ -36,7 +37,7 @@ class ModelScreen(FilterPicker[ModelChoice]):
     def _label(choice: ModelChoice, current: str) -> Content:
         is_current = choice.spec == current
         mark = (f"{CURRENT_MARK} ", "$text-success") if is_current else ("  ", "")
-        name = choice.spec + ("…" if choice.partial else "")
+        name = safe_text(choice.spec) + ("…" if choice.partial else "")  # a name a server may have listed
         details = "current" if is_current else choice.origin.value
         if choice.partial:
             details += " · type the model name"
@@ -53,11 +54,11 @@ class ModelScreen(FilterPicker[ModelChoice]):
         """The counts and keys; what is wrong with the highlighted model, if anything."""
         row = self.highlighted_row
         if row is not None and row.item.problem:
-            return Content.styled(f"{PROBLEM_MARK} {row.item.problem}", "$text-warning")
+            return Content.styled(f"{PROBLEM_MARK} {safe_text(row.item.problem)}", "$text-warning")
         if self.shown:
             return f"{len(self.shown)} of {len(self.rows)} · Enter switch · Esc cancel"
         if ":" in self.query_text:
-            return f"Enter switches to {self.query_text} · Esc cancel"
+            return Content(f"Enter switches to {safe_text(self.query_text)} · Esc cancel")
         return "No match: type provider:model to use another one · Esc cancel"
 
     def typed_choice(self) -> str | None:

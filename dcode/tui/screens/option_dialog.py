@@ -18,6 +18,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from dcode.terminal_text import safe_text
+
 T = TypeVar("T")
 
 
@@ -74,8 +76,8 @@ class OptionDialog(ModalScreen[T], Generic[T]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id=f"{self.NAME}-dialog", classes="option-dialog"):
-            yield Label(self.question(), id=f"{self.NAME}-title", classes="option-dialog-title")
-            yield Static(self.explanation(), id=f"{self.NAME}-text", classes="option-dialog-text", markup=False)
+            yield Label(_shown(self.question()), id=f"{self.NAME}-title", classes="option-dialog-title")
+            yield Static(_shown(self.explanation()), id=f"{self.NAME}-text", classes="option-dialog-text", markup=False)
             yield OptionList(*self.answers(), id=f"{self.NAME}-choices", classes="option-dialog-list")
 
     def on_mount(self) -> None:
@@ -86,3 +88,9 @@ class OptionDialog(ModalScreen[T], Generic[T]):
     @on(OptionList.OptionSelected, ".option-dialog-list")
     def _selected(self, event: OptionList.OptionSelected) -> None:
         self.answered(event.option.id or "")
+
+
+def _shown(text: str | Content) -> Content:
+    """A question or its text as drawn: plain words, never markup, and safe (a prompt or a
+    path quoted in it may hold anything)."""
+    return text if isinstance(text, Content) else Content(safe_text(text))

@@ -8,6 +8,7 @@ import time
 from textual.content import Content
 
 from dcode.agent.sessions import SessionInfo
+from dcode.terminal_text import safe_text
 from dcode.tui.screens.picker import FilterPicker, PickerRow
 
 
@@ -61,7 +62,8 @@ class ResumeScreen(FilterPicker[SessionInfo]):
             )
             if part
         )
-        label = Content.assemble((title, "bold"), "\n", (details, "$text-muted"))
+        # The title is a prompt's words and the model a server's name: drawn safe.
+        label = Content.assemble((safe_text(title), "bold"), "\n", (safe_text(details), "$text-muted"))
         haystack = f"{session.title}\n{session.cwd}\n{session.id}".lower()
         return PickerRow(session, session.id, haystack, label)
 

@@ -21,6 +21,7 @@ from dcode.agent.rewind.code import CodePlan
 from dcode.agent.rewind.outcome import UNTRACKED
 from dcode.agent.rewind.store import Turn
 from dcode.agent.tools.formatting import plural
+from dcode.terminal_text import safe_text
 from dcode.tui.screens.option_dialog import OptionDialog
 from dcode.tui.screens.picker import FilterPicker, PickerRow
 from dcode.tui.screens.resume import format_age
@@ -31,7 +32,7 @@ PREVIEW_FILES = 8
 
 
 def first_line(prompt: str, width: int = 100) -> str:
-    line = next((part.strip() for part in prompt.splitlines() if part.strip()), "(empty prompt)")
+    line = next((part.strip() for part in safe_text(prompt).splitlines() if part.strip()), "(empty prompt)")
     return line if len(line) <= width else line[: width - 1] + "…"
 
 

@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from dcode.config import IgnoredSetting, Settings
+from dcode.terminal_text import safe_text
 from dcode.trust import AGENT_DIRS, TrustState
 from dcode.tui.screens.keeps_typing import KeepsTyping
 
@@ -28,11 +29,12 @@ _VALUE_CHARS = 80
 
 
 def setting_line(item: IgnoredSetting) -> Content:
-    """``key = value`` as the file spells it, and on the next line what it would change."""
-    value = json.dumps(item.value, ensure_ascii=False, default=str)
+    """``key = value`` as the file spells it (drawn safe: the file is the repository's), and
+    on the next line what it would change."""
+    value = safe_text(json.dumps(item.value, ensure_ascii=False, default=str))
     if len(value) > _VALUE_CHARS:
         value = value[: _VALUE_CHARS - 1] + "…"
-    return Content.assemble(("  " + item.key, "bold"), " = ", (value, "$accent"), "\n", ("      " + item.reason, "$text-muted"))
+    return Content.assemble(("  " + safe_text(item.key), "bold"), " = ", (value, "$accent"), "\n", ("      " + item.reason, "$text-muted"))
 
 
 def dialog_css(screen: str) -> str:
@@ -125,8 +127,8 @@ class TrustScreen(TrustDialog):
             with VerticalScroll(id="trust-body"):
                 yield Static(
                     Content.assemble(
-                        (str(config), "bold"),
-                        f" in {settings.workspace} asks for settings that could let it do more than"
+                        (safe_text(str(config)), "bold"),
+                        f" in {safe_text(str(settings.workspace))} asks for settings that could let it do more than"
                         " your own choices allow, or send your requests and keys elsewhere."
                         " Until you trust the project, dcode leaves them out:",
                     ),

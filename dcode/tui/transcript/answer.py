@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
+from urllib.parse import urlsplit
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
 from textual.content import Content
@@ -18,6 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 
+from dcode.terminal_text import is_safe, safe_text
 from dcode.tui.transcript.blocks import ReasoningView
 from dcode.tui.transcript.entries import AssistantEntry
 from dcode.tui.transcript.list_block import BulletListBlock, OrderedListBlock
@@ -25,6 +28,7 @@ from dcode.tui.transcript.plain_lines import PlainLines
 from dcode.tui.transcript.segments import FOLD_SCREENS, FoldedSegment, segment_cut, snapshot
 from dcode.tui.transcript.table_block import TableBlock
 
+WEB_SCHEMES = ("http", "https")
 WRITE_INTERVAL = 0.06  # seconds between writes of a streaming answer
 FOLD_DELAY = 0.1  # seconds from a segment's end to its folding
 INTERRUPTED_MARK = "⏹ interrupted · the partial answer was kept"  # the thread keeps it too
@@ -47,7 +51,7 @@ class AnswerDocument(Markdown, PlainLines):
     }
 
     def __init__(self, markdown: str | None = None, *, classes: str | None = None) -> None:
-        super().__init__(markdown, classes=classes)
+        super().__init__(markdown, classes=classes, open_links=False)  # the answer decides (``follow_link``)
         self.given = markdown or ""
         # The screen's layout count when the document was last complete (None: still growing,
         # or built from a whole text that no layout has measured yet).
@@ -337,6 +341,10 @@ class AssistantMessage(Vertical, PlainLines):
             await self.mount(Static(Content(INTERRUPTED_MARK), classes="interrupted"))
         self.mark_end()
 
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        follow_link(self.app, event.href)
+
     def on_markdown_table_of_contents_updated(self, event: Markdown.TableOfContentsUpdated) -> None:
         # Posted when a document has been (re)built: a finished answer's blocks exist now.
         event.stop()
@@ -390,6 +398,26 @@ class AssistantMessage(Vertical, PlainLines):
             if margin.top != top:
                 first.styles.margin = (top, margin.right, margin.bottom, margin.left)
             above = blocks.last().styles.margin.bottom
+
+
+def follow_link(app: App[Any], href: str) -> None:
+    """A click on a link in an answer. The link's text is the model's and may name another
+    address, so the address opened is always said; only a web address opens (a ``file:``,
+    ``javascript:`` or any other is shown, not followed)."""
+    shown = safe_text(href)
+    if _web_address(href):
+        app.open_url(href)
+        app.notify(f"opening {shown}", markup=False)
+    else:
+        app.notify(f"not opened: {shown} (only http and https links open from an answer)", severity="warning", markup=False)
+
+
+def _web_address(href: str) -> bool:
+    try:
+        scheme = urlsplit(href).scheme
+    except ValueError:  # not an address at all
+        return False
+    return scheme.lower() in WEB_SCHEMES and is_safe(href)
 
 
 def _natural_margin(block: Widget, side: str) -> int:

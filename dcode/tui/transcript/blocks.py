@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from dcode.terminal_text import safe_text
 from dcode.tui.transcript.entries import AssistantEntry, NoticeEntry, NoticeLevel, ShellEntry, UserEntry
 
 REASONING_TAIL = 3
@@ -36,12 +37,13 @@ class UserMessage(Static):
 
     @staticmethod
     def _content(entry: UserEntry) -> Content:
+        text = Content(safe_text(entry.text))
         if not entry.videos:
-            return Content(entry.text)
+            return text
         from dcode.tui.transcript.video_view import video_line
 
         lines = [Content.assemble(("▸ ", "$text-accent"), (video_line(seen), "$text-muted")) for seen in entry.videos]
-        return Content("\n").join([Content(entry.text), *lines])
+        return Content("\n").join([text, *lines])
 
     def on_mount(self) -> None:
         if self.entry.videos:
@@ -114,9 +116,9 @@ class NoticeMessage(Static):
             self.path = path
 
     def __init__(self, entry: NoticeEntry) -> None:
-        text = Content(f"{self.ICONS[entry.level]} {entry.text}")
+        text = Content(f"{self.ICONS[entry.level]} {safe_text(entry.text)}")
         if entry.path:
-            text = Content.assemble(text, " · ", (entry.path, "underline"), (" (click to open)", "$text-muted"))
+            text = Content.assemble(text, " · ", (safe_text(entry.path), "underline"), (" (click to open)", "$text-muted"))
         super().__init__(text, classes=f"-{entry.level.value}")
         self.entry = entry
 
@@ -150,13 +152,13 @@ class ShellOutput(Static):
         entry = self.entry
         head = Content.assemble(
             ("!!" if entry.private else "!", "bold $text-accent"),
-            (f" {entry.command}", "bold"),
+            (f" {safe_text(entry.command)}", "bold"),
             ("  (not sent to the model)" if entry.private else "", "$text-muted"),
         )
         if entry.running:
             self.update(Content.assemble(head, ("\n  running…", "$text-muted")))
             return
-        lines = entry.output.rstrip("\n").splitlines()
+        lines = safe_text(entry.output).rstrip("\n").splitlines()
         shown = lines if self.expanded else lines[:SHELL_PREVIEW]
         body = "\n".join("  " + line for line in shown) or "  (no output)"
         extra = len(lines) - len(shown)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from dcode.terminal_text import safe_text
+
 
 def render_diff(diff: str, max_lines: int | None = None) -> Content:
-    lines = diff.splitlines()
+    lines = safe_text(diff).splitlines()  # the lines of a file, which may hold anything
     hidden = 0
     if max_lines is not None and len(lines) > max_lines:
         hidden = len(lines) - max_lines

@@ -56,10 +56,18 @@ class UserEntry(Entry):
 
 @dataclass(eq=False)
 class AssistantEntry(Entry):
+    """An answer. Unlike the other entries, which keep what the core sent and are made safe
+    where they are drawn, ``text`` and ``reasoning`` hold the answer as it is shown
+    (``dcode.terminal_text.safe_text``): they stream into a Markdown document piece by piece,
+    and an escape sequence may arrive split across two pieces. ``held`` and
+    ``held_reasoning`` are the raw ends not shown yet, which may be such a start."""
+
     text: str = ""
     reasoning: str = ""
     streaming: bool = False
     interrupted: bool = False
+    held: str = ""
+    held_reasoning: str = ""
 
 
 @dataclass(eq=False)

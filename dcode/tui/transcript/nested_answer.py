@@ -56,7 +56,9 @@ class NestedAnswer(Static):
             from rich.markdown import Markdown
 
             self._rows = -1
-            self.update(Markdown(entry.text))
+            # A link shows its address beside its text, rather than as a terminal hyperlink
+            # whose text could name another one.
+            self.update(Markdown(entry.text, hyperlinks=False))
             return
         content = self._tail(entry.reasoning if thinking else entry.text)
         rows = len(content.plain.splitlines())

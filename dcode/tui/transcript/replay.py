@@ -22,6 +22,7 @@ from dcode.agent.events import (
     ToolCallRunning,
     UserMessage,
 )
+from dcode.terminal_text import safe_text
 from dcode.tui.transcript.entries import AssistantEntry, Entry, TaskRun, ToolCallEntry, ToolGroupEntry, UserEntry, VideoSeen
 
 
@@ -64,7 +65,8 @@ def entries_from_events(events: Iterable[Event]) -> list[Entry]:
                 lane.step = None
             case AssistantMessageFinished(text=text, reasoning=reasoning, interrupted=interrupted):
                 if text.strip() or reasoning.strip():
-                    lane.entries.append(AssistantEntry(text=text, reasoning=reasoning, interrupted=interrupted))
+                    shown = AssistantEntry(text=safe_text(text), reasoning=safe_text(reasoning), interrupted=interrupted)
+                    lane.entries.append(shown)
                 lane.step = None
             case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
                 if lane.step is None:

@@ -24,6 +24,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from dcode.agent.events import ToolStatus
+from dcode.terminal_text import safe_text
 from dcode.tui.status import human_tokens
 from dcode.tui.transcript.entries import Entry, TaskRun, ToolCallEntry
 from dcode.tui.transcript.plain_lines import PlainLines
@@ -48,7 +49,7 @@ def elapsed_label(seconds: float) -> str:
 
 
 def one_line(text: str, limit: int | None = None) -> str:
-    line = " ".join(text.split())
+    line = " ".join(safe_text(text).split())
     if limit is not None and len(line) > limit:
         line = line[: limit - 1].rstrip() + "…"
     return line
@@ -140,7 +141,7 @@ class TaskView(Vertical, PlainLines):
         yield Static(classes="task-earlier")
         with Vertical(classes="task-window"):
             yield TaskBody(classes="task-body")
-        yield Static(Content(self.entry.note), classes="task-note")
+        yield Static(Content(safe_text(self.entry.note)), classes="task-note")
 
     async def on_mount(self) -> None:
         self.entry.view = self
@@ -228,7 +229,7 @@ class TaskView(Vertical, PlainLines):
     def _head(self) -> Content:
         run = self.run
         args = self.entry.args or {}
-        agent = run.agent_type if run is not None else str(args.get("subagent_type") or "")
+        agent = safe_text(run.agent_type if run is not None else str(args.get("subagent_type") or ""))
         description = run.description if run is not None else str(args.get("description") or "")
         icon, style = self._icon()
         parts: list[tuple[str, str] | str] = [(icon, style), " ", (agent or "task", "bold")]
@@ -264,7 +265,7 @@ class TaskView(Vertical, PlainLines):
         note = self.query_one(".task-note", Static)
         if self.entry.note != self._note:
             self._note = self.entry.note
-            note.update(Content(self.entry.note))
+            note.update(Content(safe_text(self.entry.note)))
         if note.display != bool(self.entry.note):
             note.display = bool(self.entry.note)
         wanted = self._wanted()

@@ -23,6 +23,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from dcode.agent.events import ToolStatus
+from dcode.terminal_text import safe_text
 from dcode.tui.transcript.diff import diff_stats, render_diff
 from dcode.tui.transcript.entries import ToolCallEntry, ToolGroupEntry
 from dcode.tui.transcript.video_view import FrameSheet
@@ -62,7 +63,9 @@ class SavedOutputLine(Static):
         self.path = path
         self.update(
             Content.assemble(
-                "output cut for the model; the full output is saved at ", (path, "underline"), ("  (click to open)", "$text-muted italic")
+                "output cut for the model; the full output is saved at ",
+                (safe_text(path), "underline"),
+                ("  (click to open)", "$text-muted italic"),
             )
         )
         self.display = bool(path)
@@ -132,12 +135,12 @@ class ToolCallView(Vertical):
         else:
             assert entry.status is not None
             icon, style = STATUS_ICONS[entry.status]
-        summary = entry.summary
-        if entry.name and summary.startswith(entry.name):
-            summary = summary[len(entry.name) :].strip()
+        name, summary = safe_text(entry.name), safe_text(entry.summary)
+        if name and summary.startswith(name):
+            summary = summary[len(name) :].strip()
         if not summary and entry.args_chars and entry.running:
             summary = f"… {entry.args_chars} chars of arguments"
-        parts: list[tuple[str, str] | str] = [(icon, style), " ", (entry.name or "tool", "bold")]
+        parts: list[tuple[str, str] | str] = [(icon, style), " ", (name or "tool", "bold")]
         if summary:
             parts += [" ", (summary.splitlines()[0], "$text-muted")]
         if entry.running and entry.progress:
@@ -157,13 +160,13 @@ class ToolCallView(Vertical):
         if diff:
             return render_diff(diff, None if self.expanded else COLLAPSED_DIFF_LINES)
         if self.expanded and entry.output:
-            text, hidden = _clip(entry.output, FULL_OUTPUT_LINES)
+            text, hidden = _clip(safe_text(entry.output), FULL_OUTPUT_LINES)
             content = Content(text)
             if hidden:
                 content += Content.styled(f"\n… {hidden} more lines", "$text-muted")
             return content
         preview = entry.preview or entry.output
-        text, hidden = _clip(preview, PREVIEW_LINES)
+        text, hidden = _clip(safe_text(preview), PREVIEW_LINES)
         if not text:
             return Content("")
         content = Content("└ ") + Content(text.replace("\n", "\n  "))
@@ -182,7 +185,7 @@ class ToolCallView(Vertical):
         body_widget.display = bool(body.plain)
         self.query_one(SavedOutputLine).show(entry.saved_to if not entry.running else "")
         note = self.query_one(".tool-note", Static)
-        note.update(Content(entry.note))
+        note.update(Content(safe_text(entry.note)))
         note.display = bool(entry.note)
         if entry.frames is not None and not self.query_children(FrameSheet):
             self.mount(FrameSheet(entry.frames), before=note)
@@ -284,7 +287,7 @@ class ToolGroupView(Vertical):
 
     def _head(self) -> Content:
         calls = self.entry.calls
-        counts = Counter(call.name for call in calls)
+        counts = Counter(safe_text(call.name) for call in calls)
         names = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in counts.items())
         failed = sum(1 for call in calls if call.failed)
         verb = "Running" if self.entry.running else "Ran"

@@ -21,6 +21,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from dcode.media.frames import compact_line, timeline, timestamps
+from dcode.terminal_text import safe_text
 from dcode.tui.transcript.entries import VideoSeen
 
 MOST_THUMBNAILS = 12
@@ -30,7 +31,7 @@ MOST_LISTED = 16  # frame times listed under the timeline; more are summed up by
 
 
 def video_line(seen: VideoSeen) -> str:
-    return compact_line(seen.strip, seen.sent_bytes)
+    return safe_text(compact_line(seen.strip, seen.sent_bytes))  # it names the file
 
 
 def measure(widget: Any, seen: VideoSeen, done: Any) -> None:

@@ -18,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from dcode.agent.events import ApprovalRequested, SubagentFinished, SubagentStarted, ToolStatus, UsageUpdated
+from dcode.terminal_text import safe_prefix, safe_text
 from dcode.tui.transcript.blocks import OlderMarker, ShellOutput
 from dcode.tui.transcript.build import entry_widget
 from dcode.tui.transcript.entries import (
@@ -261,7 +262,10 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         if (lane := self._lane(agent)) is None:
             return
         entry = await self._live_entry(lane)
-        entry.text += text
+        shown, entry.held = safe_prefix(entry.held + text)
+        if not shown:
+            return
+        entry.text += shown
         if (view := answer_view(entry.view)) is not None:
             view.text_arrived()
         elif isinstance(entry.view, NestedAnswer):
@@ -271,7 +275,10 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         if (lane := self._lane(agent)) is None:
             return
         entry = await self._live_entry(lane)
-        entry.reasoning += text
+        shown, entry.held_reasoning = safe_prefix(entry.held_reasoning + text)
+        if not shown:
+            return
+        entry.reasoning += shown
         if (view := answer_view(entry.view)) is not None:
             await view.sync_reasoning()
         elif isinstance(entry.view, NestedAnswer):
@@ -313,7 +320,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         entry = lane.live
         lane.live = None
         if entry is None and text.strip():
-            entry = AssistantEntry(text=text)
+            entry = AssistantEntry(text=safe_text(text))
             await self._add_to(lane, entry)
         elif entry is not None:
             await self._settle_answer(entry, text)
@@ -323,8 +330,10 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
     async def _settle_answer(entry: AssistantEntry, text: str = "", *, interrupted: bool = False) -> None:
         entry.streaming = False
         entry.interrupted = interrupted
-        if text:
-            entry.text = text
+        # The whole text, when the model's step gives it; else what streamed, with its end.
+        entry.text = safe_text(text) if text else entry.text + safe_text(entry.held)
+        entry.reasoning += safe_text(entry.held_reasoning)
+        entry.held = entry.held_reasoning = ""
         if (view := answer_view(entry.view)) is not None:
             await view.finish()
         elif isinstance(entry.view, NestedAnswer):

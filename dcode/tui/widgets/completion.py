@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from dcode.terminal_text import is_safe, safe_text
 from dcode.tui.widgets.file_index import FileMatch
 
 
@@ -80,9 +81,10 @@ class Completion:
 def mention_completions(matches: list[FileMatch]) -> list[Completion]:
     completions = []
     for match in matches:
-        label = Content(match.path)
-        for position in match.positions:
-            label = label.stylize("$accent bold", position, position + 1)
+        label = Content(safe_text(match.path))  # a file's name may hold anything
+        if is_safe(match.path):  # else the positions no longer point at the same characters
+            for position in match.positions:
+                label = label.stylize("$accent bold", position, position + 1)
         suffix = "" if match.path.endswith("/") else " "
         completions.append(Completion(f"@{match.path}{suffix}", label))
     return completions
@@ -93,7 +95,7 @@ def slash_completions(commands: list[tuple[str, str]]) -> list[Completion]:
     return [
         Completion(
             f"/{name} ",
-            Content.assemble((f"/{name}".ljust(width), "$accent"), (description, "$text-muted")),
+            Content.assemble((safe_text(f"/{name}").ljust(width), "$accent"), (safe_text(description), "$text-muted")),
         )
         for name, description in commands
     ]

@@ -1,0 +1,30 @@
+"""A real MCP server (the ``mcp`` SDK's FastMCP, over stdio) whose words try to drive the
+terminal: its tool's description and its result carry ``hostile_text.HOSTILE``.
+
+Run as a script: ``hostile_mcp_server.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from mcp.server.fastmcp import FastMCP  # noqa: E402
+
+from tests.support.hostile_text import HOSTILE, TITLE_BEL  # noqa: E402
+
+
+def build() -> FastMCP:
+    server = FastMCP("hostile", log_level="WARNING")
+
+    @server.tool(description=f"Prints a banner.{TITLE_BEL} \u202eNothing to see\u202c")
+    def banner(words: str) -> str:
+        return f"banner for {words}: {HOSTILE}"
+
+    return server
+
+
+if __name__ == "__main__":
+    build().run("stdio")
