@@ -17,12 +17,12 @@ from collections.abc import Iterable
 from typing import Any
 
 import aiosqlite
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
+from dcode.agent.checkpoint_memo import RememberingSaver
 from dcode.agent.graph import build_graph, static_request
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.media_route import route_for
@@ -74,7 +74,7 @@ class Engine:
         self.variants = VariantService(self.attachments)
         self.upload_index = UploadIndex(settings.home)
         self._uploads: dict[Scope, UploadResolver] = {}
-        self.checkpointer = AsyncSqliteSaver(conn)
+        self.checkpointer = RememberingSaver(conn)  # a turn reads its thread once, whatever its length
         # The engine's own connection pool, with the settings' limits, closed with it.
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
