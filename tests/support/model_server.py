@@ -1466,6 +1466,9 @@ class ScriptedModelServer:
         ``(status, content type, body)``; ``""`` as the type sends no ``Content-Type``."""
         self.redirects: dict[str, str] = {}
         """``GET path`` answered 302 with this ``Location`` (absolute, or a path on this server)."""
+        self.keep_bodies = True
+        """False: a completion's body is dropped once it is answered (its index, times and
+        step stay), so that a benchmark of thousands of requests does not hold them all."""
 
     # -- lifecycle --------------------------------------------------------
 
@@ -1621,9 +1624,20 @@ class ScriptedModelServer:
             handler.wfile.flush()
             with self._lock:
                 self.answered.append((request.index, time.monotonic()))
+                if not self.keep_bodies:
+                    self._drop_body(request)
         else:
             message = f"Unknown request URL: {method} {path}."
             handler.send_json(404, _error_body(message, "invalid_request_error", "unknown_url", None))
+
+    def _drop_body(self, request: RecordedRequest) -> None:
+        """Keep ``request`` without its body (the caller holds the lock)."""
+        light = replace(request, body=None, raw_body=b"")
+        for kept in (self._requests, self._all_requests):
+            for i in range(len(kept) - 1, -1, -1):
+                if kept[i] is request:
+                    kept[i] = light
+                    break
 
     def _serve_files(self, handler: _Handler, path: str, raw_body: bytes) -> None:
         """Answer a Files API request: kept in ``all_requests`` and ``files.requests``, never a
