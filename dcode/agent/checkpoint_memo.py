@@ -161,23 +161,20 @@ class _Memo:
 
 def fresh_containers(value: Any) -> Any:
     """``value`` with new dicts, lists, tuples and sets all the way down, around the same
-    leaves (anything else: messages, strings, numbers, other objects)."""
+    leaves (anything else: messages, strings, numbers, other objects). Whether an item is a
+    container is tested inline: a history is thousands of messages, and a call for each would
+    cost more than the copy."""
     kind = type(value)
     if kind is dict:
-        return {key: fresh_containers(item) if _holds(item) else item for key, item in value.items()}
+        return {key: fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for key, item in value.items()}
     if kind is list:
-        return [fresh_containers(item) if _holds(item) else item for item in value]
+        return [fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for item in value]
     if kind is set:
-        return {fresh_containers(item) if _holds(item) else item for item in value}
+        return {fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for item in value}
     if isinstance(value, tuple):  # a NamedTuple too (a channel's snapshot)
-        items = (fresh_containers(item) if _holds(item) else item for item in value)
+        items = (fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for item in value)
         return kind(*items) if hasattr(value, "_fields") else kind(items)
     return value
-
-
-def _holds(value: Any) -> bool:
-    """Whether ``value`` is a container ``fresh_containers`` renews."""
-    return type(value) in _RENEWED or isinstance(value, tuple)
 
 
 _RENEWED = frozenset({dict, list, set})
