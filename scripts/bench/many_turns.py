@@ -28,7 +28,8 @@ then for the process turns, their ratios, and the size of sessions.db (with its 
 session's process turns come after its hundredth, when its history has passed the size from
 which a process loads the token encoding for the compaction trigger (a one-time step of a few
 tenths of a second, not a cost that grows).
-Targets (2 cores): long/new <= 1.3x, in one process and per process.
+Targets (2 cores): long/new <= 1.3x, in one process and per process. A run takes about nine
+minutes on two busy cores (``--turns 300``: about three).
 
 Run: .venv/bin/python scripts/bench/many_turns.py [--turns 1000] [--process-turns 10]
      [--profile DIR]  (pyinstrument, if installed: the last 50 alternated turns of each session)
