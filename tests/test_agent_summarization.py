@@ -13,6 +13,7 @@ from dcode.agent.middleware.summarization import (
     HISTORY_DIR,
     archive_section,
     effective_messages,
+    latest_user_index,
     next_cutoff,
     safe_cutoff,
     summary_message,
@@ -282,3 +283,30 @@ async def test_the_window_trigger_refuses_a_summary_that_does_not_help_and_tries
     assert refused["tokens_after"] >= refused["tokens_before"] and second[-1]["result"] == "second answer"
     assert long_answer[:200] in "".join(text for _, text in server.transcript(2))  # sent whole, as before
     assert len(server.requests) == 4 and not (dcode_home / HISTORY_DIR).exists()  # no second summary at the next step
+
+
+class _Visited(list):
+    """A history that counts the messages looked at, however they are reached."""
+
+    visited = 0
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        _Visited.visited += 1
+        return super().__getitem__(index)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for item in super().__iter__():
+            _Visited.visited += 1
+            yield item
+
+
+def test_the_latest_user_message_is_found_from_the_end_of_a_long_history() -> None:
+    # It is looked for before every model call, on the whole thread: a long session's turn
+    # must not walk its thousands of messages to find the prompt just sent.
+    history = [HumanMessage(f"q{i}") if i % 3 == 0 else AIMessage(f"a{i}") for i in range(6_000)]
+    history += [HumanMessage("the prompt"), AIMessage("", tool_calls=[{"name": "ls", "args": {}, "id": "c1"}]), ToolMessage("out", tool_call_id="c1")]
+    _Visited.visited = 0
+    assert latest_user_index(_Visited(history)) == 6_000
+    assert _Visited.visited <= 3
+    assert latest_user_index([AIMessage("a"), ToolMessage("t", tool_call_id="x")]) == -1
+    assert latest_user_index([]) == -1

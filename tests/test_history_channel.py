@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from functools import reduce
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from langchain.agents.middleware import AgentState
@@ -140,3 +140,46 @@ async def test_a_session_saved_with_whole_lists_resumes(
         session_id, before = await _first_turn(settings)
     assert _shape(_stored_messages(_blobs(settings.sessions_db)[-1])) == _shape(before)
     await _resumes_and_goes_on(settings, session_id, before)
+
+
+class _Counted(HumanMessage):
+    """A message that counts how often its id is read: the work a fold does per message."""
+
+    reads: ClassVar[list[int]] = [0]
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "id":
+            _Counted.reads[0] += 1
+        return super().__getattribute__(name)
+
+
+def test_a_rebuild_reads_each_message_of_a_long_history_a_bounded_number_of_times() -> None:
+    # A snapshot's worth of one-message writes folded into a long history, as every load of a
+    # long thread does: the fold's work is the history plus the writes, not their product.
+    history = [_Counted(f"m{i}", id=f"m{i}") for i in range(3_000)]
+    writes = [[_Counted(f"n{i}", id=f"n{i}")] for i in range(100)]
+    _Counted.reads[0] = 0
+    folded = fold_messages(history, writes)
+    assert _Counted.reads[0] < 3 * (len(history) + len(writes))
+    assert _shape(folded) == _shape(reduce(add_messages, writes, history))
+
+
+def test_a_long_fold_with_removals_and_replacements_merges_as_add_messages_does() -> None:
+    # After a removal the indexes of the later messages move: a replacement of one of them in a
+    # later write must land on that message, not on the slot it had before.
+    history = [H(f"m{i}", id=f"m{i}") for i in range(2_000)]
+    writes: list[Any] = [
+        [RemoveMessage(id="m10"), RemoveMessage(id="m500")],
+        [H("M1999", id="m1999"), H("M11", id="m11")],
+        [AIMessage("new", id="a1"), RemoveMessage(id="m0")],
+        H("M501", id="m501"),
+        [H("again", id="m10")],  # a removed id comes back: appended, as add_messages does
+        [RemoveMessage(id="a1"), H("M12", id="m12")],
+    ]
+    expected = reduce(add_messages, writes, history)
+    assert _shape(fold_messages(history, writes)) == _shape(expected)
+    for cut in range(len(writes) + 1):
+        assert _shape(fold_messages(fold_messages(history, writes[:cut]), writes[cut:])) == _shape(expected)
+    # Everything after the marker in one write is taken as it is, and later writes merge into it.
+    restart: list[Any] = [[H("x", id="x"), RemoveMessage(id=REMOVE_ALL_MESSAGES), H("y", id="y"), H("z", id="z")], [H("Y", id="y")]]
+    assert _shape(fold_messages(history, restart)) == _shape(reduce(add_messages, restart, history))

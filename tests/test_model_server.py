@@ -122,6 +122,22 @@ async def test_text_answer_streamed(server: ScriptedModelServer, responses: bool
     assert server.requests[0].wire == ("responses" if responses else "chat")
 
 
+async def test_a_server_not_keeping_bodies_keeps_each_requests_times_and_step(server: ScriptedModelServer) -> None:
+    # A benchmark of thousands of requests keeps what it measures by, not every history sent.
+    server.keep_bodies = False
+    first, second = reply("one"), reply("two")
+    server.script(first, second)
+    llm = make_llm(server, False, streaming=True)
+    assert merged(await collect(llm, "a" * 50_000)).text == "one"
+    assert merged(await collect(llm, "b")).text == "two"
+    kept = server.requests
+    assert [r.body for r in kept] == [None, None] and [r.raw_body for r in kept] == [b"", b""]
+    assert [r.step for r in kept] == [first, second] and [r.index for r in kept] == [0, 1]
+    assert [r.index for r in server.all_requests if r.index >= 0] == [0, 1] and all(r.body is None for r in server.all_requests)
+    answered = dict(server.answered)
+    assert kept[0].received_at <= answered[0] <= kept[1].received_at <= answered[1]
+
+
 @pytest.mark.parametrize("responses", WIRES)
 async def test_text_answer_not_streamed(server: ScriptedModelServer, responses: bool) -> None:
     server.script(reply("Hello!", usage=(120, 7)))

@@ -1,4 +1,5 @@
-"""LangGraph's SQLite checkpointer, kept off a damaged sessions.db.
+"""LangGraph's SQLite checkpointer, kept off a damaged sessions.db (and remembering what it read:
+``checkpoint_memo``).
 
 The checkpointer writes through a connection of its own, not through ``sessions.connect``: its
 ``setup`` creates tables, and every step of a turn adds a checkpoint. So it asks the same
@@ -16,14 +17,14 @@ from typing import Any, TypeVar
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from dcode.agent.checkpoint_memo import RememberingSaver
 from dcode.agent.sessions import async_database_errors, known_damage
 
 T = TypeVar("T")
 
 
-class CheckedSaver(AsyncSqliteSaver):
+class CheckedSaver(RememberingSaver):
     def __init__(self, conn: aiosqlite.Connection, db_path: Path) -> None:
         super().__init__(conn)
         self.db_path = db_path

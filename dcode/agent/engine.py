@@ -73,7 +73,7 @@ class Engine:
         self.variants = VariantService(self.attachments)
         self.upload_index = UploadIndex(settings.home)
         self._uploads: dict[Scope, UploadResolver] = {}
-        self.checkpointer = CheckedSaver(conn, settings.sessions_db)
+        self.checkpointer = CheckedSaver(conn, settings.sessions_db)  # remembering: a turn reads its thread once
         # The engine's own connection pool, with the settings' limits, closed with it.
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)

@@ -52,15 +52,30 @@ def _as_messages(value: Any) -> list[BaseMessage]:
 
 def merge_messages(state: Sequence[Any], write: Any) -> list[AnyMessage]:
     """One write (a message or a list of them) merged into ``state``, as ``add_messages``."""
+    return fold_messages(state, [write])
+
+
+def fold_messages(state: Sequence[Any], writes: Sequence[Any]) -> list[AnyMessage]:
+    """The ``DeltaChannel`` reducer: each write merged in turn.
+
+    A rebuild folds up to a snapshot's worth of writes into the whole history, so the index of
+    ids is built once for the fold and kept up to date, not built again for each write (which
+    made a rebuild cost the history's length times the writes')."""
     # The state is this fold's own result (or a list add_messages made, saved before): messages
-    # with ids already, which need no second pass (it would cost a walk of the history a write).
-    current = list(state) if state and isinstance(state[0], BaseMessage) else _as_messages(list(state))
-    new = _as_messages(write)
+    # with ids already, which need no second pass (it would cost a walk of the history).
+    merged: list[Any] = list(state) if state and isinstance(state[0], BaseMessage) else _as_messages(list(state))
+    where = {message.id: index for index, message in enumerate(merged)}
+    for write in writes:
+        merged = _merge(merged, where, _as_messages(write))
+    return merged
+
+
+def _merge(merged: list[Any], where: dict[Any, int], new: list[BaseMessage]) -> list[Any]:
+    """``new`` merged into ``merged`` (changed in place, or a new list), keeping ``where``
+    (each id's index in the result) true."""
     for index in range(len(new) - 1, -1, -1):
         if isinstance(new[index], RemoveMessage) and new[index].id == REMOVE_ALL:
-            return new[index + 1 :]
-    merged: list[Any] = current  # a new list already
-    where = {message.id: index for index, message in enumerate(merged)}
+            return _reindexed(new[index + 1 :], where)  # what follows the marker, as it is
     removed: set[str] = set()
     for message in new:
         index = where.get(message.id)
@@ -74,14 +89,14 @@ def merge_messages(state: Sequence[Any], write: Any) -> list[AnyMessage]:
         else:
             removed.discard(message.id)
             merged[index] = message
-    return [message for message in merged if message.id not in removed] if removed else merged
+    if not removed:
+        return merged
+    return _reindexed([message for message in merged if message.id not in removed], where)
 
 
-def fold_messages(state: Sequence[Any], writes: Sequence[Any]) -> list[AnyMessage]:
-    """The ``DeltaChannel`` reducer: each write merged in turn."""
-    messages = list(state)
-    for write in writes:
-        messages = merge_messages(messages, write)
+def _reindexed(messages: list[Any], where: dict[Any, int]) -> list[Any]:
+    where.clear()
+    where.update((message.id, index) for index, message in enumerate(messages))
     return messages
 
 

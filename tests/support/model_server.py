@@ -1497,6 +1497,9 @@ class ScriptedModelServer:
         """When set, Chat Completions requests are held to llama-cpp-python's request types (a
         500 without using a step when one breaks them), a prompt over its ``n_ctx`` gets an
         empty event stream, and streams carry no usage (``tests/support/llama_cpp_wire.py``)."""
+        self.keep_bodies = True
+        """False: a completion's body is dropped once it is answered (its index, times and
+        step stay), so that a benchmark of thousands of requests does not hold them all."""
 
     # -- lifecycle --------------------------------------------------------
 
@@ -1652,6 +1655,8 @@ class ScriptedModelServer:
             handler.wfile.flush()
             with self._lock:
                 self.answered.append((request.index, time.monotonic()))
+                if not self.keep_bodies:
+                    self._drop_body(request)
         else:
             message = f"Unknown request URL: {method} {path}."
             handler.send_json(404, _error_body(message, "invalid_request_error", "unknown_url", None))
@@ -1663,6 +1668,15 @@ class ScriptedModelServer:
         if self.imitate is not None and path in CHAT_PATHS and (problems := request_problems(body)):
             return Answer(500, server_error_body(problems)), LLAMA_CPP_INVALID
         return None, None
+
+    def _drop_body(self, request: RecordedRequest) -> None:
+        """Keep ``request`` without its body (the caller holds the lock)."""
+        light = replace(request, body=None, raw_body=b"")
+        for kept in (self._requests, self._all_requests):
+            for i in range(len(kept) - 1, -1, -1):
+                if kept[i] is request:
+                    kept[i] = light
+                    break
 
     def _serve_files(self, handler: _Handler, path: str, raw_body: bytes) -> None:
         """Answer a Files API request: kept in ``all_requests`` and ``files.requests``, never a

@@ -154,8 +154,12 @@ def safe_cutoff(messages: Sequence[BaseMessage], cutoff: int) -> int:
 
 
 def latest_user_index(messages: Sequence[BaseMessage]) -> int:
-    """The index of the last user message (a summary counts), -1 when there is none."""
-    return max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    """The index of the last user message (a summary counts), -1 when there is none; found from
+    the end, as it is near it (it runs before each model call, on the whole history)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return index
+    return -1
 
 
 def pinned_request(effective: Sequence[BaseMessage], latest: int, previous: Compaction | None) -> str | None:

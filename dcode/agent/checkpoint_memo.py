@@ -1,0 +1,180 @@
+"""The checkpointer, remembering what it read: a turn of a long session reads its thread once.
+
+Rebuilding a thread's messages (``history_channel``) reads its latest snapshot, which holds the
+whole history, then the checkpoints and writes since, and decodes all of them. A turn rebuilt
+the thread three times (settling it before the turn, the graph's own load, the count after it),
+and each turn of a session again: every turn decoded the whole history three times over, and a
+turn of a long session cost several times one of a short session. Two memories make a turn's
+cost independent of the history's length:
+
+- ``RememberingSaver`` keeps each thread's latest rebuilt history by the checkpoint it was
+  rebuilt for. The history of a checkpoint never changes once the checkpoint exists (LangGraph
+  adds writes only to a head, and snapshots a channel instead of writing to a checkpoint that
+  has children), so the same checkpoint's history is the same answer: the turn's second and
+  third loads are the first's, and the next turn starts from the last one's.
+- ``RememberingSerializer`` keeps a large checkpoint's decoded value (a snapshot, or a whole
+  list saved before the channel was a delta) under its stored bytes: a content key, with
+  nothing to invalidate when a thread is rewound, forked or deleted. The one new load of a
+  turn finds the snapshot decoded; what else it decodes (small checkpoints, the writes since
+  the snapshot) is bounded by the snapshot cadence.
+
+Each load gets its own containers (dicts, lists, tuples, sets: LangGraph updates what it
+loaded in place) around the same leaf objects: the messages, which nothing changes in place
+(``message_memo``), so a turn of a long session also finds their token counts and wire dicts
+where the previous turn left them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import aiosqlite
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+THREADS = 8  # threads whose latest history is kept (the session's, its subagents')
+ENTRIES = 4  # decoded checkpoints kept
+BUDGET = 64 * 2**20  # and at most this many bytes of theirs, as stored
+SMALLEST = 16 * 2**10  # bytes: a smaller checkpoint decodes about as fast as its copy is made
+
+
+class RememberingSaver(AsyncSqliteSaver):
+    """LangGraph's SQLite checkpointer, with ``RememberingSerializer`` by default, that answers
+    a thread's history for the checkpoint it last rebuilt it for from memory."""
+
+    def __init__(self, conn: aiosqlite.Connection, *, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(conn, serde=serde or RememberingSerializer())
+        self._histories: OrderedDict[tuple[str, str], tuple[str, tuple[str, ...], Mapping[str, DeltaChannelHistory]]] = OrderedDict()
+
+    async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Mapping[str, DeltaChannelHistory]:
+        configurable = config.get("configurable", {})
+        target = configurable.get("checkpoint_id")
+        if not target:  # the thread's head, whichever it is now
+            return await super().aget_delta_channel_history(config=config, channels=channels)
+        thread = (str(configurable["thread_id"]), str(configurable.get("checkpoint_ns", "")))
+        wanted = tuple(channels)
+        kept = self._histories.get(thread)
+        if kept is None or kept[:2] != (target, wanted):
+            kept = (target, wanted, await super().aget_delta_channel_history(config=config, channels=channels))
+            self._histories[thread] = kept
+            while len(self._histories) > THREADS:
+                self._histories.popitem(last=False)
+        self._histories.move_to_end(thread)
+        return fresh_containers(kept[2])
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        for thread in [key for key in self._histories if key[0] == str(thread_id)]:
+            del self._histories[thread]
+        await super().adelete_thread(thread_id)
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> BaseCheckpointSaver[Any]:
+        """LangGraph derives a saver for the graph's own types: one that decodes differently
+        remembers on its own."""
+        derived = super().with_allowlist(extra_allowlist)
+        if derived is not self and isinstance(derived, RememberingSaver):
+            derived._histories = OrderedDict()
+        return derived
+
+
+class RememberingSerializer(JsonPlusSerializer):
+    """LangGraph's serializer (the checkpointer's default, with its settings), whose
+    ``loads_typed`` answers a large checkpoint it decoded before from memory."""
+
+    def __init__(self, *, entries: int = ENTRIES, budget: int = BUDGET, **options: Any) -> None:
+        super().__init__(**options)  # JsonPlusSerializer's own (its msgpack allowlist, say)
+        self._memo = _Memo(entries, budget)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        kind, blob = data
+        if not isinstance(blob, bytes) or len(blob) < SMALLEST:
+            return super().loads_typed(data)
+        key = (kind, blob)
+        found = self._memo.get(key)
+        if found is not _MISSING:
+            return fresh_containers(found)
+        value = super().loads_typed(data)
+        if not _is_checkpoint(value):
+            return value  # a write: a step's new messages, decoded again at the next load
+        self._memo.put(key, value, len(blob))
+        return fresh_containers(value)  # the remembered value itself is never handed out
+
+    def with_msgpack_allowlist(self, extra_allowlist: Iterable[tuple[str, ...] | type]) -> JsonPlusSerializer:
+        """LangGraph derives a serializer for the graph's own types: one that may decode
+        differently remembers on its own."""
+        derived = super().with_msgpack_allowlist(extra_allowlist)
+        if derived is not self and isinstance(derived, RememberingSerializer):
+            derived._memo = _Memo(self._memo.entries, self._memo.budget)
+        return derived
+
+    @property
+    def remembered(self) -> int:
+        """How many decoded checkpoints are held."""
+        return len(self._memo)
+
+
+_MISSING = object()
+
+
+def _is_checkpoint(value: Any) -> bool:
+    return isinstance(value, dict) and "channel_values" in value
+
+
+class _Memo:
+    """Values by key: the ``entries`` most recently used, within ``budget`` bytes of keys."""
+
+    def __init__(self, entries: int, budget: int) -> None:
+        self.entries = entries
+        self.budget = budget
+        self._kept: OrderedDict[tuple[str, bytes], tuple[Any, int]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()  # the sync saver decodes in its caller's thread
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def get(self, key: tuple[str, bytes]) -> Any:
+        with self._lock:
+            entry = self._kept.get(key)
+            if entry is None:
+                return _MISSING
+            self._kept.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: tuple[str, bytes], value: Any, size: int) -> None:
+        if size > self.budget:
+            return
+        with self._lock:
+            if key in self._kept:
+                return
+            self._kept[key] = (value, size)
+            self._size += size
+            while len(self._kept) > self.entries or self._size > self.budget:
+                _, (_, dropped) = self._kept.popitem(last=False)
+                self._size -= dropped
+
+
+def fresh_containers(value: Any) -> Any:
+    """``value`` with new dicts, lists, tuples and sets all the way down, around the same
+    leaves (anything else: messages, strings, numbers, other objects). Whether an item is a
+    container is tested inline: a history is thousands of messages, and a call for each would
+    cost more than the copy."""
+    kind = type(value)
+    if kind is dict:
+        return {key: fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for key, item in value.items()}
+    if kind is list:
+        return [fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for item in value]
+    if kind is set:
+        return {fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for item in value}
+    if isinstance(value, tuple):  # a NamedTuple too (a channel's snapshot)
+        items = (fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for item in value)
+        return kind(*items) if hasattr(value, "_fields") else kind(items)
+    return value
+
+
+_RENEWED = frozenset({dict, list, set})
