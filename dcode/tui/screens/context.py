@@ -25,10 +25,12 @@ def _bar(tokens: int, window: int, style: str) -> Content:
 
 def report_lines(report: ContextReport) -> Content:
     """The report as aligned lines: a bar, the tokens (``~`` marks an estimate) and the share
-    of the window for each category, then the totals and what is left."""
-    rows: list[tuple[str, int, str, str, bool]] = [
-        (category.name, category.tokens, category.detail, "$accent", True) for category in report.categories
-    ]
+    of the window for each category (and under it, each of its parts: the memory files read),
+    then the totals and what is left."""
+    rows: list[tuple[str, int, str, str, bool]] = []
+    for category in report.categories:
+        rows.append((category.name, category.tokens, category.detail, "$accent", True))
+        rows += [(f"  {part.name}", part.tokens, part.detail, "$text-muted", True) for part in category.parts]
     rows += [
         ("free before compaction", report.before_compaction, f"until {report.trigger:,}", "$success", True),
         ("reserve", report.reserve, f"past {round(100 * report.trigger / max(report.window, 1))}%", "$warning", False),
