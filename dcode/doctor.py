@@ -11,6 +11,7 @@ from dcode.config import ConfigError, Settings
 
 def run_doctor(settings: Settings, *, check: bool = False) -> int:
     from dcode.models.factory import resolve_model
+    from dcode.models.media_support import GUESSED_MARK, guessed_summary
 
     problems = 0
     print(f"dcode home   {settings.home}")
@@ -32,8 +33,10 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
         if item.name in {"guessed", "source"}:
             continue
         value = getattr(profile, item.name)
-        mark = "  (guessed: set it under [models.\"" + resolved.spec + "\"] in config.toml)" if item.name in profile.guessed else ""
+        mark = f"  {GUESSED_MARK} guessed" if item.name in profile.guessed else ""
         print(f"  {item.name:<20} {value}{mark}")
+    if legend := guessed_summary(resolved.spec, profile, settings.user_config):
+        print(f"  {legend}")
     print(f"prompt cache {_cache_key_line(resolved)}")
     print(f"images       {_transport_line(settings, resolved)}")
     for tool, purpose in (("rg", "fast grep"), ("git", "branch and status"), ("wl-paste", "Wayland clipboard images"), ("xclip", "X11 clipboard images")):

@@ -92,6 +92,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     from dcode.agent.events import ErrorEvent, Notice, TurnFinished
     from dcode.agent.sessions import DAMAGED_DATABASE
     from dcode.models.factory import resolve_model
+    from dcode.models.media_support import MediaSupport
 
     from dcode.mcp.plan import plan, skipped_warning
 
@@ -99,7 +100,8 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     resolved = resolve_model(settings)
     mode = settings.approve or ApprovalMode.EDITS
     servers = plan(settings)
-    for line in (*(f"dcode: warning: {p}" for p in servers.problems), skipped_warning(servers)):
+    unseen = MediaSupport(resolved.spec, resolved.profile, settings.user_config).unseen_in(request.content or ())
+    for line in (*(f"dcode: warning: {p}" for p in (*unseen, *servers.problems)), skipped_warning(servers)):
         if line:
             print(line, file=err, flush=True)
     damaged = False

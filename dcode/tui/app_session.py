@@ -169,8 +169,22 @@ class SessionWork(_Base):
 
             return AttachmentStore(self.settings.attachments_dir)
 
-        self.media = MediaSource(make_store, self.settings.workspace, notify=partial(self.notify, markup=False))
+        self.media = MediaSource(make_store, self.settings.workspace, notify=partial(self.notify, markup=False), support=self._media_support)
         self.media.install(self.prompt_input)
+
+    def _media_support(self) -> Any:
+        """What the model takes, for a line when media it will not see is attached (called in a
+        worker): the engine's profile, or before the engine is loaded the same lookup without it."""
+        from dcode.models.media_support import MediaSupport
+
+        engine = getattr(self, "engine", None)
+        if engine is not None:
+            return MediaSupport(engine.resolved.spec, engine.resolved.profile, self.settings.user_config)
+        from dcode.models.factory import model_profile
+        from dcode.models.spec import parse_spec
+
+        spec = parse_spec(self.settings.model)
+        return MediaSupport(spec.text, model_profile(spec, self.settings), self.settings.user_config)
 
     async def _turn_content(self, item: Pending) -> tuple[Any, str, list[Any]] | None:
         """The HumanMessage content for a prompt: its text, then a reference block per image
