@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import IO, Any
 
+from dcode.agent.attached_files import AttachedFile
 from dcode.config import ApprovalMode, ConfigError, Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -37,6 +38,8 @@ class HeadlessRequest:
     resume_latest: bool = False
     continue_here: bool = False
     content: list[dict[str, Any]] | None = None
+    attached: tuple[AttachedFile, ...] = ()
+    """The files ``content`` attaches with ``@path`` (``dcode.agent.attached_files``)."""
 
 
 def result_object(finished: Any) -> dict[str, Any]:
@@ -110,7 +113,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
         finished: TurnFinished | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
-        async with aclosing(runner.run_turn(content, prompt_text=request.prompt)) as events:
+        async with aclosing(runner.run_turn(content, prompt_text=request.prompt, attached=request.attached)) as events:
             async for event in events:
                 if request.output_format is OutputFormat.STREAM_JSON:
                     print(json.dumps(event.to_json(), ensure_ascii=False, default=str), file=out, flush=True)

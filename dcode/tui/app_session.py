@@ -47,7 +47,10 @@ from dcode.tui.transcript import NoticeLevel, ShellEntry
 from dcode.tui.transcript.entries import VideoSeen
 
 if TYPE_CHECKING:
+    from dcode.headless_media import ProjectCommand
+    from dcode.prompt_commands import PromptCommand
     from dcode.tui.app import DcodeApp
+    from dcode.tui.turn_content import PreparedTurn
 
     _Base = DcodeApp
 else:
@@ -67,6 +70,9 @@ class Pending:
     invocation: Invocation | None = None
     draft: Any = None
     """The input box as it was (pastes and all), to put back if the item is unqueued."""
+    command: Any = None
+    """The project's command the text came from (a ``ProjectCommand``): its mentions stay in
+    the project unless the user typed them."""
 
     @property
     def restorable(self) -> Any:
@@ -83,12 +89,12 @@ class SessionWork(_Base):
             try:
                 invocation = commands.parse(item.text)
             except UnknownCommand as exc:
-                expanded = self.prompt_commands.expand(item.text)
-                if expanded is None:
+                found = self.prompt_commands.find(item.text)
+                if found is None:
                     self.call_later(self.transcript.notice, f"unknown command /{exc} — /help lists them", NoticeLevel.WARNING)
                     return
                 # The user's own command: its text is the prompt, sent as if typed.
-                item = Pending(expanded, draft=item.draft)
+                item = Pending(found[0].expand(found[1]), draft=item.draft, command=_project_command(*found))
                 invocation = None
             if invocation is not None:
                 item = replace(item, invocation=invocation)
@@ -186,10 +192,12 @@ class SessionWork(_Base):
         spec = parse_spec(self.settings.model)
         return MediaSupport(spec.text, model_profile(spec, self.settings), self.settings.user_config)
 
-    async def _turn_content(self, item: Pending) -> tuple[Any, str, list[Any]] | None:
+    async def _turn_content(self, item: Pending) -> PreparedTurn | None:
         """The HumanMessage content for a prompt: its text, then a reference block per image
-        and the first sampled window of each video (sampled in a thread: it decodes). None,
-        with one line and the draft put back, when the media cannot be sent."""
+        and the first sampled window of each video (sampled in a thread: it decodes), then the
+        files its ``@path`` mentions attach. None, with one line and the draft put back, when
+        the media cannot be sent."""
+        from dcode.tui.turn_content import PreparedTurn, with_mentions
         from dcode.tui.widgets.media_content import MediaRefused, content_for, media_items, sample_videos
 
         placeholders = getattr(item.draft, "placeholders", ()) or ()
@@ -199,13 +207,20 @@ class SessionWork(_Base):
                 self.status.activity = "Sampling video"
                 videos = await asyncio.to_thread(sample_videos, placeholders, self.media.store, **self._video_route())
             content, text = content_for(item.text, placeholders, videos)
+            prompt = PreparedTurn(content, text, [VideoSeen(sampled.strip, sampled.sent_bytes) for sampled in videos.values()])
+            if self.engine is not None:
+                self.status.activity = "Reading files"
+                try:
+                    prompt = await with_mentions(self.engine, prompt, item.command)
+                except Exception as exc:  # noqa: BLE001 - the prompt still goes, as typed
+                    prompt = replace(prompt, notes=(f"the files the prompt mentions were not attached: {exc}",))
         except MediaRefused as exc:
             self.notify(exc.message, severity="error", markup=False)
             self.prompt_input.restore(item.restorable)
             return None
         finally:
             self.status.activity = ""
-        return content, text, [VideoSeen(sampled.strip, sampled.sent_bytes) for sampled in videos.values()]
+        return prompt
 
     def _video_route(self) -> dict[str, Any]:
         """How a sampled window's bytes are measured: the model's image route, once known."""
@@ -242,7 +257,7 @@ class SessionWork(_Base):
             self.busy = False
             self._pump()
             return
-        content, text, videos = prepared
+        text = prepared.text
         self._streamed_tokens = 0
         self._turn_output = False
         self._stopped_at_approval = False
@@ -251,10 +266,12 @@ class SessionWork(_Base):
         try:
             runner = self._ensure_runner()
             self.engine.warm_tokens()  # exact counts in the status bar, loaded off the event loop
-            await self.transcript.add_user(text, videos)
+            await self.transcript.add_user(text, prepared.videos, prepared.files)
+            for note in prepared.notes:
+                await self.transcript.notice(note, NoticeLevel.WARNING)
             status.activity = "Working"
             status.start_turn()
-            async with aclosing(runner.run_turn(content, prompt_text=text)) as events:
+            async with aclosing(runner.run_turn(prepared.content, prompt_text=text, attached=prepared.attached)) as events:
                 async for event in events:
                     await self._apply(event)
                     if isinstance(event, TurnFinished):
@@ -489,3 +506,10 @@ class SessionWork(_Base):
             if not private:
                 self.busy = False
                 self._pump()
+
+
+def _project_command(command: PromptCommand, arguments: str) -> ProjectCommand | None:
+    """A project's command, for what its prompt may attach; None for the user's own."""
+    from dcode.headless_media import ProjectCommand
+
+    return ProjectCommand(command.name, arguments) if command.scope == "project" else None

@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from dcode.agent.attached_files import ATTACHMENT_MARK
 from dcode.tui.transcript.entries import AssistantEntry, NoticeEntry, NoticeLevel, ShellEntry, UserEntry
 
 REASONING_TAIL = 3
@@ -36,11 +37,12 @@ class UserMessage(Static):
 
     @staticmethod
     def _content(entry: UserEntry) -> Content:
-        if not entry.videos:
+        if not entry.videos and not entry.files:
             return Content(entry.text)
         from dcode.tui.transcript.video_view import video_line
 
-        lines = [Content.assemble(("▸ ", "$text-accent"), (video_line(seen), "$text-muted")) for seen in entry.videos]
+        lines = [Content.assemble((f"{ATTACHMENT_MARK} ", "$text-accent"), (line, "$text-muted")) for line in entry.files]
+        lines += [Content.assemble(("▸ ", "$text-accent"), (video_line(seen), "$text-muted")) for seen in entry.videos]
         return Content("\n").join([Content(entry.text), *lines])
 
     def on_mount(self) -> None:
