@@ -21,6 +21,7 @@ from langgraph.prebuilt.tool_node import msg_content_output
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.tools.spec import READ_FILE
+from dcode.media import video
 from dcode.media.file_attachment import FILE_KINDS, FileAttachment, from_file_reference_block, to_file_reference_block
 from dcode.media.modality import media_part
 from tests.conftest import CORPUS
@@ -109,8 +110,12 @@ async def test_a_whole_video_read_without_pyav_becomes_its_placeholder(server, m
         pytest.skip(f"video corpus not found at {clip.parent}")
     (workspace / "clip.mp4").write_bytes(clip.read_bytes())
     monkeypatch.setitem(sys.modules, "av", None)  # this process, as one without PyAV
+    video.video_support.cache_clear()  # asked again here, and again after this test
     settings = make_settings("chat", model_overrides={"openai:test-model": {"video_inputs": True}})
-    request, result = await read_through_the_graph(settings, server, "clip.mp4")
+    try:
+        request, result = await read_through_the_graph(settings, server, "clip.mp4")
+    finally:
+        video.video_support.cache_clear()
     assert from_file_reference_block(result.content[-1]).kind == "video"
     assert "clip.mp4 was not attached because this model does not support video content (video/mp4)" in sent_text(request)
     assert "dcode_attachment" not in sent_text(request)
