@@ -19,6 +19,7 @@ def _print(line: str) -> None:
 
 def run_doctor(settings: Settings, *, check: bool = False) -> int:
     from dcode.models.factory import resolve_model
+    from dcode.models.media_support import GUESSED_MARK, guessed_summary
 
     problems = 0
     _print(f"dcode home   {settings.home}")
@@ -40,8 +41,10 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
         if item.name in {"guessed", "source"}:
             continue
         value = getattr(profile, item.name)
-        mark = "  (guessed: set it under [models.\"" + resolved.spec + "\"] in config.toml)" if item.name in profile.guessed else ""
+        mark = f"  {GUESSED_MARK} guessed" if item.name in profile.guessed else ""
         _print(f"  {item.name:<20} {value}{mark}")
+    if legend := guessed_summary(resolved.spec, profile, settings.user_config):
+        _print(f"  {legend}")
     _print(f"prompt cache {_cache_key_line(resolved)}")
     _print(f"images       {_transport_line(settings, resolved)}")
     for tool, purpose in (("rg", "fast grep"), ("git", "branch and status"), ("wl-paste", "Wayland clipboard images"), ("xclip", "X11 clipboard images")):

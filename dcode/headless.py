@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import IO, TYPE_CHECKING, Any
 
+from dcode.agent.attached_files import AttachedFile
 from dcode.config import ApprovalMode, ConfigError, Settings
 from dcode.mcp.state import LinkState
 
@@ -45,6 +46,8 @@ class HeadlessRequest:
     resume_latest: bool = False
     continue_here: bool = False
     content: list[dict[str, Any]] | None = None
+    attached: tuple[AttachedFile, ...] = ()
+    """The files ``content`` attaches with ``@path`` (``dcode.agent.attached_files``)."""
 
 
 def say(stream: IO[str], line: str) -> None:
@@ -119,6 +122,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     from dcode.agent.session_init import session_init
     from dcode.agent.sessions import DAMAGED_DATABASE
     from dcode.models.factory import resolve_model
+    from dcode.models.media_support import MediaSupport
 
     from dcode.mcp.plan import plan, skipped_warning
 
@@ -126,7 +130,8 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     resolved = resolve_model(settings)
     mode = settings.approve or ApprovalMode.EDITS
     servers = plan(settings)
-    for line in (*(f"dcode: warning: {p}" for p in servers.problems), skipped_warning(servers)):
+    unseen = MediaSupport(resolved.spec, resolved.profile, settings.user_config).unseen_in(request.content or ())
+    for line in (*(f"dcode: warning: {p}" for p in (*unseen, *servers.problems)), skipped_warning(servers)):
         if line:
             say(err, line)
     damaged = False
@@ -142,7 +147,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
             print(json_safe(json.dumps(init.to_json(), ensure_ascii=False)), file=out, flush=True)
         finished: TurnFinished | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
-        async with aclosing(runner.run_turn(content, prompt_text=request.prompt)) as events:
+        async with aclosing(runner.run_turn(content, prompt_text=request.prompt, attached=request.attached)) as events:
             async for event in events:
                 if request.output_format is OutputFormat.STREAM_JSON:
                     print(json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)), file=out, flush=True)

@@ -1,10 +1,11 @@
-"""Media for ``dcode -p``: ``-i PATH`` (repeatable) and ``@path`` mentions of image or video files.
+"""Files for ``dcode -p``: ``-i PATH`` (repeatable) images and videos, and ``@path`` mentions.
 
-Images go through the same admission as a pasted screenshot; a video is sampled over its first
-window by the same code as read_file (``dcode.media.video_input``). The prompt becomes a text
-block, then each file's blocks in the order given: a reference block per image, a window's
+``-i`` images go through the same admission as a pasted screenshot; a video is sampled over its
+first window by the same code as read_file (``dcode.media.video_input``). The prompt becomes a
+text block, then each file's blocks in the order given: a reference block per image, a window's
 header, frame labels and frame references per video. Bytes are only produced when the request
-is built.
+is built. Each file a ``@path`` names is attached as the TUI attaches it (``dcode.prompt_files``):
+text as read_file shows it, media through read_file's reader.
 
 A project's command is the project's text, not the user's: a mention in it resolves inside the
 project only (``dcode.project_files``), so that running ``/review`` cannot send
@@ -13,21 +14,19 @@ project only (``dcode.project_files``), so that running ``/review`` cannot send
 
 from __future__ import annotations
 
-import re
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dcode.config import ConfigError, Settings
 from dcode.headless import HeadlessRequest
+from dcode.mentions import mentions
 from dcode.project_files import inside, real_path
 
-_MENTION = re.compile(r"(?<![\w/])@((?:\\ |[^\s])+)")
-
-
-def _mentions(text: str) -> list[str]:
-    """The paths ``text`` names as ``@path``, as written (``\\ `` escapes spaces)."""
-    return [match.group(1).replace("\\ ", " ").rstrip(".,;:!?)") for match in _MENTION.finditer(text)]
+if TYPE_CHECKING:
+    from dcode.prompt_files import Mentioned
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,33 +37,15 @@ class ProjectCommand:
     typed: str
 
     def typed_paths(self) -> set[str]:
-        return {*_mentions(self.typed), *self.typed.split()}
+        return {*mentions(self.typed), *self.typed.split()}
 
+    def allows(self, raw: str, path: Path, workspace: Path) -> bool:
+        """Whether the command's prompt may attach ``path`` (mentioned as ``raw``): the user
+        typed it, or it is inside the project."""
+        return raw in self.typed_paths() or inside(path, real_path(workspace))
 
-def _media_mentions(prompt: str, workspace: Path, command: ProjectCommand | None) -> tuple[list[Path], list[str]]:
-    """The media files the prompt mentions, and the files refused for leading outside the
-    project (in a project's command, where the user did not type them), which are not opened."""
-    from dcode.media.kinds import detect_media_kind
-
-    root, typed = real_path(workspace), command.typed_paths() if command else set()
-    found: list[Path] = []
-    refused: list[str] = []
-    for raw in _mentions(prompt):
-        path = Path(raw).expanduser()
-        path = path if path.is_absolute() else workspace / path
-        if not path.is_file() or path in found or raw in refused:
-            continue
-        if command is not None and raw not in typed and not inside(path, root):
-            refused.append(raw)
-        elif detect_media_kind(path) is not None:
-            found.append(path)
-    return found, refused
-
-
-def mentioned_media(prompt: str, workspace: Path, command: ProjectCommand | None = None) -> list[Path]:
-    """Existing image or video files named as ``@path`` in the prompt (``\\ `` escapes spaces);
-    ``command``: the project's command the prompt is (see the module's docstring)."""
-    return _media_mentions(prompt, workspace, command)[0]
+    def refusal(self, refused: list[str]) -> str:
+        return f"/{self.name} mentions {', '.join(f'@{raw}' for raw in refused)}, outside the project: not attached"
 
 
 def attach_images(
@@ -75,9 +56,11 @@ def attach_images(
     command: ProjectCommand | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> HeadlessRequest:
-    """Admit every image as one batch (all or nothing) and sample every video; raise
-    ConfigError with the reason (one line) when one cannot be sent. ``command``: the project's
-    command the prompt is; ``warn`` is told, in one line, the mentions left out for it."""
+    """Admit every ``-i`` image as one batch (all or nothing) and sample every video, raising
+    ConfigError with the reason (one line) when one cannot be sent; then attach the files the
+    prompt mentions, each one that cannot be attached a line to ``warn``. ``command``: the
+    project's command the prompt is. Blocking, with an event loop of its own for the mentions:
+    call it where none runs."""
     from dcode.media.attachment import to_reference_block
     from dcode.media.errors import MediaError
     from dcode.media.kinds import detect_media_kind
@@ -85,25 +68,52 @@ def attach_images(
     from dcode.media.video_input import sample_first_window
 
     paths = [p if p.is_absolute() else settings.workspace / p for p in images]
-    mentioned, refused = _media_mentions(request.prompt, settings.workspace, command)
-    paths += [p for p in mentioned if p not in paths]
-    if refused and command is not None and warn is not None:
-        warn(f"/{command.name} mentions {', '.join(f'@{raw}' for raw in refused)}, outside the project: not attached")
-    if not paths:
-        return request
     for path in paths:
         _require_file(path)
-    store = AttachmentStore(settings.attachments_dir)
-    videos = [path for path in paths if detect_media_kind(path) == "video"]
-    try:
-        admitted = iter(store.admit([path for path in paths if path not in videos]))
-        sampled = {path: sample_first_window(path, store, workspace=settings.workspace) for path in videos}
-    except MediaError as exc:
-        raise ConfigError(str(exc)) from None
     blocks: list[dict] = []
-    for path in paths:
-        blocks += sampled[path].blocks if path in sampled else [to_reference_block(next(admitted))]
-    return replace(request, content=[{"type": "text", "text": request.prompt}, *blocks])
+    if paths:
+        store = AttachmentStore(settings.attachments_dir)
+        videos = [path for path in paths if detect_media_kind(path) == "video"]
+        try:
+            admitted = iter(store.admit([path for path in paths if path not in videos]))
+            sampled = {path: sample_first_window(path, store, workspace=settings.workspace) for path in videos}
+        except MediaError as exc:
+            raise ConfigError(str(exc)) from None
+        for path in paths:
+            blocks += sampled[path].blocks if path in sampled else [to_reference_block(next(admitted))]
+    content: str | list[dict] = [{"type": "text", "text": request.prompt}, *blocks] if blocks else request.prompt
+    if not mentions(request.prompt):
+        return replace(request, content=content) if blocks else request
+    found = asyncio.run(_read_mentions(settings, request.prompt, command, frozenset(real_path(p) for p in paths)))
+    for line in ([command.refusal(found.refused)] if command and found.refused else []) + found.problems:
+        if warn is not None:
+            warn(line)
+    content, attached = found.attach(content)
+    return replace(request, content=content if isinstance(content, list) else None, attached=attached)
+
+
+async def _read_mentions(settings: Settings, prompt: str, command: ProjectCommand | None, skip: frozenset[Path]) -> Mentioned:
+    """The files ``prompt`` mentions, read as the TUI reads them, for the model dcode will run."""
+    from dcode.agent.backends.local import LocalBackend
+    from dcode.agent.tools.read_media import MediaReader
+    from dcode.media.store import AttachmentStore
+    from dcode.prompt_files import read_mentions
+
+    allowed = None if command is None else lambda raw, path: command.allows(raw, path, settings.workspace)
+    reader = MediaReader(AttachmentStore(settings.attachments_dir), _profile(settings))
+    return await read_mentions(prompt, LocalBackend(settings.workspace), reader, allowed=allowed, skip=skip)
+
+
+def _profile(settings: Settings) -> Any:
+    """The model's profile (what it takes decides how a PDF is attached); the one kept from its
+    server when the endpoint itself is not usable: the run says why."""
+    from dcode.models.factory import model_profile, resolve_model
+    from dcode.models.spec import parse_spec
+
+    try:
+        return resolve_model(settings).profile
+    except ConfigError:
+        return model_profile(parse_spec(settings.model), settings)
 
 
 def _require_file(path: Path) -> None:

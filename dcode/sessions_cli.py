@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+from dcode.agent.attached_files import ATTACHMENT_MARK
 from dcode.agent.events import (
     AssistantMessageFinished,
     Event,
@@ -93,8 +94,9 @@ def _event_text(event: Event) -> str | None:
 
     who = "/".join(event.agent)
     match event:
-        case UserMessage(text=text, videos=videos):
-            return "\n".join([f"[you] {text.strip()}", *(f"      [video] {compact_line(strip)}" for strip in videos)])
+        case UserMessage(text=text, videos=videos, files=files):
+            attached = [f"      {ATTACHMENT_MARK} {line}" for line in files]
+            return "\n".join([f"[you] {text.strip()}", *attached, *(f"      [video] {compact_line(strip)}" for strip in videos)])
         case AssistantMessageFinished(text=text, interrupted=interrupted) if text.strip():
             return f"[{who or 'dcode'}] {text.strip()}" + (" (interrupted)" if interrupted else "")
         case ToolCallRunning(name=name, args=args):

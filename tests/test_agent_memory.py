@@ -13,9 +13,9 @@ import pytest
 from dcode.agent.middleware.memory import MAX_FILE_CHARS, MAX_READ_BYTES, memory_prompt, memory_sources, read_memory, strip_comments
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.headless import HeadlessRequest, OutputFormat, run_headless
-from dcode.project_files import PromptSource
+from dcode.project_files import PromptSource, not_read
 from tests.support.model_server import reply, tool_call
-from tests.support.secret_home import SSH_CANARY, make_secret_home
+from tests.support.secret_home import AWS_CANARY, SSH_CANARY, make_secret_home
 
 
 def own(*paths: Path) -> list[PromptSource]:
@@ -33,6 +33,11 @@ async def run(settings, prompt: str, **kw) -> dict:  # noqa: ANN001 - the make_s
 # -- sources and reading ------------------------------------------------------------------
 
 
+def agents_md(sources: list[PromptSource]) -> list[PromptSource]:
+    """The AGENTS.md sources, as plain sources (the CLAUDE.md ones stand in for them)."""
+    return [PromptSource(source.path, source.project) for source in sources if source.path.name == "AGENTS.md"]
+
+
 def test_sources_run_from_the_home_to_the_repository_root_down_to_the_workspace(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
@@ -40,7 +45,7 @@ def test_sources_run_from_the_home_to_the_repository_root_down_to_the_workspace(
     workspace.mkdir(parents=True)
     home = tmp_path / "home"
     root = repo.resolve()
-    assert memory_sources(home, workspace) == [
+    assert agents_md(memory_sources(home, workspace, user=tmp_path / "me")) == [
         PromptSource(home / "AGENTS.md"), PromptSource(root / "AGENTS.md", root),
         PromptSource(root / "services" / "AGENTS.md", root), PromptSource(root / "services" / "api" / "AGENTS.md", root),
     ]
@@ -50,7 +55,55 @@ def test_outside_a_repository_only_the_workspace_counts(tmp_path: Path) -> None:
     workspace = tmp_path / "loose"
     workspace.mkdir()
     root = workspace.resolve()
-    assert memory_sources(tmp_path / "home", workspace) == [PromptSource(tmp_path / "home" / "AGENTS.md"), PromptSource(root / "AGENTS.md", root)]
+    sources = memory_sources(tmp_path / "home", workspace, user=tmp_path / "me")
+    assert agents_md(sources) == [PromptSource(tmp_path / "home" / "AGENTS.md"), PromptSource(root / "AGENTS.md", root)]
+    assert {source.path.parent for source in sources if source.project is not None} <= {root, root / ".claude"}
+
+
+# -- CLAUDE.md, for the projects that keep their notes for Claude Code ----------------------
+
+
+def test_claude_md_is_read_where_a_directory_has_no_agents_md(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    workspace = repo / "app"
+    (workspace / ".claude").mkdir(parents=True)
+    (repo / "AGENTS.md").write_text("Root agents notes.\n")
+    (repo / "CLAUDE.md").write_text("Root claude notes: the same again.\n")  # AGENTS.md is there: not read
+    (repo / "CLAUDE.local.md").write_text("My own notes at the root.\n")
+    (workspace / ".claude" / "CLAUDE.md").write_text("App claude notes.\n")  # no AGENTS.md or CLAUDE.md in app/
+    user = tmp_path / "me"
+    (user / ".claude").mkdir(parents=True)
+    (user / ".claude" / "CLAUDE.md").write_text("Short answers, please.\n")
+    home = tmp_path / "dcode-home"
+    memory, notices = read_memory(memory_sources(home, workspace, user=user))
+    root = repo.resolve()
+    assert memory == {
+        str(user / ".claude" / "CLAUDE.md"): "Short answers, please.",
+        str(root / "AGENTS.md"): "Root agents notes.",
+        str(root / "CLAUDE.local.md"): "My own notes at the root.",
+        str(root / "app" / ".claude" / "CLAUDE.md"): "App claude notes.",
+    }
+    assert notices == []
+    home.mkdir()
+    (home / "AGENTS.md").write_text("dcode's own notes.\n")  # the user's AGENTS.md comes first, as a project's does
+    memory, _ = read_memory(memory_sources(home, workspace, user=user))
+    assert str(user / ".claude" / "CLAUDE.md") not in memory and memory[str(home / "AGENTS.md")] == "dcode's own notes."
+
+
+def test_a_claude_md_or_local_file_leading_outside_is_not_read(tmp_path: Path) -> None:
+    secrets = make_secret_home(tmp_path / "me")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "CLAUDE.md").symlink_to(secrets.ssh_key)
+    (repo / "CLAUDE.local.md").symlink_to(secrets.aws_credentials)
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "CLAUDE.md").write_text("Never read: CLAUDE.md is there.\n")
+    memory, notices = read_memory(memory_sources(tmp_path / "home", repo, user=tmp_path / "nobody"))
+    root = repo.resolve()
+    assert memory == {}
+    assert notices == [not_read(root / "CLAUDE.md"), not_read(root / "CLAUDE.local.md")]
+    assert SSH_CANARY not in memory_prompt(memory) and AWS_CANARY not in memory_prompt(memory)
 
 
 def test_comments_are_stripped_and_empty_files_add_nothing(tmp_path: Path) -> None:

@@ -27,7 +27,9 @@ async def test_the_categories_follow_the_session(server: ScriptedModelServer, ma
     settings = make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 100_000}})
     async with await Engine.open(settings) as engine:
         empty = await engine.context_report(None)
-        assert figures(empty)["messages: user"] == 0 and empty.reported is None and figures(empty)["memory"] == 0
+        assert figures(empty)["messages: user"] == 0 and empty.reported is None
+        memory = {str(workspace.resolve() / "AGENTS.md"): "Run the tests with `make check`."}
+        assert figures(empty)["memory"] == estimate_text(memory_prompt(memory), engine.tokens)  # what the first turn reads
         assert figures(empty)["system prompt"] > 100 and figures(empty)["tool schemas"] > 100
         runner = engine.runner(HeadlessApprover())
         async for _ in runner.run_turn("what is " + "long " * 400 + "?"):
@@ -47,6 +49,30 @@ async def test_the_categories_follow_the_session(server: ScriptedModelServer, ma
         await runner.compact()  # the long first exchange becomes a summary
         compacted = await engine.context_report(runner.session_id)
         assert compacted.compacted and figures(compacted)["messages: user"] < seen["messages: user"]
+
+
+async def test_context_names_each_memory_file_with_its_tokens(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    """A project that keeps its notes for Claude Code: /context says which files were read,
+    before the first prompt (what it will read) and after it (what the session holds)."""
+    (workspace / "CLAUDE.md").write_text("Use pnpm, not npm.\n" * 20)
+    (workspace / "CLAUDE.local.md").write_text("My port is 3001.\n")
+    async with running_app(server, workspace, dcode_home, reply("noted")) as h:
+        for turn in ("before", "after"):
+            if turn == "after":
+                await h.send("hi")
+                await h.idle()
+            await h.send("/context")
+            await h.until(lambda: isinstance(h.app.screen, ContextScreen), what="the context screen")
+            assert isinstance(h.app.screen, ContextScreen)
+            memory = next(c for c in h.app.screen.report.categories if c.name == "memory")
+            assert memory.detail == "2 files" and [part.name for part in memory.parts] == ["CLAUDE.md", "CLAUDE.local.md"]
+            assert memory.parts[0].tokens > memory.parts[1].tokens > 0 and sum(p.tokens for p in memory.parts) < memory.tokens
+            rows = [line.strip() for line in str(h.app.screen.query_one("#context-table", Static).content).splitlines()]
+            assert any(row.startswith("CLAUDE.md") and f"~{memory.parts[0].tokens:,}" in row for row in rows), turn
+            assert any(row.startswith("CLAUDE.local.md") for row in rows)
+            await h.pilot.press("escape")
+            await h.until(lambda: not isinstance(h.app.screen, ContextScreen), what="the screen to close")
+        assert "Use pnpm, not npm." in str(server.requests[0].body)  # what /context named is what was sent
 
 
 async def test_context_opens_over_the_transcript_and_closes(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:

@@ -12,19 +12,32 @@ def doctor(args, tmp_path, env_extra=None):
     return subprocess.run([DCODE, "doctor", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
 
 
-def test_doctor_marks_guessed_figures(tmp_path) -> None:
+def test_doctor_marks_guessed_figures_and_says_what_the_mark_means(tmp_path) -> None:
     result = doctor(["-m", "vllm:mystery-model"], tmp_path)
     assert result.returncode == 0, result.stderr
     assert "profile      source: fallback" in result.stdout
-    guessed = [line for line in result.stdout.splitlines() if "(guessed" in line]
+    guessed = [line for line in result.stdout.splitlines() if line.endswith("⚠ guessed")]
     assert {line.split()[0] for line in guessed} == {"max_input_tokens", "max_output_tokens", "image_inputs"}
+    legend = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("⚠ guessed:")]
+    config = tmp_path / "home" / "config.toml"
+    assert legend == [
+        "⚠ guessed: no profile source (langchain, dcode's presets, the model's server, your config) gives these for "
+        "vllm:mystery-model, so dcode assumes image_inputs = false, max_input_tokens = 32768, max_output_tokens = 4096 "
+        f'(images you attach reach it as text placeholders). If they are wrong, set them under [models."vllm:mystery-model"] in {config}.'
+    ]
 
 
 def test_doctor_known_model_has_no_guesses(tmp_path) -> None:
     result = doctor(["-m", "deepseek:deepseek-v4-flash-vision-exp"], tmp_path, {"DEEPSEEK_API_KEY": "k"})
     assert result.returncode == 0
-    assert "(guessed" not in result.stdout
+    assert "⚠" not in result.stdout
     assert "image_max_pixels     640000" in result.stdout
+
+
+def test_a_text_only_preset_says_no_images_rather_than_guessing(tmp_path) -> None:
+    result = doctor(["-m", "deepseek:deepseek-chat"], tmp_path, {"DEEPSEEK_API_KEY": "k"})
+    assert result.returncode == 0
+    assert "  image_inputs         False\n" in result.stdout and "⚠" not in result.stdout
 
 
 def test_doctor_check_reports_connection(server, tmp_path) -> None:

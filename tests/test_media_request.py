@@ -14,7 +14,8 @@ from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import Notice
 from dcode.headless import HeadlessRequest, run_headless
-from dcode.headless_media import attach_images, mentioned_media
+from dcode.headless_media import attach_images
+from dcode.mentions import mentions
 from dcode.media.attachment import is_reference_block, to_reference_block
 from dcode.media.store import AttachmentStore
 from tests.support.model_server import reply
@@ -187,7 +188,7 @@ def test_mentions_and_an_unreadable_video(make_settings, workspace) -> None:
     screenshot(workspace / "my shot.png", (64, 64))
     (workspace / "notes.txt").write_text("hi")
     prompt = r"compare @my\ shot.png with @notes.txt and @missing.png"
-    assert mentioned_media(prompt, workspace) == [workspace / "my shot.png"]
+    assert mentions(prompt) == ["my shot.png", "notes.txt", "missing.png"]
     video = workspace / "clip.mp4"
     video.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64)
     from dcode.config import ConfigError

@@ -10,7 +10,7 @@ import pytest
 
 from dcode.config import ConfigError, Settings
 from dcode.headless import HeadlessRequest
-from dcode.headless_media import attach_images, mentioned_media
+from dcode.headless_media import attach_images
 from dcode.media.errors import AdmissionError
 from dcode.media.inspect import inspect_path
 from dcode.media.kinds import detect_media_kind
@@ -52,7 +52,10 @@ def test_inspecting_a_named_pipe_reports_it(tmp_path: Path, store: AttachmentSto
 def test_headless_media_names_a_pipe_for_what_it_is(tmp_path: Path, workspace: Path) -> None:
     pipe = fifo(workspace / "shot.png")
     settings = Settings(home=tmp_path / "home", workspace=workspace)
-    assert finishes_within(PROMPTLY, lambda: mentioned_media("look at @shot.png", workspace)) == []
+    said: list[str] = []
+    mentioned = finishes_within(PROMPTLY, lambda: attach_images(settings, HeadlessRequest(prompt="look at @shot.png"), [], warn=said.append))
+    assert mentioned.content is None and mentioned.attached == ()
+    assert said == ["@shot.png not attached: shot.png is a named pipe (FIFO), not a regular file; only regular files are read or written"]
     with pytest.raises(ConfigError) as raised:
         finishes_within(PROMPTLY, lambda: attach_images(settings, HeadlessRequest(prompt="look"), [pipe]))
     assert str(raised.value) == f"{pipe} is a named pipe (FIFO), not a regular file"

@@ -53,3 +53,12 @@ def test_the_configured_default_is_offered_beside_the_running_model(tmp_path: Pa
     running = settings(tmp_path, model="openai:switched-to")
     specs = [c.spec for c in model_choices(running, [], default="deepseek:deepseek-chat", env=ENV)]
     assert specs[:2] == ["openai:switched-to", "deepseek:deepseek-chat"]
+
+
+def test_each_choice_says_which_profile_figures_would_be_guessed(tmp_path: Path) -> None:
+    config = settings(tmp_path, model="openai:gpt-5.1", model_overrides={"openai:mine": {"image_inputs": True, "max_input_tokens": 8192, "max_output_tokens": 1024}})
+    by_spec = {choice.spec: choice for choice in model_choices(config, ["openai:unknown-model", "openai:mine"], env=ENV)}
+    assert by_spec["openai:unknown-model"].guessed == "image_inputs = false, max_input_tokens = 32768, max_output_tokens = 4096"
+    assert by_spec["openai:gpt-5.1"].guessed == ""  # langchain knows it
+    assert by_spec["openai:mine"].guessed == ""  # the config says all three
+    assert by_spec["deepseek:deepseek-chat"].guessed == "" and by_spec["ollama:qwen3-coder"].guessed == ""  # text-only presets say so

@@ -69,8 +69,7 @@ def test_a_mention_the_user_typed_or_wrote_may_lead_anywhere(make_settings, tmp_
     said: list[str] = []
 
     def attached(prompt: str, command: ProjectCommand | None) -> int:
-        content = attach_images(settings, HeadlessRequest(prompt=prompt), [], command=command, warn=said.append).content
-        return len(content or []) - 1  # the blocks after the text
+        return len(attach_images(settings, HeadlessRequest(prompt=prompt), [], command=command, warn=said.append).attached)
 
     typed = f"@{secrets.picture}"
     assert attached(f"Compare @shot.png with {typed}", ProjectCommand("cmp", typed)) == 2 and said == []  # typed after /cmp

@@ -5,7 +5,7 @@ A path under one of the repository's top-level directories (``dcode/…``, ``tes
 ``README.md``: an upper-case name ending in ``.md``) at the root. Documents that live outside the
 repository (``../shared/…``, ``reference/…``, ``seeds/…``) cannot be cited at all: a reader of
 the repository has no way to follow them. File names dcode reads at run time in the user's
-project (``AGENTS.md``, ``SKILL.md``) are not references to repository files.
+project (``AGENTS.md``, ``CLAUDE.md``, ``SKILL.md``) are not references to repository files.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ROOT / "dcode"
 OUTSIDE = ("shared", "reference", "seeds", "corpus")
-RUNTIME_NAMES = frozenset({"AGENTS.md", "SKILL.md"})
+RUNTIME_NAMES = frozenset({"AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "SKILL.md"})
 SUFFIXES = frozenset({".py", ".tcss", ".md", ".sh", ".toml", ".txt", ".json"})
 
 _TOP = "|".join(sorted({entry.name for entry in ROOT.iterdir() if entry.is_dir() and not entry.name.startswith(".")} | set(OUTSIDE)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from dcode.agent.events import ToolStatus
 from dcode.config import ApprovalMode
@@ -75,9 +76,9 @@ async def test_esc_right_after_enter_stops_the_turn_before_it_starts(server: Scr
         gate = asyncio.Event()
         add_user = h.app.transcript.add_user
 
-        async def held_add_user(text: str, videos: list | None = None) -> None:
+        async def held_add_user(*args: Any, **kwargs: Any) -> None:
             await gate.wait()
-            await add_user(text, videos)
+            await add_user(*args, **kwargs)
 
         h.app.transcript.add_user = held_add_user  # type: ignore[method-assign]
         await h.send("never mind")

@@ -272,7 +272,7 @@ async def test_model_picker_marks_the_current_one_and_filters() -> None:
         assert options.highlighted == 1  # the current model
         current = str(options.get_option_at_index(1).prompt)
         assert current.startswith("● openai:gpt-5.1") and "current" in current
-        assert str(options.get_option_at_index(2).prompt).endswith("⚠")
+        assert str(options.get_option_at_index(2).prompt).endswith("⚠ no API key for deepseek")  # the mark in words
         assert "type the model name" in str(options.get_option_at_index(3).prompt)
         await pilot.press("down")  # to the model that lacks a key: the status line says so
         await pilot.pause()
@@ -283,6 +283,21 @@ async def test_model_picker_marks_the_current_one_and_filters() -> None:
         await pilot.press("enter")
         await pilot.pause()
     assert host.result == "deepseek:deepseek-chat"
+
+
+async def test_model_picker_says_what_a_guessed_profile_assumes() -> None:
+    guessed = ModelChoice("vllm:mystery", ModelOrigin.RECENT, guessed="image_inputs = false, max_input_tokens = 32768")
+    screen = ModelScreen([*_choices(), guessed], current="openai:gpt-5.1")
+    async with ScreenHost(screen).run_test() as pilot:
+        await pilot.pause()
+        options = screen.query_one("#model-list", OptionList)
+        assert str(options.get_option_at_index(4).prompt).endswith("⚠ profile guessed")
+        assert "⚠" not in str(options.get_option_at_index(1).prompt)
+        options.highlighted = 4
+        await pilot.pause()
+        assert _text(screen.query_one("#model-status", Label)) == (
+            '⚠ profile guessed: dcode assumes image_inputs = false, max_input_tokens = 32768; if wrong, set them under [models."vllm:mystery"] in config.toml'
+        )
 
 
 async def test_model_picker_takes_a_typed_spec_no_row_names() -> None:

@@ -28,7 +28,7 @@ from dcode.agent.graph import build_graph, static_request
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.media_route import route_for
 from dcode.agent.middleware.mcp_status import mcp_section
-from dcode.agent.middleware.memory import memory_sources
+from dcode.agent.middleware.memory import memory_sources, read_memory
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
 from dcode.agent.run_context import current_thread_id
@@ -54,6 +54,7 @@ from dcode.media.variants import VariantService
 from dcode.models.files_api import OpenAIFiles
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
 from dcode.private_files import ensure_private_dir, ensure_private_file
+from dcode.project_files import PromptSource, real_path
 
 
 
@@ -199,7 +200,7 @@ class Engine:
             store=self.attachments,
             variants=self.variants,
             max_turns=self.settings.max_turns,
-            memory=memory_sources(self.settings.home, Path(self.settings.workspace)),
+            memory=self._memory_sources(),
             skills=skill_sources(self.settings.home, Path(self.settings.workspace)),
             large_results=self.settings.home / RESULTS_DIR,
             compactor=compactor,
@@ -256,6 +257,8 @@ class Engine:
             if info is not None:
                 subagents = (info.subagent_input_tokens, info.subagent_output_tokens, info.subagent_cached_tokens)
                 spend = Spend.of(info.input_tokens, info.output_tokens, info.cached_tokens, profile, subagents)
+        if "memory" not in values:  # a new session: the files its first turn will read
+            values["memory"], _ = await asyncio.to_thread(read_memory, self._memory_sources())
         instructions, tools = static_request(self.backend, self.compactor, self.task_tool)
         return await asyncio.to_thread(
             build_report,
@@ -269,7 +272,11 @@ class Engine:
             spend=spend,
             mcp_tools=self._mcp_turn.by_server() if self._mcp_turn else None,
             mcp_prompt=mcp_section(self._mcp_turn.servers) if self._mcp_turn else "",
+            workspace=real_path(Path(self.settings.workspace)),
         )
+
+    def _memory_sources(self) -> list[PromptSource]:
+        return memory_sources(self.settings.home, Path(self.settings.workspace))
 
     def warm_tokens(self) -> None:
         """Load the token encoding in a thread, once, so that no count on the event loop waits

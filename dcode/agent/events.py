@@ -97,6 +97,8 @@ class UserMessage(Event):
     text: str
     videos: tuple[FrameStrip, ...] = ()
     """The sampled video windows the message carries (their blocks are not in ``text``)."""
+    files: tuple[str, ...] = ()
+    """A line for each file attached with ``@path`` (``main.py (120 lines)``; not in ``text``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """Fences in the prompt: text dcode did not write, kept inside the tag that says what it is.
 
 The AGENTS.md files, the skills index, the local context (file names, the Makefile's head,
-the branch) and conversation summaries go to the model between tags such as
+the branch), conversation summaries and the files a prompt attaches with ``@path`` go to the
+model between tags such as
 ``<agent_memory>`` … ``</agent_memory>``, and the model relies on the tags to tell where such
 text ends. A file holding ``</agent_memory>`` followed by instructions would put those
 instructions outside the fence, where they read as if dcode had written them; one holding
@@ -36,6 +37,7 @@ class Fence(StrEnum):
     MCP_SERVERS = "mcp_servers"
     MCP_INSTRUCTIONS = "mcp_instructions"
     ERROR = "error"
+    ATTACHED_FILE = "attached_file"
 
 
 _INVISIBLE = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff"  # soft hyphen, zero widths, bidi marks

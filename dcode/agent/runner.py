@@ -25,7 +25,7 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -34,6 +34,7 @@ from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededE
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from dcode.agent.approval import ApprovalPolicy, Approver
+from dcode.agent.attached_files import AttachedFile, marker
 from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
 from dcode.agent.markers import CANCELLED_MARKER
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compacted, CompactionFailed, read_compaction
@@ -175,9 +176,12 @@ class SessionRunner:
         self._interrupt.request()
         return True
 
-    async def run_turn(self, content: str | list[dict[str, Any]], *, prompt_text: str | None = None) -> AsyncIterator[Event]:
+    async def run_turn(
+        self, content: str | list[dict[str, Any]], *, prompt_text: str | None = None, attached: Sequence[AttachedFile] = ()
+    ) -> AsyncIterator[Event]:
         """The turn's events, ending with ``TurnFinished``. Iterate it from one task to the end,
-        or close it (``contextlib.aclosing``) when leaving early."""
+        or close it (``contextlib.aclosing``) when leaving early. ``attached``: the files of
+        ``content`` attached with ``@path`` (recorded on the message, see ``attached_files``)."""
         if self._interrupt is not None:
             raise RuntimeError("a turn is already running in this session")
         task = asyncio.current_task()
@@ -203,7 +207,7 @@ class SessionRunner:
                     for notice in await interrupt.guard(self._begin(prompt)):
                         yield Notice(notice)
                     sent = True
-                    async with aclosing(self._graph_stream(archived.content)) as stream:
+                    async with aclosing(self._graph_stream(archived.content, marker(attached))) as stream:
                         while not interrupt.requested and (item := await interrupt.guard(anext(stream, None))) is not None:
                             for event in translator.on_stream(*item):
                                 if isinstance(event, SubagentStarted):
@@ -288,9 +292,9 @@ class SessionRunner:
         await asyncio.to_thread(self.engine.sessions.start_turn, self.session_id, prompt=prompt, message_count=count + 1)
         return notices
 
-    def _graph_stream(self, content: str | list[dict[str, Any]]) -> AsyncIterator[Any]:
+    def _graph_stream(self, content: str | list[dict[str, Any]], marks: dict[str, Any]) -> AsyncIterator[Any]:
         return self.engine.graph.astream(
-            {"messages": [HumanMessage(content=content)]},
+            {"messages": [HumanMessage(content=content, additional_kwargs=marks)]},
             self.config,
             context=RunContext(self.approver, self.policy, self.engine.backend, changes=ChangeLog(self.engine.rewind, self.session_id)),
             stream_mode=list(STREAM_MODES),

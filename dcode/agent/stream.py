@@ -16,6 +16,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
 
+from dcode.agent.attached_files import attached_blocks, attached_in, attachment_lines
 from dcode.agent.events import (
     AssistantMessageFinished,
     Event,
@@ -64,13 +65,15 @@ def _texts(content: list[Any]) -> list[str]:
 
 def user_text(message: BaseMessage) -> str:
     """A user message as the transcript shows it: its text, and a mark for each attachment.
-    A sampled video window is left out: the transcript shows it as one line of its own."""
+    A sampled video window and a file attached with ``@path`` are left out: the transcript
+    shows each as one line of its own."""
     if isinstance(message.content, str):
         return message.content
     windows = windows_in(message.content)
+    attached = attached_blocks(message.additional_kwargs)
     parts = []
     for index, block in enumerate(message.content):
-        if any(window.holds(index) for window in windows):
+        if index in attached or any(window.holds(index) for window in windows):
             continue
         if isinstance(block, str):
             parts.append(block)
@@ -215,7 +218,8 @@ class StreamTranslator:
             case ToolMessage():
                 yield from self._on_tool_message(message)
             case HumanMessage():
-                yield UserMessage(user_text(message), tuple(window.strip for window in windows_in(message.content)))
+                files = attachment_lines(attached_in(message.additional_kwargs))
+                yield UserMessage(user_text(message), tuple(window.strip for window in windows_in(message.content)), files)
 
     def _on_ai_message(self, message: AIMessage) -> Iterator[Event]:
         self.tally.num_turns += 1

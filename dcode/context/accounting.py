@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from dcode.agent.middleware.local_context import local_context_prompt
-from dcode.agent.middleware.memory import memory_prompt
+from dcode.agent.middleware.memory import memory_entry, memory_prompt
 from dcode.agent.middleware.summarization import effective_messages, read_compaction
 from dcode.context.tokens.counter import PER_MESSAGE, REPLY_PRIMING, TokenCounter
 from dcode.media.attachment import is_reference_block
@@ -50,6 +51,8 @@ class Category:
     name: str
     tokens: int
     detail: str = ""
+    parts: tuple[Category, ...] = ()
+    """What the category is made of (each memory file), shown under it; counted in ``tokens``."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,21 @@ def image_tokens(messages: Sequence[BaseMessage], counter: TokenCounter, thread:
     return count, counter.estimate(total, thread)
 
 
+def memory_category(memory: Mapping[str, str], counter: TokenCounter, thread: str, workspace: Path | None) -> Category:
+    """The memory section, and each file in it (by the path a user knows it by)."""
+    parts = tuple(Category(_shown(path, workspace), estimate_text(memory_entry(path, text), counter, thread)) for path, text in memory.items())
+    return Category("memory", estimate_text(memory_prompt(dict(memory)), counter, thread), _count(len(memory), "file"), parts)
+
+
+def _shown(path: str, workspace: Path | None) -> str:
+    """``AGENTS.md`` in the workspace, ``~/.claude/CLAUDE.md`` at home, else the whole path."""
+    where = Path(path)
+    for base, prefix in ((workspace, ""), (Path.home(), "~/")):
+        if base is not None and where.is_relative_to(base) and where != base:
+            return prefix + str(where.relative_to(base))
+    return path
+
+
 def build_report(
     *,
     values: dict[str, Any],
@@ -132,13 +150,15 @@ def build_report(
     spend: Spend | None = None,
     mcp_tools: Mapping[str, Sequence[Any]] | None = None,
     mcp_prompt: str = "",
+    workspace: Path | None = None,
 ) -> ContextReport:
     """The report for session ``thread`` whose state is ``values``, sent with ``instructions``
     (the static system prompt) and ``tools``, counted by ``counter`` (with the session's
     calibration); ``trigger``: tier 2's in tokens (None when it counts messages: then the whole window); ``spend``: the session's totals, when it has any. The system message's frame
     and the answer's priming are counted with the system prompt. ``mcp_tools``: each MCP
     server's tools (counted one row a server, besides ``tools``); ``mcp_prompt``: the MCP
-    servers' section of the system message."""
+    servers' section of the system message. ``workspace``: memory files in it are named by
+    their path in it."""
     compaction = read_compaction(values)
     messages = effective_messages(list(values.get("messages", [])), compaction)
     skills = values.get("skills") or {}
@@ -158,7 +178,7 @@ def build_report(
         ),
         *([Category("MCP servers", estimate_text(mcp_prompt, counter, thread))] if mcp_prompt else []),
         Category("local context", estimate_text(local_context_prompt(values.get("local_context")), counter, thread)),
-        Category("memory", estimate_text(memory_prompt(memory), counter, thread), _count(len(memory), "file")),
+        memory_category(memory, counter, thread, workspace),
         Category("skills index", estimate_text(str(skills.get("prompt", "")), counter, thread), _skills_detail(skills)),
         *(
             Category(f"messages: {role}", counter.estimate(counter.count_messages(group), thread), _count(len(group), "message"))

@@ -7,9 +7,14 @@ reference and the request projection puts the bytes in, for that request only.
 
 Shape (``schema`` 1)::
 
-    {"type": "file" | "audio" | "video", "source_type": "dcode_attachment", "schema": 1,
-     "attachment_id": "<64 hex sha256 of the bytes>", "mime_type": "application/pdf",
+    {"type": "file", "kind": "file" | "audio" | "video", "source_type": "dcode_attachment",
+     "schema": 1, "attachment_id": "<64 hex sha256 of the bytes>", "mime_type": "application/pdf",
      "bytes": 48213, "name": "docs/spec.pdf", "detail": "pages 1-5 of 12"}
+
+``type`` is always ``file``: it is one of the block types langchain's tool layer keeps as a
+list, where an ``audio`` or ``video`` block makes the tool node turn the whole result into a
+JSON string that no later step can read. ``kind`` says what the file is. A block whose ``type``
+is ``audio`` or ``video`` (and no ``kind``) is read as that kind.
 
 ``name`` is the path the model asked for, as read_file showed it: a placeholder names it, and
 read_file on it opens the file again. ``detail`` is optional (which pages a PDF block holds).
@@ -77,7 +82,8 @@ class FileAttachment:
 def to_file_reference_block(att: FileAttachment) -> dict[str, Any]:
     """The dict a message stores for ``att`` (JSON-serialisable, no bytes)."""
     block: dict[str, Any] = {
-        "type": att.kind,
+        "type": "file",
+        "kind": att.kind,
         "source_type": SOURCE_TYPE,
         "schema": SCHEMA_VERSION,
         "attachment_id": att.id,
@@ -112,7 +118,7 @@ def from_file_reference_block(block: object) -> FileAttachment:
     try:
         return FileAttachment(
             id=_text(block, "attachment_id"),
-            kind=block["type"],
+            kind=file_kind(block),
             media_type=_text(block, "mime_type"),
             byte_size=size,
             name=clip_name(_text(block, "name")),
@@ -120,6 +126,14 @@ def from_file_reference_block(block: object) -> FileAttachment:
         )
     except ValueError as exc:
         raise InvalidReferenceBlock(str(exc)) from exc
+
+
+def file_kind(block: dict[str, Any]) -> FileKind:
+    """What a file reference block holds: its ``kind``, or its ``type`` when that names it."""
+    kind = block.get("kind", "file") if block.get("type") == "file" else block.get("type")
+    if kind not in FILE_KINDS:
+        raise InvalidReferenceBlock(f"reference block field 'kind' must be one of {', '.join(FILE_KINDS)}")
+    return kind  # type: ignore[return-value]
 
 
 def _text(block: dict[str, Any], key: str) -> str:

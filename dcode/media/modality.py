@@ -41,6 +41,8 @@ def media_part(block: object) -> MediaPart | None:
     kind = block.get("type")
     if kind in _STANDARD:
         reference = block.get("source_type") == SOURCE_TYPE
+        if reference and kind == "file" and block.get("kind") in ("audio", "video"):
+            kind = block["kind"]  # a stored audio clip or video travels as a file block
         mime = _original_mime(block) or str(block.get("mime_type") or _data_url_mime(block.get("url")) or _default_mime(kind))
         return MediaPart(_refine(_STANDARD[kind], mime), _name(block), mime, reference)
     if kind in _OPENAI:

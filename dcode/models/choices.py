@@ -4,7 +4,8 @@ Three sources, most relevant first: the models recent sessions used; the one run
 the config names (the default ``model``, each ``[models."…"]`` table that names one model); and
 each preset provider's well-known models. A provider nobody listed a model for (a
 ``[providers.*]`` table, vLLM, LM Studio) is offered as ``provider:``, for the user to finish.
-Light: no langchain.
+Each says what would go wrong (no API key) and which profile figures dcode would guess. Light:
+no langchain; it reads the kept model facts, so call it off the UI thread.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class ModelChoice:
     origin: ModelOrigin
     problem: str = ""
     """Why switching to it would fail as things stand (e.g. no API key), else empty."""
+    guessed: str = ""
+    """The profile figures dcode would guess for it (``image_inputs = false, …``), else empty."""
 
     @property
     def partial(self) -> bool:
@@ -60,7 +63,8 @@ def model_choices(
     for raw, origin in offered:
         spec = _normal(raw)
         if spec is not None and spec not in choices:
-            choices[spec] = ModelChoice(spec, origin, _problem(settings, spec, env))
+            trial = _trial(settings, spec)
+            choices[spec] = ModelChoice(spec, origin, _problem(trial, env), _guessed(trial))
     listed = {spec.partition(":")[0] for spec in choices}
     unlisted = [(name, ModelOrigin.CONFIGURED) for name in settings.providers]
     unlisted += [(name, ModelOrigin.PRESET) for name, preset in PROVIDERS.items() if not preset.models]
@@ -97,11 +101,26 @@ def _is_pattern(key: str) -> bool:
     return any(char in key for char in "*?[")
 
 
-def _problem(settings: Settings, spec: str, env: dict[str, str] | None) -> str:
-    """What switching would say now: the switch keeps ``--base-url`` only for the same model."""
-    trial = replace(settings, model=spec, base_url=settings.base_url if spec == settings.model else None)
+def _trial(settings: Settings, spec: str) -> Settings:
+    """The settings a switch to ``spec`` runs with: it keeps ``--base-url`` only for the same model."""
+    return replace(settings, model=spec, base_url=settings.base_url if spec == settings.model else None)
+
+
+def _problem(trial: Settings, env: dict[str, str] | None) -> str:
+    """What switching would say now."""
     try:
         resolve_endpoint(trial, env)
     except ConfigError as exc:
         return str(exc)
     return ""
+
+
+def _guessed(trial: Settings) -> str:
+    """The figures its profile would guess (the profile as kept: no server is asked)."""
+    from dcode.models.factory import model_profile
+    from dcode.models.media_support import assumed
+
+    try:
+        return assumed(model_profile(parse_spec(trial.model), trial))
+    except ConfigError:
+        return ""

@@ -68,7 +68,8 @@ PROFILE_FIELDS = tuple(f.name for f in fields(ModelProfile) if f.name not in {"g
 # OpenAI takes at most 500 images and 50 MB of image data in one request.
 _OPENAI_IMAGE = {"image_max_pixels": 768 * 2048, "image_max_bytes": 20 * MIB, "request_image_bytes": 50_000_000, "request_max_images": 500}
 
-# Keyed by "provider:model-glob"; the first match wins. Figures are each vendor's documented ones.
+# Keyed by "provider:model-glob"; the first match wins. Figures are each vendor's documented ones;
+# a text-only model says image_inputs = False, so that "no images" is known, not guessed.
 PRESETS: tuple[tuple[str, dict[str, Any]], ...] = (
     (
         "deepseek:deepseek-v4-flash-vision-exp",
@@ -84,22 +85,22 @@ PRESETS: tuple[tuple[str, dict[str, Any]], ...] = (
     ),
     (
         "deepseek:deepseek-chat",
-        {"max_input_tokens": 131_072, "max_output_tokens": 8_192, "input_price": 0.28, "output_price": 0.42},
+        {"max_input_tokens": 131_072, "max_output_tokens": 8_192, "image_inputs": False, "input_price": 0.28, "output_price": 0.42},
     ),
     (
         "deepseek:deepseek-reasoner",
-        {"max_input_tokens": 131_072, "max_output_tokens": 65_536, "input_price": 0.28, "output_price": 0.42},
+        {"max_input_tokens": 131_072, "max_output_tokens": 65_536, "image_inputs": False, "input_price": 0.28, "output_price": 0.42},
     ),
     ("deepseek:*", {"max_input_tokens": 131_072, "max_output_tokens": 8_192}),
-    ("*:qwen3-coder*", {"max_input_tokens": 262_144, "max_output_tokens": 65_536}),
-    ("*:qwen2.5-coder*", {"max_input_tokens": 32_768, "max_output_tokens": 8_192}),
+    ("*:qwen3-coder*", {"max_input_tokens": 262_144, "max_output_tokens": 65_536, "image_inputs": False}),
+    ("*:qwen2.5-coder*", {"max_input_tokens": 32_768, "max_output_tokens": 8_192, "image_inputs": False}),
     ("*:*qwen2.5vl*", {"max_input_tokens": 128_000, "image_inputs": True, "image_max_pixels": 1_003_520, "image_max_bytes": 10 * MIB}),
     ("*:*qwen2.5-vl*", {"max_input_tokens": 128_000, "image_inputs": True, "image_max_pixels": 1_003_520, "image_max_bytes": 10 * MIB}),
     ("*:*qwen3-vl*", {"max_input_tokens": 262_144, "image_inputs": True, "image_max_pixels": 1_003_520, "image_max_bytes": 10 * MIB}),
     ("*:gemma3*", {"max_input_tokens": 131_072, "max_output_tokens": 8_192, "image_inputs": True, "image_max_pixels": 896 * 896, "image_max_bytes": 10 * MIB}),
     ("*:llama3.2-vision*", {"max_input_tokens": 131_072, "image_inputs": True, "image_max_pixels": 1120 * 1120, "image_max_bytes": 10 * MIB}),
-    ("*:gpt-oss*", {"max_input_tokens": 131_072, "max_output_tokens": 32_768}),
-    ("*:llama3.1*", {"max_input_tokens": 131_072}),
+    ("*:gpt-oss*", {"max_input_tokens": 131_072, "max_output_tokens": 32_768, "image_inputs": False}),
+    ("*:llama3.1*", {"max_input_tokens": 131_072, "image_inputs": False}),
     ("*:devstral*", {"max_input_tokens": 131_072}),
 )
 

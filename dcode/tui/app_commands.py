@@ -207,7 +207,7 @@ class SlashCommands(_Base):
         except Exception as exc:  # noqa: BLE001 - the presets and the config still make a list
             recent = []
             self.notify(f"could not read the recent sessions' models: {exc}", severity="warning", markup=False)
-        choices = model_choices(engine.settings, recent, default=self.settings.model)
+        choices = await asyncio.to_thread(model_choices, engine.settings, recent, default=self.settings.model)
 
         def chosen(spec: str | None) -> None:
             self.prompt_input.focus()

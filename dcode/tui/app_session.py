@@ -49,7 +49,10 @@ from dcode.tui.transcript import NoticeLevel, ShellEntry
 from dcode.tui.transcript.entries import VideoSeen
 
 if TYPE_CHECKING:
+    from dcode.headless_media import ProjectCommand
+    from dcode.prompt_commands import PromptCommand
     from dcode.tui.app import DcodeApp
+    from dcode.tui.turn_content import PreparedTurn
 
     _Base = DcodeApp
 else:
@@ -69,6 +72,9 @@ class Pending:
     invocation: Invocation | None = None
     draft: Any = None
     """The input box as it was (pastes and all), to put back if the item is unqueued."""
+    command: Any = None
+    """The project's command the text came from (a ``ProjectCommand``): its mentions stay in
+    the project unless the user typed them."""
 
     @property
     def restorable(self) -> Any:
@@ -85,15 +91,15 @@ class SessionWork(_Base):
             try:
                 invocation = commands.parse(item.text)
             except UnknownCommand as exc:
-                expanded = self.prompt_commands.expand(item.text)
-                if expanded is None and is_prompt_command(item.text):
+                found = self.prompt_commands.find(item.text)
+                if found is None and is_prompt_command(item.text):
                     self._expand_mcp_prompt(item)
                     return
-                if expanded is None:
+                if found is None:
                     self.call_later(self.transcript.notice, f"unknown command /{exc} — /help lists them", NoticeLevel.WARNING)
                     return
                 # The user's own command: its text is the prompt, sent as if typed.
-                item = Pending(expanded, draft=item.draft)
+                item = Pending(found[0].expand(found[1]), draft=item.draft, command=_project_command(*found))
                 invocation = None
             if invocation is not None:
                 item = replace(item, invocation=invocation)
@@ -193,13 +199,29 @@ class SessionWork(_Base):
 
             return AttachmentStore(self.settings.attachments_dir)
 
-        self.media = MediaSource(make_store, self.settings.workspace, notify=partial(self.notify, markup=False))
+        self.media = MediaSource(make_store, self.settings.workspace, notify=partial(self.notify, markup=False), support=self._media_support)
         self.media.install(self.prompt_input)
 
-    async def _turn_content(self, item: Pending) -> tuple[Any, str, list[Any]] | None:
+    def _media_support(self) -> Any:
+        """What the model takes, for a line when media it will not see is attached (called in a
+        worker): the engine's profile, or before the engine is loaded the same lookup without it."""
+        from dcode.models.media_support import MediaSupport
+
+        engine = getattr(self, "engine", None)
+        if engine is not None:
+            return MediaSupport(engine.resolved.spec, engine.resolved.profile, self.settings.user_config)
+        from dcode.models.factory import model_profile
+        from dcode.models.spec import parse_spec
+
+        spec = parse_spec(self.settings.model)
+        return MediaSupport(spec.text, model_profile(spec, self.settings), self.settings.user_config)
+
+    async def _turn_content(self, item: Pending) -> PreparedTurn | None:
         """The HumanMessage content for a prompt: its text, then a reference block per image
-        and the first sampled window of each video (sampled in a thread: it decodes). None,
-        with one line and the draft put back, when the media cannot be sent."""
+        and the first sampled window of each video (sampled in a thread: it decodes), then the
+        files its ``@path`` mentions attach. None, with one line and the draft put back, when
+        the media cannot be sent."""
+        from dcode.tui.turn_content import PreparedTurn, with_mentions
         from dcode.tui.widgets.media_content import MediaRefused, content_for, media_items, sample_videos
 
         placeholders = getattr(item.draft, "placeholders", ()) or ()
@@ -209,13 +231,20 @@ class SessionWork(_Base):
                 self.status.activity = "Sampling video"
                 videos = await asyncio.to_thread(sample_videos, placeholders, self.media.store, **self._video_route())
             content, text = content_for(item.text, placeholders, videos)
+            prompt = PreparedTurn(content, text, [VideoSeen(sampled.strip, sampled.sent_bytes) for sampled in videos.values()])
+            if self.engine is not None:
+                self.status.activity = "Reading files"
+                try:
+                    prompt = await with_mentions(self.engine, prompt, item.command)
+                except Exception as exc:  # noqa: BLE001 - the prompt still goes, as typed
+                    prompt = replace(prompt, notes=(f"the files the prompt mentions were not attached: {exc}",))
         except MediaRefused as exc:
             self.notify(exc.message, severity="error", markup=False)
             self.prompt_input.restore(item.restorable)
             return None
         finally:
             self.status.activity = ""
-        return content, text, [VideoSeen(sampled.strip, sampled.sent_bytes) for sampled in videos.values()]
+        return prompt
 
     def _video_route(self) -> dict[str, Any]:
         """How a sampled window's bytes are measured: the model's image route, once known."""
@@ -252,7 +281,7 @@ class SessionWork(_Base):
             self.busy = False
             self._pump()
             return
-        content, text, videos = prepared
+        text = prepared.text
         self._streamed_tokens = 0
         self._turn_output = False
         self._stopped_at_approval = False
@@ -261,10 +290,12 @@ class SessionWork(_Base):
         try:
             runner = self._ensure_runner()
             self.engine.warm_tokens()  # exact counts in the status bar, loaded off the event loop
-            await self.transcript.add_user(text, videos)
+            await self.transcript.add_user(text, prepared.videos, prepared.files)
+            for note in prepared.notes:
+                await self.transcript.notice(note, NoticeLevel.WARNING)
             status.activity = "Working"
             status.start_turn()
-            async with aclosing(runner.run_turn(content, prompt_text=text)) as events:
+            async with aclosing(runner.run_turn(prepared.content, prompt_text=text, attached=prepared.attached)) as events:
                 async for event in events:
                     await self._apply(event)
                     if isinstance(event, TurnFinished):
@@ -504,3 +535,10 @@ class SessionWork(_Base):
             if not private:
                 self.busy = False
                 self._pump()
+
+
+def _project_command(command: PromptCommand, arguments: str) -> ProjectCommand | None:
+    """A project's command, for what its prompt may attach; None for the user's own."""
+    from dcode.headless_media import ProjectCommand
+
+    return ProjectCommand(command.name, arguments) if command.scope == "project" else None

@@ -60,6 +60,25 @@ def wav_bytes(seconds: float = 0.25, rate: int = 8000) -> bytes:
     return out.getvalue()
 
 
+def mp3_bytes(seconds: float = 0.25, rate: int = 22050) -> bytes:
+    """A real MP3 (a quiet tone), encoded with PyAV's MP3 encoder."""
+    import math
+
+    import av
+
+    count = int(seconds * rate)
+    samples = b"".join(int(3000 * math.sin(i * 0.05)).to_bytes(2, "little", signed=True) for i in range(count))
+    out = io.BytesIO()
+    with av.open(out, "w", format="mp3") as container:
+        stream = container.add_stream("mp3", rate=rate, layout="mono")
+        frame = av.AudioFrame(format="s16", layout="mono", samples=count)
+        frame.planes[0].update(samples)
+        frame.sample_rate = rate
+        for packet in [*stream.encode(frame), *stream.encode(None)]:
+            container.mux(packet)
+    return out.getvalue()
+
+
 def audio_result(store: AttachmentStore, shown: str) -> list[dict[str, Any]]:
     att = store.admit_file(wav_bytes(), kind="audio", media_type="audio/wav", name=shown)
     return [text(f"Read audio {shown} (0.2 s)."), to_file_reference_block(att)]

@@ -7,14 +7,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel
 
 from dcode.agent.tools.errors import explain
 from dcode.agent.tools.spec import ToolSpec
 
-# Plain text, or content blocks (a later media-aware read_file returns images this way).
+# Plain text, or content blocks. The tool node keeps a list only when every block's type is
+# one langchain's tool layer knows (text, image, file, ...): an ``audio`` block turns the whole
+# result into a JSON string, so media go as those types (``dcode.media.file_attachment``).
 ToolOutput = str | list[dict[str, Any]]
 
 
@@ -25,30 +26,6 @@ class WithArtifact:
 
     output: ToolOutput
     artifact: object
-
-
-@dataclass(frozen=True, slots=True)
-class _Blocks:
-    """Content blocks carried past LangChain's check of a tool's output, which turns a list
-    holding block types it does not know (``audio``, ``video``: dcode's file references) into
-    a JSON string; ``_BlocksTool`` puts them back as the message's content."""
-
-    content: list[dict[str, Any]]
-    artifact: object
-
-
-class _BlocksTool(StructuredTool):
-    async def arun(self, *args: Any, **kwargs: Any) -> Any:
-        return _restored(await super().arun(*args, **kwargs))
-
-    def run(self, *args: Any, **kwargs: Any) -> Any:
-        return _restored(super().run(*args, **kwargs))
-
-
-def _restored(result: Any) -> Any:
-    if isinstance(result, ToolMessage) and isinstance(result.artifact, _Blocks):
-        result.content, result.artifact = result.artifact.content, result.artifact.artifact
-    return result
 
 
 def make_tool(
@@ -76,12 +53,11 @@ def make_tool(
             raise
         except Exception as exc:
             raise ToolException(explain(spec.name, exc, display)) from exc
-        output, artifact = (result.output, result.artifact) if isinstance(result, WithArtifact) else (result, None)
-        if isinstance(output, list):
-            return output, _Blocks(output, artifact)
-        return output, artifact
+        if isinstance(result, WithArtifact):
+            return result.output, result.artifact
+        return result, None
 
-    return _BlocksTool.from_function(
+    return StructuredTool.from_function(
         coroutine=invoke,
         name=spec.name,
         description=description,

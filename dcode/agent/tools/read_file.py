@@ -21,7 +21,7 @@ from dcode.agent.tools.args import PDF_MAX_PAGES, READ_DEFAULT_LIMIT, ReadFileAr
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
 from dcode.agent.tools.filetypes import SNIFF_BYTES, Kind, classify
-from dcode.agent.tools.read_text import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, numbered_lines
+from dcode.agent.tools.read_text import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, NumberedText, numbered_text
 from dcode.agent.tools.spec import READ_FILE
 
 NAME = READ_FILE.name
@@ -29,7 +29,7 @@ DEFAULT_LIMIT = READ_DEFAULT_LIMIT
 MAX_TEXT_BYTES = 1024 * 1024 * 1024
 """Text over this is not scanned (counting its lines alone would take a while)."""
 
-__all__ = ["MAX_LINE_CHARS", "MAX_OUTPUT_CHARS", "BinaryFile", "BinaryReader", "make_read_file_tool", "read_file", "reject_binary"]
+__all__ = ["MAX_LINE_CHARS", "MAX_OUTPUT_CHARS", "BinaryFile", "BinaryReader", "make_read_file_tool", "read_file", "read_file_output", "reject_binary"]
 
 DESCRIPTION = f"""Read a file from the workspace (or an absolute path): text, images, PDFs, audio, video.
 
@@ -76,6 +76,15 @@ async def reject_binary(backend: Backend, file: BinaryFile) -> ToolOutput:
 async def read_file(
     backend: Backend, args: ReadFileArgs, binary_reader: BinaryReader
 ) -> ToolOutput:
+    output = await read_file_output(backend, args, binary_reader)
+    return output.text if isinstance(output, NumberedText) else output
+
+
+async def read_file_output(
+    backend: Backend, args: ReadFileArgs, binary_reader: BinaryReader
+) -> ToolOutput | NumberedText:
+    """What read_file shows of the file, with a text window's facts kept (a prompt's ``@path``
+    says how many lines it attached)."""
     shown = backend.display_path(args.file_path)
     try:
         info = await backend.stat(args.file_path)
@@ -95,7 +104,7 @@ async def read_file(
                     "use grep to find the relevant lines, or execute with head/tail/sed -n"
                 )
             offset, limit = line_window(args)
-            return await numbered_lines(_chained(head, chunks), shown, offset=offset, limit=limit)
+            return await numbered_text(_chained(head, chunks), shown, offset=offset, limit=limit)
     file = BinaryFile(args.file_path, shown, filetype.mime, info.size, filetype.kind, args)
     return await binary_reader(backend, file)
 

@@ -151,7 +151,18 @@ class _Window:
         self.replaced = self.replaced or replaced
 
 
-async def numbered_lines(chunks: AsyncIterable[bytes], shown: str, *, offset: int, limit: int) -> str:
+@dataclass(frozen=True, slots=True)
+class NumberedText:
+    """A window of numbered lines, with the facts of what it shows (lines ``first``-``last``,
+    1-based, of ``total``)."""
+
+    text: str
+    first: int
+    last: int
+    total: int
+
+
+async def numbered_text(chunks: AsyncIterable[bytes], shown: str, *, offset: int, limit: int) -> NumberedText:
     """The numbered window of the file ``chunks`` stream, with the continuation hint."""
     window = _Window(offset, limit)
     async for chunk in chunks:
@@ -169,4 +180,4 @@ async def numbered_lines(chunks: AsyncIterable[bytes], shown: str, *, offset: in
         )
     if window.replaced:
         rendered.append(REPLACED_NOTE)
-    return "\n".join(rendered)
+    return NumberedText("\n".join(rendered), offset + 1, last, total)

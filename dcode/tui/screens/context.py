@@ -26,11 +26,13 @@ def _bar(tokens: int, window: int, style: str) -> Content:
 
 def report_lines(report: ContextReport) -> Content:
     """The report as aligned lines: a bar, the tokens (``~`` marks an estimate) and the share
-    of the window for each category, then the totals and what is left."""
-    rows: list[tuple[str, int, str, str, bool]] = [
+    of the window for each category (and under it, each of its parts: the memory files read),
+    then the totals and what is left."""
+    rows: list[tuple[str, int, str, str, bool]] = []
+    for category in report.categories:
         # A detail may name a project's files, skills or servers.
-        (safe_text(category.name), category.tokens, safe_text(category.detail), "$accent", True) for category in report.categories
-    ]
+        rows.append((safe_text(category.name), category.tokens, safe_text(category.detail), "$accent", True))
+        rows += [(safe_text(f"  {part.name}"), part.tokens, safe_text(part.detail), "$text-muted", True) for part in category.parts]
     rows += [
         ("free before compaction", report.before_compaction, f"until {report.trigger:,}", "$success", True),
         ("reserve", report.reserve, f"past {round(100 * report.trigger / max(report.window, 1))}%", "$warning", False),

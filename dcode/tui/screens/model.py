@@ -12,10 +12,11 @@ from textual.content import Content
 
 from dcode.models.choices import ModelChoice
 from dcode.terminal_text import safe_text
+from dcode.models.media_support import GUESSED_MARK
 from dcode.tui.screens.picker import FilterPicker, PickerRow
 
 CURRENT_MARK = "●"
-PROBLEM_MARK = "⚠"
+PROBLEM_MARK = GUESSED_MARK
 
 
 class ModelScreen(FilterPicker[ModelChoice]):
@@ -26,6 +27,10 @@ class ModelScreen(FilterPicker[ModelChoice]):
     DEFAULT_CSS = """
     ModelScreen > .picker-dialog {
         max-width: 100;
+    }
+    ModelScreen .picker-status {
+        height: auto;
+        max-height: 3;
     }
     """
 
@@ -42,8 +47,8 @@ class ModelScreen(FilterPicker[ModelChoice]):
         if choice.partial:
             details += " · type the model name"
         parts: list[tuple[str, str] | str] = [mark, (name, "bold" if is_current else ""), "  ", (details, "$text-muted")]
-        if choice.problem:
-            parts.append((f"  {PROBLEM_MARK}", "$text-warning"))  # the status line says what, when highlighted
+        if note := _short_note(choice):
+            parts.append((f"  {PROBLEM_MARK} {note}", "$text-warning"))  # the status line says more, when highlighted
         return Content.assemble(*parts)
 
     def first_highlight(self) -> int | None:
@@ -55,6 +60,10 @@ class ModelScreen(FilterPicker[ModelChoice]):
         row = self.highlighted_row
         if row is not None and row.item.problem:
             return Content.styled(f"{PROBLEM_MARK} {safe_text(row.item.problem)}", "$text-warning")
+        if row is not None and row.item.guessed:
+            where = f'[models."{safe_text(row.item.spec)}"]'
+            line = f"{PROBLEM_MARK} profile guessed: dcode assumes {row.item.guessed}; if wrong, set them under {where} in config.toml"
+            return Content.styled(line, "$text-warning")
         if self.shown:
             return f"{len(self.shown)} of {len(self.rows)} · Enter switch · Esc cancel"
         if ":" in self.query_text:
@@ -64,3 +73,10 @@ class ModelScreen(FilterPicker[ModelChoice]):
     def typed_choice(self) -> str | None:
         typed = self.query_text
         return typed if ":" in typed and " " not in typed else None
+
+
+def _short_note(choice: ModelChoice) -> str:
+    """The words beside the mark: what would fail, else that its profile is guessed."""
+    if choice.problem:
+        return choice.problem.split(":", 1)[0]  # "no API key for deepseek"; the rest on highlight
+    return "profile guessed" if choice.guessed else ""

@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from dcode.agent.attached_files import ATTACHMENT_MARK
 from dcode.terminal_text import safe_text
 from dcode.tui.transcript.entries import AssistantEntry, NoticeEntry, NoticeLevel, ShellEntry, UserEntry
 
@@ -38,11 +39,12 @@ class UserMessage(Static):
     @staticmethod
     def _content(entry: UserEntry) -> Content:
         text = Content(safe_text(entry.text))
-        if not entry.videos:
+        if not entry.videos and not entry.files:
             return text
         from dcode.tui.transcript.video_view import video_line
 
-        lines = [Content.assemble(("▸ ", "$text-accent"), (video_line(seen), "$text-muted")) for seen in entry.videos]
+        lines = [Content.assemble((f"{ATTACHMENT_MARK} ", "$text-accent"), (safe_text(line), "$text-muted")) for line in entry.files]
+        lines += [Content.assemble(("▸ ", "$text-accent"), (video_line(seen), "$text-muted")) for seen in entry.videos]
         return Content("\n").join([text, *lines])
 
     def on_mount(self) -> None:

@@ -52,6 +52,8 @@ class VideoSeen:
 class UserEntry(Entry):
     text: str = ""
     videos: list[VideoSeen] = field(default_factory=list)
+    files: tuple[str, ...] = ()
+    """A line for each file attached with ``@path`` (``main.py (120 lines)``)."""
 
 
 @dataclass(eq=False)

@@ -60,8 +60,8 @@ def entries_from_events(events: Iterable[Event]) -> list[Entry]:
         if lane is None:
             continue  # a subagent whose start is not in the replay
         match event:
-            case UserMessage(text=text, videos=videos):
-                lane.entries.append(UserEntry(text=text, videos=[VideoSeen(strip) for strip in videos]))
+            case UserMessage(text=text, videos=videos, files=files):
+                lane.entries.append(UserEntry(text=text, videos=[VideoSeen(strip) for strip in videos], files=files))
                 lane.step = None
             case AssistantMessageFinished(text=text, reasoning=reasoning, interrupted=interrupted):
                 if text.strip() or reasoning.strip():

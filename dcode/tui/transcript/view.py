@@ -230,9 +230,9 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         else:
             await self.add(entry)
 
-    async def add_user(self, text: str, videos: list[VideoSeen] | None = None) -> None:
+    async def add_user(self, text: str, videos: list[VideoSeen] | None = None, files: tuple[str, ...] = ()) -> None:
         self._close_step()
-        await self.add(UserEntry(text=text, videos=list(videos or ())))
+        await self.add(UserEntry(text=text, videos=list(videos or ()), files=files))
         self.anchor()
 
     async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO, *, path: str | None = None, agent: tuple[str, ...] = ()) -> None:

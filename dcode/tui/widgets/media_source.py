@@ -63,12 +63,14 @@ from dcode.media.kinds import (
 )
 from dcode.media.paths import MAX_LINES, MAX_PASTE_CHARS, parse_pasted_paths
 from dcode.regular_files import read_regular
+from dcode.tui.widgets.media_notes import AttachNotes, MediaItem, attach_report, media_label, unseen_report
 from dcode.tui.widgets.placeholders import Placeholder, PlaceholderHost, PlaceholderSource
 
 if TYPE_CHECKING:
     from textual.timer import Timer
 
     from dcode.media.store import AttachmentStore
+    from dcode.models.media_support import MediaSupport
     from dcode.tui.widgets.prompt_area import PromptArea
     from dcode.tui.widgets.prompt_input import PromptInput
 
@@ -95,25 +97,6 @@ Notify = Callable[..., None]
 """``notify(message, severity=...)``; severity is "information", "warning" or "error"."""
 RunInThread = Callable[..., Awaitable[Any]]
 """``asyncio.to_thread``'s shape: ``await run(fn, *args)``."""
-
-
-def media_label(kind: str, number: int) -> str:
-    return f"[{kind} {number}]"
-
-
-@dataclass(frozen=True, slots=True)
-class MediaItem:
-    """What a media token is bound to: an admitted image, or a video file (sampled on send)."""
-
-    kind: MediaKind
-    number: int
-    name: str
-    attachment: Attachment | None = None  # set for images
-    path: Path | None = None  # the dropped file (None for a clipboard image)
-
-    @property
-    def label(self) -> str:
-        return media_label(self.kind, self.number)
 
 
 @dataclass(eq=False, slots=True)
@@ -188,14 +171,8 @@ class _Plan:
     admitted: dict[int, Attachment] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
     over_cap: int = 0
-
-
-@dataclass(slots=True)
-class _Notes:
-    refused: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
-    over_cap: int = 0
-    too_large: list[str] = field(default_factory=list)
+    support: MediaSupport | None = None
+    """What the model takes, looked up in the worker (it may read a file)."""
 
 
 # --------------------------------------------------------------------------- the source
@@ -207,8 +184,10 @@ class MediaSource(PlaceholderSource):
     ``store`` is the attachment store, or a zero-argument factory for it (the store imports
     Pillow, which the first paint should not wait for; the factory is called in a worker
     thread). ``notify(message, severity=...)`` shows a toast; left None, the app's own
-    ``notify`` is used with markup off (file names may hold brackets). ``run_in_thread`` and
-    ``read_clipboard`` are injectable for tests.
+    ``notify`` is used with markup off (file names may hold brackets). ``support`` gives the
+    model's profile (called in a worker thread), so that media it will not see is said when it
+    is attached, not after the prompt is sent. ``run_in_thread`` and ``read_clipboard`` are
+    injectable for tests.
     """
 
     kind: ClassVar[str] = MEDIA_KIND
@@ -222,8 +201,10 @@ class MediaSource(PlaceholderSource):
         run_in_thread: RunInThread = asyncio.to_thread,
         read_clipboard: Callable[[], ClipboardResult] = read_clipboard_image,
         max_images: int | None = None,
+        support: Callable[[], MediaSupport | None] | None = None,
     ) -> None:
         self.workspace = workspace
+        self._support = support
         self._store_or_factory = store
         self._store: AttachmentStore | None = None if callable(store) else store
         self._store_lock = threading.Lock()
@@ -422,7 +403,7 @@ class MediaSource(PlaceholderSource):
         if not isinstance(result, ClipboardImage):
             return result, None
         extension = result.media_type.split("/")[-1].replace("jpeg", "jpg")
-        plan = _Plan(parts=[_Part(kind="image")])
+        plan = _Plan(parts=[_Part(kind="image")], support=self._model_support())
         room = self.max_images - images_in_draft
         self._admit(plan, 0, (result.data, f"clipboard.{extension}"), room)
         return result, plan
@@ -458,7 +439,7 @@ class MediaSource(PlaceholderSource):
             parts.append(_Part(kind=kind, path=item.path) if kind else _Part(text=item.raw))
         if parsed.trailing_text:
             parts.append(_Part(text=parsed.trailing_text))
-        plan = _Plan(parts)
+        plan = _Plan(parts, support=self._model_support())
         seen: set[Path] = set()
         for index, part in enumerate(parts):
             if part.kind != "image" or part.path is None or part.path in seen:
@@ -467,6 +448,15 @@ class MediaSource(PlaceholderSource):
             room = self.max_images - images_in_draft - len(plan.admitted)
             self._admit(plan, index, part.path, room)
         return plan
+
+    def _model_support(self) -> MediaSupport | None:
+        """What the model takes (worker thread); None when unknown: nothing is said then."""
+        if self._support is None:
+            return None
+        try:
+            return self._support()
+        except Exception:  # noqa: BLE001 - a config that no longer resolves is said when the prompt is sent
+            return None
 
     def _admit(self, plan: _Plan, index: int, source: Path | tuple[bytes, str], room: int) -> None:
         """Admit one image (worker thread); a refusal is noted in the plan, never raised."""
@@ -510,7 +500,7 @@ class MediaSource(PlaceholderSource):
             kind: max((item.number for item in bound if item.kind == kind), default=0)
             for kind in ("image", "video")
         }
-        notes = _Notes(refused=list(plan.refused), over_cap=plan.over_cap)
+        notes = AttachNotes(refused=list(plan.refused), over_cap=plan.over_cap)
         pieces: list[str | MediaItem] = []
         for index, part in enumerate(plan.parts):
             if part.kind is None:
@@ -542,7 +532,9 @@ class MediaSource(PlaceholderSource):
             source_bytes += size
             pieces.append(item)
         self._insert_at(area, anchor, lambda: self._write(area, pieces))
-        self._report(notes, byte_cap)
+        for line, severity in (attach_report(notes, self.max_images, byte_cap), unseen_report(plan.support, pieces)):
+            if line:
+                self.toast(line, severity)
 
     def _write(self, area: PromptArea, pieces: list[str | MediaItem]) -> None:
         if not pieces:
@@ -560,31 +552,6 @@ class MediaSource(PlaceholderSource):
             following = area.text[area.cursor_offset : area.cursor_offset + 1]
             if not last or not following.isspace():
                 area.insert_text(" ")
-
-    def _report(self, notes: _Notes, byte_cap: int | None) -> None:
-        lines: list[str] = []
-        severity = "information"
-        if notes.refused:
-            word = "Image" if len(notes.refused) == 1 else "Images"
-            lines.append(f"{word} not attached: " + "; ".join(notes.refused))
-            severity = "error"
-        if notes.over_cap:
-            lines.append(
-                f"Too many images: at most {self.max_images} per message; "
-                f"{notes.over_cap} not attached"
-            )
-            severity = "error" if severity == "error" else "warning"
-        if notes.too_large:
-            cap = f" ({byte_cap // (1024 * 1024)} MiB)" if byte_cap else ""
-            lines.append(
-                "Images too large together for one message"
-                f"{cap}: {', '.join(notes.too_large)} not attached"
-            )
-            severity = "error" if severity == "error" else "warning"
-        if notes.duplicates:
-            lines.append("Already attached: " + "; ".join(notes.duplicates))
-        if lines:
-            self.toast("\n".join(lines), severity)
 
     def _put_back(self, area: PromptArea, anchor: Placeholder, text: str) -> None:
         """A paste that named no media: give it to the other sources, where it was pasted."""
