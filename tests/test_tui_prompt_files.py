@@ -24,9 +24,9 @@ async def test_a_mentioned_file_goes_with_the_prompt_and_reads_the_same_resumed(
         [entry] = h.entries(UserEntry)
         assert (entry.text, entry.files) == ("explain @main.py", (FILE_LINE,))
         assert f"📎 {FILE_LINE}" in h.text()
-        parts = [m["content"] for m in server.requests[0].messages if m["role"] == "user"][0]
-        assert parts[0] == {"type": "text", "text": "explain @main.py"}
-        assert parts[1]["text"].startswith('<attached_file path="main.py" type="text">\n     1\tprint(\'hi\')\n')
+        [sent] = [m["content"] for m in server.requests[0].messages if m["role"] == "user"]
+        # Text parts alone go as one string: the prompt, then the file, a line apart.
+        assert sent.startswith('explain @main.py\n<attached_file path="main.py" type="text">\n     1\tprint(\'hi\')\n')
         assert h.app.runner is not None
         session_id = h.app.runner.session_id
     async with running_app(server, workspace, dcode_home, session_id=session_id) as h:
