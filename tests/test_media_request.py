@@ -51,9 +51,12 @@ def sent_images(request) -> list[tuple[str, bytes]]:
 
 
 def request_texts(request) -> list[str]:
+    """Every text part sent (a message of text parts alone goes as one string, a line apart)."""
     texts = []
     for item in request.messages:
         content = item.get("content") if isinstance(item, dict) else None
+        if isinstance(content, str):
+            texts += content.split("\n")
         for block in content if isinstance(content, list) else []:
             if block.get("type") in {"text", "input_text"}:
                 texts.append(block["text"])

@@ -73,8 +73,8 @@ def items(request: RecordedRequest) -> list[tuple[str, list[dict[str, Any]]]]:
         if isinstance(content, str):
             try:
                 content = json.loads(content)
-            except ValueError:
-                content = [{"type": "text", "text": content}]
+            except ValueError:  # text parts alone go as one string, a line apart
+                content = [{"type": "text", "text": line} for line in content.split("\n")]
         out.append((role, content if isinstance(content, list) else []))
     return out
 
