@@ -286,7 +286,7 @@ async def test_pictures_give_way_to_a_new_theme_and_a_new_width(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
     answer = long_answer(40)
-    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=40, chunk_delay=0.005), size=(100, 150)) as h:
+    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=40, chunk_delay=0.02), size=(100, 150)) as h:
         view = await stream_the_answer(h)
 
         def pictured() -> list[FoldedSegment]:
