@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from dcode.config import ApprovalMode, Settings, WireApi
+from tests.support.corpus import CORPUS  # noqa: F401 - where the real-world test files are (tests/support/corpus.py)
 from tests.support.model_server import ScriptedModelServer
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 EXIT_GRACE = 60.0  # seconds the interpreter may take to exit once the run is over
 
 

@@ -20,7 +20,7 @@ from dcode.headless import HeadlessRequest
 from dcode.headless_media import attach_images
 from dcode.media.attachment import from_reference_block, is_reference_block
 from dcode.media.store import AttachmentStore
-from tests.support.media_results import PILLOW, audio_result, image_result, pdf_result, read_batch
+from tests.support.media_results import PILLOW, audio_result, image_result, pdf_result, read_batch, requires_pngs
 from tests.support.model_server import reply, tool_call
 from tests.test_agent_summarization import ONE, TWO
 from tests.test_media_request import VISION, screenshot
@@ -85,6 +85,7 @@ async def test_an_image_before_the_cut_is_still_readable_after_it(server, make_s
         assert reread["attachment_id"] == pasted_ref["attachment_id"] and stored_objects(store) == objects  # re-admitted nothing
 
 
+@requires_pngs
 def test_every_kind_of_media_part_becomes_one_tag(tmp_path: Path) -> None:
     store = AttachmentStore(tmp_path / "attachments")
     png = (PILLOW / "7x13.png").read_bytes()
@@ -116,6 +117,7 @@ def test_every_kind_of_media_part_becomes_one_tag(tmp_path: Path) -> None:
     assert messages[0].content[1] == inline and is_reference_block(messages[2].content[1])  # the history keeps its blocks
 
 
+@requires_pngs
 def test_without_the_stored_copy_a_reference_is_marked_lost(tmp_path: Path) -> None:
     store = AttachmentStore(tmp_path / "attachments")
     result = image_result(store, PILLOW / "7x13.png", "gone.png")

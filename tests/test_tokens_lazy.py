@@ -4,18 +4,25 @@ calibration's observations counted later, exactly as they would have been at onc
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 import dcode.context.tokens.counter as counter_module
+from dcode.agent.approval import HeadlessApprover
+from dcode.agent.engine import Engine
+from dcode.agent.events import ErrorEvent
+from dcode.agent.tools.spec import READ_FILE
 from dcode.context.tokens.calibration import HIGH
-from dcode.context.tokens.counter import TokenCounter
+from dcode.context.tokens.counter import REPORTED_MARGIN, TokenCounter
 from dcode.context.tokens.encodings import O200K, encoding
-from tests.support.model_server import ScriptedModelServer, reply
+from tests.support.llama_cpp_wire import LlamaCppPython
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tokens import CJK, CODE, JSON_TEXT, PROSE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,13 +37,22 @@ MESSAGES = [
 ]
 
 
+class Asked(list[str]):
+    """The encodings asked for, in order; ``threads``: the thread each was loaded on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[threading.Thread] = []
+
+
 @pytest.fixture
-def not_loaded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def not_loaded(monkeypatch: pytest.MonkeyPatch) -> Asked:
     """The encoding as if this process had not loaded it yet; records when it is asked for."""
-    asked: list[str] = []
+    asked = Asked()
 
     def load(name: str = O200K):
         asked.append(name)
+        asked.threads.append(threading.current_thread())
         monkeypatch.setattr(counter_module, "is_loaded", lambda name: True)
         return encoding(name)
 
@@ -60,6 +76,59 @@ def test_surely_under_decides_from_lengths_without_the_encoding(not_loaded: list
     assert not_loaded == []
     exact.count_message(MESSAGES[1])  # once loaded, counting is cheap: no more guessing
     assert not_loaded == [O200K] and not exact.surely_under(10**9, MESSAGES)
+
+
+def answered(total: int, id: str = "a1") -> AIMessage:
+    return AIMessage("Noted.", id=id, usage_metadata={"input_tokens": total - 2, "output_tokens": 2, "total_tokens": total})
+
+
+def test_the_providers_figure_bounds_the_history_it_answered(not_loaded: Asked) -> None:
+    counter = TokenCounter("deepseek-chat")  # scaled by HIGH: lengths alone are the loosest
+    counter.bound_request(system=SystemMessage("You are terse."))
+    answer = answered(3_002)
+    messages = [HumanMessage(PROSE * 200, id="h1"), answer, HumanMessage("and now?", id="h2")]
+    after = math.ceil(counter.bound_message(messages[2]) * HIGH)
+    limit = math.ceil(3_002 * REPORTED_MARGIN) + after + 1
+    assert not counter.surely_under(limit, messages)  # ~20 kB of prose: lengths alone cannot tell
+    counter.anchor(answer, counter.fixed_bound)
+    assert counter.surely_under(limit, messages) and not counter.surely_under(limit - 1, messages)
+    other = [HumanMessage(PROSE * 200, id="h1"), answered(3_002, id="resumed"), messages[2]]
+    assert not counter.surely_under(limit, other)  # an answer it never saw reported: lengths only
+    counter.bound_request(system=SystemMessage("You are terse."), tools=[{"type": "function", "function": {"name": "t", "description": PROSE}}])
+    assert not counter.surely_under(limit, messages)  # the tools that joined since are added
+    assert not_loaded == []
+
+
+async def test_a_tool_using_turn_in_a_small_window_leaves_the_encoding_unloaded(
+    server: ScriptedModelServer, make_settings, workspace: Path, not_loaded: Asked
+) -> None:
+    """The system prompt and tool schemas alone are over a 32k window's trigger by their
+    lengths; the provider's figure for the first request bounds the ones after it."""
+    (workspace / "notes.md").write_text(PROSE * 20)
+    server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.md"})]), reply("Read."), reply("Done."))
+    async with await Engine.open(make_settings()) as engine:
+        assert engine.resolved.profile.max_input_tokens <= 32_768
+        runner = engine.runner(HeadlessApprover())
+        events = []
+        for prompt in ("read notes.md", "thanks"):
+            events += [e async for e in runner.run_turn(prompt)]
+    assert not [e for e in events if isinstance(e, ErrorEvent)] and len(server.requests) == 3
+    assert not_loaded == []
+
+
+async def test_dcodes_own_estimate_of_a_missing_usage_bounds_nothing(
+    server: ScriptedModelServer, make_settings, workspace: Path, not_loaded: Asked
+) -> None:
+    """A server that reports no usage gets an estimate of four characters a token, which is no
+    bound: the encoding is loaded to count, in a worker thread."""
+    server.imitate = LlamaCppPython(n_ctx=1_000_000)  # its streams carry no usage
+    (workspace / "notes.md").write_text(PROSE * 20)
+    server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.md"})]), reply("Read."))
+    async with await Engine.open(make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 32_768}})) as engine:
+        runner = engine.runner(HeadlessApprover())
+        events = [e async for e in runner.run_turn("read notes.md")]
+    assert not [e for e in events if isinstance(e, ErrorEvent)]
+    assert not_loaded == [O200K] and not_loaded.threads[0] is not threading.main_thread()
 
 
 def test_observations_counted_later_calibrate_as_at_once(not_loaded: list[str]) -> None:

@@ -35,11 +35,10 @@ from dcode.media.frames import frames_in, windows_in
 from dcode.media.limits import AdmissionLimits
 from dcode.media.store import AttachmentStore
 from dcode.models.profiles import ModelProfile
-from tests.test_media_fixtures import PROJECT_ROOT
+from tests.support import corpus
 
-PILLOW = PROJECT_ROOT.parent / "shared" / "corpus" / "images" / "pillow"
-requires_corpus = pytest.mark.skipif(not PILLOW.is_dir(), reason=f"image corpus not found at {PILLOW}")
-PYPDF = PROJECT_ROOT.parent / "shared" / "corpus" / "pdf" / "pypdf"
+PILLOW, PYPDF = corpus.PILLOW, corpus.PYPDF
+requires_corpus = corpus.requires_corpus(PILLOW)
 
 TEXT_ONLY = ModelProfile()
 IMAGES = ModelProfile(image_inputs=True)
@@ -294,7 +293,7 @@ async def test_a_corrupt_pdf_is_a_clear_error(workspace: Path, store: Attachment
         assert str(message.content).startswith("read_file: bad.pdf is not a readable PDF: ")
 
 
-@pytest.mark.skipif(not PYPDF.is_dir(), reason=f"PDF corpus not found at {PYPDF}")
+@corpus.requires_corpus(PYPDF)
 @pytest.mark.parametrize("profile", [TEXT_ONLY, IMAGES, PDFS], ids=["text", "images", "pdf"])
 async def test_every_corpus_pdf_reads_or_says_why_not(store: AttachmentStore, profile: ModelProfile) -> None:
     """Real-world PDFs (forms, OCR, broken xrefs, every kind of encryption): text, pages or a

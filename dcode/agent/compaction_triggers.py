@@ -77,13 +77,20 @@ class Threshold:
         the session's, with the last request's system message and tools; without one, roughly)."""
         if self.unit is Unit.MESSAGES:
             return len(messages) >= self.limit(window)
-        if tokens is None and counter is not None and counter.surely_under(self.limit(window), messages):
+        if tokens is None and self.known_under(messages, window, counter):
             return False  # known from lengths: the encoding need not be loaded
         if tokens is None:
             from dcode.agent.token_count import count_request
 
             tokens = count_request(messages, counter)
         return tokens >= self.limit(window)
+
+    def known_under(self, messages: Sequence[BaseMessage], window: int, counter: TokenCounter | None = None) -> bool:
+        """Whether the request ``messages`` make is below the threshold, known without counting
+        tokens: by the number of messages, or by the counter's bound from their lengths."""
+        if self.unit is Unit.MESSAGES:
+            return len(messages) < self.limit(window)
+        return counter is not None and counter.surely_under(self.limit(window), messages)
 
     def keep_from(self, messages: Sequence[BaseMessage], window: int, counter: TokenCounter | None = None) -> int:
         """As a keep window: the index of the oldest message kept. Counted in tokens, messages

@@ -10,7 +10,6 @@ a session this process holds, and closing the engine lets them all go.
 from __future__ import annotations
 
 import asyncio
-import threading
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -69,7 +68,6 @@ class Engine:
         self._conn = conn
         self._closed = False
         self._held: dict[str, SessionLock] = {}
-        self._warming: TokenCounter | None = None
         self.attachments = AttachmentStore(settings.attachments_dir)
         self.variants = VariantService(self.attachments)
         self.upload_index = UploadIndex(settings.home)
@@ -133,8 +131,8 @@ class Engine:
 
     def _build(self) -> Any:
         # One token counter for the model: the compaction tiers, /context and the status bar
-        # count with it. Its encoding loads at the first count that needs it, or in a thread
-        # when the UI asks (``warm_tokens``).
+        # count with it. Its encoding loads, in a thread, only when a count needs it: a request
+        # near a trigger, or /context.
         self.tokens = TokenCounter(
             self.resolved.endpoint.spec.model,
             images=image_pricer(route_for(self.resolved.profile)),
@@ -246,7 +244,7 @@ class Engine:
 
     async def context_report(self, session_id: str | None) -> ContextReport:
         """Where the next request's tokens go in a session (``/context``); None: a new one."""
-        await asyncio.to_thread(self.tokens.warm)  # a first count loads the encoding: not on the loop
+        await self.tokens.load()  # a first count loads the encoding: not on the loop
         values: dict[str, Any] = {}
         profile = self.resolved.profile
         spend = None
@@ -277,14 +275,6 @@ class Engine:
 
     def _memory_sources(self) -> list[PromptSource]:
         return memory_sources(self.settings.home, Path(self.settings.workspace))
-
-    def warm_tokens(self) -> None:
-        """Load the token encoding in a thread, once, so that no count on the event loop waits
-        for it (the TUI asks at its first prompt; a short headless task never needs it)."""
-        counter = self.tokens
-        if not counter.ready and counter is not self._warming:
-            self._warming = counter
-            threading.Thread(target=counter.warm, name="dcode-tokens", daemon=True).start()
 
     def switch_model(self, spec: str) -> ResolvedModel:
         """Point later turns at another model; the thread and its history stay as they are."""

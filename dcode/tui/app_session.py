@@ -289,7 +289,6 @@ class SessionWork(_Base):
         status = self.status
         try:
             runner = self._ensure_runner()
-            self.engine.warm_tokens()  # exact counts in the status bar, loaded off the event loop
             await self.transcript.add_user(text, prepared.videos, prepared.files)
             for note in prepared.notes:
                 await self.transcript.notice(note, NoticeLevel.WARNING)
@@ -403,8 +402,8 @@ class SessionWork(_Base):
 
     def _count(self, text: str) -> None:
         self.collector.streaming()  # a very long stream still gets its full collections
-        # The session's token counter (the model's BPE; about four characters a token until
-        # its encoding has loaded, which it does in a worker when the engine opens).
+        # The session's token counter: the model's BPE once a figure has needed its encoding
+        # (a long session, /context), about four characters a token before.
         if self.engine is not None:
             self._streamed_tokens += self.engine.tokens.quick_text(text)
             self.status.streamed_tokens = self._streamed_tokens

@@ -13,6 +13,9 @@ dcode's modules are byte-compiled first, as they are in an installed copy.
   not wait for them);
 - idle RSS: VmRSS (process and children) once the engine has loaded ("Starting…" gone, the idle
   placeholder back) plus 2 s of quiet, in the same launches;
+- RSS after one answered prompt: in the same launches, a one-line prompt typed and sent, the
+  model reading a file with read_file and then answering in one line, that answer on screen,
+  the idle placeholder back, then 2 s of quiet;
 - keystroke latency: with a resumed 1,000-message session, --keys letters typed into the pty at
   a human pace (50-90 ms apart); each is timed from the write of its byte to the read after
   which the prompt line shows it; p50/p95 over all keys of all --session-runs launches;
@@ -45,11 +48,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _tui_support as tui  # noqa: E402
 from _tui_support import PtyRun  # noqa: E402
 
-from tests.support.model_server import reply  # noqa: E402
+from dcode.agent.tools.spec import READ_FILE  # noqa: E402
+from tests.support.model_server import reply, tool_call  # noqa: E402
 
 SMALL, LARGE = 200, 1_000
 STREAM_RATE = (50, 0.01)  # chunk_size, chunk_delay: 5,000 chars/s
 TYPED = ("the-quick-brown-fox-jumps-over-the-lazy-dog-" * 4)[:100]
+PROMPT, ANSWER = "what does notes.md say", "It lists the modules and the tests that cover them."
+NOTES = "# Notes\n\n" + "The parser, the scheduler and the cache each have their own tests.\n" * 40
 
 
 @dataclass
@@ -78,6 +84,7 @@ class Context:
     work: Path
     base_url: str
     stream_url: str
+    answer_url: str
     sessions: dict[int, str] = field(default_factory=dict)
     mcp_slow: int = 0
 
@@ -100,8 +107,19 @@ def percentile(values: list[float], q: float) -> float:
 # -- first paint and idle RSS ---------------------------------------------------------------
 
 
-def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[float]]:
-    paints, ready, rss = [], [], []
+def answered(run: PtyRun) -> float:
+    """VmRSS once the engine has answered one prompt and the app is idle again."""
+    for character in PROMPT:
+        run.write(character.encode())
+        run.pump(0.02)
+    run.write(b"\r")
+    run.wait(lambda s: ANSWER in s.text() and tui.is_ready(s), 60, "the answer to the first prompt")
+    run.pump(2.0)
+    return tui.rss_mb(run.pid)
+
+
+def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[float], list[float]]:
+    paints, ready, rss, after = [], [], [], []
     for n in range(runs):
         home = ctx.work / f"home-start-{n}"
         if ctx.mcp_slow:
@@ -111,7 +129,7 @@ def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[flo
             hang = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}
             servers = {f"slow{i}": hang for i in range(ctx.mcp_slow)}
             (home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
-        run = ctx.launch(home)
+        run = ctx.launch(home, base_url=ctx.answer_url)
         try:
             painted = run.wait(tui.has_first_frame, 15, "the first frame")
             loaded = run.wait(tui.is_ready, 30, "the engine")
@@ -119,9 +137,10 @@ def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[flo
             paints.append(painted - run.spawned)
             ready.append(loaded - run.spawned)
             rss.append(tui.rss_mb(run.pid))
+            after.append(answered(run))
         finally:
             run.quit()
-    return paints, ready, rss
+    return paints, ready, rss, after
 
 
 # -- a resumed session: RSS, then typing ----------------------------------------------------
@@ -278,13 +297,17 @@ def main() -> None:
     answer = tui.long_answer()
     server = tui.timed_server(reply("ok", repeat=True))
     stream_server = tui.timed_server(reply(answer, chunk_size=STREAM_RATE[0], chunk_delay=STREAM_RATE[1], repeat=True))
+    asked = [reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.md"})]), reply(ANSWER)]
+    answer_server = tui.timed_server(*asked * args.runs)
     with tempfile.TemporaryDirectory(prefix="dcode-bench-tui-") as tmp:
-        ctx = Context(Path(tmp), server.base_url, stream_server.base_url, mcp_slow=args.mcp_slow)
+        ctx = Context(Path(tmp), server.base_url, stream_server.base_url, answer_server.base_url, mcp_slow=args.mcp_slow)
         (ctx.work / "ws").mkdir()
+        (ctx.work / "ws" / "notes.md").write_text(NOTES)
         try:
             paints: list[float] = []
             ready: list[float] = []
             idle: list[float] = []
+            after: list[float] = []
             sizes: dict[int, list[float]] = {SMALL: [], LARGE: []}
             keys: dict[int, list[float]] = {SMALL: [], LARGE: []}
             paint_times: dict[int, list[float]] = {SMALL: [], LARGE: []}
@@ -296,8 +319,8 @@ def main() -> None:
                 print(f"built sessions of {SMALL} and {LARGE} messages (turns of prompt, read_file call, 60-line result, "
                       f"Markdown answer) through the engine in {time.monotonic() - built:.1f} s")
             if "startup" in parts:
-                print(f"launching {args.runs}x for first paint and idle RSS…", flush=True)
-                paints, ready, idle = startup(ctx, args.runs)
+                print(f"launching {args.runs}x for first paint, idle RSS and RSS after one answered prompt…", flush=True)
+                paints, ready, idle, after = startup(ctx, args.runs)
             if "sessions" in parts:
                 print(f"resuming each session {args.session_runs}x and typing {min(args.keys, len(TYPED))} keys…", flush=True)
                 for _ in range(args.session_runs):
@@ -313,6 +336,7 @@ def main() -> None:
         finally:
             server.stop()
             stream_server.stop()
+            answer_server.stop()
 
     figures: list[Figure] = []
     if paints:
@@ -320,6 +344,8 @@ def main() -> None:
             Figure("first paint", statistics.median(paints), "s", 0.5,
                    "runs " + ", ".join(f"{v:.2f}" for v in paints) + f" s; engine ready at median {statistics.median(ready):.2f} s"),
             Figure("idle RSS", statistics.median(idle), "MB", 150, "runs " + ", ".join(f"{v:.0f}" for v in idle) + " MB", fmt="{:.0f}"),
+            Figure("RSS after one answered prompt", statistics.median(after), "MB", 150,
+                   "runs " + ", ".join(f"{v:.0f}" for v in after) + " MB", fmt="{:.0f}"),
         ]
     if keys[LARGE]:
         small_rss, large_rss = statistics.median(sizes[SMALL]), statistics.median(sizes[LARGE])

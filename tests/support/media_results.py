@@ -2,7 +2,8 @@
 
 A media result is a list whose first block is the text summary and whose following blocks are
 the attached content (``dcode/agent/tools`` and the request projection share that contract).
-The files are real: corpus images admitted with ``store.admit``, a PDF written with pypdf and a
+The files are real: corpus images (``CORPUS_PNGS``; a test that reads them is marked
+``requires_pngs``) admitted with ``store.admit``, a PDF written with pypdf and a
 WAV with the standard library's ``wave``, admitted byte for byte with ``store.admit_file``.
 """
 
@@ -19,10 +20,11 @@ from dcode.agent.tools.spec import READ_FILE
 from dcode.media.attachment import to_reference_block
 from dcode.media.file_attachment import to_file_reference_block
 from dcode.media.store import AttachmentStore, Source
-from tests.conftest import CORPUS
+from tests.support.corpus import PILLOW, requires_corpus
 
-PILLOW = CORPUS / "images" / "pillow"
 CORPUS_PNGS = ("7x13.png", "1_trns.png", "a_fli.png")
+requires_pngs = requires_corpus(*(PILLOW / name for name in CORPUS_PNGS))
+"""The mark of a test that reads ``CORPUS_PNGS``: it skips, naming the file, without them."""
 
 
 def text(value: str) -> dict[str, Any]:

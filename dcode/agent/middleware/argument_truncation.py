@@ -100,5 +100,8 @@ class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext])
         request: ModelRequest[RunContext],
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        messages = truncated_history(request.messages, self.window, self.triggers, self.counter)
+        counter = self.counter
+        if counter is not None and self.window > 0 and not self.triggers.truncate_at.known_under(request.messages, self.window, counter):
+            await counter.load()  # the trigger is counted next, on the loop: the encoding is built off it
+        messages = truncated_history(request.messages, self.window, self.triggers, counter)
         return await handler(request if messages is None else request.override(messages=messages))

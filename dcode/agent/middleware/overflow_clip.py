@@ -96,6 +96,7 @@ class OverflowClipMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         except Exception as exc:
             if not is_context_overflow(exc):
                 raise
+            await self.counter.load()  # the clip counts on the loop: the encoding is built off it
             clipped = clip_trailing_results(request.messages, self.threshold, self.results_dir, self.counter)
             if clipped is None:
                 raise

@@ -310,17 +310,24 @@ class Compactor:
     def over(self, messages: list[BaseMessage]) -> int | None:
         """The estimated (or last reported) size of the request ``messages`` make (with the
         last request's system message and tools) when it reaches the trigger."""
+        if self.known_under(messages):
+            return None  # the encoding need not be loaded
+        tokens = count_request(messages, self.counter)
         trigger = self.trigger_tokens
-        counter = self.counter
-        if trigger is not None and counter is not None and counter.surely_under(trigger, messages) and reported_tokens(messages) < trigger:
-            return None  # known from lengths: the encoding need not be loaded
-        tokens = count_request(messages, counter)
         if trigger is None:
-            return tokens if self.triggers.summarize_at.reached(messages, self.window, counter=self.counter) else None
+            return tokens  # a count of messages, reached
         if tokens >= trigger and (cut := truncated_history(messages, self.window, self.triggers, self.counter)) is not None:
             tokens = count_request(cut, self.counter)  # what tier 1 would send
         size = max(tokens, reported_tokens(messages))
         return size if size >= trigger else None
+
+    def known_under(self, messages: list[BaseMessage]) -> bool:
+        """Whether the request ``messages`` make is below the trigger, known without counting
+        tokens: by the number of messages, or from their lengths and the provider's last figure."""
+        at = self.triggers.summarize_at
+        if not at.known_under(messages, self.window, self.counter):
+            return False
+        return at.unit is Unit.MESSAGES or reported_tokens(messages) < at.limit(self.window)
 
     def archive_path(self, session_id: str) -> Path:
         """The session's archive file; a subagent's thread (``SESSION/task/N``) has its own (``-task-N``)."""
@@ -342,6 +349,10 @@ class Compactor:
         made. What happened is also emitted, as events. ``focus``: what the user asked the
         summary to keep in particular (``/offload FOCUS``)."""
         effective = effective_messages(messages, previous)
+        if not force and self.known_under(effective):
+            return None
+        if self.counter is not None:
+            await self.counter.load()  # what follows counts on the loop: the encoding is built off it
         tokens = self.over(effective)
         if tokens is None and not force:
             return None

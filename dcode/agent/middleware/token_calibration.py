@@ -19,13 +19,19 @@ from langchain_core.messages import AIMessage
 
 from dcode.agent.run_context import RunContext
 from dcode.context.tokens.counter import TokenCounter
+from dcode.models.usage import usage_is_estimated
+
+
+def answer_with_usage(response: ModelResponse) -> AIMessage | None:
+    for message in reversed(getattr(response, "result", None) or []):
+        if isinstance(message, AIMessage) and message.usage_metadata:
+            return message
+    return None
 
 
 def reported_input(response: ModelResponse) -> int:
-    for message in reversed(getattr(response, "result", None) or []):
-        if isinstance(message, AIMessage) and message.usage_metadata:
-            return int(message.usage_metadata.get("input_tokens", 0))
-    return 0
+    answer = answer_with_usage(response)
+    return int(answer.usage_metadata.get("input_tokens", 0)) if answer is not None and answer.usage_metadata else 0
 
 
 class TokenCalibrationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
@@ -41,9 +47,13 @@ class TokenCalibrationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         counter = self.counter
         if not counter.ready:  # counted when the calibration is first needed, if ever
             counter.bound_request(system=request.system_message, tools=request.tools)
+            fixed_bound = counter.fixed_bound  # this request's, whatever runs meanwhile
             response = await handler(request)
             if reported := reported_input(response):
                 counter.observe_later(reported, request.messages, system=request.system_message, tools=request.tools)
+                answer = answer_with_usage(response)
+                if answer is not None and not usage_is_estimated(answer.response_metadata):
+                    counter.anchor(answer, fixed_bound)  # the provider's figure bounds the next requests
             return response
         counted = counter.count_request(request.messages, system=request.system_message, tools=request.tools)
         response = await handler(request)

@@ -14,16 +14,19 @@ or changed messages go through the encoder; and under the message object itself
 (``MessageMemo``), so the history's messages, the same objects from one call to the next, cost
 a lookup each rather than building that key again (a ``repr`` of the tool calls).
 
-The encoding (tens of megabytes, a third of a second to build) is loaded only when a figure
-needs it. A byte-level BPE never makes more tokens than the text has UTF-8 bytes, so
+The encoding (about 50 MB, a fraction of a second to build) is loaded only when a
+figure needs it. A byte-level BPE never makes more tokens than the text has UTF-8 bytes, so
 ``surely_under`` can tell from lengths alone that a request is below a trigger; a short
-session (a one-line ``dcode -p``) never loads the encoding at all. Until it is loaded, the
-calibration's observations wait (``observe_later``) and are counted, in order, the first time
-the calibration is asked for.
+session (a one-line ``dcode -p``, a few prompts in the TUI) never loads the encoding at all.
+Where a count is about to be needed on the event loop, ``load`` builds the encoding in a worker
+thread first, so the loop never waits for it. Until it is loaded, the calibration's
+observations wait (``observe_later``) and are counted, in order, the first time the
+calibration is asked for.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections import OrderedDict
@@ -42,6 +45,8 @@ CHARS_PER_TOKEN = 4  # before the encoding is loaded (the UI never waits for it)
 CACHE_SIZE = 50_000  # messages remembered; an old entry is only recounted if it comes back
 TOOL_CACHE_SIZE = 1_000
 PENDING_OBSERVATIONS = 64  # the calibration's smoothing forgets older ones anyway
+ANCHORS = 256  # answers remembered with their request's bound (any history's, subagents' too)
+REPORTED_MARGIN = 1.25  # dcode's count of a request may exceed the provider's (tool schemas, calibration)
 
 
 class Encoder(Protocol):
@@ -89,6 +94,7 @@ class TokenCounter:
         self._calibrations: dict[str, Calibration] = {}
         self._pending: dict[str, list[tuple[int, list[Any], Any, list[Any]]]] = {}
         self._bounds: MessageMemo[int] = MessageMemo()
+        self._anchors: OrderedDict[str, int] = OrderedDict()  # answer id -> fixed_bound of its request
         self.fixed = 0  # the system message, the tool schemas and the priming of the last request
         self.fixed_bound = 0  # the same, bounded from lengths (while the encoding is not loaded)
 
@@ -102,6 +108,12 @@ class TokenCounter:
     def warm(self) -> None:
         """Load the encoding now (in a worker), so that no later count waits for it."""
         self.encoder()
+
+    async def load(self) -> None:
+        """Load the encoding in a worker thread, unless it is loaded: for a caller on the event
+        loop about to count (the loop keeps turning while it builds)."""
+        if not self.ready:
+            await asyncio.to_thread(self.warm)
 
     def encoder(self) -> Encoder:
         if self._encoder is None:
@@ -239,14 +251,48 @@ class TokenCounter:
             found = self._tools[key] = _bytes(json.dumps(_schema(tool), ensure_ascii=False))
         return found
 
-    def surely_under(self, limit: int, messages: Iterable[Any]) -> bool:
+    def anchor(self, answer: Any, fixed_bound: int) -> None:
+        """``answer`` came back with the provider's own usage for a request whose system message
+        and tools were bounded at ``fixed_bound`` (``bound_request``): later requests of the same
+        history may be bounded from its figure."""
+        if answer.id is not None:
+            self._anchors[answer.id] = fixed_bound
+            while len(self._anchors) > ANCHORS:
+                self._anchors.popitem(last=False)
+
+    def surely_under(self, limit: int, messages: Sequence[Any]) -> bool:
         """Whether the request ``messages`` make (with the last request's system message and
-        tools), as ``estimate_request`` would count it, is certainly below ``limit``, known
-        without the encoding. False once the encoding is loaded: counting is cheap then."""
+        tools), as ``estimate_request`` would count it, is below ``limit``, known without the
+        encoding. False once the encoding is loaded: counting is cheap then.
+
+        Two bounds, the lower decides. From lengths alone: certain, but about four times the
+        count of English text, so a system prompt and tool schemas alone can reach a small
+        window's trigger. From the provider's figure for an earlier request of this history
+        (``anchor``) and the lengths of what came after it, with a margin for the difference
+        between the provider's count and dcode's."""
         if self.ready:
             return False
-        bound = max(self.fixed, self.fixed_bound) + sum(self.bound_message(message) for message in messages)
-        return (bound if self.family.exact else math.ceil(bound * HIGH)) < limit
+        return min(self._length_bound(messages), self._reported_bound(messages)) < limit
+
+    def _scaled(self, bound: int) -> int:
+        """A bound in o200k tokens as ``estimate`` may scale it (up to ``HIGH`` when calibrated)."""
+        return bound if self.family.exact else math.ceil(bound * HIGH)
+
+    def _length_bound(self, messages: Sequence[Any]) -> int:
+        return self._scaled(max(self.fixed, self.fixed_bound) + sum(self.bound_message(message) for message in messages))
+
+    def _reported_bound(self, messages: Sequence[Any]) -> float:
+        """From the newest answer in ``messages`` whose usage was the provider's: its request and
+        itself as reported, then what came after it and the tools that joined since, by length."""
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            fixed = self._anchors.get(message.id) if message.type == "ai" and message.id is not None else None
+            if fixed is None:
+                continue
+            total = int((message.usage_metadata or {}).get("total_tokens") or 0)  # the answer itself too
+            later = max(0, self.fixed_bound - fixed) + sum(self.bound_message(m) for m in messages[index + 1 :])
+            return math.ceil(total * REPORTED_MARGIN) + self._scaled(later)
+        return math.inf
 
     # -- calibration ---------------------------------------------------------------------
 
