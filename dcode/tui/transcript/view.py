@@ -396,11 +396,25 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
 
     def tool_progress(self, call_id: str, text: str, agent: tuple[str, ...] = ()) -> None:
         """A running call's progress, on its line (refreshed at most every ``ARGS_REFRESH`` s)."""
-        key = (agent, call_id)
-        call = self._calls.get(key)
+        call = self._calls.get((agent, call_id))
         if call is None or not call.running:
             return
         call.progress = text
+        self._refresh_running(call, agent)
+
+    def tool_output(self, call_id: str, tail: str, lines: int, agent: tuple[str, ...] = ()) -> None:
+        """What a running call has printed so far (its last lines), under its line; refreshed
+        as its progress is."""
+        call = self._calls.get((agent, call_id))
+        if call is None or not call.running:
+            return
+        call.tail, call.tail_lines = tail, lines
+        self._refresh_running(call, agent)
+
+    def _refresh_running(self, call: ToolCallEntry, agent: tuple[str, ...]) -> None:
+        """Show a running call's news now, or (when it was shown less than ``ARGS_REFRESH`` s
+        ago) once that has passed: the last news of a burst is shown too."""
+        key = (agent, call.call_id)
         now = time.monotonic()
         if now - self._args_refreshed.get(key, 0.0) >= ARGS_REFRESH:
             self._args_refreshed[key] = now
