@@ -511,11 +511,12 @@ def trust(
 def doctor(
     model: Annotated[Optional[str], typer.Option("-m", "--model")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Also test the connection to the model.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Also test the connection to the model's server.")] = False,
+    ping: Annotated[bool, typer.Option("--ping", help="Also send the model one tiny request: how long it takes to answer, and what it says.")] = False,
 ) -> None:
     from dcode.doctor import run_doctor
 
-    raise typer.Exit(run_doctor(_settings(model=model, base_url=base_url), check=check))
+    raise typer.Exit(run_doctor(_settings(model=model, base_url=base_url), check=check, ping=ping))
 
 
 @media_app.command("inspect", help="Show exactly what would be sent for each PATH (images; a video's frames).")
