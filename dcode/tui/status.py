@@ -28,21 +28,34 @@ from dcode.terminal_text import safe_text
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
-MODE_LABELS: dict[ApprovalMode, str] = {
-    ApprovalMode.MANUAL: "manual: ask before edits and shell",
-    ApprovalMode.EDITS: "edits: auto-approve workspace edits",
-    ApprovalMode.ALL: "all: approve everything",
-}
-
-# What each mode still asks about, by approval kind, once some kinds are approved for the session.
+# What each mode asks about, by approval kind; a kind answered "yes for the session" drops out.
+# A tool dcode does not know (an MCP tool) asks in both; ``a`` on one allows that tool alone,
+# shown as a tag of its own, so "other tools" stays in the list.
 _STILL_ASKS: dict[ApprovalMode, tuple[tuple[ApprovalKind, str], ...]] = {
-    ApprovalMode.MANUAL: ((ApprovalKind.EDIT, "edits"), (ApprovalKind.SHELL, "shell"), (ApprovalKind.FETCH, "web fetches")),
+    ApprovalMode.MANUAL: (
+        (ApprovalKind.EDIT, "edits"),
+        (ApprovalKind.SHELL, "shell"),
+        (ApprovalKind.FETCH, "web fetches"),
+        (ApprovalKind.TOOL, "other tools"),
+    ),
     ApprovalMode.EDITS: (
         (ApprovalKind.EDIT, "edits outside the workspace"),
         (ApprovalKind.SHELL, "shell"),
         (ApprovalKind.FETCH, "web fetches"),
+        (ApprovalKind.TOOL, "other tools"),
     ),
 }
+
+
+def _asks(mode: ApprovalMode, allowed: Collection[ApprovalKind] = ()) -> str:
+    asks = [what for kind, what in _STILL_ASKS.get(mode, ()) if kind not in allowed]
+    if not asks:
+        return "approve everything" if mode is ApprovalMode.ALL else "no questions for the rest of the session"
+    listed = f"{', '.join(asks[:-1])} and {asks[-1]}" if len(asks) > 1 else asks[0]
+    return f"ask before {listed}"
+
+
+MODE_LABELS: dict[ApprovalMode, str] = {mode: f"{mode.value}: {_asks(mode)}" for mode in ApprovalMode}
 
 
 SHOWN_TOOLS = 2
@@ -59,10 +72,7 @@ def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), tools
     if not kinds and not tools:
         return MODE_LABELS[mode]
     tags = "".join(f" +{kind.value}" for kind in kinds) + tool_tags(tools)
-    asks = [what for kind, what in _STILL_ASKS.get(mode, ()) if kind not in allowed]
-    listed = f"{', '.join(asks[:-1])} and {asks[-1]}" if len(asks) > 1 else "".join(asks)
-    description = f"ask before {listed}" if asks else "no questions for the rest of the session"
-    return f"{mode.value}{tags}: {description}"
+    return f"{mode.value}{tags}: {_asks(mode, allowed)}"
 
 
 def tool_tags(tools: Sequence[str]) -> str:
