@@ -225,9 +225,14 @@ async def test_offload_says_what_it_did_and_opens_the_archive(server: ScriptedMo
         for prompt in ("first", "second"):
             await h.send(prompt)
             await h.idle()
+        reported = h.app.status.context_tokens
+        assert reported > 0 and not h.app.status.estimated
         await h.send("/offload")
         await h.until(lambda: any(n.path for n in notices(h)), what="the compaction")
         assert any(n.text == "compacting the conversation (asked for)…" for n in notices(h))
+        # The status bar shows the smaller size at once (estimated: no request has said it yet).
+        await h.until(lambda: h.app.status.estimated, what="the new size in the status bar")
+        assert 0 < h.app.status.context_tokens < reported and "Context ~" in h.text()
         [done] = [n for n in notices(h) if n.path]
         archive = dcode_home / "conversation_history" / f"{h.app.runner.session_id}.md"
         assert done.path == str(archive) and archive.is_file()
