@@ -54,6 +54,7 @@ from dcode.tui.commands import Invocation, SlashCommandProvider
 from dcode.tui.graphics import Graphics
 from dcode.tui.messages import EngineFailed, EngineReady
 from dcode.tui.status import QueuedStrip, StatusBar, display_path, read_git_branch
+from dcode.tui.toasts import ToastPlacement
 from dcode.tui.transcript import NoticeLevel, Transcript
 from dcode.tui.transcript.view import ANSWER_MODULE
 from dcode.tui.tui_approver import TuiApprover
@@ -199,6 +200,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self._install_media()
         self._sync_prompt_busy()
         self.prompt_input.focus()
+        ToastPlacement(self, self.screen, self.transcript).install()
         if self._initial_prompt and self._initial_prompt.strip():
             self.submit(Pending(self._initial_prompt))
         self.call_after_refresh(self._after_first_paint)
