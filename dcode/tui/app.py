@@ -86,6 +86,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     busy = var(False)  # no class on the App: restyling the whole DOM at each turn's end stalls a frame
     ready = var(False, toggle_class="-ready")
     starting = var(False)  # the engine is loading (not failed, not waiting for the first-run screen)
+    no_model = var(False)  # no model can be reached: the first-run screen says why
 
     def __init__(
         self,
@@ -122,6 +123,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self._paint_on_ready = session_id is not None
         self._painted_checkpoint: tuple[str, str, int] | None = None  # session, checkpoint, messages painted early
         self._setup_problem = setup_problem
+        self._setup_noticed: str | None = None  # the problem the transcript has said already
         # How to resolve the settings again (after the first-run screen, or once the project is
         # trusted): launch_tui's keeps the command line's flags; by default, the files and the
         # environment alone.
@@ -152,12 +154,17 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     def watch_starting(self) -> None:
         self._sync_prompt_busy()
 
+    def watch_no_model(self) -> None:
+        self._sync_prompt_busy()
+
     def _sync_prompt_busy(self) -> None:
         prompts = self.query("#prompt")
         if prompts:
             prompt = prompts.first(PromptInput)
-            prompt.busy = self.busy or not self.ready
+            waiting = self.no_model and not self.ready  # nothing is working: dcode waits for a model
+            prompt.busy = self.busy or (not self.ready and not waiting)
             prompt.starting = self.starting and not self.ready
+            prompt.no_model = waiting
 
     def compose(self) -> ComposeResult:
         kwargs = {"window": self._window} if self._window else {}
@@ -195,6 +202,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else self._branch  # type: ignore[assignment]
         status.activity = "Starting…"
         self.starting = not self._setup_problem
+        self.no_model = bool(self._setup_problem)
         self.prompt_input.set_commands(commands.popup_entries())
         self._load_prompt_commands()
         self._install_media()
@@ -323,6 +331,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
 
         self.status.activity = "No model"
         self.starting = False
+        self.no_model = True
         screen = FirstRunScreen(problem, self.settings, check=self._connection_check)
 
         def closed(retry: bool | None) -> None:
@@ -346,20 +355,22 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
 
     def _after_first_run(self, retry: bool | None) -> None:
         if not retry:
-            self.call_later(
-                self.transcript.notice,
-                f"{self._setup_problem} — fix it and send a prompt to try again.",
-                NoticeLevel.ERROR,
-            )
+            # The dialog said it; the transcript keeps it once, however often the dialog opens.
+            if self._setup_problem and self._setup_problem != self._setup_noticed:
+                self._setup_noticed = self._setup_problem
+                self.call_later(self.transcript.notice, f"{self._setup_problem} — fix it and send a prompt to try again.", NoticeLevel.ERROR)
             self.prompt_input.focus()
             return
         self._retry_setup()
 
     def _retry_setup(self) -> None:
+        """Resolve the settings again (the config may have been fixed meanwhile): the engine
+        opens, or the first-run screen says what is still wrong."""
         self._resolve_settings_again()
         if self._setup_problem:
             self._show_first_run(self._setup_problem)
             return
+        self.no_model = False
         self.status.activity = "Starting…"
         self.prompt_input.focus()
         self._open_engine()

@@ -116,7 +116,7 @@ class SessionWork(_Base):
             what = "the turn" if self.workers_in("turn") else "what is running"
             self.call_later(self.transcript.notice, f"/{item.invocation.command.name} will run when {what} ends")
         if not self.ready and self._setup_problem and not self.workers_in("engine"):
-            self._show_first_run(self._setup_problem)
+            self._retry_setup()  # what the user fixed meanwhile counts
 
     @work(group="mcp-prompt", exit_on_error=False)
     async def _expand_mcp_prompt(self, item: Pending) -> None:
