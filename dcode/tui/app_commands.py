@@ -268,9 +268,15 @@ class SlashCommands(_Base):
     async def _show_next_request_size(self) -> None:
         """The status bar's context figure, now: what the next request will hold (estimated,
         as ``/context`` counts it), rather than the last request's until the next turn."""
-        assert self.engine is not None and self.runner is not None
-        report = await self.engine.context_report(self.runner.session_id)
-        self.status.set_usage(report.used, report.window, estimated=True)
+        engine, runner = self.engine, self.runner
+        if engine is None or runner is None:
+            return
+        try:
+            report = await engine.context_report(runner.session_id)
+        except Exception:  # noqa: BLE001 - a figure, not worth a line: the next turn reports it
+            return
+        if self.is_running:  # not when the app is closing under it
+            self.status.set_usage(report.used, report.window, estimated=True)
 
     async def _rewind(self) -> None:
         """Pick a prompt, then what to take back to before it; the transcript is painted again

@@ -249,7 +249,7 @@ class StatusBar(Widget):
             pieces.append(Content.styled(f" · {cost}", "$text-muted"))
         return Content("").join(pieces)
 
-    def _left_bottom(self) -> Content:
+    def _left_bottom(self, hint: bool = True) -> Content:
         mode_style = {
             ApprovalMode.MANUAL: "$text-primary",
             ApprovalMode.EDITS: "$text-warning",
@@ -257,14 +257,23 @@ class StatusBar(Widget):
         }[self.mode]
         return Content.assemble(
             (f"⏵ {mode_label(self.mode, self.allowed, self.tools)}", mode_style),
-            (" (shift+tab)", "$text-muted"),
+            (" (shift+tab)" if hint else "", "$text-muted"),
             ("  ", ""),
             (safe_text(self.model), "$text-secondary"),  # a name a server may have given
         )
 
-    def _right_bottom(self) -> Content:
-        text = self.cwd + (f"  {self.branch}" if self.branch else "")  # a directory's name, .git/HEAD's words
-        return Content.styled(safe_text(text), "$text-muted")
+    def _right_bottom(self, cwd: bool = True) -> Content:
+        text = (self.cwd if cwd else "") + (f"  {self.branch}" if self.branch else "")  # a directory's name, .git/HEAD's words
+        return Content.styled(safe_text(text.strip()), "$text-muted")
+
+    def _bottom(self, width: int) -> Content:
+        """The mode line: all of it when it fits; else without the key hint, then without the
+        directory (the header says it), before anything is cut."""
+        for hint, cwd in ((True, True), (False, True), (False, False)):
+            left, right = self._left_bottom(hint), self._right_bottom(cwd)
+            if left.cell_length + right.cell_length + 1 <= width:
+                break
+        return self._line(left, right, width)
 
     def _line(self, left: Content, right: Content, width: int) -> Content:
         room = width - left.cell_length - right.cell_length
@@ -277,7 +286,7 @@ class StatusBar(Widget):
     def render(self) -> RenderResult:
         width = max(10, self.content_size.width)
         top = self._line(self._left_top(), self._right_top(), width)
-        bottom = self._line(self._left_bottom(), self._right_bottom(), width)
+        bottom = self._bottom(width)
         return Content("\n").join([top, bottom])
 
 
