@@ -5,8 +5,8 @@ the SQLite checkpointer) opens in a worker afterwards. Until it is ready, and wh
 prompts and most commands wait in a visible queue. One ``match`` turns the core's events into
 transcript and status updates; widgets talk back only through messages.
 
-Start-up, in order: the first frame paints; the trust question comes first when the project's
-config has settings that wait for it (``app_trust``); then the first-run screen when no model
+Start-up, in order: the first frame paints; the trust question comes first when the project
+asks for anything that waits for it: settings, agents' models, MCP servers (``app_trust``); then the first-run screen when no model
 can be reached, else the engine opens in a worker, with a resumed session's transcript painted
 from its checkpoint meanwhile; once the engine is open, the resumed session is taken (held by
 another dcode: the user forks it or leaves) and the app is ready, running what was queued.
@@ -226,10 +226,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self.prompt_input.set_commands(commands.popup_entries(found) + self.mcp_prompt_entries)
 
     def _after_first_paint(self) -> None:
-        if self.settings.ignored:
-            self._ask_trust()
-            return
-        self._open_or_set_up()
+        self._check_trust()  # then the engine opens, or the first-run screen says what is missing
 
     def _open_or_set_up(self) -> None:
         if self._setup_problem:
