@@ -59,6 +59,7 @@ from dcode.tui.transcript import NoticeLevel, Transcript
 from dcode.tui.transcript.view import ANSWER_MODULE
 from dcode.tui.tui_approver import TuiApprover
 from dcode.tui.widgets.prompt_input import PromptInput
+from dcode.tui.widgets.welcome import Welcome
 
 if TYPE_CHECKING:
     from dcode.agent.engine import Engine
@@ -168,7 +169,8 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
 
     def compose(self) -> ComposeResult:
         kwargs = {"window": self._window} if self._window else {}
-        yield Transcript(id="transcript", animate=self._animated, **kwargs)
+        header = Welcome(self.settings.model, self._cwd_label, id="welcome")
+        yield Transcript(id="transcript", animate=self._animated, header=header, **kwargs)
         yield QueuedStrip(id="queued")
         yield PromptInput(history_path=self.settings.history_file, workspace=self.settings.workspace, id="prompt")
         yield StatusBar(clock=self._clock, animate=self._animated, id="status")
@@ -383,7 +385,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             self._setup_problem = str(exc)
             return False
         self._setup_problem = find_setup_problem(self.settings)
-        self.status.model = self.settings.model
+        self.status.model = self.query_one("#welcome", Welcome).model = self.settings.model
         return True
 
     def _ensure_runner(self) -> SessionRunner:
@@ -487,6 +489,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             resolved = self.engine.resolved
             effort = resolved.profile.reasoning_effort
             self.status.model = f"{resolved.spec} · {effort}" if effort else resolved.spec
+            self.query_one("#welcome", Welcome).model = self.status.model
             self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None, markup: bool = True) -> None:

@@ -74,8 +74,12 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
     }
     """
 
-    def __init__(self, *, window: int = WINDOW, batch: int = BATCH, animate: bool = True, id: str | None = None) -> None:
+    def __init__(
+        self, *, window: int = WINDOW, batch: int = BATCH, animate: bool = True, header: Widget | None = None, id: str | None = None
+    ) -> None:
+        """``header``: a widget that opens the transcript and stays there (a new session too)."""
         super().__init__(id=id)
+        self._header = header
         self.window = window
         self.batch_size = batch
         self.animated = animate
@@ -95,6 +99,8 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self._paint_waiters: list[asyncio.Future[None]] = []
 
     def compose(self) -> Iterable[Widget]:
+        if self._header is not None:
+            yield self._header
         yield self._marker
 
     def on_mount(self) -> None:
@@ -192,7 +198,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self.call_after_refresh(self._fill_viewport)
 
     async def clear(self) -> None:
-        await self.remove_children([child for child in self.children if child is not self._marker])
+        await self.remove_children([child for child in self.children if child not in (self._marker, self._header)])
         for entry in self.entries:
             entry.view = None
         self.entries = []
