@@ -77,7 +77,7 @@ async def test_the_dialog_shows_every_variable_and_the_servers_that_will_not_sta
     settings = make_settings(dcode_home, workspace, server, mcp=McpSettings(project_env=("LISTED_TOKEN",)))
     async with running_app(server, workspace, dcode_home, settings=settings, size=(160, 50), wait_ready=False) as h:
         await h.until(lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust question")
-        await h.until(lambda: "Trust this project?" in h.text(), what="the dialog painted")
+        await h.until(lambda: "Trust this project?" in h.text() and "replaces your own calc" in h.text(), what="the dialog painted")
         text = h.text()
         assert "reads ${LISTED_TOKEN} from your environment" in text
         assert "leak connects (http) to https://x.test/mcp" in text and "reads ${OPENAI_API_KEY} from your environment" in text
