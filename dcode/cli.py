@@ -96,6 +96,8 @@ def run(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
+    if not print_mode:
+        _require_terminal()
     from dcode.headless import OutputFormat
 
     if output_format not in {f.value for f in OutputFormat}:
@@ -219,6 +221,27 @@ def _read_stdin() -> str:
     except UnicodeDecodeError as exc:
         _fail(f"the prompt on stdin is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); nothing was sent")
         raise  # unreachable
+
+
+def _require_terminal() -> None:
+    """The TUI draws on a terminal and reads keys from one: without one (a pipe, a file, cron,
+    CI) it could only hang or scribble escape codes, so dcode says how to run headless instead."""
+    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not _is_terminal(stream)]
+    if not missing:
+        return
+    what = " and ".join(missing)
+    _fail(
+        f"the TUI needs a terminal, and {what} {'is' if len(missing) == 1 else 'are'} not one. "
+        "To run without one: dcode -p \"PROMPT\" (or: ... | dcode -p -), "
+        "with --output-format json or stream-json for scripts"
+    )
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # replaced by something without a file, or closed
+        return False
 
 
 def _require_utf8(prompt: str | None) -> None:
@@ -488,11 +511,12 @@ def trust(
 def doctor(
     model: Annotated[Optional[str], typer.Option("-m", "--model")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Also test the connection to the model.")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Also test the connection to the model's server.")] = False,
+    ping: Annotated[bool, typer.Option("--ping", help="Also send the model one tiny request: how long it takes to answer, and what it says.")] = False,
 ) -> None:
     from dcode.doctor import run_doctor
 
-    raise typer.Exit(run_doctor(_settings(model=model, base_url=base_url), check=check))
+    raise typer.Exit(run_doctor(_settings(model=model, base_url=base_url), check=check, ping=ping))
 
 
 @media_app.command("inspect", help="Show exactly what would be sent for each PATH (images; a video's frames).")

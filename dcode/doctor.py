@@ -17,7 +17,7 @@ def _print(line: str) -> None:
     print(for_stream(line, sys.stdout))
 
 
-def run_doctor(settings: Settings, *, check: bool = False) -> int:
+def run_doctor(settings: Settings, *, check: bool = False, ping: bool = False) -> int:
     from dcode.models.factory import resolve_model
     from dcode.models.media_support import GUESSED_MARK, guessed_summary
 
@@ -52,6 +52,8 @@ def run_doctor(settings: Settings, *, check: bool = False) -> int:
     _print(f"video        {_video_line()}")
     if check:
         problems += _check_connection(settings, resolved)
+    if ping:
+        problems += _ping(settings, resolved)
     return 1 if problems else 0
 
 
@@ -125,6 +127,18 @@ def _check_sessions(settings: Settings) -> int:
         return 1
     _print(f"sessions     {path} ({count} session{'s' if count != 1 else ''})")
     return 0
+
+
+def _ping(settings: Settings, resolved: Any) -> int:
+    """One tiny request to the model: the time it took and what it said, or why it failed."""
+    from dcode.models.connection import ping_model
+
+    result = ping_model(resolved, settings)
+    if result.ok:
+        _print(f"ping         ok: {resolved.spec} answered in {result.seconds:.2f} s: {result.said}")
+        return 0
+    _print(f"ping         FAILED after {result.seconds:.2f} s: {result.said}")
+    return 1
 
 
 def _check_connection(settings: Settings, resolved: object) -> int:

@@ -1,5 +1,7 @@
 """``dcode --help`` and ``--version`` must not pay for the heavy stack."""
 
+import os
+import pty
 import subprocess
 import sys
 
@@ -43,7 +45,7 @@ import sys
 import textual.app
 
 def run(self, *args, **kwargs):
-    print("MODULES:" + ",".join(sorted({{name.split('.')[0] for name in sys.modules}} & set({heavy!r}))))
+    print("MODULES:" + ",".join(sorted({{name.split('.')[0] for name in sys.modules}} & set({heavy!r}))), file=sys.stderr)
     raise SystemExit(0)
 
 textual.app.App.run = run
@@ -57,9 +59,16 @@ def test_the_tui_starts_without_the_heavy_stack(tmp_path) -> None:
     argument parsers pull in just to read the flags)."""
     code = LAUNCH_PROBE.format(heavy=HEAVY + ("pydantic", "PIL", "av"))
     env = {"DCODE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "test"}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    primary, secondary = pty.openpty()  # the TUI runs only on a terminal
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", code], stdin=secondary, stdout=secondary, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=60
+        )
+    finally:
+        os.close(primary)
+        os.close(secondary)
     assert result.returncode == 0, result.stderr
-    assert "MODULES:textual\n" in result.stdout, result.stdout
+    assert "MODULES:textual\n" in result.stderr, result.stderr
 
 
 INSPECT_PROBE = """

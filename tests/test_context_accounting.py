@@ -112,3 +112,21 @@ def test_the_spend_line_says_how_cached_input_was_priced() -> None:
     assert unpriced.endswith("$0.4020 · cached input priced as other input (no cached price known for this model)")
     assert str(spend_line(Spend(10, 0, 1, 0.5, cached_priced=False)).plain).endswith("$0.5000")
     assert str(spend_line(Spend(10, 5, 1, None, cached_priced=False)).plain).endswith("· no price known for this model")
+
+
+async def test_the_context_screen_explains_how_its_figures_are_counted(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    from tests.test_tui_app_support import make_settings
+
+    server.input_scale = 1.3  # a tokenizer that needs 30% more tokens than the one dcode counts with
+    settings = make_settings(dcode_home, workspace, server, model="openai:qwen3-coder")
+    async with running_app(server, workspace, dcode_home, reply("hello there"), settings=settings) as h:
+        await h.send("hi " * 400)
+        await h.idle()
+        await h.send("/context")
+        await h.until(lambda: isinstance(h.app.screen, ContextScreen), what="the context screen")
+        await h.pilot.pause()
+        hint = " ".join(str(h.app.screen.query_one("#context-hint", Static).content).split())
+    assert hint.startswith("~ marks dcode's estimate. dcode counts with o200k_base (this model's own tokenizer is not shipped)")
+    assert "the provider has counted this session's requests at ×1.30 dcode's figures, so the estimates are scaled by that." in hint
+    assert "input tokens for the last request; dcode's count before scaling was 23." in hint and "% below it." in hint
+    assert hint.endswith("Esc or q to close")

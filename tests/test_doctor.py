@@ -105,3 +105,26 @@ def test_doctor_and_media_inspect_name_the_image_transport(tmp_path) -> None:
     assert '"transport": "files"' in inspected.stdout
     text = subprocess.run([DCODE, "media", "inspect", str(shot), "-m", "openai:gpt-4.1"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
     assert "  transport   files: each image uploaded once" in text.stdout  # known without a key
+
+
+def test_doctor_ping_sends_the_model_one_tiny_request(server, tmp_path) -> None:
+    from tests.support.model_server import reply
+
+    server.script(reply("pong"))
+    result = doctor(["-m", "openai:test-model", "--base-url", server.base_url, "--ping"], tmp_path, {"OPENAI_API_KEY": "k"})
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("ping ")]
+    assert line.startswith("ping         ok: openai:test-model answered in ") and line.endswith(" s: pong")
+    [request] = server.requests  # one request, the prompt a person can read in the server's log
+    assert request.transcript()[-1] == ("user", "Reply with the single word: pong")
+
+
+def test_doctor_ping_says_why_the_model_did_not_answer(server, tmp_path) -> None:
+    from tests.support.model_server import fault
+
+    server.script(fault.status(401, repeat=True))
+    result = doctor(["-m", "openai:test-model", "--base-url", server.base_url, "--ping"], tmp_path, {"OPENAI_API_KEY": "wrong"})
+    assert result.returncode == 1
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("ping ")]
+    assert line.startswith("ping         FAILED after ") and "authentication failed (401)" in line and "check the API key" in line
+    assert len(server.requests) == 1  # never retried: a ping is one request

@@ -126,16 +126,16 @@ async def test_the_tui_offers_the_tool_or_its_server_and_shows_what_was_allowed(
         assert "a yes, and allow calc__add for this session" in screen and "s yes, and all of calc's tools" in screen
         await h.press("a")
         await h.idle()
-        assert "⏵ manual +calc__add: ask before edits, shell and web fetches" in h.text()
+        assert "⏵ manual +calc__add: ask before edits, shell, web fetches and other tools" in h.text()
         await h.send("pid")
         await h.approval()  # another tool of calc: asked
         await h.press("s")
         await h.idle()
-        assert "⏵ manual +calc__* +calc__add: ask before edits, shell and web fetches" in h.text()
+        assert "⏵ manual +calc__* +calc__add: ask before edits, shell, web fetches and other tools" in h.text()
         await h.send("big")
         await h.idle()  # no question
         assert h.tool_results()[-1] == "012"
         await h.send("/approve manual")
-        withdrawn = "approval mode set to manual: ask before edits and shell · the session's yes to calc__* and calc__add is withdrawn"
+        withdrawn = "approval mode set to manual: ask before edits, shell, web fetches and other tools · the session's yes to calc__* and calc__add is withdrawn"
         await h.until(lambda: notices(h)[-1:] == [withdrawn], what="the confirmation")
         assert h.app.runner is not None and not h.app.runner.policy.session_tools

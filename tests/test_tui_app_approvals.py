@@ -46,17 +46,17 @@ async def test_a_approves_the_kind_for_the_session_until_approve_mode_withdraws_
         await h.approval()
         await h.press("a")
         await h.idle()
-        assert "⏵ manual +edit: ask before shell and web fetches" in h.text()
+        assert "⏵ manual +edit: ask before shell, web fetches and other tools" in h.text()
         await h.send("write b")
         await h.idle()  # no second question
         assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
         assert h.app.runner is not None and h.app.runner.policy.session_allowed
         await h.send("/approve")
-        await h.until(lambda: notices(h)[-1:] == ["approval mode is manual +edit: ask before shell and web fetches · /approve manual, edits or all sets it"], what="the mode line")
+        await h.until(lambda: notices(h)[-1:] == ["approval mode is manual +edit: ask before shell, web fetches and other tools · /approve manual, edits or all sets it"], what="the mode line")
         await h.send("/approve manual")
-        withdrawn = "approval mode set to manual: ask before edits and shell · the session's yes to edit is withdrawn"
+        withdrawn = "approval mode set to manual: ask before edits, shell, web fetches and other tools · the session's yes to edit is withdrawn"
         await h.until(lambda: notices(h)[-1:] == [withdrawn], what="the confirmation")
-        assert "⏵ manual: ask before edits and shell" in h.text()
+        assert "⏵ manual: ask before edits, shell, web fetches and other tools" in h.text()
         assert h.app.runner is not None and not h.app.runner.policy.session_allowed
         await h.send("write c")
         await h.approval()  # it asks again
@@ -66,14 +66,17 @@ async def test_a_approves_the_kind_for_the_session_until_approve_mode_withdraws_
 
 
 def test_mode_labels_name_what_still_asks() -> None:
-    assert mode_label(ApprovalMode.MANUAL) == "manual: ask before edits and shell"
-    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.SHELL}) == "manual +shell: ask before edits and web fetches"
-    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.FETCH}) == "manual +fetch: ask before edits and shell"
-    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.SHELL}) == "edits +shell: ask before edits outside the workspace and web fetches"
-    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.EDIT, ApprovalKind.SHELL}) == "edits +edit +shell: ask before web fetches"
+    # Everything manual asks about, whether or not something was allowed for the session.
+    assert mode_label(ApprovalMode.MANUAL) == "manual: ask before edits, shell, web fetches and other tools"
+    assert mode_label(ApprovalMode.EDITS) == "edits: ask before edits outside the workspace, shell, web fetches and other tools"
+    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.SHELL}) == "manual +shell: ask before edits, web fetches and other tools"
+    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.FETCH}) == "manual +fetch: ask before edits, shell and other tools"
+    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.SHELL}) == "edits +shell: ask before edits outside the workspace, web fetches and other tools"
+    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.EDIT, ApprovalKind.SHELL}) == "edits +edit +shell: ask before web fetches and other tools"
     everything = {ApprovalKind.EDIT, ApprovalKind.SHELL, ApprovalKind.FETCH}
-    assert mode_label(ApprovalMode.EDITS, everything) == "edits +edit +fetch +shell: no questions for the rest of the session"
-    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.EDIT}) == "manual +edit: ask before shell and web fetches"
+    assert mode_label(ApprovalMode.EDITS, everything) == "edits +edit +fetch +shell: ask before other tools"
+    assert mode_label(ApprovalMode.MANUAL, everything | {ApprovalKind.TOOL}) == "manual +edit +fetch +shell +tool: no questions for the rest of the session"
+    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.EDIT}) == "manual +edit: ask before shell, web fetches and other tools"
     assert mode_label(ApprovalMode.ALL, {ApprovalKind.SHELL}) == "all: approve everything"
 
 
@@ -161,7 +164,7 @@ async def test_a_web_fetch_asks_with_its_whole_url_and_a_remembers_fetches_only(
         await h.idle()
         assert call.status is ToolStatus.OK
         assert h.tool_results()[-1].endswith("Start here.")
-        assert "⏵ manual +fetch: ask before edits and shell" in h.text()
+        assert "⏵ manual +fetch: ask before edits, shell and other tools" in h.text()
         assert h.app.runner is not None and h.app.runner.policy.session_allowed == {ApprovalKind.FETCH}
         await h.send("again")
         await h.idle()  # no second question

@@ -193,20 +193,48 @@ async def test_first_run_screen_keeps_the_draft_then_retries(server: ScriptedMod
     problem = find_setup_problem(broken)
     assert problem and "OPENAI_API_KEY" in problem
     fixed = make_settings(dcode_home, workspace, server)
+    resolved = [broken]  # what the config and the environment say when asked again
     async with running_app(server, workspace, dcode_home, reply("hello"), settings=broken, wait_ready=False,
-                           setup_problem=problem, reload_settings=lambda: fixed) as h:
+                           setup_problem=problem, reload_settings=lambda: resolved[-1]) as h:
         await h.until(lambda: isinstance(h.app.screen, FirstRunScreen), what="the first-run screen")
         await h.press(*"hi ")
         await h.press("escape")
         await h.until(lambda: not isinstance(h.app.screen, FirstRunScreen))
         assert h.app.prompt_input.text == "hi "  # typed into the dialog, kept for the prompt
-        await h.send("there")
+        await h.send("there")  # still no key: the screen says so again
         await h.until(lambda: isinstance(h.app.screen, FirstRunScreen), what="the screen again")
         assert [item.text for item in h.app.queue] == ["hi there"]
-        await h.press("ctrl+r")
+        await h.press("escape")
+        await h.until(lambda: not isinstance(h.app.screen, FirstRunScreen))
+        resolved.append(fixed)  # the user set the model up meanwhile: sending tries again
+        await h.send("again")
         await h.ready()
         await h.idle()
-        assert h.answers() == ["hello"]
+        assert h.answers()[-1] == "hello" and not isinstance(h.app.screen, FirstRunScreen)
+
+
+async def test_without_a_model_the_problem_is_said_once_and_the_input_does_not_say_working(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dcode.tui.widgets.prompt_input import BUSY_PLACEHOLDER, NO_MODEL_PLACEHOLDER
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    broken = replace(make_settings(dcode_home, workspace, server), model="openai:gpt-5.1", base_url=None)
+    from dcode.tui.launch import find_setup_problem
+
+    problem = find_setup_problem(broken)
+    async with running_app(server, workspace, dcode_home, settings=broken, wait_ready=False, setup_problem=problem, reload_settings=lambda: broken) as h:
+        for _ in range(3):  # closed, a prompt sent (the screen again), closed again...
+            await h.until(lambda: isinstance(h.app.screen, FirstRunScreen), what="the first-run screen")
+            await h.press("escape")
+            await h.until(lambda: not isinstance(h.app.screen, FirstRunScreen))
+            await h.pilot.pause(0.1)
+            screen = h.text()
+            assert screen.count("no API key for openai") == 1, screen  # one line, not one more each time
+            assert "No model" in screen and "Working" not in screen and BUSY_PLACEHOLDER not in screen
+            assert NO_MODEL_PLACEHOLDER.split("   ")[0] in screen and not h.app.prompt_input.busy
+            await h.send("hello")
+        await h.until(lambda: isinstance(h.app.screen, FirstRunScreen), what="the first-run screen")
 
 
 ONE = "The first answer, with the detail the summary will drop. " * 20
@@ -225,9 +253,14 @@ async def test_offload_says_what_it_did_and_opens_the_archive(server: ScriptedMo
         for prompt in ("first", "second"):
             await h.send(prompt)
             await h.idle()
+        reported = h.app.status.context_tokens
+        assert reported > 0 and not h.app.status.estimated
         await h.send("/offload")
         await h.until(lambda: any(n.path for n in notices(h)), what="the compaction")
         assert any(n.text == "compacting the conversation (asked for)…" for n in notices(h))
+        # The status bar shows the smaller size at once (estimated: no request has said it yet).
+        await h.until(lambda: h.app.status.estimated, what="the new size in the status bar")
+        assert 0 < h.app.status.context_tokens < reported and "Context ~" in h.text()
         [done] = [n for n in notices(h) if n.path]
         archive = dcode_home / "conversation_history" / f"{h.app.runner.session_id}.md"
         assert done.path == str(archive) and archive.is_file()

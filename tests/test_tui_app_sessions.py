@@ -107,7 +107,7 @@ async def test_a_long_transcript_mounts_only_a_window(server: ScriptedModelServe
         # What fills the screen, not the whole window (a screen not yet full mounts a batch more).
         assert transcript.mounted_count <= RESUME_ENTRIES + transcript.batch_size
         assert transcript.max_scroll_y > 0
-        assert len(transcript.children) == transcript.mounted_count + 1  # and the marker
+        assert len(transcript.children) == transcript.mounted_count + 2  # and the header and the marker
         assert h.app.query_one(OlderMarker).has_class("-visible")
         assert "answer 149" in h.text()
         # Appending keeps the window bounded while following the bottom.

@@ -157,6 +157,7 @@ async def running_app(
     wait_ready: bool = True,
     settings: Settings | None = None,
     app_class: type[DcodeApp] = DcodeApp,
+    notifications: bool = False,
     **app_kwargs: Any,
 ) -> AsyncIterator[Harness]:
     if steps:
@@ -166,7 +167,7 @@ async def running_app(
     app_kwargs.setdefault("cwd_label", "~/ws")
     app_kwargs.setdefault("branch", "main")
     app = app_class(settings, **app_kwargs)
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=size, notifications=notifications) as pilot:
         harness = Harness(app, pilot, server, workspace, settings)
         if wait_ready:
             await harness.ready()

@@ -75,3 +75,20 @@ def test_quitting_before_any_session_prints_nothing(terminal: Terminal, dcode_ho
     screen = terminal.wait_for("DCODE-EXITED 0", 15)
     assert "Resume with" not in screen and "Session" not in screen
     assert not SessionStore(dcode_home / "sessions.db").list()
+
+
+def test_the_header_and_a_command_s_lines_while_it_runs(terminal: Terminal, server: ScriptedModelServer) -> None:
+    from dcode import __version__
+    from tests.support.model_server import tool_call
+
+    ticking = "for i in $(seq 1 10); do echo line $i; sleep 0.3; done"
+    server.script(reply(tool_calls=[tool_call("execute", {"command": ticking})]), reply("Counted to ten."))
+    screen = terminal.wait_for("Ask dcode")
+    assert f"dcode {__version__}" in screen and "model      openai:test-model" in screen and "/help" in screen
+    terminal.tmux("send-keys", "-t", "t", "/approve all", "Enter")
+    terminal.wait_for("approval mode set to all")
+    terminal.tmux("send-keys", "-t", "t", "count to ten", "Enter")
+    screen = terminal.wait_for("│ line 2")
+    assert "line 10" not in screen  # drawn while the command still runs
+    screen = terminal.wait_for("Counted to ten.")
+    assert "│ line" not in screen

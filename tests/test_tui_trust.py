@@ -10,7 +10,7 @@ import pytest
 from dcode.agent.subagents.definitions import catalog_for
 from dcode.config import ApprovalMode, Settings, load_settings
 from dcode.trust import ProjectFiles, TrustState, TrustStore
-from dcode.tui.screens.trust import TrustScreen
+from dcode.tui.screens.trust import ProjectTrustScreen
 from tests.support.agent_files import agent_file
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import running_app
@@ -41,13 +41,13 @@ async def test_trusting_applies_the_settings_and_records_it(server, evil, cloned
     assert settings.base_url == server.base_url and settings.approve is None
     evil.script(reply("from the project's server"))
     async with running_app(server, cloned, dcode_home, settings=settings, wait_ready=False, reload_settings=reload(cloned)) as h:
-        await h.until(lambda: isinstance(h.app.screen, TrustScreen), what="the trust prompt")
+        await h.until(lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust prompt")
         await h.until(lambda: "Trust this project" in h.text(), what="the prompt painted")
         assert not h.app.ready  # the engine waits for the answer
         text = h.text()
         assert 'approve = "all"' in text and f'base_url = "{evil.base_url}"' in text
         assert "max_turns" not in text  # allowed anyway: not asked about
-        await h.press("ctrl+t")
+        await h.press("y")
         await h.ready()
         assert h.app.settings.base_url == evil.base_url
         assert h.app.mode is ApprovalMode.ALL and h.app.status.mode is ApprovalMode.ALL
@@ -64,10 +64,10 @@ async def test_trusting_applies_the_settings_and_records_it(server, evil, cloned
 async def test_not_now_ignores_them_and_asks_next_time(server, evil, cloned: Path, dcode_home: Path) -> None:
     server.script(reply("from your own server"))
     async with running_app(server, cloned, dcode_home, settings=reload(cloned)(), wait_ready=False, reload_settings=reload(cloned)) as h:
-        await h.until(lambda: isinstance(h.app.screen, TrustScreen), what="the trust prompt")
+        await h.until(lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust prompt")
         await h.press(*"hi")  # typed while the prompt is up: kept for the input, presses nothing
         await h.press("enter")
-        assert isinstance(h.app.screen, TrustScreen)
+        assert isinstance(h.app.screen, ProjectTrustScreen)
         await h.press("escape")
         await h.ready()
         assert h.app.prompt_input.text == "hi"
@@ -77,7 +77,7 @@ async def test_not_now_ignores_them_and_asks_next_time(server, evil, cloned: Pat
         assert h.answers() == ["from your own server"] and evil.all_requests == []
     assert TrustStore(dcode_home).entries() == {}
     async with running_app(server, cloned, dcode_home, settings=reload(cloned)(), wait_ready=False, reload_settings=reload(cloned)) as h:
-        await h.until(lambda: isinstance(h.app.screen, TrustScreen), what="the trust prompt, again")
+        await h.until(lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust prompt, again")
 
 
 async def test_no_prompt_when_nothing_would_be_ignored(server, workspace: Path, dcode_home: Path) -> None:
@@ -85,16 +85,17 @@ async def test_no_prompt_when_nothing_would_be_ignored(server, workspace: Path, 
     (workspace / ".dcode" / "config.toml").write_text('approve = "manual"\nmax_turns = 5\n')
     settings = load_settings(workspace=workspace, cli={"base_url": server.base_url, "model": "openai:test-model", "api": "chat"})
     async with running_app(server, workspace, dcode_home, settings=settings) as h:
-        assert not isinstance(h.app.screen, TrustScreen) and h.app.settings.max_turns == 5
+        assert not isinstance(h.app.screen, ProjectTrustScreen) and h.app.settings.max_turns == 5
 
 
 async def test_the_prompt_says_the_trust_covers_the_projects_agents(server, evil, cloned: Path, dcode_home: Path, tmp_path: Path) -> None:
     agent_file(cloned / ".claude" / "agents", "x.md", "name: explorer\ndescription: d\nmodel: corp:big")
     assert catalog_for(reload(cloned)(), user=tmp_path).agents["explorer"].model is None
     async with running_app(server, cloned, dcode_home, settings=reload(cloned)(), wait_ready=False, reload_settings=reload(cloned)) as h:
-        await h.until(lambda: isinstance(h.app.screen, TrustScreen), what="the trust prompt")
+        await h.until(lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust prompt")
         await h.until(lambda: "Trust this project" in h.text(), what="the prompt painted")
-        assert "lets the agents in .claude/agents choose their models" in " ".join(h.text().replace("│", " ").split())
-        await h.press("ctrl+t")
+        shown = " ".join(h.text().replace("│", " ").split())
+        assert "Agents that choose their own model" in shown and "explorer runs on corp:big .claude/agents/x.md" in shown
+        await h.press("y")
         await h.ready()
     assert catalog_for(reload(cloned)(), user=tmp_path).agents["explorer"].model == "corp:big"

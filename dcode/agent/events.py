@@ -186,6 +186,19 @@ class ToolProgress(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolOutputTail(Event):
+    """What a running tool has printed so far (a shell command's output as it streams): its
+    last lines, as a terminal would leave them, and how many lines there have been. Sent at
+    most a few times a second, whatever the command prints; ``ToolCallFinished`` then carries
+    the whole output."""
+
+    type: ClassVar[str] = "tool_output"
+    call_id: str
+    tail: str
+    lines: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallFinished(Event):
     type: ClassVar[str] = "tool_call_finished"
     call_id: str

@@ -1,8 +1,18 @@
-"""A quick connection test against the configured endpoint (doctor and the first-run screen)."""
+"""Quick tests of the configured model: is its server there (doctor and the first-run screen),
+and does the model itself answer (``dcode doctor --ping``)."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from dataclasses import dataclass, replace
+
+from dcode.config import Settings
 from dcode.models.factory import ResolvedModel
+
+PING_TIMEOUT_S = 20.0
+PING_PROMPT = "Reply with the single word: pong"
+REPLY_CHARS = 80
 
 
 def check_connection(resolved: ResolvedModel, timeout: float = 10.0) -> tuple[bool, str]:
@@ -24,3 +34,44 @@ def check_connection(resolved: ResolvedModel, timeout: float = 10.0) -> tuple[bo
         suffix = "" if known or not names else f" (the server does not list {endpoint.spec.model!r})"
         return True, f"{endpoint.base_url} answered with {len(names)} model(s){suffix}"
     return True, f"{endpoint.base_url} answered"
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    """What one tiny request to the model gave: its answer (first line), or the one line saying
+    why there was none; and how long it took, sent to answered."""
+
+    ok: bool
+    seconds: float
+    said: str
+
+
+def ping_model(resolved: ResolvedModel, settings: Settings, timeout: float = PING_TIMEOUT_S) -> Ping:
+    """Send the model one short prompt, as a session would (the same client, wire and
+    headers), once: no retries, and at most ``timeout`` seconds."""
+    return asyncio.run(_ping(resolved, replace(settings, max_retries=0), timeout))
+
+
+async def _ping(resolved: ResolvedModel, settings: Settings, timeout: float) -> Ping:
+    from langchain_core.messages import HumanMessage
+
+    from dcode.agent.stream import message_text
+    from dcode.models.errors import describe_model_error
+    from dcode.models.factory import build_chat_model, model_http_client
+
+    http = model_http_client(settings)
+    started = time.monotonic()
+    try:
+        model = build_chat_model(resolved, settings, http)
+        answer = await asyncio.wait_for(model.ainvoke([HumanMessage(PING_PROMPT)]), timeout)
+    except TimeoutError:
+        return Ping(False, time.monotonic() - started, f"{resolved.spec} did not answer within {timeout:g} s")
+    except Exception as exc:  # noqa: BLE001 - the check reports every failure as one line
+        return Ping(False, time.monotonic() - started, describe_model_error(exc, resolved.endpoint.base_url))
+    finally:
+        await http.aclose()
+    seconds = time.monotonic() - started
+    text = " ".join(message_text(answer).split())
+    if len(text) > REPLY_CHARS:
+        text = text[: REPLY_CHARS - 1] + "…"
+    return Ping(True, seconds, text or "(an empty answer)")

@@ -5,8 +5,8 @@ the SQLite checkpointer) opens in a worker afterwards. Until it is ready, and wh
 prompts and most commands wait in a visible queue. One ``match`` turns the core's events into
 transcript and status updates; widgets talk back only through messages.
 
-Start-up, in order: the first frame paints; the trust question comes first when the project's
-config has settings that wait for it (``app_trust``); then the first-run screen when no model
+Start-up, in order: the first frame paints; the trust question comes first when the project
+asks for anything that waits for it: settings, agents' models, MCP servers (``app_trust``); then the first-run screen when no model
 can be reached, else the engine opens in a worker, with a resumed session's transcript painted
 from its checkpoint meanwhile; once the engine is open, the resumed session is taken (held by
 another dcode: the user forks it or leaves) and the app is ready, running what was queued.
@@ -54,10 +54,12 @@ from dcode.tui.commands import Invocation, SlashCommandProvider
 from dcode.tui.graphics import Graphics
 from dcode.tui.messages import EngineFailed, EngineReady
 from dcode.tui.status import QueuedStrip, StatusBar, display_path, read_git_branch
+from dcode.tui.toasts import ToastPlacement
 from dcode.tui.transcript import NoticeLevel, Transcript
 from dcode.tui.transcript.view import ANSWER_MODULE
 from dcode.tui.tui_approver import TuiApprover
 from dcode.tui.widgets.prompt_input import PromptInput
+from dcode.tui.widgets.welcome import Welcome
 
 if TYPE_CHECKING:
     from dcode.agent.engine import Engine
@@ -85,6 +87,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     busy = var(False)  # no class on the App: restyling the whole DOM at each turn's end stalls a frame
     ready = var(False, toggle_class="-ready")
     starting = var(False)  # the engine is loading (not failed, not waiting for the first-run screen)
+    no_model = var(False)  # no model can be reached: the first-run screen says why
 
     def __init__(
         self,
@@ -121,6 +124,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self._paint_on_ready = session_id is not None
         self._painted_checkpoint: tuple[str, str, int] | None = None  # session, checkpoint, messages painted early
         self._setup_problem = setup_problem
+        self._setup_noticed: str | None = None  # the problem the transcript has said already
         # How to resolve the settings again (after the first-run screen, or once the project is
         # trusted): launch_tui's keeps the command line's flags; by default, the files and the
         # environment alone.
@@ -151,16 +155,22 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     def watch_starting(self) -> None:
         self._sync_prompt_busy()
 
+    def watch_no_model(self) -> None:
+        self._sync_prompt_busy()
+
     def _sync_prompt_busy(self) -> None:
         prompts = self.query("#prompt")
         if prompts:
             prompt = prompts.first(PromptInput)
-            prompt.busy = self.busy or not self.ready
+            waiting = self.no_model and not self.ready  # nothing is working: dcode waits for a model
+            prompt.busy = self.busy or (not self.ready and not waiting)
             prompt.starting = self.starting and not self.ready
+            prompt.no_model = waiting
 
     def compose(self) -> ComposeResult:
         kwargs = {"window": self._window} if self._window else {}
-        yield Transcript(id="transcript", animate=self._animated, **kwargs)
+        header = Welcome(self.settings.model, self._cwd_label, id="welcome")
+        yield Transcript(id="transcript", animate=self._animated, header=header, **kwargs)
         yield QueuedStrip(id="queued")
         yield PromptInput(history_path=self.settings.history_file, workspace=self.settings.workspace, id="prompt")
         yield StatusBar(clock=self._clock, animate=self._animated, id="status")
@@ -194,11 +204,13 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else self._branch  # type: ignore[assignment]
         status.activity = "Starting…"
         self.starting = not self._setup_problem
+        self.no_model = bool(self._setup_problem)
         self.prompt_input.set_commands(commands.popup_entries())
         self._load_prompt_commands()
         self._install_media()
         self._sync_prompt_busy()
         self.prompt_input.focus()
+        ToastPlacement(self, self.screen, self.transcript).install()
         if self._initial_prompt and self._initial_prompt.strip():
             self.submit(Pending(self._initial_prompt))
         self.call_after_refresh(self._after_first_paint)
@@ -216,10 +228,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self.prompt_input.set_commands(commands.popup_entries(found) + self.mcp_prompt_entries)
 
     def _after_first_paint(self) -> None:
-        if self.settings.ignored:
-            self._ask_trust()
-            return
-        self._open_or_set_up()
+        self._check_trust()  # then the engine opens, or the first-run screen says what is missing
 
     def _open_or_set_up(self) -> None:
         if self._setup_problem:
@@ -321,6 +330,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
 
         self.status.activity = "No model"
         self.starting = False
+        self.no_model = True
         screen = FirstRunScreen(problem, self.settings, check=self._connection_check)
 
         def closed(retry: bool | None) -> None:
@@ -344,20 +354,22 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
 
     def _after_first_run(self, retry: bool | None) -> None:
         if not retry:
-            self.call_later(
-                self.transcript.notice,
-                f"{self._setup_problem} — fix it and send a prompt to try again.",
-                NoticeLevel.ERROR,
-            )
+            # The dialog said it; the transcript keeps it once, however often the dialog opens.
+            if self._setup_problem and self._setup_problem != self._setup_noticed:
+                self._setup_noticed = self._setup_problem
+                self.call_later(self.transcript.notice, f"{self._setup_problem} — fix it and send a prompt to try again.", NoticeLevel.ERROR)
             self.prompt_input.focus()
             return
         self._retry_setup()
 
     def _retry_setup(self) -> None:
+        """Resolve the settings again (the config may have been fixed meanwhile): the engine
+        opens, or the first-run screen says what is still wrong."""
         self._resolve_settings_again()
         if self._setup_problem:
             self._show_first_run(self._setup_problem)
             return
+        self.no_model = False
         self.status.activity = "Starting…"
         self.prompt_input.focus()
         self._open_engine()
@@ -373,7 +385,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             self._setup_problem = str(exc)
             return False
         self._setup_problem = find_setup_problem(self.settings)
-        self.status.model = self.settings.model
+        self.status.model = self.query_one("#welcome", Welcome).model = self.settings.model
         return True
 
     def _ensure_runner(self) -> SessionRunner:
@@ -477,6 +489,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             resolved = self.engine.resolved
             effort = resolved.profile.reasoning_effort
             self.status.model = f"{resolved.spec} · {effort}" if effort else resolved.spec
+            self.query_one("#welcome", Welcome).model = self.status.model
             self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None, markup: bool = True) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from dcode.agent.events import ApprovalKind
+from dcode.agent.events import ApprovalKind, CompactionFinished
 from dcode.config import ApprovalMode, ConfigError
 from dcode.tui import commands
 from dcode.tui.commands import Invocation
@@ -254,13 +254,29 @@ class SlashCommands(_Base):
             return
         self.status.activity = "Compacting"
         try:
-            for event in await self.runner.compact(focus):
+            events = await self.runner.compact(focus)
+            for event in events:
                 await self._apply(event)
+            if any(isinstance(event, CompactionFinished) for event in events):
+                await self._show_next_request_size()
         except Exception as exc:  # noqa: BLE001 - one line, the session stays as it was
             await self.transcript.notice(f"could not compact the conversation: {exc}", NoticeLevel.ERROR)
         finally:
             if self.is_running:  # not when the app is closing under it
                 self.status.activity = ""
+
+    async def _show_next_request_size(self) -> None:
+        """The status bar's context figure, now: what the next request will hold (estimated,
+        as ``/context`` counts it), rather than the last request's until the next turn."""
+        engine, runner = self.engine, self.runner
+        if engine is None or runner is None:
+            return
+        try:
+            report = await engine.context_report(runner.session_id)
+        except Exception:  # noqa: BLE001 - a figure, not worth a line: the next turn reports it
+            return
+        if self.is_running:  # not when the app is closing under it
+            self.status.set_usage(report.used, report.window, estimated=True)
 
     async def _rewind(self) -> None:
         """Pick a prompt, then what to take back to before it; the transcript is painted again

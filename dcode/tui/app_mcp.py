@@ -2,8 +2,8 @@
 first paint), in the background; nothing waits for them but the first turn that needs them.
 
 The user's servers and ``--mcp-config``'s start at once. The project's ``.mcp.json`` servers
-start only after the user approved the file as it is now: otherwise a dialog lists each
-server's command or URL first (``McpTrustScreen``).
+start only once the user approved the file as it is now, which the trust question at start
+asks (``app_trust``); a file that came or changed since is asked about the same way, alone.
 """
 
 from __future__ import annotations
@@ -32,32 +32,15 @@ class McpStartup(_Base):
         for problem in servers.problems:
             self.call_later(self.transcript.notice, problem, NoticeLevel.WARNING)
         engine.start_mcp(servers.start)
-        if servers.awaiting is None:
-            return
-        from dcode.tui.screens.mcp_trust import McpTrustScreen
+        if servers.awaiting is None or self.project_mcp_answered:
+            return  # approved, or left out this session by the answer at start
+        from dcode.tui.trust_request import TrustRequest
 
-        file = servers.awaiting
-        screen = McpTrustScreen(file, servers.awaiting_state, servers.readable)
+        def answered(trusted: bool) -> None:
+            if trusted:
+                engine.start_mcp(servers.with_project())
 
-        def closed(start: bool | None) -> None:
-            if screen.typed:
-                self.prompt_input.insert_text(screen.typed)
-            self.prompt_input.focus()
-            names = ", ".join(s.name for s in file.runnable)
-            if not start:
-                self.call_later(self.transcript.notice, f"Left out the project's MCP servers ({names}) this session.", NoticeLevel.WARNING)
-                return
-            from dcode.mcp.approvals import approve
-
-            try:
-                approve(self.settings.home, file)
-            except OSError as exc:
-                self.call_later(self.transcript.notice, f"could not record the approval: {exc.strerror or exc}", NoticeLevel.ERROR)
-                return
-            engine.start_mcp(servers.with_project())
-            self.call_later(self.transcript.notice, f"Starting the project's MCP servers ({names}); their tools join the next turn.")
-
-        self.push_screen(screen, callback=closed)
+        self._ask_trust(TrustRequest.servers_only(self.settings, servers), answered)
 
     def _show_mcp_count(self, engine: Engine) -> None:
         """``MCP 2/3`` in the status bar while not every server is connected (disabled ones

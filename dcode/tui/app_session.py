@@ -31,6 +31,7 @@ from dcode.agent.events import (
     SubagentStarted,
     TextDelta,
     ToolArgsDelta,
+    ToolOutputTail,
     ToolProgress,
     ToolCallFinished,
     ToolCallRunning,
@@ -60,6 +61,9 @@ else:
 
 SHELL_TIMEOUT = 300.0
 SHELL_OUTPUT_CAP = 30_000
+SHELL_REFRESH = 0.1
+"""How often a running ``!cmd``'s last lines are shown again (when they changed)."""
+STOPPED_EXIT = 128 + 9  # as a command ended by SIGKILL reports it
 TYPING_GRACE = 0.4
 
 
@@ -112,7 +116,7 @@ class SessionWork(_Base):
             what = "the turn" if self.workers_in("turn") else "what is running"
             self.call_later(self.transcript.notice, f"/{item.invocation.command.name} will run when {what} ends")
         if not self.ready and self._setup_problem and not self.workers_in("engine"):
-            self._show_first_run(self._setup_problem)
+            self._retry_setup()  # what the user fixed meanwhile counts
 
     @work(group="mcp-prompt", exit_on_error=False)
     async def _expand_mcp_prompt(self, item: Pending) -> None:
@@ -369,6 +373,8 @@ class SessionWork(_Base):
                 self.collector.quiet()
             case ToolProgress(call_id=call_id):
                 transcript.tool_progress(call_id, event.words, agent)
+            case ToolOutputTail(call_id=call_id, tail=tail, lines=lines):
+                transcript.tool_output(call_id, tail, lines, agent)
             case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output, diff=diff, frames=frames, saved_to=saved):
                 transcript.tool_finished(call_id, name, status, preview, output, diff, frames, saved, agent)
                 if not transcript.pending_approvals:
@@ -503,27 +509,36 @@ class SessionWork(_Base):
 
     @work(group="shell")
     async def _run_shell(self, command: str, private: bool) -> None:
+        """Run a ``!cmd`` as the model's commands run (no terminal, stdin closed, its whole
+        process tree ended by Esc), its last lines shown while it runs."""
+        from dcode.agent.backends.capture import HeadTailBuffer, OutputTail
+        from dcode.agent.backends.shell import run_shell
+
         entry = ShellEntry(command=command, private=private)
         await self.transcript.add_shell(entry)
         shell = os.environ.get("SHELL") or "/bin/sh"
+        tail, kept = OutputTail(), HeadTailBuffer(SHELL_OUTPUT_CAP)
+
+        def take(text: str) -> None:
+            tail.add(text)
+            kept.add(text)
+
+        def show() -> None:
+            if tail.text() != entry.tail:
+                entry.tail = tail.text()
+                self.transcript.refresh_entry(entry)
+
+        timer = self.set_interval(SHELL_REFRESH, show)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                shell, "-c", command,
-                cwd=self.settings.workspace,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-            try:
-                out, _ = await asyncio.wait_for(proc.communicate(), SHELL_TIMEOUT)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                proc.kill()
-                await proc.wait()
-                out = b"(stopped)"
-            entry.output = out.decode("utf-8", errors="replace")[-SHELL_OUTPUT_CAP:]
-            entry.exit_code = proc.returncode
+            result = await run_shell([shell, "-c", command], cwd=self.settings.workspace, timeout=SHELL_TIMEOUT, max_chars=SHELL_OUTPUT_CAP, on_output=take)
+            stopped = f"\n(stopped after {SHELL_TIMEOUT:g} s)" if result.timed_out else ""
+            entry.output, entry.exit_code = result.output + stopped, result.exit_code
+        except asyncio.CancelledError:  # Esc: the command's tree has been ended
+            entry.output, entry.exit_code = f"{kept.text().rstrip()}\n(stopped)".lstrip("\n"), STOPPED_EXIT
         except OSError as exc:
             entry.output, entry.exit_code = str(exc), 127
+        finally:
+            timer.stop()
         entry.running = False
         self.transcript.refresh_entry(entry)
         try:

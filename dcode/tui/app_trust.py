@@ -1,15 +1,20 @@
 """Asking to trust the project, mixed into ``DcodeApp``: once, right after the first paint.
 
-When the project's ``.dcode/config.toml`` has settings that apply only to a trusted project,
-the trust screen lists them before the engine opens. "Trust this project" records the trust
-for exactly the content shown and re-resolves the settings; "Not now" leaves them out for this
-run. Either way the engine then opens with the settings the answer gave; its imports start
-while the screen is up, so the answer costs no extra wait.
+What the project asks for beyond the user's own settings (its config's settings, its agents'
+models, its ``.mcp.json`` servers: ``trust_request``) is gathered in a thread; when anything
+waits, one dialog lists it all before the engine opens (its imports start meanwhile, so the
+answer costs no extra wait). A yes records each part where it has always been recorded (the
+project's trust, the file's MCP approval) and re-resolves the settings; "not now" leaves it all
+out for this run. Either way the engine then opens with the settings the answer gave, and the
+MCP servers start as the answer says (``app_mcp``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -21,56 +26,103 @@ from dcode.tui.transcript.view import ANSWER_MODULE
 
 if TYPE_CHECKING:
     from dcode.tui.app import DcodeApp
+    from dcode.tui.trust_request import TrustRequest
 
     _Base = DcodeApp
 else:
     _Base = object
 
+log = logging.getLogger(__name__)
+
 
 class ProjectTrust(_Base):
-    def _ask_trust(self) -> None:
-        """The project's config has settings dcode ignores until it is trusted: ask once, and
-        open the engine with the settings the answer gives (its imports start meanwhile)."""
-        from dcode.tui.screens.trust import TrustScreen
+    project_mcp_answered = False
+    """The project's MCP servers were asked about this session (not asked again)."""
 
+    @work(group="trust", exclusive=True, exit_on_error=False)
+    async def _check_trust(self) -> None:
+        """Ask about what the project asks for, if anything, then open the engine."""
+        from dcode.tui.trust_request import trust_request
+
+        try:
+            request = await asyncio.to_thread(trust_request, self.settings)
+        except OSError:  # unreadable files: the engine and the MCP start say what is wrong
+            log.debug("the project's trust files could not be read", exc_info=True)
+            request = None
+        if not request:
+            self._open_or_set_up()
+            return
         self._warm_engine_imports()
-        screen = TrustScreen(self.settings)
+        self._ask_trust(request, lambda _trusted: self._open_or_set_up())
+
+    def _ask_trust(self, request: TrustRequest, then: Callable[[bool], None]) -> None:
+        from dcode.tui.screens.trust import ProjectTrustScreen
+
+        screen = ProjectTrustScreen(request, typed_at=self._last_typed)
 
         def closed(trusted: bool | None) -> None:
             if screen.typed:
                 self.prompt_input.insert_text(screen.typed)
             self.prompt_input.focus()
+            self.project_mcp_answered = self.project_mcp_answered or request.mcp is not None
             if trusted:
-                self._trust_project()
+                self._trust(request)
             else:
-                self.call_later(
-                    self.transcript.notice,
-                    f"Left out the project's {ignored_keys(self.settings)} this session; `dcode trust` applies them.",
-                    NoticeLevel.WARNING,
-                )
-            self._open_or_set_up()
+                self._leave_out(request)
+            then(bool(trusted))
 
         self.push_screen(screen, callback=closed)
 
-    def _trust_project(self) -> None:
-        """Record the trust for exactly the content the user was shown, then re-resolve."""
+    def _trust(self, request: TrustRequest) -> None:
+        """Record each part for exactly the content the user was shown, then re-resolve."""
+        done: list[str] = []
+        if request.project_trust and (said := self._trust_project(request)):
+            done.append(said)
+        if request.mcp is not None and request.mcp.awaiting is not None:
+            from dcode.mcp.approvals import approve
+
+            try:
+                approve(self.settings.home, request.mcp.awaiting)
+            except OSError as exc:
+                self.call_later(self.transcript.notice, f"could not record the MCP approval: {exc.strerror or exc}", NoticeLevel.ERROR)
+            else:
+                done.append(f"its MCP servers ({request.server_names}) start, and their tools join the next turn")
+        if done:
+            self.call_later(self.transcript.notice, f"Trusted this project: {'; '.join(done)}.")
+
+    def _trust_project(self, request: TrustRequest) -> str:
+        """The project's trust recorded and its settings applied: what now applies, or ""."""
         from dcode.trust import TrustStore
 
-        keys = ignored_keys(self.settings)
+        keys, agents = ignored_keys(request.settings), ", ".join(agent.name for agent in request.agents)
         settings = self.settings
         try:
             assert settings.project_digest is not None
             TrustStore(settings.home).trust(settings.workspace, settings.project_digest)
         except OSError as exc:
             self.call_later(self.transcript.notice, f"could not record the trust: {exc.strerror or exc}", NoticeLevel.ERROR)
-            return
+            return ""
         if not self._resolve_settings_again():
-            return  # the first-run screen says what is wrong with the config
+            return ""  # the first-run screen says what is wrong with the config
         self.mode = self.settings.approve or ApprovalMode.MANUAL
         self._show_mode()
-        still = ignored_keys(self.settings)
-        note = f" (still left out: {still})" if still else ""
-        self.call_later(self.transcript.notice, f"Trusted this project: its {keys} now apply{note}.")
+        parts = [f"its {keys} now apply"] if keys else []
+        if agents:
+            parts.append(f"its agents ({agents}) run on their own models")
+        if still := ignored_keys(self.settings):
+            parts.append(f"still left out: {still}")
+        return "; ".join(parts)
+
+    def _leave_out(self, request: TrustRequest) -> None:
+        parts = []
+        if keys := ignored_keys(request.settings):
+            parts.append(f"settings ({keys})")
+        if request.mcp is not None:
+            parts.append(f"MCP servers ({request.server_names})")
+        if request.agents:
+            parts.append(f"agents' models ({', '.join(agent.name for agent in request.agents)})")
+        listed = f"{', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else parts[0]
+        self.call_later(self.transcript.notice, f"Left out the project's {listed} this session; dcode asks again next time.", NoticeLevel.WARNING)
 
     @work(thread=True, group="warm-imports", exit_on_error=False)
     def _warm_engine_imports(self) -> None:

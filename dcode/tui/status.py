@@ -28,21 +28,34 @@ from dcode.terminal_text import safe_text
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
-MODE_LABELS: dict[ApprovalMode, str] = {
-    ApprovalMode.MANUAL: "manual: ask before edits and shell",
-    ApprovalMode.EDITS: "edits: auto-approve workspace edits",
-    ApprovalMode.ALL: "all: approve everything",
-}
-
-# What each mode still asks about, by approval kind, once some kinds are approved for the session.
+# What each mode asks about, by approval kind; a kind answered "yes for the session" drops out.
+# A tool dcode does not know (an MCP tool) asks in both; ``a`` on one allows that tool alone,
+# shown as a tag of its own, so "other tools" stays in the list.
 _STILL_ASKS: dict[ApprovalMode, tuple[tuple[ApprovalKind, str], ...]] = {
-    ApprovalMode.MANUAL: ((ApprovalKind.EDIT, "edits"), (ApprovalKind.SHELL, "shell"), (ApprovalKind.FETCH, "web fetches")),
+    ApprovalMode.MANUAL: (
+        (ApprovalKind.EDIT, "edits"),
+        (ApprovalKind.SHELL, "shell"),
+        (ApprovalKind.FETCH, "web fetches"),
+        (ApprovalKind.TOOL, "other tools"),
+    ),
     ApprovalMode.EDITS: (
         (ApprovalKind.EDIT, "edits outside the workspace"),
         (ApprovalKind.SHELL, "shell"),
         (ApprovalKind.FETCH, "web fetches"),
+        (ApprovalKind.TOOL, "other tools"),
     ),
 }
+
+
+def _asks(mode: ApprovalMode, allowed: Collection[ApprovalKind] = ()) -> str:
+    asks = [what for kind, what in _STILL_ASKS.get(mode, ()) if kind not in allowed]
+    if not asks:
+        return "approve everything" if mode is ApprovalMode.ALL else "no questions for the rest of the session"
+    listed = f"{', '.join(asks[:-1])} and {asks[-1]}" if len(asks) > 1 else asks[0]
+    return f"ask before {listed}"
+
+
+MODE_LABELS: dict[ApprovalMode, str] = {mode: f"{mode.value}: {_asks(mode)}" for mode in ApprovalMode}
 
 
 SHOWN_TOOLS = 2
@@ -59,10 +72,7 @@ def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), tools
     if not kinds and not tools:
         return MODE_LABELS[mode]
     tags = "".join(f" +{kind.value}" for kind in kinds) + tool_tags(tools)
-    asks = [what for kind, what in _STILL_ASKS.get(mode, ()) if kind not in allowed]
-    listed = f"{', '.join(asks[:-1])} and {asks[-1]}" if len(asks) > 1 else "".join(asks)
-    description = f"ask before {listed}" if asks else "no questions for the rest of the session"
-    return f"{mode.value}{tags}: {description}"
+    return f"{mode.value}{tags}: {_asks(mode, allowed)}"
 
 
 def tool_tags(tools: Sequence[str]) -> str:
@@ -239,7 +249,7 @@ class StatusBar(Widget):
             pieces.append(Content.styled(f" · {cost}", "$text-muted"))
         return Content("").join(pieces)
 
-    def _left_bottom(self) -> Content:
+    def _left_bottom(self, hint: bool = True) -> Content:
         mode_style = {
             ApprovalMode.MANUAL: "$text-primary",
             ApprovalMode.EDITS: "$text-warning",
@@ -247,14 +257,23 @@ class StatusBar(Widget):
         }[self.mode]
         return Content.assemble(
             (f"⏵ {mode_label(self.mode, self.allowed, self.tools)}", mode_style),
-            (" (shift+tab)", "$text-muted"),
+            (" (shift+tab)" if hint else "", "$text-muted"),
             ("  ", ""),
             (safe_text(self.model), "$text-secondary"),  # a name a server may have given
         )
 
-    def _right_bottom(self) -> Content:
-        text = self.cwd + (f"  {self.branch}" if self.branch else "")  # a directory's name, .git/HEAD's words
-        return Content.styled(safe_text(text), "$text-muted")
+    def _right_bottom(self, cwd: bool = True) -> Content:
+        text = (self.cwd if cwd else "") + (f"  {self.branch}" if self.branch else "")  # a directory's name, .git/HEAD's words
+        return Content.styled(safe_text(text.strip()), "$text-muted")
+
+    def _bottom(self, width: int) -> Content:
+        """The mode line: all of it when it fits; else without the key hint, then without the
+        directory (the header says it), before anything is cut."""
+        for hint, cwd in ((True, True), (False, True), (False, False)):
+            left, right = self._left_bottom(hint), self._right_bottom(cwd)
+            if left.cell_length + right.cell_length + 1 <= width:
+                break
+        return self._line(left, right, width)
 
     def _line(self, left: Content, right: Content, width: int) -> Content:
         room = width - left.cell_length - right.cell_length
@@ -267,7 +286,7 @@ class StatusBar(Widget):
     def render(self) -> RenderResult:
         width = max(10, self.content_size.width)
         top = self._line(self._left_top(), self._right_top(), width)
-        bottom = self._line(self._left_bottom(), self._right_bottom(), width)
+        bottom = self._bottom(width)
         return Content("\n").join([top, bottom])
 
 

@@ -36,6 +36,7 @@ from dcode.agent.backends.protocol import (
     FileInfo,
     GrepResult,
     Listing,
+    OutputSink,
 )
 from dcode.agent.backends.search import compile_regex, python_grep, rg_grep
 from dcode.agent.backends.shell import MAX_OUTPUT_CHARS, run_shell
@@ -257,6 +258,7 @@ class LocalBackend:
         *,
         timeout: float = DEFAULT_TIMEOUT_S,
         cwd: str | None = None,
+        on_output: OutputSink | None = None,
     ) -> ExecResult:
         if self._shell is None:
             raise RuntimeError(f"no shell found: neither {self._shell_name!r} nor 'sh' is on PATH")
@@ -269,6 +271,7 @@ class LocalBackend:
             timeout=bounded,
             max_chars=self._max_output_chars,
             env=self._environment.build(),
+            on_output=on_output,
         )
 
 

@@ -23,7 +23,7 @@ Contract for implementers:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -31,6 +31,11 @@ from typing import Protocol, runtime_checkable
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
 CHUNK_BYTES = 1024 * 1024
+
+
+OutputSink = Callable[[str], None]
+"""Takes a running command's output as it arrives (decoded text, in order), on the event loop's
+thread: it must be quick, and what it raises is ignored (a display must never end a command)."""
 
 
 class InvalidPattern(ValueError):
@@ -170,6 +175,9 @@ class Backend(Protocol):
         *,
         timeout: float = DEFAULT_TIMEOUT_S,
         cwd: str | None = None,
+        on_output: OutputSink | None = None,
     ) -> ExecResult:
-        """Run a shell command with stdin closed; ``timeout`` is clamped to ``MAX_TIMEOUT_S``."""
+        """Run a shell command with stdin closed; ``timeout`` is clamped to ``MAX_TIMEOUT_S``.
+        ``on_output`` sees the output while the command runs (to show it); the result holds it
+        all the same."""
         ...

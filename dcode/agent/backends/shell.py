@@ -12,18 +12,21 @@
 * This uses a ``SubprocessProtocol`` rather than ``create_subprocess_exec``'s streams: with
   streams, waiting for exit also waits for the pipe to close, which a backgrounded grandchild
   (``server &``) holds open indefinitely. The protocol reports exit and end-of-output separately.
+* Output is also handed, as it arrives, to an optional sink (``OutputSink``), so a screen can
+  show a long command's last lines while it runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import logging
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from dcode.agent.backends.capture import HeadTailBuffer
-from dcode.agent.backends.protocol import ExecResult
+from dcode.agent.backends.protocol import ExecResult, OutputSink
 from dcode.processes import table
 from dcode.processes.ending import TERM_GRACE_S
 from dcode.processes.trees import TREES
@@ -35,6 +38,8 @@ MAX_OUTPUT_CHARS = 2_000_000
 # After the shell exits, how long output may keep arriving from what it left behind.
 DRAIN_GRACE_S = 1.0
 
+log = logging.getLogger(__name__)
+
 DETACHED_NOTE = (
     "[note: the command exited but a background process still holds its output open; "
     "output after this point is not captured - redirect background output to a file]"
@@ -42,18 +47,29 @@ DETACHED_NOTE = (
 
 
 class _ShellProtocol(asyncio.SubprocessProtocol):
-    def __init__(self, buffer: HeadTailBuffer) -> None:
+    def __init__(self, buffer: HeadTailBuffer, sink: OutputSink | None = None) -> None:
         self._buffer = buffer
+        self._sink = sink
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.exited = asyncio.Event()
         self.output_closed = asyncio.Event()
 
     def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
-        self._buffer.add(self._decoder.decode(bytes(data)))
+        self._take(self._decoder.decode(bytes(data)))
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        self._buffer.add(self._decoder.decode(b"", final=True))
+        self._take(self._decoder.decode(b"", final=True))
         self.output_closed.set()
+
+    def _take(self, text: str) -> None:
+        self._buffer.add(text)
+        if self._sink is None or not text:
+            return
+        try:
+            self._sink(text)
+        except Exception:  # noqa: BLE001 - showing the output must never end the command
+            log.debug("the output sink failed; the output is no longer shown live", exc_info=True)
+            self._sink = None
 
     def process_exited(self) -> None:
         self.exited.set()
@@ -66,12 +82,13 @@ async def run_shell(
     timeout: float,
     max_chars: int = MAX_OUTPUT_CHARS,
     env: Mapping[str, str] | None = None,
+    on_output: OutputSink | None = None,
 ) -> ExecResult:
     loop = asyncio.get_running_loop()
     buffer = HeadTailBuffer(max_chars)
     since = table.ticks_now()
     transport, protocol = await loop.subprocess_exec(
-        lambda: _ShellProtocol(buffer),
+        lambda: _ShellProtocol(buffer, on_output),
         *argv,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

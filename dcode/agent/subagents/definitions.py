@@ -170,6 +170,18 @@ def catalog_for(settings: Settings, user: Path | None = None) -> AgentCatalog:
     return load_agents(agent_sources(settings.home, settings.workspace, user), trust=AgentTrust.of(settings, user))
 
 
+def models_awaiting_trust(settings: Settings, user: Path | None = None) -> list[AgentDefinition]:
+    """The project's agents whose model is left out until the project is trusted, as trusting
+    it would load them (their models set): what the trust question lists."""
+    trust = AgentTrust.of(settings, user)
+    if trust.trusted or not trust.project_sources:
+        return []
+    sources = agent_sources(settings.home, settings.workspace, user)
+    now = load_agents(sources, trust=trust).agents
+    trusted = load_agents(sources, trust=replace(trust, trusted=True)).agents
+    return [agent for name, agent in trusted.items() if name in now and agent.model != now[name].model]
+
+
 def load_agents(sources: Sequence[Path], *, trust: AgentTrust) -> AgentCatalog:
     """Every agent in ``sources`` (lowest priority first) after the built-in one, a later one
     replacing an earlier one of the same name; and the problems met on the way."""

@@ -1,4 +1,7 @@
-"""``execute``: run a shell command in the workspace and report its output and exit code."""
+"""``execute``: run a shell command in the workspace and report its output and exit code.
+
+While it runs, its last lines go out as ``ToolOutputTail`` events (``live_output``), which the
+call's line shows; the model gets the whole output once the command ends."""
 
 from __future__ import annotations
 
@@ -7,7 +10,8 @@ from langchain_core.tools import BaseTool
 from dcode.agent.backends.protocol import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, Backend, ExecResult
 from dcode.agent.tools.args import ExecuteArgs
 from dcode.agent.tools.errors import fail
-from dcode.agent.tools.factory import ToolOutput, make_tool
+from dcode.agent.tools.factory import CallSite, ToolOutput, make_call_tool
+from dcode.agent.tools.live_output import LiveOutput
 from dcode.agent.tools.spec import EXECUTE
 
 NAME = EXECUTE.name
@@ -38,18 +42,19 @@ def format_result(result: ExecResult, timeout: float) -> str:
     return "\n".join(parts)
 
 
-async def execute(backend: Backend, args: ExecuteArgs) -> ToolOutput:
+async def execute(backend: Backend, args: ExecuteArgs, call: CallSite | None = None) -> ToolOutput:
     if not args.command.strip():
         fail(f"{NAME}: the command is empty")
-    result = await backend.execute(args.command, timeout=args.timeout)
+    async with LiveOutput(call or CallSite()) as live:
+        result = await backend.execute(args.command, timeout=args.timeout, on_output=live.add)
     return format_result(result, args.timeout)
 
 
 def make_execute_tool(backend: Backend) -> BaseTool:
-    async def run(args: ExecuteArgs) -> ToolOutput:
-        return await execute(backend, args)
+    async def run(args: ExecuteArgs, call: CallSite) -> ToolOutput:
+        return await execute(backend, args, call)
 
-    return make_tool(
+    return make_call_tool(
         EXECUTE,
         description=DESCRIPTION,
         run=run,

@@ -1,15 +1,21 @@
 """Turning a tool's spec and a typed ``run`` coroutine into a LangChain tool with dcode's error
-behaviour."""
+behaviour.
+
+A tool that reports while it runs (a shell command's output) is made with ``make_call_tool``:
+its ``run`` also gets the ``CallSite``, the call's id and where the run's events go, taken
+from the tool runtime LangGraph's tool node hands the tool (as MCP tools get theirs)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from langchain_core.tools import StructuredTool, ToolException
+from langchain.tools import ToolRuntime
+from langchain_core.tools import InjectedToolArg, StructuredTool, ToolException
 from pydantic import BaseModel
 
+from dcode.agent.events import Event
 from dcode.agent.tools.errors import explain
 from dcode.agent.tools.spec import ToolSpec
 
@@ -28,6 +34,38 @@ class WithArtifact:
     artifact: object
 
 
+def _nowhere(event: Event) -> None:
+    """Where a call's events go outside a graph run (a tool called directly): nowhere."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """The call a tool runs for: its id, and how to put an event on the run's stream tagged
+    with the agent that made the call. Outside a graph run the events go nowhere."""
+
+    call_id: str = ""
+    emit: Callable[[Event], None] = _nowhere
+    agent: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, runtime: ToolRuntime | None) -> CallSite:
+        """From the runtime the tool node injects (its ``context`` is the run's ``RunContext``)."""
+        context = getattr(runtime, "context", None)
+        emit = getattr(context, "emit", None)
+        call_id = getattr(runtime, "tool_call_id", None)
+        if not call_id or not callable(emit):
+            return cls()
+        return cls(str(call_id), emit, tuple(getattr(context, "agent", ()) or ()))
+
+    @property
+    def live(self) -> bool:
+        """Whether anyone can hear this call's events."""
+        return self.emit is not _nowhere
+
+
+RunWithCall = Callable[[Any, CallSite], Awaitable[ToolOutput | WithArtifact]]
+
+
 def make_tool(
     spec: ToolSpec,
     *,
@@ -41,14 +79,24 @@ def make_tool(
     Arguments are validated by LangChain against the spec's argument model and validated again
     here into the model instance, so ``run`` gets typed fields with defaults applied.
     """
+
+    async def without_call(args: Any, _call: CallSite) -> ToolOutput | WithArtifact:
+        return await run(args)
+
+    return make_call_tool(spec, description=description, run=without_call, display=display)
+
+
+def make_call_tool(spec: ToolSpec, *, description: str, run: RunWithCall, display: Callable[[str], str]) -> StructuredTool:
+    """As ``make_tool``, for a ``run`` that also takes the ``CallSite`` (to report progress)."""
     args_schema = spec.args
     if args_schema is None:
         raise ValueError(f"{spec.name}: its spec has no argument model to build the tool from")
 
-    async def invoke(**kwargs: Any) -> tuple[ToolOutput, object]:
+    # Marked injected, so that the tool node hands it in and the model never sees it.
+    async def invoke(runtime: Annotated[ToolRuntime | None, InjectedToolArg()] = None, **kwargs: Any) -> tuple[ToolOutput, object]:
         args: BaseModel = args_schema.model_validate(kwargs)
         try:
-            result = await run(args)
+            result = await run(args, CallSite.of(runtime))
         except ToolException:
             raise
         except Exception as exc:

@@ -321,17 +321,29 @@ class TokenCounter:
         return tokens if self.family.exact else self.calibration(thread).apply(tokens)
 
     def describe(self, thread: str | None = None) -> str:
-        """How the counts are made, for ``/context``."""
+        """How the counts are made, in words a user can check them by (``/context``): which
+        encoding counts, whether the figures are scaled to the provider's own and by how much,
+        and how far the last count was from the provider's figure."""
         calibration = self.calibration(thread)
+        encoding = self.family.encoding
         if self.family.exact:
-            how = f"counted with {self.family.encoding}, the model's own encoding"
+            how = f"dcode counts with {encoding}, this model's own encoding"
+        elif calibration.samples:
+            how = (
+                f"dcode counts with {encoding} (this model's own tokenizer is not shipped), and the provider has counted"
+                f" this session's requests at ×{calibration.factor:.2f} dcode's figures, so the estimates are scaled by that"
+            )
         else:
-            how = f"counted with {self.family.encoding} (this model's tokenizer is not shipped)"
-            if calibration.samples:
-                how += f", ×{calibration.factor:.2f} from the provider's figures"
+            how = (
+                f"dcode counts with {encoding} (this model's own tokenizer is not shipped); once the provider reports"
+                " a request's size, the estimates are scaled to match it"
+            )
         if calibration.error is not None:
-            how += f"; the last request was counted {100 * calibration.error:+.1f}% off the provider's figure"
-        return how
+            off = 100 * calibration.error
+            said = "matched it" if abs(off) < 0.05 else f"was {abs(off):.1f}% {'above' if off > 0 else 'below'} it"
+            counted = "dcode's count" if self.family.exact else "dcode's count before scaling"
+            how += f". The provider reported {calibration.last_reported:,} input tokens for the last request; {counted} {said}"
+        return how + "."
 
     def estimate_messages(self, messages: Iterable[Any]) -> int:
         """The messages' tokens as the provider will count them (calibrated)."""

@@ -119,7 +119,8 @@ class ContextScreen(ModalScreen[None]):
                 if self.report.spend.subagents is not None:
                     yield Static(spend_line(self.report.spend.subagents, "  of which subagents"), id="context-subagents")
             yield Static(report_lines(self.report), id="context-table")
-            yield Static(f"~ estimated: {self.report.counting or 'counted'} · Esc or q to close", id="context-hint", markup=False)
+            how = f" {self.report.counting}" if self.report.counting else ""
+            yield Static(f"~ marks dcode's estimate.{how}\nEsc or q to close", id="context-hint", markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,15 +1,22 @@
-"""Asked once at start when the project's config has settings dcode would otherwise ignore.
+"""The one trust question, asked at start when the project asks for more than your settings allow.
 
-The modal lists each of those settings with its value and what it would change, and offers
-"Trust this project" (recorded in ``$DCODE_HOME``, asked again when the file changes) or "Not
-now" (ignored for this run, asked next time). Like the first-run screen it never takes typed
-text away (``KeepsTyping``): Ctrl+T trusts, Esc is "Not now", and what was typed meanwhile goes
-back to the prompt.
+It lists everything trusting the project would enable, by section: the settings in its
+``.dcode/config.toml`` (each with its value and what it would change), its ``.mcp.json``
+servers (each with the program it runs or the URL it reaches, and every variable it reads),
+and its agents' models. It is answered as an approval is: ``y`` trusts the project (each part
+recorded in ``$DCODE_HOME`` for exactly the content shown, asked again when it changes), ``n``
+or Esc leaves it all out for this run (asked next time).
+
+Like the first-run screen it never takes typed text away (``KeepsTyping``): it may open while
+someone is typing, so printable keys typed in a burst that began before it opened are kept for
+the prompt, and answer nothing; once the typing has paused (``TYPING_GRACE``), ``y`` and ``n``
+answer. Enter on the text presses nothing.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import ClassVar
 
 from textual import events, on
@@ -20,12 +27,14 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from dcode.config import IgnoredSetting, Settings
+from dcode.config import IgnoredSetting
 from dcode.terminal_text import safe_text
-from dcode.trust import AGENT_DIRS, TrustState
 from dcode.tui.screens.keeps_typing import KeepsTyping
+from dcode.tui.trust_request import TrustRequest
 
 _VALUE_CHARS = 80
+TYPING_GRACE = 0.4
+"""A key this soon after the one before belongs to the typing, not to the question."""
 
 
 def setting_line(item: IgnoredSetting) -> Content:
@@ -37,17 +46,44 @@ def setting_line(item: IgnoredSetting) -> Content:
     return Content.assemble(("  " + safe_text(item.key), "bold"), " = ", (value, "$accent"), "\n", ("      " + item.reason, "$text-muted"))
 
 
-def dialog_css(screen: str) -> str:
-    """The trust dialogs' look (this one's, and the project's MCP servers' in ``mcp_trust``),
-    for the screen class named ``screen``; both use the same ids."""
-    return _DIALOG_CSS.replace("{screen}", screen)
+def sections(request: TrustRequest) -> list[tuple[str, Content]]:
+    """What trusting the project enables, as (heading, lines): settings, MCP servers, agents.
+    A project's hooks would be one more section here, once dcode runs any."""
+    settings = request.settings
+    found: list[tuple[str, Content]] = []
+    if settings.ignored:
+        config = safe_text(str(settings.project_config.relative_to(settings.workspace)))
+        found.append((f"Settings in {config}", Content("\n").join(setting_line(item) for item in settings.ignored)))
+    if request.mcp is not None and request.mcp.awaiting is not None:
+        from dcode.tui.screens.mcp_trust import server_line
+
+        file, readable = request.mcp.awaiting, request.mcp.readable
+        found.append((f"MCP servers in {safe_text(file.path.name)}, whose tools the model could call", Content("\n").join(server_line(s, readable) for s in file.servers)))
+    if request.agents:
+        lines = [
+            Content.assemble(("  " + safe_text(agent.name), "bold"), " runs on ", (safe_text(agent.model or ""), "$accent"), ("  " + _shown_path(request, agent.path), "$text-muted"))
+            for agent in request.agents
+        ]
+        found.append(("Agents that choose their own model (until then they run on yours)", Content("\n").join(lines)))
+    return found
+
+
+def _shown_path(request: TrustRequest, path: str | None) -> str:
+    from pathlib import Path
+
+    if not path:
+        return ""
+    try:
+        return safe_text(str(Path(path).relative_to(request.settings.workspace)))
+    except ValueError:
+        return safe_text(path)
 
 
 _DIALOG_CSS = """
-    {screen} {
+    ProjectTrustScreen {
         align: center middle;
     }
-    {screen} > #trust-dialog {
+    ProjectTrustScreen > #trust-dialog {
         width: 90%;
         max-width: 110;
         height: auto;
@@ -66,12 +102,20 @@ _DIALOG_CSS = """
         max-height: 100%;
         margin: 1 0 0 0;
     }
-    #trust-settings {
-        margin: 1 0;
+    #trust-body > .trust-heading {
+        text-style: bold;
+        margin: 1 0 0 0;
+    }
+    #trust-note {
+        margin: 1 0 0 0;
     }
     #trust-footer {
         dock: bottom;
         height: auto;
+    }
+    #trust-keys {
+        color: $text-muted;
+        margin: 1 0 0 0;
     }
     #trust-buttons {
         height: auto;
@@ -83,66 +127,72 @@ _DIALOG_CSS = """
 """
 
 
-class TrustDialog(KeepsTyping, ModalScreen[bool]):
-    """A yes-or-not-now question about a project's files: its yes button is ``#trust-yes``
-    (Ctrl+T), its "Not now" ``#trust-no`` (Esc); dismisses True for yes."""
+class ProjectTrustScreen(KeepsTyping, ModalScreen[bool]):
+    """Dismisses True for "trust", False for "not now"."""
 
     AUTO_FOCUS = "#trust-body"
+    DEFAULT_CSS = _DIALOG_CSS
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "yes", "Trust this project", show=False),
+        Binding("n", "not_now", "Not now", show=False),
+        Binding("escape", "not_now", "Not now", show=False),
+    ]
+
+    def __init__(self, request: TrustRequest, *, typed_at: float = -10.0) -> None:
+        """``typed_at``: when the user last typed (``time.monotonic``), so that a key of that
+        same burst of typing does not answer."""
+        super().__init__()
+        self.request = request
+        self._typed_at = typed_at
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        workspace = safe_text(str(request.settings.workspace))
+        with Vertical(id="trust-dialog"):
+            yield Label("This project's files changed since you trusted them" if request.changed else "Trust this project?", id="trust-title")
+            with VerticalScroll(id="trust-body"):
+                yield Static(
+                    Content.assemble(
+                        (workspace, "bold"),
+                        " asks for more than your own settings allow: to change what dcode may do or where your requests"
+                        " and keys go, or to run programs. Until you trust it, dcode leaves all of this out:",
+                    ),
+                    id="trust-intro",
+                )
+                for heading, lines in sections(request):
+                    yield Static(heading, classes="trust-heading", markup=False)
+                    yield Static(lines, classes="trust-lines")
+                yield Static(
+                    "Trust it only if you know where the repository comes from. dcode remembers the answer and asks"
+                    " again if these files change; `dcode trust --revoke` takes the settings back.",
+                    id="trust-note",
+                    markup=False,
+                )
+            with Vertical(id="trust-footer"):
+                yield Static(Content.assemble(("y", "bold $text-success"), " trust this project   ", ("n", "bold $text-error"), " not now   ", ("esc", "bold"), " not now"), id="trust-keys")
+                with Horizontal(id="trust-buttons"):
+                    yield Button("Trust this project  y", id="trust-yes", variant="warning")
+                    yield Button("Not now  n", id="trust-no")
+
+    def _typing(self) -> bool:
+        return time.monotonic() - self._typed_at < TYPING_GRACE
+
+    def on_key(self, event: events.Key) -> None:
+        if not (event.is_printable and event.character) and event.key != "backspace":
+            return  # Esc, Tab, Enter: bindings and buttons as usual
+        if event.character in ("y", "n") and not self._typing():
+            return  # the answer
+        if self.keep_typed(event):
+            self._typed_at = time.monotonic()
+            event.stop()
+            event.prevent_default()
 
     @on(Button.Pressed, "#trust-yes")
     def action_yes(self) -> None:
-        self.dismiss(True)
+        if not self._typing():
+            self.dismiss(True)
 
     @on(Button.Pressed, "#trust-no")
     def action_not_now(self) -> None:
         self.dismiss(False)
-
-    def on_key(self, event: events.Key) -> None:
-        self.keep_typed(event)
-
-
-class TrustScreen(TrustDialog):
-    """Dismisses True for "Trust this project", False for "Not now"."""
-
-    DEFAULT_CSS = dialog_css("TrustScreen")
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+t", "yes", "Trust this project"),
-        Binding("escape", "not_now", "Not now"),
-    ]
-
-    def __init__(self, settings: Settings) -> None:
-        super().__init__()
-        self.settings = settings
-
-    def compose(self) -> ComposeResult:
-        settings = self.settings
-        config = settings.project_config.relative_to(settings.workspace)
-        changed = settings.trust is TrustState.CHANGED
-        with Vertical(id="trust-dialog"):
-            yield Label(
-                "This project's settings changed since you trusted it" if changed else "Trust this project's settings?",
-                id="trust-title",
-            )
-            with VerticalScroll(id="trust-body"):
-                yield Static(
-                    Content.assemble(
-                        (safe_text(str(config)), "bold"),
-                        f" in {safe_text(str(settings.workspace))} asks for settings that could let it do more than"
-                        " your own choices allow, or send your requests and keys elsewhere."
-                        " Until you trust the project, dcode leaves them out:",
-                    ),
-                    id="trust-intro",
-                )
-                yield Static(Content("\n").join(setting_line(item) for item in settings.ignored), id="trust-settings")
-                agents = [name for name in AGENT_DIRS if (settings.workspace / name).is_dir()]
-                also = f" Trusting it also lets the agents in {' and '.join(agents)} choose their models." if agents else ""
-                yield Static(
-                    f"Trust it only if you know where the repository comes from.{also} dcode remembers the choice"
-                    " and asks again if these files change; `dcode trust --revoke` takes it back.",
-                    id="trust-note",
-                )
-            with Vertical(id="trust-footer"):
-                with Horizontal(id="trust-buttons"):
-                    yield Button("Trust this project  ctrl+t", id="trust-yes", variant="warning")
-                    yield Button("Not now  esc", id="trust-no")

@@ -158,7 +158,9 @@ class ShellOutput(Static):
             ("  (not sent to the model)" if entry.private else "", "$text-muted"),
         )
         if entry.running:
-            self.update(Content.assemble(head, ("\n  running…", "$text-muted")))
+            rows = safe_text(entry.tail).split("\n") if entry.tail else []
+            tail = Content("").join(Content.assemble(("\n  │ ", "$text-muted"), (row, "$text-muted")) for row in rows)
+            self.update(Content.assemble(head, tail, ("\n  running… (esc stops it)", "$text-muted")))
             return
         lines = safe_text(entry.output).rstrip("\n").splitlines()
         shown = lines if self.expanded else lines[:SHELL_PREVIEW]

@@ -99,6 +99,10 @@ class ToolCallEntry:
     """How an approval went ("approved", "rejected: …"), shown under the call."""
     progress: str = ""
     """What a running call last said of its progress ("40% · indexing"), on its line."""
+    tail: str = ""
+    """The last lines a running call has printed (a shell command's output), under its line."""
+    tail_lines: int = 0
+    """How many lines it has printed so far."""
     frames: VideoSeen | None = None
     """The frames of a video read, shown as a line and a contact sheet."""
     approval: PendingApproval | None = None
@@ -189,3 +193,5 @@ class ShellEntry(Entry):
     exit_code: int | None = None
     private: bool = False
     running: bool = True
+    tail: str = ""
+    """While it runs: the last lines it has printed."""

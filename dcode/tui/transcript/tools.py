@@ -1,6 +1,7 @@
 """One widget per tool call, and the group that holds one step's calls.
 
-A call shows its name and a one-line argument summary, a spinner while it runs, then its status
+A call shows its name and a one-line argument summary, a spinner while it runs (with the last
+lines a shell command has printed so far under it, and the count of its lines), then its status
 and a short preview of the result. A click (or Ctrl+O for all of them) shows the full output, and
 edits show their diff, and a video read shows its frames (``video_view.FrameSheet``). An output
 too large for the model says so, and where it is saved; a click on that line opens the file
@@ -91,6 +92,12 @@ class ToolCallView(Vertical):
     }
     ToolCallView.-error > .tool-body { color: $text-error; }
     ToolCallView > .tool-note { padding: 0 0 0 2; color: $text-warning; }
+    ToolCallView > .tool-tail {
+        color: $text-muted;
+        padding: 0 0 0 2;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
     ToolCallView:hover > .tool-head { background: $boost; }
     """
 
@@ -104,6 +111,7 @@ class ToolCallView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="tool-head")
+        yield Static(classes="tool-tail")
         yield Static(classes="tool-body")
         yield SavedOutputLine(classes="tool-saved")
         yield Static(classes="tool-note")
@@ -144,7 +152,9 @@ class ToolCallView(Vertical):
         if summary:
             parts += [" ", (summary.splitlines()[0], "$text-muted")]
         if entry.running and entry.progress:
-            parts += ["  ", (entry.progress, "$text-accent")]
+            parts += ["  ", (safe_text(entry.progress), "$text-accent")]
+        if entry.running and entry.tail_lines > len(entry.tail.splitlines()):
+            parts += ["  ", (f"{entry.tail_lines:,} lines", "$text-muted")]
         if diff := self.entry.diff:
             added, removed = diff_stats(diff)
             parts += ["  ", (f"+{added}", "$text-success"), " ", (f"-{removed}", "$text-error")]
@@ -175,10 +185,22 @@ class ToolCallView(Vertical):
             content += Content.styled(f"\n  … {full_hidden} more lines (click or ctrl+o)", "$text-muted italic")
         return content
 
+    def _tail(self) -> Content:
+        """The last lines a running command printed, each on one row (drawn safe: they are the
+        command's), led by a rule."""
+        if not self.entry.running or not self.entry.tail:
+            return Content("")
+        rows = safe_text(self.entry.tail).split("\n")
+        return Content("\n").join(Content.assemble(("│ ", "$text-muted"), row) for row in rows)
+
     def sync(self) -> None:
         entry = self.entry
         self.set_class(entry.failed, "-error")
         self.query_one(".tool-head", Static).update(self._head())
+        tail = self._tail()
+        tail_widget = self.query_one(".tool-tail", Static)
+        tail_widget.update(tail)
+        tail_widget.display = bool(tail.plain)
         body = self._body()
         body_widget = self.query_one(".tool-body", Static)
         body_widget.update(body)

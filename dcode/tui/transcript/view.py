@@ -74,8 +74,12 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
     }
     """
 
-    def __init__(self, *, window: int = WINDOW, batch: int = BATCH, animate: bool = True, id: str | None = None) -> None:
+    def __init__(
+        self, *, window: int = WINDOW, batch: int = BATCH, animate: bool = True, header: Widget | None = None, id: str | None = None
+    ) -> None:
+        """``header``: a widget that opens the transcript and stays there (a new session too)."""
         super().__init__(id=id)
+        self._header = header
         self.window = window
         self.batch_size = batch
         self.animated = animate
@@ -95,6 +99,8 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self._paint_waiters: list[asyncio.Future[None]] = []
 
     def compose(self) -> Iterable[Widget]:
+        if self._header is not None:
+            yield self._header
         yield self._marker
 
     def on_mount(self) -> None:
@@ -192,7 +198,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self.call_after_refresh(self._fill_viewport)
 
     async def clear(self) -> None:
-        await self.remove_children([child for child in self.children if child is not self._marker])
+        await self.remove_children([child for child in self.children if child not in (self._marker, self._header)])
         for entry in self.entries:
             entry.view = None
         self.entries = []
@@ -396,11 +402,25 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
 
     def tool_progress(self, call_id: str, text: str, agent: tuple[str, ...] = ()) -> None:
         """A running call's progress, on its line (refreshed at most every ``ARGS_REFRESH`` s)."""
-        key = (agent, call_id)
-        call = self._calls.get(key)
+        call = self._calls.get((agent, call_id))
         if call is None or not call.running:
             return
         call.progress = text
+        self._refresh_running(call, agent)
+
+    def tool_output(self, call_id: str, tail: str, lines: int, agent: tuple[str, ...] = ()) -> None:
+        """What a running call has printed so far (its last lines), under its line; refreshed
+        as its progress is."""
+        call = self._calls.get((agent, call_id))
+        if call is None or not call.running:
+            return
+        call.tail, call.tail_lines = tail, lines
+        self._refresh_running(call, agent)
+
+    def _refresh_running(self, call: ToolCallEntry, agent: tuple[str, ...]) -> None:
+        """Show a running call's news now, or (when it was shown less than ``ARGS_REFRESH`` s
+        ago) once that has passed: the last news of a burst is shown too."""
+        key = (agent, call.call_id)
         now = time.monotonic()
         if now - self._args_refreshed.get(key, 0.0) >= ARGS_REFRESH:
             self._args_refreshed[key] = now

@@ -77,6 +77,7 @@ INLINE_MATCH_LIMIT = 5_000  # above this many paths, matching runs in a thread
 DEFAULT_PLACEHOLDER = "Ask dcode…   / commands · @ files · ! shell · Shift+Enter newline"
 BUSY_PLACEHOLDER = "Working…   type to queue a message · Esc interrupts"
 STARTING_PLACEHOLDER = "Starting the agent…   type away: what you send goes as soon as it is ready"
+NO_MODEL_PLACEHOLDER = "No model yet   fix the setup, then send: dcode tries again (your message waits)"
 
 _GROUP_HISTORY = "prompt-history"
 _GROUP_FILES = "prompt-files"
@@ -137,6 +138,8 @@ class PromptInput(Widget):
     busy: var[bool] = var(False, toggle_class="-busy")
     starting: var[bool] = var(False)
     """The engine is still loading: what is sent now waits for it (the placeholder says so)."""
+    no_model: var[bool] = var(False)
+    """No model can be reached yet: what is sent tries the setup again (the placeholder says so)."""
 
     @dataclass
     class Submitted(Message):
@@ -343,8 +346,13 @@ class PromptInput(Widget):
     def watch_starting(self) -> None:
         self._show_placeholder()
 
+    def watch_no_model(self) -> None:
+        self._show_placeholder()
+
     def _show_placeholder(self) -> None:
-        if self.starting:
+        if self.no_model:
+            self._area.placeholder = NO_MODEL_PLACEHOLDER
+        elif self.starting:
             self._area.placeholder = STARTING_PLACEHOLDER
         else:
             self._area.placeholder = self.busy_placeholder if self.busy else self.idle_placeholder
