@@ -269,6 +269,9 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             # Markdown and the streamed-answer widget, which the first frame did without.
             await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
             engine = await engine_module.Engine.open(settings, resolved)
+            if self._torn_down():  # closed while it opened: nothing will claim it
+                await engine.close()
+                return
             self._unclaimed_engine = engine
         except ConfigError as exc:
             self.post_message(EngineFailed(str(exc), needs_setup=True))
@@ -297,7 +300,14 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         await self.transcript.load(entries)
         self._painted_checkpoint = (session_id, saved.checkpoint_id, len(saved.messages))
 
+    def _torn_down(self) -> bool:
+        """The main screen's widgets are gone: the app is closing (a quit, or a test leaving
+        run_test) and a late message has nothing left to update. on_unmount closes the engine."""
+        return not self.default_screen.query("#status")
+
     async def on_engine_ready(self, message: EngineReady) -> None:
+        if self._torn_down():
+            return
         self.engine = message.engine
         self._unclaimed_engine = None
         self._show_model()
@@ -317,6 +327,8 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self._pump()
 
     async def on_engine_failed(self, message: EngineFailed) -> None:
+        if self._torn_down():
+            return
         if message.needs_setup:
             self._setup_problem = message.problem
             self._show_first_run(message.problem)

@@ -144,7 +144,7 @@ class ProjectTrustScreen(KeepsTyping, ModalScreen[bool]):
         same burst of typing does not answer."""
         super().__init__()
         self.request = request
-        self._typed_at = typed_at
+        self.typed_at = typed_at
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -176,7 +176,7 @@ class ProjectTrustScreen(KeepsTyping, ModalScreen[bool]):
                     yield Button("Not now  n", id="trust-no")
 
     def _typing(self) -> bool:
-        return time.monotonic() - self._typed_at < TYPING_GRACE
+        return time.monotonic() - self.typed_at < TYPING_GRACE
 
     def on_key(self, event: events.Key) -> None:
         if not (event.is_printable and event.character) and event.key != "backspace":
@@ -184,7 +184,7 @@ class ProjectTrustScreen(KeepsTyping, ModalScreen[bool]):
         if event.character in ("y", "n") and not self._typing():
             return  # the answer
         if self.keep_typed(event):
-            self._typed_at = time.monotonic()
+            self.typed_at = time.monotonic()
             event.stop()
             event.prevent_default()
 
