@@ -46,6 +46,8 @@ def test_json_carries_the_plan_and_stream_json_the_event(server, workspace: Path
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["type"] == "init" and lines[0]["approve"] == "plan"
+    assert sorted(lines[0]["tools"]) == sorted(server.requests[-1].tool_names)  # what the model was given
+    assert EXIT_PLAN_MODE.name in lines[0]["tools"]
     [asked] = [line for line in lines if line["type"] == "approval_requested"]
     assert asked["kind"] == "plan" and asked["args"] == {"plan": PLAN}
     assert lines[-1]["type"] == "result" and lines[-1]["plan"] == PLAN

@@ -76,11 +76,12 @@ def agent_tools(
     return [t for t in tools if allowed is None or t.name in allowed]
 
 
-def static_request(backend: Backend, compactor: Compactor, task_tool: BaseTool | None = None) -> tuple[str, list[Any]]:
+def static_request(backend: Backend, compactor: Compactor, task_tool: BaseTool | None = None, *, planning: bool = False) -> tuple[str, list[Any]]:
     """The instructions and the tools every request carries (the base prompt, and the todo
-    middleware's prompt and tool), as ``/context`` counts them."""
+    middleware's prompt and tool), as ``/context`` counts them; ``planning``: in plan mode,
+    where the session's agent also has ``exit_plan_mode``."""
     todo = TodoListMiddleware()
-    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*agent_tools(backend, compactor, task_tool=task_tool), *todo.tools]
+    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*agent_tools(backend, compactor, task_tool=task_tool, presents_plans=planning), *todo.tools]
 
 
 def build_graph(

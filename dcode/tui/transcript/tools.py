@@ -24,7 +24,6 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from dcode.agent.events import ToolStatus
-from dcode.agent.tools.spec import EXIT_PLAN_MODE
 from dcode.terminal_text import safe_text
 from dcode.tui.transcript.diff import diff_stats, render_diff
 from dcode.tui.transcript.entries import ToolCallEntry, ToolGroupEntry
@@ -268,6 +267,8 @@ class ToolCallView(Vertical):
 def call_view(call: ToolCallEntry, *, expanded: bool, animate: bool) -> Widget:
     """The widget for one call: a ``task`` call's is the subagent's (``TaskView``), a plan's
     shows the plan (``PlanCallView``)."""
+    from dcode.agent.tools.spec import EXIT_PLAN_MODE  # with pydantic: not before the first call is drawn
+
     if call.name == EXIT_PLAN_MODE.name:
         from dcode.tui.transcript.plan_view import PlanCallView
 
