@@ -169,3 +169,14 @@ async def test_outside_plan_mode_the_plan_tool_is_not_offered_and_asks_nothing(s
     told = [text for role, text in server.transcript(1) if role == "tool"][-1]
     assert told.startswith("Not in plan mode")
     assert isinstance(events[-1], TurnFinished) and events[-1].result == "ok"
+
+
+def test_an_untrusted_project_may_choose_plan_mode_but_not_leave_it_for_a_looser_one(tmp_path: Path) -> None:
+    from dcode.config import Settings
+    from dcode.project_gate import gate
+
+    mine = Settings(home=tmp_path, workspace=tmp_path)
+    assert gate({"approve": "plan"}, mine, ApprovalMode.MANUAL)[0] == {"approve": "plan"}  # stricter than manual
+    planning = Settings(home=tmp_path, workspace=tmp_path, approve=ApprovalMode.PLAN)
+    allowed, ignored = gate({"approve": "manual"}, planning, ApprovalMode.MANUAL)
+    assert allowed == {} and ignored[0].reason == "looser than 'plan', your own choice"

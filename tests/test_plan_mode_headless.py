@@ -61,3 +61,18 @@ def test_a_run_without_a_plan_says_so_in_json(server, workspace: Path, home: Pat
     assert data["plan"] is None and data["result"] == "I need to know which file you mean."
     result = run(["-p", "again", *model_args(server), "--output-format", "json"], workspace, home)
     assert "plan" not in json.loads(result.stdout)  # other modes keep the documented shape
+
+
+def test_the_plan_is_carried_out_by_continuing_in_another_mode(server, workspace: Path, home: Path) -> None:
+    (workspace / "lib.py").write_text("def old(): ...\n")
+    planning(server)
+    assert run(["-p", "plan the rename", *model_args(server), "--approve", "plan"], workspace, home).returncode == 0
+    server.script(
+        reply(tool_calls=[tool_call(WRITE_FILE.name, {"file_path": "lib.py", "content": "def new(): ...\n"})]),
+        reply("Renamed."),
+    )
+    result = run(["-p", "go ahead", "-c", *model_args(server), "--approve", "edits"], workspace, home)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Renamed.\n" and (workspace / "lib.py").read_text() == "def new(): ...\n"
+    history = server.transcript(2)
+    assert ("tool_call", EXIT_PLAN_MODE.name) in history and history[-1] == ("user", "go ahead")
