@@ -85,7 +85,7 @@ def run(
     resume_id: Annotated[Optional[str], typer.Option("--resume-id", hidden=True)] = None,
     resume: Annotated[bool, typer.Option("-r", "--resume", help="Resume a session: -r ID, or the most recent one with -r alone.")] = False,
     continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the most recent session in this directory.")] = False,
-    approve: Annotated[Optional[ApprovalMode], typer.Option("--approve", help="manual | edits | all (TUI default manual, headless default edits).")] = None,
+    approve: Annotated[Optional[ApprovalMode], typer.Option("--approve", help="manual | edits | all | plan (TUI default manual, headless default edits; plan: read only, and print the plan).")] = None,
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
     effort: Annotated[Optional[ReasoningEffort], typer.Option("--effort", help="Reasoning effort: none | minimal | low | medium | high | xhigh (default: the model's).")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",

@@ -26,13 +26,22 @@ from dcode.trust import ProjectFiles, TrustState, TrustStore
 
 
 class ApprovalMode(StrEnum):
+    """In the order Shift+Tab cycles through them: after ``all`` comes ``plan``, the strictest,
+    so that one press too many never loosens anything."""
+
     MANUAL = "manual"
     EDITS = "edits"
     ALL = "all"
+    PLAN = "plan"
+    """Only read tools run; the model ends with a plan the user approves, refines or rejects."""
 
     def next(self) -> ApprovalMode:
         order = list(ApprovalMode)
         return order[(order.index(self) + 1) % len(order)]
+
+
+STRICTNESS = (ApprovalMode.PLAN, ApprovalMode.MANUAL, ApprovalMode.EDITS, ApprovalMode.ALL)
+"""The modes, strictest first."""
 
 
 class WireApi(StrEnum):

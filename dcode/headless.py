@@ -2,7 +2,10 @@
 
 Output formats: ``text`` prints the final answer; ``json`` prints one result object;
 ``stream-json`` prints the ``init`` event (the tools, each MCP server's state), every event of
-the turn as a JSON line, and then the result object. Failures are one line on stderr, and so is
+the turn as a JSON line, and then the result object. With ``--approve plan`` nothing is changed:
+the turn ends when the model presents its plan (an ``approval_requested`` event of kind
+``plan``), which ``text`` prints instead of the answer, and the result object carries as
+``plan`` (null when the model ended without one). Failures are one line on stderr, and so is
 each MCP server that did not start, whatever the format. The answer and those lines go to a pipe
 byte for byte, and to a terminal made safe (``terminal_text``): the model's text does not drive
 the terminal. JSON escapes every control character either way. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error (a
@@ -56,7 +59,8 @@ def say(stream: IO[str], line: str) -> None:
     print(for_stream(line, stream), file=stream, flush=True)
 
 
-def result_object(finished: Any) -> dict[str, Any]:
+def result_object(finished: Any, plan: str | None = None, *, planning: bool = False) -> dict[str, Any]:
+    """The ``json`` result; ``planning`` (``--approve plan``) adds ``plan``."""
     return {
         "type": "result",
         "result": finished.result,
@@ -69,7 +73,18 @@ def result_object(finished: Any) -> dict[str, Any]:
             "cached_input_tokens": finished.cached_tokens,
         },
         "duration_ms": finished.duration_ms,
+        **({"plan": plan} if planning else {}),
     }
+
+
+def presented_plan(event: Any) -> str | None:
+    """The plan an event puts to the user (the session's own agent's), or None."""
+    from dcode.agent.events import ApprovalKind, ApprovalRequested
+
+    if isinstance(event, ApprovalRequested) and event.kind is ApprovalKind.PLAN and not event.agent:
+        plan = event.args.get("plan")
+        return plan if isinstance(plan, str) else None
+    return None
 
 
 def server_warnings(init: SessionInit) -> list[str]:
@@ -146,11 +161,13 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         if request.output_format is OutputFormat.STREAM_JSON:
             print(json_safe(json.dumps(init.to_json(), ensure_ascii=False)), file=out, flush=True)
         finished: TurnFinished | None = None
+        plan: str | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
         async with aclosing(runner.run_turn(content, prompt_text=request.prompt, attached=request.attached)) as events:
             async for event in events:
                 if request.output_format is OutputFormat.STREAM_JSON:
                     print(json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)), file=out, flush=True)
+                plan = presented_plan(event) or plan
                 match event:
                     case ErrorEvent(message=message, kind=kind):
                         say(err, f"dcode: error: {message}")
@@ -162,9 +179,10 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     assert finished is not None
     if request.output_format is OutputFormat.TEXT:
         if not finished.is_error:
-            print(for_stream(finished.result, out), file=out)
+            print(for_stream(finished.result if plan is None else plan, out), file=out)
     else:
-        print(json_safe(json.dumps(result_object(finished), ensure_ascii=False)), file=out)
+        answer = result_object(finished, plan, planning=mode is ApprovalMode.PLAN)
+        print(json_safe(json.dumps(answer, ensure_ascii=False)), file=out)
     if damaged:
         return EXIT_USAGE  # as when the damage is found before the turn
     if finished.interrupted:

@@ -21,11 +21,10 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from dcode.config import ApprovalMode, IgnoredSetting, Settings
+from dcode.config import STRICTNESS, ApprovalMode, IgnoredSetting, Settings
 from dcode.trust import TrustState
 
 SAFE_KEYS = frozenset({"max_turns", "theme", "api", "models"})
-_STRICTNESS = (ApprovalMode.MANUAL, ApprovalMode.EDITS, ApprovalMode.ALL)
 _REASONS = {
     "base_url": "changes where requests and your key go",
     "pass_env": "shows environment variables to the shell",
@@ -83,7 +82,7 @@ def _refusal(key: str, value: Any, mine: Settings, default_approve: ApprovalMode
         case "approve":
             theirs = ApprovalMode(str(value))
             own = mine.approve or default_approve
-            if _STRICTNESS.index(theirs) <= _STRICTNESS.index(own):
+            if STRICTNESS.index(theirs) <= STRICTNESS.index(own):
                 return None
             whose = "your own choice" if mine.approve else "the default"
             return f"looser than {own.value!r}, {whose}"

@@ -111,7 +111,7 @@ def test_broken_files_are_listed_with_the_reason(home: Path, workspace: Path, us
     assert reasons(result, bad_yaml)[0].startswith("the frontmatter is not valid YAML (")
     assert reasons(result, not_mapping) == ["the frontmatter is not a mapping"]
     assert "is not 1-64 lowercase letters" in reasons(result, bad_name)[0]
-    assert reasons(result, bad_approve) == ["approve must be manual, edits or all, not 'yolo'"]
+    assert reasons(result, bad_approve) == ["approve must be manual, edits, all or plan, not 'yolo'"]
     assert reasons(result, bad_tools) == ["tools must be a list of tool names or a comma-separated string"]
     assert reasons(result, bad_model) == ["model must be a string: provider:model, or inherit"]
     # A denylist without an allow-list would run with every tool: refused rather than widened.
@@ -139,7 +139,7 @@ def test_claude_models_and_permission_modes(home: Path, workspace: Path, user: P
     odd = agent_file(agents, "d.md", "name: odd\ndescription: d\npermissionMode: whatever")
     result = catalog(home, workspace, user)
     assert (result.agents["inherits"].model, result.agents["inherits"].approve) == (None, ApprovalMode.EDITS)
-    assert (result.agents["alias"].model, result.agents["alias"].approve) == (None, ApprovalMode.MANUAL)
+    assert (result.agents["alias"].model, result.agents["alias"].approve) == (None, ApprovalMode.PLAN)  # read-only, as in Claude Code
     assert result.agents["both"].approve is ApprovalMode.EDITS  # dcode's own key wins
     assert reasons(result, inherit) == [] and reasons(result, both) == []
     assert reasons(result, alias) == ["model 'sonnet' is a Claude Code alias, not a dcode model (provider:model); it runs on the parent's model"]

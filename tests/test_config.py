@@ -81,9 +81,11 @@ def test_theme_preference_persists_over_config(home: Path, workspace: Path) -> N
 
 
 def test_mode_cycle() -> None:
-    assert [ApprovalMode.MANUAL.next(), ApprovalMode.EDITS.next(), ApprovalMode.ALL.next()] == [
+    """After ``all`` comes ``plan``, the strictest: one press too many never loosens anything."""
+    assert [ApprovalMode.MANUAL.next(), ApprovalMode.EDITS.next(), ApprovalMode.ALL.next(), ApprovalMode.PLAN.next()] == [
         ApprovalMode.EDITS,
         ApprovalMode.ALL,
+        ApprovalMode.PLAN,
         ApprovalMode.MANUAL,
     ]
 

@@ -39,9 +39,9 @@ async def test_stdio_tools_text_image_and_error(tmp_path: Path) -> None:
     try:
         turn = await mcp.for_turn()
         tools = {t.name: t for t in turn.tools}
-        offered = ("add", "picture", "broken", "slow", "big", "crash", "pid", "wait", "steps", "grow", "roots", "client", "forget")
+        offered = ("add", "picture", "broken", "slow", "big", "crash", "note", "pid", "wait", "steps", "grow", "roots", "client", "forget")
         assert set(tools) == {f"mcp__calc__{n}" for n in offered} | {"read_mcp_resource"}
-        assert turn.notices == ("MCP server calc connected: 13 tools from this turn on",)
+        assert turn.notices == ("MCP server calc connected: 14 tools from this turn on",)
         added = await call(tools["mcp__calc__add"], a=2, b=3)
         assert added.status == "success" and added.content == "5"
         picture = await call(tools["mcp__calc__picture"])

@@ -52,7 +52,7 @@ async def test_a_approves_the_kind_for_the_session_until_approve_mode_withdraws_
         assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
         assert h.app.runner is not None and h.app.runner.policy.session_allowed
         await h.send("/approve")
-        await h.until(lambda: notices(h)[-1:] == ["approval mode is manual +edit: ask before shell, web fetches and other tools · /approve manual, edits or all sets it"], what="the mode line")
+        await h.until(lambda: notices(h)[-1:] == ["approval mode is manual +edit: ask before shell, web fetches and other tools · /approve manual, edits, all or plan sets it"], what="the mode line")
         await h.send("/approve manual")
         withdrawn = "approval mode set to manual: ask before edits, shell, web fetches and other tools · the session's yes to edit is withdrawn"
         await h.until(lambda: notices(h)[-1:] == [withdrawn], what="the confirmation")
@@ -190,6 +190,8 @@ async def test_shift_tab_cycles_the_mode(server: ScriptedModelServer, workspace:
         await h.press("shift+tab")
         assert h.app.runner.policy.mode is ApprovalMode.ALL and "⏵ all" in h.text()
         await h.press("shift+tab")
+        assert h.app.runner.policy.mode is ApprovalMode.PLAN and "⏵ plan: read only, until you approve a plan" in h.text()
+        await h.press("shift+tab")
         assert h.app.runner.policy.mode is ApprovalMode.MANUAL
 
 
@@ -201,7 +203,7 @@ async def test_approve_command_sets_the_mode(server: ScriptedModelServer, worksp
         await h.send("/approve sometimes")
         await h.pilot.pause()
         assert h.app.mode is ApprovalMode.ALL
-        assert "/approve takes manual, edits or all" in h.text()
+        assert "/approve takes manual, edits, all or plan" in h.text()
 
 
 async def test_keys_typed_for_the_prompt_do_not_answer(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:

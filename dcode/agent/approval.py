@@ -1,9 +1,12 @@
-"""Which tool calls need a person's yes, under the three approval modes (``ApprovalMode``).
+"""Which tool calls need a person's yes, under the four approval modes (``ApprovalMode``).
 
 - ``manual``: every write, every shell command and every web fetch asks.
 - ``edits``: writes inside the workspace run; the shell, web fetches and writes outside the
   workspace ask.
 - ``all``: nothing asks.
+- ``plan``: only reading runs; writes, the shell and tools dcode does not know are refused
+  (``plan_refusal``), web fetches ask as in ``manual``, and the plan itself (``exit_plan_mode``)
+  always asks (``dcode.agent.plan_mode``).
 
 What a call can do comes from its tool's spec (``ToolSpec.kind``). A tool without a spec (an
 MCP tool, say) is kind ``other``: nothing says what it does, so it asks in ``manual`` and
@@ -28,7 +31,7 @@ from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.agent.tools.web_address import BadAddress, parse_address, refused_outright
-from dcode.config import ApprovalMode
+from dcode.config import STRICTNESS, ApprovalMode
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,11 @@ class ApprovalDecision:
     """Yes for the rest of the session: to this kind, or to this tool dcode does not know."""
     whole_server: bool = False
     """With ``remember``, for an MCP tool: to every tool of its server."""
+    mode: ApprovalMode | None = None
+    """With approval, for a plan: the mode the session goes on in."""
+    end_turn: bool = False
+    """With a denial: the turn ends with this call's result (a plan rejected, or put to a user
+    who answers it after the run)."""
 
 
 class Approver(Protocol):
@@ -98,10 +106,10 @@ class Verdict:
     reason: str
     origin: ToolOrigin | None = None
     """For a tool dcode does not know: which one it is (what "yes for the session" covers)."""
+    refused: bool = False
+    """Refused outright, with ``reason`` for the model: nobody is asked (plan mode)."""
 
 
-STRICTNESS = (ApprovalMode.MANUAL, ApprovalMode.EDITS, ApprovalMode.ALL)
-"""The modes, strictest first."""
 
 
 def stricter(mode: ApprovalMode, other: ApprovalMode | None) -> ApprovalMode:
@@ -126,6 +134,9 @@ class Policy(Protocol):
     def mode(self) -> ApprovalMode: ...
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None: ...
+
+    def enter(self, mode: ApprovalMode) -> None:
+        """Switch the session to ``mode`` (a plan approved)."""
 
 
 @dataclass
@@ -157,9 +168,13 @@ class ApprovalPolicy:
         if self.mode is ApprovalMode.ALL:
             return None
         spec = spec_for(name)
+        if self.mode is ApprovalMode.PLAN and (refused := plan_refusal(name, spec.kind)) is not None:
+            return refused
         match spec.kind:
             case ToolKind.READ:
                 return None
+            case ToolKind.PLAN:  # outside plan mode it has nothing to ask (the tool says so)
+                return Verdict(ApprovalKind.PLAN, "the plan needs your answer") if self.mode is ApprovalMode.PLAN else None
             case ToolKind.SHELL:
                 return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
             case ToolKind.NETWORK if refused_outright(args.get("url"), self.fetch_private):
@@ -174,6 +189,9 @@ class ApprovalPolicy:
                 return None
             case _:  # ToolKind.OTHER: nothing says what the call does, so a person decides
                 return self._check_other(name)
+
+    def enter(self, mode: ApprovalMode) -> None:
+        self.mode = mode
 
     def _check_other(self, name: str) -> Verdict | None:
         origin = self.mcp_origin(name) or ToolOrigin("", name)
@@ -194,6 +212,21 @@ class ApprovalPolicy:
 
     def _inside(self, raw: str) -> bool:
         return self.backend.is_inside_workspace(raw)
+
+
+PLAN_REFUSES: dict[ToolKind, ApprovalKind] = {ToolKind.WRITE: ApprovalKind.EDIT, ToolKind.SHELL: ApprovalKind.SHELL, ToolKind.OTHER: ApprovalKind.TOOL}
+"""What plan mode refuses outright: whatever can change something outside the conversation.
+A tool dcode does not know (an MCP tool) is refused too, even one ``[mcp] allow`` names: that
+says it may run without asking, not that it only reads."""
+
+
+def plan_refusal(name: str, kind: ToolKind) -> Verdict | None:
+    """The refusal of a call of ``name`` in plan mode, or None when plan mode lets it through."""
+    if kind not in PLAN_REFUSES:
+        return None
+    from dcode.agent.plan_mode import refusal
+
+    return Verdict(PLAN_REFUSES[kind], refusal(name), refused=True)
 
 
 def host_allowed(patterns: tuple[str, ...], url: object) -> bool:
@@ -258,6 +291,9 @@ class ScopedPolicy:
         )
         return policy.check(name, args)
 
+    def enter(self, mode: ApprovalMode) -> None:
+        self._session.enter(mode)
+
 
 def remember(policy: Policy, verdict: Verdict, *, whole_server: bool = False) -> None:
     """Yes for the rest of the session to what ``verdict`` asked about: its kind, or the tool
@@ -272,4 +308,8 @@ class HeadlessApprover:
     """Nobody can answer in ``-p`` mode, so every request is denied at once with a way forward."""
 
     async def decide(self, request: ApprovalRequested) -> ApprovalDecision:
+        if request.kind is ApprovalKind.PLAN:  # printed by the runner's caller; the turn ends
+            from dcode.agent.plan_mode import presented
+
+            return presented()
         return ApprovalDecision(False, f"{request.reason}; rerun with --approve all")

@@ -208,6 +208,7 @@ class Engine:
             allowed_tools=definition.tools if definition else None,
             mcp=mcp,
             uploads=self._uploads_for(resolved),
+            presents_plans=definition is None,
         )
 
     def _uploads_for(self, resolved: ResolvedModel) -> UploadResolver | None:

@@ -37,6 +37,9 @@ class ApprovalKind(StrEnum):
     """A web fetch (``ToolKind.NETWORK``)."""
     TOOL = "tool"
     """A tool dcode does not know (no spec describes what it does)."""
+    PLAN = "plan"
+    """A plan made in plan mode (``exit_plan_mode``; ``args["plan"]`` is its Markdown): approved
+    to go on in ``edits`` or ``manual``, sent back with feedback, or rejected."""
 
 
 @dataclass(frozen=True, slots=True)

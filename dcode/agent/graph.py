@@ -30,6 +30,7 @@ from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.agent.middleware.mcp_status import McpStatusMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
+from dcode.agent.middleware.plan_mode import PlanModeMiddleware
 from dcode.agent.middleware.prompt_cache_key import PromptCacheKeyMiddleware
 from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
 from dcode.agent.middleware.run_context_required import RunContextRequired
@@ -40,6 +41,7 @@ from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools import BinaryReader, build_tools, reject_binary
 from dcode.agent.tools.compact import make_compact_tool
+from dcode.agent.tools.exit_plan_mode import make_exit_plan_mode_tool
 from dcode.agent.tools.read_media import MediaReader
 from dcode.agent.tools.spec import WRITE_TODOS
 from dcode.mcp.manager import McpTurn
@@ -58,22 +60,28 @@ def agent_tools(
     task_tool: BaseTool | None = None,
     allowed: Sequence[str] | None = None,
     large_results: Path | None = None,
+    presents_plans: bool = False,
 ) -> list[Any]:
     """The tools the graph offers, besides those its middleware add (``write_todos``);
     ``binary_reader`` is what read_file does with a file that is not text; ``task_tool`` starts
     subagents (None where the agent may not); ``allowed``: the only names kept (None: all);
-    ``large_results``: where the web fetch tool saves what is not text (None: under ``$DCODE_HOME``)."""
+    ``large_results``: where the web fetch tool saves what is not text (None: under ``$DCODE_HOME``);
+    ``presents_plans``: whether it gets ``exit_plan_mode`` (the session's own agent: the user
+    answers its plans, not a subagent's)."""
     tools = [*build_tools(backend, binary_reader=binary_reader, large_results=large_results), make_compact_tool(compactor)]
     if task_tool is not None:
         tools.append(task_tool)
+    if presents_plans:
+        tools.append(make_exit_plan_mode_tool(compactor.history_dir))
     return [t for t in tools if allowed is None or t.name in allowed]
 
 
-def static_request(backend: Backend, compactor: Compactor, task_tool: BaseTool | None = None) -> tuple[str, list[Any]]:
+def static_request(backend: Backend, compactor: Compactor, task_tool: BaseTool | None = None, *, planning: bool = False) -> tuple[str, list[Any]]:
     """The instructions and the tools every request carries (the base prompt, and the todo
-    middleware's prompt and tool), as ``/context`` counts them."""
+    middleware's prompt and tool), as ``/context`` counts them; ``planning``: in plan mode,
+    where the session's agent also has ``exit_plan_mode``."""
     todo = TodoListMiddleware()
-    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*agent_tools(backend, compactor, task_tool=task_tool), *todo.tools]
+    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*agent_tools(backend, compactor, task_tool=task_tool, presents_plans=planning), *todo.tools]
 
 
 def build_graph(
@@ -95,6 +103,7 @@ def build_graph(
     allowed_tools: Sequence[str] | None = None,
     mcp: McpTurn | None = None,
     uploads: UploadResolver | None = None,
+    presents_plans: bool = False,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
@@ -107,7 +116,8 @@ def build_graph(
     subagents; ``allowed_tools``: the only tools the agent gets (None: all); ``mcp``: the MCP
     servers' tools and states for the turns this graph runs (a new set means a new graph);
     ``uploads``: where request images are uploaded, on a route whose transport is ``files``
-    (None: they travel inline)."""
+    (None: they travel inline); ``presents_plans``: whether the agent ends plan mode with a plan
+    for the user (``exit_plan_mode``: the session's own agent)."""
     counter = compactor.counter
     wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
     projection = MediaProjectionMiddleware(
@@ -131,6 +141,7 @@ def build_graph(
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
         *([McpStatusMiddleware(mcp.servers)] if mcp and mcp.servers else []),
+        PlanModeMiddleware(compactor.history_dir),
         ArgumentTruncationMiddleware(profile.max_input_tokens, compactor.triggers, counter),
         OverflowClipMiddleware(profile.max_input_tokens, large_results, counter),
         TokenCalibrationMiddleware(counter),
@@ -145,7 +156,7 @@ def build_graph(
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(
         model,
-        [*agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools, large_results=large_results), *(t for t in (mcp.tools if mcp else ()) if allowed_tools is None or t.name in allowed_tools)],
+        [*agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools, large_results=large_results, presents_plans=presents_plans), *(t for t in (mcp.tools if mcp else ()) if allowed_tools is None or t.name in allowed_tools)],
         system_prompt=system_prompt,
         middleware=middleware,
         context_schema=RunContext,

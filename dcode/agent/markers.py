@@ -16,3 +16,6 @@ SAVED_TO_MARKER: Final = "dcode_saved_to"
 """On a tool result evicted from the history: the file that holds its full output."""
 ATTACHED_FILES_MARKER: Final = "dcode_attached_files"
 """On a user's prompt: the files attached with ``@path`` and their blocks (``attached_files``)."""
+END_TURN_MARKER: Final = "dcode_end_turn"
+"""On a denied call's result: the turn ends there, the model is not asked again (a plan
+rejected, or put to a user who answers outside the run)."""

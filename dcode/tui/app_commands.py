@@ -53,6 +53,8 @@ class SlashCommands(_Base):
                 self._copy_last_answer()
             case "approve":
                 await self._set_mode_from(args)
+            case "plan":
+                await self._plan(args)
             case "model":
                 await self._switch_model(args)
             case "effort":
@@ -117,12 +119,12 @@ class SlashCommands(_Base):
 
         word = args.strip().lower()
         if not word:
-            await self.transcript.notice(f"approval mode is {mode_label(self.mode, self.session_allowed, self.session_tools)} · /approve manual, edits or all sets it")
+            await self.transcript.notice(f"approval mode is {mode_label(self.mode, self.session_allowed, self.session_tools)} · /approve manual, edits, all or plan sets it")
             return
         try:
             mode = ApprovalMode(word)
         except ValueError:
-            await self.transcript.notice(f"/approve takes manual, edits or all (now: {self.mode.value})", NoticeLevel.WARNING)
+            await self.transcript.notice(f"/approve takes manual, edits, all or plan (now: {self.mode.value})", NoticeLevel.WARNING)
             return
         withdrawn = [kind.value for kind in sorted(self.session_allowed)] + self.session_tools
         if self.runner is not None:
@@ -133,6 +135,17 @@ class SlashCommands(_Base):
         if withdrawn:
             line += f" · the session's yes to {' and '.join(withdrawn)} is withdrawn"
         await self.transcript.notice(line)
+
+    async def _plan(self, task: str) -> None:
+        """``/plan [TASK]``: plan mode, and TASK sent as the prompt to plan (after the turn
+        running, if one is)."""
+        from dcode.tui.status import MODE_LABELS
+
+        if self.mode is not ApprovalMode.PLAN:
+            self._set_mode(ApprovalMode.PLAN)
+            await self.transcript.notice(f"approval mode set to {MODE_LABELS[ApprovalMode.PLAN]}")
+        if task.strip():
+            self.submit(Pending(task.strip(), draft=None))
 
     @property
     def session_allowed(self) -> frozenset[ApprovalKind]:

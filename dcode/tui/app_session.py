@@ -464,6 +464,8 @@ class SessionWork(_Base):
 
             tool = granted(request, decision)
             self._show_mode(*([] if tool else [request.kind]), also_tool=tool)
+        if decision.approved and decision.mode is not None:  # a plan approved: the core switched already
+            self._set_mode(decision.mode)
         feedback = decision.feedback if not message.stop_turn else "stopped"
         await self.transcript.resolve_approval(message.call_id, decision.approved, feedback, request.agent)
         if message.stop_turn:

@@ -43,6 +43,7 @@ SUBJECTS: dict[ApprovalKind, tuple[str, str]] = {
     ApprovalKind.SHELL: ("shell command", "shell commands"),
     ApprovalKind.FETCH: ("web fetch", "web fetches"),
     ApprovalKind.TOOL: ("tool call", "this tool"),
+    ApprovalKind.PLAN: ("plan", "plans"),  # asked by ``plan_widget.PlanQuestion``
 }
 
 
@@ -195,6 +196,10 @@ class ApprovalWidget(Vertical, can_focus=True):
         if self._armed():
             self.decide(ApprovalDecision(False))
 
+    def with_feedback(self, feedback: str) -> ApprovalDecision:
+        """The answer the text typed after Tab gives."""
+        return ApprovalDecision(False, feedback)
+
     def action_feedback(self) -> None:
         if self.has_class("-feedback"):
             self.query_one(Input).focus()
@@ -217,8 +222,7 @@ class ApprovalWidget(Vertical, can_focus=True):
     @on(Input.Submitted)
     def _send_feedback(self, event: Input.Submitted) -> None:
         event.stop()
-        feedback = event.value.strip()
-        self.decide(ApprovalDecision(False, feedback))
+        self.decide(self.with_feedback(event.value.strip()))
 
 
 def open_approvals(root: Widget) -> list[ApprovalWidget]:

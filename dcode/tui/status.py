@@ -55,7 +55,9 @@ def _asks(mode: ApprovalMode, allowed: Collection[ApprovalKind] = ()) -> str:
     return f"ask before {listed}"
 
 
-MODE_LABELS: dict[ApprovalMode, str] = {mode: f"{mode.value}: {_asks(mode)}" for mode in ApprovalMode}
+PLAN_LABEL = "plan: read only, until you approve a plan"
+
+MODE_LABELS: dict[ApprovalMode, str] = {mode: f"{mode.value}: {_asks(mode)}" for mode in ApprovalMode} | {ApprovalMode.PLAN: PLAN_LABEL}
 
 
 SHOWN_TOOLS = 2
@@ -66,7 +68,10 @@ def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), tools
     """The mode as the status bar shows it. The kinds answered "yes for the session" (``a`` at
     an approval) are tagged, ``manual +shell``, and drop out of what the mode asks about; so are
     the tools dcode does not know and the MCP servers answered so (``tools``, as ``[mcp] allow``
-    spells them: ``+calc__add``, ``+web__*``). ``all`` asks about nothing, so it has no tags."""
+    spells them: ``+calc__add``, ``+web__*``). ``all`` asks about nothing, so it has no tags;
+    ``plan`` refuses what they allow, so it has none either."""
+    if mode is ApprovalMode.PLAN:
+        return PLAN_LABEL
     kinds = sorted(allowed) if mode is not ApprovalMode.ALL else []
     tools = tools if mode is not ApprovalMode.ALL else ()
     if not kinds and not tools:
@@ -254,6 +259,7 @@ class StatusBar(Widget):
             ApprovalMode.MANUAL: "$text-primary",
             ApprovalMode.EDITS: "$text-warning",
             ApprovalMode.ALL: "$text-error",
+            ApprovalMode.PLAN: "$text-accent",
         }[self.mode]
         return Content.assemble(
             (f"⏵ {mode_label(self.mode, self.allowed, self.tools)}", mode_style),

@@ -74,6 +74,11 @@ def build(port: int = 0) -> FastMCP:
     def big(n: int) -> str:
         return ("0123456789" * (n // 10 + 1))[:n]
 
+    @server.tool(description="Writes text to the file at path.")
+    def note(path: str, text: str) -> str:
+        Path(path).write_text(text)
+        return "written"
+
     @server.tool(description="The server's process id.")
     def pid() -> str:
         return str(os.getpid())

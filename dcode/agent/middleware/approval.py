@@ -5,6 +5,9 @@ it emits ``ApprovalRequested`` (with a diff for edits) and awaits the run's ``Ap
 denial becomes an error ``ToolMessage`` the model can read and act on, so nothing ever hangs
 waiting for a person who is not there. A call of a tool the graph does not have (a name the
 model made up) is not asked about: nothing would run, and the tool node tells the model so.
+A call the policy refuses outright (plan mode) is denied without asking. An answer can switch
+the mode before the call runs (a plan approved), or end the turn with the denial
+(``END_TURN_MARKER``, which ``PlanModeMiddleware`` acts on).
 """
 
 from __future__ import annotations
@@ -16,22 +19,33 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallReq
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from dcode.agent.approval import remember
-from dcode.agent.events import ApprovalRequested, ApprovalResolved
-from dcode.agent.markers import DENIED_MARKER
+from dcode.agent.approval import ApprovalDecision, Verdict, remember
+from dcode.agent.events import ApprovalKind, ApprovalRequested, ApprovalResolved
+from dcode.agent.markers import DENIED_MARKER, END_TURN_MARKER
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.diffs import proposed_diff
 from dcode.agent.tools.summary import summarize_call
 
 
-def denied_message(call: dict[str, Any], text: str) -> ToolMessage:
+def denied_message(call: dict[str, Any], text: str, *, end_turn: bool = False) -> ToolMessage:
     return ToolMessage(
         content=f"denied: {text}",
         tool_call_id=call["id"],
         name=call["name"],
         status="error",
-        additional_kwargs={DENIED_MARKER: True},
+        additional_kwargs={DENIED_MARKER: True, **({END_TURN_MARKER: True} if end_turn else {})},
     )
+
+
+def denial_reason(verdict: Verdict, decision: ApprovalDecision) -> str:
+    """What the model reads when the user says no: a plan's answer is worded where it is made
+    (``plan_mode``); otherwise the user's words, or the policy's reason headless gives back."""
+    if verdict.kind is ApprovalKind.PLAN and decision.feedback:
+        return decision.feedback
+    reason = decision.feedback or "the user rejected this call"
+    if decision.feedback and not decision.feedback.startswith(verdict.reason):
+        reason = f"the user rejected this call and said: {decision.feedback}"
+    return reason
 
 
 class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
@@ -48,6 +62,8 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         verdict = context.policy.check(call["name"], args)
         if verdict is None:
             return await handler(request)
+        if verdict.refused:
+            return denied_message(call, verdict.reason)
         event = ApprovalRequested(
             call_id=call["id"],
             tool=call["name"],
@@ -66,11 +82,10 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         if decision.approved:
             if decision.remember:
                 remember(context.policy, verdict, whole_server=decision.whole_server)
+            if decision.mode is not None:
+                context.policy.enter(decision.mode)
             return await handler(request)
-        reason = decision.feedback or "the user rejected this call"
-        if decision.feedback and not decision.feedback.startswith(verdict.reason):
-            reason = f"the user rejected this call and said: {decision.feedback}"
-        return denied_message(call, reason)
+        return denied_message(call, denial_reason(verdict, decision), end_turn=decision.end_turn)
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
@@ -83,4 +98,6 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         verdict = context.policy.check(call["name"], call.get("args") or {})
         if verdict is None:
             return handler(request)
+        if verdict.refused:
+            return denied_message(call, verdict.reason)
         return denied_message(call, f"{verdict.reason}; approvals need the interactive runner")

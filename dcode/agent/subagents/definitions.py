@@ -63,7 +63,7 @@ _CLAUDE_PERMISSIONS: dict[str, ApprovalMode | None] = {
     "acceptEdits": ApprovalMode.EDITS,
     "bypassPermissions": ApprovalMode.ALL,
     "dontAsk": ApprovalMode.MANUAL,  # Claude denies what is not allowed; dcode asks
-    "plan": ApprovalMode.MANUAL,  # Claude's read-only planning; dcode asks before any change
+    "plan": ApprovalMode.PLAN,  # read-only: writes, the shell and unknown tools are refused
 }
 
 
@@ -315,7 +315,7 @@ def _approve(meta: dict[str, Any]) -> ApprovalMode | None:
         try:
             return ApprovalMode(str(value).strip().lower())
         except ValueError:
-            raise ValueError(f"approve must be manual, edits or all, not {cut(str(value), 40)!r}") from None
+            raise ValueError(f"approve must be manual, edits, all or plan, not {cut(str(value), 40)!r}") from None
     if (permission := meta.get("permissionMode")) is not None:
         if str(permission) not in _CLAUDE_PERMISSIONS:
             known = ", ".join(_CLAUDE_PERMISSIONS)

@@ -123,3 +123,12 @@ class TaskArgs(BaseModel):
 class ReadMcpResourceArgs(BaseModel):
     server: str = Field(description="The MCP server that offers the resource, named as in the system prompt's list.")
     uri: str = Field(description="The resource's URI, as the server lists it or a tool result links it.")
+
+
+class ExitPlanModeArgs(BaseModel):
+    plan: str = Field(
+        description=(
+            "The plan, in Markdown: what you will change and where (files, functions), in order, "
+            "and how you will check it. Concise, but complete enough to approve."
+        )
+    )

@@ -27,6 +27,13 @@ def describe_nothing(args: Args) -> str:
     return ""
 
 
+def describe_plan(args: Args) -> str:
+    """The plan's first line that says something, without its Markdown heading marks."""
+    plan = args.get("plan")
+    lines = (line.strip().lstrip("#").strip() for line in plan.splitlines()) if isinstance(plan, str) else ()
+    return next((line for line in lines if line), "")
+
+
 def describe_resource(args: Args) -> str:
     return f"{_text(args.get('server'))} {_text(args.get('uri'))}"
 

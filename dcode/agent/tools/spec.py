@@ -28,6 +28,7 @@ from dcode.agent.tools.describe import (
     describe_ls,
     describe_nothing,
     describe_pairs,
+    describe_plan,
     describe_read,
     describe_resource,
     describe_task,
@@ -62,6 +63,9 @@ class ToolKind(StrEnum):
     """Reaches out over the network: what it asks for can carry what it has read."""
     OTHER = "other"
     """Unknown effects: a tool whose behaviour dcode does not know."""
+    PLAN = "plan"
+    """Puts a plan to the user (``exit_plan_mode``): it changes nothing itself, but in plan mode
+    the user's answer decides what happens next, so it always asks there."""
 
 
 def no_targets(args: Args) -> list[str]:
@@ -143,12 +147,15 @@ TASK: Final = ToolSpec("task", ToolKind.READ, arguments.TaskArgs, describe=descr
 # It asks an MCP server for one of the resources it lists (offered while a connected server has any).
 READ_MCP_RESOURCE: Final = ToolSpec("read_mcp_resource", ToolKind.READ, arguments.ReadMcpResourceArgs, describe=describe_resource)
 
+# It puts the plan made in plan mode to the user; the answer may switch the mode.
+EXIT_PLAN_MODE: Final = ToolSpec("exit_plan_mode", ToolKind.PLAN, arguments.ExitPlanModeArgs, describe=describe_plan)
+
 SPECS: Final[Mapping[str, ToolSpec]] = {
     spec.name: spec
     for spec in (LS, READ_FILE, WRITE_FILE, EDIT_FILE, GLOB, GREP, WEB_FETCH, EXECUTE, WRITE_TODOS, COMPACT_CONVERSATION, TASK)
 }
 """The tools every session offers."""
-ALL_SPECS: Final[Mapping[str, ToolSpec]] = {**SPECS, READ_MCP_RESOURCE.name: READ_MCP_RESOURCE}
+ALL_SPECS: Final[Mapping[str, ToolSpec]] = {**SPECS, READ_MCP_RESOURCE.name: READ_MCP_RESOURCE, EXIT_PLAN_MODE.name: EXIT_PLAN_MODE}
 """With the tools offered only sometimes: no MCP tool may take one of these names."""
 
 

@@ -32,6 +32,8 @@ from dcode.tui.transcript.video_view import FrameSheet
 if TYPE_CHECKING:
     from textual.widget import Widget
 
+    from dcode.tui.approval_widget import ApprovalWidget
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PREVIEW_LINES = 3
 COLLAPSED_DIFF_LINES = 12
@@ -231,13 +233,21 @@ class ToolCallView(Vertical):
         pending = self.entry.approval
         if pending is None or pending.future.done() or self.query(ApprovalWidget):
             return
-        widget = ApprovalWidget(pending.request, pending.future, arm_delay=pending.arm_delay, asker=pending.asker)
+        widget = self.question()
         asking = open_approvals(self.screen)  # another question open: it keeps the keys
         await self.mount(widget, before=self.query_one(".tool-note"))
         self._sync_tasks()
         if not asking:
             widget.focus()
             widget.scroll_visible(animate=False)
+
+    def question(self) -> ApprovalWidget:
+        """The widget that asks the pending approval's question."""
+        from dcode.tui.approval_widget import ApprovalWidget
+
+        pending = self.entry.approval
+        assert pending is not None
+        return ApprovalWidget(pending.request, pending.future, arm_delay=pending.arm_delay, asker=pending.asker)
 
     async def hide_approval(self) -> None:
         from dcode.tui.approval_widget import ApprovalWidget
@@ -255,7 +265,14 @@ class ToolCallView(Vertical):
 
 
 def call_view(call: ToolCallEntry, *, expanded: bool, animate: bool) -> Widget:
-    """The widget for one call: a ``task`` call's is the subagent's (``TaskView``)."""
+    """The widget for one call: a ``task`` call's is the subagent's (``TaskView``), a plan's
+    shows the plan (``PlanCallView``)."""
+    from dcode.agent.tools.spec import EXIT_PLAN_MODE  # with pydantic: not before the first call is drawn
+
+    if call.name == EXIT_PLAN_MODE.name:
+        from dcode.tui.transcript.plan_view import PlanCallView
+
+        return PlanCallView(call, expanded=expanded, animate=animate)
     if call.is_task:
         from dcode.tui.transcript.task_view import TaskView
 
