@@ -317,6 +317,7 @@ def sessions_rewind(
 @sessions_app.command("delete", help="Delete a session and its checkpoints (not one open in a dcode).")
 def sessions_delete(session_id: str) -> None:
     from dcode.agent.rewind.store import RewindStore
+    from dcode.agent.session_files import delete_session_files
     from dcode.agent.session_lock import SessionHeld, SessionLock
     from dcode.agent.sessions import SessionStore
 
@@ -331,6 +332,7 @@ def sessions_delete(session_id: str) -> None:
             with SessionLock.acquire(settings.home, info.id):
                 store.delete(info.id)
                 RewindStore(settings.sessions_db, settings.home).delete_session(info.id)
+                delete_session_files(settings.home, info.id)
         except SessionHeld as exc:
             _fail(f"{exc}: quit it there first", code=1)
     _echo(f"Deleted session {info.id}.")

@@ -107,8 +107,17 @@ def test_sessions_commands(server, workspace, home) -> None:
     shown = run(["sessions", "show", session_id[:6]], workspace, home)
     assert shown.returncode == 0
     assert "[you] list the files please" in shown.stdout and "[dcode] listed it" in shown.stdout and "→ ls(" in shown.stdout
+    # The files beside the database that hold its text: the compacted conversation's archive,
+    # its last plan and its subagents' archives go with it; another session's stay.
+    history = home / "conversation_history"
+    history.mkdir(exist_ok=True)
+    beside = [history / f"{session_id}.md", history / f"{session_id}.plan.md", history / f"{session_id}-task-1.md"]
+    other = history / "another-session.md"
+    for path in (*beside, other):
+        path.write_text("the conversation's text")
     assert run(["sessions", "delete", session_id], workspace, home).returncode == 0
     assert run(["sessions", "show", session_id], workspace, home).returncode == 1
+    assert [path for path in beside if path.exists()] == [] and other.exists()
 
 
 def test_kill_mid_turn_leaves_session_resumable(server, workspace, home) -> None:

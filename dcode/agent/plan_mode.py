@@ -20,11 +20,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from dcode.agent.approval import ApprovalDecision
+from dcode.agent.session_files import plan_path
 from dcode.agent.tools.spec import EXIT_PLAN_MODE
 from dcode.config import ApprovalMode
 from dcode.private_files import write_private
-
-PLAN_SUFFIX = ".plan.md"
 
 PLAN_PROMPT = f"""\
 # Plan mode
@@ -74,11 +73,6 @@ def reject() -> ApprovalDecision:
 def presented() -> ApprovalDecision:
     """Put to a user who reads it after the run (headless): the turn ends there."""
     return ApprovalDecision(False, "the plan was shown to the user, who will answer it in a later message; stop here", end_turn=True)
-
-
-def plan_path(history_dir: Path, session_id: str) -> Path:
-    """Beside the session's archive (``Compactor.archive_path``): ``{session}.plan.md``."""
-    return history_dir / f"{'-'.join(session_id.split('/'))}{PLAN_SUFFIX}"
 
 
 def save_plan(history_dir: Path, session_id: str, plan: str) -> Path:

@@ -49,12 +49,12 @@ from dcode.agent.middleware.argument_truncation import truncated_history
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.token_count import count_messages, count_request
 from dcode.context.tokens.counter import TokenCounter
+from dcode.agent.session_files import HISTORY_DIR, archive_path
 from dcode.private_files import open_private
 
 if TYPE_CHECKING:  # the store loads Pillow, which importing this module should not
     from dcode.media.store import AttachmentStore
 
-HISTORY_DIR = "conversation_history"
 SUMMARY_SOURCE = "summarization"
 
 SUMMARY_PROMPT = """\
@@ -331,7 +331,7 @@ class Compactor:
 
     def archive_path(self, session_id: str) -> Path:
         """The session's archive file; a subagent's thread (``SESSION/task/N``) has its own (``-task-N``)."""
-        return self.history_dir / f"{'-'.join(session_id.split('/'))}.md"
+        return archive_path(self.history_dir, session_id)
 
     async def compact(
         self,
