@@ -54,6 +54,7 @@ from dcode.models.files_api import OpenAIFiles
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
 from dcode.private_files import ensure_private_dir, ensure_private_file
 from dcode.project_files import PromptSource, real_path
+from dcode.sandbox.confine import Sandbox
 
 
 
@@ -62,7 +63,8 @@ class Engine:
     def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection) -> None:
         self.settings = settings
         self.resolved = resolved
-        self.backend = LocalBackend(settings.workspace, environment=ShellEnvironment.for_settings(settings))
+        self.sandbox = Sandbox(settings.sandbox, Path(settings.workspace), settings.home)
+        self.backend = LocalBackend(settings.workspace, environment=ShellEnvironment.for_settings(settings), sandbox=self.sandbox)
         self.sessions = SessionStore(settings.sessions_db)
         self.rewind = RewindStore(settings.sessions_db, settings.home)
         self._conn = conn
@@ -333,6 +335,7 @@ class Engine:
             mcp_origin=self.mcp_origin,
             fetch_allow=self.settings.fetch_allow,
             fetch_private=self.settings.fetch_private,
+            shell_sandboxed=lambda: self.sandbox.on,
         )
         return SessionRunner(self, sid, approver, policy)
 
