@@ -298,4 +298,6 @@ class HeadlessApprover:
     """Nobody can answer in ``-p`` mode, so every request is denied at once with a way forward."""
 
     async def decide(self, request: ApprovalRequested) -> ApprovalDecision:
+        if request.once:  # no mode allows it: only a person, or no sandbox at all
+            return ApprovalDecision(False, f"{request.reason}; nobody can approve it here: rerun with --sandbox off to run commands unconfined")
         return ApprovalDecision(False, f"{request.reason}; rerun with --approve all")
