@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from dcode.config import ConfigError, load_settings
 from dcode.sandbox.confine import Sandbox, SandboxUnavailable
 from dcode.sandbox.layout import Layout
 from dcode.sandbox.modes import SandboxMode, SandboxSettings
+from dcode.sandbox.probe import availability
 from dcode.sandbox.seatbelt import profile
 from dcode.trust import ProjectFiles, TrustStore
 from langchain_core.tools import ToolException
@@ -125,3 +127,34 @@ def test_the_macos_profile(tmp_path: Path) -> None:
     assert "(deny network*)" in lines and "(allow signal (target same-sandbox))" in lines
     networked = profile(Layout.plan(SandboxSettings(SandboxMode.READ_ONLY, network=True), workspace, home, user_home=user))
     assert "(deny network*)" not in networked and f'(subpath "{workspace}")' not in networked.split("\n")[3]
+
+
+DCODE = str(Path(sys.executable).with_name("dcode"))
+
+
+def doctor(tmp_path: Path, config: str, path: str) -> subprocess.CompletedProcess[str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(config)
+    env = {"PATH": path, "DCODE_HOME": str(home), "HOME": str(tmp_path)}
+    return subprocess.run([DCODE, "doctor", "-m", "ollama:qwen3-coder"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+
+
+def sandbox_line(output: str) -> str:
+    [line] = [line for line in output.splitlines() if line.startswith("sandbox ")]
+    return line
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is the Linux sandbox")
+def test_doctor_says_whether_the_sandbox_can_start(tmp_path: Path) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    off = doctor(tmp_path, "", str(empty))
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert sandbox_line(off.stdout).startswith("sandbox      off; not available here: the sandbox needs bubblewrap (bwrap), which is not installed")
+    on = doctor(tmp_path, '[sandbox]\nmode = "workspace-write"\n', str(empty))
+    assert on.returncode == 1
+    assert sandbox_line(on.stdout).startswith("sandbox      workspace-write: ERROR shell commands are refused: the sandbox needs bubblewrap")
+    if availability().works:
+        found = doctor(tmp_path, '[sandbox]\nmode = "read-only"\nnetwork = true\n', "/usr/bin:/bin")
+        assert sandbox_line(found.stdout) == f"sandbox      read-only, network on; bubblewrap works here ({availability().program})"

@@ -83,6 +83,10 @@ class Engine:
         self._mcp_turn: McpTurn | None = None
         self.graph = self._build()
 
+    def use_sandbox(self, sandbox: Sandbox) -> None:
+        """Share ``sandbox`` with a screen that changes it (``/sandbox``) and runs ``!cmd`` in it."""
+        self.sandbox = self.backend.sandbox = sandbox
+
     @classmethod
     async def open(cls, settings: Settings, resolved: ResolvedModel | None = None) -> Engine:
         resolved = resolved or resolve_model(settings)
