@@ -79,13 +79,13 @@ class Engine:
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
         self.agents = catalog_for(settings)  # the user's and the project's agents, as they are now
-        self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=ALL_SPECS)
+        self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=ALL_SPECS, sandbox=self.sandbox)
         self._mcp_turn: McpTurn | None = None
         self.graph = self._build()
 
     def use_sandbox(self, sandbox: Sandbox) -> None:
         """Share ``sandbox`` with a screen that changes it (``/sandbox``) and runs ``!cmd`` in it."""
-        self.sandbox = self.backend.sandbox = sandbox
+        self.sandbox = self.backend.sandbox = self.mcp.sandbox = sandbox
 
     @classmethod
     async def open(cls, settings: Settings, resolved: ResolvedModel | None = None) -> Engine:

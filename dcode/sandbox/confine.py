@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dcode.sandbox.layout import Layout
-from dcode.sandbox.modes import SandboxSettings
+from dcode.sandbox.modes import SandboxMode, SandboxSettings
 
 
 class SandboxUnavailable(RuntimeError):
@@ -49,6 +49,12 @@ class Sandbox:
         from dcode.sandbox.bwrap import bwrap_argv
 
         return bwrap_argv(found.program, layout, argv, cwd=cwd)
+
+    def always_on(self) -> Sandbox:
+        """This sandbox for what asked to run confined (an MCP server with ``"sandbox": true``):
+        its settings, or ``workspace-write`` while the shell's sandbox is off."""
+        mode = self.settings.mode if self.on else SandboxMode.WORKSPACE_WRITE
+        return Sandbox(replace(self.settings, mode=mode), self.workspace, self.dcode_home)
 
     async def wrap_async(self, argv: Sequence[str], *, cwd: Path) -> list[str]:
         """``wrap`` off the event loop when it has work to do."""
