@@ -28,8 +28,6 @@ ISOLATION = (
     "--unshare-user",
     "--unshare-pid",
     "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
     "--cap-drop",
     "ALL",
     "--die-with-parent",
