@@ -22,7 +22,7 @@ from typing import Any
 from dcode.agent.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.agent.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
 from dcode.private_files import write_private
-from dcode.sandbox.modes import SandboxMode, SandboxSettings
+from dcode.sandbox.modes import BadSetting, SandboxMode, SandboxSettings, apply_table
 from dcode.trust import ProjectFiles, TrustState, TrustStore
 
 
@@ -289,7 +289,7 @@ def load_settings(
         raise ConfigError(problem)
     settings = _apply_mcp_flags(settings, cli or {})
     if (cli or {}).get("sandbox"):
-        settings = replace(settings, sandbox=replace(settings.sandbox, mode=sandbox_mode(cli["sandbox"], "--sandbox")))
+        settings = replace(settings, sandbox=replace(settings.sandbox, mode=SandboxMode(cli["sandbox"])))
     return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored)
 
 
@@ -401,26 +401,10 @@ def _fetch_table(settings: Settings, table: dict[str, Any], path: Path, text: st
 
 
 def _sandbox_table(current: SandboxSettings, table: dict[str, Any], path: Path, text: str) -> SandboxSettings:
-    for key, value in table.items():
-        where = f"{path} line {_line_of(text, key)}"
-        match key:
-            case "mode":
-                current = replace(current, mode=sandbox_mode(value, where))
-            case "network" if isinstance(value, bool):
-                current = replace(current, network=value)
-            case "network":
-                raise ConfigError(f"{where}: [sandbox] network must be true or false")
-            case _:
-                raise ConfigError(f"{where}: unknown [sandbox] setting {key!r}")
-    return current
-
-
-def sandbox_mode(value: Any, where: str) -> SandboxMode:
     try:
-        return SandboxMode(str(value))
-    except ValueError:
-        choices = ", ".join(repr(m.value) for m in SandboxMode)
-        raise ConfigError(f"{where}: sandbox mode {value!r} is not valid; expected one of {choices}") from None
+        return apply_table(current, table)
+    except BadSetting as exc:
+        raise ConfigError(f"{path} line {_line_of(text, exc.key)}: {exc}") from None
 
 
 def _fetch_hosts(value: Any, where: str, *, wildcards: bool) -> tuple[str, ...]:

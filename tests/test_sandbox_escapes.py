@@ -6,6 +6,7 @@ a write that only reached the sandbox's private /tmp would prove nothing.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -13,7 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from dcode.agent.tools.args import ExecuteArgs
 from dcode.agent.tools.execute import format_result
 from dcode.sandbox.confine import Sandbox
 from dcode.sandbox.modes import SandboxMode, SandboxSettings
+from dcode.processes.trees import TREES
 from dcode.sandbox.probe import availability
 
 HELPER = Path(__file__).parent / "support" / "sandboxed_shell.py"
@@ -122,6 +124,18 @@ async def test_git_hooks_and_config_and_settings_stay_read_only(workspace: Path,
     assert result.output.count("Read-only file system") >= 3
 
 
+async def test_git_cannot_be_moved_aside_for_a_new_one_with_hooks(workspace: Path, outside: Path) -> None:
+    backend = backend_for(workspace, outside / "home")
+    result = await backend.execute(
+        "mv .git .git-old; mkdir -p .git/hooks && printf '#!/bin/sh\ntouch pwned\n' > .git/hooks/pre-commit; "
+        "git init -q . 2>&1; echo ok > .git/objects-written-by-a-commit"
+    )
+    assert not (workspace / ".git-old").exists()
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert (workspace / ".git" / "objects-written-by-a-commit").read_text() == "ok\n"  # .git stays writable
+    assert "Device or resource busy" in result.output
+
+
 async def test_no_connection_to_a_loopback_listener_with_the_network_off(workspace: Path, outside: Path) -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -179,3 +193,51 @@ async def test_outside_the_sandbox_only_when_asked(workspace: Path, outside: Pat
 
 def test_the_argument_is_off_unless_given() -> None:
     assert ExecuteArgs(command="true").outside_sandbox is False
+
+
+def bwrap_children() -> list[int]:
+    """This process's children that are bubblewrap (a sandboxed command not yet ended)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        if name == "bwrap" and int(rest[1]) == os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+async def test_a_timeout_ends_the_sandbox_and_everything_in_it(workspace: Path, outside: Path) -> None:
+    marker = workspace / "late"
+    backend = backend_for(workspace, outside / "home")
+    result = await backend.execute(f"(sleep 2; touch {marker}) & exec sleep 30", timeout=1)
+    assert result.timed_out
+    await asyncio.sleep(2.5)
+    assert not marker.exists()
+    await until(lambda: bwrap_children() == [])
+
+
+async def test_a_cancelled_command_ends_the_sandbox(workspace: Path, outside: Path) -> None:
+    marker = workspace / "late"
+    backend = backend_for(workspace, outside / "home")
+    task = asyncio.create_task(backend.execute(f"touch started; (sleep 2; touch {marker}) & sleep 30"))
+    await until(lambda: (workspace / "started").exists())
+    [leader] = bwrap_children()  # the command, as the tree tracking knows it, is bubblewrap
+    assert leader in TREES.live()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(2.5)
+    assert not marker.exists()
+    await until(lambda: bwrap_children() == [])
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
+        await asyncio.sleep(0.05)

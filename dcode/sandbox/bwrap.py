@@ -40,7 +40,7 @@ def bwrap_argv(bwrap: str, layout: Layout, command: Sequence[str], *, cwd: Path)
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if layout.workspace not in layout.writable:  # seen read-only, even where /tmp hides it
         argv += ["--ro-bind", str(layout.workspace), str(layout.workspace)]
-    for path in layout.writable:
+    for path in (*layout.writable, *layout.pinned):
         argv += ["--bind", str(path), str(path)]
     for path in layout.read_only_dirs:
         argv += ["--ro-bind", str(path), str(path)]

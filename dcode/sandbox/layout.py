@@ -8,7 +8,9 @@
 * Inside the workspace, what could make a later, unsandboxed program run something, or change
   what dcode allows, stays read-only: ``.git/hooks``, ``.git/config``, ``.dcode`` and
   ``.claude``. A missing one is made read-only too (an empty directory appears in its place
-  while the command runs), so a command cannot create ``.git/hooks/pre-commit`` either.
+  while the command runs), so a command cannot create ``.git/hooks/pre-commit`` either. ``.git``
+  itself stays writable (commits work) but is pinned in place: a command that could rename it
+  would make a new ``.git`` with hooks of its own.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class Layout:
     """Each replaced by an empty directory (``$DCODE_HOME``, credential folders)."""
     hidden_files: tuple[Path, ...]
     """Each replaced by an empty file."""
+    pinned: tuple[Path, ...]
+    """Writable directories that may not be renamed (each its own mount: moving it fails)."""
     read_only_dirs: tuple[Path, ...]
     """Existing directories inside a writable one, kept read-only."""
     missing_dirs: tuple[Path, ...]
@@ -54,8 +58,10 @@ class Layout:
         if writable and not (workspace / ".git").is_dir():
             protected = [p for p in protected if p.parent != workspace / ".git"]
         files = [workspace / name for name in PROTECTED_FILES] if writable else []
+        git = workspace / ".git"
         return cls(
             writable=writable,
+            pinned=(git,) if writable and git.is_dir() and not git.is_symlink() else (),
             hidden_dirs=hidden_dirs,
             hidden_files=hidden_files,
             read_only_dirs=tuple(_real(p) for p in protected if p.is_dir() and _inside(_real(p), workspace)),

@@ -5,8 +5,9 @@ Kept free of anything heavy: ``dcode.config`` (which ``dcode --help`` imports) r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 
 class SandboxMode(StrEnum):
@@ -42,3 +43,34 @@ class SandboxSettings:
 
 def at_least_as_strict(theirs: SandboxMode, own: SandboxMode) -> bool:
     return STRICTNESS.index(theirs) >= STRICTNESS.index(own)
+
+
+class BadSetting(ValueError):
+    """A ``[sandbox]`` value that is wrong; ``key`` is the one to point at."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def parse_mode(value: Any) -> SandboxMode:
+    try:
+        return SandboxMode(str(value))
+    except ValueError:
+        choices = ", ".join(repr(mode.value) for mode in SandboxMode)
+        raise BadSetting("mode", f"sandbox mode {value!r} is not valid; expected one of {choices}") from None
+
+
+def apply_table(current: SandboxSettings, table: dict[str, Any]) -> SandboxSettings:
+    """``current`` with a ``[sandbox]`` table applied."""
+    for key, value in table.items():
+        match key:
+            case "mode":
+                current = replace(current, mode=parse_mode(value))
+            case "network" if isinstance(value, bool):
+                current = replace(current, network=value)
+            case "network":
+                raise BadSetting(key, "[sandbox] network must be true or false")
+            case _:
+                raise BadSetting(key, f"unknown [sandbox] setting {key!r}")
+    return current
