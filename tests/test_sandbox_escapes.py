@@ -154,6 +154,22 @@ async def test_no_connection_to_a_loopback_listener_with_the_network_off(workspa
     assert "CONNECTED" in allowed.output
 
 
+async def test_the_runtime_directory_s_sockets_are_out_of_reach(workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Unix socket needs no network: an agent's or a daemon's there answers a sandboxed command
+    unless it is hidden."""
+    runtime = outside / "runtime"
+    runtime.mkdir()
+    path = runtime / "agent.sock"
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    connect = f"{sys.executable} -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}'); print('CONNECTED')\""
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))
+        listener.listen(1)
+        result = await backend_for(workspace, outside / "home").execute(connect)
+        unconfined = await backend_for(workspace, outside / "home").execute(connect, outside_sandbox=True)
+    assert "CONNECTED" not in result.output and "CONNECTED" in unconfined.output
+
+
 def run_as_dcode(workspace: Path, home: Path, command: str, env: dict[str, str] | None = None) -> dict[str, object]:
     done = subprocess.run(
         [sys.executable, str(HELPER), str(workspace), str(home), command],

@@ -5,6 +5,10 @@
 * ``$DCODE_HOME`` (sessions, config, keys the user saved) is an empty directory.
 * The usual credential stores in the user's home are empty: a directory appears empty, a file
   appears as an empty file.
+* The well-known daemons' sockets (Docker, containerd, Podman, D-Bus) and the user's runtime
+  directory (``$XDG_RUNTIME_DIR``: session bus, agents' sockets) are hidden: a Unix socket is a
+  file, reachable without the network, and a container daemon's is as good as root. Other
+  sockets on the file system stay reachable.
 * Inside the workspace, what could make a later, unsandboxed program run something, or change
   what dcode allows, stays read-only: ``.git/hooks``, ``.git/config``, ``.dcode`` and
   ``.claude``. A missing one is made read-only too (an empty directory appears in its place
@@ -23,6 +27,14 @@ from dcode.sandbox.modes import SandboxMode, SandboxSettings
 
 CREDENTIAL_DIRS = (".ssh", ".aws", ".config/gh", ".gnupg", ".kube")
 CREDENTIAL_FILES = (".netrc", ".docker/config.json", ".git-credentials", ".pypirc")
+DAEMON_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+)
 PROTECTED_DIRS = (".git/hooks", ".dcode", ".claude")
 PROTECTED_FILES = (".git/config",)
 
@@ -36,7 +48,7 @@ class Layout:
     hidden_dirs: tuple[Path, ...]
     """Each replaced by an empty directory (``$DCODE_HOME``, credential folders)."""
     hidden_files: tuple[Path, ...]
-    """Each replaced by an empty file."""
+    """Each replaced by an empty file (a socket too)."""
     pinned: tuple[Path, ...]
     """Writable directories that may not be renamed (each its own mount: moving it fails)."""
     read_only_dirs: tuple[Path, ...]
@@ -52,8 +64,9 @@ class Layout:
         workspace = _real(workspace)
         home = _real(user_home or Path.home())
         writable = (workspace,) if settings.mode is SandboxMode.WORKSPACE_WRITE else ()
-        hidden_dirs = _existing([_real(dcode_home), *(home / name for name in CREDENTIAL_DIRS)], dirs=True)
-        hidden_files = _existing([home / name for name in CREDENTIAL_FILES], dirs=False)
+        runtime = [Path(os.environ["XDG_RUNTIME_DIR"])] if os.environ.get("XDG_RUNTIME_DIR") else []
+        hidden_dirs = _existing([_real(dcode_home), *(home / name for name in CREDENTIAL_DIRS), *runtime], dirs=True)
+        hidden_files = _existing([*(home / name for name in CREDENTIAL_FILES), *map(Path, DAEMON_SOCKETS)], dirs=False)
         protected = [workspace / name for name in PROTECTED_DIRS] if writable else []
         if writable and not (workspace / ".git").is_dir():
             protected = [p for p in protected if p.parent != workspace / ".git"]
@@ -84,6 +97,6 @@ def _existing(paths: list[Path], *, dirs: bool) -> tuple[Path, ...]:
     found: list[Path] = []
     for path in paths:
         real = _real(path)
-        if (real.is_dir() if dirs else real.is_file()) and real not in found:
+        if (real.is_dir() if dirs else real.exists() and not real.is_dir()) and real not in found:
             found.append(real)
     return tuple(found)
