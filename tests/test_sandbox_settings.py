@@ -158,3 +158,18 @@ def test_doctor_says_whether_the_sandbox_can_start(tmp_path: Path) -> None:
     if availability().works:
         found = doctor(tmp_path, '[sandbox]\nmode = "read-only"\nnetwork = true\n', "/usr/bin:/bin")
         assert sandbox_line(found.stdout) == f"sandbox      read-only, network on; bubblewrap works here ({availability().program})"
+
+
+def test_the_note_only_when_the_sandbox_is_a_likely_cause() -> None:
+    from dcode.sandbox.failures import sandbox_note
+
+    boxed = SandboxSettings(SandboxMode.WORKSPACE_WRITE)
+    assert sandbox_note("x: Read-only file system", 0, boxed, argument="outside_sandbox") is None
+    assert sandbox_note("1 test failed", 1, boxed, argument="outside_sandbox") is None
+    assert sandbox_note("x: Read-only file system", 1, SandboxSettings(), argument="outside_sandbox") is None
+    offline = sandbox_note("curl: (6) Could not resolve host: pypi.org", 6, boxed, argument="outside_sandbox")
+    assert offline is not None and "the network is off" in offline and "outside_sandbox=true" in offline
+    online = SandboxSettings(SandboxMode.READ_ONLY, network=True)
+    assert sandbox_note("curl: (6) Could not resolve host: pypi.org", 6, online, argument="outside_sandbox") is None
+    written = sandbox_note("touch: cannot touch 'a': Read-only file system", 1, online, argument="outside_sandbox")
+    assert written is not None and "writes anywhere but /tmp" in written and "(read-only, network on)" in written

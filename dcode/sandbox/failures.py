@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from dcode.sandbox.modes import SandboxSettings
+from dcode.sandbox.modes import SandboxMode, SandboxSettings
 
 _WRITE = re.compile(r"read-only file system|operation not permitted|permission denied|EROFS|EPERM|EACCES", re.IGNORECASE)
 _NETWORK = re.compile(
@@ -25,7 +25,7 @@ def sandbox_note(output: str, exit_code: int, settings: SandboxSettings, *, argu
         return None
     causes: list[str] = []
     if _WRITE.search(output):
-        where = "outside the workspace" if settings.mode.value == "workspace-write" else "anywhere but /tmp"
+        where = "outside the workspace" if settings.mode is SandboxMode.WORKSPACE_WRITE else "anywhere but /tmp"
         causes.append(f"writes {where} (and to .git/hooks, .git/config, .dcode, .claude) are refused")
     if not settings.network and _NETWORK.search(output):
         causes.append("the network is off")

@@ -63,7 +63,7 @@ def _linux() -> Availability:
 def _started(bwrap: str) -> Availability:
     """Start ``true`` in the sandbox, network off (the most it asks of the kernel)."""
     root = Path("/")
-    layout = Layout((), (), (), (), (), (), (), network=False, workspace=root)
+    layout = Layout(writable=(), pinned=(), hidden_dirs=(), hidden_files=(), read_only_dirs=(), missing_dirs=(), read_only_files=(), network=False, workspace=root)
     try:
         done = subprocess.run(bwrap_argv(bwrap, layout, ["true"], cwd=root), capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
