@@ -18,6 +18,7 @@ import typer
 
 from dcode import __version__
 from dcode.config import ApprovalMode, ConfigError, ReasoningEffort, Settings, WireApi, load_settings
+from dcode.sandbox.modes import SandboxMode
 from dcode.terminal_text import for_stream, json_safe
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ def run(
     resume: Annotated[bool, typer.Option("-r", "--resume", help="Resume a session: -r ID, or the most recent one with -r alone.")] = False,
     continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the most recent session in this directory.")] = False,
     approve: Annotated[Optional[ApprovalMode], typer.Option("--approve", help="manual | edits | all | plan (TUI default manual, headless default edits; plan: read only, and print the plan).")] = None,
+    sandbox: Annotated[Optional[SandboxMode], typer.Option("--sandbox", help="Run shell commands in a sandbox: workspace-write | read-only | off (default: [sandbox] mode, off).")] = None,
     max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
     effort: Annotated[Optional[ReasoningEffort], typer.Option("--effort", help="Reasoning effort: none | minimal | low | medium | high | xhigh (default: the model's).")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
@@ -110,6 +112,7 @@ def run(
         "base_url": base_url,
         "api": api,
         "approve": approve,
+        "sandbox": sandbox,
         "max_turns": max_turns,
         "effort": effort,
         "mcp_configs": mcp_config,

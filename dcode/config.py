@@ -22,6 +22,7 @@ from typing import Any
 from dcode.agent.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.agent.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
 from dcode.private_files import write_private
+from dcode.sandbox.modes import BadSetting, SandboxMode, SandboxSettings, apply_table
 from dcode.trust import ProjectFiles, TrustState, TrustStore
 
 
@@ -108,6 +109,8 @@ class McpSettings:
 
 
 _MCP_CLI = {"mcp_configs": "configs", "no_mcp": "enabled", "trust_project_mcp": "trust_project"}
+_OWN_CLI = {*_MCP_CLI, "sandbox"}
+"""Flags applied by their own code rather than as scalar settings."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +160,8 @@ class Settings:
     fetch_private: tuple[str, ...] = ()
     """``[fetch] allow_private``, from the user's own config only: hosts (``localhost:8000``)
     ``web_fetch`` may reach although they are private addresses."""
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    """``[sandbox]`` and ``--sandbox``: whether the shell's commands run confined."""
     model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()
     trust: TrustState = TrustState.NONE
@@ -228,7 +233,7 @@ _ENVIRONMENT = {
 
 _ZERO_ALLOWED = {"max_retries"}
 _MAXIMUM = {"task_depth": 2}
-_TABLE_KEYS = {"providers", "models", "mcp", "fetch"}
+_TABLE_KEYS = {"providers", "models", "mcp", "fetch", "sandbox"}
 _LIST_KEYS = {"pass_env"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -267,7 +272,7 @@ def load_settings(
         settings = _apply_file(settings, settings.user_config, _read_text(settings.user_config))
         sources.append(settings.user_config)
     env_values = {key: env[var] for var, key in _ENVIRONMENT.items() if env.get(var)}
-    cli_values = {key: value for key, value in (cli or {}).items() if value is not None and key not in _MCP_CLI}
+    cli_values = {key: value for key, value in (cli or {}).items() if value is not None and key not in _OWN_CLI}
     trust, digest, ignored = TrustState.NONE, None, ()
     files = _project_files(settings)
     text = files.contents.get(_relative(settings.project_config, workspace)) if files else None
@@ -292,6 +297,8 @@ def load_settings(
     if problem := settings.triggers.problem():
         raise ConfigError(problem)
     settings = _apply_mcp_flags(settings, cli or {})
+    if (cli or {}).get("sandbox"):
+        settings = replace(settings, sandbox=replace(settings.sandbox, mode=SandboxMode(cli["sandbox"])))
     return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored)
 
 
@@ -345,6 +352,8 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
         providers[name] = _provider_override(name, table, path, text)
     if "fetch" in data:
         settings = _fetch_table(settings, _table(data, "fetch", path, text), path, text)
+    if "sandbox" in data:
+        settings = replace(settings, sandbox=_sandbox_table(settings.sandbox, _table(data, "sandbox", path, text), path, text))
     if "mcp" in data:
         settings = replace(settings, mcp=_mcp_table(settings.mcp, _table(data, "mcp", path, text), path, text, mine=settings.user_config))
     models = dict(settings.model_overrides)
@@ -398,6 +407,13 @@ def _fetch_table(settings: Settings, table: dict[str, Any], path: Path, text: st
             case _:
                 raise ConfigError(f"{where}: unknown [fetch] setting {key!r}")
     return settings
+
+
+def _sandbox_table(current: SandboxSettings, table: dict[str, Any], path: Path, text: str) -> SandboxSettings:
+    try:
+        return apply_table(current, table)
+    except BadSetting as exc:
+        raise ConfigError(f"{path} line {_line_of(text, exc.key)}: {exc}") from None
 
 
 def _fetch_hosts(value: Any, where: str, *, wildcards: bool) -> tuple[str, ...]:
@@ -565,6 +581,8 @@ def describe(settings: Settings) -> dict[str, Any]:
                 out[item.name] = [{"key": i.key, "value": i.value, "reason": i.reason} for i in value]
             case Path():
                 out[item.name] = str(value)
+            case SandboxSettings():
+                out[item.name] = {"mode": value.mode.value, "network": value.network}
             case McpSettings():
                 out[item.name] = {f.name: ([str(v) for v in x] if isinstance(x := getattr(value, f.name), tuple) else x) for f in fields(value)}
             case tuple():

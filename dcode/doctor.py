@@ -50,6 +50,7 @@ def run_doctor(settings: Settings, *, check: bool = False, ping: bool = False) -
     for tool, purpose in (("rg", "fast grep"), ("git", "branch and status"), ("wl-paste", "Wayland clipboard images"), ("xclip", "X11 clipboard images")):
         _print(f"tool         {tool:<9} {'found' if shutil.which(tool) else 'missing'} ({purpose})")
     _print(f"video        {_video_line()}")
+    problems += _sandbox(settings)
     if check:
         problems += _check_connection(settings, resolved)
     if ping:
@@ -111,6 +112,23 @@ def _video_line() -> str:
     av = sys.modules["av"]
     ffmpeg = getattr(av, "ffmpeg_version_info", None) or "?"
     return f"frame sampling works (PyAV {av.__version__}, FFmpeg {ffmpeg})"
+
+
+def _sandbox(settings: Settings) -> int:
+    """Whether the configured sandbox can start here; a sandbox that is on but cannot start is a
+    problem (every shell command would be refused), one that is off is only a note."""
+    from dcode.sandbox.probe import availability
+
+    found = availability()
+    chosen = settings.sandbox.describe()
+    if found.works:
+        _print(f"sandbox      {chosen}; {found.kind} works here ({found.program})")
+        return 0
+    if settings.sandbox.on:
+        _print(f"sandbox      {chosen}: ERROR shell commands are refused: {found.problem}")
+        return 1
+    _print(f"sandbox      {chosen}; not available here: {found.problem}")
+    return 0
 
 
 def _check_sessions(settings: Settings) -> int:

@@ -12,7 +12,9 @@ cannot widen trust:
   config, or the surface's default: manual in the TUI, edits headless);
 - ``model``, only when it keeps requests and keys where the user's own settings send them: the
   same provider, or a preset or user-configured provider when the user set no base URL (which
-  would otherwise receive another provider's key).
+  would otherwise receive another provider's key);
+- ``[sandbox]``, only to confine more: a mode at least as strict as the user's own
+  (``off`` < ``workspace-write`` < ``read-only``), and ``network = false``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dcode.config import STRICTNESS, ApprovalMode, IgnoredSetting, Settings
+from dcode.sandbox.modes import SandboxMode, at_least_as_strict
 from dcode.trust import TrustState
 
 SAFE_KEYS = frozenset({"max_turns", "theme", "api", "models"})
@@ -50,6 +53,10 @@ def gate(data: dict[str, Any], mine: Settings, default_approve: ApprovalMode) ->
             allowed[key] = tables
             ignored.extend(refused)
             continue
+        if key == "sandbox" and isinstance(value, dict):
+            allowed[key], refused = _sandbox_table(value, mine)
+            ignored.extend(refused)
+            continue
         reason = _refusal(key, value, mine, default_approve)
         if reason is None:
             allowed[key] = value
@@ -68,6 +75,25 @@ def _model_tables(tables: dict[str, Any]) -> tuple[dict[str, Any], list[IgnoredS
             refused.append(IgnoredSetting(f"models.{spec}.image_transport", "files", _REASONS["models.image_transport"]))
             table = {name: item for name, item in table.items() if name != "image_transport"}
         kept[spec] = table
+    return kept, refused
+
+
+def _sandbox_table(table: dict[str, Any], mine: Settings) -> tuple[dict[str, Any], list[IgnoredSetting]]:
+    """What of ``[sandbox]`` confines at least as much as the user's own settings."""
+    kept: dict[str, Any] = {}
+    refused: list[IgnoredSetting] = []
+    for key, value in table.items():
+        match key:
+            case "mode" if value in {mode.value for mode in SandboxMode} and at_least_as_strict(SandboxMode(value), mine.sandbox.mode):
+                kept[key] = value
+            case "mode":
+                refused.append(IgnoredSetting("sandbox.mode", value, f"not stricter than {mine.sandbox.mode.value!r}, your own choice"))
+            case "network" if value is False or value == mine.sandbox.network:
+                kept[key] = value
+            case "network":
+                refused.append(IgnoredSetting("sandbox.network", value, "lets sandboxed commands use the network"))
+            case _:
+                refused.append(IgnoredSetting(f"sandbox.{key}", value, "not a sandbox setting a project may make"))
     return kept, refused
 
 

@@ -23,7 +23,7 @@ CONTRACT = {
     "glob": {"pattern", "path"},
     "grep": {"pattern", "path", "glob"},
     "web_fetch": {"url", "max_chars"},
-    "execute": {"command", "timeout"},
+    "execute": {"command", "timeout", "outside_sandbox"},
 }
 
 REQUIRED = {

@@ -8,6 +8,10 @@
   (``plan_refusal``), web fetches ask as in ``manual``, and the plan itself (``exit_plan_mode``)
   always asks (``dcode.agent.plan_mode``).
 
+With the shell sandboxed (``shell_sandboxed``), ``edits`` runs shell commands without asking, as
+it runs edits inside the workspace; ``manual`` still asks. A command that asks to run outside
+the sandbox (``ToolSpec.unconfined``) asks in every mode, ``all`` included, every time.
+
 What a call can do comes from its tool's spec (``ToolSpec.kind``). A tool without a spec (an
 MCP tool, say) is kind ``other``: nothing says what it does, so it asks in ``manual`` and
 ``edits`` alike.
@@ -108,8 +112,15 @@ class Verdict:
     """For a tool dcode does not know: which one it is (what "yes for the session" covers)."""
     refused: bool = False
     """Refused outright, with ``reason`` for the model: nobody is asked (plan mode)."""
+    once: bool = False
+    """A yes covers this call alone, even one "for the rest of the session" (running outside
+    the sandbox)."""
 
 
+UNCONFINED = (
+    "run OUTSIDE the sandbox: this command would not be confined (it could write anywhere, use the "
+    "network and see every process); this is asked every time"
+)
 
 
 def stricter(mode: ApprovalMode, other: ApprovalMode | None) -> ApprovalMode:
@@ -129,6 +140,7 @@ class Policy(Protocol):
     mcp_origin: Callable[[str], ToolOrigin | None]
     fetch_allow: tuple[str, ...]
     fetch_private: tuple[str, ...]
+    shell_sandboxed: Callable[[], bool]
 
     @property
     def mode(self) -> ApprovalMode: ...
@@ -162,19 +174,25 @@ class ApprovalPolicy:
     mcp_origin: Callable[[str], ToolOrigin | None] = field(default=lambda name: None)
     """Which server's tool the name the model calls is, in the tools of the turn (None: not an
     MCP tool)."""
+    shell_sandboxed: Callable[[], bool] = field(default=lambda: False)
+    """Whether the shell's commands run in the sandbox now (``/sandbox`` changes it mid-session)."""
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
         """None when the call may run now; otherwise what kind of approval it needs and why."""
-        if self.mode is ApprovalMode.ALL:
-            return None
         spec = spec_for(name)
         if self.mode is ApprovalMode.PLAN and (refused := plan_refusal(name, spec.kind)) is not None:
             return refused
+        if self.shell_sandboxed() and spec.unconfined(args):
+            return Verdict(ApprovalKind.SHELL, UNCONFINED, once=True)
+        if self.mode is ApprovalMode.ALL:
+            return None
         match spec.kind:
             case ToolKind.READ:
                 return None
             case ToolKind.PLAN:  # outside plan mode it has nothing to ask (the tool says so)
                 return Verdict(ApprovalKind.PLAN, "the plan needs your answer") if self.mode is ApprovalMode.PLAN else None
+            case ToolKind.SHELL if self.mode is ApprovalMode.EDITS and self.shell_sandboxed():
+                return None
             case ToolKind.SHELL:
                 return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
             case ToolKind.NETWORK if refused_outright(args.get("url"), self.fetch_private):
@@ -275,6 +293,10 @@ class ScopedPolicy:
         return self._session.fetch_private
 
     @property
+    def shell_sandboxed(self) -> Callable[[], bool]:
+        return self._session.shell_sandboxed
+
+    @property
     def mode(self) -> ApprovalMode:
         return stricter(self._session.mode, self._floor)
 
@@ -288,6 +310,7 @@ class ScopedPolicy:
             self.fetch_private,
             session_tools=self.session_tools,
             mcp_origin=self.mcp_origin,
+            shell_sandboxed=self.shell_sandboxed,
         )
         return policy.check(name, args)
 
@@ -298,6 +321,8 @@ class ScopedPolicy:
 def remember(policy: Policy, verdict: Verdict, *, whole_server: bool = False) -> None:
     """Yes for the rest of the session to what ``verdict`` asked about: its kind, or the tool
     dcode does not know (with ``whole_server``, every tool of its MCP server)."""
+    if verdict.once:
+        return
     if verdict.origin is None:
         policy.session_allowed.add(verdict.kind)
     else:
@@ -312,4 +337,6 @@ class HeadlessApprover:
             from dcode.agent.plan_mode import presented
 
             return presented()
+        if request.once:  # no mode allows it: only a person, or no sandbox at all
+            return ApprovalDecision(False, f"{request.reason}; nobody can approve it here: rerun with --sandbox off to run commands unconfined")
         return ApprovalDecision(False, f"{request.reason}; rerun with --approve all")

@@ -54,6 +54,7 @@ from dcode.models.files_api import OpenAIFiles
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
 from dcode.private_files import ensure_private_dir, ensure_private_file
 from dcode.project_files import PromptSource, real_path
+from dcode.sandbox.confine import Sandbox
 
 
 
@@ -62,7 +63,8 @@ class Engine:
     def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection) -> None:
         self.settings = settings
         self.resolved = resolved
-        self.backend = LocalBackend(settings.workspace, environment=ShellEnvironment.for_settings(settings))
+        self.sandbox = Sandbox(settings.sandbox, Path(settings.workspace), settings.home)
+        self.backend = LocalBackend(settings.workspace, environment=ShellEnvironment.for_settings(settings), sandbox=self.sandbox)
         self.sessions = SessionStore(settings.sessions_db)
         self.rewind = RewindStore(settings.sessions_db, settings.home)
         self._conn = conn
@@ -77,9 +79,13 @@ class Engine:
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
         self.agents = catalog_for(settings)  # the user's and the project's agents, as they are now
-        self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=ALL_SPECS)
+        self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=ALL_SPECS, sandbox=self.sandbox)
         self._mcp_turn: McpTurn | None = None
         self.graph = self._build()
+
+    def use_sandbox(self, sandbox: Sandbox) -> None:
+        """Share ``sandbox`` with a screen that changes it (``/sandbox``) and runs ``!cmd`` in it."""
+        self.sandbox = self.backend.sandbox = self.mcp.sandbox = sandbox
 
     @classmethod
     async def open(cls, settings: Settings, resolved: ResolvedModel | None = None) -> Engine:
@@ -334,6 +340,7 @@ class Engine:
             mcp_origin=self.mcp_origin,
             fetch_allow=self.settings.fetch_allow,
             fetch_private=self.settings.fetch_private,
+            shell_sandboxed=lambda: self.sandbox.on,
         )
         return SessionRunner(self, sid, approver, policy)
 

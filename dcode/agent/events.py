@@ -232,6 +232,8 @@ class ApprovalRequested(Event):
     """For an MCP tool: its server (whose tools the user may approve all at once)…"""
     mcp_tool: str = ""
     """…and the tool as that server names it."""
+    once: bool = False
+    """A yes covers this call alone: nothing is offered "for the rest of the session"."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,9 @@ class ServerConfig:
     disabled: bool = False
     """Turned off in its file (``"disabled": true``): it does not start, and nothing of the
     environment is expanded into it."""
+    sandbox: bool = False
+    """A stdio server that runs in dcode's sandbox (``"sandbox": true``), as the shell's
+    commands do; it does not start where the sandbox cannot."""
 
     @property
     def starts(self) -> bool:
@@ -261,7 +264,10 @@ def _as_written(name: str, transport: Transport, entry: dict[str, Any], path: Pa
             raise ValueError("cwd must be a string")
         args = _strings(entry.get("args", []), "args")
         env_table = text_table(entry.get("env", {}), "env")
-        return ServerConfig(name, transport, path, scope, command=command, args=tuple(args), env=env_table, cwd=cwd)
+        sandbox = entry.get("sandbox", False)
+        if not isinstance(sandbox, bool):
+            raise ValueError("sandbox must be true or false")
+        return ServerConfig(name, transport, path, scope, command=command, args=tuple(args), env=env_table, cwd=cwd, sandbox=sandbox)
     url = url_of(entry, transport)
     if not isinstance(url, str) or not url:
         raise ValueError(f"an {transport.value} server needs a url")

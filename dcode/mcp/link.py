@@ -70,6 +70,7 @@ from dcode.mcp.state import LinkState
 from dcode.mcp.transports import SSE_READ_TIMEOUT, open_transport
 from dcode.mcp.wire import SESSION_GONE, Relays, relayed
 from dcode.processes.trees import TREES
+from dcode.sandbox.confine import Sandbox
 
 log = logging.getLogger(__name__)
 # The SDK logs a server's broken output with a traceback; without a handler of its own that
@@ -103,8 +104,11 @@ class ServerLink:
         roots: tuple[Path, ...] = (),
         sse_read_timeout: float = SSE_READ_TIMEOUT,
         steady_after: float = STEADY_AFTER,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.config = config
+        self.sandbox = sandbox
+        """Where the server runs when its config asks for the sandbox."""
         self.name = config.name
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
@@ -235,7 +239,7 @@ class ServerLink:
         lost = self._lost
         try:
             async with (
-                open_transport(self.config, self._lose, pid_path=self.pid_path, log_path=self.log_path, cwd=self.workspace, timeout=self.connect_timeout, sse_read_timeout=self.sse_read_timeout) as (read, write),
+                open_transport(self.config, self._lose, pid_path=self.pid_path, log_path=self.log_path, cwd=self.workspace, timeout=self.connect_timeout, sse_read_timeout=self.sse_read_timeout, sandbox=self.sandbox) as (read, write),
                 relayed(read, write, relays) as (session_read, session_write),
                 ClientSession(session_read, session_write, client_info=CLIENT, list_roots_callback=self._list_roots, message_handler=self._on_message) as session,
             ):

@@ -25,6 +25,7 @@ from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.names import allowed, assign_names, tool_name
 from dcode.mcp.state import LinkState
 from dcode.media.store import AttachmentStore
+from dcode.sandbox.confine import Sandbox
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -95,8 +96,11 @@ class McpManager:
         reserved: Iterable[str] = (),
         roots: tuple[Path, ...] = (),
         link_options: dict[str, Any] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.settings = settings
+        self.sandbox = sandbox
+        """Where servers that ask for the sandbox (``"sandbox": true``) run."""
         self.log_dir = home / LOG_DIR
         self.workspace = workspace
         self.roots = roots or (workspace,)
@@ -124,6 +128,7 @@ class McpManager:
                 log_dir=self.log_dir,
                 workspace=self.workspace,
                 roots=self.roots,
+                sandbox=self.sandbox,
                 **self.link_options,
             )
             self.links[config.name] = link

@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.wire import Lost, http_client
 from dcode.private_files import ensure_private_dir, open_private
+from dcode.sandbox.confine import Sandbox, SandboxUnavailable
 
 CHILD = Path(__file__).with_name("child.py")
 SSE_READ_TIMEOUT = 300.0
@@ -30,11 +31,17 @@ Streams = tuple[Any, Any]
 
 
 @contextlib.asynccontextmanager
-async def stdio(config: ServerConfig, *, pid_path: Path, log_path: Path, cwd: Path) -> AsyncIterator[Streams]:
+async def stdio(config: ServerConfig, *, pid_path: Path, log_path: Path, cwd: Path, sandbox: Sandbox | None = None) -> AsyncIterator[Streams]:
+    """``sandbox``: where a server with ``"sandbox": true`` runs (it is refused without one)."""
     ensure_private_dir(log_path.parent)
+    command = [config.command, *config.args]
+    if config.sandbox:
+        if sandbox is None:
+            raise SandboxUnavailable("this server asks for the sandbox, which is not set up here")
+        command = await sandbox.always_on().wrap_async(command, cwd=cwd / (config.cwd or "."))
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-S", str(CHILD), str(pid_path), config.command, *config.args],
+        args=["-S", str(CHILD), str(pid_path), *command],
         env={**get_default_environment(), **config.env},
         cwd=config.cwd or str(cwd),
     )
@@ -70,10 +77,10 @@ async def sse(config: ServerConfig, lost: Lost, *, timeout: float, read_timeout:
         yield streams
 
 
-def open_transport(config: ServerConfig, lost: Lost, *, pid_path: Path, log_path: Path, cwd: Path, timeout: float, sse_read_timeout: float) -> contextlib.AbstractAsyncContextManager[Streams]:
+def open_transport(config: ServerConfig, lost: Lost, *, pid_path: Path, log_path: Path, cwd: Path, timeout: float, sse_read_timeout: float, sandbox: Sandbox | None = None) -> contextlib.AbstractAsyncContextManager[Streams]:
     match config.transport:
         case Transport.STDIO:
-            return stdio(config, pid_path=pid_path, log_path=log_path, cwd=cwd)
+            return stdio(config, pid_path=pid_path, log_path=log_path, cwd=cwd, sandbox=sandbox)
         case Transport.HTTP:
             return http(config, lost, timeout=timeout)
         case _:

@@ -41,6 +41,7 @@ from textual.worker import Worker
 from dcode.agent.session_lock import SessionHeld
 from dcode.agent.sessions import SessionDatabaseError
 from dcode.config import ApprovalMode, ConfigError, Settings, load_settings, save_preference
+from dcode.sandbox.confine import Sandbox
 from dcode.exit_signals import ExitSignals
 from dcode.prompt_commands import PromptCommands
 from dcode.terminal_text import safe_text
@@ -109,6 +110,8 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self.graphics = graphics
         """How the terminal shows pictures (video frames), asked before the app started."""
         self.mode = settings.approve or ApprovalMode.MANUAL
+        self.sandbox = Sandbox(settings.sandbox, Path(settings.workspace), settings.home)
+        """The shell's sandbox, the model's commands' and ``!cmd``'s alike (``/sandbox``)."""
         self.engine: Engine | None = None
         self._unclaimed_engine: Engine | None = None  # opened, EngineReady not yet handled
         self.runner: SessionRunner | None = None
@@ -199,6 +202,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         status = self.status
         status.mode = self.mode
+        status.sandbox = self.sandbox.settings.describe() if self.sandbox.on else ""
         status.model = self.settings.model
         status.cwd = self._cwd_label
         status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else self._branch  # type: ignore[assignment]
@@ -309,6 +313,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         if self._torn_down():
             return
         self.engine = message.engine
+        self.engine.use_sandbox(self.sandbox)
         self._unclaimed_engine = None
         self._show_model()
         self.status.activity = ""

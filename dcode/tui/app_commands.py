@@ -7,6 +7,7 @@ it does. Screens are imported when first shown, never at start.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,8 @@ class SlashCommands(_Base):
                 await self._set_mode_from(args)
             case "plan":
                 await self._plan(args)
+            case "sandbox":
+                await self._set_sandbox_from(args)
             case "model":
                 await self._switch_model(args)
             case "effort":
@@ -119,7 +122,7 @@ class SlashCommands(_Base):
 
         word = args.strip().lower()
         if not word:
-            await self.transcript.notice(f"approval mode is {mode_label(self.mode, self.session_allowed, self.session_tools)} · /approve manual, edits, all or plan sets it")
+            await self.transcript.notice(f"approval mode is {mode_label(self.mode, self.session_allowed, self.session_tools, self.sandbox.on)} · /approve manual, edits, all or plan sets it")
             return
         try:
             mode = ApprovalMode(word)
@@ -151,6 +154,37 @@ class SlashCommands(_Base):
     def session_allowed(self) -> frozenset[ApprovalKind]:
         """The kinds the user answered "yes for the session" (``a``) in this session."""
         return frozenset(self.runner.policy.session_allowed) if self.runner is not None else frozenset()
+
+    async def _set_sandbox_from(self, args: str) -> None:
+        """``/sandbox MODE`` or ``/sandbox network on|off`` for the rest of this run (the
+        config's ``[sandbox]`` is the default next time); alone, what holds and whether it can
+        start here. Turning it on where it cannot start says so at once: commands are refused."""
+        from dcode.sandbox.modes import SandboxMode
+        from dcode.sandbox.probe import availability
+
+        words = args.strip().lower().split()
+        current = self.sandbox.settings
+        match words:
+            case []:
+                chosen = current
+            case ["network", ("on" | "off") as state]:
+                chosen = replace(current, network=state == "on")
+            case [word] if word in {mode.value for mode in SandboxMode}:
+                chosen = replace(current, mode=SandboxMode(word))
+            case _:
+                await self.transcript.notice(f"/sandbox takes workspace-write, read-only, off, or network on|off (now: {current.describe()})", NoticeLevel.WARNING)
+                return
+        self.sandbox.settings = chosen
+        self.status.sandbox = chosen.describe() if chosen.on else ""
+        found = await asyncio.to_thread(availability)
+        verb = "is" if not words else "set to"
+        if chosen.on and not found.works:
+            await self.transcript.notice(f"sandbox {verb} {chosen.describe()}, but shell commands are refused: {found.problem}", NoticeLevel.WARNING)
+        elif chosen.on:
+            await self.transcript.notice(f"sandbox {verb} {chosen.describe()} ({found.kind}) · /sandbox off turns it off")
+        else:
+            where = "available here" if found.works else f"not available here: {found.problem}"
+            await self.transcript.notice(f"sandbox {verb} off ({where}) · /sandbox workspace-write turns it on")
 
     def _set_mode(self, mode: ApprovalMode) -> None:
         self.mode = mode

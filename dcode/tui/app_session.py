@@ -64,6 +64,7 @@ SHELL_OUTPUT_CAP = 30_000
 SHELL_REFRESH = 0.1
 """How often a running ``!cmd``'s last lines are shown again (when they changed)."""
 STOPPED_EXIT = 128 + 9  # as a command ended by SIGKILL reports it
+REFUSED_EXIT = 126  # as a shell reports a command it could not run
 TYPING_GRACE = 0.4
 
 
@@ -512,9 +513,11 @@ class SessionWork(_Base):
     @work(group="shell")
     async def _run_shell(self, command: str, private: bool) -> None:
         """Run a ``!cmd`` as the model's commands run (no terminal, stdin closed, its whole
-        process tree ended by Esc), its last lines shown while it runs."""
+        process tree ended by Esc, in the sandbox when it is on), its last lines shown while it
+        runs."""
         from dcode.agent.backends.capture import HeadTailBuffer, OutputTail
         from dcode.agent.backends.shell import run_shell
+        from dcode.sandbox.confine import SandboxUnavailable
 
         entry = ShellEntry(command=command, private=private)
         await self.transcript.add_shell(entry)
@@ -532,13 +535,16 @@ class SessionWork(_Base):
 
         timer = self.set_interval(SHELL_REFRESH, show)
         try:
-            result = await run_shell([shell, "-c", command], cwd=self.settings.workspace, timeout=SHELL_TIMEOUT, max_chars=SHELL_OUTPUT_CAP, on_output=take)
+            argv = await self.sandbox.wrap_async([shell, "-c", command], cwd=self.settings.workspace)
+            result = await run_shell(argv, cwd=self.settings.workspace, timeout=SHELL_TIMEOUT, max_chars=SHELL_OUTPUT_CAP, on_output=take)
             stopped = f"\n(stopped after {SHELL_TIMEOUT:g} s)" if result.timed_out else ""
             entry.output, entry.exit_code = result.output + stopped, result.exit_code
         except asyncio.CancelledError:  # Esc: the command's tree has been ended
             entry.output, entry.exit_code = f"{kept.text().rstrip()}\n(stopped)".lstrip("\n"), STOPPED_EXIT
         except OSError as exc:
             entry.output, entry.exit_code = str(exc), 127
+        except SandboxUnavailable as exc:
+            entry.output, entry.exit_code = f"refused, the sandbox cannot start: {exc}", REFUSED_EXIT
         finally:
             timer.stop()
         entry.running = False

@@ -154,7 +154,7 @@ class ApprovalWidget(Vertical, can_focus=True):
         tool = origin(self.request)
         allowed = SUBJECTS[self.request.kind][1] if tool is None else tool.rule()
         yes = "bold $text-success"
-        keys: list[tuple[str, str] | str] = [("y", yes), " yes   ", ("a", yes), f" yes, and allow {allowed} for this session   "]
+        keys: list[tuple[str, str] | str] = [("y", yes), " yes, this once   "] if self.request.once else [("y", yes), " yes   ", ("a", yes), f" yes, and allow {allowed} for this session   "]
         if tool is not None and tool.server:
             keys += [("s", yes), f" yes, and all of {tool.server}'s tools   "]
         return [*keys, ("n", "bold $text-error"), " no   ", ("tab", "bold $text-warning"), " no, and say why   ", ("esc", "bold"), " stop"]
@@ -184,6 +184,8 @@ class ApprovalWidget(Vertical, can_focus=True):
             self.decide(ApprovalDecision(True))
 
     def action_approve_session(self) -> None:
+        if self.request.once:
+            return
         if self._armed():
             self.decide(ApprovalDecision(True, remember=True))
 

@@ -62,6 +62,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("rewind", "Go back to before one of your prompts: the conversation, the files dcode changed, or both", needs_engine=True, holds_session=True),
     SlashCommand("approve", "Set the approval mode: manual, edits, all or plan (alone: show it)", usage="[MODE]", busy_safe=True),
     SlashCommand("plan", "Plan mode: the model only reads, then puts a plan to you (TASK: the task to plan)", usage="[TASK]", busy_safe=True),
+    SlashCommand("sandbox", "Run shell commands in a sandbox: workspace-write, read-only, off; network on or off (alone: show it)", usage="[MODE|network on|off]", busy_safe=True),
     SlashCommand("theme", "Choose a colour theme", busy_safe=True),
     SlashCommand("copy", "Copy the last answer to the clipboard", busy_safe=True),
     SlashCommand("paste", "Attach the image on the clipboard", busy_safe=True),

@@ -3,8 +3,8 @@
 Line 1: activity (a spinner with elapsed seconds and tokens streamed while a turn runs, the
 queued count) on the left; ``Context N% · X tokens`` and the session cost on the right.
 Line 2: the approval mode (with what is approved for the rest of the session: kinds, ``manual
-+shell``, and MCP tools or servers, ``+calc__add``, ``+web__*``) and the model on the left; cwd
-and git branch on the right.
++shell``, and MCP tools or servers, ``+calc__add``, ``+web__*``), the sandbox when it is on, and
+the model on the left; cwd and git branch on the right.
 
 The clock and the spinner are injectable so snapshot tests see the same frame every time.
 """
@@ -47,7 +47,9 @@ _STILL_ASKS: dict[ApprovalMode, tuple[tuple[ApprovalKind, str], ...]] = {
 }
 
 
-def _asks(mode: ApprovalMode, allowed: Collection[ApprovalKind] = ()) -> str:
+def _asks(mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), sandboxed: bool = False) -> str:
+    if sandboxed and mode is ApprovalMode.EDITS:  # sandboxed commands run unasked in edits
+        allowed = {*allowed, ApprovalKind.SHELL}
     asks = [what for kind, what in _STILL_ASKS.get(mode, ()) if kind not in allowed]
     if not asks:
         return "approve everything" if mode is ApprovalMode.ALL else "no questions for the rest of the session"
@@ -64,20 +66,21 @@ SHOWN_TOOLS = 2
 """Tools and servers tagged one by one; more are counted."""
 
 
-def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), tools: Sequence[str] = ()) -> str:
+def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), tools: Sequence[str] = (), sandboxed: bool = False) -> str:
     """The mode as the status bar shows it. The kinds answered "yes for the session" (``a`` at
     an approval) are tagged, ``manual +shell``, and drop out of what the mode asks about; so are
     the tools dcode does not know and the MCP servers answered so (``tools``, as ``[mcp] allow``
     spells them: ``+calc__add``, ``+web__*``). ``all`` asks about nothing, so it has no tags;
-    ``plan`` refuses what they allow, so it has none either."""
+    ``plan`` refuses what they allow, so it has none either. ``sandboxed``: the shell runs in
+    the sandbox, which ``edits`` does not ask about."""
     if mode is ApprovalMode.PLAN:
         return PLAN_LABEL
     kinds = sorted(allowed) if mode is not ApprovalMode.ALL else []
     tools = tools if mode is not ApprovalMode.ALL else ()
-    if not kinds and not tools:
+    if not kinds and not tools and not sandboxed:
         return MODE_LABELS[mode]
     tags = "".join(f" +{kind.value}" for kind in kinds) + tool_tags(tools)
-    return f"{mode.value}{tags}: {_asks(mode, allowed)}"
+    return f"{mode.value}{tags}: {_asks(mode, allowed, sandboxed)}"
 
 
 def tool_tags(tools: Sequence[str]) -> str:
@@ -165,6 +168,8 @@ class StatusBar(Widget):
     tools: reactive[tuple[str, ...]] = reactive(())
     """The tools and MCP servers approved for the rest of the session (``calc__add``, ``web__*``)."""
     model: reactive[str] = reactive("")
+    sandbox: reactive[str] = reactive("")
+    """The sandbox as ``SandboxSettings.describe`` says it; "" while it is off."""
     cwd: reactive[str] = reactive("")
     branch: reactive[str | None] = reactive(None)
     activity: reactive[str] = reactive("")
@@ -262,9 +267,10 @@ class StatusBar(Widget):
             ApprovalMode.PLAN: "$text-accent",
         }[self.mode]
         return Content.assemble(
-            (f"⏵ {mode_label(self.mode, self.allowed, self.tools)}", mode_style),
+            (f"⏵ {mode_label(self.mode, self.allowed, self.tools, bool(self.sandbox))}", mode_style),
             (" (shift+tab)" if hint else "", "$text-muted"),
             ("  ", ""),
+            (f"sandbox: {self.sandbox}  " if self.sandbox else "", "$text-success"),
             (safe_text(self.model), "$text-secondary"),  # a name a server may have given
         )
 

@@ -16,6 +16,7 @@ import stat
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import BinaryIO, TypeVar
@@ -41,6 +42,7 @@ from dcode.agent.backends.protocol import (
 from dcode.agent.backends.search import compile_regex, python_grep, rg_grep
 from dcode.agent.backends.shell import MAX_OUTPUT_CHARS, run_shell
 from dcode.regular_files import open_regular, require_regular
+from dcode.sandbox.confine import Sandbox
 
 T = TypeVar("T")
 
@@ -55,7 +57,8 @@ class LocalBackend:
 
     ``use_ripgrep``/``use_git`` exist so tests (and machines with a broken ``rg``) can force the
     slower fallbacks; by default the best available tool is used. ``environment`` says which
-    variables the processes it starts (the shell, git, ripgrep) do not get. ``io_deadline``
+    variables the processes it starts (the shell, git, ripgrep) do not get; ``sandbox``, when
+    on, confines the shell's commands (``dcode.sandbox``). ``io_deadline``
     bounds each file-system call of a read, ``search_deadline`` a whole grep or glob.
     """
 
@@ -70,6 +73,7 @@ class LocalBackend:
         environment: ShellEnvironment = ShellEnvironment(),
         io_deadline: float = IO_DEADLINE_S,
         search_deadline: float = SEARCH_DEADLINE_S,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         self._shell_name = shell
@@ -80,6 +84,7 @@ class LocalBackend:
         self._environment = environment
         self._io_deadline = io_deadline
         self._search_deadline = search_deadline
+        self.sandbox = sandbox
 
     @property
     def search_engine(self) -> str:
@@ -259,20 +264,26 @@ class LocalBackend:
         timeout: float = DEFAULT_TIMEOUT_S,
         cwd: str | None = None,
         on_output: OutputSink | None = None,
+        outside_sandbox: bool = False,
     ) -> ExecResult:
         if self._shell is None:
             raise RuntimeError(f"no shell found: neither {self._shell_name!r} nor 'sh' is on PATH")
         workdir = self.resolve(cwd) if cwd else self.root
         await self._require_directory(workdir)
         bounded = min(max(timeout, MIN_TIMEOUT_S), MAX_TIMEOUT_S)
-        return await run_shell(
-            [self._shell, "-c", command],
+        argv = [self._shell, "-c", command]
+        sandbox = self.sandbox if self.sandbox is not None and self.sandbox.on and not outside_sandbox else None
+        if sandbox is not None:
+            argv = await sandbox.wrap_async(argv, cwd=workdir)  # SandboxUnavailable: refused
+        result = await run_shell(
+            argv,
             cwd=workdir,
             timeout=bounded,
             max_chars=self._max_output_chars,
             env=self._environment.build(),
             on_output=on_output,
         )
+        return result if sandbox is None else replace(result, sandbox=sandbox.settings)
 
 
 def _find_shell(preferred: str) -> str | None:

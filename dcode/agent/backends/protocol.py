@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from dcode.sandbox.modes import SandboxSettings
+
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 600.0
 CHUNK_BYTES = 1024 * 1024
@@ -55,6 +57,8 @@ class ExecResult:
     exit_code: int
     timed_out: bool = False
     truncated: bool = False
+    sandbox: SandboxSettings | None = None
+    """The sandbox the command ran in; None when it ran unconfined."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +180,11 @@ class Backend(Protocol):
         timeout: float = DEFAULT_TIMEOUT_S,
         cwd: str | None = None,
         on_output: OutputSink | None = None,
+        outside_sandbox: bool = False,
     ) -> ExecResult:
         """Run a shell command with stdin closed; ``timeout`` is clamped to ``MAX_TIMEOUT_S``.
         ``on_output`` sees the output while the command runs (to show it); the result holds it
-        all the same."""
+        all the same. When the backend's sandbox is on, the command runs in it unless
+        ``outside_sandbox`` (which only an approval allows); a sandbox that cannot start raises
+        ``dcode.sandbox.confine.SandboxUnavailable`` rather than run the command unconfined."""
         ...

@@ -75,6 +75,7 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             agent=context.agent,
             mcp_server=verdict.origin.server if verdict.origin else "",
             mcp_tool=verdict.origin.tool if verdict.origin and verdict.origin.server else "",
+            once=verdict.once,
         )
         context.emit(event)
         decision = await context.approver.decide(event)

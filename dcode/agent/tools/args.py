@@ -83,6 +83,10 @@ class GrepArgs(BaseModel):
     )
 
 
+OUTSIDE_SANDBOX = "outside_sandbox"
+"""``execute``'s argument that asks to run a command unconfined; only an approval allows it."""
+
+
 class ExecuteArgs(BaseModel):
     command: str = Field(description="The shell command line to run.")
     timeout: int = Field(
@@ -90,6 +94,13 @@ class ExecuteArgs(BaseModel):
         ge=1,
         le=int(MAX_TIMEOUT_S),
         description=f"Seconds before the command is killed (max {MAX_TIMEOUT_S:.0f}).",
+    )
+    outside_sandbox: bool = Field(
+        default=False,
+        description=(
+            "Run the command outside the sandbox. Only when the sandbox is on and a command failed "
+            "because of it (its result says so); the user is always asked first."
+        ),
     )
 
 

@@ -72,6 +72,14 @@ def no_targets(args: Args) -> list[str]:
     return []
 
 
+def never(args: Args) -> bool:
+    return False
+
+
+def asks_outside_sandbox(args: Args) -> bool:
+    return args.get(arguments.OUTSIDE_SANDBOX) is True
+
+
 def file_path_target(args: Args) -> list[str]:
     path = args.get("file_path")
     return [path] if isinstance(path, str) and path else []
@@ -87,6 +95,8 @@ class ToolSpec:
     describe: Describe = describe_pairs
     preview: Preview | None = None
     targets: Targets = no_targets
+    unconfined: Callable[[Args], bool] = never
+    """Whether a call asks to run outside the sandbox (a person approves that, every time)."""
 
     def summary(self, args: Args) -> str:
         """One line of at most ``MAX_SUMMARY_CHARS``: the name and what the call touches."""
@@ -133,7 +143,7 @@ EDIT_FILE: Final = ToolSpec(
 )
 GLOB: Final = ToolSpec("glob", ToolKind.READ, arguments.GlobArgs, describe=describe_glob)
 GREP: Final = ToolSpec("grep", ToolKind.READ, arguments.GrepArgs, describe=describe_grep)
-EXECUTE: Final = ToolSpec("execute", ToolKind.SHELL, arguments.ExecuteArgs, describe=describe_execute)
+EXECUTE: Final = ToolSpec("execute", ToolKind.SHELL, arguments.ExecuteArgs, describe=describe_execute, unconfined=asks_outside_sandbox)
 WEB_FETCH: Final = ToolSpec("web_fetch", ToolKind.NETWORK, arguments.WebFetchArgs, describe=describe_fetch)
 # langchain's TodoListMiddleware adds this tool and owns its schema. It only replaces the todo
 # list in the agent's state, so for approval it is as harmless as a read: it never asks.

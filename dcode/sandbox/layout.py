@@ -1,0 +1,102 @@
+"""What a sandboxed command sees of the file system: the same answer for every platform.
+
+* The whole file system is readable and nothing is writable, except the workspace (in
+  ``workspace-write``) and a private, empty ``/tmp``.
+* ``$DCODE_HOME`` (sessions, config, keys the user saved) is an empty directory.
+* The usual credential stores in the user's home are empty: a directory appears empty, a file
+  appears as an empty file.
+* The well-known daemons' sockets (Docker, containerd, Podman, D-Bus) and the user's runtime
+  directory (``$XDG_RUNTIME_DIR``: session bus, agents' sockets) are hidden: a Unix socket is a
+  file, reachable without the network, and a container daemon's is as good as root. Other
+  sockets on the file system stay reachable.
+* Inside the workspace, what could make a later, unsandboxed program run something, or change
+  what dcode allows, stays read-only: ``.git/hooks``, ``.git/config``, ``.dcode`` and
+  ``.claude``. A missing one is made read-only too (an empty directory appears in its place
+  while the command runs), so a command cannot create ``.git/hooks/pre-commit`` either. ``.git``
+  itself stays writable (commits work) but is pinned in place: a command that could rename it
+  would make a new ``.git`` with hooks of its own.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from dcode.sandbox.modes import SandboxMode, SandboxSettings
+
+CREDENTIAL_DIRS = (".ssh", ".aws", ".config/gh", ".gnupg", ".kube")
+CREDENTIAL_FILES = (".netrc", ".docker/config.json", ".git-credentials", ".pypirc")
+DAEMON_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/dbus/system_bus_socket",
+    "/var/run/dbus/system_bus_socket",
+)
+PROTECTED_DIRS = (".git/hooks", ".dcode", ".claude")
+PROTECTED_FILES = (".git/config",)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Paths are absolute and resolved (a mount follows a symlink to where it leads)."""
+
+    writable: tuple[Path, ...]
+    """Bound read-write over the read-only root (the workspace, in ``workspace-write``)."""
+    hidden_dirs: tuple[Path, ...]
+    """Each replaced by an empty directory (``$DCODE_HOME``, credential folders)."""
+    hidden_files: tuple[Path, ...]
+    """Each replaced by an empty file (a socket too)."""
+    pinned: tuple[Path, ...]
+    """Writable directories that may not be renamed (each its own mount: moving it fails)."""
+    read_only_dirs: tuple[Path, ...]
+    """Existing directories inside a writable one, kept read-only."""
+    missing_dirs: tuple[Path, ...]
+    """Protected directories that do not exist: an empty read-only one stands in."""
+    read_only_files: tuple[Path, ...]
+    network: bool
+    workspace: Path
+
+    @classmethod
+    def plan(cls, settings: SandboxSettings, workspace: Path, dcode_home: Path, user_home: Path | None = None) -> Layout:
+        workspace = _real(workspace)
+        home = _real(user_home or Path.home())
+        writable = (workspace,) if settings.mode is SandboxMode.WORKSPACE_WRITE else ()
+        runtime = [Path(os.environ["XDG_RUNTIME_DIR"])] if os.environ.get("XDG_RUNTIME_DIR") else []
+        hidden_dirs = _existing([_real(dcode_home), *(home / name for name in CREDENTIAL_DIRS), *runtime], dirs=True)
+        hidden_files = _existing([*(home / name for name in CREDENTIAL_FILES), *map(Path, DAEMON_SOCKETS)], dirs=False)
+        protected = [workspace / name for name in PROTECTED_DIRS] if writable else []
+        if writable and not (workspace / ".git").is_dir():
+            protected = [p for p in protected if p.parent != workspace / ".git"]
+        files = [workspace / name for name in PROTECTED_FILES] if writable else []
+        git = workspace / ".git"
+        return cls(
+            writable=writable,
+            pinned=(git,) if writable and git.is_dir() and not git.is_symlink() else (),
+            hidden_dirs=hidden_dirs,
+            hidden_files=hidden_files,
+            read_only_dirs=tuple(_real(p) for p in protected if p.is_dir() and _inside(_real(p), workspace)),
+            missing_dirs=tuple(p for p in protected if not os.path.lexists(p)),
+            read_only_files=_existing(files, dirs=False),
+            network=settings.network,
+            workspace=workspace,
+        )
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(Path(path).expanduser()))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _existing(paths: list[Path], *, dirs: bool) -> tuple[Path, ...]:
+    found: list[Path] = []
+    for path in paths:
+        real = _real(path)
+        if (real.is_dir() if dirs else real.exists() and not real.is_dir()) and real not in found:
+            found.append(real)
+    return tuple(found)
