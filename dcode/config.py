@@ -21,6 +21,15 @@ from typing import Any
 
 from dcode.agent.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.agent.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
+from dcode.agent.permissions.sources import (
+    CLAUDE_PROJECT_FILES,
+    RulesError,
+    RuleText,
+    claude_rules,
+    flag_rules,
+    table_rules,
+    waiting_for_trust,
+)
 from dcode.private_files import write_private
 from dcode.trust import ProjectFiles, TrustState, TrustStore
 
@@ -99,6 +108,7 @@ class McpSettings:
 
 
 _MCP_CLI = {"mcp_configs": "configs", "no_mcp": "enabled", "trust_project_mcp": "trust_project"}
+_RULE_FLAGS = ("allowed_tools", "disallowed_tools")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +163,10 @@ class Settings:
     trust: TrustState = TrustState.NONE
     project_digest: str | None = None
     ignored: tuple[IgnoredSetting, ...] = ()
+    permission_rules: tuple[RuleText, ...] = ()
+    """Every permission rule in force, highest source first (``dcode.agent.permissions.sources``)."""
+    waiting_rules: tuple[RuleText, ...] = ()
+    """The project's allow rules, left out until the user trusts the project."""
 
     @property
     def triggers(self) -> Triggers:
@@ -219,7 +233,7 @@ _ENVIRONMENT = {
 
 _ZERO_ALLOWED = {"max_retries"}
 _MAXIMUM = {"task_depth": 2}
-_TABLE_KEYS = {"providers", "models", "mcp", "fetch"}
+_TABLE_KEYS = {"providers", "models", "mcp", "fetch", "permissions"}
 _LIST_KEYS = {"pass_env"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -258,15 +272,16 @@ def load_settings(
         settings = _apply_file(settings, settings.user_config, _read_text(settings.user_config))
         sources.append(settings.user_config)
     env_values = {key: env[var] for var, key in _ENVIRONMENT.items() if env.get(var)}
-    cli_values = {key: value for key, value in (cli or {}).items() if value is not None and key not in _MCP_CLI}
+    cli_values = {key: value for key, value in (cli or {}).items() if value is not None and key not in _MCP_CLI and key not in _RULE_FLAGS}
     trust, digest, ignored = TrustState.NONE, None, ()
     files = _project_files(settings)
+    if files is not None:
+        trust, digest = TrustStore(home).state(files), files.digest
     text = files.contents.get(_relative(settings.project_config, workspace)) if files else None
     if files is not None and text is not None:
         path = settings.project_config
         decoded = text.decode("utf-8", errors="replace")
         trusted = _apply_file(settings, path, decoded)  # every key is checked, trusted or not
-        trust, digest = TrustStore(home).state(files), files.digest
         if trust is TrustState.TRUSTED:
             settings = trusted
         else:
@@ -283,7 +298,8 @@ def load_settings(
     if problem := settings.triggers.problem():
         raise ConfigError(problem)
     settings = _apply_mcp_flags(settings, cli or {})
-    return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored)
+    settings = _permission_rules(settings, cli or {}, env, trust is TrustState.TRUSTED)
+    return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored + _waiting(settings))
 
 
 def _read_text(path: Path) -> str:
@@ -294,8 +310,10 @@ def _read_text(path: Path) -> str:
 
 
 def _project_files(settings: Settings) -> ProjectFiles | None:
-    """The project's trust files as read now (the config is read once, here), or None."""
-    if not settings.project_config.is_file():
+    """The project's trust files as read now (the config is read once, here), or None when it
+    has neither a config nor Claude Code's settings."""
+    claude = (settings.workspace / name for name in CLAUDE_PROJECT_FILES)
+    if not settings.project_config.is_file() and not any(path.is_file() for path in claude):
         return None
     try:
         return ProjectFiles.read(settings.workspace)
@@ -336,6 +354,8 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
         providers[name] = _provider_override(name, table, path, text)
     if "fetch" in data:
         settings = _fetch_table(settings, _table(data, "fetch", path, text), path, text)
+    if "permissions" in data:
+        settings = _permissions_table(settings, data["permissions"], path, text)
     if "mcp" in data:
         settings = replace(settings, mcp=_mcp_table(settings.mcp, _table(data, "mcp", path, text), path, text, mine=settings.user_config))
     models = dict(settings.model_overrides)
@@ -372,6 +392,45 @@ def _mcp_table(current: McpSettings, table: dict[str, Any], path: Path, text: st
         else:
             raise ConfigError(f"{where}: unknown [mcp] setting {key!r}")
     return replace(current, **changes)
+
+
+def _permissions_table(settings: Settings, table: Any, path: Path, text: str) -> Settings:
+    try:
+        rules = table_rules(table, str(path), project=path != settings.user_config)
+    except RulesError as exc:
+        raise ConfigError(f"{path} line {_line_of(text, 'permissions')}: {str(exc).removeprefix(str(path) + ': ')}") from None
+    return replace(settings, permission_rules=settings.permission_rules + tuple(rules))
+
+
+def _permission_rules(settings: Settings, cli: dict[str, Any], env: dict[str, str], trusted: bool) -> Settings:
+    """Every source's rules, highest first: the flags, the project's Claude settings and
+    config, the rules saved for this project, the user's Claude settings and config. The
+    project's allow rules wait for trust (``waiting_rules``)."""
+    from dcode.agent.permissions.store import saved_rules
+
+    user_home = Path(env.get("HOME") or Path.home())
+    config_rules = settings.permission_rules
+    try:
+        claude = claude_rules(settings.workspace, user_home)
+        saved = saved_rules(settings.home, settings.workspace)
+    except RulesError as exc:
+        raise ConfigError(str(exc)) from None
+    flags = flag_rules(cli.get("allowed_tools"), cli.get("disallowed_tools"))
+    ordered = [
+        *flags,
+        *(r for r in claude if r.project),
+        *(r for r in config_rules if r.project),
+        *saved,
+        *(r for r in claude if not r.project),
+        *(r for r in config_rules if not r.project),
+    ]
+    applied, waiting = waiting_for_trust(ordered, trusted)
+    return replace(settings, permission_rules=tuple(applied), waiting_rules=tuple(waiting))
+
+
+def _waiting(settings: Settings) -> tuple[IgnoredSetting, ...]:
+    """The project's allow rules as settings the trust question lists."""
+    return tuple(IgnoredSetting("permissions.allow", rule.text, f"runs without asking ({rule.source})") for rule in settings.waiting_rules)
 
 
 def _fetch_table(settings: Settings, table: dict[str, Any], path: Path, text: str) -> Settings:

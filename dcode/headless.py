@@ -56,7 +56,8 @@ def say(stream: IO[str], line: str) -> None:
     print(for_stream(line, stream), file=stream, flush=True)
 
 
-def result_object(finished: Any) -> dict[str, Any]:
+def result_object(finished: Any, denials: list[Any] | None = None) -> dict[str, Any]:
+    """The ``json`` result; ``permission_denials`` as Claude Code lists them (tool, call, input)."""
     return {
         "type": "result",
         "result": finished.result,
@@ -69,6 +70,7 @@ def result_object(finished: Any) -> dict[str, Any]:
             "cached_input_tokens": finished.cached_tokens,
         },
         "duration_ms": finished.duration_ms,
+        "permission_denials": [{"tool_name": d.tool, "tool_use_id": d.call_id, "tool_input": d.args, "reason": d.reason} for d in denials or ()],
     }
 
 
@@ -139,6 +141,8 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         engine.start_mcp(servers.start)
         if (request := await _mcp_prompt(engine, request, err)) is None:
             return EXIT_USAGE
+        for problem in engine.rule_problems:
+            say(err, f"dcode: warning: {problem}")
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
         init = await session_init(engine, runner.session_id, mode)
         for line in server_warnings(init):
@@ -164,7 +168,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         if not finished.is_error:
             print(for_stream(finished.result, out), file=out)
     else:
-        print(json_safe(json.dumps(result_object(finished), ensure_ascii=False)), file=out)
+        print(json_safe(json.dumps(result_object(finished, runner.policy.denials), ensure_ascii=False)), file=out)
     if damaged:
         return EXIT_USAGE  # as when the damage is found before the turn
     if finished.interrupted:

@@ -16,6 +16,11 @@ says so, every tool of its MCP server (``session_tools``), since nothing says wh
 other tools do. A subagent's runs use the
 session's policy through ``ScopedPolicy``: the session's mode, or the agent's own when that is
 stricter, and the same "rest of the session" approvals.
+
+Permission rules (``dcode.agent.permissions``) come before the mode: a ``deny`` rule refuses
+the call in every mode, a write to dcode's or Claude's settings asks (``protected``), an ``ask``
+rule asks, an ``allow`` rule runs it; only a call no rule decides gets the mode's default
+(``ApprovalPolicy.mode_default``, the one place a mode's behaviour lives).
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.permissions.match import CallFacts, PermissionRules, RuleMatch
+from dcode.agent.permissions.protected import is_protected_path
+from dcode.agent.permissions.rules import Effect
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.agent.tools.web_address import BadAddress, parse_address, refused_outright
@@ -98,6 +106,23 @@ class Verdict:
     reason: str
     origin: ToolOrigin | None = None
     """For a tool dcode does not know: which one it is (what "yes for the session" covers)."""
+    denied: bool = False
+    """A ``deny`` rule refuses the call: nobody is asked."""
+    every_time: bool = False
+    """An ``ask`` rule or a protected file: a yes for the session does not cover it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """A call that did not run, for ``/permissions`` and headless results."""
+
+    tool: str
+    call_id: str
+    args: dict[str, Any]
+    reason: str
+
+
+_KINDS = {ToolKind.SHELL: ApprovalKind.SHELL, ToolKind.NETWORK: ApprovalKind.FETCH, ToolKind.WRITE: ApprovalKind.EDIT}
 
 
 STRICTNESS = (ApprovalMode.MANUAL, ApprovalMode.EDITS, ApprovalMode.ALL)
@@ -121,6 +146,8 @@ class Policy(Protocol):
     mcp_origin: Callable[[str], ToolOrigin | None]
     fetch_allow: tuple[str, ...]
     fetch_private: tuple[str, ...]
+    rules: PermissionRules | None
+    denials: list[Denial]
 
     @property
     def mode(self) -> ApprovalMode: ...
@@ -151,9 +178,45 @@ class ApprovalPolicy:
     mcp_origin: Callable[[str], ToolOrigin | None] = field(default=lambda name: None)
     """Which server's tool the name the model calls is, in the tools of the turn (None: not an
     MCP tool)."""
+    rules: PermissionRules | None = None
+    """The permission rules in force (``allow``/``ask``/``deny``); None: none."""
+    denials: list[Denial] = field(default_factory=list)
+    """The calls that did not run this session, newest last."""
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
-        """None when the call may run now; otherwise what kind of approval it needs and why."""
+        """None when the call may run now; otherwise what kind of approval it needs and why
+        (``denied``: none can be given)."""
+        origin = self.mcp_origin(name)
+        found = self._rule(name, args, origin)
+        kind = _KINDS.get(spec_for(name).kind, ApprovalKind.TOOL)
+        if found is not None and found.effect is Effect.DENY:
+            return Verdict(kind, f"denied by the rule {found.rule.text} ({found.rule.source.label}): {found.reason}", denied=True)
+        if protected := self._protected(name, args):
+            return Verdict(ApprovalKind.EDIT, f"{protected} decides what dcode may do: writing it always needs approval", every_time=True)
+        if found is not None and found.effect is Effect.ASK:
+            return Verdict(kind, f"the rule {found.rule.text} ({found.rule.source.label}) asks first: {found.reason}", origin, every_time=True)
+        if found is not None:
+            return None  # an allow rule
+        return self.mode_default(name, args)
+
+    def _rule(self, name: str, args: dict[str, Any], origin: ToolOrigin | None) -> RuleMatch | None:
+        if self.rules is None:
+            return None
+        facts = CallFacts(origin.server if origin else None, origin.tool if origin else None, self._inside)
+        return self.rules.decide(name, args, facts)
+
+    def _protected(self, name: str, args: dict[str, Any]) -> str | None:
+        """The first file the call would write that holds settings, hooks, agents or commands."""
+        for raw in spec_for(name).target_paths(args):
+            try:
+                if is_protected_path(self.backend.resolve(raw)):
+                    return raw
+            except (OSError, ValueError):
+                continue
+        return None
+
+    def mode_default(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """What the mode alone says of a call no rule decides."""
         if self.mode is ApprovalMode.ALL:
             return None
         spec = spec_for(name)
@@ -189,7 +252,7 @@ class ApprovalPolicy:
             return self._gate(Verdict(ApprovalKind.EDIT, "file edits need approval"))
         return None
 
-    def _gate(self, verdict: Verdict) -> Verdict | None:
+    def _gate(self, verdict: Verdict) -> Verdict | None:  # a yes for the session covers it
         return None if verdict.kind in self.session_allowed else verdict
 
     def _inside(self, raw: str) -> bool:
@@ -242,6 +305,14 @@ class ScopedPolicy:
         return self._session.fetch_private
 
     @property
+    def rules(self) -> PermissionRules | None:
+        return self._session.rules
+
+    @property
+    def denials(self) -> list[Denial]:
+        return self._session.denials
+
+    @property
     def mode(self) -> ApprovalMode:
         return stricter(self._session.mode, self._floor)
 
@@ -255,6 +326,8 @@ class ScopedPolicy:
             self.fetch_private,
             session_tools=self.session_tools,
             mcp_origin=self.mcp_origin,
+            rules=self.rules,
+            denials=self.denials,
         )
         return policy.check(name, args)
 

@@ -229,6 +229,9 @@ class ApprovalRequested(Event):
     """For an MCP tool: its server (whose tools the user may approve all at once)…"""
     mcp_tool: str = ""
     """…and the tool as that server names it."""
+    suggestion: str = ""
+    """A rule that would allow calls like this one from now on (``Bash(npm test *)``); ``""``
+    when there is none to offer."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 Hook: ``awrap_tool_call``. It asks the run's ``ApprovalPolicy`` whether the call may run; if not,
 it emits ``ApprovalRequested`` (with a diff for edits) and awaits the run's ``Approver``. A
 denial becomes an error ``ToolMessage`` the model can read and act on, so nothing ever hangs
-waiting for a person who is not there. A call of a tool the graph does not have (a name the
+waiting for a person who is not there. A call a ``deny`` rule refuses is not asked about either:
+the model reads why, and the denial is kept for ``/permissions`` and headless results. A call of a tool the graph does not have (a name the
 model made up) is not asked about: nothing would run, and the tool node tells the model so.
 """
 
@@ -16,9 +17,10 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallReq
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from dcode.agent.approval import remember
+from dcode.agent.approval import Denial, remember
 from dcode.agent.events import ApprovalRequested, ApprovalResolved
 from dcode.agent.markers import DENIED_MARKER
+from dcode.agent.permissions.suggest import suggest_rule
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.diffs import proposed_diff
 from dcode.agent.tools.summary import summarize_call
@@ -32,6 +34,12 @@ def denied_message(call: dict[str, Any], text: str) -> ToolMessage:
         status="error",
         additional_kwargs={DENIED_MARKER: True},
     )
+
+
+def refuse(context: RunContext, call: dict[str, Any], reason: str) -> ToolMessage:
+    """The call does not run: the model is told why, and the denial is kept."""
+    context.policy.denials.append(Denial(call["name"], call["id"], dict(call.get("args") or {}), reason))
+    return denied_message(call, reason)
 
 
 class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
@@ -48,6 +56,8 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         verdict = context.policy.check(call["name"], args)
         if verdict is None:
             return await handler(request)
+        if verdict.denied:
+            return refuse(context, call, verdict.reason)
         event = ApprovalRequested(
             call_id=call["id"],
             tool=call["name"],
@@ -59,18 +69,19 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             agent=context.agent,
             mcp_server=verdict.origin.server if verdict.origin else "",
             mcp_tool=verdict.origin.tool if verdict.origin and verdict.origin.server else "",
+            suggestion="" if verdict.every_time else suggest_rule(call["name"], args),
         )
         context.emit(event)
         decision = await context.approver.decide(event)
         context.emit(ApprovalResolved(call["id"], decision.approved, decision.feedback, agent=context.agent))
         if decision.approved:
-            if decision.remember:
+            if decision.remember and not verdict.every_time:
                 remember(context.policy, verdict, whole_server=decision.whole_server)
             return await handler(request)
         reason = decision.feedback or "the user rejected this call"
         if decision.feedback and not decision.feedback.startswith(verdict.reason):
             reason = f"the user rejected this call and said: {decision.feedback}"
-        return denied_message(call, reason)
+        return refuse(context, call, reason)
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
@@ -83,4 +94,6 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         verdict = context.policy.check(call["name"], call.get("args") or {})
         if verdict is None:
             return handler(request)
-        return denied_message(call, f"{verdict.reason}; approvals need the interactive runner")
+        if verdict.denied:
+            return refuse(context, call, verdict.reason)
+        return refuse(context, call, f"{verdict.reason}; approvals need the interactive runner")
