@@ -611,6 +611,8 @@ def describe(settings: Settings) -> dict[str, Any]:
         match value:
             case StrEnum():
                 out[item.name] = value.value
+            case tuple() if item.name in ("permission_rules", "waiting_rules"):
+                out[item.name] = [{"effect": r.effect, "rule": r.text, "source": r.source} for r in value]
             case tuple() if item.name == "ignored":
                 out[item.name] = [{"key": i.key, "value": i.value, "reason": i.reason} for i in value]
             case Path():

@@ -64,7 +64,10 @@ def _real(path: Path) -> Path:
 def _glob_regex(pattern: str) -> str:
     out, index = [], 0
     while index < len(pattern):
-        if pattern.startswith("**/", index):
+        if pattern.endswith("/**") and index == len(pattern) - 3:
+            out.append("(?:/.*)?")  # the folder itself too: listing it shows what it holds
+            index += 3
+        elif pattern.startswith("**/", index):
             out.append("(?:.*/)?")
             index += 3
         elif pattern.startswith("**", index):
