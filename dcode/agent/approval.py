@@ -47,6 +47,10 @@ class ApprovalDecision:
     """Yes for the rest of the session: to this kind, or to this tool dcode does not know."""
     whole_server: bool = False
     """With ``remember``, for an MCP tool: to every tool of its server."""
+    save_rule: str = ""
+    """An allow rule to keep from now on (the one the question suggested)…"""
+    everywhere: bool = False
+    """…in the user's config, rather than for this project alone."""
 
 
 class Approver(Protocol):

@@ -10,6 +10,7 @@ model made up) is not asked about: nothing would run, and the tool node tells th
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -17,9 +18,10 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallReq
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from dcode.agent.approval import Denial, remember
-from dcode.agent.events import ApprovalRequested, ApprovalResolved
+from dcode.agent.approval import ApprovalDecision, Denial, remember
+from dcode.agent.events import ApprovalRequested, ApprovalResolved, Notice
 from dcode.agent.markers import DENIED_MARKER
+from dcode.agent.permissions.load import keep_rule
 from dcode.agent.permissions.suggest import suggest_rule
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.diffs import proposed_diff
@@ -40,6 +42,17 @@ def refuse(context: RunContext, call: dict[str, Any], reason: str) -> ToolMessag
     """The call does not run: the model is told why, and the denial is kept."""
     context.policy.denials.append(Denial(call["name"], call["id"], dict(call.get("args") or {}), reason))
     return denied_message(call, reason)
+
+
+async def _keep(context: RunContext, decision: ApprovalDecision) -> None:
+    """Save the rule the user chose; a failure is a notice, and the call still runs (it was approved)."""
+    assert context.policy.rules is not None
+    try:
+        rule = await asyncio.to_thread(keep_rule, context.policy.rules, decision.save_rule, everywhere=decision.everywhere)
+    except (OSError, ValueError) as exc:
+        context.emit(Notice(f"could not save the rule {decision.save_rule}: {exc}"))
+        return
+    context.emit(Notice(f"allowed from now on: {rule.text} (saved in {rule.source.label})"))
 
 
 class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
@@ -69,7 +82,7 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             agent=context.agent,
             mcp_server=verdict.origin.server if verdict.origin else "",
             mcp_tool=verdict.origin.tool if verdict.origin and verdict.origin.server else "",
-            suggestion="" if verdict.every_time else suggest_rule(call["name"], args),
+            suggestion="" if verdict.every_time or context.policy.rules is None else suggest_rule(call["name"], args, context.backend.is_inside_workspace),
         )
         context.emit(event)
         decision = await context.approver.decide(event)
@@ -77,6 +90,8 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         if decision.approved:
             if decision.remember and not verdict.every_time:
                 remember(context.policy, verdict, whole_server=decision.whole_server)
+            if decision.save_rule and context.policy.rules is not None:
+                await _keep(context, decision)
             return await handler(request)
         reason = decision.feedback or "the user rejected this call"
         if decision.feedback and not decision.feedback.startswith(verdict.reason):

@@ -68,6 +68,16 @@ class PermissionRules:
     rules: tuple[Rule, ...]
     workspace: Path
     home: Path = field(default_factory=Path.home)
+    dcode_home: Path | None = None
+    """Where rules the user saves from an approval go (None: they cannot be saved)."""
+
+    def add(self, rule: Rule) -> None:
+        """A rule saved during the session: it applies from the next call on."""
+        if rule not in self.rules:
+            self.rules = (*self.rules, rule)
+
+    def remove(self, rule: Rule) -> None:
+        self.rules = tuple(r for r in self.rules if r != rule)
 
     def decide(self, name: str, args: dict[str, Any], facts: CallFacts) -> RuleMatch | None:
         for effect in EFFECTS:

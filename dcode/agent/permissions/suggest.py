@@ -7,6 +7,7 @@ its first command would not cover it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -15,10 +16,11 @@ from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.agent.tools.web_address import BadAddress, parse_address
 
 
-def suggest_rule(name: str, args: dict[str, Any]) -> str:
-    """A rule allowing calls like this one, or ``""`` when none would be both useful and narrow."""
+def suggest_rule(name: str, args: dict[str, Any], inside: Callable[[str], bool] = lambda path: False) -> str:
+    """A rule allowing calls like this one, or ``""`` when none would be both useful and narrow
+    (``inside``: whether a redirection's path is in the workspace)."""
     if name == SHELL.name:
-        return _shell_rule(args.get("command"))
+        return _shell_rule(args.get("command"), inside)
     if name == FETCH.name:
         try:
             return f"WebFetch(domain:{parse_address(str(args.get('url'))).host})"
@@ -29,12 +31,12 @@ def suggest_rule(name: str, args: dict[str, Any]) -> str:
     return name if spec_for(name).kind is ToolKind.OTHER else ""
 
 
-def _shell_rule(command: object) -> str:
+def _shell_rule(command: object, inside: Callable[[str], bool]) -> str:
     if not isinstance(command, str) or not command.strip():
         return ""
     from dcode.agent.permissions.shell_words import plan_command
 
-    plan = plan_command(command, lambda path: False)
+    plan = plan_command(command, inside)
     if plan.unsafe or len(plan.commands) != 1:
         return ""
     words = plan.commands[0]

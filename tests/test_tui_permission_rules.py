@@ -1,0 +1,54 @@
+"""The approval offers a rule derived from the parsed command; ``p`` keeps it for this project
+(a file under ``$DCODE_HOME``, not in the repository), and the same kind of call runs without a
+question from then on; ``/permissions`` lists it with its source and the recent denials, and
+removes it (real engine, scripted server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dcode.agent.permissions.store import project_file
+from dcode.tui.transcript import NoticeEntry
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.test_tui_app_support import Harness, running_app
+
+
+def notices(h: Harness) -> list[str]:
+    return [entry.text for entry in h.entries(NoticeEntry)]
+
+
+def shell(command: str) -> object:
+    return reply(tool_calls=[tool_call("execute", {"command": command})])
+
+
+async def test_always_allow_in_this_project_then_list_and_remove(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    steps = (shell("echo one > one.txt"), reply("one"), shell("echo   one two > two.txt"), reply("two"), shell("echo one; touch evil"), reply("three"))
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("first")
+        await h.approval()
+        assert "always allow Bash(echo one *) in this project" in h.text()
+        await h.press("p")
+        await h.idle()
+        assert (workspace / "one.txt").exists()
+        saved = project_file(dcode_home, workspace)
+        assert "Bash(echo one *)" in saved.read_text()
+        assert not (workspace / ".claude").exists() and not (workspace / ".dcode").exists()
+
+        await h.send("second")
+        await h.idle()  # no question: the rule covers it
+        assert (workspace / "two.txt").exists()
+
+        await h.send("third")
+        await h.approval()  # touch is a second command the rule does not cover
+        await h.press("n")
+        await h.idle()
+        assert not (workspace / "evil").exists()
+
+        await h.send("/permissions")
+        await h.until(lambda: any("Bash(echo one *)" in text and "recent denials" in text for text in notices(h)), what="the listing")
+        listing = notices(h)[-1]
+        assert str(saved) in listing and "the user rejected this call" in listing
+
+        await h.send("/permissions remove Bash(echo one *)")
+        await h.until(lambda: notices(h)[-1].startswith("removed allow rule Bash(echo one *)"), what="the removal")
+        assert "Bash(echo one *)" not in saved.read_text()
