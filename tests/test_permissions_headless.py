@@ -79,3 +79,16 @@ def test_the_model_cannot_write_its_own_settings(mode: str, server: ScriptedMode
     assert not (workspace / ".claude" / "settings.local.json").exists()
     assert "always needs approval" in tool_results(server)[0]
     assert [d["tool_name"] for d in json.loads(result.stdout)["permission_denials"]] == ["write_file"]
+
+
+def test_a_denied_file_is_not_attached_by_an_at_mention(server: ScriptedModelServer, user: Path, workspace: Path) -> None:
+    (workspace / ".env").write_text("TOKEN=secret-value\n")
+    (workspace / "notes.txt").write_text("plain notes\n")
+    (user / "config.toml").write_text((user / "config.toml").read_text() + '\n[permissions]\ndeny = ["Read(./.env)"]\n')
+    server.script(reply("read"))
+    result = dcode(["-p", "look at @.env and @notes.txt"], workspace, user)
+    assert result.returncode == 0, result.stderr
+    sent = json.dumps(server.requests[0].body)
+    assert "secret-value" not in sent and "plain notes" in sent
+    [line] = [text for text in result.stderr.splitlines() if "@.env" in text]
+    assert "not attached: denied by the rule Read(./.env)" in line

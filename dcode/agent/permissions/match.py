@@ -22,6 +22,7 @@ from dcode.agent.tools.claude_names import (
     FETCH,
     PATH_READERS,
     PATH_WRITERS,
+    READ_FILE,
     READ_RULE_NAMES,
     SHELL,
     dcode_name,
@@ -70,6 +71,13 @@ class PermissionRules:
     home: Path = field(default_factory=Path.home)
     dcode_home: Path | None = None
     """Where rules the user saves from an approval go (None: they cannot be saved)."""
+
+    def read_refusal(self, raw: str) -> str | None:
+        """Why a ``deny`` rule keeps the file at ``raw`` from being read (an ``@`` mention), or None."""
+        found = self.decide(READ_FILE.name, {"file_path": raw}, CallFacts())
+        if found is None or found.effect is not Effect.DENY:
+            return None
+        return f"denied by the rule {found.rule.text} ({found.rule.source.label})"
 
     def add(self, rule: Rule) -> None:
         """A rule saved during the session: it applies from the next call on."""
