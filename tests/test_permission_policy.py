@@ -204,3 +204,8 @@ def test_user_rules_are_added_to_the_config_and_removed(env: dict[str, str]) -> 
 )
 def test_the_suggested_rule_comes_from_the_parsed_call(name: str, args: dict[str, str], rule: str) -> None:
     assert suggest_rule(name, args) == rule
+
+
+def test_a_runner_s_suggestion_names_the_script() -> None:
+    assert suggest_rule("execute", {"command": "npm run lint -- --fix"}) == "Bash(npm run lint *)"
+    assert suggest_rule("execute", {"command": "git diff --stat"}) == "Bash(git diff *)"

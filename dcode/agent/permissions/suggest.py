@@ -41,9 +41,15 @@ def _shell_rule(command: object, inside: Callable[[str], bool]) -> str:
         return ""
     words = plan.commands[0]
     prefix = list(words[:1])
-    if len(words) > 1 and _subcommand(words[1]):
-        prefix.append(words[1])
+    for word in words[1:3]:  # "npm test", and the script "npm run lint" names, not every script
+        if not _subcommand(word) or (len(prefix) == 2 and prefix[1] not in _RUNNERS):
+            break
+        prefix.append(word)
     return f"Bash({' '.join(prefix)} *)"
+
+
+_RUNNERS = frozenset({"run", "run-script", "exec", "x"})
+"""Second words that run whatever the third names (``npm run lint``, ``uv run pytest``)."""
 
 
 def _subcommand(word: str) -> bool:
