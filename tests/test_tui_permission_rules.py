@@ -52,3 +52,26 @@ async def test_always_allow_in_this_project_then_list_and_remove(server: Scripte
         await h.send("/permissions remove Bash(echo one *)")
         await h.until(lambda: notices(h)[-1].startswith("removed allow rule Bash(echo one *)"), what="the removal")
         assert "Bash(echo one *)" not in saved.read_text()
+
+
+async def test_a_repository_s_allow_rules_wait_for_the_trust_question(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    from dcode.config import ApprovalMode, load_settings
+    from dcode.tui.screens.trust import ProjectTrustScreen
+
+    dcode_home.mkdir(exist_ok=True)
+    (dcode_home / "config.toml").write_text(f'model = "openai:test-model"\nbase_url = "{server.base_url}"\napi = "chat"\n')
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Bash(touch *)"]}}')
+    server.script(shell("touch made"), reply("made"))
+    reload = lambda: load_settings(workspace=workspace, default_approve=ApprovalMode.MANUAL)  # noqa: E731
+    async with running_app(server, workspace, dcode_home, settings=reload(), wait_ready=False, reload_settings=reload, size=(120, 50)) as h:
+        await h.until(lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust question")
+        await h.until(lambda: "Trust this project?" in h.text(), what="the question painted")
+        shown = " ".join(h.text().replace("│", " ").split())
+        assert "Permission rules that let calls run without asking" in shown and "Bash(touch *)" in shown
+        await h.press("y")
+        await h.ready()
+        await h.send("make it")
+        await h.idle()  # no approval: the trusted project's rule allows it
+        assert (workspace / "made").exists()
+        assert "its allow rules (Bash(touch *)) apply" in " ".join(h.text().split())
