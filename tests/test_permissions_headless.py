@@ -92,3 +92,16 @@ def test_a_denied_file_is_not_attached_by_an_at_mention(server: ScriptedModelSer
     assert "secret-value" not in sent and "plain notes" in sent
     [line] = [text for text in result.stderr.splitlines() if "@.env" in text]
     assert "not attached: denied by the rule Read(./.env)" in line
+
+
+def test_a_search_of_the_workspace_does_not_show_a_denied_file(server: ScriptedModelServer, user: Path, workspace: Path) -> None:
+    (workspace / ".env").write_text("TOKEN=secret-value\n")
+    (workspace / "app.py").write_text("TOKEN = read_it()\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / ".env").write_text("TOKEN=another-secret\n")
+    server.script(reply(tool_calls=[tool_call("grep", {"pattern": "TOKEN"})]), reply("searched"))
+    result = dcode(["-p", "go", "--disallowedTools", "Read(.env)"], workspace, user)
+    assert result.returncode == 0, result.stderr
+    [found] = tool_results(server)
+    assert "app.py:1:" in found and "secret" not in found
+    assert "2 matching lines hidden" in found

@@ -21,10 +21,12 @@ from langgraph.types import Command
 from dcode.agent.approval import ApprovalDecision, Denial, remember
 from dcode.agent.events import ApprovalRequested, ApprovalResolved, Notice
 from dcode.agent.markers import DENIED_MARKER
+from dcode.agent.permissions.hide import hide_denied_matches
 from dcode.agent.permissions.load import keep_rule
 from dcode.agent.permissions.suggest import suggest_rule
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.diffs import proposed_diff
+from dcode.agent.tools.spec import GREP
 from dcode.agent.tools.summary import summarize_call
 
 
@@ -55,6 +57,16 @@ async def _keep(context: RunContext, decision: ApprovalDecision) -> None:
     context.emit(Notice(f"allowed from now on: {rule.text} (saved in {rule.source.label})"))
 
 
+async def _run(context: RunContext, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]) -> ToolMessage | Command[Any]:
+    """The call, and for a search, its result without the lines of files a deny rule guards."""
+    result = await handler(request)
+    rules = context.policy.rules
+    if rules is None or request.tool_call["name"] != GREP.name or not isinstance(result, ToolMessage) or not isinstance(result.content, str):
+        return result
+    result.content = hide_denied_matches(result.content, lambda path: rules.read_refusal(path) is not None)
+    return result
+
+
 class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     async def awrap_tool_call(
         self,
@@ -68,7 +80,7 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         args = call.get("args") or {}
         verdict = context.policy.check(call["name"], args)
         if verdict is None:
-            return await handler(request)
+            return await _run(context, request, handler)
         if verdict.denied:
             return refuse(context, call, verdict.reason)
         event = ApprovalRequested(
@@ -92,7 +104,7 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
                 remember(context.policy, verdict, whole_server=decision.whole_server)
             if decision.save_rule and context.policy.rules is not None:
                 await _keep(context, decision)
-            return await handler(request)
+            return await _run(context, request, handler)
         reason = decision.feedback or "the user rejected this call"
         if decision.feedback and not decision.feedback.startswith(verdict.reason):
             reason = f"the user rejected this call and said: {decision.feedback}"
