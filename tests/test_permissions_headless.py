@@ -77,7 +77,8 @@ def test_the_model_cannot_write_its_own_settings(mode: str, server: ScriptedMode
     result = dcode(["-p", "go", "--approve", mode, "--allowedTools", "Write Edit", "--output-format", "json"], workspace, user)
     assert result.returncode == 0, result.stderr
     assert not (workspace / ".claude" / "settings.local.json").exists()
-    assert "always needs approval" in tool_results(server)[0]
+    [refused] = tool_results(server)
+    assert "always needs approval; a run without a person cannot approve it" in refused and "--approve all" not in refused
     assert [d["tool_name"] for d in json.loads(result.stdout)["permission_denials"]] == ["write_file"]
 
 

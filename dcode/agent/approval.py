@@ -349,4 +349,6 @@ class HeadlessApprover:
     """Nobody can answer in ``-p`` mode, so every request is denied at once with a way forward."""
 
     async def decide(self, request: ApprovalRequested) -> ApprovalDecision:
+        if request.every_time:  # no mode lets it run: say so rather than point at one
+            return ApprovalDecision(False, f"{request.reason}; a run without a person cannot approve it")
         return ApprovalDecision(False, f"{request.reason}; rerun with --approve all")

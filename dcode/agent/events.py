@@ -232,6 +232,8 @@ class ApprovalRequested(Event):
     suggestion: str = ""
     """A rule that would allow calls like this one from now on (``Bash(npm test *)``); ``""``
     when there is none to offer."""
+    every_time: bool = False
+    """An ``ask`` rule or a protected file: no mode and no rule lets it run unasked."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,7 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             agent=context.agent,
             mcp_server=verdict.origin.server if verdict.origin else "",
             mcp_tool=verdict.origin.tool if verdict.origin and verdict.origin.server else "",
+            every_time=verdict.every_time,
             suggestion="" if verdict.every_time or context.policy.rules is None else suggest_rule(call["name"], args, context.backend.is_inside_workspace),
         )
         context.emit(event)

@@ -20,24 +20,14 @@ from dcode.agent.permissions.rules import EFFECTS, Effect, Guard, Rule
 from dcode.agent.tools.claude_names import (
     AGENTS,
     FETCH,
-    PATH_READERS,
-    PATH_WRITERS,
-    READ_FILE,
     READ_RULE_NAMES,
     SHELL,
+    UMBRELLAS,
     dcode_name,
     read_paths,
 )
-from dcode.agent.tools.spec import ToolKind, spec_for
+from dcode.agent.tools.spec import READ_FILE, ToolKind, spec_for
 from dcode.agent.tools.web_address import BadAddress, parse_address
-
-
-UMBRELLAS: dict[str, frozenset[str]] = {
-    "Read": frozenset(spec.name for spec in PATH_READERS),
-    "Edit": frozenset(spec.name for spec in PATH_WRITERS),
-    "Write": frozenset(spec.name for spec in PATH_WRITERS),
-}
-"""Claude's ``Read`` and ``Edit`` mean every tool that reads, or writes, files."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
-from dcode.agent.tools.claude_names import FETCH, SHELL
+from dcode.agent.tools.claude_names import CLAUDE_EDIT, CLAUDE_FETCH, CLAUDE_SHELL, FETCH, SHELL
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.agent.tools.web_address import BadAddress, parse_address
 
@@ -23,7 +23,7 @@ def suggest_rule(name: str, args: dict[str, Any], inside: Callable[[str], bool] 
         return _shell_rule(args.get("command"), inside)
     if name == FETCH.name:
         try:
-            return f"WebFetch(domain:{parse_address(str(args.get('url'))).host})"
+            return f"{CLAUDE_FETCH}(domain:{parse_address(str(args.get('url'))).host})"
         except BadAddress:
             return ""
     if spec_for(name).kind is ToolKind.WRITE:
@@ -45,7 +45,7 @@ def _shell_rule(command: object, inside: Callable[[str], bool]) -> str:
         if not _subcommand(word) or (len(prefix) == 2 and prefix[1] not in _RUNNERS):
             break
         prefix.append(word)
-    return f"Bash({' '.join(prefix)} *)"
+    return f"{CLAUDE_SHELL}({' '.join(prefix)} *)"
 
 
 _RUNNERS = frozenset({"run", "run-script", "exec", "x"})
@@ -65,4 +65,4 @@ def _edit_rule(targets: list[str]) -> str:
     parts = PurePosixPath(targets[0].removeprefix("./")).parts
     if not parts or parts[0] in ("/", "~", "..") or ".." in parts or any(c in targets[0] for c in "*?[]()"):
         return ""
-    return f"Edit(./{parts[0]}/**)" if len(parts) > 1 else f"Edit(./{parts[0]})"
+    return f"{CLAUDE_EDIT}(./{parts[0]}/**)" if len(parts) > 1 else f"{CLAUDE_EDIT}(./{parts[0]})"

@@ -84,3 +84,13 @@ EDIT_RULE_NAMES: Final = _names_of(*PATH_WRITERS)
 SHELL_RULE_NAMES: Final = _names_of(SHELL)
 FETCH_RULE_NAMES: Final = _names_of(FETCH)
 AGENT_RULE_NAMES: Final = _names_of(AGENTS)
+
+CLAUDE_SHELL: Final = "Bash"
+CLAUDE_FETCH: Final = "WebFetch"
+CLAUDE_EDIT: Final = "Edit"
+UMBRELLAS: Final[dict[str, frozenset[str]]] = {
+    "Read": frozenset(spec.name for spec in PATH_READERS),
+    CLAUDE_EDIT: frozenset(spec.name for spec in PATH_WRITERS),
+    "Write": frozenset(spec.name for spec in PATH_WRITERS),
+}
+"""Claude's bare ``Read``, ``Edit`` and ``Write`` mean every tool that reads, or writes, files."""
