@@ -21,15 +21,7 @@ from typing import Any
 
 from dcode.agent.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.agent.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
-from dcode.agent.permissions.sources import (
-    CLAUDE_PROJECT_FILES,
-    RulesError,
-    RuleText,
-    claude_rules,
-    flag_rules,
-    table_rules,
-    waiting_for_trust,
-)
+from dcode.agent.permissions.sources import CLAUDE_PROJECT_FILES, RulesError, RuleText, table_rules
 from dcode.private_files import write_private
 from dcode.trust import ProjectFiles, TrustState, TrustStore
 
@@ -403,28 +395,15 @@ def _permissions_table(settings: Settings, table: Any, path: Path, text: str) ->
 
 
 def _permission_rules(settings: Settings, cli: dict[str, Any], env: dict[str, str], trusted: bool) -> Settings:
-    """Every source's rules, highest first: the flags, the project's Claude settings and
-    config, the rules saved for this project, the user's Claude settings and config. The
-    project's allow rules wait for trust (``waiting_rules``)."""
-    from dcode.agent.permissions.store import saved_rules
+    """Every source's rules (``agent.permissions.sources.gather``); the project's allow rules
+    wait for trust (``waiting_rules``)."""
+    from dcode.agent.permissions.sources import gather
 
     user_home = Path(env.get("HOME") or Path.home())
-    config_rules = settings.permission_rules
     try:
-        claude = claude_rules(settings.workspace, user_home)
-        saved = saved_rules(settings.home, settings.workspace)
+        applied, waiting = gather(settings.permission_rules, settings.workspace, settings.home, user_home, cli, trusted=trusted)
     except RulesError as exc:
         raise ConfigError(str(exc)) from None
-    flags = flag_rules(cli.get("allowed_tools"), cli.get("disallowed_tools"))
-    ordered = [
-        *flags,
-        *(r for r in claude if r.project),
-        *(r for r in config_rules if r.project),
-        *saved,
-        *(r for r in claude if not r.project),
-        *(r for r in config_rules if not r.project),
-    ]
-    applied, waiting = waiting_for_trust(ordered, trusted)
     return replace(settings, permission_rules=tuple(applied), waiting_rules=tuple(waiting))
 
 

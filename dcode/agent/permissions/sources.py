@@ -113,3 +113,24 @@ def waiting_for_trust(rules: Iterable[RuleText], trusted: bool) -> tuple[list[Ru
     for rule in rules:
         (waiting if rule.project and rule.effect == "allow" and not trusted else applied).append(rule)
     return applied, waiting
+
+
+def gather(
+    config_rules: Iterable[RuleText], workspace: Path, dcode_home: Path, user_home: Path, cli: dict[str, Any], *, trusted: bool
+) -> tuple[list[RuleText], list[RuleText]]:
+    """(the rules in force, the project's allow rules waiting for trust), highest source first:
+    the flags, the project's Claude settings and config, the rules saved for this project, the
+    user's Claude settings and config. ``config_rules``: those of the ``[permissions]`` tables."""
+    from dcode.agent.permissions.store import saved_rules
+
+    config_rules = list(config_rules)
+    claude = claude_rules(workspace, user_home)
+    ordered = [
+        *flag_rules(cli.get("allowed_tools"), cli.get("disallowed_tools")),
+        *(r for r in claude if r.project),
+        *(r for r in config_rules if r.project),
+        *saved_rules(dcode_home, workspace),
+        *(r for r in claude if not r.project),
+        *(r for r in config_rules if not r.project),
+    ]
+    return waiting_for_trust(ordered, trusted)
