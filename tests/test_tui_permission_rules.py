@@ -75,3 +75,20 @@ async def test_a_repository_s_allow_rules_wait_for_the_trust_question(server: Sc
         await h.idle()  # no approval: the trusted project's rule allows it
         assert (workspace / "made").exists()
         assert "its allow rules (Bash(touch *)) apply" in " ".join(h.text().split())
+
+
+async def test_a_write_to_settings_asks_in_all_mode_and_offers_no_session_yes(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+    from dcode.config import ApprovalMode
+
+    write = reply(tool_calls=[tool_call("write_file", {"file_path": ".claude/settings.json", "content": '{"permissions": {"allow": ["Bash"]}}'})])
+    async with running_app(server, workspace, dcode_home, write, reply("asked")) as h:
+        h.app._set_mode(ApprovalMode.ALL)
+        await h.send("widen it")
+        await h.approval()
+        shown = " ".join(h.text().split())
+        assert ".claude/settings.json decides what dcode may" in shown and "always needs approval" in shown and "for this session" not in shown
+        await h.press("a")  # not offered: nothing happens
+        assert not (workspace / ".claude" / "settings.json").exists()
+        await h.press("n")
+        await h.idle()
+        assert not (workspace / ".claude" / "settings.json").exists()

@@ -156,7 +156,10 @@ class ApprovalWidget(Vertical, can_focus=True):
         tool = origin(self.request)
         allowed = SUBJECTS[self.request.kind][1] if tool is None else tool.rule()
         yes = "bold $text-success"
-        keys: list[tuple[str, str] | str] = [("y", yes), " yes   ", ("a", yes), f" yes, and allow {allowed} for this session   "]
+        keys: list[tuple[str, str] | str] = [("y", yes), " yes   "]
+        if self.request.every_time:  # an ask rule or a settings file: asked each time
+            return [*keys, ("n", "bold $text-error"), " no   ", ("tab", "bold $text-warning"), " no, and say why   ", ("esc", "bold"), " stop"]
+        keys += [("a", yes), f" yes, and allow {allowed} for this session   "]
         if tool is not None and tool.server:
             keys += [("s", yes), f" yes, and all of {tool.server}'s tools   "]
         if rule := self.request.suggestion:
@@ -188,12 +191,12 @@ class ApprovalWidget(Vertical, can_focus=True):
             self.decide(ApprovalDecision(True))
 
     def action_approve_session(self) -> None:
-        if self._armed():
+        if self._armed() and not self.request.every_time:
             self.decide(ApprovalDecision(True, remember=True))
 
     def action_approve_server(self) -> None:
         tool = origin(self.request)
-        if self._armed() and tool is not None and tool.server:
+        if self._armed() and tool is not None and tool.server and not self.request.every_time:
             self.decide(ApprovalDecision(True, remember=True, whole_server=True))
 
     def action_keep_rule(self, everywhere: bool) -> None:
