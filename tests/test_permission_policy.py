@@ -167,7 +167,7 @@ def test_saved_rules_live_under_dcode_home_never_in_the_repository(project: Path
     home = Path(env["DCODE_HOME"])
     path = save_project_rule(home, project, "allow", "Bash(npm test *)")
     assert path == project_file(home, project) and path.is_relative_to(home)
-    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert oct(path.stat().st_mode & 0o777) == "0o600" and oct(path.parent.stat().st_mode & 0o777) == "0o700"
     assert not (project / ".claude").exists() and not (project / ".dcode").exists()
     gate = policy_for(project, env, ApprovalMode.MANUAL)
     assert gate.check("execute", {"command": "npm test -k x"}) is None
