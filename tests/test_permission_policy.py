@@ -109,6 +109,11 @@ def test_writes_to_settings_ask_in_every_mode_under_any_allow_rule(project: Path
     for path in [".claude/settings.json", ".claude/settings.local.json", ".dcode/config.toml", ".claude/agents/x.md", ".dcode/commands/c.md", "sub/.claude/hooks.json", str(Path(env["DCODE_HOME"]) / "config.toml"), "~/.claude/settings.json"]:
         verdict = gate.check("write_file", {"file_path": path, "content": "{}"})
         assert verdict is not None and verdict.every_time and not verdict.denied, path
+    shell = gate.check("execute", {"command": "echo '{}' > .claude/settings.json"})
+    assert shell is None  # all mode and a bare Bash allow rule: the sandbox guards the shell
+    narrow = policy_for(project, env, ApprovalMode.MANUAL, allowed_tools=["Bash(echo *)"])
+    assert narrow.check("execute", {"command": "echo '{}' > .claude/settings.json"}) is not None
+    assert narrow.check("execute", {"command": "echo '{}' > notes.txt"}) is None
     link = project / "notes"
     link.symlink_to(project / ".claude", target_is_directory=True)
     assert gate.check("edit_file", {"file_path": "notes/settings.json", "old_string": "a", "new_string": "b"}) is not None

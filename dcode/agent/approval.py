@@ -206,8 +206,16 @@ class ApprovalPolicy:
     def _rule(self, name: str, args: dict[str, Any], origin: ToolOrigin | None) -> RuleMatch | None:
         if self.rules is None:
             return None
-        facts = CallFacts(origin.server if origin else None, origin.tool if origin else None, self._inside)
+        facts = CallFacts(origin.server if origin else None, origin.tool if origin else None, self._writable)
         return self.rules.decide(name, args, facts)
+
+    def _writable(self, raw: str) -> bool:
+        """Whether a shell redirection to ``raw`` stays in bounds an allow rule can vouch for:
+        inside the workspace, and not a settings file (those are the sandbox's to guard)."""
+        try:
+            return self._inside(raw) and not is_protected_path(self.backend.resolve(raw))
+        except (OSError, ValueError):
+            return False
 
     def _protected(self, name: str, args: dict[str, Any]) -> str | None:
         """The first file the call would write that holds settings, hooks, agents or commands."""
