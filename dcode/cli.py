@@ -95,6 +95,8 @@ def run(
     mcp_config: Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}, or another client's file as it is, e.g. .gemini/settings.json, .vscode/mcp.json; repeatable).")] = None,
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Start no MCP servers.")] = False,
     trust_project_mcp: Annotated[bool, typer.Option("--trust-project-mcp", help="Headless: start the project's .mcp.json servers without an approval.")] = False,
+    allowed_tools: Annotated[Optional[list[str]], typer.Option("--allowedTools", "--allowed-tools", help='Permission rules that allow, e.g. "Bash(git log:*) Edit" (repeatable; commas or spaces between rules).')] = None,
+    disallowed_tools: Annotated[Optional[list[str]], typer.Option("--disallowedTools", "--disallowed-tools", help='Permission rules that deny, in any mode, e.g. "Bash(rm:*) WebFetch".')] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
@@ -118,6 +120,8 @@ def run(
         "mcp_configs": mcp_config,
         "no_mcp": no_mcp,
         "trust_project_mcp": trust_project_mcp,
+        "allowed_tools": allowed_tools,
+        "disallowed_tools": disallowed_tools,
     }
     default_approve = ApprovalMode.EDITS if print_mode else ApprovalMode.MANUAL
     settings = _settings(default_approve, **cli)
@@ -157,11 +161,11 @@ def _run_headless(
 ) -> None:
     from dcode.agent.sessions import SessionDatabaseError
     from dcode.headless import HeadlessRequest, main_headless, pick_session, session_model
-    from dcode.project_gate import ignored_warning
+    from dcode.project_gate import ignored_rules_warning, ignored_warning
 
-    warning = ignored_warning(settings)
-    if warning:
-        _echo(warning, err=True)
+    for warning in (ignored_warning(settings), ignored_rules_warning(settings)):
+        if warning:
+            _echo(warning, err=True)
     if prompt is None and not sys.stdin.isatty():
         prompt = "-"
     if prompt == "-":

@@ -21,6 +21,7 @@ from typing import Any
 
 from dcode.agent.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.agent.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
+from dcode.agent.permissions.sources import CLAUDE_PROJECT_FILES, RulesError, RuleText, table_rules
 from dcode.private_files import write_private
 from dcode.sandbox.modes import BadSetting, SandboxMode, SandboxSettings, apply_table
 from dcode.trust import ProjectFiles, TrustState, TrustStore
@@ -109,7 +110,8 @@ class McpSettings:
 
 
 _MCP_CLI = {"mcp_configs": "configs", "no_mcp": "enabled", "trust_project_mcp": "trust_project"}
-_OWN_CLI = {*_MCP_CLI, "sandbox"}
+_RULE_FLAGS = ("allowed_tools", "disallowed_tools")
+_OWN_CLI = {*_MCP_CLI, *_RULE_FLAGS, "sandbox"}
 """Flags applied by their own code rather than as scalar settings."""
 
 
@@ -167,6 +169,10 @@ class Settings:
     trust: TrustState = TrustState.NONE
     project_digest: str | None = None
     ignored: tuple[IgnoredSetting, ...] = ()
+    permission_rules: tuple[RuleText, ...] = ()
+    """Every permission rule in force, highest source first (``dcode.agent.permissions.sources``)."""
+    waiting_rules: tuple[RuleText, ...] = ()
+    """The project's allow rules, left out until the user trusts the project."""
 
     @property
     def triggers(self) -> Triggers:
@@ -233,7 +239,7 @@ _ENVIRONMENT = {
 
 _ZERO_ALLOWED = {"max_retries"}
 _MAXIMUM = {"task_depth": 2}
-_TABLE_KEYS = {"providers", "models", "mcp", "fetch", "sandbox"}
+_TABLE_KEYS = {"providers", "models", "mcp", "fetch", "sandbox", "permissions"}
 _LIST_KEYS = {"pass_env"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -275,12 +281,13 @@ def load_settings(
     cli_values = {key: value for key, value in (cli or {}).items() if value is not None and key not in _OWN_CLI}
     trust, digest, ignored = TrustState.NONE, None, ()
     files = _project_files(settings)
+    if files is not None:
+        trust, digest = TrustStore(home).state(files), files.digest
     text = files.contents.get(_relative(settings.project_config, workspace)) if files else None
     if files is not None and text is not None:
         path = settings.project_config
         decoded = text.decode("utf-8", errors="replace")
         trusted = _apply_file(settings, path, decoded)  # every key is checked, trusted or not
-        trust, digest = TrustStore(home).state(files), files.digest
         if trust is TrustState.TRUSTED:
             settings = trusted
         else:
@@ -299,7 +306,8 @@ def load_settings(
     settings = _apply_mcp_flags(settings, cli or {})
     if (cli or {}).get("sandbox"):
         settings = replace(settings, sandbox=replace(settings.sandbox, mode=SandboxMode(cli["sandbox"])))
-    return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored)
+    settings = _permission_rules(settings, cli or {}, env, trust is TrustState.TRUSTED)
+    return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored + _waiting(settings))
 
 
 def _read_text(path: Path) -> str:
@@ -310,8 +318,10 @@ def _read_text(path: Path) -> str:
 
 
 def _project_files(settings: Settings) -> ProjectFiles | None:
-    """The project's trust files as read now (the config is read once, here), or None."""
-    if not settings.project_config.is_file():
+    """The project's trust files as read now (the config is read once, here), or None when it
+    has neither a config nor Claude Code's settings."""
+    claude = (settings.workspace / name for name in CLAUDE_PROJECT_FILES)
+    if not settings.project_config.is_file() and not any(path.is_file() for path in claude):
         return None
     try:
         return ProjectFiles.read(settings.workspace)
@@ -354,6 +364,8 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
         settings = _fetch_table(settings, _table(data, "fetch", path, text), path, text)
     if "sandbox" in data:
         settings = replace(settings, sandbox=_sandbox_table(settings.sandbox, _table(data, "sandbox", path, text), path, text))
+    if "permissions" in data:
+        settings = _permissions_table(settings, data["permissions"], path, text)
     if "mcp" in data:
         settings = replace(settings, mcp=_mcp_table(settings.mcp, _table(data, "mcp", path, text), path, text, mine=settings.user_config))
     models = dict(settings.model_overrides)
@@ -390,6 +402,32 @@ def _mcp_table(current: McpSettings, table: dict[str, Any], path: Path, text: st
         else:
             raise ConfigError(f"{where}: unknown [mcp] setting {key!r}")
     return replace(current, **changes)
+
+
+def _permissions_table(settings: Settings, table: Any, path: Path, text: str) -> Settings:
+    try:
+        rules = table_rules(table, str(path), project=path != settings.user_config)
+    except RulesError as exc:
+        raise ConfigError(f"{path} line {_line_of(text, 'permissions')}: {str(exc).removeprefix(str(path) + ': ')}") from None
+    return replace(settings, permission_rules=settings.permission_rules + tuple(rules))
+
+
+def _permission_rules(settings: Settings, cli: dict[str, Any], env: dict[str, str], trusted: bool) -> Settings:
+    """Every source's rules (``agent.permissions.sources.gather``); the project's allow rules
+    wait for trust (``waiting_rules``)."""
+    from dcode.agent.permissions.sources import gather
+
+    user_home = Path(env.get("HOME") or Path.home())
+    try:
+        applied, waiting = gather(settings.permission_rules, settings.workspace, settings.home, user_home, cli, trusted=trusted)
+    except RulesError as exc:
+        raise ConfigError(str(exc)) from None
+    return replace(settings, permission_rules=tuple(applied), waiting_rules=tuple(waiting))
+
+
+def _waiting(settings: Settings) -> tuple[IgnoredSetting, ...]:
+    """The project's allow rules as settings the trust question lists."""
+    return tuple(IgnoredSetting("permissions.allow", rule.text, f"runs without asking ({rule.source})") for rule in settings.waiting_rules)
 
 
 def _fetch_table(settings: Settings, table: dict[str, Any], path: Path, text: str) -> Settings:
@@ -577,6 +615,8 @@ def describe(settings: Settings) -> dict[str, Any]:
         match value:
             case StrEnum():
                 out[item.name] = value.value
+            case tuple() if item.name in ("permission_rules", "waiting_rules"):
+                out[item.name] = [{"effect": r.effect, "rule": r.text, "source": r.source} for r in value]
             case tuple() if item.name == "ignored":
                 out[item.name] = [{"key": i.key, "value": i.value, "reason": i.reason} for i in value]
             case Path():

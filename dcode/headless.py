@@ -59,8 +59,9 @@ def say(stream: IO[str], line: str) -> None:
     print(for_stream(line, stream), file=stream, flush=True)
 
 
-def result_object(finished: Any, plan: str | None = None, *, planning: bool = False) -> dict[str, Any]:
-    """The ``json`` result; ``planning`` (``--approve plan``) adds ``plan``."""
+def result_object(finished: Any, plan: str | None = None, *, planning: bool = False, denials: list[Any] | None = None) -> dict[str, Any]:
+    """The ``json`` result; ``planning`` (``--approve plan``) adds ``plan``, and
+    ``permission_denials`` lists the calls refused, as Claude Code lists them (tool, call, input)."""
     return {
         "type": "result",
         "result": finished.result,
@@ -74,6 +75,7 @@ def result_object(finished: Any, plan: str | None = None, *, planning: bool = Fa
         },
         "duration_ms": finished.duration_ms,
         **({"plan": plan} if planning else {}),
+        "permission_denials": [{"tool_name": d.tool, "tool_use_id": d.call_id, "tool_input": d.args, "reason": d.reason} for d in denials or ()],
     }
 
 
@@ -154,6 +156,8 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         engine.start_mcp(servers.start)
         if (request := await _mcp_prompt(engine, request, err)) is None:
             return EXIT_USAGE
+        for problem in engine.rule_problems:
+            say(err, f"dcode: warning: {problem}")
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
         init = await session_init(engine, runner.session_id, mode)
         for line in server_warnings(init):
@@ -181,7 +185,7 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         if not finished.is_error:
             print(for_stream(finished.result if plan is None else plan, out), file=out)
     else:
-        answer = result_object(finished, plan, planning=mode is ApprovalMode.PLAN)
+        answer = result_object(finished, plan, planning=mode is ApprovalMode.PLAN, denials=runner.policy.denials)
         print(json_safe(json.dumps(answer, ensure_ascii=False)), file=out)
     if damaged:
         return EXIT_USAGE  # as when the damage is found before the turn

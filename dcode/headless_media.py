@@ -95,13 +95,15 @@ def attach_images(
 async def _read_mentions(settings: Settings, prompt: str, command: ProjectCommand | None, skip: frozenset[Path]) -> Mentioned:
     """The files ``prompt`` mentions, read as the TUI reads them, for the model dcode will run."""
     from dcode.agent.backends.local import LocalBackend
+    from dcode.agent.permissions.load import session_rules
     from dcode.agent.tools.read_media import MediaReader
     from dcode.media.store import AttachmentStore
     from dcode.prompt_files import read_mentions
 
     allowed = None if command is None else lambda raw, path: command.allows(raw, path, settings.workspace)
     reader = MediaReader(AttachmentStore(settings.attachments_dir), _profile(settings))
-    return await read_mentions(prompt, LocalBackend(settings.workspace), reader, allowed=allowed, skip=skip)
+    rules, _ = session_rules(settings)  # a rule left out is said once, when the session starts
+    return await read_mentions(prompt, LocalBackend(settings.workspace), reader, allowed=allowed, skip=skip, refusal=rules.read_refusal)
 
 
 def _profile(settings: Settings) -> Any:

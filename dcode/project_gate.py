@@ -116,6 +116,8 @@ def _refusal(key: str, value: Any, mine: Settings, default_approve: ApprovalMode
             return model_refusal(str(value), mine)
         case _ if key in SAFE_KEYS:
             return None
+        case "permissions":
+            return None  # deny and ask apply at once; load_settings holds back the allow rules
         case "providers":
             return "changes a provider's settings"
         case _:
@@ -152,16 +154,30 @@ def _flatten(key: str, value: Any) -> Iterator[tuple[str, Any]]:
 
 def ignored_keys(settings: Settings) -> str:
     """The project settings left out, named as the file spells them: ``approve, base_url``."""
-    return ", ".join(item.key for item in settings.ignored)
+    return ", ".join(item.key for item in settings.ignored if item.key != RULES_KEY)
+
+
+RULES_KEY = "permissions.allow"
 
 
 def ignored_warning(settings: Settings) -> str | None:
     """The one line headless prints when the project's config was partly ignored."""
-    if not settings.ignored:
+    if not any(item.key != RULES_KEY for item in settings.ignored):
         return None
     keys = ignored_keys(settings)
     changed = ", changed since you trusted it" if settings.trust is TrustState.CHANGED else ""
     return (
         f"dcode: warning: ignoring settings from the untrusted project config {settings.project_config}{changed}: "
         f"{keys}; to apply them, trust the project with `dcode trust {shlex.quote(str(settings.workspace))}`"
+    )
+
+
+def ignored_rules_warning(settings: Settings) -> str | None:
+    """The one line headless prints when the project's allow rules wait for trust."""
+    if not settings.waiting_rules:
+        return None
+    rules = ", ".join(f"{rule.text} ({rule.source})" for rule in settings.waiting_rules)
+    return (
+        f"dcode: warning: ignoring the untrusted project's allow rules: {rules}; "
+        f"to apply them, trust the project with `dcode trust {shlex.quote(str(settings.workspace))}`"
     )

@@ -82,9 +82,11 @@ async def read_mentions(
     *,
     allowed: Allowed | None = None,
     skip: frozenset[Path] = frozenset(),
+    refusal: Callable[[str], str | None] | None = None,
 ) -> Mentioned:
     """Read every file ``text`` mentions (through ``backend``; media through ``reader``, read_file's
-    media reader); ``skip``: paths attached another way (``-i``)."""
+    media reader); ``skip``: paths attached another way (``-i``); ``refusal``: why a permission
+    rule keeps a path from being read (None: it may be)."""
     found = Mentioned()
     seen: set[Path] = set(skip)
     chars = 0
@@ -98,6 +100,9 @@ async def read_mentions(
             continue
         if allowed is not None and not allowed(raw, info.path):
             found.refused.append(raw)
+            continue
+        if refusal is not None and (why := refusal(raw)):
+            found.problems.append(f"@{raw} not attached: {why}")
             continue
         if info.path in seen:
             continue

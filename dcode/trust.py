@@ -34,7 +34,9 @@ from typing import Any
 from dcode.private_files import one_writer, write_private
 
 AGENT_DIRS: tuple[str, ...] = (".dcode/agents", ".claude/agents")  # lowest priority first
-TRUST_FILES: tuple[str, ...] = (".dcode/config.toml", *AGENT_DIRS)
+CLAUDE_SETTINGS: tuple[str, ...] = (".claude/settings.json", ".claude/settings.local.json")
+"""Claude Code's project settings: their allow rules wait for trust (``agent.permissions``)."""
+TRUST_FILES: tuple[str, ...] = (".dcode/config.toml", *CLAUDE_SETTINGS, *AGENT_DIRS)
 RECORD_NAME = "trusted_projects.json"
 _LOCK_NAME = "trusted_projects.lock"
 _FORMAT = 1

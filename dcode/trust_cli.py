@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dcode.config import ConfigError, Settings, dcode_home, load_settings
 from dcode.project_gate import ignored_keys
-from dcode.trust import TRUST_FILES, ProjectFiles, TrustState, TrustStore
+from dcode.trust import AGENT_DIRS, CLAUDE_SETTINGS, TRUST_FILES, ProjectFiles, TrustState, TrustStore
 
 
 def trust_project(root: Path) -> str:
@@ -35,7 +35,9 @@ def trust_project(root: Path) -> str:
     if config in present:
         applied = ignored_keys(settings)
         said.append(f"its {config} applies in full" + (f" (now applied: {applied})" if applied else ""))
-    if agents := [name for name in present if name != config]:
+    if rules := [name for name in present if name in CLAUDE_SETTINGS]:
+        said.append(f"the allow rules of {' and '.join(rules)} apply")
+    if agents := [name for name in present if name in AGENT_DIRS]:
         said.append(f"the agents in {' and '.join(agents)} may choose their models")
     return (
         f"Trusted {settings.workspace}: {'; '.join(said)}. "

@@ -41,7 +41,8 @@ def test_text_answer_and_json_shape(server, workspace, home, api) -> None:
     assert result.stdout == "The answer is 42.\n" and result.stderr == ""
     result = run(["-p", "again", *model_args(server, api), "--output-format", "json"], workspace, home)
     data = json.loads(result.stdout)
-    assert set(data) == {"type", "result", "session_id", "is_error", "num_turns", "usage", "duration_ms"}
+    assert set(data) == {"type", "result", "session_id", "is_error", "num_turns", "usage", "duration_ms", "permission_denials"}
+    assert data["permission_denials"] == []
     assert data["type"] == "result" and data["result"] == "Again 42." and data["is_error"] is False
     assert set(data["usage"]) == {"input_tokens", "output_tokens", "cached_input_tokens"}
     assert isinstance(data["duration_ms"], int) and data["num_turns"] == 1

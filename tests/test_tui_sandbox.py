@@ -67,7 +67,7 @@ async def test_edits_runs_sandboxed_commands_unasked_and_asks_once_to_go_outside
         await h.approval()
         assert (workspace / "out.txt").read_text() == "built\n"  # the first ran without a question
         widget = h._approval_widget()
-        assert widget.request.reason == UNCONFINED and widget.request.once
+        assert widget.request.reason == UNCONFINED and widget.request.every_time
         assert "yes, this once" in h.text() and "for this session" not in h.text()
         await h.press("a")  # not offered: nothing happens
         await h.pilot.pause(0.1)

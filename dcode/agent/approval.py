@@ -23,6 +23,11 @@ says so, every tool of its MCP server (``session_tools``), since nothing says wh
 other tools do. A subagent's runs use the
 session's policy through ``ScopedPolicy``: the session's mode, or the agent's own when that is
 stricter, and the same "rest of the session" approvals.
+
+Permission rules (``dcode.agent.permissions``) come before the mode: a ``deny`` rule refuses
+the call in every mode, a write to dcode's or Claude's settings asks (``protected``), an ``ask``
+rule asks, an ``allow`` rule runs it; only a call no rule decides gets the mode's default
+(``ApprovalPolicy.mode_default``, the one place a mode's behaviour lives).
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.permissions.match import CallFacts, PermissionRules, RuleMatch
+from dcode.agent.permissions.protected import is_protected_path
+from dcode.agent.permissions.rules import Effect
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.agent.tools.web_address import BadAddress, parse_address, refused_outright
@@ -51,6 +59,10 @@ class ApprovalDecision:
     end_turn: bool = False
     """With a denial: the turn ends with this call's result (a plan rejected, or put to a user
     who answers it after the run)."""
+    save_rule: str = ""
+    """An allow rule to keep from now on (the one the question suggested)…"""
+    everywhere: bool = False
+    """…in the user's config, rather than for this project alone."""
 
 
 class Approver(Protocol):
@@ -111,10 +123,24 @@ class Verdict:
     origin: ToolOrigin | None = None
     """For a tool dcode does not know: which one it is (what "yes for the session" covers)."""
     refused: bool = False
-    """Refused outright, with ``reason`` for the model: nobody is asked (plan mode)."""
-    once: bool = False
-    """A yes covers this call alone, even one "for the rest of the session" (running outside
-    the sandbox)."""
+    """Refused outright, with ``reason`` for the model: nobody is asked (a ``deny`` rule, or
+    what plan mode does not run)."""
+    every_time: bool = False
+    """A yes covers this call alone, never "for the rest of the session": an ``ask`` rule, a
+    protected file, a command to run outside the sandbox."""
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """A call that did not run, for ``/permissions`` and headless results."""
+
+    tool: str
+    call_id: str
+    args: dict[str, Any]
+    reason: str
+
+
+_KINDS = {ToolKind.SHELL: ApprovalKind.SHELL, ToolKind.NETWORK: ApprovalKind.FETCH, ToolKind.WRITE: ApprovalKind.EDIT}
 
 
 UNCONFINED = (
@@ -141,6 +167,8 @@ class Policy(Protocol):
     fetch_allow: tuple[str, ...]
     fetch_private: tuple[str, ...]
     shell_sandboxed: Callable[[], bool]
+    rules: PermissionRules | None
+    denials: list[Denial]
 
     @property
     def mode(self) -> ApprovalMode: ...
@@ -176,14 +204,61 @@ class ApprovalPolicy:
     MCP tool)."""
     shell_sandboxed: Callable[[], bool] = field(default=lambda: False)
     """Whether the shell's commands run in the sandbox now (``/sandbox`` changes it mid-session)."""
+    rules: PermissionRules | None = None
+    """The permission rules in force (``allow``/``ask``/``deny``); None: none."""
+    denials: list[Denial] = field(default_factory=list)
+    """The calls that did not run this session, newest last."""
 
     def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
-        """None when the call may run now; otherwise what kind of approval it needs and why."""
+        """None when the call may run now; otherwise what kind of approval it needs and why
+        (``refused``: none can be given). In order: a ``deny`` rule; what plan mode does not
+        run; the calls that always ask (a protected file, a command outside the sandbox); an
+        ``ask`` rule; an ``allow`` rule; and last the mode's default."""
+        origin = self.mcp_origin(name)
+        found = self._rule(name, args, origin)
         spec = spec_for(name)
+        kind = _KINDS.get(spec.kind, ApprovalKind.TOOL)
+        if found is not None and found.effect is Effect.DENY:
+            return Verdict(kind, f"denied by the rule {found.rule.text} ({found.rule.source.label}): {found.reason}", refused=True)
         if self.mode is ApprovalMode.PLAN and (refused := plan_refusal(name, spec.kind)) is not None:
             return refused
+        if protected := self._protected(name, args):
+            return Verdict(ApprovalKind.EDIT, f"{protected} decides what dcode may do: writing it always needs approval", every_time=True)
         if self.shell_sandboxed() and spec.unconfined(args):
-            return Verdict(ApprovalKind.SHELL, UNCONFINED, once=True)
+            return Verdict(ApprovalKind.SHELL, UNCONFINED, every_time=True)
+        if found is not None and found.effect is Effect.ASK:
+            return Verdict(kind, f"the rule {found.rule.text} ({found.rule.source.label}) asks first: {found.reason}", origin, every_time=True)
+        if found is not None:
+            return None  # an allow rule
+        return self.mode_default(name, args)
+
+    def _rule(self, name: str, args: dict[str, Any], origin: ToolOrigin | None) -> RuleMatch | None:
+        if self.rules is None:
+            return None
+        facts = CallFacts(origin.server if origin else None, origin.tool if origin else None, self._writable)
+        return self.rules.decide(name, args, facts)
+
+    def _writable(self, raw: str) -> bool:
+        """Whether a shell redirection to ``raw`` stays in bounds an allow rule can vouch for:
+        inside the workspace, and not a settings file (those are the sandbox's to guard)."""
+        try:
+            return self._inside(raw) and not is_protected_path(self.backend.resolve(raw))
+        except (OSError, ValueError):
+            return False
+
+    def _protected(self, name: str, args: dict[str, Any]) -> str | None:
+        """The first file the call would write that holds settings, hooks, agents or commands."""
+        for raw in spec_for(name).target_paths(args):
+            try:
+                if is_protected_path(self.backend.resolve(raw)):
+                    return raw
+            except (OSError, ValueError):
+                continue
+        return None
+
+    def mode_default(self, name: str, args: dict[str, Any]) -> Verdict | None:
+        """What the mode alone says of a call no rule decides."""
+        spec = spec_for(name)
         if self.mode is ApprovalMode.ALL:
             return None
         match spec.kind:
@@ -225,7 +300,7 @@ class ApprovalPolicy:
             return self._gate(Verdict(ApprovalKind.EDIT, "file edits need approval"))
         return None
 
-    def _gate(self, verdict: Verdict) -> Verdict | None:
+    def _gate(self, verdict: Verdict) -> Verdict | None:  # a yes for the session covers it
         return None if verdict.kind in self.session_allowed else verdict
 
     def _inside(self, raw: str) -> bool:
@@ -297,6 +372,14 @@ class ScopedPolicy:
         return self._session.shell_sandboxed
 
     @property
+    def rules(self) -> PermissionRules | None:
+        return self._session.rules
+
+    @property
+    def denials(self) -> list[Denial]:
+        return self._session.denials
+
+    @property
     def mode(self) -> ApprovalMode:
         return stricter(self._session.mode, self._floor)
 
@@ -311,6 +394,8 @@ class ScopedPolicy:
             session_tools=self.session_tools,
             mcp_origin=self.mcp_origin,
             shell_sandboxed=self.shell_sandboxed,
+            rules=self.rules,
+            denials=self.denials,
         )
         return policy.check(name, args)
 
@@ -321,7 +406,7 @@ class ScopedPolicy:
 def remember(policy: Policy, verdict: Verdict, *, whole_server: bool = False) -> None:
     """Yes for the rest of the session to what ``verdict`` asked about: its kind, or the tool
     dcode does not know (with ``whole_server``, every tool of its MCP server)."""
-    if verdict.once:
+    if verdict.every_time:
         return
     if verdict.origin is None:
         policy.session_allowed.add(verdict.kind)
@@ -337,6 +422,8 @@ class HeadlessApprover:
             from dcode.agent.plan_mode import presented
 
             return presented()
-        if request.once:  # no mode allows it: only a person, or no sandbox at all
+        if request.every_time and request.reason == UNCONFINED:  # no mode allows it
             return ApprovalDecision(False, f"{request.reason}; nobody can approve it here: rerun with --sandbox off to run commands unconfined")
+        if request.every_time:  # no mode lets it run: say so rather than point at one
+            return ApprovalDecision(False, f"{request.reason}; a run without a person cannot approve it")
         return ApprovalDecision(False, f"{request.reason}; rerun with --approve all")

@@ -29,6 +29,7 @@ from dcode.agent.media_route import route_for
 from dcode.agent.middleware.mcp_status import mcp_section
 from dcode.agent.middleware.memory import memory_sources, read_memory
 from dcode.agent.middleware.skills import skill_sources
+from dcode.agent.permissions.load import session_rules
 from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
 from dcode.agent.run_context import current_thread_id
 from dcode.agent.runner import SessionRunner
@@ -79,6 +80,7 @@ class Engine:
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
         self.agents = catalog_for(settings)  # the user's and the project's agents, as they are now
+        self.rules, self.rule_problems = session_rules(settings)
         self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=ALL_SPECS, sandbox=self.sandbox)
         self._mcp_turn: McpTurn | None = None
         self.graph = self._build()
@@ -341,6 +343,7 @@ class Engine:
             fetch_allow=self.settings.fetch_allow,
             fetch_private=self.settings.fetch_private,
             shell_sandboxed=lambda: self.sandbox.on,
+            rules=self.rules,
         )
         return SessionRunner(self, sid, approver, policy)
 

@@ -232,8 +232,12 @@ class ApprovalRequested(Event):
     """For an MCP tool: its server (whose tools the user may approve all at once)…"""
     mcp_tool: str = ""
     """…and the tool as that server names it."""
-    once: bool = False
-    """A yes covers this call alone: nothing is offered "for the rest of the session"."""
+    suggestion: str = ""
+    """A rule that would allow calls like this one from now on (``Bash(npm test *)``); ``""``
+    when there is none to offer."""
+    every_time: bool = False
+    """A yes covers this call alone, and nothing is offered "for the rest of the session": an
+    ``ask`` rule, a protected file, a command to run outside the sandbox."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,6 +72,8 @@ class SlashCommands(_Base):
                 await self._show_agents()
             case "mcp":
                 self._show_mcp()
+            case "permissions":
+                await self._permissions(args)
             case "clear":
                 await self._new_session()
             case "resume":
@@ -284,6 +286,23 @@ class SlashCommands(_Base):
 
         catalog = await asyncio.to_thread(catalog_for, self.settings)
         self.push_screen(AgentsScreen(catalog))
+
+    async def _permissions(self, args: str) -> None:
+        """``/permissions``: the rules and recent denials; ``/permissions remove RULE``."""
+        from dcode.agent.permissions.listing import describe_permissions
+        from dcode.agent.permissions.load import drop_rule
+
+        assert self.engine is not None
+        rules = self.engine.rules
+        verb, _, rest = args.strip().partition(" ")
+        if verb == "remove" and rest.strip():
+            await self.transcript.notice(await asyncio.to_thread(drop_rule, rules, rest))
+            return
+        if verb:
+            await self.transcript.notice("/permissions lists the rules; /permissions remove RULE removes one", NoticeLevel.WARNING)
+            return
+        denials = self.runner.policy.denials if self.runner is not None else []
+        await self.transcript.notice("\n".join(describe_permissions(rules, self.settings.waiting_rules, denials)))
 
     def _show_mcp(self) -> None:
         from dcode.tui.screens.mcp import McpScreen

@@ -95,6 +95,7 @@ class ProjectTrust(_Base):
         from dcode.trust import TrustStore
 
         keys, agents = ignored_keys(request.settings), ", ".join(agent.name for agent in request.agents)
+        rules = ", ".join(rule.text for rule in request.settings.waiting_rules)
         settings = self.settings
         try:
             assert settings.project_digest is not None
@@ -107,16 +108,29 @@ class ProjectTrust(_Base):
         self.mode = self.settings.approve or ApprovalMode.MANUAL
         self._show_mode()
         parts = [f"its {keys} now apply"] if keys else []
+        if rules:
+            parts.append(f"its allow rules ({rules}) apply")
+            self._apply_rules()
         if agents:
             parts.append(f"its agents ({agents}) run on their own models")
         if still := ignored_keys(self.settings):
             parts.append(f"still left out: {still}")
         return "; ".join(parts)
 
+    def _apply_rules(self) -> None:
+        """The rules as the settings now give them, for the engine already open (its runners
+        share the one set)."""
+        from dcode.agent.permissions.load import session_rules
+
+        if self.engine is not None:
+            self.engine.rules.rules = session_rules(self.settings)[0].rules
+
     def _leave_out(self, request: TrustRequest) -> None:
         parts = []
         if keys := ignored_keys(request.settings):
             parts.append(f"settings ({keys})")
+        if request.settings.waiting_rules:
+            parts.append(f"allow rules ({', '.join(rule.text for rule in request.settings.waiting_rules)})")
         if request.mcp is not None:
             parts.append(f"MCP servers ({request.server_names})")
         if request.agents:

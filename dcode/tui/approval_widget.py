@@ -2,7 +2,8 @@
 
 ``y`` approves; ``a`` approves this kind (edits, shell, web fetches) for the rest of the
 session, or, for a tool dcode does not know, that tool; ``s``, for an MCP tool, every tool of its
-server; ``n`` rejects; Tab opens a one-line input whose text the
+server; ``p`` and ``e``, when the question offers a rule (``Bash(npm test *)``), approve and keep
+that rule for this project or everywhere; ``n`` rejects; Tab opens a one-line input whose text the
 model reads as the reason; Esc rejects and stops the turn. The widget resolves the core's future itself and
 tells the app what happened. A subagent's question names the agent that asks; when several are
 open at once (parallel subagents), they are answered one after the other, the keys going to
@@ -93,6 +94,8 @@ class ApprovalWidget(Vertical, can_focus=True):
         Binding("y", "approve", "Yes", show=False),
         Binding("a", "approve_session", "Yes for the session", show=False),
         Binding("s", "approve_server", "Yes to the server's tools for the session", show=False),
+        Binding("p", "keep_rule(False)", "Yes, and always allow this in this project", show=False),
+        Binding("e", "keep_rule(True)", "Yes, and always allow this everywhere", show=False),
         Binding("n", "reject", "No", show=False),
         Binding("tab", "feedback", "No, with feedback", show=False, priority=True),
         Binding("escape", "stop", "Stop", show=False),
@@ -154,9 +157,13 @@ class ApprovalWidget(Vertical, can_focus=True):
         tool = origin(self.request)
         allowed = SUBJECTS[self.request.kind][1] if tool is None else tool.rule()
         yes = "bold $text-success"
-        keys: list[tuple[str, str] | str] = [("y", yes), " yes, this once   "] if self.request.once else [("y", yes), " yes   ", ("a", yes), f" yes, and allow {allowed} for this session   "]
+        if self.request.every_time:  # an ask rule, a settings file, outside the sandbox: asked each time
+            return [("y", yes), " yes, this once   ", ("n", "bold $text-error"), " no   ", ("tab", "bold $text-warning"), " no, and say why   ", ("esc", "bold"), " stop"]
+        keys: list[tuple[str, str] | str] = [("y", yes), " yes   ", ("a", yes), f" yes, and allow {allowed} for this session   "]
         if tool is not None and tool.server:
             keys += [("s", yes), f" yes, and all of {tool.server}'s tools   "]
+        if rule := self.request.suggestion:
+            keys += ["\n", ("p", yes), f" always allow {safe_text(rule)} in this project   ", ("e", yes), " …everywhere\n"]
         return [*keys, ("n", "bold $text-error"), " no   ", ("tab", "bold $text-warning"), " no, and say why   ", ("esc", "bold"), " stop"]
 
     @property
@@ -184,15 +191,17 @@ class ApprovalWidget(Vertical, can_focus=True):
             self.decide(ApprovalDecision(True))
 
     def action_approve_session(self) -> None:
-        if self.request.once:
-            return
-        if self._armed():
+        if self._armed() and not self.request.every_time:
             self.decide(ApprovalDecision(True, remember=True))
 
     def action_approve_server(self) -> None:
         tool = origin(self.request)
-        if self._armed() and tool is not None and tool.server:
+        if self._armed() and tool is not None and tool.server and not self.request.every_time:
             self.decide(ApprovalDecision(True, remember=True, whole_server=True))
+
+    def action_keep_rule(self, everywhere: bool) -> None:
+        if self._armed() and self.request.suggestion:
+            self.decide(ApprovalDecision(True, save_rule=self.request.suggestion, everywhere=everywhere))
 
     def action_reject(self) -> None:
         if self._armed():

@@ -60,6 +60,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("mcp", "The MCP servers: state, tools, last error; reconnect or disable one", busy_safe=True, needs_engine=True),
     SlashCommand("offload", "Compact now: summarize and archive the older messages (FOCUS: what the summary keeps in detail)", usage="[FOCUS]", needs_engine=True, holds_session=True),
     SlashCommand("rewind", "Go back to before one of your prompts: the conversation, the files dcode changed, or both", needs_engine=True, holds_session=True),
+    SlashCommand("permissions", "List the permission rules with their sources and the recent denials (remove RULE: drop a rule you saved)", usage="[remove RULE]", busy_safe=True, needs_engine=True),
     SlashCommand("approve", "Set the approval mode: manual, edits, all or plan (alone: show it)", usage="[MODE]", busy_safe=True),
     SlashCommand("plan", "Plan mode: the model only reads, then puts a plan to you (TASK: the task to plan)", usage="[TASK]", busy_safe=True),
     SlashCommand("sandbox", "Run shell commands in a sandbox: workspace-write, read-only, off; network on or off (alone: show it)", usage="[MODE|network on|off]", busy_safe=True),

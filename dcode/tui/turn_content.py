@@ -47,7 +47,8 @@ async def with_mentions(engine: Engine, prompt: PreparedTurn, command: ProjectCo
     settings, resolved = engine.settings, engine.resolved
     workspace = settings.workspace
     allowed = None if command is None else lambda raw, path: command.allows(raw, path, workspace)
-    found = await read_mentions(prompt.text, engine.backend, MediaReader(engine.attachments, resolved.profile), allowed=allowed)
+    reader = MediaReader(engine.attachments, resolved.profile)
+    found = await read_mentions(prompt.text, engine.backend, reader, allowed=allowed, refusal=engine.rules.read_refusal)
     content, attached = found.attach(prompt.content)
     notes = [command.refusal(found.refused)] if command is not None and found.refused else []
     notes += found.problems

@@ -3,15 +3,17 @@
 Hook: ``awrap_tool_call``. It asks the run's ``ApprovalPolicy`` whether the call may run; if not,
 it emits ``ApprovalRequested`` (with a diff for edits) and awaits the run's ``Approver``. A
 denial becomes an error ``ToolMessage`` the model can read and act on, so nothing ever hangs
-waiting for a person who is not there. A call of a tool the graph does not have (a name the
-model made up) is not asked about: nothing would run, and the tool node tells the model so.
-A call the policy refuses outright (plan mode) is denied without asking. An answer can switch
+waiting for a person who is not there. A call the policy refuses outright (a ``deny`` rule,
+plan mode) is not asked about either: the model reads why, and the denial is kept for
+``/permissions`` and headless results. A call of a tool the graph does not have (a name the
+model made up) is not asked about: nothing would run, and the tool node tells the model so. An answer can switch
 the mode before the call runs (a plan approved), or end the turn with the denial
 (``END_TURN_MARKER``, which ``PlanModeMiddleware`` acts on).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,11 +21,15 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallReq
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from dcode.agent.approval import ApprovalDecision, Verdict, remember
-from dcode.agent.events import ApprovalKind, ApprovalRequested, ApprovalResolved
+from dcode.agent.approval import ApprovalDecision, Denial, Verdict, remember
+from dcode.agent.events import ApprovalKind, ApprovalRequested, ApprovalResolved, Notice
 from dcode.agent.markers import DENIED_MARKER, END_TURN_MARKER
+from dcode.agent.permissions.hide import hide_denied_matches
+from dcode.agent.permissions.load import keep_rule
+from dcode.agent.permissions.suggest import suggest_rule
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.diffs import proposed_diff
+from dcode.agent.tools.spec import GREP
 from dcode.agent.tools.summary import summarize_call
 
 
@@ -48,6 +54,33 @@ def denial_reason(verdict: Verdict, decision: ApprovalDecision) -> str:
     return reason
 
 
+def refuse(context: RunContext, call: dict[str, Any], reason: str) -> ToolMessage:
+    """The call does not run: the model is told why, and the denial is kept."""
+    context.policy.denials.append(Denial(call["name"], call["id"], dict(call.get("args") or {}), reason))
+    return denied_message(call, reason)
+
+
+async def _keep(context: RunContext, decision: ApprovalDecision) -> None:
+    """Save the rule the user chose; a failure is a notice, and the call still runs (it was approved)."""
+    assert context.policy.rules is not None
+    try:
+        rule = await asyncio.to_thread(keep_rule, context.policy.rules, decision.save_rule, everywhere=decision.everywhere)
+    except (OSError, ValueError) as exc:
+        context.emit(Notice(f"could not save the rule {decision.save_rule}: {exc}"))
+        return
+    context.emit(Notice(f"allowed from now on: {rule.text} (saved in {rule.source.label})"))
+
+
+async def _run(context: RunContext, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]) -> ToolMessage | Command[Any]:
+    """The call, and for a search, its result without the lines of files a deny rule guards."""
+    result = await handler(request)
+    rules = context.policy.rules
+    if rules is None or request.tool_call["name"] != GREP.name or not isinstance(result, ToolMessage) or not isinstance(result.content, str):
+        return result
+    result.content = hide_denied_matches(result.content, lambda path: rules.read_refusal(path) is not None)
+    return result
+
+
 class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     async def awrap_tool_call(
         self,
@@ -61,9 +94,9 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         args = call.get("args") or {}
         verdict = context.policy.check(call["name"], args)
         if verdict is None:
-            return await handler(request)
+            return await _run(context, request, handler)
         if verdict.refused:
-            return denied_message(call, verdict.reason)
+            return refuse(context, call, verdict.reason)
         event = ApprovalRequested(
             call_id=call["id"],
             tool=call["name"],
@@ -75,18 +108,23 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             agent=context.agent,
             mcp_server=verdict.origin.server if verdict.origin else "",
             mcp_tool=verdict.origin.tool if verdict.origin and verdict.origin.server else "",
-            once=verdict.once,
+            every_time=verdict.every_time,
+            suggestion="" if verdict.every_time or context.policy.rules is None else suggest_rule(call["name"], args, context.backend.is_inside_workspace),
         )
         context.emit(event)
         decision = await context.approver.decide(event)
         context.emit(ApprovalResolved(call["id"], decision.approved, decision.feedback, agent=context.agent))
         if decision.approved:
-            if decision.remember:
+            if decision.remember and not verdict.every_time:
                 remember(context.policy, verdict, whole_server=decision.whole_server)
             if decision.mode is not None:
                 context.policy.enter(decision.mode)
-            return await handler(request)
-        return denied_message(call, denial_reason(verdict, decision), end_turn=decision.end_turn)
+            if decision.save_rule and context.policy.rules is not None:
+                await _keep(context, decision)
+            return await _run(context, request, handler)
+        if verdict.kind is ApprovalKind.PLAN:  # a plan sent back or put aside: no permission was denied
+            return denied_message(call, denial_reason(verdict, decision), end_turn=decision.end_turn)
+        return refuse(context, call, denial_reason(verdict, decision))
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
@@ -100,5 +138,5 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         if verdict is None:
             return handler(request)
         if verdict.refused:
-            return denied_message(call, verdict.reason)
-        return denied_message(call, f"{verdict.reason}; approvals need the interactive runner")
+            return refuse(context, call, verdict.reason)
+        return refuse(context, call, f"{verdict.reason}; approvals need the interactive runner")

@@ -30,7 +30,7 @@ from typing import Any
 
 from dcode.agent.frontmatter import FrontmatterError, cut, read_document
 from dcode.agent.tools.args import GENERAL_PURPOSE
-from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, TASK, WEB_FETCH, WRITE_FILE, WRITE_TODOS
+from dcode.agent.tools.claude_names import CLAUDE_TOOLS
 from dcode.config import ApprovalMode, Settings
 from dcode.project_files import OUTSIDE_PROJECT, inside, real_path
 
@@ -42,20 +42,6 @@ NAME_RULE = "1-64 lowercase letters, digits, hyphens and underscores, starting w
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _TOOL_SPLIT = re.compile(r"[\s,]+")
-_CLAUDE_TOOLS = {
-    "Read": READ_FILE.name,
-    "Write": WRITE_FILE.name,
-    "Edit": EDIT_FILE.name,
-    "MultiEdit": EDIT_FILE.name,
-    "Bash": EXECUTE.name,
-    "Grep": GREP.name,
-    "Glob": GLOB.name,
-    "LS": LS.name,
-    "WebFetch": WEB_FETCH.name,
-    "TodoWrite": WRITE_TODOS.name,
-    "Task": TASK.name,
-    "Agent": TASK.name,
-}
 _CLAUDE_MODELS = frozenset({"sonnet", "opus", "haiku"})
 _INHERIT = "inherit"
 _CLAUDE_PERMISSIONS: dict[str, ApprovalMode | None] = {
@@ -293,7 +279,7 @@ def _tool_names(value: Any, key: str) -> tuple[str, ...] | None:
 def _dcode_tool(name: str) -> str:
     """Claude's name for a tool as dcode's (``Read`` -> ``read_file``; ``Task(x)`` -> ``task``)."""
     bare = name.split("(", 1)[0]
-    return _CLAUDE_TOOLS.get(bare, name)
+    return CLAUDE_TOOLS.get(bare, name)
 
 
 def _model(value: Any, notes: list[str]) -> str | None:

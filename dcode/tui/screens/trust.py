@@ -28,6 +28,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from dcode.config import IgnoredSetting
+from dcode.project_gate import RULES_KEY
 from dcode.terminal_text import safe_text
 from dcode.tui.screens.keeps_typing import KeepsTyping
 from dcode.tui.trust_request import TrustRequest
@@ -51,9 +52,12 @@ def sections(request: TrustRequest) -> list[tuple[str, Content]]:
     A project's hooks would be one more section here, once dcode runs any."""
     settings = request.settings
     found: list[tuple[str, Content]] = []
-    if settings.ignored:
+    if ignored := [item for item in settings.ignored if item.key != RULES_KEY]:
         config = safe_text(str(settings.project_config.relative_to(settings.workspace)))
-        found.append((f"Settings in {config}", Content("\n").join(setting_line(item) for item in settings.ignored)))
+        found.append((f"Settings in {config}", Content("\n").join(setting_line(item) for item in ignored)))
+    if settings.waiting_rules:
+        lines = [Content.assemble(("  " + safe_text(rule.text), "bold"), ("  " + safe_text(rule.source), "$text-muted")) for rule in settings.waiting_rules]
+        found.append(("Permission rules that let calls run without asking", Content("\n").join(lines)))
     if request.mcp is not None and request.mcp.awaiting is not None:
         from dcode.tui.screens.mcp_trust import server_line
 
