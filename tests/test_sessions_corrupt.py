@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pty
 import sqlite3
+import subprocess
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -17,7 +19,7 @@ from dcode.agent.tools.spec import EXECUTE
 from dcode.tui.screens.resume import ResumeScreen
 from dcode.tui.transcript.entries import NoticeEntry
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from tests.test_cli_headless import model_args, run
+from tests.test_cli_headless import DCODE, model_args, run
 from tests.test_tui_app_support import running_app
 
 ANY_ID = "abcdef123456"
@@ -79,6 +81,24 @@ def quick_check(db: Path) -> list[str]:
         return [str(exc)]
 
 
+def run_on_terminal(args: list[str], workspace: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """The TUI as a user starts it: stdin and stdout a terminal (a pseudo-terminal here),
+    stderr kept apart to read its one line; ``stdout`` is what reached the terminal."""
+    primary, secondary = pty.openpty()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "DCODE_HOME": str(home), "OPENAI_API_KEY": "test-key", "TERM": "xterm-256color"}
+    try:
+        done = subprocess.run([DCODE, *args], cwd=workspace, env=env, stdin=secondary, stdout=secondary, stderr=subprocess.PIPE, text=True, timeout=60)
+        os.set_blocking(primary, False)
+        try:
+            shown = os.read(primary, 65536).decode(errors="replace")
+        except (BlockingIOError, OSError):
+            shown = ""
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    return subprocess.CompletedProcess(done.args, done.returncode, shown, done.stderr)
+
+
 def expected_line(db: Path) -> str:
     return f"dcode: error: the session database {db} is damaged ("
 
@@ -103,7 +123,7 @@ def test_a_damaged_database_is_one_line_and_exit_2(
     args = [session_id if word == "SID" else word for word in command]
     if command[0] != "sessions":
         args += model_args(server)
-    result = run(args, workspace, home, stdin="")
+    result = run_on_terminal(args, workspace, home) if command[0] == "-r" else run(args, workspace, home, stdin="")
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.splitlines()
     assert line.startswith(expected_line(db)), line

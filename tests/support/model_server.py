@@ -1651,12 +1651,13 @@ class ScriptedModelServer:
             with self._lock:
                 self.answered.append((request.index, time.monotonic()))
         elif is_completion:
+            if not self.keep_bodies:  # before the answer, which the client may act on at once
+                with self._lock:
+                    self._drop_body(request)
             self._answer(handler, request, step)
             handler.wfile.flush()
             with self._lock:
                 self.answered.append((request.index, time.monotonic()))
-                if not self.keep_bodies:
-                    self._drop_body(request)
         else:
             message = f"Unknown request URL: {method} {path}."
             handler.send_json(404, _error_body(message, "invalid_request_error", "unknown_url", None))
