@@ -58,7 +58,7 @@ if str(ROOT) not in sys.path:
 
 from textual import events  # noqa: E402
 
-from dcode.config import ApprovalMode, Settings, WireApi  # noqa: E402
+from dcode.settings.config import ApprovalMode, Settings, WireApi  # noqa: E402
 from dcode.tui.app import DcodeApp  # noqa: E402
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call  # noqa: E402
 

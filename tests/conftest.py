@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ApprovalMode, Settings, WireApi
+from dcode.settings.config import ApprovalMode, Settings, WireApi
 from tests.support.corpus import CORPUS  # noqa: F401 - where the real-world test files are (tests/support/corpus.py)
 from tests.support.model_server import ScriptedModelServer
 

@@ -17,7 +17,7 @@ from dcode.agent.events import ApprovalKind, ApprovalRequested, Event
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.spec import WEB_FETCH
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from tests.support.http_clients import closes_http_clients, own_http_client  # noqa: F401 - the fixture closes them
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 
@@ -137,7 +137,7 @@ def test_a_private_host_the_user_named_asks_like_any_other(tmp_path: Path) -> No
 
 
 def test_fetch_allow_is_the_users_own_setting(tmp_path: Path) -> None:
-    from dcode.config import ConfigError, load_settings
+    from dcode.settings.config import ConfigError, load_settings
 
     home, project = tmp_path / "home", tmp_path / "project"
     (project / ".dcode").mkdir(parents=True)
@@ -153,8 +153,8 @@ def test_fetch_allow_is_the_users_own_setting(tmp_path: Path) -> None:
 
 
 def test_allow_private_is_read_from_the_users_own_config_only(tmp_path: Path) -> None:
-    from dcode.config import ConfigError, load_settings
-    from dcode.trust import ProjectFiles, TrustStore
+    from dcode.settings.config import ConfigError, load_settings
+    from dcode.settings.trust import ProjectFiles, TrustStore
 
     home, project = tmp_path / "home", tmp_path / "project"
     (project / ".dcode").mkdir(parents=True)

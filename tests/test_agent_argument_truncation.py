@@ -18,7 +18,7 @@ from dcode.agent.middleware.argument_truncation import (
 from dcode.context.tokens.counter import TokenCounter
 from dcode.agent.compaction_triggers import Threshold, Triggers, Unit
 from dcode.agent.token_count import count_messages
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import RecordedRequest, reply, tool_call
 
 LONG = "x" * (MAX_ARGUMENT_CHARS + 1)

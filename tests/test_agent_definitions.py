@@ -20,9 +20,9 @@ from dcode.agent.subagents.definitions import (
     catalog_for,
     effective_mode,
 )
-from dcode.config import ApprovalMode, Settings
-from dcode.trust import ProjectFiles, TrustStore
-from dcode.trust_cli import trust_project
+from dcode.settings.config import ApprovalMode, Settings
+from dcode.settings.trust import ProjectFiles, TrustStore
+from dcode.cli.trust import trust_project
 from tests.support.agent_files import agent_file
 
 PARENT_TOOLS = ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute", "write_todos", "task"]

@@ -11,7 +11,7 @@ import pytest
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import ApprovalRequested
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from tests.support.agent_files import agent_file
 from tests.support.model_server import reply, tool_call
 

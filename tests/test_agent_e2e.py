@@ -8,8 +8,8 @@ from pathlib import Path
 
 
 from dcode.agent.events import ApprovalRequested, ToolCallFinished, ToolStatus, TurnFinished
-from dcode.config import ApprovalMode
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import fault, reply, tool_call
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from dcode.agent.middleware.memory import MAX_FILE_CHARS, MAX_READ_BYTES, memory_prompt, memory_sources, read_memory, strip_comments
 from dcode.agent.prompt import SYSTEM_PROMPT
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
-from dcode.project_files import PromptSource, not_read
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.project_files import PromptSource, not_read
 from tests.support.model_server import reply, tool_call
 from tests.support.secret_home import AWS_CANARY, SSH_CANARY, make_secret_home
 

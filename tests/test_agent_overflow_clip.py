@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from dcode.agent.large_results import RESULTS_DIR, preview
 from dcode.agent.middleware.overflow_clip import READ_HEAD_CHARS, clip_trailing_results
 from dcode.context.tokens.counter import TokenCounter
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import fault, reply, tool_call
 
 COUNTER = TokenCounter("gpt-4o")

@@ -16,8 +16,8 @@ from dcode.agent.middleware.result_eviction import EVICT_CHARS, EXEMPT, evicted
 from dcode.agent.middleware.summarization import HISTORY_DIR
 from dcode.agent.paste_archive import PASTE_CHARS, archive_paste
 from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
-from dcode.config import ApprovalMode
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import reply, tool_call
 
 ROWS = 4_000

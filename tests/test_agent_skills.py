@@ -21,8 +21,8 @@ from dcode.agent.middleware.skills import (
     skills_index,
     skills_prompt,
 )
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
-from dcode.project_files import PromptSource
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.project_files import PromptSource
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.support.secret_home import AWS_CANARY, SKILL_CANARY, make_secret_home
 

@@ -20,7 +20,7 @@ from dcode.agent.middleware.summarization import (
 )
 from dcode.agent.compaction_words import compacted_words
 from dcode.agent.events import CompactionFinished
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import fault, reply, tool_call
 
 

@@ -16,8 +16,8 @@ from dcode.agent.events import CompactionFinished, CompactionStarted
 from dcode.agent.media_tags import FAILED, media_tag, tag_media
 from dcode.agent.middleware.summarization import HISTORY_DIR, archive_section, transcript_for_summary
 from dcode.agent.tools.spec import READ_FILE
-from dcode.headless import HeadlessRequest
-from dcode.headless_media import attach_images
+from dcode.cli.headless import HeadlessRequest
+from dcode.cli.headless_media import attach_images
 from dcode.media.attachment import from_reference_block, is_reference_block
 from dcode.media.store import AttachmentStore
 from tests.support.media_results import PILLOW, audio_result, image_result, pdf_result, read_batch, requires_pngs

@@ -31,7 +31,7 @@ from dcode.agent.events import (
 from dcode.agent.markers import CANCELLED_MARKER
 from dcode.agent.sessions import SessionStore
 from dcode.agent.stream import StreamTranslator
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import reply, tool_call
 
 BOUND = 60.0  # seconds; far beyond any of these turns, short of a hung suite

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dcode.cli import sub
+from dcode.cli.app import sub
 from tests.support.agent_files import agent_file
 from tests.test_cli_light import HEAVY, PROBE
 

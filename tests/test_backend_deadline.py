@@ -75,7 +75,7 @@ async def test_a_stuck_call_does_not_hold_up_the_next_ones(tmp_path: Path) -> No
 STUCK_READER = """
 import asyncio, sys
 from dcode.agent.backends.deadline import call_with_deadline
-from dcode.exit_signals import ExitSignals
+from dcode.processes.exit_signals import ExitSignals
 
 async def main(pipe):
     task = asyncio.current_task()

@@ -16,7 +16,7 @@ from dcode.agent.events import TurnFinished, UsageUpdated
 from dcode.agent.sessions import SessionStore
 from dcode.agent.tools.spec import LS
 from dcode.context.accounting import Spend
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.models.profiles import ModelProfile, resolve_profile
 from dcode.models.usage import cached_input_tokens
 from tests.support.model_server import reply, tool_call
@@ -87,7 +87,7 @@ def test_cached_input_price_and_cache_key_can_be_configured() -> None:
     table = {"openai:mine": {"cached_input_price": 1, "prompt_cache_key": True}}
     profile = resolve_profile("openai", "mine", overrides=table)
     assert profile.cached_input_price == 1.0 and profile.prompt_cache_key is True
-    from dcode.config import ConfigError
+    from dcode.settings.config import ConfigError
 
     with pytest.raises(ConfigError, match="prompt_cache_key must be bool"):
         resolve_profile("openai", "mine", overrides={"openai:mine": {"prompt_cache_key": "yes"}})

@@ -19,7 +19,7 @@ from dcode.agent.checkpoint_memo import SMALLEST, RememberingSerializer, fresh_c
 from dcode.agent.engine import Engine
 from dcode.agent.saved_thread import read_saved_thread
 from dcode.agent.tools.spec import READ_FILE
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import make_settings
 

@@ -11,7 +11,7 @@ HEAVY = ("textual", "langchain", "langchain_core", "langgraph", "openai")
 
 PROBE = """
 import sys
-from dcode.cli import main
+from dcode.cli.app import main
 try:
     main({argv!r})
 except SystemExit:
@@ -33,7 +33,7 @@ def test_light_commands_skip_heavy_imports(argv: list[str], tmp_path) -> None:
 
 def test_version_output(tmp_path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "dcode.cli", "--version"], capture_output=True, text=True, env={"DCODE_HOME": str(tmp_path)}, timeout=60
+        [sys.executable, "-m", "dcode.cli.app", "--version"], capture_output=True, text=True, env={"DCODE_HOME": str(tmp_path)}, timeout=60
     )
     from dcode import __version__
 
@@ -49,7 +49,7 @@ def run(self, *args, **kwargs):
     raise SystemExit(0)
 
 textual.app.App.run = run
-from dcode.cli import main
+from dcode.cli.app import main
 main(["-m", "openai:test-model", "--base-url", "http://127.0.0.1:9/v1"])
 """
 
@@ -73,7 +73,7 @@ def test_the_tui_starts_without_the_heavy_stack(tmp_path) -> None:
 
 INSPECT_PROBE = """
 import sys
-from dcode.cli import main
+from dcode.cli.app import main
 try:
     main({argv!r})
 except SystemExit as exc:

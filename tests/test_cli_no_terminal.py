@@ -16,7 +16,7 @@ HEAVY = ("textual", "langchain", "langchain_core", "langgraph", "openai", "pydan
 
 PROBE = """
 import sys
-from dcode.cli import main
+from dcode.cli.app import main
 try:
     main({argv!r})
 except SystemExit as exc:

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ApprovalMode, ConfigError, WireApi, load_settings, save_preference
-from dcode.trust import ProjectFiles, TrustStore
+from dcode.settings.config import ApprovalMode, ConfigError, WireApi, load_settings, save_preference
+from dcode.settings.trust import ProjectFiles, TrustStore
 
 
 def write(path: Path, text: str) -> Path:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dcode.config import Settings, WireApi
+from dcode.settings.config import Settings, WireApi
 from dcode.media.uploads.index import Scope, UploadIndex
 from dcode.media.uploads.resolver import UploadResolver
 from dcode.models.factory import model_http_client, resolve_model

@@ -23,7 +23,7 @@ from dcode.agent.engine import Engine
 from dcode.agent.history_channel import REMOVE_ALL, fold_messages
 from dcode.agent.saved_thread import read_saved_thread
 from dcode.agent.tools.spec import READ_FILE
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import make_settings
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ConfigError, Settings, WireApi
+from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.factory import resolve_model
 from dcode.models.image_transport import file_image_part, image_transport
 

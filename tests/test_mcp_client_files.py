@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ApprovalMode, McpSettings
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode, McpSettings
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.mcp.config import PROJECT_FILE, USER_FILE, ProjectEnv, Scope, Transport, load_sources, parse
 from dcode.mcp.plan import notes
 from tests.support.mcp_fixtures import http_server, stdio_entry, write_config

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ConfigError, McpSettings, Settings, load_settings
+from dcode.settings.config import ConfigError, McpSettings, Settings, load_settings
 from dcode.mcp.approvals import approval, approve, digest
 from dcode.mcp.config import PROJECT_FILE, USER_FILE, ProjectEnv, Scope, Transport, expand, load_sources, parse
 from dcode.mcp.names import allowed, assign_names, tool_name
 from dcode.mcp.plan import notes, plan, project_env
-from dcode.trust import ProjectFiles, TrustState, TrustStore
+from dcode.settings.trust import ProjectFiles, TrustState, TrustStore
 
 CANARY = "sk-canary-123"
 

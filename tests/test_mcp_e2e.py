@@ -10,8 +10,8 @@ from pathlib import Path
 
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.middleware.result_eviction import EVICT_CHARS
-from dcode.config import ApprovalMode, McpSettings
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode, McpSettings
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.mcp.approvals import approve
 from dcode.mcp.config import PROJECT_FILE, Scope, read_file
 from tests.support.mcp_fixtures import stdio_entry, write_config

@@ -12,10 +12,10 @@ def test_mcp_never_imports_the_ui() -> None:
 
 
 def test_the_light_parts_import_neither_the_sdk_nor_langchain() -> None:
-    modules = loaded_after("import dcode.mcp.config, dcode.mcp.approvals, dcode.mcp.plan, dcode.mcp.names, dcode.mcp_cli")
+    modules = loaded_after("import dcode.mcp.config, dcode.mcp.approvals, dcode.mcp.plan, dcode.mcp.names, dcode.cli.mcp")
     assert not {m for m in modules if m.split(".")[0] in {"mcp", "langchain_mcp_adapters", "langchain", "langchain_core", "textual", "pydantic"}}
 
 
 def test_the_engine_loads_the_sdk_only_with_a_server() -> None:
-    modules = loaded_after("import dcode.agent.engine, dcode.headless, dcode.tui.app")
+    modules = loaded_after("import dcode.agent.engine, dcode.cli.headless, dcode.tui.app")
     assert not {m for m in modules if m.split(".")[0] in {"mcp", "langchain_mcp_adapters"}}

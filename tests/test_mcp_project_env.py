@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ApprovalMode, McpSettings
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode, McpSettings
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.mcp.config import PROJECT_FILE
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply

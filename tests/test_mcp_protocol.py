@@ -112,7 +112,7 @@ async def test_progress_reaches_the_calls_events(tmp_path: Path) -> None:
 async def test_the_model_sees_instructions_resources_and_the_resource_tool(server, make_settings, dcode_home: Path) -> None:
     import io
 
-    from dcode.headless import HeadlessRequest, run_headless
+    from dcode.cli.headless import HeadlessRequest, run_headless
     from tests.support.mcp_fixtures import write_config
     from tests.support.model_server import reply, tool_call
 

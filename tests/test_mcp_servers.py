@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from dcode.config import McpSettings
+from dcode.settings.config import McpSettings
 from dcode.mcp.config import Scope, parse
 from dcode.mcp.link import LinkState
 from dcode.mcp.manager import McpManager

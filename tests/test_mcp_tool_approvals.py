@@ -10,7 +10,7 @@ from pathlib import Path
 from dcode.agent.approval import ApprovalDecision, ApprovalPolicy, ToolOrigin, remember
 from dcode.agent.backends import LocalBackend
 from dcode.agent.events import ApprovalKind, ApprovalRequested, ToolCallFinished, ToolStatus
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.mcp.plan import plan
 from dcode.tui.transcript import NoticeEntry
 from tests.support.mcp_fixtures import stdio_entry, write_config

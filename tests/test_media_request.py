@@ -13,9 +13,9 @@ from PIL import Image
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import Notice
-from dcode.headless import HeadlessRequest, run_headless
-from dcode.headless_media import attach_images
-from dcode.mentions import mentions
+from dcode.cli.headless import HeadlessRequest, run_headless
+from dcode.cli.headless_media import attach_images
+from dcode.prompts.mentions import mentions
 from dcode.media.attachment import is_reference_block, to_reference_block
 from dcode.media.store import AttachmentStore
 from tests.support.model_server import reply
@@ -194,7 +194,7 @@ def test_mentions_and_an_unreadable_video(make_settings, workspace) -> None:
     assert mentions(prompt) == ["my shot.png", "notes.txt", "missing.png"]
     video = workspace / "clip.mp4"
     video.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64)
-    from dcode.config import ConfigError
+    from dcode.settings.config import ConfigError
 
     with pytest.raises(ConfigError, match="^clip.mp4 can't be sent: "):
         attach_images(settings, HeadlessRequest(prompt="x"), [video])

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ConfigError, Settings
-from dcode.headless import HeadlessRequest
-from dcode.headless_media import attach_images
+from dcode.settings.config import ConfigError, Settings
+from dcode.cli.headless import HeadlessRequest
+from dcode.cli.headless_media import attach_images
 from dcode.media.errors import AdmissionError
 from dcode.media.inspect import inspect_path
 from dcode.media.kinds import detect_media_kind

@@ -8,7 +8,7 @@ import gc
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from dcode.context.tokens.counter import TokenCounter
-from dcode.message_memo import MessageMemo
+from dcode.models.message_memo import MessageMemo
 from tests.test_tokens import CountingEncoder
 
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from dcode.config import ProviderOverride, Settings
+from dcode.settings.config import ProviderOverride, Settings
 from dcode.models.choices import RECENT_LIMIT, ModelOrigin, model_choices
 from dcode.models.presets import PROVIDERS
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from dcode.config import Settings
+from dcode.settings.config import Settings
 from dcode.models.discovery import CACHE_NAME
 from dcode.models.factory import model_profile, resolve_model
 from dcode.models.spec import parse_spec

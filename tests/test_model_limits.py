@@ -14,7 +14,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import fault, reply
 
 TEST_DEADLINE = 30.0  # a regression hangs for minutes; the test fails long before

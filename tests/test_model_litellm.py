@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import Settings
+from dcode.settings.config import Settings
 from dcode.models.factory import resolve_model
 from tests.support.model_server import ScriptedModelServer, fault
 from tests.test_model_limits import headless

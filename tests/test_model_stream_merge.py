@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 import httpx2
 import pytest
 
-from dcode.config import ApprovalMode
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.models.sse_merge import ArgsDeltaMerger
 from dcode.models.transport import AnswerStream, ClosedMidAnswer
 from tests.support.model_server import reply, tool_call

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ConfigError, Settings, WireApi
+from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.factory import build_chat_model, resolve_model
 from dcode.models.profiles import resolve_profile
 from dcode.models.spec import ModelSpecError, parse_spec, resolve_endpoint

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from langchain_openai import ChatOpenAI
 
-from dcode.config import Settings
+from dcode.settings.config import Settings
 from dcode.models import known_profiles
 from dcode.models.factory import model_profile
 from dcode.models.known_profiles import known_openai_profile

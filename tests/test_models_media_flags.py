@@ -8,7 +8,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from dcode.agent.media_policy import MediaPolicy
-from dcode.config import load_settings
+from dcode.settings.config import load_settings
 from dcode.models.factory import model_profile
 from dcode.models.spec import parse_spec
 

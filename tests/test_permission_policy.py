@@ -15,9 +15,9 @@ from dcode.agent.permissions.load import session_rules
 from dcode.agent.permissions.protected import is_protected_path
 from dcode.agent.permissions.store import project_file, save_project_rule, save_user_rule, remove_user_rule
 from dcode.agent.permissions.suggest import suggest_rule
-from dcode.config import ApprovalMode, ConfigError, load_settings
-from dcode.project_gate import ignored_rules_warning
-from dcode.trust import ProjectFiles, TrustStore
+from dcode.settings.config import ApprovalMode, ConfigError, load_settings
+from dcode.settings.project_gate import ignored_rules_warning
+from dcode.settings.trust import ProjectFiles, TrustStore
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from dcode.agent.backends import LocalBackend
 from dcode.agent.engine import Engine
 from dcode.agent.events import ApprovalKind, ApprovalRequested, ToolCallFinished, ToolStatus, TurnFinished
 from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, EXIT_PLAN_MODE, GREP, READ_FILE, TASK, WEB_FETCH, WRITE_FILE
-from dcode.config import ApprovalMode, McpSettings
+from dcode.settings.config import ApprovalMode, McpSettings
 from dcode.mcp.plan import plan as mcp_plan
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply, tool_call
@@ -172,8 +172,8 @@ async def test_outside_plan_mode_the_plan_tool_is_not_offered_and_asks_nothing(s
 
 
 def test_an_untrusted_project_may_choose_plan_mode_but_not_leave_it_for_a_looser_one(tmp_path: Path) -> None:
-    from dcode.config import Settings
-    from dcode.project_gate import gate
+    from dcode.settings.config import Settings
+    from dcode.settings.project_gate import gate
 
     mine = Settings(home=tmp_path, workspace=tmp_path)
     assert gate({"approve": "plan"}, mine, ApprovalMode.MANUAL)[0] == {"approve": "plan"}  # stricter than manual

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.private_files import (
+from dcode.settings.private_files import (
     ensure_private_dir,
     ensure_private_file,
     open_private,
@@ -111,7 +111,7 @@ def test_sqlite_side_files_take_the_private_mode(make_settings, server: Scripted
     import sqlite3
 
     from dcode.agent.sessions import SessionStore
-    from dcode.headless import HeadlessRequest, run_headless
+    from dcode.cli.headless import HeadlessRequest, run_headless
 
     settings = make_settings()
     server.script(reply("hello"))
@@ -140,7 +140,7 @@ TUI_WRITERS = textwrap.dedent(
     """
     import os, sys
     from pathlib import Path
-    from dcode.config import load_settings, save_preference
+    from dcode.settings.config import load_settings, save_preference
     from dcode.tui.history import PromptHistory
     from dcode.tui.native_stderr import native_stderr_to
 

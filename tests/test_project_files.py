@@ -14,9 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dcode.headless import HeadlessRequest
-from dcode.headless_media import ProjectCommand, attach_images
-from dcode.project_files import OUTSIDE_PROJECT, PromptSource, not_read, sources_of
+from dcode.cli.headless import HeadlessRequest
+from dcode.cli.headless_media import ProjectCommand, attach_images
+from dcode.settings.project_files import OUTSIDE_PROJECT, PromptSource, not_read, sources_of
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.support.secret_home import CANARIES, link_project_to, make_secret_home
 

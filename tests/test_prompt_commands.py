@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from dcode.prompt_commands import MAX_COMMAND_BYTES, load_commands
+from dcode.prompts.commands import MAX_COMMAND_BYTES, load_commands
 from dcode.tui import commands
 from dcode.tui.screens.help import HelpScreen
 from tests.support.model_server import ScriptedModelServer, reply

@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 from dcode.agent.tools.spec import EDIT_FILE, READ_FILE, WRITE_FILE
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.hostile_files import fifo
 from tests.support.model_server import reply, tool_call
 

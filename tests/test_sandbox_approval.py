@@ -21,7 +21,7 @@ from dcode.agent.run_context import RunContext
 from dcode.agent.tools.args import OUTSIDE_SANDBOX
 from dcode.agent.tools.execute import make_execute_tool
 from dcode.agent.tools.spec import EXECUTE
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.sandbox.confine import Sandbox
 from dcode.sandbox.modes import SandboxMode, SandboxSettings
 from dcode.sandbox.probe import availability

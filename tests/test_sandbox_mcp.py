@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import McpSettings
+from dcode.settings.config import McpSettings
 from dcode.mcp.config import Scope, parse
 from dcode.mcp.link import LinkState
 from dcode.mcp.manager import McpManager

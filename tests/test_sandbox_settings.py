@@ -13,13 +13,13 @@ from dcode.agent.backends import LocalBackend
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.tools.args import ExecuteArgs
 from dcode.agent.tools.execute import execute
-from dcode.config import ConfigError, load_settings
+from dcode.settings.config import ConfigError, load_settings
 from dcode.sandbox.confine import Sandbox, SandboxUnavailable
 from dcode.sandbox.layout import Layout
 from dcode.sandbox.modes import SandboxMode, SandboxSettings
 from dcode.sandbox.probe import availability
 from dcode.sandbox.seatbelt import profile
-from dcode.trust import ProjectFiles, TrustStore
+from dcode.settings.trust import ProjectFiles, TrustStore
 from langchain_core.tools import ToolException
 
 

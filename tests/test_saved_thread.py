@@ -28,7 +28,7 @@ from dcode.agent.events import (
 )
 from dcode.agent.saved_thread import CHECKPOINT_SCHEMA, latest_checkpoint_id, read_saved_thread, replay
 from dcode.agent.sessions import SessionStore
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import make_settings
 

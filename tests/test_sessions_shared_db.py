@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from dcode.agent.sessions import SessionStore
-from dcode.private_files import ensure_private_file
+from dcode.settings.private_files import ensure_private_file
 
 _OTHER_PROCESS = (
     "import sqlite3, sys\n"

@@ -2,7 +2,7 @@ import sqlite3
 from pathlib import Path
 
 from dcode.agent.sessions import SessionStore, title_from_prompt
-from dcode.sessions_cli import show_session
+from dcode.cli.sessions import show_session
 from tests.support.model_server import reply, tool_call
 
 

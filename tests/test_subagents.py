@@ -20,7 +20,7 @@ from dcode.agent.events import (
     TurnFinished,
     UsageUpdated,
 )
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import reply, tool_call
 
 PROMPT = "find where the config is loaded"
@@ -96,7 +96,7 @@ async def test_a_subagent_starts_from_the_description_and_returns_only_its_answe
 
 async def test_stream_json_carries_the_agent_path(server, make_settings, api: str) -> None:
     from tests.test_agent_e2e import headless
-    from dcode.headless import OutputFormat
+    from dcode.cli.headless import OutputFormat
 
     server.script(
         reply(tool_calls=[task_call(JOB)]).answering(PROMPT),

@@ -154,7 +154,7 @@ import asyncio, json
 from pathlib import Path
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
-from dcode.config import Settings, WireApi
+from dcode.settings.config import Settings, WireApi
 from dcode.context.tokens.encodings import O200K, is_loaded
 
 async def main():

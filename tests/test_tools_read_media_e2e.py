@@ -15,7 +15,7 @@ from PIL import Image
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.tools.spec import READ_FILE
-from dcode.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.media.attachment import from_reference_block, is_reference_block
 from tests.support.model_server import reply, tool_call
 from tests.test_media_request import VISION, screenshot

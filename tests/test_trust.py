@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ApprovalMode, ConfigError, describe, load_settings
-from dcode.project_gate import ignored_warning
-from dcode.trust import TRUST_FILES, ProjectFiles, TrustState, TrustStore
+from dcode.settings.config import ApprovalMode, ConfigError, describe, load_settings
+from dcode.settings.project_gate import ignored_warning
+from dcode.settings.trust import TRUST_FILES, ProjectFiles, TrustState, TrustStore
 
 HOSTILE = """\
 approve = "all"
@@ -177,7 +177,7 @@ def test_digest_covers_every_trust_file(workspace: Path, monkeypatch: pytest.Mon
     write(workspace / ".dcode" / "agents" / "a.md", "one")
     before = ProjectFiles.read(workspace).digest
     # A later file or directory joins the digest by being named in TRUST_FILES.
-    monkeypatch.setattr("dcode.trust.TRUST_FILES", (*TRUST_FILES, ".mcp.json", ".dcode/agents"))
+    monkeypatch.setattr("dcode.settings.trust.TRUST_FILES", (*TRUST_FILES, ".mcp.json", ".dcode/agents"))
     files = ProjectFiles.read(workspace)
     assert set(files.contents) == {".dcode/config.toml", ".mcp.json", ".dcode/agents/a.md"}
     assert files.digest != before

@@ -17,7 +17,7 @@ from dcode.tui.transcript.blocks import ReasoningView
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 from dcode.tui.widgets.prompt_input import BUSY_PLACEHOLDER, DEFAULT_PLACEHOLDER
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from dcode.config import WireApi
+from dcode.settings.config import WireApi
 from tests.test_tui_app_support import GatedApp, make_settings, running_app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,7 +172,7 @@ def test_first_paint_happens_before_langchain_is_imported(tmp_path: Path) -> Non
     probe = f"""
 import asyncio, json, sys
 from pathlib import Path
-from dcode.config import Settings
+from dcode.settings.config import Settings
 from dcode.tui.app import DcodeApp
 
 class Probe(DcodeApp):

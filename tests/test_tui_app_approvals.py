@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dcode.agent.events import ApprovalKind, ToolStatus
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.tui.status import StatusBar, mode_label
 from dcode.tui.transcript import NoticeEntry
 from tests.support.model_server import ScriptedModelServer, reply, tool_call

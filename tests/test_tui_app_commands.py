@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import OptionList, TextArea
 
 from dcode.agent.sessions import SessionStore
-from dcode.config import ProviderOverride, read_preferences
+from dcode.settings.config import ProviderOverride, read_preferences
 from dcode.tui import commands
 from dcode.tui.commands import SlashCommandProvider, UnknownCommand, parse
 from dcode.tui.transcript import NoticeEntry, NoticeLevel

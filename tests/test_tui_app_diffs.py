@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.widgets import Static
 
 from dcode.agent.events import ToolStatus
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.tui.approval_widget import ApprovalWidget
 from dcode.tui.transcript import ToolCallEntry
 from dcode.tui.transcript.tools import ToolCallView

@@ -10,7 +10,7 @@ from pathlib import Path
 from textual.widgets import TextArea
 
 from dcode.agent.events import ToolStatus
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.tui.screens.file_view import FileViewScreen
 from dcode.tui.transcript import ToolCallEntry
 from dcode.tui.transcript.tools import SavedOutputLine, ToolCallView

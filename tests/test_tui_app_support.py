@@ -16,7 +16,7 @@ from typing import Any
 from textual import events
 from textual.pilot import Pilot
 
-from dcode.config import ApprovalMode, Settings, WireApi
+from dcode.settings.config import ApprovalMode, Settings, WireApi
 from dcode.tui.app import DcodeApp
 from dcode.tui.transcript import AssistantEntry, ToolCallEntry, ToolGroupEntry, UserEntry
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call

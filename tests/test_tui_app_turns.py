@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dcode.agent.events import ToolStatus
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.tui.transcript.answer import AssistantMessage
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_exit_signals import running

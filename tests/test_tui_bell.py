@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual import events
 
-from dcode.config import ConfigError, load_settings
+from dcode.settings.config import ConfigError, load_settings
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import make_settings, running_app
 

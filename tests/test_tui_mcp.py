@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from dcode.config import McpSettings
+from dcode.settings.config import McpSettings
 from dcode.mcp.state import LinkState
 from dcode.tui.screens.context import ContextScreen
 from dcode.tui.screens.mcp import McpScreen

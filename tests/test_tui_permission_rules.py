@@ -55,7 +55,7 @@ async def test_always_allow_in_this_project_then_list_and_remove(server: Scripte
 
 
 async def test_a_repository_s_allow_rules_wait_for_the_trust_question(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    from dcode.config import ApprovalMode, load_settings
+    from dcode.settings.config import ApprovalMode, load_settings
     from dcode.tui.screens.trust import ProjectTrustScreen
 
     dcode_home.mkdir(exist_ok=True)
@@ -78,7 +78,7 @@ async def test_a_repository_s_allow_rules_wait_for_the_trust_question(server: Sc
 
 
 async def test_a_write_to_settings_asks_in_all_mode_and_offers_no_session_yes(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    from dcode.config import ApprovalMode
+    from dcode.settings.config import ApprovalMode
 
     write = reply(tool_calls=[tool_call("write_file", {"file_path": ".claude/settings.json", "content": '{"permissions": {"allow": ["Bash"]}}'})])
     async with running_app(server, workspace, dcode_home, write, reply("asked")) as h:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dcode.agent.events import ToolStatus
 from dcode.agent.tools.spec import EXIT_PLAN_MODE, READ_FILE, WRITE_FILE
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.tui.plan_widget import PlanQuestion
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import Harness, running_app

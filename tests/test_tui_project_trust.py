@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dcode.config import ApprovalMode, load_settings
+from dcode.settings.config import ApprovalMode, load_settings
 from dcode.mcp.config import PROJECT_FILE
 from dcode.mcp.plan import plan
-from dcode.trust import ProjectFiles, TrustState, TrustStore
+from dcode.settings.trust import ProjectFiles, TrustState, TrustStore
 from dcode.tui.screens.trust import TYPING_GRACE, ProjectTrustScreen
 from dcode.tui.trust_request import trust_request
 from tests.support.agent_files import agent_file

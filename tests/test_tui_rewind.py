@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual import events
 
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.tui.screens.rewind import RewindChoiceScreen, RewindScreen
 from dcode.tui.transcript import NoticeEntry
 from dcode.tui.widgets.media_content import media_items

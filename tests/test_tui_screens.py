@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Label, OptionList, Static
 
 from dcode.agent.sessions import SessionInfo
-from dcode.config import ProviderOverride, Settings
+from dcode.settings.config import ProviderOverride, Settings
 from dcode.models.choices import ModelChoice, ModelOrigin
 from dcode.tui.screens.help import HelpTable
 from dcode.tui.screens import FirstRunScreen, HelpScreen, ModelScreen, ResumeScreen, ThemeScreen, format_age

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dcode.config import ApprovalMode, WireApi
+from dcode.settings.config import ApprovalMode, WireApi
 from dcode.terminal_text import safe_text
 from dcode.tui.app import DcodeApp
 from dcode.tui.screens.mcp import McpScreen

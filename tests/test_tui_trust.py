@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from dcode.agent.subagents.definitions import catalog_for
-from dcode.config import ApprovalMode, Settings, load_settings
-from dcode.trust import ProjectFiles, TrustState, TrustStore
+from dcode.settings.config import ApprovalMode, Settings, load_settings
+from dcode.settings.trust import ProjectFiles, TrustState, TrustStore
 from dcode.tui.screens.trust import ProjectTrustScreen
 from tests.support.agent_files import agent_file
 from tests.support.model_server import ScriptedModelServer, reply

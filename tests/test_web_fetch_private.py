@@ -21,7 +21,7 @@ from dcode.agent.events import ApprovalKind
 from dcode.agent.tools.web_address import IPAddress
 from dcode.agent.tools.web_client import FetchRules, Refused, Unreachable, fetch
 from dcode.agent.tools.web_fetch import make_web_fetch_tool, rules_of
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer
 from tests.support.web_hosts import Authority, Recorder, allow_private, user_fetch_config
 

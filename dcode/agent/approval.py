@@ -43,7 +43,7 @@ from dcode.agent.permissions.rules import Effect
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.agent.tools.web_address import BadAddress, parse_address, refused_outright
-from dcode.config import STRICTNESS, ApprovalMode
+from dcode.settings.config import STRICTNESS, ApprovalMode
 
 
 @dataclass(frozen=True, slots=True)

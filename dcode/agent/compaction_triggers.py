@@ -7,7 +7,7 @@ Tier 1 (argument truncation) fires at ``truncate_at``, below tier 2 (summarizati
 number is tokens (``120000``), a percentage or a number up to 1 is a share of the window
 (``"85%"``, ``0.85``), and ``"200 messages"`` is a count of messages.
 
-Light on purpose (``dcode.config`` imports it): the token counter is imported when counting.
+Light on purpose (``dcode.settings.config`` imports it): the token counter is imported when counting.
 """
 
 from __future__ import annotations

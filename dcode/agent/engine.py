@@ -40,7 +40,7 @@ from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.rewind.store import RewindStore
 from dcode.agent.sessions import SessionInfo, SessionStore, async_database_errors, check_database, known_damage, log_kept_out, new_session_id
-from dcode.config import ApprovalMode, ReasoningEffort, Settings
+from dcode.settings.config import ApprovalMode, ReasoningEffort, Settings
 from dcode.mcp.config import ServerConfig
 from dcode.mcp.manager import McpManager, McpTurn
 from dcode.agent.tools.spec import ALL_SPECS
@@ -53,8 +53,8 @@ from dcode.media.uploads.resolver import UploadResolver
 from dcode.media.variants import VariantService
 from dcode.models.files_api import OpenAIFiles
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
-from dcode.private_files import ensure_private_dir, ensure_private_file
-from dcode.project_files import PromptSource, real_path
+from dcode.settings.private_files import ensure_private_dir, ensure_private_file
+from dcode.settings.project_files import PromptSource, real_path
 from dcode.sandbox.confine import Sandbox
 
 

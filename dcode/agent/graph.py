@@ -49,7 +49,7 @@ from dcode.media.store import AttachmentStore
 from dcode.media.uploads.resolver import UploadResolver
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
-from dcode.project_files import PromptSource
+from dcode.settings.project_files import PromptSource
 
 
 def agent_tools(

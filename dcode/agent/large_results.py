@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dcode.private_files import write_private
+from dcode.settings.private_files import write_private
 
 RESULTS_DIR = "large_tool_results"
 PREVIEW_LINES = 5

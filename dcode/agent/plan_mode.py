@@ -22,8 +22,8 @@ from pathlib import Path
 from dcode.agent.approval import ApprovalDecision
 from dcode.agent.session_files import plan_path
 from dcode.agent.tools.spec import EXIT_PLAN_MODE
-from dcode.config import ApprovalMode
-from dcode.private_files import write_private
+from dcode.settings.config import ApprovalMode
+from dcode.settings.private_files import write_private
 
 PLAN_PROMPT = f"""\
 # Plan mode

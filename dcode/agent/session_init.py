@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from dcode import __version__
 from dcode.agent.events import McpServerState, SessionInit
 from dcode.agent.graph import static_request
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 
 if TYPE_CHECKING:
     from dcode.agent.engine import Engine

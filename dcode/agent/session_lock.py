@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from types import TracebackType
 
-from dcode.private_files import open_private_fd
+from dcode.settings.private_files import open_private_fd
 
 LOCKS_DIR = "locks"
 _PLAIN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dcode.agent.saved_thread import delete_thread
-from dcode.private_files import ensure_private_file
+from dcode.settings.private_files import ensure_private_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS dcode_sessions (

@@ -2,7 +2,7 @@
 start, so its servers start only once the user has seen them and said yes.
 
 Recorded in ``$DCODE_HOME/approved_mcp.json`` (0600) by the file's resolved path and a digest
-of its bytes, the way ``dcode.trust`` records trusted projects; any edit changes the digest and
+of its bytes, the way ``dcode.settings.trust`` records trusted projects; any edit changes the digest and
 the file is asked about again. The digest covers the variables the file expands as well (which
 of them it may read is the user's ``[mcp] project_env``): the approval shows them, so letting
 the file read one more asks again. Standard library only.
@@ -14,7 +14,7 @@ import hashlib
 from pathlib import Path
 
 from dcode.mcp.config import ConfigFile
-from dcode.trust import TrustState, TrustStore
+from dcode.settings.trust import TrustState, TrustStore
 
 RECORD_NAME = "approved_mcp.json"
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from typing import TYPE_CHECKING
 
-from dcode.config import McpSettings
+from dcode.settings.config import McpSettings
 from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.names import allowed, assign_names, tool_name
 from dcode.mcp.state import LinkState

@@ -9,10 +9,10 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dcode.config import Settings
+from dcode.settings.config import Settings
 from dcode.mcp.approvals import approval
 from dcode.mcp.config import ConfigFile, McpSources, ProjectEnv, ServerConfig, load_sources, references
-from dcode.trust import TrustState
+from dcode.settings.trust import TrustState
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.wire import Lost, http_client
-from dcode.private_files import ensure_private_dir, open_private
+from dcode.settings.private_files import ensure_private_dir, open_private
 from dcode.sandbox.confine import Sandbox, SandboxUnavailable
 
 CHILD = Path(__file__).with_name("child.py")

@@ -49,7 +49,7 @@ from dcode.media.errors import (
 from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
 from dcode.media.normalize import NormalizedImage, normalize_image, own_jpeg
 from dcode.media.stages import stage
-from dcode.private_files import READ_ONLY_FILE, write_private
+from dcode.settings.private_files import READ_ONLY_FILE, write_private
 from dcode.regular_files import NotRegularFile, open_regular
 
 __all__ = [

@@ -22,7 +22,7 @@ from pathlib import Path
 from dcode.media.derive import VariantPlan
 from dcode.media.encode import Encoded
 from dcode.media.facts import EXTENSIONS, FactsMismatch, check_output
-from dcode.private_files import READ_ONLY_FILE, write_private
+from dcode.settings.private_files import READ_ONLY_FILE, write_private
 
 
 @dataclass(frozen=True, slots=True)

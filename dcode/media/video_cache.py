@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from dcode.media.attachment import is_attachment_id
-from dcode.private_files import write_private
+from dcode.settings.private_files import write_private
 
 SCHEMA = 1
 EDGE_BYTES = 64 * 1024

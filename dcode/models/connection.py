@@ -7,7 +7,7 @@ import asyncio
 import time
 from dataclasses import dataclass, replace
 
-from dcode.config import Settings
+from dcode.settings.config import Settings
 from dcode.models.factory import ResolvedModel
 
 PING_TIMEOUT_S = 20.0

@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import quote
 
 from dcode.models.presets import PROVIDERS
-from dcode.private_files import one_writer, write_private
+from dcode.settings.private_files import one_writer, write_private
 
 CACHE_NAME = "model_info.json"
 _LOCK_NAME = "model_info.lock"

@@ -103,7 +103,7 @@ def _asked_wait(exc: BaseException) -> str:
 
 
 def _knob(key: str) -> str:
-    from dcode.config import env_var
+    from dcode.settings.config import env_var
 
     return f"set {key} or {env_var(key)}"
 

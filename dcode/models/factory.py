@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from dcode.config import ConfigError, Settings, WireApi
+from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.discovery import Found, discovered, kept
 from dcode.models.image_transport import ImageTransport, image_transport
 from dcode.models.known_profiles import known_openai_profile

@@ -20,7 +20,7 @@ from dcode.models.transport import RetryBudgetExceeded
 from dcode.models.user_agent import USER_AGENT
 
 if TYPE_CHECKING:
-    from dcode.config import Settings
+    from dcode.settings.config import Settings
     from dcode.models.spec import Endpoint
 
 _QUOTA_WORDS = ("quota", "storage limit", "too many files", "file limit", "limit on the number of files")

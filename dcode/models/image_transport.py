@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from dcode.config import WireApi
+from dcode.settings.config import WireApi
 from dcode.models.presets import PROVIDERS, is_official_openai
 
 ImageTransport = Literal["inline", "files"]

@@ -32,7 +32,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from dcode.message_memo import MessageMemo
+from dcode.models.message_memo import MessageMemo
 
 Convert = Callable[[list[BaseMessage]], dict[str, Any]]
 """langchain-openai's payload for some messages: the create() keyword arguments."""

@@ -171,7 +171,7 @@ def _from_langchain(model: str, known: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _validated_override(key: str, table: Mapping[str, Any]) -> dict[str, Any]:
-    from dcode.config import ConfigError
+    from dcode.settings.config import ConfigError
 
     out: dict[str, Any] = {}
     defaults = ModelProfile()
@@ -184,7 +184,7 @@ def _validated_override(key: str, table: Mapping[str, Any]) -> dict[str, Any]:
         elif name == "prompt_cache_key":
             expected = bool
         elif name == "reasoning_effort":
-            from dcode.config import ReasoningEffort
+            from dcode.settings.config import ReasoningEffort
 
             levels = [level.value for level in ReasoningEffort]
             if value not in levels:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from dcode.config import ConfigError, Settings, WireApi
+from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.presets import GENERIC_KEY_ENVS, PROVIDERS, ProviderPreset, default_api
 
 

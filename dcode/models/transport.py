@@ -1,6 +1,6 @@
 """How long dcode waits for a model server, and how the answer's bytes reach the OpenAI client.
 
-Four limits, each a setting (``dcode/config.py``), so that a hung server costs minutes at worst:
+Four limits, each a setting (``dcode/settings/config.py``), so that a hung server costs minutes at worst:
 
 - ``connect_timeout``: opening the connection (httpx's own connect timeout).
 - ``request_timeout``: from sending a request to the first byte of its answer, per try. httpx's

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dcode.private_files import write_private
+from dcode.settings.private_files import write_private
 from dcode.processes import cgroup, ending, table
 from dcode.processes.table import Proc
 

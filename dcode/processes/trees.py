@@ -18,7 +18,7 @@ When things end:
   below it left the session);
 * a background job (``server &``) outlives its command on purpose (a dev server started in one
   command is what the next one tests) but not dcode: SIGTERM, SIGINT or SIGHUP ends every
-  registered tree at once (``end_sessions``, see ``dcode.exit_signals``), and at exit everything
+  registered tree at once (``end_sessions``, see ``dcode.processes.exit_signals``), and at exit everything
   still under dcode is ended (``end_all``), SIGTERM first and SIGKILL after a short grace.
 
 Being the subreaper means reaping the orphans that end while dcode runs. Only processes known

@@ -1,6 +1,6 @@
 """What the user asked of the sandbox: a mode and whether the network is on.
 
-Kept free of anything heavy: ``dcode.config`` (which ``dcode --help`` imports) reads it.
+Kept free of anything heavy: ``dcode.settings.config`` (which ``dcode --help`` imports) reads it.
 """
 
 from __future__ import annotations

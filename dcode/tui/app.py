@@ -40,10 +40,10 @@ from textual.worker import Worker
 
 from dcode.agent.session_lock import SessionHeld
 from dcode.agent.sessions import SessionDatabaseError
-from dcode.config import ApprovalMode, ConfigError, Settings, load_settings, save_preference
+from dcode.settings.config import ApprovalMode, ConfigError, Settings, load_settings, save_preference
 from dcode.sandbox.confine import Sandbox
-from dcode.exit_signals import ExitSignals
-from dcode.prompt_commands import PromptCommands
+from dcode.processes.exit_signals import ExitSignals
+from dcode.prompts.commands import PromptCommands
 from dcode.terminal_text import safe_text
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
@@ -222,7 +222,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     @work(thread=True, group="prompt-commands", exit_on_error=False)
     def _load_prompt_commands(self) -> None:
         """The user's and the project's own slash commands, read off the UI thread."""
-        from dcode.prompt_commands import load_commands
+        from dcode.prompts.commands import load_commands
 
         found = load_commands(self.settings.home, self.settings.workspace, reserved=commands.RESERVED)
         self.call_from_thread(self._use_prompt_commands, found)

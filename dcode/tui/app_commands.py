@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from dcode.agent.events import ApprovalKind, CompactionFinished
-from dcode.config import ApprovalMode, ConfigError
+from dcode.settings.config import ApprovalMode, ConfigError
 from dcode.tui import commands
 from dcode.tui.commands import Invocation
 from dcode.tui.app_session import Pending
@@ -221,7 +221,7 @@ class SlashCommands(_Base):
     async def _set_effort(self, word: str) -> None:
         """``/effort LEVEL`` asks later turns for that reasoning effort (``default``: the
         model's own); ``/effort`` alone says what is asked now."""
-        from dcode.config import ReasoningEffort
+        from dcode.settings.config import ReasoningEffort
 
         assert self.engine is not None
         levels = " · ".join(level.value for level in ReasoningEffort)

@@ -50,8 +50,8 @@ from dcode.tui.transcript import NoticeLevel, ShellEntry
 from dcode.tui.transcript.entries import VideoSeen
 
 if TYPE_CHECKING:
-    from dcode.headless_media import ProjectCommand
-    from dcode.prompt_commands import PromptCommand
+    from dcode.cli.headless_media import ProjectCommand
+    from dcode.prompts.commands import PromptCommand
     from dcode.tui.app import DcodeApp
     from dcode.tui.turn_content import PreparedTurn
 
@@ -561,6 +561,6 @@ class SessionWork(_Base):
 
 def _project_command(command: PromptCommand, arguments: str) -> ProjectCommand | None:
     """A project's command, for what its prompt may attach; None for the user's own."""
-    from dcode.headless_media import ProjectCommand
+    from dcode.cli.headless_media import ProjectCommand
 
     return ProjectCommand(command.name, arguments) if command.scope == "project" else None

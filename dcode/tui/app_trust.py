@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from dcode.config import ApprovalMode
-from dcode.project_gate import ignored_keys
+from dcode.settings.config import ApprovalMode
+from dcode.settings.project_gate import ignored_keys
 from dcode.tui.transcript import NoticeLevel
 from dcode.tui.transcript.view import ANSWER_MODULE
 
@@ -92,7 +92,7 @@ class ProjectTrust(_Base):
 
     def _trust_project(self, request: TrustRequest) -> str:
         """The project's trust recorded and its settings applied: what now applies, or ""."""
-        from dcode.trust import TrustStore
+        from dcode.settings.trust import TrustStore
 
         keys, agents = ignored_keys(request.settings), ", ".join(agent.name for agent in request.agents)
         rules = ", ".join(rule.text for rule in request.settings.waiting_rules)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SuspendNotSupported
 
-from dcode.private_files import write_private
+from dcode.settings.private_files import write_private
 from dcode.tui.widgets.placeholders import Draft, Placeholder
 
 if TYPE_CHECKING:

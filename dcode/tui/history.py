@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dcode.private_files import open_private, write_private
+from dcode.settings.private_files import open_private, write_private
 
 DEFAULT_LIMIT = 1000
 MAX_ENTRY_CHARS = 100_000  # bigger prompts are recalled in this session but not written

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from dcode.config import ApprovalMode, ConfigError, Settings, load_settings
+from dcode.settings.config import ApprovalMode, ConfigError, Settings, load_settings
 from dcode.terminal_text import for_stream
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -50,7 +50,7 @@ def launch_tui(
     model_given: bool = False,
 ) -> int:
     from dcode.agent.sessions import SessionDatabaseError
-    from dcode.headless import HeadlessRequest, pick_session, session_model
+    from dcode.cli.headless import HeadlessRequest, pick_session, session_model
 
     request = HeadlessRequest(prompt=prompt or "", resume_id=resume_id, resume_latest=resume_latest, continue_here=continue_here)
     try:
@@ -80,7 +80,7 @@ def launch_tui(
         app.run()
     _print_resume_line(app.last_session_id)
     if app.exit_signals.received is not None:
-        from dcode.exit_signals import exit_code
+        from dcode.processes.exit_signals import exit_code
 
         return exit_code(app.exit_signals.received)
     return app.return_code or EXIT_OK

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from dcode.private_files import open_private_fd
+from dcode.settings.private_files import open_private_fd
 
 
 @contextmanager

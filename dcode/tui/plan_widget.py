@@ -18,7 +18,7 @@ from textual.widgets import Input, Static
 
 from dcode.agent import plan_mode
 from dcode.agent.approval import ApprovalDecision
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.tui.approval_widget import ApprovalWidget
 
 QUESTION = "Approve this plan?"

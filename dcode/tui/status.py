@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from dcode.agent.events import ApprovalKind
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 from dcode.terminal_text import safe_text
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

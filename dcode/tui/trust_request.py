@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dcode.config import Settings
-from dcode.trust import TrustState
+from dcode.settings.config import Settings
+from dcode.settings.trust import TrustState
 
 if TYPE_CHECKING:
     from dcode.agent.subagents.definitions import AgentDefinition

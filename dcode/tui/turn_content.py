@@ -11,7 +11,7 @@ from dcode.tui.transcript.entries import VideoSeen
 
 if TYPE_CHECKING:
     from dcode.agent.engine import Engine
-    from dcode.headless_media import ProjectCommand
+    from dcode.cli.headless_media import ProjectCommand
 
 Content = str | list[dict[str, Any]]
 
@@ -38,9 +38,9 @@ async def with_mentions(engine: Engine, prompt: PreparedTurn, command: ProjectCo
     from dataclasses import replace
 
     from dcode.agent.tools.read_media import MediaReader
-    from dcode.mentions import mentions
+    from dcode.prompts.mentions import mentions
     from dcode.models.media_support import MediaSupport
-    from dcode.prompt_files import read_mentions
+    from dcode.prompts.files import read_mentions
 
     if not mentions(prompt.text):
         return prompt

@@ -406,7 +406,7 @@ def session_messages(count: int) -> list[Any]:
 
 async def _build_sessions(counts: list[int], base_url: str, batch: int) -> dict[str, str]:
     from dcode.agent.engine import Engine
-    from dcode.config import load_settings
+    from dcode.settings.config import load_settings
 
     settings = load_settings(cli={"model": MODEL, "base_url": base_url})
     built: dict[str, str] = {}

@@ -30,7 +30,7 @@ from dcode.agent.permissions.load import keep_rule  # noqa: E402
 from dcode.agent.permissions.match import PermissionRules  # noqa: E402
 from dcode.agent.permissions.suggest import suggest_rule  # noqa: E402
 from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, WRITE_FILE  # noqa: E402
-from dcode.config import ApprovalMode  # noqa: E402
+from dcode.settings.config import ApprovalMode  # noqa: E402
 
 TARGET = 3
 

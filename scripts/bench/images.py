@@ -291,7 +291,7 @@ def png_decode(png: bytes) -> Callable[[], object]:
 
 def inspect_process(path: Path, home: Path) -> Callable[[], object]:
     """``dcode media inspect PATH`` as the user runs it: a fresh interpreter, the CLI, the profile."""
-    argv = [sys.executable, "-m", "dcode.cli", "media", "inspect", str(path), "-m", INSPECT_MODEL, "--json"]
+    argv = [sys.executable, "-m", "dcode.cli.app", "media", "inspect", str(path), "-m", INSPECT_MODEL, "--json"]
     env = {**os.environ, "DCODE_HOME": str(home)}
 
     def run() -> object:
@@ -326,7 +326,7 @@ def bare_process(path: Path, size: tuple[int, int], resample: Image.Resampling) 
 def inspect_in_process(path: Path, home: Path) -> Callable[[], object]:
     """The per-image work of the command, with every import already paid."""
     from dcode.agent.media_route import route_for
-    from dcode.config import Settings
+    from dcode.settings.config import Settings
     from dcode.media.inspect import inspect_path
     from dcode.models.factory import model_profile
     from dcode.models.spec import parse_spec

@@ -97,7 +97,7 @@ async def drive(profile: Path | None, name: str) -> None:
     profiled into ``profile/name.txt`` (and ``.html``)."""
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
-    from dcode.config import ApprovalMode, load_settings
+    from dcode.settings.config import ApprovalMode, load_settings
 
     settings = load_settings(cli={"model": MODEL, "base_url": os.environ["BENCH_BASE_URL"], "approve": ApprovalMode.ALL})
     profiler = None

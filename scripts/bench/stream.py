@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx2  # noqa: E402
 
-from dcode.config import ApprovalMode, Settings, WireApi  # noqa: E402
+from dcode.settings.config import ApprovalMode, Settings, WireApi  # noqa: E402
 from tests.support.model_server import ModelServerProcess, reply, tool_call  # noqa: E402
 
 TARGET_CPU = 2.0

@@ -101,7 +101,7 @@ def run(jobs: tuple[str, ...], chunks: tuple[int, ...]) -> Run:
 
 async def frame_times() -> tuple[list[float], bool]:
     """The app's loop ticks (ms) while the four-subagent turn runs (most of it is theirs)."""
-    from dcode.config import ApprovalMode, Settings, WireApi
+    from dcode.settings.config import ApprovalMode, Settings, WireApi
     from tests.test_tui_app_support import running_app, screen_text
 
     with tempfile.TemporaryDirectory() as tmp:

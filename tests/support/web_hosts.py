@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
-    from dcode.config import Settings
+    from dcode.settings.config import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +200,7 @@ def _builder(subject: Any, issuer: Any, public_key: Any) -> Any:
 def user_fetch_config(home: Path, *, allow_private: tuple[str, ...] = (), allow: tuple[str, ...] = ()) -> Settings:
     """Write ``[fetch] allow_private`` and ``allow`` into the user's config in ``home``, and
     return the settings dcode reads back (``fetch_private``, ``fetch_allow``)."""
-    from dcode.config import load_settings
+    from dcode.settings.config import load_settings
 
     def listed(items: tuple[str, ...]) -> str:
         return "[" + ", ".join(f'"{item}"' for item in items) + "]"

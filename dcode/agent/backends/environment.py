@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dcode.config import Settings
+    from dcode.settings.config import Settings
 
 KEY_SUFFIX = "_API_KEY"
 HIDDEN_PREFIXES = ("OPENAI_", "DCODE_")

@@ -6,7 +6,7 @@
   process group and session, registered with ``dcode.processes.trees.TREES``: a timeout or a
   cancelled turn ends the command's whole tree, what left its session with ``setsid`` included.
 * Because of that, the terminal's signals never reach the command, so dcode ends the trees
-  itself when it gets SIGTERM, SIGINT or SIGHUP (see ``dcode.exit_signals``) and when it exits.
+  itself when it gets SIGTERM, SIGINT or SIGHUP (see ``dcode.processes.exit_signals``) and when it exits.
   A background job (``server &``) outlives its command, by design, but not dcode.
 * stdout and stderr share one pipe, so the model sees them interleaved as a person would.
 * This uses a ``SubprocessProtocol`` rather than ``create_subprocess_exec``'s streams: with

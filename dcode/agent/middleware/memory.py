@@ -15,7 +15,7 @@ else its ``.claude/CLAUDE.md``, and then its ``CLAUDE.local.md``. Projects that 
 for Claude Code are read as it reads them; where both exist, ``AGENTS.md`` is the one read,
 since a ``CLAUDE.md`` beside it is most often the same notes. The project's files are the
 repository's: one that leads outside it (a link to ``~/.ssh/id_rsa``) is not read, with one
-notice (``dcode.project_files``). Only a file's head is read (a 2 GB file costs what a small one
+notice (``dcode.settings.project_files``). Only a file's head is read (a 2 GB file costs what a small one
 does), and a file cut short says so, in the prompt and in one notice.
 """
 
@@ -34,7 +34,7 @@ from dcode.agent.events import Notice
 from dcode.agent.fences import Fence, escape_name, fenced
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
-from dcode.project_files import PromptSource, not_read, real_path, sources_of
+from dcode.settings.project_files import PromptSource, not_read, real_path, sources_of
 
 MEMORY_FILE = "AGENTS.md"
 CLAUDE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")

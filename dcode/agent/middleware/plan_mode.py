@@ -30,7 +30,7 @@ from dcode.agent.middleware.system_sections import with_section
 from dcode.agent.plan_mode import PLAN_PROMPT, SUBAGENT_PLAN_PROMPT, save_plan
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools.spec import EXIT_PLAN_MODE
-from dcode.config import ApprovalMode
+from dcode.settings.config import ApprovalMode
 
 log = logging.getLogger(__name__)
 

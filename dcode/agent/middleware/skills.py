@@ -15,7 +15,7 @@ A skill is offered as reference the user installed (or the project ships), not a
 its allowed tools as what it expects, not a grant. The index is escaped (``fences``): a name,
 description or path cannot close ``<skills>`` and write outside it, nor a path end a code
 block or span. A project's skill that leads outside the project is not read, with one notice
-(``dcode.project_files``).
+(``dcode.settings.project_files``).
 
 The index has a size: at most ``MAX_INDEX_SKILLS`` skills in ``MAX_INDEX_BYTES``, the user's
 own first, so that a project shipping thousands neither fills the window nor crowds the
@@ -39,7 +39,7 @@ from dcode.agent.fences import Fence, escape_name, fenced
 from dcode.agent.frontmatter import FrontmatterError, cut, read_document
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
-from dcode.project_files import PromptSource, not_read, real_path, sources_of
+from dcode.settings.project_files import PromptSource, not_read, real_path, sources_of
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 10 * 1024 * 1024

@@ -50,7 +50,7 @@ from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.token_count import count_messages, count_request
 from dcode.context.tokens.counter import TokenCounter
 from dcode.agent.session_files import HISTORY_DIR, archive_path
-from dcode.private_files import open_private
+from dcode.settings.private_files import open_private
 
 if TYPE_CHECKING:  # the store loads Pillow, which importing this module should not
     from dcode.media.store import AttachmentStore

@@ -12,7 +12,7 @@ from dcode.agent.permissions.rules import Effect, Rule, RuleError, RuleSource, p
 from dcode.agent.permissions.store import project_file, remove_project_rule, remove_user_rule, save_project_rule, save_user_rule
 
 if TYPE_CHECKING:
-    from dcode.config import Settings
+    from dcode.settings.config import Settings
 
 
 def session_rules(settings: Settings) -> tuple[PermissionRules, list[str]]:

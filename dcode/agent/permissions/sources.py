@@ -6,7 +6,7 @@ the user saved for one project under ``$DCODE_HOME``).
 
 Rules from every source merge; which one decides is the effect (deny, ask, allow), not the
 source. A repository's ``deny`` and ``ask`` rules apply at once; its ``allow`` rules wait until
-the user trusts the project (the files are part of the trust digest, ``dcode.trust``).
+the user trusts the project (the files are part of the trust digest, ``dcode.settings.trust``).
 
 Standard library only: settings are read before anything heavy is imported. Rules stay text
 here; they are parsed when a session's policy is built.

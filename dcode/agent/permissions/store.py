@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 from dcode.agent.permissions.sources import RuleText, RulesError, json_rules
-from dcode.private_files import write_private
+from dcode.settings.private_files import write_private
 
 FOLDER = "permissions"
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
-from dcode.private_files import READ_ONLY_FILE, write_private
+from dcode.settings.private_files import READ_ONLY_FILE, write_private
 from dcode.regular_files import NotRegularFile, open_regular
 
 FILE_HISTORY_DIR = "file-history"

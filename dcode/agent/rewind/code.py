@@ -19,7 +19,7 @@ from pathlib import Path
 from dcode.agent.backends.atomic import write_atomic
 from dcode.agent.rewind.blobs import current_hash
 from dcode.agent.rewind.store import RewindStore, Turn
-from dcode.private_files import write_private
+from dcode.settings.private_files import write_private
 
 REWOUND_DIR = "rewound"
 

@@ -14,10 +14,10 @@ is skipped and listed with the reason (``AgentCatalog.problems``), as skills are
 What an agent may change, whoever wrote it, only narrows what its runs may do: ``tools`` is an
 allow-list of the parent's tools, and ``approve`` counts only when it is stricter than the
 parent's mode (``effective_mode``). The one setting that could widen is ``model``: in a project
-the user has not trusted (``dcode.trust``), a project agent's model is left out, with the
+the user has not trusted (``dcode.settings.trust``), a project agent's model is left out, with the
 reason, unless ``project_gate.model_refusal`` finds it keeps requests and keys where the user's
 own settings send them. A project source or file that resolves outside the project is skipped,
-so that a repository cannot make dcode read the user's files as agents (``dcode.project_files``).
+so that a repository cannot make dcode read the user's files as agents (``dcode.settings.project_files``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any
 from dcode.agent.frontmatter import FrontmatterError, cut, read_document
 from dcode.agent.tools.args import GENERAL_PURPOSE
 from dcode.agent.tools.claude_names import CLAUDE_TOOLS
-from dcode.config import ApprovalMode, Settings
-from dcode.project_files import OUTSIDE_PROJECT, inside, real_path
+from dcode.settings.config import ApprovalMode, Settings
+from dcode.settings.project_files import OUTSIDE_PROJECT, inside, real_path
 
 BUILT_IN = "built-in"
 MAX_AGENT_BYTES = 256 * 1024  # the body is a system prompt, sent with each of the agent's requests
@@ -105,7 +105,7 @@ class AgentTrust:
 
     @classmethod
     def of(cls, settings: Settings, user: Path | None = None) -> AgentTrust:
-        from dcode.trust import TrustState, project_trust
+        from dcode.settings.trust import TrustState, project_trust
 
         workspace = real_path(settings.workspace)
         own = {real_path(path) for path in _user_sources(settings.home, user)}
@@ -120,7 +120,7 @@ def _user_sources(home: Path, user: Path | None) -> list[Path]:
 
 
 def _project_sources(workspace: Path) -> list[Path]:
-    from dcode.trust import AGENT_DIRS  # the trust digest covers exactly these
+    from dcode.settings.trust import AGENT_DIRS  # the trust digest covers exactly these
 
     return [workspace / name for name in AGENT_DIRS]
 
@@ -211,7 +211,7 @@ def _agent_files(source: Path, problems: list[tuple[str, str]]) -> list[Path]:
 
 def _gate_model(agent: AgentDefinition, mine: Settings, problems: list[tuple[str, str]]) -> AgentDefinition:
     """An untrusted project's agent keeps its model only where project_gate allows a model."""
-    from dcode.project_gate import model_refusal
+    from dcode.settings.project_gate import model_refusal
 
     if agent.model is None or (reason := model_refusal(agent.model, mine)) is None:
         return agent

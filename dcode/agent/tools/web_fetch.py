@@ -159,7 +159,7 @@ def make_web_fetch_tool(results_dir: Path | None = None, *, policy: Policy | Non
         if results_dir is not None:
             return results_dir
         from dcode.agent.large_results import RESULTS_DIR
-        from dcode.config import dcode_home
+        from dcode.settings.config import dcode_home
 
         return dcode_home() / RESULTS_DIR
 
@@ -248,7 +248,7 @@ def _size(count: int) -> str:
 def _save(page: Fetched, folder: Path) -> Path:
     """The body, written 0600 in ``folder`` (0700); named by its hash, so a second fetch of the
     same bytes writes the same file."""
-    from dcode.private_files import write_private
+    from dcode.settings.private_files import write_private
 
     digest = hashlib.sha256(page.body).hexdigest()[:16]
     path = folder / f"fetch-{digest}.{_extension(page)}"

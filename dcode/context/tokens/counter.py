@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from dcode.context.tokens.calibration import HIGH, Calibration
 from dcode.context.tokens.encodings import EncodingUnavailable, encoding, is_loaded
 from dcode.context.tokens.family import Family, family_for
-from dcode.message_memo import MessageMemo
+from dcode.models.message_memo import MessageMemo
 
 PER_MESSAGE = 3  # <|start|>{role}…<|end|>: the frame of every message
 PER_NAME = 1

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from dcode.private_files import one_writer, write_private
+from dcode.settings.private_files import one_writer, write_private
 
 INDEX_NAME = "uploads.json"
 _LOCK_NAME = "uploads.lock"

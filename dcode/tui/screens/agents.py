@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from dcode.agent.subagents.definitions import AgentCatalog
-from dcode.agents_cli import agent_facts, split_problems
+from dcode.cli.agents import agent_facts, split_problems
 from dcode.terminal_text import safe_text
 from dcode.tui.screens.help import HelpTable
 

@@ -19,7 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 from textual.worker import Worker, WorkerState
 
-from dcode.config import Settings
+from dcode.settings.config import Settings
 from dcode.models.presets import PROVIDERS
 from dcode.terminal_text import safe_text
 from dcode.tui.screens.keeps_typing import KeepsTyping

@@ -27,8 +27,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from dcode.config import IgnoredSetting
-from dcode.project_gate import RULES_KEY
+from dcode.settings.config import IgnoredSetting
+from dcode.settings.project_gate import RULES_KEY
 from dcode.terminal_text import safe_text
 from dcode.tui.screens.keeps_typing import KeepsTyping
 from dcode.tui.trust_request import TrustRequest

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from dcode import __version__
-from dcode.config import ApprovalMode, ConfigError, ReasoningEffort, Settings, WireApi, load_settings
+from dcode.settings.config import ApprovalMode, ConfigError, ReasoningEffort, Settings, WireApi, load_settings
 from dcode.sandbox.modes import SandboxMode
 from dcode.terminal_text import for_stream, json_safe
 
 if TYPE_CHECKING:
-    from dcode.headless_media import ProjectCommand
+    from dcode.cli.headless_media import ProjectCommand
 
 SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
@@ -102,12 +102,12 @@ def run(
 ) -> None:
     if not print_mode:
         _require_terminal()
-    from dcode.headless import OutputFormat
+    from dcode.cli.headless import OutputFormat
 
     if output_format not in {f.value for f in OutputFormat}:
         _fail(f"--output-format must be text, json or stream-json, not {output_format!r}")
     _require_utf8(prompt)
-    from dcode.private_files import secure_home
+    from dcode.settings.private_files import secure_home
 
     cli = {
         "model": model,
@@ -160,8 +160,8 @@ def _run_headless(
     debug: bool,
 ) -> None:
     from dcode.agent.sessions import SessionDatabaseError
-    from dcode.headless import HeadlessRequest, main_headless, pick_session, session_model
-    from dcode.project_gate import ignored_rules_warning, ignored_warning
+    from dcode.cli.headless import HeadlessRequest, main_headless, pick_session, session_model
+    from dcode.settings.project_gate import ignored_rules_warning, ignored_warning
 
     for warning in (ignored_warning(settings), ignored_rules_warning(settings)):
         if warning:
@@ -185,7 +185,7 @@ def _run_headless(
     except (ConfigError, SessionDatabaseError) as exc:
         _fail(str(exc))
     if images or "@" in prompt:
-        from dcode.headless_media import attach_images
+        from dcode.cli.headless_media import attach_images
 
         try:
             request = attach_images(settings, request, images, command=command, warn=lambda line: _echo(f"dcode: warning: {line}", err=True))
@@ -199,8 +199,8 @@ def _own_command(settings: Settings, prompt: str) -> tuple[str, ProjectCommand |
     and the command, when it is the project's (what it mentions stays inside the project)."""
     if not prompt.lstrip().startswith("/"):
         return prompt, None
-    from dcode.headless_media import ProjectCommand
-    from dcode.prompt_commands import load_commands
+    from dcode.cli.headless_media import ProjectCommand
+    from dcode.prompts.commands import load_commands
 
     if (found := load_commands(settings.home, settings.workspace).find(prompt)) is None:
         return prompt, None
@@ -269,7 +269,7 @@ def sessions_list(
     here: Annotated[bool, typer.Option("--here", help="Only sessions started in this directory.")] = False,
     limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
 ) -> None:
-    from dcode.sessions_cli import list_sessions
+    from dcode.cli.sessions import list_sessions
 
     settings = _settings()
     with _session_database():
@@ -278,7 +278,7 @@ def sessions_list(
 
 @sessions_app.command("show", help="A session's details and transcript.")
 def sessions_show(session_id: str) -> None:
-    from dcode.sessions_cli import show_session
+    from dcode.cli.sessions import show_session
 
     settings = _settings()
     with _session_database():
@@ -297,7 +297,7 @@ def sessions_rewind(
 ) -> None:
     from dcode.agent.rewind.conversation import RewindError
     from dcode.agent.session_lock import SessionHeld
-    from dcode.rewind_cli import find_session, rewind, turns_table
+    from dcode.cli.rewind import find_session, rewind, turns_table
 
     if code_only and conversation_only:
         _fail("--code-only and --conversation-only leave nothing to rewind together: pick one, or neither for both")
@@ -363,7 +363,7 @@ def config_path() -> None:
 def config_show() -> None:
     import json
 
-    from dcode.config import describe
+    from dcode.settings.config import describe
 
     _echo(json_safe(json.dumps(describe(_settings()), indent=2, default=str)))
 
@@ -377,7 +377,7 @@ def config_show() -> None:
     ),
 )
 def agents_list(as_json: Annotated[bool, typer.Option("--json", help="One JSON object: agents and problems.")] = False) -> None:
-    from dcode.agents_cli import list_agents
+    from dcode.cli.agents import list_agents
 
     _echo(list_agents(_settings(), as_json=as_json))
 
@@ -387,14 +387,14 @@ _MCP_CONFIG = Annotated[Optional[list[Path]], typer.Option("--mcp-config", help=
 
 @mcp_app.command("list", help="Each MCP server with its command or URL, type and scope (nothing is started).")
 def mcp_list(mcp_config: _MCP_CONFIG = None) -> None:
-    from dcode.mcp_cli import list_servers
+    from dcode.cli.mcp import list_servers
 
     _echo(list_servers(_settings(mcp_configs=mcp_config)))
 
 
 @mcp_app.command("get", help="One MCP server's settings (the values of env and headers are not shown).")
 def mcp_get(name: str, mcp_config: _MCP_CONFIG = None) -> None:
-    from dcode.mcp_cli import get_server
+    from dcode.cli.mcp import get_server
 
     try:
         _echo(get_server(_settings(mcp_configs=mcp_config), name))
@@ -415,7 +415,7 @@ def mcp_add(
     env: Annotated[Optional[list[str]], typer.Option("-e", "--env", help="KEY=value for a stdio server (repeatable).")] = None,
     header: Annotated[Optional[list[str]], typer.Option("-H", "--header", help="'Name: value' for an http or sse server (repeatable).")] = None,
 ) -> None:
-    from dcode.mcp_cli import add_server
+    from dcode.cli.mcp import add_server
 
     try:
         _echo(add_server(_settings(), name, target, args or [], transport=transport, scope=scope, env=env or [], headers=header or []))
@@ -428,7 +428,7 @@ def mcp_remove(
     name: str,
     scope: Annotated[Optional[str], typer.Option("-s", "--scope", help="user | project.")] = None,
 ) -> None:
-    from dcode.mcp_cli import remove_server
+    from dcode.cli.mcp import remove_server
 
     try:
         _echo(remove_server(_settings(), name, scope))
@@ -445,7 +445,7 @@ def _files(model: str | None, base_url: str | None, action: Any) -> None:
 
     settings = _settings(model=model, base_url=base_url)
     try:
-        from dcode.files_cli import run_files
+        from dcode.cli.files import run_files
 
         _echo(run_files(settings, action))
     except ConfigError as exc:
@@ -458,28 +458,28 @@ def _files(model: str | None, base_url: str | None, action: Any) -> None:
 
 @files_app.command("list", help="The key's remote files, dcode's own marked with the image variant each holds.")
 def files_list(model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
-    from dcode.files_cli import list_files
+    from dcode.cli.files import list_files
 
     _files(model, base_url, list_files)
 
 
 @files_app.command("info", help="One remote file, by its file id or by the variant id it holds.")
 def files_info(ident: Annotated[str, typer.Argument(metavar="FILE_OR_VARIANT_ID")], model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
-    from dcode.files_cli import file_info
+    from dcode.cli.files import file_info
 
     _files(model, base_url, lambda remote, index, scope: file_info(remote, index, scope, ident))
 
 
 @files_app.command("delete", help="Release one file: delete it remotely and drop its mapping (by file id or variant id).")
 def files_delete(ident: Annotated[str, typer.Argument(metavar="FILE_OR_VARIANT_ID")], model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
-    from dcode.files_cli import delete_file
+    from dcode.cli.files import delete_file
 
     _files(model, base_url, lambda remote, index, scope: delete_file(remote, index, scope, ident))
 
 
 @files_app.command("prune", help="Release the whole scope: every file dcode uploaded with this key, and every mapping.")
 def files_prune(model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
-    from dcode.files_cli import prune_files
+    from dcode.cli.files import prune_files
 
     _files(model, base_url, prune_files)
 
@@ -498,7 +498,7 @@ def trust(
     revoke: Annotated[bool, typer.Option("--revoke", help="Withdraw the trust instead.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the trusted projects.")] = False,
 ) -> None:
-    from dcode.trust_cli import list_projects, revoke_project, trust_project
+    from dcode.cli.trust import list_projects, revoke_project, trust_project
 
     if revoke and list_:
         _fail("--revoke and --list do not go together")
@@ -523,7 +523,7 @@ def doctor(
     check: Annotated[bool, typer.Option("--check", help="Also test the connection to the model's server.")] = False,
     ping: Annotated[bool, typer.Option("--ping", help="Also send the model one tiny request: how long it takes to answer, and what it says.")] = False,
 ) -> None:
-    from dcode.doctor import run_doctor
+    from dcode.cli.doctor import run_doctor
 
     raise typer.Exit(run_doctor(_settings(model=model, base_url=base_url), check=check, ping=ping))
 
@@ -537,7 +537,7 @@ def media_inspect(
     limit: Annotated[float, typer.Option("--limit", help="Video: seconds to cover.")] = 100.0,
     sheet: Annotated[Optional[Path], typer.Option("--sheet", help="Video: write its contact sheet to this PNG.")] = None,
 ) -> None:
-    from dcode.media_cli import inspect_command
+    from dcode.cli.media import inspect_command
 
     raise typer.Exit(inspect_command(_settings(model=model), paths, as_json=as_json, offset=offset, limit=limit, sheet=sheet))
 

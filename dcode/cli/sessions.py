@@ -17,7 +17,7 @@ from dcode.agent.events import (
     UserMessage,
 )
 from dcode.agent.sessions import SessionInfo, SessionStore
-from dcode.config import ConfigError, Settings
+from dcode.settings.config import ConfigError, Settings
 
 
 def age(timestamp: float, now: float | None = None) -> str:

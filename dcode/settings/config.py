@@ -22,9 +22,9 @@ from typing import Any
 from dcode.agent.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.agent.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
 from dcode.agent.permissions.sources import CLAUDE_PROJECT_FILES, RulesError, RuleText, table_rules
-from dcode.private_files import write_private
+from dcode.settings.private_files import write_private
 from dcode.sandbox.modes import BadSetting, SandboxMode, SandboxSettings, apply_table
-from dcode.trust import ProjectFiles, TrustState, TrustStore
+from dcode.settings.trust import ProjectFiles, TrustState, TrustStore
 
 
 class ApprovalMode(StrEnum):
@@ -291,7 +291,7 @@ def load_settings(
         if trust is TrustState.TRUSTED:
             settings = trusted
         else:
-            from dcode.project_gate import gate
+            from dcode.settings.project_gate import gate
 
             mine = _apply_values(_apply_values(settings, env_values, origin="environment"), cli_values, origin="command line")
             allowed, ignored_list = gate(_parse(path, decoded), mine, default_approve)

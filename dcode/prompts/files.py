@@ -32,7 +32,7 @@ from dcode.agent.tools.media_result import megabytes
 from dcode.agent.tools.read_file import BinaryFile, BinaryReader, read_file_output
 from dcode.agent.tools.read_text import NumberedText
 from dcode.agent.tools.spec import LS, READ_FILE
-from dcode.mentions import mentioned_path, mentions
+from dcode.prompts.mentions import mentioned_path, mentions
 
 MAX_FILES = 20
 """Files one prompt attaches; the others stay mentions the model can read itself."""

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dcode.config import ConfigError, Settings
+from dcode.settings.config import ConfigError, Settings
 from dcode.terminal_text import for_stream, json_safe
 
 

@@ -4,11 +4,11 @@
 first window by the same code as read_file (``dcode.media.video_input``). The prompt becomes a
 text block, then each file's blocks in the order given: a reference block per image, a window's
 header, frame labels and frame references per video. Bytes are only produced when the request
-is built. Each file a ``@path`` names is attached as the TUI attaches it (``dcode.prompt_files``):
+is built. Each file a ``@path`` names is attached as the TUI attaches it (``dcode.prompts.files``):
 text as read_file shows it, media through read_file's reader.
 
 A project's command is the project's text, not the user's: a mention in it resolves inside the
-project only (``dcode.project_files``), so that running ``/review`` cannot send
+project only (``dcode.settings.project_files``), so that running ``/review`` cannot send
 ``~/Pictures/passport.png``. What the user typed after the command's name may name any file.
 """
 
@@ -20,13 +20,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dcode.config import ConfigError, Settings
-from dcode.headless import HeadlessRequest
-from dcode.mentions import mentions
-from dcode.project_files import inside, real_path
+from dcode.settings.config import ConfigError, Settings
+from dcode.cli.headless import HeadlessRequest
+from dcode.prompts.mentions import mentions
+from dcode.settings.project_files import inside, real_path
 
 if TYPE_CHECKING:
-    from dcode.prompt_files import Mentioned
+    from dcode.prompts.files import Mentioned
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ async def _read_mentions(settings: Settings, prompt: str, command: ProjectComman
     from dcode.agent.permissions.load import session_rules
     from dcode.agent.tools.read_media import MediaReader
     from dcode.media.store import AttachmentStore
-    from dcode.prompt_files import read_mentions
+    from dcode.prompts.files import read_mentions
 
     allowed = None if command is None else lambda raw, path: command.allows(raw, path, settings.workspace)
     reader = MediaReader(AttachmentStore(settings.attachments_dir), _profile(settings))

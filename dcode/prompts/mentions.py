@@ -2,7 +2,7 @@
 
 ``@`` starts a mention where it starts a word (``me@host`` is not one); ``\\ `` escapes a space;
 trailing punctuation (``see @main.py.``) is not part of the path. Whether a mention names a
-file is for the reader to find out (``dcode.prompt_files``): ``@property`` is a word.
+file is for the reader to find out (``dcode.prompts.files``): ``@property`` is a word.
 """
 
 from __future__ import annotations

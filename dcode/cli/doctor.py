@@ -7,7 +7,7 @@ import sys
 from dataclasses import fields
 from typing import Any
 
-from dcode.config import ConfigError, Settings
+from dcode.settings.config import ConfigError, Settings
 from dcode.terminal_text import for_stream
 
 

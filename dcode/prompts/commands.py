@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dcode.project_files import OUTSIDE_PROJECT, inside, real_path
+from dcode.settings.project_files import OUTSIDE_PROJECT, inside, real_path
 
 COMMANDS_DIR = "commands"
 MAX_COMMAND_BYTES = 256 * 1024

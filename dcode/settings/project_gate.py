@@ -23,9 +23,9 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from dcode.config import STRICTNESS, ApprovalMode, IgnoredSetting, Settings
+from dcode.settings.config import STRICTNESS, ApprovalMode, IgnoredSetting, Settings
 from dcode.sandbox.modes import SandboxMode, at_least_as_strict
-from dcode.trust import TrustState
+from dcode.settings.trust import TrustState
 
 SAFE_KEYS = frozenset({"max_turns", "theme", "api", "models"})
 _REASONS = {

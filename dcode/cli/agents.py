@@ -10,7 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from dcode.agent.subagents.definitions import BUILT_IN, AgentCatalog, AgentDefinition, catalog_for
-from dcode.config import Settings
+from dcode.settings.config import Settings
 from dcode.terminal_text import json_safe
 
 PARENT = "the parent's"

@@ -31,7 +31,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from dcode.private_files import one_writer, write_private
+from dcode.settings.private_files import one_writer, write_private
 
 AGENT_DIRS: tuple[str, ...] = (".dcode/agents", ".claude/agents")  # lowest priority first
 CLAUDE_SETTINGS: tuple[str, ...] = (".claude/settings.json", ".claude/settings.local.json")

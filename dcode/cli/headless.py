@@ -24,7 +24,7 @@ from enum import StrEnum
 from typing import IO, TYPE_CHECKING, Any
 
 from dcode.agent.attached_files import AttachedFile
-from dcode.config import ApprovalMode, ConfigError, Settings
+from dcode.settings.config import ApprovalMode, ConfigError, Settings
 from dcode.mcp.state import LinkState
 
 if TYPE_CHECKING:
@@ -212,7 +212,7 @@ async def _mcp_prompt(engine: Any, request: HeadlessRequest, err: IO[str]) -> He
 
 async def _run_until_signal(settings: Settings, request: HeadlessRequest) -> int:
     """``run_headless``, cancelled (so the session is settled and closed) by an exit signal."""
-    from dcode.exit_signals import ExitSignals, exit_code, signal_name
+    from dcode.processes.exit_signals import ExitSignals, exit_code, signal_name
 
     task = asyncio.current_task()
     assert task is not None
