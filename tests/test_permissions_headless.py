@@ -54,13 +54,20 @@ def test_a_repository_allowing_bash_changes_nothing_until_trusted(server: Script
     assert (workspace / "pwned").exists()
 
 
-def test_deny_holds_under_approve_all_and_is_listed(server: ScriptedModelServer, user: Path, workspace: Path) -> None:
+# As one quoted value, and as Claude Code's documentation writes it: one word per rule, the
+# prompt after them (it is not taken for a rule).
+@pytest.mark.parametrize("flags", [
+    ["-p", "go", "--disallowedTools", "Read(./.env) Bash(cat:*)"],
+    ["--disallowedTools", "Read(./.env)", "Bash(cat:*)", "-p", "go"],
+    ["-p", "--disallowedTools", "Read(./.env)", "Bash(cat:*)", "go"],
+], ids=["one value", "words then -p", "words then the prompt"])
+def test_deny_holds_under_approve_all_and_is_listed(flags: list[str], server: ScriptedModelServer, user: Path, workspace: Path) -> None:
     (workspace / ".env").write_text("TOKEN=secret-value")
     server.script(
         reply(tool_calls=[tool_call("read_file", {"file_path": ".env"}), tool_call("execute", {"command": "cat .env"}, call_id="call_2")]),
         reply("done"),
     )
-    args = ["-p", "go", "--approve", "all", "--output-format", "json", "--disallowedTools", "Read(./.env) Bash(cat:*)"]
+    args = [*flags, "--approve", "all", "--output-format", "json"]
     result = dcode(args, workspace, user)
     assert result.returncode == 0, result.stderr
     results = tool_results(server)
@@ -68,6 +75,7 @@ def test_deny_holds_under_approve_all_and_is_listed(server: ScriptedModelServer,
     assert not any("secret-value" in text for text in results)
     denials = json.loads(result.stdout)["permission_denials"]
     assert [(d["tool_name"], d["tool_input"]) for d in denials] == [("read_file", {"file_path": ".env"}), ("execute", {"command": "cat .env"})]
+    assert ("user", "go") in server.transcript(0)
 
 
 @pytest.mark.parametrize("mode", ["edits", "all"])

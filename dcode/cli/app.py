@@ -563,12 +563,43 @@ def _rewrite_resume(argv: list[str]) -> list[str]:
     return out
 
 
+RULE_FLAGS = ("--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools")
+
+
+def _gather_rule_words(args: list[str]) -> list[str]:
+    """Claude Code's way of writing the rule flags, ``--allowedTools "Bash(git log:*)" Edit``:
+    the words after the flag's value that are rules (a Claude tool name, with or without its
+    parentheses, or an MCP tool) join that value rather than become the prompt."""
+    if not any(word in RULE_FLAGS for word in args):
+        return args
+    from dcode.agent.tools.claude_names import CLAUDE_TOOLS  # only here: --help stays light
+
+    def is_rule(word: str) -> bool:
+        name = word.split("(", 1)[0]
+        return (name in CLAUDE_TOOLS and (name == word or word.endswith(")"))) or (word.startswith("mcp__") and " " not in word)
+
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        out.append(word)
+        i += 1
+        if word in RULE_FLAGS and i < len(args):
+            value = [args[i]]
+            i += 1
+            while i < len(args) and is_rule(args[i]):
+                value.append(args[i])
+                i += 1
+            out.append(" ".join(value))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in SUBCOMMANDS:
         sub(args, prog_name="dcode")
         return
-    root(_rewrite_resume(args), prog_name="dcode")
+    root(_rewrite_resume(_gather_rule_words(args)), prog_name="dcode")
 
 
 if __name__ == "__main__":
