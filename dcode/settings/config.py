@@ -301,7 +301,7 @@ def _sandbox_table(current: SandboxSettings, table: dict[str, Any], path: Path, 
 def _fetch_hosts(value: Any, where: str, *, wildcards: bool) -> tuple[str, ...]:
     """Hosts in the form ``web_address`` gives a URL's (``Docs.Python.org.`` is
     ``docs.python.org``); ``*.`` before one only where ``wildcards``."""
-    from dcode.agent.tools.web_address import BadAddress, canonical_host, host_entry
+    from dcode.settings.web_address import BadAddress, canonical_host, host_entry
 
     example = '["docs.python.org", "*.readthedocs.io"]' if wildcards else '["localhost:8000", "intranet.example"]'
     name = "allow" if wildcards else "allow_private"
