@@ -122,7 +122,7 @@ def test_sites_named_in_fetch_allow_are_read_without_asking(tmp_path: Path) -> N
 def test_a_url_web_fetch_refuses_outright_is_not_asked_about(url: str, tmp_path: Path) -> None:
     """Nothing would be fetched: a question would only show a URL that is not going to be used.
     The call runs to web_fetch's own refusal (``test_web_fetch_private``)."""
-    from dcode.agent.tools.web_address import refused_outright
+    from dcode.settings.web_address import refused_outright
 
     gate = ApprovalPolicy(ApprovalMode.MANUAL, LocalBackend(tmp_path), fetch_allow=("docs.python.org",))
     assert refused_outright(url, gate.fetch_private) is not None

@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from dcode.agent.middleware.argument_truncation import (
+from dcode.agent.compaction.truncation import (
     HEAD_CHARS,
     MARKER,
     MAX_ARGUMENT_CHARS,
@@ -16,7 +16,8 @@ from dcode.agent.middleware.argument_truncation import (
     truncated_history,
 )
 from dcode.context.tokens.counter import TokenCounter
-from dcode.agent.compaction_triggers import Threshold, Triggers, Unit
+from dcode.agent.compaction.thresholds import keep_from, reached
+from dcode.settings.compaction_triggers import Threshold, Triggers, Unit
 from dcode.agent.token_count import count_messages
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import RecordedRequest, reply, tool_call
@@ -58,7 +59,7 @@ def test_below_the_trigger_or_inside_the_keep_window_nothing_changes() -> None:
     out = truncated_history(history, 600, defaults)
     assert out is not None and out[1].tool_calls[0]["args"]["content"].endswith(MARKER)  # type: ignore[attr-defined]
     assert out[0] is history[0] and out[2] is history[2]
-    assert Threshold(Unit.TOKENS, 1_000_000).keep_from(history, 600) == 0  # everything fits: nothing is old
+    assert keep_from(Threshold(Unit.TOKENS, 1_000_000), history, 600) == 0  # everything fits: nothing is old
 
 
 def test_tier_one_fires_below_tier_two_and_by_any_unit() -> None:
@@ -66,7 +67,7 @@ def test_tier_one_fires_below_tier_two_and_by_any_unit() -> None:
     tokens = count_messages(history)
     window = int(tokens / 0.75)  # the history is 75 % of the window: past tier 1 (70 %), short of tier 2 (85 %)
     assert truncated_history(history, window, Triggers()) is not None
-    assert not Triggers().summarize_at.reached(history, window)
+    assert not reached(Triggers().summarize_at, history, window)
     by_messages = Triggers(truncate_at=Threshold.parse("3 messages"), keep=Threshold.parse("1 message"))
     assert truncated_history(history, 10**9, by_messages) is not None  # three messages, whatever the window
     assert truncated_history(history, 10**9, Triggers(truncate_at=Threshold.parse("4 messages"))) is None

@@ -13,7 +13,7 @@ from langchain_core.messages import ToolMessage
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.markers import SAVED_TO_MARKER
 from dcode.agent.middleware.result_eviction import EVICT_CHARS, EXEMPT, evicted
-from dcode.agent.middleware.summarization import HISTORY_DIR
+from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.paste_archive import PASTE_CHARS, archive_paste
 from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 from dcode.settings.config import ApprovalMode

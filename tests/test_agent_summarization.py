@@ -9,15 +9,9 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from dcode.agent.middleware.summarization import (
-    HISTORY_DIR,
-    archive_section,
-    effective_messages,
-    latest_user_index,
-    next_cutoff,
-    safe_cutoff,
-    summary_message,
-)
+from dcode.agent.compaction.record import effective_messages, summary_message
+from dcode.agent.compaction.summary import archive_section, latest_user_index, next_cutoff, safe_cutoff
+from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.compaction_words import compacted_words
 from dcode.agent.events import CompactionFinished
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
@@ -168,7 +162,8 @@ async def test_a_summary_longer_than_what_it_replaces_is_refused_and_nothing_is_
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
     from dcode.agent.events import CompactionRefused, CompactionStarted
-    from dcode.agent.middleware.summarization import NOT_SMALLER, read_compaction
+    from dcode.agent.compaction.record import read_compaction
+    from dcode.agent.compaction.summary import NOT_SMALLER
 
     wordy = "SUMMARY: " + "a summary that says more than the conversation did. " * 60
     server.script(reply(ONE), reply(TWO), reply(wordy), reply("three"))
@@ -193,7 +188,7 @@ async def test_a_history_smaller_than_any_summary_is_refused_without_asking_the_
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
     from dcode.agent.events import CompactionRefused
-    from dcode.agent.middleware.summarization import SUMMARY_ALONE
+    from dcode.agent.compaction.summary import SUMMARY_ALONE
 
     server.script(reply("one"), reply("two"))
     async with await Engine.open(make_settings()) as engine:
@@ -259,7 +254,7 @@ async def test_the_model_is_told_when_its_compaction_is_refused(server, make_set
 
 
 async def test_the_summary_trigger_and_keep_window_can_count_messages(server, make_settings, dcode_home: Path) -> None:
-    from dcode.agent.compaction_triggers import Threshold
+    from dcode.settings.compaction_triggers import Threshold
 
     server.script(reply(ONE), reply(TWO), reply("SUMMARY: two exchanges."), reply("three"))
     settings = make_settings(compact_at=Threshold.parse("5 messages"), compact_keep=Threshold.parse("1 message"))

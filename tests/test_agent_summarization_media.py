@@ -14,7 +14,8 @@ from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import CompactionFinished, CompactionStarted
 from dcode.agent.media_tags import FAILED, media_tag, tag_media
-from dcode.agent.middleware.summarization import HISTORY_DIR, archive_section, transcript_for_summary
+from dcode.agent.compaction.summary import archive_section, transcript_for_summary
+from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.tools.spec import READ_FILE
 from dcode.cli.headless import HeadlessRequest
 from dcode.cli.headless_media import attach_images

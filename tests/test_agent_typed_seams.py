@@ -19,7 +19,7 @@ from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import ErrorEvent
 from dcode.agent.middleware.run_context_required import MissingRunContext
-from dcode.agent.middleware.summarization import Compaction, read_compaction
+from dcode.agent.compaction.record import Compaction, read_compaction
 from dcode.agent.run_context import RunContext
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import make_settings

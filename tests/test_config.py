@@ -116,7 +116,7 @@ def test_a_limit_must_be_a_positive_number_of_seconds(home: Path, workspace: Pat
 
 
 def test_compaction_triggers_by_tokens_messages_or_share_of_the_window(home: Path, workspace: Path) -> None:
-    from dcode.agent.compaction_triggers import Threshold, Triggers, Unit
+    from dcode.settings.compaction_triggers import Threshold, Triggers, Unit
 
     assert load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).triggers == Triggers()
     write(home / "config.toml", 'compact_at = 120000\ncompact_keep = "6 messages"\ntruncate_at = "60%"\n')

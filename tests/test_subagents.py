@@ -270,7 +270,7 @@ def test_private_fields_stay_out_of_the_graph_schemas(tmp_path: Path) -> None:
 
     from dcode.agent.backends import LocalBackend
     from dcode.agent.graph import build_graph
-    from dcode.agent.middleware.summarization import Compactor
+    from dcode.agent.compaction.summary import Compactor
     from dcode.context.tokens.counter import TokenCounter
     from dcode.media.store import AttachmentStore
     from dcode.media.variants import VariantService
@@ -321,7 +321,7 @@ async def test_at_depth_two_a_subagent_starts_its_own_and_the_paths_nest(server,
 async def test_a_subagent_compaction_writes_its_own_archive(server, make_settings, workspace: Path, dcode_home: Path, api: str) -> None:
     """A subagent's whole run answers one request: its window may fill after it, and the
     summary then carries the request verbatim."""
-    from dcode.agent.compaction_triggers import Threshold
+    from dcode.settings.compaction_triggers import Threshold
 
     (workspace / "notes.txt").write_text("".join(f"note {n}: something worth reading\n" for n in range(150)))
     server.script(

@@ -13,7 +13,7 @@ from langchain_openai import ChatOpenAI
 from dcode.context.tokens.counter import TokenCounter
 from dcode.agent.backends import LocalBackend
 from dcode.agent.graph import static_request
-from dcode.agent.middleware.summarization import Compactor
+from dcode.agent.compaction.summary import Compactor
 from dcode.agent.subagents.definitions import AgentCatalog
 from dcode.agent.subagents.runs import Subagents
 from dcode.agent.subagents.task_tool import make_task_tool

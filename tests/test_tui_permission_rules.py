@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dcode.agent.permissions.store import project_file
+from dcode.settings.permission_sources import project_file
 from dcode.tui.transcript import NoticeEntry
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import Harness, running_app

@@ -18,7 +18,7 @@ from langchain_core.tools import BaseTool
 from dcode.agent.approval import ApprovalPolicy
 from dcode.agent.backends import LocalBackend
 from dcode.agent.events import ApprovalKind
-from dcode.agent.tools.web_address import IPAddress
+from dcode.settings.web_address import IPAddress
 from dcode.agent.tools.web_client import FetchRules, Refused, Unreachable, fetch
 from dcode.agent.tools.web_fetch import make_web_fetch_tool, rules_of
 from dcode.settings.config import ApprovalMode

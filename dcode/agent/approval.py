@@ -42,7 +42,7 @@ from dcode.agent.permissions.protected import is_protected_path
 from dcode.agent.permissions.rules import Effect
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
-from dcode.agent.tools.web_address import BadAddress, parse_address, refused_outright
+from dcode.settings.web_address import BadAddress, parse_address, refused_outright
 from dcode.settings.config import STRICTNESS, ApprovalMode
 
 

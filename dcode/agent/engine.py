@@ -23,6 +23,7 @@ from dcode.agent.approval import ApprovalPolicy, Approver, ToolOrigin
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.checkpointer import CheckedSaver
+from dcode.agent.compaction.summary import Compactor
 from dcode.agent.graph import build_graph, static_request
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.media_route import route_for
@@ -30,9 +31,9 @@ from dcode.agent.middleware.mcp_status import mcp_section
 from dcode.agent.middleware.memory import memory_sources, read_memory
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.permissions.load import session_rules
-from dcode.agent.middleware.summarization import HISTORY_DIR, Compactor
 from dcode.agent.run_context import current_thread_id
 from dcode.agent.runner import SessionRunner
+from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.session_lock import SessionLock
 from dcode.agent.subagents.definitions import AgentDefinition, catalog_for
 from dcode.agent.subagents.runs import Subagents

@@ -35,7 +35,8 @@ from dcode.agent.middleware.prompt_cache_key import PromptCacheKeyMiddleware
 from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
 from dcode.agent.middleware.run_context_required import RunContextRequired
 from dcode.agent.middleware.skills import SkillsMiddleware
-from dcode.agent.middleware.summarization import Compactor, SummarizationMiddleware
+from dcode.agent.compaction.summary import Compactor
+from dcode.agent.middleware.summarization import SummarizationMiddleware
 from dcode.agent.middleware.token_calibration import TokenCalibrationMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext

@@ -35,15 +35,17 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.attached_files import AttachedFile, marker
+from dcode.agent.compaction.record import read_compaction
+from dcode.agent.compaction.summary import Compacted, CompactionFailed
 from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
 from dcode.agent.markers import CANCELLED_MARKER
-from dcode.agent.middleware.summarization import HISTORY_DIR, Compacted, CompactionFailed, read_compaction
 from dcode.agent.paste_archive import archive_paste
 from dcode.agent.rewind.code import CodePlan, plan_code, restore_code
 from dcode.agent.rewind.conversation import rewind_thread
 from dcode.agent.rewind.outcome import RewindOutcome
 from dcode.agent.rewind.store import ChangeLog, Turn
 from dcode.agent.run_context import RunContext
+from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.sessions import DAMAGED_DATABASE, SessionDatabaseError, is_file_error, known_damage, refusal_for
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.models.errors import describe_model_error

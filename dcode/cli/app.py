@@ -160,7 +160,8 @@ def _run_headless(
     debug: bool,
 ) -> None:
     from dcode.agent.sessions import SessionDatabaseError
-    from dcode.cli.headless import HeadlessRequest, main_headless, pick_session, session_model
+    from dcode.cli.headless import main_headless
+    from dcode.cli.run_request import HeadlessRequest, pick_session, session_model
     from dcode.settings.project_gate import ignored_rules_warning, ignored_warning
 
     for warning in (ignored_warning(settings), ignored_rules_warning(settings)):

@@ -19,12 +19,11 @@ import asyncio
 import json
 import sys
 from contextlib import aclosing
-from dataclasses import dataclass, replace
-from enum import StrEnum
+from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
-from dcode.agent.attached_files import AttachedFile
 from dcode.settings.config import ApprovalMode, ConfigError, Settings
+from dcode.cli.run_request import HeadlessRequest, OutputFormat, pick_session
 from dcode.mcp.state import LinkState
 
 if TYPE_CHECKING:
@@ -33,24 +32,6 @@ from dcode.terminal_text import for_stream, json_safe
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 HELD_ADVICE = "wait for it to finish, or leave out -r/-c to start a new session"
-
-
-class OutputFormat(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-    STREAM_JSON = "stream-json"
-
-
-@dataclass(frozen=True, slots=True)
-class HeadlessRequest:
-    prompt: str
-    output_format: OutputFormat = OutputFormat.TEXT
-    resume_id: str | None = None
-    resume_latest: bool = False
-    continue_here: bool = False
-    content: list[dict[str, Any]] | None = None
-    attached: tuple[AttachedFile, ...] = ()
-    """The files ``content`` attaches with ``@path`` (``dcode.agent.attached_files``)."""
 
 
 def say(stream: IO[str], line: str) -> None:
@@ -99,37 +80,6 @@ def server_warnings(init: SessionInit) -> list[str]:
             case LinkState.NEEDS_LOGIN:
                 lines.append(f"dcode: warning: MCP server {server.name} needs a login: {server.error}")
     return lines
-
-
-def pick_session(settings: Settings, request: HeadlessRequest) -> str | None:
-    """The session to continue, or None for a new one; raises ConfigError for a bad id."""
-    from dcode.agent.sessions import SessionStore
-
-    store = SessionStore(settings.sessions_db)
-    if request.resume_id:
-        info = store.get(request.resume_id)
-        if info is None:
-            raise ConfigError(f"no session {request.resume_id!r}: see `dcode sessions list`")
-        return info.id
-    if request.resume_latest or request.continue_here:
-        info = store.latest(cwd=settings.workspace if request.continue_here else None)
-        if info is None:
-            where = " in this directory" if request.continue_here else ""
-            raise ConfigError(f"no previous session{where} to continue")
-        return info.id
-    return None
-
-
-def session_model(settings: Settings, session_id: str | None, model_given: bool) -> Settings:
-    """A resumed session keeps its model unless the user names another one."""
-    from dataclasses import replace
-
-    from dcode.agent.sessions import SessionStore
-
-    if session_id is None or model_given:
-        return settings
-    info = SessionStore(settings.sessions_db).get(session_id)
-    return replace(settings, model=info.model) if info and info.model else settings
 
 
 async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[str], err: IO[str]) -> int:

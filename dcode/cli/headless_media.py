@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dcode.settings.config import ConfigError, Settings
-from dcode.cli.headless import HeadlessRequest
+from dcode.cli.run_request import HeadlessRequest
 from dcode.prompts.mentions import mentions
 from dcode.settings.project_files import inside, real_path
 

@@ -38,7 +38,7 @@ class McpPlan:
 def project_env(settings: Settings) -> ProjectEnv:
     """What a project's ``.mcp.json`` may expand: the user's ``[mcp] project_env``, less every
     variable that holds a provider's key or address (the list the shell is kept from too)."""
-    from dcode.models.presets import provider_variables
+    from dcode.settings.presets import provider_variables
 
     keys = frozenset(name.upper() for name in provider_variables(settings.providers))
     return ProjectEnv(frozenset(settings.mcp.project_env), keys, str(settings.user_config))

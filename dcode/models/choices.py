@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from dcode.settings.config import ConfigError, Settings
-from dcode.models.presets import PROVIDERS
+from dcode.settings.presets import PROVIDERS
 from dcode.models.spec import parse_spec, resolve_endpoint
 
 RECENT_LIMIT = 8

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from dcode.models.presets import PROVIDERS
+from dcode.settings.presets import PROVIDERS
 from dcode.settings.private_files import one_writer, write_private
 
 CACHE_NAME = "model_info.json"

@@ -16,7 +16,7 @@ from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.discovery import Found, discovered, kept
 from dcode.models.image_transport import ImageTransport, image_transport
 from dcode.models.known_profiles import known_openai_profile
-from dcode.models.presets import accepts_prompt_cache_key
+from dcode.settings.presets import accepts_prompt_cache_key
 from dcode.models.profiles import ModelProfile, resolve_profile
 from dcode.models.spec import Endpoint, ModelSpec, resolve_endpoint
 

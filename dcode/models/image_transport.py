@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from dcode.settings.config import WireApi
-from dcode.models.presets import PROVIDERS, is_official_openai
+from dcode.settings.presets import PROVIDERS, is_official_openai
 
 ImageTransport = Literal["inline", "files"]
 TRANSPORTS: tuple[ImageTransport, ...] = ("inline", "files")

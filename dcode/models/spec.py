@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 from dcode.settings.config import ConfigError, Settings, WireApi
-from dcode.models.presets import GENERIC_KEY_ENVS, PROVIDERS, ProviderPreset, default_api
+from dcode.settings.presets import GENERIC_KEY_ENVS, PROVIDERS, ProviderPreset, default_api
 
 
 class ModelSpecError(ConfigError):

@@ -23,8 +23,8 @@ import shlex
 from collections.abc import Iterator
 from typing import Any
 
-from dcode.settings.config import STRICTNESS, ApprovalMode, IgnoredSetting, Settings
 from dcode.sandbox.modes import SandboxMode, at_least_as_strict
+from dcode.settings.values import STRICTNESS, ApprovalMode, IgnoredSetting, Settings
 from dcode.settings.trust import TrustState
 
 SAFE_KEYS = frozenset({"max_turns", "theme", "api", "models"})
@@ -127,7 +127,7 @@ def _refusal(key: str, value: Any, mine: Settings, default_approve: ApprovalMode
 def model_refusal(spec: str, mine: Settings) -> str | None:
     """Why an untrusted source may not choose ``spec``, or None when it keeps requests and
     keys where ``mine`` (the user's own settings) sends them. Project agents ask this too."""
-    from dcode.models.presets import PROVIDERS
+    from dcode.settings.presets import PROVIDERS
 
     provider, current = _provider_of(spec), _provider_of(mine.model)
     if provider == current:

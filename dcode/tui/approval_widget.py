@@ -28,7 +28,7 @@ from textual.widgets import Input, Static
 
 from dcode.agent.approval import ApprovalDecision, ToolOrigin
 from dcode.agent.events import ApprovalKind, ApprovalRequested
-from dcode.agent.tools.web_address import canonical_url
+from dcode.settings.web_address import canonical_url
 from dcode.terminal_text import safe_text
 from dcode.tui.transcript.diff import render_diff
 

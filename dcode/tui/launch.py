@@ -50,7 +50,7 @@ def launch_tui(
     model_given: bool = False,
 ) -> int:
     from dcode.agent.sessions import SessionDatabaseError
-    from dcode.cli.headless import HeadlessRequest, pick_session, session_model
+    from dcode.cli.run_request import HeadlessRequest, pick_session, session_model
 
     request = HeadlessRequest(prompt=prompt or "", resume_id=resume_id, resume_latest=resume_latest, continue_here=continue_here)
     try:

@@ -42,7 +42,7 @@ class ShellEnvironment:
     @classmethod
     def for_settings(cls, settings: Settings) -> ShellEnvironment:
         """The presets' and the configured providers' variables hidden, ``pass_env`` passed."""
-        from dcode.models.presets import provider_variables
+        from dcode.settings.presets import provider_variables
 
         return cls.of(provider_variables(settings.providers), settings.pass_env)
 

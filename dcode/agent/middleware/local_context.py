@@ -32,7 +32,7 @@ from langgraph.runtime import Runtime
 
 from dcode.agent.backends.safe_git import shell_function
 from dcode.agent.fences import Fence, fenced
-from dcode.agent.middleware.summarization import read_compaction
+from dcode.agent.compaction.record import read_compaction
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
 

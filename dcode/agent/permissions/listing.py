@@ -11,7 +11,7 @@ from dcode.agent.permissions.rules import EFFECTS
 
 if TYPE_CHECKING:
     from dcode.agent.approval import Denial
-    from dcode.agent.permissions.sources import RuleText
+    from dcode.settings.permission_sources import RuleText
 
 RECENT_DENIALS = 10
 

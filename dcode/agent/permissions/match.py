@@ -27,7 +27,7 @@ from dcode.agent.tools.claude_names import (
     read_paths,
 )
 from dcode.agent.tools.spec import READ_FILE, ToolKind, spec_for
-from dcode.agent.tools.web_address import BadAddress, parse_address
+from dcode.settings.web_address import BadAddress, parse_address
 
 
 @dataclass(frozen=True, slots=True)

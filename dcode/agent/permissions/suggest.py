@@ -13,7 +13,7 @@ from typing import Any
 
 from dcode.agent.tools.claude_names import CLAUDE_EDIT, CLAUDE_FETCH, CLAUDE_SHELL, FETCH, SHELL
 from dcode.agent.tools.spec import ToolKind, spec_for
-from dcode.agent.tools.web_address import BadAddress, parse_address
+from dcode.settings.web_address import BadAddress, parse_address
 
 
 def suggest_rule(name: str, args: dict[str, Any], inside: Callable[[str], bool] = lambda path: False) -> str:

@@ -12,6 +12,7 @@ the result says why.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from langchain.tools import InjectedState, tool
@@ -20,15 +21,10 @@ from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
+from dcode.agent.compaction.record import read_compaction, reported_tokens
+from dcode.agent.compaction.summary import CompactionFailed, Compactor
 from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.agent.events import CompactionRefused
-from dcode.agent.middleware.summarization import (
-    CompactionFailed,
-    Compactor,
-    SummarizationState,
-    read_compaction,
-    reported_tokens,
-)
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools.spec import COMPACT_CONVERSATION
 
@@ -59,7 +55,7 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
     ) -> Command | str:
         # Typed here, not in the signature: langchain builds the tool's schema with pydantic,
         # which cannot take the state's TypedDict (nor a parametrized ToolRuntime).
-        thread: SummarizationState = state
+        thread: Mapping[str, Any] = state
         messages = list(thread["messages"])
         if not eligible(compactor, messages):
             return NOTHING_YET

@@ -14,7 +14,7 @@ from typing import Any
 from dcode.agent.tools.args import READ_DEFAULT_LIMIT, VIDEO_DEFAULT_LIMIT_S
 from dcode.agent.tools.filetypes import media_type
 from dcode.agent.tools.formatting import count_lines, plural
-from dcode.agent.tools.web_address import BadAddress, parse_address
+from dcode.settings.web_address import BadAddress, parse_address
 
 Args = Mapping[str, Any]
 

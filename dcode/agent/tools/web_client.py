@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from email.message import Message
 from typing import TYPE_CHECKING, Final
 
-from dcode.agent.tools.web_address import (
+from dcode.settings.web_address import (
     BadAddress,
     IPAddress,
     WebAddress,

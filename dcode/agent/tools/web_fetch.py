@@ -40,7 +40,7 @@ from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
 from dcode.agent.tools.filetypes import looks_like_text
 from dcode.agent.tools.spec import READ_FILE, WEB_FETCH
-from dcode.agent.tools.web_address import WebAddress
+from dcode.settings.web_address import WebAddress
 from dcode.agent.tools.web_client import (
     CONNECT_TIMEOUT_S,
     DEADLINE_S,

@@ -20,7 +20,7 @@ from textual.widgets import Button, Label, Static
 from textual.worker import Worker, WorkerState
 
 from dcode.settings.config import Settings
-from dcode.models.presets import PROVIDERS
+from dcode.settings.presets import PROVIDERS
 from dcode.terminal_text import safe_text
 from dcode.tui.screens.keeps_typing import KeepsTyping
 

@@ -8,26 +8,13 @@ the project's files or its trust. "Everywhere" is ``[permissions] allow`` in the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import tomllib
 from pathlib import Path
 
-from dcode.agent.permissions.sources import RuleText, RulesError, json_rules
+from dcode.settings.permission_sources import RulesError, project_file
 from dcode.settings.private_files import write_private
-
-FOLDER = "permissions"
-
-
-def project_file(home: Path, workspace: Path) -> Path:
-    key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:24]
-    return home / FOLDER / f"{key}.json"
-
-
-def saved_rules(home: Path, workspace: Path) -> list[RuleText]:
-    """The rules saved for ``workspace``; a damaged file is one line (``RulesError``)."""
-    return json_rules(project_file(home, workspace), project=False)
 
 
 def _read_table(path: Path) -> dict[str, list[str]]:

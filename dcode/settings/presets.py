@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dcode.settings.config import ProviderOverride, WireApi
+from dcode.settings.values import ProviderOverride, WireApi
 
 OFFICIAL_OPENAI_URL = "https://api.openai.com/v1"
 

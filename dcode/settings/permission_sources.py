@@ -14,6 +14,7 @@ here; they are parsed when a session's policy is built.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ EFFECT_NAMES: tuple[str, ...] = ("deny", "ask", "allow")
 CLAUDE_PROJECT_FILES: tuple[str, ...] = (".claude/settings.local.json", ".claude/settings.json")
 """A project's Claude Code settings, highest first (both join the trust digest)."""
 COMMAND_LINE = "command line"
+FOLDER = "permissions"
+"""Under ``$DCODE_HOME``: the rules saved for one project (``dcode.settings.saved_rules``)."""
 
 
 class RulesError(ValueError):
@@ -107,6 +110,16 @@ def split_rules(value: str) -> list[str]:
     return rules
 
 
+def project_file(home: Path, workspace: Path) -> Path:
+    key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:24]
+    return home / FOLDER / f"{key}.json"
+
+
+def saved_rules(home: Path, workspace: Path) -> list[RuleText]:
+    """The rules saved for ``workspace``; a damaged file is one line (``RulesError``)."""
+    return json_rules(project_file(home, workspace), project=False)
+
+
 def waiting_for_trust(rules: Iterable[RuleText], trusted: bool) -> tuple[list[RuleText], list[RuleText]]:
     """(the rules that apply, the project's allow rules that wait until it is trusted)."""
     applied, waiting = [], []
@@ -121,8 +134,6 @@ def gather(
     """(the rules in force, the project's allow rules waiting for trust), highest source first:
     the flags, the project's Claude settings and config, the rules saved for this project, the
     user's Claude settings and config. ``config_rules``: those of the ``[permissions]`` tables."""
-    from dcode.agent.permissions.store import saved_rules
-
     config_rules = list(config_rules)
     claude = claude_rules(workspace, user_home)
     ordered = [

@@ -7,21 +7,16 @@ Tier 1 (argument truncation) fires at ``truncate_at``, below tier 2 (summarizati
 number is tokens (``120000``), a percentage or a number up to 1 is a share of the window
 (``"85%"``, ``0.85``), and ``"200 messages"`` is a count of messages.
 
-Light on purpose (``dcode.settings.config`` imports it): the token counter is imported when counting.
+Settings only: whether a conversation reaches a threshold is measured in
+``dcode.agent.compaction.thresholds``, where the messages and the token counter are.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from langchain_core.messages import BaseMessage
-
-    from dcode.context.tokens.counter import TokenCounter
+from typing import Any
 
 EXPECTED = 'a number of tokens (120000), a share of the window ("85%" or 0.85) or a count of messages ("200 messages")'
 _MESSAGES = re.compile(r"^\s*(\d+)\s*messages?\s*$", re.IGNORECASE)
@@ -69,42 +64,6 @@ class Threshold:
         if self.unit is Unit.FRACTION:
             return max(1, int(window * self.value))
         return int(self.value)
-
-    def reached(
-        self, messages: Sequence[BaseMessage], window: int, tokens: int | None = None, counter: TokenCounter | None = None
-    ) -> bool:
-        """Whether the request ``messages`` make reaches the threshold (counted by ``counter``,
-        the session's, with the last request's system message and tools; without one, roughly)."""
-        if self.unit is Unit.MESSAGES:
-            return len(messages) >= self.limit(window)
-        if tokens is None and self.known_under(messages, window, counter):
-            return False  # known from lengths: the encoding need not be loaded
-        if tokens is None:
-            from dcode.agent.token_count import count_request
-
-            tokens = count_request(messages, counter)
-        return tokens >= self.limit(window)
-
-    def known_under(self, messages: Sequence[BaseMessage], window: int, counter: TokenCounter | None = None) -> bool:
-        """Whether the request ``messages`` make is below the threshold, known without counting
-        tokens: by the number of messages, or by the counter's bound from their lengths."""
-        if self.unit is Unit.MESSAGES:
-            return len(messages) < self.limit(window)
-        return counter is not None and counter.surely_under(self.limit(window), messages)
-
-    def keep_from(self, messages: Sequence[BaseMessage], window: int, counter: TokenCounter | None = None) -> int:
-        """As a keep window: the index of the oldest message kept. Counted in tokens, messages
-        are kept from the newest back while they fit."""
-        if self.unit is Unit.MESSAGES:
-            return max(0, len(messages) - self.limit(window))
-        from dcode.agent.token_count import count_messages
-
-        budget, used = self.limit(window), 0
-        for index in range(len(messages) - 1, -1, -1):
-            used += count_messages([messages[index]], counter)
-            if used > budget:
-                return index + 1
-        return 0
 
     def __str__(self) -> str:
         match self.unit:
