@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from dcode.agent.compaction_triggers import Threshold, Triggers, Unit
 from dcode.agent.middleware.argument_truncation import (
     HEAD_CHARS,
     MARKER,
@@ -15,10 +16,9 @@ from dcode.agent.middleware.argument_truncation import (
     truncate_arguments,
     truncated_history,
 )
-from dcode.context.tokens.counter import TokenCounter
-from dcode.agent.compaction_triggers import Threshold, Triggers, Unit
 from dcode.agent.token_count import count_messages
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.context.tokens.counter import TokenCounter
 from tests.support.model_server import RecordedRequest, reply, tool_call
 
 LONG = "x" * (MAX_ARGUMENT_CHARS + 1)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from dcode.agent.compaction_words import compacted_words
+from dcode.agent.events import CompactionFinished
 from dcode.agent.middleware.summarization import (
     HISTORY_DIR,
     archive_section,
@@ -18,8 +20,6 @@ from dcode.agent.middleware.summarization import (
     safe_cutoff,
     summary_message,
 )
-from dcode.agent.compaction_words import compacted_words
-from dcode.agent.events import CompactionFinished
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import fault, reply, tool_call
 
@@ -62,7 +62,7 @@ def test_the_archive_is_markdown_with_escaped_messages() -> None:
     assert "earlier" not in section  # an earlier summary is not archived again
 
 
-async def run(settings, prompt: str, **kw) -> list[dict]:  # noqa: ANN001, ANN003 - the make_settings fixture's
+async def run(settings, prompt: str, **kw) -> list[dict]:  # the make_settings fixture's
     out, err = io.StringIO(), io.StringIO()
     code = await run_headless(settings, HeadlessRequest(prompt=prompt, output_format=OutputFormat.STREAM_JSON, **kw), out=out, err=err)
     assert code == 0, err.getvalue()

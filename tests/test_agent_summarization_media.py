@@ -14,13 +14,24 @@ from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import CompactionFinished, CompactionStarted
 from dcode.agent.media_tags import FAILED, media_tag, tag_media
-from dcode.agent.middleware.summarization import HISTORY_DIR, archive_section, transcript_for_summary
+from dcode.agent.middleware.summarization import (
+    HISTORY_DIR,
+    archive_section,
+    transcript_for_summary,
+)
 from dcode.agent.tools.spec import READ_FILE
 from dcode.cli.headless import HeadlessRequest
 from dcode.cli.headless_media import attach_images
 from dcode.media.attachment import from_reference_block, is_reference_block
 from dcode.media.store import AttachmentStore
-from tests.support.media_results import PILLOW, audio_result, image_result, pdf_result, read_batch, requires_pngs
+from tests.support.media_results import (
+    PILLOW,
+    audio_result,
+    image_result,
+    pdf_result,
+    read_batch,
+    requires_pngs,
+)
 from tests.support.model_server import reply, tool_call
 from tests.test_agent_summarization import ONE, TWO
 from tests.test_media_request import VISION, screenshot
@@ -35,7 +46,7 @@ def stored_objects(store: AttachmentStore) -> set[Path]:
     return {p for p in store.objects_dir.rglob("*") if p.is_file()}
 
 
-async def turn(runner, content) -> None:  # noqa: ANN001 - a SessionRunner
+async def turn(runner, content) -> None:  # a SessionRunner
     async for _ in runner.run_turn(content):
         pass
 

@@ -46,7 +46,7 @@ def middleware_parameters(cls: type) -> tuple[object, object]:
                 return state, context
             if origin is not None and issubclass(origin, AgentMiddleware) and origin is not klass:
                 # A generic base of ours (PromptSection[State, Value]): its first argument is the state.
-                inner_state, context = middleware_parameters(origin)
+                _inner_state, context = middleware_parameters(origin)
                 return get_args(base)[0], context
     raise AssertionError(f"{cls.__name__} does not parametrize AgentMiddleware")
 

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from dcode.settings.config import ProviderOverride, Settings
 from dcode.models.choices import RECENT_LIMIT, ModelOrigin, model_choices
 from dcode.models.presets import PROVIDERS
+from dcode.settings.config import ProviderOverride, Settings
 
 ENV = {"OPENAI_API_KEY": "sk-test"}
 

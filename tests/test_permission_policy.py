@@ -13,7 +13,12 @@ from dcode.agent.approval import ApprovalPolicy, remember
 from dcode.agent.backends import LocalBackend
 from dcode.agent.permissions.load import session_rules
 from dcode.agent.permissions.protected import is_protected_path
-from dcode.agent.permissions.store import project_file, save_project_rule, save_user_rule, remove_user_rule
+from dcode.agent.permissions.store import (
+    project_file,
+    remove_user_rule,
+    save_project_rule,
+    save_user_rule,
+)
 from dcode.agent.permissions.suggest import suggest_rule
 from dcode.settings.config import ApprovalMode, ConfigError, load_settings
 from dcode.settings.project_gate import ignored_rules_warning

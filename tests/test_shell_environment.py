@@ -13,8 +13,8 @@ import pytest
 
 from dcode.agent.backends import LocalBackend
 from dcode.agent.backends.environment import ShellEnvironment
-from dcode.settings.config import ProviderOverride
 from dcode.models.presets import PROVIDERS, provider_variables
+from dcode.settings.config import ProviderOverride
 from tests.support.model_server import reply, tool_call
 
 DCODE = str(Path(sys.executable).with_name("dcode"))

@@ -95,8 +95,8 @@ async def test_a_subagent_starts_from_the_description_and_returns_only_its_answe
 
 
 async def test_stream_json_carries_the_agent_path(server, make_settings, api: str) -> None:
-    from tests.test_agent_e2e import headless
     from dcode.cli.headless import OutputFormat
+    from tests.test_agent_e2e import headless
 
     server.script(
         reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
@@ -120,7 +120,7 @@ async def test_parallel_tasks_overlap_keep_their_order_and_respect_the_cap(serve
         reply("all done").answering(PROMPT),
     )
     async with await Engine.open(make_settings(api, task_concurrency=2)) as engine:
-        runner, events = await run(engine, PROMPT)
+        _runner, events = await run(engine, PROMPT)
     assert not events[-1].is_error
     # The results come back in the calls' order, whatever order the subagents ended in.
     results = [text for role, text in server.transcript(len(server.requests) - 1) if role == "tool"]

@@ -10,7 +10,6 @@ from pathlib import Path
 from langchain.agents.middleware import TodoListMiddleware
 from langchain_openai import ChatOpenAI
 
-from dcode.context.tokens.counter import TokenCounter
 from dcode.agent.backends import LocalBackend
 from dcode.agent.graph import static_request
 from dcode.agent.middleware.summarization import Compactor
@@ -18,6 +17,7 @@ from dcode.agent.subagents.definitions import AgentCatalog
 from dcode.agent.subagents.runs import Subagents
 from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.tools.spec import SPECS, WEB_FETCH, WRITE_TODOS, ToolKind, spec_for
+from dcode.context.tokens.counter import TokenCounter
 
 KINDS = {
     "ls": ToolKind.READ,

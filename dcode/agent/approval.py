@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.permissions.match import CallFacts, PermissionRules, RuleMatch
 from dcode.agent.permissions.protected import is_protected_path
 from dcode.agent.permissions.rules import Effect
-from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.agent.tools.web_address import BadAddress, parse_address, refused_outright
 from dcode.settings.config import STRICTNESS, ApprovalMode

@@ -19,15 +19,15 @@ from langchain_core.tools import BaseTool
 
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.history_state import history_state
-from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_files import FileImages
+from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_route import request_limits, route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.argument_truncation import ArgumentTruncationMiddleware
 from dcode.agent.middleware.file_changes import FileChangesMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
-from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.agent.middleware.mcp_status import McpStatusMiddleware
+from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
 from dcode.agent.middleware.plan_mode import PlanModeMiddleware

@@ -29,7 +29,14 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, BaseMessage, BaseMessageChunk, RemoveMessage, convert_to_messages, message_chunk_to_message
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    RemoveMessage,
+    convert_to_messages,
+    message_chunk_to_message,
+)
 
 from dcode.models.langchain_internals import delta_snapshot_value
 

@@ -32,7 +32,12 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage
 
 from dcode.media.attachment import Attachment, from_reference_block, is_reference_block
-from dcode.media.file_attachment import FileAttachment, FileKind, from_file_reference_block, is_file_reference_block
+from dcode.media.file_attachment import (
+    FileAttachment,
+    FileKind,
+    from_file_reference_block,
+    is_file_reference_block,
+)
 from dcode.media.inline import Inline, Remote, payload
 from dcode.media.modality import UNNAMED, MediaPart, Modality, media_part
 

@@ -24,8 +24,8 @@ from enum import StrEnum
 from typing import IO, TYPE_CHECKING, Any
 
 from dcode.agent.attached_files import AttachedFile
-from dcode.settings.config import ApprovalMode, ConfigError, Settings
 from dcode.mcp.state import LinkState
+from dcode.settings.config import ApprovalMode, ConfigError, Settings
 
 if TYPE_CHECKING:
     from dcode.agent.events import SessionInit
@@ -138,10 +138,9 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     from dcode.agent.events import ErrorEvent, Notice, TurnFinished
     from dcode.agent.session_init import session_init
     from dcode.agent.sessions import DAMAGED_DATABASE
+    from dcode.mcp.plan import plan, skipped_warning
     from dcode.models.factory import resolve_model
     from dcode.models.media_support import MediaSupport
-
-    from dcode.mcp.plan import plan, skipped_warning
 
     session_id = pick_session(settings, request)
     resolved = resolve_model(settings)
@@ -247,7 +246,7 @@ def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool =
     except KeyboardInterrupt:
         print("dcode: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - a traceback is for --debug only
+    except Exception as exc:  # a traceback is for --debug only
         if debug:
             raise
         from dcode.models.errors import describe_model_error

@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dcode.settings.config import ConfigError, Settings
 from dcode.cli.headless import HeadlessRequest
 from dcode.prompts.mentions import mentions
+from dcode.settings.config import ConfigError, Settings
 from dcode.settings.project_files import inside, real_path
 
 if TYPE_CHECKING:

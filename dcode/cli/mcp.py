@@ -16,10 +16,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dcode.settings.config import ConfigError, Settings
 from dcode.mcp.approvals import approval
-from dcode.mcp.config import PROJECT_FILE, USER_FILE, McpSources, Scope, ServerConfig, Transport, load_sources
+from dcode.mcp.config import (
+    PROJECT_FILE,
+    USER_FILE,
+    McpSources,
+    Scope,
+    ServerConfig,
+    Transport,
+    load_sources,
+)
 from dcode.mcp.plan import notes, project_env
+from dcode.settings.config import ConfigError, Settings
 from dcode.settings.private_files import ensure_private_dir, write_private
 from dcode.settings.trust import TrustState
 

@@ -253,7 +253,7 @@ class ServerLink:
                 await _first_of(self._stop.wait(), lost.wait())
         except asyncio.CancelledError:
             raise
-        except BaseException as exc:  # noqa: BLE001 - the transports raise exception groups
+        except BaseException as exc:  # the transports raise exception groups
             log.debug("MCP server %s stopped", self.name, exc_info=True)
             if not self._stop.is_set() and not lost.is_set():
                 was_up = self.state is LinkState.CONNECTED
@@ -338,7 +338,7 @@ class ServerLink:
                     self.resources = await all_resources(session)
                 case _:
                     self.prompts = await all_prompts(session)
-        except Exception:  # noqa: BLE001 - the old list stays; the link's own watch reports a dead server
+        except Exception:  # the old list stays; the link's own watch reports a dead server
             log.debug("MCP server %s: listing again failed", self.name, exc_info=True)
             return
         self._changed()
@@ -415,7 +415,7 @@ class ServerLink:
             self._cancel(session, token, "cancelled by the user")
             raise
         except McpError as exc:
-            if exc.error.code == SESSION_EXPIRED and exc.error.message == "Session terminated" or exc.error.code == CONNECTION_CLOSED and self._expired:
+            if (exc.error.code == SESSION_EXPIRED and exc.error.message == "Session terminated") or (exc.error.code == CONNECTION_CLOSED and self._expired):
                 return None
             if exc.error.code == CONNECTION_CLOSED:
                 return await self._lost_during(tool, exc)

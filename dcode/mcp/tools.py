@@ -48,7 +48,7 @@ def progress_reporter(runtime: Any) -> Progress | None:
         event = ToolProgress(call_id=call_id, progress=progress, total=total, message=message or "", agent=agent)
         try:
             run.run(emit, event)
-        except Exception:  # noqa: BLE001 - progress is cosmetic; the run may have ended
+        except Exception:  # progress is cosmetic; the run may have ended
             log.debug("progress of %s not shown", call_id, exc_info=True)
 
     return report

@@ -26,7 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dcode.media.attachment import SCHEMA_VERSION, SOURCE_TYPE, InvalidReferenceBlock, clip_name, is_attachment_id
+from dcode.media.attachment import (
+    SCHEMA_VERSION,
+    SOURCE_TYPE,
+    InvalidReferenceBlock,
+    clip_name,
+    is_attachment_id,
+)
 
 FileKind = Literal["file", "audio", "video"]
 FILE_KINDS: tuple[FileKind, ...] = ("file", "audio", "video")

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from dcode.settings.config import ConfigError, Settings
 from dcode.models.presets import PROVIDERS
 from dcode.models.spec import parse_spec, resolve_endpoint
+from dcode.settings.config import ConfigError, Settings
 
 RECENT_LIMIT = 8
 

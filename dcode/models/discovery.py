@@ -29,6 +29,7 @@ everything else (``media inspect``, the profile a command prints) reads what is 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -268,10 +269,8 @@ def discovered(home: Path, provider: str, base_url: str, model: str, api_key: st
         asked = ask_server(provider, base_url, model, api_key, fetch or http_fetch)
     except Exception:  # noqa: BLE001 - down, refused, garbage: the profile stays a guess
         asked = None
-    try:
+    with contextlib.suppress(OSError):  # asked again next time
         cache.put(base_url, model, asked)
-    except OSError:
-        pass  # asked again next time
     return asked or found
 
 

@@ -12,13 +12,13 @@ import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.discovery import Found, discovered, kept
 from dcode.models.image_transport import ImageTransport, image_transport
 from dcode.models.known_profiles import known_openai_profile
 from dcode.models.presets import accepts_prompt_cache_key
 from dcode.models.profiles import ModelProfile, resolve_profile
 from dcode.models.spec import Endpoint, ModelSpec, resolve_endpoint
+from dcode.settings.config import ConfigError, Settings, WireApi
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI

@@ -20,8 +20,8 @@ from dcode.models.transport import RetryBudgetExceeded
 from dcode.models.user_agent import USER_AGENT
 
 if TYPE_CHECKING:
-    from dcode.settings.config import Settings
     from dcode.models.spec import Endpoint
+    from dcode.settings.config import Settings
 
 _QUOTA_WORDS = ("quota", "storage limit", "too many files", "file limit", "limit on the number of files")
 

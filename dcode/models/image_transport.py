@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from dcode.settings.config import WireApi
 from dcode.models.presets import PROVIDERS, is_official_openai
+from dcode.settings.config import WireApi
 
 ImageTransport = Literal["inline", "files"]
 TRANSPORTS: tuple[ImageTransport, ...] = ("inline", "files")

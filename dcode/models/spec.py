@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.presets import GENERIC_KEY_ENVS, PROVIDERS, ProviderPreset, default_api
+from dcode.settings.config import ConfigError, Settings, WireApi
 
 
 class ModelSpecError(ConfigError):

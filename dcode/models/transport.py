@@ -120,7 +120,7 @@ GATEWAY_HEADER_PREFIXES = ("x-litellm-",)
 
 def retried_upstream(headers: httpx2.Headers) -> bool:
     """Whether a gateway that retries failing models itself sent this answer."""
-    return any(name.lower().startswith(GATEWAY_HEADER_PREFIXES) for name in headers.keys())
+    return any(name.lower().startswith(GATEWAY_HEADER_PREFIXES) for name in headers)
 
 
 def retry_after_seconds(headers: httpx2.Headers) -> float | None:

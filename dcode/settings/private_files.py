@@ -162,10 +162,8 @@ def secure_home(home: Path) -> None:
         tighten(home)
         for path in _walk(home):
             tighten(path)
-        try:
+        with contextlib.suppress(OSError):
             write_private(marker, "1\n")
-        except OSError:
-            pass
         return
     try:
         entries = list(os.scandir(home))

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from textual.widgets.text_area import TextAreaTheme
 
 __all__ = [
+    "PRIVATE_USES",
     "MarkdownBulletList",
     "MarkdownList",
     "MarkdownListItem",
@@ -57,7 +58,6 @@ __all__ = [
     "MarkdownTH",
     "MarkdownTR",
     "MarkdownTable",
-    "PRIVATE_USES",
     "anchor_released",
     "block_token",
     "child_blocks",

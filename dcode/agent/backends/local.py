@@ -70,7 +70,7 @@ class LocalBackend:
         use_ripgrep: bool = True,
         use_git: bool = True,
         max_output_chars: int = MAX_OUTPUT_CHARS,
-        environment: ShellEnvironment = ShellEnvironment(),
+        environment: ShellEnvironment = ShellEnvironment(),  # noqa: B008 - frozen, so shared safely
         io_deadline: float = IO_DEADLINE_S,
         search_deadline: float = SEARCH_DEADLINE_S,
         sandbox: Sandbox | None = None,

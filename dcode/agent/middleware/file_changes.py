@@ -83,7 +83,7 @@ def _record_before(changes: ChangeLog, paths: list[Path]) -> tuple[Recorded, tup
     for path in paths:
         try:
             recorded.append((changes.before(path), path))
-        except Exception as exc:  # noqa: BLE001 - the write goes ahead; only its rewind is lost
+        except Exception as exc:  # the write goes ahead; only its rewind is lost
             log.debug("recording %s before a write failed", path, exc_info=True)
             failure = failure or (path, exc)
     return recorded, failure
@@ -93,7 +93,7 @@ def _record_after(changes: ChangeLog, recorded: Recorded) -> None:
     for change_id, path in recorded:
         try:
             changes.after(change_id, path)
-        except Exception:  # noqa: BLE001 - a rewind then treats the file as changed since
+        except Exception:  # a rewind then treats the file as changed since
             log.debug("recording what %s holds after a write failed", path, exc_info=True)
 
 

@@ -36,14 +36,32 @@ from dcode.agent.media_placement import place_attachments
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_scrub import scrub, scrub_tool_results
 from dcode.agent.run_context import RunContext, current_thread_id
-from dcode.media.attachment import Attachment, InvalidReferenceBlock, from_reference_block, is_reference_block
+from dcode.media.attachment import (
+    Attachment,
+    InvalidReferenceBlock,
+    from_reference_block,
+    is_reference_block,
+)
 from dcode.media.errors import MediaError
-from dcode.media.file_attachment import FileAttachment, from_file_reference_block, is_file_reference_block
+from dcode.media.file_attachment import (
+    FileAttachment,
+    from_file_reference_block,
+    is_file_reference_block,
+)
 from dcode.media.file_blocks import standard_block
 from dcode.media.handles import handle_for
 from dcode.media.limits import ImageRoute
 from dcode.media.modality import Modality, media_part
-from dcode.media.offload import DEFAULT_OFFLOAD, OffloadLimits, OffloadPlan, base64_length, placeholder_text, plan_offload, refine_offload, upper_bound
+from dcode.media.offload import (
+    DEFAULT_OFFLOAD,
+    OffloadLimits,
+    OffloadPlan,
+    base64_length,
+    placeholder_text,
+    plan_offload,
+    refine_offload,
+    upper_bound,
+)
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import Variant, VariantService
 from dcode.models.image_transport import FILE_PART_BYTES

@@ -76,7 +76,7 @@ def clip_trailing_results(
             clipped = _offload(message.content, message, directory)
         if clipped is not None:
             out[index] = message.model_copy(update={"content": clipped})
-    return out if any(new is not old for new, old in zip(out, messages)) else None
+    return out if any(new is not old for new, old in zip(out, messages, strict=True)) else None
 
 
 class OverflowClipMiddleware(AgentMiddleware[AgentState[Any], RunContext]):

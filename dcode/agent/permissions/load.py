@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 
 from dcode.agent.permissions.match import PermissionRules
 from dcode.agent.permissions.rules import Effect, Rule, RuleError, RuleSource, parse_rule
-from dcode.agent.permissions.store import project_file, remove_project_rule, remove_user_rule, save_project_rule, save_user_rule
+from dcode.agent.permissions.store import (
+    project_file,
+    remove_project_rule,
+    remove_user_rule,
+    save_project_rule,
+    save_user_rule,
+)
 
 if TYPE_CHECKING:
     from dcode.settings.config import Settings

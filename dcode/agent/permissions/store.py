@@ -14,7 +14,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from dcode.agent.permissions.sources import RuleText, RulesError, json_rules
+from dcode.agent.permissions.sources import RulesError, RuleText, json_rules
 from dcode.settings.private_files import write_private
 
 FOLDER = "permissions"
