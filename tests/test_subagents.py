@@ -286,7 +286,7 @@ def test_private_fields_stay_out_of_the_graph_schemas(tmp_path: Path) -> None:
         store=store,
         variants=VariantService(store),
         large_results=tmp_path / "results",
-        compactor=Compactor(model, 100_000, tmp_path / "history", TokenCounter("test-model")),
+        compactor=Compactor(model, 100_000, tmp_path / "history", counter=TokenCounter("test-model")),
     )
     inputs = graph.get_input_jsonschema().get("properties", {})
     outputs = graph.get_output_jsonschema().get("properties", {})

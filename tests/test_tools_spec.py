@@ -37,7 +37,7 @@ KINDS = {
 def offered_tools(tmp_path: Path) -> list:
     model = ChatOpenAI(model="test-model", api_key="test", base_url="http://127.0.0.1:9/v1")
     task = make_task_tool(Subagents(AgentCatalog(), graph_for=lambda definition, nested: None))
-    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history", TokenCounter("test-model")), task)
+    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history", counter=TokenCounter("test-model")), task)
     return tools
 
 

@@ -119,6 +119,8 @@ def build_graph(
     (None: they travel inline); ``presents_plans``: whether the agent ends plan mode with a plan
     for the user (``exit_plan_mode``: the session's own agent)."""
     counter = compactor.counter
+    if counter is None:
+        raise ValueError("the compactor has no token counter, and every tier counts with it")
     wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
     projection = MediaProjectionMiddleware(
         store,

@@ -19,6 +19,6 @@ def history_state() -> type:
     class HistoryState(AgentState[Any]):
         messages: Required[
             Annotated[list[AnyMessage], DeltaChannel(history_channel.fold_messages, list, snapshot_frequency=history_channel.SNAPSHOT_EVERY)]
-        ]  # type: ignore[misc]
+        ]
 
     return HistoryState

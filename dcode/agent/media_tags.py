@@ -121,7 +121,9 @@ def _kept(block: dict[str, Any], part: MediaPart, store: AttachmentStore | None)
     return None, ""
 
 
-def _stored(block: dict[str, Any], part: MediaPart, store: AttachmentStore | None) -> Attachment | FileAttachment | Remote | None:
+def _stored(
+    block: dict[str, Any], part: MediaPart, store: AttachmentStore | None
+) -> Attachment | FileAttachment | Inline | Remote | None:
     if is_reference_block(block):
         return from_reference_block(block)
     if is_file_reference_block(block):

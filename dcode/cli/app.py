@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -29,6 +29,7 @@ from dcode.settings.config import (
 from dcode.terminal_text import for_stream, json_safe
 
 if TYPE_CHECKING:
+    from dcode.cli.headless import OutputFormat
     from dcode.cli.headless_media import ProjectCommand
 
 SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files"}
@@ -57,7 +58,7 @@ def _echo(text: str, *, err: bool = False) -> None:
     typer.echo(for_stream(text, sys.stderr if err else sys.stdout), err=err)
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     _echo(f"dcode: error: {message}", err=True)
     raise typer.Exit(code)
 
@@ -158,7 +159,7 @@ def _guard_processes(settings: Settings) -> None:
 def _run_headless(
     settings: Settings,
     prompt: str | None,
-    output_format: object,
+    output_format: OutputFormat,
     resume_id: str | None,
     resume_latest: bool,
     continue_here: bool,
@@ -182,7 +183,7 @@ def _run_headless(
     prompt, command = _own_command(settings, prompt)
     request = HeadlessRequest(
         prompt=prompt,
-        output_format=output_format,  # type: ignore[arg-type]
+        output_format=output_format,
         resume_id=resume_id,
         resume_latest=resume_latest,
         continue_here=continue_here,

@@ -153,8 +153,10 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     damaged = False
     async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
-        if (request := await _mcp_prompt(engine, request, err)) is None:
+        expanded = await _mcp_prompt(engine, request, err)
+        if expanded is None:
             return EXIT_USAGE
+        request = expanded
         for problem in engine.rule_problems:
             say(err, f"dcode: warning: {problem}")
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
@@ -164,13 +166,13 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         if request.output_format is OutputFormat.STREAM_JSON:
             print(json_safe(json.dumps(init.to_json(), ensure_ascii=False)), file=out, flush=True)
         finished: TurnFinished | None = None
-        plan: str | None = None
+        shown_plan: str | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
         async with aclosing(runner.run_turn(content, prompt_text=request.prompt, attached=request.attached)) as events:
             async for event in events:
                 if request.output_format is OutputFormat.STREAM_JSON:
                     print(json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)), file=out, flush=True)
-                plan = presented_plan(event) or plan
+                shown_plan = presented_plan(event) or shown_plan
                 match event:
                     case ErrorEvent(message=message, kind=kind):
                         say(err, f"dcode: error: {message}")
@@ -182,9 +184,9 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     assert finished is not None
     if request.output_format is OutputFormat.TEXT:
         if not finished.is_error:
-            print(for_stream(finished.result if plan is None else plan, out), file=out)
+            print(for_stream(finished.result if shown_plan is None else shown_plan, out), file=out)
     else:
-        answer = result_object(finished, plan, planning=mode is ApprovalMode.PLAN, denials=runner.policy.denials)
+        answer = result_object(finished, shown_plan, planning=mode is ApprovalMode.PLAN, denials=runner.policy.denials)
         print(json_safe(json.dumps(answer, ensure_ascii=False)), file=out)
     if damaged:
         return EXIT_USAGE  # as when the damage is found before the turn

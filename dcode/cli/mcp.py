@@ -44,7 +44,7 @@ class _AsWritten(dict[str, str]):
     """Every variable "set" to its own reference: the files are shown as written, no secret
     from the environment printed."""
 
-    def get(self, key: str, default: object = None) -> str:  # type: ignore[override]
+    def get(self, key: str, default: object = None) -> str:
         return f"${{{key}}}"
 
 

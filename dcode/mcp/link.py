@@ -92,6 +92,12 @@ def error_result(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
 
 
+def _said(result: CallToolResult) -> str:
+    """The words of a result made by ``error_result``."""
+    first = result.content[0]
+    return first.text if isinstance(first, TextContent) else str(first)
+
+
 class ServerLink:
     def __init__(
         self,
@@ -446,7 +452,7 @@ class ServerLink:
         """The resource's contents; raises ``McpError`` or ``LookupError`` (not connected)."""
         session = await self._usable()
         if isinstance(session, CallToolResult):
-            raise LookupError(str(session.content[0].text))  # type: ignore[union-attr]
+            raise LookupError(_said(session))
         result = await asyncio.wait_for(session.read_resource(AnyUrl(uri)), self.call_timeout)
         self._answered = True
         return result
@@ -455,7 +461,7 @@ class ServerLink:
         """The prompt's messages; raises ``McpError`` or ``LookupError`` (not connected)."""
         session = await self._usable()
         if isinstance(session, CallToolResult):
-            raise LookupError(str(session.content[0].text))  # type: ignore[union-attr]
+            raise LookupError(_said(session))
         result = await asyncio.wait_for(session.get_prompt(name, arguments), self.call_timeout)
         self._answered = True
         return result

@@ -24,7 +24,7 @@ This module imports nothing heavy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from dcode.media.attachment import (
     SCHEMA_VERSION,
@@ -102,7 +102,7 @@ def to_file_reference_block(att: FileAttachment) -> dict[str, Any]:
     return block
 
 
-def is_file_reference_block(block: object) -> bool:
+def is_file_reference_block(block: object) -> TypeGuard[dict[str, Any]]:
     """True for any dict that claims to be a dcode file reference block (valid or not)."""
     return (
         isinstance(block, dict)
@@ -139,7 +139,7 @@ def file_kind(block: dict[str, Any]) -> FileKind:
     kind = block.get("kind", "file") if block.get("type") == "file" else block.get("type")
     if kind not in FILE_KINDS:
         raise InvalidReferenceBlock(f"reference block field 'kind' must be one of {', '.join(FILE_KINDS)}")
-    return kind  # type: ignore[return-value]
+    return kind
 
 
 def _text(block: dict[str, Any], key: str) -> str:

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +184,7 @@ POOL = WorkerPool()
 atexit.register(POOL.close)
 
 
-def run_job(request: dict[str, Any], deadline: float | Callable[[], float], pool: WorkerPool = POOL) -> Iterator[Message]:
+def run_job(request: dict[str, Any], deadline: float | Callable[[], float], pool: WorkerPool = POOL) -> Generator[Message, None, None]:
     """Send ``request`` to a decoder and yield its replies up to ``end`` or ``error``.
 
     ``deadline`` is a ``time.monotonic()`` instant, or a function giving it, asked before each

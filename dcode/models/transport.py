@@ -39,7 +39,7 @@ import time
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -174,7 +174,8 @@ class ModelHttpClient(openai.DefaultAsyncHttpxClient):
             raise
         _note(tries, f"HTTP {response.status_code}")
         sse = response.headers.get("content-type", "").startswith("text/event-stream") and not response.headers.get("content-encoding")
-        response.stream = AnswerStream(response.stream, request, ArgsDeltaMerger() if sse else None, stall=self.limits.stall, sse=sse)
+        body = cast("httpx2.AsyncByteStream", response.stream)  # an async transport's response
+        response.stream = AnswerStream(body, request, ArgsDeltaMerger() if sse else None, stall=self.limits.stall, sse=sse)
         if not stream:
             try:
                 await response.aread()

@@ -152,7 +152,7 @@ def image_widget(graphics: Graphics) -> Any:
 class _NoTerminal:
     def __enter__(self) -> None:
         self._saved = sys.__stdout__
-        sys.__stdout__ = None  # type: ignore[misc]
+        sys.__stdout__ = None  # type: ignore[misc]  # Final in the stubs; hidden on purpose
 
     def __exit__(self, *exc: object) -> None:
-        sys.__stdout__ = self._saved  # type: ignore[misc]
+        sys.__stdout__ = self._saved  # type: ignore[misc]  # put back

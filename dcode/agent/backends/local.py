@@ -14,7 +14,7 @@ import errno
 import os
 import stat
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
@@ -127,7 +127,7 @@ class LocalBackend:
         async with aclosing(self.read_chunks(path)) as chunks:
             return b"".join([chunk async for chunk in chunks])
 
-    async def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncIterator[bytes]:
+    async def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncGenerator[bytes, None]:
         target = self.resolve(path)
         handle = await self._io(partial(open_regular, target, buffered=False), target, discard=_close)
         reading = False

@@ -20,6 +20,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain_core.messages import AIMessage, BaseMessage
 
 from dcode.agent.compaction_triggers import Triggers
+from dcode.agent.middleware.request_messages import request_messages
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.context.tokens.counter import TokenCounter
@@ -104,4 +105,4 @@ class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext])
         if counter is not None and self.window > 0 and not self.triggers.truncate_at.known_under(request.messages, self.window, counter):
             await counter.load()  # the trigger is counted next, on the loop: the encoding is built off it
         messages = truncated_history(request.messages, self.window, self.triggers, counter)
-        return await handler(request if messages is None else request.override(messages=messages))
+        return await handler(request if messages is None else request.override(messages=request_messages(messages)))

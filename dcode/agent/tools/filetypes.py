@@ -120,8 +120,10 @@ def media_type(path: str) -> str | None:
 def kind_of_mime(mime: str) -> Kind:
     if mime == "application/pdf":
         return "pdf"
-    major = mime.split("/", 1)[0]
-    return major if major in ("image", "video", "audio") else "binary"  # type: ignore[return-value]
+    match mime.split("/", 1)[0]:
+        case "image" | "video" | "audio" as major:
+            return major
+    return "binary"
 
 
 def classify(path: str, head: bytes, *, complete: bool) -> FileType:
