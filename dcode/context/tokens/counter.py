@@ -76,7 +76,7 @@ def _role(message: BaseMessage) -> str:
 def _key(message: BaseMessage) -> tuple[object, ...]:
     content = message.content if isinstance(message.content, str) else repr(message.content)
     calls = getattr(message, "tool_calls", None)
-    return (message.id, message.type, getattr(message, "name", None), content, repr(calls) if calls else None)
+    return (message.id, message.type, message.name, content, repr(calls) if calls else None)
 
 
 class TokenCounter:
