@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from dcode.agent.compaction.thresholds import keep_from, reached
 from dcode.agent.compaction.truncation import (
     HEAD_CHARS,
     MARKER,
@@ -15,11 +16,10 @@ from dcode.agent.compaction.truncation import (
     truncate_arguments,
     truncated_history,
 )
-from dcode.context.tokens.counter import TokenCounter
-from dcode.agent.compaction.thresholds import keep_from, reached
-from dcode.settings.compaction_triggers import Threshold, Triggers, Unit
 from dcode.agent.token_count import count_messages
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.context.tokens.counter import TokenCounter
+from dcode.settings.compaction_triggers import Threshold, Triggers, Unit
 from tests.support.model_server import RecordedRequest, reply, tool_call
 
 LONG = "x" * (MAX_ARGUMENT_CHARS + 1)

@@ -20,9 +20,9 @@ from dcode.agent.subagents.definitions import (
     catalog_for,
     effective_mode,
 )
+from dcode.cli.trust import trust_project
 from dcode.settings.config import ApprovalMode, Settings
 from dcode.settings.trust import ProjectFiles, TrustStore
-from dcode.cli.trust import trust_project
 from tests.support.agent_files import agent_file
 
 PARENT_TOOLS = ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "execute", "write_todos", "task"]
@@ -241,8 +241,8 @@ def test_an_untrusted_project_agent_may_not_send_requests_elsewhere(home: Path, 
     result = catalog(home, workspace, user)
     assert result.agents["elsewhere"].model is None
     assert reasons(result, elsewhere) == [
-        "model 'attacker:gpt-5' ignored: 'attacker' is not a provider you have set up; "
-        "it runs on the parent's model until you trust the project (dcode trust)"
+        ("model 'attacker:gpt-5' ignored: 'attacker' is not a provider you have set up; "
+        "it runs on the parent's model until you trust the project (dcode trust)")
     ]
     assert result.agents["same-provider"].model == "openai:gpt-5-mini" and reasons(result, same) == []
     assert result.agents["preset"].model == "deepseek:deepseek-chat" and reasons(result, preset) == []

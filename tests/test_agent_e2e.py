@@ -6,10 +6,9 @@ import io
 import json
 from pathlib import Path
 
-
 from dcode.agent.events import ApprovalRequested, ToolCallFinished, ToolStatus, TurnFinished
-from dcode.settings.config import ApprovalMode
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import fault, reply, tool_call
 
 
@@ -51,7 +50,7 @@ async def test_shell_denied_in_edits_mode(server, make_settings, workspace: Path
         reply(tool_calls=[tool_call("execute", {"command": "touch ran.txt"})]),
         reply("The shell was denied."),
     )
-    code, out, _ = await headless(make_settings(api, approve=ApprovalMode.EDITS), "run it")
+    code, _out, _ = await headless(make_settings(api, approve=ApprovalMode.EDITS), "run it")
     assert code == 0
     assert not (workspace / "ran.txt").exists()
     denied = [text for role, text in server.transcript(1) if role == "tool"]
@@ -66,7 +65,7 @@ async def test_shell_runs_in_all_mode(server, make_settings, workspace: Path, ap
     code, _, _ = await headless(make_settings(api, approve=ApprovalMode.ALL), "run it")
     assert code == 0
     assert (workspace / "ran.txt").read_text() == "hi\n"
-    result = [text for role, text in server.transcript(1) if role == "tool"][0]
+    result = next(text for role, text in server.transcript(1) if role == "tool")
     assert "done" in result and "exit code: 0" in result
 
 
@@ -75,7 +74,7 @@ async def test_write_outside_workspace_denied_in_edits_mode(server, make_setting
     server.script(reply(tool_calls=[tool_call("write_file", {"file_path": str(outside), "content": "x"})]), reply("ok"))
     code, _, _ = await headless(make_settings(api), "write outside")
     assert code == 0 and not outside.exists()
-    assert "outside the workspace" in [t for r, t in server.transcript(1) if r == "tool"][0]
+    assert "outside the workspace" in next(t for r, t in server.transcript(1) if r == "tool")
 
 
 async def test_persistent_500_exits_1_and_keeps_the_prompt(server, make_settings, api: str) -> None:
@@ -132,7 +131,7 @@ async def test_continue_picks_latest_in_directory(server, make_settings, api: st
 
 async def test_max_turns_stops_the_loop(server, make_settings, api: str) -> None:
     server.script(reply(tool_calls=[tool_call("ls", {"path": "."})]).forever())
-    code, out, err = await headless(make_settings(api, max_turns=2), "loop forever")
+    code, out, _err = await headless(make_settings(api, max_turns=2), "loop forever")
     result = json.loads(out)
     assert code == 1 and result["is_error"] and "--max-turns 2" in result["result"]
     assert len(server.requests) == 2
@@ -179,8 +178,8 @@ async def test_runner_events_with_interactive_approver(server, make_settings, wo
 
 
 async def test_reasoning_reaches_the_event_stream(server, make_settings, api: str) -> None:
-    from dcode.agent.engine import Engine
     from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
     from dcode.agent.events import ReasoningDelta, TextDelta
 
     server.script(reply("The result.", reasoning="First I consider the question."))
@@ -192,8 +191,8 @@ async def test_reasoning_reaches_the_event_stream(server, make_settings, api: st
 
 
 async def test_write_todos_updates_the_plan(server, make_settings, api: str) -> None:
-    from dcode.agent.engine import Engine
     from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
 
     todos = [{"content": "read the code", "status": "completed"}, {"content": "fix the bug", "status": "in_progress"}]
     server.script(reply(tool_calls=[tool_call("write_todos", {"todos": todos})]), reply("planned"))
@@ -220,7 +219,7 @@ async def test_the_end_of_the_model_stream_is_announced_before_the_message(serve
     ended = [i for i, kind in enumerate(kinds) if kind is ModelStreamEnded]
     finished = [i for i, kind in enumerate(kinds) if kind is AssistantMessageFinished]
     assert len(ended) == len(finished) == 2
-    assert all(e < f for e, f in zip(ended, finished))
+    assert all(e < f for e, f in zip(ended, finished, strict=True))
     last_text = max(i for i, kind in enumerate(kinds) if kind is TextDelta)
     assert last_text < ended[1]
 

@@ -14,8 +14,8 @@ from dcode.agent.backends.local import LocalBackend
 from dcode.agent.middleware import local_context
 from dcode.agent.middleware.local_context import detect_local_context
 from dcode.agent.run_context import RunContext
-from dcode.settings.config import ApprovalMode
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode
 from tests.support.hostile_repo import BRANCH, DIRTY, make_hostile_repo
 from tests.support.model_server import ScriptedModelServer, reply
 

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from dcode.agent.middleware.memory import MAX_FILE_CHARS, MAX_READ_BYTES, memory_prompt, memory_sources, read_memory, strip_comments
+from dcode.agent.middleware.memory import (
+    MAX_FILE_CHARS,
+    MAX_READ_BYTES,
+    memory_prompt,
+    memory_sources,
+    read_memory,
+    strip_comments,
+)
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.settings.project_files import PromptSource, not_read
@@ -23,7 +30,7 @@ def own(*paths: Path) -> list[PromptSource]:
     return [PromptSource(path) for path in paths]
 
 
-async def run(settings, prompt: str, **kw) -> dict:  # noqa: ANN001 - the make_settings fixture's
+async def run(settings, prompt: str, **kw) -> dict:  # the make_settings fixture's
     out, err = io.StringIO(), io.StringIO()
     code = await run_headless(settings, HeadlessRequest(prompt=prompt, output_format=OutputFormat.JSON, **kw), out=out, err=err)
     assert code == 0, err.getvalue()
@@ -130,7 +137,7 @@ def test_an_unreadable_file_is_skipped_with_a_reason(tmp_path: Path, monkeypatch
     bad.write_text("never read")
     real = Path.open
 
-    def open_(self: Path, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def open_(self: Path, *args, **kwargs):
         if self.name == "bad.md":  # as a file without read permission would (root reads anything)
             raise PermissionError(13, "Permission denied")
         return real(self, *args, **kwargs)
@@ -181,7 +188,7 @@ async def test_an_unreadable_agents_md_is_one_notice_and_the_turn_goes_on(
     (workspace / "AGENTS.md").write_text("unreadable")
     real = Path.open
 
-    def open_(self: Path, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def open_(self: Path, *args, **kwargs):
         if self.name == "AGENTS.md":
             raise PermissionError(13, "Permission denied")
         return real(self, *args, **kwargs)

@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from dcode.agent.large_results import RESULTS_DIR, preview
 from dcode.agent.middleware.overflow_clip import READ_HEAD_CHARS, clip_trailing_results
-from dcode.context.tokens.counter import TokenCounter
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.context.tokens.counter import TokenCounter
 from tests.support.model_server import fault, reply, tool_call
 
 COUNTER = TokenCounter("gpt-4o")
@@ -51,7 +51,7 @@ def test_small_results_or_no_trailing_results_are_not_clipped(tmp_path: Path) ->
     assert out is not None and out[-1] is short[-1] and list(tmp_path.iterdir()) == []  # nothing written for it
 
 
-async def run(settings, prompt: str) -> tuple[int, list[dict]]:  # noqa: ANN001 - the make_settings fixture's
+async def run(settings, prompt: str) -> tuple[int, list[dict]]:  # the make_settings fixture's
     out, err = io.StringIO(), io.StringIO()
     code = await run_headless(settings, HeadlessRequest(prompt=prompt, output_format=OutputFormat.STREAM_JSON), out=out, err=err)
     return code, [json.loads(line) for line in out.getvalue().splitlines()]

@@ -9,8 +9,8 @@ import pytest
 
 from dcode.agent.approval import ApprovalPolicy
 from dcode.agent.backends import LocalBackend
-from dcode.settings.config import ApprovalMode
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import reply, tool_call
 
 

@@ -13,11 +13,11 @@ from langchain_core.messages import ToolMessage
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.markers import SAVED_TO_MARKER
 from dcode.agent.middleware.result_eviction import EVICT_CHARS, EXEMPT, evicted
-from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.paste_archive import PASTE_CHARS, archive_paste
+from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
-from dcode.settings.config import ApprovalMode
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import reply, tool_call
 
 ROWS = 4_000
@@ -26,7 +26,7 @@ PRINT_ROWS = f"python3 -c \"[print(f'row {{i:06d}} ' + 'x' * 39) for i in range(
 BIG = "".join(f"line {n}: {'y' * 90}\n" for n in range(1, 1_001))  # ~100,000 characters
 
 
-async def run(settings, prompt: str, **kw) -> tuple[int, list[dict]]:  # noqa: ANN001 - the make_settings fixture's
+async def run(settings, prompt: str, **kw) -> tuple[int, list[dict]]:  # the make_settings fixture's
     out, err = io.StringIO(), io.StringIO()
     code = await run_headless(settings, HeadlessRequest(prompt=prompt, output_format=OutputFormat.STREAM_JSON, **kw), out=out, err=err)
     return code, [json.loads(line) for line in out.getvalue().splitlines()]
@@ -40,14 +40,14 @@ def checkpoint_bytes(db: Path) -> tuple[int, bytes]:
         held = b"".join(
             value if isinstance(value, bytes) else str(value).encode()
             for table in tables
-            for row in conn.execute(f"SELECT * FROM {table}")  # noqa: S608 - the database's own table names
+            for row in conn.execute(f"SELECT * FROM {table}")  # the database's own table names
             for value in row
             if value is not None
         )
     return size, held
 
 
-async def test_a_200kB_shell_output_reaches_the_model_as_a_preview_and_a_path(server, make_settings, dcode_home: Path, api: str) -> None:
+async def test_a_200kB_shell_output_reaches_the_model_as_a_preview_and_a_path(server, make_settings, dcode_home: Path, api: str) -> None:  # noqa: N802 - kB, the unit
     server.script(reply(tool_calls=[tool_call("execute", {"command": PRINT_ROWS}, call_id="call.big/1")]), reply("Four thousand rows."))
     settings = make_settings(api, approve=ApprovalMode.ALL)
     code, events = await run(settings, "print the rows")
@@ -140,7 +140,7 @@ async def test_a_resumed_session_says_the_same(server, make_settings, api: str) 
 
 
 class _NoApprover:
-    async def decide(self, event):  # noqa: ANN001, ANN201 - never asked here
+    async def decide(self, event):  # never asked here
         raise AssertionError("nothing needs approval")
 
 

@@ -10,10 +10,15 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from dcode.agent.compaction.record import effective_messages, summary_message
-from dcode.agent.compaction.summary import archive_section, latest_user_index, next_cutoff, safe_cutoff
-from dcode.agent.session_files import HISTORY_DIR
+from dcode.agent.compaction.summary import (
+    archive_section,
+    latest_user_index,
+    next_cutoff,
+    safe_cutoff,
+)
 from dcode.agent.compaction_words import compacted_words
 from dcode.agent.events import CompactionFinished
+from dcode.agent.session_files import HISTORY_DIR
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from tests.support.model_server import fault, reply, tool_call
 
@@ -56,7 +61,7 @@ def test_the_archive_is_markdown_with_escaped_messages() -> None:
     assert "earlier" not in section  # an earlier summary is not archived again
 
 
-async def run(settings, prompt: str, **kw) -> list[dict]:  # noqa: ANN001, ANN003 - the make_settings fixture's
+async def run(settings, prompt: str, **kw) -> list[dict]:  # the make_settings fixture's
     out, err = io.StringIO(), io.StringIO()
     code = await run_headless(settings, HeadlessRequest(prompt=prompt, output_format=OutputFormat.STREAM_JSON, **kw), out=out, err=err)
     assert code == 0, err.getvalue()
@@ -160,10 +165,10 @@ async def test_offload_compacts_everything_before_the_latest_exchange(server, ma
 
 async def test_a_summary_longer_than_what_it_replaces_is_refused_and_nothing_is_written(server, make_settings, dcode_home: Path) -> None:
     from dcode.agent.approval import HeadlessApprover
-    from dcode.agent.engine import Engine
-    from dcode.agent.events import CompactionRefused, CompactionStarted
     from dcode.agent.compaction.record import read_compaction
     from dcode.agent.compaction.summary import NOT_SMALLER
+    from dcode.agent.engine import Engine
+    from dcode.agent.events import CompactionRefused, CompactionStarted
 
     wordy = "SUMMARY: " + "a summary that says more than the conversation did. " * 60
     server.script(reply(ONE), reply(TWO), reply(wordy), reply("three"))
@@ -186,9 +191,9 @@ async def test_a_summary_longer_than_what_it_replaces_is_refused_and_nothing_is_
 
 async def test_a_history_smaller_than_any_summary_is_refused_without_asking_the_model(server, make_settings, dcode_home: Path) -> None:
     from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.compaction.summary import SUMMARY_ALONE
     from dcode.agent.engine import Engine
     from dcode.agent.events import CompactionRefused
-    from dcode.agent.compaction.summary import SUMMARY_ALONE
 
     server.script(reply("one"), reply("two"))
     async with await Engine.open(make_settings()) as engine:

@@ -11,17 +11,24 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from PIL import Image
 
 from dcode.agent.approval import HeadlessApprover
+from dcode.agent.compaction.summary import archive_section, transcript_for_summary
 from dcode.agent.engine import Engine
 from dcode.agent.events import CompactionFinished, CompactionStarted
 from dcode.agent.media_tags import FAILED, media_tag, tag_media
-from dcode.agent.compaction.summary import archive_section, transcript_for_summary
 from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.tools.spec import READ_FILE
 from dcode.cli.headless import HeadlessRequest
 from dcode.cli.headless_media import attach_images
 from dcode.media.attachment import from_reference_block, is_reference_block
 from dcode.media.store import AttachmentStore
-from tests.support.media_results import PILLOW, audio_result, image_result, pdf_result, read_batch, requires_pngs
+from tests.support.media_results import (
+    PILLOW,
+    audio_result,
+    image_result,
+    pdf_result,
+    read_batch,
+    requires_pngs,
+)
 from tests.support.model_server import reply, tool_call
 from tests.test_agent_summarization import ONE, TWO
 from tests.test_media_request import VISION, screenshot
@@ -36,7 +43,7 @@ def stored_objects(store: AttachmentStore) -> set[Path]:
     return {p for p in store.objects_dir.rglob("*") if p.is_file()}
 
 
-async def turn(runner, content) -> None:  # noqa: ANN001 - a SessionRunner
+async def turn(runner, content) -> None:  # a SessionRunner
     async for _ in runner.run_turn(content):
         pass
 

@@ -16,10 +16,10 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 import dcode.agent.middleware as middleware_package
 from dcode.agent.approval import HeadlessApprover
+from dcode.agent.compaction.record import Compaction, read_compaction
 from dcode.agent.engine import Engine
 from dcode.agent.events import ErrorEvent
 from dcode.agent.middleware.run_context_required import MissingRunContext
-from dcode.agent.compaction.record import Compaction, read_compaction
 from dcode.agent.run_context import RunContext
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import make_settings
@@ -46,7 +46,7 @@ def middleware_parameters(cls: type) -> tuple[object, object]:
                 return state, context
             if origin is not None and issubclass(origin, AgentMiddleware) and origin is not klass:
                 # A generic base of ours (PromptSection[State, Value]): its first argument is the state.
-                inner_state, context = middleware_parameters(origin)
+                _inner_state, context = middleware_parameters(origin)
                 return get_args(base)[0], context
     raise AssertionError(f"{cls.__name__} does not parametrize AgentMiddleware")
 
@@ -121,3 +121,30 @@ async def test_a_damaged_compaction_sends_the_whole_history(server: ScriptedMode
     assert not any(isinstance(event, ErrorEvent) for event in events)
     assert [text for role, text in server.transcript(1) if role != "system"] == ["first", "one", "second"]
     assert not report.compacted
+
+
+def test_a_graph_whose_compactor_counts_nothing_is_refused_when_it_is_built(tmp_path: Path) -> None:
+    # Every tier counts with the compactor's counter: without one, the first overflow or
+    # calibration would fail mid-turn; the graph is refused before any turn instead.
+    from langchain_openai import ChatOpenAI
+
+    from dcode.agent.backends import LocalBackend
+    from dcode.agent.graph import build_graph
+    from dcode.agent.middleware.summarization import Compactor
+    from dcode.media.store import AttachmentStore
+    from dcode.media.variants import VariantService
+    from dcode.models.profiles import ModelProfile
+
+    model = ChatOpenAI(model="test-model", api_key="test", base_url="http://127.0.0.1:9/v1")
+    store = AttachmentStore(tmp_path / "attachments")
+    with pytest.raises(ValueError, match="the compactor has no token counter"):
+        build_graph(
+            model,
+            LocalBackend(tmp_path),
+            checkpointer=None,
+            profile=ModelProfile(),
+            store=store,
+            variants=VariantService(store),
+            large_results=tmp_path / "results",
+            compactor=Compactor(model, 100_000, tmp_path / "history"),
+        )

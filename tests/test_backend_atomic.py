@@ -59,7 +59,7 @@ async def test_full_disk_mid_write_keeps_the_old_file_and_no_temporary(backend: 
     target = backend.root / "notes.txt"
     target.write_text(OLD)
     fail_writes_to_new_files(monkeypatch, target, after=1000)
-    with pytest.raises(OSError) as caught:
+    with pytest.raises(OSError) as caught:  # noqa: PT011 - its errno is checked below
         await backend.write_text("notes.txt", "new content " * 10_000)
     assert caught.value.errno == errno.ENOSPC
     monkeypatch.undo()

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+import pytest
+
 from dcode.agent.backends.deadline import call_with_deadline
 from tests.support.hostile_files import fifo
 from tests.test_media_fixtures import PROJECT_ROOT
@@ -26,13 +28,10 @@ async def test_a_stuck_call_fails_at_its_deadline_and_a_late_result_is_discarded
     pipe = fifo(tmp_path / "mount")
     late: list[BinaryIO] = []
     started = time.monotonic()
-    try:
+    with pytest.raises(TimeoutError) as caught:
         await call_with_deadline(open, pipe, "rb", seconds=0.3, path=pipe, discard=late.append)
-    except TimeoutError as exc:
-        assert exc.errno == errno.ETIMEDOUT and exc.filename == str(pipe)
-        assert exc.strerror == "the file system did not answer within 0.3 s (a stalled network or removable drive?)"
-    else:
-        raise AssertionError("the stuck open returned")
+    assert caught.value.errno == errno.ETIMEDOUT and caught.value.filename == str(pipe)
+    assert caught.value.strerror == "the file system did not answer within 0.3 s (a stalled network or removable drive?)"
     assert time.monotonic() - started < 5
     # A writer arrives: the abandoned open completes on its thread, and what it opened is
     # handed to ``discard`` (the backend closes it there), not left to leak.
@@ -52,12 +51,9 @@ async def test_a_stuck_call_fails_at_its_deadline_and_a_late_result_is_discarded
 async def test_errors_and_results_come_back_as_they_are(tmp_path: Path) -> None:
     (tmp_path / "a").write_bytes(b"abc")
     assert await call_with_deadline((tmp_path / "a").read_bytes, seconds=5, path=tmp_path) == b"abc"
-    try:
+    with pytest.raises(FileNotFoundError) as caught:
         await call_with_deadline(os.stat, tmp_path / "missing", seconds=5, path=tmp_path)
-    except FileNotFoundError as exc:
-        assert exc.filename == str(tmp_path / "missing")
-    else:
-        raise AssertionError("stat of a missing file returned")
+    assert caught.value.filename == str(tmp_path / "missing")
 
 
 async def test_a_stuck_call_does_not_hold_up_the_next_ones(tmp_path: Path) -> None:

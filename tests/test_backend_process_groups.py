@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -65,10 +66,8 @@ async def test_a_cancelled_command_takes_its_escapees_down(tmp_path: Path) -> No
     escapee = read_pid(tmp_path / "escapee.pid")
     assert escapee is not None and running(escapee)
     task.cancel()
-    try:
+    with contextlib.suppress(asyncio.CancelledError):
         await task
-    except asyncio.CancelledError:
-        pass
     try:
         await asyncio.to_thread(wait_for, lambda: not running(escapee), 5, "the setsid grandchild to end")
     finally:

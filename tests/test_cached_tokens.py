@@ -15,8 +15,8 @@ from dcode.agent.engine import Engine
 from dcode.agent.events import TurnFinished, UsageUpdated
 from dcode.agent.sessions import SessionStore
 from dcode.agent.tools.spec import LS
-from dcode.context.accounting import Spend
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.context.accounting import Spend
 from dcode.models.profiles import ModelProfile, resolve_profile
 from dcode.models.usage import cached_input_tokens
 from tests.support.model_server import reply, tool_call

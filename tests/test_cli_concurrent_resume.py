@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-
 from dcode.agent.saved_thread import read_saved_thread
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call
 from tests.support.session_holder import held_elsewhere

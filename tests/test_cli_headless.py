@@ -86,8 +86,8 @@ def test_limits_from_the_environment_reach_the_client(server, workspace, home) -
     result = run(["-p", "hello there", *model_args(server)], workspace, home, env=env, timeout=30)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        f"dcode: error: the model server at {server.base_url} sent nothing for 0.3 s "
-        "(first-byte timeout; set request_timeout or DCODE_REQUEST_TIMEOUT)"
+        (f"dcode: error: the model server at {server.base_url} sent nothing for 0.3 s "
+        "(first-byte timeout; set request_timeout or DCODE_REQUEST_TIMEOUT)")
     ]
 
 

@@ -57,7 +57,7 @@ main(["-m", "openai:test-model", "--base-url", "http://127.0.0.1:9/v1"])
 def test_the_tui_starts_without_the_heavy_stack(tmp_path) -> None:
     """From the command line to the app's first frame: no langchain, and no pydantic (which some
     argument parsers pull in just to read the flags)."""
-    code = LAUNCH_PROBE.format(heavy=HEAVY + ("pydantic", "PIL", "av"))
+    code = LAUNCH_PROBE.format(heavy=(*HEAVY, "pydantic", "PIL", "av"))
     env = {"DCODE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "test"}
     primary, secondary = pty.openpty()  # the TUI runs only on a terminal
     try:
@@ -89,7 +89,7 @@ def test_media_inspect_finds_the_profile_without_langchain_or_openai(tmp_path) -
     shot = tmp_path / "shot.png"
     shot.write_bytes(encode(noise((1600, 1000)), "PNG"))
     argv = ["media", "inspect", str(shot), "-m", "openai:gpt-5.1"]
-    code = INSPECT_PROBE.format(argv=argv, heavy=HEAVY + ("langchain_openai", "pydantic"))
+    code = INSPECT_PROBE.format(argv=argv, heavy=(*HEAVY, "langchain_openai", "pydantic"))
     env = {"DCODE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -41,7 +41,7 @@ def test_no_terminal_at_all_says_how_to_run_headless(tmp_path: Path) -> None:
 def test_output_to_a_pipe_is_named(tmp_path: Path) -> None:
     primary, secondary = pty.openpty()
     try:
-        done = subprocess.run([DCODE], stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(tmp_path), cwd=tmp_path, timeout=30)
+        done = subprocess.run([DCODE], stdin=secondary, capture_output=True, text=True, env=environment(tmp_path), cwd=tmp_path, timeout=30)
     finally:
         os.close(primary)
         os.close(secondary)

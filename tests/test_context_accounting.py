@@ -17,7 +17,7 @@ from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import running_app
 
 
-def figures(report) -> dict[str, int]:  # noqa: ANN001 - a ContextReport
+def figures(report) -> dict[str, int]:  # a ContextReport
     return {category.name: category.tokens for category in report.categories}
 
 

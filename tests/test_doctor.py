@@ -21,9 +21,9 @@ def test_doctor_marks_guessed_figures_and_says_what_the_mark_means(tmp_path) -> 
     legend = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("⚠ guessed:")]
     config = tmp_path / "home" / "config.toml"
     assert legend == [
-        "⚠ guessed: no profile source (langchain, dcode's presets, the model's server, your config) gives these for "
+        ("⚠ guessed: no profile source (langchain, dcode's presets, the model's server, your config) gives these for "
         "vllm:mystery-model, so dcode assumes image_inputs = false, max_input_tokens = 32768, max_output_tokens = 4096 "
-        f'(images you attach reach it as text placeholders). If they are wrong, set them under [models."vllm:mystery-model"] in {config}.'
+        f'(images you attach reach it as text placeholders). If they are wrong, set them under [models."vllm:mystery-model"] in {config}.')
     ]
 
 

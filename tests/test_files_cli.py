@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dcode.settings.config import Settings, WireApi
 from dcode.media.uploads.index import Scope, UploadIndex
 from dcode.media.uploads.resolver import UploadResolver
 from dcode.models.factory import model_http_client, resolve_model
 from dcode.models.files_api import OpenAIFiles
 from dcode.models.user_agent import USER_AGENT
+from dcode.settings.config import Settings, WireApi
 from tests.test_upload_resolver import shot
 
 DCODE = str(Path(sys.executable).with_name("dcode"))

@@ -13,11 +13,11 @@ from PIL import Image
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import Notice
+from dcode.agent.tools.spec import READ_FILE
 from dcode.media.attachment import to_reference_block
 from dcode.media.store import AttachmentStore, Source
 from dcode.media.uploads.index import Scope, UploadIndex
 from dcode.models.user_agent import USER_AGENT
-from dcode.agent.tools.spec import READ_FILE
 from tests.support.model_server import fault, reply, tool_call
 
 VISION = {"image_inputs": True, "image_max_pixels": 2_000_000, "image_max_bytes": 8 * 1024 * 1024}

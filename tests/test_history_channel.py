@@ -12,7 +12,13 @@ from typing import Any, ClassVar
 
 import pytest
 from langchain.agents.middleware import AgentState
-from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    HumanMessage,
+    RemoveMessage,
+    ToolMessage,
+)
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
@@ -58,9 +64,9 @@ def test_the_fold_merges_as_add_messages_does(case: str) -> None:
 
 def test_the_fold_refuses_what_add_messages_refuses_and_names_its_marker() -> None:
     assert REMOVE_ALL == REMOVE_ALL_MESSAGES
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"delete a message with an ID that doesn't exist \('nope'\)"):
         add_messages([H("a", id="1")], [RemoveMessage(id="nope")])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"delete a message with an ID that doesn't exist \('nope'\)"):
         fold_messages([H("a", id="1")], [[RemoveMessage(id="nope")]])
     # A message without an id is given one, kept by the message, as add_messages does.
     message = H("no id")

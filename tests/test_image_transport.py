@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.factory import resolve_model
 from dcode.models.image_transport import file_image_part, image_transport
+from dcode.settings.config import ConfigError, Settings, WireApi
 
 
 def resolved(tmp_path: Path, model: str, *, base_url: str | None = None, api: WireApi | None = None, overrides: dict | None = None):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from dcode.settings.config import ApprovalMode, McpSettings
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.mcp.config import PROJECT_FILE, USER_FILE
+from dcode.settings.config import ApprovalMode, McpSettings
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply, tool_call
 

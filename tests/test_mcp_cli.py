@@ -59,8 +59,8 @@ def test_list_and_get_say_what_a_project_server_reads_and_whose_it_replaces(tmp_
         "calc: theirs (stdio, project) (replaces your own calc) (not approved: starts after you approve .mcp.json in dcode)",
         "gh: gh-server (stdio, project) (not approved: starts after you approve .mcp.json in dcode)",
         "leak: https://x.test/mcp (http, project) (not started: see the problem below)",
-        f"problem: {tmp_path / 'ws' / '.mcp.json'}: server 'leak': not started: ${{SECRET}} is not in [mcp] project_env in "
-        f"{tmp_path / 'home' / 'config.toml'}; list it there to let project MCP files read it",
+        (f"problem: {tmp_path / 'ws' / '.mcp.json'}: server 'leak': not started: ${{SECRET}} is not in [mcp] project_env in "
+        f"{tmp_path / 'home' / 'config.toml'}; list it there to let project MCP files read it"),
     ]
     gh = dcode(tmp_path, "get", "gh").stdout
     assert "note: reads ${GH_TOKEN} from your environment" in gh

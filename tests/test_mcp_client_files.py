@@ -10,10 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import ApprovalMode, McpSettings
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
-from dcode.mcp.config import PROJECT_FILE, USER_FILE, ProjectEnv, Scope, Transport, load_sources, parse
+from dcode.mcp.config import (
+    PROJECT_FILE,
+    USER_FILE,
+    ProjectEnv,
+    Scope,
+    Transport,
+    load_sources,
+    parse,
+)
 from dcode.mcp.plan import notes
+from dcode.settings.config import ApprovalMode, McpSettings
 from tests.support.mcp_fixtures import http_server, stdio_entry, write_config
 from tests.support.model_server import reply, tool_call
 
@@ -91,7 +99,7 @@ def test_a_disabled_server_does_not_start_and_reads_nothing(tmp_path: Path) -> N
     assert [s.name for s in file.runnable] == ["on"]
     off = file.servers[0]
     assert off.disabled and off.env == {"T": "${TOKEN}"} and off.variables == ("TOKEN",)
-    assert [n.text for n in notes(off, ProjectEnv())][0] == "disabled in the file: not started"
+    assert next(n.text for n in notes(off, ProjectEnv())) == "disabled in the file: not started"
 
 
 def test_a_disabled_project_server_leaves_the_users_own_running(tmp_path: Path) -> None:

@@ -9,11 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import ConfigError, McpSettings, Settings, load_settings
 from dcode.mcp.approvals import approval, approve, digest
-from dcode.mcp.config import PROJECT_FILE, USER_FILE, ProjectEnv, Scope, Transport, expand, load_sources, parse
+from dcode.mcp.config import (
+    PROJECT_FILE,
+    USER_FILE,
+    ProjectEnv,
+    Scope,
+    Transport,
+    expand,
+    load_sources,
+    parse,
+)
 from dcode.mcp.names import allowed, assign_names, tool_name
 from dcode.mcp.plan import notes, plan, project_env
+from dcode.settings.config import ConfigError, McpSettings, Settings, load_settings
 from dcode.settings.trust import ProjectFiles, TrustState, TrustStore
 
 CANARY = "sk-canary-123"
@@ -172,12 +181,12 @@ def test_a_project_file_expands_only_what_the_user_listed(tmp_path: Path) -> Non
     assert other.headers == {"X": "${AWS_SECRET_ACCESS_KEY}", "Y": "${GITHUB_TOKEN}"}  # nothing of it expanded
     assert both.refused == ("DEEPSEEK_API_KEY", "HOME_SECRET")
     assert file.problems == (
-        f"{tmp_path / PROJECT_FILE}: server 'other': not started: ${{AWS_SECRET_ACCESS_KEY}} is not in [mcp] project_env in "
-        "/home/u/.dcode/config.toml; list it there to let project MCP files read it",
-        f"{tmp_path / PROJECT_FILE}: server 'both': not started: ${{DEEPSEEK_API_KEY}} holds a provider's key or address, which a project's file may "
-        "never read; ${HOME_SECRET} is not in [mcp] project_env in /home/u/.dcode/config.toml; list it there to let project MCP files read it",
+        (f"{tmp_path / PROJECT_FILE}: server 'other': not started: ${{AWS_SECRET_ACCESS_KEY}} is not in [mcp] project_env in "
+        "/home/u/.dcode/config.toml; list it there to let project MCP files read it"),
+        (f"{tmp_path / PROJECT_FILE}: server 'both': not started: ${{DEEPSEEK_API_KEY}} holds a provider's key or address, which a project's file may "
+        "never read; ${HOME_SECRET} is not in [mcp] project_env in /home/u/.dcode/config.toml; list it there to let project MCP files read it"),
     )
-    assert [n.text for n in notes(other, readable)][0] == "reads ${AWS_SECRET_ACCESS_KEY}, ${GITHUB_TOKEN} from your environment"
+    assert next(n.text for n in notes(other, readable)) == "reads ${AWS_SECRET_ACCESS_KEY}, ${GITHUB_TOKEN} from your environment"
 
 
 def test_the_users_own_files_expand_any_variable(tmp_path: Path) -> None:

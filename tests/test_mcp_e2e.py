@@ -10,10 +10,10 @@ from pathlib import Path
 
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.middleware.result_eviction import EVICT_CHARS
-from dcode.settings.config import ApprovalMode, McpSettings
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.mcp.approvals import approve
 from dcode.mcp.config import PROJECT_FILE, Scope, read_file
+from dcode.settings.config import ApprovalMode, McpSettings
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply, tool_call
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import ApprovalMode, McpSettings
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.mcp.config import PROJECT_FILE
+from dcode.settings.config import ApprovalMode, McpSettings
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply
 
@@ -47,7 +47,7 @@ def recorder() -> Iterator[Recorder]:
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        do_GET = do_POST = do_DELETE = _keep
+        do_GET = do_POST = do_DELETE = _keep  # noqa: N815 - the standard library's names
 
         def log_message(self, *args: object) -> None:
             pass

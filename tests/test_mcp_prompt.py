@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dcode.agent.middleware.mcp_status import mcp_section
 from dcode.mcp.config import Transport
-from dcode.mcp.state import LinkState
 from dcode.mcp.manager import ResourceInfo, ServerStatus
+from dcode.mcp.state import LinkState
 
 
 def test_states_tools_and_fenced_errors() -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import ApprovalMode
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.mcp.prompts import PromptError
+from dcode.settings.config import ApprovalMode
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply
 from tests.test_mcp_servers import manager, servers

@@ -10,8 +10,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from dcode.agent.events import ToolProgress
-from dcode.media.attachment import is_reference_block
 from dcode.mcp.tools import langchain_tool
+from dcode.media.attachment import is_reference_block
 from tests.support.npm_servers import npm_entry
 from tests.test_mcp_links import tools_of, until
 from tests.test_mcp_servers import call, manager, servers

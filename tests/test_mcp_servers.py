@@ -9,13 +9,20 @@ import sys
 import time
 from pathlib import Path
 
-from dcode.settings.config import McpSettings
 from dcode.mcp.config import Scope, parse
 from dcode.mcp.link import LinkState
 from dcode.mcp.manager import McpManager
 from dcode.media.attachment import is_reference_block
 from dcode.media.store import AttachmentStore
-from tests.support.mcp_fixtures import alive, garbage_entry, http_server, stdio_entry, wait_gone, write_config
+from dcode.settings.config import McpSettings
+from tests.support.mcp_fixtures import (
+    alive,
+    garbage_entry,
+    http_server,
+    stdio_entry,
+    wait_gone,
+    write_config,
+)
 
 
 def servers(tmp_path: Path, entries: dict, env: dict | None = None):

@@ -10,8 +10,8 @@ from pathlib import Path
 from dcode.agent.approval import ApprovalDecision, ApprovalPolicy, ToolOrigin, remember
 from dcode.agent.backends import LocalBackend
 from dcode.agent.events import ApprovalKind, ApprovalRequested, ToolCallFinished, ToolStatus
-from dcode.settings.config import ApprovalMode
 from dcode.mcp.plan import plan
+from dcode.settings.config import ApprovalMode
 from dcode.tui.transcript import NoticeEntry
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import ScriptedModelServer, reply, tool_call

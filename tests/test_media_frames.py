@@ -12,7 +12,13 @@ from PIL import Image
 from dcode.agent.events import ToolCallFinished, UserMessage
 from dcode.agent.stream import StreamTranslator
 from dcode.media.attachment import to_reference_block
-from dcode.media.contact_sheet import SheetLayout, contact_sheet, sheet_size, strip_frames, write_sheet
+from dcode.media.contact_sheet import (
+    SheetLayout,
+    contact_sheet,
+    sheet_size,
+    strip_frames,
+    write_sheet,
+)
 from dcode.media.frames import bytes_for_route, compact_line, frames_in, timeline, windows_in
 from dcode.media.limits import ImageRoute
 from dcode.media.store import AttachmentStore
@@ -107,7 +113,7 @@ def test_contact_sheet_size_follows_the_count(store: AttachmentStore, tmp_path: 
         first = sheet.crop((6, 6, 6 + 320, 6 + 180)).convert("RGB").resize((1, 1)).getpixel((0, 0))
         assert abs(first[2] - 160) < 12  # the first frame's colour, in the first cell
     assert len(strip_frames(strip, store, most=3)) == 3
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a contact sheet needs at least one frame"):
         contact_sheet([])
 
 

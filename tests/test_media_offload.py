@@ -126,11 +126,11 @@ def test_missing_kept_attachment_counts_as_a_placeholder() -> None:
 
 
 def test_negative_sizes_and_bad_limits_are_refused() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="image sizes must be >= 0"):
         plan_offload([-1])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_bytes must be > 0"):
         OffloadLimits(max_bytes=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bounds and exact must describe the same images"):
         refine_offload(plan_offload([1]), [1], [1, 2])
 
 

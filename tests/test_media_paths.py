@@ -444,7 +444,7 @@ def test_thresholds_are_parameters() -> None:
 
 
 def test_bad_thresholds_are_rejected() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_gap <= quiet"):
         BurstDetector(max_gap=0.1, quiet=0.05)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="min_chars >= 2"):
         BurstDetector(min_chars=1)

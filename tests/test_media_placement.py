@@ -18,7 +18,15 @@ from dcode.media.modality import media_part
 from dcode.media.store import AttachmentStore, Source
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
-from tests.support.media_results import CORPUS_PNGS, PILLOW, image_result, pdf_result, read_batch, requires_pngs, text
+from tests.support.media_results import (
+    CORPUS_PNGS,
+    PILLOW,
+    image_result,
+    pdf_result,
+    read_batch,
+    requires_pngs,
+    text,
+)
 from tests.test_media_projection_offload import project
 
 never_stays = lambda attached: False  # noqa: E731

@@ -15,9 +15,9 @@ from dcode.agent.engine import Engine
 from dcode.agent.events import Notice
 from dcode.cli.headless import HeadlessRequest, run_headless
 from dcode.cli.headless_media import attach_images
-from dcode.prompts.mentions import mentions
 from dcode.media.attachment import is_reference_block, to_reference_block
 from dcode.media.store import AttachmentStore
+from dcode.prompts.mentions import mentions
 from tests.support.model_server import reply
 
 VISION = {"image_inputs": True, "image_max_pixels": 640_000, "image_max_bytes": 1024 * 1024}
@@ -196,11 +196,11 @@ def test_mentions_and_an_unreadable_video(make_settings, workspace) -> None:
     video.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64)
     from dcode.settings.config import ConfigError
 
-    with pytest.raises(ConfigError, match="^clip.mp4 can't be sent: "):
+    with pytest.raises(ConfigError, match=r"^clip\.mp4 can't be sent: "):
         attach_images(settings, HeadlessRequest(prompt="x"), [video])
     corrupt = workspace / "bad.png"
     corrupt.write_bytes(b"\x89PNG\r\n\x1a\n" + b"garbage" * 10)
-    with pytest.raises(ConfigError, match="bad.png"):
+    with pytest.raises(ConfigError, match=r"bad\.png"):
         attach_images(settings, HeadlessRequest(prompt="x"), [workspace / "my shot.png", corrupt])
     assert not (settings.attachments_dir / "objects").exists() or not any(
         (settings.attachments_dir / "objects").rglob("*.jpg")

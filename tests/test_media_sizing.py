@@ -138,5 +138,5 @@ def test_generic_default_and_route_formula() -> None:
 
 
 def test_tokens_reject_empty_images() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="image dimensions must be positive, got 0x10"):
         estimate_image_tokens(0, 10)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import ConfigError, Settings
 from dcode.cli.headless import HeadlessRequest
 from dcode.cli.headless_media import attach_images
 from dcode.media.errors import AdmissionError
@@ -16,6 +15,7 @@ from dcode.media.inspect import inspect_path
 from dcode.media.kinds import detect_media_kind
 from dcode.media.limits import DEFAULT_ROUTE
 from dcode.media.store import AttachmentStore, Source
+from dcode.settings.config import ConfigError, Settings
 from tests.support.hostile_files import fifo, finishes_within
 
 PROMPTLY = 10.0

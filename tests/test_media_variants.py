@@ -167,11 +167,11 @@ def test_unreachable_budget_picks_the_smallest_rung() -> None:
 
 
 def test_budgets_must_be_positive() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_pixels must be > 0, got 0"):
         ImageRoute(max_pixels=0, max_bytes=MiB)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_bytes must be > 0, got -1"):
         ImageRoute(max_pixels=640_000, max_bytes=-1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_bytes must be > 0, got 0"):
         encode_ladder(Image.new("RGB", (2, 2)), 0, EncoderPolicy())
 
 
@@ -337,7 +337,7 @@ async def test_the_pool_bound_is_respected(store: AttachmentStore, workers: int)
 
 @pytest.mark.parametrize("workers", [0, 9, -1])
 def test_pool_bound_is_validated(workers: int) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=rf"workers must be 1\.\.8, got {workers}"):
         TransformPool(workers)
     with pytest.raises(TypeError):
         TransformPool(True)

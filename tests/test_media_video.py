@@ -34,6 +34,7 @@ from dcode.media.video import (
     window_summary,
 )
 from dcode.media.video_worker import STALL_ENV
+from tests.support.corpus import VIDEOS, corpus_params
 from tests.support.videos import (
     Spec,
     bar_time,
@@ -46,7 +47,6 @@ from tests.support.videos import (
     write,
     write_audio_only,
 )
-from tests.support.corpus import VIDEOS, corpus_params
 from tests.test_media_fixtures import PROJECT_ROOT
 
 VFR_TIMES = [0.0, 0.5, 1.9, 2.3, 2.4, 5.1, 5.2, 7.9, 8.0, 8.5, 13.0, 13.5, 14.2]

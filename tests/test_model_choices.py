@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from dcode.settings.config import ProviderOverride, Settings
 from dcode.models.choices import RECENT_LIMIT, ModelOrigin, model_choices
+from dcode.settings.config import ProviderOverride, Settings
 from dcode.settings.presets import PROVIDERS
 
 ENV = {"OPENAI_API_KEY": "sk-test"}

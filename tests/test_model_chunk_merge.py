@@ -15,10 +15,10 @@ from langchain_core.messages import HumanMessage
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.utils import _merge
 
-from dcode.settings.config import ApprovalMode
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.models.chat_model import DcodeChatOpenAI
 from dcode.models.chunk_merge import FANOUT, BalancedMergeChunk
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import reply, tool_call
 
 CONTRACT = (

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from PIL import Image
 
-from dcode.settings.config import Settings
 from dcode.models.discovery import CACHE_NAME
 from dcode.models.factory import model_profile, resolve_model
 from dcode.models.spec import parse_spec
+from dcode.settings.config import Settings
 from tests.support.model_server import ScriptedModelServer, reply
 
 

@@ -54,8 +54,8 @@ async def test_first_byte_timeout_is_retried_then_named(server, make_settings, a
     code, out, lines = await headless(settings)
     assert code == 1 and out == ""
     assert lines == [
-        f"dcode: error: the model server at {server.base_url} sent nothing for 0.3 s "
-        "(first-byte timeout; set request_timeout or DCODE_REQUEST_TIMEOUT)"
+        (f"dcode: error: the model server at {server.base_url} sent nothing for 0.3 s "
+        "(first-byte timeout; set request_timeout or DCODE_REQUEST_TIMEOUT)")
     ]
     assert len(server.requests) == 2  # the first try and one retry
 
@@ -80,8 +80,8 @@ async def test_stall_mid_answer_is_named(server, make_settings, api: str) -> Non
     code, _, lines = await headless(settings)
     assert code == 1
     assert lines == [
-        f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.3 s "
-        "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)"
+        (f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.3 s "
+        "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)")
     ]
     assert len(server.requests) == 1
 
@@ -93,8 +93,8 @@ async def test_keepalive_comments_do_not_hold_a_stalled_answer(server, make_sett
     code, _, lines = await headless(settings)
     assert code == 1
     assert lines == [
-        f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.5 s "
-        "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)"
+        (f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.5 s "
+        "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)")
     ]
 
 
@@ -113,8 +113,8 @@ async def test_connect_timeout_is_named(make_settings, api: str) -> None:
         code, _, lines = await headless(settings)
     assert code == 1
     assert lines == [
-        f"dcode: error: could not connect to the model server at {base_url} within 0.3 s "
-        "(connect timeout; set connect_timeout or DCODE_CONNECT_TIMEOUT)"
+        (f"dcode: error: could not connect to the model server at {base_url} within 0.3 s "
+        "(connect timeout; set connect_timeout or DCODE_CONNECT_TIMEOUT)")
     ]
 
 
@@ -171,7 +171,7 @@ async def test_an_interrupt_ends_the_answer_wherever_it_lands(server, make_setti
                     seen += 1
 
             task = asyncio.create_task(consume())
-            while seen < 5 + attempt * 3:
+            while seen < 5 + attempt * 3:  # noqa: ASYNC110 - a count of chunks, polled
                 await asyncio.sleep(0.001)
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

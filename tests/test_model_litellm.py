@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import Settings
 from dcode.models.factory import resolve_model
+from dcode.settings.config import Settings
 from tests.support.model_server import ScriptedModelServer, fault
 from tests.test_model_limits import headless
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
@@ -64,12 +65,10 @@ async def test_a_system_message_in_parts_is_refused_by_the_strict_server(server:
     server.script(reply("never"))
     client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
     body = {"model": "m", "messages": [{"role": "system", "content": [{"type": "text", "text": "rules"}]}]}
-    try:
+    with pytest.raises(
+        openai.InternalServerError, match=r"ChatCompletionRequestSystemMessage\.content: Input should be a valid string"
+    ):
         client.chat.completions.create(**body)
-    except openai.InternalServerError as exc:
-        assert "ChatCompletionRequestSystemMessage.content: Input should be a valid string" in str(exc)
-    else:
-        raise AssertionError("the strict server took a system message in parts")
     assert server.requests[-1].refused == LLAMA_CPP_INVALID and len(server.remaining) == 1
 
 

@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator
 import httpx2
 import pytest
 
-from dcode.settings.config import ApprovalMode
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.models.sse_merge import ArgsDeltaMerger
 from dcode.models.transport import AnswerStream, ClosedMidAnswer
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import reply, tool_call
 
 # Quotes, backslashes, newlines, tabs, non-ASCII and an astral character: everything that JSON
@@ -215,7 +215,7 @@ async def test_a_failure_mid_answer_comes_after_the_data_before_it() -> None:
     inner = Pieces([chat_delta("a"), chat_delta("b"), httpx2.RemoteProtocolError("peer closed connection")])
     stream = AnswerStream(inner, REQUEST, ArgsDeltaMerger())
     reads = []
-    with pytest.raises(ClosedMidAnswer) as failure:
+    with pytest.raises(ClosedMidAnswer) as failure:  # noqa: PT012 - the cut comes mid-loop
         async for data in stream:
             reads.append(data)
     assert arguments_by_call(b"".join(reads)) == {"call-0": "ab"}

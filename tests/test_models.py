@@ -2,10 +2,10 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.factory import build_chat_model, resolve_model
 from dcode.models.profiles import resolve_profile
 from dcode.models.spec import ModelSpecError, parse_spec, resolve_endpoint
+from dcode.settings.config import ConfigError, Settings, WireApi
 
 
 def settings(tmp_path: Path, **kw) -> Settings:

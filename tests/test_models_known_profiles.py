@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from langchain_openai import ChatOpenAI
 
-from dcode.settings.config import Settings
 from dcode.models import known_profiles
 from dcode.models.factory import model_profile
 from dcode.models.known_profiles import known_openai_profile
 from dcode.models.profiles import resolve_profile
 from dcode.models.spec import parse_spec
+from dcode.settings.config import Settings
 from tests.test_media_fixtures import PROJECT_ROOT
 
 SPECS = [

@@ -8,9 +8,9 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from dcode.agent.media_policy import MediaPolicy
-from dcode.settings.config import load_settings
 from dcode.models.factory import model_profile
 from dcode.models.spec import parse_spec
+from dcode.settings.config import load_settings
 
 FLAGS = ("image_inputs", "audio_inputs", "video_inputs", "pdf_inputs", "image_tool_message", "pdf_tool_message")
 
@@ -51,7 +51,7 @@ def test_a_config_table_overrides_each_flag(flag: str, tmp_path: Path) -> None:
 def test_the_policy_reads_each_flag_and_the_wire() -> None:
     from dcode.models.profiles import ModelProfile
 
-    everything = ModelProfile(**{flag: True for flag in FLAGS})
+    everything = ModelProfile(**dict.fromkeys(FLAGS, True))
     chat, responses = MediaPolicy.of(everything, wire="chat"), MediaPolicy.of(everything, wire="responses")
     assert [chat.accepts(m) for m in ("image", "audio", "video", "pdf", "file")] == [True, True, False, True, True]
     assert [responses.accepts(m) for m in ("image", "audio", "video", "pdf", "file")] == [True, False, False, True, True]

@@ -13,11 +13,11 @@ from dcode.agent.approval import ApprovalPolicy, remember
 from dcode.agent.backends import LocalBackend
 from dcode.agent.permissions.load import session_rules
 from dcode.agent.permissions.protected import is_protected_path
-from dcode.settings.permission_sources import project_file
-from dcode.settings.saved_rules import remove_user_rule, save_project_rule, save_user_rule
 from dcode.agent.permissions.suggest import suggest_rule
 from dcode.settings.config import ApprovalMode, ConfigError, load_settings
+from dcode.settings.permission_sources import project_file
 from dcode.settings.project_gate import ignored_rules_warning
+from dcode.settings.saved_rules import remove_user_rule, save_project_rule, save_user_rule
 from dcode.settings.trust import ProjectFiles, TrustStore
 
 

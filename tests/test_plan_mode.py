@@ -13,10 +13,25 @@ from dcode.agent import plan_mode
 from dcode.agent.approval import ApprovalDecision, ApprovalPolicy
 from dcode.agent.backends import LocalBackend
 from dcode.agent.engine import Engine
-from dcode.agent.events import ApprovalKind, ApprovalRequested, ToolCallFinished, ToolStatus, TurnFinished
-from dcode.agent.tools.spec import EDIT_FILE, EXECUTE, EXIT_PLAN_MODE, GREP, READ_FILE, TASK, WEB_FETCH, WRITE_FILE
-from dcode.settings.config import ApprovalMode, McpSettings
+from dcode.agent.events import (
+    ApprovalKind,
+    ApprovalRequested,
+    ToolCallFinished,
+    ToolStatus,
+    TurnFinished,
+)
+from dcode.agent.tools.spec import (
+    EDIT_FILE,
+    EXECUTE,
+    EXIT_PLAN_MODE,
+    GREP,
+    READ_FILE,
+    TASK,
+    WEB_FETCH,
+    WRITE_FILE,
+)
 from dcode.mcp.plan import plan as mcp_plan
+from dcode.settings.config import ApprovalMode, McpSettings
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply, tool_call
 
@@ -124,7 +139,7 @@ async def test_approving_the_plan_switches_the_mode_and_the_work_goes_on(server,
     assert mode is ApprovalMode.EDITS and (workspace / "hello.py").read_text() == "print('hello, world')\n"
     saved = dcode_home / "conversation_history" / f"{session}.plan.md"
     assert saved.read_text() == PLAN + "\n" and stat.S_IMODE(saved.stat().st_mode) == 0o600
-    result = dict((e.name, e) for e in finished(events).values())[EXIT_PLAN_MODE.name]
+    result = {e.name: e for e in finished(events).values()}[EXIT_PLAN_MODE.name]
     assert result.status is ToolStatus.OK
     told = [text for role, text in server.transcript(2) if role == "tool"][-1]
     assert "approved" in told and "edits" in told and str(saved) in told

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from dcode.agent.compaction.record import summary_message
 from dcode.agent.fences import Fence, escape_fenced, fenced
 from dcode.agent.middleware.skills import find_skills, skills_prompt
-from dcode.agent.compaction.record import summary_message
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.settings.project_files import PromptSource
 from tests.support.model_server import ScriptedModelServer, reply

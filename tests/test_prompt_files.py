@@ -14,12 +14,12 @@ import pytest
 from PIL import Image
 
 from dcode.agent.attached_files import AttachedFile
-from dcode.settings.config import Settings
 from dcode.cli.headless import HeadlessRequest
 from dcode.cli.headless_media import attach_images
 from dcode.media.attachment import from_reference_block
 from dcode.media.file_attachment import from_file_reference_block
 from dcode.prompts.files import MAX_TEXT_CHARS
+from dcode.settings.config import Settings
 from tests.support.hostile_files import fifo, finishes_within
 from tests.support.media_results import pdf_bytes
 from tests.support.model_server import ScriptedModelServer, reply

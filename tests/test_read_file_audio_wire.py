@@ -22,7 +22,12 @@ from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.tools.spec import READ_FILE
 from dcode.media import video
-from dcode.media.file_attachment import FILE_KINDS, FileAttachment, from_file_reference_block, to_file_reference_block
+from dcode.media.file_attachment import (
+    FILE_KINDS,
+    FileAttachment,
+    from_file_reference_block,
+    to_file_reference_block,
+)
 from dcode.media.modality import media_part
 from tests.conftest import CORPUS
 from tests.support.media_results import mp3_bytes, wav_bytes

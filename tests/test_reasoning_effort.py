@@ -8,8 +8,8 @@ import pytest
 
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
-from dcode.settings.config import ConfigError, ReasoningEffort, load_settings
 from dcode.models.factory import resolve_model
+from dcode.settings.config import ConfigError, ReasoningEffort, load_settings
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import running_app
 

@@ -4,8 +4,8 @@ conversation forked back on the real LangGraph thread, files put back on disk.""
 from __future__ import annotations
 
 import os
-import time
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -172,7 +172,7 @@ async def test_a_rewound_task_call_leaves_no_thread_for_the_next_one(server, mak
             reply("done").answering("second"),
         )
         await turn(runner, "second")
-    new_child = [r for r in server.requests if "NEW JOB" in str(r.body)][0]
+    new_child = next(r for r in server.requests if "NEW JOB" in str(r.body))
     assert [t for role, t in new_child.transcript() if role != "system"] == ["NEW JOB"]
 
 

@@ -12,7 +12,13 @@ import pytest
 from langchain.agents import create_agent
 from langchain_openai import ChatOpenAI
 
-from dcode.agent.approval import UNCONFINED, ApprovalDecision, ApprovalPolicy, ScopedPolicy, remember
+from dcode.agent.approval import (
+    UNCONFINED,
+    ApprovalDecision,
+    ApprovalPolicy,
+    ScopedPolicy,
+    remember,
+)
 from dcode.agent.backends import LocalBackend
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.events import ApprovalKind, ApprovalRequested, Event
@@ -21,10 +27,10 @@ from dcode.agent.run_context import RunContext
 from dcode.agent.tools.args import OUTSIDE_SANDBOX
 from dcode.agent.tools.execute import make_execute_tool
 from dcode.agent.tools.spec import EXECUTE
-from dcode.settings.config import ApprovalMode
 from dcode.sandbox.confine import Sandbox
 from dcode.sandbox.modes import SandboxMode, SandboxSettings
 from dcode.sandbox.probe import availability
+from dcode.settings.config import ApprovalMode
 from tests.support.http_clients import closes_http_clients, own_http_client  # noqa: F401 - the fixture closes them
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 

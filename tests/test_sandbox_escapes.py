@@ -23,9 +23,9 @@ from dcode.agent.backends import LocalBackend
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.tools.args import ExecuteArgs
 from dcode.agent.tools.execute import format_result
+from dcode.processes.trees import TREES
 from dcode.sandbox.confine import Sandbox
 from dcode.sandbox.modes import SandboxMode, SandboxSettings
-from dcode.processes.trees import TREES
 from dcode.sandbox.probe import availability
 
 HELPER = Path(__file__).parent / "support" / "sandboxed_shell.py"

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import McpSettings
 from dcode.mcp.config import Scope, parse
 from dcode.mcp.link import LinkState
 from dcode.mcp.manager import McpManager
@@ -19,6 +18,7 @@ from dcode.media.store import AttachmentStore
 from dcode.sandbox.confine import Sandbox
 from dcode.sandbox.modes import SandboxSettings
 from dcode.sandbox.probe import availability
+from dcode.settings.config import McpSettings
 from tests.support.mcp_fixtures import stdio_entry, write_config
 
 needs_bwrap = pytest.mark.skipif(not availability().works, reason=f"no working sandbox here: {availability().problem}")

@@ -8,19 +8,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from langchain_core.tools import ToolException
 
 from dcode.agent.backends import LocalBackend
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.tools.args import ExecuteArgs
 from dcode.agent.tools.execute import execute
-from dcode.settings.config import ConfigError, load_settings
 from dcode.sandbox.confine import Sandbox, SandboxUnavailable
 from dcode.sandbox.layout import Layout
 from dcode.sandbox.modes import SandboxMode, SandboxSettings
 from dcode.sandbox.probe import availability
 from dcode.sandbox.seatbelt import profile
+from dcode.settings.config import ConfigError, load_settings
 from dcode.settings.trust import ProjectFiles, TrustStore
-from langchain_core.tools import ToolException
 
 
 def settings_for(tmp_path: Path, user: str = "", project: str | None = None, cli: dict[str, str] | None = None, trusted: bool = False):
@@ -83,7 +83,7 @@ def fake_path(tmp_path: Path, bwrap: str | None) -> str:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("bash", "sh", "touch"):
-        real = next(Path(d) / tool for d in os.defpath.split(":") + ["/usr/bin", "/bin"] if (Path(d) / tool).exists())
+        real = next(Path(d) / tool for d in [*os.defpath.split(":"), "/usr/bin", "/bin"] if (Path(d) / tool).exists())
         (bin_dir / tool).symlink_to(real)
     if bwrap is not None:
         (bin_dir / "bwrap").write_text(f"#!/bin/sh\necho '{bwrap}' >&2\nexit 1\n")

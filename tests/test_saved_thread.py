@@ -26,7 +26,12 @@ from dcode.agent.events import (
     TurnFinished,
     UserMessage,
 )
-from dcode.agent.saved_thread import CHECKPOINT_SCHEMA, latest_checkpoint_id, read_saved_thread, replay
+from dcode.agent.saved_thread import (
+    CHECKPOINT_SCHEMA,
+    latest_checkpoint_id,
+    read_saved_thread,
+    replay,
+)
 from dcode.agent.sessions import SessionStore
 from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call

@@ -237,9 +237,11 @@ def test_quota_is_a_400_and_nothing_is_stored(server: ScriptedModelServer, clien
 
 def test_error_is_a_500_the_sdk_does_not_retry(server: ScriptedModelServer) -> None:
     server.files.fail_next_upload("error")
-    with openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=3) as retrying:
-        with pytest.raises(openai.InternalServerError) as raised:
-            upload(retrying)
+    with (
+        openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=3) as retrying,
+        pytest.raises(openai.InternalServerError) as raised,
+    ):
+        upload(retrying)
     assert raised.value.response.headers["x-should-retry"] == "false"
     assert raised.value.body["type"] == "server_error"
     assert len(server.files.uploads) == 1

@@ -18,8 +18,8 @@ from dcode.agent.engine import Engine
 from dcode.agent.events import Event, ToolCallFinished, ToolOutputTail
 from dcode.agent.tools.factory import CallSite
 from dcode.agent.tools.live_output import INTERVAL_S, LiveOutput
-from dcode.settings.config import ApprovalMode
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import reply, tool_call
 
 # A line every 0.2 s for 2 s: a command a person would want to watch.

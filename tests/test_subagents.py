@@ -95,8 +95,8 @@ async def test_a_subagent_starts_from_the_description_and_returns_only_its_answe
 
 
 async def test_stream_json_carries_the_agent_path(server, make_settings, api: str) -> None:
-    from tests.test_agent_e2e import headless
     from dcode.cli.headless import OutputFormat
+    from tests.test_agent_e2e import headless
 
     server.script(
         reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
@@ -120,7 +120,7 @@ async def test_parallel_tasks_overlap_keep_their_order_and_respect_the_cap(serve
         reply("all done").answering(PROMPT),
     )
     async with await Engine.open(make_settings(api, task_concurrency=2)) as engine:
-        runner, events = await run(engine, PROMPT)
+        _runner, events = await run(engine, PROMPT)
     assert not events[-1].is_error
     # The results come back in the calls' order, whatever order the subagents ended in.
     results = [text for role, text in server.transcript(len(server.requests) - 1) if role == "tool"]
@@ -269,8 +269,8 @@ def test_private_fields_stay_out_of_the_graph_schemas(tmp_path: Path) -> None:
     from langchain_openai import ChatOpenAI
 
     from dcode.agent.backends import LocalBackend
-    from dcode.agent.graph import build_graph
     from dcode.agent.compaction.summary import Compactor
+    from dcode.agent.graph import build_graph
     from dcode.context.tokens.counter import TokenCounter
     from dcode.media.store import AttachmentStore
     from dcode.media.variants import VariantService
@@ -286,7 +286,7 @@ def test_private_fields_stay_out_of_the_graph_schemas(tmp_path: Path) -> None:
         store=store,
         variants=VariantService(store),
         large_results=tmp_path / "results",
-        compactor=Compactor(model, 100_000, tmp_path / "history", TokenCounter("test-model")),
+        compactor=Compactor(model, 100_000, tmp_path / "history", counter=TokenCounter("test-model")),
     )
     inputs = graph.get_input_jsonschema().get("properties", {})
     outputs = graph.get_output_jsonschema().get("properties", {})

@@ -17,12 +17,14 @@ from tests.support.hostile_text import (
     CLEAR,
     CLIPBOARD,
     DCS,
-    HOSTILE_NUL as HOSTILE,
     LINK,
     RESET,
     TITLE,
     TITLE_BEL,
     UNSAFE,
+)
+from tests.support.hostile_text import (
+    HOSTILE_NUL as HOSTILE,
 )
 
 
@@ -82,7 +84,7 @@ def test_streamed_in_any_pieces_it_adds_up_to_the_whole() -> None:
     pick = random.Random(7)
     for _ in range(500):
         cuts = sorted(pick.sample(range(len(HOSTILE) + 1), pick.randint(2, 20)))
-        pieces = [HOSTILE[start:end] for start, end in zip([0, *cuts], [*cuts, len(HOSTILE)])]
+        pieces = [HOSTILE[start:end] for start, end in zip([0, *cuts], [*cuts, len(HOSTILE)], strict=True)]
         assert _streamed(pieces) == whole
     assert _streamed(list(HOSTILE)) == whole  # one character at a time
 

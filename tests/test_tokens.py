@@ -18,9 +18,9 @@ from dcode.context.tokens.counter import PER_MESSAGE, REPLY_PRIMING, TokenCounte
 from dcode.context.tokens.encodings import CL100K, O200K, encoding
 from dcode.context.tokens.family import family_for
 from dcode.context.tokens.images import image_pricer
+from dcode.media.attachment import to_reference_block
 from dcode.media.limits import ImageRoute
 from dcode.media.store import AttachmentStore
-from dcode.media.attachment import to_reference_block
 from dcode.media.tokens import OpenAITiles
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 

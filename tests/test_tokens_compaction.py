@@ -18,11 +18,11 @@ from tests.support.openai_usage import openai_input_tokens
 from tests.test_tokens_lazy import not_loaded  # noqa: F401 - a fixture
 
 WINDOW = 12_000
-SENTENCE = "上下文窗口的大小决定了模型一次能读取多少内容，压缩应当在请求溢出之前发生。"
+SENTENCE = "上下文窗口的大小决定了模型一次能读取多少内容，压缩应当在请求溢出之前发生。"  # noqa: RUF001 - Chinese punctuation
 
 
 def prompt(turn: int) -> str:
-    return "".join(f"第{turn}轮第{n}句：{SENTENCE}" for n in range(40))
+    return "".join(f"第{turn}轮第{n}句：{SENTENCE}" for n in range(40))  # noqa: RUF001 - Chinese punctuation
 
 
 @pytest.fixture(params=["warm", "lazy"])
@@ -42,7 +42,7 @@ async def test_a_cjk_session_is_compacted_before_the_request_overflows(
     server: ScriptedModelServer, make_settings, workspace: Path, encoding_state: str
 ) -> None:
     server.window = WINDOW  # a request over the window gets the context-overflow error
-    server.script(*(reply("好的，我记下了。") for _ in range(20)))
+    server.script(*(reply("好的，我记下了。") for _ in range(20)))  # noqa: RUF001 - Chinese punctuation
     settings = make_settings(model="openai:gpt-4o", model_overrides={"openai:gpt-4o": {"max_input_tokens": WINDOW}})
     events = []
     async with await Engine.open(settings) as engine:
@@ -80,7 +80,7 @@ async def test_a_chinese_paste_that_would_overflow_is_compacted_for_at_once(
             async for event in runner.run_turn(f"{turn}: {english}"):
                 events.append(event)
         assert not [e for e in events if isinstance(e, CompactionFinished)]
-        paste = "".join(f"第{n}句：{SENTENCE}" for n in range(230))
+        paste = "".join(f"第{n}句：{SENTENCE}" for n in range(230))  # noqa: RUF001 - Chinese punctuation
         async for event in runner.run_turn(paste):
             events.append(event)
     assert not [e for e in events if isinstance(e, ErrorEvent)]

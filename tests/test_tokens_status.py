@@ -11,7 +11,7 @@ from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tokens_lazy import Asked, not_loaded  # noqa: F401 - a fixture
 from tests.test_tui_app_support import running_app
 
-ANSWER = "上下文窗口的大小决定了模型一次能读取多少内容，压缩应当在请求溢出之前发生。"
+ANSWER = "上下文窗口的大小决定了模型一次能读取多少内容，压缩应当在请求溢出之前发生。"  # noqa: RUF001 - Chinese punctuation
 
 
 async def test_streamed_tokens_are_counted_with_the_models_encoding(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
@@ -33,7 +33,7 @@ async def test_the_share_of_the_input_read_from_the_cache_is_shown(server: Scrip
 
 
 async def test_the_tui_answers_without_the_encoding_and_context_loads_it_off_the_loop(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path, not_loaded: Asked
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, not_loaded: Asked  # noqa: F811 - the fixture
 ) -> None:
     """Short turns are known to be far below the triggers from their lengths: the ~50 MB
     encoding waits until a figure needs it, and /context builds it in a worker thread."""

@@ -23,8 +23,7 @@ from pypdf.generic import ContentStream, DictionaryObject, NameObject
 from dcode.agent.backends import LocalBackend
 from dcode.agent.events import ToolCallFinished
 from dcode.agent.stream import StreamTranslator
-from dcode.agent.tools import build_tools
-from dcode.agent.tools import read_audio, read_video
+from dcode.agent.tools import build_tools, read_audio, read_video
 from dcode.agent.tools.filetypes import FileType, classify
 from dcode.agent.tools.read_media import MediaReader
 from dcode.agent.tools.spec import READ_FILE

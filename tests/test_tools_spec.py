@@ -10,14 +10,14 @@ from pathlib import Path
 from langchain.agents.middleware import TodoListMiddleware
 from langchain_openai import ChatOpenAI
 
-from dcode.context.tokens.counter import TokenCounter
 from dcode.agent.backends import LocalBackend
-from dcode.agent.graph import static_request
 from dcode.agent.compaction.summary import Compactor
+from dcode.agent.graph import static_request
 from dcode.agent.subagents.definitions import AgentCatalog
 from dcode.agent.subagents.runs import Subagents
 from dcode.agent.subagents.task_tool import make_task_tool
 from dcode.agent.tools.spec import SPECS, WEB_FETCH, WRITE_TODOS, ToolKind, spec_for
+from dcode.context.tokens.counter import TokenCounter
 
 KINDS = {
     "ls": ToolKind.READ,
@@ -37,7 +37,7 @@ KINDS = {
 def offered_tools(tmp_path: Path) -> list:
     model = ChatOpenAI(model="test-model", api_key="test", base_url="http://127.0.0.1:9/v1")
     task = make_task_tool(Subagents(AgentCatalog(), graph_for=lambda definition, nested: None))
-    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history", TokenCounter("test-model")), task)
+    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history", counter=TokenCounter("test-model")), task)
     return tools
 
 

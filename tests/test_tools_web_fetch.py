@@ -27,8 +27,8 @@ from dcode.agent.approval import ApprovalPolicy
 from dcode.agent.backends import LocalBackend
 from dcode.agent.tools.web_client import FetchRules
 from dcode.agent.tools.web_fetch import MAX_BYTES, Unreachable, fetch, make_web_fetch_tool
-from dcode.settings.config import ApprovalMode
 from dcode.models.user_agent import USER_AGENT
+from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer
 from tests.support.web_hosts import allow_private
 

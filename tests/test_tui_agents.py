@@ -8,8 +8,8 @@ import pytest
 
 from dcode.tui import commands
 from dcode.tui.screens.agents import AgentsScreen
-from tests.support.model_server import ScriptedModelServer
 from tests.support.agent_files import agent_file
+from tests.support.model_server import ScriptedModelServer
 from tests.test_tui_app_support import running_app
 
 

@@ -11,13 +11,13 @@ from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownFence
 
 from dcode.agent.events import ToolStatus
+from dcode.settings.config import WireApi
 from dcode.tui.status import StatusBar
 from dcode.tui.transcript.answer import AssistantMessage
 from dcode.tui.transcript.blocks import ReasoningView
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 from dcode.tui.widgets.prompt_input import BUSY_PLACEHOLDER, DEFAULT_PLACEHOLDER
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from dcode.settings.config import WireApi
 from tests.test_tui_app_support import GatedApp, make_settings, running_app
 
 ROOT = Path(__file__).resolve().parents[1]

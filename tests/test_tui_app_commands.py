@@ -12,12 +12,12 @@ from dcode.agent.sessions import SessionStore
 from dcode.settings.config import ProviderOverride, read_preferences
 from dcode.tui import commands
 from dcode.tui.commands import SlashCommandProvider, UnknownCommand, parse
-from dcode.tui.transcript import NoticeEntry, NoticeLevel
 from dcode.tui.screens.file_view import FileViewScreen
 from dcode.tui.screens.first_run import FirstRunScreen
 from dcode.tui.screens.help import HelpScreen
 from dcode.tui.screens.model import CURRENT_MARK, ModelScreen
 from dcode.tui.screens.theme import ThemeScreen
+from dcode.tui.transcript import NoticeEntry, NoticeLevel
 from tests.support.model_server import ScriptedModelServer, fault, reply
 from tests.test_tui_app_support import make_settings, running_app
 
@@ -241,7 +241,7 @@ ONE = "The first answer, with the detail the summary will drop. " * 20
 TWO = "The second answer. " * 10
 
 
-def notices(h) -> list[NoticeEntry]:  # noqa: ANN001 - the Harness
+def notices(h) -> list[NoticeEntry]:  # the Harness
     return h.entries(NoticeEntry)
 
 
@@ -292,7 +292,7 @@ async def test_compact_with_a_focus_tells_the_summarizer_what_to_keep(server: Sc
             await h.idle()
         await h.send("/compact   the database   schema")  # /compact is /offload
         await h.until(lambda: any(n.path for n in notices(h)), what="the compaction")
-    system = [text for role, text in server.transcript(2) if role == "system"][0]
+    system = next(text for role, text in server.transcript(2) if role == "system")
     assert system.endswith("The user asked for this summary to focus on: the database schema\nKeep what bears on that in full detail, and the rest brief.")
 
 

@@ -41,7 +41,7 @@ async def test_dropped_screenshot_is_sent_sized_for_the_route(server: ScriptedMo
         assert len(images) == 1
         with Image.open(io.BytesIO(images[0])) as sent:
             assert sent.size == (800, 800)
-        user_text = [t for r, t in server.requests[0].transcript() if r == "user"][0]
+        user_text = next(t for r, t in server.requests[0].transcript() if r == "user")
         assert "[image 1]" in user_text and "what is this?" in user_text
         assert h.answers() == ["A blue square."]
     info = SessionStore(settings.sessions_db).latest()

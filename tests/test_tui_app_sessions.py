@@ -16,8 +16,8 @@ from dcode.agent.events import ToolStatus
 from dcode.agent.sessions import SessionStore
 from dcode.tui.screens.resume import ResumeScreen
 from dcode.tui.transcript import AssistantEntry, UserEntry
-from dcode.tui.transcript.blocks import OlderMarker
 from dcode.tui.transcript.answer import INTERRUPTED_MARK
+from dcode.tui.transcript.blocks import OlderMarker
 from dcode.tui.transcript.view import RESUME_ENTRIES
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import one_session, running_app

@@ -187,4 +187,4 @@ def test_the_tui_knows_the_task_tool_by_the_core_name() -> None:
     from dcode.agent.tools.spec import TASK
     from dcode.tui.transcript.entries import TASK_TOOL
 
-    assert TASK_TOOL == TASK.name
+    assert TASK.name == TASK_TOOL

@@ -66,5 +66,5 @@ def test_bell_is_a_boolean_in_the_config(tmp_path: Path) -> None:
     (home / "config.toml").write_text("bell = false\n")
     assert load_settings(workspace=tmp_path, env={"DCODE_HOME": str(home)}).bell is False
     (home / "config.toml").write_text('bell = "loud"\n')
-    with pytest.raises(ConfigError, match="bell = 'loud' is not valid .*expected true or false"):
+    with pytest.raises(ConfigError, match=r"bell = 'loud' is not valid .*expected true or false"):
         load_settings(workspace=tmp_path, env={"DCODE_HOME": str(home)})

@@ -15,7 +15,13 @@ import pytest
 
 from dcode.tui.widgets.file_index import FileIndex, scan_workspace
 from dcode.tui.widgets.file_sources import directory_entries
-from tests.support.file_trees import SOURCES, make_files, make_hostile_files, scratch_directory, use_source
+from tests.support.file_trees import (
+    SOURCES,
+    make_files,
+    make_hostile_files,
+    scratch_directory,
+    use_source,
+)
 
 
 def make_tree(root: Path, *, git: bool) -> None:

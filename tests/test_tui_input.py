@@ -6,10 +6,12 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from textual import events
 from textual.app import App, ComposeResult
+from textual.binding import BindingType
 from textual.pilot import Pilot
 
 from dcode.tui.widgets import PromptInput, ShellMode
@@ -526,7 +528,7 @@ async def test_double_escape_clear_can_be_undone(host: Host) -> None:
 
 
 class KeyHost(Host):
-    BINDINGS = [("ctrl+d", "record('quit')"), ("ctrl+x", "record('editor')")]
+    BINDINGS: ClassVar[list[BindingType]] = [("ctrl+d", "record('quit')"), ("ctrl+x", "record('editor')")]
 
     def __init__(self, home: Path, workspace: Path) -> None:
         super().__init__(home, workspace)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from dcode.settings.config import McpSettings
 from dcode.mcp.state import LinkState
+from dcode.settings.config import McpSettings
 from dcode.tui.screens.context import ContextScreen
 from dcode.tui.screens.mcp import McpScreen
 from tests.support.mcp_fixtures import stdio_entry, write_config

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dcode.settings.config import McpSettings
 from dcode.mcp.approvals import approval
 from dcode.mcp.config import PROJECT_FILE, Scope, read_file
+from dcode.settings.config import McpSettings
 from dcode.settings.trust import TrustState
 from dcode.tui.screens.trust import ProjectTrustScreen
 from tests.support.mcp_fixtures import stdio_entry, write_config

@@ -29,7 +29,13 @@ from dcode.media.store import AttachmentStore
 from dcode.tui.widgets import PromptInput
 from dcode.tui.widgets.burst import BurstKeys
 from dcode.tui.widgets.media_content import MediaRefused, build_content
-from dcode.tui.widgets.media_source import MEDIA_KIND, PENDING_MESSAGE, SLOW_ATTACH_S, MediaItem, MediaSource
+from dcode.tui.widgets.media_source import (
+    MEDIA_KIND,
+    PENDING_MESSAGE,
+    SLOW_ATTACH_S,
+    MediaItem,
+    MediaSource,
+)
 from tests.support.corpus import PILLOW, corpus_file, requires_corpus
 
 # A few bytes that sniff as an MP4 container: videos are never decoded on this path.

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dcode.settings.config import ApprovalMode, load_settings
 from dcode.mcp.config import PROJECT_FILE
 from dcode.mcp.plan import plan
+from dcode.settings.config import ApprovalMode, load_settings
 from dcode.settings.trust import ProjectFiles, TrustState, TrustStore
 from dcode.tui.screens.trust import TYPING_GRACE, ProjectTrustScreen
 from dcode.tui.trust_request import trust_request
@@ -50,7 +50,7 @@ def settings_of(workspace: Path):
     return load_settings(workspace=workspace, default_approve=ApprovalMode.MANUAL)
 
 
-def flat(h) -> str:  # noqa: ANN001 - the Harness
+def flat(h) -> str:  # the Harness
     return " ".join(h.text().replace("│", " ").split())
 
 

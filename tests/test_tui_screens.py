@@ -12,11 +12,18 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Label, OptionList, Static
 
 from dcode.agent.sessions import SessionInfo
-from dcode.settings.config import ProviderOverride, Settings
 from dcode.models.choices import ModelChoice, ModelOrigin
-from dcode.tui.screens.help import HelpTable
-from dcode.tui.screens import FirstRunScreen, HelpScreen, ModelScreen, ResumeScreen, ThemeScreen, format_age
+from dcode.settings.config import ProviderOverride, Settings
+from dcode.tui.screens import (
+    FirstRunScreen,
+    HelpScreen,
+    ModelScreen,
+    ResumeScreen,
+    ThemeScreen,
+    format_age,
+)
 from dcode.tui.screens.first_run import setup_steps
+from dcode.tui.screens.help import HelpTable
 
 NOW = 1_750_000_000.0
 NO_RESULT = object()

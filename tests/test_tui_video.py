@@ -26,8 +26,8 @@ from dcode.media.store import AttachmentStore
 from dcode.media.variants import VariantService
 from dcode.media.video_text import frame_label, header_text, summary_line
 from dcode.tui.graphics import Graphics, asks_terminal, detect, read_answers
-from dcode.tui.transcript.video_view import FrameSheet
 from dcode.tui.transcript import UserEntry
+from dcode.tui.transcript.video_view import FrameSheet
 from tests.support.corpus import VIDEOS, requires_corpus
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_media_fixtures import PROJECT_ROOT

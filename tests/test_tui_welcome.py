@@ -9,7 +9,7 @@ from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import running_app
 
 
-def header(h) -> str:  # noqa: ANN001 - the Harness
+def header(h) -> str:  # the Harness
     return str(h.app.query_one("#welcome").render())
 
 

@@ -22,8 +22,8 @@ def test_a_stalled_answer_is_kept_and_resumed(server: ScriptedModelServer, works
     assert streamed.strip() and TEXT.startswith(streamed) and len(streamed) < len(TEXT)  # cut mid-answer
     # One line, the stall's: nothing of langchain-openai's own logging.
     assert result.stderr.splitlines() == [
-        f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.5 s "
-        "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)"
+        (f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.5 s "
+        "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)")
     ]
     session_id = events[-1]["session_id"]
 

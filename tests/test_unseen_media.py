@@ -75,8 +75,8 @@ async def test_a_profile_that_says_no_images_is_named_and_a_vision_one_is_quiet(
                 assert said == []
             else:
                 assert said == [
-                    "openai:test-model takes no images (so says its profile, from user config), so [image 1] will reach it as a "
-                    f'text placeholder. If it does take images, set image_inputs = true under [models."openai:test-model"] in {dcode_home / "config.toml"}.'
+                    ("openai:test-model takes no images (so says its profile, from user config), so [image 1] will reach it as a "
+                    f'text placeholder. If it does take images, set image_inputs = true under [models."openai:test-model"] in {dcode_home / "config.toml"}.')
                 ]
 
 

@@ -64,7 +64,7 @@ def test_a_damaged_entry_is_skipped_and_the_others_kept(tmp_path: Path) -> None:
 
 def test_an_io_failure_is_an_error_not_an_empty_index(tmp_path: Path) -> None:
     (tmp_path / INDEX_NAME).mkdir()  # a directory where the file should be
-    with pytest.raises(OSError):
+    with pytest.raises(IsADirectoryError):
         UploadIndex(tmp_path).lookup(Scope.of("http://a/v1", KEY), "v1")
 
 

@@ -20,8 +20,8 @@ from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.tools.spec import READ_FILE, WEB_FETCH
-from dcode.settings.config import ApprovalMode, Settings
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
+from dcode.settings.config import ApprovalMode, Settings
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.support.web_hosts import Recorder, user_fetch_config
 from tests.test_media_request import sent_images

@@ -18,10 +18,10 @@ from langchain_core.tools import BaseTool
 from dcode.agent.approval import ApprovalPolicy
 from dcode.agent.backends import LocalBackend
 from dcode.agent.events import ApprovalKind
-from dcode.settings.web_address import IPAddress
 from dcode.agent.tools.web_client import FetchRules, Refused, Unreachable, fetch
 from dcode.agent.tools.web_fetch import make_web_fetch_tool, rules_of
 from dcode.settings.config import ApprovalMode
+from dcode.settings.web_address import IPAddress
 from tests.support.model_server import ScriptedModelServer
 from tests.support.web_hosts import Authority, Recorder, allow_private, user_fetch_config
 
@@ -120,7 +120,7 @@ async def test_a_name_that_resolves_to_a_private_address_is_refused(recorder: Re
     with pytest.raises(Refused) as refused:
         await fetch(f"http://intranet.test:{recorder.port}/", rules=rules)
     assert str(refused.value).startswith(f"http://intranet.test:{recorder.port}/ is not fetched: intranet.test resolves to 127.0.0.2, a loopback address.")
-    with pytest.raises(Refused, match="mixed.test resolves to 127.0.0.1, a loopback address"):  # every address is checked
+    with pytest.raises(Refused, match=r"mixed\.test resolves to 127\.0\.0\.1, a loopback address"):  # every address is checked
         await fetch(f"http://mixed.test:{recorder.port}/", rules=rules)
     assert recorder.hits == []
 
@@ -237,7 +237,7 @@ async def test_a_proxy_from_the_environment_gets_names_but_never_private_hosts(r
     rules = FetchRules(resolve=Resolver({"public.test": ["93.184.215.14"]}))
     with pytest.raises(Refused, match="localhost is a loopback address"):
         await fetch("http://localhost:8000/", rules=rules)
-    with pytest.raises(Refused, match="169.254.169.254 is a cloud metadata address"):
+    with pytest.raises(Refused, match=r"169\.254\.169\.254 is a cloud metadata address"):
         await fetch("http://169.254.169.254/latest/", rules=rules)
     assert recorder.hits == []
     # A name this machine cannot resolve is the proxy's to look up; one it can is checked first.

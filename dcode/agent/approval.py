@@ -34,16 +34,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.permissions.match import CallFacts, PermissionRules, RuleMatch
 from dcode.agent.permissions.protected import is_protected_path
 from dcode.agent.permissions.rules import Effect
-from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.tools.spec import ToolKind, spec_for
-from dcode.settings.web_address import BadAddress, parse_address, refused_outright
 from dcode.settings.config import STRICTNESS, ApprovalMode
+from dcode.settings.web_address import BadAddress, parse_address, refused_outright
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +136,7 @@ class Denial:
 
     tool: str
     call_id: str
-    args: dict[str, Any]
+    args: dict[str, object]
     reason: str
 
 
@@ -173,7 +173,7 @@ class Policy(Protocol):
     @property
     def mode(self) -> ApprovalMode: ...
 
-    def check(self, name: str, args: dict[str, Any]) -> Verdict | None: ...
+    def check(self, name: str, args: dict[str, object]) -> Verdict | None: ...
 
     def enter(self, mode: ApprovalMode) -> None:
         """Switch the session to ``mode`` (a plan approved)."""
@@ -209,7 +209,7 @@ class ApprovalPolicy:
     denials: list[Denial] = field(default_factory=list)
     """The calls that did not run this session, newest last."""
 
-    def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
+    def check(self, name: str, args: dict[str, object]) -> Verdict | None:
         """None when the call may run now; otherwise what kind of approval it needs and why
         (``refused``: none can be given). In order: a ``deny`` rule; what plan mode does not
         run; the calls that always ask (a protected file, a command outside the sandbox); an
@@ -232,7 +232,7 @@ class ApprovalPolicy:
             return None  # an allow rule
         return self.mode_default(name, args)
 
-    def _rule(self, name: str, args: dict[str, Any], origin: ToolOrigin | None) -> RuleMatch | None:
+    def _rule(self, name: str, args: dict[str, object], origin: ToolOrigin | None) -> RuleMatch | None:
         if self.rules is None:
             return None
         facts = CallFacts(origin.server if origin else None, origin.tool if origin else None, self._writable)
@@ -246,7 +246,7 @@ class ApprovalPolicy:
         except (OSError, ValueError):
             return False
 
-    def _protected(self, name: str, args: dict[str, Any]) -> str | None:
+    def _protected(self, name: str, args: dict[str, object]) -> str | None:
         """The first file the call would write that holds settings, hooks, agents or commands."""
         for raw in spec_for(name).target_paths(args):
             try:
@@ -256,7 +256,7 @@ class ApprovalPolicy:
                 continue
         return None
 
-    def mode_default(self, name: str, args: dict[str, Any]) -> Verdict | None:
+    def mode_default(self, name: str, args: dict[str, object]) -> Verdict | None:
         """What the mode alone says of a call no rule decides."""
         spec = spec_for(name)
         if self.mode is ApprovalMode.ALL:
@@ -383,7 +383,7 @@ class ScopedPolicy:
     def mode(self) -> ApprovalMode:
         return stricter(self._session.mode, self._floor)
 
-    def check(self, name: str, args: dict[str, Any]) -> Verdict | None:
+    def check(self, name: str, args: dict[str, object]) -> Verdict | None:
         policy = ApprovalPolicy(
             self.mode,
             self._backend,

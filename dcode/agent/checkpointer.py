@@ -16,7 +16,12 @@ from typing import Any, TypeVar
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
 
 from dcode.agent.checkpoint_memo import RememberingSaver
 from dcode.agent.sessions import async_database_errors, known_damage

@@ -10,10 +10,10 @@ a session this process holds, and closing the engine lets them all go.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Iterable
 from typing import Any
 
 import aiosqlite
@@ -31,34 +31,40 @@ from dcode.agent.middleware.mcp_status import mcp_section
 from dcode.agent.middleware.memory import memory_sources, read_memory
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.permissions.load import session_rules
+from dcode.agent.prompt import SYSTEM_PROMPT
+from dcode.agent.rewind.store import RewindStore
 from dcode.agent.run_context import current_thread_id
 from dcode.agent.runner import SessionRunner
 from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.session_lock import SessionLock
+from dcode.agent.sessions import (
+    SessionInfo,
+    SessionStore,
+    async_database_errors,
+    check_database,
+    known_damage,
+    log_kept_out,
+    new_session_id,
+)
 from dcode.agent.subagents.definitions import AgentDefinition, catalog_for
 from dcode.agent.subagents.runs import Subagents
 from dcode.agent.subagents.task_tool import make_task_tool
-from dcode.agent.prompt import SYSTEM_PROMPT
-from dcode.agent.rewind.store import RewindStore
-from dcode.agent.sessions import SessionInfo, SessionStore, async_database_errors, check_database, known_damage, log_kept_out, new_session_id
-from dcode.settings.config import ApprovalMode, ReasoningEffort, Settings
-from dcode.mcp.config import ServerConfig
-from dcode.mcp.manager import McpManager, McpTurn
 from dcode.agent.tools.spec import ALL_SPECS
 from dcode.context.accounting import ContextReport, Spend, build_report
 from dcode.context.tokens.counter import TokenCounter
 from dcode.context.tokens.images import image_pricer
+from dcode.mcp.config import ServerConfig
+from dcode.mcp.manager import McpManager, McpTurn
 from dcode.media.store import AttachmentStore
 from dcode.media.uploads.index import Scope, UploadIndex
 from dcode.media.uploads.resolver import UploadResolver
 from dcode.media.variants import VariantService
-from dcode.models.files_api import OpenAIFiles
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
+from dcode.models.files_api import OpenAIFiles
+from dcode.sandbox.confine import Sandbox
+from dcode.settings.config import ApprovalMode, ReasoningEffort, Settings
 from dcode.settings.private_files import ensure_private_dir, ensure_private_file
 from dcode.settings.project_files import PromptSource, real_path
-from dcode.sandbox.confine import Sandbox
-
-
 
 
 class Engine:

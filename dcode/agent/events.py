@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from dcode.media.frames import FrameStrip
 
@@ -47,7 +47,7 @@ class Event:
     type: ClassVar[str] = "event"
     agent: tuple[str, ...] = field(default=(), kw_only=True)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         data = asdict(self)
         return {"type": self.type, **data, "agent": list(self.agent)}
 
@@ -165,7 +165,7 @@ class ToolCallRunning(Event):
     type: ClassVar[str] = "tool_call_running"
     call_id: str
     name: str
-    args: dict[str, Any]
+    args: dict[str, object]
     summary: str
 
 
@@ -224,7 +224,7 @@ class ApprovalRequested(Event):
     call_id: str
     tool: str
     kind: ApprovalKind
-    args: dict[str, Any]
+    args: dict[str, object]
     summary: str
     reason: str
     diff: str = ""

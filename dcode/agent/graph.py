@@ -18,16 +18,17 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.compaction.summary import Compactor
 from dcode.agent.history_state import history_state
-from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_files import FileImages
+from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_route import request_limits, route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.argument_truncation import ArgumentTruncationMiddleware
 from dcode.agent.middleware.file_changes import FileChangesMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
-from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.agent.middleware.mcp_status import McpStatusMiddleware
+from dcode.agent.middleware.media_projection import MediaProjectionMiddleware
 from dcode.agent.middleware.memory import MemoryMiddleware
 from dcode.agent.middleware.overflow_clip import OverflowClipMiddleware
 from dcode.agent.middleware.plan_mode import PlanModeMiddleware
@@ -35,7 +36,6 @@ from dcode.agent.middleware.prompt_cache_key import PromptCacheKeyMiddleware
 from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
 from dcode.agent.middleware.run_context_required import RunContextRequired
 from dcode.agent.middleware.skills import SkillsMiddleware
-from dcode.agent.compaction.summary import Compactor
 from dcode.agent.middleware.summarization import SummarizationMiddleware
 from dcode.agent.middleware.token_calibration import TokenCalibrationMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
@@ -120,6 +120,8 @@ def build_graph(
     (None: they travel inline); ``presents_plans``: whether the agent ends plan mode with a plan
     for the user (``exit_plan_mode``: the session's own agent)."""
     counter = compactor.counter
+    if counter is None:
+        raise ValueError("the compactor has no token counter, and every tier counts with it")
     wire = "responses" if getattr(model, "use_responses_api", False) else "chat"
     projection = MediaProjectionMiddleware(
         store,

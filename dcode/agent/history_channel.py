@@ -29,7 +29,14 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, BaseMessage, BaseMessageChunk, RemoveMessage, convert_to_messages, message_chunk_to_message
+from langchain_core.messages import (
+    AnyMessage,
+    BaseMessage,
+    BaseMessageChunk,
+    RemoveMessage,
+    convert_to_messages,
+    message_chunk_to_message,
+)
 
 from dcode.models.langchain_internals import delta_snapshot_value
 
@@ -76,10 +83,10 @@ def _merge(merged: list[Any], where: dict[Any, int], new: list[BaseMessage]) -> 
     for index in range(len(new) - 1, -1, -1):
         if isinstance(new[index], RemoveMessage) and new[index].id == REMOVE_ALL:
             return _reindexed(new[index + 1 :], where)  # what follows the marker, as it is
-    removed: set[str] = set()
+    removed: set[str | None] = set()
     for message in new:
-        index = where.get(message.id)
-        if index is None:
+        at = where.get(message.id)
+        if at is None:
             if isinstance(message, RemoveMessage):
                 raise ValueError(f"Attempting to delete a message with an ID that doesn't exist ('{message.id}')")
             where[message.id] = len(merged)
@@ -88,7 +95,7 @@ def _merge(merged: list[Any], where: dict[Any, int], new: list[BaseMessage]) -> 
             removed.add(message.id)
         else:
             removed.discard(message.id)
-            merged[index] = message
+            merged[at] = message
     if not removed:
         return merged
     return _reindexed([message for message in merged if message.id not in removed], where)
@@ -111,6 +118,6 @@ def thread_messages(saver: Any, saved: Any) -> list[AnyMessage] | None:
         value = delta_snapshot_value(stored[MESSAGES])
         return list(value) if isinstance(value, list) else None
     history = saver.get_delta_channel_history(config=saved.config, channels=[MESSAGES])[MESSAGES]
-    seed = delta_snapshot_value(history.get("seed")) or []
+    seed = delta_snapshot_value(history.get("seed"))
     values = [value for _task, _channel, value in history.get("writes", [])]
-    return fold_messages(seed, values)
+    return fold_messages(seed if isinstance(seed, list) else [], values)

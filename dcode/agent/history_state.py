@@ -6,12 +6,11 @@ annotations`` here: the schema's annotations must be objects, which langchain re
 ``get_type_hints`` in this module's namespace.
 """
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Required
 
 from langchain.agents.middleware import AgentState
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
-from typing_extensions import Required
 
 from dcode.agent import history_channel
 
@@ -20,6 +19,6 @@ def history_state() -> type:
     class HistoryState(AgentState[Any]):
         messages: Required[
             Annotated[list[AnyMessage], DeltaChannel(history_channel.fold_messages, list, snapshot_frequency=history_channel.SNAPSHOT_EVERY)]
-        ]  # type: ignore[misc]
+        ]
 
     return HistoryState

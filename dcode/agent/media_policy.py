@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from dcode.media.modality import Modality
 from dcode.models.profiles import ModelProfile
 
-
 # What langchain-openai cannot put on each wire, whatever the profile says.
 WIRE_REFUSES: dict[str, frozenset[Modality]] = {
     "chat": frozenset({"video"}),

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from dcode.media.limits import ImageRoute
 from dcode.media.offload import OffloadLimits
-from dcode.media.tokens import GENERIC, AnthropicPixels, GeminiTiles, OpenAIPatches, OpenAITiles, TokenFormula
+from dcode.media.tokens import (
+    GENERIC,
+    AnthropicPixels,
+    GeminiTiles,
+    OpenAIPatches,
+    OpenAITiles,
+    TokenFormula,
+)
 from dcode.models.profiles import ModelProfile
 
 

@@ -32,7 +32,12 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage
 
 from dcode.media.attachment import Attachment, from_reference_block, is_reference_block
-from dcode.media.file_attachment import FileAttachment, FileKind, from_file_reference_block, is_file_reference_block
+from dcode.media.file_attachment import (
+    FileAttachment,
+    FileKind,
+    from_file_reference_block,
+    is_file_reference_block,
+)
 from dcode.media.inline import Inline, Remote, payload
 from dcode.media.modality import UNNAMED, MediaPart, Modality, media_part
 
@@ -116,7 +121,9 @@ def _kept(block: dict[str, Any], part: MediaPart, store: AttachmentStore | None)
     return None, ""
 
 
-def _stored(block: dict[str, Any], part: MediaPart, store: AttachmentStore | None) -> Attachment | FileAttachment | Remote | None:
+def _stored(
+    block: dict[str, Any], part: MediaPart, store: AttachmentStore | None
+) -> Attachment | FileAttachment | Inline | Remote | None:
     if is_reference_block(block):
         return from_reference_block(block)
     if is_file_reference_block(block):

@@ -51,10 +51,7 @@ CREATE INDEX IF NOT EXISTS dcode_sessions_updated ON dcode_sessions(updated DESC
 
 # Columns added since the first schema, with their definitions: a table made before them gains
 # them when a writer opens it (a read-only store reads the dataclass's default instead).
-_ADDED_COLUMNS = {
-    name: "INTEGER NOT NULL DEFAULT 0"
-    for name in ("cached_tokens", "subagent_input_tokens", "subagent_output_tokens", "subagent_cached_tokens")
-}
+_ADDED_COLUMNS = dict.fromkeys(("cached_tokens", "subagent_input_tokens", "subagent_output_tokens", "subagent_cached_tokens"), "INTEGER NOT NULL DEFAULT 0")
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:

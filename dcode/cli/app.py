@@ -12,16 +12,24 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from dcode import __version__
-from dcode.settings.config import ApprovalMode, ConfigError, ReasoningEffort, Settings, WireApi, load_settings
 from dcode.sandbox.modes import SandboxMode
+from dcode.settings.config import (
+    ApprovalMode,
+    ConfigError,
+    ReasoningEffort,
+    Settings,
+    WireApi,
+    load_settings,
+)
 from dcode.terminal_text import for_stream, json_safe
 
 if TYPE_CHECKING:
+    from dcode.cli.headless import OutputFormat
     from dcode.cli.headless_media import ProjectCommand
 
 SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files"}
@@ -50,7 +58,7 @@ def _echo(text: str, *, err: bool = False) -> None:
     typer.echo(for_stream(text, sys.stderr if err else sys.stdout), err=err)
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     _echo(f"dcode: error: {message}", err=True)
     raise typer.Exit(code)
 
@@ -78,25 +86,25 @@ def _version(value: bool) -> None:
     )
 )
 def run(
-    prompt: Annotated[Optional[str], typer.Argument(help="The prompt; '-' reads it from stdin.")] = None,
+    prompt: Annotated[str | None, typer.Argument(help="The prompt; '-' reads it from stdin.")] = None,
     print_mode: Annotated[bool, typer.Option("-p", "--print", help="Run headless and print the final answer.")] = False,
-    model: Annotated[Optional[str], typer.Option("-m", "--model", help="provider:model, e.g. openai:gpt-5.1, deepseek:deepseek-chat, ollama:qwen3-coder.")] = None,
-    base_url: Annotated[Optional[str], typer.Option("--base-url", help="Any OpenAI-compatible endpoint.")] = None,
-    api: Annotated[Optional[WireApi], typer.Option("--api", help="Wire protocol: chat or responses (default: responses on api.openai.com, chat elsewhere).")] = None,
-    resume_id: Annotated[Optional[str], typer.Option("--resume-id", hidden=True)] = None,
+    model: Annotated[str | None, typer.Option("-m", "--model", help="provider:model, e.g. openai:gpt-5.1, deepseek:deepseek-chat, ollama:qwen3-coder.")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Any OpenAI-compatible endpoint.")] = None,
+    api: Annotated[WireApi | None, typer.Option("--api", help="Wire protocol: chat or responses (default: responses on api.openai.com, chat elsewhere).")] = None,
+    resume_id: Annotated[str | None, typer.Option("--resume-id", hidden=True)] = None,
     resume: Annotated[bool, typer.Option("-r", "--resume", help="Resume a session: -r ID, or the most recent one with -r alone.")] = False,
     continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the most recent session in this directory.")] = False,
-    approve: Annotated[Optional[ApprovalMode], typer.Option("--approve", help="manual | edits | all | plan (TUI default manual, headless default edits; plan: read only, and print the plan).")] = None,
-    sandbox: Annotated[Optional[SandboxMode], typer.Option("--sandbox", help="Run shell commands in a sandbox: workspace-write | read-only | off (default: [sandbox] mode, off).")] = None,
-    max_turns: Annotated[Optional[int], typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
-    effort: Annotated[Optional[ReasoningEffort], typer.Option("--effort", help="Reasoning effort: none | minimal | low | medium | high | xhigh (default: the model's).")] = None,
+    approve: Annotated[ApprovalMode | None, typer.Option("--approve", help="manual | edits | all | plan (TUI default manual, headless default edits; plan: read only, and print the plan).")] = None,
+    sandbox: Annotated[SandboxMode | None, typer.Option("--sandbox", help="Run shell commands in a sandbox: workspace-write | read-only | off (default: [sandbox] mode, off).")] = None,
+    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
+    effort: Annotated[ReasoningEffort | None, typer.Option("--effort", help="Reasoning effort: none | minimal | low | medium | high | xhigh (default: the model's).")] = None,
     output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
-    image: Annotated[Optional[list[Path]], typer.Option("-i", "--image", help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).")] = None,
-    mcp_config: Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}, or another client's file as it is, e.g. .gemini/settings.json, .vscode/mcp.json; repeatable).")] = None,
+    image: Annotated[list[Path] | None, typer.Option("-i", "--image", help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).")] = None,
+    mcp_config: Annotated[list[Path] | None, typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}, or another client's file as it is, e.g. .gemini/settings.json, .vscode/mcp.json; repeatable).")] = None,
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Start no MCP servers.")] = False,
     trust_project_mcp: Annotated[bool, typer.Option("--trust-project-mcp", help="Headless: start the project's .mcp.json servers without an approval.")] = False,
-    allowed_tools: Annotated[Optional[list[str]], typer.Option("--allowedTools", "--allowed-tools", help='Permission rules that allow, e.g. "Bash(git log:*) Edit" (repeatable; commas or spaces between rules).')] = None,
-    disallowed_tools: Annotated[Optional[list[str]], typer.Option("--disallowedTools", "--disallowed-tools", help='Permission rules that deny, in any mode, e.g. "Bash(rm:*) WebFetch".')] = None,
+    allowed_tools: Annotated[list[str] | None, typer.Option("--allowedTools", "--allowed-tools", help='Permission rules that allow, e.g. "Bash(git log:*) Edit" (repeatable; commas or spaces between rules).')] = None,
+    disallowed_tools: Annotated[list[str] | None, typer.Option("--disallowedTools", "--disallowed-tools", help='Permission rules that deny, in any mode, e.g. "Bash(rm:*) WebFetch".')] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
@@ -151,7 +159,7 @@ def _guard_processes(settings: Settings) -> None:
 def _run_headless(
     settings: Settings,
     prompt: str | None,
-    output_format: object,
+    output_format: OutputFormat,
     resume_id: str | None,
     resume_latest: bool,
     continue_here: bool,
@@ -176,7 +184,7 @@ def _run_headless(
     prompt, command = _own_command(settings, prompt)
     request = HeadlessRequest(
         prompt=prompt,
-        output_format=output_format,  # type: ignore[arg-type]
+        output_format=output_format,
         resume_id=resume_id,
         resume_latest=resume_latest,
         continue_here=continue_here,
@@ -292,7 +300,7 @@ def sessions_show(session_id: str) -> None:
 @sessions_app.command("rewind", help="A session's prompts; with N, the session taken back to before prompt N.")
 def sessions_rewind(
     session_id: str,
-    number: Annotated[Optional[int], typer.Argument(help="The prompt to go back to before (see the list without it).", min=1)] = None,
+    number: Annotated[int | None, typer.Argument(help="The prompt to go back to before (see the list without it).", min=1)] = None,
     code_only: Annotated[bool, typer.Option("--code-only", help="Put the files back; keep the conversation.")] = False,
     conversation_only: Annotated[bool, typer.Option("--conversation-only", help="Take the conversation back; keep the files.")] = False,
 ) -> None:
@@ -383,7 +391,7 @@ def agents_list(as_json: Annotated[bool, typer.Option("--json", help="One JSON o
     _echo(list_agents(_settings(), as_json=as_json))
 
 
-_MCP_CONFIG = Annotated[Optional[list[Path]], typer.Option("--mcp-config", help="Also read FILE, as a run with --mcp-config FILE would (repeatable).")]
+_MCP_CONFIG = Annotated[list[Path] | None, typer.Option("--mcp-config", help="Also read FILE, as a run with --mcp-config FILE would (repeatable).")]
 
 
 @mcp_app.command("list", help="Each MCP server with its command or URL, type and scope (nothing is started).")
@@ -410,11 +418,11 @@ def mcp_get(name: str, mcp_config: _MCP_CONFIG = None) -> None:
 def mcp_add(
     name: str,
     target: Annotated[str, typer.Argument(metavar="COMMAND_OR_URL")],
-    args: Annotated[Optional[list[str]], typer.Argument(help="The command's arguments.")] = None,
-    transport: Annotated[Optional[str], typer.Option("-t", "--transport", help="stdio | http | sse (default: http for an http(s):// URL, else stdio).")] = None,
+    args: Annotated[list[str] | None, typer.Argument(help="The command's arguments.")] = None,
+    transport: Annotated[str | None, typer.Option("-t", "--transport", help="stdio | http | sse (default: http for an http(s):// URL, else stdio).")] = None,
     scope: Annotated[str, typer.Option("-s", "--scope", help="user ($DCODE_HOME/mcp.json) | project (.mcp.json).")] = "user",
-    env: Annotated[Optional[list[str]], typer.Option("-e", "--env", help="KEY=value for a stdio server (repeatable).")] = None,
-    header: Annotated[Optional[list[str]], typer.Option("-H", "--header", help="'Name: value' for an http or sse server (repeatable).")] = None,
+    env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=value for a stdio server (repeatable).")] = None,
+    header: Annotated[list[str] | None, typer.Option("-H", "--header", help="'Name: value' for an http or sse server (repeatable).")] = None,
 ) -> None:
     from dcode.cli.mcp import add_server
 
@@ -427,7 +435,7 @@ def mcp_add(
 @mcp_app.command("remove", help="Remove a server (from the user's file, else the project's; or the --scope given).")
 def mcp_remove(
     name: str,
-    scope: Annotated[Optional[str], typer.Option("-s", "--scope", help="user | project.")] = None,
+    scope: Annotated[str | None, typer.Option("-s", "--scope", help="user | project.")] = None,
 ) -> None:
     from dcode.cli.mcp import remove_server
 
@@ -437,8 +445,8 @@ def mcp_remove(
         _fail(str(exc))
 
 
-_FILES_MODEL = Annotated[Optional[str], typer.Option("-m", "--model", help="The model whose endpoint and key own the files (default: the configured one).")]
-_FILES_BASE_URL = Annotated[Optional[str], typer.Option("--base-url")]
+_FILES_MODEL = Annotated[str | None, typer.Option("-m", "--model", help="The model whose endpoint and key own the files (default: the configured one).")]
+_FILES_BASE_URL = Annotated[str | None, typer.Option("--base-url")]
 
 
 def _files(model: str | None, base_url: str | None, action: Any) -> None:
@@ -495,7 +503,7 @@ def files_prune(model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) ->
     ),
 )
 def trust(
-    path: Annotated[Optional[Path], typer.Argument(help="The project directory (default: the current one).")] = None,
+    path: Annotated[Path | None, typer.Argument(help="The project directory (default: the current one).")] = None,
     revoke: Annotated[bool, typer.Option("--revoke", help="Withdraw the trust instead.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the trusted projects.")] = False,
 ) -> None:
@@ -519,8 +527,8 @@ def trust(
 
 @sub.command("doctor", help="Check the model, key, profile and local tools.")
 def doctor(
-    model: Annotated[Optional[str], typer.Option("-m", "--model")] = None,
-    base_url: Annotated[Optional[str], typer.Option("--base-url")] = None,
+    model: Annotated[str | None, typer.Option("-m", "--model")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url")] = None,
     check: Annotated[bool, typer.Option("--check", help="Also test the connection to the model's server.")] = False,
     ping: Annotated[bool, typer.Option("--ping", help="Also send the model one tiny request: how long it takes to answer, and what it says.")] = False,
 ) -> None:
@@ -532,11 +540,11 @@ def doctor(
 @media_app.command("inspect", help="Show exactly what would be sent for each PATH (images; a video's frames).")
 def media_inspect(
     paths: list[Path],
-    model: Annotated[Optional[str], typer.Option("-m", "--model")] = None,
+    model: Annotated[str | None, typer.Option("-m", "--model")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per path.")] = False,
     offset: Annotated[float, typer.Option("--offset", help="Video: seconds to skip.")] = 0.0,
     limit: Annotated[float, typer.Option("--limit", help="Video: seconds to cover.")] = 100.0,
-    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="Video: write its contact sheet to this PNG.")] = None,
+    sheet: Annotated[Path | None, typer.Option("--sheet", help="Video: write its contact sheet to this PNG.")] = None,
 ) -> None:
     from dcode.cli.media import inspect_command
 

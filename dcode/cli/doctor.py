@@ -5,10 +5,13 @@ from __future__ import annotations
 import shutil
 import sys
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dcode.settings.config import ConfigError, Settings
 from dcode.terminal_text import for_stream
+
+if TYPE_CHECKING:
+    from dcode.models.factory import ResolvedModel
 
 
 def _print(line: str) -> None:
@@ -58,7 +61,7 @@ def run_doctor(settings: Settings, *, check: bool = False, ping: bool = False) -
     return 1 if problems else 0
 
 
-def _server_line(settings: Settings, resolved: Any) -> str | None:
+def _server_line(settings: Settings, resolved: ResolvedModel) -> str | None:
     """What the model's server said of it (Ollama, LM Studio, vLLM, OpenRouter), as kept."""
     from dcode.models.discovery import ModelInfoCache, dialect
 
@@ -72,7 +75,7 @@ def _server_line(settings: Settings, resolved: Any) -> str | None:
     return f"{found.source}: {said} (kept a week in {settings.home / 'model_info.json'})"
 
 
-def _cache_key_line(resolved: Any) -> str:
+def _cache_key_line(resolved: ResolvedModel) -> str:
     """Whether requests carry ``prompt_cache_key``, and why."""
     where = f'[models."{resolved.spec}"]'
     if resolved.prompt_cache_key:
@@ -83,7 +86,7 @@ def _cache_key_line(resolved: Any) -> str:
     return f"prompt_cache_key not sent (set prompt_cache_key = true under {where} if this server takes it)"
 
 
-def _transport_line(settings: Settings, resolved: Any) -> str:
+def _transport_line(settings: Settings, resolved: ResolvedModel) -> str:
     """How requests carry images, and how many of this key's uploads dcode keeps."""
     from dcode.media.uploads.index import Scope, UploadIndex
     from dcode.models.image_transport import transport_line, why_transport
@@ -159,9 +162,9 @@ def _ping(settings: Settings, resolved: Any) -> int:
     return 1
 
 
-def _check_connection(settings: Settings, resolved: object) -> int:
+def _check_connection(settings: Settings, resolved: ResolvedModel) -> int:
     from dcode.models.connection import check_connection
 
-    ok, message = check_connection(resolved)  # type: ignore[arg-type]
+    ok, message = check_connection(resolved)
     _print(f"connection   {'ok' if ok else 'FAILED'}: {message}")
     return 0 if ok else 1

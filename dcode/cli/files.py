@@ -15,10 +15,10 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from dcode.agent.tools.formatting import plural
-from dcode.settings.config import Settings
 from dcode.media.uploads.index import FileMapping, Scope, UploadIndex
 from dcode.media.uploads.policy import DEFAULT_FILES_POLICY
 from dcode.media.uploads.remote import RemoteFile, RemoteFiles
+from dcode.settings.config import Settings
 
 T = TypeVar("T")
 

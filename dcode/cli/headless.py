@@ -22,9 +22,9 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
-from dcode.settings.config import ApprovalMode, ConfigError, Settings
 from dcode.cli.run_request import HeadlessRequest, OutputFormat, pick_session
 from dcode.mcp.state import LinkState
+from dcode.settings.config import ApprovalMode, ConfigError, Settings
 
 if TYPE_CHECKING:
     from dcode.agent.events import SessionInit
@@ -88,10 +88,9 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     from dcode.agent.events import ErrorEvent, Notice, TurnFinished
     from dcode.agent.session_init import session_init
     from dcode.agent.sessions import DAMAGED_DATABASE
+    from dcode.mcp.plan import plan, skipped_warning
     from dcode.models.factory import resolve_model
     from dcode.models.media_support import MediaSupport
-
-    from dcode.mcp.plan import plan, skipped_warning
 
     session_id = pick_session(settings, request)
     resolved = resolve_model(settings)
@@ -104,8 +103,10 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     damaged = False
     async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
-        if (request := await _mcp_prompt(engine, request, err)) is None:
+        expanded = await _mcp_prompt(engine, request, err)
+        if expanded is None:
             return EXIT_USAGE
+        request = expanded
         for problem in engine.rule_problems:
             say(err, f"dcode: warning: {problem}")
         runner = engine.runner(HeadlessApprover(), session_id=session_id, mode=mode)
@@ -115,13 +116,13 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         if request.output_format is OutputFormat.STREAM_JSON:
             print(json_safe(json.dumps(init.to_json(), ensure_ascii=False)), file=out, flush=True)
         finished: TurnFinished | None = None
-        plan: str | None = None
+        shown_plan: str | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
         async with aclosing(runner.run_turn(content, prompt_text=request.prompt, attached=request.attached)) as events:
             async for event in events:
                 if request.output_format is OutputFormat.STREAM_JSON:
                     print(json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)), file=out, flush=True)
-                plan = presented_plan(event) or plan
+                shown_plan = presented_plan(event) or shown_plan
                 match event:
                     case ErrorEvent(message=message, kind=kind):
                         say(err, f"dcode: error: {message}")
@@ -133,9 +134,9 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     assert finished is not None
     if request.output_format is OutputFormat.TEXT:
         if not finished.is_error:
-            print(for_stream(finished.result if plan is None else plan, out), file=out)
+            print(for_stream(finished.result if shown_plan is None else shown_plan, out), file=out)
     else:
-        answer = result_object(finished, plan, planning=mode is ApprovalMode.PLAN, denials=runner.policy.denials)
+        answer = result_object(finished, shown_plan, planning=mode is ApprovalMode.PLAN, denials=runner.policy.denials)
         print(json_safe(json.dumps(answer, ensure_ascii=False)), file=out)
     if damaged:
         return EXIT_USAGE  # as when the damage is found before the turn
@@ -197,7 +198,7 @@ def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool =
     except KeyboardInterrupt:
         print("dcode: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - a traceback is for --debug only
+    except Exception as exc:  # a traceback is for --debug only
         if debug:
             raise
         from dcode.models.errors import describe_model_error

@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dcode.settings.config import ConfigError, Settings
 from dcode.cli.run_request import HeadlessRequest
 from dcode.prompts.mentions import mentions
+from dcode.settings.config import ConfigError, Settings
 from dcode.settings.project_files import inside, real_path
 
 if TYPE_CHECKING:
@@ -81,9 +81,9 @@ def attach_images(
             raise ConfigError(str(exc)) from None
         for path in paths:
             blocks += sampled[path].blocks if path in sampled else [to_reference_block(next(admitted))]
-    content: str | list[dict] = [{"type": "text", "text": request.prompt}, *blocks] if blocks else request.prompt
+    content: str | list[dict[str, Any]] = [{"type": "text", "text": request.prompt}, *blocks] if blocks else request.prompt
     if not mentions(request.prompt):
-        return replace(request, content=content) if blocks else request
+        return replace(request, content=content) if isinstance(content, list) else request
     found = asyncio.run(_read_mentions(settings, request.prompt, command, frozenset(real_path(p) for p in paths)))
     for line in ([command.refusal(found.refused)] if command and found.refused else []) + found.problems:
         if warn is not None:

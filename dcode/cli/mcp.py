@@ -16,10 +16,18 @@ import os
 from pathlib import Path
 from typing import Any
 
-from dcode.settings.config import ConfigError, Settings
 from dcode.mcp.approvals import approval
-from dcode.mcp.config import PROJECT_FILE, USER_FILE, McpSources, Scope, ServerConfig, Transport, load_sources
+from dcode.mcp.config import (
+    PROJECT_FILE,
+    USER_FILE,
+    McpSources,
+    Scope,
+    ServerConfig,
+    Transport,
+    load_sources,
+)
 from dcode.mcp.plan import notes, project_env
+from dcode.settings.config import ConfigError, Settings
 from dcode.settings.private_files import ensure_private_dir, write_private
 from dcode.settings.trust import TrustState
 
@@ -36,7 +44,7 @@ class _AsWritten(dict[str, str]):
     """Every variable "set" to its own reference: the files are shown as written, no secret
     from the environment printed."""
 
-    def get(self, key: str, default: object = None) -> str:  # type: ignore[override]
+    def get(self, key: str, default: object = None) -> str:
         return f"${{{key}}}"
 
 

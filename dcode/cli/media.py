@@ -87,10 +87,10 @@ def _describe(report: dict[str, Any], model: str, takes_images: bool) -> str:
     lines = [
         f"{report['path']}",
         f"  original    {o['width']}x{o['height']} {o['format']}, {o['bytes']:,} bytes",
-        f"  normalized  {n['id'][:12]}  {n['width']}x{n['height']} {n['format']}, {n['bytes']:,} bytes"
-        f"{', alpha' if n['alpha'] else ''}{', passthrough' if n['passthrough'] else ''}",
-        f"  request     {r['variant_id'][:12]}  {r['width']}x{r['height']} {r['format']}, {r['bytes']:,} bytes, "
-        f"~{r['estimated_tokens']:,} tokens for {model} (route {r['max_pixels']:,} px / {r['max_bytes']:,} bytes)",
+        (f"  normalized  {n['id'][:12]}  {n['width']}x{n['height']} {n['format']}, {n['bytes']:,} bytes"
+        f"{', alpha' if n['alpha'] else ''}{', passthrough' if n['passthrough'] else ''}"),
+        (f"  request     {r['variant_id'][:12]}  {r['width']}x{r['height']} {r['format']}, {r['bytes']:,} bytes, "
+        f"~{r['estimated_tokens']:,} tokens for {model} (route {r['max_pixels']:,} px / {r['max_bytes']:,} bytes)"),
     ]
     if not takes_images:
         lines.append(f"  note        {model} takes no images: it would get a text placeholder instead")

@@ -12,8 +12,8 @@ import asyncio
 from dcode.agent.frontmatter import cut
 from dcode.agent.rewind.store import RewindStore, Turn
 from dcode.agent.sessions import SessionInfo, SessionStore
-from dcode.settings.config import ConfigError, Settings
 from dcode.cli.sessions import age
+from dcode.settings.config import ConfigError, Settings
 
 PROMPT_WIDTH = 70
 NO_MODEL = "ollama:none"

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from dcode.settings.config import ConfigError, Settings, dcode_home, load_settings
 from dcode.settings.project_gate import ignored_keys
-from dcode.settings.trust import AGENT_DIRS, CLAUDE_SETTINGS, TRUST_FILES, ProjectFiles, TrustState, TrustStore
+from dcode.settings.trust import (
+    AGENT_DIRS,
+    CLAUDE_SETTINGS,
+    TRUST_FILES,
+    ProjectFiles,
+    TrustState,
+    TrustStore,
+)
 
 
 def trust_project(root: Path) -> str:

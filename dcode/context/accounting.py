@@ -21,9 +21,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from dcode.agent.compaction.record import effective_messages, read_compaction
 from dcode.agent.middleware.local_context import local_context_prompt
 from dcode.agent.middleware.memory import memory_entry, memory_prompt
-from dcode.agent.compaction.record import effective_messages, read_compaction
 from dcode.context.tokens.counter import PER_MESSAGE, REPLY_PRIMING, TokenCounter
 from dcode.media.attachment import is_reference_block
 from dcode.models.profiles import ModelProfile

@@ -28,7 +28,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from dcode.mcp.dialects import BRACED, Dialect, Transport, dialect_of, disabled, server_table, switched_off, text_table, transport_of, url_of
+from dcode.mcp.dialects import (
+    BRACED,
+    Dialect,
+    Transport,
+    dialect_of,
+    disabled,
+    server_table,
+    switched_off,
+    text_table,
+    transport_of,
+    url_of,
+)
 
 USER_FILE = "mcp.json"
 PROJECT_FILE = ".mcp.json"

@@ -92,6 +92,12 @@ def error_result(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
 
 
+def _said(result: CallToolResult) -> str:
+    """The words of a result made by ``error_result``."""
+    first = result.content[0]
+    return first.text if isinstance(first, TextContent) else str(first)
+
+
 class ServerLink:
     def __init__(
         self,
@@ -253,7 +259,7 @@ class ServerLink:
                 await _first_of(self._stop.wait(), lost.wait())
         except asyncio.CancelledError:
             raise
-        except BaseException as exc:  # noqa: BLE001 - the transports raise exception groups
+        except BaseException as exc:  # the transports raise exception groups
             log.debug("MCP server %s stopped", self.name, exc_info=True)
             if not self._stop.is_set() and not lost.is_set():
                 was_up = self.state is LinkState.CONNECTED
@@ -338,7 +344,7 @@ class ServerLink:
                     self.resources = await all_resources(session)
                 case _:
                     self.prompts = await all_prompts(session)
-        except Exception:  # noqa: BLE001 - the old list stays; the link's own watch reports a dead server
+        except Exception:  # the old list stays; the link's own watch reports a dead server
             log.debug("MCP server %s: listing again failed", self.name, exc_info=True)
             return
         self._changed()
@@ -415,7 +421,7 @@ class ServerLink:
             self._cancel(session, token, "cancelled by the user")
             raise
         except McpError as exc:
-            if exc.error.code == SESSION_EXPIRED and exc.error.message == "Session terminated" or exc.error.code == CONNECTION_CLOSED and self._expired:
+            if (exc.error.code == SESSION_EXPIRED and exc.error.message == "Session terminated") or (exc.error.code == CONNECTION_CLOSED and self._expired):
                 return None
             if exc.error.code == CONNECTION_CLOSED:
                 return await self._lost_during(tool, exc)
@@ -446,7 +452,7 @@ class ServerLink:
         """The resource's contents; raises ``McpError`` or ``LookupError`` (not connected)."""
         session = await self._usable()
         if isinstance(session, CallToolResult):
-            raise LookupError(str(session.content[0].text))  # type: ignore[union-attr]
+            raise LookupError(_said(session))
         result = await asyncio.wait_for(session.read_resource(AnyUrl(uri)), self.call_timeout)
         self._answered = True
         return result
@@ -455,7 +461,7 @@ class ServerLink:
         """The prompt's messages; raises ``McpError`` or ``LookupError`` (not connected)."""
         session = await self._usable()
         if isinstance(session, CallToolResult):
-            raise LookupError(str(session.content[0].text))  # type: ignore[union-attr]
+            raise LookupError(_said(session))
         result = await asyncio.wait_for(session.get_prompt(name, arguments), self.call_timeout)
         self._answered = True
         return result

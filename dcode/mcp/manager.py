@@ -16,16 +16,14 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from typing import TYPE_CHECKING
-
-from dcode.settings.config import McpSettings
 from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.names import allowed, assign_names, tool_name
 from dcode.mcp.state import LinkState
 from dcode.media.store import AttachmentStore
 from dcode.sandbox.confine import Sandbox
+from dcode.settings.config import McpSettings
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool

@@ -9,9 +9,16 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dcode.settings.config import Settings
 from dcode.mcp.approvals import approval
-from dcode.mcp.config import ConfigFile, McpSources, ProjectEnv, ServerConfig, load_sources, references
+from dcode.mcp.config import (
+    ConfigFile,
+    McpSources,
+    ProjectEnv,
+    ServerConfig,
+    load_sources,
+    references,
+)
+from dcode.settings.config import Settings
 from dcode.settings.trust import TrustState
 
 

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mcp import McpError
-from mcp.types import EmbeddedResource, GetPromptResult, ImageContent, Prompt, ResourceLink, TextContent, TextResourceContents
+from mcp.types import (
+    EmbeddedResource,
+    GetPromptResult,
+    ImageContent,
+    Prompt,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 from dcode.mcp.failures import clean
 from dcode.mcp.names import is_prompt_command, tool_name

@@ -45,7 +45,7 @@ def lc_block(block: ContentBlock) -> dict[str, Any]:
 def resource_tool(links: Mapping[str, ServerLink], store: AttachmentStore) -> BaseTool:
     async def read(server: str, uri: str) -> Any:
         link = links.get(server)
-        offering = sorted(name for name, l in links.items() if l.resources and l.state is LinkState.CONNECTED)
+        offering = sorted(name for name, each in links.items() if each.resources and each.state is LinkState.CONNECTED)
         if link is None:
             raise ToolException(f"no MCP server is named {server!r}; servers with resources: {', '.join(offering) or 'none'}")
         try:

@@ -12,7 +12,7 @@ import contextvars
 import logging
 from typing import Annotated, Any
 
-from langchain_core.tools import BaseTool, InjectedToolArg
+from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, ToolException
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 
@@ -48,7 +48,7 @@ def progress_reporter(runtime: Any) -> Progress | None:
         event = ToolProgress(call_id=call_id, progress=progress, total=total, message=message or "", agent=agent)
         try:
             run.run(emit, event)
-        except Exception:  # noqa: BLE001 - progress is cosmetic; the run may have ended
+        except Exception:  # progress is cosmetic; the run may have ended
             log.debug("progress of %s not shown", call_id, exc_info=True)
 
     return report
@@ -60,7 +60,8 @@ def langchain_tool(link: ServerLink, tool: Any, store: AttachmentStore) -> BaseT
 
     # The session given is only a placeholder: every call goes through ``route``, to the
     # link's session of the moment (a restarted server has a new one).
-    converted = convert_mcp_tool_to_langchain_tool(link.session, tool, server_name=link.name, tool_interceptors=[route])  # type: ignore[list-item, arg-type]
+    converted = convert_mcp_tool_to_langchain_tool(link.session, tool, server_name=link.name, tool_interceptors=[route])
+    assert isinstance(converted, StructuredTool)  # what the adapter makes, typed as its base
     original = converted.coroutine
     assert original is not None
     label = f"{link.name}.{tool.name}"
@@ -72,7 +73,7 @@ def langchain_tool(link: ServerLink, tool: Any, store: AttachmentStore) -> BaseT
     adapter_errors = converted.handle_tool_error
     assert callable(adapter_errors)
 
-    def error(exc: Exception) -> Any:
+    def error(exc: ToolException) -> Any:
         return as_text(adapter_errors(exc))
 
     return converted.model_copy(update={"coroutine": call, "handle_tool_error": error})

@@ -121,7 +121,7 @@ class WatchedTransport(httpx.AsyncBaseTransport):
             raise
         if response.status_code == 404 and SESSION_HEADER in request.headers and request.method != "DELETE":
             self.lost(SESSION_GONE)
-        response.stream = _WatchedStream(response.stream, self)  # type: ignore[arg-type]
+        response.stream = _WatchedStream(response.stream, self)
         return response
 
     def failed(self, exc: httpx.TransportError) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 SOURCE_TYPE = "dcode_attachment"
 SCHEMA_VERSION = 1
@@ -116,7 +116,7 @@ def to_reference_block(att: Attachment) -> dict[str, Any]:
     }
 
 
-def is_reference_block(block: object) -> bool:
+def is_reference_block(block: object) -> TypeGuard[dict[str, Any]]:
     """True for any dict that claims to be a dcode reference block (valid or not)."""
     return (
         isinstance(block, dict)

@@ -187,7 +187,8 @@ def bounded_run(
         env=dict(env),
         start_new_session=True,
     )
-    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
     out = bytearray()
     err = bytearray()
     try:
@@ -470,11 +471,11 @@ _POWERSHELL = "; ".join(
         "$bytes = $null",
         "$png = [System.Windows.Forms.Clipboard]::GetData('PNG')",
         "if ($png -is [System.IO.MemoryStream]) { $bytes = $png.ToArray() }",
-        "if ($bytes -eq $null) { $img = [System.Windows.Forms.Clipboard]::GetImage();"
+        ("if ($bytes -eq $null) { $img = [System.Windows.Forms.Clipboard]::GetImage();"
         " if ($img -ne $null) { $ms = New-Object System.IO.MemoryStream;"
-        " $img.Save($ms, [System.Drawing.Imaging.ImageFormat]::Png); $bytes = $ms.ToArray() } }",
-        "if ($bytes -eq $null) { [Console]::Out.Write('NOIMAGE') }"
-        " else { [Console]::Out.Write('IMAGE:' + [Convert]::ToBase64String($bytes)) }",
+        " $img.Save($ms, [System.Drawing.Imaging.ImageFormat]::Png); $bytes = $ms.ToArray() } }"),
+        ("if ($bytes -eq $null) { [Console]::Out.Write('NOIMAGE') }"
+        " else { [Console]::Out.Write('IMAGE:' + [Convert]::ToBase64String($bytes)) }"),
     )
 )
 

@@ -81,7 +81,7 @@ def open_checked(data: bytes, name: str, limits: AdmissionLimits) -> Image.Image
         if repair.data is None:
             raise reject(name, RejectReason.CORRUPT, f"corrupt PNG: {repair.problem}") from exc
         return open_checked(repair.data, name, limits)  # without the optional chunks that are broken
-    except Exception as exc:  # noqa: BLE001 - see module docstring
+    except Exception as exc:  # see module docstring
         raise _open_failure(name, exc) from exc
     try:
         check_dimensions(name, im.size, limits)
@@ -143,13 +143,13 @@ def load_checked(
     if draft_to is not None and im.format in _JPEG_FAMILY:
         try:
             im.draft(None, draft_to)
-        except Exception as exc:  # noqa: BLE001 - see module docstring
+        except Exception as exc:  # see module docstring
             raise reject(name, RejectReason.CORRUPT, f"corrupt JPEG header: {exc}") from exc
     try:
         im.load()
     except Image.DecompressionBombError as exc:
         raise reject(name, RejectReason.DECOMPRESSION_BOMB, f"decompression bomb: {exc}") from exc
-    except Exception as exc:  # noqa: BLE001 - see module docstring
+    except Exception as exc:  # see module docstring
         raise _load_failure(name, im.format or "image", exc) from exc
     check_dimensions(name, im.size, limits)
 

@@ -43,7 +43,7 @@ def probe(data: bytes) -> EncodedFacts:
     try:
         with Image.open(io.BytesIO(data), formats=OUTPUT_FORMATS) as im:
             fmt, (width, height), mode = im.format or "", im.size, im.mode
-    except Exception as exc:  # noqa: BLE001 - any decoder complaint means "not our output"
+    except Exception as exc:  # any decoder complaint means "not our output"
         raise FactsMismatch(f"unreadable header ({type(exc).__name__}: {exc})") from exc
     depth = _png_bit_depth(data) if fmt == "PNG" else 8
     return EncodedFacts(fmt, width, height, mode, depth, len(data))

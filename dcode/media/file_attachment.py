@@ -24,9 +24,15 @@ This module imports nothing heavy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
-from dcode.media.attachment import SCHEMA_VERSION, SOURCE_TYPE, InvalidReferenceBlock, clip_name, is_attachment_id
+from dcode.media.attachment import (
+    SCHEMA_VERSION,
+    SOURCE_TYPE,
+    InvalidReferenceBlock,
+    clip_name,
+    is_attachment_id,
+)
 
 FileKind = Literal["file", "audio", "video"]
 FILE_KINDS: tuple[FileKind, ...] = ("file", "audio", "video")
@@ -96,7 +102,7 @@ def to_file_reference_block(att: FileAttachment) -> dict[str, Any]:
     return block
 
 
-def is_file_reference_block(block: object) -> bool:
+def is_file_reference_block(block: object) -> TypeGuard[dict[str, Any]]:
     """True for any dict that claims to be a dcode file reference block (valid or not)."""
     return (
         isinstance(block, dict)
@@ -133,7 +139,7 @@ def file_kind(block: dict[str, Any]) -> FileKind:
     kind = block.get("kind", "file") if block.get("type") == "file" else block.get("type")
     if kind not in FILE_KINDS:
         raise InvalidReferenceBlock(f"reference block field 'kind' must be one of {', '.join(FILE_KINDS)}")
-    return kind  # type: ignore[return-value]
+    return kind
 
 
 def _text(block: dict[str, Any], key: str) -> str:

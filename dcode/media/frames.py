@@ -170,7 +170,7 @@ class _Open:
 
 def short_clock(t: float) -> str:
     """``M:SS.s`` (or ``H:MM:SS.s``): a compact time for one-line summaries."""
-    tenths = int(round(t * 10))
+    tenths = round(t * 10)
     hours, rest = divmod(tenths, 36_000)
     minutes, rest = divmod(rest, 600)
     seconds, tenth = divmod(rest, 10)

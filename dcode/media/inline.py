@@ -54,7 +54,8 @@ def payload(block: dict[str, Any]) -> Inline | Remote | None:
                 return Inline(_b64(inner["data"]), f"audio/{fmt}" if isinstance(fmt, str) and fmt else mime)
             return None
         case "file" | "input_file" if not isinstance(block.get("url"), str):
-            inner = block.get("file") if isinstance(block.get("file"), dict) else block
+            file = block.get("file")
+            inner = file if isinstance(file, dict) else block
             return _url(inner.get("file_data"), mime)
     return _url(block.get("url"), mime)
 

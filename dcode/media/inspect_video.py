@@ -111,8 +111,8 @@ def describe_video(report: dict[str, Any], model: str, takes_images: bool) -> st
     end = window["offset"] + window["limit"]
     lines = [
         report["path"],
-        f"  video       {video['width']}x{video['height']}{duration}; window [{window['offset']:.3f}s, {end:.3f}s) at 0.5 fps: "
-        f"{count} frame{'' if count == 1 else 's'}",
+        (f"  video       {video['width']}x{video['height']}{duration}; window [{window['offset']:.3f}s, {end:.3f}s) at 0.5 fps: "
+        f"{count} frame{'' if count == 1 else 's'}"),
     ]
     for frame in report["frames"]:
         r = frame["request"]

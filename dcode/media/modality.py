@@ -20,8 +20,8 @@ Modality = Literal["image", "audio", "video", "pdf", "file"]
 PDF_MIME = "application/pdf"
 UNNAMED = "(unnamed)"
 
-_STANDARD = {"image": "image", "audio": "audio", "video": "video", "file": "file"}
-_OPENAI = {"image_url": "image", "input_image": "image", "input_audio": "audio", "input_file": "file"}
+_STANDARD: dict[str, Modality] = {"image": "image", "audio": "audio", "video": "video", "file": "file"}
+_OPENAI: dict[str, Modality] = {"image_url": "image", "input_image": "image", "input_audio": "audio", "input_file": "file"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +55,10 @@ def has_media(blocks: list[Any]) -> bool:
     return any(media_part(block) is not None for block in blocks)
 
 
-def _refine(modality: str, mime: str) -> Modality:
+def _refine(modality: Modality, mime: str) -> Modality:
     if modality == "file" and mime == PDF_MIME:
         return "pdf"
-    return modality  # type: ignore[return-value]
+    return modality
 
 
 def _name(block: dict[str, Any]) -> str:
@@ -90,7 +90,8 @@ def _openai_mime(block: dict[str, Any]) -> str | None:
         inner = block.get("input_audio")
         fmt = inner.get("format") if isinstance(inner, dict) else None
         return f"audio/{fmt}" if isinstance(fmt, str) and fmt else None
-    inner = block.get("file") if isinstance(block.get("file"), dict) else block
+    file = block.get("file")
+    inner = file if isinstance(file, dict) else block
     return _data_url_mime(inner.get("file_data"))
 
 

@@ -180,7 +180,7 @@ def _convert(
             pixels = resize(pixels, size, policy.master_resample)
         with stage("encode"):
             encoded = encode_ladder(pixels, limits.normalized_max_bytes, policy)
-    except Exception as exc:  # noqa: BLE001 - Pillow conversions fail with assorted types
+    except Exception as exc:  # Pillow conversions fail with assorted types
         raise reject(
             name,
             RejectReason.UNSUPPORTED_TYPE,

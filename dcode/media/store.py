@@ -38,7 +38,6 @@ from dcode.media.attachment import (
     to_reference_block,
 )
 from dcode.media.encode import DEFAULT_POLICY, EncoderPolicy
-from dcode.media.file_attachment import FileAttachment, FileKind, from_file_reference_block, to_file_reference_block
 from dcode.media.errors import (
     AdmissionError,
     AttachmentUnavailableError,
@@ -46,11 +45,17 @@ from dcode.media.errors import (
     Rejection,
     RejectReason,
 )
+from dcode.media.file_attachment import (
+    FileAttachment,
+    FileKind,
+    from_file_reference_block,
+    to_file_reference_block,
+)
 from dcode.media.limits import DEFAULT_LIMITS, AdmissionLimits
 from dcode.media.normalize import NormalizedImage, normalize_image, own_jpeg
 from dcode.media.stages import stage
-from dcode.settings.private_files import READ_ONLY_FILE, write_private
 from dcode.regular_files import NotRegularFile, open_regular
+from dcode.settings.private_files import READ_ONLY_FILE, write_private
 
 __all__ = [
     "AttachmentStore",

@@ -78,7 +78,7 @@ class FrameIndex:
         index.dirty = False
         return index
 
-    def lookup(self, target: float) -> CachedFrame | None | bool:
+    def lookup(self, target: float) -> CachedFrame | bool | None:
         """The frame for ``target``; False when the stream is known to end before it; None
         when unknown."""
         ms = round(target * 1000)
@@ -124,9 +124,8 @@ class FrameIndex:
         if isinstance(facts, dict) and self.facts is None:
             self.facts = facts
         end = data.get("end_ms")
-        if isinstance(end, int) and not isinstance(end, bool):
-            if self.end_ms is None or end < self.end_ms:
-                self.end_ms = end
+        if isinstance(end, int) and not isinstance(end, bool) and (self.end_ms is None or end < self.end_ms):
+            self.end_ms = end
         frames = data.get("frames")
         if not isinstance(frames, dict):
             return

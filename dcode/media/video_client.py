@@ -13,13 +13,14 @@ control back at the deadline even if the decoder never writes again.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import select
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,8 @@ class Worker:
             env=env,
             start_new_session=True,  # the terminal's Ctrl+C is dcode's to handle, not the decoder's
         )
-        assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
         self.stdin = self.process.stdin
         self.stdout_fd = self.process.stdout.fileno()
         self.buffer = MessageBuffer()
@@ -107,18 +109,14 @@ class Worker:
 
     def kill(self) -> None:
         if self.alive():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
-            except ProcessLookupError:
-                pass
         self._reap()
 
     def close(self) -> None:
         """Let an idle process end by itself (its stdin closes), or make it."""
-        try:
+        with contextlib.suppress(OSError):
             self.stdin.close()
-        except OSError:
-            pass
         try:
             self.process.wait(timeout=KILL_WAIT_SECONDS)
         except subprocess.TimeoutExpired:
@@ -126,10 +124,8 @@ class Worker:
         self._reap()
 
     def _reap(self) -> None:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=KILL_WAIT_SECONDS)
-        except subprocess.TimeoutExpired:
-            pass
         for stream in (self.process.stdin, self.process.stdout):
             try:
                 if stream is not None:
@@ -188,7 +184,7 @@ POOL = WorkerPool()
 atexit.register(POOL.close)
 
 
-def run_job(request: dict[str, Any], deadline: float | Callable[[], float], pool: WorkerPool = POOL) -> Iterator[Message]:
+def run_job(request: dict[str, Any], deadline: float | Callable[[], float], pool: WorkerPool = POOL) -> Generator[Message, None, None]:
     """Send ``request`` to a decoder and yield its replies up to ``end`` or ``error``.
 
     ``deadline`` is a ``time.monotonic()`` instant, or a function giving it, asked before each

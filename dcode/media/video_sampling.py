@@ -28,9 +28,10 @@ import io
 import math
 import queue
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import av
 import av.error
@@ -38,6 +39,11 @@ from PIL import Image
 
 from dcode.media.sizing import fit_pixels
 from dcode.media.video_grid import Grid
+
+if TYPE_CHECKING:
+    from av.container import InputContainer
+    from av.video.frame import VideoFrame
+    from av.video.stream import VideoStream
 
 SEEK_GAIN = 0.25
 """Seek ahead only when the target's keyframe is this many seconds past the last decoded frame."""
@@ -109,7 +115,7 @@ def sample(job: Job, sink: Sink) -> Outcome:
         return _Sampler(job, container, stream, sink).run()
 
 
-def _video_stream(container: Any) -> Any:
+def _video_stream(container: InputContainer) -> VideoStream:
     streams = [s for s in container.streams.video if not _is_cover_art(s)]
     if not streams:
         if container.streams.audio:
@@ -123,7 +129,7 @@ def _video_stream(container: Any) -> Any:
     return stream
 
 
-def _is_cover_art(stream: Any) -> bool:
+def _is_cover_art(stream: VideoStream) -> bool:
     try:
         return bool(stream.disposition & av.stream.Disposition.attached_pic)
     except (AttributeError, TypeError):
@@ -136,12 +142,13 @@ def _reason(exc: BaseException) -> str:
 
 
 class _Sampler:
-    def __init__(self, job: Job, container: Any, stream: Any, sink: Sink) -> None:
+    def __init__(self, job: Job, container: InputContainer, stream: VideoStream, sink: Sink) -> None:
         self.job = job
         self.container = container
         self.stream = stream
         self.sink = sink
         self.grid = Grid(job.offset, job.limit, job.interval)
+        assert stream.time_base is not None  # a stream without one is refused first
         self.time_base = Fraction(stream.time_base)
         self.start = _start_pts(container, stream)
         codec = stream.codec_context
@@ -210,7 +217,7 @@ class _Sampler:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def _frames(self) -> Any:
+    def _frames(self) -> Iterator[VideoFrame]:
         """Decoded frames from the current position; damage ends the stream, never the job."""
         packets = self.container.demux(self.stream)
         while True:
@@ -232,7 +239,7 @@ class _Sampler:
                 continue
             yield from frames
 
-    def _flush(self) -> Any:
+    def _flush(self) -> Iterator[VideoFrame]:
         try:
             yield from self.stream.codec_context.decode(None)
         except av.error.FFmpegError as exc:
@@ -267,7 +274,7 @@ class _Sampler:
         keyframe = float((entries[found].timestamp - self.start) * self.time_base)
         return keyframe > position + SEEK_GAIN
 
-    def _time(self, frame: Any) -> float | None:
+    def _time(self, frame: VideoFrame) -> float | None:
         pts = frame.pts
         if pts is None:
             self.untimed += 1
@@ -282,7 +289,7 @@ class _Sampler:
                 "are not read"
             )
 
-    def _send_facts(self, frame: Any | None) -> None:
+    def _send_facts(self, frame: VideoFrame | None) -> None:
         self.facts_sent = True
         codec = self.stream.codec_context
         width = frame.width if frame is not None else codec.width
@@ -314,22 +321,22 @@ class _Sampler:
         return seconds
 
 
-def _start_pts(container: Any, stream: Any) -> int:
+def _start_pts(container: InputContainer, stream: VideoStream) -> int:
     if stream.start_time is not None:
         return int(stream.start_time)
-    if container.start_time is not None:
+    if container.start_time is not None and stream.time_base is not None:
         return math.floor(Fraction(container.start_time, av.time_base) / Fraction(stream.time_base))
     return 0
 
 
-def _sample_aspect(stream: Any) -> Fraction | None:
+def _sample_aspect(stream: VideoStream) -> Fraction | None:
     sar = stream.sample_aspect_ratio
     if not sar or sar <= 0 or sar == 1:
         return None
     return Fraction(sar)
 
 
-def _rotation(frame: Any) -> int:
+def _rotation(frame: VideoFrame) -> int:
     """Counter-clockwise degrees from the display matrix, snapped to a quarter turn."""
     try:
         degrees = float(frame.rotation)
@@ -346,7 +353,7 @@ def _display_size(width: int, height: int, sar: Fraction | None, rotation: int) 
     return (height, width) if rotation in (90, 270) else (width, height)
 
 
-def encode_frame(frame: Any, sar: Fraction | None, max_pixels: int, quality: int) -> tuple[bytes, int, int]:
+def encode_frame(frame: VideoFrame, sar: Fraction | None, max_pixels: int, quality: int) -> tuple[bytes, int, int]:
     """One decoded frame as an upright JPEG no larger than ``max_pixels``: (bytes, width, height).
 
     libswscale does the colour conversion and the downscale (area averaging) in one pass,
@@ -364,7 +371,8 @@ def encode_frame(frame: Any, sar: Fraction | None, max_pixels: int, quality: int
         interpolation="AREA" if resized else None,
     )
     plane = rgb.planes[0]
-    image = Image.frombuffer("RGB", (scale_w, scale_h), plane, "raw", "RGB", plane.line_size, 1)
+    # a buffer PIL reads in place; the stubs know bytes and arrays only
+    image = Image.frombuffer("RGB", (scale_w, scale_h), plane, "raw", "RGB", plane.line_size, 1)  # type: ignore[arg-type]
     if rotation in _TRANSPOSE:
         image = image.transpose(_TRANSPOSE[rotation])
     out = io.BytesIO()
@@ -378,12 +386,12 @@ class _Encoder:
     def __init__(self, sink: Sink, job: Job) -> None:
         self.sink = sink
         self.job = job
-        self.queue: queue.Queue[tuple[float, float, Any, Fraction | None] | None] = queue.Queue(maxsize=2)
+        self.queue: queue.Queue[tuple[float, float, VideoFrame, Fraction | None] | None] = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="video-encode", daemon=True)
         self.thread.start()
 
-    def submit(self, target: float, t: float, frame: Any, sar: Fraction | None) -> None:
+    def submit(self, target: float, t: float, frame: VideoFrame, sar: Fraction | None) -> None:
         if self.error is not None:
             raise self.error
         self.queue.put((target, t, frame, sar))

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage, UsageMetadata
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_openai import ChatOpenAI
@@ -97,7 +97,8 @@ class DcodeChatOpenAI(ChatOpenAI):
         except json.JSONDecodeError as exc:
             raise InvalidModelData("a streamed event that is not JSON") from exc
         finally:
-            await stream.aclose()
+            if isinstance(stream, AsyncGenerator):  # typed as an iterator; a generator to close
+                await stream.aclose()
         if first:
             raise EmptyAnswer(_request_tokens(messages, kwargs.get("tools")), self.window, self.window_guessed, self.spec or self.model_name)
         if not usage:
@@ -118,7 +119,7 @@ def _output_chars(message: Any) -> int:
 
 def _estimated_usage(input_tokens: int, output_tokens: int) -> ChatGenerationChunk:
     """A last chunk that adds estimated usage figures to an answer that came without any."""
-    usage = {"input_tokens": input_tokens, "output_tokens": output_tokens, "total_tokens": input_tokens + output_tokens}
+    usage = UsageMetadata(input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=input_tokens + output_tokens)
     return ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=usage, response_metadata={USAGE_ESTIMATED: True}))
 
 

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from dcode.models.spec import parse_spec, resolve_endpoint
 from dcode.settings.config import ConfigError, Settings
 from dcode.settings.presets import PROVIDERS
-from dcode.models.spec import parse_spec, resolve_endpoint
 
 RECENT_LIMIT = 8
 

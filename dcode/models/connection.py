@@ -7,8 +7,8 @@ import asyncio
 import time
 from dataclasses import dataclass, replace
 
-from dcode.settings.config import Settings
 from dcode.models.factory import ResolvedModel
+from dcode.settings.config import Settings
 
 PING_TIMEOUT_S = 20.0
 PING_PROMPT = "Reply with the single word: pong"

@@ -29,12 +29,13 @@ everything else (``media inspect``, the profile a command prints) reads what is 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import quote
 
 from dcode.settings.presets import PROVIDERS
@@ -104,7 +105,7 @@ def _litellm(provider: str, base_url: str, model: str, api_key: str, fetch: Fetc
     return found or _listed(fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _generic)
 
 
-def _litellm_info(answer: Any, model: str) -> Found | None:
+def _litellm_info(answer: object, model: str) -> Found | None:
     entries = answer.get("data") if isinstance(answer, dict) else None
     for entry in entries if isinstance(entries, list) else []:
         info = entry.get("model_info") if isinstance(entry, dict) and entry.get("model_name") == model else None
@@ -129,7 +130,7 @@ def _litellm_values(info: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _ollama(answer: Any) -> Found | None:
+def _ollama(answer: object) -> Found | None:
     if not isinstance(answer, dict):
         return None
     values: dict[str, Any] = {}
@@ -143,7 +144,7 @@ def _ollama(answer: Any) -> Found | None:
     return Found(values, "ollama /api/show") if values else None
 
 
-def _lmstudio(answer: Any) -> Found | None:
+def _lmstudio(answer: object) -> Found | None:
     if not isinstance(answer, dict):
         return None
     values: dict[str, Any] = {}
@@ -155,7 +156,7 @@ def _lmstudio(answer: Any) -> Found | None:
     return Found(values, "lmstudio /api/v0/models") if values else None
 
 
-def _listed(answer: Any, model: str, read: Callable[[dict[str, Any]], Found | None]) -> Found | None:
+def _listed(answer: object, model: str, read: Callable[[dict[str, Any]], Found | None]) -> Found | None:
     entries = answer.get("data") if isinstance(answer, dict) else None
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and entry.get("id") == model:
@@ -200,14 +201,17 @@ def _openrouter(entry: dict[str, Any]) -> Found | None:
     return Found(values, "openrouter /v1/models") if values else None
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
+    """A JSON number, or a string of one; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
     try:
-        return float(value) if value is not None and not isinstance(value, bool) else None
-    except (TypeError, ValueError):
+        return float(value)
+    except ValueError:
         return None
 
 
@@ -268,10 +272,8 @@ def discovered(home: Path, provider: str, base_url: str, model: str, api_key: st
         asked = ask_server(provider, base_url, model, api_key, fetch or http_fetch)
     except Exception:  # noqa: BLE001 - down, refused, garbage: the profile stays a guess
         asked = None
-    try:
+    with contextlib.suppress(OSError):  # asked again next time
         cache.put(base_url, model, asked)
-    except OSError:
-        pass  # asked again next time
     return asked or found
 
 

@@ -54,7 +54,13 @@ def describe_model_error(exc: BaseException, base_url: str = "") -> str:
 def _limit_line(exc: BaseException, where: str) -> str:
     """The line for a failure dcode's own limits and stream checks identify, else ""."""
     from dcode.models.chat_model import EmptyAnswer, InvalidModelData
-    from dcode.models.transport import ClosedMidAnswer, ConnectTimedOut, FirstByteTimeout, RetryBudgetExceeded, StreamStalled
+    from dcode.models.transport import (
+        ClosedMidAnswer,
+        ConnectTimedOut,
+        FirstByteTimeout,
+        RetryBudgetExceeded,
+        StreamStalled,
+    )
 
     for link in _chain(exc):
         match link:

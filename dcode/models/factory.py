@@ -12,13 +12,13 @@ import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.models.discovery import Found, discovered, kept
 from dcode.models.image_transport import ImageTransport, image_transport
 from dcode.models.known_profiles import known_openai_profile
-from dcode.settings.presets import accepts_prompt_cache_key
 from dcode.models.profiles import ModelProfile, resolve_profile
 from dcode.models.spec import Endpoint, ModelSpec, resolve_endpoint
+from dcode.settings.config import ConfigError, Settings, WireApi
+from dcode.settings.presets import accepts_prompt_cache_key
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
@@ -102,6 +102,8 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_cli
     """The chat model for ``resolved``. Pass ``http_async_client`` (from ``model_http_client``)
     to own its connections: without one the model gets a client of its own, left to the garbage
     collector, whose pooled connections belong to the event loop that first used them."""
+    from pydantic import SecretStr
+
     from dcode.models.chat_model import DcodeChatOpenAI
     from dcode.models.transport import BudgetedAsyncOpenAI, Limits
     from dcode.models.user_agent import USER_AGENT
@@ -125,7 +127,7 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_cli
         **thinking,
         model=endpoint.spec.model,
         base_url=endpoint.base_url,
-        api_key=endpoint.api_key,
+        api_key=SecretStr(endpoint.api_key),
         use_responses_api=endpoint.api is WireApi.RESPONSES,
         streaming=True,
         stream_usage=True,

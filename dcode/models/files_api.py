@@ -10,7 +10,7 @@ client). A provider's "no room" answer becomes ``QuotaExceeded``; any other fail
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import openai
 
@@ -20,8 +20,8 @@ from dcode.models.transport import RetryBudgetExceeded
 from dcode.models.user_agent import USER_AGENT
 
 if TYPE_CHECKING:
-    from dcode.settings.config import Settings
     from dcode.models.spec import Endpoint
+    from dcode.settings.config import Settings
 
 _QUOTA_WORDS = ("quota", "storage limit", "too many files", "file limit", "limit on the number of files")
 
@@ -62,9 +62,9 @@ class OpenAIFiles:
             raise self._failure("upload", exc) from exc
         return remote_file(answer)
 
-    async def list(self, *, order: str = "asc") -> AsyncIterator[RemoteFile]:
+    async def list(self, *, order: Literal["asc", "desc"] = "asc") -> AsyncIterator[RemoteFile]:
         try:
-            async for answer in self.client.files.list(order=order):  # type: ignore[arg-type]
+            async for answer in self.client.files.list(order=order):
                 yield remote_file(answer)
         except (openai.APIError, RetryBudgetExceeded) as exc:
             raise self._failure("listing files", exc) from exc

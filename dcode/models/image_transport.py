@@ -37,8 +37,9 @@ def default_transport(provider: str, base_url: str, api: WireApi) -> ImageTransp
 
 def image_transport(provider: str, base_url: str, api: WireApi, configured: str | None = None) -> ImageTransport:
     """``configured`` (the model's ``image_transport`` setting) when set, else the default."""
-    if configured == "inline" or configured == "files":
-        return configured
+    match configured:
+        case "inline" | "files":
+            return configured
     return default_transport(provider, base_url, api)
 
 

@@ -80,6 +80,7 @@ def _data_file() -> Path | None:
 
 def _probe(name: str) -> dict[str, Any] | None:
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
-    probe = ChatOpenAI(model=name, api_key="profile-probe", max_retries=0)
+    probe = ChatOpenAI(model=name, api_key=SecretStr("profile-probe"), max_retries=0)
     return dict(probe.profile) if probe.profile else None

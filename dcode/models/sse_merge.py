@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # in the module, not in its stubs
 from typing import Any
 
 RESPONSES_ARGS_EVENT = b"event: response.function_call_arguments.delta\n"

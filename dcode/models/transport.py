@@ -39,7 +39,7 @@ import time
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -120,7 +120,7 @@ GATEWAY_HEADER_PREFIXES = ("x-litellm-",)
 
 def retried_upstream(headers: httpx2.Headers) -> bool:
     """Whether a gateway that retries failing models itself sent this answer."""
-    return any(name.lower().startswith(GATEWAY_HEADER_PREFIXES) for name in headers.keys())
+    return any(name.lower().startswith(GATEWAY_HEADER_PREFIXES) for name in headers)
 
 
 def retry_after_seconds(headers: httpx2.Headers) -> float | None:
@@ -174,7 +174,8 @@ class ModelHttpClient(openai.DefaultAsyncHttpxClient):
             raise
         _note(tries, f"HTTP {response.status_code}")
         sse = response.headers.get("content-type", "").startswith("text/event-stream") and not response.headers.get("content-encoding")
-        response.stream = AnswerStream(response.stream, request, ArgsDeltaMerger() if sse else None, stall=self.limits.stall, sse=sse)
+        body = cast("httpx2.AsyncByteStream", response.stream)  # an async transport's response
+        response.stream = AnswerStream(body, request, ArgsDeltaMerger() if sse else None, stall=self.limits.stall, sse=sse)
         if not stream:
             try:
                 await response.aread()

@@ -34,7 +34,7 @@ def signal_name(signum: int) -> str:
 class ExitSignals:
     """Handlers on the running loop's signals; ``received`` is the first signal that came."""
 
-    def __init__(self, on_signal: Callable[[int], None]) -> None:
+    def __init__(self, on_signal: Callable[[int], object]) -> None:
         self._on_signal = on_signal
         self._loop: asyncio.AbstractEventLoop | None = None
         self.received: int | None = None

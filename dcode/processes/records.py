@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dcode.settings.private_files import write_private
 from dcode.processes import cgroup, ending, table
 from dcode.processes.table import Proc
+from dcode.settings.private_files import write_private
 
 DIRECTORY = "processes"
 

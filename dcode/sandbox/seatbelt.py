@@ -28,7 +28,8 @@ def quote(path: Path | str) -> str:
 
 def profile(layout: Layout) -> str:
     lines = ["(version 1)", "(allow default)", "(deny file-write*)"]
-    writable = [f"(subpath {quote(p)})" for p in (*layout.writable, *TEMP_DIRS)]
+    paths: tuple[Path | str, ...] = (*layout.writable, *TEMP_DIRS)
+    writable = [f"(subpath {quote(p)})" for p in paths]
     writable += [f"(literal {quote(d)})" for d in DEVICES]
     lines.append(f"(allow file-write* {' '.join(writable)})")
     protected = [f"(subpath {quote(p)})" for p in (*layout.read_only_dirs, *layout.missing_dirs)]

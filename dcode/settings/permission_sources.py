@@ -96,7 +96,9 @@ def _split_all(values: Iterable[str] | None) -> Iterator[str]:
 
 def split_rules(value: str) -> list[str]:
     """``"Bash(git log:*) Edit, Read"`` -> three rules; a space inside parentheses stays."""
-    rules, current, depth = [], [], 0
+    rules: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in value:
         if char in ", " and depth == 0:
             if current:
@@ -122,7 +124,8 @@ def saved_rules(home: Path, workspace: Path) -> list[RuleText]:
 
 def waiting_for_trust(rules: Iterable[RuleText], trusted: bool) -> tuple[list[RuleText], list[RuleText]]:
     """(the rules that apply, the project's allow rules that wait until it is trusted)."""
-    applied, waiting = [], []
+    applied: list[RuleText] = []
+    waiting: list[RuleText] = []
     for rule in rules:
         (waiting if rule.project and rule.effect == "allow" and not trusted else applied).append(rule)
     return applied, waiting

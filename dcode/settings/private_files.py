@@ -21,7 +21,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Literal, TextIO
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -86,7 +86,7 @@ def open_private_fd(path: Path, flags: int) -> int:
     return fd
 
 
-def open_private(path: Path, mode: str = "a", *, encoding: str = "utf-8") -> IO[Any]:
+def open_private(path: Path, mode: Literal["a", "w"] = "a", *, encoding: str = "utf-8") -> TextIO:
     """A text file opened for appending (``"a"``) or rewriting (``"w"``), private as above."""
     fd = open_private_fd(path, _FLAGS[mode])
     return os.fdopen(fd, mode, encoding=encoding)
@@ -162,10 +162,8 @@ def secure_home(home: Path) -> None:
         tighten(home)
         for path in _walk(home):
             tighten(path)
-        try:
+        with contextlib.suppress(OSError):
             write_private(marker, "1\n")
-        except OSError:
-            pass
         return
     try:
         entries = list(os.scandir(home))

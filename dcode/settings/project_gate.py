@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from dcode.sandbox.modes import SandboxMode, at_least_as_strict
-from dcode.settings.values import STRICTNESS, ApprovalMode, IgnoredSetting, Settings
 from dcode.settings.trust import TrustState
+from dcode.settings.values import STRICTNESS, ApprovalMode, IgnoredSetting, Settings
 
 SAFE_KEYS = frozenset({"max_turns", "theme", "api", "models"})
 _REASONS = {

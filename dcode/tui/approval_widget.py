@@ -16,10 +16,11 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -90,7 +91,7 @@ class ApprovalWidget(Vertical, can_focus=True):
     ApprovalWidget.-feedback .approval-keys { display: none; }
     """
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "approve", "Yes", show=False),
         Binding("a", "approve_session", "Yes for the session", show=False),
         Binding("s", "approve_server", "Yes to the server's tools for the session", show=False),

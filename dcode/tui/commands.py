@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from dcode.settings.config import ApprovalMode
 from dcode.prompts.commands import PromptCommands
+from dcode.settings.config import ApprovalMode
 
 if TYPE_CHECKING:
     from dcode.tui.app import DcodeApp

@@ -141,7 +141,7 @@ def image_widget(graphics: Graphics) -> Any:
     """
     from dcode.tui.textual_internals import prime_textual_image
 
-    with _no_terminal():
+    with _NoTerminal():
         import textual_image.renderable  # noqa: F401 - its import-time questions see no terminal
     prime_textual_image(_cell_size)
     from textual_image.widget import SixelImage, TGPImage
@@ -149,10 +149,10 @@ def image_widget(graphics: Graphics) -> Any:
     return SixelImage if graphics is Graphics.SIXEL else TGPImage
 
 
-class _no_terminal:
+class _NoTerminal:
     def __enter__(self) -> None:
         self._saved = sys.__stdout__
-        sys.__stdout__ = None  # type: ignore[misc]
+        sys.__stdout__ = None  # type: ignore[misc]  # Final in the stubs; hidden on purpose
 
     def __exit__(self, *exc: object) -> None:
-        sys.__stdout__ = self._saved  # type: ignore[misc]
+        sys.__stdout__ = self._saved  # type: ignore[misc]  # put back

@@ -7,6 +7,7 @@ frame. A missing key or model opens the first-run screen rather than failing.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 from collections.abc import Callable
@@ -91,10 +92,8 @@ def _print_resume_line(session_id: str | None) -> None:
     line = resume_line(session_id)
     if not line:
         return
-    try:
+    with contextlib.suppress(OSError):
         print(line, flush=True)
-    except OSError:
-        pass
 
 
 def resume_line(session_id: str | None) -> str | None:

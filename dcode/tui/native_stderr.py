@@ -28,12 +28,12 @@ def native_stderr_to(log_path: Path) -> Iterator[None]:
     stream.flush()
     os.dup2(log, 2)
     os.close(log)
-    sys.__stderr__ = terminal
+    sys.__stderr__ = terminal  # type: ignore[misc]  # Final in the stubs; replaced on purpose
     try:
         yield
     finally:
         terminal.flush()
         os.dup2(saved, 2)
         os.close(saved)
-        sys.__stderr__ = stream
+        sys.__stderr__ = stream  # type: ignore[misc]  # Final in the stubs; put back
         terminal.close()

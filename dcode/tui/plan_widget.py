@@ -9,10 +9,10 @@ core's (``dcode.agent.plan_mode``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets import Input, Static
 
@@ -33,7 +33,7 @@ class PlanQuestion(ApprovalWidget, inherit_bindings=False):
     }
     """
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "approve_edits", "Approve, then edits", show=False),
         Binding("m", "approve_manual", "Approve, then manual", show=False),
         Binding("tab", "feedback", "Keep planning, with feedback", show=False, priority=True),

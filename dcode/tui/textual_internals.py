@@ -18,7 +18,7 @@ so the Markdown block classes are looked up when first asked for (the module's `
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual._compositor import Compositor  # loaded with textual.screen in any case
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from textual.widgets.text_area import TextAreaTheme
 
 __all__ = [
+    "PRIVATE_USES",
     "MarkdownBulletList",
     "MarkdownList",
     "MarkdownListItem",
@@ -57,7 +58,6 @@ __all__ = [
     "MarkdownTH",
     "MarkdownTR",
     "MarkdownTable",
-    "PRIVATE_USES",
     "anchor_released",
     "block_token",
     "child_blocks",
@@ -155,7 +155,7 @@ def highlights(area: TextArea) -> defaultdict[int, list[tuple[int, int | None, s
     """The highlights a ``TextArea`` draws, by row: ``(start byte, end byte, name)``, the name
     looked up in its theme's ``syntax_styles`` (``TextArea._highlights``). Public highlighting
     comes only from a tree-sitter language; a token is a range of the prompt's own."""
-    return area._highlights
+    return cast("defaultdict[int, list[tuple[int, int | None, str]]]", area._highlights)  # one at run time
 
 
 def syntax_theme(area: TextArea) -> TextAreaTheme:
@@ -189,7 +189,7 @@ def prime_textual_image(cell_size: tuple[int, int]) -> None:
     from textual_image._terminal import CellSize, get_cell_size
 
     if not hasattr(get_cell_size, "_result"):
-        get_cell_size._result = CellSize(*cell_size)  # type: ignore[attr-defined]
+        get_cell_size._result = CellSize(*cell_size)  # type: ignore[attr-defined]  # its cache, set by hand
 
 
 # --- the list the contract test checks

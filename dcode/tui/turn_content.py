@@ -38,9 +38,9 @@ async def with_mentions(engine: Engine, prompt: PreparedTurn, command: ProjectCo
     from dataclasses import replace
 
     from dcode.agent.tools.read_media import MediaReader
-    from dcode.prompts.mentions import mentions
     from dcode.models.media_support import MediaSupport
     from dcode.prompts.files import read_mentions
+    from dcode.prompts.mentions import mentions
 
     if not mentions(prompt.text):
         return prompt

@@ -33,9 +33,9 @@ from PIL import Image, ImageDraw  # noqa: E402
 
 from dcode.agent.approval import HeadlessApprover  # noqa: E402
 from dcode.agent.engine import Engine  # noqa: E402
-from dcode.settings.config import ApprovalMode, Settings, WireApi  # noqa: E402
 from dcode.media.attachment import to_reference_block  # noqa: E402
 from dcode.media.store import AttachmentStore, Source  # noqa: E402
+from dcode.settings.config import ApprovalMode, Settings, WireApi  # noqa: E402
 from tests.support.model_server import ScriptedModelServer, reply  # noqa: E402
 
 TARGET_RATIO = 20.0

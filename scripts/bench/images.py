@@ -326,10 +326,10 @@ def bare_process(path: Path, size: tuple[int, int], resample: Image.Resampling) 
 def inspect_in_process(path: Path, home: Path) -> Callable[[], object]:
     """The per-image work of the command, with every import already paid."""
     from dcode.agent.media_route import route_for
-    from dcode.settings.config import Settings
     from dcode.media.inspect import inspect_path
     from dcode.models.factory import model_profile
     from dcode.models.spec import parse_spec
+    from dcode.settings.config import Settings
 
     settings = Settings(home=home, workspace=home)
     route = route_for(model_profile(parse_spec(INSPECT_MODEL), settings))
@@ -368,7 +368,7 @@ def inspect_benchmark(png: bytes, repeats: int) -> bool:
     ratio = ours / bare
     print(f"media inspect: {INSPECT_MODEL}, request {size[0]}x{size[1]} JPEG")
     print(row.format("dcode media inspect, fresh process", f"{ours:.1f} ms", "CLI, profile, decode, normalize, variant"))
-    print(row.format(f"bare Pillow pass, fresh process", f"{bare:.1f} ms", "decode+resize+JPEG to the same size"))
+    print(row.format("bare Pillow pass, fresh process", f"{bare:.1f} ms", "decode+resize+JPEG to the same size"))
     print(row.format("ratio inspect / bare", f"{ratio:.2f} x", f"target <= {INSPECT_TARGET_RATIO} x   {verdict(ratio <= INSPECT_TARGET_RATIO)}"))
     print(row.format("  per-image work alone, in process", f"{work:.1f} ms", f"ratio {work / bare_work:.2f} x the bare pass in process"))
     print(row.format("  for contrast: import langchain-openai", f"{statistics.median(probe['probe']):.1f} ms", "what reading the profile through ChatOpenAI costs a fresh process"))

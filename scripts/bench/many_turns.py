@@ -156,7 +156,8 @@ class Driver:
         self.proc = subprocess.Popen(argv, cwd=workspace, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def turn(self, turn: int) -> TurnTimes:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
         self.server.script(*steps_for(turn))
         self.proc.stdin.write(f"{turn}\n")
         self.proc.stdin.flush()

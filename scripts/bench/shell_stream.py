@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from dcode.agent.backends.local import LocalBackend  # noqa: E402
-from dcode.agent.events import Event  # noqa: E402
-from dcode.agent.tools.factory import CallSite  # noqa: E402
-from dcode.agent.tools.live_output import INTERVAL_S, LiveOutput  # noqa: E402
+from dcode.agent.backends.local import LocalBackend
+from dcode.agent.events import Event
+from dcode.agent.tools.factory import CallSite
+from dcode.agent.tools.live_output import INTERVAL_S, LiveOutput
 
 FAST = "seq 1 100000"
 SLOW = "for i in $(seq 0 19); do seq $((i*5000+1)) $((i*5000+5000)); sleep 0.1; done"

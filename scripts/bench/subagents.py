@@ -59,7 +59,7 @@ def job_steps(job: str, chunks: int) -> list:
 def script(jobs: tuple[str, ...], chunks: tuple[int, ...]) -> list:
     calls = [tool_call("task", {"description": job}, call_id=f"call_{n}") for n, job in enumerate(jobs, 1)]
     steps = [reply(tool_calls=calls).answering(PROMPT)]
-    for job, count in zip(jobs, chunks):
+    for job, count in zip(jobs, chunks, strict=True):
         steps.extend(job_steps(job, count))
     steps.append(reply("All four parts are summarized.").answering(PROMPT))
     return steps
@@ -150,13 +150,13 @@ def main() -> int:
 
 
 def engine_figures() -> bool:
-    alone = [run((job,), (count,)) for job, count in zip(JOBS, CHUNKS)]
+    alone = [run((job,), (count,)) for job, count in zip(JOBS, CHUNKS, strict=True)]
     together = run(JOBS, CHUNKS)
     slowest = max(r.wall for r in alone)
     ratio = together.wall / slowest
     one = alone[CHUNKS.index(max(CHUNKS))].peak_mb
     per_subagent = (together.peak_mb - one) / (len(JOBS) - 1)
-    for job, r in zip(JOBS, alone):
+    for job, r in zip(JOBS, alone, strict=True):
         print(f"alone   {job[:5]:<6} {r.wall:6.2f} s   peak RSS {r.peak_mb:6.1f} MB{'' if r.ok else '   FAILED'}")
     print(f"4 at once      {together.wall:6.2f} s   peak RSS {together.peak_mb:6.1f} MB{'' if together.ok else '   FAILED'}")
     wall_ok = ratio <= TARGET_RATIO

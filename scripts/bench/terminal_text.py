@@ -17,12 +17,13 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from dcode.terminal_text import safe_prefix, safe_text  # noqa: E402
-from tests.support.hostile_text import HOSTILE  # noqa: E402
+from dcode.terminal_text import safe_prefix, safe_text
+from tests.support.hostile_text import HOSTILE
 
 SIZE = 1_000_000
 TARGET_DELTA_US = {"ordinary": 10.0, "hostile": 200.0}
@@ -63,11 +64,11 @@ def main() -> None:
         for size in (9, 40):
             pieces = [text[start : start + size] for start in range(0, len(text), size)]
             assert streamed(pieces) == safe_text(text)
-            extra_us = (best(lambda: streamed(pieces)) - best(lambda: bare(pieces))) / len(pieces) * 1e6
+            extra_us = (best(partial(streamed, pieces)) - best(partial(bare, pieces))) / len(pieces) * 1e6
             target = TARGET_DELTA_US[name]
             verdict = "OK" if extra_us <= target else "OVER"
             print(f"{name:<8} {size:>2}-char deltas: {extra_us:6.2f} µs a delta (target ≤ {target:.0f} µs) {verdict}")
-        whole_ms = best(lambda: safe_text(text)) * 1000
+        whole_ms = best(partial(safe_text, text)) * 1000
         target = TARGET_WHOLE_MS[name]
         print(f"{name:<8} 1 MB whole:       {whole_ms:7.1f} ms (target ≤ {target:.0f} ms) {'OK' if whole_ms <= target else 'OVER'}")
 

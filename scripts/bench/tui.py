@@ -45,11 +45,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _tui_support as tui  # noqa: E402
-from _tui_support import PtyRun  # noqa: E402
+import _tui_support as tui
+from _tui_support import PtyRun
 
-from dcode.agent.tools.spec import READ_FILE  # noqa: E402
-from tests.support.model_server import reply, tool_call  # noqa: E402
+from dcode.agent.tools.spec import READ_FILE
+from tests.support.model_server import reply, tool_call
 
 SMALL, LARGE = 200, 1_000
 STREAM_RATE = (50, 0.01)  # chunk_size, chunk_delay: 5,000 chars/s
@@ -266,7 +266,7 @@ def print_table(figures: list[Figure]) -> None:
     line = "  ".join("-" * w for w in widths)
     print()
     for number, row in enumerate(rows):
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if number == 0:
             print(line)
     print()

@@ -45,13 +45,13 @@ sys.path.insert(0, str(PROJECT_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import av  # noqa: E402
+from images import foreign_load, inspect_benchmark, interleaved_ms, synth_screenshot, verdict  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from dcode.media import video_client  # noqa: E402
 from dcode.media.store import AttachmentStore  # noqa: E402
 from dcode.media.video import DEFAULT_VIDEO, SAMPLE_INTERVAL, sample_window  # noqa: E402
 from dcode.media.video_grid import EPSILON  # noqa: E402
-from images import foreign_load, inspect_benchmark, interleaved_ms, synth_screenshot, verdict  # noqa: E402
 
 WIDTH, HEIGHT, FPS, MINUTES = 1920, 1080, 25, 10
 OFFSET, LIMIT = 100.0, 128.0

@@ -11,9 +11,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcp.server.fastmcp import FastMCP  # noqa: E402
+from mcp.server.fastmcp import FastMCP
 
-from tests.support.hostile_text import HOSTILE, TITLE_BEL  # noqa: E402
+from tests.support.hostile_text import HOSTILE, TITLE_BEL
 
 
 def build() -> FastMCP:

@@ -37,7 +37,8 @@ FORGOTTEN: set[bytes] = set()
 
 def png() -> bytes:
     """A 100x100 PNG: an arc, drawn here (the server needs no file beside the checkout)."""
-    from PIL import Image as Picture, ImageDraw  # only when asked: most servers the tests start never are
+    from PIL import Image as Picture  # only when asked: most servers the tests start never are
+    from PIL import ImageDraw
 
     picture = Picture.new("RGB", (100, 100), "white")
     ImageDraw.Draw(picture).arc((10, 10, 90, 90), start=30, end=300, fill="navy", width=4)

@@ -39,6 +39,7 @@ and in a subprocess, for sync and async clients alike.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import math
@@ -52,7 +53,6 @@ import sys
 import threading
 import time
 import urllib.request
-from urllib.parse import unquote
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from http import HTTPStatus
@@ -60,8 +60,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Literal, Self
+from urllib.parse import unquote
 
-from tests.support.files_api import INVALID_FILE_CODE, Answer, FilesApi, invalid_file_answer, referenced_file_ids
+from tests.support.files_api import (
+    INVALID_FILE_CODE,
+    Answer,
+    FilesApi,
+    invalid_file_answer,
+    referenced_file_ids,
+)
 from tests.support.llama_cpp_wire import LlamaCppPython, request_problems, server_error_body
 from tests.support.openai_usage import is_openai_model, openai_input_tokens
 
@@ -1120,16 +1127,16 @@ _SERVER = "server_error"
 _STATUS_DEFAULTS: dict[int, tuple[str, str, str | None]] = {
     400: ("Invalid request.", _INVALID, None),
     401: (
-        "Incorrect API key provided: test. You can find your API key at "
-        "https://platform.openai.com/account/api-keys.",
+        ("Incorrect API key provided: test. You can find your API key at "
+        "https://platform.openai.com/account/api-keys."),
         _INVALID,
         "invalid_api_key",
     ),
     403: ("You are not allowed to access this model.", _INVALID, "permission_denied"),
     404: ("The model does not exist or you do not have access to it.", _INVALID, "model_not_found"),
     429: (
-        "Rate limit reached for test-model in organization org-test on tokens per min (TPM): "
-        "Limit 30000, Used 30000, Requested 1000. Please try again shortly.",
+        ("Rate limit reached for test-model in organization org-test on tokens per min (TPM): "
+        "Limit 30000, Used 30000, Requested 1000. Please try again shortly."),
         "tokens",
         "rate_limit_exceeded",
     ),
@@ -1269,10 +1276,8 @@ class _HTTPServer(ThreadingHTTPServer):
         with self.connections_lock:
             live = list(self.connections)
         for conn in live:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -1298,16 +1303,16 @@ class _Handler(BaseHTTPRequestHandler):
             with self.server.connections_lock:
                 self.server.connections.discard(self.connection)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:  # stdlib signature
         """Silence per-request logging; tests inspect ``server.requests`` instead."""
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+    def do_GET(self) -> None:  # stdlib naming
         self.server.owner._handle(self, None)
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+    def do_POST(self) -> None:  # stdlib naming
         self.server.owner._handle(self, self._read_body())
 
-    def do_DELETE(self) -> None:  # noqa: N802 - stdlib naming
+    def do_DELETE(self) -> None:  # stdlib naming
         self.server.owner._handle(self, self._read_body())
 
     def _read_body(self) -> bytes:
@@ -1613,7 +1618,7 @@ class ScriptedModelServer:
                 self._route(handler, path, body, raw_body or b"")
         except OSError:
             handler.close_connection = True
-        except Exception as exc:  # a bug here must surface in the test, not hang it
+        except Exception as exc:  # noqa: BLE001 - a bug here must surface in the test, not hang it
             message = f"model server bug: {type(exc).__name__}: {exc}"
             body = _error_body(message, "server_error", "scripted_server_bug", None)
             handler.send_json(500, body, {"x-should-retry": "false"})

@@ -56,7 +56,7 @@ def picture(t: float, size: tuple[int, int]) -> Image.Image:
     width, height = size
     image = Image.new("RGB", size, (int(t * 20) % 200 + 30, 60, 120))
     draw = ImageDraw.Draw(image)
-    x = int(round(t * PX_PER_SECOND)) % max(1, width - 4)
+    x = round(t * PX_PER_SECOND) % max(1, width - 4)
     draw.rectangle([x, height // 2, x + 3, height - 1], fill=(255, 255, 255))
     draw.rectangle([0, 0, MARK - 1, MARK - 1], fill=(255, 0, 0))
     return image

@@ -18,7 +18,7 @@ import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 
@@ -113,7 +113,7 @@ async def _on_daemon_thread(
         if error is not None:
             future.set_exception(error)
         else:
-            future.set_result(result)  # type: ignore[arg-type]
+            future.set_result(cast("T", result))  # the call's own value when it raised nothing
 
     def work() -> None:
         result: T | None = None

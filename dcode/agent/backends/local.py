@@ -14,7 +14,7 @@ import errno
 import os
 import stat
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import replace
 from functools import partial
@@ -70,7 +70,7 @@ class LocalBackend:
         use_ripgrep: bool = True,
         use_git: bool = True,
         max_output_chars: int = MAX_OUTPUT_CHARS,
-        environment: ShellEnvironment = ShellEnvironment(),
+        environment: ShellEnvironment = ShellEnvironment(),  # noqa: B008 - frozen, so shared safely
         io_deadline: float = IO_DEADLINE_S,
         search_deadline: float = SEARCH_DEADLINE_S,
         sandbox: Sandbox | None = None,
@@ -127,7 +127,7 @@ class LocalBackend:
         async with aclosing(self.read_chunks(path)) as chunks:
             return b"".join([chunk async for chunk in chunks])
 
-    async def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncIterator[bytes]:
+    async def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncGenerator[bytes, None]:
         target = self.resolve(path)
         handle = await self._io(partial(open_regular, target, buffered=False), target, discard=_close)
         reading = False

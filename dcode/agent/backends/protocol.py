@@ -23,7 +23,7 @@ Contract for implementers:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -129,7 +129,7 @@ class Backend(Protocol):
 
     async def read_bytes(self, path: str) -> bytes: ...
 
-    def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncIterator[bytes]:
+    def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncGenerator[bytes, None]:
         """The file's bytes from the start, in chunks of at most ``chunk_size`` (the last may be
         shorter), so a reader can stop early or scan a large file without holding it.
 

@@ -67,7 +67,7 @@ class _ShellProtocol(asyncio.SubprocessProtocol):
             return
         try:
             self._sink(text)
-        except Exception:  # noqa: BLE001 - showing the output must never end the command
+        except Exception:  # showing the output must never end the command
             log.debug("the output sink failed; the output is no longer shown live", exc_info=True)
             self._sink = None
 

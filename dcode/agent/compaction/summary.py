@@ -36,7 +36,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.constants import TAG_NOSTREAM
 
-from dcode.agent.compaction.record import SUMMARY_SOURCE, Compaction, effective_messages, reported_tokens
+from dcode.agent.compaction.record import (
+    SUMMARY_SOURCE,
+    Compaction,
+    effective_messages,
+    reported_tokens,
+)
 from dcode.agent.compaction.thresholds import keep_from, known_under
 from dcode.agent.compaction.truncation import truncated_history
 from dcode.agent.events import CompactionFinished, CompactionRefused, CompactionStarted, Notice
@@ -311,7 +316,7 @@ class Compactor:
         try:
             summarizer = self.model.with_config(tags=[TAG_NOSTREAM])
             answer = await summarizer.ainvoke([SystemMessage(content=summary_prompt(focus)), HumanMessage(content=transcript_for_summary(older))])
-        except Exception as exc:  # noqa: BLE001 - the conversation goes on uncompacted
+        except Exception as exc:
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
         event = Compaction(cutoff=new_cutoff, summary=_text(answer.content).strip(), archive=str(path))

@@ -81,4 +81,4 @@ def truncated_history(
         return None
     cutoff = keep_from(triggers.keep, messages, window, counter=counter)
     out = [truncate_arguments(message) if index < cutoff else message for index, message in enumerate(messages)]
-    return out if any(new is not old for new, old in zip(out, messages)) else None
+    return out if any(new is not old for new, old in zip(out, messages, strict=True)) else None

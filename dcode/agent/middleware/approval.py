@@ -14,7 +14,7 @@ the mode before the call runs (a plan approved), or end the turn with the denial
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
@@ -24,6 +24,7 @@ from langgraph.types import Command
 from dcode.agent.approval import ApprovalDecision, Denial, Verdict, remember
 from dcode.agent.events import ApprovalKind, ApprovalRequested, ApprovalResolved, Notice
 from dcode.agent.markers import DENIED_MARKER, END_TURN_MARKER
+from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.permissions.hide import hide_denied_matches
 from dcode.agent.permissions.load import keep_rule
 from dcode.agent.permissions.suggest import suggest_rule
@@ -33,7 +34,7 @@ from dcode.agent.tools.spec import GREP
 from dcode.agent.tools.summary import summarize_call
 
 
-def denied_message(call: dict[str, Any], text: str, *, end_turn: bool = False) -> ToolMessage:
+def denied_message(call: Mapping[str, Any], text: str, *, end_turn: bool = False) -> ToolMessage:
     return ToolMessage(
         content=f"denied: {text}",
         tool_call_id=call["id"],
@@ -54,7 +55,7 @@ def denial_reason(verdict: Verdict, decision: ApprovalDecision) -> str:
     return reason
 
 
-def refuse(context: RunContext, call: dict[str, Any], reason: str) -> ToolMessage:
+def refuse(context: RunContext, call: Mapping[str, Any], reason: str) -> ToolMessage:
     """The call does not run: the model is told why, and the denial is kept."""
     context.policy.denials.append(Denial(call["name"], call["id"], dict(call.get("args") or {}), reason))
     return denied_message(call, reason)
@@ -87,7 +88,7 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        context: RunContext = request.runtime.context
+        context = require_run_context(request.runtime.context)
         if request.tool is None:
             return await handler(request)  # no such tool: the model is told so, nobody is asked
         call = request.tool_call
@@ -98,7 +99,7 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         if verdict.refused:
             return refuse(context, call, verdict.reason)
         event = ApprovalRequested(
-            call_id=call["id"],
+            call_id=call["id"] or "",
             tool=call["name"],
             kind=verdict.kind,
             args=args,
@@ -113,7 +114,7 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         )
         context.emit(event)
         decision = await context.approver.decide(event)
-        context.emit(ApprovalResolved(call["id"], decision.approved, decision.feedback, agent=context.agent))
+        context.emit(ApprovalResolved(call["id"] or "", decision.approved, decision.feedback, agent=context.agent))
         if decision.approved:
             if decision.remember and not verdict.every_time:
                 remember(context.policy, verdict, whole_server=decision.whole_server)
@@ -130,7 +131,7 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
         """The synchronous path cannot wait for a person, so gated calls are denied."""
-        context: RunContext = request.runtime.context
+        context = require_run_context(request.runtime.context)
         if request.tool is None:
             return handler(request)
         call = request.tool_call

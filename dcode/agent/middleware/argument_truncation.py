@@ -19,6 +19,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 
 from dcode.agent.compaction.thresholds import known_under
 from dcode.agent.compaction.truncation import truncated_history
+from dcode.agent.middleware.request_messages import request_messages
 from dcode.agent.run_context import RunContext
 from dcode.context.tokens.counter import TokenCounter
 from dcode.settings.compaction_triggers import Triggers
@@ -40,4 +41,4 @@ class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext])
         if counter is not None and self.window > 0 and not known_under(self.triggers.truncate_at, request.messages, self.window, counter):
             await counter.load()  # the trigger is counted next, on the loop: the encoding is built off it
         messages = truncated_history(request.messages, self.window, self.triggers, counter)
-        return await handler(request if messages is None else request.override(messages=messages))
+        return await handler(request if messages is None else request.override(messages=request_messages(messages)))

@@ -22,6 +22,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from dcode.agent.events import Notice
+from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.rewind.store import ChangeLog
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.spec import ToolKind, spec_for
@@ -42,7 +43,7 @@ class FileChangesMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        context: RunContext = request.runtime.context
+        context = require_run_context(request.runtime.context)
         paths = _written_paths(request, context)
         if not paths or context.changes is None:
             return await handler(request)
@@ -56,7 +57,7 @@ class FileChangesMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
-        context: RunContext = request.runtime.context
+        context = require_run_context(request.runtime.context)
         paths = _written_paths(request, context)
         if not paths or context.changes is None:
             return handler(request)
@@ -83,7 +84,7 @@ def _record_before(changes: ChangeLog, paths: list[Path]) -> tuple[Recorded, tup
     for path in paths:
         try:
             recorded.append((changes.before(path), path))
-        except Exception as exc:  # noqa: BLE001 - the write goes ahead; only its rewind is lost
+        except Exception as exc:  # the write goes ahead; only its rewind is lost
             log.debug("recording %s before a write failed", path, exc_info=True)
             failure = failure or (path, exc)
     return recorded, failure
@@ -93,7 +94,7 @@ def _record_after(changes: ChangeLog, recorded: Recorded) -> None:
     for change_id, path in recorded:
         try:
             changes.after(change_id, path)
-        except Exception:  # noqa: BLE001 - a rewind then treats the file as changed since
+        except Exception:  # a rewind then treats the file as changed since
             log.debug("recording what %s holds after a write failed", path, exc_info=True)
 
 

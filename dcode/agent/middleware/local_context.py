@@ -31,8 +31,8 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.runtime import Runtime
 
 from dcode.agent.backends.safe_git import shell_function
-from dcode.agent.fences import Fence, fenced
 from dcode.agent.compaction.record import read_compaction
+from dcode.agent.fences import Fence, fenced
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
 

@@ -22,8 +22,8 @@ from dcode.agent.middleware.system_sections import with_section
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.spec import READ_MCP_RESOURCE
 from dcode.mcp.failures import clean
-from dcode.mcp.state import LinkState
 from dcode.mcp.manager import ServerStatus
+from dcode.mcp.state import LinkState
 
 MAX_TOOLS_SHOWN = 10
 MAX_RESOURCES_SHOWN = 10

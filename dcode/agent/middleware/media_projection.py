@@ -25,7 +25,7 @@ import asyncio
 import base64
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage
@@ -35,15 +35,34 @@ from dcode.agent.media_files import FileImages, ResolvedParts
 from dcode.agent.media_placement import place_attachments
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_scrub import scrub, scrub_tool_results
+from dcode.agent.middleware.request_messages import base_messages, request_messages
 from dcode.agent.run_context import RunContext, current_thread_id
-from dcode.media.attachment import Attachment, InvalidReferenceBlock, from_reference_block, is_reference_block
+from dcode.media.attachment import (
+    Attachment,
+    InvalidReferenceBlock,
+    from_reference_block,
+    is_reference_block,
+)
 from dcode.media.errors import MediaError
-from dcode.media.file_attachment import FileAttachment, from_file_reference_block, is_file_reference_block
+from dcode.media.file_attachment import (
+    FileAttachment,
+    from_file_reference_block,
+    is_file_reference_block,
+)
 from dcode.media.file_blocks import standard_block
 from dcode.media.handles import handle_for
 from dcode.media.limits import ImageRoute
 from dcode.media.modality import Modality, media_part
-from dcode.media.offload import DEFAULT_OFFLOAD, OffloadLimits, OffloadPlan, base64_length, placeholder_text, plan_offload, refine_offload, upper_bound
+from dcode.media.offload import (
+    DEFAULT_OFFLOAD,
+    OffloadLimits,
+    OffloadPlan,
+    base64_length,
+    placeholder_text,
+    plan_offload,
+    refine_offload,
+    upper_bound,
+)
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import Variant, VariantService
 from dcode.models.image_transport import FILE_PART_BYTES
@@ -74,7 +93,9 @@ _NOTICE_NAMES: dict[Modality, str] = {
 }
 
 
-def find_references(messages: list[BaseMessage], claims: Callable[[object], bool] = is_reference_block) -> list[_Ref]:
+def find_references(
+    messages: list[BaseMessage], claims: Callable[[object], TypeGuard[dict[str, Any]]] = is_reference_block
+) -> list[_Ref]:
     refs: list[_Ref] = []
     for m_index, message in enumerate(messages):
         if isinstance(message.content, list):
@@ -121,7 +142,7 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         request: ModelRequest[RunContext],
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        scrubbed = scrub(request.messages, self.policy)
+        scrubbed = scrub(base_messages(request.messages), self.policy)
         placed = scrub_tool_results(place_attachments(scrubbed.messages, self._stays), self.policy)
         for modality in sorted(scrubbed.refused | placed.refused):
             self._notice_once(request, modality)
@@ -133,7 +154,7 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         file_blocks = await self._files(files) if files else {}
         projected = await self._project(images, request) if images else _Projected({}, frozenset())
         try:
-            return await handler(request.override(messages=_rebuild(messages, {**projected.blocks, **file_blocks})))
+            return await handler(request.override(messages=request_messages(_rebuild(messages, {**projected.blocks, **file_blocks}))))
         except Exception as exc:
             stale = self.files.stale(exc, projected.file_ids) if self.files else None
             if stale is None or self.files is None:
@@ -143,7 +164,7 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         await self.files.forget(stale)
         projected = await self._project(images, request)
         try:
-            return await handler(request.override(messages=_rebuild(messages, {**projected.blocks, **file_blocks})))
+            return await handler(request.override(messages=request_messages(_rebuild(messages, {**projected.blocks, **file_blocks}))))
         except Exception as exc:
             again = self.files.stale(exc, projected.file_ids)
             if again is not None:

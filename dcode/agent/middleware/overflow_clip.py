@@ -12,7 +12,7 @@ model's error as it came.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from dcode.agent.events import Notice
 from dcode.agent.large_results import result_note, result_path, save_text
 from dcode.agent.markers import SAVED_TO_MARKER
+from dcode.agent.middleware.request_messages import request_messages
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools.spec import READ_FILE
 from dcode.context.tokens.counter import TokenCounter
@@ -32,11 +33,17 @@ READ_HEAD_CHARS = 4_000
 MIN_CLIP_CHARS = 2_000  # a result this short is left as it is
 
 
-def _calls_by_id(messages: Sequence[BaseMessage]) -> dict[str, dict[str, Any]]:
-    return {call["id"]: call for message in messages if isinstance(message, AIMessage) for call in message.tool_calls if call.get("id")}
+def _calls_by_id(messages: Sequence[BaseMessage]) -> dict[str, Mapping[str, Any]]:
+    return {
+        call_id: call
+        for message in messages
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+        if (call_id := call.get("id"))
+    }
 
 
-def _clip_read(text: str, call: dict[str, Any]) -> str:
+def _clip_read(text: str, call: Mapping[str, Any]) -> str:
     path = call.get("args", {}).get("file_path", "the file")
     return (
         f"{text[:READ_HEAD_CHARS]}\n\n[The output was cut to fit the context window. The whole file is at {path}: "
@@ -76,7 +83,7 @@ def clip_trailing_results(
             clipped = _offload(message.content, message, directory)
         if clipped is not None:
             out[index] = message.model_copy(update={"content": clipped})
-    return out if any(new is not old for new, old in zip(out, messages)) else None
+    return out if any(new is not old for new, old in zip(out, messages, strict=True)) else None
 
 
 class OverflowClipMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
@@ -101,4 +108,4 @@ class OverflowClipMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             if clipped is None:
                 raise
             request.runtime.context.emit(Notice("the last tool results overflowed the context window: sent clipped, retrying once"))
-            return await handler(request.override(messages=clipped))
+            return await handler(request.override(messages=request_messages(clipped)))

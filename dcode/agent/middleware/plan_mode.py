@@ -20,12 +20,20 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse, ToolCallRequest, hook_config
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    ToolCallRequest,
+    hook_config,
+)
 from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from dcode.agent.markers import END_TURN_MARKER
+from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.middleware.system_sections import with_section
 from dcode.agent.plan_mode import PLAN_PROMPT, SUBAGENT_PLAN_PROMPT, save_plan
 from dcode.agent.run_context import RunContext, current_thread_id
@@ -79,7 +87,7 @@ class PlanModeMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         call = request.tool_call
         if call["name"] != EXIT_PLAN_MODE.name or request.tool is None:
             return await handler(request)
-        context: RunContext = request.runtime.context
+        context = require_run_context(request.runtime.context)
         if context.policy.mode is not ApprovalMode.PLAN:
             return ToolMessage(content=NOT_IN_PLAN_MODE, tool_call_id=call["id"], name=call["name"])
         plan = (call.get("args") or {}).get("plan")

@@ -12,7 +12,7 @@ The checkpointed messages are never touched.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import SystemMessage
@@ -57,4 +57,5 @@ class PromptSection(AgentMiddleware[StateT, RunContext], Generic[StateT, ValueT]
         request: ModelRequest[RunContext],
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        return await handler(with_section(request, self.section(request.state.get(self.key))))
+        value = cast("ValueT | None", request.state.get(self.key))  # what ``find`` gave, kept under ``key``
+        return await handler(with_section(request, self.section(value)))

@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING
 from dcode.agent.permissions.match import PermissionRules
 from dcode.agent.permissions.rules import Effect, Rule, RuleError, RuleSource, parse_rule
 from dcode.settings.permission_sources import project_file
-from dcode.settings.saved_rules import remove_project_rule, remove_user_rule, save_project_rule, save_user_rule
+from dcode.settings.saved_rules import (
+    remove_project_rule,
+    remove_user_rule,
+    save_project_rule,
+    save_user_rule,
+)
 
 if TYPE_CHECKING:
     from dcode.settings.config import Settings

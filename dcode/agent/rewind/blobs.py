@@ -14,8 +14,8 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
-from dcode.settings.private_files import READ_ONLY_FILE, write_private
 from dcode.regular_files import NotRegularFile, open_regular
+from dcode.settings.private_files import READ_ONLY_FILE, write_private
 
 FILE_HISTORY_DIR = "file-history"
 MAX_BLOB_BYTES = 32 * 1024 * 1024

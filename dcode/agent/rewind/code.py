@@ -63,7 +63,8 @@ def plan_code(store: RewindStore, turn: Turn) -> CodePlan:
     first: dict[Path, list] = {}
     for change in store.changes_since(turn.session_id, turn.change_mark):
         first.setdefault(change.path, []).append(change)
-    files, unchanged = [], []
+    files: list[FileRestore] = []
+    unchanged: list[int] = []
     for path, changes in first.items():
         now = current_hash(path)
         ids = tuple(c.id for c in changes)

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from dcode.agent.rewind.blobs import FILE_HISTORY_DIR, MAX_BLOB_BYTES, BlobStore, current_hash
 from dcode.agent.sessions import connect
-from dcode.settings.private_files import write_private
 from dcode.regular_files import NotRegularFile, open_regular
+from dcode.settings.private_files import write_private
 
 PROMPT_CHARS = 20_000
 KEEP_DAYS = 30

@@ -16,6 +16,7 @@ from langchain_core.tools import InjectedToolArg, StructuredTool, ToolException
 from pydantic import BaseModel
 
 from dcode.agent.events import Event
+from dcode.agent.run_context import RunContext
 from dcode.agent.tools.errors import explain
 from dcode.agent.tools.spec import ToolSpec
 
@@ -50,12 +51,9 @@ class CallSite:
     @classmethod
     def of(cls, runtime: ToolRuntime | None) -> CallSite:
         """From the runtime the tool node injects (its ``context`` is the run's ``RunContext``)."""
-        context = getattr(runtime, "context", None)
-        emit = getattr(context, "emit", None)
-        call_id = getattr(runtime, "tool_call_id", None)
-        if not call_id or not callable(emit):
+        if runtime is None or not runtime.tool_call_id or not isinstance(runtime.context, RunContext):
             return cls()
-        return cls(str(call_id), emit, tuple(getattr(context, "agent", ()) or ()))
+        return cls(runtime.tool_call_id, runtime.context.emit, runtime.context.agent)
 
     @property
     def live(self) -> bool:

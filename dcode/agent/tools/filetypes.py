@@ -120,8 +120,10 @@ def media_type(path: str) -> str | None:
 def kind_of_mime(mime: str) -> Kind:
     if mime == "application/pdf":
         return "pdf"
-    major = mime.split("/", 1)[0]
-    return major if major in ("image", "video", "audio") else "binary"  # type: ignore[return-value]
+    match mime.split("/", 1)[0]:
+        case "image" | "video" | "audio" as major:
+            return major
+    return "binary"
 
 
 def classify(path: str, head: bytes, *, complete: bool) -> FileType:
@@ -129,11 +131,12 @@ def classify(path: str, head: bytes, *, complete: bool) -> FileType:
     named = media_type(path)
     sniffed = _sniff(head)
     sample = head[:SNIFF_BYTES]
-    if looks_like_text(sample, complete=complete and len(head) <= SNIFF_BYTES):
-        # A signature of printable bytes ("BM", "GIF89a") may just be how a text begins; one
-        # among control bytes is a binary file's. An uncompressed PDF can be all ASCII.
-        if sniffed is None or (sniffed.kind != "pdf" and not sample.translate(None, _PLAIN)):
-            return FileType("text", "text/plain")
+    # A signature of printable bytes ("BM", "GIF89a") may just be how a text begins; one
+    # among control bytes is a binary file's. An uncompressed PDF can be all ASCII.
+    if looks_like_text(sample, complete=complete and len(head) <= SNIFF_BYTES) and (
+        sniffed is None or (sniffed.kind != "pdf" and not sample.translate(None, _PLAIN))
+    ):
+        return FileType("text", "text/plain")
     if sniffed is not None:
         if named is not None and kind_of_mime(named) == sniffed.kind:
             return FileType(sniffed.kind, named)  # the extension is the more precise name

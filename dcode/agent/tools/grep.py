@@ -8,8 +8,8 @@ from dcode.agent.backends.protocol import Backend
 from dcode.agent.tools.args import GrepArgs
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
-from dcode.agent.tools.spec import GREP
 from dcode.agent.tools.formatting import join_capped
+from dcode.agent.tools.spec import GREP
 
 NAME = GREP.name
 MAX_MATCHES = 500

@@ -367,7 +367,7 @@ def _tidy(lines: list[str]) -> str:
         line = line.rstrip()
         stripped = line.lstrip()
         if stripped.startswith("```"):
-            fence = re.match(r"`+", stripped).group(0)  # type: ignore[union-attr]
+            fence = "`" * (len(stripped) - len(stripped.lstrip("`")))
         elif not line and kept and not kept[-1]:
             continue
         kept.append(line)

@@ -57,7 +57,7 @@ class LiveOutput:
             event = ToolOutputTail(self._call.call_id, self._tail.text(), self._tail.lines, agent=self._call.agent)
             try:
                 self._call.emit(event)
-            except Exception:  # noqa: BLE001 - showing the output must never fail the call
+            except Exception:  # showing the output must never fail the call
                 log.debug("the output of %s is no longer shown", self._call.call_id, exc_info=True)
                 return
             self.sent += 1

@@ -133,10 +133,10 @@ def _collect(request: dict[str, object], labels: dict[int, int], limits: RenderL
                     raise RenderError(_failure(message, labels, memory_limit))
     except DeadlineExceeded:
         if page:
-            message = f"page {labels.get(page, page)} took more than {limits.page_seconds:g} s to draw and was stopped"
+            reason = f"page {labels.get(page, page)} took more than {limits.page_seconds:g} s to draw and was stopped"
         else:
-            message = f"the PDF renderer did not open it within {limits.start_seconds + limits.page_seconds:g} s"
-        raise RenderError(message) from None
+            reason = f"the PDF renderer did not open it within {limits.start_seconds + limits.page_seconds:g} s"
+        raise RenderError(reason) from None
     except WorkerGone as exc:
         raise RenderError(_crash(exc, labels.get(page, page), memory_limit)) from None
     return rendered

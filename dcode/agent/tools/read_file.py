@@ -21,7 +21,12 @@ from dcode.agent.tools.args import PDF_MAX_PAGES, READ_DEFAULT_LIMIT, ReadFileAr
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
 from dcode.agent.tools.filetypes import SNIFF_BYTES, Kind, classify
-from dcode.agent.tools.read_text import MAX_LINE_CHARS, MAX_OUTPUT_CHARS, NumberedText, numbered_text
+from dcode.agent.tools.read_text import (
+    MAX_LINE_CHARS,
+    MAX_OUTPUT_CHARS,
+    NumberedText,
+    numbered_text,
+)
 from dcode.agent.tools.spec import READ_FILE
 
 NAME = READ_FILE.name

@@ -8,7 +8,7 @@ and a larger one is an error saying how to enable frame sampling.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.tools.args import VIDEO_DEFAULT_LIMIT_S
@@ -41,7 +41,7 @@ async def read_video(store: AttachmentStore, backend: Backend, file: BinaryFile)
 async def _whole(store: AttachmentStore, backend: Backend, file: BinaryFile, missing: str) -> list[dict[str, Any]]:
     require_size(file, MAX_WHOLE_VIDEO_BYTES, "videos", hint=f" whole, and {missing}")
     data = await backend.read_bytes(file.path)
-    kind = "file" if file.mime == "video/x-matroska" else "video"
+    kind: Literal["file", "video"] = "file" if file.mime == "video/x-matroska" else "video"
     att = await asyncio.to_thread(store.admit_file, data, kind=kind, media_type=file.mime, name=file.display)
     summary = f"Read video {file.display} ({megabytes(len(data))}, attached whole: no frame sampling here)."
     return media_result(summary, [to_file_reference_block(att)])

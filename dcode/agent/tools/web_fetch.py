@@ -40,7 +40,6 @@ from dcode.agent.tools.errors import fail
 from dcode.agent.tools.factory import ToolOutput, make_tool
 from dcode.agent.tools.filetypes import looks_like_text
 from dcode.agent.tools.spec import READ_FILE, WEB_FETCH
-from dcode.settings.web_address import WebAddress
 from dcode.agent.tools.web_client import (
     CONNECT_TIMEOUT_S,
     DEADLINE_S,
@@ -52,6 +51,7 @@ from dcode.agent.tools.web_client import (
     Unreachable,
     fetch,
 )
+from dcode.settings.web_address import WebAddress
 
 if TYPE_CHECKING:
     from dcode.agent.approval import Policy

@@ -31,12 +31,21 @@ import json
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dcode.context.tokens.calibration import HIGH, Calibration
 from dcode.context.tokens.encodings import EncodingUnavailable, encoding, is_loaded
 from dcode.context.tokens.family import Family, family_for
 from dcode.models.message_memo import MessageMemo
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+    from langchain_core.tools import BaseTool
+
+    # A message's content: text, or blocks (text, or dicts whose fields vary by kind).
+    Content = str | list[str | dict[str, Any]]
+    # A tool as a request carries it: a schema dict, or langchain's tool object.
+    Tool = BaseTool | dict[str, Any]
 
 PER_MESSAGE = 3  # <|start|>{role}…<|end|>: the frame of every message
 PER_NAME = 1
@@ -60,14 +69,14 @@ class _Approximate:
         return [0] * math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def _role(message: Any) -> str:
+def _role(message: BaseMessage) -> str:
     return {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}.get(message.type, message.type)
 
 
-def _key(message: Any) -> tuple[Any, ...]:
+def _key(message: BaseMessage) -> tuple[object, ...]:
     content = message.content if isinstance(message.content, str) else repr(message.content)
     calls = getattr(message, "tool_calls", None)
-    return (message.id, message.type, getattr(message, "name", None), content, repr(calls) if calls else None)
+    return (message.id, message.type, message.name, content, repr(calls) if calls else None)
 
 
 class TokenCounter:
@@ -88,11 +97,11 @@ class TokenCounter:
         self._images = images
         self._thread = thread
         self._encoder = encoder
-        self._messages: OrderedDict[tuple[Any, ...], int] = OrderedDict()
+        self._messages: OrderedDict[tuple[object, ...], int] = OrderedDict()
         self._objects: MessageMemo[int] = MessageMemo()  # the same objects, call after call
-        self._tools: dict[Any, int] = {}
+        self._tools: dict[object, int] = {}
         self._calibrations: dict[str, Calibration] = {}
-        self._pending: dict[str, list[tuple[int, list[Any], Any, list[Any]]]] = {}
+        self._pending: dict[str, list[tuple[int, list[BaseMessage], BaseMessage | None, list[Tool]]]] = {}
         self._bounds: MessageMemo[int] = MessageMemo()
         self._anchors: OrderedDict[str, int] = OrderedDict()  # answer id -> fixed_bound of its request
         self.fixed = 0  # the system message, the tool schemas and the priming of the last request
@@ -135,7 +144,7 @@ class TokenCounter:
 
     # -- messages ------------------------------------------------------------------------
 
-    def count_message(self, message: Any) -> int:
+    def count_message(self, message: BaseMessage) -> int:
         """One message's tokens as the wire frames it (remembered: counted once)."""
         found = self._objects.get(message)
         if found is not None:
@@ -148,9 +157,9 @@ class TokenCounter:
                 self._messages.popitem(last=False)
         return self._objects.put(message, found)
 
-    def _count_message(self, message: Any) -> int:
+    def _count_message(self, message: BaseMessage) -> int:
         tokens = PER_MESSAGE + self.count_text(_role(message))
-        if getattr(message, "name", None) and message.type != "tool":
+        if message.name and message.type != "tool":
             tokens += PER_NAME + self.count_text(message.name)
         tokens += self.count_content(message.content)
         for call in getattr(message, "tool_calls", None) or []:
@@ -161,7 +170,7 @@ class TokenCounter:
         """A tool call: its name and its arguments as the JSON the wire carries."""
         return self.count_text(str(call.get("name") or "")) + self.count_text(json.dumps(call.get("args") or {}, ensure_ascii=False))
 
-    def count_content(self, content: Any) -> int:
+    def count_content(self, content: Content) -> int:
         if isinstance(content, str):
             return self.count_text(content)
         tokens = 0
@@ -183,13 +192,13 @@ class TokenCounter:
             return 0  # not sent back as input on the chat wire
         return self.count_text(_priced_fields(block))
 
-    def count_messages(self, messages: Iterable[Any]) -> int:
+    def count_messages(self, messages: Iterable[BaseMessage]) -> int:
         """The messages' tokens, without the reply's priming."""
         return sum(self.count_message(message) for message in messages)
 
     # -- tools and requests --------------------------------------------------------------
 
-    def count_tools(self, tools: Sequence[Any]) -> int:
+    def count_tools(self, tools: Sequence[Tool]) -> int:
         """The tool schemas: their function definitions' JSON (each tool converted once)."""
         if not tools:
             return 0
@@ -204,7 +213,7 @@ class TokenCounter:
             tokens += found
         return tokens
 
-    def count_request(self, messages: Sequence[Any], *, system: Any = None, tools: Sequence[Any] = ()) -> int:
+    def count_request(self, messages: Sequence[BaseMessage], *, system: BaseMessage | None = None, tools: Sequence[Tool] = ()) -> int:
         """A whole request, as the provider reports its input tokens. What is not messages
         (the system message, the tools, the priming) is kept in ``fixed``: the triggers,
         which see only the messages, add it."""
@@ -214,19 +223,19 @@ class TokenCounter:
 
     # -- bounds, without the encoding ----------------------------------------------------
 
-    def bound_message(self, message: Any) -> int:
+    def bound_message(self, message: BaseMessage) -> int:
         """At least ``count_message(message)``, from lengths alone (remembered per object)."""
         found = self._bounds.get(message)
         if found is not None:
             return found
         tokens = PER_MESSAGE + _bytes(_role(message)) + self._bound_content(message.content)
-        if getattr(message, "name", None) and message.type != "tool":
+        if message.name and message.type != "tool":
             tokens += PER_NAME + _bytes(message.name)
         for call in getattr(message, "tool_calls", None) or []:
             tokens += _bytes(str(call.get("name") or "")) + _bytes(json.dumps(call.get("args") or {}, ensure_ascii=False))
         return self._bounds.put(message, tokens)
 
-    def _bound_content(self, content: Any) -> int:
+    def _bound_content(self, content: Content) -> int:
         if isinstance(content, str):
             return _bytes(content)
         tokens = 0
@@ -239,19 +248,19 @@ class TokenCounter:
                 tokens += image if image is not None else _bytes(text)
         return tokens
 
-    def bound_request(self, *, system: Any = None, tools: Sequence[Any] = ()) -> None:
+    def bound_request(self, *, system: BaseMessage | None = None, tools: Sequence[Tool] = ()) -> None:
         """Note the bound of what a request carries besides its messages (``fixed_bound``)."""
         head = self.bound_message(system) if system is not None else 0
         self.fixed_bound = head + sum(self._bound_tool(tool) for tool in tools) + REPLY_PRIMING
 
-    def _bound_tool(self, tool: Any) -> int:
+    def _bound_tool(self, tool: Tool) -> int:
         key = ("bound", _tool_key(tool))
         found = self._tools.get(key)
         if found is None:
             found = self._tools[key] = _bytes(json.dumps(_schema(tool), ensure_ascii=False))
         return found
 
-    def anchor(self, answer: Any, fixed_bound: int) -> None:
+    def anchor(self, answer: BaseMessage, fixed_bound: int) -> None:
         """``answer`` came back with the provider's own usage for a request whose system message
         and tools were bounded at ``fixed_bound`` (``bound_request``): later requests of the same
         history may be bounded from its figure."""
@@ -260,7 +269,7 @@ class TokenCounter:
             while len(self._anchors) > ANCHORS:
                 self._anchors.popitem(last=False)
 
-    def surely_under(self, limit: int, messages: Sequence[Any]) -> bool:
+    def surely_under(self, limit: int, messages: Sequence[BaseMessage]) -> bool:
         """Whether the request ``messages`` make (with the last request's system message and
         tools), as ``estimate_request`` would count it, is below ``limit``, known without the
         encoding. False once the encoding is loaded: counting is cheap then.
@@ -278,18 +287,22 @@ class TokenCounter:
         """A bound in o200k tokens as ``estimate`` may scale it (up to ``HIGH`` when calibrated)."""
         return bound if self.family.exact else math.ceil(bound * HIGH)
 
-    def _length_bound(self, messages: Sequence[Any]) -> int:
+    def _length_bound(self, messages: Sequence[BaseMessage]) -> int:
         return self._scaled(max(self.fixed, self.fixed_bound) + sum(self.bound_message(message) for message in messages))
 
-    def _reported_bound(self, messages: Sequence[Any]) -> float:
+    def _reported_bound(self, messages: Sequence[BaseMessage]) -> float:
         """From the newest answer in ``messages`` whose usage was the provider's: its request and
         itself as reported, then what came after it and the tools that joined since, by length."""
+        from langchain_core.messages import AIMessage  # loaded by now: these are its messages
+
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]
-            fixed = self._anchors.get(message.id) if message.type == "ai" and message.id is not None else None
-            if fixed is None:
+            answer = message.type == "ai" and isinstance(message, AIMessage)
+            fixed = self._anchors.get(message.id) if answer and message.id is not None else None
+            if fixed is None or not isinstance(message, AIMessage):
                 continue
-            total = int((message.usage_metadata or {}).get("total_tokens") or 0)  # the answer itself too
+            usage = message.usage_metadata
+            total = int((usage.get("total_tokens") if usage else 0) or 0)  # the answer itself too
             later = max(0, self.fixed_bound - fixed) + sum(self.bound_message(m) for m in messages[index + 1 :])
             return math.ceil(total * REPORTED_MARGIN) + self._scaled(later)
         return math.inf
@@ -308,7 +321,9 @@ class TokenCounter:
     def observe(self, reported: int, counted: int) -> None:
         self.calibration().observe(reported, counted)
 
-    def observe_later(self, reported: int, messages: Sequence[Any], *, system: Any = None, tools: Sequence[Any] = ()) -> None:
+    def observe_later(
+        self, reported: int, messages: Sequence[BaseMessage], *, system: BaseMessage | None = None, tools: Sequence[Tool] = ()
+    ) -> None:
         """The provider reported ``reported`` input tokens for this request: counted when the
         calibration is next asked for (the encoding is not loaded for it now)."""
         pending = self._pending.setdefault(self._thread(), [])
@@ -345,16 +360,16 @@ class TokenCounter:
             how += f". The provider reported {calibration.last_reported:,} input tokens for the last request; {counted} {said}"
         return how + "."
 
-    def estimate_messages(self, messages: Iterable[Any]) -> int:
+    def estimate_messages(self, messages: Iterable[BaseMessage]) -> int:
         """The messages' tokens as the provider will count them (calibrated)."""
         return self.estimate(self.count_messages(messages))
 
-    def estimate_request(self, messages: Iterable[Any]) -> int:
+    def estimate_request(self, messages: Iterable[BaseMessage]) -> int:
         """A request of ``messages`` with the last request's system message and tools
         (calibrated): what a compaction trigger compares with the window."""
         return self.estimate(self.fixed + self.count_messages(messages))
 
-    def estimate_message(self, message: Any) -> int:
+    def estimate_message(self, message: BaseMessage) -> int:
         return self.estimate(self.count_message(message))
 
 
@@ -369,7 +384,7 @@ def _bytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _tool_key(tool: Any) -> Any:
+def _tool_key(tool: Tool) -> object:
     """A tool's identity for the cache: a dict's JSON, a tool object's class, name and
     description (a tool set is rebuilt for each ``/context``: its objects are new, not its tools)."""
     if isinstance(tool, dict):
@@ -377,7 +392,7 @@ def _tool_key(tool: Any) -> Any:
     return (type(tool).__qualname__, getattr(tool, "name", None), getattr(tool, "description", None))
 
 
-def _schema(tool: Any) -> dict[str, Any]:
+def _schema(tool: Tool) -> dict[str, Any]:
     if isinstance(tool, dict):
         return tool
     from langchain_core.utils.function_calling import convert_to_openai_tool

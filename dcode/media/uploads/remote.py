@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,7 @@ class RemoteFiles(Protocol):
         """Upload ``data``; raises ``QuotaExceeded`` when there is no room, ``FilesError`` else."""
         ...
 
-    def list(self, *, order: str = "asc") -> AsyncIterator[RemoteFile]:
+    def list(self, *, order: Literal["asc", "desc"] = "asc") -> AsyncIterator[RemoteFile]:
         """Every file of the key, all pages, oldest first by default."""
         ...
 

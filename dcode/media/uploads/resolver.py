@@ -156,7 +156,8 @@ class UploadResolver:
             raise UploadRefused(f"the upload's answer lacks {' and '.join(missing)}: nothing was kept")
         if answer.bytes != sent:
             raise UploadRefused(f"the provider stored {answer.bytes} bytes of {sent}: nothing was kept")
-        assert answer.expires_at is not None and answer.bytes is not None
+        assert answer.expires_at is not None
+        assert answer.bytes is not None
         created = answer.created_at or int(self.clock())
         return FileMapping(variant_id, answer.id, answer.bytes, int(answer.expires_at), int(created), answer.filename)
 

@@ -15,8 +15,8 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.content import Content
+from textual.screen import ModalScreen
 from textual.widgets import Label, TextArea
 
 from dcode.terminal_text import safe_text

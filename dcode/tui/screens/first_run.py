@@ -40,7 +40,7 @@ LOCAL_SERVERS = tuple(
 
 def setup_steps(settings: Settings) -> list[Content]:
     """The concrete things to set, for the model that is configured now."""
-    provider, _, name = settings.model.partition(":")
+    provider, _, _name = settings.model.partition(":")
     override = settings.providers.get(provider)
     key_env = (override.api_key_env if override else None) or KEY_ENVIRONMENT.get(provider)
     steps: list[Content] = []
@@ -201,7 +201,7 @@ class FirstRunScreen(KeepsTyping, ModalScreen[bool]):
         assert self.check is not None
         try:
             return self.check()
-        except Exception as exc:  # the check is an injected port; report, never crash
+        except Exception as exc:  # noqa: BLE001 - the check is an injected port; report, never crash
             return False, f"{type(exc).__name__}: {exc}"
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

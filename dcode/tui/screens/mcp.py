@@ -18,8 +18,8 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from dcode.agent.tools.spec import READ_MCP_RESOURCE
-from dcode.mcp.state import LinkState
 from dcode.mcp.manager import McpManager, ServerStatus
+from dcode.mcp.state import LinkState
 from dcode.terminal_text import safe_text
 
 _STYLE = {

@@ -11,8 +11,8 @@ from __future__ import annotations
 from textual.content import Content
 
 from dcode.models.choices import ModelChoice
-from dcode.terminal_text import safe_text
 from dcode.models.media_support import GUESSED_MARK
+from dcode.terminal_text import safe_text
 from dcode.tui.screens.picker import FilterPicker, PickerRow
 
 CURRENT_MARK = "●"

@@ -15,7 +15,13 @@ from textual.widgets import Static
 
 from dcode.agent.attached_files import ATTACHMENT_MARK
 from dcode.terminal_text import safe_text
-from dcode.tui.transcript.entries import AssistantEntry, NoticeEntry, NoticeLevel, ShellEntry, UserEntry
+from dcode.tui.transcript.entries import (
+    AssistantEntry,
+    NoticeEntry,
+    NoticeLevel,
+    ShellEntry,
+    UserEntry,
+)
 
 REASONING_TAIL = 3
 SHELL_PREVIEW = 6

@@ -35,6 +35,8 @@ from dcode.media.paths import BurstDetector, BurstOutput, BurstPaste
 from dcode.tui.textual_internals import event_clock
 
 if TYPE_CHECKING:
+    from textual.widgets import TextArea
+
     from dcode.tui.widgets.prompt_input import PromptInput
 
 
@@ -213,13 +215,13 @@ def _held_length(held: str, pasted: str) -> int:
     return index
 
 
-def _take_back(area: object, shown: str) -> None:
+def _take_back(area: TextArea, shown: str) -> None:
     """Delete ``shown`` from just before the cursor, if it is still there as it was typed."""
     if not shown:
         return
-    row, column = area.cursor_location  # type: ignore[attr-defined]
+    row, column = area.cursor_location
     if column < len(shown):
         return
     start = (row, column - len(shown))
-    if area.get_text_range(start, (row, column)) == shown:  # type: ignore[attr-defined]
-        area.delete(start, (row, column))  # type: ignore[attr-defined]
+    if area.get_text_range(start, (row, column)) == shown:
+        area.delete(start, (row, column))

@@ -63,7 +63,13 @@ from dcode.media.kinds import (
 )
 from dcode.media.paths import MAX_LINES, MAX_PASTE_CHARS, parse_pasted_paths
 from dcode.regular_files import read_regular
-from dcode.tui.widgets.media_notes import AttachNotes, MediaItem, attach_report, media_label, unseen_report
+from dcode.tui.widgets.media_notes import (
+    AttachNotes,
+    MediaItem,
+    attach_report,
+    media_label,
+    unseen_report,
+)
 from dcode.tui.widgets.placeholders import Placeholder, PlaceholderHost, PlaceholderSource
 
 if TYPE_CHECKING:
@@ -117,7 +123,7 @@ class PendingMedia:
 _EXTENSIONS = sorted(
     (ext[1:] for ext in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS), key=len, reverse=True
 )
-_MEDIA_EXTENSION = re.compile(r"\.(?:%s)(?![A-Za-z0-9])" % "|".join(_EXTENSIONS), re.IGNORECASE)
+_MEDIA_EXTENSION = re.compile(r"\.(?:{})(?![A-Za-z0-9])".format("|".join(_EXTENSIONS)), re.IGNORECASE)
 _PATH_START = re.compile(r"""\s*["']?(?:/|~/|file:|[A-Za-z]:[\\/]|\\\\)""", re.IGNORECASE)
 
 

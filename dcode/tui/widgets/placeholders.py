@@ -77,7 +77,7 @@ class Draft:
                 continue
             kind, label, start = item.get("kind"), item.get("label"), item.get("start")
             source = sources.get(kind) if isinstance(kind, str) else None
-            if source is None or not isinstance(label, str) or not isinstance(start, int):
+            if source is None or not isinstance(kind, str) or not isinstance(label, str) or not isinstance(start, int):
                 continue
             if text[start : start + len(label)] != label:
                 continue
@@ -273,9 +273,10 @@ class PlaceholderRegistry:
 
     def resync(self, old: str, new: str) -> list[Placeholder]:
         """Follow an edit known only by its before and after text (undo, redo)."""
-        prefix = len(os.path.commonprefix([old, new]))
+        # the text's characters are compared, not a path's parts
+        prefix = len(os.path.commonprefix([old, new]))  # noqa: RUF071
         limit = min(len(old), len(new)) - prefix
-        suffix = min(len(os.path.commonprefix([old[::-1], new[::-1]])), limit)
+        suffix = min(len(os.path.commonprefix([old[::-1], new[::-1]])), limit)  # noqa: RUF071
         dropped = self.apply_edit(prefix, len(old) - suffix, len(new) - suffix - prefix)
         return dropped + self.validate(new)
 

@@ -19,7 +19,7 @@ from textual import events
 from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
-from textual.widgets.text_area import Edit, EditResult, Location, Selection
+from textual.widgets.text_area import Document, Edit, EditResult, Location, Selection
 
 from dcode.tui.textual_internals import forget_rendered_lines, highlights, syntax_theme
 from dcode.tui.widgets.placeholders import Draft, Placeholder, PlaceholderRegistry
@@ -110,11 +110,18 @@ class PromptArea(TextArea):
 
     # --- offsets
 
+    @property
+    def plain_document(self) -> Document:
+        """The prompt's text, a ``Document``: TextArea's type for it is the base, without offsets."""
+        document = self.document
+        assert isinstance(document, Document)
+        return document
+
     def offset_of(self, location: Location) -> int:
-        return self.document.get_index_from_location(location)
+        return self.plain_document.get_index_from_location(location)
 
     def location_of(self, offset: int) -> Location:
-        return self.document.get_location_from_index(max(0, min(offset, len(self.text))))
+        return self.plain_document.get_location_from_index(max(0, min(offset, len(self.text))))
 
     @property
     def cursor_offset(self) -> int:
@@ -329,7 +336,7 @@ class PromptArea(TextArea):
         registry: PlaceholderRegistry | None = getattr(self, "placeholders", None)
         if not registry:
             return
-        document = self.document
+        document = self.plain_document
         for token in registry:
             try:
                 row, column = document.get_location_from_index(token.start)
