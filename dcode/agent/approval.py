@@ -160,15 +160,32 @@ class Policy(Protocol):
     """What a run asks its approval policy: whether a call may run, and what the user has
     approved for the rest of the session."""
 
-    session_allowed: set[ApprovalKind]
-    session_tools: ToolGrants
-    mcp_allow: Callable[[str], bool]
-    mcp_origin: Callable[[str], ToolOrigin | None]
-    fetch_allow: tuple[str, ...]
-    fetch_private: tuple[str, ...]
-    shell_sandboxed: Callable[[], bool]
-    rules: PermissionRules | None
-    denials: list[Denial]
+    @property
+    def session_allowed(self) -> set[ApprovalKind]: ...
+
+    @property
+    def session_tools(self) -> ToolGrants: ...
+
+    @property
+    def mcp_allow(self) -> Callable[[str], bool]: ...
+
+    @property
+    def mcp_origin(self) -> Callable[[str], ToolOrigin | None]: ...
+
+    @property
+    def fetch_allow(self) -> tuple[str, ...]: ...
+
+    @property
+    def fetch_private(self) -> tuple[str, ...]: ...
+
+    @property
+    def shell_sandboxed(self) -> Callable[[], bool]: ...
+
+    @property
+    def rules(self) -> PermissionRules | None: ...
+
+    @property
+    def denials(self) -> list[Denial]: ...
 
     @property
     def mode(self) -> ApprovalMode: ...

@@ -25,7 +25,7 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -180,7 +180,7 @@ class SessionRunner:
 
     async def run_turn(
         self, content: str | list[dict[str, Any]], *, prompt_text: str | None = None, attached: Sequence[AttachedFile] = ()
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """The turn's events, ending with ``TurnFinished``. Iterate it from one task to the end,
         or close it (``contextlib.aclosing``) when leaving early. ``attached``: the files of
         ``content`` attached with ``@path`` (recorded on the message, see ``attached_files``)."""

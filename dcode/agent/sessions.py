@@ -18,11 +18,18 @@ process, so what is left of it stays as it was for whoever recovers it.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import sqlite3
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractContextManager, asynccontextmanager, closing, contextmanager
+from contextlib import (
+    AbstractContextManager,
+    asynccontextmanager,
+    closing,
+    contextmanager,
+    suppress,
+)
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -207,10 +214,8 @@ def log_kept_out(path: Path) -> Iterator[None]:
         yield
         return
     with closing(reader):
-        try:
+        with suppress(sqlite3.Error):
             reader.execute("PRAGMA schema_version").fetchone()  # takes the lock it holds from now on
-        except sqlite3.Error:
-            pass
         yield
 
 
@@ -377,7 +382,7 @@ class SessionStore:
         matches = self._query("SELECT * FROM dcode_sessions WHERE id LIKE ? LIMIT 2", (session_id + "%",))
         return matches[0] if len(matches) == 1 else None
 
-    def list(self, *, cwd: Path | None = None, limit: int = 200, search: str = "") -> list[SessionInfo]:
+    def list(self, *, cwd: Path | None = None, limit: int = 200, search: str = "") -> builtins.list[SessionInfo]:
         clauses, params = [], []
         if cwd is not None:
             clauses.append("cwd = ?")
@@ -407,7 +412,7 @@ class SessionStore:
         with self._connect() as conn:
             return int(conn.execute("SELECT count(*) FROM dcode_sessions").fetchone()[0])
 
-    def _query(self, sql: str, params: tuple) -> list[SessionInfo]:
+    def _query(self, sql: str, params: tuple) -> builtins.list[SessionInfo]:
         if not self.db_path.exists():
             return []
         with self._connect() as conn:

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import fields, replace
 from enum import StrEnum
 from pathlib import Path
@@ -94,8 +95,8 @@ def env_var(key: str) -> str:
 
 
 def dcode_home(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    raw = env.get("DCODE_HOME")
+    source: Mapping[str, str] = os.environ if env is None else env
+    raw = source.get("DCODE_HOME")
     return Path(raw).expanduser() if raw else Path.home() / ".dcode"
 
 
@@ -123,7 +124,8 @@ def load_settings(
         sources.append(settings.user_config)
     env_values = {key: env[var] for var, key in _ENVIRONMENT.items() if env.get(var)}
     cli_values = {key: value for key, value in (cli or {}).items() if value is not None and key not in _OWN_CLI}
-    trust, digest, ignored = TrustState.NONE, None, ()
+    trust, digest = TrustState.NONE, None
+    ignored: tuple[IgnoredSetting, ...] = ()
     files = _project_files(settings)
     if files is not None:
         trust, digest = TrustStore(home).state(files), files.digest
@@ -149,7 +151,7 @@ def load_settings(
         raise ConfigError(problem)
     settings = _apply_mcp_flags(settings, cli or {})
     if (cli or {}).get("sandbox"):
-        settings = replace(settings, sandbox=replace(settings.sandbox, mode=SandboxMode(cli["sandbox"])))
+        settings = replace(settings, sandbox=replace(settings.sandbox, mode=SandboxMode((cli or {})["sandbox"])))
     settings = _permission_rules(settings, cli or {}, env, trust is TrustState.TRUSTED)
     return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored + _waiting(settings))
 
@@ -392,10 +394,10 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
         if kind is float:
             if isinstance(raw, bool):
                 raise ValueError
-            value = float(raw)
-            if not 0 < value < math.inf:
+            seconds = float(raw)
+            if not 0 < seconds < math.inf:
                 raise ValueError
-            return value
+            return seconds
         if not isinstance(raw, str):
             raise ValueError
         return raw
@@ -406,7 +408,7 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
 
 def _expected(kind: type) -> str:
     if kind in (ApprovalMode, WireApi, ReasoningEffort):
-        return " or ".join(repr(member.value) for member in kind)  # type: ignore[attr-defined]
+        return " or ".join(repr(member.value) for member in kind)
     return {int: "a positive integer", float: "a positive number of seconds", Threshold: THRESHOLD_EXPECTED, bool: "true or false"}.get(kind, "a string")
 
 

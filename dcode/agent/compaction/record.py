@@ -33,13 +33,16 @@ class Compaction(TypedDict):
 def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
     """The compaction in a thread's state ``values``; None when there is none, or when what is
     there is not one (then the whole history is sent, as before any compaction)."""
-    match values.get("compaction"):
-        case {"cutoff": int(cutoff), "summary": str(summary)} as found if cutoff >= 0 and isinstance(found.get("archive"), str | None):
-            event = Compaction(cutoff=cutoff, summary=summary, archive=found.get("archive"))
-            if isinstance(found.get("request"), str):
-                event["request"] = found["request"]
-            return event
-    return None
+    found = values.get("compaction")
+    if not isinstance(found, Mapping):
+        return None
+    cutoff, summary, archive = found.get("cutoff"), found.get("summary"), found.get("archive")
+    if not (isinstance(cutoff, int) and cutoff >= 0 and isinstance(summary, str) and isinstance(archive, str | None)):
+        return None
+    event = Compaction(cutoff=cutoff, summary=summary, archive=archive)
+    if isinstance(request := found.get("request"), str):
+        event["request"] = request
+    return event
 
 
 def summary_message(event: Compaction) -> HumanMessage:

@@ -90,7 +90,8 @@ def safe_cutoff(messages: Sequence[BaseMessage], cutoff: int) -> int:
     if cutoff >= len(messages) or not isinstance(messages[cutoff], ToolMessage):
         return cutoff
     for index in range(cutoff - 1, -1, -1):
-        if isinstance(messages[index], AIMessage) and messages[index].tool_calls:
+        message = messages[index]
+        if isinstance(message, AIMessage) and message.tool_calls:
             return index
         if not isinstance(messages[index], ToolMessage):
             break

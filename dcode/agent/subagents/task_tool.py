@@ -8,9 +8,8 @@ alone: a resumed transcript finds each task's thread the same way.
 from __future__ import annotations
 
 import contextvars
-import functools
-from collections.abc import Iterable
-from typing import Annotated, Any
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any, cast
 
 from langchain.tools import InjectedState, tool
 from langchain_core.messages import ToolMessage
@@ -64,14 +63,24 @@ def make_task_tool(subagents: Subagents) -> BaseTool:
                 parent_thread=current_thread_id("session"),
                 # The parent's writer reads the parent's run config when it writes: it is called
                 # in a copy of the parent's context from the subagent's own.
-                writer=functools.partial(contextvars.copy_context().run, get_stream_writer()),
+                writer=_in_context(contextvars.copy_context(), get_stream_writer()),
             )
         )
         return ToolMessage(
-            content=outcome.content,
+            # langchain types a message's content as a list of parts of any kind: ours are dicts
+            content=cast("str | list[str | dict[Any, Any]]", outcome.content),
             tool_call_id=tool_call_id,
             name=NAME,
             status="error" if outcome.is_error else "success",
         )
 
     return task
+
+
+def _in_context(context: contextvars.Context, writer: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``writer``, called in ``context`` whichever context calls it."""
+
+    def write(chunk: Any) -> None:
+        context.run(writer, chunk)
+
+    return write
