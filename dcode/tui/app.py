@@ -130,8 +130,6 @@ class DcodeApp(App[int]):
         self.prompt_commands = PromptCommands()  # the user's own slash commands, once read
         self.approver = TuiApprover(self)
         self.collector = QuietCollector()
-        self.session = SessionWork(self, run_command=lambda invocation: self.slash.run(invocation))
-        self.slash: SlashCommands = SlashCommands(self, self.session)
         self._initial_prompt = prompt
         self._session_id = session_id
         self.last_session_id = session_id
@@ -141,8 +139,7 @@ class DcodeApp(App[int]):
         # How to resolve the settings again (after the first-run screen, or once the project is
         # trusted): launch_tui's keeps the command line's flags; by default, the files and the
         # environment alone.
-        reload = reload_settings or partial(load_settings, workspace=settings.workspace, default_approve=ApprovalMode.MANUAL)
-        self.setup = ModelSetup(self, setup_problem, reload, open_engine=self._open_engine)
+        self._reload_settings = reload_settings or partial(load_settings, workspace=settings.workspace, default_approve=ApprovalMode.MANUAL)
         self._clock = clock
         self._animated = animate
         self._cwd_label = cwd_label if cwd_label is not None else display_path(settings.workspace)
@@ -154,6 +151,10 @@ class DcodeApp(App[int]):
         # SIGTERM/SIGINT/SIGHUP quit as Ctrl+D does (the terminal is restored); launch_tui
         # turns the signal into the exit code.
         self.exit_signals = ExitSignals(self._on_exit_signal)
+        # The components: each is handed the App as the protocol of what it needs (``app_host``).
+        self.setup = ModelSetup(self, setup_problem, self._reload_settings, open_engine=self._open_engine)
+        self.session = SessionWork(self, run_command=lambda invocation: self.slash.run(invocation))
+        self.slash: SlashCommands = SlashCommands(self, self.session)
         self.trust = ProjectTrust(self, self.setup)
         self.mcp_startup = McpStartup(self, self.trust)
 
