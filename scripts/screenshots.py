@@ -112,7 +112,7 @@ class Demo:
 
     async def idle(self) -> None:
         app = self.app
-        await self.until(lambda: not app.busy and not app.queue and not app.workers_in("turn"), "the turn to end")
+        await self.until(lambda: not app.busy and not app.session.queue and not app.workers_in("turn"), "the turn to end")
         await self.pilot.pause()
 
     async def approval(self) -> None:

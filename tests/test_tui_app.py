@@ -61,9 +61,9 @@ async def test_prompt_given_at_start_waits_for_the_engine(server: ScriptedModelS
     async with running_app(server, workspace, dcode_home, reply("first"), reply("second"), prompt="from the command line", wait_ready=False, app_class=GatedApp) as h:
         # Before the engine is ready the prompt is queued and shown as such, not lost.
         assert not h.app.ready
-        assert [item.text for item in h.app.queue] == ["from the command line"]
+        assert [item.text for item in h.app.session.queue] == ["from the command line"]
         await h.send("typed while loading")
-        assert [item.text for item in h.app.queue] == ["from the command line", "typed while loading"]
+        assert [item.text for item in h.app.session.queue] == ["from the command line", "typed while loading"]
         assert "⧗ queued from the command line" in h.text()
         h.app.open_gate()
         await h.ready()
@@ -146,7 +146,7 @@ async def test_write_shows_a_diff(server: ScriptedModelServer, workspace: Path, 
     (workspace / "app.py").write_text("x = 1\ny = 2\n")
     edit = tool_call("edit_file", {"file_path": "app.py", "old_string": "y = 2", "new_string": "y = 3"})
     async with running_app(server, workspace, dcode_home, reply(tool_calls=[edit]), reply("edited")) as h:
-        h.app._set_mode(h.app.mode.next())  # edits: no approval needed
+        h.app.set_mode(h.app.mode.next())  # edits: no approval needed
         await h.send("edit it")
         await h.idle()
         screen = h.text()

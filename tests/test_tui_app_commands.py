@@ -127,7 +127,7 @@ async def test_commands_wait_or_run_while_busy(server: ScriptedModelServer, work
         await h.send("go")
         await h.until(lambda: h.answers(), what="streaming")
         await h.send("/model openai:other-model")  # changes the thread's model: waits
-        assert [item.text for item in h.app.queue] == ["/model openai:other-model"]
+        assert [item.text for item in h.app.session.queue] == ["/model openai:other-model"]
         await h.send("/approve all")  # safe: runs at once
         assert h.app.mode.value == "all"
         await h.send("/help")
@@ -203,7 +203,7 @@ async def test_first_run_screen_keeps_the_draft_then_retries(server: ScriptedMod
         assert h.app.prompt_input.text == "hi "  # typed into the dialog, kept for the prompt
         await h.send("there")  # still no key: the screen says so again
         await h.until(lambda: isinstance(h.app.screen, FirstRunScreen), what="the screen again")
-        assert [item.text for item in h.app.queue] == ["hi there"]
+        assert [item.text for item in h.app.session.queue] == ["hi there"]
         await h.press("escape")
         await h.until(lambda: not isinstance(h.app.screen, FirstRunScreen))
         resolved.append(fixed)  # the user set the model up meanwhile: sending tries again
@@ -320,12 +320,12 @@ async def test_offload_during_a_turn_waits_for_it_and_holds_the_session(server: 
         await h.send("second")
         await h.until(lambda: len(h.answers()) == 2, what="streaming")
         await h.send("/offload")  # a turn is running: it waits, and says so
-        assert [item.text for item in h.app.queue] == ["/offload"]
+        assert [item.text for item in h.app.session.queue] == ["/offload"]
         await h.until(lambda: "/offload will run when the turn ends" in h.text(), what="the line saying it waits")
         await h.until(lambda: h.app.status.activity == "Compacting", what="the compaction, once the turn ended")
         assert h.answers() == [ONE, TWO] and h.app.busy
         await h.send("and now?")  # the compaction holds the session: the prompt waits for it
-        assert [item.text for item in h.app.queue] == ["and now?"]
+        assert [item.text for item in h.app.session.queue] == ["and now?"]
         await h.idle()
         assert any(n.path for n in notices(h)) and h.answers()[-1] == "after"
     assert "compacting a coding session" in server.transcript(2)[0][1]  # the summarizer's, between the two turns

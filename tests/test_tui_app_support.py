@@ -82,7 +82,7 @@ class Harness:
         await self.pilot.pause(0.02)
 
     async def idle(self, timeout: float = 15.0) -> None:
-        await self.until(lambda: not self.app.busy and not self.app.queue and not self.app.workers_in("turn"), timeout, "the turn to end")
+        await self.until(lambda: not self.app.busy and not self.app.session.queue and not self.app.workers_in("turn"), timeout, "the turn to end")
         await self.pilot.pause()
 
     async def approval(self, timeout: float = 10.0) -> ToolCallEntry:

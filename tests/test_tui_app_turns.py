@@ -95,7 +95,7 @@ async def test_messages_typed_while_busy_are_queued_then_sent(server: ScriptedMo
         await h.send("first")
         await h.until(lambda: h.answers(), what="streaming")
         await h.send("second")
-        assert [item.text for item in h.app.queue] == ["second"]
+        assert [item.text for item in h.app.session.queue] == ["second"]
         assert "⧗ queued second" in h.text() and "1 queued" in h.text()
         await h.idle(20)
         assert h.prompts() == ["first", "second"]
@@ -110,11 +110,11 @@ async def test_esc_unqueues_the_last_message_before_interrupting(server: Scripte
         await h.send("queued one")
         await h.send("queued two")
         await h.press("escape")
-        assert [item.text for item in h.app.queue] == ["queued one"]
+        assert [item.text for item in h.app.session.queue] == ["queued one"]
         assert h.app.prompt_input.text == "queued two"
         assert h.app.busy  # the turn goes on
         await h.press("escape")
-        assert not h.app.queue
+        assert not h.app.session.queue
         assert h.app.prompt_input.text.startswith("queued one")
         await h.press("escape")  # now the turn itself
         await h.idle()

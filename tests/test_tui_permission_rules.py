@@ -82,7 +82,7 @@ async def test_a_write_to_settings_asks_in_all_mode_and_offers_no_session_yes(se
 
     write = reply(tool_calls=[tool_call("write_file", {"file_path": ".claude/settings.json", "content": '{"permissions": {"allow": ["Bash"]}}'})])
     async with running_app(server, workspace, dcode_home, write, reply("asked")) as h:
-        h.app._set_mode(ApprovalMode.ALL)
+        h.app.set_mode(ApprovalMode.ALL)
         await h.send("widen it")
         await h.approval()
         shown = " ".join(h.text().split())

@@ -327,8 +327,8 @@ async def test_the_answer_is_whole_on_screen_when_the_model_is_done(
         app = h.app
         await app.transcript.add_user("explain it all")
         for start in range(0, len(answer) - 40, 400):
-            await app._apply(TextDelta(text=answer[start : min(start + 400, len(answer) - 40)]))
+            await app.session._apply(TextDelta(text=answer[start : min(start + 400, len(answer) - 40)]))
             await h.pilot.pause(0.07)
-        await app._apply(TextDelta(text=answer[-40:]))  # the last words, and at once the end
-        await app._apply(ModelStreamEnded())
+        await app.session._apply(TextDelta(text=answer[-40:]))  # the last words, and at once the end
+        await app.session._apply(ModelStreamEnded())
         assert "The last line of the answer." in h.text()

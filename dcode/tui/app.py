@@ -6,14 +6,16 @@ prompts and most commands wait in a visible queue. One ``match`` turns the core'
 transcript and status updates; widgets talk back only through messages.
 
 Start-up, in order: the first frame paints; the trust question comes first when the project
-asks for anything that waits for it: settings, agents' models, MCP servers (``app_trust``); then the first-run screen when no model
-can be reached, else the engine opens in a worker, with a resumed session's transcript painted
-from its checkpoint meanwhile; once the engine is open, the resumed session is taken (held by
+asks for anything that waits for it: settings, agents' models, MCP servers (``app_trust``);
+then the first-run screen (``app_setup``) when no model can be reached, else the engine opens
+in a worker, with a resumed session's transcript painted from its checkpoint meanwhile; once the engine is open, the resumed session is taken (held by
 another dcode: the user forks it or leaves) and the app is ready, running what was queued.
 
-This module holds the layout, that start-up, which session the app holds, and the keys; what
-runs in the session (queue, turns, approvals, ``!cmd``) is ``app_session``, the slash commands'
-actions are ``app_commands``.
+This module holds the layout, that start-up, which session the app holds, and the keys. The
+components it owns do the rest, each typed against what it needs of the App (``app_host``),
+never against the App: what runs in the session (queue, turns, approvals, ``!cmd``) is
+``app_session``, the slash commands' actions ``app_commands``, the trust question ``app_trust``,
+the MCP servers' start ``app_mcp`` and the first-run screen ``app_setup``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import asyncio
 import gc
 import importlib
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -31,32 +32,41 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.notifications import SeverityLevel
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.theme import Theme
 from textual.widgets import TextArea
 from textual.worker import Worker
 
+from dcode.agent.events import ApprovalKind
 from dcode.agent.session_lock import SessionHeld
 from dcode.agent.sessions import SessionDatabaseError
-from dcode.settings.config import ApprovalMode, ConfigError, Settings, load_settings, save_preference
-from dcode.sandbox.confine import Sandbox
 from dcode.processes.exit_signals import ExitSignals
 from dcode.prompts.commands import PromptCommands
+from dcode.sandbox.confine import Sandbox
+from dcode.settings.config import (
+    ApprovalMode,
+    ConfigError,
+    Settings,
+    load_settings,
+    save_preference,
+)
 from dcode.terminal_text import safe_text
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
-from dcode.tui.app_session import Pending, SessionWork
 from dcode.tui.app_mcp import McpStartup
+from dcode.tui.app_session import Pending, SessionWork
+from dcode.tui.app_setup import ModelSetup
 from dcode.tui.app_trust import ProjectTrust
 from dcode.tui.collector import QuietCollector
 from dcode.tui.commands import Invocation, SlashCommandProvider
 from dcode.tui.graphics import Graphics
-from dcode.tui.messages import EngineFailed, EngineReady
+from dcode.tui.messages import ApprovalNeeded, ApprovalWithdrawn, EngineFailed, EngineReady
 from dcode.tui.status import QueuedStrip, StatusBar, display_path, read_git_branch
 from dcode.tui.toasts import ToastPlacement
 from dcode.tui.transcript import NoticeLevel, Transcript
+from dcode.tui.transcript.blocks import NoticeMessage
 from dcode.tui.transcript.view import ANSWER_MODULE
 from dcode.tui.tui_approver import TuiApprover
 from dcode.tui.widgets.prompt_input import PromptInput
@@ -65,13 +75,15 @@ from dcode.tui.widgets.welcome import Welcome
 if TYPE_CHECKING:
     from dcode.agent.engine import Engine
     from dcode.agent.runner import SessionRunner
+    from dcode.media.frames import FrameStrip
+    from dcode.tui.widgets.media_source import MediaSource
 
 CTRL_C_WINDOW = 2.0
 QUIT_WIND_UP_S = 3.0  # quitting mid-turn: how long the cancelled turn may take to end
 AUTO = object()
 
 
-class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
+class DcodeApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere find it
     TITLE = "dcode"
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
@@ -116,18 +128,14 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self._unclaimed_engine: Engine | None = None  # opened, EngineReady not yet handled
         self.runner: SessionRunner | None = None
         self.prompt_commands = PromptCommands()  # the user's own slash commands, once read
-        self.mcp_prompt_entries: list[tuple[str, str]] = []  # the MCP servers' prompts, as slash commands
         self.approver = TuiApprover(self)
         self.collector = QuietCollector()
-        self.queue: deque[Pending] = deque()
         self._initial_prompt = prompt
         self._session_id = session_id
         self.last_session_id = session_id
         """The session this app used last (one in the database), for the line printed on exit."""
         self._paint_on_ready = session_id is not None
         self._painted_checkpoint: tuple[str, str, int] | None = None  # session, checkpoint, messages painted early
-        self._setup_problem = setup_problem
-        self._setup_noticed: str | None = None  # the problem the transcript has said already
         # How to resolve the settings again (after the first-run screen, or once the project is
         # trusted): launch_tui's keeps the command line's flags; by default, the files and the
         # environment alone.
@@ -136,16 +144,22 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self._animated = animate
         self._cwd_label = cwd_label if cwd_label is not None else display_path(settings.workspace)
         self._branch = branch
-        self._follow_branch = branch is AUTO
+        self.follow_branch = branch is AUTO
         self._window = window
-        self._last_typed = -10.0
+        self.last_typed = -10.0
         self._ctrl_c_at = -10.0
-        self._streamed_tokens = 0
-        self._turn_output = False
-        self._stopped_at_approval = False  # the user stopped the turn by answering "stop" to an approval
         # SIGTERM/SIGINT/SIGHUP quit as Ctrl+D does (the terminal is restored); launch_tui
         # turns the signal into the exit code.
-        self.exit_signals = ExitSignals(lambda _signum: self.call_later(self.action_quit))
+        self.exit_signals = ExitSignals(self._on_exit_signal)
+        # The components: each is handed the App as the protocol of what it needs (``app_host``).
+        self.setup = ModelSetup(self, setup_problem, self._reload_settings, open_engine=self._open_engine)
+        self.session = SessionWork(self, run_command=lambda invocation: self.slash.run(invocation))
+        self.slash: SlashCommands = SlashCommands(self, self.session)
+        self.trust = ProjectTrust(self, self.setup)
+        self.mcp_startup = McpStartup(self, self.trust)
+
+    def _on_exit_signal(self, _signum: int) -> None:
+        self.call_later(self.action_quit)
 
     # -- layout -------------------------------------------------------------------------
 
@@ -194,6 +208,10 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     def queued_strip(self) -> QueuedStrip:
         return self.query_one("#queued", QueuedStrip)
 
+    @property
+    def welcome(self) -> Welcome:
+        return self.query_one("#welcome", Welcome)
+
     def on_mount(self) -> None:
         if not self.is_headless:
             self.exit_signals.install()
@@ -207,16 +225,16 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         status.cwd = self._cwd_label
         status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else self._branch  # type: ignore[assignment]
         status.activity = "Starting…"
-        self.starting = not self._setup_problem
-        self.no_model = bool(self._setup_problem)
+        self.starting = not self.setup.problem
+        self.no_model = bool(self.setup.problem)
         self.prompt_input.set_commands(commands.popup_entries())
         self._load_prompt_commands()
-        self._install_media()
+        self.session.install_media()
         self._sync_prompt_busy()
         self.prompt_input.focus()
         ToastPlacement(self, self.screen, self.transcript).install()
         if self._initial_prompt and self._initial_prompt.strip():
-            self.submit(Pending(self._initial_prompt))
+            self.session.submit(Pending(self._initial_prompt))
         self.call_after_refresh(self._after_first_paint)
 
     @work(thread=True, group="prompt-commands", exit_on_error=False)
@@ -229,14 +247,14 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
 
     def _use_prompt_commands(self, found: PromptCommands) -> None:
         self.prompt_commands = found
-        self.prompt_input.set_commands(commands.popup_entries(found) + self.mcp_prompt_entries)
+        self.prompt_input.set_commands(commands.popup_entries(found) + self.mcp_startup.prompt_entries)
 
     def _after_first_paint(self) -> None:
-        self._check_trust()  # then the engine opens, or the first-run screen says what is missing
+        self.trust.check(then=self._open_or_set_up)  # the engine opens, or the first-run screen says what is missing
 
     def _open_or_set_up(self) -> None:
-        if self._setup_problem:
-            self._show_first_run(self._setup_problem)
+        if self.setup.problem:
+            self.setup.show(self.setup.problem)
         else:
             self._open_engine()
 
@@ -245,9 +263,9 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         from dcode.tui.screens.theme import ThemeScreen
 
         if not isinstance(self.screen, ThemeScreen):
-            self._save_theme(theme.name)
+            self.save_theme(theme.name)
 
-    def _save_theme(self, name: str) -> None:
+    def save_theme(self, name: str) -> None:
         if name == self.settings.theme:
             return
         self.settings = replace(self.settings, theme=name)
@@ -315,13 +333,13 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self.engine = message.engine
         self.engine.use_sandbox(self.sandbox)
         self._unclaimed_engine = None
-        self._show_model()
+        self.show_model()
         self.status.activity = ""
-        self._start_mcp(self.engine)
+        self.mcp_startup.start(self.engine)
         self.run_worker(self.engine.rewind.prune, thread=True, group="prune", exit_on_error=False)  # once a day
         if self._paint_on_ready and self._session_id:
             self._paint_on_ready = False
-            if not await self._open_session(self._session_id, at_start=True):
+            if not await self.open_session(self._session_id, at_start=True):
                 return  # another dcode has it: ready once the user has chosen what to do
         self._become_ready()
 
@@ -329,90 +347,31 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         self.ready = True
         self.starting = False
         gc.freeze()
-        self._pump()
+        self.session.pump()
 
     async def on_engine_failed(self, message: EngineFailed) -> None:
         if self._torn_down():
             return
         if message.needs_setup:
-            self._setup_problem = message.problem
-            self._show_first_run(message.problem)
+            self.setup.problem = message.problem
+            self.setup.show(message.problem)
             return
         self.starting = False
         self.status.activity = "Not started"
         await self.transcript.notice(message.problem, NoticeLevel.ERROR)
 
-    def _show_first_run(self, problem: str) -> None:
-        from dcode.tui.screens.first_run import FirstRunScreen
+    def retry_setup(self) -> None:
+        if self.setup.problem and not self.workers_in("engine"):
+            self.setup.retry()
 
-        self.status.activity = "No model"
-        self.starting = False
-        self.no_model = True
-        screen = FirstRunScreen(problem, self.settings, check=self._connection_check)
-
-        def closed(retry: bool | None) -> None:
-            if screen.typed:
-                self.prompt_input.insert_text(screen.typed)
-            self._after_first_run(retry)
-
-        self.push_screen(screen, callback=closed)
-
-    def _connection_check(self) -> tuple[bool, str]:
-        """For the first-run screen's "test connection" (it runs this in a thread)."""
-        from dcode.models.connection import check_connection
-        from dcode.models.factory import resolve_model
-
-        settings = self._reload_settings()
-        try:
-            resolved = resolve_model(settings)
-        except ConfigError as exc:
-            return False, str(exc)
-        return check_connection(resolved)
-
-    def _after_first_run(self, retry: bool | None) -> None:
-        if not retry:
-            # The dialog said it; the transcript keeps it once, however often the dialog opens.
-            if self._setup_problem and self._setup_problem != self._setup_noticed:
-                self._setup_noticed = self._setup_problem
-                self.call_later(self.transcript.notice, f"{self._setup_problem} — fix it and send a prompt to try again.", NoticeLevel.ERROR)
-            self.prompt_input.focus()
-            return
-        self._retry_setup()
-
-    def _retry_setup(self) -> None:
-        """Resolve the settings again (the config may have been fixed meanwhile): the engine
-        opens, or the first-run screen says what is still wrong."""
-        self._resolve_settings_again()
-        if self._setup_problem:
-            self._show_first_run(self._setup_problem)
-            return
-        self.no_model = False
-        self.status.activity = "Starting…"
-        self.prompt_input.focus()
-        self._open_engine()
-
-    def _resolve_settings_again(self) -> bool:
-        """Resolve the settings again from their sources, and what still keeps a model out of
-        reach (``_setup_problem``); False when the config itself is now wrong (it says why)."""
-        from dcode.tui.launch import find_setup_problem
-
-        try:
-            self.settings = self._reload_settings()
-        except ConfigError as exc:
-            self._setup_problem = str(exc)
-            return False
-        self._setup_problem = find_setup_problem(self.settings)
-        self.status.model = self.query_one("#welcome", Welcome).model = self.settings.model
-        return True
-
-    def _ensure_runner(self) -> SessionRunner:
+    def ensure_runner(self) -> SessionRunner:
         assert self.engine is not None
         if self.runner is None:
-            self._use_runner(self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode))
+            self.use_runner(self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode))
         assert self.runner is not None
         return self.runner
 
-    def _use_runner(self, runner: SessionRunner | None) -> None:
+    def use_runner(self, runner: SessionRunner | None) -> None:
         """Make ``runner`` the app's (None: no session yet), and let the session it replaces go:
         this process holds one session at a time, and others may open the old one now."""
         old, self.runner = self.runner, runner
@@ -422,7 +381,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         if old is not None and self.engine is not None and old.session_id != self._session_id:
             self.engine.release(old.session_id)
 
-    async def _open_session(self, session_id: str, *, at_start: bool = False, forked_from: str | None = None) -> bool:
+    async def open_session(self, session_id: str, *, at_start: bool = False, forked_from: str | None = None) -> bool:
         """Point the runner at a saved session and paint its transcript (the window only).
         False when another dcode has the session open: the user is asked whether to fork it,
         and ``at_start`` the app becomes ready once they have chosen."""
@@ -440,15 +399,15 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         except SessionHeld as held:
             self._offer_fork(held, at_start=at_start)
             return False
-        self._use_runner(runner)
+        self.use_runner(runner)
         if info.model and info.model != self.engine.resolved.spec:
             try:
                 await asyncio.to_thread(self.engine.switch_model, info.model)
             except ConfigError as exc:
                 await self.transcript.notice(f"keeping {self.engine.resolved.spec}: {exc}", NoticeLevel.WARNING)
-        self._show_mode()
-        count = await self._paint_session(info.id)
-        self._show_model()
+        self.show_mode()
+        count = await self.paint_session(info.id)
+        self.show_model()
         profile = self.engine.resolved.profile
         self.status.set_usage(info.context_tokens, profile.max_input_tokens)
         self.status.cost = profile.cost(info.input_tokens, info.output_tokens, info.cached_tokens)
@@ -480,33 +439,37 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             info = await self.engine.fork(source_id)
         except (SessionDatabaseError, ValueError) as exc:
             if at_start:
-                await self._new_session()  # nothing else to continue
+                await self.slash.new_session()  # nothing else to continue
             await self.transcript.notice(f"could not fork session {source_id}: {exc}", NoticeLevel.ERROR)
             return
-        await self._open_session(info.id, forked_from=source_id)
+        await self.open_session(info.id, forked_from=source_id)
 
-    async def _paint_session(self, session_id: str) -> int:
+    async def paint_session(self, session_id: str, *, repaint: bool = False) -> int:
         """Paint the session's transcript, unless what was painted from its checkpoint before
-        the engine opened is still its latest; returns the number of messages."""
+        the engine opened is still its latest (``repaint``: the thread changed under it, as a
+        rewind changes it); returns the number of messages."""
         from dcode.agent.saved_thread import latest_checkpoint_id
         from dcode.tui.transcript.replay import transcript_entries
 
         painted, self._painted_checkpoint = self._painted_checkpoint, None
-        if painted is not None and painted[0] == session_id:
+        if painted is not None and painted[0] == session_id and not repaint:
             latest = await asyncio.to_thread(latest_checkpoint_id, self.settings.sessions_db, session_id)
             if latest == painted[1]:
                 return painted[2]
-        messages = await self._ensure_runner().messages()
+        messages = await self.ensure_runner().messages()
         entries = await asyncio.to_thread(transcript_entries, messages, session_id=session_id, db_path=self.settings.sessions_db)
         await self.transcript.load(entries)
         return len(messages)
 
-    def _show_model(self) -> None:
+    def resume_when_ready(self, session_id: str) -> None:
+        self._session_id, self._paint_on_ready = session_id, True
+
+    def show_model(self) -> None:
         if self.engine is not None:
             resolved = self.engine.resolved
             effort = resolved.profile.reasoning_effort
             self.status.model = f"{resolved.spec} · {effort}" if effort else resolved.spec
-            self.query_one("#welcome", Welcome).model = self.status.model
+            self.welcome.model = self.status.model
             self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None, markup: bool = True) -> None:
@@ -525,20 +488,81 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
     @on(PromptInput.EscapedTwice)
     def _on_escaped_twice(self) -> None:
         if self.runner is not None and self.ready:
-            self.run_slash(Invocation(commands.BY_NAME["rewind"], ""))
+            self.session.run_slash(Invocation(commands.BY_NAME["rewind"], ""))
 
     @on(PromptInput.Submitted)
     def _on_submitted(self, event: PromptInput.Submitted) -> None:
         event.stop()
-        self.submit(Pending(event.text, shell=event.shell, draft=event.draft))
+        self.session.submit(Pending(event.text, shell=event.shell, draft=event.draft))
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if event.text_area.text:
-            self._last_typed = time.monotonic()
+            self.last_typed = time.monotonic()
 
     def on_approval_widget_stray_key(self, message: Any) -> None:
         """A key typed for the prompt just as an approval appeared goes back to the prompt."""
         self.prompt_input.insert_text(message.character)
+
+    async def on_approval_needed(self, message: ApprovalNeeded) -> None:
+        await self.session.approval_needed(message)
+
+    async def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
+        await self.session.approval_withdrawn(message)
+
+    async def on_approval_widget_decided(self, message: Any) -> None:
+        await self.session.approval_decided(message)
+
+    def on_notice_message_open_path(self, message: NoticeMessage.OpenPath) -> None:
+        self.slash.open_path(message.path)
+
+    # -- what the components and the widgets call -----------------------------------------
+
+    def run_slash(self, invocation: Invocation) -> None:
+        """Run a slash command as if typed (the command palette, a picker's choice)."""
+        self.session.run_slash(invocation)
+
+    def prefill_prompt(self, text: str) -> None:
+        self.session.prefill_prompt(text)
+
+    @property
+    def media(self) -> MediaSource | None:
+        """Pasted and dropped images and videos (a video's thumbnails read its store)."""
+        return self.session.media
+
+    def frames_sent_bytes(self, frames: FrameStrip) -> int | None:
+        """What a video's frames weigh on the model's route (blocking: a video line calls it in a thread)."""
+        return self.session.frames_sent_bytes(frames)
+
+    def workers_in(self, group: str) -> bool:
+        return any(worker.group == group and not worker.is_finished for worker in self.workers)
+
+    def cancel_workers(self, group: str) -> list[Worker[Any]]:
+        return self.workers.cancel_group(self, group)
+
+    @property
+    def session_allowed(self) -> frozenset[ApprovalKind]:
+        """The kinds the user answered "yes for the session" (``a``) in this session."""
+        return frozenset(self.runner.policy.session_allowed) if self.runner is not None else frozenset()
+
+    @property
+    def session_tools(self) -> list[str]:
+        """The tools and MCP servers the user answered "yes for the session" (``calc__add``, ``web__*``)."""
+        return self.runner.policy.session_tools.rules() if self.runner is not None else []
+
+    def set_mode(self, mode: ApprovalMode) -> None:
+        self.mode = mode
+        if self.runner is not None:
+            self.runner.policy.mode = mode
+        self.show_mode()
+
+    def show_mode(self, *also_allowed: ApprovalKind, also_tool: str = "") -> None:
+        self.status.mode = self.mode
+        self.status.allowed = self.session_allowed.union(also_allowed)
+        tools = self.session_tools
+        self.status.tools = (*tools, *([also_tool] if also_tool and also_tool not in tools else []))
+
+    def action_change_theme(self) -> None:
+        self.slash.change_theme()
 
     # -- keys ---------------------------------------------------------------------------
 
@@ -550,15 +574,16 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
         if prompt.popup_open:
             prompt.escape()
             return
-        if self._reject_pending():
+        session = self.session
+        if session.reject_pending():
             return
-        if self.queue:
-            item = self.queue.pop()
-            self._show_queue()
+        if session.queue:
+            item = session.queue.pop()
+            session.show_queue()
             prompt.restore(item.restorable)
             prompt.focus()
             return
-        if self.interrupt():
+        if session.interrupt():
             return
         prompt.escape()
 
@@ -568,7 +593,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             self.copy_to_clipboard(selected)
             self.screen.clear_selection()
             return
-        if self._reject_pending() or self.interrupt():
+        if self.session.reject_pending() or self.session.interrupt():
             return
         now = self._clock()
         if now - self._ctrl_c_at < CTRL_C_WINDOW:
@@ -589,7 +614,7 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             self.notify(problem, severity="warning", markup=False)
 
     def action_cycle_mode(self) -> None:
-        self._set_mode(self.mode.next())
+        self.set_mode(self.mode.next())
 
     def action_scroll_transcript(self, pages: int) -> None:
         if pages < 0:
@@ -607,9 +632,9 @@ class DcodeApp(ProjectTrust, McpStartup, SessionWork, SlashCommands, App[int]):
             # mounted and the graph's stream waiting on the model call it was reading.
             await _wound_up([worker for worker in self.workers if worker.group == "turn" and not worker.is_finished])
         cancelled = [
-            *self.workers.cancel_group(self, "turn"),
-            *self.workers.cancel_group(self, "shell"),
-            *self.workers.cancel_group(self, "command"),  # an /offload in flight: the session stays as it was
+            *self.cancel_workers("turn"),
+            *self.cancel_workers("shell"),
+            *self.cancel_workers("command"),  # an /offload in flight: the session stays as it was
         ]
         await _wound_up(cancelled)
         await self._close_engine()

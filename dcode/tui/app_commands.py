@@ -1,7 +1,8 @@
-"""The slash commands' actions, mixed into ``DcodeApp``.
+"""The slash commands' actions, a component of ``DcodeApp``.
 
 ``dcode.tui.commands`` says what each command is (name, help, when it may run); this says what
-it does. Screens are imported when first shown, never at start.
+it does. Screens are imported when first shown, never at start. What it needs of the App is
+``CommandsHost``; the prompts a command sends go through the session's queue (``SessionWork``).
 """
 
 from __future__ import annotations
@@ -9,37 +10,73 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from textual import work
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dcode.agent.events import ApprovalKind, CompactionFinished
 from dcode.settings.config import ApprovalMode, ConfigError
 from dcode.tui import commands
+from dcode.tui.app_host import AppHost
+from dcode.tui.app_session import Pending, SessionWork
 from dcode.tui.commands import Invocation
-from dcode.tui.app_session import Pending
 from dcode.tui.transcript import NoticeLevel
-from dcode.tui.transcript.blocks import NoticeMessage
 
 if TYPE_CHECKING:
-    from dcode.tui.app import DcodeApp
+    from textual.screen import Screen
 
-    _Base = DcodeApp
-else:
-    _Base = object
+    from dcode.agent.runner import SessionRunner
+    from dcode.tui.transcript import Transcript
 
 
-class SlashCommands(_Base):
+class CommandsHost(AppHost, Protocol):
+    """What the slash commands need of the App, beyond what every component does: the
+    session it holds (open, paint, replace) and a few of Textual's own calls."""
+
+    @property
+    def session_allowed(self) -> frozenset[ApprovalKind]: ...
+
+    @property
+    def session_tools(self) -> list[str]: ...
+
+    async def push_screen_wait(self, screen: Screen[Any]) -> Any: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
+    async def action_quit(self) -> None: ...
+
+    def save_theme(self, name: str) -> None: ...
+
+    def show_model(self) -> None: ...
+
+    def use_runner(self, runner: SessionRunner | None) -> None: ...
+
+    async def open_session(self, session_id: str) -> bool: ...
+
+    async def paint_session(self, session_id: str, *, repaint: bool = False) -> int: ...
+
+    def resume_when_ready(self, session_id: str) -> None:
+        """Open ``session_id`` once the engine is, in place of the one dcode was started with."""
+
+
+class SlashCommands:
     """What each slash command does, for ``DcodeApp``."""
 
-    async def _run_command(self, invocation: Invocation) -> None:
+    def __init__(self, host: CommandsHost, session: SessionWork) -> None:
+        self.host = host
+        self.session = session
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.host.transcript
+
+    async def run(self, invocation: Invocation) -> None:
+        host = self.host
         try:
             await self._dispatch(invocation)
         finally:
             if invocation.command.holds_session:  # it held the session as a turn does
-                self.busy = False
-                if self.is_running:  # not when the app is closing under it
-                    self._pump()
+                host.busy = False
+                if host.is_running:  # not when the app is closing under it
+                    self.session.pump()
 
     async def _dispatch(self, invocation: Invocation) -> None:
         name, args = invocation.command.name, invocation.args
@@ -47,9 +84,9 @@ class SlashCommands(_Base):
             case "help":
                 self._show_help()
             case "quit":
-                await self.action_quit()
+                await self.host.action_quit()
             case "theme":
-                self.action_change_theme()
+                self.change_theme()
             case "copy":
                 self._copy_last_answer()
             case "approve":
@@ -75,33 +112,37 @@ class SlashCommands(_Base):
             case "permissions":
                 await self._permissions(args)
             case "clear":
-                await self._new_session()
+                await self.new_session()
             case "resume":
                 await self._pick_session()
             case "paste":
-                await self.media.paste(self.prompt_input.area, say_if_empty=True)
+                media = self.session.media
+                assert media is not None  # installed as the prompt mounted
+                await media.paste(self.host.prompt_input.area, say_if_empty=True)
 
     def _show_help(self) -> None:
         from dcode.tui.screens.help import HelpScreen
 
-        custom = self.prompt_commands
-        self.push_screen(HelpScreen(commands.help_entries(), list(commands.KEYS), commands.custom_entries(custom), custom.problems))
+        custom = self.host.prompt_commands
+        self.host.push_screen(HelpScreen(commands.help_entries(), list(commands.KEYS), commands.custom_entries(custom), custom.problems))
 
-    def action_change_theme(self) -> None:
+    def change_theme(self) -> None:
         from dcode.tui.screens.theme import ThemeScreen
 
         def chosen(name: str | None) -> None:
             if name:
-                self._save_theme(name)
-            self.prompt_input.focus()
+                self.host.save_theme(name)
+            self.host.prompt_input.focus()
 
-        self.push_screen(ThemeScreen(), callback=chosen)
+        self.host.push_screen(ThemeScreen(), callback=chosen)
 
-    @work(group="clipboard")
-    async def _copy_last_answer(self) -> None:
+    def _copy_last_answer(self) -> None:
+        self.host.run_worker(self._copy_answer, name="_copy_last_answer", group="clipboard")
+
+    async def _copy_answer(self) -> None:
         text = self.transcript.last_answer()
         if not text:
-            self.notify("nothing to copy yet", severity="warning")
+            self.host.notify("nothing to copy yet", severity="warning")
             return
 
         def copy() -> bool:
@@ -114,8 +155,8 @@ class SlashCommands(_Base):
                 return False
 
         if not await asyncio.to_thread(copy):
-            self.copy_to_clipboard(text)
-        self.notify(f"copied the last answer ({len(text):,} characters)")
+            self.host.copy_to_clipboard(text)
+        self.host.notify(f"copied the last answer ({len(text):,} characters)")
 
     async def _set_mode_from(self, args: str) -> None:
         """``/approve MODE`` sets the mode and withdraws the session's "yes for the session"
@@ -124,18 +165,18 @@ class SlashCommands(_Base):
 
         word = args.strip().lower()
         if not word:
-            await self.transcript.notice(f"approval mode is {mode_label(self.mode, self.session_allowed, self.session_tools, self.sandbox.on)} · /approve manual, edits, all or plan sets it")
+            await self.transcript.notice(f"approval mode is {mode_label(self.host.mode, self.host.session_allowed, self.host.session_tools, self.host.sandbox.on)} · /approve manual, edits, all or plan sets it")
             return
         try:
             mode = ApprovalMode(word)
         except ValueError:
-            await self.transcript.notice(f"/approve takes manual, edits, all or plan (now: {self.mode.value})", NoticeLevel.WARNING)
+            await self.transcript.notice(f"/approve takes manual, edits, all or plan (now: {self.host.mode.value})", NoticeLevel.WARNING)
             return
-        withdrawn = [kind.value for kind in sorted(self.session_allowed)] + self.session_tools
-        if self.runner is not None:
-            self.runner.policy.session_allowed.clear()
-            self.runner.policy.session_tools.clear()
-        self._set_mode(mode)
+        withdrawn = [kind.value for kind in sorted(self.host.session_allowed)] + self.host.session_tools
+        if self.host.runner is not None:
+            self.host.runner.policy.session_allowed.clear()
+            self.host.runner.policy.session_tools.clear()
+        self.host.set_mode(mode)
         line = f"approval mode set to {MODE_LABELS[mode]}"
         if withdrawn:
             line += f" · the session's yes to {' and '.join(withdrawn)} is withdrawn"
@@ -146,16 +187,11 @@ class SlashCommands(_Base):
         running, if one is)."""
         from dcode.tui.status import MODE_LABELS
 
-        if self.mode is not ApprovalMode.PLAN:
-            self._set_mode(ApprovalMode.PLAN)
+        if self.host.mode is not ApprovalMode.PLAN:
+            self.host.set_mode(ApprovalMode.PLAN)
             await self.transcript.notice(f"approval mode set to {MODE_LABELS[ApprovalMode.PLAN]}")
         if task.strip():
-            self.submit(Pending(task.strip(), draft=None))
-
-    @property
-    def session_allowed(self) -> frozenset[ApprovalKind]:
-        """The kinds the user answered "yes for the session" (``a``) in this session."""
-        return frozenset(self.runner.policy.session_allowed) if self.runner is not None else frozenset()
+            self.session.submit(Pending(task.strip(), draft=None))
 
     async def _set_sandbox_from(self, args: str) -> None:
         """``/sandbox MODE`` or ``/sandbox network on|off`` for the rest of this run (the
@@ -165,7 +201,7 @@ class SlashCommands(_Base):
         from dcode.sandbox.probe import availability
 
         words = args.strip().lower().split()
-        current = self.sandbox.settings
+        current = self.host.sandbox.settings
         match words:
             case []:
                 chosen = current
@@ -176,8 +212,8 @@ class SlashCommands(_Base):
             case _:
                 await self.transcript.notice(f"/sandbox takes workspace-write, read-only, off, or network on|off (now: {current.describe()})", NoticeLevel.WARNING)
                 return
-        self.sandbox.settings = chosen
-        self.status.sandbox = chosen.describe() if chosen.on else ""
+        self.host.sandbox.settings = chosen
+        self.host.status.sandbox = chosen.describe() if chosen.on else ""
         found = await asyncio.to_thread(availability)
         verb = "is" if not words else "set to"
         if chosen.on and not found.works:
@@ -188,34 +224,17 @@ class SlashCommands(_Base):
             where = "available here" if found.works else f"not available here: {found.problem}"
             await self.transcript.notice(f"sandbox {verb} off ({where}) · /sandbox workspace-write turns it on")
 
-    def _set_mode(self, mode: ApprovalMode) -> None:
-        self.mode = mode
-        if self.runner is not None:
-            self.runner.policy.mode = mode
-        self._show_mode()
-
-    @property
-    def session_tools(self) -> list[str]:
-        """The tools and MCP servers the user answered "yes for the session" (``calc__add``, ``web__*``)."""
-        return self.runner.policy.session_tools.rules() if self.runner is not None else []
-
-    def _show_mode(self, *also_allowed: ApprovalKind, also_tool: str = "") -> None:
-        self.status.mode = self.mode
-        self.status.allowed = self.session_allowed.union(also_allowed)
-        tools = self.session_tools
-        self.status.tools = (*tools, *([also_tool] if also_tool and also_tool not in tools else []))
-
     async def _switch_model(self, spec: str) -> None:
-        assert self.engine is not None
+        assert self.host.engine is not None
         if not spec:
             await self._pick_model()
             return
         try:
-            resolved = await asyncio.to_thread(self.engine.switch_model, spec)
+            resolved = await asyncio.to_thread(self.host.engine.switch_model, spec)
         except ConfigError as exc:
             await self.transcript.notice(str(exc), NoticeLevel.ERROR)
             return
-        self._show_model()
+        self.host.show_model()
         await self.transcript.notice(f"switched to {resolved.spec}; the conversation continues")
 
     async def _set_effort(self, word: str) -> None:
@@ -223,11 +242,11 @@ class SlashCommands(_Base):
         model's own); ``/effort`` alone says what is asked now."""
         from dcode.settings.config import ReasoningEffort
 
-        assert self.engine is not None
+        assert self.host.engine is not None
         levels = " · ".join(level.value for level in ReasoningEffort)
         word = word.strip().lower()
         if not word:
-            current = self.engine.resolved.profile.reasoning_effort
+            current = self.host.engine.resolved.profile.reasoning_effort
             said = f"reasoning effort is {current}" if current else "no reasoning effort is asked for: the provider's default applies"
             await self.transcript.notice(f"{said} · /effort {levels} or default")
             return
@@ -236,11 +255,11 @@ class SlashCommands(_Base):
             return
         effort = None if word == "default" else ReasoningEffort(word)
         try:
-            resolved = await asyncio.to_thread(self.engine.set_effort, effort)
+            resolved = await asyncio.to_thread(self.host.engine.set_effort, effort)
         except ConfigError as exc:
             await self.transcript.notice(str(exc), NoticeLevel.ERROR)
             return
-        self._show_model()
+        self.host.show_model()
         now = resolved.profile.reasoning_effort
         await self.transcript.notice(f"reasoning effort for {resolved.spec}: {now}" if now else f"{resolved.spec} reasons as the provider does by default")
 
@@ -249,51 +268,51 @@ class SlashCommands(_Base):
         from dcode.models.choices import model_choices
         from dcode.tui.screens.model import ModelScreen
 
-        assert self.engine is not None
-        engine = self.engine
+        assert self.host.engine is not None
+        engine = self.host.engine
         try:
             recent = [info.model for info in await asyncio.to_thread(engine.sessions.list)]
         except Exception as exc:  # noqa: BLE001 - the presets and the config still make a list
             recent = []
-            self.notify(f"could not read the recent sessions' models: {exc}", severity="warning", markup=False)
-        choices = await asyncio.to_thread(model_choices, engine.settings, recent, default=self.settings.model)
+            self.host.notify(f"could not read the recent sessions' models: {exc}", severity="warning", markup=False)
+        choices = await asyncio.to_thread(model_choices, engine.settings, recent, default=self.host.settings.model)
 
         def chosen(spec: str | None) -> None:
-            self.prompt_input.focus()
+            self.host.prompt_input.focus()
             if not spec:
                 return
             if spec.endswith(":"):
-                self.prefill_prompt(f"/model {spec}")  # the model name is the user's to type
+                self.session.prefill_prompt(f"/model {spec}")  # the model name is the user's to type
                 return
-            self.run_slash(Invocation(commands.BY_NAME["model"], spec))
+            self.session.run_slash(Invocation(commands.BY_NAME["model"], spec))
 
-        self.push_screen(ModelScreen(choices, current=engine.resolved.spec), callback=chosen)
+        self.host.push_screen(ModelScreen(choices, current=engine.resolved.spec), callback=chosen)
 
     async def _show_context(self) -> None:
         from dcode.tui.screens.context import ContextScreen
 
-        assert self.engine is not None
+        assert self.host.engine is not None
         try:
-            report = await self.engine.context_report(self.runner.session_id if self.runner else None)
+            report = await self.host.engine.context_report(self.host.runner.session_id if self.host.runner else None)
         except Exception as exc:  # noqa: BLE001 - one line; nothing else depends on it
             await self.transcript.notice(f"could not count the context: {exc}", NoticeLevel.ERROR)
             return
-        self.push_screen(ContextScreen(report, self.engine.resolved.spec))
+        self.host.push_screen(ContextScreen(report, self.host.engine.resolved.spec))
 
     async def _show_agents(self) -> None:
         from dcode.agent.subagents.definitions import catalog_for
         from dcode.tui.screens.agents import AgentsScreen
 
-        catalog = await asyncio.to_thread(catalog_for, self.settings)
-        self.push_screen(AgentsScreen(catalog))
+        catalog = await asyncio.to_thread(catalog_for, self.host.settings)
+        self.host.push_screen(AgentsScreen(catalog))
 
     async def _permissions(self, args: str) -> None:
         """``/permissions``: the rules and recent denials; ``/permissions remove RULE``."""
         from dcode.agent.permissions.listing import describe_permissions
         from dcode.agent.permissions.load import drop_rule
 
-        assert self.engine is not None
-        rules = self.engine.rules
+        assert self.host.engine is not None
+        rules = self.host.engine.rules
         verb, _, rest = args.strip().partition(" ")
         if verb == "remove" and rest.strip():
             await self.transcript.notice(await asyncio.to_thread(drop_rule, rules, rest))
@@ -301,110 +320,114 @@ class SlashCommands(_Base):
         if verb:
             await self.transcript.notice("/permissions lists the rules; /permissions remove RULE removes one", NoticeLevel.WARNING)
             return
-        denials = self.runner.policy.denials if self.runner is not None else []
-        await self.transcript.notice("\n".join(describe_permissions(rules, self.settings.waiting_rules, denials)))
+        denials = self.host.runner.policy.denials if self.host.runner is not None else []
+        await self.transcript.notice("\n".join(describe_permissions(rules, self.host.settings.waiting_rules, denials)))
 
     def _show_mcp(self) -> None:
         from dcode.tui.screens.mcp import McpScreen
 
-        assert self.engine is not None
-        self.push_screen(McpScreen(self.engine.mcp))
+        assert self.host.engine is not None
+        self.host.push_screen(McpScreen(self.host.engine.mcp))
 
     async def _offload(self, focus: str = "") -> None:
         """Compact the session now; what happened shows as the window's compaction does: the
         messages summarized, the tokens before → after, what stays verbatim and the archive
         (a click opens it), or why it was refused. It holds the session while it runs, and
         while a turn runs it waits in the queue (``holds_session``)."""
-        if self.runner is None:
+        if self.host.runner is None:
             await self.transcript.notice("nothing to compact yet: no conversation in this session")
             return
-        self.status.activity = "Compacting"
+        self.host.status.activity = "Compacting"
         try:
-            events = await self.runner.compact(focus)
+            events = await self.host.runner.compact(focus)
             for event in events:
-                await self._apply(event)
+                await self.session.apply(event)
             if any(isinstance(event, CompactionFinished) for event in events):
                 await self._show_next_request_size()
         except Exception as exc:  # noqa: BLE001 - one line, the session stays as it was
             await self.transcript.notice(f"could not compact the conversation: {exc}", NoticeLevel.ERROR)
         finally:
-            if self.is_running:  # not when the app is closing under it
-                self.status.activity = ""
+            if self.host.is_running:  # not when the app is closing under it
+                self.host.status.activity = ""
 
     async def _show_next_request_size(self) -> None:
         """The status bar's context figure, now: what the next request will hold (estimated,
         as ``/context`` counts it), rather than the last request's until the next turn."""
-        engine, runner = self.engine, self.runner
+        engine, runner = self.host.engine, self.host.runner
         if engine is None or runner is None:
             return
         try:
             report = await engine.context_report(runner.session_id)
         except Exception:  # noqa: BLE001 - a figure, not worth a line: the next turn reports it
             return
-        if self.is_running:  # not when the app is closing under it
-            self.status.set_usage(report.used, report.window, estimated=True)
+        if self.host.is_running:  # not when the app is closing under it
+            self.host.status.set_usage(report.used, report.window, estimated=True)
 
     async def _rewind(self) -> None:
         """Pick a prompt, then what to take back to before it; the transcript is painted again
         from the thread, and the prompt goes back into the input to be edited and sent anew.
         It runs as a worker holding the session (``holds_session``), so it may wait on its screens."""
         from dcode.agent.rewind.conversation import RewindError
-        from dcode.tui.screens.rewind import CODE, CONVERSATION, RewindChoiceScreen, RewindScreen
+        from dcode.tui.screens.rewind import (
+            CODE,
+            CONVERSATION,
+            RewindChoiceScreen,
+            RewindScreen,
+        )
 
-        assert self.engine is not None
-        runner = self.runner
+        assert self.host.engine is not None
+        runner = self.host.runner
         turns = await runner.turns() if runner is not None else []
         if runner is None or not turns:
             await self.transcript.notice("nothing to rewind yet: no prompt in this session")
             return
-        picked = await self.push_screen_wait(RewindScreen(turns))
+        picked = await self.host.push_screen_wait(RewindScreen(turns))
         turn = next((t for t in turns if str(t.id) == picked), None)
         if turn is None:
-            self.prompt_input.focus()
+            self.host.prompt_input.focus()
             return
-        shown = self.engine.backend.display_path
-        choice = await self.push_screen_wait(RewindChoiceScreen(turn, await runner.code_plan(turn), shown=shown))
-        self.prompt_input.focus()
+        shown = self.host.engine.backend.display_path
+        choice = await self.host.push_screen_wait(RewindChoiceScreen(turn, await runner.code_plan(turn), shown=shown))
+        self.host.prompt_input.focus()
         if choice is None:
             return
-        self.status.activity = "Rewinding"
+        self.host.status.activity = "Rewinding"
         try:
             outcome = await runner.rewind(turn, conversation=choice != CODE, code=choice != CONVERSATION)
         except RewindError as exc:
             await self.transcript.notice(f"could not rewind: {exc}", NoticeLevel.ERROR)
             return
         finally:
-            if self.is_running:
-                self.status.activity = ""
+            if self.host.is_running:
+                self.host.status.activity = ""
         if outcome.messages_left is not None:
-            self._painted_checkpoint = None  # what is painted is the thread before the rewind
-            await self._paint_session(runner.session_id)
-            report = await self.engine.context_report(runner.session_id)
-            self.status.set_usage(report.used, report.window)
-            self.prompt_input.restore_sent(turn.prompt)
+            await self.host.paint_session(runner.session_id, repaint=True)  # what is painted is the thread before the rewind
+            report = await self.host.engine.context_report(runner.session_id)
+            self.host.status.set_usage(report.used, report.window)
+            self.host.prompt_input.restore_sent(turn.prompt)
         first, *rest = outcome.lines(shown)
         await self.transcript.notice(first)
         for line in rest:
             await self.transcript.notice(line, NoticeLevel.WARNING)
 
-    def on_notice_message_open_path(self, message: NoticeMessage.OpenPath) -> None:
+    def open_path(self, path: str) -> None:
         """A click on a notice's file (a conversation archive): the file, read-only."""
         from dcode.tui.screens.file_view import FileViewScreen
 
-        self.push_screen(FileViewScreen(Path(message.path)))
+        self.host.push_screen(FileViewScreen(Path(path)))
 
-    async def _new_session(self) -> None:
-        self._use_runner(None)  # the next prompt starts (and takes) a new session
-        self._show_mode()  # a new session starts without the old one's "yes for the session"
+    async def new_session(self) -> None:
+        self.host.use_runner(None)  # the next prompt starts (and takes) a new session
+        self.host.show_mode()  # a new session starts without the old one's "yes for the session"
         await self.transcript.clear()
-        self.status.set_usage(0, self.status.max_tokens)
-        self.status.cost = self.status.cached_share = None
+        self.host.status.set_usage(0, self.host.status.max_tokens)
+        self.host.status.cost = self.host.status.cached_share = None
         await self.transcript.notice("new session")
 
     async def _pick_session(self) -> None:
         from dcode.agent.sessions import SessionDatabaseError, SessionStore
 
-        store = self.engine.sessions if self.engine is not None else SessionStore(self.settings.sessions_db)
+        store = self.host.engine.sessions if self.host.engine is not None else SessionStore(self.host.settings.sessions_db)
         from dcode.tui.screens.resume import ResumeScreen
 
         try:
@@ -415,15 +438,15 @@ class SlashCommands(_Base):
 
         async def chosen(session_id: str | None) -> None:
             if not session_id:
-                self.prompt_input.focus()
+                self.host.prompt_input.focus()
                 return
-            if self.busy:
-                self.submit(Pending(f"/resume {session_id}"))
+            if self.host.busy:
+                self.session.submit(Pending(f"/resume {session_id}"))
                 return
-            if self.engine is None:
-                self._session_id, self._paint_on_ready = session_id, True
+            if self.host.engine is None:
+                self.host.resume_when_ready(session_id)
                 return
-            await self._open_session(session_id)
-            self.prompt_input.focus()
+            await self.host.open_session(session_id)
+            self.host.prompt_input.focus()
 
-        self.push_screen(ResumeScreen(sessions), callback=chosen)
+        self.host.push_screen(ResumeScreen(sessions), callback=chosen)

@@ -1,5 +1,5 @@
-"""Starting the MCP servers, mixed into ``DcodeApp``: once the engine is ready (well after the
-first paint), in the background; nothing waits for them but the first turn that needs them.
+"""Starting the MCP servers, a component of ``DcodeApp``: once the engine is ready (well after
+the first paint), in the background; nothing waits for them but the first turn that needs them.
 
 The user's servers and ``--mcp-config``'s start at once. The project's ``.mcp.json`` servers
 start only once the user approved the file as it is now, which the trust question at start
@@ -11,28 +11,34 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dcode.tui import commands
+from dcode.tui.app_host import AppHost
+from dcode.tui.app_trust import ProjectTrust
 from dcode.tui.transcript import NoticeLevel
 
 if TYPE_CHECKING:
     from dcode.agent.engine import Engine
-    from dcode.tui.app import DcodeApp
-
-    _Base = DcodeApp
-else:
-    _Base = object
 
 
-class McpStartup(_Base):
-    def _start_mcp(self, engine: Engine) -> None:
+class McpStartup:
+    """The servers started, their count in the status bar, their prompts in the / popup."""
+
+    def __init__(self, host: AppHost, trust: ProjectTrust) -> None:
+        self.host = host
+        self.trust = trust
+        self.prompt_entries: list[tuple[str, str]] = []
+        """The servers' prompts, as slash commands in the / popup."""
+
+    def start(self, engine: Engine) -> None:
         from dcode.mcp.plan import plan
 
-        servers = plan(self.settings)
+        host = self.host
+        servers = plan(host.settings)
         if servers.start or servers.awaiting is not None:  # nothing to count without servers
-            self.set_interval(0.5, lambda: self._show_mcp_count(engine))
+            host.set_interval(0.5, lambda: self._show_mcp_count(engine))
         for problem in servers.problems:
-            self.call_later(self.transcript.notice, problem, NoticeLevel.WARNING)
+            host.call_later(host.transcript.notice, problem, NoticeLevel.WARNING)
         engine.start_mcp(servers.start)
-        if servers.awaiting is None or self.project_mcp_answered:
+        if servers.awaiting is None or self.trust.project_mcp_answered:
             return  # approved, or left out this session by the answer at start
         from dcode.tui.trust_request import TrustRequest
 
@@ -40,17 +46,18 @@ class McpStartup(_Base):
             if trusted:
                 engine.start_mcp(servers.with_project())
 
-        self._ask_trust(TrustRequest.servers_only(self.settings, servers), answered)
+        self.trust.ask(TrustRequest.servers_only(host.settings, servers), answered)
 
     def _show_mcp_count(self, engine: Engine) -> None:
         """``MCP 2/3`` in the status bar while not every server is connected (disabled ones
         do not count)."""
         from textual.css.query import NoMatches
 
-        if engine is not self.engine:
+        host = self.host
+        if engine is not host.engine:
             return
         try:
-            status = self.status
+            status = host.status
         except NoMatches:  # the app is closing: its screen is gone
             return
         states = [link.state for link in engine.mcp.links.values()]
@@ -59,6 +66,6 @@ class McpStartup(_Base):
         counted = [s for s in states if s is not LinkState.DISABLED]
         status.mcp = (sum(s is LinkState.CONNECTED for s in counted), len(counted))
         prompts = engine.mcp.prompt_entries()
-        if prompts != self.mcp_prompt_entries:  # the servers' prompts join the / popup
-            self.mcp_prompt_entries = prompts
-            self.prompt_input.set_commands(commands.popup_entries(self.prompt_commands) + prompts)
+        if prompts != self.prompt_entries:  # the servers' prompts join the / popup
+            self.prompt_entries = prompts
+            host.prompt_input.set_commands(commands.popup_entries(host.prompt_commands) + prompts)

@@ -1,8 +1,9 @@
-"""What runs in the session, mixed into ``DcodeApp``: the queue, turns, approvals and ``!cmd``.
+"""What runs in the session, a component of ``DcodeApp``: the queue, turns, approvals and ``!cmd``.
 
 A prompt, a shell command or a slash command becomes a ``Pending`` item. It runs at once when
 nothing else holds the session, else it waits in the visible queue. A turn consumes the core's
-typed events; one ``match`` turns them into transcript and status updates.
+typed events; one ``match`` turns them into transcript and status updates. What it needs of the
+App is ``SessionHost``; the slash commands it starts run through the callback it is given.
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections import deque
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 
-from textual import work
-
+from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.agent.events import (
     ApprovalResolved,
     AssistantMessageFinished,
@@ -31,18 +34,18 @@ from dcode.agent.events import (
     SubagentStarted,
     TextDelta,
     ToolArgsDelta,
-    ToolOutputTail,
-    ToolProgress,
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
+    ToolOutputTail,
+    ToolProgress,
     TurnFinished,
     UsageUpdated,
 )
-from dcode.agent.compaction_words import compacted_words, refused_words
-from dcode.tui import commands
-from dcode.tui.collector import QUIET_DELAY
 from dcode.mcp.names import is_prompt_command
+from dcode.tui import commands
+from dcode.tui.app_host import AppHost
+from dcode.tui.collector import QUIET_DELAY
 from dcode.tui.commands import Invocation, UnknownCommand
 from dcode.tui.messages import ApprovalNeeded, ApprovalWithdrawn
 from dcode.tui.status import read_git_branch
@@ -50,14 +53,18 @@ from dcode.tui.transcript import NoticeLevel, ShellEntry
 from dcode.tui.transcript.entries import VideoSeen
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+    from textual.worker import Worker
+
+    from dcode.agent.engine import Engine
+    from dcode.agent.runner import SessionRunner
     from dcode.cli.headless_media import ProjectCommand
     from dcode.prompts.commands import PromptCommand
-    from dcode.tui.app import DcodeApp
+    from dcode.tui.collector import QuietCollector
+    from dcode.tui.status import QueuedStrip, StatusBar
+    from dcode.tui.transcript import Transcript
     from dcode.tui.turn_content import PreparedTurn
-
-    _Base = DcodeApp
-else:
-    _Base = object
+    from dcode.tui.widgets.media_source import MediaSource
 
 SHELL_TIMEOUT = 300.0
 SHELL_OUTPUT_CAP = 30_000
@@ -86,8 +93,63 @@ class Pending:
         return self.draft if self.draft is not None else self.text
 
 
-class SessionWork(_Base):
+class SessionHost(AppHost, Protocol):
+    """What the session's work needs of the App, beyond what every component does."""
+
+    collector: QuietCollector
+    ready: bool
+    last_typed: float
+    """When the prompt's text last changed (``time.monotonic``)."""
+    follow_branch: bool
+    """The status bar's git branch is read again after each turn."""
+
+    @property
+    def queued_strip(self) -> QueuedStrip: ...
+
+    def set_timer(self, delay: float, callback: Callable[[], Any] | None = None, *, name: str | None = None, pause: bool = False) -> Timer: ...
+
+    def workers_in(self, group: str) -> bool: ...
+
+    def cancel_workers(self, group: str) -> list[Worker[Any]]: ...
+
+    def ensure_runner(self) -> SessionRunner: ...
+
+    def retry_setup(self) -> None:
+        """While no model can be reached, look again: the user may have fixed it meanwhile."""
+
+    def ring_if_away(self) -> None: ...
+
+
+class SessionWork:
     """The queue, turns, approvals and ``!cmd`` of ``DcodeApp`` (which provides the widgets)."""
+
+    def __init__(self, host: SessionHost, run_command: Callable[[Invocation], Awaitable[None]]) -> None:
+        self.host = host
+        self._run_command = run_command
+        """Runs a slash command (``app_commands``); awaited, or as a worker when it holds the session."""
+        self.queue: deque[Pending] = deque()
+        self.media: MediaSource | None = None
+        """Pasted and dropped images and videos (``install_media``, once the prompt is mounted)."""
+        self._streamed_tokens = 0
+        self._turn_output = False
+        self._stopped_at_approval = False  # the user stopped the turn by answering "stop" to an approval
+
+    # What ``_apply`` and the turn draw on, read from the App each time (the widgets are its).
+    @property
+    def transcript(self) -> Transcript:
+        return self.host.transcript
+
+    @property
+    def status(self) -> StatusBar:
+        return self.host.status
+
+    @property
+    def collector(self) -> QuietCollector:
+        return self.host.collector
+
+    @property
+    def engine(self) -> Engine | None:
+        return self.host.engine
 
     def submit(self, item: Pending) -> None:
         if not item.text.strip():
@@ -96,12 +158,12 @@ class SessionWork(_Base):
             try:
                 invocation = commands.parse(item.text)
             except UnknownCommand as exc:
-                found = self.prompt_commands.find(item.text)
+                found = self.host.prompt_commands.find(item.text)
                 if found is None and is_prompt_command(item.text):
                     self._expand_mcp_prompt(item)
                     return
                 if found is None:
-                    self.call_later(self.transcript.notice, f"unknown command /{exc} — /help lists them", NoticeLevel.WARNING)
+                    self.host.call_later(self.transcript.notice, f"unknown command /{exc} — /help lists them", NoticeLevel.WARNING)
                     return
                 # The user's own command: its text is the prompt, sent as if typed.
                 item = Pending(found[0].expand(found[1]), draft=item.draft, command=_project_command(*found))
@@ -112,15 +174,18 @@ class SessionWork(_Base):
             self._start(item)
             return
         self.queue.append(item)
-        self._show_queue()
-        if item.invocation is not None and self.busy:
-            what = "the turn" if self.workers_in("turn") else "what is running"
-            self.call_later(self.transcript.notice, f"/{item.invocation.command.name} will run when {what} ends")
-        if not self.ready and self._setup_problem and not self.workers_in("engine"):
-            self._retry_setup()  # what the user fixed meanwhile counts
+        self.show_queue()
+        host = self.host
+        if item.invocation is not None and host.busy:
+            what = "the turn" if host.workers_in("turn") else "what is running"
+            host.call_later(self.transcript.notice, f"/{item.invocation.command.name} will run when {what} ends")
+        if not host.ready:
+            host.retry_setup()  # what the user fixed meanwhile counts
 
-    @work(group="mcp-prompt", exit_on_error=False)
-    async def _expand_mcp_prompt(self, item: Pending) -> None:
+    def _expand_mcp_prompt(self, item: Pending) -> None:
+        self.host.run_worker(partial(self._expand, item), name="_expand_mcp_prompt", group="mcp-prompt", exit_on_error=False)
+
+    async def _expand(self, item: Pending) -> None:
         """``/mcp__server__prompt args``: the server makes the prompt, which is then sent as if
         typed; what went wrong is one line, and the text goes back into the input."""
         from dcode.mcp.prompts import PromptError
@@ -128,13 +193,13 @@ class SessionWork(_Base):
         engine = self.engine
         if engine is None:
             await self.transcript.notice("MCP prompts can be used once dcode is ready", NoticeLevel.WARNING)
-            self.prompt_input.insert_text(item.text)
+            self.host.prompt_input.insert_text(item.text)
             return
         try:
             expanded = await engine.mcp.expand_prompt(item.text)
         except PromptError as exc:
             await self.transcript.notice(str(exc), NoticeLevel.WARNING)
-            self.prompt_input.insert_text(item.text)
+            self.host.prompt_input.insert_text(item.text)
             return
         self.submit(Pending(expanded, draft=None))
 
@@ -142,84 +207,83 @@ class SessionWork(_Base):
         self.submit(Pending(f"/{invocation.command.name} {invocation.args}".strip(), invocation=invocation))
 
     def prefill_prompt(self, text: str) -> None:
-        self.prompt_input.restore(text)
-        self.prompt_input.focus()
-
-    def workers_in(self, group: str) -> bool:
-        return any(worker.group == group and not worker.is_finished for worker in self.workers)
+        self.host.prompt_input.restore(text)
+        self.host.prompt_input.focus()
 
     def _runs_now(self, item: Pending) -> bool:
         if item.invocation is not None:
             command = item.invocation.command
             if command.busy_safe:
                 return True
-            if command.needs_engine and not self.ready:
+            if command.needs_engine and not self.host.ready:
                 return False
-            return not self.busy
+            return not self.host.busy
         if item.shell == "private":
             return True
-        return self.ready and not self.busy
+        return self.host.ready and not self.host.busy
 
-    def _show_queue(self) -> None:
-        self.queued_strip.show([item.text for item in self.queue])
+    def show_queue(self) -> None:
+        self.host.queued_strip.show([item.text for item in self.queue])
         self.status.queued = len(self.queue)
 
-    def _pump(self) -> None:
+    def pump(self) -> None:
         """Start the next queued item if nothing is running."""
-        while self.queue and not self.busy:
+        while self.queue and not self.host.busy:
             if not self._runs_now(self.queue[0]):
                 break
             item = self.queue.popleft()
             self._start(item)
-        self._show_queue()
+        self.show_queue()
 
     def _start(self, item: Pending) -> None:
+        host = self.host
         if item.invocation is not None:
             if item.invocation.command.holds_session:
                 # A worker: the app keeps drawing and taking keys (which queue) while it runs;
                 # the session is released, and the queue pumped, when the command ends.
-                self.busy = True
-                self.run_worker(self._run_command(item.invocation), group="command")
+                host.busy = True
+                host.run_worker(self._run_command(item.invocation), group="command")
                 return
-            self.call_later(self._run_command, item.invocation)
+            host.call_later(self._run_command, item.invocation)
         elif item.shell is not None:
             private = item.shell == "private"
             if not private:
-                self.busy = True
+                host.busy = True
             self._run_shell(item.text, private)
         else:
-            self.busy = True
+            host.busy = True
             self._run_turn(item)
 
     # -- turns --------------------------------------------------------------------------
 
-    def _install_media(self) -> None:
+    def install_media(self) -> MediaSource:
         """The MediaTracker: pasted/dropped images and videos, Ctrl+V clipboard images."""
-        from functools import partial
-
         from dcode.tui.widgets.media_source import MediaSource
+
+        settings = self.host.settings
 
         def make_store() -> Any:
             from dcode.media.store import AttachmentStore
 
-            return AttachmentStore(self.settings.attachments_dir)
+            return AttachmentStore(settings.attachments_dir)
 
-        self.media = MediaSource(make_store, self.settings.workspace, notify=partial(self.notify, markup=False), support=self._media_support)
-        self.media.install(self.prompt_input)
+        self.media = MediaSource(make_store, settings.workspace, notify=partial(self.host.notify, markup=False), support=self._media_support)
+        self.media.install(self.host.prompt_input)
+        return self.media
 
     def _media_support(self) -> Any:
         """What the model takes, for a line when media it will not see is attached (called in a
         worker): the engine's profile, or before the engine is loaded the same lookup without it."""
         from dcode.models.media_support import MediaSupport
 
-        engine = getattr(self, "engine", None)
+        engine, settings = self.host.engine, self.host.settings
         if engine is not None:
-            return MediaSupport(engine.resolved.spec, engine.resolved.profile, self.settings.user_config)
+            return MediaSupport(engine.resolved.spec, engine.resolved.profile, settings.user_config)
         from dcode.models.factory import model_profile
         from dcode.models.spec import parse_spec
 
-        spec = parse_spec(self.settings.model)
-        return MediaSupport(spec.text, model_profile(spec, self.settings), self.settings.user_config)
+        spec = parse_spec(settings.model)
+        return MediaSupport(spec.text, model_profile(spec, settings), settings.user_config)
 
     async def _turn_content(self, item: Pending) -> PreparedTurn | None:
         """The HumanMessage content for a prompt: its text, then a reference block per image
@@ -227,13 +291,19 @@ class SessionWork(_Base):
         files its ``@path`` mentions attach. None, with one line and the draft put back, when
         the media cannot be sent."""
         from dcode.tui.turn_content import PreparedTurn, with_mentions
-        from dcode.tui.widgets.media_content import MediaRefused, content_for, media_items, sample_videos
+        from dcode.tui.widgets.media_content import (
+            MediaRefused,
+            content_for,
+            media_items,
+            sample_videos,
+        )
 
         placeholders = getattr(item.draft, "placeholders", ()) or ()
         try:
             videos = {}
             if any(media.kind == "video" for media in media_items(placeholders)):
                 self.status.activity = "Sampling video"
+                assert self.media is not None
                 videos = await asyncio.to_thread(sample_videos, placeholders, self.media.store, **self._video_route())
             content, text = content_for(item.text, placeholders, videos)
             prompt = PreparedTurn(content, text, [VideoSeen(sampled.strip, sampled.sent_bytes) for sampled in videos.values()])
@@ -244,8 +314,8 @@ class SessionWork(_Base):
                 except Exception as exc:  # noqa: BLE001 - the prompt still goes, as typed
                     prompt = replace(prompt, notes=(f"the files the prompt mentions were not attached: {exc}",))
         except MediaRefused as exc:
-            self.notify(exc.message, severity="error", markup=False)
-            self.prompt_input.restore(item.restorable)
+            self.host.notify(exc.message, severity="error", markup=False)
+            self.host.prompt_input.restore(item.restorable)
             return None
         finally:
             self.status.activity = ""
@@ -255,11 +325,11 @@ class SessionWork(_Base):
         """How a sampled window's bytes are measured: the model's image route, once known."""
         from dcode.agent.media_route import route_for
 
-        engine = getattr(self, "engine", None)
+        engine, workspace = self.host.engine, self.host.settings.workspace
         if engine is None:
-            return {"workspace": self.settings.workspace}
+            return {"workspace": workspace}
         profile = engine.resolved.profile
-        return {"workspace": self.settings.workspace, "route": route_for(profile), "takes_images": profile.image_inputs}
+        return {"workspace": workspace, "route": route_for(profile), "takes_images": profile.image_inputs}
 
     def frames_sent_bytes(self, frames: Any) -> int | None:
         """What a strip's frames weigh on the model's route (blocking: call it in a thread);
@@ -271,20 +341,24 @@ class SessionWork(_Base):
             return None
         if not options["takes_images"]:
             return 0
+        assert self.media is not None
         return bytes_for_route(frames.frames, options["route"], self.media.store)
 
-    @work(group="turn")
-    async def _run_turn(self, item: Pending) -> None:
+    def _run_turn(self, item: Pending) -> None:
+        self.host.run_worker(partial(self._turn, item), name="_run_turn", group="turn")
+
+    async def _turn(self, item: Pending) -> None:
         text = item.text
+        host = self.host
         try:
             prepared = await self._turn_content(item)
         except asyncio.CancelledError:  # interrupted while a video was being sampled
-            self.busy = False
+            host.busy = False
             self._after_turn(True, item)
             raise
         if prepared is None:
-            self.busy = False
-            self._pump()
+            host.busy = False
+            self.pump()
             return
         text = prepared.text
         self._streamed_tokens = 0
@@ -293,7 +367,7 @@ class SessionWork(_Base):
         interrupted = False
         status = self.status
         try:
-            runner = self._ensure_runner()
+            runner = host.ensure_runner()
             await self.transcript.add_user(text, prepared.videos, prepared.files)
             for note in prepared.notes:
                 await self.transcript.notice(note, NoticeLevel.WARNING)
@@ -315,11 +389,11 @@ class SessionWork(_Base):
                 await self.transcript.notice(self._interrupt_line())
             status.end_turn()
             status.activity = ""
-            self.busy = False
-            self.ring_if_away()
-            self.set_timer(QUIET_DELAY, self._collect_when_idle)
-            if self._follow_branch:  # the branch may have changed during the turn
-                status.branch = read_git_branch(self.settings.workspace)
+            host.busy = False
+            host.ring_if_away()
+            host.set_timer(QUIET_DELAY, self._collect_when_idle)
+            if host.follow_branch:  # the branch may have changed during the turn
+                status.branch = read_git_branch(host.settings.workspace)
             self._after_turn(interrupted, item)  # also when the worker itself was cancelled
 
     def _interrupt_line(self) -> str:
@@ -329,7 +403,7 @@ class SessionWork(_Base):
         return "interrupted: no partial answer to keep"
 
     def _collect_when_idle(self) -> None:
-        if not self.busy:
+        if not self.host.busy:
             self.collector.idle()
 
     def _after_turn(self, interrupted: bool, sent: Pending) -> None:
@@ -341,10 +415,14 @@ class SessionWork(_Base):
             if not self._turn_output:
                 waiting.insert(0, sent)
             for item in reversed(waiting):
-                self.prompt_input.restore(item.restorable)
-            self._show_queue()
+                self.host.prompt_input.restore(item.restorable)
+            self.show_queue()
             return
-        self._pump()
+        self.pump()
+
+    async def apply(self, event: Event) -> None:
+        """One event drawn, as a turn draws it (``/offload``'s compaction events)."""
+        await self._apply(event)
 
     async def _apply(self, event: Event) -> None:
         """One event into the transcript and the status bar. ``agent`` routes it: a subagent's
@@ -429,49 +507,50 @@ class SessionWork(_Base):
             )
 
     def interrupt(self) -> bool:
-        if self.runner is not None and self.runner.busy:
-            self.runner.cancel()
+        host, runner = self.host, self.host.runner
+        if runner is not None and runner.busy:
+            runner.cancel()
             self.status.activity = "Interrupting"
             return True
-        if self.busy and self.workers_in("turn"):
+        if host.busy and host.workers_in("turn"):
             # Sent but not started yet (the turn's worker has not reached the runner): stop
             # it there; nothing has reached the session, and the prompt comes back.
-            self.workers.cancel_group(self, "turn")
+            host.cancel_workers("turn")
             self.status.activity = "Interrupting"
             return True
-        if self.workers_in("shell"):
-            self.workers.cancel_group(self, "shell")
+        if host.workers_in("shell"):
+            host.cancel_workers("shell")
             return True
         return False
 
     # -- approvals ----------------------------------------------------------------------
 
-    async def on_approval_needed(self, message: ApprovalNeeded) -> None:
+    async def approval_needed(self, message: ApprovalNeeded) -> None:
         # Someone composing the next message must not answer this with a stray "y" or "n".
-        typing = bool(self.prompt_input.text.strip()) and time.monotonic() - self._last_typed < TYPING_GRACE
+        typing = bool(self.host.prompt_input.text.strip()) and time.monotonic() - self.host.last_typed < TYPING_GRACE
         self.status.activity = "Waiting for approval"
-        self.ring_if_away()
+        self.host.ring_if_away()
         await self.transcript.show_approval(message.request, message.future, TYPING_GRACE if typing else 0.0)
 
-    async def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
+    async def approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
         await self.transcript.withdraw_approval(message.call_id, message.agent)
         self._after_approval(decided=False)
 
-    async def on_approval_widget_decided(self, message: Any) -> None:
+    async def approval_decided(self, message: Any) -> None:
         decision = message.decision
         request = message.widget.request
         if decision.approved and decision.remember:  # the policy learns it as the call goes on
             from dcode.tui.approval_widget import granted
 
             tool = granted(request, decision)
-            self._show_mode(*([] if tool else [request.kind]), also_tool=tool)
+            self.host.show_mode(*([] if tool else [request.kind]), also_tool=tool)
         if decision.approved and decision.mode is not None:  # a plan approved: the core switched already
-            self._set_mode(decision.mode)
+            self.host.set_mode(decision.mode)
         feedback = decision.feedback if not message.stop_turn else "stopped"
         await self.transcript.resolve_approval(message.call_id, decision.approved, feedback, request.agent)
         if message.stop_turn:
             self._stopped_at_approval = True
-            self.prompt_input.focus()
+            self.host.prompt_input.focus()
             self.interrupt()
             return
         self._after_approval(decided=True)
@@ -481,18 +560,18 @@ class SessionWork(_Base):
         once) takes the keys; once none is, the prompt does again."""
         from dcode.tui.approval_widget import ApprovalWidget, open_approvals
 
-        waiting = open_approvals(self.screen)
+        waiting = open_approvals(self.host.screen)
         if waiting:
-            focused = self.screen.focused
+            focused = self.host.screen.focused
             if not (isinstance(focused, ApprovalWidget) and not focused.decided):
                 waiting[0].focus()
                 waiting[0].scroll_visible(animate=False)
             self.status.activity = "Waiting for approval"
         elif decided:
             self.status.activity = "Working"
-            self.prompt_input.focus()
+            self.host.prompt_input.focus()
 
-    def _reject_pending(self) -> bool:
+    def reject_pending(self) -> bool:
         pending = self.transcript.pending_approvals
         if not pending:
             return False
@@ -502,16 +581,18 @@ class SessionWork(_Base):
             assert call.approval is not None
             if not call.approval.future.done():
                 call.approval.future.set_result(ApprovalDecision(False, "the user stopped the turn"))
-            self.call_later(self.transcript.resolve_approval, call.call_id, False, "stopped", call.approval.request.agent)
+            self.host.call_later(self.transcript.resolve_approval, call.call_id, False, "stopped", call.approval.request.agent)
         self._stopped_at_approval = True
         self.interrupt()
-        self.prompt_input.focus()
+        self.host.prompt_input.focus()
         return True
 
     # -- shell --------------------------------------------------------------------------
 
-    @work(group="shell")
-    async def _run_shell(self, command: str, private: bool) -> None:
+    def _run_shell(self, command: str, private: bool) -> None:
+        self.host.run_worker(partial(self._shell, command, private), name="_run_shell", group="shell")
+
+    async def _shell(self, command: str, private: bool) -> None:
         """Run a ``!cmd`` as the model's commands run (no terminal, stdin closed, its whole
         process tree ended by Esc, in the sandbox when it is on), its last lines shown while it
         runs."""
@@ -533,10 +614,11 @@ class SessionWork(_Base):
                 entry.tail = tail.text()
                 self.transcript.refresh_entry(entry)
 
-        timer = self.set_interval(SHELL_REFRESH, show)
+        host = self.host
+        timer = host.set_interval(SHELL_REFRESH, show)
         try:
-            argv = await self.sandbox.wrap_async([shell, "-c", command], cwd=self.settings.workspace)
-            result = await run_shell(argv, cwd=self.settings.workspace, timeout=SHELL_TIMEOUT, max_chars=SHELL_OUTPUT_CAP, on_output=take)
+            argv = await host.sandbox.wrap_async([shell, "-c", command], cwd=host.settings.workspace)
+            result = await run_shell(argv, cwd=host.settings.workspace, timeout=SHELL_TIMEOUT, max_chars=SHELL_OUTPUT_CAP, on_output=take)
             stopped = f"\n(stopped after {SHELL_TIMEOUT:g} s)" if result.timed_out else ""
             entry.output, entry.exit_code = result.output + stopped, result.exit_code
         except asyncio.CancelledError:  # Esc: the command's tree has been ended
@@ -550,13 +632,13 @@ class SessionWork(_Base):
         entry.running = False
         self.transcript.refresh_entry(entry)
         try:
-            if not private and self.engine is not None:
+            if not private and host.engine is not None:
                 note = f"I ran a shell command myself: `{command}` (exit code {entry.exit_code}). Its output:\n```\n{entry.output}\n```"
-                await self._ensure_runner().add_user_note(note)
+                await host.ensure_runner().add_user_note(note)
         finally:
             if not private:
-                self.busy = False
-                self._pump()
+                host.busy = False
+                self.pump()
 
 
 def _project_command(command: PromptCommand, arguments: str) -> ProjectCommand | None:
