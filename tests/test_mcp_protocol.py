@@ -83,7 +83,7 @@ async def test_a_tool_list_that_changes_is_listed_again(tmp_path: Path) -> None:
         assert (await call(tools_of(turn)["mcp__calc__grow"])).content == "grew"
         await until(lambda: any(t.name == "grown" for t in mcp.links["calc"].tools), 5)
         after = await mcp.for_turn()
-        assert after.notices == ("MCP server calc changed its tools: 14 tools from this turn on",)
+        assert after.notices == ("MCP server calc changed its tools: 15 tools from this turn on",)
         assert (await call(tools_of(after)["mcp__calc__grown"])).content == "grown up"
         assert after.key != turn.key  # the graph is built again with it
     finally:

@@ -83,7 +83,7 @@ async def test_the_tui_offers_them_lists_them_and_sends_their_text(server: Scrip
     picture.parent.mkdir()
     Image.new("RGB", (97, 31), (200, 30, 60)).save(picture)
     write(workspace / ".dcode" / "commands" / "look.md", f"---\ndescription: Describe a picture\n---\nDescribe @{picture} in one line.\n")
-    async with running_app(server, workspace, dcode_home, reply("No bugs."), reply("Nothing to see.")) as h:
+    async with running_app(server, workspace, dcode_home, reply("No bugs."), reply("Nothing to see."), size=(100, 70)) as h:
         await h.until(lambda: h.app.prompt_commands.get("review") is not None, what="the commands read")
         await h.type("/rev")
         await h.until(lambda: "Review a file (project)" in h.text(), what="the command in the popup")

@@ -20,14 +20,14 @@ async def test_the_mcp_screen_status_bar_and_context(server, workspace: Path, dc
     async with running_app(server, workspace, dcode_home, reply("hello")) as h:
         await h.send("hi")
         await h.idle()
-        assert "MCP server calc connected: 13 tools from this turn on" in h.text()
+        assert "MCP server calc connected: 14 tools from this turn on" in h.text()
         assert "MCP server dead failed" in h.text()
         await h.until(lambda: "MCP 1/2" in h.text(), what="the status bar's count")
 
         await h.send("/context")
         await h.until(lambda: isinstance(h.app.screen, ContextScreen), what="/context")
         await h.until(lambda: "MCP tools: calc" in h.text(), what="the MCP row")
-        assert "13 tools" in h.text() and "MCP servers" in h.text()
+        assert "14 tools" in h.text() and "MCP servers" in h.text()
         await h.press("escape")
 
         await h.send("/mcp")

@@ -115,5 +115,6 @@ async def test_escape_twice_on_an_empty_prompt_opens_the_picker(server: Scripted
         assert h.app.prompt_input.text == "" and not isinstance(h.app.screen, RewindScreen)
         await h.pilot.pause(1.1)  # past the double-press window
         await h.press("escape", "escape")
-        await h.until(lambda: isinstance(h.app.screen, RewindScreen), what="the rewind picker")
+        await h.until(lambda: isinstance(h.app.screen, RewindScreen) and h.app.screen.is_mounted, what="the rewind picker")
+        await h.pilot.pause()  # its list is filled as it mounts
         assert [turn.prompt for turn in h.app.screen.shown] == ["hello"]
