@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,7 +104,7 @@ def command_sources(home: Path, workspace: Path, user: Path | None = None) -> li
     return list(found.values())
 
 
-def load_commands(home: Path, workspace: Path, *, reserved: Sequence[str] = (), user: Path | None = None) -> PromptCommands:
+def load_commands(home: Path, workspace: Path, *, reserved: Collection[str] = (), user: Path | None = None) -> PromptCommands:
     """Every command of this user and workspace; a later source replaces an earlier one of the
     same name; ``reserved`` names (the built-in commands) are left out."""
     commands: dict[str, PromptCommand] = {}

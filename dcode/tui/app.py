@@ -25,14 +25,15 @@ import gc
 import importlib
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.theme import Theme
@@ -87,7 +88,7 @@ class DcodeApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute, so subclasses elsewhere find it
     TITLE = "dcode"
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Interrupt", show=False),
         Binding("ctrl+c", "ctrl_c", "Copy / interrupt / quit", show=False),
         Binding("ctrl+d", "quit", "Quit", show=False, priority=True),
@@ -113,7 +114,7 @@ class DcodeApp(App[int]):
         clock: Callable[[], float] = time.monotonic,
         animate: bool = True,
         cwd_label: str | None = None,
-        branch: str | None | object = AUTO,
+        branch: str | object | None = AUTO,
         window: int | None = None,
         graphics: Graphics = Graphics.NONE,
     ) -> None:
@@ -652,10 +653,8 @@ class DcodeApp(App[int]):
         for engine in engines:
             if engine is None:
                 continue
-            try:
+            with suppress(Exception):  # quitting must not fail
                 await asyncio.wait_for(engine.close(), 2.0)
-            except Exception:  # noqa: BLE001 - quitting must not fail
-                pass
 
 
 async def _wound_up(workers: list[Worker[Any]]) -> None:

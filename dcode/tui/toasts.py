@@ -9,7 +9,7 @@ or another screen comes up.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -21,7 +21,7 @@ RACK = "#textual-toastrack"
 
 
 class ToastPlacement:
-    def __init__(self, app: App[object], main: Screen[object], above: Widget) -> None:
+    def __init__(self, app: App[Any], main: Screen[Any], above: Widget) -> None:
         """``above``: the widget toasts may cover (the transcript); whatever lies under it on
         ``main`` stays clear."""
         self._app = app
