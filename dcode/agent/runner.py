@@ -115,10 +115,12 @@ class SessionRunner:
         snapshot = await self.engine.graph.aget_state(self.config)
         return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
 
-    async def add_user_note(self, text: str) -> None:
-        """Put text into the thread as a user message without running the model (``!cmd``)."""
+    async def add_user_note(self, text: str, marks: dict[str, Any] | None = None) -> None:
+        """Put text into the thread as a user message without running the model (``!cmd``);
+        ``marks`` go on the message (``dcode.agent.markers``)."""
         await self._repair_dangling_calls()
-        await self.engine.graph.aupdate_state(self.config, {"messages": [HumanMessage(content=text)]}, as_node="model")
+        message = HumanMessage(content=text, additional_kwargs=dict(marks or {}))
+        await self.engine.graph.aupdate_state(self.config, {"messages": [message]}, as_node="model")
 
     async def compact(self, focus: str = "") -> list[Event]:
         """Compact the thread now, whatever its size (``/offload [FOCUS]``): the older messages
