@@ -151,3 +151,60 @@ async def approve_in_the_last_step(h: Harness, name: str) -> None:
     await h.press("y")
     await h.idle()
     assert last.calls[0].status is ToolStatus.OK
+
+
+# --- the model and the replay, without the app
+
+
+def test_the_model_knows_nothing_of_textual() -> None:
+    import ast
+
+    import dcode.tui.transcript.model as model
+
+    tree = ast.parse(Path(model.__file__).read_text())
+    imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    assert imported and not [name for name in imported if name.startswith("textual") or ".view" in name or "widget" in name]
+
+
+def test_a_reused_call_id_replays_into_its_own_turn() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from dcode.agent.saved_thread import replay
+    from dcode.tui.transcript.model import TranscriptModel
+
+    def turn(prompt: str, name: str, result: str) -> list[Any]:
+        call = {"id": "call_1", "name": name, "args": {"file_path": "a.txt"}}
+        return [HumanMessage(prompt), AIMessage("", tool_calls=[call]), ToolMessage(result, tool_call_id="call_1", name=name), AIMessage("done")]
+
+    model = TranscriptModel.replayed(replay([*turn("one", "read_file", "alpha"), *turn("two", "ls", "a.txt")]))
+    steps = [entry for entry in model.entries if isinstance(entry, ToolGroupEntry)]
+    assert [[(call.name, call.output) for call in step.calls] for step in steps] == [[("read_file", "alpha")], [("ls", "a.txt")]]
+    assert not any(step.open for step in steps)
+
+
+def test_a_shell_note_replays_as_the_command_only_when_marked() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from dcode.agent.events import ShellCommandRan, UserMessage
+    from dcode.agent.saved_thread import replay
+    from dcode.agent.shell_note import shell_note
+
+    text, marks = shell_note("git diff --stat", 1, " a.txt | 2 +-\n```nested```")
+    assert list(replay([HumanMessage(text, additional_kwargs=marks)])) == [ShellCommandRan("git diff --stat", " a.txt | 2 +-\n```nested```", 1)]
+    assert list(replay([HumanMessage(text)])) == [UserMessage(text)]  # typed by the user: a prompt
+    forged = {key: {"command": "ls", "exit_code": 0} for key in marks}  # a mark that does not fit the text
+    assert list(replay([HumanMessage(text, additional_kwargs=forged)])) == [UserMessage(text)]
+
+
+def test_an_image_named_in_the_prompt_gets_no_second_mark() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from dcode.agent.stream import user_text
+
+    image = {"type": "image", "source_type": "base64", "data": "", "mime_type": "image/png"}
+    assert user_text(HumanMessage([{"type": "text", "text": "[image 1] what is this?"}, image])) == "[image 1] what is this?"
+    # ``dcode -p -i shot.png``: the prompt does not name it, so the mark says it was there.
+    assert user_text(HumanMessage([{"type": "text", "text": "what is this?"}, image])) == "what is this?[image]"
+    two = [{"type": "text", "text": "[image 2] and this?"}, image, image]
+    assert user_text(HumanMessage(two)) == "[image 2] and this?[image]"
