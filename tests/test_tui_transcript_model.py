@@ -61,6 +61,10 @@ async def resumed_facts(server: ScriptedModelServer, workspace: Path, home: Path
         return shown
 
 
+def notices(h: Harness) -> list[str]:
+    return [entry.text for entry in h.entries(NoticeEntry)]
+
+
 async def paste_image(h: Harness, path: Path, text: str) -> None:
     h.app.prompt_input.area.post_message(events.Paste(f"'{path}'"))
     await h.until(lambda: "[image 1]" in h.app.prompt_input.text, 10, "the image placeholder")
@@ -70,18 +74,19 @@ async def paste_image(h: Harness, path: Path, text: str) -> None:
 
 
 async def test_a_resumed_transcript_is_the_live_one(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    """A ``!cmd`` turn, a pasted image, a subagent, a denied call and an interrupted answer: the
-    resumed session's entries are the live session's, field for field."""
+    """A ``!cmd`` turn, a pasted image, a subagent, a compaction, a denied call and an
+    interrupted answer: the resumed session's entries are the live session's, field for field."""
     (workspace / "a.txt").write_text("alpha\n")
     shot = workspace / "shot.png"
     Image.new("RGB", (64, 64), (20, 120, 200)).save(shot)
     settings = replace(make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION})
-    session = "printf"  # the session's first user message is the ``!cmd``'s note
+    session = "printf"  # in the first user message: the ``!cmd``'s note, then the summary of it
     steps = (
-        reply("A blue square.").answering(session),
+        reply("A blue square. " * 200).answering(session),  # enough history to compact
         reply("Handing it over.", tool_calls=[task_call("Count the files.")]).answering(session),
         reply("One file.").answering("Count the files."),
         reply("There is one file.").answering(session),
+        reply("SUMMARY: ran printf, looked at an image, ran a subagent.").answering(session),
         reply(tool_calls=[tool_call("execute", {"command": "make"})]).answering(session),
         reply("word " * 300, chunk_size=3, chunk_delay=0.02).answering(session),
     )
@@ -90,6 +95,9 @@ async def test_a_resumed_transcript_is_the_live_one(server: ScriptedModelServer,
         await h.idle()
         await paste_image(h, shot, "what is this?")
         await h.send("look around")
+        await h.idle()
+        await h.send("/offload")
+        await h.until(lambda: any("summarized" in text for text in notices(h)), what="the compaction")
         await h.idle()
         await h.send("build it")
         await h.approval()
@@ -100,7 +108,8 @@ async def test_a_resumed_transcript_is_the_live_one(server: ScriptedModelServer,
         assert h.app.runner is not None
         session_id = h.app.runner.session_id
         live = facts(h.app.transcript.entries)
-    assert [fact[0] for fact in live] == ["shell", "user", "answer", "user", "answer", "step", "answer", "user", "step", "answer"]
+    kinds = ["shell", "user", "answer", "user", "answer", "step", "answer", "notice", "notice", "user", "step", "answer"]
+    assert [fact[0] for fact in live] == kinds
     assert live[0][1:4] == ("printf 'one\\ntwo\\n'", "one\ntwo\n", 0)
     assert live[1][1] == "[image 1] what is this?"
     resumed = await resumed_facts(server, workspace, dcode_home, session_id, model_overrides={"openai:test-model": VISION})

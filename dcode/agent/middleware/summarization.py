@@ -41,6 +41,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
+from dcode.agent.compaction_log import log_of, logged
 from dcode.agent.events import CompactionFinished, CompactionRefused, CompactionStarted, Notice
 from dcode.agent.fences import Fence, fenced
 from dcode.agent.compaction_triggers import Triggers, Unit
@@ -96,6 +97,8 @@ class Compaction(TypedDict):
     request: NotRequired[str]
     """The user's latest message, verbatim, when the cut went past it (a long run of tool
     calls after one request, as a subagent's whole run is): the summary carries it."""
+    shown: NotRequired[list[dict[str, Any]]]
+    """What every compaction of the thread so far showed, and where (``compaction_log``)."""
 
 
 class SummarizationState(AgentState):
@@ -110,6 +113,8 @@ def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
             event = Compaction(cutoff=cutoff, summary=summary, archive=found.get("archive"))
             if isinstance(found.get("request"), str):
                 event["request"] = found["request"]
+            if shown := log_of(found):
+                event["shown"] = shown
             return event
     return None
 
@@ -372,7 +377,8 @@ class Compactor:
         floor = count_messages(effective_messages(messages, Compaction(cutoff=new_cutoff, summary="", archive=str(path))), self.counter)
         if floor >= before:
             return self._refuse(emit, summarized, before, floor, SUMMARY_ALONE)
-        emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if tokens is not None and not force else "asked for"))
+        started = CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if tokens is not None and not force else "asked for")
+        emit(started)
         tagged = await asyncio.to_thread(tag_media, effective[:cutoff], self.store)
         older = tagged.messages
         try:
@@ -400,6 +406,7 @@ class Compactor:
             messages_kept=len(effective) - cutoff,
         )
         emit(finished)
+        event["shown"] = [*log_of(previous), logged(len(messages), started, finished)]
         return Compacted(event, finished)
 
     @staticmethod
