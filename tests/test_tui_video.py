@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 from textual import events
 
-from dcode.agent.events import ToolStatus
+from dcode.agent.events import ToolCallFinished, ToolCallRunning, ToolStatus
 from dcode.agent.media_route import route_for
 from dcode.media.attachment import to_reference_block
 from dcode.media.contact_sheet import STRIP, sheet_size
@@ -129,8 +129,8 @@ async def test_a_video_read_shows_its_line_and_a_timeline(server: ScriptedModelS
         strip = frames_in(window_of(store, [0.0, 2.0, 4.0, 6.0]))
         assert isinstance(strip, FrameStrip)
         transcript = h.app.transcript
-        await transcript.tool_running("call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4")
-        transcript.tool_finished("call-1", "read_file", ToolStatus.OK, "Reading [0.000s, …", "Reading …", frames=strip)
+        await transcript.apply(ToolCallRunning("call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4"))
+        await transcript.apply(ToolCallFinished("call-1", "read_file", ToolStatus.OK, "Reading [0.000s, …", "Reading …", frames=strip))
         await h.until(lambda: "KiB sent" in h.text() and "0:00.0 0:02.0 0:04.0 0:06.0" in h.text(), 10, "the sheet")
         sheet_lines = [line.strip() for line in h.text().splitlines() if "●" in line or "frames ·" in line]
         sent = sum(VariantService(store).get_sync(store.get(f.attachment_id), route_for(h.app.engine.resolved.profile)).byte_size for f in strip.frames)
@@ -148,8 +148,8 @@ async def test_where_the_terminal_shows_pictures_the_sheet_is_thumbnails(server:
     async with running_app(server, workspace, dcode_home, graphics=Graphics.KITTY) as h:
         strip = frames_in(window_of(h.app.media.store, [0.0, 2.0, 4.0]))
         assert strip is not None
-        await h.app.transcript.tool_running("call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4")
-        h.app.transcript.tool_finished("call-1", "read_file", ToolStatus.OK, "", "", frames=strip)
+        await h.app.transcript.apply(ToolCallRunning("call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4"))
+        await h.app.transcript.apply(ToolCallFinished("call-1", "read_file", ToolStatus.OK, "", "", frames=strip))
         await h.until(lambda: h.app.query(TGPImage), 15, "the thumbnails")
         [sheet] = h.app.query(FrameSheet)
         [image] = sheet.query(TGPImage)

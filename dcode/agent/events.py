@@ -105,6 +105,17 @@ class UserMessage(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ShellCommandRan(Event):
+    """A command the user ran themselves (the TUI's ``!cmd``), whose output the thread keeps
+    for the model, as a replay gives it; live, the TUI runs and draws it."""
+
+    type: ClassVar[str] = "shell_command"
+    command: str
+    output: str
+    exit_code: int
+
+
+@dataclass(frozen=True, slots=True)
 class TextDelta(Event):
     """A piece of assistant text, in arrival order."""
 

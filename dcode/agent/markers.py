@@ -19,3 +19,6 @@ ATTACHED_FILES_MARKER: Final = "dcode_attached_files"
 END_TURN_MARKER: Final = "dcode_end_turn"
 """On a denied call's result: the turn ends there, the model is not asked again (a plan
 rejected, or put to a user who answers outside the run)."""
+SHELL_COMMAND_MARKER: Final = "dcode_shell_command"
+"""On the note a user's ``!cmd`` leaves in the thread: the command and its exit code
+(``dcode.agent.shell_note``)."""

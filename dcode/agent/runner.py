@@ -25,10 +25,10 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -46,7 +46,13 @@ from dcode.agent.rewind.outcome import RewindOutcome
 from dcode.agent.rewind.store import ChangeLog, Turn
 from dcode.agent.run_context import RunContext
 from dcode.agent.session_files import HISTORY_DIR
-from dcode.agent.sessions import DAMAGED_DATABASE, SessionDatabaseError, is_file_error, known_damage, refusal_for
+from dcode.agent.sessions import (
+    DAMAGED_DATABASE,
+    SessionDatabaseError,
+    is_file_error,
+    known_damage,
+    refusal_for,
+)
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.models.errors import describe_model_error
 
@@ -117,10 +123,12 @@ class SessionRunner:
         snapshot = await self.engine.graph.aget_state(self.config)
         return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
 
-    async def add_user_note(self, text: str) -> None:
-        """Put text into the thread as a user message without running the model (``!cmd``)."""
+    async def add_user_note(self, text: str, marks: dict[str, Any] | None = None) -> None:
+        """Put text into the thread as a user message without running the model (``!cmd``);
+        ``marks`` go on the message (``dcode.agent.markers``)."""
         await self._repair_dangling_calls()
-        await self.engine.graph.aupdate_state(self.config, {"messages": [HumanMessage(content=text)]}, as_node="model")
+        message = HumanMessage(content=text, additional_kwargs=dict(marks or {}))
+        await self.engine.graph.aupdate_state(self.config, {"messages": [message]}, as_node="model")
 
     async def compact(self, focus: str = "") -> list[Event]:
         """Compact the thread now, whatever its size (``/offload [FOCUS]``): the older messages
@@ -228,7 +236,7 @@ class SessionRunner:
             except ModelCallLimitExceededError:
                 error = f"stopped after {translator.tally.num_turns} model turns (--max-turns {self.engine.settings.max_turns})"
                 yield ErrorEvent(error, kind="max_turns")
-            except Exception as exc:  # noqa: BLE001 - every failure becomes one line for the user
+            except Exception as exc:
                 if interrupt.requested:  # the interrupt surfaced as another error on its way out
                     leaving, interrupted = interrupt.absorb(), True
                 else:
@@ -285,7 +293,7 @@ class SessionRunner:
         notices = []
         try:
             await asyncio.to_thread(self.engine.rewind.begin_turn, self.session_id, prompt, checkpoint)
-        except Exception as exc:  # noqa: BLE001 - the turn matters more than its rewind point
+        except Exception as exc:
             if self._damage():
                 raise  # a damaged file: nothing more is written to it, this turn included
             log.debug("recording the turn for /rewind failed", exc_info=True)
@@ -294,9 +302,10 @@ class SessionRunner:
         await asyncio.to_thread(self.engine.sessions.start_turn, self.session_id, prompt=prompt, message_count=count + 1)
         return notices
 
-    def _graph_stream(self, content: str | list[dict[str, Any]], marks: dict[str, Any]) -> AsyncIterator[Any]:
+    def _graph_stream(self, content: str | list[dict[str, Any]], marks: dict[str, Any]) -> AsyncGenerator[Any, None]:
         return self.engine.graph.astream(
-            {"messages": [HumanMessage(content=content, additional_kwargs=marks)]},
+            # langchain types a message's content as a list of parts of any kind: ours are dicts
+            {"messages": [HumanMessage(content=cast("str | list[str | dict[Any, Any]]", content), additional_kwargs=marks)]},
             self.config,
             context=RunContext(self.approver, self.policy, self.engine.backend, changes=ChangeLog(self.engine.rewind, self.session_id)),
             stream_mode=list(STREAM_MODES),
@@ -318,13 +327,13 @@ class SessionRunner:
                 await self._settle_after_interrupt(translator.tally.partial_text)
                 for thread in subagent_threads:
                     await self._repair_dangling_calls(thread)
-            except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
+            except Exception as exc:
                 log.debug("settling the interrupt failed", exc_info=True)
                 problems.append(f"could not save the interrupted turn: {await self._problem(exc)}")
         elif failed:
             try:
                 await self._keep_partial(translator.tally.partial_text)
-            except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
+            except Exception as exc:
                 log.debug("keeping the partial answer failed", exc_info=True)
                 problems.append(f"could not save the partial answer: {await self._problem(exc)}")
         if self._damage():
@@ -343,7 +352,7 @@ class SessionRunner:
                 cached_tokens=tally.all_cached_tokens,
                 subagent_tokens=(tally.subagent_input_tokens, tally.subagent_output_tokens, tally.subagent_cached_tokens),
             )
-        except Exception as exc:  # noqa: BLE001 - reported, and the turn still ends
+        except Exception as exc:
             log.debug("recording the turn failed", exc_info=True)
             problem = await self._problem(exc)
             problems.append(problem if self._damage() else f"could not record the turn in {self.engine.sessions.db_path}: {problem}")
@@ -357,7 +366,7 @@ class SessionRunner:
         tally = translator.tally
         return TurnFinished(
             session_id=self.session_id,
-            result=tally.last_text if not error else error,
+            result=error or tally.last_text,
             is_error=bool(error),
             num_turns=tally.num_turns,
             input_tokens=tally.all_input_tokens,

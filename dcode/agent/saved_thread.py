@@ -151,7 +151,31 @@ def thread_reader(db_path: Path) -> ThreadReader:
     return read
 
 
-def replay(messages: Iterable[Any], *, thread_id: str = "", read_thread: ThreadReader | None = None) -> Iterator[Event]:
+def read_compaction_log(db_path: Path, session_id: str) -> list[dict[str, Any]]:
+    """What the compactions of ``session_id`` showed (``compaction.log``), from its latest
+    checkpoint, which holds them whole: a small read beside the messages'. None, unreadable or
+    never compacted: an empty list."""
+    from dcode.agent.compaction.log import log_of
+
+    conn = open_read_only(db_path)
+    if conn is None:
+        return []
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    try:
+        if _missing_tables(conn):
+            return []
+        saved = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": session_id, "checkpoint_ns": ""}})
+        return log_of(saved.checkpoint.get("channel_values", {}).get("compaction")) if saved is not None else []
+    except Exception:  # noqa: BLE001 - the transcript is shown without those lines
+        return []
+    finally:
+        conn.close()
+
+
+def replay(
+    messages: Iterable[Any], *, thread_id: str = "", read_thread: ThreadReader | None = None, compactions: Sequence[dict[str, Any]] = ()
+) -> Iterator[Event]:
     """A saved thread's messages as the events the live stream gave for them: a user message,
     each answer, its tool calls and their results. A call left without a result (the process
     was killed while it ran) ends as cancelled, as the next turn would record it.
@@ -159,10 +183,15 @@ def replay(messages: Iterable[Any], *, thread_id: str = "", read_thread: ThreadR
     Given the thread's id and ``read_thread``, a ``task`` call replays its subagent's thread
     too, before the call's result, as it went live: ``SubagentStarted``, the subagent's events
     tagged with its path (and its own subagents' in turn), ``SubagentFinished`` with the
-    status and text of the call's result. Without them a ``task`` call replays as any call."""
+    status and text of the call's result. Without them a ``task`` call replays as any call.
+
+    ``compactions``: what the thread's compactions showed (``read_compaction_log``), replayed
+    where each came, as the live stream gave it."""
+    from dcode.agent.compaction.log import replayed
     from dcode.agent.stream import TurnTally
 
-    yield from _replay_thread(list(messages), _Replay(thread_id, read_thread), (), thread_id, TurnTally())
+    due = sorted(replayed(list(compactions)), key=lambda found: found[0])
+    yield from _replay_thread(list(messages), _Replay(thread_id, read_thread), (), thread_id, TurnTally(), due=due)
 
 
 @dataclass(frozen=True)
@@ -175,9 +204,19 @@ class _Replay:
         return bool(self.thread_id) and self.read_thread is not None
 
 
-def _replay_thread(messages: list[Any], how: _Replay, path: tuple[str, ...], thread_id: str, tally: Any, *, from_agent: bool = False) -> Iterator[Event]:
+def _replay_thread(
+    messages: list[Any],
+    how: _Replay,
+    path: tuple[str, ...],
+    thread_id: str,
+    tally: Any,
+    *,
+    from_agent: bool = False,
+    due: list[tuple[int, list[Event]]] | None = None,
+) -> Iterator[Event]:
     """One thread's events, tagged with ``path``; ``from_agent``: a subagent's thread, whose
-    first user message is its task's description (``SubagentStarted`` carries it)."""
+    first user message is its task's description (``SubagentStarted`` carries it). ``due``:
+    compactions' events, by the number of messages the history held when each came."""
     from dcode.agent.events import ToolCallFinished, ToolCallRunning, ToolStatus, UserMessage
     from dcode.agent.stream import StreamTranslator
     from dcode.agent.tools.spec import TASK
@@ -185,7 +224,10 @@ def _replay_thread(messages: list[Any], how: _Replay, path: tuple[str, ...], thr
     translator = StreamTranslator(None, tally=tally)
     unanswered: dict[str, ToolCallRunning] = {}
     skip_description = from_agent
-    for message in messages:
+    due = list(due or ())
+    for index, message in enumerate(messages):
+        while due and due[0][0] <= index:
+            yield from due.pop(0)[1]
         for event in translator.on_message(message):
             match event:
                 case UserMessage() if skip_description:
@@ -202,6 +244,8 @@ def _replay_thread(messages: list[Any], how: _Replay, path: tuple[str, ...], thr
         if running.name == TASK.name and how.follows_tasks:
             yield from _replay_task(messages, how, path, thread_id, running, ToolStatus.CANCELLED, "no result", tally)
         yield ToolCallFinished(running.call_id, running.name, ToolStatus.CANCELLED, "no result", agent=path)
+    for _at, events in due:
+        yield from events
 
 
 def _replay_task(

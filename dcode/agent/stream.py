@@ -28,6 +28,7 @@ from dcode.agent.events import (
     Event,
     ModelStreamEnded,
     ReasoningDelta,
+    ShellCommandRan,
     TextDelta,
     ToolArgsDelta,
     ToolCallFinished,
@@ -38,9 +39,11 @@ from dcode.agent.events import (
     UserMessage,
 )
 from dcode.agent.markers import CANCELLED_MARKER, DENIED_MARKER, SAVED_TO_MARKER
+from dcode.agent.shell_note import read_shell_note
 from dcode.agent.tools.diffs import recorded_diff
 from dcode.agent.tools.summary import preview_result, summarize_call
 from dcode.media.frames import frames_in, windows_in
+from dcode.media.kinds import labels_in
 from dcode.models.usage import cached_input_tokens, usage_is_estimated
 
 MODEL_NODE = "model"
@@ -77,6 +80,8 @@ def user_text(message: BaseMessage) -> str:
         return message.content
     windows = windows_in(message.content)
     attached = attached_blocks(message.additional_kwargs)
+    # Images the prompt names by their label (``[image 1]``, pasted in the TUI) need no mark.
+    named = labels_in("".join(_texts(message.content)), "image")
     parts = []
     for index, block in enumerate(message.content):
         if index in attached or any(window.holds(index) for window in windows):
@@ -85,7 +90,11 @@ def user_text(message: BaseMessage) -> str:
             parts.append(block)
         elif isinstance(block, dict):
             kind = block.get("type")
-            parts.append(str(block.get("text", "")) if kind in {"text", "output_text"} else _MEDIA_BLOCKS.get(str(kind), ""))
+            mark = _MEDIA_BLOCKS.get(str(kind), "")
+            if mark == _MEDIA_BLOCKS["image"] and named > 0:
+                named -= 1
+                continue
+            parts.append(str(block.get("text", "")) if kind in {"text", "output_text"} else mark)
     return "".join(parts)
 
 
@@ -223,6 +232,9 @@ class StreamTranslator:
                 yield from self._on_ai_message(message)
             case ToolMessage():
                 yield from self._on_tool_message(message)
+            case HumanMessage() if (ran := read_shell_note(message_text(message), message.additional_kwargs)) is not None:
+                command, exit_code, output = ran
+                yield ShellCommandRan(command, output, exit_code)
             case HumanMessage():
                 files = attachment_lines(attached_in(message.additional_kwargs))
                 yield UserMessage(user_text(message), tuple(window.strip for window in windows_in(message.content)), files)

@@ -9,6 +9,7 @@ from dcode.agent.attached_files import ATTACHMENT_MARK
 from dcode.agent.events import (
     AssistantMessageFinished,
     Event,
+    ShellCommandRan,
     SubagentFinished,
     SubagentStarted,
     ToolCallFinished,
@@ -97,6 +98,8 @@ def _event_text(event: Event) -> str | None:
         case UserMessage(text=text, videos=videos, files=files):
             attached = [f"      {ATTACHMENT_MARK} {line}" for line in files]
             return "\n".join([f"[you] {text.strip()}", *attached, *(f"      [video] {compact_line(strip)}" for strip in videos)])
+        case ShellCommandRan(command=command, exit_code=exit_code):
+            return f"[you] !{command} (exit code {exit_code})"
         case AssistantMessageFinished(text=text, interrupted=interrupted) if text.strip():
             return f"[{who or 'dcode'}] {text.strip()}" + (" (interrupted)" if interrupted else "")
         case ToolCallRunning(name=name, args=args):

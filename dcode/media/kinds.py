@@ -8,6 +8,7 @@ the bytes say nothing we recognise.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal, TypeAlias
 
@@ -15,6 +16,16 @@ from dcode.media.errors import VideoNotSupportedError
 from dcode.regular_files import open_regular
 
 MediaKind: TypeAlias = Literal["image", "video"]
+
+
+def media_label(kind: str, number: int) -> str:
+    """How a prompt names the media pasted into it: ``[image 1]``."""
+    return f"[{kind} {number}]"
+
+
+def labels_in(text: str, kind: str) -> int:
+    """How many pasted ``kind`` media ``text`` names by their label."""
+    return len(re.findall(rf"\[{re.escape(kind)} \d+\]", text))
 
 # Enough to see two MPEG-TS sync bytes (one packet is 188 bytes); everything else needs 64.
 _HEAD_BYTES = 2 * 188

@@ -18,27 +18,17 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.agent.events import (
-    ApprovalResolved,
-    AssistantMessageFinished,
     CompactionFinished,
     CompactionRefused,
     CompactionStarted,
-    ErrorEvent,
     Event,
-    ModelStreamEnded,
-    Notice,
     ReasoningDelta,
-    SubagentFinished,
-    SubagentStarted,
     TextDelta,
     ToolArgsDelta,
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
-    ToolOutputTail,
-    ToolProgress,
     TurnFinished,
     UsageUpdated,
 )
@@ -425,65 +415,28 @@ class SessionWork:
         await self._apply(event)
 
     async def _apply(self, event: Event) -> None:
-        """One event into the transcript and the status bar. ``agent`` routes it: a subagent's
-        events go to its task's widget, never into the session's own answer."""
-        transcript = self.transcript
+        """One event into the transcript (which routes it by ``agent``: a subagent's events go
+        to its task's widget) and into the status bar."""
         agent = event.agent
         match event:
             case TextDelta(text=text):
                 self._count(text)
                 self._turn_output = True
-                await transcript.append_text(text, agent)
-            case ReasoningDelta(text=text):
+            case ReasoningDelta(text=text) | ToolArgsDelta(delta=text):
                 self._count(text)
-                await transcript.append_reasoning(text, agent)
-            case ModelStreamEnded():
-                await transcript.show_all_text(agent)
-            case AssistantMessageFinished(text=text):
-                await transcript.finish_message(text, agent)
-            case ToolCallStarted(call_id=call_id, name=name):
+            case ToolCallStarted():
                 self._turn_output = True
-                await transcript.tool_started(call_id, name, agent)
-            case ToolArgsDelta(call_id=call_id, delta=delta):
-                self._count(delta)
-                transcript.tool_args(call_id, delta, agent)
-            case ToolCallRunning(call_id=call_id, name=name, args=args, summary=summary):
-                await transcript.tool_running(call_id, name, args, summary, agent)
+            case ToolCallRunning():
                 self.collector.quiet()
-            case ToolProgress(call_id=call_id):
-                transcript.tool_progress(call_id, event.words, agent)
-            case ToolOutputTail(call_id=call_id, tail=tail, lines=lines):
-                transcript.tool_output(call_id, tail, lines, agent)
-            case ToolCallFinished(call_id=call_id, name=name, status=status, preview=preview, output=output, diff=diff, frames=frames, saved_to=saved):
-                transcript.tool_finished(call_id, name, status, preview, output, diff, frames, saved, agent)
-                if not transcript.pending_approvals:
-                    self.status.activity = "Working"
-            case ApprovalResolved(call_id=call_id, approved=approved, feedback=feedback):
-                await transcript.resolve_approval(call_id, approved, feedback, agent)
-            case SubagentStarted():
-                await transcript.subagent_started(event)
-            case SubagentFinished():
-                await transcript.subagent_finished(event)
             case UsageUpdated():
                 self._usage(event)
-            case Notice(message=message):
-                await transcript.notice(message, agent=agent)
-            case CompactionStarted(reason=reason):
-                if not agent:
-                    self.status.activity = "Compacting"
-                await transcript.notice(f"compacting the conversation ({reason})…", agent=agent)
-            case CompactionFinished(archive_path=archive):
-                if not agent:
-                    self.status.activity = "Working"
-                await transcript.notice(compacted_words(event, with_archive=archive is None), path=archive, agent=agent)
-            case CompactionRefused():
-                if not agent:
-                    self.status.activity = "Working"
-                await transcript.notice(f"not compacted: {refused_words(event)}", NoticeLevel.WARNING, agent=agent)
-            case ErrorEvent(message=message):
-                await transcript.notice(message, NoticeLevel.ERROR, agent=agent)
-            case TurnFinished():
-                pass
+            case CompactionStarted() if not agent:
+                self.status.activity = "Compacting"
+            case CompactionFinished() | CompactionRefused() if not agent:
+                self.status.activity = "Working"
+        await self.transcript.apply(event)
+        if isinstance(event, ToolCallFinished) and not self.transcript.pending_approvals:
+            self.status.activity = "Working"
 
     def _count(self, text: str) -> None:
         self.collector.streaming()  # a very long stream still gets its full collections
@@ -494,11 +447,9 @@ class SessionWork:
             self.status.streamed_tokens = self._streamed_tokens
 
     def _usage(self, event: UsageUpdated) -> None:
-        if event.agent:
-            # A subagent's window is its own, not the session's; its tokens are its task's, and
-            # its ``session_`` figures already are the session's totals.
-            self.transcript.subagent_usage(event)
-        else:
+        if not event.agent:
+            # A subagent's window is its own, not the session's (its tokens are its task's, which
+            # the transcript counts); its ``session_`` figures already are the session's totals.
             self.status.set_usage(event.context_tokens, event.max_input_tokens, event.estimated)
             self.status.cached_share = event.cached_tokens / event.input_tokens if event.input_tokens else None
         if self.engine is not None:
@@ -633,8 +584,9 @@ class SessionWork:
         self.transcript.refresh_entry(entry)
         try:
             if not private and host.engine is not None:
-                note = f"I ran a shell command myself: `{command}` (exit code {entry.exit_code}). Its output:\n```\n{entry.output}\n```"
-                await host.ensure_runner().add_user_note(note)
+                from dcode.agent.shell_note import shell_note
+
+                await host.ensure_runner().add_user_note(*shell_note(command, entry.exit_code, entry.output))
         finally:
             if not private:
                 host.busy = False

@@ -12,6 +12,7 @@ from typing import Any, NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from dcode.agent.compaction.log import log_of
 from dcode.agent.fences import Fence, fenced
 from dcode.agent.media_tags import mentions_media
 
@@ -28,6 +29,8 @@ class Compaction(TypedDict):
     request: NotRequired[str]
     """The user's latest message, verbatim, when the cut went past it (a long run of tool
     calls after one request, as a subagent's whole run is): the summary carries it."""
+    shown: NotRequired[list[dict[str, Any]]]
+    """What every compaction of the thread so far showed, and where (``compaction.log``)."""
 
 
 def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
@@ -42,6 +45,8 @@ def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
     event = Compaction(cutoff=cutoff, summary=summary, archive=archive)
     if isinstance(request := found.get("request"), str):
         event["request"] = request
+    if shown := log_of(found):
+        event["shown"] = shown
     return event
 
 

@@ -36,6 +36,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.constants import TAG_NOSTREAM
 
+from dcode.agent.compaction.log import log_of, logged
 from dcode.agent.compaction.record import (
     SUMMARY_SOURCE,
     Compaction,
@@ -311,7 +312,8 @@ class Compactor:
         floor = count_messages(effective_messages(messages, Compaction(cutoff=new_cutoff, summary="", archive=str(path))), self.counter)
         if floor >= before:
             return self._refuse(emit, summarized, before, floor, SUMMARY_ALONE)
-        emit(CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if tokens is not None and not force else "asked for"))
+        started = CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if tokens is not None and not force else "asked for")
+        emit(started)
         tagged = await asyncio.to_thread(tag_media, effective[:cutoff], self.store)
         older = tagged.messages
         try:
@@ -339,6 +341,7 @@ class Compactor:
             messages_kept=len(effective) - cutoff,
         )
         emit(finished)
+        event["shown"] = [*log_of(previous), logged(len(messages), started, finished)]
         return Compacted(event, finished)
 
     @staticmethod

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 from dcode.agent.compaction.record import Compaction, effective_messages, read_compaction
 from dcode.agent.compaction.summary import CompactionFailed, Compactor, latest_user_index
 from dcode.agent.events import CompactionRefused
+from dcode.agent.middleware.request_messages import request_messages
 from dcode.agent.run_context import RunContext, current_thread_id
 
 
@@ -64,4 +65,4 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
         event = read_compaction(request.state)
         if event is None:
             return await handler(request)
-        return await handler(request.override(messages=effective_messages(request.messages, event)))
+        return await handler(request.override(messages=request_messages(effective_messages(request.messages, event))))

@@ -43,7 +43,7 @@ class AnswerDocument(Markdown, PlainLines):
     block each (``table_block``, ``list_block``).
     """
 
-    BLOCKS = {
+    BLOCKS = {  # noqa: RUF012 - Textual's Markdown declares it as a plain class attribute
         **Markdown.BLOCKS,
         "table_open": TableBlock,
         "bullet_list_open": BulletListBlock,

@@ -8,6 +8,8 @@ the entry does not have.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import events
 from textual.content import Content
 from textual.message import Message
@@ -114,7 +116,7 @@ class NoticeMessage(Static):
     NoticeMessage.-error { color: $text-error; }
     """
 
-    ICONS = {NoticeLevel.INFO: "·", NoticeLevel.WARNING: "!", NoticeLevel.ERROR: "✗"}
+    ICONS: ClassVar[dict[NoticeLevel, str]] = {NoticeLevel.INFO: "·", NoticeLevel.WARNING: "!", NoticeLevel.ERROR: "✗"}
 
     class OpenPath(Message):
         """Asks the app to show the file a notice names."""

@@ -1,12 +1,22 @@
-"""The widget for an entry: the transcript's and a subagent's nested view build them alike."""
+"""The widget for an entry or a call: the transcript's and a subagent's nested view build
+them alike. The one place that knows every kind of widget: the widgets themselves are given
+this module's builders, and never import it."""
 
 from __future__ import annotations
 
 from textual.widget import Widget
 
 from dcode.tui.transcript.blocks import NoticeMessage, ShellOutput, UserMessage
-from dcode.tui.transcript.entries import AssistantEntry, Entry, NoticeEntry, ShellEntry, ToolGroupEntry, UserEntry
-from dcode.tui.transcript.tools import ToolGroupView
+from dcode.tui.transcript.entries import (
+    AssistantEntry,
+    Entry,
+    NoticeEntry,
+    ShellEntry,
+    ToolCallEntry,
+    ToolGroupEntry,
+    UserEntry,
+)
+from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 
 
 def entry_widget(entry: Entry, *, expanded: bool, animate: bool, nested: bool = False) -> Widget:
@@ -25,7 +35,7 @@ def entry_widget(entry: Entry, *, expanded: bool, animate: bool, nested: bool = 
 
             widget = AssistantMessage(entry)
         case ToolGroupEntry():
-            widget = ToolGroupView(entry, expanded=expanded, animate=animate)
+            widget = ToolGroupView(entry, call_view, expanded=expanded, animate=animate)
         case NoticeEntry():
             widget = NoticeMessage(entry)
         case ShellEntry():
@@ -34,3 +44,21 @@ def entry_widget(entry: Entry, *, expanded: bool, animate: bool, nested: bool = 
             raise TypeError(f"no widget for {type(entry).__name__}")
     entry.view = widget
     return widget
+
+
+def call_view(call: ToolCallEntry, expanded: bool, animate: bool) -> Widget:
+    """The widget for one call: a ``task`` call's is the subagent's (``TaskView``), a plan's
+    shows the plan (``PlanCallView``)."""
+    from dcode.agent.tools.spec import (
+        EXIT_PLAN_MODE,  # with pydantic: not before the first call is drawn
+    )
+
+    if call.name == EXIT_PLAN_MODE.name:
+        from dcode.tui.transcript.plan_view import PlanCallView
+
+        return PlanCallView(call, expanded=expanded, animate=animate)
+    if call.is_task:
+        from dcode.tui.transcript.task_view import TaskView
+
+        return TaskView(call, entry_widget, expanded=expanded, animate=animate)
+    return ToolCallView(call, expanded=expanded, animate=animate)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual.content import Content
 from textual.geometry import Size
@@ -66,7 +67,7 @@ def read_list(block: MarkdownList) -> ListModel | None:
     if len(items) != len(children):
         return None
     model_items = []
-    for item, symbol in zip(items, _symbols(block, items)):
+    for item, symbol in zip(items, _symbols(block, items), strict=True):
         parts: list[Content | ListModel] = []
         for child in child_blocks(item):
             if isinstance(child, MarkdownParagraph):
@@ -117,7 +118,7 @@ class ListLines:
             if model is not None:  # the same list, grown: redraw it in place
                 if model != self.model:
                     self.model, self._built = model, None
-                    self.refresh(layout=True)  # type: ignore[attr-defined]
+                    self.refresh(layout=True)
                 return
         await replace_block(self, block)  # type: ignore[arg-type]
 
@@ -153,11 +154,11 @@ class BulletListBlock(ListLines, MarkdownBulletList):
     """A bullet list (see the module's docstring)."""
 
     DEFAULT_CSS = _BULLET_CSS.format(name="BulletListBlock")
-    COMPONENT_CLASSES = {"list-block--bullet"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"list-block--bullet"}
 
 
 class OrderedListBlock(ListLines, MarkdownOrderedList):
     """A numbered list (see the module's docstring)."""
 
     DEFAULT_CSS = _BULLET_CSS.format(name="OrderedListBlock")
-    COMPONENT_CLASSES = {"list-block--bullet"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"list-block--bullet"}

@@ -114,7 +114,7 @@ def table_lines(model: TableModel, width: int) -> list[Content]:
             cells.append(cell.wrap(text) or [Content()])
         lines = []
         for y in range(max(len(cell) for cell in cells)):
-            parts: list[Content | tuple[str, str]] = [("│", KEYLINE)]
+            parts: list[Content | tuple[str, str] | str] = [("│", KEYLINE)]
             for column, text in enumerate(widths):
                 line = cells[column][y] if y < len(cells[column]) else Content()
                 align = model.align[column] if column < len(model.align) else "left"

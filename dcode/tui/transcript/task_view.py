@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from textual import events
 from textual.app import ComposeResult
@@ -27,9 +28,12 @@ from dcode.agent.events import ToolStatus
 from dcode.terminal_text import safe_text
 from dcode.tui.status import human_tokens
 from dcode.tui.transcript.entries import Entry, TaskRun, ToolCallEntry
+from dcode.tui.transcript.icons import SPINNER, STATUS_ICONS
 from dcode.tui.transcript.plain_lines import PlainLines
-from dcode.tui.transcript.tools import SPINNER, STATUS_ICONS
+from dcode.tui.transcript.tools import CallsWithin, ToolGroupView
 
+EntryWidget = Callable[..., Widget]
+"""``build.entry_widget``: the widget for a nested entry."""
 LIVE_ENTRIES = 3
 """Nested entries a running task shows (the newest); the others are counted on one line."""
 DESCRIPTION_CHARS = 60
@@ -73,7 +77,7 @@ class TaskBody(Vertical):
             window.scroll_end(animate=False, force=True)
 
 
-class TaskView(Vertical, PlainLines):
+class TaskView(Vertical, PlainLines, CallsWithin):
     DEFAULT_CSS = """
     TaskView {
         height: auto;
@@ -97,9 +101,11 @@ class TaskView(Vertical, PlainLines):
     TaskView > .task-note { padding: 0 0 0 2; color: $text-warning; }
     """.replace("WINDOW_ROWS", str(WINDOW_ROWS))
 
-    def __init__(self, entry: ToolCallEntry, *, expanded: bool = False, animate: bool = True) -> None:
+    def __init__(self, entry: ToolCallEntry, entry_widget: EntryWidget, *, expanded: bool = False, animate: bool = True) -> None:
+        """``entry_widget`` builds the widgets of the subagent's entries (``build.entry_widget``)."""
         super().__init__()
         self.entry = entry
+        self._entry_widget = entry_widget
         self.expanded = expanded
         self._animated = animate
         self._frame = 0
@@ -160,8 +166,7 @@ class TaskView(Vertical, PlainLines):
 
     async def show_entries(self) -> None:
         """Mount widgets for the nested entries to show (and only those), in order."""
-        from dcode.tui.transcript.build import entry_widget
-
+        entry_widget = self._entry_widget
         async with self._showing:
             if not self._ready:
                 return
@@ -269,7 +274,7 @@ class TaskView(Vertical, PlainLines):
         if note.display != bool(self.entry.note):
             note.display = bool(self.entry.note)
         wanted = self._wanted()
-        if len(wanted) != len(self._shown) or any(a is not b for a, b in zip(wanted, self._shown)):
+        if len(wanted) != len(self._shown) or any(a is not b for a, b in zip(wanted, self._shown, strict=True)):
             self.call_later(self.show_entries)
         else:
             self._sync_earlier()
@@ -302,7 +307,6 @@ class TaskView(Vertical, PlainLines):
             return
         self.expanded = expanded
         from dcode.tui.transcript.nested_answer import NestedAnswer
-        from dcode.tui.transcript.tools import ToolGroupView
 
         for child in self.query_one(".task-body", Vertical).children:
             if isinstance(child, ToolGroupView):

@@ -13,6 +13,7 @@ which stays visible under the fold too, and folds by itself.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ from dcode.agent.events import ToolStatus
 from dcode.terminal_text import safe_text
 from dcode.tui.transcript.diff import diff_stats, render_diff
 from dcode.tui.transcript.entries import ToolCallEntry, ToolGroupEntry
+from dcode.tui.transcript.icons import SPINNER, STATUS_ICONS
 from dcode.tui.transcript.video_view import FrameSheet
 
 if TYPE_CHECKING:
@@ -34,17 +36,23 @@ if TYPE_CHECKING:
 
     from dcode.tui.approval_widget import ApprovalWidget
 
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PREVIEW_LINES = 3
 COLLAPSED_DIFF_LINES = 12
 FULL_OUTPUT_LINES = 2000
 
-STATUS_ICONS: dict[ToolStatus, tuple[str, str]] = {
-    ToolStatus.OK: ("✓", "$text-success"),
-    ToolStatus.ERROR: ("✗", "$text-error"),
-    ToolStatus.DENIED: ("⊘", "$text-warning"),
-    ToolStatus.CANCELLED: ("◌", "$text-muted"),
-}
+CallWidget = Callable[[ToolCallEntry, bool, bool], "Widget"]
+"""Builds the widget for a call (``expanded``, ``animate``): ``build.call_view``."""
+
+
+class CallsWithin:
+    """The widget of a call that holds calls of its own (a task's, ``task_view.TaskView``)."""
+
+    def sync_window(self) -> None:
+        """A question shown in one of its calls: its window grows to show it."""
+        raise NotImplementedError
+
+    def set_expanded(self, expanded: bool) -> None:
+        raise NotImplementedError
 
 
 def _clip(text: str, lines: int) -> tuple[str, int]:
@@ -257,27 +265,9 @@ class ToolCallView(Vertical):
 
     def _sync_tasks(self) -> None:
         """The tasks this call is nested in: a question shown in one makes it grow to show it."""
-        from dcode.tui.transcript.task_view import TaskView
-
         for ancestor in self.ancestors:
-            if isinstance(ancestor, TaskView):
+            if isinstance(ancestor, CallsWithin):
                 ancestor.sync_window()
-
-
-def call_view(call: ToolCallEntry, *, expanded: bool, animate: bool) -> Widget:
-    """The widget for one call: a ``task`` call's is the subagent's (``TaskView``), a plan's
-    shows the plan (``PlanCallView``)."""
-    from dcode.agent.tools.spec import EXIT_PLAN_MODE  # with pydantic: not before the first call is drawn
-
-    if call.name == EXIT_PLAN_MODE.name:
-        from dcode.tui.transcript.plan_view import PlanCallView
-
-        return PlanCallView(call, expanded=expanded, animate=animate)
-    if call.is_task:
-        from dcode.tui.transcript.task_view import TaskView
-
-        return TaskView(call, expanded=expanded, animate=animate)
-    return ToolCallView(call, expanded=expanded, animate=animate)
 
 
 class ToolGroupView(Vertical):
@@ -295,22 +285,23 @@ class ToolGroupView(Vertical):
     ToolGroupView.-folded > ToolCallView.-error { display: block; }
     """
 
-    def __init__(self, entry: ToolGroupEntry, *, expanded: bool = False, animate: bool = True) -> None:
+    def __init__(self, entry: ToolGroupEntry, call_widget: CallWidget, *, expanded: bool = False, animate: bool = True) -> None:
         super().__init__()
         self.entry = entry
         self.expanded = expanded
         self._animated = animate
+        self._call_widget = call_widget
 
     def compose(self) -> ComposeResult:
         yield Static(classes="group-head")
         for call in self.entry.calls:
-            yield call_view(call, expanded=self.expanded, animate=self._animated)
+            yield self._call_widget(call, self.expanded, self._animated)
 
     def on_mount(self) -> None:
         self.sync()
 
     async def add_call(self, call: ToolCallEntry) -> Widget:
-        view = call_view(call, expanded=self.expanded, animate=self._animated)
+        view = self._call_widget(call, self.expanded, self._animated)
         await self.mount(view)
         self.sync()
         return view
@@ -321,7 +312,7 @@ class ToolGroupView(Vertical):
         old = call.view
         if old is None or old.parent is not self:
             return
-        await self.mount(call_view(call, expanded=self.expanded, animate=self._animated), after=old)
+        await self.mount(self._call_widget(call, self.expanded, self._animated), after=old)
         await old.remove()
 
     def _head(self) -> Content:
@@ -346,11 +337,9 @@ class ToolGroupView(Vertical):
             view.set_class(view.entry.failed, "-error")
 
     def set_expanded(self, expanded: bool) -> None:
-        from dcode.tui.transcript.task_view import TaskView
-
         self.expanded = expanded
         for view in self.children:
-            if isinstance(view, (ToolCallView, TaskView)):
+            if isinstance(view, (ToolCallView, CallsWithin)):
                 view.set_expanded(expanded)
         self.sync()
 

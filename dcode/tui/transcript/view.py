@@ -1,6 +1,7 @@
 """The scrolling transcript, with only a window of entries mounted.
 
-``entries`` holds the whole conversation as data; ``entries[_first:]`` have widgets. New entries
+``entries`` (the ``TranscriptModel``'s, which events fill) holds the whole conversation as
+data; ``entries[_first:]`` have widgets. New entries
 mount at the bottom; once the window overflows by a batch and the view is following the bottom,
 the oldest batch is unmounted. Scrolling to the top mounts the previous batch, keeping the
 visible text where it was. So memory and layout cost stay flat however long the session gets.
@@ -9,6 +10,7 @@ visible text where it was. So memory and layout cost stay flat however long the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 from collections.abc import Iterable
@@ -17,18 +19,13 @@ from typing import TYPE_CHECKING, Any
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
-from dcode.agent.events import ApprovalRequested, SubagentFinished, SubagentStarted, ToolStatus, UsageUpdated
-from dcode.terminal_text import safe_prefix, safe_text
+from dcode.agent.events import ApprovalRequested, Event
+from dcode.tui.textual_internals import anchor_released
 from dcode.tui.transcript.blocks import OlderMarker, ShellOutput
 from dcode.tui.transcript.build import entry_widget
 from dcode.tui.transcript.entries import (
-    TASK_TOOL,
-    AssistantEntry,
     Entry,
-    Lane,
-    NoticeEntry,
     NoticeLevel,
-    PendingApproval,
     ShellEntry,
     TaskRun,
     ToolCallEntry,
@@ -36,15 +33,13 @@ from dcode.tui.transcript.entries import (
     UserEntry,
     VideoSeen,
 )
-from dcode.tui.textual_internals import anchor_released
+from dcode.tui.transcript.model import Change, Touched, TranscriptModel
 from dcode.tui.transcript.nested_answer import NestedAnswer
 from dcode.tui.transcript.plain_lines import PlainLines
-from dcode.tui.transcript.task_lanes import TaskLanes
 from dcode.tui.transcript.task_view import TaskView
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 
 if TYPE_CHECKING:
-    from dcode.media.frames import FrameStrip
     from dcode.tui.transcript.answer import AssistantMessage
 
 ANSWER_MODULE = "dcode.tui.transcript.answer"  # with Markdown, loaded after the first frame
@@ -58,8 +53,6 @@ def answer_view(view: object) -> AssistantMessage | None:
 
 WINDOW = 50
 BATCH = 25
-CallKey = tuple[tuple[str, ...], str]
-"""A call as the transcript knows it: the path of the agent that made it, and its id."""
 RESUME_ENTRIES = 16  # entries a resumed session mounts before anything is scrolled
 ARGS_REFRESH = 0.1
 
@@ -83,18 +76,13 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self.window = window
         self.batch_size = batch
         self.animated = animate
-        self.entries: list[Entry] = []
+        self.model = TranscriptModel()
         self.expanded = False
         self._first = 0
         self._marker = OlderMarker()
-        self._calls: dict[CallKey, ToolCallEntry] = {}
-        self._group_of: dict[CallKey, ToolGroupEntry] = {}
-        self._main = Lane()
-        self._tasks = TaskLanes()
         self._loading_older = False
-        self._args_refreshed: dict[CallKey, float] = {}
-        self._progress_due: set[CallKey] = set()
-        self._turn_calls: list[CallKey] = []
+        self._refreshed: dict[ToolCallEntry, float] = {}
+        self._progress_due: set[ToolCallEntry] = set()
         self.frames = 0  # layouts of the screen so far: a widget can tell whether it has had one
         self._paint_waiters: list[asyncio.Future[None]] = []
 
@@ -117,6 +105,10 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
     # -- window --------------------------------------------------------------------------
 
     @property
+    def entries(self) -> list[Entry]:
+        return self.model.entries
+
+    @property
     def mounted_count(self) -> int:
         return len(self.entries) - self._first
 
@@ -127,8 +119,8 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
     def _build(self, entry: Entry) -> Widget:
         return entry_widget(entry, expanded=self.expanded, animate=self.animated)
 
-    async def add(self, entry: Entry) -> Widget:
-        self.entries.append(entry)
+    async def _mount(self, entry: Entry) -> Widget:
+        """Mount the widget for ``entry``, just added to the entries."""
         widget = self._build(entry)
         await self.mount(widget)
         if self.mounted_count > self.window + self.batch_size and self.following:
@@ -183,11 +175,11 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         if new_value < 1 and old_value >= 1 and self._first > 0:
             self.call_later(self.load_older)
 
-    async def load(self, entries: list[Entry]) -> None:
-        """Replace the transcript with ``entries`` (a resumed session), mounting only the window."""
+    async def load(self, replayed: TranscriptModel | list[Entry]) -> None:
+        """Replace the transcript with a resumed session's (the model its replay left, which
+        the next turn continues), mounting only the window."""
         await self.clear()
-        self.entries = list(entries)
-        self._index_calls(self.entries, ())
+        self.model = replayed if isinstance(replayed, TranscriptModel) else TranscriptModel.of_entries(replayed)
         # Enough to fill the screen; scrolling up mounts the rest, a batch at a time.
         self._first = max(0, len(self.entries) - min(self.window, RESUME_ENTRIES))
         widgets = [self._build(entry) for entry in self.entries[self._first :]]
@@ -201,109 +193,104 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         await self.remove_children([child for child in self.children if child not in (self._marker, self._header)])
         for entry in self.entries:
             entry.view = None
-        self.entries = []
+        self.model = TranscriptModel()
         self._first = 0
-        self._calls.clear()
-        self._group_of.clear()
-        self._main = Lane()
-        self._tasks.clear()
-        self._turn_calls = []
+        self._refreshed.clear()
+        self._progress_due.clear()
         self._marker.set_count(0)
-
-    def _index_calls(self, entries: list[Entry], agent: tuple[str, ...]) -> None:
-        """Know the calls of loaded entries by their key, a subagent's calls included."""
-        for entry in entries:
-            if isinstance(entry, ToolGroupEntry):
-                for call in entry.calls:
-                    self._calls[(agent, call.call_id)] = call
-                    self._group_of[(agent, call.call_id)] = entry
-                    if call.task is not None:
-                        self._tasks.add(call)
-                        self._index_calls(call.task.entries, call.task.path)
 
     # -- conversation ---------------------------------------------------------------------
     #
-    # Each agent streams into a lane of its own: the session's agent into the transcript, a
-    # subagent into its task's nested view (``task_lanes``). ``agent`` is the path an event
-    # carries; calls are known by (agent, call id), as two agents may reuse an id.
+    # The model (``TranscriptModel``) turns whole events into entries; this draws what each
+    # one touched: a widget mounted for a new entry, a widget told to sync for a changed one.
 
-    def _lane(self, agent: tuple[str, ...]) -> Lane | None:
-        return self._main if not agent else self._tasks.lane(agent)
+    async def apply(self, event: Event) -> None:
+        """One event of a turn into the transcript."""
+        await self._draw(self.model.apply(event))
 
-    async def _add_to(self, lane: Lane, entry: Entry) -> None:
+    async def _draw(self, touched: Iterable[Touched]) -> None:
+        for item in touched:
+            await self._show(item)
+
+    async def _show(self, item: Touched) -> None:
+        entry = item.entry
+        match item.change:
+            case Change.ADDED:
+                await self._show_added(item)
+            case Change.CALL_ADDED if item.group is not None and isinstance(item.group.view, ToolGroupView):
+                assert isinstance(entry, ToolCallEntry)
+                await item.group.view.add_call(entry)
+            case Change.TEXT | Change.REASONING if isinstance(entry.view, NestedAnswer):
+                entry.view.text_arrived()
+            case Change.TEXT if (view := answer_view(entry.view)) is not None:
+                view.text_arrived()
+            case Change.REASONING if (view := answer_view(entry.view)) is not None:
+                await view.sync_reasoning()
+            case Change.STREAM_ENDED:
+                await self._show_all_text(item)
+            case Change.SETTLED if isinstance(entry.view, NestedAnswer):
+                entry.view.sync()
+            case Change.SETTLED if (view := answer_view(entry.view)) is not None:
+                await view.finish()
+            case Change.CHANGED:
+                self._sync(entry)
+            case Change.STREAMING_ARGS:
+                assert isinstance(entry, ToolCallEntry)
+                self._refresh_args(entry)
+            case Change.RUNNING_NEWS:
+                assert isinstance(entry, ToolCallEntry)
+                self._refresh_running(entry)
+            case Change.BECAME_TASK:
+                assert isinstance(entry, ToolCallEntry)
+                group = self.model.group_of(entry)
+                if isinstance(entry.view, ToolCallView) and group is not None and isinstance(group.view, ToolGroupView):
+                    await group.view.replace_call(entry)
+                self._sync(entry)
+            case Change.APPROVAL_SHOWN if isinstance(entry.view, ToolCallView):
+                await entry.view.show_approval()
+            case Change.APPROVAL_HIDDEN if isinstance(entry.view, ToolCallView):
+                await entry.view.hide_approval()
+
+    async def _show_added(self, item: Touched) -> None:
+        """A new entry: mounted at the bottom, or in its task's view."""
+        lane, entry = item.lane, item.entry
+        assert isinstance(entry, Entry)
         if isinstance(lane, TaskRun):
-            await self._tasks.add_entry(lane, entry)
-        else:
-            await self.add(entry)
-
-    async def add_user(self, text: str, videos: list[VideoSeen] | None = None, files: tuple[str, ...] = ()) -> None:
-        self._close_step()
-        await self.add(UserEntry(text=text, videos=list(videos or ()), files=files))
-        self.anchor()
-
-    async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO, *, path: str | None = None, agent: tuple[str, ...] = ()) -> None:
-        lane = self._lane(agent) or self._main
-        if lane is not self._main:
-            self._close_group(lane)
-        await self._add_to(lane, NoticeEntry(text=text, level=level, path=path))
-
-    async def add_shell(self, entry: ShellEntry) -> None:
-        self._close_step()
-        await self.add(entry)
-        self.anchor()
-
-    def refresh_entry(self, entry: Entry) -> None:
-        view = entry.view
-        if isinstance(view, ShellOutput):
-            view.sync()
-
-    async def _live_entry(self, lane: Lane) -> AssistantEntry:
-        if lane.live is None:
-            self._close_group(lane)
-            lane.live = AssistantEntry(streaming=True)
-            await self._add_to(lane, lane.live)
-        return lane.live
-
-    async def append_text(self, text: str, agent: tuple[str, ...] = ()) -> None:
-        if (lane := self._lane(agent)) is None:
+            call = self.model.task_call(lane.path)
+            if call is not None and isinstance(call.view, TaskView):
+                await call.view.entry_added(entry)
             return
-        entry = await self._live_entry(lane)
-        shown, entry.held = safe_prefix(entry.held + text)
-        if not shown:
-            return
-        entry.text += shown
-        if (view := answer_view(entry.view)) is not None:
-            view.text_arrived()
-        elif isinstance(entry.view, NestedAnswer):
-            entry.view.text_arrived()
+        await self._mount(entry)
+        if isinstance(entry, (UserEntry, ShellEntry)):
+            self.anchor()
 
-    async def append_reasoning(self, text: str, agent: tuple[str, ...] = ()) -> None:
-        if (lane := self._lane(agent)) is None:
-            return
-        entry = await self._live_entry(lane)
-        shown, entry.held_reasoning = safe_prefix(entry.held_reasoning + text)
-        if not shown:
-            return
-        entry.reasoning += shown
-        if (view := answer_view(entry.view)) is not None:
-            await view.sync_reasoning()
-        elif isinstance(entry.view, NestedAnswer):
-            entry.view.text_arrived()
-
-    async def show_all_text(self, agent: tuple[str, ...] = ()) -> None:
+    async def _show_all_text(self, item: Touched) -> None:
         """The model has sent its last piece: put the whole answer on screen now, without
         waiting for the next paced write, and return once it has been painted. The events
         that follow (the step recorded, the turn's end) wait meanwhile: the frame that shows
         the answer's last words goes first. A subagent's answer is written at once too, but
         nothing waits for its frame: the other agents' events go on meanwhile."""
-        lane = self._lane(agent)
-        entry = lane.live if lane is not None else None
-        if entry is not None and isinstance(entry.view, NestedAnswer):
+        entry = item.entry
+        if isinstance(entry.view, NestedAnswer):
             entry.view.sync()
-        elif entry is not None and (view := answer_view(entry.view)) is not None:
+        elif (view := answer_view(entry.view)) is not None:
             await view.write_all()
-            if lane is self._main:
+            if not isinstance(item.lane, TaskRun):
                 await self.painted()
+
+    async def add_user(self, text: str, videos: list[VideoSeen] | None = None, files: tuple[str, ...] = ()) -> None:
+        await self._draw(self.model.add_user(UserEntry(text=text, videos=list(videos or ()), files=files)))
+
+    async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO, *, path: str | None = None, agent: tuple[str, ...] = ()) -> None:
+        await self._draw(self.model.notice(text, level, path=path, agent=agent))
+
+    async def add_shell(self, entry: ShellEntry) -> None:
+        await self._draw(self.model.add_shell(entry))
+
+    def refresh_entry(self, entry: Entry) -> None:
+        view = entry.view
+        if isinstance(view, ShellOutput):
+            view.sync()
 
     async def painted(self, timeout: float = 0.25) -> None:
         """Lay out and paint the screen now, and return once it has been (``timeout`` at most).
@@ -314,292 +301,74 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._paint_waiters.append(done)
         self.screen.refresh(repaint=False, layout=True)  # a layout, not a repaint of every cell
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(done, timeout)
-        except asyncio.TimeoutError:
-            pass
 
-    async def finish_message(self, text: str, agent: tuple[str, ...] = ()) -> None:
-        """One model response is complete: settle its text; its tool calls form one step."""
-        if (lane := self._lane(agent)) is None:
-            return
-        entry = lane.live
-        lane.live = None
-        if entry is None and text.strip():
-            entry = AssistantEntry(text=safe_text(text))
-            await self._add_to(lane, entry)
-        elif entry is not None:
-            await self._settle_answer(entry, text)
-        self._close_group(lane)
+    def _sync(self, entry: Entry | ToolCallEntry) -> None:
+        match entry:
+            case ToolGroupEntry() if isinstance(entry.view, ToolGroupView):
+                entry.view.sync()
+            case ToolCallEntry():
+                self._sync_call(entry)
+            case ShellEntry():
+                self.refresh_entry(entry)
 
-    @staticmethod
-    async def _settle_answer(entry: AssistantEntry, text: str = "", *, interrupted: bool = False) -> None:
-        entry.streaming = False
-        entry.interrupted = interrupted
-        # The whole text, when the model's step gives it; else what streamed, with its end.
-        entry.text = safe_text(text) if text else entry.text + safe_text(entry.held)
-        entry.reasoning += safe_text(entry.held_reasoning)
-        entry.held = entry.held_reasoning = ""
-        if (view := answer_view(entry.view)) is not None:
-            await view.finish()
-        elif isinstance(entry.view, NestedAnswer):
-            entry.view.sync()
-
-    def _close_group(self, lane: Lane) -> None:
-        if lane.open_group is not None:
-            lane.open_group.open = False
-            self._sync_group(lane.open_group)
-            lane.open_group = None
-
-    def _close_step(self) -> None:
-        self._main.live = None
-        self._close_group(self._main)
-
-    def _sync_group(self, group: ToolGroupEntry) -> None:
-        if isinstance(group.view, ToolGroupView):
-            group.view.sync()
-
-    async def _call(self, call_id: str, name: str, agent: tuple[str, ...] = ()) -> ToolCallEntry:
-        key = (agent, call_id)
-        call = self._calls.get(key)
-        if call is not None:
-            if name and not call.name:
-                call.name = name
-            return call
-        call = ToolCallEntry(call_id=call_id, name=name)
-        self._calls[key] = call
-        self._turn_calls.append(key)
-        # A subagent not known yet (its start still on its way) cannot lose a call: the
-        # transcript takes it.
-        lane = self._lane(agent) or self._main
-        group = lane.open_group
-        if group is None:
-            group = ToolGroupEntry()
-            lane.open_group = group
-            group.calls.append(call)
-            self._group_of[key] = group
-            await self._add_to(lane, group)
-        else:
-            group.calls.append(call)
-            self._group_of[key] = group
-            if isinstance(group.view, ToolGroupView):
-                await group.view.add_call(call)
-        return call
-
-    async def tool_started(self, call_id: str, name: str, agent: tuple[str, ...] = ()) -> None:
-        await self._call(call_id, name, agent)
-
-    def tool_args(self, call_id: str, delta: str, agent: tuple[str, ...] = ()) -> None:
-        key = (agent, call_id)
-        call = self._calls.get(key)
-        if call is None:
-            return
-        call.args_chars += len(delta)
-        now = time.monotonic()
-        if now - self._args_refreshed.get(key, 0.0) >= ARGS_REFRESH:
-            self._args_refreshed[key] = now
-            self._sync_call(call, agent)
-
-    def tool_progress(self, call_id: str, text: str, agent: tuple[str, ...] = ()) -> None:
-        """A running call's progress, on its line (refreshed at most every ``ARGS_REFRESH`` s)."""
-        call = self._calls.get((agent, call_id))
-        if call is None or not call.running:
-            return
-        call.progress = text
-        self._refresh_running(call, agent)
-
-    def tool_output(self, call_id: str, tail: str, lines: int, agent: tuple[str, ...] = ()) -> None:
-        """What a running call has printed so far (its last lines), under its line; refreshed
-        as its progress is."""
-        call = self._calls.get((agent, call_id))
-        if call is None or not call.running:
-            return
-        call.tail, call.tail_lines = tail, lines
-        self._refresh_running(call, agent)
-
-    def _refresh_running(self, call: ToolCallEntry, agent: tuple[str, ...]) -> None:
-        """Show a running call's news now, or (when it was shown less than ``ARGS_REFRESH`` s
-        ago) once that has passed: the last news of a burst is shown too."""
-        key = (agent, call.call_id)
-        now = time.monotonic()
-        if now - self._args_refreshed.get(key, 0.0) >= ARGS_REFRESH:
-            self._args_refreshed[key] = now
-            self._sync_call(call, agent)
-        elif key not in self._progress_due:
-            # The last report of a burst is shown too, once the interval has passed.
-            self._progress_due.add(key)
-            self.set_timer(ARGS_REFRESH, lambda: self._progress_later(call, agent))
-
-    def _progress_later(self, call: ToolCallEntry, agent: tuple[str, ...]) -> None:
-        key = (agent, call.call_id)
-        self._progress_due.discard(key)
-        self._args_refreshed[key] = time.monotonic()
-        if call.running:
-            self._sync_call(call, agent)
-
-    async def tool_running(self, call_id: str, name: str, args: dict[str, Any], summary: str, agent: tuple[str, ...] = ()) -> None:
-        call = await self._call(call_id, name, agent)
-        call.name = name or call.name
-        call.args = args
-        call.summary = summary
-        self._args_refreshed.pop((agent, call_id), None)
-        group = self._group_of.get((agent, call_id))
-        if call.is_task and isinstance(call.view, ToolCallView) and group is not None and isinstance(group.view, ToolGroupView):
-            await group.view.replace_call(call)
-        self._sync_call(call, agent)
-
-    def tool_finished(
-        self,
-        call_id: str,
-        name: str,
-        status: ToolStatus,
-        preview: str,
-        output: str,
-        diff: str = "",
-        frames: FrameStrip | None = None,
-        saved_to: str = "",
-        agent: tuple[str, ...] = (),
-    ) -> None:
-        call = self._calls.get((agent, call_id))
-        if call is None:
-            return
-        call.frames = VideoSeen(frames) if frames is not None else None
-        call.status = status
-        call.preview = preview
-        call.output = output
-        call.diff = diff  # what the write did (the approval's preview was what it would do)
-        call.saved_to = saved_to
-        if not call.name:
-            call.name = name
-        self._sync_call(call, agent)
-
-    def _sync_call(self, call: ToolCallEntry, agent: tuple[str, ...]) -> None:
+    def _sync_call(self, call: ToolCallEntry) -> None:
         if isinstance(call.view, (ToolCallView, TaskView)):
             call.view.sync()
-        group = self._group_of.get((agent, call.call_id))
-        if group is not None:
-            self._sync_group(group)
+        group = self.model.group_of(call)
+        if group is not None and isinstance(group.view, ToolGroupView):
+            group.view.sync()
 
-    # -- subagents -------------------------------------------------------------------------
+    def _refresh_args(self, call: ToolCallEntry) -> None:
+        """Streaming arguments are counted on the call's line at most every ``ARGS_REFRESH`` s."""
+        now = time.monotonic()
+        if now - self._refreshed.get(call, 0.0) >= ARGS_REFRESH:
+            self._refreshed[call] = now
+            self._sync_call(call)
 
-    async def subagent_started(self, event: SubagentStarted) -> None:
-        """A ``task`` call's subagent has begun: the call's widget becomes its view."""
-        parent = event.agent[:-1]
-        call = await self._call(event.call_id, TASK_TOOL, parent)
-        call.task = TaskRun(
-            path=event.agent,
-            agent_type=event.agent_type,
-            description=event.description,
-            thread_id=event.thread_id,
-            started=time.monotonic(),
-        )
-        self._tasks.add(call)
-        group = self._group_of.get((parent, call.call_id))
-        if isinstance(call.view, ToolCallView) and group is not None and isinstance(group.view, ToolGroupView):
-            await group.view.replace_call(call)
-        self._sync_call(call, parent)
+    def _refresh_running(self, call: ToolCallEntry) -> None:
+        """Show a running call's news now, or (when it was shown less than ``ARGS_REFRESH`` s
+        ago) once that has passed: the last news of a burst is shown too."""
+        now = time.monotonic()
+        if now - self._refreshed.get(call, 0.0) >= ARGS_REFRESH:
+            self._refreshed[call] = now
+            self._sync_call(call)
+        elif call not in self._progress_due:
+            self._progress_due.add(call)
+            self.set_timer(ARGS_REFRESH, lambda: self._progress_later(call))
 
-    def subagent_usage(self, event: UsageUpdated) -> None:
-        """A subagent's model response: its tokens count for it and for the tasks above it."""
-        for call in self._tasks.lineage(event.agent):
-            assert call.task is not None
-            call.task.input_tokens += event.input_tokens
-            call.task.output_tokens += event.output_tokens
-            self._sync_call(call, call.task.path[:-1])
-
-    async def subagent_finished(self, event: SubagentFinished) -> None:
-        call = self._tasks.call(event.agent)
-        if call is None or call.task is None:
-            return
-        run = call.task
-        run.status, run.result, run.error = event.status, event.result, event.error
-        run.input_tokens, run.output_tokens = event.input_tokens, event.output_tokens
-        run.num_turns, run.duration_ms = event.num_turns, event.duration_ms
-        await self._settle_lane(run, interrupted=event.status is ToolStatus.CANCELLED)
-        self._sync_call(call, run.path[:-1])
-
-    async def _settle_lane(self, lane: Lane, *, interrupted: bool) -> bool:
-        """End what ``lane`` was writing; True when an interrupt cut a partial answer short."""
-        live, lane.live = lane.live, None
-        marked = False
-        if live is not None:
-            marked = interrupted and bool(live.text.strip())
-            await self._settle_answer(live, interrupted=marked)
-        self._close_group(lane)
-        return marked
+    def _progress_later(self, call: ToolCallEntry) -> None:
+        self._progress_due.discard(call)
+        self._refreshed[call] = time.monotonic()
+        if call.running:
+            self._sync_call(call)
 
     # -- approvals -------------------------------------------------------------------------
 
     async def show_approval(self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0) -> None:
-        call = await self._call(request.call_id, request.tool, request.agent)
-        if not call.summary:
-            call.summary = request.summary
-        if call.args is None:
-            call.args = request.args
-        if request.diff:
-            call.diff = request.diff
-        asker = self._tasks.label(request.agent)
-        call.approval = PendingApproval(request, future, arm_delay, asker)
-        self._sync_call(call, request.agent)
-        if isinstance(call.view, ToolCallView):
-            await call.view.show_approval()
+        await self._draw(self.model.show_approval(request, future, arm_delay))
 
     async def resolve_approval(self, call_id: str, approved: bool, feedback: str = "", agent: tuple[str, ...] = ()) -> None:
-        call = self._calls.get((agent, call_id))
-        if call is None:
-            return
-        call.approval = None
-        if approved:
-            call.note = ""
-        else:
-            call.note = f"rejected: {feedback}" if feedback else "rejected"
-        if isinstance(call.view, ToolCallView):
-            await call.view.hide_approval()
-        self._sync_call(call, agent)
+        await self._draw(self.model.resolve_approval(call_id, approved, feedback, agent))
 
     async def withdraw_approval(self, call_id: str, agent: tuple[str, ...] = ()) -> None:
-        call = self._calls.get((agent, call_id))
-        if call is None or call.approval is None:
-            return
-        call.approval = None
-        if isinstance(call.view, ToolCallView):
-            await call.view.hide_approval()
+        if (call := self.model.call(call_id, agent)) is not None:
+            await self._draw(self.model.withdraw_approval(call))
 
     @property
     def pending_approvals(self) -> list[ToolCallEntry]:
         """The turn's open questions, the subagents' included, oldest first."""
-        calls = (self._calls[key] for key in self._turn_calls)
-        return [call for call in calls if call.approval is not None and not call.approval.future.done()]
+        return self.model.pending_approvals
 
     # -- the turn's end ----------------------------------------------------------------------
 
     async def finish_turn(self, *, interrupted: bool) -> bool:
-        """Settle whatever the turn left open: the streaming answers, the subagents still
-        running and any unfinished calls.
-
-        Returns True when the interrupt is marked on screen, as the turn's one line about it:
-        under the partial answer (which the thread keeps too), or on the calls it cut short."""
-        marked = await self._settle_lane(self._main, interrupted=interrupted)
-        for call in self._tasks.take_running():
-            assert call.task is not None
-            await self._settle_lane(call.task, interrupted=interrupted)
-            if call.task.started is not None and not call.task.duration_ms:
-                call.task.duration_ms = int((time.monotonic() - call.task.started) * 1000)
-            call.task.status = ToolStatus.CANCELLED
-            call.task.error = call.task.error or ("interrupted" if interrupted else "not finished")
-        keys, self._turn_calls = self._turn_calls, []
-        for key in keys:
-            call = self._calls[key]
-            if call.approval is not None:
-                await self.withdraw_approval(call.call_id, key[0])
-            if call.running:
-                call.status = ToolStatus.CANCELLED
-                call.preview = call.preview or ("interrupted" if interrupted else "not run")
-                marked = marked or interrupted
-                self._sync_call(call, key[0])
-            elif call.task is not None:
-                self._sync_call(call, key[0])  # its subagent settled above
-        self._close_step()
+        """Settle whatever the turn left open; True when the interrupt is marked on screen
+        (``TranscriptModel.finish_turn``)."""
+        touched, marked = self.model.finish_turn(interrupted=interrupted)
+        await self._draw(touched)
+        self._refreshed.clear()
         return marked
 
     def set_expanded(self, expanded: bool) -> None:
@@ -609,7 +378,4 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
                 entry.view.set_expanded(expanded)
 
     def last_answer(self) -> str:
-        for entry in reversed(self.entries):
-            if isinstance(entry, AssistantEntry) and entry.text.strip():
-                return entry.text
-        return ""
+        return self.model.last_answer()

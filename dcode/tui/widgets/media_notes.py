@@ -8,17 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dcode.media.attachment import Attachment
-from dcode.media.kinds import MediaKind
+from dcode.media.kinds import MediaKind, media_label
 
 if TYPE_CHECKING:
     from dcode.models.media_support import MediaSupport
 
 Report = tuple[str, str]
 """A toast's text and severity ("information", "warning" or "error"); empty text: no toast."""
-
-
-def media_label(kind: str, number: int) -> str:
-    return f"[{kind} {number}]"
 
 
 @dataclass(frozen=True, slots=True)
