@@ -58,7 +58,9 @@ _TOKEN = re.compile(
     f"|{_UNSAFE_CLASS}"
 )
 # Where text that may go on stops in the middle of a sequence (or of a "\r\n"): held back.
-_UNFINISHED = re.compile(f"(?:{_CSI_START}{_CSI_BODY}|{_STRING_START}{_STRING_BODY}\x1b?|{_ESC_BODY}|\r)\\Z")
+_UNFINISHED = re.compile(
+    f"(?:{_CSI_START}{_CSI_BODY}|{_STRING_START}{_STRING_BODY}\x1b?|{_ESC_BODY}|\r)\\Z"
+)
 _LONGEST_UNFINISHED = 2 + STRING_LIMIT + 1
 
 
@@ -70,7 +72,10 @@ def _picture(code: int) -> str:
     return f"⟨U+{code:04X}⟩"
 
 
-_VISIBLE = {chr(code): _picture(code) for code in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+_VISIBLE = {
+    chr(code): _picture(code)
+    for code in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
 
 
 def _replace(match: re.Match[str]) -> str:

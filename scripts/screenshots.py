@@ -74,7 +74,15 @@ PROFILE = {
     "output_price": 10.0,
 }
 KEY_CHARACTERS = {"enter": "\r", "escape": "\x1b"}
-ENVIRONMENT = ("HOME", "DCODE_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "DCODE_MODEL", "DCODE_BASE_URL", "DCODE_API")
+ENVIRONMENT = (
+    "HOME",
+    "DCODE_HOME",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "DCODE_MODEL",
+    "DCODE_BASE_URL",
+    "DCODE_API",
+)
 
 
 @dataclass
@@ -91,7 +99,9 @@ class Demo:
         while not condition():
             if time.monotonic() > deadline:
                 shown = self.app.save_screenshot(filename="timed-out.svg", path=str(self.out))
-                raise RuntimeError(f"timed out waiting for {what}; the screen at that moment: {shown}")
+                raise RuntimeError(
+                    f"timed out waiting for {what}; the screen at that moment: {shown}"
+                )
             await self.pilot.pause(0.02)
 
     async def type(self, text: str) -> None:
@@ -102,7 +112,9 @@ class Demo:
         """Keys posted straight to the app: the pilot's own ``press`` waits for an idle
         screen, which a streaming answer can hold off for seconds."""
         for key in keys:
-            self.app.post_message(events.Key(key, KEY_CHARACTERS.get(key, key if len(key) == 1 else None)))
+            self.app.post_message(
+                events.Key(key, KEY_CHARACTERS.get(key, key if len(key) == 1 else None))
+            )
             await self.pilot.pause(0.01)
         await self.pilot.pause(0.02)
 
@@ -112,18 +124,26 @@ class Demo:
 
     async def idle(self) -> None:
         app = self.app
-        await self.until(lambda: not app.busy and not app.session.queue and not app.workers_in("turn"), "the turn to end")
+        await self.until(
+            lambda: not app.busy and not app.session.queue and not app.workers_in("turn"),
+            "the turn to end",
+        )
         await self.pilot.pause()
 
     async def approval(self) -> None:
         from dcode.tui.approval_widget import ApprovalWidget
 
-        await self.until(lambda: self.app.transcript.pending_approvals and self.app.query(ApprovalWidget), "an approval")
+        await self.until(
+            lambda: self.app.transcript.pending_approvals and self.app.query(ApprovalWidget),
+            "an approval",
+        )
         await self.pilot.pause()
 
     async def save(self, name: str) -> Path:
         """The screen as ``NAME.svg``, once the screen has settled."""
-        self.app.prompt_input.area.cursor_blink = False  # a blinking cursor is on or off by the clock
+        self.app.prompt_input.area.cursor_blink = (
+            False  # a blinking cursor is on or off by the clock
+        )
         await self.pilot.pause(0.1)
         await self.pilot.wait_for_scheduled_animations()
         await self.pilot.pause()
@@ -175,7 +195,9 @@ TRANSCRIPT_STEPS = (
 )
 
 IMAGE_QUESTION = "who is in this photo, and roughly when was it taken?"
-IMAGE_ANSWER = "A formal portrait of **Grace Hopper** in a dark naval uniform; the style suggests the 1980s."
+IMAGE_ANSWER = (
+    "A formal portrait of **Grace Hopper** in a dark naval uniform; the style suggests the 1980s."
+)
 
 
 async def image_session(demo: Demo, wanted: set[str]) -> list[Path]:
@@ -218,7 +240,14 @@ class Session:
 
 
 SESSIONS = (
-    Session(("transcript",), SIZE, TRANSCRIPT_STEPS, TRANSCRIPT_FILES, False, lambda demo, _wanted: transcript(demo)),
+    Session(
+        ("transcript",),
+        SIZE,
+        TRANSCRIPT_STEPS,
+        TRANSCRIPT_FILES,
+        False,
+        lambda demo, _wanted: transcript(demo),
+    ),
     Session(("image-prompt", "context"), PROMPT_SIZE, IMAGE_STEPS, {}, True, image_session),
 )
 NAMES = tuple(name for session in SESSIONS for name in session.shots)
@@ -261,10 +290,14 @@ async def run_session(session: Session, wanted: set[str], out: Path) -> list[Pat
             (workspace / name).write_text(text)
         if session.image:
             if not IMAGE.is_file():
-                raise FileNotFoundError(f"the image {IMAGE} is missing (the shared corpus beside the project)")
+                raise FileNotFoundError(
+                    f"the image {IMAGE} is missing (the shared corpus beside the project)"
+                )
             shutil.copyfile(IMAGE, workspace / IMAGE.name)
         with ScriptedModelServer(*session.steps) as server:
-            server.input_scale = 1.0  # usage as OpenAI counts the request: the same request, the same figure
+            server.input_scale = (
+                1.0  # usage as OpenAI counts the request: the same request, the same figure
+            )
             settings = Settings(
                 home=home,
                 workspace=workspace,
@@ -291,7 +324,9 @@ def generate(names: list[str] | None = None, out: Path = DEFAULT_OUT) -> list[Pa
     wanted = set(names or NAMES)
     unknown = wanted - set(NAMES)
     if unknown:
-        raise ValueError(f"no screenshot named {', '.join(sorted(unknown))}; there are {', '.join(NAMES)}")
+        raise ValueError(
+            f"no screenshot named {', '.join(sorted(unknown))}; there are {', '.join(NAMES)}"
+        )
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for session in SESSIONS:
@@ -302,8 +337,19 @@ def generate(names: list[str] | None = None, out: Path = DEFAULT_OUT) -> list[Pa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Regenerate the SVG screenshots of the dcode TUI.")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="directory for the SVG files (default: assets/screenshots)")
-    parser.add_argument("--only", action="append", choices=NAMES, metavar="NAME", help=f"only this screenshot (one of: {', '.join(NAMES)}); may be repeated")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help="directory for the SVG files (default: assets/screenshots)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=NAMES,
+        metavar="NAME",
+        help=f"only this screenshot (one of: {', '.join(NAMES)}); may be repeated",
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
     for path in generate(args.only, args.out):

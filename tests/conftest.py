@@ -22,7 +22,9 @@ EXIT_GRACE = 60.0  # seconds the interpreter may take to exit once the run is ov
 
 def _database_threads() -> set[threading.Thread]:
     """aiosqlite's worker threads: one per open connection, and none of them daemons."""
-    return {t for t in threading.enumerate() if t.is_alive() and "_connection_worker_thread" in t.name}
+    return {
+        t for t in threading.enumerate() if t.is_alive() and "_connection_worker_thread" in t.name
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -43,8 +45,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
     def watchdog() -> None:
         time.sleep(EXIT_GRACE)
-        names = [t.name for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
-        sys.stderr.write(f"\ntests finished but the process did not exit; threads still alive: {names}\n")
+        names = [
+            t.name
+            for t in threading.enumerate()
+            if not t.daemon and t is not threading.main_thread()
+        ]
+        sys.stderr.write(
+            f"\ntests finished but the process did not exit; threads still alive: {names}\n"
+        )
         faulthandler.dump_traceback(all_threads=True)
         sys.stderr.flush()
         os._exit(3)
@@ -83,7 +91,9 @@ def dcode_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def make_settings(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> Callable[..., Settings]:
+def make_settings(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> Callable[..., Settings]:
     def build(api: WireApi | str = WireApi.CHAT, **changes: object) -> Settings:
         base = Settings(
             home=dcode_home,

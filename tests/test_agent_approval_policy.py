@@ -49,8 +49,12 @@ def test_yes_for_the_session_covers_that_unknown_tool_alone(tmp_path: Path) -> N
     assert gate.check("execute", {"command": "true"}) is not None
 
 
-@pytest.mark.parametrize("name", ["ls", "read_file", "glob", "grep", "write_todos", "compact_conversation"])
-def test_tools_that_change_nothing_outside_the_conversation_never_ask(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "name", ["ls", "read_file", "glob", "grep", "write_todos", "compact_conversation"]
+)
+def test_tools_that_change_nothing_outside_the_conversation_never_ask(
+    name: str, tmp_path: Path
+) -> None:
     assert policy(ApprovalMode.MANUAL, tmp_path).check(name, {"todos": [], "path": "."}) is None
 
 
@@ -82,7 +86,10 @@ def test_yes_for_the_session_to_fetches_covers_fetches_only(tmp_path: Path) -> N
     gate = policy(ApprovalMode.EDITS, tmp_path)
     gate.session_allowed.add(ApprovalKind.FETCH)
     assert gate.check(WEB_FETCH.name, FETCH) is None
-    assert gate.check("execute", {"command": "curl https://docs.example.org"}).kind is ApprovalKind.SHELL  # type: ignore[union-attr]
+    assert (
+        gate.check("execute", {"command": "curl https://docs.example.org"}).kind
+        is ApprovalKind.SHELL
+    )  # type: ignore[union-attr]
     assert gate.check(UNKNOWN, {}).kind is ApprovalKind.TOOL  # type: ignore[union-attr]
     other = policy(ApprovalMode.MANUAL, tmp_path)
     other.session_allowed |= {ApprovalKind.SHELL, ApprovalKind.TOOL, ApprovalKind.EDIT}
@@ -90,7 +97,11 @@ def test_yes_for_the_session_to_fetches_covers_fetches_only(tmp_path: Path) -> N
 
 
 def test_sites_named_in_fetch_allow_are_read_without_asking(tmp_path: Path) -> None:
-    gate = ApprovalPolicy(ApprovalMode.MANUAL, LocalBackend(tmp_path), fetch_allow=("docs.python.org", "*.readthedocs.io"))
+    gate = ApprovalPolicy(
+        ApprovalMode.MANUAL,
+        LocalBackend(tmp_path),
+        fetch_allow=("docs.python.org", "*.readthedocs.io"),
+    )
     for url in (
         "https://docs.python.org/3/library/re.html",
         "http://docs.python.org/",
@@ -124,16 +135,22 @@ def test_a_url_web_fetch_refuses_outright_is_not_asked_about(url: str, tmp_path:
     The call runs to web_fetch's own refusal (``test_web_fetch_private``)."""
     from dcode.settings.web_address import refused_outright
 
-    gate = ApprovalPolicy(ApprovalMode.MANUAL, LocalBackend(tmp_path), fetch_allow=("docs.python.org",))
+    gate = ApprovalPolicy(
+        ApprovalMode.MANUAL, LocalBackend(tmp_path), fetch_allow=("docs.python.org",)
+    )
     assert refused_outright(url, gate.fetch_private) is not None
     assert gate.check(WEB_FETCH.name, {"url": url}) is None
 
 
 def test_a_private_host_the_user_named_asks_like_any_other(tmp_path: Path) -> None:
-    gate = ApprovalPolicy(ApprovalMode.EDITS, LocalBackend(tmp_path), fetch_private=("localhost:8000", "127.0.0.1"))
+    gate = ApprovalPolicy(
+        ApprovalMode.EDITS, LocalBackend(tmp_path), fetch_private=("localhost:8000", "127.0.0.1")
+    )
     for url in ("http://localhost:8000/", "http://127.1:9999/"):
         assert gate.check(WEB_FETCH.name, {"url": url}).kind is ApprovalKind.FETCH, url  # type: ignore[union-attr]
-    assert gate.check(WEB_FETCH.name, {"url": "http://localhost:8001/"}) is None  # another port: refused outright
+    assert (
+        gate.check(WEB_FETCH.name, {"url": "http://localhost:8001/"}) is None
+    )  # another port: refused outright
 
 
 def test_fetch_allow_is_the_users_own_setting(tmp_path: Path) -> None:
@@ -146,7 +163,9 @@ def test_fetch_allow_is_the_users_own_setting(tmp_path: Path) -> None:
     (project / ".dcode" / "config.toml").write_text('[fetch]\nallow = ["evil.example"]\n')
     settings = load_settings(workspace=project, env={"DCODE_HOME": str(home)})
     assert settings.fetch_allow == ("docs.python.org",)  # the untrusted project's list is left out
-    assert [(i.key, i.reason) for i in settings.ignored] == [("fetch.allow", "lets the model fetch URLs from these sites without asking")]
+    assert [(i.key, i.reason) for i in settings.ignored] == [
+        ("fetch.allow", "lets the model fetch URLs from these sites without asking")
+    ]
     (home / "config.toml").write_text('[fetch]\nallow = "docs.python.org"\n')
     with pytest.raises(ConfigError, match=r"\[fetch\] allow must be a list of hosts"):
         load_settings(workspace=tmp_path, env={"DCODE_HOME": str(home)})
@@ -159,18 +178,33 @@ def test_allow_private_is_read_from_the_users_own_config_only(tmp_path: Path) ->
     home, project = tmp_path / "home", tmp_path / "project"
     (project / ".dcode").mkdir(parents=True)
     home.mkdir()
-    (home / "config.toml").write_text('[fetch]\nallow_private = ["LOCALHOST.:8000", "127.1", "[::1]:8080", "Intranet.Example"]\n')
+    (home / "config.toml").write_text(
+        '[fetch]\nallow_private = ["LOCALHOST.:8000", "127.1", "[::1]:8080", "Intranet.Example"]\n'
+    )
     settings = load_settings(workspace=tmp_path, env={"DCODE_HOME": str(home)})
-    assert settings.fetch_private == ("localhost:8000", "127.0.0.1", "[::1]:8080", "intranet.example")  # as web_fetch spells hosts
-    (project / ".dcode" / "config.toml").write_text('[fetch]\nallow_private = ["169.254.169.254"]\n')
+    assert settings.fetch_private == (
+        "localhost:8000",
+        "127.0.0.1",
+        "[::1]:8080",
+        "intranet.example",
+    )  # as web_fetch spells hosts
+    (project / ".dcode" / "config.toml").write_text(
+        '[fetch]\nallow_private = ["169.254.169.254"]\n'
+    )
     for trusted in (False, True):  # not even a project the user trusts
         if trusted:
             TrustStore(home).trust(project, ProjectFiles.read(project).digest)
-        with pytest.raises(ConfigError, match=r"line 2: \[fetch\] allow_private is read only from your own config \(.*config\.toml\), never a project's"):
+        with pytest.raises(
+            ConfigError,
+            match=r"line 2: \[fetch\] allow_private is read only from your own config \(.*config\.toml\), never a project's",
+        ):
             load_settings(workspace=project, env={"DCODE_HOME": str(home)})
     for bad in ('"*.corp.example"', '"http://localhost:8000/"', '"localhost:99999"', '"::1"'):
         (home / "config.toml").write_text(f"[fetch]\nallow_private = [{bad}]\n")
-        with pytest.raises(ConfigError, match=r"\[fetch\] allow_private: .*a list of hosts like \[\"localhost:8000\""):
+        with pytest.raises(
+            ConfigError,
+            match=r"\[fetch\] allow_private: .*a list of hosts like \[\"localhost:8000\"",
+        ):
             load_settings(workspace=tmp_path, env={"DCODE_HOME": str(home)})
 
 
@@ -184,16 +218,28 @@ class RecordingApprover:
         return ApprovalDecision(self.approve)
 
 
-async def run_agent(server: ScriptedModelServer, workspace: Path, mode: ApprovalMode, approve: bool) -> tuple[RecordingApprover, list[dict[str, Any]]]:
+async def run_agent(
+    server: ScriptedModelServer, workspace: Path, mode: ApprovalMode, approve: bool
+) -> tuple[RecordingApprover, list[dict[str, Any]]]:
     ran: list[dict[str, Any]] = []
 
     def close_issue(id: int) -> str:
         ran.append({"id": id})
         return f"closed #{id}"
 
-    tool = StructuredTool.from_function(close_issue, name=UNKNOWN, description="Close an issue in the tracker.")
-    model = ChatOpenAI(model="test-model", base_url=server.base_url, api_key="test", max_retries=0, http_async_client=own_http_client())
-    agent = create_agent(model, tools=[tool], middleware=[ApprovalMiddleware()], context_schema=RunContext)
+    tool = StructuredTool.from_function(
+        close_issue, name=UNKNOWN, description="Close an issue in the tracker."
+    )
+    model = ChatOpenAI(
+        model="test-model",
+        base_url=server.base_url,
+        api_key="test",
+        max_retries=0,
+        http_async_client=own_http_client(),
+    )
+    agent = create_agent(
+        model, tools=[tool], middleware=[ApprovalMiddleware()], context_schema=RunContext
+    )
     approver = RecordingApprover(approve)
     events: list[Event] = []
     backend = LocalBackend(workspace)
@@ -203,7 +249,9 @@ async def run_agent(server: ScriptedModelServer, workspace: Path, mode: Approval
 
 
 @pytest.mark.parametrize("mode", [ApprovalMode.MANUAL, ApprovalMode.EDITS])
-async def test_an_unknown_tool_waits_for_a_yes(server: ScriptedModelServer, workspace: Path, mode: ApprovalMode) -> None:
+async def test_an_unknown_tool_waits_for_a_yes(
+    server: ScriptedModelServer, workspace: Path, mode: ApprovalMode
+) -> None:
     server.script(reply(tool_calls=[tool_call(UNKNOWN, {"id": 7})]), reply("not closed"))
     approver, ran = await run_agent(server, workspace, mode, approve=False)
     assert [request.kind for request in approver.requests] == [ApprovalKind.TOOL]
@@ -219,7 +267,9 @@ async def test_an_approved_unknown_tool_runs(server: ScriptedModelServer, worksp
     assert len(approver.requests) == 1 and ran == [{"id": 7}]
 
 
-async def test_a_made_up_tool_name_is_not_asked_about(server: ScriptedModelServer, workspace: Path) -> None:
+async def test_a_made_up_tool_name_is_not_asked_about(
+    server: ScriptedModelServer, workspace: Path
+) -> None:
     """Nothing would run, so nobody is asked; the model hears that the tool does not exist."""
     server.script(reply(tool_calls=[tool_call("python", {"code": "1"})]), reply("sorry"))
     approver, ran = await run_agent(server, workspace, ApprovalMode.MANUAL, approve=True)

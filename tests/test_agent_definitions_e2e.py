@@ -34,7 +34,9 @@ async def turn(engine: Engine, mode: ApprovalMode = ApprovalMode.EDITS) -> list:
     return [event async for event in runner.run_turn(PROMPT)]
 
 
-async def test_a_project_agent_runs_with_its_prompt_and_only_its_tools(server, make_settings, workspace: Path) -> None:
+async def test_a_project_agent_runs_with_its_prompt_and_only_its_tools(
+    server, make_settings, workspace: Path
+) -> None:
     agent_file(
         workspace / ".claude" / "agents",
         "reader.md",
@@ -44,12 +46,17 @@ async def test_a_project_agent_runs_with_its_prompt_and_only_its_tools(server, m
     server.script(
         reply(tool_calls=[task_call("reader")]).answering(PROMPT),
         reply(tool_calls=[tool_call("execute", {"command": "touch ran.txt"})]).answering(JOB),
-        reply(tool_calls=[tool_call("write_file", {"file_path": "wrote.txt", "content": "x"})]).answering(JOB),
+        reply(
+            tool_calls=[tool_call("write_file", {"file_path": "wrote.txt", "content": "x"})]
+        ).answering(JOB),
         reply("Nothing calls it.").answering(JOB),
         reply("Nothing calls load_config.").answering(PROMPT),
     )
     async with await Engine.open(make_settings()) as engine:
-        assert [(path.endswith("reader.md"), "attacker" in reason) for path, reason in engine.agents.problems] == [(True, True)]
+        assert [
+            (path.endswith("reader.md"), "attacker" in reason)
+            for path, reason in engine.agents.problems
+        ] == [(True, True)]
         events = await turn(engine)
     parent_first, child_first = server.requests[0], server.requests[1]
     task = next(tool for tool in parent_first.body["tools"] if tool["function"]["name"] == "task")
@@ -65,19 +72,33 @@ async def test_a_project_agent_runs_with_its_prompt_and_only_its_tools(server, m
     assert not (workspace / "ran.txt").exists() and not (workspace / "wrote.txt").exists()
     # Its model is the parent's (the scripted server got every request), and approve: all
     # loosened nothing: no call outside the list even reached the approval step.
-    assert len(server.requests) == 5 and all(request.body["model"] == "test-model" for request in server.requests)
+    assert len(server.requests) == 5 and all(
+        request.body["model"] == "test-model" for request in server.requests
+    )
     assert not [event for event in events if isinstance(event, ApprovalRequested)]
 
 
-async def test_a_project_agent_cannot_loosen_the_parents_mode(server, make_settings, workspace: Path) -> None:
-    agent_file(workspace / ".dcode" / "agents", "w.md", "name: writer\ndescription: Writes.\napprove: all\npermissionMode: bypassPermissions")
-    agent_file(Path.home() / ".claude" / "agents", "careful.md", "name: careful\ndescription: Asks first.\napprove: manual")
+async def test_a_project_agent_cannot_loosen_the_parents_mode(
+    server, make_settings, workspace: Path
+) -> None:
+    agent_file(
+        workspace / ".dcode" / "agents",
+        "w.md",
+        "name: writer\ndescription: Writes.\napprove: all\npermissionMode: bypassPermissions",
+    )
+    agent_file(
+        Path.home() / ".claude" / "agents",
+        "careful.md",
+        "name: careful\ndescription: Asks first.\napprove: manual",
+    )
     server.script(
         reply(tool_calls=[task_call("writer")]).answering(PROMPT),
         reply(tool_calls=[tool_call("execute", {"command": "touch ran.txt"})]).answering(JOB),
         reply("the shell was denied").answering(JOB),
         reply(tool_calls=[task_call("careful")]).answering(PROMPT),
-        reply(tool_calls=[tool_call("write_file", {"file_path": "inside.txt", "content": "x"})]).answering(JOB),
+        reply(
+            tool_calls=[tool_call("write_file", {"file_path": "inside.txt", "content": "x"})]
+        ).answering(JOB),
         reply("the write was denied").answering(JOB),
         reply("done").answering(PROMPT),
     )
@@ -85,7 +106,9 @@ async def test_a_project_agent_cannot_loosen_the_parents_mode(server, make_setti
         events = await turn(engine, ApprovalMode.EDITS)
     # edits asks for the shell, whatever the agent asked for: denied headless.
     assert not (workspace / "ran.txt").exists()
-    assert [text for role, text in server.transcript(2) if role == "tool"] == ["denied: the shell needs approval; rerun with --approve all"]
+    assert [text for role, text in server.transcript(2) if role == "tool"] == [
+        "denied: the shell needs approval; rerun with --approve all"
+    ]
     # The user's own agent asked for manual, stricter than edits: its workspace write asks too.
     assert not (workspace / "inside.txt").exists()
     asked = [event for event in events if isinstance(event, ApprovalRequested)]
@@ -94,10 +117,17 @@ async def test_a_project_agent_cannot_loosen_the_parents_mode(server, make_setti
     assert denied.startswith("denied: ")
 
 
-async def test_a_user_agent_runs_on_its_own_model_through_the_same_endpoint(server, make_settings, dcode_home: Path) -> None:
+async def test_a_user_agent_runs_on_its_own_model_through_the_same_endpoint(
+    server, make_settings, dcode_home: Path
+) -> None:
     """The user's own agent may name a model: on the session's provider it goes through the
     session's base URL (here the scripted server), and only its requests name that model."""
-    agent_file(dcode_home / "agents", "fast.md", "name: fast\ndescription: A quick helper.\nmodel: openai:small-model", "Be quick.")
+    agent_file(
+        dcode_home / "agents",
+        "fast.md",
+        "name: fast\ndescription: A quick helper.\nmodel: openai:small-model",
+        "Be quick.",
+    )
     server.script(
         reply(tool_calls=[task_call("fast")]).answering(PROMPT),
         reply("done quickly").answering(JOB),
@@ -106,4 +136,8 @@ async def test_a_user_agent_runs_on_its_own_model_through_the_same_endpoint(serv
     async with await Engine.open(make_settings()) as engine:
         events = await turn(engine)
     assert not events[-1].is_error
-    assert [request.body["model"] for request in server.requests] == ["test-model", "small-model", "test-model"]
+    assert [request.body["model"] for request in server.requests] == [
+        "test-model",
+        "small-model",
+        "test-model",
+    ]

@@ -12,22 +12,50 @@ from dcode.settings.config import ApprovalMode
 from tests.support.model_server import fault, reply, tool_call
 
 
-async def headless(settings, prompt: str, fmt: OutputFormat = OutputFormat.JSON, **kw) -> tuple[int, str, str]:
+async def headless(
+    settings, prompt: str, fmt: OutputFormat = OutputFormat.JSON, **kw
+) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = await run_headless(settings, HeadlessRequest(prompt=prompt, output_format=fmt, **kw), out=out, err=err)
+    code = await run_headless(
+        settings, HeadlessRequest(prompt=prompt, output_format=fmt, **kw), out=out, err=err
+    )
     return code, out.getvalue(), err.getvalue()
 
 
 def tool_results(server) -> list[tuple[str, str]]:
-    return [(role, text) for role, text in server.transcript(len(server.requests) - 1) if role == "tool"]
+    return [
+        (role, text) for role, text in server.transcript(len(server.requests) - 1) if role == "tool"
+    ]
 
 
 async def test_file_tools_round_trip(server, make_settings, workspace: Path, api: str) -> None:
     server.script(
-        reply(tool_calls=[tool_call("write_file", {"file_path": "src/notes.py", "content": "alpha = 1\nbeta = 2\n"})]),
+        reply(
+            tool_calls=[
+                tool_call(
+                    "write_file", {"file_path": "src/notes.py", "content": "alpha = 1\nbeta = 2\n"}
+                )
+            ]
+        ),
         reply(tool_calls=[tool_call("read_file", {"file_path": "src/notes.py"})]),
-        reply(tool_calls=[tool_call("edit_file", {"file_path": "src/notes.py", "old_string": "beta = 2", "new_string": "beta = 3"})]),
-        reply(tool_calls=[tool_call("grep", {"pattern": "beta", "path": "."}), tool_call("glob", {"pattern": "**/*.py"})]),
+        reply(
+            tool_calls=[
+                tool_call(
+                    "edit_file",
+                    {
+                        "file_path": "src/notes.py",
+                        "old_string": "beta = 2",
+                        "new_string": "beta = 3",
+                    },
+                )
+            ]
+        ),
+        reply(
+            tool_calls=[
+                tool_call("grep", {"pattern": "beta", "path": "."}),
+                tool_call("glob", {"pattern": "**/*.py"}),
+            ]
+        ),
         reply("beta is now 3 in src/notes.py."),
     )
     code, out, err = await headless(make_settings(api), "make beta 3")
@@ -41,7 +69,9 @@ async def test_file_tools_round_trip(server, make_settings, workspace: Path, api
     tool_texts = [text for role, text in transcript if role == "tool"]
     assert "alpha = 1" in tool_texts[1]  # read_file saw the written content
     assert any("src/notes.py" in t and "beta = 3" in t for t in tool_texts)  # grep
-    assert any(t.strip().endswith("src/notes.py") or "src/notes.py" in t for t in tool_texts[-1:])  # glob
+    assert any(
+        t.strip().endswith("src/notes.py") or "src/notes.py" in t for t in tool_texts[-1:]
+    )  # glob
     assert server.requests[0].wire == api
 
 
@@ -69,16 +99,23 @@ async def test_shell_runs_in_all_mode(server, make_settings, workspace: Path, ap
     assert "done" in result and "exit code: 0" in result
 
 
-async def test_write_outside_workspace_denied_in_edits_mode(server, make_settings, tmp_path: Path, api: str) -> None:
+async def test_write_outside_workspace_denied_in_edits_mode(
+    server, make_settings, tmp_path: Path, api: str
+) -> None:
     outside = tmp_path / "outside.txt"
-    server.script(reply(tool_calls=[tool_call("write_file", {"file_path": str(outside), "content": "x"})]), reply("ok"))
+    server.script(
+        reply(tool_calls=[tool_call("write_file", {"file_path": str(outside), "content": "x"})]),
+        reply("ok"),
+    )
     code, _, _ = await headless(make_settings(api), "write outside")
     assert code == 0 and not outside.exists()
     assert "outside the workspace" in next(t for r, t in server.transcript(1) if r == "tool")
 
 
 async def test_persistent_500_exits_1_and_keeps_the_prompt(server, make_settings, api: str) -> None:
-    server.script(fault.status(500, message="upstream exploded").times(2))  # max_retries=1: two tries
+    server.script(
+        fault.status(500, message="upstream exploded").times(2)
+    )  # max_retries=1: two tries
     settings = make_settings(api, max_retries=1)
     code, out, err = await headless(settings, "please survive", OutputFormat.TEXT)
     assert code == 1 and out == ""
@@ -138,19 +175,29 @@ async def test_max_turns_stops_the_loop(server, make_settings, api: str) -> None
 
 
 async def test_stream_json_events(server, make_settings, api: str) -> None:
-    server.script(reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("Listed.", chunk_size=2))
+    server.script(
+        reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("Listed.", chunk_size=2)
+    )
     code, out, _ = await headless(make_settings(api), "list", OutputFormat.STREAM_JSON)
     assert code == 0
     events = [json.loads(line) for line in out.splitlines()]
     types = [e["type"] for e in events]
-    assert types[:2] == ["init", "turn_started"] and types[-2] == "turn_finished" and types[-1] == "result"
-    assert "tool_call_started" in types and "tool_call_finished" in types and "usage_updated" in types
+    assert (
+        types[:2] == ["init", "turn_started"]
+        and types[-2] == "turn_finished"
+        and types[-1] == "result"
+    )
+    assert (
+        "tool_call_started" in types and "tool_call_finished" in types and "usage_updated" in types
+    )
     text = "".join(e["text"] for e in events if e["type"] == "text_delta")
     assert text == "Listed."
     assert types.count("text_delta") >= 3
 
 
-async def test_runner_events_with_interactive_approver(server, make_settings, workspace: Path, api: str) -> None:
+async def test_runner_events_with_interactive_approver(
+    server, make_settings, workspace: Path, api: str
+) -> None:
     from dcode.agent.approval import ApprovalDecision
     from dcode.agent.engine import Engine
 
@@ -194,7 +241,10 @@ async def test_write_todos_updates_the_plan(server, make_settings, api: str) -> 
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
 
-    todos = [{"content": "read the code", "status": "completed"}, {"content": "fix the bug", "status": "in_progress"}]
+    todos = [
+        {"content": "read the code", "status": "completed"},
+        {"content": "fix the bug", "status": "in_progress"},
+    ]
     server.script(reply(tool_calls=[tool_call("write_todos", {"todos": todos})]), reply("planned"))
     async with await Engine.open(make_settings(api)) as engine:
         runner = engine.runner(HeadlessApprover())
@@ -206,16 +256,24 @@ async def test_write_todos_updates_the_plan(server, make_settings, api: str) -> 
     assert "write_todos" in server.requests[0].tool_names
 
 
-async def test_the_end_of_the_model_stream_is_announced_before_the_message(server, make_settings, api: str) -> None:
+async def test_the_end_of_the_model_stream_is_announced_before_the_message(
+    server, make_settings, api: str
+) -> None:
     """``model_stream_ended`` comes after the last text and before the recorded message, once per step."""
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
     from dcode.agent.events import AssistantMessageFinished, ModelStreamEnded, TextDelta
 
-    server.script(reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("All listed.", chunk_size=3))
+    server.script(
+        reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("All listed.", chunk_size=3)
+    )
     async with await Engine.open(make_settings(api)) as engine:
         events = [e async for e in engine.runner(HeadlessApprover()).run_turn("list")]
-    kinds = [type(e) for e in events if isinstance(e, (TextDelta, ModelStreamEnded, AssistantMessageFinished))]
+    kinds = [
+        type(e)
+        for e in events
+        if isinstance(e, (TextDelta, ModelStreamEnded, AssistantMessageFinished))
+    ]
     ended = [i for i, kind in enumerate(kinds) if kind is ModelStreamEnded]
     finished = [i for i, kind in enumerate(kinds) if kind is AssistantMessageFinished]
     assert len(ended) == len(finished) == 2

@@ -42,7 +42,9 @@ HOSTILE_PATHS = [
 
 
 @pytest.mark.parametrize("raw", HOSTILE_PATHS)
-async def test_approved_in_edits_mode_exactly_when_the_write_lands_inside(workspace: Path, raw: str) -> None:
+async def test_approved_in_edits_mode_exactly_when_the_write_lands_inside(
+    workspace: Path, raw: str
+) -> None:
     build_hostile_workspace(workspace)
     backend = LocalBackend(workspace)
     policy = ApprovalPolicy(ApprovalMode.EDITS, backend)
@@ -50,7 +52,9 @@ async def test_approved_in_edits_mode_exactly_when_the_write_lands_inside(worksp
     await backend.write_text(raw, "written\n")
     landed = backend.resolve(raw)
     assert landed.read_text() == "written\n"
-    assert approved == landed.is_relative_to(workspace.resolve()), f"{raw} approved={approved} landed at {landed}"
+    assert approved == landed.is_relative_to(workspace.resolve()), (
+        f"{raw} approved={approved} landed at {landed}"
+    )
 
 
 def test_policy_answers_from_the_backend(workspace: Path) -> None:
@@ -58,22 +62,41 @@ def test_policy_answers_from_the_backend(workspace: Path) -> None:
     backend = LocalBackend(workspace)
     policy = ApprovalPolicy(ApprovalMode.EDITS, backend)
     for raw in HOSTILE_PATHS:
-        verdict = policy.check("edit_file", {"file_path": raw, "old_string": "a", "new_string": "b"})
+        verdict = policy.check(
+            "edit_file", {"file_path": raw, "old_string": "a", "new_string": "b"}
+        )
         assert (verdict is None) == backend.is_inside_workspace(raw)
 
 
 async def headless(settings, prompt: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = await run_headless(settings, HeadlessRequest(prompt=prompt, output_format=OutputFormat.JSON), out=out, err=err)
+    code = await run_headless(
+        settings, HeadlessRequest(prompt=prompt, output_format=OutputFormat.JSON), out=out, err=err
+    )
     return code, out.getvalue(), err.getvalue()
 
 
-async def test_dotdot_after_a_symlink_cannot_write_outside_in_edits_mode(server, make_settings, workspace: Path, api: str) -> None:
+async def test_dotdot_after_a_symlink_cannot_write_outside_in_edits_mode(
+    server, make_settings, workspace: Path, api: str
+) -> None:
     outer = build_hostile_workspace(workspace)
     server.script(
-        reply(tool_calls=[tool_call("write_file", {"file_path": "deep/../../x", "content": "planted\n"})]),
-        reply(tool_calls=[tool_call("edit_file", {"file_path": "deep/../../x", "old_string": "planted", "new_string": "edited"})]),
-        reply(tool_calls=[tool_call("write_file", {"file_path": "up/../y", "content": "planted\n"})]),
+        reply(
+            tool_calls=[
+                tool_call("write_file", {"file_path": "deep/../../x", "content": "planted\n"})
+            ]
+        ),
+        reply(
+            tool_calls=[
+                tool_call(
+                    "edit_file",
+                    {"file_path": "deep/../../x", "old_string": "planted", "new_string": "edited"},
+                )
+            ]
+        ),
+        reply(
+            tool_calls=[tool_call("write_file", {"file_path": "up/../y", "content": "planted\n"})]
+        ),
         reply("done"),
     )
     code, _, err = await headless(make_settings(api, approve=ApprovalMode.EDITS), "write it")

@@ -28,7 +28,12 @@ BIG = "".join(f"line {n}: {'y' * 90}\n" for n in range(1, 1_001))  # ~100,000 ch
 
 async def run(settings, prompt: str, **kw) -> tuple[int, list[dict]]:  # the make_settings fixture's
     out, err = io.StringIO(), io.StringIO()
-    code = await run_headless(settings, HeadlessRequest(prompt=prompt, output_format=OutputFormat.STREAM_JSON, **kw), out=out, err=err)
+    code = await run_headless(
+        settings,
+        HeadlessRequest(prompt=prompt, output_format=OutputFormat.STREAM_JSON, **kw),
+        out=out,
+        err=err,
+    )
     return code, [json.loads(line) for line in out.getvalue().splitlines()]
 
 
@@ -36,7 +41,9 @@ def checkpoint_bytes(db: Path) -> tuple[int, bytes]:
     """The session database's size on disk (with its WAL), and every blob and text it holds."""
     size = sum(path.stat().st_size for path in db.parent.glob(db.name + "*"))
     with sqlite3.connect(db) as conn:
-        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        tables = [
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        ]
         held = b"".join(
             value if isinstance(value, bytes) else str(value).encode()
             for table in tables
@@ -47,8 +54,13 @@ def checkpoint_bytes(db: Path) -> tuple[int, bytes]:
     return size, held
 
 
-async def test_a_200kB_shell_output_reaches_the_model_as_a_preview_and_a_path(server, make_settings, dcode_home: Path, api: str) -> None:  # noqa: N802 - kB, the unit
-    server.script(reply(tool_calls=[tool_call("execute", {"command": PRINT_ROWS}, call_id="call.big/1")]), reply("Four thousand rows."))
+async def test_a_200kB_shell_output_reaches_the_model_as_a_preview_and_a_path(  # noqa: N802 - kB, the unit
+    server, make_settings, dcode_home: Path, api: str
+) -> None:
+    server.script(
+        reply(tool_calls=[tool_call("execute", {"command": PRINT_ROWS}, call_id="call.big/1")]),
+        reply("Four thousand rows."),
+    )
     settings = make_settings(api, approve=ApprovalMode.ALL)
     code, events = await run(settings, "print the rows")
     assert code == 0 and events[-1]["result"] == "Four thousand rows."
@@ -56,10 +68,20 @@ async def test_a_200kB_shell_output_reaches_the_model_as_a_preview_and_a_path(se
     [saved] = [path for path in (dcode_home / RESULTS_DIR).rglob("*") if path.is_file()]
     assert saved.name == "call_big_1" and saved.parent.name == events[-1]["session_id"]
     full = saved.read_text()
-    assert len(full) > 200_000 and all(f"row {i:06d} " in full for i in range(ROWS))  # the whole output
-    assert oct(saved.stat().st_mode & 0o777) == "0o600" and oct(saved.parent.stat().st_mode & 0o777) == "0o700"
+    assert len(full) > 200_000 and all(
+        f"row {i:06d} " in full for i in range(ROWS)
+    )  # the whole output
+    assert (
+        oct(saved.stat().st_mode & 0o777) == "0o600"
+        and oct(saved.parent.stat().st_mode & 0o777) == "0o700"
+    )
     # What the model got: the call, the path, how to read it, and the head and tail, numbered.
-    assert len(sent) < 3_000 and "call.big/1" in sent and str(saved) in sent and "offset and limit" in sent
+    assert (
+        len(sent) < 3_000
+        and "call.big/1" in sent
+        and str(saved) in sent
+        and "offset and limit" in sent
+    )
     assert "     1\trow 000000 " in sent and f"  {ROWS}\trow {ROWS - 1:06d} " in sent
     assert f"... [{len(full.splitlines()) - 10} lines truncated] ..." in sent
     [finished] = [e for e in events if e["type"] == "tool_call_finished"]
@@ -70,25 +92,38 @@ async def test_a_200kB_shell_output_reaches_the_model_as_a_preview_and_a_path(se
 
 
 def test_the_exempt_tools_are_the_references(tmp_path: Path) -> None:
-    assert {LS.name, GLOB.name, GREP.name, READ_FILE.name, EDIT_FILE.name, WRITE_FILE.name} == EXEMPT
+    assert {
+        LS.name,
+        GLOB.name,
+        GREP.name,
+        READ_FILE.name,
+        EDIT_FILE.name,
+        WRITE_FILE.name,
+    } == EXEMPT
     for name in EXEMPT:
         message = ToolMessage(content=BIG, tool_call_id="call_1", name=name)
         assert evicted(message, name, tmp_path, "s") is message
     assert list(tmp_path.iterdir()) == []
 
 
-def test_only_results_over_the_limit_are_evicted_and_a_failed_write_keeps_them(tmp_path: Path) -> None:
+def test_only_results_over_the_limit_are_evicted_and_a_failed_write_keeps_them(
+    tmp_path: Path,
+) -> None:
     at_limit = ToolMessage(content="z" * EVICT_CHARS, tool_call_id="call_1", name=EXECUTE.name)
     assert evicted(at_limit, EXECUTE.name, tmp_path, "s") is at_limit
     over = ToolMessage(content="z" * (EVICT_CHARS + 1), tool_call_id="call_1", name=EXECUTE.name)
     out = evicted(over, EXECUTE.name, tmp_path, "s")
-    assert (tmp_path / "s" / "call_1").read_text() == over.content and out.additional_kwargs[SAVED_TO_MARKER] == str(tmp_path / "s" / "call_1")
+    assert (tmp_path / "s" / "call_1").read_text() == over.content and out.additional_kwargs[
+        SAVED_TO_MARKER
+    ] == str(tmp_path / "s" / "call_1")
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory")
     assert evicted(over, EXECUTE.name, blocked, "s") is over  # the original, whole
 
 
-async def test_a_huge_paste_is_archived_and_the_history_holds_its_preview(server, make_settings, dcode_home: Path, api: str) -> None:
+async def test_a_huge_paste_is_archived_and_the_history_holds_its_preview(
+    server, make_settings, dcode_home: Path, api: str
+) -> None:
     paste = "".join(f"pasted {n:06d} {'p' * 40}\n" for n in range(5_000))  # 250 kB
     server.script(reply("A long paste."), reply("Still here."))
     settings = make_settings(api)
@@ -97,7 +132,12 @@ async def test_a_huge_paste_is_archived_and_the_history_holds_its_preview(server
     [archive] = (dcode_home / HISTORY_DIR).glob("*.md")
     assert archive.read_text() == paste and oct(archive.stat().st_mode & 0o777) == "0o600"
     [sent] = [text for role, text in server.transcript(0) if role == "user"]
-    assert str(archive) in sent and "pasted 000000" in sent and "pasted 004999" in sent and len(sent) < 3_000
+    assert (
+        str(archive) in sent
+        and "pasted 000000" in sent
+        and "pasted 004999" in sent
+        and len(sent) < 3_000
+    )
     assert any(e["type"] == "notice" and str(archive) in e["message"] for e in events)
     size, held = checkpoint_bytes(settings.sessions_db)
     assert b"pasted 002500" not in held and size < 200_000
@@ -107,17 +147,26 @@ async def test_a_huge_paste_is_archived_and_the_history_holds_its_preview(server
     assert [text for role, text in server.transcript(1) if role == "user"] == [sent, "and now?"]
 
 
-def test_a_paste_under_the_limit_or_one_that_cannot_be_archived_goes_in_whole(tmp_path: Path) -> None:
+def test_a_paste_under_the_limit_or_one_that_cannot_be_archived_goes_in_whole(
+    tmp_path: Path,
+) -> None:
     small = "q" * PASTE_CHARS
     assert archive_paste(small, tmp_path).content is small
     blocked = tmp_path / "a-file"
     blocked.write_text("")
-    big = [{"type": "text", "text": "q" * (PASTE_CHARS + 1)}, {"type": "image", "base64": "AA==", "mime_type": "image/png"}]
+    big = [
+        {"type": "text", "text": "q" * (PASTE_CHARS + 1)},
+        {"type": "image", "base64": "AA==", "mime_type": "image/png"},
+    ]
     kept = archive_paste(big, blocked)
     assert kept.content is big and kept.failed and not kept.paths  # never lost
     done = archive_paste(big, tmp_path / "history")
     [path] = done.paths
-    assert isinstance(done.content, list) and done.content[1] == big[1] and str(path) in done.content[0]["text"]
+    assert (
+        isinstance(done.content, list)
+        and done.content[1] == big[1]
+        and str(path) in done.content[0]["text"]
+    )
     assert path.read_text() == big[0]["text"]
 
 
@@ -151,14 +200,25 @@ async def test_both_hooks_evict_and_pass_the_rest_through(tmp_path: Path) -> Non
     from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
 
     middleware = ResultEvictionMiddleware(tmp_path)
-    request = ToolCallRequest(tool_call={"name": EXECUTE.name, "args": {}, "id": "call_9", "type": "tool_call"}, tool=None, state={}, runtime=None)  # type: ignore[arg-type]
-    big = ToolMessage(content="b" * (EVICT_CHARS + 1), tool_call_id="call_9")  # no name: the call's is used
+    request = ToolCallRequest(
+        tool_call={"name": EXECUTE.name, "args": {}, "id": "call_9", "type": "tool_call"},
+        tool=None,
+        state={},
+        runtime=None,
+    )  # type: ignore[arg-type]
+    big = ToolMessage(
+        content="b" * (EVICT_CHARS + 1), tool_call_id="call_9"
+    )  # no name: the call's is used
 
     async def run(_: ToolCallRequest) -> ToolMessage:
         return big
 
     out = await middleware.awrap_tool_call(request, run)
-    assert isinstance(out, ToolMessage) and out.additional_kwargs[SAVED_TO_MARKER] == str(tmp_path / "session" / "call_9")
-    assert middleware.wrap_tool_call(request, lambda _: big).additional_kwargs[SAVED_TO_MARKER] == str(tmp_path / "session" / "call_9")  # type: ignore[union-attr]
+    assert isinstance(out, ToolMessage) and out.additional_kwargs[SAVED_TO_MARKER] == str(
+        tmp_path / "session" / "call_9"
+    )
+    assert middleware.wrap_tool_call(request, lambda _: big).additional_kwargs[
+        SAVED_TO_MARKER
+    ] == str(tmp_path / "session" / "call_9")  # type: ignore[union-attr]
     command = Command(update={})
     assert middleware.wrap_tool_call(request, lambda _: command) is command

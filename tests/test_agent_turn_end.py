@@ -49,7 +49,9 @@ async def drain(events: AsyncIterator[Event]) -> list[Event]:
 async def _collect(events: AsyncIterator[Event]) -> list[Event]:
     collected = [event async for event in events]
     task = asyncio.current_task()
-    assert task is not None and task.cancelling() == 0, "an interrupt left the consuming task cancelled"
+    assert task is not None and task.cancelling() == 0, (
+        "an interrupt left the consuming task cancelled"
+    )
     return collected
 
 
@@ -76,7 +78,9 @@ def fail_checkpoint_writes(db_path: Path) -> None:
     """From now on every new checkpoint is refused by the database itself, as a full disk
     would; the statement's transaction is rolled back, so no lock is left behind."""
     conn = sqlite3.connect(db_path)
-    conn.execute("CREATE TRIGGER refuse BEFORE INSERT ON checkpoints BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END")
+    conn.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON checkpoints BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END"
+    )
     conn.commit()
     conn.close()
 
@@ -89,12 +93,18 @@ async def test_a_failing_session_record_still_ends_the_turn(server, make_setting
         events = await drain(runner.run_turn("hello"))
         assert not runner.busy
     finished = events[-1]
-    assert isinstance(finished, TurnFinished) and finished.is_error and "disk I/O error" in finished.error
+    assert (
+        isinstance(finished, TurnFinished)
+        and finished.is_error
+        and "disk I/O error" in finished.error
+    )
     assert [e.message for e in events if isinstance(e, ErrorEvent)] == [finished.error]
     assert "could not record the turn" in finished.error
 
 
-async def test_a_failing_checkpoint_write_ends_the_turn_with_an_error(server, make_settings) -> None:
+async def test_a_failing_checkpoint_write_ends_the_turn_with_an_error(
+    server, make_settings
+) -> None:
     server.script(reply("never saved"))
     settings = make_settings()
     async with await Engine.open(settings) as engine:
@@ -105,7 +115,9 @@ async def test_a_failing_checkpoint_write_ends_the_turn_with_an_error(server, ma
     assert isinstance(finished, TurnFinished) and finished.is_error and "full" in finished.error
 
 
-async def test_a_checkpoint_write_failing_while_an_interrupt_settles_still_ends_the_turn(server, make_settings) -> None:
+async def test_a_checkpoint_write_failing_while_an_interrupt_settles_still_ends_the_turn(
+    server, make_settings
+) -> None:
     server.script(slow())
     settings = make_settings()
     async with await Engine.open(settings) as engine:
@@ -120,7 +132,9 @@ async def test_a_checkpoint_write_failing_while_an_interrupt_settles_still_ends_
     assert finished.is_error and "could not save the interrupted turn" in finished.error
 
 
-async def test_a_second_cancel_while_the_interrupt_settles_changes_nothing(server, make_settings) -> None:
+async def test_a_second_cancel_while_the_interrupt_settles_changes_nothing(
+    server, make_settings
+) -> None:
     server.script(slow(), reply("next"))
     settings = make_settings()
     async with await Engine.open(settings) as engine:
@@ -151,11 +165,15 @@ async def test_a_second_cancel_while_the_interrupt_settles_changes_nothing(serve
         assert isinstance(finished, TurnFinished) and finished.interrupted and not finished.is_error
         assert not any(isinstance(e, Notice) for e in rest_events)  # TurnFinished is the one signal
         kept = [m for m in await runner.messages() if isinstance(m, AIMessage)]
-        assert kept[-1].additional_kwargs.get(CANCELLED_MARKER) and str(kept[-1].content).startswith(streamed)
+        assert kept[-1].additional_kwargs.get(CANCELLED_MARKER) and str(
+            kept[-1].content
+        ).startswith(streamed)
         assert isinstance((await drain(runner.run_turn("go on")))[-1], TurnFinished)
 
 
-async def test_an_error_in_the_translation_ends_the_turn(server, make_settings, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_error_in_the_translation_ends_the_turn(
+    server, make_settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(self: StreamTranslator, update: Any) -> Any:
         raise ValueError("cannot read this update")
 
@@ -164,10 +182,16 @@ async def test_an_error_in_the_translation_ends_the_turn(server, make_settings, 
     async with await Engine.open(make_settings()) as engine:
         events = await drain(engine.runner(HeadlessApprover()).run_turn("hello"))
     finished = events[-1]
-    assert isinstance(finished, TurnFinished) and finished.is_error and "cannot read this update" in finished.error
+    assert (
+        isinstance(finished, TurnFinished)
+        and finished.is_error
+        and "cannot read this update" in finished.error
+    )
 
 
-async def test_a_cancel_while_the_consumer_is_busy_lands_at_the_next_step(server, make_settings) -> None:
+async def test_a_cancel_while_the_consumer_is_busy_lands_at_the_next_step(
+    server, make_settings
+) -> None:
     """The interrupt never raises in the consumer's own code: it takes effect when the
     consumer asks for the next event."""
     server.script(slow())
@@ -179,7 +203,9 @@ async def test_a_cancel_while_the_consumer_is_busy_lands_at_the_next_step(server
             async for event in runner.run_turn("write a lot"):
                 seen.append(event)
                 if isinstance(event, TextDelta) and runner.cancel():
-                    await asyncio.sleep(0.05)  # the consumer's own wait, which must not be cut short
+                    await asyncio.sleep(
+                        0.05
+                    )  # the consumer's own wait, which must not be cut short
 
         await asyncio.wait_for(consume(), BOUND)
     assert isinstance(seen[-1], TurnFinished) and seen[-1].interrupted
@@ -197,14 +223,21 @@ async def test_leaving_a_turn_early_frees_the_session(server, make_settings) -> 
     assert isinstance(second[-1], TurnFinished) and second[-1].result == "second"
 
 
-async def test_middleware_events_arrive_on_the_stream_while_the_tool_waits(server, make_settings, api: str) -> None:
+async def test_middleware_events_arrive_on_the_stream_while_the_tool_waits(
+    server, make_settings, api: str
+) -> None:
     """An approval request reaches the consumer while the middleware is still waiting for the
     answer, in order with the call's other events."""
-    server.script(reply(tool_calls=[tool_call("write_file", {"file_path": "a.txt", "content": "one\n"})]), reply("done"))
+    server.script(
+        reply(tool_calls=[tool_call("write_file", {"file_path": "a.txt", "content": "one\n"})]),
+        reply("done"),
+    )
 
     class AnswersWhenSeen:
         def __init__(self) -> None:
-            self.answer: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+            self.answer: asyncio.Future[ApprovalDecision] = (
+                asyncio.get_running_loop().create_future()
+            )
 
         async def decide(self, request: ApprovalRequested) -> ApprovalDecision:
             return await self.answer
@@ -221,6 +254,10 @@ async def test_middleware_events_arrive_on_the_stream_while_the_tool_waits(serve
                     approver.answer.set_result(ApprovalDecision(True))
 
         await asyncio.wait_for(consume(), BOUND)
-    kinds = [type(e) for e in seen if isinstance(e, (ApprovalRequested, ApprovalResolved, ToolCallFinished))]
+    kinds = [
+        type(e)
+        for e in seen
+        if isinstance(e, (ApprovalRequested, ApprovalResolved, ToolCallFinished))
+    ]
     assert kinds == [ApprovalRequested, ApprovalResolved, ToolCallFinished]
     assert isinstance(seen[-1], TurnFinished) and not seen[-1].is_error

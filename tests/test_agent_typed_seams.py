@@ -30,8 +30,11 @@ def dcode_middleware() -> list[type[AgentMiddleware]]:
     for module_info in pkgutil.iter_modules(middleware_package.__path__):
         module = importlib.import_module(f"{middleware_package.__name__}.{module_info.name}")
         found += [
-            cls for _, cls in inspect.getmembers(module, inspect.isclass)
-            if issubclass(cls, AgentMiddleware) and cls.__module__ == module.__name__ and cls.__dict__.get("state_schema", True)
+            cls
+            for _, cls in inspect.getmembers(module, inspect.isclass)
+            if issubclass(cls, AgentMiddleware)
+            and cls.__module__ == module.__name__
+            and cls.__dict__.get("state_schema", True)
         ]
     return found
 
@@ -61,9 +64,14 @@ def test_every_middleware_is_typed_with_its_state_and_the_run_context() -> None:
             assert state is cls.state_schema, cls.__name__
 
 
-async def test_a_run_without_a_run_context_is_refused_before_anything_runs(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_run_without_a_run_context_is_refused_before_anything_runs(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     # A write the model asks for at once: without the check, it ran with nobody asked.
-    server.script(reply(tool_calls=[tool_call("write_file", {"file_path": "planted.txt", "content": "x"})]), reply("done"))
+    server.script(
+        reply(tool_calls=[tool_call("write_file", {"file_path": "planted.txt", "content": "x"})]),
+        reply("done"),
+    )
     async with await Engine.open(make_settings(dcode_home, workspace, server)) as engine:
         runner = engine.runner(HeadlessApprover())
         with pytest.raises(MissingRunContext, match="RunContext"):
@@ -80,13 +88,23 @@ def test_the_record_survives_even_the_strict_serializer() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    [None, "text", {}, {"cutoff": 2}, {"cutoff": "2", "summary": "S"}, {"cutoff": -1, "summary": "S"}, {"cutoff": 2, "summary": "S", "archive": 3}],
+    [
+        None,
+        "text",
+        {},
+        {"cutoff": 2},
+        {"cutoff": "2", "summary": "S"},
+        {"cutoff": -1, "summary": "S"},
+        {"cutoff": 2, "summary": "S", "archive": 3},
+    ],
 )
 def test_what_is_not_a_compaction_reads_as_none(value: object) -> None:
     assert read_compaction({"compaction": value}) is None
 
 
-async def test_a_compaction_round_trips_through_the_checkpoint_and_resumes(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_compaction_round_trips_through_the_checkpoint_and_resumes(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     one = "one, at length. " * 60  # long enough that a summary makes the request smaller
     server.script(reply(one), reply("two"), reply("SUMMARY of one and two."), reply("three"))
     settings = make_settings(dcode_home, workspace, server)
@@ -101,25 +119,43 @@ async def test_a_compaction_round_trips_through_the_checkpoint_and_resumes(serve
         runner = engine.runner(HeadlessApprover(), session_id=session_id)
         values = (await engine.graph.aget_state(runner.config)).values
         saved = values["compaction"]
-        assert type(saved) is dict and {"cutoff", "summary", "archive"} <= set(saved) <= set(Compaction.__annotations__)
-        assert read_compaction(values) == saved and saved["summary"] == "SUMMARY of one and two." and saved["cutoff"] == 2
+        assert type(saved) is dict and {"cutoff", "summary", "archive"} <= set(saved) <= set(
+            Compaction.__annotations__
+        )
+        assert (
+            read_compaction(values) == saved
+            and saved["summary"] == "SUMMARY of one and two."
+            and saved["cutoff"] == 2
+        )
         async for _ in runner.run_turn("third"):
             pass
     sent = server.transcript(3)
-    assert "SUMMARY of one and two." in sent[1][1] and [text for _, text in sent[2:]] == ["second", "two", "third"]
+    assert "SUMMARY of one and two." in sent[1][1] and [text for _, text in sent[2:]] == [
+        "second",
+        "two",
+        "third",
+    ]
 
 
-async def test_a_damaged_compaction_sends_the_whole_history(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_damaged_compaction_sends_the_whole_history(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     server.script(reply("one"), reply("two"))
     async with await Engine.open(make_settings(dcode_home, workspace, server)) as engine:
         runner = engine.runner(HeadlessApprover())
         async for _ in runner.run_turn("first"):
             pass
-        await engine.graph.aupdate_state(runner.config, {"compaction": {"cutoff": 1}}, as_node="model")
+        await engine.graph.aupdate_state(
+            runner.config, {"compaction": {"cutoff": 1}}, as_node="model"
+        )
         events = [event async for event in runner.run_turn("second")]
         report = await engine.context_report(runner.session_id)  # /context reads it too
     assert not any(isinstance(event, ErrorEvent) for event in events)
-    assert [text for role, text in server.transcript(1) if role != "system"] == ["first", "one", "second"]
+    assert [text for role, text in server.transcript(1) if role != "system"] == [
+        "first",
+        "one",
+        "second",
+    ]
     assert not report.compacted
 
 

@@ -55,7 +55,9 @@ def fail_writes_to_new_files(monkeypatch: pytest.MonkeyPatch, target: Path, afte
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell files apart")
-async def test_full_disk_mid_write_keeps_the_old_file_and_no_temporary(backend: LocalBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_full_disk_mid_write_keeps_the_old_file_and_no_temporary(
+    backend: LocalBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = backend.root / "notes.txt"
     target.write_text(OLD)
     fail_writes_to_new_files(monkeypatch, target, after=1000)
@@ -68,12 +70,21 @@ async def test_full_disk_mid_write_keeps_the_old_file_and_no_temporary(backend: 
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell files apart")
-async def test_full_disk_reaches_the_model_as_one_line(backend: LocalBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_full_disk_reaches_the_model_as_one_line(
+    backend: LocalBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = backend.root / "notes.txt"
     target.write_text(OLD)
     tools = {tool.name: tool for tool in build_tools(backend)}
     fail_writes_to_new_files(monkeypatch, target, after=10)
-    result = await tools["edit_file"].ainvoke({"file_path": "notes.txt", "old_string": "the old", "new_string": "a new", "replace_all": True})
+    result = await tools["edit_file"].ainvoke(
+        {
+            "file_path": "notes.txt",
+            "old_string": "the old",
+            "new_string": "a new",
+            "replace_all": True,
+        }
+    )
     monkeypatch.undo()
     assert result == "edit_file: notes.txt: No space left on device"
     assert target.read_text() == OLD
@@ -98,7 +109,9 @@ def test_a_file_size_limit_mid_write_keeps_the_old_file(backend: LocalBackend) -
             print("refused", exc.errno)
         """
     )
-    result = subprocess.run([sys.executable, "-c", child], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", child], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert result.stdout.strip() == f"refused {errno.EFBIG}", result.stderr
     assert target.read_text() == OLD
     assert names_in(backend.root) == ["big.txt"]
@@ -159,7 +172,9 @@ async def test_mode_is_kept(backend: LocalBackend) -> None:
     await backend.write_text("run.sh", "#!/bin/sh\necho new\n")
     assert stat.S_IMODE(script.stat().st_mode) == 0o755
     tools = {tool.name: tool for tool in build_tools(backend)}
-    await tools["edit_file"].ainvoke({"file_path": "run.sh", "old_string": "new", "new_string": "edited"})
+    await tools["edit_file"].ainvoke(
+        {"file_path": "run.sh", "old_string": "new", "new_string": "edited"}
+    )
     assert stat.S_IMODE(script.stat().st_mode) == 0o755
     assert (await backend.execute("./run.sh")).output == "edited\n"
     private = backend.root / "secret.env"
@@ -178,7 +193,9 @@ async def test_a_new_file_gets_the_umask_mode(backend: LocalBackend) -> None:
     assert stat.S_IMODE((backend.root / "fresh" / "new.txt").stat().st_mode) == 0o640
 
 
-async def test_writing_through_a_link_updates_its_target_and_keeps_the_link(backend: LocalBackend) -> None:
+async def test_writing_through_a_link_updates_its_target_and_keeps_the_link(
+    backend: LocalBackend,
+) -> None:
     real = backend.root / "real.txt"
     real.write_text("old\n")
     link = backend.root / "link.txt"

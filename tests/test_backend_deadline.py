@@ -24,14 +24,19 @@ from tests.support.hostile_files import fifo
 from tests.test_media_fixtures import PROJECT_ROOT
 
 
-async def test_a_stuck_call_fails_at_its_deadline_and_a_late_result_is_discarded(tmp_path: Path) -> None:
+async def test_a_stuck_call_fails_at_its_deadline_and_a_late_result_is_discarded(
+    tmp_path: Path,
+) -> None:
     pipe = fifo(tmp_path / "mount")
     late: list[BinaryIO] = []
     started = time.monotonic()
     with pytest.raises(TimeoutError) as caught:
         await call_with_deadline(open, pipe, "rb", seconds=0.3, path=pipe, discard=late.append)
     assert caught.value.errno == errno.ETIMEDOUT and caught.value.filename == str(pipe)
-    assert caught.value.strerror == "the file system did not answer within 0.3 s (a stalled network or removable drive?)"
+    assert (
+        caught.value.strerror
+        == "the file system did not answer within 0.3 s (a stalled network or removable drive?)"
+    )
     assert time.monotonic() - started < 5
     # A writer arrives: the abandoned open completes on its thread, and what it opened is
     # handed to ``discard`` (the backend closes it there), not left to leak.
@@ -58,10 +63,16 @@ async def test_errors_and_results_come_back_as_they_are(tmp_path: Path) -> None:
 
 async def test_a_stuck_call_does_not_hold_up_the_next_ones(tmp_path: Path) -> None:
     pipe = fifo(tmp_path / "mount")
-    stuck = asyncio.ensure_future(call_with_deadline(open, pipe, "rb", seconds=30, path=pipe, discard=lambda late: late.close()))
+    stuck = asyncio.ensure_future(
+        call_with_deadline(
+            open, pipe, "rb", seconds=30, path=pipe, discard=lambda late: late.close()
+        )
+    )
     await asyncio.sleep(0.1)
     for _ in range(20):  # served by other threads, at once
-        assert (await call_with_deadline(os.stat, tmp_path, seconds=5, path=tmp_path)).st_ino == tmp_path.stat().st_ino
+        assert (
+            await call_with_deadline(os.stat, tmp_path, seconds=5, path=tmp_path)
+        ).st_ino == tmp_path.stat().st_ino
     assert not stuck.done()
     stuck.cancel()
     os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))  # let the abandoned open finish
@@ -92,7 +103,10 @@ asyncio.run(main(sys.argv[1]))
 def test_sigterm_ends_the_process_while_a_read_is_stuck(tmp_path: Path) -> None:
     pipe = fifo(tmp_path / "mount")
     process = subprocess.Popen(
-        [sys.executable, "-c", STUCK_READER, str(pipe)], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", STUCK_READER, str(pipe)],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stdout is not None and process.stdout.readline() == "reading\n"

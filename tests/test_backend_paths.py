@@ -173,7 +173,9 @@ def test_tilde_inside_and_outside(hostile: LocalBackend, monkeypatch: pytest.Mon
 
 def test_absolute_paths_through_links(hostile: LocalBackend, tmp_path: Path) -> None:
     (tmp_path / "alias_of_ws").symlink_to(hostile.root)
-    assert hostile.is_inside_workspace(str(tmp_path / "alias_of_ws" / "deep" / ".." / ".." / "x.txt"))
+    assert hostile.is_inside_workspace(
+        str(tmp_path / "alias_of_ws" / "deep" / ".." / ".." / "x.txt")
+    )
     assert hostile.resolve(str(tmp_path / "alias_of_ws" / "x.txt")) == hostile.root / "x.txt"
     assert not hostile.is_inside_workspace(str(hostile.root / "up" / "z"))
 
@@ -189,7 +191,10 @@ async def test_every_operation_opens_the_resolved_path(hostile: LocalBackend) ->
     assert await hostile.read_text(f"{escape}/x.txt") == "inside\n"
     assert await hostile.exists(f"{escape}/x.txt")
     assert (await hostile.stat(f"{escape}/x.txt")).path == hostile.root / "x.txt"
-    assert "x.txt" in (await hostile.ls(escape)).items and "ws/" not in (await hostile.ls(escape)).items
+    assert (
+        "x.txt" in (await hostile.ls(escape)).items
+        and "ws/" not in (await hostile.ls(escape)).items
+    )
     assert (await hostile.glob("*.txt", escape)).items == ("x.txt",)
     assert (await hostile.glob(f"{escape}/*.txt")).items == ("x.txt",)
     matches = (await hostile.grep("side", escape)).matches
@@ -201,7 +206,9 @@ async def test_every_operation_opens_the_resolved_path(hostile: LocalBackend) ->
 
 
 @pytest.mark.parametrize("use_ripgrep", [True, False], ids=["ripgrep", "python"])
-async def test_search_through_a_link_out_reads_where_it_leads(hostile: LocalBackend, use_ripgrep: bool) -> None:
+async def test_search_through_a_link_out_reads_where_it_leads(
+    hostile: LocalBackend, use_ripgrep: bool
+) -> None:
     backend = LocalBackend(hostile.root, use_ripgrep=use_ripgrep, use_git=False)
     (hostile.root.parent / "elsewhere" / "found.txt").write_text("needle\n")
     assert not backend.is_inside_workspace("up/..")

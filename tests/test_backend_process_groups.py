@@ -37,7 +37,11 @@ def test_a_group_is_forgotten_once_empty() -> None:
 
 def test_ending_kills_what_ignores_sigterm() -> None:
     trees = ProcessTrees()
-    proc = subprocess.Popen(["bash", "-c", "trap '' TERM; echo ready; sleep 60 & wait"], start_new_session=True, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        ["bash", "-c", "trap '' TERM; echo ready; sleep 60 & wait"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     trees.add(proc.pid)
     trees.end_sessions(grace=0.2)
@@ -47,13 +51,17 @@ def test_ending_kills_what_ignores_sigterm() -> None:
 
 async def test_a_timeout_ends_what_left_the_commands_session(tmp_path: Path) -> None:
     """A ``setsid`` grandchild is out of the command's process group: killing the group missed it."""
-    command = "setsid sh -c 'trap \"\" TERM; echo $$ > escapee.pid; sleep 300' >/dev/null 2>&1 & sleep 60"
+    command = (
+        "setsid sh -c 'trap \"\" TERM; echo $$ > escapee.pid; sleep 300' >/dev/null 2>&1 & sleep 60"
+    )
     result = await LocalBackend(tmp_path).execute(command, timeout=2)
     assert result.timed_out
     escapee = read_pid(tmp_path / "escapee.pid")
     assert escapee is not None
     try:
-        await asyncio.to_thread(wait_for, lambda: not running(escapee), 5, "the setsid grandchild to end")
+        await asyncio.to_thread(
+            wait_for, lambda: not running(escapee), 5, "the setsid grandchild to end"
+        )
     finally:
         if running(escapee):
             os.kill(escapee, signal.SIGKILL)
@@ -62,14 +70,21 @@ async def test_a_timeout_ends_what_left_the_commands_session(tmp_path: Path) -> 
 async def test_a_cancelled_command_takes_its_escapees_down(tmp_path: Path) -> None:
     command = "setsid sh -c 'echo $$ > escapee.pid; sleep 300' >/dev/null 2>&1 & sleep 60"
     task = asyncio.create_task(LocalBackend(tmp_path).execute(command, timeout=120))
-    await asyncio.to_thread(wait_for, lambda: read_pid(tmp_path / "escapee.pid") is not None, 30, "the grandchild to start")
+    await asyncio.to_thread(
+        wait_for,
+        lambda: read_pid(tmp_path / "escapee.pid") is not None,
+        30,
+        "the grandchild to start",
+    )
     escapee = read_pid(tmp_path / "escapee.pid")
     assert escapee is not None and running(escapee)
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
     try:
-        await asyncio.to_thread(wait_for, lambda: not running(escapee), 5, "the setsid grandchild to end")
+        await asyncio.to_thread(
+            wait_for, lambda: not running(escapee), 5, "the setsid grandchild to end"
+        )
     finally:
         if running(escapee):
             os.kill(escapee, signal.SIGKILL)
@@ -77,7 +92,11 @@ async def test_a_cancelled_command_takes_its_escapees_down(tmp_path: Path) -> No
 
 def test_without_proc_whole_groups_are_ended() -> None:
     """Where ``/proc`` cannot be read, the process groups are what is left to go by."""
-    proc = subprocess.Popen(["bash", "-c", "trap '' TERM; echo ready; sleep 60 & wait"], start_new_session=True, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        ["bash", "-c", "trap '' TERM; echo ready; sleep 60 & wait"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     ending.end_groups([proc.pid], grace=0.2)
     assert proc.wait(timeout=5) == -signal.SIGKILL

@@ -25,12 +25,21 @@ def hostile(tmp_path: Path) -> HostileRepo:
 
 
 def run(argv: list[str], repo: HostileRepo, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(argv, cwd=repo.path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL).stdout
+    return subprocess.run(
+        argv, cwd=repo.path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL
+    ).stdout
 
 
 def test_plain_git_runs_what_the_repository_configures(hostile: HostileRepo) -> None:
     assert run(["git", "status", "--porcelain"], hostile).count(" M ") == DIRTY
-    assert {"fsmonitor", "clean", "process-filter", "included-clean", "worktree-clean", "post-index-change"} <= set(hostile.fired())
+    assert {
+        "fsmonitor",
+        "clean",
+        "process-filter",
+        "included-clean",
+        "worktree-clean",
+        "post-index-change",
+    } <= set(hostile.fired())
     hostile.clear()
     run(["git", "diff"], hostile)
     assert "external-diff" in hostile.fired()
@@ -68,7 +77,9 @@ async def test_the_async_setup_is_the_same(hostile: HostileRepo) -> None:
 
 
 def test_a_driver_name_that_cannot_be_overridden_stops_git(hostile: HostileRepo) -> None:
-    subprocess.run(["git", "config", "filter.x=y.clean", "touch marker"], cwd=hostile.path, check=True)
+    subprocess.run(
+        ["git", "config", "filter.x=y.clean", "touch marker"], cwd=hostile.path, check=True
+    )
     assert safe_git(hostile.path) is None
     assert hostile.fired() == []
 

@@ -34,13 +34,26 @@ def test_each_copy_has_its_own_containers_around_the_same_leaves() -> None:
     value = {"a": [leaf, {"b": {3, 4}}], "c": Pair([1], (leaf, [2])), "d": "text", "e": None}
     copy = fresh_containers(value)
     assert copy == value and copy is not value
-    assert copy["a"] is not value["a"] and copy["a"][1] is not value["a"][1] and copy["a"][1]["b"] is not value["a"][1]["b"]
-    assert type(copy["c"]) is Pair and copy["c"].left is not value["c"].left and copy["c"].right[1] is not value["c"].right[1]
+    assert (
+        copy["a"] is not value["a"]
+        and copy["a"][1] is not value["a"][1]
+        and copy["a"][1]["b"] is not value["a"][1]["b"]
+    )
+    assert (
+        type(copy["c"]) is Pair
+        and copy["c"].left is not value["c"].left
+        and copy["c"].right[1] is not value["c"].right[1]
+    )
     assert copy["a"][0] is leaf and copy["c"].right[0] is leaf  # the messages themselves are shared
     copy["a"].append("more")
     copy["a"][1]["b"].add(5)
     copy["c"].left.append(9)
-    assert value == {"a": [leaf, {"b": {3, 4}}], "c": Pair([1], (leaf, [2])), "d": "text", "e": None}
+    assert value == {
+        "a": [leaf, {"b": {3, 4}}],
+        "c": Pair([1], (leaf, [2])),
+        "d": "text",
+        "e": None,
+    }
 
 
 def _blob(serializer: JsonPlusSerializer, value: Any) -> tuple[str, bytes]:
@@ -50,10 +63,19 @@ def _blob(serializer: JsonPlusSerializer, value: Any) -> tuple[str, bytes]:
 
 
 def _history(n: int, tag: str = "") -> dict[str, Any]:
-    return {"channel_values": {"messages": [HumanMessage(f"{tag}message {i} " + "x" * 200, id=f"{tag}{i}") for i in range(n)]}, "versions": {"a": 1}}
+    return {
+        "channel_values": {
+            "messages": [
+                HumanMessage(f"{tag}message {i} " + "x" * 200, id=f"{tag}{i}") for i in range(n)
+            ]
+        },
+        "versions": {"a": 1},
+    }
 
 
-def test_a_blob_is_decoded_once_and_each_load_gets_its_own_dicts(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_blob_is_decoded_once_and_each_load_gets_its_own_dicts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     serializer = RememberingSerializer()
     data = _blob(serializer, _history(200))
     decoded = Counter[bytes]()
@@ -71,7 +93,9 @@ def test_a_blob_is_decoded_once_and_each_load_gets_its_own_dicts(monkeypatch: py
     assert decoded[data[1]] == 1
     assert len(second["channel_values"]["messages"]) == 200 and second["versions"] == {"a": 1}
     assert second["channel_values"]["messages"][0] is first["channel_values"]["messages"][0]
-    assert [m.content for m in second["channel_values"]["messages"]] == [m.content for m in original(serializer, data)["channel_values"]["messages"]]
+    assert [m.content for m in second["channel_values"]["messages"]] == [
+        m.content for m in original(serializer, data)["channel_values"]["messages"]
+    ]
 
 
 def test_the_latest_checkpoints_are_kept_within_their_count_and_budget() -> None:
@@ -115,7 +139,13 @@ async def test_a_long_thread_is_decoded_once_however_often_it_is_loaded(
     # every snapshot again.
     monkeypatch.setattr(history_channel, "SNAPSHOT_EVERY", 5)
     (workspace / "notes.txt").write_text("a line of notes, long enough to count\n" * 300)
-    server.script(*[reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]) for _ in range(6)], reply("done"))
+    server.script(
+        *[
+            reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})])
+            for _ in range(6)
+        ],
+        reply("done"),
+    )
     settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
@@ -141,7 +171,9 @@ async def test_a_long_thread_is_decoded_once_however_often_it_is_loaded(
     assert loads[0] is not loads[1] and loads[0] == loads[1] == loads[2]
     loads[0].clear()
     saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
-    assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [(type(m), m.id, m.content) for m in loads[1]]
+    assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [
+        (type(m), m.id, m.content) for m in loads[1]
+    ]
     assert isinstance(loads[1][-1], AIMessage) and loads[1][-1].content == "done"
 
 
@@ -151,7 +183,11 @@ async def test_a_turn_reads_its_thread_from_the_database_once(
     # Settling the thread before the turn, the graph's own load and the count after it each
     # rebuilt the history from the database: three reads of the whole thread a turn.
     (workspace / "notes.txt").write_text("notes\n")
-    server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]), reply("first"), reply("second"))
+    server.script(
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]),
+        reply("first"),
+        reply("second"),
+    )
     settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
     reads: list[str] = []
     original = AsyncSqliteSaver.aget_delta_channel_history
@@ -172,5 +208,7 @@ async def test_a_turn_reads_its_thread_from_the_database_once(
         live = await runner.messages()
         assert len(reads) == 1  # the head the count read: nothing new
     saved = read_saved_thread(settings.sessions_db, runner.session_id, strict=True)
-    assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [(type(m), m.id, m.content) for m in live]
+    assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [
+        (type(m), m.id, m.content) for m in live
+    ]
     assert [m.content for m in live[-2:]] == ["and again", "second"]

@@ -23,7 +23,12 @@ WAIT_FOR_GO = "touch started; while [ ! -f go ]; do sleep 0.05; done; echo went 
 
 
 def _env(home: Path) -> dict[str, str]:
-    return {"PATH": os.environ["PATH"], "HOME": str(home.parent), "DCODE_HOME": str(home), "OPENAI_API_KEY": "test-key"}
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home.parent),
+        "DCODE_HOME": str(home),
+        "OPENAI_API_KEY": "test-key",
+    }
 
 
 def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -40,15 +45,24 @@ def _session(server: ScriptedModelServer, workspace: Path, home: Path) -> str:
     return json.loads(result.stdout)["session_id"]
 
 
-def _start_long_turn(server: ScriptedModelServer, workspace: Path, home: Path, session_id: str, *then: Step) -> subprocess.Popen[str]:
+def _start_long_turn(
+    server: ScriptedModelServer, workspace: Path, home: Path, session_id: str, *then: Step
+) -> subprocess.Popen[str]:
     """``dcode -p -r SID`` stopped inside its turn, in a shell command waiting for ``go``;
     ``then``: what the model answers once the command has finished."""
     server.script(reply(tool_calls=[tool_call("execute", {"command": WAIT_FOR_GO})]), *then)
     proc = subprocess.Popen(
         [DCODE, "-p", "the long turn", "-r", session_id, *model_args(server), "--approve", "all"],
-        cwd=workspace, env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=workspace,
+        env=_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    _wait_until(lambda: (workspace / "started").exists() or proc.poll() is not None, "the first turn's command")
+    _wait_until(
+        lambda: (workspace / "started").exists() or proc.poll() is not None,
+        "the first turn's command",
+    )
     assert proc.poll() is None, proc.communicate()
     return proc
 
@@ -59,7 +73,9 @@ def test_a_second_resume_of_an_open_session_is_refused_and_the_first_turn_is_kep
     session_id = _session(server, workspace, home)
     first = _start_long_turn(server, workspace, home, session_id, reply("the long turn is done"))
     try:
-        refused = run(["-p", "a second turn", "-r", session_id, *model_args(server)], workspace, home)
+        refused = run(
+            ["-p", "a second turn", "-r", session_id, *model_args(server)], workspace, home
+        )
         latest = run(["-p", "a turn for the latest", "-c", *model_args(server)], workspace, home)
     finally:
         (workspace / "go").touch()
@@ -71,7 +87,9 @@ def test_a_second_resume_of_an_open_session_is_refused_and_the_first_turn_is_kep
     for second in (refused, latest):
         assert second.returncode == 2
         assert second.stderr.splitlines() == [expected] and second.stdout == ""
-    assert len(server.requests) == 3  # "start", then the long turn's two: neither refused run reached the model
+    assert (
+        len(server.requests) == 3
+    )  # "start", then the long turn's two: neither refused run reached the model
     assert first.returncode == 0, err
     assert out.strip() == "the long turn is done"
     saved = read_saved_thread(home / "sessions.db", session_id)
@@ -87,7 +105,9 @@ def test_a_second_resume_of_an_open_session_is_refused_and_the_first_turn_is_kep
     assert again.stdout.strip() == "the second turn, later"
 
 
-def test_a_session_whose_dcode_was_killed_opens_again(server: ScriptedModelServer, workspace: Path, home: Path) -> None:
+def test_a_session_whose_dcode_was_killed_opens_again(
+    server: ScriptedModelServer, workspace: Path, home: Path
+) -> None:
     session_id = _session(server, workspace, home)
     first = _start_long_turn(server, workspace, home, session_id)
     try:
@@ -102,7 +122,9 @@ def test_a_session_whose_dcode_was_killed_opens_again(server: ScriptedModelServe
     assert result.stdout.strip() == "resumed after the kill"
 
 
-def test_a_session_open_elsewhere_is_not_deleted(server: ScriptedModelServer, workspace: Path, home: Path) -> None:
+def test_a_session_open_elsewhere_is_not_deleted(
+    server: ScriptedModelServer, workspace: Path, home: Path
+) -> None:
     session_id = _session(server, workspace, home)
     with held_elsewhere(home, session_id) as holder:
         refused = run(["sessions", "delete", session_id[:6]], workspace, home)

@@ -25,7 +25,9 @@ print("HEAVY:" + ",".join(loaded))
 def test_light_commands_skip_heavy_imports(argv: list[str], tmp_path) -> None:
     code = PROBE.format(argv=argv, heavy=HEAVY)
     env = {"DCODE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert "HEAVY:\n" in result.stdout or result.stdout.strip().endswith("HEAVY:"), result.stdout
     assert "dcode" in result.stdout
@@ -33,7 +35,11 @@ def test_light_commands_skip_heavy_imports(argv: list[str], tmp_path) -> None:
 
 def test_version_output(tmp_path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "dcode.cli.app", "--version"], capture_output=True, text=True, env={"DCODE_HOME": str(tmp_path)}, timeout=60
+        [sys.executable, "-m", "dcode.cli.app", "--version"],
+        capture_output=True,
+        text=True,
+        env={"DCODE_HOME": str(tmp_path)},
+        timeout=60,
     )
     from dcode import __version__
 
@@ -62,7 +68,14 @@ def test_the_tui_starts_without_the_heavy_stack(tmp_path) -> None:
     primary, secondary = pty.openpty()  # the TUI runs only on a terminal
     try:
         result = subprocess.run(
-            [sys.executable, "-c", code], stdin=secondary, stdout=secondary, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=60
+            [sys.executable, "-c", code],
+            stdin=secondary,
+            stdout=secondary,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
         )
     finally:
         os.close(primary)
@@ -91,7 +104,14 @@ def test_media_inspect_finds_the_profile_without_langchain_or_openai(tmp_path) -
     argv = ["media", "inspect", str(shot), "-m", "openai:gpt-5.1"]
     code = INSPECT_PROBE.format(argv=argv, heavy=(*HEAVY, "langchain_openai", "pydantic"))
     env = {"DCODE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=PROJECT_ROOT,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "EXIT:0\n" in result.stdout, result.stdout
     assert result.stdout.rstrip().endswith("MODULES:"), result.stdout

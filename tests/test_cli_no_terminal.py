@@ -26,22 +26,45 @@ print("MODULES:" + ",".join(sorted({{m.split('.')[0] for m in sys.modules}} & se
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
-    return {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DCODE_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": "k"}
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DCODE_HOME": str(tmp_path / "home"),
+        "OPENAI_API_KEY": "k",
+    }
 
 
 def test_no_terminal_at_all_says_how_to_run_headless(tmp_path: Path) -> None:
     with open(os.devnull) as nothing:
-        done = subprocess.run([DCODE, "fix the bug"], stdin=nothing, capture_output=True, text=True, env=environment(tmp_path), cwd=tmp_path, timeout=30)
+        done = subprocess.run(
+            [DCODE, "fix the bug"],
+            stdin=nothing,
+            capture_output=True,
+            text=True,
+            env=environment(tmp_path),
+            cwd=tmp_path,
+            timeout=30,
+        )
     assert done.returncode == 2 and done.stdout == ""
     [line] = done.stderr.splitlines()
-    assert line.startswith("dcode: error: the TUI needs a terminal, and stdin and stdout are not one.")
+    assert line.startswith(
+        "dcode: error: the TUI needs a terminal, and stdin and stdout are not one."
+    )
     assert 'dcode -p "PROMPT"' in line and "stream-json" in line
 
 
 def test_output_to_a_pipe_is_named(tmp_path: Path) -> None:
     primary, secondary = pty.openpty()
     try:
-        done = subprocess.run([DCODE], stdin=secondary, capture_output=True, text=True, env=environment(tmp_path), cwd=tmp_path, timeout=30)
+        done = subprocess.run(
+            [DCODE],
+            stdin=secondary,
+            capture_output=True,
+            text=True,
+            env=environment(tmp_path),
+            cwd=tmp_path,
+            timeout=30,
+        )
     finally:
         os.close(primary)
         os.close(secondary)
@@ -52,7 +75,15 @@ def test_output_to_a_pipe_is_named(tmp_path: Path) -> None:
 def test_the_refusal_comes_before_the_heavy_imports(tmp_path: Path) -> None:
     code = PROBE.format(argv=["-m", "openai:test-model"], heavy=HEAVY)
     with open(os.devnull) as nothing:
-        done = subprocess.run([sys.executable, "-c", code], stdin=nothing, capture_output=True, text=True, env=environment(tmp_path), cwd=tmp_path, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            stdin=nothing,
+            capture_output=True,
+            text=True,
+            env=environment(tmp_path),
+            cwd=tmp_path,
+            timeout=60,
+        )
     assert "EXIT:2\n" in done.stdout, done.stderr
     assert done.stdout.rstrip().endswith("MODULES:"), done.stdout
     assert not (tmp_path / "home").exists()  # nothing was started, not even the home folder
@@ -61,7 +92,25 @@ def test_the_refusal_comes_before_the_heavy_imports(tmp_path: Path) -> None:
 def test_headless_still_runs_from_a_pipe(server: ScriptedModelServer, tmp_path: Path) -> None:
     """``-p`` is the way without a terminal: it is not refused."""
     server.script(reply("Hello from the pipe."))
-    argv = [DCODE, "-p", "hi", "-m", "openai:test-model", "--base-url", server.base_url, "--api", "chat"]
-    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=environment(tmp_path), cwd=tmp_path, timeout=60)
+    argv = [
+        DCODE,
+        "-p",
+        "hi",
+        "-m",
+        "openai:test-model",
+        "--base-url",
+        server.base_url,
+        "--api",
+        "chat",
+    ]
+    done = subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=environment(tmp_path),
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Hello from the pipe.\n"

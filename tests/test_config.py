@@ -24,13 +24,22 @@ def test_defaults_without_files(home: Path, workspace: Path) -> None:
 def test_precedence_cli_env_project_user(home: Path, workspace: Path) -> None:
     write(home / "config.toml", 'model = "user:m"\napi = "chat"\nmax_turns = 7\ntheme = "nord"\n')
     write(workspace / ".dcode" / "config.toml", 'model = "project:m"\napprove = "all"\n')
-    TrustStore(home).trust(workspace, ProjectFiles.read(workspace).digest)  # a trusted project's file applies whole
+    TrustStore(home).trust(
+        workspace, ProjectFiles.read(workspace).digest
+    )  # a trusted project's file applies whole
     env = {"DCODE_HOME": str(home)}
     settings = load_settings(workspace=workspace, env=env)
-    assert (settings.model, settings.api, settings.max_turns, settings.approve) == ("project:m", WireApi.CHAT, 7, ApprovalMode.ALL)
+    assert (settings.model, settings.api, settings.max_turns, settings.approve) == (
+        "project:m",
+        WireApi.CHAT,
+        7,
+        ApprovalMode.ALL,
+    )
     env["DCODE_MODEL"] = "env:m"
     assert load_settings(workspace=workspace, env=env).model == "env:m"
-    settings = load_settings(workspace=workspace, env=env, cli={"model": "cli:m", "approve": "manual", "base_url": None})
+    settings = load_settings(
+        workspace=workspace, env=env, cli={"model": "cli:m", "approve": "manual", "base_url": None}
+    )
     assert settings.model == "cli:m"
     assert settings.approve is ApprovalMode.MANUAL
     assert len(settings.sources) == 2
@@ -48,7 +57,9 @@ def test_bad_value_names_file_and_line(home: Path, workspace: Path) -> None:
     path = write(home / "config.toml", 'model = "a"\napprove = "sometimes"\n')
     with pytest.raises(ConfigError) as info:
         load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
-    assert str(path) in str(info.value) and "line 2" in str(info.value) and "manual" in str(info.value)
+    assert (
+        str(path) in str(info.value) and "line 2" in str(info.value) and "manual" in str(info.value)
+    )
 
 
 def test_unknown_key_is_an_error(home: Path, workspace: Path) -> None:
@@ -82,7 +93,12 @@ def test_theme_preference_persists_over_config(home: Path, workspace: Path) -> N
 
 def test_mode_cycle() -> None:
     """After ``all`` comes ``plan``, the strictest: one press too many never loosens anything."""
-    assert [ApprovalMode.MANUAL.next(), ApprovalMode.EDITS.next(), ApprovalMode.ALL.next(), ApprovalMode.PLAN.next()] == [
+    assert [
+        ApprovalMode.MANUAL.next(),
+        ApprovalMode.EDITS.next(),
+        ApprovalMode.ALL.next(),
+        ApprovalMode.PLAN.next(),
+    ] == [
         ApprovalMode.EDITS,
         ApprovalMode.ALL,
         ApprovalMode.PLAN,
@@ -92,43 +108,91 @@ def test_mode_cycle() -> None:
 
 def test_model_limits_default_to_minutes_not_hours(home: Path, workspace: Path) -> None:
     settings = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
-    limits = (settings.connect_timeout, settings.request_timeout, settings.stall_timeout, settings.retry_budget)
+    limits = (
+        settings.connect_timeout,
+        settings.request_timeout,
+        settings.stall_timeout,
+        settings.retry_budget,
+    )
     assert limits == (10.0, 60.0, 120.0, 180.0)
 
 
 def test_model_limits_from_file_and_environment(home: Path, workspace: Path) -> None:
-    write(home / "config.toml", "connect_timeout = 3\nrequest_timeout = 45.5\nstall_timeout = 300\nretry_budget = 600\n")
+    write(
+        home / "config.toml",
+        "connect_timeout = 3\nrequest_timeout = 45.5\nstall_timeout = 300\nretry_budget = 600\n",
+    )
     env = {"DCODE_HOME": str(home)}
     settings = load_settings(workspace=workspace, env=env)
-    assert (settings.connect_timeout, settings.request_timeout, settings.stall_timeout, settings.retry_budget) == (3.0, 45.5, 300.0, 600.0)
-    env |= {"DCODE_CONNECT_TIMEOUT": "1", "DCODE_REQUEST_TIMEOUT": "2", "DCODE_STALL_TIMEOUT": "3", "DCODE_RETRY_BUDGET": "4"}
+    assert (
+        settings.connect_timeout,
+        settings.request_timeout,
+        settings.stall_timeout,
+        settings.retry_budget,
+    ) == (3.0, 45.5, 300.0, 600.0)
+    env |= {
+        "DCODE_CONNECT_TIMEOUT": "1",
+        "DCODE_REQUEST_TIMEOUT": "2",
+        "DCODE_STALL_TIMEOUT": "3",
+        "DCODE_RETRY_BUDGET": "4",
+    }
     settings = load_settings(workspace=workspace, env=env)
-    assert (settings.connect_timeout, settings.request_timeout, settings.stall_timeout, settings.retry_budget) == (1.0, 2.0, 3.0, 4.0)
+    assert (
+        settings.connect_timeout,
+        settings.request_timeout,
+        settings.stall_timeout,
+        settings.retry_budget,
+    ) == (1.0, 2.0, 3.0, 4.0)
 
 
 @pytest.mark.parametrize("raw", ["0", "-5", "soon", "inf", "nan"])
-def test_a_limit_must_be_a_positive_number_of_seconds(home: Path, workspace: Path, raw: str) -> None:
-    with pytest.raises(ConfigError, match=r"request_timeout = .* \(environment\); expected a positive number of seconds"):
-        load_settings(workspace=workspace, env={"DCODE_HOME": str(home), "DCODE_REQUEST_TIMEOUT": raw})
-    write(home / "config.toml", "model = \"a\"\nstall_timeout = true\n")
+def test_a_limit_must_be_a_positive_number_of_seconds(
+    home: Path, workspace: Path, raw: str
+) -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"request_timeout = .* \(environment\); expected a positive number of seconds",
+    ):
+        load_settings(
+            workspace=workspace, env={"DCODE_HOME": str(home), "DCODE_REQUEST_TIMEOUT": raw}
+        )
+    write(home / "config.toml", 'model = "a"\nstall_timeout = true\n')
     with pytest.raises(ConfigError, match="line 2: stall_timeout = True"):
         load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
 
 
-def test_compaction_triggers_by_tokens_messages_or_share_of_the_window(home: Path, workspace: Path) -> None:
+def test_compaction_triggers_by_tokens_messages_or_share_of_the_window(
+    home: Path, workspace: Path
+) -> None:
     from dcode.settings.compaction_triggers import Threshold, Triggers, Unit
 
     assert load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).triggers == Triggers()
-    write(home / "config.toml", 'compact_at = 120000\ncompact_keep = "6 messages"\ntruncate_at = "60%"\n')
+    write(
+        home / "config.toml",
+        'compact_at = 120000\ncompact_keep = "6 messages"\ntruncate_at = "60%"\n',
+    )
     triggers = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).triggers
-    assert triggers == Triggers(Threshold(Unit.TOKENS, 120_000), Threshold(Unit.MESSAGES, 6), Threshold(Unit.FRACTION, 0.6))
-    assert (str(triggers.summarize_at), str(triggers.keep), str(triggers.truncate_at)) == ("120000 tokens", "6 messages", "60%")
-    assert Threshold.parse(0.85) == Threshold.parse("85%") == Threshold.parse("0.85") == Threshold(Unit.FRACTION, 0.85)
+    assert triggers == Triggers(
+        Threshold(Unit.TOKENS, 120_000), Threshold(Unit.MESSAGES, 6), Threshold(Unit.FRACTION, 0.6)
+    )
+    assert (str(triggers.summarize_at), str(triggers.keep), str(triggers.truncate_at)) == (
+        "120000 tokens",
+        "6 messages",
+        "60%",
+    )
+    assert (
+        Threshold.parse(0.85)
+        == Threshold.parse("85%")
+        == Threshold.parse("0.85")
+        == Threshold(Unit.FRACTION, 0.85)
+    )
     for bad in ("0%", "150%", 0, -5, True, "lots", "2.5 messages"):
         with pytest.raises(ValueError):  # noqa: PT011 - each bad value words it its own way
             Threshold.parse(bad)
     write(home / "config.toml", 'compact_at = "lots"\n')
-    with pytest.raises(ConfigError, match=r"line 1: compact_at = 'lots' is not valid .* a count of messages"):
+    with pytest.raises(
+        ConfigError, match=r"line 1: compact_at = 'lots' is not valid .* a count of messages"
+    ):
         load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
 
 
@@ -136,5 +200,9 @@ def test_tier_one_must_fire_below_tier_two(home: Path, workspace: Path) -> None:
     write(home / "config.toml", 'compact_at = "80%"\ntruncate_at = "90%"\n')
     with pytest.raises(ConfigError, match=r"truncate_at \(90%\) must be below compact_at \(80%\)"):
         load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
-    write(home / "config.toml", 'compact_at = "40 messages"\ntruncate_at = "90%"\n')  # other units: each fires on its own
-    assert load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).truncate_at.value == 0.9
+    write(
+        home / "config.toml", 'compact_at = "40 messages"\ntruncate_at = "90%"\n'
+    )  # other units: each fires on its own
+    assert (
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).truncate_at.value == 0.9
+    )

@@ -44,10 +44,17 @@ def test_a_plain_clone_skips_what_needs_the_corpus(tmp_path: Path) -> None:
     clone = tmp_path / "clone"  # nothing beside it: no ../shared/corpus
     shutil.copytree(ROOT / "tests", clone / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", clone)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # dcode itself from this checkout; the tests from the clone
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+    }  # dcode itself from this checkout; the tests from the clone
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *READERS, DRAWS_ITS_OWN],
-        cwd=clone, env=env, capture_output=True, text=True, timeout=600,
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     outcomes = dict(re.findall(r"^(tests/\S+) (PASSED|SKIPPED|FAILED|ERROR)", done.stdout, re.M))
     assert done.returncode == 0, done.stdout[-4_000:]
@@ -55,4 +62,6 @@ def test_a_plain_clone_skips_what_needs_the_corpus(tmp_path: Path) -> None:
     skipped = [test for test, outcome in outcomes.items() if outcome == "SKIPPED"]
     assert len(skipped) >= 15 and all(test.startswith(tuple(READERS)) for test in skipped)
     reasons = re.findall(r"^SKIPPED \[\d+\] (\S+): (.*)$", done.stdout, re.M)
-    assert reasons and all(reason.startswith(f"test corpus not found: {tmp_path}/") for _, reason in reasons), reasons
+    assert reasons and all(
+        reason.startswith(f"test corpus not found: {tmp_path}/") for _, reason in reasons
+    ), reasons

@@ -43,24 +43,60 @@ def read_pid(path: Path) -> int | None:
     return int(text) if text else None
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
-def test_signal_to_headless_ends_the_shell_command(server, workspace: Path, tmp_path: Path, signum: signal.Signals) -> None:
+@pytest.mark.parametrize(
+    "signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name
+)
+def test_signal_to_headless_ends_the_shell_command(
+    server, workspace: Path, tmp_path: Path, signum: signal.Signals
+) -> None:
     server.script(reply(tool_calls=[tool_call("execute", {"command": SLEEPER})]), reply("done"))
     home = tmp_path / "home"
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DCODE_HOME": str(home), "OPENAI_API_KEY": "k"}
-    argv = [DCODE, "-p", "sleep a while", "-m", "openai:test-model", "--base-url", server.base_url, "--api", "chat", "--approve", "all"]
-    proc = subprocess.Popen(argv, cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DCODE_HOME": str(home),
+        "OPENAI_API_KEY": "k",
+    }
+    argv = [
+        DCODE,
+        "-p",
+        "sleep a while",
+        "-m",
+        "openai:test-model",
+        "--base-url",
+        server.base_url,
+        "--api",
+        "chat",
+        "--approve",
+        "all",
+    ]
+    proc = subprocess.Popen(
+        argv, cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     sleep_pid: int | None = None
     try:
-        wait_for(lambda: read_pid(workspace / "sleep.pid") is not None or proc.poll() is not None, 60, "the sleep to start")
+        wait_for(
+            lambda: read_pid(workspace / "sleep.pid") is not None or proc.poll() is not None,
+            60,
+            "the sleep to start",
+        )
         sleep_pid = read_pid(workspace / "sleep.pid")
-        assert sleep_pid is not None and running(sleep_pid), proc.stderr.read() if proc.stderr else ""
+        assert sleep_pid is not None and running(sleep_pid), (
+            proc.stderr.read() if proc.stderr else ""
+        )
         proc.send_signal(signum)
         _, stderr = proc.communicate(timeout=15)
         assert proc.returncode == 128 + signum, stderr
         assert stderr.strip().splitlines() == [f"dcode: stopped by {signum.name}"]
         wait_for(lambda: not running(sleep_pid), 5, "the sleep to end")
-        listing = subprocess.run([DCODE, "sessions", "list"], cwd=workspace, env=env, capture_output=True, text=True, timeout=60)
+        listing = subprocess.run(
+            [DCODE, "sessions", "list"],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert "sleep a while" in listing.stdout  # the interrupted session was kept
     finally:
         if proc.poll() is None:
@@ -68,4 +104,3 @@ def test_signal_to_headless_ends_the_shell_command(server, workspace: Path, tmp_
             proc.wait()
         if sleep_pid is not None and running(sleep_pid):
             os.kill(sleep_pid, signal.SIGKILL)
-

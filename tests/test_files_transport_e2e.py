@@ -73,11 +73,17 @@ def with_image(settings, path: Path, text: str = "look at this") -> list[dict]:
     return [{"type": "text", "text": text}, to_reference_block(attachment)]
 
 
-async def test_three_turns_with_one_screenshot_upload_it_once(server, make_settings, workspace: Path) -> None:
+async def test_three_turns_with_one_screenshot_upload_it_once(
+    server, make_settings, workspace: Path
+) -> None:
     shot = noisy_screenshot(workspace / "shot.png")
     results = {}
     for transport, profile in (("inline", INLINE), ("files", FILES)):
-        settings = make_settings("responses", model_overrides={"openai:test-model": profile}, home=workspace / f"home-{transport}")
+        settings = make_settings(
+            "responses",
+            model_overrides={"openai:test-model": profile},
+            home=workspace / f"home-{transport}",
+        )
         server.script(reply("one"), reply("two"), reply("three"))
         start = len(server.requests)
         turns = await run_turns(settings, [with_image(settings, shot), "and now?", "once more"])
@@ -86,10 +92,15 @@ async def test_three_turns_with_one_screenshot_upload_it_once(server, make_setti
     files, inline = results["files"], results["inline"]
     assert len(server.files.uploads) == 1
     uploaded = server.files.uploads[0].file_id
-    assert [file_ids(r) for r in files] == [[uploaded]] * 3 and all(inline_images(r) == 0 for r in files)
+    assert [file_ids(r) for r in files] == [[uploaded]] * 3 and all(
+        inline_images(r) == 0 for r in files
+    )
     assert all(inline_images(r) == 1 and not file_ids(r) for r in inline)
     for sent_inline, sent_files in zip(inline, files, strict=True):
-        assert len(sent_inline.raw_body) >= 100 * len(sent_files.raw_body), (len(sent_inline.raw_body), len(sent_files.raw_body))
+        assert len(sent_inline.raw_body) >= 100 * len(sent_files.raw_body), (
+            len(sent_inline.raw_body),
+            len(sent_files.raw_body),
+        )
     assert {r.headers.get("user-agent") for r in server.files.requests} == {USER_AGENT}
     # The key is nowhere in the index, which is private.
     index = workspace / "home-files" / "uploads.json"
@@ -97,11 +108,17 @@ async def test_three_turns_with_one_screenshot_upload_it_once(server, make_setti
 
 
 @pytest.mark.parametrize("case", ["one named", "two named", "unnamed"])
-async def test_a_stale_id_is_uploaded_again_and_the_call_retried_once(server, make_settings, workspace: Path, api: str, case: str) -> None:
+async def test_a_stale_id_is_uploaded_again_and_the_call_retried_once(
+    server, make_settings, workspace: Path, api: str, case: str
+) -> None:
     settings = make_settings(api, model_overrides={"openai:test-model": FILES})
     shots = [noisy_screenshot(workspace / f"s{n}.png", (300, 200), n) for n in range(3)]
     server.script(reply("seen"), reply("seen again"))
-    content = [*with_image(settings, shots[0]), with_image(settings, shots[1])[1], with_image(settings, shots[2])[1]]
+    content = [
+        *with_image(settings, shots[0]),
+        with_image(settings, shots[1])[1],
+        with_image(settings, shots[2])[1],
+    ]
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover())
         first = [e async for e in runner.run_turn(content, prompt_text="three shots")]
@@ -126,7 +143,9 @@ async def test_a_stale_id_is_uploaded_again_and_the_call_retried_once(server, ma
     assert {m.file_id for m in kept} == set(retried)
 
 
-async def test_a_second_file_error_is_the_turns_error_and_there_is_no_third_call(server, make_settings, workspace: Path, api: str) -> None:
+async def test_a_second_file_error_is_the_turns_error_and_there_is_no_third_call(
+    server, make_settings, workspace: Path, api: str
+) -> None:
     settings = make_settings(api, model_overrides={"openai:test-model": FILES}, max_retries=0)
     shot = noisy_screenshot(workspace / "one.png", (300, 200))
     server.script(fault.file_error(), fault.file_error(), reply("never"))
@@ -134,11 +153,15 @@ async def test_a_second_file_error_is_the_turns_error_and_there_is_no_third_call
     finished = turns[0][-1]
     assert finished.is_error and "file" in finished.result.lower()
     assert len(server.requests) == 2  # the call and its one retry: no third
-    assert UploadIndex(settings.home).mappings(Scope.of(server.base_url, "test-key")) == []  # what it named is cleared
+    assert (
+        UploadIndex(settings.home).mappings(Scope.of(server.base_url, "test-key")) == []
+    )  # what it named is cleared
     assert len(server.files.uploads) == 2
 
 
-async def test_an_upload_failure_sends_the_request_inline(server, make_settings, workspace: Path, api: str) -> None:
+async def test_an_upload_failure_sends_the_request_inline(
+    server, make_settings, workspace: Path, api: str
+) -> None:
     settings = make_settings(api, model_overrides={"openai:test-model": FILES})
     shot = noisy_screenshot(workspace / "one.png", (300, 200))
     server.files.fail_next_upload("error")
@@ -148,14 +171,22 @@ async def test_an_upload_failure_sends_the_request_inline(server, make_settings,
     assert inline_images(server.requests[0]) == 1 and file_ids(server.requests[0]) == []
     notices = [e.message for e in turns[0] if isinstance(e, Notice)]
     assert any("could not be uploaded" in n and "inline" in n for n in notices)
-    assert file_ids(server.requests[1]) and inline_images(server.requests[1]) == 0  # the next request uploads again
+    assert (
+        file_ids(server.requests[1]) and inline_images(server.requests[1]) == 0
+    )  # the next request uploads again
 
 
-async def test_context_counts_a_file_id_image_as_it_counts_an_inline_one(server, make_settings, workspace: Path) -> None:
+async def test_context_counts_a_file_id_image_as_it_counts_an_inline_one(
+    server, make_settings, workspace: Path
+) -> None:
     shot = noisy_screenshot(workspace / "one.png", (800, 600))
     figures = {}
     for transport, profile in (("inline", INLINE), ("files", FILES)):
-        settings = make_settings("responses", model_overrides={"openai:test-model": profile}, home=workspace / f"home-{transport}")
+        settings = make_settings(
+            "responses",
+            model_overrides={"openai:test-model": profile},
+            home=workspace / f"home-{transport}",
+        )
         server.script(reply("ok", usage=(2000, 5)))  # the same reported input: the same calibration
         async with await Engine.open(settings) as engine:
             runner = engine.runner(HeadlessApprover())
@@ -165,12 +196,18 @@ async def test_context_counts_a_file_id_image_as_it_counts_an_inline_one(server,
     assert figures["files"]["media"] == figures["inline"]["media"] > 0
 
 
-async def test_many_screenshots_stay_in_a_files_request_that_inline_would_drop(server, make_settings, workspace: Path) -> None:
+async def test_many_screenshots_stay_in_a_files_request_that_inline_would_drop(
+    server, make_settings, workspace: Path
+) -> None:
     budget = {"request_image_bytes": 600_000}
     shots = [noisy_screenshot(workspace / f"s{n}.png", (300, 300), n) for n in range(6)]
     dropped = {}
     for transport, profile in (("inline", INLINE), ("files", FILES)):
-        settings = make_settings("responses", model_overrides={"openai:test-model": {**profile, **budget}}, home=workspace / f"home-{transport}")
+        settings = make_settings(
+            "responses",
+            model_overrides={"openai:test-model": {**profile, **budget}},
+            home=workspace / f"home-{transport}",
+        )
         store = AttachmentStore(settings.attachments_dir)
         blocks = [to_reference_block(store.admit([Source.from_path(p, p.name)])[0]) for p in shots]
         server.script(reply("ok"))
@@ -180,12 +217,20 @@ async def test_many_screenshots_stay_in_a_files_request_that_inline_would_drop(s
     assert dropped["inline"] > 0 and dropped["files"] == 0
 
 
-async def test_uploads_failing_through_a_tool_loop_give_one_notice(server, make_settings, workspace: Path) -> None:
+async def test_uploads_failing_through_a_tool_loop_give_one_notice(
+    server, make_settings, workspace: Path
+) -> None:
     settings = make_settings("chat", model_overrides={"openai:test-model": FILES})
     (workspace / "notes.txt").write_text("hello\n")
     shot = noisy_screenshot(workspace / "one.png", (300, 200))
     server.files.fail_next_upload("error", times=None)
-    server.script(*(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]) for _ in range(2)), reply("done"))
+    server.script(
+        *(
+            reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})])
+            for _ in range(2)
+        ),
+        reply("done"),
+    )
     turns = await run_turns(settings, [with_image(settings, shot)])
     assert not turns[0][-1].is_error and all(inline_images(r) == 1 for r in server.requests)
     assert sum("could not be uploaded" in e.message for e in turns[0] if isinstance(e, Notice)) == 1

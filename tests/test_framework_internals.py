@@ -58,7 +58,9 @@ MISSING = object()
 
 # What an attribute that instances carry is looked for on, by its owner.
 SAMPLES: dict[str, Callable[[], object]] = {
-    "textual.widgets.markdown:MarkdownBlock": lambda: MarkdownBlock(Markdown(), Token("paragraph_open", "p", 1)),
+    "textual.widgets.markdown:MarkdownBlock": lambda: MarkdownBlock(
+        Markdown(), Token("paragraph_open", "p", 1)
+    ),
     "textual.widgets._markdown:MarkdownListItem": lambda: textual_internals.MarkdownListItem(
         Markdown(), Token("list_item_open", "li", 1), "• "
     ),
@@ -95,13 +97,17 @@ def problems(use: PrivateUse) -> list[str]:
     if use.instance:
         make = SAMPLES.get(f"{use.module}:{use.owner}")
         if make is None:
-            return [f"the contract test has no sample {use.owner} to look for .{use.attribute} on (add one to SAMPLES)"]
+            return [
+                f"the contract test has no sample {use.owner} to look for .{use.attribute} on (add one to SAMPLES)"
+            ]
         value = getattr(make(), use.attribute, MISSING)
         if value is MISSING:
             return [f"a new {use.owner} has no attribute {use.attribute}"]
         expected = load(use.value_type) if use.value_type else object
         if not isinstance(value, expected):
-            return [f"{use.attribute} holds a {type(value).__qualname__}, not a {expected.__qualname__}"]
+            return [
+                f"{use.attribute} holds a {type(value).__qualname__}, not a {expected.__qualname__}"
+            ]
         return []
     value = getattr(owner, use.attribute, MISSING)
     if value is MISSING:
@@ -115,7 +121,9 @@ def problems(use: PrivateUse) -> list[str]:
         variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
         names = tuple(parameter.name for parameter in parameters if parameter.kind not in variadic)
         if names != use.parameters:
-            found.append(f"its parameters are ({', '.join(names)}), dcode's are ({', '.join(use.parameters)})")
+            found.append(
+                f"its parameters are ({', '.join(names)}), dcode's are ({', '.join(use.parameters)})"
+            )
     for base in use.bases:
         if not (isinstance(value, type) and issubclass(value, load(base))):
             found.append(f"it no longer derives from {base.replace(':', '.')}")
@@ -140,7 +148,9 @@ def test_every_listed_private_still_has_the_shape_dcode_relies_on(use: PrivateUs
 def test_a_renamed_or_reshaped_private_fails_saying_who_relies_on_it() -> None:
     """The check itself: each kind of change is caught and named."""
     hook = next(use for use in USES if use.target.endswith("MarkdownBlock._update_from_block"))
-    renamed = dataclasses.replace(hook, target=hook.target.replace("_update_from_block", "_update_from_blok"))
+    renamed = dataclasses.replace(
+        hook, target=hook.target.replace("_update_from_block", "_update_from_blok")
+    )
     reshaped = dataclasses.replace(hook, parameters=("self", "block", "markdown"))
     table = next(use for use in USES if use.target.endswith(":MarkdownTable"))
     rebased = dataclasses.replace(table, bases=("textual.widgets:TextArea",))
@@ -152,7 +162,9 @@ def test_a_renamed_or_reshaped_private_fails_saying_who_relies_on_it() -> None:
         f"textual {textual} changed MarkdownBlock._update_from_blok "
         "(dcode/tui/transcript/table_block.py, dcode/tui/transcript/list_block.py rely on it): "
     )
-    assert "its parameters are (self, block), dcode's are (self, block, markdown)" in report(reshaped)
+    assert "its parameters are (self, block), dcode's are (self, block, markdown)" in report(
+        reshaped
+    )
     assert "no longer derives from textual.widgets.TextArea" in report(rebased)
     assert "module textual.widgets._markdown_blocks is gone" in report(gone)
     assert "_blocks holds a list, not a dict" in report(retyped)
@@ -164,11 +176,21 @@ def test_the_listed_users_and_tests_exist() -> None:
     a renamed test or file must not leave the list pointing at nothing."""
     missing = []
     for use in USES:
-        missing += [f"{use.target}: no file {user}" for user in use.users if not (ROOT / user).is_file()]
+        missing += [
+            f"{use.target}: no file {user}" for user in use.users if not (ROOT / user).is_file()
+        ]
         for test in use.tests:
             path, _, name = test.partition("::")
             file = ROOT / path
-            defined = {node.name for node in ast.parse(file.read_text()).body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))} if file.is_file() else set()
+            defined = (
+                {
+                    node.name
+                    for node in ast.parse(file.read_text()).body
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                }
+                if file.is_file()
+                else set()
+            )
             if name not in defined:
                 missing.append(f"{use.target}: no test {test}")
     assert not missing, "\n".join(missing)
@@ -176,16 +198,22 @@ def test_the_listed_users_and_tests_exist() -> None:
 
 def test_dependencies_whose_privates_dcode_uses_have_an_upper_bound() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    requirements = {canonicalize_name(r.name): r for r in map(Requirement, pyproject["project"]["dependencies"])}
+    requirements = {
+        canonicalize_name(r.name): r for r in map(Requirement, pyproject["project"]["dependencies"])
+    }
     unbounded = []
     for distribution in sorted({use.distribution for use in USES}):
         requirement = requirements.get(canonicalize_name(distribution))
         if requirement is None:
             unbounded.append(f"{distribution} is not a dependency in pyproject.toml")
         elif not any(spec.operator in {"<", "<=", "~=", "=="} for spec in requirement.specifier):
-            unbounded.append(f"{requirement} has no upper bound, yet dcode relies on its private names")
+            unbounded.append(
+                f"{requirement} has no upper bound, yet dcode relies on its private names"
+            )
         elif version(distribution) not in requirement.specifier:
-            unbounded.append(f"{distribution} {version(distribution)} is installed, outside {requirement}")
+            unbounded.append(
+                f"{distribution} {version(distribution)} is installed, outside {requirement}"
+            )
     assert not unbounded, "\n".join(unbounded)
 
 
@@ -213,7 +241,11 @@ def defined_privates(sources: list[str]) -> set[str]:
     for source in sources:
         for node in ast.walk(ast.parse(source)):
             match node:
-                case ast.FunctionDef(name=name) | ast.AsyncFunctionDef(name=name) | ast.ClassDef(name=name):
+                case (
+                    ast.FunctionDef(name=name)
+                    | ast.AsyncFunctionDef(name=name)
+                    | ast.ClassDef(name=name)
+                ):
                     names.add(name)
                 case ast.Name(id=name, ctx=ast.Store()) | ast.arg(arg=name):
                     names.add(name)
@@ -253,7 +285,11 @@ def stray_private_uses(source: str, path: str, defined: set[str]) -> list[str]:
                 continue
             if private_module(node.module):
                 found.append((node.lineno, f"imports from {node.module}"))
-            found += [(node.lineno, f"imports {node.module}.{alias.name}") for alias in node.names if private(alias.name)]
+            found += [
+                (node.lineno, f"imports {node.module}.{alias.name}")
+                for alias in node.names
+                if private(alias.name)
+            ]
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and private(node.attr):
             owner = node.value
@@ -262,7 +298,11 @@ def stray_private_uses(source: str, path: str, defined: set[str]) -> list[str]:
                     found.append((node.lineno, f"uses {ast.unparse(node)}"))
             elif isinstance(owner, ast.Name) and owner.id in {"self", "cls"}:
                 continue  # dcode's own, or a framework's checked by the override test below
-            elif isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+            elif (
+                isinstance(owner, ast.Call)
+                and isinstance(owner.func, ast.Name)
+                and owner.func.id == "super"
+            ):
                 continue
             elif node.attr not in defined and node.attr not in DOCUMENTED:
                 found.append((node.lineno, f"uses {ast.unparse(node)}"))
@@ -283,7 +323,12 @@ def stray_private_uses(source: str, path: str, defined: set[str]) -> list[str]:
 def test_no_private_framework_name_is_used_outside_the_fences() -> None:
     sources = dict(dcode_sources())
     defined = defined_privates(list(sources.values()))
-    stray = [line for path, source in sources.items() if path not in FENCES for line in stray_private_uses(source, path, defined)]
+    stray = [
+        line
+        for path, source in sources.items()
+        if path not in FENCES
+        for line in stray_private_uses(source, path, defined)
+    ]
     assert not stray, (
         "private names of other packages outside the fence modules; move each into "
         f"{' or '.join(FENCES)} and list it in PRIVATE_USES:\n" + "\n".join(stray)
@@ -364,7 +409,11 @@ def names_used(cls: type) -> dict[str, tuple[str, ...]]:
     used: dict[str, set[str]] = {}
     for statement in syntax.body:
         match statement:
-            case ast.FunctionDef(name=name) | ast.AsyncFunctionDef(name=name) | ast.ClassDef(name=name):
+            case (
+                ast.FunctionDef(name=name)
+                | ast.AsyncFunctionDef(name=name)
+                | ast.ClassDef(name=name)
+            ):
                 used.setdefault(name, set()).add("defines")
             case ast.Assign(targets=targets):
                 for target in targets:
@@ -373,8 +422,14 @@ def names_used(cls: type) -> dict[str, tuple[str, ...]]:
             case ast.AnnAssign(target=ast.Name(id=name)):
                 used.setdefault(name, set()).add("assigns")
     for node in ast.walk(syntax):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            used.setdefault(node.attr, set()).add("sets" if isinstance(node.ctx, ast.Store) else "reads")
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
+            used.setdefault(node.attr, set()).add(
+                "sets" if isinstance(node.ctx, ast.Store) else "reads"
+            )
     return {name: tuple(verb for verb in VERBS if verb in hows) for name, hows in used.items()}
 
 
@@ -387,7 +442,12 @@ def framework_names(base: type) -> frozenset[str]:
     except (OSError, TypeError):
         return frozenset(names)
     for node in ast.walk(syntax):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
             names.add(node.attr)
     return frozenset(names)
 
@@ -414,7 +474,9 @@ def collisions(cls: type) -> list[str]:
     be hidden by an attribute of the same name."""
     frameworks = [base for base in cls.__mro__ if base.__module__.split(".")[0] in FRAMEWORKS]
     found = []
-    for part in (base for base in cls.__mro__ if base.__module__.split(".")[0] in {"dcode", "tests"}):
+    for part in (
+        base for base in cls.__mro__ if base.__module__.split(".")[0] in {"dcode", "tests"}
+    ):
         user = source_file(part)
         for name, hows in names_used(part).items():
             owner = next((base for base in frameworks if name in framework_names(base)), None)
@@ -427,9 +489,17 @@ def collisions(cls: type) -> list[str]:
                     "dcode's own, or reach the framework's through the fence module"
                 )
             elif private(name) and not listed(cls, name, user):
-                found.append(f"{user}: {part.__qualname__} overrides {theirs}: list it in the fence's PRIVATE_USES")
-            elif not private(name) and {"sets", "assigns"} & set(hows) and inspect.isfunction(vars(owner).get(name)):
-                found.append(f"{user}: {part.__qualname__} {'sets self.' if 'sets' in hows else 'assigns '}{name}, hiding the method {theirs}")
+                found.append(
+                    f"{user}: {part.__qualname__} overrides {theirs}: list it in the fence's PRIVATE_USES"
+                )
+            elif (
+                not private(name)
+                and {"sets", "assigns"} & set(hows)
+                and inspect.isfunction(vars(owner).get(name))
+            ):
+                found.append(
+                    f"{user}: {part.__qualname__} {'sets self.' if 'sets' in hows else 'assigns '}{name}, hiding the method {theirs}"
+                )
     return found
 
 
@@ -454,9 +524,17 @@ class Shadowing(Widget):
 
 def test_the_name_check_finds_shadowing_and_unlisted_overrides() -> None:
     found = collisions(Shadowing)
-    assert any("Shadowing sets _animate, which is also textual.widget.Widget._animate" in line for line in found), found
-    assert any("Shadowing sets self.batch, hiding the method textual.widget.Widget.batch" in line for line in found), found
-    assert any("Shadowing overrides textual." in line and "._on_key: list it" in line for line in found), found
+    assert any(
+        "Shadowing sets _animate, which is also textual.widget.Widget._animate" in line
+        for line in found
+    ), found
+    assert any(
+        "Shadowing sets self.batch, hiding the method textual.widget.Widget.batch" in line
+        for line in found
+    ), found
+    assert any(
+        "Shadowing overrides textual." in line and "._on_key: list it" in line for line in found
+    ), found
     assert len(found) == 3, found
 
 
@@ -471,7 +549,9 @@ async def test_key_events_are_stamped_with_the_event_clock() -> None:
     assert before <= key.time <= after
 
 
-async def test_the_terminal_driver_draws_on_the_stderr_it_finds_when_made(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_terminal_driver_draws_on_the_stderr_it_finds_when_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """dcode points file descriptor 2 at a log while the app runs and hands Textual a duplicate
     of the terminal as ``sys.__stderr__``; the driver must draw on that, not on descriptor 2."""
     if sys.platform == "win32":
@@ -505,10 +585,14 @@ def token_style(area: TextArea, label: str) -> str:
     for segment in area.render_line(0):
         if segment.text == label:
             return str(segment.style)
-    raise AssertionError(f"{label!r} is not one segment of {[segment.text for segment in area.render_line(0)]}")
+    raise AssertionError(
+        f"{label!r} is not one segment of {[segment.text for segment in area.render_line(0)]}"
+    )
 
 
-async def test_a_placeholder_token_is_drawn_in_its_style_and_follows_the_theme(tmp_path: Path) -> None:
+async def test_a_placeholder_token_is_drawn_in_its_style_and_follows_the_theme(
+    tmp_path: Path,
+) -> None:
     """The prompt highlights a token through TextArea's highlight map and theme: drawn in the
     ``prompt-area--token`` style, again after the app's theme and the editor's theme change."""
     from dcode.tui.widgets import PromptInput
@@ -573,8 +657,13 @@ async def test_kept_reasoning_is_never_sent_back(server, make_settings) -> None:
     async with await Engine.open(make_settings("chat")) as engine:
         runner = engine.runner(HeadlessApprover())
         first = [event async for event in runner.run_turn("two and two?")]
-        assert "".join(event.text for event in first if isinstance(event, ReasoningDelta)) == "Two and two make four."
+        assert (
+            "".join(event.text for event in first if isinstance(event, ReasoningDelta))
+            == "Two and two make four."
+        )
         [event async for event in runner.run_turn("and three?")]
-    answer = next(message for message in server.requests[1].messages if message.get("role") == "assistant")
+    answer = next(
+        message for message in server.requests[1].messages if message.get("role") == "assistant"
+    )
     assert answer["content"] == "Four."
     assert "reasoning_content" not in answer and "make four" not in str(server.requests[1].body)

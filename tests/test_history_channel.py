@@ -44,10 +44,20 @@ WRITES: dict[str, list[Any]] = {
     "appends": [[H("a", id="1")], [AIMessage("b", id="2"), H("c", id="3")], H("d", id="4")],
     "replaces in place": [[H("a", id="1"), H("b", id="2"), H("c", id="3")], [H("B", id="2")]],
     "removes": [[H("a", id="1"), H("b", id="2"), H("c", id="3")], [RemoveMessage(id="2")]],
-    "removed then back in one write": [[H("a", id="1"), H("b", id="2")], [RemoveMessage(id="1"), H("A", id="1")]],
-    "starts over": [[H("a", id="1"), H("b", id="2")], [H("x", id="9"), RemoveMessage(id=REMOVE_ALL_MESSAGES), H("c", id="3")], [H("d", id="4")]],
+    "removed then back in one write": [
+        [H("a", id="1"), H("b", id="2")],
+        [RemoveMessage(id="1"), H("A", id="1")],
+    ],
+    "starts over": [
+        [H("a", id="1"), H("b", id="2")],
+        [H("x", id="9"), RemoveMessage(id=REMOVE_ALL_MESSAGES), H("c", id="3")],
+        [H("d", id="4")],
+    ],
     "a chunk becomes a message": [[H("a", id="1")], [AIMessageChunk(content="part", id="5")]],
-    "a tool result": [[AIMessage("", id="a1", tool_calls=[{"name": "ls", "args": {}, "id": "c1"}])], [ToolMessage("out", tool_call_id="c1", id="t1")]],
+    "a tool result": [
+        [AIMessage("", id="a1", tool_calls=[{"name": "ls", "args": {}, "id": "c1"}])],
+        [ToolMessage("out", tool_call_id="c1", id="t1")],
+    ],
 }
 
 
@@ -59,14 +69,20 @@ def test_the_fold_merges_as_add_messages_does(case: str) -> None:
     assert [type(m) for m in fold_messages([], writes)] == [type(m) for m in expected]
     # Batching-invariant, as DeltaChannel requires: folding in two parts is folding at once.
     for cut in range(len(writes) + 1):
-        assert _shape(fold_messages(fold_messages([], writes[:cut]), writes[cut:])) == _shape(expected)
+        assert _shape(fold_messages(fold_messages([], writes[:cut]), writes[cut:])) == _shape(
+            expected
+        )
 
 
 def test_the_fold_refuses_what_add_messages_refuses_and_names_its_marker() -> None:
     assert REMOVE_ALL == REMOVE_ALL_MESSAGES
-    with pytest.raises(ValueError, match=r"delete a message with an ID that doesn't exist \('nope'\)"):
+    with pytest.raises(
+        ValueError, match=r"delete a message with an ID that doesn't exist \('nope'\)"
+    ):
         add_messages([H("a", id="1")], [RemoveMessage(id="nope")])
-    with pytest.raises(ValueError, match=r"delete a message with an ID that doesn't exist \('nope'\)"):
+    with pytest.raises(
+        ValueError, match=r"delete a message with an ID that doesn't exist \('nope'\)"
+    ):
         fold_messages([H("a", id="1")], [[RemoveMessage(id="nope")]])
     # A message without an id is given one, kept by the message, as add_messages does.
     message = H("no id")
@@ -76,7 +92,10 @@ def test_the_fold_refuses_what_add_messages_refuses_and_names_its_marker() -> No
 
 def _blobs(db: Path) -> list[bytes]:
     with sqlite3.connect(db) as conn:
-        return [row[0] for row in conn.execute("SELECT checkpoint FROM checkpoints ORDER BY checkpoint_id")]
+        return [
+            row[0]
+            for row in conn.execute("SELECT checkpoint FROM checkpoints ORDER BY checkpoint_id")
+        ]
 
 
 def _stored_messages(blob: bytes) -> Any:
@@ -84,7 +103,10 @@ def _stored_messages(blob: bytes) -> Any:
 
 
 def _tool_loop(steps: int) -> list[Any]:
-    script = [reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]) for _ in range(steps)]
+    script = [
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})])
+        for _ in range(steps)
+    ]
     return [*script, reply("done")]
 
 
@@ -185,7 +207,12 @@ def test_a_long_fold_with_removals_and_replacements_merges_as_add_messages_does(
     expected = reduce(add_messages, writes, history)
     assert _shape(fold_messages(history, writes)) == _shape(expected)
     for cut in range(len(writes) + 1):
-        assert _shape(fold_messages(fold_messages(history, writes[:cut]), writes[cut:])) == _shape(expected)
+        assert _shape(fold_messages(fold_messages(history, writes[:cut]), writes[cut:])) == _shape(
+            expected
+        )
     # Everything after the marker in one write is taken as it is, and later writes merge into it.
-    restart: list[Any] = [[H("x", id="x"), RemoveMessage(id=REMOVE_ALL_MESSAGES), H("y", id="y"), H("z", id="z")], [H("Y", id="y")]]
+    restart: list[Any] = [
+        [H("x", id="x"), RemoveMessage(id=REMOVE_ALL_MESSAGES), H("y", id="y"), H("z", id="z")],
+        [H("Y", id="y")],
+    ]
     assert _shape(fold_messages(history, restart)) == _shape(reduce(add_messages, restart, history))

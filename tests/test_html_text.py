@@ -72,12 +72,24 @@ def convert(html: str, base: str = "https://example.org/a/b.html") -> str:
 def test_a_docs_page_reads_as_markdown() -> None:
     text = html_to_text(PAGE.read_text(encoding="utf-8"), BASE)
     assert text == EXPECTED
-    for hidden in ("SHOULD NOT APPEAR", "ALSO HIDDEN", "font-family", "Search icon", "enable JavaScript", "Template text", "¶", "javascript:"):
+    for hidden in (
+        "SHOULD NOT APPEAR",
+        "ALSO HIDDEN",
+        "font-family",
+        "Search icon",
+        "enable JavaScript",
+        "Template text",
+        "¶",
+        "javascript:",
+    ):
         assert hidden not in text, hidden
 
 
 def test_the_title_comes_first_and_only_the_pages_own() -> None:
-    assert convert("<p>body</p><svg><title>an icon</title></svg><title>The page</title>") == "# The page\n\nbody\n"
+    assert (
+        convert("<p>body</p><svg><title>an icon</title></svg><title>The page</title>")
+        == "# The page\n\nbody\n"
+    )
     assert convert("<title>Only a title</title>") == "# Only a title\n"
     assert convert("") == ""
 
@@ -90,7 +102,10 @@ def test_a_head_left_open_ends_at_the_body_and_a_title_at_the_next_tag() -> None
 
 def test_entities_are_decoded_and_whitespace_collapses() -> None:
     assert convert("<p>a &lt;b&gt; &amp; &#39;c&#x27; caf&eacute;</p>") == "a <b> & 'c' café\n"
-    assert convert("<p>  lots   of\n\n  space </p><p></p><p></p><br><br><p>next</p>") == "lots of space\n\nnext\n"
+    assert (
+        convert("<p>  lots   of\n\n  space </p><p></p><p></p><br><br><p>next</p>")
+        == "lots of space\n\nnext\n"
+    )
 
 
 def test_links_are_absolute_and_script_links_keep_only_their_text() -> None:
@@ -100,11 +115,17 @@ def test_links_are_absolute_and_script_links_keep_only_their_text() -> None:
 
 
 def test_a_link_around_blocks_keeps_them_and_says_where_it_goes() -> None:
-    assert convert('<a href="/card"><div><h3>Card</h3><p>text</p></div></a>') == "### Card\n\ntext\n\n(https://example.org/card)\n"
+    assert (
+        convert('<a href="/card"><div><h3>Card</h3><p>text</p></div></a>')
+        == "### Card\n\ntext\n\n(https://example.org/card)\n"
+    )
 
 
 def test_headings_by_level() -> None:
-    assert convert("<h2>A <code>x</code> heading</h2><h6>six</h6>") == "## A `x` heading\n\n###### six\n"
+    assert (
+        convert("<h2>A <code>x</code> heading</h2><h6>six</h6>")
+        == "## A `x` heading\n\n###### six\n"
+    )
 
 
 def test_pre_is_verbatim_inside_a_fence_longer_than_its_backticks() -> None:

@@ -15,7 +15,11 @@ logging.getLogger("some_library.module").warning("a library's own warning")
 
 
 def test_library_warnings_stay_off_stderr_unless_debugging() -> None:
-    quiet = subprocess.run([sys.executable, "-c", LOG_A_WARNING, "quiet"], capture_output=True, text=True, timeout=60)
+    quiet = subprocess.run(
+        [sys.executable, "-c", LOG_A_WARNING, "quiet"], capture_output=True, text=True, timeout=60
+    )
     assert quiet.returncode == 0 and quiet.stderr == ""
-    debug = subprocess.run([sys.executable, "-c", LOG_A_WARNING, "debug"], capture_output=True, text=True, timeout=60)
+    debug = subprocess.run(
+        [sys.executable, "-c", LOG_A_WARNING, "debug"], capture_output=True, text=True, timeout=60
+    )
     assert debug.stderr == "dcode: some_library.module: a library's own warning\n"

@@ -7,13 +7,22 @@ from tests.test_media_imports import loaded_after
 
 
 def test_mcp_never_imports_the_ui() -> None:
-    modules = loaded_after("import dcode.mcp.manager, dcode.mcp.link, dcode.mcp.tools, dcode.mcp.results, dcode.agent.middleware.mcp_status")
+    modules = loaded_after(
+        "import dcode.mcp.manager, dcode.mcp.link, dcode.mcp.tools, dcode.mcp.results, dcode.agent.middleware.mcp_status"
+    )
     assert not {m for m in modules if m.split(".")[0] == "textual" or m.startswith("dcode.tui")}
 
 
 def test_the_light_parts_import_neither_the_sdk_nor_langchain() -> None:
-    modules = loaded_after("import dcode.mcp.config, dcode.mcp.approvals, dcode.mcp.plan, dcode.mcp.names, dcode.cli.mcp")
-    assert not {m for m in modules if m.split(".")[0] in {"mcp", "langchain_mcp_adapters", "langchain", "langchain_core", "textual", "pydantic"}}
+    modules = loaded_after(
+        "import dcode.mcp.config, dcode.mcp.approvals, dcode.mcp.plan, dcode.mcp.names, dcode.cli.mcp"
+    )
+    assert not {
+        m
+        for m in modules
+        if m.split(".")[0]
+        in {"mcp", "langchain_mcp_adapters", "langchain", "langchain_core", "textual", "pydantic"}
+    }
 
 
 def test_the_engine_loads_the_sdk_only_with_a_server() -> None:

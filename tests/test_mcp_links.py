@@ -28,7 +28,9 @@ async def until(condition, timeout: float = 10.0) -> None:
 
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
-async def test_a_restarted_server_is_connected_again_at_the_next_call(tmp_path: Path, transport: str) -> None:
+async def test_a_restarted_server_is_connected_again_at_the_next_call(
+    tmp_path: Path, transport: str
+) -> None:
     with restartable_server(transport) as web:
         mcp = manager(tmp_path, call_timeout=30)
         mcp.add(servers(tmp_path, {"web": {"type": transport, "url": web.url}}))
@@ -54,13 +56,17 @@ async def test_a_call_in_flight_when_the_server_dies_ends_at_once(tmp_path: Path
         try:
             tools = tools_of(await mcp.for_turn())
             marker = tmp_path / "never.txt"
-            running = asyncio.create_task(call(tools["mcp__web__wait"], seconds=30, marker=str(marker)))
+            running = asyncio.create_task(
+                call(tools["mcp__web__wait"], seconds=30, marker=str(marker))
+            )
             await asyncio.sleep(0.5)
             web.kill()
             started = time.monotonic()
             result = await asyncio.wait_for(running, 15)
             assert time.monotonic() - started < 5
-            assert result.status == "error" and result.content.startswith("the MCP server web stopped during wait: connection lost")
+            assert result.status == "error" and result.content.startswith(
+                "the MCP server web stopped during wait: connection lost"
+            )
             # The link says it is down, never "connected" on a dead session.
             assert mcp.snapshot().servers[0].state is not LinkState.CONNECTED
             await asyncio.to_thread(web.start)
@@ -107,7 +113,9 @@ async def test_esc_cancels_the_call_on_the_server(tmp_path: Path) -> None:
     marker = tmp_path / "cancelled.txt"
     try:
         tools = tools_of(await mcp.for_turn())
-        running = asyncio.create_task(call(tools["mcp__calc__wait"], seconds=20, marker=str(marker)))
+        running = asyncio.create_task(
+            call(tools["mcp__calc__wait"], seconds=20, marker=str(marker))
+        )
         await asyncio.sleep(0.5)
         running.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -129,6 +137,9 @@ async def test_a_forgotten_session_is_replaced_and_the_call_sent_again(tmp_path:
             again = await asyncio.wait_for(call(tools["mcp__web__add"], a=5, b=6), 20)
             assert again.status == "success" and again.content == "11", again.content
             assert time.monotonic() - started < 10
-            assert mcp.links["web"].generation == 2 and mcp.snapshot().servers[0].state is LinkState.CONNECTED
+            assert (
+                mcp.links["web"].generation == 2
+                and mcp.snapshot().servers[0].state is LinkState.CONNECTED
+            )
         finally:
             await mcp.close()

@@ -23,16 +23,29 @@ async def test_arguments_fill_the_prompt_in_order(tmp_path: Path) -> None:
     mcp = manager(tmp_path)
     mcp.add(servers(tmp_path, {"calc": stdio_entry()}))
     try:
-        assert await mcp.expand_prompt('/mcp__calc__review "src/my app.py"') == "Review src/my app.py, looking for bugs."
-        assert await mcp.expand_prompt("/mcp__calc__review a.py race conditions") == "Review a.py, looking for race conditions."
-        assert mcp.prompt_entries() == [("mcp__calc__review", "Review a file. <path> [focus] (MCP calc)")]
+        assert (
+            await mcp.expand_prompt('/mcp__calc__review "src/my app.py"')
+            == "Review src/my app.py, looking for bugs."
+        )
+        assert (
+            await mcp.expand_prompt("/mcp__calc__review a.py race conditions")
+            == "Review a.py, looking for race conditions."
+        )
+        assert mcp.prompt_entries() == [
+            ("mcp__calc__review", "Review a file. <path> [focus] (MCP calc)")
+        ]
         assert mcp.snapshot().servers[0].prompts == ("mcp__calc__review",)
         with pytest.raises(PromptError) as missing:
             await mcp.expand_prompt("/mcp__calc__review")
-        assert str(missing.value) == "/mcp__calc__review needs path: /mcp__calc__review <path> [focus]"
+        assert (
+            str(missing.value) == "/mcp__calc__review needs path: /mcp__calc__review <path> [focus]"
+        )
         with pytest.raises(PromptError) as unknown:
             await mcp.expand_prompt("/mcp__calc__nothing x")
-        assert str(unknown.value) == "unknown command /mcp__calc__nothing: no connected MCP server has that prompt (/mcp lists them)"
+        assert (
+            str(unknown.value)
+            == "unknown command /mcp__calc__nothing: no connected MCP server has that prompt (/mcp lists them)"
+        )
     finally:
         await mcp.close()
 
@@ -41,18 +54,27 @@ async def test_headless_sends_the_servers_prompt(server, make_settings, dcode_ho
     write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
     server.script(reply("looked"))
     out, err = io.StringIO(), io.StringIO()
-    request = HeadlessRequest(prompt="/mcp__calc__review app.py style", output_format=OutputFormat.JSON)
+    request = HeadlessRequest(
+        prompt="/mcp__calc__review app.py style", output_format=OutputFormat.JSON
+    )
     code = await run_headless(make_settings(approve=ApprovalMode.EDITS), request, out=out, err=err)
     assert code == 0, err.getvalue()
     assert json.loads(out.getvalue())["result"] == "looked"
-    assert server.requests[0].body["messages"][-1]["content"] in ("Review app.py, looking for style.", [{"type": "text", "text": "Review app.py, looking for style."}])
+    assert server.requests[0].body["messages"][-1]["content"] in (
+        "Review app.py, looking for style.",
+        [{"type": "text", "text": "Review app.py, looking for style."}],
+    )
 
 
 async def test_headless_says_what_is_missing(server, make_settings, dcode_home: Path) -> None:
     write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
     out, err = io.StringIO(), io.StringIO()
-    code = await run_headless(make_settings(), HeadlessRequest(prompt="/mcp__calc__review"), out=out, err=err)
-    assert code == 2 and err.getvalue().endswith("dcode: error: /mcp__calc__review needs path: /mcp__calc__review <path> [focus]\n")
+    code = await run_headless(
+        make_settings(), HeadlessRequest(prompt="/mcp__calc__review"), out=out, err=err
+    )
+    assert code == 2 and err.getvalue().endswith(
+        "dcode: error: /mcp__calc__review needs path: /mcp__calc__review <path> [focus]\n"
+    )
     assert server.requests == []
 
 

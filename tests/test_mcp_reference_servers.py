@@ -26,18 +26,27 @@ async def test_server_everything(tmp_path: Path) -> None:
         assert status.error == "" and status.instructions
         tools = tools_of(turn)
         image = await call(tools["mcp__everything__get-tiny-image"])
-        assert image.status == "success" and any(is_reference_block(b) for b in image.content if isinstance(b, dict)), image.content
+        assert image.status == "success" and any(
+            is_reference_block(b) for b in image.content if isinstance(b, dict)
+        ), image.content
         links = (await call(tools["mcp__everything__get-resource-links"], count=2)).content
-        assert "[resource Text Resource 2 (text/plain): demo://resource/dynamic/text/2] Resource 2: plaintext resource" in links.splitlines()
+        assert (
+            "[resource Text Resource 2 (text/plain): demo://resource/dynamic/text/2] Resource 2: plaintext resource"
+            in links.splitlines()
+        )
         roots = (await call(tools["mcp__everything__get-roots-list"])).content
         assert tmp_path.as_uri() in roots
-        read = await call(tools["read_mcp_resource"], server="everything", uri="demo://resource/dynamic/text/3")
+        read = await call(
+            tools["read_mcp_resource"], server="everything", uri="demo://resource/dynamic/text/3"
+        )
         assert read.status == "success" and "Resource 3" in read.content, read.content
         assert "Paris" in await mcp.expand_prompt("/mcp__everything__args-prompt Paris")
         events: list[object] = []
         link = mcp.links["everything"]
         (long,) = [t for t in link.tools if t.name == "trigger-long-running-operation"]
-        runtime = SimpleNamespace(tool_call_id="call-1", context=SimpleNamespace(emit=events.append))
+        runtime = SimpleNamespace(
+            tool_call_id="call-1", context=SimpleNamespace(emit=events.append)
+        )
         await langchain_tool(link, long, mcp.store).coroutine(runtime=runtime, duration=1, steps=2)
         await until(lambda: len(events) == 2, 5)
         assert [e.progress for e in events if isinstance(e, ToolProgress)] == [1, 2]

@@ -1,4 +1,4 @@
-""""Yes for the session" to an MCP tool covers that tool, or, asked, every tool of its server,
+""" "Yes for the session" to an MCP tool covers that tool, or, asked, every tool of its server,
 and nothing else: not another server's tools, not the same name once it is another server's.
 The policy alone, then the real engine with real MCP servers and the scripted model, then the
 TUI's keys."""
@@ -27,7 +27,9 @@ def test_a_grant_follows_the_tool_not_the_name_the_model_calls(tmp_path: Path) -
     assert verdict is not None and verdict.origin == ToolOrigin("a_b", "x")
     remember(gate, verdict)
     assert gate.check("mcp__a_b__x", {}) is None
-    origins.update({"mcp__a_b__x": ToolOrigin("a.b", "x"), "mcp__a_b__x_1f2e3d4c": ToolOrigin("a_b", "x")})
+    origins.update(
+        {"mcp__a_b__x": ToolOrigin("a.b", "x"), "mcp__a_b__x_1f2e3d4c": ToolOrigin("a_b", "x")}
+    )
     assert gate.check("mcp__a_b__x", {}) is not None  # another server's tool now: asked
     assert gate.check("mcp__a_b__x_1f2e3d4c", {}) is None  # the one approved, under its new name
     assert gate.session_allowed == set()
@@ -45,12 +47,17 @@ def test_a_whole_server_is_that_server_by_its_whole_name(tmp_path: Path) -> None
     assert verdict is not None
     remember(gate, verdict, whole_server=True)
     assert gate.check("mcp__calc__add", {}) is None and gate.check("mcp__calc__mul", {}) is None
-    assert gate.check("mcp__calc__evil__run", {}) is not None and gate.check("mcp__calc___x", {}) is not None
+    assert (
+        gate.check("mcp__calc__evil__run", {}) is not None
+        and gate.check("mcp__calc___x", {}) is not None
+    )
     assert gate.check("execute", {"command": "true"}) is not None
     assert gate.session_tools.rules() == ["calc__*"]
 
 
-def test_yes_for_the_session_to_an_unknown_tool_that_is_no_servers_covers_it_alone(tmp_path: Path) -> None:
+def test_yes_for_the_session_to_an_unknown_tool_that_is_no_servers_covers_it_alone(
+    tmp_path: Path,
+) -> None:
     gate = ApprovalPolicy(ApprovalMode.MANUAL, LocalBackend(tmp_path))
     verdict = gate.check("mystery_tool", {})
     assert verdict is not None and verdict.origin == ToolOrigin("", "mystery_tool")
@@ -75,7 +82,9 @@ def call(name: str, **args: object) -> object:
     return reply(tool_calls=[tool_call(name, args)])
 
 
-async def test_the_engine_asks_again_for_another_tool_and_another_server(server, make_settings, dcode_home: Path) -> None:
+async def test_the_engine_asks_again_for_another_tool_and_another_server(
+    server, make_settings, dcode_home: Path
+) -> None:
     from dcode.agent.engine import Engine
 
     write_config(dcode_home / "mcp.json", {"calc": stdio_entry(), "other": stdio_entry()})
@@ -116,22 +125,39 @@ def notices(h) -> list[str]:
     return [entry.text for entry in h.entries(NoticeEntry)]
 
 
-async def test_the_tui_offers_the_tool_or_its_server_and_shows_what_was_allowed(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_the_tui_offers_the_tool_or_its_server_and_shows_what_was_allowed(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
-    steps = (call("mcp__calc__add", a=1, b=2), reply("one"), call("mcp__calc__pid"), reply("two"), call("mcp__calc__big", n=3), reply("three"))
+    steps = (
+        call("mcp__calc__add", a=1, b=2),
+        reply("one"),
+        call("mcp__calc__pid"),
+        reply("two"),
+        call("mcp__calc__big", n=3),
+        reply("three"),
+    )
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("add")
         await h.approval(timeout=30)
         screen = h.text()
-        assert "a yes, and allow calc__add for this session" in screen and "s yes, and all of calc's tools" in screen
+        assert (
+            "a yes, and allow calc__add for this session" in screen
+            and "s yes, and all of calc's tools" in screen
+        )
         await h.press("a")
         await h.idle()
-        assert "⏵ manual +calc__add: ask before edits, shell, web fetches and other tools" in h.text()
+        assert (
+            "⏵ manual +calc__add: ask before edits, shell, web fetches and other tools" in h.text()
+        )
         await h.send("pid")
         await h.approval()  # another tool of calc: asked
         await h.press("s")
         await h.idle()
-        assert "⏵ manual +calc__* +calc__add: ask before edits, shell, web fetches and other tools" in h.text()
+        assert (
+            "⏵ manual +calc__* +calc__add: ask before edits, shell, web fetches and other tools"
+            in h.text()
+        )
         await h.send("big")
         await h.idle()  # no question
         assert h.tool_results()[-1] == "012"

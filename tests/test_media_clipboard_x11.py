@@ -37,7 +37,10 @@ def x_display() -> Iterator[str]:
     read_end, write_end = os.pipe()
     server = subprocess.Popen(
         ["Xvfb", "-displayfd", str(write_end), "-nolisten", "tcp", "-screen", "0", "640x480x24"],
-        pass_fds=(write_end,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        pass_fds=(write_end,),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     os.close(write_end)
     try:
@@ -59,8 +62,12 @@ def copy(display: str, data: bytes, target: str) -> None:
     """Put ``data`` on the CLIPBOARD selection as ``target``, the way an image viewer would."""
     subprocess.run(
         ["xclip", "-selection", "clipboard", "-t", target, "-i"],
-        input=data, env=x_env(display), check=True, timeout=10,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,  # the forked server keeps them
+        input=data,
+        env=x_env(display),
+        check=True,
+        timeout=10,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,  # the forked server keeps them
     )
 
 
@@ -92,14 +99,22 @@ def test_text_on_the_clipboard_is_no_image(x_display: str) -> None:
 
 @requires_corpus(HOPPER)
 async def test_ctrl_v_in_the_app_sends_the_clipboard_image(
-    x_display: str, server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
+    x_display: str,
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     copy(x_display, HOPPER.read_bytes(), "image/png")
     monkeypatch.setenv("DISPLAY", x_display)
     for name in ("WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_TTY", "WSL_DISTRO_NAME", "WSL_INTEROP"):
         monkeypatch.delenv(name, raising=False)
-    settings = replace(make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION})
-    async with running_app(server, workspace, dcode_home, reply("A portrait."), settings=settings) as h:
+    settings = replace(
+        make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION}
+    )
+    async with running_app(
+        server, workspace, dcode_home, reply("A portrait."), settings=settings
+    ) as h:
         await h.type("who is this? ")
         await h.press("ctrl+v")
         await h.until(lambda: "[image 1]" in h.app.prompt_input.text, 10, "the image placeholder")

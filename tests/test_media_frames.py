@@ -33,20 +33,40 @@ def store(tmp_path: Path) -> AttachmentStore:
 
 def test_a_window_is_read_back_from_its_blocks(store: AttachmentStore) -> None:
     blocks = window_of(store, [0.0, 2.0, 4.0], "clips/demo.mp4")
-    blocks.append({"type": "text", "text": "Coverage truncated at t=00:00:04.000: the frame cap was reached. Continue from offset=6.000"})
+    blocks.append(
+        {
+            "type": "text",
+            "text": "Coverage truncated at t=00:00:04.000: the frame cap was reached. Continue from offset=6.000",
+        }
+    )
     strip = frames_in(blocks)
     assert strip is not None
-    assert (strip.source, strip.name, strip.start, strip.end, strip.continue_at) == ("clips/demo.mp4", "demo.mp4", 0.0, 100.0, 6.0)
+    assert (strip.source, strip.name, strip.start, strip.end, strip.continue_at) == (
+        "clips/demo.mp4",
+        "demo.mp4",
+        0.0,
+        100.0,
+        6.0,
+    )
     assert [f.t for f in strip.frames] == [0.0, 2.0, 4.0]
-    assert [f.attachment_id for f in strip.frames] == [b["attachment_id"] for b in blocks if b.get("type") == "image"]
+    assert [f.attachment_id for f in strip.frames] == [
+        b["attachment_id"] for b in blocks if b.get("type") == "image"
+    ]
     assert {(f.width, f.height) for f in strip.frames} == {(640, 360)}
 
 
 def test_a_prompt_with_text_an_image_and_two_videos(store: AttachmentStore) -> None:
     [pasted] = store.admit([(jpeg((100, 100)), "shot.jpg")])
-    first = window_of(store, [0.0, 2.0], "a.mp4")[1:]  # a prompt's windows have no read_file summary
+    first = window_of(store, [0.0, 2.0], "a.mp4")[
+        1:
+    ]  # a prompt's windows have no read_file summary
     second = window_of(store, [12.0], "b.mp4")[1:]
-    content = [{"type": "text", "text": "[image 1] [video 1] [video 2] compare"}, to_reference_block(pasted), *first, *second]
+    content = [
+        {"type": "text", "text": "[image 1] [video 1] [video 2] compare"},
+        to_reference_block(pasted),
+        *first,
+        *second,
+    ]
     windows = windows_in(content)
     assert [(w.strip.name, len(w.strip.frames), w.first_block, w.end_block) for w in windows] == [
         ("a.mp4", 2, 2, 2 + len(first)),
@@ -54,21 +74,38 @@ def test_a_prompt_with_text_an_image_and_two_videos(store: AttachmentStore) -> N
     ]
     [event] = StreamTranslator(None).on_message(HumanMessage(content=content))
     assert isinstance(event, UserMessage)
-    assert event.text == "[image 1] [video 1] [video 2] compare[image]"  # the windows are lines of their own
+    assert (
+        event.text == "[image 1] [video 1] [video 2] compare[image]"
+    )  # the windows are lines of their own
     assert [strip.name for strip in event.videos] == ["a.mp4", "b.mp4"]
 
 
 def test_text_that_only_looks_like_a_window_is_none(store: AttachmentStore) -> None:
     assert frames_in("Reading [0.000s, 100.000s) of x.mp4 at 0.5 fps.") is None
-    assert frames_in([{"type": "text", "text": "Reading [12.000s, 102.000s) of x.mp4 at 0.5 fps."}, "Frame at t=00:00:12.000"]) is None
-    assert frames_in([{"type": "text", "text": "Reading [0.000s, 100.000s) of x.mp4 at 0.5 fps."}]) is None
+    assert (
+        frames_in(
+            [
+                {"type": "text", "text": "Reading [12.000s, 102.000s) of x.mp4 at 0.5 fps."},
+                "Frame at t=00:00:12.000",
+            ]
+        )
+        is None
+    )
+    assert (
+        frames_in([{"type": "text", "text": "Reading [0.000s, 100.000s) of x.mp4 at 0.5 fps."}])
+        is None
+    )
     [att] = store.admit([(jpeg((64, 64)), "x.jpg")])
-    assert frames_in([{"type": "text", "text": "look"}, to_reference_block(att)]) is None  # an image, not a frame
+    assert (
+        frames_in([{"type": "text", "text": "look"}, to_reference_block(att)]) is None
+    )  # an image, not a frame
 
 
 def test_a_video_read_result_becomes_an_event_with_its_frames(store: AttachmentStore) -> None:
     blocks = window_of(store, [0.0, 2.0])
-    [event] = StreamTranslator(None).on_message(ToolMessage(content=blocks, tool_call_id="c1", name="read_file"))
+    [event] = StreamTranslator(None).on_message(
+        ToolMessage(content=blocks, tool_call_id="c1", name="read_file")
+    )
     assert isinstance(event, ToolCallFinished) and event.frames is not None
     assert [f.t for f in event.frames.frames] == [0.0, 2.0]
     assert event.output.splitlines() == [
@@ -84,7 +121,9 @@ def test_the_line_and_the_timeline(store: AttachmentStore) -> None:
     strip = frames_in(window_of(store, [0.0, 2.0, 4.0]))
     assert strip is not None
     assert compact_line(strip) == "demo.mp4 · 3 frames · 0:00.0–0:04.0"
-    assert compact_line(strip, 3 * 1024 + 512) == "demo.mp4 · 3 frames · 0:00.0–0:04.0 · 3.5 KiB sent"
+    assert (
+        compact_line(strip, 3 * 1024 + 512) == "demo.mp4 · 3 frames · 0:00.0–0:04.0 · 3.5 KiB sent"
+    )
     assert compact_line(strip, 0).endswith("not sent: the model takes no images")
     one = frames_in(window_of(store, [62.5]))
     assert one is not None and compact_line(one) == "demo.mp4 · 1 frame · 1:02.5–1:02.5"
@@ -97,8 +136,12 @@ def test_bytes_for_route_are_the_request_variants(store: AttachmentStore) -> Non
     assert strip is not None
     small = ImageRoute(max_pixels=160 * 90, max_bytes=1024 * 1024)
     service = VariantService(store)
-    expected = sum(service.get_sync(store.get(f.attachment_id), small).byte_size for f in strip.frames)
-    assert bytes_for_route(strip.frames, small, store) == expected < sum(f.bytes for f in strip.frames)
+    expected = sum(
+        service.get_sync(store.get(f.attachment_id), small).byte_size for f in strip.frames
+    )
+    assert (
+        bytes_for_route(strip.frames, small, store) == expected < sum(f.bytes for f in strip.frames)
+    )
 
 
 def test_contact_sheet_size_follows_the_count(store: AttachmentStore, tmp_path: Path) -> None:

@@ -58,10 +58,15 @@ def test_a_broken_optional_chunk_is_left_out_and_the_picture_decodes() -> None:
 
 
 def test_a_broken_chunk_the_picture_needs_is_named() -> None:
-    assert refusal(with_bad_checksum(png_with_note(), b"IHDR")) == "corrupt PNG: the checksum of its IHDR chunk (at byte 8) is wrong"
+    assert (
+        refusal(with_bad_checksum(png_with_note(), b"IHDR"))
+        == "corrupt PNG: the checksum of its IHDR chunk (at byte 8) is wrong"
+    )
 
 
 def test_a_png_cut_short_says_where() -> None:
     data = with_bad_checksum(png_with_note(), b"tEXt")
     idat, _ = chunk_at(data, b"IDAT")
-    assert refusal(data[: idat + 20]).startswith(f"corrupt PNG: its IDAT chunk at byte {idat:,} is cut short")
+    assert refusal(data[: idat + 20]).startswith(
+        f"corrupt PNG: its IDAT chunk at byte {idat:,} is cut short"
+    )

@@ -65,9 +65,16 @@ async def test_oldest_images_drop_in_whole_steps(store, tmp_path) -> None:
     limit = sum(sizes[:4])  # about four images fit
     variants = VariantService(store)
     middleware = MediaProjectionMiddleware(
-        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), policy=MediaPolicy(ModelProfile(image_inputs=True)), limits=OffloadLimits(max_bytes=limit)
+        store,
+        variants,
+        ImageRoute(1_000_000, 10 * 1024 * 1024),
+        policy=MediaPolicy(ModelProfile(image_inputs=True)),
+        limits=OffloadLimits(max_bytes=limit),
     )
-    messages = [HumanMessage(content=[{"type": "text", "text": f"shot {i}"}, block]) for i, block in enumerate(blocks)]
+    messages = [
+        HumanMessage(content=[{"type": "text", "text": f"shot {i}"}, block])
+        for i, block in enumerate(blocks)
+    ]
     projected = await project(middleware, messages)
     result = kinds(projected)
     dropped = result.count("dropped")
@@ -78,11 +85,15 @@ async def test_oldest_images_drop_in_whole_steps(store, tmp_path) -> None:
     # One more image does not move the dropped prefix unless a whole step is crossed.
     (tmp_path / "more").mkdir()
     more = admit_noise(store, tmp_path / "more", 1)
-    projected_again = await project(middleware, [*messages, HumanMessage(content=[{"type": "text", "text": "new"}, more[0]])])
+    projected_again = await project(
+        middleware, [*messages, HumanMessage(content=[{"type": "text", "text": "new"}, more[0]])]
+    )
     again = kinds(projected_again)
     from dcode.media.offload import plan_offload
 
-    expected = plan_offload([*sizes, base64_length(more[0]["bytes"])], OffloadLimits(max_bytes=limit)).drop
+    expected = plan_offload(
+        [*sizes, base64_length(more[0]["bytes"])], OffloadLimits(max_bytes=limit)
+    ).drop
     assert again.count("dropped") == expected and again[-1] == "image"
     assert plan_offload(sizes, OffloadLimits(max_bytes=limit)).drop == dropped
     variants.close()
@@ -92,9 +103,15 @@ async def test_count_limit_drops_in_steps_of_twenty(store, tmp_path) -> None:
     blocks = admit_noise(store, tmp_path, 1, side=16) * 45
     variants = VariantService(store)
     middleware = MediaProjectionMiddleware(
-        store, variants, ImageRoute(640_000, 1024 * 1024), policy=MediaPolicy(ModelProfile(image_inputs=True)), limits=OffloadLimits(max_images=30)
+        store,
+        variants,
+        ImageRoute(640_000, 1024 * 1024),
+        policy=MediaPolicy(ModelProfile(image_inputs=True)),
+        limits=OffloadLimits(max_images=30),
     )
-    projected = await project(middleware, [HumanMessage(content=[{"type": "text", "text": "many"}, *blocks])])
+    projected = await project(
+        middleware, [HumanMessage(content=[{"type": "text", "text": "many"}, *blocks])]
+    )
     result = kinds(projected)
     assert result.count("dropped") == 20 and result.count("image") == 25
     variants.close()
@@ -108,9 +125,15 @@ async def test_missing_dropped_image_never_blocks(store, tmp_path) -> None:
     limit = sum(base64_length(b["bytes"]) for b in blocks[1:4])
     variants = VariantService(store)
     middleware = MediaProjectionMiddleware(
-        store, variants, ImageRoute(1_000_000, 10 * 1024 * 1024), policy=MediaPolicy(ModelProfile(image_inputs=True)), limits=OffloadLimits(max_bytes=limit)
+        store,
+        variants,
+        ImageRoute(1_000_000, 10 * 1024 * 1024),
+        policy=MediaPolicy(ModelProfile(image_inputs=True)),
+        limits=OffloadLimits(max_bytes=limit),
     )
-    projected = await project(middleware, [HumanMessage(content=[{"type": "text", "text": "x"}, *blocks])])
+    projected = await project(
+        middleware, [HumanMessage(content=[{"type": "text", "text": "x"}, *blocks])]
+    )
     result = kinds(projected)
     assert result[0] == "dropped" and "image" in result
     variants.close()

@@ -244,7 +244,12 @@ def test_cli_image_flag_and_errors(server, workspace, tmp_path) -> None:
     assert len(server.requests) == 1
     server.script(reply("the same UI"))
     mentioned = subprocess.run(
-        [*base[:2], "what is @ui.png showing?", *base[3:]], cwd=workspace, env=env, capture_output=True, text=True, timeout=60
+        [*base[:2], "what is @ui.png showing?", *base[3:]],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert mentioned.returncode == 0, mentioned.stderr
     assert mentioned.stdout.strip() == "the same UI" and len(sent_images(server.requests[1])) == 1

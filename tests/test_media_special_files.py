@@ -32,11 +32,16 @@ def test_sniffing_a_named_pipe_finds_no_media_and_does_not_block(tmp_path: Path,
     assert finishes_within(PROMPTLY, lambda: detect_media_kind(pipe)) is None
 
 
-def test_admitting_a_named_pipe_or_a_device_is_refused_with_the_reason(tmp_path: Path, store: AttachmentStore) -> None:
+def test_admitting_a_named_pipe_or_a_device_is_refused_with_the_reason(
+    tmp_path: Path, store: AttachmentStore
+) -> None:
     pipe = fifo(tmp_path / "shot.png")
     (tmp_path / "zero.png").symlink_to("/dev/zero")
     with pytest.raises(AdmissionError) as raised:
-        finishes_within(PROMPTLY, lambda: store.admit([Source.from_path(pipe), Source.from_path(tmp_path / "zero.png")]))
+        finishes_within(
+            PROMPTLY,
+            lambda: store.admit([Source.from_path(pipe), Source.from_path(tmp_path / "zero.png")]),
+        )
     assert [r.detail for r in raised.value.rejections] == [
         "cannot read: it is a named pipe (FIFO), not a regular file",
         "cannot read: it is a character device, not a regular file",
@@ -53,11 +58,20 @@ def test_headless_media_names_a_pipe_for_what_it_is(tmp_path: Path, workspace: P
     pipe = fifo(workspace / "shot.png")
     settings = Settings(home=tmp_path / "home", workspace=workspace)
     said: list[str] = []
-    mentioned = finishes_within(PROMPTLY, lambda: attach_images(settings, HeadlessRequest(prompt="look at @shot.png"), [], warn=said.append))
+    mentioned = finishes_within(
+        PROMPTLY,
+        lambda: attach_images(
+            settings, HeadlessRequest(prompt="look at @shot.png"), [], warn=said.append
+        ),
+    )
     assert mentioned.content is None and mentioned.attached == ()
-    assert said == ["@shot.png not attached: shot.png is a named pipe (FIFO), not a regular file; only regular files are read or written"]
+    assert said == [
+        "@shot.png not attached: shot.png is a named pipe (FIFO), not a regular file; only regular files are read or written"
+    ]
     with pytest.raises(ConfigError) as raised:
-        finishes_within(PROMPTLY, lambda: attach_images(settings, HeadlessRequest(prompt="look"), [pipe]))
+        finishes_within(
+            PROMPTLY, lambda: attach_images(settings, HeadlessRequest(prompt="look"), [pipe])
+        )
     assert str(raised.value) == f"{pipe} is a named pipe (FIFO), not a regular file"
     with pytest.raises(ConfigError) as missing:
         attach_images(settings, HeadlessRequest(prompt="look"), [workspace / "gone.png"])

@@ -64,8 +64,12 @@ SPECS: dict[str, Spec] = {
     "vfr.mkv": Spec("matroska", "libx264", times=VFR_TIMES, start=10.0),
     "vfr.mp4": Spec("mp4", "libx264", times=VFR_TIMES, start=10.0),
     "uhd.mp4": Spec("mp4", "libx264", size=(3840, 2160), seconds=3, fps=1),
-    "side-4096.mkv": Spec("matroska", "libx264", size=(4096, 64), seconds=1, fps=1, pix_fmt="yuv444p"),
-    "side-4097.mkv": Spec("matroska", "libx264", size=(4097, 64), seconds=1, fps=1, pix_fmt="yuv444p"),
+    "side-4096.mkv": Spec(
+        "matroska", "libx264", size=(4096, 64), seconds=1, fps=1, pix_fmt="yuv444p"
+    ),
+    "side-4097.mkv": Spec(
+        "matroska", "libx264", size=(4097, 64), seconds=1, fps=1, pix_fmt="yuv444p"
+    ),
     "minutes.mkv": Spec("matroska", "libx264", size=(64, 48), seconds=140, fps=1, gop_seconds=2),
     "noise.mp4": Spec("mp4", "libx264", size=(640, 360), seconds=6, fps=1),
 }
@@ -141,7 +145,9 @@ def failure(path: Path, store: AttachmentStore, **kwargs: object) -> str:
 
 
 @pytest.mark.parametrize("name", ["h264.mp4", "vp9.webm", "hevc.mkv", "mpeg4.avi"])
-def test_each_codec_gives_the_frames_at_their_times(videos: Videos, store: AttachmentStore, name: str) -> None:
+def test_each_codec_gives_the_frames_at_their_times(
+    videos: Videos, store: AttachmentStore, name: str
+) -> None:
     window = sample_window(videos[name], store=store)
     blocks = window_blocks(window, f"clips/{name}")
     assert texts(blocks) == [
@@ -163,7 +169,9 @@ def test_corpus_clips(path: Path, store: AttachmentStore) -> None:
     with av.open(str(path)) as container:
         stream = container.streams.video[0]
         duration = float(container.duration / av.time_base)
-        frames = [float((f.pts - stream.start_time) * stream.time_base) for f in container.decode(stream)]
+        frames = [
+            float((f.pts - stream.start_time) * stream.time_base) for f in container.decode(stream)
+        ]
     window = sample_window(path, store=store)
     expected = []
     for target in (0.0, 2.0, 4.0, 6.0):  # the first frame at or after each target
@@ -193,15 +201,20 @@ def test_a_later_window_has_the_half_open_header(videos: Videos, store: Attachme
     assert window.continue_at is None  # the stream's end is no cap: no hint
 
 
-def test_one_frame_is_singular_and_limits_read_back_as_typed(videos: Videos, store: AttachmentStore) -> None:
+def test_one_frame_is_singular_and_limits_read_back_as_typed(
+    videos: Videos, store: AttachmentStore
+) -> None:
     one = sample_window(videos["long.mp4"], store=store, limit=1)
     assert window_summary(one, "a.mp4") == "Read video a.mp4: sampled 1 frame."
-    assert texts(window_blocks(one, "a.mp4")) == ["Reading first 1s of a.mp4 at 0.5 fps.", "Frame at t=00:00:00.000"]
+    assert texts(window_blocks(one, "a.mp4")) == [
+        "Reading first 1s of a.mp4 at 0.5 fps.",
+        "Frame at t=00:00:00.000",
+    ]
     odd = sample_window(videos["long.mp4"], store=store, offset=3.25, limit=12.5)
     assert texts(window_blocks(odd, "a.mp4"))[0] == "Reading [3.250s, 15.750s) of a.mp4 at 0.5 fps."
-    assert texts(window_blocks(sample_window(videos["long.mp4"], store=store, limit=12.5), "a.mp4"))[0] == (
-        "Reading first 12.5s of a.mp4 at 0.5 fps."
-    )
+    assert texts(
+        window_blocks(sample_window(videos["long.mp4"], store=store, limit=12.5), "a.mp4")
+    )[0] == ("Reading first 12.5s of a.mp4 at 0.5 fps.")
 
 
 def test_a_negative_offset_is_clamped_to_the_start(videos: Videos, store: AttachmentStore) -> None:
@@ -215,20 +228,26 @@ def test_a_negative_offset_is_clamped_to_the_start(videos: Videos, store: Attach
 
 
 @pytest.mark.parametrize("limit", [0, -1, -0.001, float("nan"), float("inf")])
-def test_a_limit_that_is_not_positive_is_an_error(videos: Videos, store: AttachmentStore, limit: float) -> None:
+def test_a_limit_that_is_not_positive_is_an_error(
+    videos: Videos, store: AttachmentStore, limit: float
+) -> None:
     assert failure(videos["long.mp4"], store, limit=limit) == (
         f"Error reading video long.mp4: limit must be a positive number of seconds, got {limit!r}"
     )
     assert stored_files(store) == []
 
 
-def test_an_offset_past_the_end_names_the_window_and_the_length(videos: Videos, store: AttachmentStore) -> None:
+def test_an_offset_past_the_end_names_the_window_and_the_length(
+    videos: Videos, store: AttachmentStore
+) -> None:
     assert failure(videos["long.mp4"], store, offset=30) == (
         "Error reading video long.mp4: No frames decoded for window [30.000s, 130.000s); the video lasts 20.000s"
     )
 
 
-def test_the_seek_goes_back_to_a_keyframe_and_decodes_forward(videos: Videos, store: AttachmentStore) -> None:
+def test_the_seek_goes_back_to_a_keyframe_and_decodes_forward(
+    videos: Videos, store: AttachmentStore
+) -> None:
     """Keyframes every 10 s: 13 s is reached by seeking to the one at 10 s and decoding on,
     so the frame shown is the true 13 s frame (a seek to the nearest packet would show a
     broken picture, or a keyframe's)."""
@@ -240,8 +259,12 @@ def test_the_seek_goes_back_to_a_keyframe_and_decodes_forward(videos: Videos, st
 # -- pictures: rotation, size, quality ------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "corner"), [("rotated.mp4", "bottom-left"), ("phone.mp4", "top-right")])
-def test_the_display_matrix_is_applied(videos: Videos, store: AttachmentStore, name: str, corner: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "corner"), [("rotated.mp4", "bottom-left"), ("phone.mp4", "top-right")]
+)
+def test_the_display_matrix_is_applied(
+    videos: Videos, store: AttachmentStore, name: str, corner: str
+) -> None:
     """Coded 160x96 with the red square top-left; a 90° turn counter-clockwise puts it
     bottom-left, a phone's -90° (clockwise) top-right. Either way the frames are portrait."""
     with av.open(str(videos[name])) as container:
@@ -274,19 +297,31 @@ def test_variable_frame_rate_times_come_from_pts_relative_to_the_stream_start(
         "Frame at t=00:00:13.000",
         "Frame at t=00:00:14.200",
     ]
-    assert [bar_time(im) for im in frame_images(window, store)] == [0.0, 2.25, 5.0, 8.0, 8.0, 13.0, 14.25]
+    assert [bar_time(im) for im in frame_images(window, store)] == [
+        0.0,
+        2.25,
+        5.0,
+        8.0,
+        8.0,
+        13.0,
+        14.25,
+    ]
     later = sample_window(videos[name], store=store, offset=5, limit=4)
     assert [f.t for f in later.frames] == pytest.approx([5.1, 7.9])
 
 
-def test_4k_frames_are_scaled_down_to_the_1080p_area(videos: Videos, store: AttachmentStore) -> None:
+def test_4k_frames_are_scaled_down_to_the_1080p_area(
+    videos: Videos, store: AttachmentStore
+) -> None:
     window = sample_window(videos["uhd.mp4"], store=store)
     assert (window.width, window.height) == (3840, 2160)  # the source's size
     assert [im.size for im in frame_images(window, store)] == [(1920, 1080), (1920, 1080)]
     assert [f.t for f in window.frames] == [0.0, 2.0]
 
 
-def test_a_side_over_4096_px_is_refused_and_4096_is_read(videos: Videos, store: AttachmentStore) -> None:
+def test_a_side_over_4096_px_is_refused_and_4096_is_read(
+    videos: Videos, store: AttachmentStore
+) -> None:
     assert failure(videos["side-4097.mkv"], store) == (
         "Error reading video side-4097.mkv: its frames are 4097x64; frames larger than 4096 px on a side are not read"
     )
@@ -336,37 +371,59 @@ def test_64_frames_at_most_and_the_hint_goes_last(videos: Videos, store: Attachm
     assert rest.continue_at is None
 
 
-def test_a_smaller_frame_cap_cuts_at_the_next_target(videos: Videos, store: AttachmentStore) -> None:
+def test_a_smaller_frame_cap_cuts_at_the_next_target(
+    videos: Videos, store: AttachmentStore
+) -> None:
     window = sample_window(videos["long.mp4"], store=store, limits=VideoLimits(max_frames=3))
     assert [f.t for f in window.frames] == [0.0, 2.0, 4.0]
     assert window.continue_at == 6.0 and window.cut_by == "frames"
-    assert texts(window_blocks(window, "a.mp4"))[-1].startswith("Coverage truncated at t=00:00:06.000: ")
+    assert texts(window_blocks(window, "a.mp4"))[-1].startswith(
+        "Coverage truncated at t=00:00:06.000: "
+    )
 
 
 def _emitted(window: VideoWindow, count: int) -> int:
     """What the header, the room kept for the hint, and ``count`` frames weigh (base64 + label)."""
     header = len(window_blocks(window, str(window.path))[0]["text"].encode()) + 400
-    return header + sum(4 * -(-f.attachment.byte_size // 3) + len("Frame at t=00:00:00.000") for f in window.frames[:count])
+    return header + sum(
+        4 * -(-f.attachment.byte_size // 3) + len("Frame at t=00:00:00.000")
+        for f in window.frames[:count]
+    )
 
 
-def test_the_output_cap_cuts_at_a_frame_boundary(videos: Videos, store: AttachmentStore, tmp_path: Path) -> None:
+def test_the_output_cap_cuts_at_a_frame_boundary(
+    videos: Videos, store: AttachmentStore, tmp_path: Path
+) -> None:
     full = sample_window(videos["noise.mp4"], store=store, limit=6)
     assert len(full.frames) == 3
     cap = _emitted(full, 2)  # room for exactly two frames
     other = AttachmentStore(tmp_path / "other")
-    cut = sample_window(videos["noise.mp4"], store=other, limit=6, limits=VideoLimits(max_emitted_bytes=cap))
+    cut = sample_window(
+        videos["noise.mp4"], store=other, limit=6, limits=VideoLimits(max_emitted_bytes=cap)
+    )
     assert [f.t for f in cut.frames] == [0.0, 2.0]
     assert cut.continue_at == 4.0 and cut.cut_by == "output"
-    assert texts(window_blocks(cut, "n.mp4"))[-1].endswith("Continue from offset=4.000 to see the remaining frames.")
+    assert texts(window_blocks(cut, "n.mp4"))[-1].endswith(
+        "Continue from offset=4.000 to see the remaining frames."
+    )
     one_less = AttachmentStore(tmp_path / "one-less")
-    fewer = sample_window(videos["noise.mp4"], store=one_less, limit=6, limits=VideoLimits(max_emitted_bytes=cap - 1))
+    fewer = sample_window(
+        videos["noise.mp4"], store=one_less, limit=6, limits=VideoLimits(max_emitted_bytes=cap - 1)
+    )
     assert [f.t for f in fewer.frames] == [0.0]
 
 
-def test_a_first_frame_over_the_output_cap_is_an_error(videos: Videos, store: AttachmentStore) -> None:
+def test_a_first_frame_over_the_output_cap_is_an_error(
+    videos: Videos, store: AttachmentStore
+) -> None:
     full = sample_window(videos["noise.mp4"], store=store, limit=2)
     cap = _emitted(full, 1) - 1
-    text = failure(videos["noise.mp4"], AttachmentStore(store.root.parent / "b"), limit=2, limits=VideoLimits(max_emitted_bytes=cap))
+    text = failure(
+        videos["noise.mp4"],
+        AttachmentStore(store.root.parent / "b"),
+        limit=2,
+        limits=VideoLimits(max_emitted_bytes=cap),
+    )
     size = full.frames[0].attachment.byte_size
     assert text == (
         f"Error reading video noise.mp4: its first frame alone (t=00:00:00.000, {size:,} bytes) is over the "
@@ -391,24 +448,39 @@ def test_the_input_limit(videos: Videos, store: AttachmentStore) -> None:
 # -- files that are not (whole) videos -----------------------------------------------------
 
 
-def test_damaged_and_foreign_files_are_errors_the_model_can_act_on(videos: Videos, store: AttachmentStore, tmp_path: Path) -> None:
-    assert failure(videos["empty.mp4"], store) == "Error reading video empty.mp4: the file is empty (0 bytes)"
-    assert failure(videos["audio-only.mp4"], store) == "Error reading video audio-only.mp4: it has no video stream, only audio"
+def test_damaged_and_foreign_files_are_errors_the_model_can_act_on(
+    videos: Videos, store: AttachmentStore, tmp_path: Path
+) -> None:
+    assert (
+        failure(videos["empty.mp4"], store)
+        == "Error reading video empty.mp4: the file is empty (0 bytes)"
+    )
+    assert (
+        failure(videos["audio-only.mp4"], store)
+        == "Error reading video audio-only.mp4: it has no video stream, only audio"
+    )
     assert failure(videos["truncated.mp4"], store) == (
         "Error reading video truncated.mp4: cannot open it as a video (Invalid data found when processing input); "
         "the file may be truncated, damaged or not a video"
     )
     text = tmp_path / "notes.mp4"
     text.write_text("just some notes\n" * 100)
-    assert failure(text, store).startswith("Error reading video notes.mp4: cannot open it as a video (")
-    assert failure(tmp_path / "missing.mp4", store) == "Error reading video missing.mp4: it does not exist"
+    assert failure(text, store).startswith(
+        "Error reading video notes.mp4: cannot open it as a video ("
+    )
+    assert (
+        failure(tmp_path / "missing.mp4", store)
+        == "Error reading video missing.mp4: it does not exist"
+    )
     fifo = tmp_path / "pipe.mp4"
     os.mkfifo(fifo)
     assert failure(fifo, store) == "Error reading video pipe.mp4: it is not a regular file"
     assert stored_files(store) == []
 
 
-def test_a_truncated_stream_keeps_the_frames_before_the_cut(videos: Videos, store: AttachmentStore) -> None:
+def test_a_truncated_stream_keeps_the_frames_before_the_cut(
+    videos: Videos, store: AttachmentStore
+) -> None:
     window = sample_window(videos["truncated.mkv"], store=store)
     times = [f.t for f in window.frames]
     assert times[:3] == [0.0, 2.0, 4.0] and times[-1] < 20
@@ -418,7 +490,9 @@ def test_a_truncated_stream_keeps_the_frames_before_the_cut(videos: Videos, stor
     )
 
 
-def test_a_header_claiming_a_huge_duration_over_a_tiny_file(videos: Videos, store: AttachmentStore) -> None:
+def test_a_header_claiming_a_huge_duration_over_a_tiny_file(
+    videos: Videos, store: AttachmentStore
+) -> None:
     huge = videos["huge-claim.mkv"]
     with av.open(str(huge)) as container:
         assert container.duration / av.time_base == 100_000
@@ -433,7 +507,9 @@ def test_a_header_claiming_a_huge_duration_over_a_tiny_file(videos: Videos, stor
 # -- the store: deterministic frames, nothing stored twice ---------------------------------
 
 
-def test_reading_a_window_twice_stores_nothing_new(videos: Videos, store: AttachmentStore, tmp_path: Path) -> None:
+def test_reading_a_window_twice_stores_nothing_new(
+    videos: Videos, store: AttachmentStore, tmp_path: Path
+) -> None:
     first = sample_window(videos["long.mp4"], store=store, offset=4, limit=8)
     files = stored_files(store)
     again = sample_window(videos["long.mp4"], store=store, offset=4, limit=8)
@@ -443,7 +519,9 @@ def test_reading_a_window_twice_stores_nothing_new(videos: Videos, store: Attach
     shutil.rmtree(store.root / "video-index")
     decoded = sample_window(videos["long.mp4"], store=store, offset=4, limit=8)
     assert [f.attachment.id for f in decoded.frames] == [f.attachment.id for f in first.frames]
-    assert {p for p in stored_files(store) if "video-index" not in p.parts} == {p for p in files if "video-index" not in p.parts}
+    assert {p for p in stored_files(store) if "video-index" not in p.parts} == {
+        p for p in files if "video-index" not in p.parts
+    }
     # A copy elsewhere is another file, with the same frames.
     copy = tmp_path / "copy.mp4"
     shutil.copyfile(videos["long.mp4"], copy)
@@ -451,7 +529,9 @@ def test_reading_a_window_twice_stores_nothing_new(videos: Videos, store: Attach
     assert [f.attachment.id for f in copied.frames] == [f.attachment.id for f in first.frames]
 
 
-def test_a_cut_window_read_twice_decodes_nothing(videos: Videos, store: AttachmentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cut_window_read_twice_decodes_nothing(
+    videos: Videos, store: AttachmentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     limits = VideoLimits(max_frames=3)
     first = sample_window(videos["long.mp4"], store=store, limits=limits)
     files = stored_files(store)
@@ -460,14 +540,18 @@ def test_a_cut_window_read_twice_decodes_nothing(videos: Videos, store: Attachme
     assert window_blocks(again, "a.mp4") == window_blocks(first, "a.mp4")
     assert again.continue_at == 6.0
     assert stored_files(store) == files
-    sample_window(videos["long.mp4"], store=store, offset=6, limit=2, limits=limits)  # the frame left out is known
+    sample_window(
+        videos["long.mp4"], store=store, offset=6, limit=2, limits=limits
+    )  # the frame left out is known
 
 
 def _no_decoding(*args: object, **kwargs: object) -> Iterator[object]:
     raise AssertionError("the decoder was asked for frames the index holds")
 
 
-def test_a_changed_file_is_decoded_again(videos: Videos, store: AttachmentStore, tmp_path: Path) -> None:
+def test_a_changed_file_is_decoded_again(
+    videos: Videos, store: AttachmentStore, tmp_path: Path
+) -> None:
     clip = tmp_path / "clip.mp4"
     shutil.copyfile(videos["long.mp4"], clip)
     before = sample_window(clip, store=store, limit=4)
@@ -506,9 +590,15 @@ def _decoders() -> list[int]:
     return found
 
 
-@pytest.mark.parametrize(("frames", "detail"), [(0, ""), (1, " (1 frame decoded, up to t=00:00:00.000)")])
+@pytest.mark.parametrize(
+    ("frames", "detail"), [(0, ""), (1, " (1 frame decoded, up to t=00:00:00.000)")]
+)
 def test_a_stalled_decode_is_stopped_at_the_deadline(
-    videos: Videos, store: AttachmentStore, stalling_decoder: Callable[[int], None], frames: int, detail: str
+    videos: Videos,
+    store: AttachmentStore,
+    stalling_decoder: Callable[[int], None],
+    frames: int,
+    detail: str,
 ) -> None:
     """The decoder hangs for good; the read still ends at its deadline (plus the time it takes
     to kill a process), with an error, and leaves no process behind."""
@@ -523,7 +613,9 @@ def test_a_stalled_decode_is_stopped_at_the_deadline(
         f"Error reading video long.mp4: decoding did not finish within the 4 s limit{detail}; read a shorter "
         "window (a smaller limit), or start later (a larger offset)"
     )
-    assert elapsed < limits.deadline_seconds + 3.0, "the stalled decode was not abandoned at its deadline"
+    assert elapsed < limits.deadline_seconds + 3.0, (
+        "the stalled decode was not abandoned at its deadline"
+    )
     assert _decoders() == [], "the stalled decoder is still there"
 
 
@@ -552,10 +644,15 @@ def test_a_decoder_that_dies_is_an_error_and_the_next_read_works(
     assert text == "Error reading video long.mp4: the decoder crashed on this file (signal 9)"
     assert _decoders() == []
     os.environ.pop(STALL_ENV)
-    assert [f.t for f in sample_window(videos["long.mp4"], store=store, limit=4).frames] == [0.0, 2.0]
+    assert [f.t for f in sample_window(videos["long.mp4"], store=store, limit=4).frames] == [
+        0.0,
+        2.0,
+    ]
 
 
-def test_a_decoder_that_reported_an_error_serves_the_next_read(videos: Videos, store: AttachmentStore) -> None:
+def test_a_decoder_that_reported_an_error_serves_the_next_read(
+    videos: Videos, store: AttachmentStore
+) -> None:
     """An error ends the job, not the decoder: the same process reads the next video."""
     video_client.POOL.close()
     failure(videos["audio-only.mp4"], store)
@@ -584,7 +681,11 @@ def _support_in(tmp_path: Path, clip: Path, modules: set[str], error: str) -> li
     env = {**os.environ, **without_modules(tmp_path / "site", modules, error)}
     done = subprocess.run(
         [sys.executable, "-c", _SUPPORT_PROBE, str(clip), str(tmp_path / "store")],
-        env=env, capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=PROJECT_ROOT,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
@@ -595,7 +696,10 @@ def test_without_av_video_support_says_how_to_install_it(videos: Videos, tmp_pat
         "video frame sampling needs PyAV (the av package), which is not installed; install it into "
         f"dcode's environment: {sys.executable} -m pip install av (pipx: pipx inject dcode av)"
     )
-    assert _support_in(tmp_path, videos["h264.mp4"], {"av"}, "ModuleNotFoundError") == [why, f"Error reading video clip.mp4: {why}"]
+    assert _support_in(tmp_path, videos["h264.mp4"], {"av"}, "ModuleNotFoundError") == [
+        why,
+        f"Error reading video clip.mp4: {why}",
+    ]
     assert not (tmp_path / "store").exists()
 
 
@@ -608,7 +712,9 @@ def test_a_broken_av_is_named_with_its_fix(videos: Videos, tmp_path: Path) -> No
     )
 
 
-def test_frames_are_stored_as_any_admission_of_their_bytes_would_store_them(videos: Videos, store: AttachmentStore, tmp_path: Path) -> None:
+def test_frames_are_stored_as_any_admission_of_their_bytes_would_store_them(
+    videos: Videos, store: AttachmentStore, tmp_path: Path
+) -> None:
     """The decoder's JPEGs are checked from their headers, not decoded again; what is stored is
     what admitting the same bytes as a pasted image gives."""
     window = sample_window(videos["uhd.mp4"], store=store, limit=2)
@@ -637,10 +743,15 @@ def test_a_store_that_cannot_be_written_is_an_error(videos: Videos, tmp_path: Pa
     blocked = tmp_path / "not-a-directory"
     blocked.write_text("")
     text = failure(videos["long.mp4"], AttachmentStore(blocked / "attachments"), limit=2)
-    assert text == "Error reading video long.mp4: the frame at t=00:00:00.000 could not be stored (Not a directory)"
+    assert (
+        text
+        == "Error reading video long.mp4: the frame at t=00:00:00.000 could not be stored (Not a directory)"
+    )
 
 
-def test_a_decoder_that_cannot_start_is_an_error(videos: Videos, store: AttachmentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_decoder_that_cannot_start_is_an_error(
+    videos: Videos, store: AttachmentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     video_client.POOL.close()
     monkeypatch.setattr(sys, "executable", str(store.root / "no-python"))
     assert failure(videos["long.mp4"], store, limit=2) == (

@@ -57,4 +57,7 @@ def test_the_counter_counts_a_changed_message_afresh_and_an_unchanged_one_by_its
     assert changed > total and encoder.calls > calls
     # A fresh object with the same id and content is still found by its content.
     calls = encoder.calls
-    assert counter.count_messages([m.model_copy() for m in history]) == changed and encoder.calls == calls
+    assert (
+        counter.count_messages([m.model_copy() for m in history]) == changed
+        and encoder.calls == calls
+    )

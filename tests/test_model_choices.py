@@ -17,7 +17,10 @@ def test_recent_then_configured_then_presets_each_once(tmp_path: Path) -> None:
     config = settings(
         tmp_path,
         model="openai:gpt-5.1",
-        model_overrides={"vllm:Qwen/Qwen3-Coder": {"max_input_tokens": 131_072}, "*:qwen3*": {"max_input_tokens": 1}},
+        model_overrides={
+            "vllm:Qwen/Qwen3-Coder": {"max_input_tokens": 131_072},
+            "*:qwen3*": {"max_input_tokens": 1},
+        },
     )
     recent = ["openai:mine", "gpt-5.1", "openai:mine", "deepseek:deepseek-chat"]
     choices = model_choices(config, recent, env=ENV)
@@ -26,7 +29,9 @@ def test_recent_then_configured_then_presets_each_once(tmp_path: Path) -> None:
     # a bare name is an OpenAI model, and a model is listed where it is most relevant
     assert specs[:3] == ["openai:mine", "openai:gpt-5.1", "deepseek:deepseek-chat"]
     assert [choice.origin for choice in choices[:3]] == [ModelOrigin.RECENT] * 3
-    assert choices[3].spec == "vllm:Qwen/Qwen3-Coder" and choices[3].origin is ModelOrigin.CONFIGURED
+    assert (
+        choices[3].spec == "vllm:Qwen/Qwen3-Coder" and choices[3].origin is ModelOrigin.CONFIGURED
+    )
     assert not any("*" in spec for spec in specs)  # a pattern table names no model to pick
     presets = [f"{name}:{model}" for name, preset in PROVIDERS.items() for model in preset.models]
     assert set(presets) <= set(specs)
@@ -39,8 +44,14 @@ def test_recent_models_are_capped(tmp_path: Path) -> None:
     assert [c.spec for c in choices if c.origin is ModelOrigin.RECENT] == recent[:RECENT_LIMIT]
 
 
-def test_a_missing_key_is_said_and_a_provider_without_models_is_left_to_finish(tmp_path: Path) -> None:
-    config = settings(tmp_path, model="openai:gpt-5.1", providers={"corp": ProviderOverride(base_url="http://llm.corp.example/v1")})
+def test_a_missing_key_is_said_and_a_provider_without_models_is_left_to_finish(
+    tmp_path: Path,
+) -> None:
+    config = settings(
+        tmp_path,
+        model="openai:gpt-5.1",
+        providers={"corp": ProviderOverride(base_url="http://llm.corp.example/v1")},
+    )
     by_spec = {choice.spec: choice for choice in model_choices(config, [], env=ENV)}
     assert "DEEPSEEK_API_KEY" in by_spec["deepseek:deepseek-chat"].problem
     assert by_spec["openai:gpt-5.1"].problem == "" and by_spec["ollama:qwen3-coder"].problem == ""
@@ -56,9 +67,28 @@ def test_the_configured_default_is_offered_beside_the_running_model(tmp_path: Pa
 
 
 def test_each_choice_says_which_profile_figures_would_be_guessed(tmp_path: Path) -> None:
-    config = settings(tmp_path, model="openai:gpt-5.1", model_overrides={"openai:mine": {"image_inputs": True, "max_input_tokens": 8192, "max_output_tokens": 1024}})
-    by_spec = {choice.spec: choice for choice in model_choices(config, ["openai:unknown-model", "openai:mine"], env=ENV)}
-    assert by_spec["openai:unknown-model"].guessed == "image_inputs = false, max_input_tokens = 32768, max_output_tokens = 4096"
+    config = settings(
+        tmp_path,
+        model="openai:gpt-5.1",
+        model_overrides={
+            "openai:mine": {
+                "image_inputs": True,
+                "max_input_tokens": 8192,
+                "max_output_tokens": 1024,
+            }
+        },
+    )
+    by_spec = {
+        choice.spec: choice
+        for choice in model_choices(config, ["openai:unknown-model", "openai:mine"], env=ENV)
+    }
+    assert (
+        by_spec["openai:unknown-model"].guessed
+        == "image_inputs = false, max_input_tokens = 32768, max_output_tokens = 4096"
+    )
     assert by_spec["openai:gpt-5.1"].guessed == ""  # langchain knows it
     assert by_spec["openai:mine"].guessed == ""  # the config says all three
-    assert by_spec["deepseek:deepseek-chat"].guessed == "" and by_spec["ollama:qwen3-coder"].guessed == ""  # text-only presets say so
+    assert (
+        by_spec["deepseek:deepseek-chat"].guessed == ""
+        and by_spec["ollama:qwen3-coder"].guessed == ""
+    )  # text-only presets say so

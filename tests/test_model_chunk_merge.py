@@ -30,8 +30,13 @@ CONTRACT = (
 def plain_model(server, api: str) -> DcodeChatOpenAI:
     """dcode's chat model on langchain's default HTTP client: every wire delta is one chunk."""
     return DcodeChatOpenAI(
-        model="test-model", base_url=server.base_url, api_key="test", use_responses_api=api == "responses",
-        streaming=True, stream_usage=True, max_retries=0,
+        model="test-model",
+        base_url=server.base_url,
+        api_key="test",
+        use_responses_api=api == "responses",
+        streaming=True,
+        stream_usage=True,
+        max_retries=0,
     )
 
 
@@ -44,22 +49,36 @@ async def stream_chunks(server, api: str, step) -> list[ChatGenerationChunk]:
 def rich_answer(chunk_size: int):
     calls = [
         tool_call("write_file", {"file_path": "a.py", "content": "print('a')\n" * 40}),
-        tool_call("edit_file", {"file_path": "b.py", "old_string": "x = 1", "new_string": "x = 2 ✓"}),
+        tool_call(
+            "edit_file", {"file_path": "b.py", "old_string": "x = 1", "new_string": "x = 2 ✓"}
+        ),
     ]
-    return reply("I will write a.py and edit b.py.", reasoning="Two files need changes.", tool_calls=calls, chunk_size=chunk_size)
+    return reply(
+        "I will write a.py and edit b.py.",
+        reasoning="Two files need changes.",
+        tool_calls=calls,
+        chunk_size=chunk_size,
+    )
 
 
 async def test_grouped_merge_equals_langchains_merge(server, api: str) -> None:
     chunks = await stream_chunks(server, api, rich_answer(2))
     assert len(chunks) > 3 * FANOUT
-    flat = ChatGenerationChunk.__add__(ChatGenerationChunk(message=chunks[0].message, generation_info=chunks[0].generation_info), chunks[1:])
+    flat = ChatGenerationChunk.__add__(
+        ChatGenerationChunk(message=chunks[0].message, generation_info=chunks[0].generation_info),
+        chunks[1:],
+    )
     grouped = chunks[0] + chunks[1:]
     assert grouped.message == flat.message
     assert grouped.generation_info == flat.generation_info
-    assert grouped.message.tool_calls == flat.message.tool_calls and len(flat.message.tool_calls) == 2
+    assert (
+        grouped.message.tool_calls == flat.message.tool_calls and len(flat.message.tool_calls) == 2
+    )
 
 
-async def test_a_stream_is_merged_through_its_first_chunk(server, api: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_stream_is_merged_through_its_first_chunk(
+    server, api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     heads: list[int] = []
     original = BalancedMergeChunk.__add__
 
@@ -74,11 +93,15 @@ async def test_a_stream_is_merged_through_its_first_chunk(server, api: str, monk
     assert len(message.tool_calls) == 2
     assert len(heads) == 1 and heads[0] > FANOUT, CONTRACT
     first = BalancedMergeChunk.adopt(ChatGenerationChunk(message=message_chunk("a")))
-    chat_models.generate_from_stream(iter([first, *(ChatGenerationChunk(message=message_chunk("b")) for _ in range(FANOUT))]))
+    chat_models.generate_from_stream(
+        iter([first, *(ChatGenerationChunk(message=message_chunk("b")) for _ in range(FANOUT))])
+    )
     assert heads[-1] == FANOUT, CONTRACT
 
 
-async def test_the_agent_graph_merges_through_the_first_chunk(server, make_settings, api: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_agent_graph_merges_through_the_first_chunk(
+    server, make_settings, api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """LangGraph's ``messages`` stream must not switch the model to another accumulator."""
     heads: list[int] = []
     original = BalancedMergeChunk.__add__
@@ -92,7 +115,9 @@ async def test_the_agent_graph_merges_through_the_first_chunk(server, make_setti
     server.script(rich_answer(3), reply("done"))
     out, err = io.StringIO(), io.StringIO()
     settings = make_settings(api, approve=ApprovalMode.ALL)
-    code = await run_headless(settings, HeadlessRequest(prompt="go", output_format=OutputFormat.TEXT), out=out, err=err)
+    code = await run_headless(
+        settings, HeadlessRequest(prompt="go", output_format=OutputFormat.TEXT), out=out, err=err
+    )
     assert code == 0, err.getvalue()
     assert len(heads) == 2, CONTRACT  # one merge per model call
 
@@ -100,12 +125,22 @@ async def test_the_agent_graph_merges_through_the_first_chunk(server, make_setti
 def message_chunk(args: str) -> Any:
     from langchain_core.messages import AIMessageChunk
 
-    return AIMessageChunk(content="", tool_call_chunks=[{"name": None, "args": args, "id": None, "index": 0, "type": "tool_call_chunk"}])
+    return AIMessageChunk(
+        content="",
+        tool_call_chunks=[
+            {"name": None, "args": args, "id": None, "index": 0, "type": "tool_call_chunk"}
+        ],
+    )
 
 
-async def test_each_argument_byte_is_copied_a_bounded_number_of_times(server, api: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_each_argument_byte_is_copied_a_bounded_number_of_times(
+    server, api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     content = "0123456789abcdef\n" * 3_000
-    step = reply(tool_calls=[tool_call("write_file", {"file_path": "big.txt", "content": content})], chunk_size=9)
+    step = reply(
+        tool_calls=[tool_call("write_file", {"file_path": "big.txt", "content": content})],
+        chunk_size=9,
+    )
     chunks = await stream_chunks(server, api, step)
     assert len(chunks) > 5_000
     copied = 0
@@ -114,7 +149,11 @@ async def test_each_argument_byte_is_copied_a_bounded_number_of_times(server, ap
     def measuring(left: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]:
         nonlocal copied
         for right in others:
-            copied += sum(len(v) for k, v in left.items() if isinstance(v, str) and isinstance(right.get(k), str))
+            copied += sum(
+                len(v)
+                for k, v in left.items()
+                if isinstance(v, str) and isinstance(right.get(k), str)
+            )
         return merge_dicts(left, *others)
 
     monkeypatch.setattr(_merge, "merge_dicts", measuring)

@@ -54,8 +54,10 @@ async def test_first_byte_timeout_is_retried_then_named(server, make_settings, a
     code, out, lines = await headless(settings)
     assert code == 1 and out == ""
     assert lines == [
-        (f"dcode: error: the model server at {server.base_url} sent nothing for 0.3 s "
-        "(first-byte timeout; set request_timeout or DCODE_REQUEST_TIMEOUT)")
+        (
+            f"dcode: error: the model server at {server.base_url} sent nothing for 0.3 s "
+            "(first-byte timeout; set request_timeout or DCODE_REQUEST_TIMEOUT)"
+        )
     ]
     assert len(server.requests) == 2  # the first try and one retry
 
@@ -71,7 +73,9 @@ async def test_retry_budget_caps_the_tries(server, make_settings, api: str) -> N
         lines[0],
     )
     assert line, lines[0]
-    assert 1 <= len(server.requests) <= int(line[1]) < 11  # ten retries were allowed; the budget stopped them
+    assert (
+        1 <= len(server.requests) <= int(line[1]) < 11
+    )  # ten retries were allowed; the budget stopped them
 
 
 async def test_stall_mid_answer_is_named(server, make_settings, api: str) -> None:
@@ -80,21 +84,27 @@ async def test_stall_mid_answer_is_named(server, make_settings, api: str) -> Non
     code, _, lines = await headless(settings)
     assert code == 1
     assert lines == [
-        (f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.3 s "
-        "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)")
+        (
+            f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.3 s "
+            "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)"
+        )
     ]
     assert len(server.requests) == 1
 
 
-async def test_keepalive_comments_do_not_hold_a_stalled_answer(server, make_settings, api: str) -> None:
+async def test_keepalive_comments_do_not_hold_a_stalled_answer(
+    server, make_settings, api: str
+) -> None:
     """A server that sends only ``: keepalive`` comments mid-answer has stalled all the same."""
     server.script(fault.stall_mid_stream(after_chunks=3, seconds=20, keepalive=0.1))
     settings = make_settings(api, stall_timeout=0.5, max_retries=2)
     code, _, lines = await headless(settings)
     assert code == 1
     assert lines == [
-        (f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.5 s "
-        "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)")
+        (
+            f"dcode: error: the model server at {server.base_url} stopped sending mid-answer: nothing for 0.5 s "
+            "(stall timeout; set stall_timeout or DCODE_STALL_TIMEOUT)"
+        )
     ]
 
 
@@ -113,8 +123,10 @@ async def test_connect_timeout_is_named(make_settings, api: str) -> None:
         code, _, lines = await headless(settings)
     assert code == 1
     assert lines == [
-        (f"dcode: error: could not connect to the model server at {base_url} within 0.3 s "
-        "(connect timeout; set connect_timeout or DCODE_CONNECT_TIMEOUT)")
+        (
+            f"dcode: error: could not connect to the model server at {base_url} within 0.3 s "
+            "(connect timeout; set connect_timeout or DCODE_CONNECT_TIMEOUT)"
+        )
     ]
 
 
@@ -131,7 +143,9 @@ async def test_drop_mid_stream_is_closed_mid_answer(server, make_settings, api: 
     server.script(fault.drop_mid_stream(after_chunks=3))
     code, _, lines = await headless(make_settings(api, max_retries=2))
     assert code == 1
-    assert lines == [f"dcode: error: the connection to the model server at {server.base_url} was closed mid-answer"]
+    assert lines == [
+        f"dcode: error: the connection to the model server at {server.base_url} was closed mid-answer"
+    ]
 
 
 async def test_retries_succeed_within_the_budget(server, make_settings, api: str) -> None:
@@ -142,13 +156,17 @@ async def test_retries_succeed_within_the_budget(server, make_settings, api: str
     assert len(server.requests) == 3
 
 
-async def test_a_slow_first_byte_within_the_limit_is_answered(server, make_settings, api: str) -> None:
+async def test_a_slow_first_byte_within_the_limit_is_answered(
+    server, make_settings, api: str
+) -> None:
     server.script(fault.stall_before_headers(0.4, text="worth the wait"))
     code, out, _ = await headless(make_settings(api, request_timeout=10, max_retries=0))
     assert (code, out.strip()) == (0, "worth the wait")
 
 
-async def test_an_interrupt_ends_the_answer_wherever_it_lands(server, make_settings, api: str) -> None:
+async def test_an_interrupt_ends_the_answer_wherever_it_lands(
+    server, make_settings, api: str
+) -> None:
     """Cancelling the model's stream ends it then, at whatever point of the stream the
     cancellation lands, even as a chunk arrives (where ``asyncio.wait_for`` on Python 3.11
     drops it, and the answer would stream on to its end)."""
@@ -176,7 +194,9 @@ async def test_an_interrupt_ends_the_answer_wherever_it_lands(server, make_setti
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-            assert task.cancelled(), f"attempt {attempt}: the stream went on to its end ({seen} chunks)"
+            assert task.cancelled(), (
+                f"attempt {attempt}: the stream went on to its end ({seen} chunks)"
+            )
             assert seen < words, f"attempt {attempt}: {seen} chunks came after the interrupt"
     finally:
         await client.aclose()

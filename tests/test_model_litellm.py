@@ -27,7 +27,9 @@ from tests.support.model_server import ScriptedModelServer, fault
 from tests.test_model_limits import headless
 
 LITELLM = os.environ.get("DCODE_TEST_LITELLM") or shutil.which("litellm")
-pytestmark = pytest.mark.skipif(not LITELLM, reason="LiteLLM's proxy is not installed (pip install 'litellm[proxy]')")
+pytestmark = pytest.mark.skipif(
+    not LITELLM, reason="LiteLLM's proxy is not installed (pip install 'litellm[proxy]')"
+)
 
 CONFIG = """\
 model_list:
@@ -57,9 +59,19 @@ def proxy(server: ScriptedModelServer, tmp_path: Path) -> Iterator[tuple[str, st
     config.write_text(CONFIG.format(upstream=server.base_url))
     key, port = f"sk-{secrets.token_hex(16)}", free_port()
     # Its price table is read from the package, never fetched.
-    env = {**os.environ, "LITELLM_MASTER_KEY": key, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False"}
+    env = {
+        **os.environ,
+        "LITELLM_MASTER_KEY": key,
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_TELEMETRY": "False",
+    }
     log = (tmp_path / "litellm.log").open("wb")
-    process = subprocess.Popen([str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)], env=env, stdout=log, stderr=log)
+    process = subprocess.Popen(
+        [str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=log,
+    )
     try:
         wait_until_live(f"http://127.0.0.1:{port}", process)
         yield f"http://127.0.0.1:{port}/v1", key
@@ -94,14 +106,18 @@ def one_plain_request(base_url: str, key: str) -> None:
         client.chat.completions.create(model="coder", messages=[{"role": "user", "content": "hi"}])
 
 
-async def test_a_persistent_500_behind_litellm_costs_its_tries_only(server: ScriptedModelServer, proxy, make_settings, monkeypatch) -> None:
+async def test_a_persistent_500_behind_litellm_costs_its_tries_only(
+    server: ScriptedModelServer, proxy, make_settings, monkeypatch
+) -> None:
     base_url, key = proxy
     server.script(fault.status(500, repeat=True))
     one_plain_request(base_url, key)  # what one request costs upstream: the proxy's own tries
     per_request = len(server.requests)
     assert per_request >= 1
     monkeypatch.setenv("LITELLM_API_KEY", key)
-    settings = make_settings(model="litellm:coder", base_url=base_url, max_retries=4, retry_budget=60)
+    settings = make_settings(
+        model="litellm:coder", base_url=base_url, max_retries=4, retry_budget=60
+    )
     code, _, lines = await headless(settings)
     assert code == 1 and len(lines) == 1 and "model server error (500)" in lines[0]
     assert len(server.requests) == 2 * per_request  # one try of dcode's, not five
@@ -109,7 +125,11 @@ async def test_a_persistent_500_behind_litellm_costs_its_tries_only(server: Scri
 
 def test_discovery_reads_the_window_from_litellm(proxy, tmp_path: Path) -> None:
     base_url, key = proxy
-    settings = replace(Settings(home=tmp_path / "home", workspace=tmp_path, model="litellm:coder", base_url=base_url))
+    settings = replace(
+        Settings(
+            home=tmp_path / "home", workspace=tmp_path, model="litellm:coder", base_url=base_url
+        )
+    )
     profile = resolve_model(settings, env={"LITELLM_API_KEY": key}).profile
     assert (profile.max_input_tokens, profile.max_output_tokens) == (8192, 1024)
     assert "max_input_tokens" not in profile.guessed

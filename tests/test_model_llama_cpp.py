@@ -29,10 +29,14 @@ async def one_turn(engine: Engine, prompt: str, session_id: str | None = None) -
     return [event async for event in runner.run_turn(prompt)]
 
 
-async def test_a_tool_turn_is_taken_by_llama_cpp_python(server: ScriptedModelServer, make_settings, workspace: Path) -> None:
+async def test_a_tool_turn_is_taken_by_llama_cpp_python(
+    server: ScriptedModelServer, make_settings, workspace: Path
+) -> None:
     (workspace / "notes.txt").write_text("first line\n")
     server.imitate = LlamaCppPython(n_ctx=1_000_000)
-    server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]), reply("read it"))
+    server.script(
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]), reply("read it")
+    )
     async with await Engine.open(make_settings()) as engine:
         events = await one_turn(engine, "read notes.txt")
     assert not [e for e in events if isinstance(e, ErrorEvent)]
@@ -44,29 +48,45 @@ async def test_a_tool_turn_is_taken_by_llama_cpp_python(server: ScriptedModelSer
     assert events[-1].result == "read it"
 
 
-def test_the_strict_server_refuses_what_llama_cpp_python_refuses(server: ScriptedModelServer) -> None:
+def test_the_strict_server_refuses_what_llama_cpp_python_refuses(
+    server: ScriptedModelServer,
+) -> None:
     """The mirror itself: the shapes that server's types reject are named, the rest pass."""
     parts = [{"type": "text", "text": "rules"}]
     assert request_problems({"messages": [{"role": "system", "content": parts}]}) == [
         "messages.0.ChatCompletionRequestSystemMessage.content: Input should be a valid string"
     ]
-    assert request_problems({"messages": [{"role": "assistant", "content": None, "tool_calls": []}]})
+    assert request_problems(
+        {"messages": [{"role": "assistant", "content": None, "tool_calls": []}]}
+    )
     assert request_problems({"messages": [{"role": "tool", "content": parts, "tool_call_id": "c"}]})
     assert request_problems({"messages": [{"role": "developer", "content": "x"}]})
-    fine = [{"role": "system", "content": "rules"}, {"role": "user", "content": [*parts, {"type": "image_url", "image_url": {"url": "data:,"}}]}]
+    fine = [
+        {"role": "system", "content": "rules"},
+        {
+            "role": "user",
+            "content": [*parts, {"type": "image_url", "image_url": {"url": "data:,"}}],
+        },
+    ]
     assert request_problems({"messages": fine}) == []
 
 
-async def test_a_system_message_in_parts_is_refused_by_the_strict_server(server: ScriptedModelServer) -> None:
+async def test_a_system_message_in_parts_is_refused_by_the_strict_server(
+    server: ScriptedModelServer,
+) -> None:
     """As llama-cpp-python answers it: a 500 whose message is the validation error, no step used."""
     import openai
 
     server.imitate = LlamaCppPython()
     server.script(reply("never"))
     client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
-    body = {"model": "m", "messages": [{"role": "system", "content": [{"type": "text", "text": "rules"}]}]}
+    body = {
+        "model": "m",
+        "messages": [{"role": "system", "content": [{"type": "text", "text": "rules"}]}],
+    }
     with pytest.raises(
-        openai.InternalServerError, match=r"ChatCompletionRequestSystemMessage\.content: Input should be a valid string"
+        openai.InternalServerError,
+        match=r"ChatCompletionRequestSystemMessage\.content: Input should be a valid string",
     ):
         client.chat.completions.create(**body)
     assert server.requests[-1].refused == LLAMA_CPP_INVALID and len(server.remaining) == 1
@@ -75,18 +95,41 @@ async def test_a_system_message_in_parts_is_refused_by_the_strict_server(server:
 def test_the_system_message_is_one_string_and_its_prefix_stays_when_a_part_is_added() -> None:
     """Sections are appended to the system message as parts: sent as one string, a request with
     one more section starts with the same bytes as the one before (the provider's cached prefix)."""
-    base = [{"type": "text", "text": "You are terse."}, {"type": "text", "text": "\n\n<memory>\nmake test\n</memory>"}]
+    base = [
+        {"type": "text", "text": "You are terse."},
+        {"type": "text", "text": "\n\n<memory>\nmake test\n</memory>"},
+    ]
     before = plain_content({"role": "system", "content": base})
-    after = plain_content({"role": "system", "content": [*base, {"type": "text", "text": "\n\n<skills>\nrelease\n</skills>"}]})
+    after = plain_content(
+        {
+            "role": "system",
+            "content": [*base, {"type": "text", "text": "\n\n<skills>\nrelease\n</skills>"}],
+        }
+    )
     assert before["content"] == "You are terse.\n\n<memory>\nmake test\n</memory>"
     assert json.dumps(after).startswith(json.dumps(before)[: -len('"}')])
-    glued = plain_content({"role": "tool", "content": [{"type": "text", "text": "answer"}, {"type": "text", "text": "Earlier images: a.png"}]})
-    assert glued["content"] == "answer\nEarlier images: a.png"  # parts that would run together get a newline
-    marked = {"role": "user", "content": [{"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}]}
+    glued = plain_content(
+        {
+            "role": "tool",
+            "content": [
+                {"type": "text", "text": "answer"},
+                {"type": "text", "text": "Earlier images: a.png"},
+            ],
+        }
+    )
+    assert (
+        glued["content"] == "answer\nEarlier images: a.png"
+    )  # parts that would run together get a newline
+    marked = {
+        "role": "user",
+        "content": [{"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}],
+    }
     assert plain_content(marked) == marked  # a part with more than text keeps the list
 
 
-async def test_a_request_over_the_servers_context_says_what_to_change(server: ScriptedModelServer, make_settings) -> None:
+async def test_a_request_over_the_servers_context_says_what_to_change(
+    server: ScriptedModelServer, make_settings
+) -> None:
     server.imitate = LlamaCppPython()  # n_ctx 2,048: less than dcode's first request
     server.script(reply("never seen"), reply("after the fix"))
     async with await Engine.open(make_settings()) as engine:
@@ -99,7 +142,9 @@ async def test_a_request_over_the_servers_context_says_what_to_change(server: Sc
         tokens = int(line.split("the request was ~")[1].split(" tokens")[0].replace(",", ""))
         assert 2048 < tokens < 20_000
         assert "the configured window is 32,768 (a guess)" in line
-        assert "--n_ctx 8192" in line and 'max_input_tokens under [models."openai:test-model"]' in line
+        assert (
+            "--n_ctx 8192" in line and 'max_input_tokens under [models."openai:test-model"]' in line
+        )
         finished = events[-1]
         assert isinstance(finished, TurnFinished) and finished.is_error
         # The message and the session survive: with a larger context the next turn goes on.
@@ -109,7 +154,9 @@ async def test_a_request_over_the_servers_context_says_what_to_change(server: Sc
     assert "hello there" in json.dumps(server.requests[-1].body["messages"])
 
 
-async def test_an_answer_without_usage_gets_estimated_figures(server: ScriptedModelServer, make_settings) -> None:
+async def test_an_answer_without_usage_gets_estimated_figures(
+    server: ScriptedModelServer, make_settings
+) -> None:
     server.imitate = LlamaCppPython(n_ctx=1_000_000)  # its streams carry no usage
     server.script(reply("a short answer"))
     async with await Engine.open(make_settings()) as engine:
@@ -121,7 +168,9 @@ async def test_an_answer_without_usage_gets_estimated_figures(server: ScriptedMo
     assert events[-1].input_tokens == usage[0].input_tokens
 
 
-async def test_an_answer_with_usage_is_not_marked_estimated(server: ScriptedModelServer, make_settings) -> None:
+async def test_an_answer_with_usage_is_not_marked_estimated(
+    server: ScriptedModelServer, make_settings
+) -> None:
     server.script(reply("a short answer", usage=(1234, 5)))
     async with await Engine.open(make_settings()) as engine:
         events = await one_turn(engine, "hi")

@@ -22,7 +22,12 @@ async def test_each_call_sends_what_chat_openai_sends(server: ScriptedModelServe
     bodies = []
     for step in range(3):
         if step == 1:
-            messages += [AIMessage("", tool_calls=[{"id": "c9", "name": "ls", "args": {"path": "."}}], id="ai_9"), ToolMessage("a\nb", tool_call_id="c9")]
+            messages += [
+                AIMessage(
+                    "", tool_calls=[{"id": "c9", "name": "ls", "args": {"path": "."}}], id="ai_9"
+                ),
+                ToolMessage("a\nb", tool_call_id="c9"),
+            ]
         if step == 2:
             messages[3].content = "the answer, rewritten"  # a field given a new value
             messages[4] = messages[4].model_copy(update={"content": "a copy's content"})
@@ -41,7 +46,11 @@ def _conversions(llm: ChatOpenAI, messages: list) -> tuple[int, list]:
     payload = llm._get_request_payload(messages)
     profiler.disable()
     stats = pstats.Stats(profiler).stats
-    return sum(counts[1] for (_file, _line, name), counts in stats.items() if name == "_convert_message_to_dict"), payload
+    return sum(
+        counts[1]
+        for (_file, _line, name), counts in stats.items()
+        if name == "_convert_message_to_dict"
+    ), payload
 
 
 def test_only_new_or_changed_messages_are_converted(server: ScriptedModelServer) -> None:
@@ -50,7 +59,9 @@ def test_only_new_or_changed_messages_are_converted(server: ScriptedModelServer)
     first, _ = _conversions(ours, messages)
     assert first >= len(messages)
     messages.append(HumanMessage("one more"))
-    again, payload = _conversions(ours, [SystemMessage("a new system message every call"), *messages[1:]])
+    again, payload = _conversions(
+        ours, [SystemMessage("a new system message every call"), *messages[1:]]
+    )
     assert again == 2  # the system message and the new one
     assert len(payload["extra_body"]["messages"]) == len(messages)
     # Each request has its own dicts: changing one body leaves the next as it was.
@@ -60,7 +71,13 @@ def test_only_new_or_changed_messages_are_converted(server: ScriptedModelServer)
 
 
 def test_the_responses_api_input_is_built_whole(server: ScriptedModelServer) -> None:
-    ours, plain = model(DcodeChatOpenAI, server, "responses"), model(ChatOpenAI, server, "responses")
+    ours, plain = (
+        model(DcodeChatOpenAI, server, "responses"),
+        model(ChatOpenAI, server, "responses"),
+    )
     messages = history(5)
     ours._get_request_payload(messages)
-    assert ours._get_request_payload(messages)["extra_body"]["input"] == plain._get_request_payload(messages)["input"]
+    assert (
+        ours._get_request_payload(messages)["extra_body"]["input"]
+        == plain._get_request_payload(messages)["input"]
+    )

@@ -12,10 +12,16 @@ from __future__ import annotations
 from tests.support.model_server import fault, reply
 from tests.test_model_limits import headless
 
-LITELLM_HEADERS = {"x-litellm-call-id": "8827b6a4", "x-litellm-version": "1.80.0", "llm_provider-x-request-id": "req_4"}
+LITELLM_HEADERS = {
+    "x-litellm-call-id": "8827b6a4",
+    "x-litellm-version": "1.80.0",
+    "llm_provider-x-request-id": "req_4",
+}
 
 
-async def test_a_gateway_that_retried_upstream_is_not_retried(server, make_settings, api: str) -> None:
+async def test_a_gateway_that_retried_upstream_is_not_retried(
+    server, make_settings, api: str
+) -> None:
     server.script(fault.status(500, headers=LITELLM_HEADERS, repeat=True))
     code, _, lines = await headless(make_settings(api, max_retries=4, retry_budget=60))
     assert code == 1 and len(lines) == 1 and "model server error (500)" in lines[0]
@@ -23,7 +29,10 @@ async def test_a_gateway_that_retried_upstream_is_not_retried(server, make_setti
 
 
 async def test_a_gateway_that_asks_for_a_retry_gets_one(server, make_settings, api: str) -> None:
-    server.script(fault.status(500, headers={**LITELLM_HEADERS, "x-should-retry": "true"}), reply("second time"))
+    server.script(
+        fault.status(500, headers={**LITELLM_HEADERS, "x-should-retry": "true"}),
+        reply("second time"),
+    )
     code, out, _ = await headless(make_settings(api, max_retries=4))
     assert (code, out.strip(), len(server.requests)) == (0, "second time", 2)
 
@@ -48,7 +57,9 @@ async def test_retry_after_is_waited_for(server, make_settings, api: str) -> Non
     assert second.received_at - first.received_at >= 0.9  # server-side clock: the wait was kept
 
 
-async def test_a_retry_after_past_the_budget_is_not_waited_for(server, make_settings, api: str) -> None:
+async def test_a_retry_after_past_the_budget_is_not_waited_for(
+    server, make_settings, api: str
+) -> None:
     """A wait that ends after the retry budget cannot lead to an answer: the 429 is reported
     at once, with the wait it asked for, instead of a budget line after a futile sleep."""
     server.script(fault.status(429, retry_after=30, repeat=True))

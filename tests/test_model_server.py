@@ -122,7 +122,9 @@ async def test_text_answer_streamed(server: ScriptedModelServer, responses: bool
     assert server.requests[0].wire == ("responses" if responses else "chat")
 
 
-async def test_a_server_not_keeping_bodies_keeps_each_requests_times_and_step(server: ScriptedModelServer) -> None:
+async def test_a_server_not_keeping_bodies_keeps_each_requests_times_and_step(
+    server: ScriptedModelServer,
+) -> None:
     # A benchmark of thousands of requests keeps what it measures by, not every history sent.
     server.keep_bodies = False
     first, second = reply("one"), reply("two")
@@ -133,7 +135,9 @@ async def test_a_server_not_keeping_bodies_keeps_each_requests_times_and_step(se
     kept = server.requests
     assert [r.body for r in kept] == [None, None] and [r.raw_body for r in kept] == [b"", b""]
     assert [r.step for r in kept] == [first, second] and [r.index for r in kept] == [0, 1]
-    assert [r.index for r in server.all_requests if r.index >= 0] == [0, 1] and all(r.body is None for r in server.all_requests)
+    assert [r.index for r in server.all_requests if r.index >= 0] == [0, 1] and all(
+        r.body is None for r in server.all_requests
+    )
     answered = dict(server.answered)
     assert kept[0].received_at <= answered[0] <= kept[1].received_at <= answered[1]
 
@@ -370,7 +374,9 @@ async def test_malformed_chunk_raises(
 
 
 @pytest.mark.parametrize("responses", WIRES)
-async def test_stall_before_headers_times_out_the_sdk(server: ScriptedModelServer, responses: bool) -> None:
+async def test_stall_before_headers_times_out_the_sdk(
+    server: ScriptedModelServer, responses: bool
+) -> None:
     server.script(fault.stall_before_headers(20))
     llm = make_llm(server, responses, streaming=True, timeout=0.3)
     with pytest.raises(openai.APITimeoutError):
@@ -378,7 +384,9 @@ async def test_stall_before_headers_times_out_the_sdk(server: ScriptedModelServe
 
 
 @pytest.mark.parametrize("responses", WIRES)
-async def test_stall_before_headers_then_answers(server: ScriptedModelServer, responses: bool) -> None:
+async def test_stall_before_headers_then_answers(
+    server: ScriptedModelServer, responses: bool
+) -> None:
     server.script(fault.stall_before_headers(0.3, text="sorry for the wait"))
     started = time.monotonic()
     message = await asyncio.wait_for(make_llm(server, responses).ainvoke("hi"), TIMEOUT)
@@ -387,8 +395,12 @@ async def test_stall_before_headers_then_answers(server: ScriptedModelServer, re
 
 
 @pytest.mark.parametrize("responses", WIRES)
-async def test_stall_mid_stream_pauses_after_some_chunks(server: ScriptedModelServer, responses: bool) -> None:
-    server.script(fault.stall_mid_stream(after_chunks=4, seconds=0.4, text="one two three four five six"))
+async def test_stall_mid_stream_pauses_after_some_chunks(
+    server: ScriptedModelServer, responses: bool
+) -> None:
+    server.script(
+        fault.stall_mid_stream(after_chunks=4, seconds=0.4, text="one two three four five six")
+    )
     started = time.monotonic()
     chunks = await collect(make_llm(server, responses, streaming=True))
     assert "".join(chunk.text for chunk in chunks) == "one two three four five six"
@@ -513,8 +525,17 @@ def test_subprocess_mode(tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.json", [reply("from another process", usage=(3, 4))])
     assert load_script(script) == [reply("from another process", usage=(3, 4))]
     port_file, log = tmp_path / "port", tmp_path / "requests.jsonl"
-    command = [sys.executable, "-m", "tests.support.model_server",
-               "--script", str(script), "--port-file", str(port_file), "--log", str(log)]
+    command = [
+        sys.executable,
+        "-m",
+        "tests.support.model_server",
+        "--script",
+        str(script),
+        "--port-file",
+        str(port_file),
+        "--log",
+        str(log),
+    ]
     process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL)
     try:
         base_url = wait_for_port_file(port_file, timeout=TIMEOUT, process=process)
@@ -534,8 +555,14 @@ def test_subprocess_mode(tmp_path: Path) -> None:
 
 async def test_model_server_process_helper(tmp_path: Path) -> None:
     with ModelServerProcess([reply("one")], workdir=tmp_path) as proc:
-        llm = ChatOpenAI(model="test-model", base_url=proc.base_url, api_key="test",
-                         max_retries=0, use_responses_api=True, streaming=True)
+        llm = ChatOpenAI(
+            model="test-model",
+            base_url=proc.base_url,
+            api_key="test",
+            max_retries=0,
+            use_responses_api=True,
+            streaming=True,
+        )
         assert (await llm.ainvoke("first")).text == "one"
         proc.script(reply("two"))
         assert (await llm.ainvoke("second")).text == "two"

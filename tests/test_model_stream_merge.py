@@ -30,11 +30,17 @@ def wire_body(server, api: str, *steps) -> bytes:
     """The raw body the scripted server streams for ``steps`` (one request per step)."""
     server.script(*steps)
     path, body = (
-        ("/chat/completions", {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]})
+        (
+            "/chat/completions",
+            {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]},
+        )
         if api == "chat"
         else ("/responses", {"model": "m", "stream": True, "input": "x"})
     )
-    with httpx2.Client() as client, client.stream("POST", server.base_url + path, json=body) as response:
+    with (
+        httpx2.Client() as client,
+        client.stream("POST", server.base_url + path, json=body) as response,
+    ):
         return b"".join(response.iter_raw())
 
 
@@ -55,7 +61,9 @@ def arguments_by_call(body: bytes) -> dict[str, str]:
         for choice in data.get("choices") or []:
             for call in (choice.get("delta") or {}).get("tool_calls") or []:
                 key = f"call-{call['index']}"
-                joined[key] = joined.get(key, "") + ((call.get("function") or {}).get("arguments") or "")
+                joined[key] = joined.get(key, "") + (
+                    (call.get("function") or {}).get("arguments") or ""
+                )
     return joined
 
 
@@ -72,7 +80,10 @@ def merged(body: bytes, pieces: list[int] | None = None) -> tuple[bytes, list[by
 
 def big_call_steps(size: int, chunk: int):
     content = (TRICKY * (size // len(TRICKY) + 1))[:size]
-    calls = [tool_call("write_file", {"file_path": "a.txt", "content": content}), tool_call("write_file", {"file_path": "b.txt", "content": content[::-1]})]
+    calls = [
+        tool_call("write_file", {"file_path": "a.txt", "content": content}),
+        tool_call("write_file", {"file_path": "b.txt", "content": content[::-1]}),
+    ]
     return content, reply("Writing two files.", tool_calls=calls, chunk_size=chunk)
 
 
@@ -88,7 +99,9 @@ def test_pieces_cut_anywhere_give_the_same_arguments(server, api: str) -> None:
     _, step = big_call_steps(5_000, 2)
     body = wire_body(server, api, step)
     rng = random.Random(7)
-    sizes = [rng.randint(1, 700) for _ in range(len(body) // 350)]  # cuts mid-event and mid-character
+    sizes = [
+        rng.randint(1, 700) for _ in range(len(body) // 350)
+    ]  # cuts mid-event and mid-character
     out, _ = merged(body, sizes)
     assert arguments_by_call(out) == arguments_by_call(body)
 
@@ -120,12 +133,17 @@ def test_one_event_at_a_time_is_passed_on_at_once(server, api: str) -> None:
 @pytest.mark.parametrize(
     "body",
     [
-        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"a"}}]}}]}\r\n\r\n' * 3,
-        b': keep-alive\n\n' * 3,
-        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"x","arguments":"a"}}]}}]}\n\n' * 3,
-        b'data: {"choices":[{"index":0,"delta":{"content":"hi","tool_calls":[{"index":0,"function":{"arguments":"a"}}]}}]}\n\n' * 3,
-        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"a\n\n' * 2,
-        b'id: 7\ndata: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"a"}}]}}]}\n\n' * 3,
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"a"}}]}}]}\r\n\r\n'
+        * 3,
+        b": keep-alive\n\n" * 3,
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"x","arguments":"a"}}]}}]}\n\n'
+        * 3,
+        b'data: {"choices":[{"index":0,"delta":{"content":"hi","tool_calls":[{"index":0,"function":{"arguments":"a"}}]}}]}\n\n'
+        * 3,
+        b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"a\n\n'
+        * 2,
+        b'id: 7\ndata: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"a"}}]}}]}\n\n'
+        * 3,
     ],
     ids=["crlf", "comments", "names", "content", "not-json", "other-fields"],
 )
@@ -135,7 +153,15 @@ def test_what_it_does_not_recognise_passes_byte_for_byte(body: bytes) -> None:
 
 def test_calls_and_choices_are_never_mixed() -> None:
     def delta(index: int, piece: str) -> bytes:
-        data = {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}}]}
+        data = {
+            "id": "c",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": index, "function": {"arguments": piece}}]},
+                }
+            ],
+        }
         return b"data: " + json.dumps(data).encode() + b"\n\n"
 
     body = delta(0, "ab") + delta(0, "cd") + delta(1, "xy") + delta(0, "ef")
@@ -148,7 +174,9 @@ class Pieces(httpx2.AsyncByteStream):
     """A response body that yields ``pieces``; ``gate`` (if any) is awaited before each one.
     Like a socket, it cannot be read by two iterations at once."""
 
-    def __init__(self, pieces: list[bytes | Exception], gate: asyncio.Queue[None] | None = None) -> None:
+    def __init__(
+        self, pieces: list[bytes | Exception], gate: asyncio.Queue[None] | None = None
+    ) -> None:
         self.pieces, self.gate, self.closed, self.reading = list(pieces), gate, False, False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
@@ -170,7 +198,12 @@ class Pieces(httpx2.AsyncByteStream):
 
 
 def chat_delta(piece: str) -> bytes:
-    data = {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}}]}
+    data = {
+        "id": "c",
+        "choices": [
+            {"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}}
+        ],
+    }
     return b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
@@ -206,13 +239,17 @@ async def test_iterating_again_continues_with_the_same_reader() -> None:
     gate.put_nowait(None)
     assert await first.__anext__() == b"data: [DONE]\n\n"
     gate.put_nowait(None)
-    assert [data async for data in stream] == [b": trailing comment\n\n"]  # while `first` is suspended
+    assert [data async for data in stream] == [
+        b": trailing comment\n\n"
+    ]  # while `first` is suspended
     await stream.aclose()
     assert inner.closed
 
 
 async def test_a_failure_mid_answer_comes_after_the_data_before_it() -> None:
-    inner = Pieces([chat_delta("a"), chat_delta("b"), httpx2.RemoteProtocolError("peer closed connection")])
+    inner = Pieces(
+        [chat_delta("a"), chat_delta("b"), httpx2.RemoteProtocolError("peer closed connection")]
+    )
     stream = AnswerStream(inner, REQUEST, ArgsDeltaMerger())
     reads = []
     with pytest.raises(ClosedMidAnswer) as failure:  # noqa: PT012 - the cut comes mid-loop
@@ -224,7 +261,9 @@ async def test_a_failure_mid_answer_comes_after_the_data_before_it() -> None:
     assert inner.closed
 
 
-async def test_a_big_argument_in_tiny_deltas_reaches_the_tool_exactly(server, make_settings, workspace, api: str) -> None:
+async def test_a_big_argument_in_tiny_deltas_reaches_the_tool_exactly(
+    server, make_settings, workspace, api: str
+) -> None:
     content, step = big_call_steps(60_000, 3)
     server.script(step, reply("Both written."))
     out, err = io.StringIO(), io.StringIO()
@@ -240,10 +279,15 @@ async def test_a_big_argument_in_tiny_deltas_reaches_the_tool_exactly(server, ma
         event = json.loads(line)
         if event["type"] == "tool_args_delta":
             streamed[event["call_id"]] = streamed.get(event["call_id"], "") + event["delta"]
-    sent = [json.dumps({"file_path": "a.txt", "content": content}), json.dumps({"file_path": "b.txt", "content": content[::-1]})]
+    sent = [
+        json.dumps({"file_path": "a.txt", "content": content}),
+        json.dumps({"file_path": "b.txt", "content": content[::-1]}),
+    ]
     assert sorted(streamed.values()) == sorted(sent)
     # The server sends the deltas faster than a client handles them one by one, so they pile
     # up and reach the graph merged: a few dozen chunks instead of one per delta.
     wire_deltas = sum(len(arguments) // 3 for arguments in sent)
-    delta_events = sum(1 for line in out.getvalue().splitlines() if json.loads(line)["type"] == "tool_args_delta")
+    delta_events = sum(
+        1 for line in out.getvalue().splitlines() if json.loads(line)["type"] == "tool_args_delta"
+    )
     assert delta_events < wire_deltas / 10

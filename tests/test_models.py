@@ -43,8 +43,12 @@ def test_missing_key_names_the_variable(tmp_path: Path) -> None:
 
 
 def test_local_and_custom_servers_need_no_key(tmp_path: Path) -> None:
-    assert resolve_endpoint(settings(tmp_path, model="ollama:qwen3-coder"), {}).api_key == "not-needed"
-    custom = resolve_endpoint(settings(tmp_path, model="mine:m1", base_url="http://127.0.0.1:9/v1"), {})
+    assert (
+        resolve_endpoint(settings(tmp_path, model="ollama:qwen3-coder"), {}).api_key == "not-needed"
+    )
+    custom = resolve_endpoint(
+        settings(tmp_path, model="mine:m1", base_url="http://127.0.0.1:9/v1"), {}
+    )
     assert (custom.base_url, custom.api) == ("http://127.0.0.1:9/v1", WireApi.CHAT)
 
 
@@ -52,7 +56,9 @@ def test_base_url_env_and_api_flag(tmp_path: Path) -> None:
     env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://proxy/v1"}
     endpoint = resolve_endpoint(settings(tmp_path, model="openai:gpt-5.1"), env)
     assert (endpoint.base_url, endpoint.api) == ("http://proxy/v1", WireApi.CHAT)
-    forced = resolve_endpoint(settings(tmp_path, model="openai:gpt-5.1", api=WireApi.RESPONSES), env)
+    forced = resolve_endpoint(
+        settings(tmp_path, model="openai:gpt-5.1", api=WireApi.RESPONSES), env
+    )
     assert forced.api is WireApi.RESPONSES
 
 
@@ -69,13 +75,19 @@ def test_profiles_from_langchain_presets_and_overrides(tmp_path: Path) -> None:
     assert not openai_profile.guessed
 
     vision = resolve_profile("deepseek", "deepseek-v4-flash-vision-exp")
-    assert (vision.image_inputs, vision.image_max_pixels, vision.image_max_bytes) == (True, 640_000, 1024 * 1024)
+    assert (vision.image_inputs, vision.image_max_pixels, vision.image_max_bytes) == (
+        True,
+        640_000,
+        1024 * 1024,
+    )
 
     unknown = resolve_profile("vllm", "mystery-7b")
     assert unknown.source == "fallback" and not unknown.image_inputs
     assert {"max_input_tokens", "image_inputs"} <= unknown.guessed
 
-    custom = resolve_profile("vllm", "mystery-7b", overrides={"vllm:mystery-7b": {"max_input_tokens": 65536}})
+    custom = resolve_profile(
+        "vllm", "mystery-7b", overrides={"vllm:mystery-7b": {"max_input_tokens": 65536}}
+    )
     assert custom.max_input_tokens == 65536 and "max_input_tokens" not in custom.guessed
     with pytest.raises(ConfigError, match="unknown profile field"):
         resolve_profile("vllm", "m", overrides={"vllm:m": {"max_tokens_in": 1}})

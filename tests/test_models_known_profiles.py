@@ -37,13 +37,17 @@ WIRE_DEPENDENT = {"mid_conversation_tools"}
 def probed(model: str, responses: bool) -> dict | None:
     """What the engine used to build a ChatOpenAI for: its ``profile``."""
     name = model.split("/", 1)[1] if model.startswith("openai/") else model
-    probe = ChatOpenAI(model=name, api_key="profile-probe", max_retries=0, use_responses_api=responses)
+    probe = ChatOpenAI(
+        model=name, api_key="profile-probe", max_retries=0, use_responses_api=responses
+    )
     return dict(probe.profile) if probe.profile else None
 
 
 @pytest.mark.parametrize("text", SPECS)
 @pytest.mark.parametrize("responses", [False, True])
-def test_the_light_profile_is_the_one_chat_openai_reports(text: str, responses: bool, tmp_path: Path) -> None:
+def test_the_light_profile_is_the_one_chat_openai_reports(
+    text: str, responses: bool, tmp_path: Path
+) -> None:
     spec = parse_spec(text)
     settings = Settings(home=tmp_path, workspace=tmp_path, model=text)
     theirs = probed(spec.model, responses) if spec.provider in {"openai", "openrouter"} else None
@@ -61,7 +65,11 @@ def test_the_light_profile_is_the_one_chat_openai_reports(text: str, responses: 
 def test_known_models_resolve_to_langchain_figures(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path, workspace=tmp_path)
     profile = model_profile(parse_spec("openai:gpt-5.1"), settings)
-    assert profile.source == "langchain" and profile.max_input_tokens == 272_000 and profile.image_inputs
+    assert (
+        profile.source == "langchain"
+        and profile.max_input_tokens == 272_000
+        and profile.image_inputs
+    )
     assert model_profile(parse_spec("openai:no-such-model"), settings).source == "fallback"
 
 
@@ -94,5 +102,11 @@ print(json.dumps({
 
 
 def test_the_table_loads_from_its_file_alone() -> None:
-    out = subprocess.run([sys.executable, "-c", LOAD_PROBE], capture_output=True, text=True, check=True, cwd=PROJECT_ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD_PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PROJECT_ROOT,
+    )
     assert json.loads(out.stdout) == {"from_file": True, "max_input_tokens": 272_000, "heavy": []}

@@ -13,7 +13,17 @@ from dcode.agent.permissions.match import CallFacts, PermissionRules
 from dcode.agent.permissions.rules import Effect, RuleSource, parse_rule
 from dcode.agent.permissions.shell_words import plan_command
 
-ALLOW = ["Bash(npm test:*)", "Bash(npm run lint)", "Bash(git diff *)", "Bash(git log:*)", "Bash(pytest *)", "Bash(ls *)", "Bash(cat *)", "Bash(echo *)", "Bash(git * main)"]
+ALLOW = [
+    "Bash(npm test:*)",
+    "Bash(npm run lint)",
+    "Bash(git diff *)",
+    "Bash(git log:*)",
+    "Bash(pytest *)",
+    "Bash(ls *)",
+    "Bash(cat *)",
+    "Bash(echo *)",
+    "Bash(git * main)",
+]
 ASK = ["Bash(git push:*)"]
 DENY = ["Bash(rm -rf:*)", "Bash(curl *)"]
 
@@ -117,7 +127,9 @@ CASES: list[tuple[str, Effect | None]] = [
 def rules_for(workspace: Path) -> PermissionRules:
     source = RuleSource("test")
     table = {Effect.ALLOW: ALLOW, Effect.ASK: ASK, Effect.DENY: DENY}
-    rules = tuple(parse_rule(text, effect, source) for effect, texts in table.items() for text in texts)
+    rules = tuple(
+        parse_rule(text, effect, source) for effect, texts in table.items() for text in texts
+    )
     return PermissionRules(rules, workspace, workspace / "home")
 
 
@@ -126,7 +138,9 @@ def test_the_table_is_large_enough() -> None:
 
 
 @pytest.mark.parametrize(("command", "expected"), CASES)
-def test_a_shell_line_is_decided_by_what_it_runs(command: str, expected: Effect | None, tmp_path: Path) -> None:
+def test_a_shell_line_is_decided_by_what_it_runs(
+    command: str, expected: Effect | None, tmp_path: Path
+) -> None:
     facts = CallFacts(inside=lambda path: is_inside_workspace(tmp_path, path))
     found = rules_for(tmp_path).decide("execute", {"command": command}, facts)
     assert (found.effect if found else None) is expected, (command, found)
@@ -151,6 +165,8 @@ def test_a_bare_bash_rule_covers_every_line(tmp_path: Path) -> None:
 
 
 def test_dcode_names_are_aliases(tmp_path: Path) -> None:
-    rules = PermissionRules((parse_rule("execute(npm test:*)", Effect.DENY, RuleSource("t")),), tmp_path)
+    rules = PermissionRules(
+        (parse_rule("execute(npm test:*)", Effect.DENY, RuleSource("t")),), tmp_path
+    )
     found = rules.decide("execute", {"command": "cd x && npm test"}, CallFacts())
     assert found is not None and found.effect is Effect.DENY

@@ -22,22 +22,35 @@ DCODE = str(Path(sys.executable).with_name("dcode"))
 def user(tmp_path: Path, server: ScriptedModelServer) -> Path:
     home = tmp_path / "user" / ".dcode"
     home.mkdir(parents=True)
-    (home / "config.toml").write_text(f'model = "openai:test-model"\nbase_url = "{server.base_url}"\napi = "chat"\n')
+    (home / "config.toml").write_text(
+        f'model = "openai:test-model"\nbase_url = "{server.base_url}"\napi = "chat"\n'
+    )
     return home
 
 
 def dcode(args: list[str], workspace: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "DCODE_HOME": str(home), "OPENAI_API_KEY": "test-key"}
-    return subprocess.run([DCODE, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=90)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home.parent),
+        "DCODE_HOME": str(home),
+        "OPENAI_API_KEY": "test-key",
+    }
+    return subprocess.run(
+        [DCODE, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=90
+    )
 
 
 def tool_results(server: ScriptedModelServer, request: int = 1) -> list[str]:
     return [text for role, text in server.transcript(request) if role == "tool"]
 
 
-def test_a_repository_allowing_bash_changes_nothing_until_trusted(server: ScriptedModelServer, user: Path, workspace: Path) -> None:
+def test_a_repository_allowing_bash_changes_nothing_until_trusted(
+    server: ScriptedModelServer, user: Path, workspace: Path
+) -> None:
     (workspace / ".claude").mkdir()
-    (workspace / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash(*)"]}}))
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(*)"]}})
+    )
     touch = reply(tool_calls=[tool_call("execute", {"command": "touch pwned"})])
     server.script(touch, reply("refused"))
     result = dcode(["-p", "go"], workspace, user)
@@ -56,44 +69,84 @@ def test_a_repository_allowing_bash_changes_nothing_until_trusted(server: Script
 
 # As one quoted value, and as Claude Code's documentation writes it: one word per rule, the
 # prompt after them (it is not taken for a rule).
-@pytest.mark.parametrize("flags", [
-    ["-p", "go", "--disallowedTools", "Read(./.env) Bash(cat:*)"],
-    ["--disallowedTools", "Read(./.env)", "Bash(cat:*)", "-p", "go"],
-    ["-p", "--disallowedTools", "Read(./.env)", "Bash(cat:*)", "go"],
-], ids=["one value", "words then -p", "words then the prompt"])
-def test_deny_holds_under_approve_all_and_is_listed(flags: list[str], server: ScriptedModelServer, user: Path, workspace: Path) -> None:
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["-p", "go", "--disallowedTools", "Read(./.env) Bash(cat:*)"],
+        ["--disallowedTools", "Read(./.env)", "Bash(cat:*)", "-p", "go"],
+        ["-p", "--disallowedTools", "Read(./.env)", "Bash(cat:*)", "go"],
+    ],
+    ids=["one value", "words then -p", "words then the prompt"],
+)
+def test_deny_holds_under_approve_all_and_is_listed(
+    flags: list[str], server: ScriptedModelServer, user: Path, workspace: Path
+) -> None:
     (workspace / ".env").write_text("TOKEN=secret-value")
     server.script(
-        reply(tool_calls=[tool_call("read_file", {"file_path": ".env"}), tool_call("execute", {"command": "cat .env"}, call_id="call_2")]),
+        reply(
+            tool_calls=[
+                tool_call("read_file", {"file_path": ".env"}),
+                tool_call("execute", {"command": "cat .env"}, call_id="call_2"),
+            ]
+        ),
         reply("done"),
     )
     args = [*flags, "--approve", "all", "--output-format", "json"]
     result = dcode(args, workspace, user)
     assert result.returncode == 0, result.stderr
     results = tool_results(server)
-    assert len(results) == 2 and all(text.startswith("denied: denied by the rule") for text in results)
+    assert len(results) == 2 and all(
+        text.startswith("denied: denied by the rule") for text in results
+    )
     assert not any("secret-value" in text for text in results)
     denials = json.loads(result.stdout)["permission_denials"]
-    assert [(d["tool_name"], d["tool_input"]) for d in denials] == [("read_file", {"file_path": ".env"}), ("execute", {"command": "cat .env"})]
+    assert [(d["tool_name"], d["tool_input"]) for d in denials] == [
+        ("read_file", {"file_path": ".env"}),
+        ("execute", {"command": "cat .env"}),
+    ]
     assert ("user", "go") in server.transcript(0)
 
 
 @pytest.mark.parametrize("mode", ["edits", "all"])
-def test_the_model_cannot_write_its_own_settings(mode: str, server: ScriptedModelServer, user: Path, workspace: Path) -> None:
+def test_the_model_cannot_write_its_own_settings(
+    mode: str, server: ScriptedModelServer, user: Path, workspace: Path
+) -> None:
     widen = json.dumps({"permissions": {"allow": ["Bash"]}})
-    server.script(reply(tool_calls=[tool_call("write_file", {"file_path": ".claude/settings.local.json", "content": widen})]), reply("tried"))
-    result = dcode(["-p", "go", "--approve", mode, "--allowedTools", "Write Edit", "--output-format", "json"], workspace, user)
+    server.script(
+        reply(
+            tool_calls=[
+                tool_call(
+                    "write_file", {"file_path": ".claude/settings.local.json", "content": widen}
+                )
+            ]
+        ),
+        reply("tried"),
+    )
+    result = dcode(
+        ["-p", "go", "--approve", mode, "--allowedTools", "Write Edit", "--output-format", "json"],
+        workspace,
+        user,
+    )
     assert result.returncode == 0, result.stderr
     assert not (workspace / ".claude" / "settings.local.json").exists()
     [refused] = tool_results(server)
-    assert "always needs approval; a run without a person cannot approve it" in refused and "--approve all" not in refused
-    assert [d["tool_name"] for d in json.loads(result.stdout)["permission_denials"]] == ["write_file"]
+    assert (
+        "always needs approval; a run without a person cannot approve it" in refused
+        and "--approve all" not in refused
+    )
+    assert [d["tool_name"] for d in json.loads(result.stdout)["permission_denials"]] == [
+        "write_file"
+    ]
 
 
-def test_a_denied_file_is_not_attached_by_an_at_mention(server: ScriptedModelServer, user: Path, workspace: Path) -> None:
+def test_a_denied_file_is_not_attached_by_an_at_mention(
+    server: ScriptedModelServer, user: Path, workspace: Path
+) -> None:
     (workspace / ".env").write_text("TOKEN=secret-value\n")
     (workspace / "notes.txt").write_text("plain notes\n")
-    (user / "config.toml").write_text((user / "config.toml").read_text() + '\n[permissions]\ndeny = ["Read(./.env)"]\n')
+    (user / "config.toml").write_text(
+        (user / "config.toml").read_text() + '\n[permissions]\ndeny = ["Read(./.env)"]\n'
+    )
     server.script(reply("read"))
     result = dcode(["-p", "look at @.env and @notes.txt"], workspace, user)
     assert result.returncode == 0, result.stderr
@@ -103,7 +156,9 @@ def test_a_denied_file_is_not_attached_by_an_at_mention(server: ScriptedModelSer
     assert "not attached: denied by the rule Read(./.env)" in line
 
 
-def test_a_search_of_the_workspace_does_not_show_a_denied_file(server: ScriptedModelServer, user: Path, workspace: Path) -> None:
+def test_a_search_of_the_workspace_does_not_show_a_denied_file(
+    server: ScriptedModelServer, user: Path, workspace: Path
+) -> None:
     (workspace / ".env").write_text("TOKEN=secret-value\n")
     (workspace / "app.py").write_text("TOKEN = read_it()\n")
     (workspace / "sub").mkdir()

@@ -35,7 +35,9 @@ from dcode.settings.config import ApprovalMode, McpSettings
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply, tool_call
 
-PLAN = "# Fix the greeting\n\n1. Edit `hello.py`: print **hello, world**.\n2. Run `python hello.py`."
+PLAN = (
+    "# Fix the greeting\n\n1. Edit `hello.py`: print **hello, world**.\n2. Run `python hello.py`."
+)
 JOB = "Look at hello.py, then write b.txt and run the shell."
 
 
@@ -63,21 +65,35 @@ def finished(events: list[object]) -> dict[str, ToolCallFinished]:
 
 def test_plan_mode_refuses_by_kind_and_asks_for_fetches_and_the_plan(tmp_path: Path) -> None:
     gate = ApprovalPolicy(ApprovalMode.PLAN, LocalBackend(tmp_path), mcp_allow=lambda name: True)
-    for name, args in [(WRITE_FILE.name, {"file_path": "a", "content": ""}), (EXECUTE.name, {"command": "true"}), ("mcp__calc__note", {})]:
+    for name, args in [
+        (WRITE_FILE.name, {"file_path": "a", "content": ""}),
+        (EXECUTE.name, {"command": "true"}),
+        ("mcp__calc__note", {}),
+    ]:
         verdict = gate.check(name, args)
         assert verdict is not None and verdict.refused and name in verdict.reason, name
-    assert gate.check(READ_FILE.name, {"file_path": "a"}) is None and gate.check(TASK.name, {"description": "x"}) is None
+    assert (
+        gate.check(READ_FILE.name, {"file_path": "a"}) is None
+        and gate.check(TASK.name, {"description": "x"}) is None
+    )
     fetch = gate.check(WEB_FETCH.name, {"url": "https://docs.example.org/"})
     assert fetch is not None and not fetch.refused and fetch.kind is ApprovalKind.FETCH
     question = gate.check(EXIT_PLAN_MODE.name, {"plan": PLAN})
     assert question is not None and question.kind is ApprovalKind.PLAN and not question.refused
-    gate.session_allowed.update({ApprovalKind.EDIT, ApprovalKind.SHELL})  # a yes for the session does not open plan mode
+    gate.session_allowed.update(
+        {ApprovalKind.EDIT, ApprovalKind.SHELL}
+    )  # a yes for the session does not open plan mode
     assert gate.check(EXECUTE.name, {"command": "true"}).refused  # type: ignore[union-attr]
     gate.enter(ApprovalMode.EDITS)
-    assert gate.check(EXIT_PLAN_MODE.name, {"plan": PLAN}) is None and gate.check(WRITE_FILE.name, {"file_path": "a", "content": ""}) is None
+    assert (
+        gate.check(EXIT_PLAN_MODE.name, {"plan": PLAN}) is None
+        and gate.check(WRITE_FILE.name, {"file_path": "a", "content": ""}) is None
+    )
 
 
-async def test_plan_mode_cannot_write(server, make_settings, workspace: Path, dcode_home: Path, tmp_path: Path) -> None:
+async def test_plan_mode_cannot_write(
+    server, make_settings, workspace: Path, dcode_home: Path, tmp_path: Path
+) -> None:
     """A model that tries every way to change something: write_file, edit_file, the shell, an
     MCP tool the user allowed to run without asking, and a subagent that writes and runs the
     shell. All are refused without a question; the files are as they were; the turn goes on."""
@@ -106,10 +122,21 @@ async def test_plan_mode_cannot_write(server, make_settings, workspace: Path, dc
     assert (workspace / "hello.py").read_text() == "print('hi')\n"
     assert sorted(p.name for p in workspace.iterdir()) == ["hello.py"] and not outside.exists()
     last = events[-1]
-    assert isinstance(last, TurnFinished) and not last.is_error and last.result == "Everything was refused; here is what I found."
+    assert (
+        isinstance(last, TurnFinished)
+        and not last.is_error
+        and last.result == "Everything was refused; here is what I found."
+    )
     results = [e for e in events if isinstance(e, ToolCallFinished)]
     denied = [e.name for e in results if e.status is ToolStatus.DENIED]
-    assert denied == [WRITE_FILE.name, EDIT_FILE.name, EXECUTE.name, "mcp__calc__note", WRITE_FILE.name, EXECUTE.name]
+    assert denied == [
+        WRITE_FILE.name,
+        EDIT_FILE.name,
+        EXECUTE.name,
+        "mcp__calc__note",
+        WRITE_FILE.name,
+        EXECUTE.name,
+    ]
     assert [e.name for e in results if e.status is ToolStatus.OK] == [READ_FILE.name, TASK.name]
     # The model read each refusal and went on: every refused call's result reached it.
     parent = [text for role, text in server.transcript(len(server.requests) - 1) if role == "tool"]
@@ -117,11 +144,19 @@ async def test_plan_mode_cannot_write(server, make_settings, workspace: Path, dc
     child = [text for role, text in server.transcript(8) if role == "tool"]
     assert sum(text.startswith("denied: plan mode:") for text in child) == 2
     # The session's agent is told it plans and offered the plan tool; the subagent is told it only reads.
-    assert "# Plan mode" in server.system_text(0) and EXIT_PLAN_MODE.name in server.requests[0].tool_names
-    assert "# Read only" in server.system_text(5) and EXIT_PLAN_MODE.name not in server.requests[5].tool_names
+    assert (
+        "# Plan mode" in server.system_text(0)
+        and EXIT_PLAN_MODE.name in server.requests[0].tool_names
+    )
+    assert (
+        "# Read only" in server.system_text(5)
+        and EXIT_PLAN_MODE.name not in server.requests[5].tool_names
+    )
 
 
-async def test_approving_the_plan_switches_the_mode_and_the_work_goes_on(server, make_settings, workspace: Path, dcode_home: Path) -> None:
+async def test_approving_the_plan_switches_the_mode_and_the_work_goes_on(
+    server, make_settings, workspace: Path, dcode_home: Path
+) -> None:
     server.script(
         call(GREP.name, pattern="print", path="."),
         call(EXIT_PLAN_MODE.name, plan=PLAN),
@@ -136,7 +171,10 @@ async def test_approving_the_plan_switches_the_mode_and_the_work_goes_on(server,
         session = runner.session_id
     [question] = answers.asked  # the plan; the write that follows runs without asking, in edits
     assert question.kind is ApprovalKind.PLAN and question.args == {"plan": PLAN}
-    assert mode is ApprovalMode.EDITS and (workspace / "hello.py").read_text() == "print('hello, world')\n"
+    assert (
+        mode is ApprovalMode.EDITS
+        and (workspace / "hello.py").read_text() == "print('hello, world')\n"
+    )
     saved = dcode_home / "conversation_history" / f"{session}.plan.md"
     assert saved.read_text() == PLAN + "\n" and stat.S_IMODE(saved.stat().st_mode) == 0o600
     result = {e.name: e for e in finished(events).values()}[EXIT_PLAN_MODE.name]
@@ -146,10 +184,15 @@ async def test_approving_the_plan_switches_the_mode_and_the_work_goes_on(server,
     assert "# Plan mode" in server.system_text(1) and "# Plan mode" not in server.system_text(2)
     assert EXIT_PLAN_MODE.name in server.requests[1].tool_names
     assert EXIT_PLAN_MODE.name not in server.requests[2].tool_names  # offered only while planning
-    assert isinstance(events[-1], TurnFinished) and events[-1].result == "Done: hello.py prints hello, world."
+    assert (
+        isinstance(events[-1], TurnFinished)
+        and events[-1].result == "Done: hello.py prints hello, world."
+    )
 
 
-async def test_feedback_keeps_planning_and_rejecting_ends_the_turn(server, make_settings, workspace: Path) -> None:
+async def test_feedback_keeps_planning_and_rejecting_ends_the_turn(
+    server, make_settings, workspace: Path
+) -> None:
     server.script(
         call(EXIT_PLAN_MODE.name, plan="# First\nrewrite everything"),
         call(EXIT_PLAN_MODE.name, plan=PLAN),
@@ -173,25 +216,33 @@ async def test_feedback_keeps_planning_and_rejecting_ends_the_turn(server, make_
 
 
 @pytest.mark.parametrize("mode", [ApprovalMode.EDITS, ApprovalMode.ALL])
-async def test_outside_plan_mode_the_plan_tool_is_not_offered_and_asks_nothing(server, make_settings, mode: ApprovalMode) -> None:
+async def test_outside_plan_mode_the_plan_tool_is_not_offered_and_asks_nothing(
+    server, make_settings, mode: ApprovalMode
+) -> None:
     server.script(call(EXIT_PLAN_MODE.name, plan=PLAN), reply("ok"))
     answers = Answers()
     async with await Engine.open(make_settings()) as engine:
         runner = engine.runner(answers, mode=mode)
         events = [event async for event in runner.run_turn("go")]
-    assert EXIT_PLAN_MODE.name not in server.requests[0].tool_names and "# Plan mode" not in server.system_text(0)
+    assert EXIT_PLAN_MODE.name not in server.requests[
+        0
+    ].tool_names and "# Plan mode" not in server.system_text(0)
     assert answers.asked == [] and runner.policy.mode is mode
     told = [text for role, text in server.transcript(1) if role == "tool"][-1]
     assert told.startswith("Not in plan mode")
     assert isinstance(events[-1], TurnFinished) and events[-1].result == "ok"
 
 
-def test_an_untrusted_project_may_choose_plan_mode_but_not_leave_it_for_a_looser_one(tmp_path: Path) -> None:
+def test_an_untrusted_project_may_choose_plan_mode_but_not_leave_it_for_a_looser_one(
+    tmp_path: Path,
+) -> None:
     from dcode.settings.config import Settings
     from dcode.settings.project_gate import gate
 
     mine = Settings(home=tmp_path, workspace=tmp_path)
-    assert gate({"approve": "plan"}, mine, ApprovalMode.MANUAL)[0] == {"approve": "plan"}  # stricter than manual
+    assert gate({"approve": "plan"}, mine, ApprovalMode.MANUAL)[0] == {
+        "approve": "plan"
+    }  # stricter than manual
     planning = Settings(home=tmp_path, workspace=tmp_path, approve=ApprovalMode.PLAN)
     allowed, ignored = gate({"approve": "manual"}, planning, ApprovalMode.MANUAL)
     assert allowed == {} and ignored[0].reason == "looser than 'plan', your own choice"

@@ -24,7 +24,9 @@ def planning(server, preamble: str = "") -> None:
 def test_text_prints_the_plan_and_changes_nothing(server, workspace: Path, home: Path) -> None:
     (workspace / "lib.py").write_text("def old(): ...\n")
     planning(server, "Here is my plan.")
-    result = run(["-p", "plan the rename", *model_args(server), "--approve", "plan"], workspace, home)
+    result = run(
+        ["-p", "plan the rename", *model_args(server), "--approve", "plan"], workspace, home
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == PLAN + "\n" and result.stderr == ""
     assert (workspace / "lib.py").read_text() == "def old(): ...\n"
@@ -35,18 +37,30 @@ def test_text_prints_the_plan_and_changes_nothing(server, workspace: Path, home:
     assert saved.read_text() == PLAN + "\n"
 
 
-def test_json_carries_the_plan_and_stream_json_the_event(server, workspace: Path, home: Path) -> None:
+def test_json_carries_the_plan_and_stream_json_the_event(
+    server, workspace: Path, home: Path
+) -> None:
     planning(server)
-    result = run(["-p", "plan", *model_args(server), "--approve", "plan", "--output-format", "json"], workspace, home)
+    result = run(
+        ["-p", "plan", *model_args(server), "--approve", "plan", "--output-format", "json"],
+        workspace,
+        home,
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["plan"] == PLAN and data["is_error"] is False and data["type"] == "result"
     planning(server)
-    result = run(["-p", "plan", *model_args(server), "--approve", "plan", "--output-format", "stream-json"], workspace, home)
+    result = run(
+        ["-p", "plan", *model_args(server), "--approve", "plan", "--output-format", "stream-json"],
+        workspace,
+        home,
+    )
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["type"] == "init" and lines[0]["approve"] == "plan"
-    assert sorted(lines[0]["tools"]) == sorted(server.requests[-1].tool_names)  # what the model was given
+    assert sorted(lines[0]["tools"]) == sorted(
+        server.requests[-1].tool_names
+    )  # what the model was given
     assert EXIT_PLAN_MODE.name in lines[0]["tools"]
     [asked] = [line for line in lines if line["type"] == "approval_requested"]
     assert asked["kind"] == "plan" and asked["args"] == {"plan": PLAN}
@@ -55,7 +69,11 @@ def test_json_carries_the_plan_and_stream_json_the_event(server, workspace: Path
 
 def test_a_run_without_a_plan_says_so_in_json(server, workspace: Path, home: Path) -> None:
     server.script(reply("I need to know which file you mean."))
-    result = run(["-p", "plan", *model_args(server), "--approve", "plan", "--output-format", "json"], workspace, home)
+    result = run(
+        ["-p", "plan", *model_args(server), "--approve", "plan", "--output-format", "json"],
+        workspace,
+        home,
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["plan"] is None and data["result"] == "I need to know which file you mean."
@@ -63,16 +81,31 @@ def test_a_run_without_a_plan_says_so_in_json(server, workspace: Path, home: Pat
     assert "plan" not in json.loads(result.stdout)  # other modes keep the documented shape
 
 
-def test_the_plan_is_carried_out_by_continuing_in_another_mode(server, workspace: Path, home: Path) -> None:
+def test_the_plan_is_carried_out_by_continuing_in_another_mode(
+    server, workspace: Path, home: Path
+) -> None:
     (workspace / "lib.py").write_text("def old(): ...\n")
     planning(server)
-    assert run(["-p", "plan the rename", *model_args(server), "--approve", "plan"], workspace, home).returncode == 0
+    assert (
+        run(
+            ["-p", "plan the rename", *model_args(server), "--approve", "plan"], workspace, home
+        ).returncode
+        == 0
+    )
     server.script(
-        reply(tool_calls=[tool_call(WRITE_FILE.name, {"file_path": "lib.py", "content": "def new(): ...\n"})]),
+        reply(
+            tool_calls=[
+                tool_call(WRITE_FILE.name, {"file_path": "lib.py", "content": "def new(): ...\n"})
+            ]
+        ),
         reply("Renamed."),
     )
-    result = run(["-p", "go ahead", "-c", *model_args(server), "--approve", "edits"], workspace, home)
+    result = run(
+        ["-p", "go ahead", "-c", *model_args(server), "--approve", "edits"], workspace, home
+    )
     assert result.returncode == 0, result.stderr
-    assert result.stdout == "Renamed.\n" and (workspace / "lib.py").read_text() == "def new(): ...\n"
+    assert (
+        result.stdout == "Renamed.\n" and (workspace / "lib.py").read_text() == "def new(): ...\n"
+    )
     history = server.transcript(2)
     assert ("tool_call", EXIT_PLAN_MODE.name) in history and history[-1] == ("user", "go ahead")

@@ -85,7 +85,12 @@ def test_an_old_loose_home_is_tightened_once_and_symlinks_are_not_followed(tmp_p
     outside.chmod(0o644)
     home = tmp_path / "home"
     (home / "attachments" / "objects" / "ab").mkdir(parents=True)
-    for directory in (home, home / "attachments", home / "attachments" / "objects", home / "attachments" / "objects" / "ab"):
+    for directory in (
+        home,
+        home / "attachments",
+        home / "attachments" / "objects",
+        home / "attachments" / "objects" / "ab",
+    ):
         directory.chmod(0o755)
     (home / "sessions.db").write_text("")
     (home / "sessions.db").chmod(0o644)
@@ -98,12 +103,16 @@ def test_an_old_loose_home_is_tightened_once_and_symlinks_are_not_followed(tmp_p
     assert loose_entries(home) == []
     assert mode(home / "attachments" / "objects" / "ab" / "ab12.png") == 0o400
     (home / "config.toml").write_text("")
-    (home / "config.toml").chmod(0o644)  # written later by hand: the top level is checked each start
+    (home / "config.toml").chmod(
+        0o644
+    )  # written later by hand: the top level is checked each start
     secure_home(home)
     assert mode(home / "config.toml") == 0o600
 
 
-def test_sqlite_side_files_take_the_private_mode(make_settings, server: ScriptedModelServer, dcode_home: Path) -> None:
+def test_sqlite_side_files_take_the_private_mode(
+    make_settings, server: ScriptedModelServer, dcode_home: Path
+) -> None:
     """The -wal and -shm files exist only while a connection is open: one is held open (as a
     second dcode would) while a real headless turn writes its checkpoints."""
     import asyncio
@@ -116,23 +125,44 @@ def test_sqlite_side_files_take_the_private_mode(make_settings, server: Scripted
     settings = make_settings()
     server.script(reply("hello"))
     with umask(0o000):
-        SessionStore(settings.sessions_db).create("feedc0de1234", settings.workspace, settings.model)
+        SessionStore(settings.sessions_db).create(
+            "feedc0de1234", settings.workspace, settings.model
+        )
         held = sqlite3.connect(settings.sessions_db)
         try:
             held.execute("SELECT count(*) FROM dcode_sessions").fetchall()
-            code = asyncio.run(run_headless(settings, HeadlessRequest(prompt="hi"), out=io.StringIO(), err=io.StringIO()))
+            code = asyncio.run(
+                run_headless(
+                    settings, HeadlessRequest(prompt="hi"), out=io.StringIO(), err=io.StringIO()
+                )
+            )
             assert code == 0
-            modes = {suffix: mode(dcode_home / f"sessions.db{suffix}") for suffix in ("", "-wal", "-shm")}
+            modes = {
+                suffix: mode(dcode_home / f"sessions.db{suffix}") for suffix in ("", "-wal", "-shm")
+            }
         finally:
             held.close()
     assert modes == {"": 0o600, "-wal": 0o600, "-shm": 0o600}
     assert mode(dcode_home) == 0o700
 
 
-def dcode(args: list[str], workspace: Path, home: Path, mask: int) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "DCODE_HOME": str(home), "OPENAI_API_KEY": "test-key"}
+def dcode(
+    args: list[str], workspace: Path, home: Path, mask: int
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home.parent),
+        "DCODE_HOME": str(home),
+        "OPENAI_API_KEY": "test-key",
+    }
     return subprocess.run(
-        [DCODE, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=90, preexec_fn=lambda: os.umask(mask)
+        [DCODE, *args],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        preexec_fn=lambda: os.umask(mask),
     )
 
 
@@ -157,7 +187,9 @@ TUI_WRITERS = textwrap.dedent(
 
 
 @pytest.mark.parametrize("mask", [0o022, 0o000])
-def test_every_writer_leaves_the_home_private(server: ScriptedModelServer, workspace: Path, tmp_path: Path, mask: int) -> None:
+def test_every_writer_leaves_the_home_private(
+    server: ScriptedModelServer, workspace: Path, tmp_path: Path, mask: int
+) -> None:
     home = tmp_path / "home"
     home.mkdir(mode=0o755)
     (home / "config.toml").write_text(
@@ -172,14 +204,24 @@ def test_every_writer_leaves_the_home_private(server: ScriptedModelServer, works
     (workspace / ".dcode" / "config.toml").write_text('base_url = "http://127.0.0.1:9/v1"\n')
 
     server.script(reply("The answer, at length. " * 400))
-    first = dcode(["-p", "describe this image", "-i", "shot.png", "--output-format", "json"], workspace, home, mask)
+    first = dcode(
+        ["-p", "describe this image", "-i", "shot.png", "--output-format", "json"],
+        workspace,
+        home,
+        mask,
+    )
     assert first.returncode == 0, first.stderr
     session = json.loads(first.stdout)["session_id"]
     server.script(reply("SUMMARY: an image and a long text."), reply("short"))
     second = dcode(["-p", "now something short", "-r", session], workspace, home, mask)
     assert second.returncode == 0, second.stderr
     server.script(
-        reply(tool_calls=[tool_call("read_file", {"file_path": "big.log"}), tool_call("grep", {"pattern": "line", "path": "big.log"})]),
+        reply(
+            tool_calls=[
+                tool_call("read_file", {"file_path": "big.log"}),
+                tool_call("grep", {"pattern": "line", "path": "big.log"}),
+            ]
+        ),
         fault.context_length_exceeded(),
         reply("clipped"),
     )
@@ -191,7 +233,12 @@ def test_every_writer_leaves_the_home_private(server: ScriptedModelServer, works
     try:
         env = {**os.environ, "DCODE_HOME": str(home), "PYTHONPATH": str(ROOT)}
         tui = subprocess.run(
-            [sys.executable, "-c", TUI_WRITERS], cwd=workspace, env=env, stderr=secondary, timeout=60, preexec_fn=lambda: os.umask(mask)
+            [sys.executable, "-c", TUI_WRITERS],
+            cwd=workspace,
+            env=env,
+            stderr=secondary,
+            timeout=60,
+            preexec_fn=lambda: os.umask(mask),
         )
     finally:
         os.close(primary)

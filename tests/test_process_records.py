@@ -31,7 +31,11 @@ def sleepers() -> Iterator[list[subprocess.Popen[bytes]]]:
 
 def stubborn(started: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
     """A session leader that ignores SIGTERM (ready once its trap is set)."""
-    proc = subprocess.Popen(["sh", "-c", "trap '' TERM; echo ready; exec sleep 60"], start_new_session=True, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        ["sh", "-c", "trap '' TERM; echo ready; exec sleep 60"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
     started.append(proc)
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     return proc
@@ -75,12 +79,21 @@ def test_the_next_start_ends_what_a_dead_dcode_recorded(tmp_path: Path, sleepers
     survivor = stubborn(sleepers)
     start = table.start_time(survivor.pid) or 0
     alive_owner = (os.getpid(), table.start_time(os.getpid()) or 0)
-    records.write(tmp_path, Record(owner=(gone.pid, 1), updated=table.ticks_now(), processes=((survivor.pid, start),)))
-    records.write(tmp_path, Record(owner=alive_owner, updated=table.ticks_now(), processes=((survivor.pid, start),)))
+    records.write(
+        tmp_path,
+        Record(owner=(gone.pid, 1), updated=table.ticks_now(), processes=((survivor.pid, start),)),
+    )
+    records.write(
+        tmp_path,
+        Record(owner=alive_owner, updated=table.ticks_now(), processes=((survivor.pid, start),)),
+    )
     left = LeftBehind()
     records.end_left_behind(tmp_path, left)
     assert survivor.wait(timeout=5) == -signal.SIGKILL  # it ignored SIGTERM
-    assert left.notice() == f"dcode: ended 1 process left running by a dcode that did not exit cleanly (pid {gone.pid})"
+    assert (
+        left.notice()
+        == f"dcode: ended 1 process left running by a dcode that did not exit cleanly (pid {gone.pid})"
+    )
     assert not records.path_for(tmp_path, gone.pid).exists()
     assert records.path_for(tmp_path, os.getpid()).exists()  # a running dcode's record stays
     assert oct(records.path_for(tmp_path, os.getpid()).stat().st_mode & 0o777) == "0o600"
@@ -108,9 +121,18 @@ os._exit(0)
 """
 
 
-@pytest.mark.skipif(cgroup.usable_parent() is None, reason="no writable cgroup v2 here (the records and the subreaper cover this machine)")
+@pytest.mark.skipif(
+    cgroup.usable_parent() is None,
+    reason="no writable cgroup v2 here (the records and the subreaper cover this machine)",
+)
 def test_a_dead_dcodes_cgroup_is_ended_whole_and_removed(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-c", KILLED_WITH_A_CGROUP], capture_output=True, text=True, timeout=60, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", KILLED_WITH_A_CGROUP],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split()
     path, child = Path(out[0]), int(out[1])
     try:
         assert running(child) and child in cgroup.members(path)
@@ -148,7 +170,13 @@ print("direct", direct.wait())
 
 def test_an_adopted_orphan_is_reaped_and_a_childs_own_status_is_not_taken(tmp_path: Path) -> None:
     env = {**os.environ, "DCODE_CGROUP": "off"}
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(REAPER), str(tmp_path / "home")], capture_output=True, text=True, timeout=60, env=env)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(REAPER), str(tmp_path / "home")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[:2] == ["orphan reaped", "direct 7"]
 
@@ -165,8 +193,13 @@ print(current() == group.origin, group.path.exists())
 """
 
 
-@pytest.mark.skipif(cgroup.usable_parent() is None, reason="no writable cgroup v2 here (the records and the subreaper cover this machine)")
+@pytest.mark.skipif(
+    cgroup.usable_parent() is None,
+    reason="no writable cgroup v2 here (the records and the subreaper cover this machine)",
+)
 def test_leaving_removes_dcodes_cgroup_and_those_of_killed_dcodes_inside() -> None:
-    result = subprocess.run([sys.executable, "-c", LEAVING], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", LEAVING], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "False"]

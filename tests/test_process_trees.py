@@ -30,20 +30,45 @@ ESCAPEE = "setsid sh -c 'trap \"\" TERM; sleep 300 & echo $! > sleep.pid; echo $
 WAIT_FOR_PIDS = "while [ ! -s sleep.pid ] || [ ! -s escapee.pid ]; do sleep 0.05; done"
 
 CGROUP_MODES = [
-    pytest.param("auto", id="cgroup", marks=pytest.mark.skipif(usable_parent() is None, reason="no writable cgroup v2 here: the subreaper case covers this machine")),
+    pytest.param(
+        "auto",
+        id="cgroup",
+        marks=pytest.mark.skipif(
+            usable_parent() is None,
+            reason="no writable cgroup v2 here: the subreaper case covers this machine",
+        ),
+    ),
     pytest.param("off", id="subreaper"),
 ]
 
 
 def dcode_env(tmp_path: Path, cgroup: str, **extra: str) -> dict[str, str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DCODE_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": "k", **extra}
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DCODE_HOME": str(tmp_path / "home"),
+        "OPENAI_API_KEY": "k",
+        **extra,
+    }
     if cgroup == "off":
         env["DCODE_CGROUP"] = "off"
     return env
 
 
 def headless(server, prompt: str) -> list[str]:
-    return [DCODE, "-p", prompt, "-m", "openai:test-model", "--base-url", server.base_url, "--api", "chat", "--approve", "all"]
+    return [
+        DCODE,
+        "-p",
+        prompt,
+        "-m",
+        "openai:test-model",
+        "--base-url",
+        server.base_url,
+        "--api",
+        "chat",
+        "--approve",
+        "all",
+    ]
 
 
 @pytest.fixture
@@ -62,9 +87,23 @@ def wait_gone(pids: list[int], what: str) -> None:
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGHUP"])
 @pytest.mark.parametrize("cgroup", CGROUP_MODES)
-def test_a_setsid_grandchild_ends_when_dcode_is_signalled(server, workspace: Path, tmp_path: Path, leftovers: list[int], how: str, cgroup: str) -> None:
-    server.script(reply(tool_calls=[tool_call("execute", {"command": f"{ESCAPEE} {WAIT_FOR_PIDS}; sleep 60"})]), reply("done"))
-    proc = subprocess.Popen(headless(server, "start a daemon"), cwd=workspace, env=dcode_env(tmp_path, cgroup), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def test_a_setsid_grandchild_ends_when_dcode_is_signalled(
+    server, workspace: Path, tmp_path: Path, leftovers: list[int], how: str, cgroup: str
+) -> None:
+    server.script(
+        reply(
+            tool_calls=[tool_call("execute", {"command": f"{ESCAPEE} {WAIT_FOR_PIDS}; sleep 60"})]
+        ),
+        reply("done"),
+    )
+    proc = subprocess.Popen(
+        headless(server, "start a daemon"),
+        cwd=workspace,
+        env=dcode_env(tmp_path, cgroup),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         pids = _escapee_pids(workspace, proc, leftovers)
         signum = signal.Signals[how]
@@ -77,10 +116,22 @@ def test_a_setsid_grandchild_ends_when_dcode_is_signalled(server, workspace: Pat
 
 
 @pytest.mark.parametrize("cgroup", CGROUP_MODES)
-def test_a_setsid_grandchild_ends_when_dcode_exits(server, workspace: Path, tmp_path: Path, leftovers: list[int], cgroup: str) -> None:
+def test_a_setsid_grandchild_ends_when_dcode_exits(
+    server, workspace: Path, tmp_path: Path, leftovers: list[int], cgroup: str
+) -> None:
     """The command has ended: the grandchild was adopted by dcode, which ends it on the way out."""
-    server.script(reply(tool_calls=[tool_call("execute", {"command": f"{ESCAPEE} {WAIT_FOR_PIDS}"})]), reply("done"))
-    proc = subprocess.Popen(headless(server, "start a daemon"), cwd=workspace, env=dcode_env(tmp_path, cgroup), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server.script(
+        reply(tool_calls=[tool_call("execute", {"command": f"{ESCAPEE} {WAIT_FOR_PIDS}"})]),
+        reply("done"),
+    )
+    proc = subprocess.Popen(
+        headless(server, "start a daemon"),
+        cwd=workspace,
+        env=dcode_env(tmp_path, cgroup),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         pids = _escapee_pids(workspace, proc, leftovers)
         _, stderr = proc.communicate(timeout=60)
@@ -91,11 +142,22 @@ def test_a_setsid_grandchild_ends_when_dcode_exits(server, workspace: Path, tmp_
 
 
 @pytest.mark.parametrize("cgroup", CGROUP_MODES)
-def test_an_mcp_servers_stubborn_child_ends_with_dcode(server, workspace: Path, tmp_path: Path, leftovers: list[int], cgroup: str) -> None:
+def test_an_mcp_servers_stubborn_child_ends_with_dcode(
+    server, workspace: Path, tmp_path: Path, leftovers: list[int], cgroup: str
+) -> None:
     stubborn = tmp_path / "stubborn.pid"
-    write_config(tmp_path / "home" / "mcp.json", {"calc": stdio_entry("--stubborn-child", str(stubborn))})
+    write_config(
+        tmp_path / "home" / "mcp.json", {"calc": stdio_entry("--stubborn-child", str(stubborn))}
+    )
     server.script(reply("nothing to do"))
-    proc = subprocess.Popen(headless(server, "hello"), cwd=workspace, env=dcode_env(tmp_path, cgroup), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        headless(server, "hello"),
+        cwd=workspace,
+        env=dcode_env(tmp_path, cgroup),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 0, stderr
@@ -108,30 +170,62 @@ def test_an_mcp_servers_stubborn_child_ends_with_dcode(server, workspace: Path, 
 
 
 @pytest.mark.parametrize("cgroup", CGROUP_MODES)
-def test_after_kill_9_the_next_start_ends_what_was_left(server, workspace: Path, tmp_path: Path, leftovers: list[int], cgroup: str) -> None:
+def test_after_kill_9_the_next_start_ends_what_was_left(
+    server, workspace: Path, tmp_path: Path, leftovers: list[int], cgroup: str
+) -> None:
     """dcode cannot act once killed: the MCP server's child and the shell's setsid grandchild
     survive it, and the next dcode on the same home ends them, saying so in one line."""
     stubborn = tmp_path / "stubborn.pid"
-    write_config(tmp_path / "home" / "mcp.json", {"calc": stdio_entry("--stubborn-child", str(stubborn))})
+    write_config(
+        tmp_path / "home" / "mcp.json", {"calc": stdio_entry("--stubborn-child", str(stubborn))}
+    )
     env = dcode_env(tmp_path, cgroup)
-    server.script(reply(tool_calls=[tool_call("execute", {"command": f"{ESCAPEE} {WAIT_FOR_PIDS}"})]), reply(tool_calls=[tool_call("mcp__calc__slow", {"seconds": 60})]), reply("done"))
-    first = subprocess.Popen(headless(server, "leave things behind"), cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server.script(
+        reply(tool_calls=[tool_call("execute", {"command": f"{ESCAPEE} {WAIT_FOR_PIDS}"})]),
+        reply(tool_calls=[tool_call("mcp__calc__slow", {"seconds": 60})]),
+        reply("done"),
+    )
+    first = subprocess.Popen(
+        headless(server, "leave things behind"),
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         pids = _escapee_pids(workspace, first, leftovers)
-        wait_for(lambda: len(server.requests) >= 2 or first.poll() is not None, 60, "the model to call the MCP tool")
+        wait_for(
+            lambda: len(server.requests) >= 2 or first.poll() is not None,
+            60,
+            "the model to call the MCP tool",
+        )
         # What the record holds is what the next start can act on: wait until it lists the grandchild.
         record = tmp_path / "home" / "processes" / f"{first.pid}.json"
-        wait_for(lambda: record.exists() and f"[{pids[0]}, " in record.read_text(), 30, "the grandchild to be recorded")
+        wait_for(
+            lambda: record.exists() and f"[{pids[0]}, " in record.read_text(),
+            30,
+            "the grandchild to be recorded",
+        )
         child = read_pid(stubborn)
         assert child is not None and running(child)
         leftovers.append(child)
         first.kill()
         first.communicate(timeout=15)
-        assert all(running(pid) for pid in [*pids, child]), "nothing survived the kill -9: the test proves nothing"
+        assert all(running(pid) for pid in [*pids, child]), (
+            "nothing survived the kill -9: the test proves nothing"
+        )
     finally:
         _stop(first)
     server.script(reply("fresh start"))
-    second = subprocess.run([*headless(server, "again"), "--no-mcp"], cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    second = subprocess.run(
+        [*headless(server, "again"), "--no-mcp"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert second.returncode == 0, second.stderr
     wait_gone([*pids, child], "the survivors of the killed dcode to end")
     notices = [line for line in second.stderr.splitlines() if "left running" in line]
@@ -141,10 +235,16 @@ def test_after_kill_9_the_next_start_ends_what_was_left(server, workspace: Path,
 
 def _escapee_pids(workspace: Path, proc: subprocess.Popen[str], leftovers: list[int]) -> list[int]:
     files = [workspace / "escapee.pid", workspace / "sleep.pid"]
-    wait_for(lambda: all(read_pid(f) for f in files) or proc.poll() is not None, 60, "the grandchild to start")
+    wait_for(
+        lambda: all(read_pid(f) for f in files) or proc.poll() is not None,
+        60,
+        "the grandchild to start",
+    )
     pids = [read_pid(f) or 0 for f in files]
     leftovers.extend(pids)
-    assert all(running(pid) for pid in pids), proc.stderr.read() if proc.stderr and proc.poll() is not None else "not running"
+    assert all(running(pid) for pid in pids), (
+        proc.stderr.read() if proc.stderr and proc.poll() is not None else "not running"
+    )
     escapee = pids[0]
     assert os.getsid(escapee) == escapee  # out of the command's session and process group
     return pids

@@ -23,32 +23,63 @@ from tests.support.secret_home import CANARIES, link_project_to, make_secret_hom
 DCODE = str(Path(sys.executable).with_name("dcode"))
 
 
-def run_dcode(server: ScriptedModelServer, workspace: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    command = [DCODE, "-p", *args, "--output-format", "stream-json", "-m", "openai:test-model", "--base-url", server.base_url]
-    return subprocess.run(command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+def run_dcode(
+    server: ScriptedModelServer, workspace: Path, env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    command = [
+        DCODE,
+        "-p",
+        *args,
+        "--output-format",
+        "stream-json",
+        "-m",
+        "openai:test-model",
+        "--base-url",
+        server.base_url,
+    ]
+    return subprocess.run(
+        command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def notices(out: str) -> list[str]:
-    return [event["message"] for event in map(json.loads, out.splitlines()) if event.get("type") == "notice"]
+    return [
+        event["message"]
+        for event in map(json.loads, out.splitlines())
+        if event.get("type") == "notice"
+    ]
 
 
-def test_links_out_of_the_project_never_reach_the_model(server: ScriptedModelServer, tmp_path: Path, workspace: Path) -> None:
+def test_links_out_of_the_project_never_reach_the_model(
+    server: ScriptedModelServer, tmp_path: Path, workspace: Path
+) -> None:
     secrets = make_secret_home(tmp_path / "me")
     link_project_to(workspace, secrets)
     dcode_home = tmp_path / "dcode-home"
     dcode_home.mkdir()
     (dcode_home / "config.toml").write_text('[models."openai:test-model"]\nimage_inputs = true\n')
-    env = {"PATH": os.environ["PATH"], "HOME": str(secrets.home), "DCODE_HOME": str(dcode_home), "OPENAI_API_KEY": "k"}
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(secrets.home),
+        "DCODE_HOME": str(dcode_home),
+        "OPENAI_API_KEY": "k",
+    }
     server.script(reply("A red rectangle."), reply("Again."))
 
     first = run_dcode(server, workspace, env, "/look")
     assert first.returncode == 0, first.stderr
     ws = workspace.resolve()
     assert sorted(notices(first.stdout)) == sorted(
-        [not_read(ws / "AGENTS.md"), not_read(ws / ".agents" / "skills"), not_read(ws / ".claude" / "skills" / "aws" / "SKILL.md")]
+        [
+            not_read(ws / "AGENTS.md"),
+            not_read(ws / ".agents" / "skills"),
+            not_read(ws / ".claude" / "skills" / "aws" / "SKILL.md"),
+        ]
     )
     warnings = [line for line in first.stderr.splitlines() if line.startswith("dcode: warning:")]
-    assert warnings == [f"dcode: warning: /look mentions @~/Pictures/passport.png, @{secrets.picture}, outside the project: not attached"]
+    assert warnings == [
+        f"dcode: warning: /look mentions @~/Pictures/passport.png, @{secrets.picture}, outside the project: not attached"
+    ]
     # The message itself survives: the command's text is sent, without the pictures.
     assert [text for role, text in server.requests[0].transcript() if role == "user"] == [
         f"Describe @~/Pictures/passport.png and @{secrets.picture} in one line."
@@ -62,17 +93,26 @@ def test_links_out_of_the_project_never_reach_the_model(server: ScriptedModelSer
     assert "image_url" not in sent and "input_image" not in sent
 
 
-def test_a_mention_the_user_typed_or_wrote_may_lead_anywhere(make_settings, tmp_path: Path, workspace: Path) -> None:
+def test_a_mention_the_user_typed_or_wrote_may_lead_anywhere(
+    make_settings, tmp_path: Path, workspace: Path
+) -> None:
     secrets = make_secret_home(tmp_path / "me")
     settings = make_settings()
     (workspace / "shot.png").write_bytes(secrets.picture.read_bytes())
     said: list[str] = []
 
     def attached(prompt: str, command: ProjectCommand | None) -> int:
-        return len(attach_images(settings, HeadlessRequest(prompt=prompt), [], command=command, warn=said.append).attached)
+        return len(
+            attach_images(
+                settings, HeadlessRequest(prompt=prompt), [], command=command, warn=said.append
+            ).attached
+        )
 
     typed = f"@{secrets.picture}"
-    assert attached(f"Compare @shot.png with {typed}", ProjectCommand("cmp", typed)) == 2 and said == []  # typed after /cmp
+    assert (
+        attached(f"Compare @shot.png with {typed}", ProjectCommand("cmp", typed)) == 2
+        and said == []
+    )  # typed after /cmp
     project_text = f"Compare @shot.png with @{secrets.picture}"
     assert attached(project_text, ProjectCommand("cmp", "")) == 1
     assert said == [f"/cmp mentions @{secrets.picture}, outside the project: not attached"]
@@ -82,23 +122,40 @@ def test_a_mention_the_user_typed_or_wrote_may_lead_anywhere(make_settings, tmp_
 def test_a_place_that_is_the_users_and_the_projects_counts_as_the_users(tmp_path: Path) -> None:
     home = tmp_path / "me"
     (home / ".claude" / "skills").mkdir(parents=True)
-    sources = sources_of([(home / ".claude" / "skills", None), (home / ".claude" / "skills", home.resolve())])
-    assert sources == [PromptSource(home / ".claude" / "skills")]  # dcode started in the home directory
+    sources = sources_of(
+        [(home / ".claude" / "skills", None), (home / ".claude" / "skills", home.resolve())]
+    )
+    assert sources == [
+        PromptSource(home / ".claude" / "skills")
+    ]  # dcode started in the home directory
     outside = PromptSource(home / "project" / "AGENTS.md", (home / "project").resolve())
     (home / "project").mkdir()
     (home / "project" / "AGENTS.md").symlink_to(home / ".claude")
-    assert outside.leads_outside(outside.path) and not PromptSource(outside.path).leads_outside(outside.path)
+    assert outside.leads_outside(outside.path) and not PromptSource(outside.path).leads_outside(
+        outside.path
+    )
     assert not_read("x") == f"x is not read: {OUTSIDE_PROJECT}"
 
 
-def test_text_output_says_on_stderr_what_was_left_out(server: ScriptedModelServer, tmp_path: Path, workspace: Path) -> None:
+def test_text_output_says_on_stderr_what_was_left_out(
+    server: ScriptedModelServer, tmp_path: Path, workspace: Path
+) -> None:
     """Plain ``dcode -p`` prints only the answer on stdout; what was not read is a note on stderr."""
     secrets = make_secret_home(tmp_path / "me")
     link_project_to(workspace, secrets)
-    env = {"PATH": os.environ["PATH"], "HOME": str(secrets.home), "DCODE_HOME": str(tmp_path / "dcode-home"), "OPENAI_API_KEY": "k"}
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(secrets.home),
+        "DCODE_HOME": str(tmp_path / "dcode-home"),
+        "OPENAI_API_KEY": "k",
+    }
     server.script(reply("Fine."))
     command = [DCODE, "-p", "hi", "-m", "openai:test-model", "--base-url", server.base_url]
-    result = subprocess.run(command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Fine.\n"
-    assert f"dcode: note: {not_read(workspace.resolve() / 'AGENTS.md')}" in result.stderr.splitlines()
+    assert (
+        f"dcode: note: {not_read(workspace.resolve() / 'AGENTS.md')}" in result.stderr.splitlines()
+    )

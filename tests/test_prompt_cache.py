@@ -44,7 +44,9 @@ def prefix_bytes(request: RecordedRequest) -> bytes:
             if piece in request.raw_body:
                 break
         else:
-            raise AssertionError(f"a prefix part is not in the raw body as serialized: {part!r:.200}")
+            raise AssertionError(
+                f"a prefix part is not in the raw body as serialized: {part!r:.200}"
+            )
         pieces.append(piece)
     return b"\n".join(pieces)
 
@@ -60,7 +62,9 @@ def project(workspace: Path) -> None:
     (workspace / "Makefile").write_text("test:\n\tpytest\n")
     skill = workspace / ".dcode" / "skills" / "release"
     skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: release\ndescription: How to cut a release.\n---\nTag it.\n")
+    (skill / "SKILL.md").write_text(
+        "---\nname: release\ndescription: How to cut a release.\n---\nTag it.\n"
+    )
 
 
 async def turns(engine: Engine, session_id: str | None, *prompts: str) -> str:
@@ -71,10 +75,14 @@ async def turns(engine: Engine, session_id: str | None, *prompts: str) -> str:
     return runner.session_id
 
 
-async def test_prefix_bytes_are_stable_across_turns_and_a_resume(server, make_settings, workspace: Path, api: str) -> None:
+async def test_prefix_bytes_are_stable_across_turns_and_a_resume(
+    server, make_settings, workspace: Path, api: str
+) -> None:
     project(workspace)
     server.script(
-        reply(tool_calls=[tool_call(WRITE_FILE.name, {"file_path": "notes.txt", "content": "one\n"})]),
+        reply(
+            tool_calls=[tool_call(WRITE_FILE.name, {"file_path": "notes.txt", "content": "one\n"})]
+        ),
         reply("wrote it"),
         reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]),
         reply("read it"),
@@ -85,7 +93,9 @@ async def test_prefix_bytes_are_stable_across_turns_and_a_resume(server, make_se
         session_id = await turns(engine, None, "write notes", "read them back")
     # Between the two processes: the memory, the skills and the repository all change.
     (workspace / "AGENTS.md").write_text("Something else entirely.\n")
-    (workspace / ".dcode" / "skills" / "release" / "SKILL.md").write_text("---\nname: release\ndescription: Changed.\n---\n")
+    (workspace / ".dcode" / "skills" / "release" / "SKILL.md").write_text(
+        "---\nname: release\ndescription: Changed.\n---\n"
+    )
     (workspace / "new.py").write_text("x = 1\n")
     async with await Engine.open(settings) as engine:
         await turns(engine, session_id, "and again")
@@ -98,24 +108,42 @@ async def test_prefix_bytes_are_stable_across_turns_and_a_resume(server, make_se
         assert prefix_bytes(later) == first
 
 
-def test_prefix_bytes_are_stable_across_processes(server, workspace: Path, home: Path, api: str) -> None:
+def test_prefix_bytes_are_stable_across_processes(
+    server, workspace: Path, home: Path, api: str
+) -> None:
     """A resume is usually another process, with another hash seed: nothing in the prefix may
     depend on the order of a set."""
     from tests.test_cli_headless import model_args, run
 
     project(workspace)
     server.script(reply("one"), reply("two"))
-    first = run(["-p", "first", *model_args(server, api), "--output-format", "json"], workspace, home, env={"PYTHONHASHSEED": "1"})
+    first = run(
+        ["-p", "first", *model_args(server, api), "--output-format", "json"],
+        workspace,
+        home,
+        env={"PYTHONHASHSEED": "1"},
+    )
     assert first.returncode == 0, first.stderr
     session_id = json.loads(first.stdout)["session_id"]
-    again = run(["-p", "again", "-r", session_id, *model_args(server, api)], workspace, home, env={"PYTHONHASHSEED": "2"})
+    again = run(
+        ["-p", "again", "-r", session_id, *model_args(server, api)],
+        workspace,
+        home,
+        env={"PYTHONHASHSEED": "2"},
+    )
     assert again.returncode == 0, again.stderr
     assert len(server.requests) == 2
     assert prefix_bytes(server.requests[1]) == prefix_bytes(server.requests[0])
 
 
-async def test_prompt_cache_key_is_the_session_id_where_configured(server, make_settings, api: str) -> None:
-    server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "missing.txt"})]), reply("one"), reply("two"))
+async def test_prompt_cache_key_is_the_session_id_where_configured(
+    server, make_settings, api: str
+) -> None:
+    server.script(
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "missing.txt"})]),
+        reply("one"),
+        reply("two"),
+    )
     # The scripted server stands in for OpenAI's endpoint; the setting says it accepts the key.
     settings = make_settings(api, model_overrides={"openai:test-model": {"prompt_cache_key": True}})
     async with await Engine.open(settings) as engine:
@@ -145,8 +173,12 @@ def test_which_endpoints_take_prompt_cache_key(make_settings) -> None:
 
     def takes(model: str, base_url: str | None = None, **override: bool) -> bool:
         overrides = {model: dict(override)} if override else {}
-        settings = replace(make_settings(), model=model, base_url=base_url, model_overrides=overrides)
-        return resolve_model(settings, env={"OPENAI_API_KEY": "k", "DEEPSEEK_API_KEY": "k"}).prompt_cache_key
+        settings = replace(
+            make_settings(), model=model, base_url=base_url, model_overrides=overrides
+        )
+        return resolve_model(
+            settings, env={"OPENAI_API_KEY": "k", "DEEPSEEK_API_KEY": "k"}
+        ).prompt_cache_key
 
     assert takes("openai:gpt-5.1")  # the preset: OpenAI's own endpoint
     assert takes("openai:gpt-5.1", "https://api.openai.com/v1/")

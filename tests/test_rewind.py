@@ -59,15 +59,27 @@ def three_turns(server, workspace: Path):
     return workspace
 
 
-async def test_turns_record_their_prompt_checkpoint_and_the_files_changed_since(server, make_settings, three_turns: Path) -> None:
+async def test_turns_record_their_prompt_checkpoint_and_the_files_changed_since(
+    server, make_settings, three_turns: Path
+) -> None:
     async with await Engine.open(make_settings()) as engine:
         runner = await after_three_turns(engine)
         turns = await runner.turns()
-    assert [(t.number, t.prompt, t.files_changed) for t in turns] == [(1, "first", 2), (2, "second", 2), (3, "third", 1)]
-    assert turns[0].checkpoint_id is None and turns[1].checkpoint_id and turns[2].checkpoint_id != turns[1].checkpoint_id
+    assert [(t.number, t.prompt, t.files_changed) for t in turns] == [
+        (1, "first", 2),
+        (2, "second", 2),
+        (3, "third", 1),
+    ]
+    assert (
+        turns[0].checkpoint_id is None
+        and turns[1].checkpoint_id
+        and turns[2].checkpoint_id != turns[1].checkpoint_id
+    )
 
 
-async def test_rewinding_both_takes_the_conversation_and_the_files_back(server, make_settings, three_turns: Path) -> None:
+async def test_rewinding_both_takes_the_conversation_and_the_files_back(
+    server, make_settings, three_turns: Path
+) -> None:
     workspace = three_turns
     async with await Engine.open(make_settings()) as engine:
         runner = await after_three_turns(engine)
@@ -84,10 +96,16 @@ async def test_rewinding_both_takes_the_conversation_and_the_files_back(server, 
         assert texts(server.requests[-1]) == ["first", "wrote a", "instead"]
         assert [t.prompt for t in await runner.turns()] == ["first", "instead"]
         info = engine.sessions.get(runner.session_id)
-        assert info is not None and info.title == "first" and info.message_count == len(await runner.messages())
+        assert (
+            info is not None
+            and info.title == "first"
+            and info.message_count == len(await runner.messages())
+        )
 
 
-async def test_code_only_keeps_the_conversation_and_a_later_rewind_starts_from_the_files_as_they_are(server, make_settings, three_turns: Path) -> None:
+async def test_code_only_keeps_the_conversation_and_a_later_rewind_starts_from_the_files_as_they_are(
+    server, make_settings, three_turns: Path
+) -> None:
     workspace = three_turns
     async with await Engine.open(make_settings()) as engine:
         runner = await after_three_turns(engine)
@@ -102,7 +120,9 @@ async def test_code_only_keeps_the_conversation_and_a_later_rewind_starts_from_t
     assert again.code is not None and sorted(p.name for p in again.code.restored) == ["a.py"]
 
 
-async def test_conversation_only_keeps_the_files_and_their_changes_stay_rewindable(server, make_settings, three_turns: Path) -> None:
+async def test_conversation_only_keeps_the_files_and_their_changes_stay_rewindable(
+    server, make_settings, three_turns: Path
+) -> None:
     workspace = three_turns
     async with await Engine.open(make_settings()) as engine:
         runner = await after_three_turns(engine)
@@ -120,7 +140,9 @@ async def test_conversation_only_keeps_the_files_and_their_changes_stay_rewindab
     assert (workspace / "a.py").read_text() == "original\n" and not (workspace / "b.py").exists()
 
 
-async def test_a_file_changed_since_is_put_back_and_what_it_held_is_kept(server, make_settings, three_turns: Path) -> None:
+async def test_a_file_changed_since_is_put_back_and_what_it_held_is_kept(
+    server, make_settings, three_turns: Path
+) -> None:
     workspace = three_turns
     settings = make_settings()
     async with await Engine.open(settings) as engine:
@@ -132,11 +154,19 @@ async def test_a_file_changed_since_is_put_back_and_what_it_held_is_kept(server,
     assert outcome.code is not None
     [(path, copy)] = outcome.code.copies.items()
     assert path == workspace / "a.py" and copy.read_text() == "my own edit\n"
-    assert copy.is_relative_to(settings.home / FILE_HISTORY_DIR) and stat.S_IMODE(copy.stat().st_mode) == 0o600
-    assert any("was changed since by something else" in line and str(copy) in line for line in outcome.lines())
+    assert (
+        copy.is_relative_to(settings.home / FILE_HISTORY_DIR)
+        and stat.S_IMODE(copy.stat().st_mode) == 0o600
+    )
+    assert any(
+        "was changed since by something else" in line and str(copy) in line
+        for line in outcome.lines()
+    )
 
 
-async def test_rewinding_to_the_first_prompt_empties_the_session(server, make_settings, three_turns: Path) -> None:
+async def test_rewinding_to_the_first_prompt_empties_the_session(
+    server, make_settings, three_turns: Path
+) -> None:
     async with await Engine.open(make_settings()) as engine:
         runner = engine.runner(HeadlessApprover())
         await turn(runner, "first")
@@ -150,9 +180,18 @@ async def test_rewinding_to_the_first_prompt_empties_the_session(server, make_se
     assert (three_turns / "a.py").read_text() == "original\n"
 
 
-async def test_a_rewound_task_call_leaves_no_thread_for_the_next_one(server, make_settings, workspace: Path) -> None:
+async def test_a_rewound_task_call_leaves_no_thread_for_the_next_one(
+    server, make_settings, workspace: Path
+) -> None:
     server.script(
-        reply(tool_calls=[tool_call(TASK.name, {"description": "OLD JOB: write notes", "subagent_type": "general-purpose"})]).answering("first"),
+        reply(
+            tool_calls=[
+                tool_call(
+                    TASK.name,
+                    {"description": "OLD JOB: write notes", "subagent_type": "general-purpose"},
+                )
+            ]
+        ).answering("first"),
         reply(tool_calls=[write("notes.md", "by the subagent\n")]).answering("OLD JOB"),
         reply("notes written").answering("OLD JOB"),
         reply("delegated").answering("first"),
@@ -164,10 +203,18 @@ async def test_a_rewound_task_call_leaves_no_thread_for_the_next_one(server, mak
         assert first.files_changed == 1  # the subagent's write is its session's to rewind
         outcome = await runner.rewind(first)
         assert not (workspace / "notes.md").exists() and outcome.messages_left == 0
-        child = await engine.graph.aget_state({"configurable": {"thread_id": f"{runner.session_id}/task/1"}})
+        child = await engine.graph.aget_state(
+            {"configurable": {"thread_id": f"{runner.session_id}/task/1"}}
+        )
         assert not child.values
         server.script(
-            reply(tool_calls=[tool_call(TASK.name, {"description": "NEW JOB", "subagent_type": "general-purpose"})]).answering("second"),
+            reply(
+                tool_calls=[
+                    tool_call(
+                        TASK.name, {"description": "NEW JOB", "subagent_type": "general-purpose"}
+                    )
+                ]
+            ).answering("second"),
             reply("new job done").answering("NEW JOB"),
             reply("done").answering("second"),
         )
@@ -176,7 +223,9 @@ async def test_a_rewound_task_call_leaves_no_thread_for_the_next_one(server, mak
     assert [t for role, t in new_child.transcript() if role != "system"] == ["NEW JOB"]
 
 
-async def test_the_kept_contents_are_private_and_go_with_the_session(server, make_settings, three_turns: Path) -> None:
+async def test_the_kept_contents_are_private_and_go_with_the_session(
+    server, make_settings, three_turns: Path
+) -> None:
     settings = make_settings()
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover())
@@ -194,7 +243,9 @@ async def test_the_kept_contents_are_private_and_go_with_the_session(server, mak
     assert not [p for p in history.rglob("*") if p.is_file()]
 
 
-async def test_a_write_goes_ahead_when_its_content_cannot_be_kept(server, make_settings, three_turns: Path) -> None:
+async def test_a_write_goes_ahead_when_its_content_cannot_be_kept(
+    server, make_settings, three_turns: Path
+) -> None:
     settings = make_settings()
     history = settings.home / FILE_HISTORY_DIR
     history.parent.mkdir(parents=True, exist_ok=True)
@@ -211,10 +262,16 @@ def test_a_huge_prompt_keeps_its_head_only(tmp_path: Path) -> None:
     store = RewindStore(tmp_path / "sessions.db", tmp_path)
     store.begin_turn("s1", "x" * 50_000, None)
     [kept] = store.turns("s1")
-    assert kept.prompt.startswith("x" * 20_000) and kept.prompt.endswith("[… 30,000 more characters]") and len(kept.prompt) < 20_100
+    assert (
+        kept.prompt.startswith("x" * 20_000)
+        and kept.prompt.endswith("[… 30,000 more characters]")
+        and len(kept.prompt) < 20_100
+    )
 
 
-async def test_a_folder_replaced_by_a_link_since_is_left_alone(server, make_settings, workspace: Path, tmp_path: Path) -> None:
+async def test_a_folder_replaced_by_a_link_since_is_left_alone(
+    server, make_settings, workspace: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "keep.txt").write_text("not dcode's\n")
@@ -228,10 +285,14 @@ async def test_a_folder_replaced_by_a_link_since_is_left_alone(server, make_sett
         (workspace / "sub").symlink_to(outside)
         outcome = await runner.rewind((await runner.turns())[0], conversation=False)
     assert (outside / "keep.txt").read_text() == "not dcode's\n"
-    assert outcome.code is not None and list(outcome.code.failed.values()) == ["it is now reached through a symbolic link, so it was left alone"]
+    assert outcome.code is not None and list(outcome.code.failed.values()) == [
+        "it is now reached through a symbolic link, so it was left alone"
+    ]
 
 
-async def test_a_turn_that_cannot_be_noted_for_rewind_still_runs(server, make_settings, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_turn_that_cannot_be_noted_for_rewind_still_runs(
+    server, make_settings, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server.script(reply("answered"))
 
     def broken(*args, **kwargs):
@@ -242,7 +303,9 @@ async def test_a_turn_that_cannot_be_noted_for_rewind_still_runs(server, make_se
         runner = engine.runner(HeadlessApprover())
         events = await turn(runner, "first")
     assert events[-1].result == "answered"
-    assert [e.message for e in events if isinstance(e, Notice)] == ["/rewind will not be able to go back to before this prompt: No space left on device"]
+    assert [e.message for e in events if isinstance(e, Notice)] == [
+        "/rewind will not be able to go back to before this prompt: No space left on device"
+    ]
 
 
 def test_file_history_older_than_a_month_goes_once_a_day(tmp_path: Path) -> None:

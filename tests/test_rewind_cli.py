@@ -12,19 +12,31 @@ from dcode.agent.tools.spec import WRITE_FILE
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 
 
-def dcode(args: list[str], home: Path, cwd: Path, *, key: bool = True) -> subprocess.CompletedProcess[str]:
+def dcode(
+    args: list[str], home: Path, cwd: Path, *, key: bool = True
+) -> subprocess.CompletedProcess[str]:
     env = {"PATH": os.environ["PATH"], "DCODE_HOME": str(home)}
     if key:
         env["OPENAI_API_KEY"] = "k"
     binary = str(Path(sys.executable).with_name("dcode"))
-    return subprocess.run([binary, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
+    return subprocess.run(
+        [binary, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=90
+    )
 
 
 def session_of_two_prompts(server: ScriptedModelServer, home: Path, workspace: Path) -> str:
     server.script(
-        reply(tool_calls=[tool_call(WRITE_FILE.name, {"file_path": "plan.md", "content": "step one\n"})]),
+        reply(
+            tool_calls=[
+                tool_call(WRITE_FILE.name, {"file_path": "plan.md", "content": "step one\n"})
+            ]
+        ),
         reply("planned"),
-        reply(tool_calls=[tool_call(WRITE_FILE.name, {"file_path": "plan.md", "content": "step two\n"})]),
+        reply(
+            tool_calls=[
+                tool_call(WRITE_FILE.name, {"file_path": "plan.md", "content": "step two\n"})
+            ]
+        ),
         reply("replanned"),
     )
     base = ["-m", "openai:test-model", "--base-url", server.base_url, "--output-format", "json"]
@@ -36,7 +48,9 @@ def session_of_two_prompts(server: ScriptedModelServer, home: Path, workspace: P
     return session_id
 
 
-def test_list_then_rewind_without_a_key(server: ScriptedModelServer, tmp_path: Path, workspace: Path) -> None:
+def test_list_then_rewind_without_a_key(
+    server: ScriptedModelServer, tmp_path: Path, workspace: Path
+) -> None:
     home = tmp_path / "home"
     session_id = session_of_two_prompts(server, home, workspace)
     listed = dcode(["sessions", "rewind", session_id], home, workspace)
@@ -50,13 +64,18 @@ def test_list_then_rewind_without_a_key(server: ScriptedModelServer, tmp_path: P
     done = dcode(["sessions", "rewind", session_id, "2"], home, workspace, key=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith("the conversation is back to before prompt 2 (")
-    assert "1 file put back: plan.md" in done.stdout and "the prompt was: change the plan" in done.stdout
+    assert (
+        "1 file put back: plan.md" in done.stdout
+        and "the prompt was: change the plan" in done.stdout
+    )
     assert (workspace / "plan.md").read_text() == "step one\n"
     shown = dcode(["sessions", "show", session_id], home, workspace)
     assert "[you] make a plan" in shown.stdout and "change the plan" not in shown.stdout
 
 
-def test_refusals_are_one_line(server: ScriptedModelServer, tmp_path: Path, workspace: Path) -> None:
+def test_refusals_are_one_line(
+    server: ScriptedModelServer, tmp_path: Path, workspace: Path
+) -> None:
     home = tmp_path / "home"
     session_id = session_of_two_prompts(server, home, workspace)
     for args, words in (
@@ -65,7 +84,11 @@ def test_refusals_are_one_line(server: ScriptedModelServer, tmp_path: Path, work
         ([session_id, "1", "--code-only", "--conversation-only"], "pick one"),
     ):
         refused = dcode(["sessions", "rewind", *args], home, workspace)
-        assert refused.returncode in (1, 2) and len(refused.stderr.strip().splitlines()) == 1 and words in refused.stderr, refused.stderr
+        assert (
+            refused.returncode in (1, 2)
+            and len(refused.stderr.strip().splitlines()) == 1
+            and words in refused.stderr
+        ), refused.stderr
     with SessionLock.acquire(home, session_id):
         held = dcode(["sessions", "rewind", session_id, "1"], home, workspace)
     assert held.returncode == 1 and "quit it there first" in held.stderr

@@ -51,19 +51,32 @@ def test_sandboxed_the_shell_runs_unasked_in_edits_mode_only(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("mode", [mode for mode in ApprovalMode if mode is not ApprovalMode.PLAN])
-def test_outside_the_sandbox_asks_in_every_mode_every_time(mode: ApprovalMode, tmp_path: Path) -> None:
+def test_outside_the_sandbox_asks_in_every_mode_every_time(
+    mode: ApprovalMode, tmp_path: Path
+) -> None:
     rules = policy(mode, tmp_path, sandboxed=True)
     verdict = rules.check(EXECUTE.name, OUTSIDE)
-    assert verdict is not None and verdict.reason == UNCONFINED and "OUTSIDE the sandbox" in verdict.reason
+    assert (
+        verdict is not None
+        and verdict.reason == UNCONFINED
+        and "OUTSIDE the sandbox" in verdict.reason
+    )
     remember(rules, verdict)  # "yes for the rest of the session" covers this one call only
     assert rules.check(EXECUTE.name, OUTSIDE) is not None
     assert rules.session_allowed == set()
 
 
 def test_a_subagent_asks_the_same(tmp_path: Path) -> None:
-    scoped = ScopedPolicy(policy(ApprovalMode.ALL, tmp_path, sandboxed=True), None, LocalBackend(tmp_path))
+    scoped = ScopedPolicy(
+        policy(ApprovalMode.ALL, tmp_path, sandboxed=True), None, LocalBackend(tmp_path)
+    )
     assert scoped.check(EXECUTE.name, OUTSIDE) is not None
-    assert ScopedPolicy(policy(ApprovalMode.EDITS, tmp_path, sandboxed=True), None, LocalBackend(tmp_path)).check(EXECUTE.name, SHELL) is None
+    assert (
+        ScopedPolicy(
+            policy(ApprovalMode.EDITS, tmp_path, sandboxed=True), None, LocalBackend(tmp_path)
+        ).check(EXECUTE.name, SHELL)
+        is None
+    )
 
 
 def test_without_the_sandbox_the_argument_changes_nothing(tmp_path: Path) -> None:
@@ -87,25 +100,60 @@ def outside() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-async def run_agent(server: ScriptedModelServer, workspace: Path, mode: ApprovalMode, approve: bool, home: Path) -> RecordingApprover:
-    backend = LocalBackend(workspace, environment=ShellEnvironment.of(), sandbox=Sandbox(SandboxSettings(SandboxMode.WORKSPACE_WRITE), workspace, home))
-    model = ChatOpenAI(model="test-model", base_url=server.base_url, api_key="test", max_retries=0, http_async_client=own_http_client())
-    agent = create_agent(model, tools=[make_execute_tool(backend)], middleware=[ApprovalMiddleware()], context_schema=RunContext)
+async def run_agent(
+    server: ScriptedModelServer, workspace: Path, mode: ApprovalMode, approve: bool, home: Path
+) -> RecordingApprover:
+    backend = LocalBackend(
+        workspace,
+        environment=ShellEnvironment.of(),
+        sandbox=Sandbox(SandboxSettings(SandboxMode.WORKSPACE_WRITE), workspace, home),
+    )
+    model = ChatOpenAI(
+        model="test-model",
+        base_url=server.base_url,
+        api_key="test",
+        max_retries=0,
+        http_async_client=own_http_client(),
+    )
+    agent = create_agent(
+        model,
+        tools=[make_execute_tool(backend)],
+        middleware=[ApprovalMiddleware()],
+        context_schema=RunContext,
+    )
     approver = RecordingApprover(approve)
     events: list[Event] = []
-    rules = ApprovalPolicy(mode, backend, shell_sandboxed=lambda: backend.sandbox is not None and backend.sandbox.on)
-    await agent.ainvoke({"messages": [("user", "build it")]}, context=RunContext(approver, rules, backend, events.append))
+    rules = ApprovalPolicy(
+        mode, backend, shell_sandboxed=lambda: backend.sandbox is not None and backend.sandbox.on
+    )
+    await agent.ainvoke(
+        {"messages": [("user", "build it")]},
+        context=RunContext(approver, rules, backend, events.append),
+    )
     return approver
 
 
-needs_bwrap = pytest.mark.skipif(not availability().works, reason=f"no working sandbox here: {availability().problem}")
+needs_bwrap = pytest.mark.skipif(
+    not availability().works, reason=f"no working sandbox here: {availability().problem}"
+)
 
 
 @needs_bwrap
-async def test_edits_mode_runs_a_sandboxed_command_and_says_when_the_sandbox_stopped_it(server: ScriptedModelServer, workspace: Path, outside: Path) -> None:
+async def test_edits_mode_runs_a_sandboxed_command_and_says_when_the_sandbox_stopped_it(
+    server: ScriptedModelServer, workspace: Path, outside: Path
+) -> None:
     target = outside / "escaped"
-    server.script(reply(tool_calls=[tool_call(EXECUTE.name, {"command": f"echo built > out.txt; echo x > {target}"})]), reply("done"))
-    approver = await run_agent(server, workspace, ApprovalMode.EDITS, approve=False, home=outside / "home")
+    server.script(
+        reply(
+            tool_calls=[
+                tool_call(EXECUTE.name, {"command": f"echo built > out.txt; echo x > {target}"})
+            ]
+        ),
+        reply("done"),
+    )
+    approver = await run_agent(
+        server, workspace, ApprovalMode.EDITS, approve=False, home=outside / "home"
+    )
     assert approver.requests == []
     assert (workspace / "out.txt").read_text() == "built\n" and not target.exists()
     [result] = [text for role, text in server.transcript(1) if role == "tool"]
@@ -114,10 +162,21 @@ async def test_edits_mode_runs_a_sandboxed_command_and_says_when_the_sandbox_sto
 
 @needs_bwrap
 @pytest.mark.parametrize("approve", [False, True])
-async def test_running_outside_asks_even_in_all_mode(server: ScriptedModelServer, workspace: Path, outside: Path, approve: bool) -> None:
+async def test_running_outside_asks_even_in_all_mode(
+    server: ScriptedModelServer, workspace: Path, outside: Path, approve: bool
+) -> None:
     target = outside / "unconfined"
-    server.script(reply(tool_calls=[tool_call(EXECUTE.name, {"command": f"echo x > {target}", OUTSIDE_SANDBOX: True})]), reply("ok"))
-    approver = await run_agent(server, workspace, ApprovalMode.ALL, approve=approve, home=outside / "home")
+    server.script(
+        reply(
+            tool_calls=[
+                tool_call(EXECUTE.name, {"command": f"echo x > {target}", OUTSIDE_SANDBOX: True})
+            ]
+        ),
+        reply("ok"),
+    )
+    approver = await run_agent(
+        server, workspace, ApprovalMode.ALL, approve=approve, home=outside / "home"
+    )
     [request] = approver.requests
     assert request.reason == UNCONFINED
     assert target.exists() is approve

@@ -58,12 +58,19 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-def backend_for(workspace: Path, home: Path, mode: SandboxMode = SandboxMode.WORKSPACE_WRITE, network: bool = False) -> LocalBackend:
+def backend_for(
+    workspace: Path,
+    home: Path,
+    mode: SandboxMode = SandboxMode.WORKSPACE_WRITE,
+    network: bool = False,
+) -> LocalBackend:
     sandbox = Sandbox(SandboxSettings(mode, network), workspace, home)
     return LocalBackend(workspace, environment=ShellEnvironment.of(), sandbox=sandbox)
 
 
-async def test_the_workspace_is_writable_and_the_rest_is_not(workspace: Path, outside: Path) -> None:
+async def test_the_workspace_is_writable_and_the_rest_is_not(
+    workspace: Path, outside: Path
+) -> None:
     backend = backend_for(workspace, outside / "home")
     target = outside / "escaped"
     result = await backend.execute(f"echo in > made; echo out > {target}")
@@ -77,7 +84,9 @@ async def test_the_workspace_is_writable_and_the_rest_is_not(workspace: Path, ou
 
 async def test_read_only_mode_writes_nowhere(workspace: Path, outside: Path) -> None:
     backend = backend_for(workspace, outside / "home", SandboxMode.READ_ONLY)
-    result = await backend.execute("echo in > made; echo private > /tmp/scratch && cat /tmp/scratch")
+    result = await backend.execute(
+        "echo in > made; echo private > /tmp/scratch && cat /tmp/scratch"
+    )
     assert not (workspace / "made").exists()
     assert "private" in result.output  # the private /tmp is there to write to
 
@@ -93,7 +102,9 @@ async def test_dcode_home_is_hidden(workspace: Path, outside: Path) -> None:
     assert sorted(p.name for p in home.iterdir()) == ["config.toml"]
 
 
-async def test_credential_files_are_empty(workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_credential_files_are_empty(
+    workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     user = outside / "user"
     (user / ".ssh").mkdir(parents=True)
     (user / ".ssh" / "id_ed25519").write_text("SECRET-SSH")
@@ -102,11 +113,15 @@ async def test_credential_files_are_empty(workspace: Path, outside: Path, monkey
     (user / ".docker" / "config.json").write_text('{"auths": "SECRET-DOCKER"}')
     monkeypatch.setenv("HOME", str(user))
     backend = backend_for(workspace, outside / "home")
-    result = await backend.execute(f"cat {user}/.ssh/id_ed25519 {user}/.netrc {user}/.docker/config.json; ls -A {user}/.ssh")
+    result = await backend.execute(
+        f"cat {user}/.ssh/id_ed25519 {user}/.netrc {user}/.docker/config.json; ls -A {user}/.ssh"
+    )
     assert "SECRET" not in result.output
 
 
-async def test_git_hooks_and_config_and_settings_stay_read_only(workspace: Path, outside: Path) -> None:
+async def test_git_hooks_and_config_and_settings_stay_read_only(
+    workspace: Path, outside: Path
+) -> None:
     (workspace / ".dcode").mkdir()
     backend = backend_for(workspace, outside / "home")
     result = await backend.execute(
@@ -124,7 +139,9 @@ async def test_git_hooks_and_config_and_settings_stay_read_only(workspace: Path,
     assert result.output.count("Read-only file system") >= 3
 
 
-async def test_git_cannot_be_moved_aside_for_a_new_one_with_hooks(workspace: Path, outside: Path) -> None:
+async def test_git_cannot_be_moved_aside_for_a_new_one_with_hooks(
+    workspace: Path, outside: Path
+) -> None:
     backend = backend_for(workspace, outside / "home")
     result = await backend.execute(
         "mv .git .git-old; mkdir -p .git/hooks && printf '#!/bin/sh\ntouch pwned\n' > .git/hooks/pre-commit; "
@@ -132,11 +149,15 @@ async def test_git_cannot_be_moved_aside_for_a_new_one_with_hooks(workspace: Pat
     )
     assert not (workspace / ".git-old").exists()
     assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
-    assert (workspace / ".git" / "objects-written-by-a-commit").read_text() == "ok\n"  # .git stays writable
+    assert (
+        workspace / ".git" / "objects-written-by-a-commit"
+    ).read_text() == "ok\n"  # .git stays writable
     assert "Device or resource busy" in result.output
 
 
-async def test_no_connection_to_a_loopback_listener_with_the_network_off(workspace: Path, outside: Path) -> None:
+async def test_no_connection_to_a_loopback_listener_with_the_network_off(
+    workspace: Path, outside: Path
+) -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(1)
@@ -154,7 +175,9 @@ async def test_no_connection_to_a_loopback_listener_with_the_network_off(workspa
     assert "CONNECTED" in allowed.output
 
 
-async def test_the_runtime_directory_s_sockets_are_out_of_reach(workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_runtime_directory_s_sockets_are_out_of_reach(
+    workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A Unix socket needs no network: an agent's or a daemon's there answers a sandboxed command
     unless it is hidden."""
     runtime = outside / "runtime"
@@ -166,33 +189,50 @@ async def test_the_runtime_directory_s_sockets_are_out_of_reach(workspace: Path,
         listener.bind(str(path))
         listener.listen(1)
         result = await backend_for(workspace, outside / "home").execute(connect)
-        unconfined = await backend_for(workspace, outside / "home").execute(connect, outside_sandbox=True)
+        unconfined = await backend_for(workspace, outside / "home").execute(
+            connect, outside_sandbox=True
+        )
     assert "CONNECTED" not in result.output and "CONNECTED" in unconfined.output
 
 
-def run_as_dcode(workspace: Path, home: Path, command: str, env: dict[str, str] | None = None) -> dict[str, object]:
+def run_as_dcode(
+    workspace: Path, home: Path, command: str, env: dict[str, str] | None = None
+) -> dict[str, object]:
     done = subprocess.run(
         [sys.executable, str(HELPER), str(workspace), str(home), command],
-        capture_output=True, text=True, timeout=60, env=env or dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env or dict(os.environ),
     )
-    assert done.returncode == 0, f"the process standing for dcode ended with {done.returncode}: {done.stderr}"
+    assert done.returncode == 0, (
+        f"the process standing for dcode ended with {done.returncode}: {done.stderr}"
+    )
     return json.loads(done.stdout)
 
 
 def test_a_command_cannot_kill_dcode(workspace: Path, outside: Path) -> None:
     reply = run_as_dcode(workspace, outside / "home", "kill -9 {PID}; echo rc=$?")
-    assert "rc=1" in str(reply["output"])  # no such process: dcode is not in the sandbox's PID namespace
+    assert "rc=1" in str(
+        reply["output"]
+    )  # no such process: dcode is not in the sandbox's PID namespace
 
 
-def test_no_process_environment_outside_holds_the_launchers_key(workspace: Path, outside: Path) -> None:
+def test_no_process_environment_outside_holds_the_launchers_key(
+    workspace: Path, outside: Path
+) -> None:
     env = {**os.environ, "OPENAI_API_KEY": CANARY, "OTHER_SERVICE_API_KEY": CANARY}
-    command = "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done; ls /proc | grep -c '^[0-9]'"
+    command = (
+        "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done; ls /proc | grep -c '^[0-9]'"
+    )
     reply = run_as_dcode(workspace, outside / "home", command, env)
     assert CANARY not in str(reply["output"])
     assert str(reply["pid"]) not in str(reply["output"]).split()
 
 
-async def test_the_scrubbed_environment_stays_scrubbed(workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_scrubbed_environment_stays_scrubbed(
+    workspace: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
     monkeypatch.setenv("VISIBLE_SETTING", "kept")
     result = await backend_for(workspace, outside / "home").execute("env")
@@ -221,13 +261,18 @@ def bwrap_children() -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        name, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        name, rest = (
+            stat[stat.index("(") + 1 : stat.rindex(")")],
+            stat[stat.rindex(")") + 2 :].split(),
+        )
         if name == "bwrap" and int(rest[1]) == os.getpid():
             found.append(int(entry.name))
     return found
 
 
-async def test_a_timeout_ends_the_sandbox_and_everything_in_it(workspace: Path, outside: Path) -> None:
+async def test_a_timeout_ends_the_sandbox_and_everything_in_it(
+    workspace: Path, outside: Path
+) -> None:
     marker = workspace / "late"
     backend = backend_for(workspace, outside / "home")
     result = await backend.execute(f"(sleep 2; touch {marker}) & exec sleep 30", timeout=1)
@@ -240,7 +285,9 @@ async def test_a_timeout_ends_the_sandbox_and_everything_in_it(workspace: Path, 
 async def test_a_cancelled_command_ends_the_sandbox(workspace: Path, outside: Path) -> None:
     marker = workspace / "late"
     backend = backend_for(workspace, outside / "home")
-    task = asyncio.create_task(backend.execute(f"touch started; (sleep 2; touch {marker}) & sleep 30"))
+    task = asyncio.create_task(
+        backend.execute(f"touch started; (sleep 2; touch {marker}) & sleep 30")
+    )
     await until(lambda: (workspace / "started").exists())
     [leader] = bwrap_children()  # the command, as the tree tracking knows it, is bubblewrap
     assert leader in TREES.live()

@@ -16,7 +16,9 @@ from dcode.sandbox.probe import availability
 from tests.support.model_server import reply, tool_call
 from tests.test_cli_headless import model_args, run
 
-pytestmark = pytest.mark.skipif(not availability().works, reason=f"no working sandbox here: {availability().problem}")
+pytestmark = pytest.mark.skipif(
+    not availability().works, reason=f"no working sandbox here: {availability().problem}"
+)
 
 
 @pytest.fixture
@@ -33,11 +35,21 @@ def tool_results(server, turn: int) -> list[str]:
 def test_sandboxed_commands_run_unasked_and_stay_inside(server, workspace, home, outside) -> None:
     target = outside / "escaped"
     server.script(
-        reply(tool_calls=[tool_call(EXECUTE.name, {"command": f"echo built > out.txt; echo x > {target}"})]),
-        reply(tool_calls=[tool_call(EXECUTE.name, {"command": f"echo x > {target}", OUTSIDE_SANDBOX: True})]),
+        reply(
+            tool_calls=[
+                tool_call(EXECUTE.name, {"command": f"echo built > out.txt; echo x > {target}"})
+            ]
+        ),
+        reply(
+            tool_calls=[
+                tool_call(EXECUTE.name, {"command": f"echo x > {target}", OUTSIDE_SANDBOX: True})
+            ]
+        ),
         reply("finished"),
     )
-    result = run(["-p", "build", *model_args(server), "--sandbox", "workspace-write"], workspace, home)
+    result = run(
+        ["-p", "build", *model_args(server), "--sandbox", "workspace-write"], workspace, home
+    )
     assert result.returncode == 0, result.stderr
     assert (workspace / "out.txt").read_text() == "built\n" and not target.exists()
     [confined] = tool_results(server, 1)
@@ -49,7 +61,10 @@ def test_sandboxed_commands_run_unasked_and_stay_inside(server, workspace, home,
 
 def test_without_the_flag_nothing_changes(server, workspace, home, outside) -> None:
     target = outside / "written"
-    server.script(reply(tool_calls=[tool_call(EXECUTE.name, {"command": f"echo x > {target}"})]), reply("asked"))
+    server.script(
+        reply(tool_calls=[tool_call(EXECUTE.name, {"command": f"echo x > {target}"})]),
+        reply("asked"),
+    )
     result = run(["-p", "write", *model_args(server), "--approve", "all"], workspace, home)
     assert result.returncode == 0, result.stderr
     assert target.exists()

@@ -21,7 +21,9 @@ from dcode.sandbox.probe import availability
 from dcode.settings.config import McpSettings
 from tests.support.mcp_fixtures import stdio_entry, write_config
 
-needs_bwrap = pytest.mark.skipif(not availability().works, reason=f"no working sandbox here: {availability().problem}")
+needs_bwrap = pytest.mark.skipif(
+    not availability().works, reason=f"no working sandbox here: {availability().problem}"
+)
 
 
 @pytest.fixture
@@ -37,7 +39,14 @@ def parsed(tmp_path: Path, entries: dict):
 
 
 def test_the_key_is_true_or_false(tmp_path: Path) -> None:
-    file = parsed(tmp_path, {"boxed": {**stdio_entry(), "sandbox": True}, "plain": stdio_entry(), "odd": {**stdio_entry(), "sandbox": "yes"}})
+    file = parsed(
+        tmp_path,
+        {
+            "boxed": {**stdio_entry(), "sandbox": True},
+            "plain": stdio_entry(),
+            "odd": {**stdio_entry(), "sandbox": "yes"},
+        },
+    )
     assert {s.name: s.sandbox for s in file.servers} == {"boxed": True, "plain": False}
     assert any("sandbox must be true or false" in str(problem) for problem in file.problems)
 
@@ -45,19 +54,32 @@ def test_the_key_is_true_or_false(tmp_path: Path) -> None:
 def manager(tmp_path: Path, workspace: Path, home: Path) -> McpManager:
     # The shell's sandbox is off: a server that asks for it runs confined all the same.
     sandbox = Sandbox(SandboxSettings(), workspace, home)
-    return McpManager(McpSettings(connect_timeout=20), home=home, workspace=workspace, store=AttachmentStore(tmp_path / "attachments"), sandbox=sandbox)
+    return McpManager(
+        McpSettings(connect_timeout=20),
+        home=home,
+        workspace=workspace,
+        store=AttachmentStore(tmp_path / "attachments"),
+        sandbox=sandbox,
+    )
 
 
 @needs_bwrap
-async def test_a_sandboxed_server_writes_in_the_workspace_only(tmp_path: Path, outside: Path) -> None:
+async def test_a_sandboxed_server_writes_in_the_workspace_only(
+    tmp_path: Path, outside: Path
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     escaped, inside = outside / "marker", workspace / "marker"
     mcp = manager(tmp_path, workspace, outside / "home")
-    mcp.add(parsed(tmp_path, {
-        "boxed": {**stdio_entry("--marker", str(escaped)), "sandbox": True},
-        "fine": {**stdio_entry("--marker", str(inside)), "sandbox": True},
-    }).servers)
+    mcp.add(
+        parsed(
+            tmp_path,
+            {
+                "boxed": {**stdio_entry("--marker", str(escaped)), "sandbox": True},
+                "fine": {**stdio_entry("--marker", str(inside)), "sandbox": True},
+            },
+        ).servers
+    )
     try:
         turn = await mcp.for_turn()
         states = {s.name: s for s in turn.servers}
@@ -72,7 +94,9 @@ async def test_a_sandboxed_server_writes_in_the_workspace_only(tmp_path: Path, o
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is the Linux sandbox")
-async def test_a_server_that_asks_for_the_sandbox_does_not_start_without_one(tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_server_that_asks_for_the_sandbox_does_not_start_without_one(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     marker = workspace / "marker"
@@ -80,7 +104,11 @@ async def test_a_server_that_asks_for_the_sandbox_does_not_start_without_one(tmp
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     mcp = manager(tmp_path, workspace, outside / "home")
-    mcp.add(parsed(tmp_path, {"boxed": {**stdio_entry("--marker", str(marker)), "sandbox": True}}).servers)
+    mcp.add(
+        parsed(
+            tmp_path, {"boxed": {**stdio_entry("--marker", str(marker)), "sandbox": True}}
+        ).servers
+    )
     try:
         [status] = (await mcp.for_turn()).servers
         assert status.state is LinkState.FAILED and "not installed" in status.error

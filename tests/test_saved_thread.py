@@ -37,10 +37,20 @@ from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import make_settings
 
-HEAVY = ("dcode.agent.engine", "dcode.agent.middleware", "langchain.agents", "langchain_openai", "openai", "langgraph.pregel", "textual")
+HEAVY = (
+    "dcode.agent.engine",
+    "dcode.agent.middleware",
+    "langchain.agents",
+    "langchain_openai",
+    "openai",
+    "langgraph.pregel",
+    "textual",
+)
 
 
-async def test_the_checkpoint_holds_what_the_engine_reads(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_the_checkpoint_holds_what_the_engine_reads(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     server.script(reply("first answer"), reply("second answer"))
     settings = make_settings(dcode_home, workspace, server)
     async with await Engine.open(settings) as engine:
@@ -54,11 +64,20 @@ async def test_the_checkpoint_holds_what_the_engine_reads(server: ScriptedModelS
         session_id = runner.session_id
         saved = read_saved_thread(settings.sessions_db, session_id)
         state = await engine.graph.aget_state(runner.config)
-    assert saved is not None and [m.content for m in saved.messages] == ["one", "first answer", "two", "second answer"]
-    assert [(m.id, m.type, m.content) for m in saved.messages] == [(m.id, m.type, m.content) for m in expected]
+    assert saved is not None and [m.content for m in saved.messages] == [
+        "one",
+        "first answer",
+        "two",
+        "second answer",
+    ]
+    assert [(m.id, m.type, m.content) for m in saved.messages] == [
+        (m.id, m.type, m.content) for m in expected
+    ]
     # The id names the checkpoint the graph reads, and changes as the thread moves on.
     assert saved.checkpoint_id == state.config["configurable"]["checkpoint_id"]
-    assert latest_checkpoint_id(settings.sessions_db, session_id) == saved.checkpoint_id != after_one
+    assert (
+        latest_checkpoint_id(settings.sessions_db, session_id) == saved.checkpoint_id != after_one
+    )
     assert read_saved_thread(settings.sessions_db, "no-such-session") is None
     assert latest_checkpoint_id(settings.sessions_db, "no-such-session") is None
 
@@ -80,14 +99,28 @@ class Refuses:
 
 def complete(events: list) -> list:
     """The events a complete message gives (what a replay can say), in order."""
-    return [e for e in events if isinstance(e, (AssistantMessageFinished, ToolCallRunning, ToolCallFinished))]
+    return [
+        e
+        for e in events
+        if isinstance(e, (AssistantMessageFinished, ToolCallRunning, ToolCallFinished))
+    ]
 
 
-async def test_a_replay_says_what_the_live_stream_said(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_replay_says_what_the_live_stream_said(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "a.txt").write_text("alpha\n")
     server.script(
-        reply(tool_calls=[tool_call("write_file", {"file_path": "b.txt", "content": "x"}), tool_call("read_file", {"file_path": "a.txt"})]),
-        reply(tool_calls=[tool_call("read_file", {"file_path": "missing.txt"})], reasoning="the other file, then"),
+        reply(
+            tool_calls=[
+                tool_call("write_file", {"file_path": "b.txt", "content": "x"}),
+                tool_call("read_file", {"file_path": "a.txt"}),
+            ]
+        ),
+        reply(
+            tool_calls=[tool_call("read_file", {"file_path": "missing.txt"})],
+            reasoning="the other file, then",
+        ),
         reply("Done: a.txt says alpha.", reasoning="wrap up"),
     )
     settings = make_settings(dcode_home, workspace, server)
@@ -105,7 +138,9 @@ async def test_a_replay_says_what_the_live_stream_said(server: ScriptedModelServ
     assert answers[-1].text == "Done: a.txt says alpha." and answers[-1].reasoning == "wrap up"
 
 
-async def test_an_interrupted_answer_and_a_call_without_result_replay_as_such(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_an_interrupted_answer_and_a_call_without_result_replay_as_such(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     server.script(reply("word " * 300, chunk_size=3, chunk_delay=0.02))
     settings = make_settings(dcode_home, workspace, server)
     async with await Engine.open(settings) as engine:
@@ -122,13 +157,22 @@ async def test_an_interrupted_answer_and_a_call_without_result_replay_as_such(se
     [answer] = [e for e in replay(saved.messages) if isinstance(e, AssistantMessageFinished)]
     assert answer.interrupted and answer.text == streamed and streamed
     # A process killed while a call ran leaves it without a result.
-    killed = [HumanMessage("go"), AIMessage("", tool_calls=[{"name": "ls", "args": {"path": "."}, "id": "c1"}])]
-    assert list(replay(killed))[-1] == ToolCallFinished("c1", "ls", ToolStatus.CANCELLED, "no result")
+    killed = [
+        HumanMessage("go"),
+        AIMessage("", tool_calls=[{"name": "ls", "args": {"path": "."}, "id": "c1"}]),
+    ]
+    assert list(replay(killed))[-1] == ToolCallFinished(
+        "c1", "ls", ToolStatus.CANCELLED, "no result"
+    )
     answered = [*killed, ToolMessage("a.txt", tool_call_id="c1", name="ls")]
-    assert [e.status for e in replay(answered) if isinstance(e, ToolCallFinished)] == [ToolStatus.OK]
+    assert [e.status for e in replay(answered) if isinstance(e, ToolCallFinished)] == [
+        ToolStatus.OK
+    ]
 
 
-async def test_a_replay_loads_nothing_of_the_engine(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_replay_loads_nothing_of_the_engine(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """A resumed transcript is painted while the engine loads: reading and replaying a thread
     must not import the engine's heavy modules."""
     server.script(reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("listed"))
@@ -145,7 +189,9 @@ async def test_a_replay_loads_nothing_of_the_engine(server: ScriptedModelServer,
         "print(len(list(replay(saved.messages))))\n"
         f"print(sorted(m for m in sys.modules if m.startswith({HEAVY!r})))\n"
     )
-    result = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    result = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     count, loaded = result.stdout.splitlines()
     assert int(count) >= 5 and loaded == "[]"
@@ -153,17 +199,27 @@ async def test_a_replay_loads_nothing_of_the_engine(server: ScriptedModelServer,
 
 def _columns(conn: sqlite3.Connection) -> dict[str, set[str]]:
     tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {table: {row[1] for row in conn.execute(f"PRAGMA table_info({table})")} for table in tables}
+    return {
+        table: {row[1] for row in conn.execute(f"PRAGMA table_info({table})")} for table in tables
+    }
 
 
 def _check_schema(found: dict[str, set[str]], saver: str) -> None:
     installed = f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')} ({saver})"
     for table, columns in CHECKPOINT_SCHEMA.items():
-        assert table in found, f"{installed} has no {table!r} table any more: update dcode/agent/saved_thread.py"
+        assert table in found, (
+            f"{installed} has no {table!r} table any more: update dcode/agent/saved_thread.py"
+        )
         missing = sorted(set(columns) - found[table])
-        assert not missing, f"{installed} changed table {table!r}: no column {missing}; update dcode/agent/saved_thread.py"
-    holding = sorted(t for t, cols in found.items() if "thread_id" in cols and t not in CHECKPOINT_SCHEMA)
-    assert not holding, f"{installed} keeps thread data in {holding} too: delete_thread in dcode/agent/saved_thread.py must clear it"
+        assert not missing, (
+            f"{installed} changed table {table!r}: no column {missing}; update dcode/agent/saved_thread.py"
+        )
+    holding = sorted(
+        t for t, cols in found.items() if "thread_id" in cols and t not in CHECKPOINT_SCHEMA
+    )
+    assert not holding, (
+        f"{installed} keeps thread data in {holding} too: delete_thread in dcode/agent/saved_thread.py must clear it"
+    )
 
 
 async def test_the_checkpoint_schema_is_the_one_saved_thread_relies_on(tmp_path: Path) -> None:
@@ -180,8 +236,12 @@ async def test_the_checkpoint_schema_is_the_one_saved_thread_relies_on(tmp_path:
     conn.close()
 
 
-async def test_deleting_a_session_leaves_nothing_of_its_thread(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    server.script(reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("listed"), reply("kept"))
+async def test_deleting_a_session_leaves_nothing_of_its_thread(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    server.script(
+        reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("listed"), reply("kept")
+    )
     settings = make_settings(dcode_home, workspace, server)
     async with await Engine.open(settings) as engine:
         gone, kept = engine.runner(HeadlessApprover()), engine.runner(HeadlessApprover())
@@ -190,7 +250,12 @@ async def test_deleting_a_session_leaves_nothing_of_its_thread(server: ScriptedM
                 pass
     assert SessionStore(settings.sessions_db).delete(gone.session_id)
     conn = sqlite3.connect(settings.sessions_db)
-    left = {table: conn.execute(f"SELECT count(*) FROM {table} WHERE thread_id = ?", (gone.session_id,)).fetchone()[0] for table in CHECKPOINT_SCHEMA}
+    left = {
+        table: conn.execute(
+            f"SELECT count(*) FROM {table} WHERE thread_id = ?", (gone.session_id,)
+        ).fetchone()[0]
+        for table in CHECKPOINT_SCHEMA
+    }
     conn.close()
     assert left == {"checkpoints": 0, "writes": 0}
     assert read_saved_thread(settings.sessions_db, gone.session_id) is None

@@ -27,7 +27,9 @@ DEEP = "Read a.txt and report its first word."
 
 
 def task_call(description: str, call_id: str | None = None):
-    return tool_call("task", {"description": description, "subagent_type": "general-purpose"}, call_id=call_id)
+    return tool_call(
+        "task", {"description": description, "subagent_type": "general-purpose"}, call_id=call_id
+    )
 
 
 def settled(events: list[Event]) -> list[tuple]:
@@ -42,17 +44,23 @@ def settled(events: list[Event]) -> list[tuple]:
                 kept.append((e.agent, "call", name, args))
             case ToolCallFinished(name=name, status=status, output=output):
                 kept.append((e.agent, "result", name, status, output))
-            case SubagentFinished(status=status, result=result, num_turns=turns, input_tokens=i, output_tokens=o):
+            case SubagentFinished(
+                status=status, result=result, num_turns=turns, input_tokens=i, output_tokens=o
+            ):
                 kept.append((e.agent, "finished", status, result, turns, i, o))
     return kept
 
 
-async def test_a_task_replays_its_subagent_thread_tagged_with_its_path(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_task_replays_its_subagent_thread_tagged_with_its_path(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "a.txt").write_text("alpha beta\n")
     server.script(
         reply("Handing it over.", tool_calls=[task_call(JOB)]).answering(PROMPT),
         reply(tool_calls=[task_call(DEEP)], usage=(40, 4)).answering(JOB),
-        reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"})], usage=(30, 3)).answering(DEEP),
+        reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"})], usage=(30, 3)).answering(
+            DEEP
+        ),
         reply("The first word is alpha.", usage=(35, 5)).answering(DEEP),
         reply("One file, a.txt, whose first word is alpha.", usage=(60, 6)).answering(JOB),
         reply("There is one file.").answering(PROMPT),
@@ -63,7 +71,13 @@ async def test_a_task_replays_its_subagent_thread_tagged_with_its_path(server: S
         live = [event async for event in runner.run_turn(PROMPT)]
     saved = read_saved_thread(settings.sessions_db, runner.session_id)
     assert saved is not None
-    replayed = list(replay(saved.messages, thread_id=runner.session_id, read_thread=thread_reader(settings.sessions_db)))
+    replayed = list(
+        replay(
+            saved.messages,
+            thread_id=runner.session_id,
+            read_thread=thread_reader(settings.sessions_db),
+        )
+    )
 
     assert settled(replayed) == settled(live)
     started = [e for e in replayed if isinstance(e, SubagentStarted)]
@@ -72,9 +86,16 @@ async def test_a_task_replays_its_subagent_thread_tagged_with_its_path(server: S
         (("task:1", "task:1"), DEEP, f"{runner.session_id}/task/1/task/1"),
     ]
     # The subagent's description is its start, not a user message of the transcript.
-    assert [e for e in replayed if e.type == "user_message"] == [replayed[0]] and replayed[0].agent == ()
+    assert [e for e in replayed if e.type == "user_message"] == [replayed[0]] and replayed[
+        0
+    ].agent == ()
     # Live order: the subagent between the parent's call and its result.
-    kinds = [(e.type, e.agent) for e in replayed if e.type in ("tool_call_running", "subagent_started", "subagent_finished", "tool_call_finished")]
+    kinds = [
+        (e.type, e.agent)
+        for e in replayed
+        if e.type
+        in ("tool_call_running", "subagent_started", "subagent_finished", "tool_call_finished")
+    ]
     assert kinds[0] == ("tool_call_running", ()) and kinds[1] == ("subagent_started", ("task:1",))
     assert kinds[-2:] == [("subagent_finished", ("task:1",)), ("tool_call_finished", ())]
     # Its figures hold its own subagent's, as the live ones do.
@@ -89,14 +110,26 @@ def test_without_a_reader_a_task_replays_as_any_call() -> None:
         ToolMessage("two files", tool_call_id="t1", name="task"),
     ]
     events = list(replay(messages))
-    assert not [e for e in events if e.agent] and [e.type for e in events][-1] == "tool_call_finished"
+    assert (
+        not [e for e in events if e.agent] and [e.type for e in events][-1] == "tool_call_finished"
+    )
     # A reader that has no thread for the call: the same.
-    assert [e.type for e in replay(messages, thread_id="s", read_thread=lambda _: None)] == [e.type for e in events]
+    assert [e.type for e in replay(messages, thread_id="s", read_thread=lambda _: None)] == [
+        e.type for e in events
+    ]
 
 
 def test_a_task_killed_mid_run_replays_its_thread_and_ends_cancelled() -> None:
-    parent = [HumanMessage("go"), AIMessage("", tool_calls=[{"name": "task", "args": {"description": JOB}, "id": "t1"}])]
-    threads = {"s/task/1": [HumanMessage(JOB), AIMessage("", tool_calls=[{"name": "ls", "args": {"path": "."}, "id": "c1"}])]}
+    parent = [
+        HumanMessage("go"),
+        AIMessage("", tool_calls=[{"name": "task", "args": {"description": JOB}, "id": "t1"}]),
+    ]
+    threads = {
+        "s/task/1": [
+            HumanMessage(JOB),
+            AIMessage("", tool_calls=[{"name": "ls", "args": {"path": "."}, "id": "c1"}]),
+        ]
+    }
     events = list(replay(parent, thread_id="s", read_thread=threads.get))
     tail = [(e.type, e.agent, getattr(e, "status", None)) for e in events[-4:]]
     assert tail == [

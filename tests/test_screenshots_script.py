@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("dcode_screenshots_script", ROOT / "scripts" / "screenshots.py")
+    spec = importlib.util.spec_from_file_location(
+        "dcode_screenshots_script", ROOT / "scripts" / "screenshots.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
@@ -27,7 +29,9 @@ def test_the_transcript_screenshot_is_an_svg_of_the_session(tmp_path: Path) -> N
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     # The screen's text, without spaces: the export leaves out the blank runs between words of
     # different styles, and writes the others as non-breaking spaces.
-    text = "".join("".join(node.text or "" for node in root.iter("{http://www.w3.org/2000/svg}text")).split())
+    text = "".join(
+        "".join(node.text or "" for node in root.iter("{http://www.w3.org/2000/svg}text")).split()
+    )
     for shown in (
         "make greet.py use an f-string",  # the prompt
         "An f-string reads better",  # the streamed answer

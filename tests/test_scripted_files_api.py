@@ -49,18 +49,28 @@ def client(server: ScriptedModelServer) -> Iterator[openai.OpenAI]:
 
 @pytest.fixture
 async def aclient(server: ScriptedModelServer) -> AsyncIterator[openai.AsyncOpenAI]:
-    async with openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0, timeout=5) as async_client:
+    async with openai.AsyncOpenAI(
+        base_url=server.base_url, api_key="test", max_retries=0, timeout=5
+    ) as async_client:
         yield async_client
 
 
-def upload(client: openai.OpenAI, name: str = "shot.png", content: bytes = PNG, **kwargs: Any) -> Any:
-    return client.files.create(file=(name, content, "image/png"), purpose=kwargs.pop("purpose", "vision"), **kwargs)
+def upload(
+    client: openai.OpenAI, name: str = "shot.png", content: bytes = PNG, **kwargs: Any
+) -> Any:
+    return client.files.create(
+        file=(name, content, "image/png"), purpose=kwargs.pop("purpose", "vision"), **kwargs
+    )
 
 
 def post_json(server: ScriptedModelServer, path: str, body: Any) -> tuple[int, Any]:
     """A raw POST, so the test sees the status and body whatever the SDK would make of them."""
-    request = urllib.request.Request(f"{server.url}{path}", data=json.dumps(body).encode(), method="POST",
-                                     headers={"content-type": "application/json"})
+    request = urllib.request.Request(
+        f"{server.url}{path}",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"content-type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
             return response.status, json.loads(response.read())
@@ -87,15 +97,27 @@ async def test_upload_with_expiry_is_stored_and_recorded_without_using_the_scrip
     server: ScriptedModelServer, aclient: openai.AsyncOpenAI
 ) -> None:
     server.script(reply("kept for the chat"))
-    created = await aclient.files.create(file=("shot.png", PNG, "image/png"), purpose="vision", expires_after=HOUR)
+    created = await aclient.files.create(
+        file=("shot.png", PNG, "image/png"), purpose="vision", expires_after=HOUR
+    )
 
     assert created.id.startswith("file-")
     assert (created.object, created.bytes, created.filename, created.purpose, created.status) == (
-        "file", len(PNG), "shot.png", "vision", "processed")
+        "file",
+        len(PNG),
+        "shot.png",
+        "vision",
+        "processed",
+    )
     assert created.created_at == 1_800_000_000
     assert created.expires_at == 1_800_000_000 + 3600
     [sent] = server.files.uploads
-    assert (sent.filename, sent.content_type, sent.purpose, sent.content) == ("shot.png", "image/png", "vision", PNG)
+    assert (sent.filename, sent.content_type, sent.purpose, sent.content) == (
+        "shot.png",
+        "image/png",
+        "vision",
+        PNG,
+    )
     assert sent.expires_after == HOUR
     assert (sent.status, sent.file_id, sent.bytes) == (200, created.id, len(PNG))
     assert server.files.stored[created.id].content == PNG
@@ -115,8 +137,10 @@ def test_upload_without_expiry_never_expires_and_ids_are_unique(
     assert client.files.retrieve(first.id).id == first.id
 
 
-@pytest.mark.parametrize("expires_after", [{"anchor": "created_at", "seconds": 60},
-                                           {"anchor": "last_used_at", "seconds": 3600}])
+@pytest.mark.parametrize(
+    "expires_after",
+    [{"anchor": "created_at", "seconds": 60}, {"anchor": "last_used_at", "seconds": 3600}],
+)
 def test_an_expiry_openai_refuses_is_refused_and_nothing_stored(
     server: ScriptedModelServer, client: openai.OpenAI, expires_after: Any
 ) -> None:
@@ -143,7 +167,9 @@ async def test_list_pages_of_two_are_walked_by_the_sdk_in_both_orders(
     ids = []
     for n in range(5):
         server.files.offset = n // 2  # created_at ties are broken by creation order
-        ids.append((await aclient.files.create(file=(f"{n}.png", PNG, "image/png"), purpose="vision")).id)
+        ids.append(
+            (await aclient.files.create(file=(f"{n}.png", PNG, "image/png"), purpose="vision")).id
+        )
 
     newest_first = [f.id async for f in aclient.files.list()]
     oldest_first = [f.id async for f in aclient.files.list(order="asc", limit=50)]
@@ -163,7 +189,12 @@ def test_a_page_reports_its_cursor_and_the_limit_below_the_cap_is_kept(
     assert [f.id for f in page.data] == [ids[0]]
     assert page.has_more is True
     raw = client.files.with_raw_response.list(after=ids[0], order="asc").http_response.json()
-    assert (raw["object"], raw["first_id"], raw["last_id"], raw["has_more"]) == ("list", ids[1], ids[2], False)
+    assert (raw["object"], raw["first_id"], raw["last_id"], raw["has_more"]) == (
+        "list",
+        ids[1],
+        ids[2],
+        False,
+    )
 
 
 def test_list_filters_by_purpose(server: ScriptedModelServer, client: openai.OpenAI) -> None:
@@ -175,7 +206,9 @@ def test_list_filters_by_purpose(server: ScriptedModelServer, client: openai.Ope
 # -- retrieve and delete ------------------------------------------------------
 
 
-def test_retrieve_then_delete_then_both_are_404(server: ScriptedModelServer, client: openai.OpenAI) -> None:
+def test_retrieve_then_delete_then_both_are_404(
+    server: ScriptedModelServer, client: openai.OpenAI
+) -> None:
     file_id = upload(client, expires_after=HOUR).id
     assert client.files.retrieve(file_id).bytes == len(PNG)
 
@@ -187,8 +220,12 @@ def test_retrieve_then_delete_then_both_are_404(server: ScriptedModelServer, cli
     for call in (client.files.retrieve, client.files.delete):
         with pytest.raises(openai.NotFoundError) as raised:
             call(file_id)
-        assert raised.value.body == {"message": f"No such File object: {file_id}",
-                                     "type": "invalid_request_error", "code": None, "param": "id"}
+        assert raised.value.body == {
+            "message": f"No such File object: {file_id}",
+            "type": "invalid_request_error",
+            "code": None,
+            "param": "id",
+        }
     assert server.files.deleted == [file_id]
     assert [f.id for f in client.files.list()] == []
 
@@ -208,7 +245,8 @@ def test_incomplete_answer_lacks_bytes_and_expiry_but_the_file_is_stored(
 ) -> None:
     server.files.fail_next_upload("incomplete")
     answer = client.files.with_raw_response.create(
-        file=("shot.png", PNG, "image/png"), purpose="vision", expires_after=HOUR).http_response.json()
+        file=("shot.png", PNG, "image/png"), purpose="vision", expires_after=HOUR
+    ).http_response.json()
     assert "bytes" not in answer and "expires_at" not in answer
     assert server.files.stored[answer["id"]].expires_at == 1_800_000_000 + 3600
     assert upload(client).bytes == len(PNG)  # used once
@@ -223,13 +261,19 @@ def test_wrong_bytes_is_off_by_one_and_the_content_is_right(
     assert server.files.stored[created.id].content == PNG
 
 
-def test_quota_is_a_400_and_nothing_is_stored(server: ScriptedModelServer, client: openai.OpenAI) -> None:
+def test_quota_is_a_400_and_nothing_is_stored(
+    server: ScriptedModelServer, client: openai.OpenAI
+) -> None:
     server.files.fail_next_upload("quota", times=2)
     for _ in range(2):
         with pytest.raises(openai.BadRequestError) as raised:
             upload(client)
-        assert raised.value.body == {"message": "File storage quota exceeded: delete files to upload more.",
-                                     "type": "invalid_request_error", "code": "quota_exceeded", "param": None}
+        assert raised.value.body == {
+            "message": "File storage quota exceeded: delete files to upload more.",
+            "type": "invalid_request_error",
+            "code": "quota_exceeded",
+            "param": None,
+        }
     assert server.files.stored == {}
     assert [(u.status, u.file_id) for u in server.files.uploads] == [(400, None), (400, None)]
     assert upload(client).id in server.files.stored
@@ -265,7 +309,9 @@ def test_a_repeated_fault_lasts_until_cleared_and_faults_queue_in_order(
         server.files.fail_next_upload("flaky")  # type: ignore[arg-type]
 
 
-def test_max_files_refuses_uploads_until_one_is_deleted(server: ScriptedModelServer, client: openai.OpenAI) -> None:
+def test_max_files_refuses_uploads_until_one_is_deleted(
+    server: ScriptedModelServer, client: openai.OpenAI
+) -> None:
     server.files.max_files = 2
     first = upload(client).id
     upload(client)
@@ -331,10 +377,21 @@ def test_chat_wire_refuses_a_gone_file_without_using_a_step(
     status, body = post_json(server, "/v1/chat/completions", chat_body(live, gone, "file-unknown"))
 
     assert status == 400
-    assert body == {"error": {"message": f"Invalid file id: {gone}, file-unknown has expired or been deleted.",
-                              "type": "invalid_request_error", "code": "invalid_file_id", "param": "file_id"}}
+    assert body == {
+        "error": {
+            "message": f"Invalid file id: {gone}, file-unknown has expired or been deleted.",
+            "type": "invalid_request_error",
+            "code": "invalid_file_id",
+            "param": "file_id",
+        }
+    }
     [refused] = server.requests
-    assert (refused.index, refused.step, refused.refused, refused.wire) == (0, None, "invalid_file_id", "chat")
+    assert (refused.index, refused.step, refused.refused, refused.wire) == (
+        0,
+        None,
+        "invalid_file_id",
+        "chat",
+    )
     assert len(server.remaining) == 1
 
     status, body = post_json(server, "/v1/chat/completions", chat_body(live))
@@ -349,7 +406,10 @@ def test_responses_wire_refuses_through_the_sdk_and_can_leave_ids_unnamed(
     server.files.name_bad_ids = False
     with pytest.raises(openai.BadRequestError) as raised:
         client.responses.create(model="test-model", input=responses_input("file-unknown"))
-    assert raised.value.body["message"] == "File invalid: one or more referenced files are unavailable."
+    assert (
+        raised.value.body["message"]
+        == "File invalid: one or more referenced files are unavailable."
+    )
     assert "file-unknown" not in raised.value.message
     live = upload(client).id
     answer = client.responses.create(model="test-model", input=responses_input(live))
@@ -361,30 +421,44 @@ def test_file_error_step_names_the_request_ids_or_the_given_ones_or_none(
     server: ScriptedModelServer, client: openai.OpenAI
 ) -> None:
     first, second = upload(client).id, upload(client).id
-    server.script(fault.file_error(), fault.file_error(ids=["file-zzz"]), fault.file_error(named=False))
+    server.script(
+        fault.file_error(), fault.file_error(ids=["file-zzz"]), fault.file_error(named=False)
+    )
     messages = []
     for _ in range(3):
         status, body = post_json(server, "/v1/chat/completions", chat_body(first, second, first))
         assert status == 400 and body["error"]["code"] == "invalid_file_id"
         messages.append(body["error"]["message"])
-    assert messages == [f"Invalid file id: {first}, {second} has expired or been deleted.",
-                        "Invalid file id: file-zzz has expired or been deleted.",
-                        "File invalid: one or more referenced files are unavailable."]
+    assert messages == [
+        f"Invalid file id: {first}, {second} has expired or been deleted.",
+        "Invalid file id: file-zzz has expired or been deleted.",
+        "File invalid: one or more referenced files are unavailable.",
+    ]
     assert [type(r.step) for r in server.requests] == [FileError] * 3
     assert server.remaining == []
     assert set(server.files.stored) == {first, second}
 
 
 def test_file_error_step_survives_a_script_file() -> None:
-    steps = [fault.file_error(), fault.file_error(ids=["file-a", "file-b"], named=False, repeat=True)]
+    steps = [
+        fault.file_error(),
+        fault.file_error(ids=["file-a", "file-b"], named=False, repeat=True),
+    ]
     assert steps_from_json(steps_to_json(steps)) == steps
-    assert json.loads(steps_to_json(steps))[1] == {"type": "file_error", "ids": ["file-a", "file-b"],
-                                                   "named": False, "repeat": True}
+    assert json.loads(steps_to_json(steps))[1] == {
+        "type": "file_error",
+        "ids": ["file-a", "file-b"],
+        "named": False,
+        "repeat": True,
+    }
 
 
 def test_referenced_file_ids_walks_both_wires_once_each() -> None:
-    body = {"input": responses_input("file-a", "file-b"), "messages": chat_body("file-b", "file-c")["messages"],
-            "metadata": {"file_id": 7}}
+    body = {
+        "input": responses_input("file-a", "file-b"),
+        "messages": chat_body("file-b", "file-c")["messages"],
+        "metadata": {"file_id": 7},
+    }
     assert referenced_file_ids(body) == ["file-a", "file-b", "file-c"]
 
 
@@ -393,8 +467,12 @@ def test_subprocess_mode_refuses_unknown_files_and_serves_file_error(tmp_path: P
         root = process.base_url.removesuffix("/v1")
 
         def post(body: Any) -> tuple[int, Any]:
-            request = urllib.request.Request(f"{root}/v1/chat/completions", data=json.dumps(body).encode(),
-                                             method="POST", headers={"content-type": "application/json"})
+            request = urllib.request.Request(
+                f"{root}/v1/chat/completions",
+                data=json.dumps(body).encode(),
+                method="POST",
+                headers={"content-type": "application/json"},
+            )
             try:
                 with urllib.request.urlopen(request, timeout=5) as response:
                     return response.status, json.loads(response.read())
@@ -406,7 +484,10 @@ def test_subprocess_mode_refuses_unknown_files_and_serves_file_error(tmp_path: P
         logged = process.requests()
     assert unknown[0] == 400 and "file-unknown" in unknown[1]["error"]["message"]
     assert scripted[0] == 400 and "file-x" in scripted[1]["error"]["message"]
-    assert [(r.refused, type(r.step)) for r in logged] == [("invalid_file_id", type(None)), (None, FileError)]
+    assert [(r.refused, type(r.step)) for r in logged] == [
+        ("invalid_file_id", type(None)),
+        (None, FileError),
+    ]
 
 
 # -- recording --------------------------------------------------------------------
@@ -415,8 +496,12 @@ def test_subprocess_mode_refuses_unknown_files_and_serves_file_error(tmp_path: P
 def test_every_files_request_is_recorded_in_order_with_its_headers(
     server: ScriptedModelServer,
 ) -> None:
-    with openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0,
-                       default_headers={"User-Agent": "dcode/test"}) as client:
+    with openai.OpenAI(
+        base_url=server.base_url,
+        api_key="test",
+        max_retries=0,
+        default_headers={"User-Agent": "dcode/test"},
+    ) as client:
         server.files.page_size = 1
         ids = [upload(client, f"{n}.png").id for n in range(2)]
         listed = [f.id for f in client.files.list()]

@@ -91,7 +91,9 @@ async def test_an_engine_holds_its_sessions_until_it_closes(make_settings) -> No
             with pytest.raises(SessionHeld):
                 second.runner(HeadlessApprover(), session_id=session_id)
             assert session_id not in second.held
-        assert first.runner(HeadlessApprover(), session_id=session_id).session_id == session_id  # its own again
+        assert (
+            first.runner(HeadlessApprover(), session_id=session_id).session_id == session_id
+        )  # its own again
     async with await Engine.open(settings) as third:
         third.runner(HeadlessApprover(), session_id=session_id)
         assert third.held == {session_id}
@@ -101,7 +103,9 @@ async def test_an_engine_holds_its_sessions_until_it_closes(make_settings) -> No
             assert lock.held
 
 
-async def test_a_fork_copies_the_whole_state_and_leaves_the_source_alone(make_settings, server) -> None:  # type: ignore[no-untyped-def]
+async def test_a_fork_copies_the_whole_state_and_leaves_the_source_alone(
+    make_settings, server
+) -> None:  # type: ignore[no-untyped-def]
     server.script(reply("first answer"), reply("the fork goes on"))
     settings = make_settings()
     async with await Engine.open(settings) as engine:
@@ -111,10 +115,16 @@ async def test_a_fork_copies_the_whole_state_and_leaves_the_source_alone(make_se
         info = await engine.fork(source.session_id)
         forked = engine.runner(HeadlessApprover(), session_id=info.id)
         copied = await engine.graph.aget_state(forked.config)
-        assert copied.values == before.values and "local_context" in copied.values  # private state too
+        assert (
+            copied.values == before.values and "local_context" in copied.values
+        )  # private state too
         assert copied.next == ()  # nothing pending: the fork's next turn starts cleanly
         events = [e async for e in forked.run_turn("and then?")]
         assert events[-1].result == "the fork goes on"
-        assert server.transcript(1)[-3:] == [("user", "hello"), ("assistant", "first answer"), ("user", "and then?")]
+        assert server.transcript(1)[-3:] == [
+            ("user", "hello"),
+            ("assistant", "first answer"),
+            ("user", "and then?"),
+        ]
         after = await engine.graph.aget_state(source.config)
         assert after.config == before.config and after.values == before.values

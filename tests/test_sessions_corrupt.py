@@ -26,7 +26,9 @@ ANY_ID = "abcdef123456"
 
 
 @pytest.fixture(params=["garbage", "truncated", "zeroed inside", "zeroed page of a larger file"])
-def damaged(request: pytest.FixtureRequest, server: ScriptedModelServer, workspace: Path, home: Path) -> tuple[Path, str]:
+def damaged(
+    request: pytest.FixtureRequest, server: ScriptedModelServer, workspace: Path, home: Path
+) -> tuple[Path, str]:
     """sessions.db overwritten with bytes that are no database, a real one cut in half, a real
     one with 8 KiB zeroed at 4 KiB (it still opens: the damage is inside), or one grown to many
     sessions with a page in its middle zeroed; and a session id to ask for."""
@@ -63,14 +65,23 @@ def grow(db: Path, session_id: str, *, copies: int) -> tuple[int, int]:
     """More sessions in the file: ``copies`` of the real one's record and checkpoints under
     new ids, all in the main file afterwards; returns the page size and the number of pages."""
     with closing(sqlite3.connect(db)) as conn:
-        for table, key in (("dcode_sessions", "id"), ("checkpoints", "thread_id"), ("writes", "thread_id")):
+        for table, key in (
+            ("dcode_sessions", "id"),
+            ("checkpoints", "thread_id"),
+            ("writes", "thread_id"),
+        ):
             columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
             chosen = ", ".join("?" if name == key else name for name in columns)
             for n in range(copies):
-                conn.execute(f"INSERT INTO {table} SELECT {chosen} FROM {table} WHERE {key} = ?", (f"{n:04d}{session_id[4:]}", session_id))
+                conn.execute(
+                    f"INSERT INTO {table} SELECT {chosen} FROM {table} WHERE {key} = ?",
+                    (f"{n:04d}{session_id[4:]}", session_id),
+                )
         conn.commit()
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return conn.execute("PRAGMA page_size").fetchone()[0], conn.execute("PRAGMA page_count").fetchone()[0]
+        return conn.execute("PRAGMA page_size").fetchone()[0], conn.execute(
+            "PRAGMA page_count"
+        ).fetchone()[0]
 
 
 def quick_check(db: Path) -> list[str]:
@@ -81,13 +92,30 @@ def quick_check(db: Path) -> list[str]:
         return [str(exc)]
 
 
-def run_on_terminal(args: list[str], workspace: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def run_on_terminal(
+    args: list[str], workspace: Path, home: Path
+) -> subprocess.CompletedProcess[str]:
     """The TUI as a user starts it: stdin and stdout a terminal (a pseudo-terminal here),
     stderr kept apart to read its one line; ``stdout`` is what reached the terminal."""
     primary, secondary = pty.openpty()
-    env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "DCODE_HOME": str(home), "OPENAI_API_KEY": "test-key", "TERM": "xterm-256color"}
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home.parent),
+        "DCODE_HOME": str(home),
+        "OPENAI_API_KEY": "test-key",
+        "TERM": "xterm-256color",
+    }
     try:
-        done = subprocess.run([DCODE, *args], cwd=workspace, env=env, stdin=secondary, stdout=secondary, stderr=subprocess.PIPE, text=True, timeout=60)
+        done = subprocess.run(
+            [DCODE, *args],
+            cwd=workspace,
+            env=env,
+            stdin=secondary,
+            stdout=secondary,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
         os.set_blocking(primary, False)
         try:
             shown = os.read(primary, 65536).decode(errors="replace")
@@ -116,14 +144,22 @@ def expected_line(db: Path) -> str:
     ],
 )
 def test_a_damaged_database_is_one_line_and_exit_2(
-    command: list[str], damaged: tuple[Path, str], server: ScriptedModelServer, workspace: Path, home: Path
+    command: list[str],
+    damaged: tuple[Path, str],
+    server: ScriptedModelServer,
+    workspace: Path,
+    home: Path,
 ) -> None:
     db, session_id = damaged
     before, mtime, requests = db.read_bytes(), db.stat().st_mtime_ns, len(server.requests)
     args = [session_id if word == "SID" else word for word in command]
     if command[0] != "sessions":
         args += model_args(server)
-    result = run_on_terminal(args, workspace, home) if command[0] == "-r" else run(args, workspace, home, stdin="")
+    result = (
+        run_on_terminal(args, workspace, home)
+        if command[0] == "-r"
+        else run(args, workspace, home, stdin="")
+    )
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.splitlines()
     assert line.startswith(expected_line(db)), line
@@ -160,14 +196,19 @@ def test_damage_found_during_a_turn_ends_it_and_nothing_more_is_written(
     db, script, note = home / "sessions.db", tmp_path / "damage.py", tmp_path / "damaged.json"
     script.write_text(_DAMAGE_DURING_THE_TURN)
     command = f"{sys.executable} {script} {db} {note}"
-    server.script(reply(tool_calls=[tool_call(EXECUTE.name, {"command": command})]), reply("never asked for"))
+    server.script(
+        reply(tool_calls=[tool_call(EXECUTE.name, {"command": command})]), reply("never asked for")
+    )
     result = run(["-p", "go", *model_args(server), "--approve", "all"], workspace, home)
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.splitlines()
     assert line.startswith(expected_line(db)), line
     assert result.stdout == ""
     left = json.loads(note.read_text())
-    assert hashlib.sha256(db.read_bytes()).hexdigest() == left["sha"] and db.stat().st_mtime_ns == left["mtime"]
+    assert (
+        hashlib.sha256(db.read_bytes()).hexdigest() == left["sha"]
+        and db.stat().st_mtime_ns == left["mtime"]
+    )
     assert len(server.requests) == 1  # the turn ended at the failed write
     listed = run(["sessions", "list"], workspace, home)
     assert listed.returncode == 2 and listed.stderr.startswith(expected_line(db)), listed.stderr
@@ -187,7 +228,9 @@ def test_show_says_so_when_only_the_checkpoints_are_damaged(
     db = home / "sessions.db"
     with sqlite3.connect(db) as conn:
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
-        [root] = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'checkpoints'").fetchone()
+        [root] = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'checkpoints'"
+        ).fetchone()
         if damage == "dropped":
             conn.execute("DROP TABLE checkpoints")
     if damage == "overwritten":
@@ -203,7 +246,9 @@ def test_show_says_so_when_only_the_checkpoints_are_damaged(
     assert result.stdout == ""
 
 
-def test_doctor_names_the_damaged_database(damaged: tuple[Path, str], workspace: Path, home: Path) -> None:
+def test_doctor_names_the_damaged_database(
+    damaged: tuple[Path, str], workspace: Path, home: Path
+) -> None:
     db, _ = damaged
     result = run(["doctor", "-m", "openai:gpt-5.1"], workspace, home)
     assert result.returncode == 1
@@ -212,7 +257,9 @@ def test_doctor_names_the_damaged_database(damaged: tuple[Path, str], workspace:
     assert f"mv {db} {db}.bad" in line and "Traceback" not in result.stderr
 
 
-def test_doctor_counts_the_sessions_of_a_sound_database(server: ScriptedModelServer, workspace: Path, home: Path) -> None:
+def test_doctor_counts_the_sessions_of_a_sound_database(
+    server: ScriptedModelServer, workspace: Path, home: Path
+) -> None:
     server.script(reply("one"))
     assert run(["-p", "hello", *model_args(server)], workspace, home).returncode == 0
     result = run(["doctor", "-m", "openai:gpt-5.1"], workspace, home)
@@ -232,6 +279,12 @@ async def test_the_tui_shows_the_line_instead_of_crashing(
         assert h.app.is_running and not h.app.ready
         assert h.app.status.activity == "Not started"
         await h.send("/resume")  # the picker reads the same file: the same line, no crash
-        await h.until(lambda: [e.text for e in h.entries(NoticeEntry) if "is damaged" in e.text] == [line, line], 10, "the line again")
+        await h.until(
+            lambda: (
+                [e.text for e in h.entries(NoticeEntry) if "is damaged" in e.text] == [line, line]
+            ),
+            10,
+            "the line again",
+        )
         assert not isinstance(h.app.screen, ResumeScreen) and h.app.is_running
     assert db.read_bytes() == before

@@ -27,14 +27,18 @@ def test_the_store_keeps_this_process_sqlite_locks(tmp_path: Path) -> None:
     held = sqlite3.connect(db)
     try:
         held.execute("PRAGMA journal_mode=WAL")
-        held.execute("INSERT INTO dcode_sessions (id, cwd, model, created, updated) VALUES ('def456', '/', 'm', 0, 0)")
+        held.execute(
+            "INSERT INTO dcode_sessions (id, cwd, model, created, updated) VALUES ('def456', '/', 'm', 0, 0)"
+        )
         held.commit()
         assert store.get("abc123") is not None  # what a turn's bookkeeping does meanwhile
         ensure_private_file(db)  # and what the engine does when it opens
         subprocess.run([sys.executable, "-c", _OTHER_PROCESS, str(db)], check=True, timeout=30)
         # The other process saw this one's connection: it neither checkpointed nor removed the WAL.
         assert Path(f"{db}-wal").exists()
-        held.execute("INSERT INTO dcode_sessions (id, cwd, model, created, updated) VALUES ('ghi789', '/', 'm', 0, 0)")
+        held.execute(
+            "INSERT INTO dcode_sessions (id, cwd, model, created, updated) VALUES ('ghi789', '/', 'm', 0, 0)"
+        )
         held.commit()
     finally:
         held.close()

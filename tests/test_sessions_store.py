@@ -11,14 +11,33 @@ def test_create_record_list_delete(tmp_path: Path) -> None:
     assert store.list() == [] and store.latest() is None
     store.create("aaaa11112222", tmp_path / "one", "openai:gpt-5.1")
     store.create("bbbb11112222", tmp_path / "two", "deepseek:deepseek-chat")
-    store.record_turn("aaaa11112222", prompt="\n  Fix the failing test in parser.py\nmore", model="openai:gpt-5.1",
-                      message_count=4, input_tokens=100, output_tokens=20, context_tokens=120)
-    store.record_turn("aaaa11112222", prompt="second prompt", model="openai:gpt-5.1",
-                      message_count=8, input_tokens=50, output_tokens=5, context_tokens=175)
+    store.record_turn(
+        "aaaa11112222",
+        prompt="\n  Fix the failing test in parser.py\nmore",
+        model="openai:gpt-5.1",
+        message_count=4,
+        input_tokens=100,
+        output_tokens=20,
+        context_tokens=120,
+    )
+    store.record_turn(
+        "aaaa11112222",
+        prompt="second prompt",
+        model="openai:gpt-5.1",
+        message_count=8,
+        input_tokens=50,
+        output_tokens=5,
+        context_tokens=175,
+    )
     info = store.get("aaaa")
     assert info is not None
     assert info.title == "Fix the failing test in parser.py"
-    assert (info.message_count, info.input_tokens, info.output_tokens, info.context_tokens) == (8, 150, 25, 175)
+    assert (info.message_count, info.input_tokens, info.output_tokens, info.context_tokens) == (
+        8,
+        150,
+        25,
+        175,
+    )
     assert store.latest().id == "aaaa11112222"
     assert store.latest(cwd=tmp_path / "two").id == "bbbb11112222"
     assert [s.id for s in store.list(search="parser")] == ["aaaa11112222"]
@@ -61,7 +80,9 @@ def test_start_turn_lists_a_session_by_its_prompt_at_once(tmp_path: Path) -> Non
 def test_show_reads_the_database_without_writing_to_it(make_settings, workspace: Path) -> None:
     settings = make_settings()
     store = SessionStore(settings.sessions_db)
-    store.create("abcdef123456", workspace, "openai:test-model")  # never run: no checkpoint tables yet
+    store.create(
+        "abcdef123456", workspace, "openai:test-model"
+    )  # never run: no checkpoint tables yet
     tables = _tables(settings.sessions_db)
     shown = show_session(settings, "abcdef")
     assert "session  abcdef123456" in shown and shown.endswith("(no messages)")
@@ -75,7 +96,12 @@ async def test_show_renders_the_replayed_thread(server, make_settings, workspace
 
     (workspace / "a.txt").write_text("alpha\n")
     server.script(
-        reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"}), tool_call("execute", {"command": "ls"})]),
+        reply(
+            tool_calls=[
+                tool_call("read_file", {"file_path": "a.txt"}),
+                tool_call("execute", {"command": "ls"}),
+            ]
+        ),
         reply("word " * 200, chunk_size=3, chunk_delay=0.02),
     )
     settings = make_settings()
@@ -87,19 +113,25 @@ async def test_show_renders_the_replayed_thread(server, make_settings, workspace
     lines = show_session(settings, runner.session_id).splitlines()
     transcript = lines[lines.index("") + 1 :]
     assert transcript[0] == "[you] read a.txt then talk"
-    assert transcript[1].startswith('→ read_file({"file_path": "a.txt"})') and transcript[2].startswith("→ execute(")
+    assert transcript[1].startswith('→ read_file({"file_path": "a.txt"})') and transcript[
+        2
+    ].startswith("→ execute(")
     assert "alpha" in transcript[3] and transcript[3].startswith("[tool] ")
     assert transcript[4].startswith("[tool] denied: the shell needs approval")
     assert transcript[-1].startswith("[dcode] wor") and transcript[-1].endswith("(interrupted)")
 
 
-async def test_show_renders_a_tasks_subagent_under_its_call(server, make_settings, workspace: Path) -> None:
+async def test_show_renders_a_tasks_subagent_under_its_call(
+    server, make_settings, workspace: Path
+) -> None:
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
 
     job = "List the workspace and say what is there."
     server.script(
-        reply(tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]).answering("look"),
+        reply(
+            tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]
+        ).answering("look"),
         reply(tool_calls=[tool_call("ls", {"path": "."})], usage=(50, 5)).answering(job),
         reply("Nothing but a.txt.", usage=(60, 6)).answering(job),
         reply("The workspace holds a.txt.").answering("look"),

@@ -39,14 +39,25 @@ def test_the_rule() -> None:
     environment = ShellEnvironment.of(hidden={"CORP_LLM_TOKEN"}, passed={"DEPLOY_API_KEY"})
     for name in SECRETS:
         assert environment.hides(name), name
-    for name in ("DEPLOY_API_KEY", "PATH", "HOME", "LANG", "TERM", "DCODE_HOME", "GITHUB_TOKEN", "PLAIN_SETTING"):
+    for name in (
+        "DEPLOY_API_KEY",
+        "PATH",
+        "HOME",
+        "LANG",
+        "TERM",
+        "DCODE_HOME",
+        "GITHUB_TOKEN",
+        "PLAIN_SETTING",
+    ):
         assert not environment.hides(name), name
     built = environment.build({"PATH": "/bin", "OPENAI_API_KEY": "k", "DEPLOY_API_KEY": "d"})
     assert built == {"PATH": "/bin", "DEPLOY_API_KEY": "d"}
 
 
 def test_provider_variables_cover_presets_and_configured_keys() -> None:
-    names = provider_variables({"corp": ProviderOverride(base_url="https://x", api_key_env="CORP_LLM_TOKEN")})
+    names = provider_variables(
+        {"corp": ProviderOverride(base_url="https://x", api_key_env="CORP_LLM_TOKEN")}
+    )
     assert {preset.key_env for preset in PROVIDERS.values()} <= names
     assert {"CORP_LLM_TOKEN", "DCODE_API_KEY", "OPENAI_BASE_URL"} <= names
 
@@ -62,7 +73,9 @@ async def test_execute_does_not_see_keys(tmp_path: Path, monkeypatch: pytest.Mon
     assert f"PATH={os.environ['PATH']}" in output
 
 
-async def test_helpers_the_backend_runs_get_the_same_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_helpers_the_backend_runs_get_the_same_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """git (here a stand-in that records its environment) is run by glob without ripgrep."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -85,12 +98,34 @@ def test_a_headless_run_never_shows_or_saves_a_key(server, workspace: Path, tmp_
     """The real binary in ``all`` mode; the model runs ``env``."""
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text('pass_env = ["DEPLOY_API_KEY"]\n\n[providers.openai]\napi_key_env = "CORP_LLM_TOKEN"\n')
-    server.script(reply(tool_calls=[tool_call("execute", {"command": "env"})]), reply("listed the environment"))
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), **SECRETS, **PASSED, **PLAIN, "DCODE_HOME": str(home)}
-    argv = [DCODE, "-p", "show me the environment", "-m", "openai:test-model", "--base-url", server.base_url]
+    (home / "config.toml").write_text(
+        'pass_env = ["DEPLOY_API_KEY"]\n\n[providers.openai]\napi_key_env = "CORP_LLM_TOKEN"\n'
+    )
+    server.script(
+        reply(tool_calls=[tool_call("execute", {"command": "env"})]),
+        reply("listed the environment"),
+    )
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        **SECRETS,
+        **PASSED,
+        **PLAIN,
+        "DCODE_HOME": str(home),
+    }
+    argv = [
+        DCODE,
+        "-p",
+        "show me the environment",
+        "-m",
+        "openai:test-model",
+        "--base-url",
+        server.base_url,
+    ]
     argv += ["--api", "chat", "--approve", "all", "--output-format", "json"]
-    result = subprocess.run(argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        argv, cwd=workspace, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["result"] == "listed the environment"
     shown = next(text for role, text in server.transcript(1) if role == "tool")
@@ -108,7 +143,9 @@ def saved_text(db: Path) -> str:
     anywhere (a checkpoint, a pending write, the session list) is found."""
     conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
     try:
-        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        tables = [
+            name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        ]
         chunks = [
             value if isinstance(value, bytes) else str(value).encode()
             for table in tables
@@ -120,18 +157,52 @@ def saved_text(db: Path) -> str:
     return b"\n".join(chunks).decode("utf-8", errors="replace")
 
 
-def test_the_shell_cannot_read_the_key_from_dcodes_own_environ(server, workspace: Path, tmp_path: Path) -> None:
+def test_the_shell_cannot_read_the_key_from_dcodes_own_environ(
+    server, workspace: Path, tmp_path: Path
+) -> None:
     """``/proc/<pid>/environ`` shows the block a process was started with, whatever it changed
     since: the model's command reads dcode's (its parent's) and finds no key; dcode still sends it."""
     key = "sk-canary-3f9d1c0b7a"
-    server.script(reply(tool_calls=[tool_call("execute", {"command": "tr '\\0' '\\n' < /proc/$PPID/environ"})]), reply("read it"))
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DCODE_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": key, **PLAIN}
+    server.script(
+        reply(
+            tool_calls=[tool_call("execute", {"command": "tr '\\0' '\\n' < /proc/$PPID/environ"})]
+        ),
+        reply("read it"),
+    )
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DCODE_HOME": str(tmp_path / "home"),
+        "OPENAI_API_KEY": key,
+        **PLAIN,
+    }
     env["DEEPSEEK_API_KEY"] = SECRETS["DEEPSEEK_API_KEY"]
-    argv = [DCODE, "-p", "read your parent's environment", "-m", "openai:test-model", "--base-url", server.base_url, "--api", "chat", "--approve", "all"]
-    result = subprocess.run(argv, cwd=workspace, env={**env, "DCODE_HOME": str(tmp_path / "home")}, capture_output=True, text=True, timeout=120)
+    argv = [
+        DCODE,
+        "-p",
+        "read your parent's environment",
+        "-m",
+        "openai:test-model",
+        "--base-url",
+        server.base_url,
+        "--api",
+        "chat",
+        "--approve",
+        "all",
+    ]
+    result = subprocess.run(
+        argv,
+        cwd=workspace,
+        env={**env, "DCODE_HOME": str(tmp_path / "home")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     shown = next(text for role, text in server.transcript(1) if role == "tool")
-    assert f"PLAIN_SETTING={PLAIN['PLAIN_SETTING']}" in shown  # it is dcode's environment that was read
+    assert (
+        f"PLAIN_SETTING={PLAIN['PLAIN_SETTING']}" in shown
+    )  # it is dcode's environment that was read
     assert key not in shown and SECRETS["DEEPSEEK_API_KEY"] not in shown
     assert "OPENAI_API_KEY" not in shown
     headers = {name.lower(): value for name, value in server.requests[0].headers.items()}
@@ -154,10 +225,20 @@ def test_hiding_keeps_the_value_for_dcode_and_what_it_starts() -> None:
     """Another process reading the block finds nothing; ``getenv`` and a child started without
     an explicit environment still get the value (it moved to memory of the C library's own)."""
     env = {"PATH": os.environ["PATH"], "PROBE_API_KEY": "probe-5e1a", "PLAIN_SETTING": "plain"}
-    proc = subprocess.Popen([sys.executable, "-c", HIDING_PROBE], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HIDING_PROBE],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        assert [proc.stdout.readline().strip() for _ in range(3)] == ["PROBE_API_KEY", "probe-5e1a", "probe-5e1a"]
+        assert [proc.stdout.readline().strip() for _ in range(3)] == [
+            "PROBE_API_KEY",
+            "probe-5e1a",
+            "probe-5e1a",
+        ]
         block = Path(f"/proc/{proc.pid}/environ").read_bytes()
         assert b"probe-5e1a" not in block and b"PROBE_API_KEY" not in block
         assert b"PLAIN_SETTING=plain" in block

@@ -28,7 +28,9 @@ TICKING = "for i in $(seq 1 10); do echo line $i; sleep 0.2; done"
 
 async def test_the_backend_hands_out_output_before_the_command_ends(tmp_path: Path) -> None:
     pieces: list[str] = []
-    result = await LocalBackend(tmp_path).execute("echo first; sleep 0.5; echo second", on_output=pieces.append)
+    result = await LocalBackend(tmp_path).execute(
+        "echo first; sleep 0.5; echo second", on_output=pieces.append
+    )
     assert "".join(pieces) == result.output == "first\nsecond\n"
     assert pieces[0] == "first\n"  # on its own: it came while the command still slept
 
@@ -74,7 +76,10 @@ def as_a_terminal_leaves_it(text: str, lines: int, width: int) -> tuple[str, int
 def test_the_tail_does_not_depend_on_how_the_output_arrives() -> None:
     pick = random.Random(7)
     for _ in range(2000):
-        text = "".join(pick.choice(["a", "bc", "\n", "\r", "wxyz", "\r\n", "\n\n\n\n"]) for _ in range(pick.randint(0, 80)))
+        text = "".join(
+            pick.choice(["a", "bc", "\n", "\r", "wxyz", "\r\n", "\n\n\n\n"])
+            for _ in range(pick.randint(0, 80))
+        )
         tail, start = OutputTail(lines=3, line_chars=4), 0
         while start < len(text):
             end = start + pick.randint(1, 9)
@@ -112,16 +117,27 @@ async def test_stream_json_carries_the_lines_while_the_command_runs(server, make
     server.script(reply(tool_calls=[tool_call("execute", {"command": TICKING})]), reply("Done."))
     out, err = io.StringIO(), io.StringIO()
     settings = make_settings(approve=ApprovalMode.ALL)
-    code = await run_headless(settings, HeadlessRequest(prompt="count", output_format=OutputFormat.STREAM_JSON), out=out, err=err)
+    code = await run_headless(
+        settings,
+        HeadlessRequest(prompt="count", output_format=OutputFormat.STREAM_JSON),
+        out=out,
+        err=err,
+    )
     assert code == 0, err.getvalue()
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     types = [line["type"] for line in lines]
     outputs = [line for line in lines if line["type"] == "tool_output"]
     assert len(outputs) >= 3
     assert types.index("tool_output") < types.index("tool_call_finished")
-    assert max(i for i, t in enumerate(types) if t == "tool_output") < types.index("tool_call_finished")
+    assert max(i for i, t in enumerate(types) if t == "tool_output") < types.index(
+        "tool_call_finished"
+    )
     first = outputs[0]
-    assert first["tail"].startswith("line 1") and "line 10" not in first["tail"] and first["agent"] == []
+    assert (
+        first["tail"].startswith("line 1")
+        and "line 10" not in first["tail"]
+        and first["agent"] == []
+    )
     assert [o["lines"] for o in outputs] == sorted(o["lines"] for o in outputs)
     finished = next(line for line in lines if line["type"] == "tool_call_finished")
     assert "line 10" in finished["output"] and first["call_id"] == finished["call_id"]
@@ -130,7 +146,9 @@ async def test_stream_json_carries_the_lines_while_the_command_runs(server, make
 async def test_a_subagent_s_command_streams_under_its_path(server, make_settings) -> None:
     job = "Run the counter and say how far it got."
     server.script(
-        reply(tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]).answering("count"),
+        reply(
+            tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]
+        ).answering("count"),
         reply(tool_calls=[tool_call("execute", {"command": TICKING})]).answering(job),
         reply("It counted to 10.").answering(job),
         reply("The subagent counted to 10.").answering("count"),

@@ -35,7 +35,20 @@ def test_plain_text_comes_back_as_it_is() -> None:
 
 
 def test_sequences_are_removed_whole_and_what_they_surround_stays() -> None:
-    for sequence in (TITLE, TITLE_BEL, CLEAR, CLIPBOARD, DCS, APC, C1_CSI, C1_OSC, RESET, "\x1b(B", "\x1b7", "\x1b[38;5;196m"):
+    for sequence in (
+        TITLE,
+        TITLE_BEL,
+        CLEAR,
+        CLIPBOARD,
+        DCS,
+        APC,
+        C1_CSI,
+        C1_OSC,
+        RESET,
+        "\x1b(B",
+        "\x1b7",
+        "\x1b[38;5;196m",
+    ):
         assert safe_text(f"a{sequence}b") == "ab", repr(sequence)
     assert safe_text(LINK) == "click here"  # the link's words stay; where it leads goes with it
 
@@ -84,7 +97,9 @@ def test_streamed_in_any_pieces_it_adds_up_to_the_whole() -> None:
     pick = random.Random(7)
     for _ in range(500):
         cuts = sorted(pick.sample(range(len(HOSTILE) + 1), pick.randint(2, 20)))
-        pieces = [HOSTILE[start:end] for start, end in zip([0, *cuts], [*cuts, len(HOSTILE)], strict=True)]
+        pieces = [
+            HOSTILE[start:end] for start, end in zip([0, *cuts], [*cuts, len(HOSTILE)], strict=True)
+        ]
         assert _streamed(pieces) == whole
     assert _streamed(list(HOSTILE)) == whole  # one character at a time
 
@@ -99,7 +114,11 @@ def test_what_is_held_back_is_bounded() -> None:
 def test_a_terminal_gets_safe_text_and_a_pipe_every_byte(tmp_path) -> None:
     controller, device = pty.openpty()
     read_end, write_end = os.pipe()
-    with os.fdopen(device, "w", closefd=True) as terminal, os.fdopen(write_end, "w") as pipe, open(tmp_path / "f", "w") as file:
+    with (
+        os.fdopen(device, "w", closefd=True) as terminal,
+        os.fdopen(write_end, "w") as pipe,
+        open(tmp_path / "f", "w") as file,
+    ):
         assert for_stream(HOSTILE, terminal) == safe_text(HOSTILE)
         assert for_stream(HOSTILE, pipe) == HOSTILE
         assert for_stream(HOSTILE, file) == HOSTILE

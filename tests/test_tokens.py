@@ -26,7 +26,9 @@ from tests.support.model_server import ScriptedModelServer, reply, tool_call
 
 PROSE = "The quick brown fox jumps over the lazy dog, and then it rests under the old oak tree for a while."
 CODE = "def handler(request):\n    if not request.ok:\n        raise ValueError(f'bad {request!r}')\n    return {k: v for k, v in request.items()}\n"
-JSON_TEXT = json.dumps({"items": [{"id": i, "name": f"item-{i}", "tags": ["a", "b"]} for i in range(20)]}, indent=2)
+JSON_TEXT = json.dumps(
+    {"items": [{"id": i, "name": f"item-{i}", "tags": ["a", "b"]} for i in range(20)]}, indent=2
+)
 CJK = "上下文窗口的大小决定了模型一次能读取多少内容。压缩应当在请求溢出之前发生。"
 
 
@@ -58,36 +60,72 @@ def test_each_model_is_counted_with_its_familys_encoding() -> None:
         assert family_for(model).encoding == CL100K and family_for(model).exact, model
     for model in ("deepseek-chat", "qwen3-coder-plus", "llama3.1:8b", "test-model"):
         assert family_for(model).encoding == O200K and not family_for(model).exact, model
-    assert TokenCounter("gpt-4").count_text("hello world") == 2 and TokenCounter("gpt-4").encoder() is encoding(CL100K)
+    assert TokenCounter("gpt-4").count_text("hello world") == 2 and TokenCounter(
+        "gpt-4"
+    ).encoder() is encoding(CL100K)
 
 
-@pytest.mark.parametrize("text", [PROSE, CODE, JSON_TEXT, CJK], ids=["prose", "code", "json", "cjk"])
+@pytest.mark.parametrize(
+    "text", [PROSE, CODE, JSON_TEXT, CJK], ids=["prose", "code", "json", "cjk"]
+)
 def test_a_message_costs_its_text_and_the_chat_frame(text: str) -> None:
     counter = TokenCounter("gpt-4o")
     assert counter.count_message(HumanMessage(text)) == PER_MESSAGE + tokens("user") + tokens(text)
-    assert counter.count_message(SystemMessage(text)) == PER_MESSAGE + tokens("system") + tokens(text)
-    assert counter.count_request([HumanMessage(text)]) == PER_MESSAGE + tokens("user") + tokens(text) + REPLY_PRIMING
+    assert counter.count_message(SystemMessage(text)) == PER_MESSAGE + tokens("system") + tokens(
+        text
+    )
+    assert (
+        counter.count_request([HumanMessage(text)])
+        == PER_MESSAGE + tokens("user") + tokens(text) + REPLY_PRIMING
+    )
 
 
 def test_known_counts() -> None:
     counter = TokenCounter("gpt-4o")
     assert counter.count_request([HumanMessage("hello world")]) == 9  # 3 + "user" + 2 + 3
-    assert counter.count_text(CJK) < len(CJK)  # o200k packs Chinese: far more than 4 chars would guess
-    assert counter.count_text(JSON_TEXT) > len(JSON_TEXT) / 4  # indented JSON costs more than 4 chars would guess
+    assert counter.count_text(CJK) < len(
+        CJK
+    )  # o200k packs Chinese: far more than 4 chars would guess
+    assert (
+        counter.count_text(JSON_TEXT) > len(JSON_TEXT) / 4
+    )  # indented JSON costs more than 4 chars would guess
 
 
 def test_tool_calls_results_and_schemas_are_counted_as_the_wire_sends_them() -> None:
     counter = TokenCounter("gpt-4o")
     args = {"file_path": "src/app.py", "content": CODE}
-    call = AIMessage("Writing it.", tool_calls=[{"name": "write_file", "args": args, "id": "c1", "type": "tool_call"}])
-    expected = PER_MESSAGE + tokens("assistant") + tokens("Writing it.") + tokens("write_file") + tokens(json.dumps(args, ensure_ascii=False))
+    call = AIMessage(
+        "Writing it.",
+        tool_calls=[{"name": "write_file", "args": args, "id": "c1", "type": "tool_call"}],
+    )
+    expected = (
+        PER_MESSAGE
+        + tokens("assistant")
+        + tokens("Writing it.")
+        + tokens("write_file")
+        + tokens(json.dumps(args, ensure_ascii=False))
+    )
     assert counter.count_message(call) == expected
     result = ToolMessage(JSON_TEXT, tool_call_id="c1")
     assert counter.count_message(result) == PER_MESSAGE + tokens("tool") + tokens(JSON_TEXT)
-    schema = {"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}}}}
+    schema = {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file.",
+            "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}},
+        },
+    }
     assert counter.count_tools([schema]) == tokens(json.dumps([schema][0]))
     total = counter.count_request([call, result], system=SystemMessage(PROSE), tools=[schema])
-    assert total == counter.count_message(SystemMessage(PROSE)) + expected + counter.count_message(result) + counter.count_tools([schema]) + REPLY_PRIMING
+    assert (
+        total
+        == counter.count_message(SystemMessage(PROSE))
+        + expected
+        + counter.count_message(result)
+        + counter.count_tools([schema])
+        + REPLY_PRIMING
+    )
 
 
 def png(width: int, height: int) -> bytes:
@@ -100,14 +138,30 @@ def test_images_cost_the_routes_formula_at_the_size_it_sends(tmp_path: Path) -> 
     route = ImageRoute(max_pixels=768 * 2048, max_bytes=20 * 2**20, tokens=OpenAITiles())
     counter = TokenCounter("gpt-4o", images=image_pricer(route))
     [attachment] = AttachmentStore(tmp_path / "attachments").admit([(png(1024, 1024), "shot.png")])
-    message = HumanMessage([{"type": "text", "text": "what is this?"}, to_reference_block(attachment)])
-    assert counter.count_message(message) == PER_MESSAGE + tokens("user") + tokens("what is this?") + 765  # 85 + 4 tiles of 170
+    message = HumanMessage(
+        [{"type": "text", "text": "what is this?"}, to_reference_block(attachment)]
+    )
+    assert (
+        counter.count_message(message)
+        == PER_MESSAGE + tokens("user") + tokens("what is this?") + 765
+    )  # 85 + 4 tiles of 170
     import base64
 
-    inline = {"type": "image", "base64": base64.b64encode(png(512, 512)).decode(), "mime_type": "image/png"}
+    inline = {
+        "type": "image",
+        "base64": base64.b64encode(png(512, 512)).decode(),
+        "mime_type": "image/png",
+    }
     assert counter.count_block(inline) == 255  # 85 + 1 tile, read from the picture's header
-    small = TokenCounter("gpt-4o", images=image_pricer(ImageRoute(max_pixels=512 * 512, max_bytes=2**20, tokens=OpenAITiles())))
-    assert small.count_message(message) == PER_MESSAGE + tokens("user") + tokens("what is this?") + 255  # sent at 512x512
+    small = TokenCounter(
+        "gpt-4o",
+        images=image_pricer(
+            ImageRoute(max_pixels=512 * 512, max_bytes=2**20, tokens=OpenAITiles())
+        ),
+    )
+    assert (
+        small.count_message(message) == PER_MESSAGE + tokens("user") + tokens("what is this?") + 255
+    )  # sent at 512x512
 
 
 def test_a_long_history_is_not_counted_again_after_one_new_message() -> None:
@@ -115,12 +169,17 @@ def test_a_long_history_is_not_counted_again_after_one_new_message() -> None:
     counter = TokenCounter("gpt-4o", encoder=encoder)
     history = []
     for n in range(300):
-        history += [HumanMessage(f"{PROSE} {n}", id=f"h{n}"), ToolMessage(f"{JSON_TEXT} {n}", tool_call_id=f"c{n}", id=f"t{n}")]
+        history += [
+            HumanMessage(f"{PROSE} {n}", id=f"h{n}"),
+            ToolMessage(f"{JSON_TEXT} {n}", tool_call_id=f"c{n}", id=f"t{n}"),
+        ]
     total = counter.count_messages(history)
     first = encoder.calls
     assert first >= len(history)  # every message went through the encoder once
     history.append(HumanMessage("one more", id="new"))
-    assert counter.count_messages(history) == total + PER_MESSAGE + tokens("user") + tokens("one more")
+    assert counter.count_messages(history) == total + PER_MESSAGE + tokens("user") + tokens(
+        "one more"
+    )
     assert encoder.calls - first == 2  # the new message's role and text, nothing else
     # A message whose content changes under the same id is counted afresh.
     history[0] = HumanMessage(CJK, id="h0")
@@ -133,7 +192,9 @@ def test_calibration_converges_on_a_provider_that_counts_differently() -> None:
     assert calibration.apply(1_000) == 1_000  # nothing reported yet
     for counted in (900, 1_500, 2_200, 3_000, 4_100, 5_000):
         calibration.observe(round(counted * 1.3), counted)
-    assert abs(calibration.factor - 1.3) < 0.01 and calibration.apply(10_000) == pytest.approx(13_000, rel=0.01)
+    assert abs(calibration.factor - 1.3) < 0.01 and calibration.apply(10_000) == pytest.approx(
+        13_000, rel=0.01
+    )
     calibration.observe(1_000_000, 10)  # an absurd report is bounded
     assert calibration.factor <= HIGH
 
@@ -150,14 +211,18 @@ async def test_the_count_of_a_request_is_within_3_percent_of_the_reported_figure
     )
     async with await Engine.open(make_settings(api, model="openai:gpt-4o")) as engine:
         runner = engine.runner(HeadlessApprover())
-        async for _ in runner.run_turn("read data.json and notes.md, then tell me what they say. " + PROSE):
+        async for _ in runner.run_turn(
+            "read data.json and notes.md, then tell me what they say. " + PROSE
+        ):
             pass
         calibration = engine.tokens.calibration(runner.session_id)
     assert calibration.samples == 3 and calibration.last_reported > 2_000
     assert abs(calibration.error) <= 0.03, (calibration.last_counted, calibration.last_reported)
 
 
-async def test_estimates_follow_a_provider_that_reports_more(server: ScriptedModelServer, make_settings, workspace: Path) -> None:
+async def test_estimates_follow_a_provider_that_reports_more(
+    server: ScriptedModelServer, make_settings, workspace: Path
+) -> None:
     server.input_scale = 1.3  # a tokenizer that needs 30% more tokens than o200k
     server.script(*(reply(f"answer {n}") for n in range(4)))
     async with await Engine.open(make_settings(model="openai:qwen3-coder")) as engine:
@@ -180,7 +245,9 @@ async def test_estimates_follow_a_provider_that_reports_more(server: ScriptedMod
     assert openai.estimate(1_000) == 1_000 and TokenCounter("qwen3-coder").estimate(1_000) == 1_000
 
 
-def test_a_rank_file_that_is_not_openais_is_refused_and_counting_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rank_file_that_is_not_openais_is_refused_and_counting_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from dcode.context.tokens import encodings
 
     monkeypatch.setattr(encodings, "_rank_bytes", lambda name: b"aGVsbG8= 0\n")
@@ -196,5 +263,8 @@ def test_an_encoding_needs_nothing_more_of_its_ranks_once_built() -> None:
     built = encoding(O200K)
     ids = built.encode_ordinary(CODE + CJK + PROSE)
     assert built.decode(ids) == CODE + CJK + PROSE and built.n_vocab == 200019
-    assert built.encode_single_token(b"hello") == 24912 and built.decode_single_token_bytes(24912) == b"hello"
+    assert (
+        built.encode_single_token(b"hello") == 24912
+        and built.decode_single_token_bytes(24912) == b"hello"
+    )
     assert built.encode("<|endoftext|>", allowed_special="all") == [199999]

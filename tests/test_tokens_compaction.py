@@ -33,7 +33,9 @@ def encoding_state(request: pytest.FixtureRequest) -> Iterator[str]:
         asked = request.getfixturevalue("not_loaded")
         yield request.param
         assert asked, "the window filled, yet the encoding was never loaded to count it"
-        assert threading.main_thread() not in asked.threads, "the encoding was built on the event loop"
+        assert threading.main_thread() not in asked.threads, (
+            "the encoding was built on the event loop"
+        )
         return
     yield request.param
 
@@ -43,7 +45,9 @@ async def test_a_cjk_session_is_compacted_before_the_request_overflows(
 ) -> None:
     server.window = WINDOW  # a request over the window gets the context-overflow error
     server.script(*(reply("好的，我记下了。") for _ in range(20)))  # noqa: RUF001 - Chinese punctuation
-    settings = make_settings(model="openai:gpt-4o", model_overrides={"openai:gpt-4o": {"max_input_tokens": WINDOW}})
+    settings = make_settings(
+        model="openai:gpt-4o", model_overrides={"openai:gpt-4o": {"max_input_tokens": WINDOW}}
+    )
     events = []
     async with await Engine.open(settings) as engine:
         if encoding_state == "warm":
@@ -54,7 +58,9 @@ async def test_a_cjk_session_is_compacted_before_the_request_overflows(
                 events.append(event)
         messages = await runner.messages()
     assert not [e for e in events if isinstance(e, ErrorEvent)]
-    assert [e for e in events if isinstance(e, CompactionFinished)], "the window filled: a compaction was due"
+    assert [e for e in events if isinstance(e, CompactionFinished)], (
+        "the window filled: a compaction was due"
+    )
     sizes = [openai_input_tokens(request.body) for request in server.requests]
     assert max(sizes) <= WINDOW
     # By about four characters a token the whole history would still look far below the
@@ -69,8 +75,12 @@ async def test_a_chinese_paste_that_would_overflow_is_compacted_for_at_once(
     # a real count of the paste sees that it would not fit.
     server.window = WINDOW
     server.script(*(reply("Noted.") for _ in range(10)))
-    settings = make_settings(model="openai:gpt-4o", model_overrides={"openai:gpt-4o": {"max_input_tokens": WINDOW}})
-    english = "Here is some background on the project, its modules and the tests that cover them. " * 50
+    settings = make_settings(
+        model="openai:gpt-4o", model_overrides={"openai:gpt-4o": {"max_input_tokens": WINDOW}}
+    )
+    english = (
+        "Here is some background on the project, its modules and the tests that cover them. " * 50
+    )
     events = []
     async with await Engine.open(settings) as engine:
         if encoding_state == "warm":

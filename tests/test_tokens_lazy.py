@@ -30,9 +30,19 @@ ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = [
     SystemMessage("You are terse."),
     HumanMessage(PROSE, id="h1"),
-    AIMessage("", id="a1", tool_calls=[{"id": "c1", "name": "read_file", "args": {"file_path": "src/é.py", "limit": 40}}]),
+    AIMessage(
+        "",
+        id="a1",
+        tool_calls=[
+            {"id": "c1", "name": "read_file", "args": {"file_path": "src/é.py", "limit": 40}}
+        ],
+    ),
     ToolMessage(CODE, tool_call_id="c1", id="t1"),
-    HumanMessage([{"type": "text", "text": CJK}, {"type": "text", "text": JSON_TEXT}], id="h2", name="someone"),
+    HumanMessage(
+        [{"type": "text", "text": CJK}, {"type": "text", "text": JSON_TEXT}],
+        id="h2",
+        name="someone",
+    ),
     AIMessage("🙂 " * 50 + "\x00\x01 odd bytes", id="a2"),
 ]
 
@@ -72,14 +82,20 @@ def test_surely_under_decides_from_lengths_without_the_encoding(not_loaded: list
     bound = sum(exact.bound_message(m) for m in MESSAGES)
     assert exact.surely_under(bound + 1, MESSAGES) and not exact.surely_under(bound, MESSAGES)
     # A model counted with another model's encoding may be calibrated up to HIGH: the bound is too.
-    assert not scaled.surely_under(bound + 1, MESSAGES) and scaled.surely_under(int(bound * HIGH) + 2, MESSAGES)
+    assert not scaled.surely_under(bound + 1, MESSAGES) and scaled.surely_under(
+        int(bound * HIGH) + 2, MESSAGES
+    )
     assert not_loaded == []
     exact.count_message(MESSAGES[1])  # once loaded, counting is cheap: no more guessing
     assert not_loaded == [O200K] and not exact.surely_under(10**9, MESSAGES)
 
 
 def answered(total: int, id: str = "a1") -> AIMessage:
-    return AIMessage("Noted.", id=id, usage_metadata={"input_tokens": total - 2, "output_tokens": 2, "total_tokens": total})
+    return AIMessage(
+        "Noted.",
+        id=id,
+        usage_metadata={"input_tokens": total - 2, "output_tokens": 2, "total_tokens": total},
+    )
 
 
 def test_the_providers_figure_bounds_the_history_it_answered(not_loaded: Asked) -> None:
@@ -94,7 +110,10 @@ def test_the_providers_figure_bounds_the_history_it_answered(not_loaded: Asked) 
     assert counter.surely_under(limit, messages) and not counter.surely_under(limit - 1, messages)
     other = [HumanMessage(PROSE * 200, id="h1"), answered(3_002, id="resumed"), messages[2]]
     assert not counter.surely_under(limit, other)  # an answer it never saw reported: lengths only
-    counter.bound_request(system=SystemMessage("You are terse."), tools=[{"type": "function", "function": {"name": "t", "description": PROSE}}])
+    counter.bound_request(
+        system=SystemMessage("You are terse."),
+        tools=[{"type": "function", "function": {"name": "t", "description": PROSE}}],
+    )
     assert not counter.surely_under(limit, messages)  # the tools that joined since are added
     assert not_loaded == []
 
@@ -105,7 +124,11 @@ async def test_a_tool_using_turn_in_a_small_window_leaves_the_encoding_unloaded(
     """The system prompt and tool schemas alone are over a 32k window's trigger by their
     lengths; the provider's figure for the first request bounds the ones after it."""
     (workspace / "notes.md").write_text(PROSE * 20)
-    server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.md"})]), reply("Read."), reply("Done."))
+    server.script(
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.md"})]),
+        reply("Read."),
+        reply("Done."),
+    )
     async with await Engine.open(make_settings()) as engine:
         assert engine.resolved.profile.max_input_tokens <= 32_768
         runner = engine.runner(HeadlessApprover())
@@ -123,8 +146,12 @@ async def test_dcodes_own_estimate_of_a_missing_usage_bounds_nothing(
     bound: the encoding is loaded to count, in a worker thread."""
     server.imitate = LlamaCppPython(n_ctx=1_000_000)  # its streams carry no usage
     (workspace / "notes.md").write_text(PROSE * 20)
-    server.script(reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.md"})]), reply("Read."))
-    async with await Engine.open(make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 32_768}})) as engine:
+    server.script(
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.md"})]), reply("Read.")
+    )
+    async with await Engine.open(
+        make_settings(model_overrides={"openai:test-model": {"max_input_tokens": 32_768}})
+    ) as engine:
         runner = engine.runner(HeadlessApprover())
         events = [e async for e in runner.run_turn("read notes.md")]
     assert not [e for e in events if isinstance(e, ErrorEvent)]
@@ -144,7 +171,9 @@ def test_observations_counted_later_calibrate_as_at_once(not_loaded: list[str]) 
     assert not_loaded == [O200K]
 
 
-def test_a_one_line_task_never_loads_the_encoding(server: ScriptedModelServer, tmp_path: Path) -> None:
+def test_a_one_line_task_never_loads_the_encoding(
+    server: ScriptedModelServer, tmp_path: Path
+) -> None:
     """In a process of its own: this one has loaded the encoding long ago."""
     server.script(reply("hello there", usage=(4_000, 3)))
     workspace = tmp_path / "ws"
@@ -169,6 +198,13 @@ async def main():
 asyncio.run(main())
 """
     env = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "k", "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == ["hello there", False, True, True]

@@ -14,16 +14,28 @@ from tests.test_tui_app_support import running_app
 ANSWER = "上下文窗口的大小决定了模型一次能读取多少内容，压缩应当在请求溢出之前发生。"  # noqa: RUF001 - Chinese punctuation
 
 
-async def test_streamed_tokens_are_counted_with_the_models_encoding(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_streamed_tokens_are_counted_with_the_models_encoding(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     encoding()  # loaded, as it is in a worker soon after the engine opens
     async with running_app(server, workspace, dcode_home, reply(ANSWER)) as h:
         await h.send("hi")
         await h.idle()
-        assert h.app.status.streamed_tokens == len(encoding().encode_ordinary(ANSWER))  # 4 chars a token would say 10
+        assert h.app.status.streamed_tokens == len(
+            encoding().encode_ordinary(ANSWER)
+        )  # 4 chars a token would say 10
 
 
-async def test_the_share_of_the_input_read_from_the_cache_is_shown(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    async with running_app(server, workspace, dcode_home, reply("first", usage=(4_000, 5)), reply("second", usage=(4_000, 5), cached_tokens=3_000)) as h:
+async def test_the_share_of_the_input_read_from_the_cache_is_shown(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    async with running_app(
+        server,
+        workspace,
+        dcode_home,
+        reply("first", usage=(4_000, 5)),
+        reply("second", usage=(4_000, 5), cached_tokens=3_000),
+    ) as h:
         await h.send("one")
         await h.idle()
         assert "cached" not in h.text()  # nothing read from the cache: nothing said
@@ -33,7 +45,10 @@ async def test_the_share_of_the_input_read_from_the_cache_is_shown(server: Scrip
 
 
 async def test_the_tui_answers_without_the_encoding_and_context_loads_it_off_the_loop(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path, not_loaded: Asked  # noqa: F811 - the fixture
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    not_loaded: Asked,  # noqa: F811 - the fixture
 ) -> None:
     """Short turns are known to be far below the triggers from their lengths: the ~50 MB
     encoding waits until a figure needs it, and /context builds it in a worker thread."""

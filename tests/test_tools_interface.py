@@ -58,12 +58,18 @@ def test_defaults(tmp_path: Path) -> None:
     read_props = tools["read_file"].args
     # limit's default depends on the kind: 2000 lines of text, 100 s of video (the description says so)
     assert read_props["offset"]["default"] == 0 and read_props["limit"].get("default") is None
-    assert "default 2000" in read_props["limit"]["description"] and "default 100" in read_props["limit"]["description"]
+    assert (
+        "default 2000" in read_props["limit"]["description"]
+        and "default 100" in read_props["limit"]["description"]
+    )
     assert tools["execute"].args["timeout"]["default"] == 120
     assert tools["edit_file"].args["replace_all"]["default"] is False
     assert tools["glob"].args["path"]["default"] == "."
     assert tools["web_fetch"].args["max_chars"]["default"] == 50_000
-    assert (tools["web_fetch"].args["max_chars"]["minimum"], tools["web_fetch"].args["max_chars"]["maximum"]) == (1, 200_000)
+    assert (
+        tools["web_fetch"].args["max_chars"]["minimum"],
+        tools["web_fetch"].args["max_chars"]["maximum"],
+    ) == (1, 200_000)
 
 
 def _graph(tools: list[BaseTool]) -> CompiledStateGraph[Any, Any, Any, Any]:

@@ -201,7 +201,13 @@ async def test_binary_reader_is_replaceable(backend: LocalBackend) -> None:
     message = await call(tool, file_path="p.png")
     assert message.status == "success" and message.content == "an image of 8 bytes"
     [file] = seen
-    assert (file.path, file.display, file.mime, file.size, file.kind) == ("p.png", "p.png", "image/png", 8, "image")
+    assert (file.path, file.display, file.mime, file.size, file.kind) == (
+        "p.png",
+        "p.png",
+        "image/png",
+        8,
+        "image",
+    )
     assert file.args is not None and file.args.file_path == "p.png"
 
 
@@ -239,7 +245,11 @@ async def test_a_large_file_is_streamed_in_chunks(tmp_path: Path) -> None:
     (tmp_path / "big.log").write_bytes(b"".join(b"entry %d\n" % n for n in range(1, lines + 1)))
     size = (tmp_path / "big.log").stat().st_size
     backend = Recording(tmp_path, chunk_size=64 * 1024)
-    text = str((await call(make_read_file_tool(backend), file_path="big.log", offset=150_000, limit=3)).content)
+    text = str(
+        (
+            await call(make_read_file_tool(backend), file_path="big.log", offset=150_000, limit=3)
+        ).content
+    )
     assert text == (
         "150001\tentry 150001\n150002\tentry 150002\n150003\tentry 150003\n\n"
         f"[Showing lines 150001-150003 of {lines}. To continue, call read_file with offset=150003.]"
@@ -268,7 +278,9 @@ def old_number_lines(text: str, offset: int, limit: int) -> str:
     last = offset + len(rendered)
     if last < len(lines):
         why = f" (output capped at {MAX_OUTPUT_CHARS:,} chars)" if capped else ""
-        rendered.append(f"\n[Showing lines {offset + 1}-{last} of {len(lines)}{why}. To continue, call read_file with offset={last}.]")
+        rendered.append(
+            f"\n[Showing lines {offset + 1}-{last} of {len(lines)}{why}. To continue, call read_file with offset={last}.]"
+        )
     return "\n".join(rendered)
 
 
@@ -287,7 +299,9 @@ SAMPLES = {
 
 @pytest.mark.parametrize("chunk_size", [1, 7, 4096])
 @pytest.mark.parametrize("name", list(SAMPLES))
-async def test_streaming_prints_what_loading_printed(tmp_path: Path, name: str, chunk_size: int) -> None:
+async def test_streaming_prints_what_loading_printed(
+    tmp_path: Path, name: str, chunk_size: int
+) -> None:
     """Chunk boundaries anywhere: inside a line end, a multibyte character, a clipped line."""
     text = SAMPLES[name]
     (tmp_path / "f.txt").write_bytes(text.encode())
@@ -302,7 +316,9 @@ async def test_streaming_prints_what_loading_printed(tmp_path: Path, name: str, 
         assert message.content == old_number_lines(text, offset, limit), (offset, limit)
 
 
-async def test_bad_utf8_after_the_first_8_kib_is_replaced_and_said(backend: LocalBackend, read_file: BaseTool) -> None:
+async def test_bad_utf8_after_the_first_8_kib_is_replaced_and_said(
+    backend: LocalBackend, read_file: BaseTool
+) -> None:
     (backend.root / "mixed.txt").write_bytes(b"ok\n" * 4000 + b"caf\xe9\n" + b"end\n")
     text = str((await call(read_file, file_path="mixed.txt", offset=3999)).content)
     assert text == (
@@ -321,4 +337,6 @@ async def test_text_over_the_old_32_mib_cap_is_read(tmp_path: Path) -> None:
             out.write(block)
     message = await call(make_read_file_tool(LocalBackend(tmp_path)), file_path="huge.log", limit=1)
     assert message.status == "success"
-    assert str(message.content).endswith(f"[Showing lines 1-1 of {33 * 1024}. To continue, call read_file with offset=1.]")
+    assert str(message.content).endswith(
+        f"[Showing lines 1-1 of {33 * 1024}. To continue, call read_file with offset=1.]"
+    )

@@ -47,7 +47,9 @@ PDFS = ModelProfile(image_inputs=True, pdf_inputs=True)
 # --- helpers
 
 
-def text_pdf(path: Path, texts: list[str], *, password: str | None = None, owner: str | None = None) -> Path:
+def text_pdf(
+    path: Path, texts: list[str], *, password: str | None = None, owner: str | None = None
+) -> Path:
     """A PDF with one page per text (Helvetica, a line per ``\\n``), written with pypdf."""
     writer = PdfWriter()
     for text in texts:
@@ -59,7 +61,9 @@ def text_pdf(path: Path, texts: list[str], *, password: str | None = None, owner
                 NameObject("/BaseFont"): NameObject("/Helvetica"),
             }
         )
-        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})}
+        )
         stream = ContentStream(None, writer)
         lines = " ".join(f"({line}) '" for line in text.split("\n"))
         stream.set_data(f"BT /F1 12 Tf 72 720 Td 14 TL {lines} ET".encode("latin-1"))
@@ -120,7 +124,9 @@ def stored_objects(store: AttachmentStore) -> set[Path]:
 
 
 @requires_corpus
-async def test_an_image_is_admitted_and_the_result_is_its_reference(workspace: Path, store: AttachmentStore) -> None:
+async def test_an_image_is_admitted_and_the_result_is_its_reference(
+    workspace: Path, store: AttachmentStore
+) -> None:
     (workspace / "pics").mkdir()
     shutil.copyfile(PILLOW / "hopper.jpg", workspace / "pics" / "hopper.jpg")
     message = await call(tool_for(workspace, store), file_path="pics/hopper.jpg")
@@ -134,7 +140,9 @@ async def test_an_image_is_admitted_and_the_result_is_its_reference(workspace: P
 
 @requires_corpus
 @pytest.mark.parametrize("name", ["broken.png", "truncated_image.png", "truncated_jpeg.jpg"])
-async def test_a_corrupt_or_truncated_image_is_one_clear_error(workspace: Path, store: AttachmentStore, name: str) -> None:
+async def test_a_corrupt_or_truncated_image_is_one_clear_error(
+    workspace: Path, store: AttachmentStore, name: str
+) -> None:
     shutil.copyfile(PILLOW / name, workspace / name)
     message = await call(tool_for(workspace, store), file_path=name)
     assert message.status == "error"
@@ -154,7 +162,9 @@ async def test_an_image_over_the_size_limit_is_refused(workspace: Path, tmp_path
 
 
 @requires_corpus
-async def test_reading_an_attachment_by_its_store_path_admits_nothing_new(workspace: Path, store: AttachmentStore) -> None:
+async def test_reading_an_attachment_by_its_store_path_admits_nothing_new(
+    workspace: Path, store: AttachmentStore
+) -> None:
     shutil.copyfile(PILLOW / "hopper.png", workspace / "a.png")
     tool = tool_for(workspace, store)
     first = from_reference_block((await call(tool, file_path="a.png")).content[1])
@@ -174,35 +184,51 @@ async def test_a_png_that_is_text_reads_as_text(workspace: Path, store: Attachme
 
 
 @requires_corpus
-async def test_a_txt_that_is_a_png_reads_as_an_image(workspace: Path, store: AttachmentStore) -> None:
+async def test_a_txt_that_is_a_png_reads_as_an_image(
+    workspace: Path, store: AttachmentStore
+) -> None:
     shutil.copyfile(PILLOW / "hopper.png", workspace / "export.txt")
     message = await call(tool_for(workspace, store), file_path="export.txt")
     assert message.status == "success" and is_reference_block(message.content[1])
 
 
-async def test_an_unknown_binary_is_refused_as_before(workspace: Path, store: AttachmentStore) -> None:
+async def test_an_unknown_binary_is_refused_as_before(
+    workspace: Path, store: AttachmentStore
+) -> None:
     (workspace / "blob.bin").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
     message = await call(tool_for(workspace, store), file_path="blob.bin")
     assert message.status == "error"
-    assert message.content == "read_file: blob.bin is a binary file (application/octet-stream); read_file only shows text"
+    assert (
+        message.content
+        == "read_file: blob.bin is a binary file (application/octet-stream); read_file only shows text"
+    )
 
 
 # --- PDF
 
 
-async def test_pdf_text_has_page_markers_and_says_how_to_continue(workspace: Path, store: AttachmentStore) -> None:
+async def test_pdf_text_has_page_markers_and_says_how_to_continue(
+    workspace: Path, store: AttachmentStore
+) -> None:
     text_pdf(workspace / "long.pdf", [f"Text of page {n}" for n in range(1, 26)])
     tool = tool_for(workspace, store, TEXT_ONLY)
     first = await call(tool, file_path="long.pdf")
     assert first.status == "success" and isinstance(first.content, str)
-    assert first.content.startswith("--- Page 1 ---\nText of page 1\n\n--- Page 2 ---\nText of page 2")
+    assert first.content.startswith(
+        "--- Page 1 ---\nText of page 1\n\n--- Page 2 ---\nText of page 2"
+    )
     assert "--- Page 20 ---" in first.content and "--- Page 21 ---" not in first.content
-    assert first.content.endswith('[Text of pages 1-20 of long.pdf (25 pages). To continue, call read_file with pages="21-25".]')
+    assert first.content.endswith(
+        '[Text of pages 1-20 of long.pdf (25 pages). To continue, call read_file with pages="21-25".]'
+    )
     rest = await call(tool, file_path="long.pdf", pages="21-25")
     assert rest.content.startswith("--- Page 21 ---\nText of page 21")
     assert rest.content.endswith("[Text of pages 21-25 of long.pdf (25 pages).]")
     one = await call(tool, file_path="long.pdf", pages=" 3 ")
-    assert one.content == '--- Page 3 ---\nText of page 3\n\n[Text of page 3 of long.pdf (25 pages). To continue, call read_file with pages="4-23".]'
+    assert (
+        one.content
+        == '--- Page 3 ---\nText of page 3\n\n[Text of page 3 of long.pdf (25 pages). To continue, call read_file with pages="4-23".]'
+    )
     assert stored_objects(store) == set()
 
 
@@ -229,28 +255,46 @@ async def test_pdf_text_is_capped_like_a_text_file(workspace: Path, store: Attac
         ("20-30", 'long.pdf has 25 pages; pages "20-30" goes past the end (use "20-25")'),
     ],
 )
-async def test_pages_are_checked_against_the_document(workspace: Path, store: AttachmentStore, pages: str, error: str) -> None:
+async def test_pages_are_checked_against_the_document(
+    workspace: Path, store: AttachmentStore, pages: str, error: str
+) -> None:
     text_pdf(workspace / "long.pdf", [f"page {n}" for n in range(1, 26)])
     message = await call(tool_for(workspace, store, TEXT_ONLY), file_path="long.pdf", pages=pages)
     assert message.status == "error"
     assert error in str(message.content)
 
 
-async def test_pages_go_as_a_pdf_when_the_model_takes_pdfs(workspace: Path, store: AttachmentStore) -> None:
+async def test_pages_go_as_a_pdf_when_the_model_takes_pdfs(
+    workspace: Path, store: AttachmentStore
+) -> None:
     text_pdf(workspace / "doc.pdf", [f"Body of page {n}" for n in range(1, 6)])
     message = await call(tool_for(workspace, store, PDFS), file_path="doc.pdf", pages="2-3")
     summary, block = message.content
-    assert summary["text"] == 'Read pages 2-3 of doc.pdf (5 pages). To continue, call read_file with pages="4-5".'
+    assert (
+        summary["text"]
+        == 'Read pages 2-3 of doc.pdf (5 pages). To continue, call read_file with pages="4-5".'
+    )
     assert is_file_reference_block(block) and "base64" not in block
     att = from_file_reference_block(block)
-    assert (att.kind, att.media_type, att.name, att.detail) == ("file", "application/pdf", "doc.pdf", "pages 2-3 of 5")
+    assert (att.kind, att.media_type, att.name, att.detail) == (
+        "file",
+        "application/pdf",
+        "doc.pdf",
+        "pages 2-3 of 5",
+    )
     sent = PdfReader(io.BytesIO(store.read_bytes(att)))
     assert [p.extract_text() for p in sent.pages] == ["Body of page 2", "Body of page 3"]
-    whole = from_file_reference_block((await call(tool_for(workspace, store, PDFS), file_path="doc.pdf")).content[1])
-    assert store.read_bytes(whole) == (workspace / "doc.pdf").read_bytes()  # all of it: sent as it is
+    whole = from_file_reference_block(
+        (await call(tool_for(workspace, store, PDFS), file_path="doc.pdf")).content[1]
+    )
+    assert (
+        store.read_bytes(whole) == (workspace / "doc.pdf").read_bytes()
+    )  # all of it: sent as it is
 
 
-async def test_pages_go_as_images_when_the_model_takes_images_only(workspace: Path, store: AttachmentStore) -> None:
+async def test_pages_go_as_images_when_the_model_takes_images_only(
+    workspace: Path, store: AttachmentStore
+) -> None:
     text_pdf(workspace / "doc.pdf", ["Alpha", "Beta", "Gamma"])
     message = await call(tool_for(workspace, store, IMAGES), file_path="doc.pdf", pages="2-3")
     summary, *attached = message.content
@@ -269,10 +313,14 @@ async def test_an_encrypted_pdf_is_a_clear_error(workspace: Path, store: Attachm
     for profile in (TEXT_ONLY, IMAGES, PDFS):
         message = await call(tool_for(workspace, store, profile), file_path="locked.pdf")
         assert message.status == "error"
-        assert str(message.content).startswith("read_file: locked.pdf is encrypted (it needs a password)")
+        assert str(message.content).startswith(
+            "read_file: locked.pdf is encrypted (it needs a password)"
+        )
 
 
-async def test_a_pdf_an_empty_password_opens_is_read(workspace: Path, store: AttachmentStore) -> None:
+async def test_a_pdf_an_empty_password_opens_is_read(
+    workspace: Path, store: AttachmentStore
+) -> None:
     text_pdf(workspace / "owner.pdf", ["Readable by anyone"], password="", owner="boss")
     text = await call(tool_for(workspace, store, TEXT_ONLY), file_path="owner.pdf")
     assert text.content.startswith("--- Page 1 ---\nReadable by anyone")
@@ -283,8 +331,12 @@ async def test_a_pdf_an_empty_password_opens_is_read(workspace: Path, store: Att
     assert not decrypted.is_encrypted and decrypted.pages[0].extract_text() == "Readable by anyone"
 
 
-@pytest.mark.parametrize("data", [b"%PDF-1.7\n1 0 obj <<\ngarbage", b"%PDF-1.4\n" + bytes(range(256)) * 8])
-async def test_a_corrupt_pdf_is_a_clear_error(workspace: Path, store: AttachmentStore, data: bytes) -> None:
+@pytest.mark.parametrize(
+    "data", [b"%PDF-1.7\n1 0 obj <<\ngarbage", b"%PDF-1.4\n" + bytes(range(256)) * 8]
+)
+async def test_a_corrupt_pdf_is_a_clear_error(
+    workspace: Path, store: AttachmentStore, data: bytes
+) -> None:
     (workspace / "bad.pdf").write_bytes(data)
     for profile in (TEXT_ONLY, IMAGES, PDFS):
         message = await call(tool_for(workspace, store, profile), file_path="bad.pdf")
@@ -294,7 +346,9 @@ async def test_a_corrupt_pdf_is_a_clear_error(workspace: Path, store: Attachment
 
 @corpus.requires_corpus(PYPDF)
 @pytest.mark.parametrize("profile", [TEXT_ONLY, IMAGES, PDFS], ids=["text", "images", "pdf"])
-async def test_every_corpus_pdf_reads_or_says_why_not(store: AttachmentStore, profile: ModelProfile) -> None:
+async def test_every_corpus_pdf_reads_or_says_why_not(
+    store: AttachmentStore, profile: ModelProfile
+) -> None:
     """Real-world PDFs (forms, OCR, broken xrefs, every kind of encryption): text, pages or a
     clear error, never a crash."""
     tool = tool_for(PYPDF, store, profile)
@@ -303,11 +357,16 @@ async def test_every_corpus_pdf_reads_or_says_why_not(store: AttachmentStore, pr
         message = await call(tool, file_path=path.name)
         if message.status == "success":
             outcomes["success"] += 1
-            assert (isinstance(message.content, str) and message.content.startswith("--- Page 1 ---")) or (
-                message.content[0]["text"].startswith(("Read page 1 of", "Read pages 1-"))
-            ), path.name
+            assert (
+                isinstance(message.content, str) and message.content.startswith("--- Page 1 ---")
+            ) or (message.content[0]["text"].startswith(("Read page 1 of", "Read pages 1-"))), (
+                path.name
+            )
         else:
-            assert str(message.content).startswith(f"read_file: {path.name} is encrypted"), (path.name, message.content)
+            assert str(message.content).startswith(f"read_file: {path.name} is encrypted"), (
+                path.name,
+                message.content,
+            )
             outcomes["encrypted"] += 1
     assert outcomes["success"] >= 45 and outcomes["encrypted"] <= 7, outcomes
 
@@ -315,9 +374,14 @@ async def test_every_corpus_pdf_reads_or_says_why_not(store: AttachmentStore, pr
 # --- audio
 
 
-async def test_a_wav_is_attached_as_audio_with_its_duration(workspace: Path, store: AttachmentStore) -> None:
+async def test_a_wav_is_attached_as_audio_with_its_duration(
+    workspace: Path, store: AttachmentStore
+) -> None:
     wav_file(workspace / "voice.wav", 3.25)
-    for profile in (TEXT_ONLY, ModelProfile(audio_inputs=True)):  # the projection decides what is sent
+    for profile in (
+        TEXT_ONLY,
+        ModelProfile(audio_inputs=True),
+    ):  # the projection decides what is sent
         message = await call(tool_for(workspace, store, profile), file_path="voice.wav")
         summary, block = message.content
         assert summary == {"type": "text", "text": "Read audio voice.wav (3.2 s)."}
@@ -326,7 +390,9 @@ async def test_a_wav_is_attached_as_audio_with_its_duration(workspace: Path, sto
         assert store.read_bytes(att) == (workspace / "voice.wav").read_bytes()
 
 
-async def test_an_audio_file_over_the_cap_is_refused(workspace: Path, store: AttachmentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_audio_file_over_the_cap_is_refused(
+    workspace: Path, store: AttachmentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(read_audio, "MAX_AUDIO_BYTES", 1024 * 1024)
     wav_file(workspace / "long.wav", 70.0)  # 1.1 MB
     message = await call(tool_for(workspace, store), file_path="long.wav")
@@ -337,21 +403,33 @@ async def test_an_audio_file_over_the_cap_is_refused(workspace: Path, store: Att
 # --- video
 
 
-requires_av = pytest.mark.skipif(video.video_support() is not None, reason="PyAV is not usable here")
+requires_av = pytest.mark.skipif(
+    video.video_support() is not None, reason="PyAV is not usable here"
+)
 
 
 @requires_av
-async def test_a_video_read_is_its_summary_then_the_window(workspace: Path, store: AttachmentStore) -> None:
+async def test_a_video_read_is_its_summary_then_the_window(
+    workspace: Path, store: AttachmentStore
+) -> None:
     clip_file(workspace / "clip.mp4", 5)
     message = await call(tool_for(workspace, store), file_path="clip.mp4")
     assert message.status == "success"
     summary, header, *rest = message.content
     assert summary == {"type": "text", "text": "Read video clip.mp4: sampled 3 frames."}
     assert "Reading first 100s of clip.mp4 at 0.5 fps." in header["text"]
-    assert [b.get("text") for b in rest[::2]] == ["Frame at t=00:00:00.000", "Frame at t=00:00:02.000", "Frame at t=00:00:04.000"]
+    assert [b.get("text") for b in rest[::2]] == [
+        "Frame at t=00:00:00.000",
+        "Frame at t=00:00:02.000",
+        "Frame at t=00:00:04.000",
+    ]
     assert all(is_reference_block(b) for b in rest[1::2])
     strip = frames_in(message.content)
-    assert strip is not None and [f.t for f in strip.frames] == [0.0, 2.0, 4.0] and strip.source == "clip.mp4"
+    assert (
+        strip is not None
+        and [f.t for f in strip.frames] == [0.0, 2.0, 4.0]
+        and strip.source == "clip.mp4"
+    )
     [window] = windows_in(message.content)
     assert (window.first_block, window.end_block) == (1, len(message.content))
     [event] = StreamTranslator(None).on_message(message)  # what the TUI's tool widget gets
@@ -372,19 +450,28 @@ async def test_video_offset_and_limit_are_seconds(workspace: Path, store: Attach
     for limit in (0, -1):
         refused = await call(tool, file_path="clip.mp4", limit=limit)
         assert refused.status == "error"
-        assert refused.content == f"Error reading video clip.mp4: limit must be a positive number of seconds, got {float(limit)!r}"
+        assert (
+            refused.content
+            == f"Error reading video clip.mp4: limit must be a positive number of seconds, got {float(limit)!r}"
+        )
 
 
 @requires_av
-async def test_a_video_that_cannot_be_decoded_is_a_video_error(workspace: Path, store: AttachmentStore) -> None:
+async def test_a_video_that_cannot_be_decoded_is_a_video_error(
+    workspace: Path, store: AttachmentStore
+) -> None:
     (workspace / "bad.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 200)
     message = await call(tool_for(workspace, store), file_path="bad.mp4")
     assert message.status == "error"
     assert str(message.content).startswith("Error reading video bad.mp4: ")
 
 
-async def test_without_pyav_a_small_video_is_attached_whole(workspace: Path, store: AttachmentStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(video, "video_support", lambda: "video frame sampling needs PyAV; pip install av")
+async def test_without_pyav_a_small_video_is_attached_whole(
+    workspace: Path, store: AttachmentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        video, "video_support", lambda: "video frame sampling needs PyAV; pip install av"
+    )
     (workspace / "a.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\x01" * 500)
     (workspace / "b.mkv").write_bytes(b"\x1a\x45\xdf\xa3" + b"\x01" * 500)
     tool = tool_for(workspace, store)
@@ -410,9 +497,19 @@ async def test_without_pyav_a_small_video_is_attached_whole(workspace: Path, sto
         ("notes.txt", b"BMW service history\n", "text", "text/plain"),  # "BM" starts a bitmap too
         ("id3.md", b"ID3 tags, explained\n", "text", "text/plain"),
         ("plain.pdf", b"just words\n", "text", "text/plain"),
-        ("ascii.bin", b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\n", "pdf", "application/pdf"),  # an all-ASCII PDF
+        (
+            "ascii.bin",
+            b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\n",
+            "pdf",
+            "application/pdf",
+        ),  # an all-ASCII PDF
         ("recording", b"RIFF\x24\x00\x00\x00WAVEfmt ", "audio", "audio/wav"),
-        ("song.mp3", b"\xff\xfb\x90\x64\x00\x0f\xf0", "audio", "audio/mpeg"),  # no ID3 tag: the name decides
+        (
+            "song.mp3",
+            b"\xff\xfb\x90\x64\x00\x0f\xf0",
+            "audio",
+            "audio/mpeg",
+        ),  # no ID3 tag: the name decides
         ("movie.m4v", b"\x00\x00\x00\x18ftypmp42\x00\x00", "video", "video/mp4"),
         ("clip.dat", b"\x1aE\xdf\xa3\x01\x01webm", "video", "video/webm"),
         ("blob.dat", b"\x00\x01\x02\x03", "binary", "application/octet-stream"),

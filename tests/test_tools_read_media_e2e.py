@@ -37,13 +37,17 @@ def images_anywhere(request) -> list[tuple[str, bytes]]:
                 walk(item)
         elif isinstance(value, str) and value.startswith("data:image/"):
             header, data = value.split(",", 1)
-            found.append((header.removeprefix("data:").removesuffix(";base64"), base64.b64decode(data)))
+            found.append(
+                (header.removeprefix("data:").removesuffix(";base64"), base64.b64decode(data))
+            )
 
     walk(request.body)
     return found
 
 
-async def test_the_model_reads_a_png_then_a_pdf(server, make_settings, workspace: Path, api: str) -> None:
+async def test_the_model_reads_a_png_then_a_pdf(
+    server, make_settings, workspace: Path, api: str
+) -> None:
     shot = screenshot(workspace / "shot.png")
     text_pdf(workspace / "doc.pdf", ["Quarterly numbers", "Appendix"])
     settings = make_settings(api, model_overrides={"openai:test-model": VISION})
@@ -56,7 +60,9 @@ async def test_the_model_reads_a_png_then_a_pdf(server, make_settings, workspace
     request = HeadlessRequest(prompt="look at both", output_format=OutputFormat.STREAM_JSON)
     assert await run_headless(settings, request, out=out, err=err) == 0, err.getvalue()
     # What the transcript shows of a result: its text blocks, one line each.
-    finished = [e for e in map(json.loads, out.getvalue().splitlines()) if e["type"] == "tool_call_finished"]
+    finished = [
+        e for e in map(json.loads, out.getvalue().splitlines()) if e["type"] == "tool_call_finished"
+    ]
     assert [e["output"] for e in finished] == [
         "Read image shot.png (2048x1024).",
         "Read pages 1-2 of doc.pdf (2 pages).\nPage 1\nPage 2",

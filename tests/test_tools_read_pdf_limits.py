@@ -41,7 +41,9 @@ def store(tmp_path: Path) -> AttachmentStore:
     return AttachmentStore(tmp_path / "attachments")
 
 
-async def test_a_4_gib_content_stream_hits_the_renderers_memory_limit(bomb: Path, store: AttachmentStore) -> None:
+async def test_a_4_gib_content_stream_hits_the_renderers_memory_limit(
+    bomb: Path, store: AttachmentStore
+) -> None:
     assert bomb.stat().st_size < 5 * MiB
     before = peak_rss()
     message: ToolMessage = await call(tool_for(bomb.parent, store, IMAGES), file_path="bomb.pdf")
@@ -53,10 +55,14 @@ async def test_a_4_gib_content_stream_hits_the_renderers_memory_limit(bomb: Path
     assert peak_rss() - before < 256 * MiB
     # The renderer that hit the limit is gone; the next PDF gets a fresh one and reads fine.
     fine = one_page_pdf(bomb.parent / "fine.pdf", b"0 0 1 rg 0 0 100 100 re f")
-    assert (await call(tool_for(fine.parent, store, IMAGES), file_path="fine.pdf")).status == "success"
+    assert (
+        await call(tool_for(fine.parent, store, IMAGES), file_path="fine.pdf")
+    ).status == "success"
 
 
-async def test_the_same_pdf_as_text_or_as_a_file_stays_small(bomb: Path, store: AttachmentStore) -> None:
+async def test_the_same_pdf_as_text_or_as_a_file_stays_small(
+    bomb: Path, store: AttachmentStore
+) -> None:
     """pypdf caps what one stream may inflate to, so text mode never holds the 4 GiB."""
     before = peak_rss()
     text = await call(tool_for(bomb.parent, store, TEXT_ONLY), file_path="bomb.pdf")
@@ -67,7 +73,9 @@ async def test_the_same_pdf_as_text_or_as_a_file_stays_small(bomb: Path, store: 
     assert peak_rss() - before < 256 * MiB
 
 
-async def test_a_page_70_m_wide_is_drawn_at_2048_px_and_says_so(tmp_path: Path, store: AttachmentStore) -> None:
+async def test_a_page_70_m_wide_is_drawn_at_2048_px_and_says_so(
+    tmp_path: Path, store: AttachmentStore
+) -> None:
     huge_page_pdf(tmp_path / "field.pdf", 200_000)
     message = await call(tool_for(tmp_path, store, IMAGES), file_path="field.pdf")
     assert message.status == "success"
@@ -80,7 +88,9 @@ async def test_a_page_70_m_wide_is_drawn_at_2048_px_and_says_so(tmp_path: Path, 
     assert (att.original.width, att.original.height) == (2048, 2048)
 
 
-def test_a_page_that_never_finishes_is_stopped_at_its_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_page_that_never_finishes_is_stopped_at_its_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Page 2 hangs the renderer: it is stopped once page 2 alone has had its time."""
     data = one_page_pdf(tmp_path / "slow.pdf", b"0 0 1 rg 0 0 100 100 re f", pages=3).read_bytes()
     pdf_render.POOL.close()  # idle renderers were started without the hook
@@ -97,4 +107,9 @@ def test_pages_are_reported_by_the_numbers_the_caller_gives(tmp_path: Path) -> N
     """A decrypted selection is drawn as pages 1..n but named by the document's numbers."""
     data = huge_page_pdf(tmp_path / "field.pdf", 200_000).read_bytes()
     [page] = render_pages(data, [1], shown_as=[7])
-    assert (page.number, page.width, page.height, page.points) == (7, 2048, 2048, (200_000.0, 200_000.0))
+    assert (page.number, page.width, page.height, page.points) == (
+        7,
+        2048,
+        2048,
+        (200_000.0, 200_000.0),
+    )

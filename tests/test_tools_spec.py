@@ -37,7 +37,11 @@ KINDS = {
 def offered_tools(tmp_path: Path) -> list:
     model = ChatOpenAI(model="test-model", api_key="test", base_url="http://127.0.0.1:9/v1")
     task = make_task_tool(Subagents(AgentCatalog(), graph_for=lambda definition, nested: None))
-    _, tools = static_request(LocalBackend(tmp_path), Compactor(model, 100_000, tmp_path / "history", counter=TokenCounter("test-model")), task)
+    _, tools = static_request(
+        LocalBackend(tmp_path),
+        Compactor(model, 100_000, tmp_path / "history", counter=TokenCounter("test-model")),
+        task,
+    )
     return tools
 
 
@@ -50,13 +54,17 @@ def test_every_tool_the_model_is_offered_has_its_spec(tmp_path: Path) -> None:
         if spec.args is not None:
             # The model sees the spec's arguments, whatever the tool has injected besides.
             offered = tool.tool_call_schema.model_json_schema()["properties"]
-            assert offered == spec.args.model_json_schema()["properties"], f"{tool.name} is not built from its spec's argument model"
+            assert offered == spec.args.model_json_schema()["properties"], (
+                f"{tool.name} is not built from its spec's argument model"
+            )
 
 
 def test_a_name_no_spec_knows_gets_kind_other() -> None:
     spec = spec_for("mcp__tracker__close_issue")
     assert spec.kind is ToolKind.OTHER and spec.name == "mcp__tracker__close_issue"
-    assert spec.summary({"id": 7, "reason": "done"}) == "mcp__tracker__close_issue id=7, reason=done"
+    assert (
+        spec.summary({"id": 7, "reason": "done"}) == "mcp__tracker__close_issue id=7, reason=done"
+    )
     assert spec.target_paths({"file_path": "a.txt"}) == []
     assert spec.diff({"file_path": "a.txt", "content": "x"}, None, "a.txt") == ""
 
@@ -71,7 +79,9 @@ def test_write_todos_is_langchains_tool() -> None:
         {"content": "fix it", "status": "pending"},
     ]
     tool.args_schema.model_validate({"todos": todos})  # the shape the summary reads
-    assert WRITE_TODOS.summary({"todos": todos}) == "write_todos 3 items, 1 done · now: write the test"
+    assert (
+        WRITE_TODOS.summary({"todos": todos}) == "write_todos 3 items, 1 done · now: write the test"
+    )
     assert WRITE_TODOS.summary({"todos": "junk"}) == "write_todos"
 
 
@@ -85,22 +95,47 @@ def test_target_paths_are_the_file_a_write_names() -> None:
 
 
 def test_a_fetch_is_summarized_by_its_address() -> None:
-    assert WEB_FETCH.summary({"url": "https://docs.python.org/3/library/html.parser.html"}) == "web_fetch https://docs.python.org/3/library/html.parser.html"
-    assert WEB_FETCH.summary({"url": "https://example.org/search?q=secret#top"}) == "web_fetch https://example.org/search…"
-    assert WEB_FETCH.summary({"url": "ftp://x/" + "a" * 100}).endswith("…") and len(WEB_FETCH.summary({"url": "http://h/" + "a" * 100})) == 80
+    assert (
+        WEB_FETCH.summary({"url": "https://docs.python.org/3/library/html.parser.html"})
+        == "web_fetch https://docs.python.org/3/library/html.parser.html"
+    )
+    assert (
+        WEB_FETCH.summary({"url": "https://example.org/search?q=secret#top"})
+        == "web_fetch https://example.org/search…"
+    )
+    assert (
+        WEB_FETCH.summary({"url": "ftp://x/" + "a" * 100}).endswith("…")
+        and len(WEB_FETCH.summary({"url": "http://h/" + "a" * 100})) == 80
+    )
     assert WEB_FETCH.summary({"url": "not a url"}) == "web_fetch not a url"
 
 
 def test_a_fetch_is_summarized_as_it_would_be_fetched() -> None:
-    assert WEB_FETCH.summary({"url": "HTTP://Docs.Python.ORG.:80/a b?q=1#top"}) == "web_fetch http://docs.python.org/a%20b…"
-    assert WEB_FETCH.summary({"url": "http://2130706433:8000/admin"}) == "web_fetch http://127.0.0.1:8000/admin"
-    assert WEB_FETCH.summary({"url": "https://bücher.example/"}) == "web_fetch https://xn--bcher-kva.example/"
-    assert WEB_FETCH.summary({"url": "http://docs.python.org@evil.example/"}) == "web_fetch http://docs.python.org@evil.example/"  # refused: as written
+    assert (
+        WEB_FETCH.summary({"url": "HTTP://Docs.Python.ORG.:80/a b?q=1#top"})
+        == "web_fetch http://docs.python.org/a%20b…"
+    )
+    assert (
+        WEB_FETCH.summary({"url": "http://2130706433:8000/admin"})
+        == "web_fetch http://127.0.0.1:8000/admin"
+    )
+    assert (
+        WEB_FETCH.summary({"url": "https://bücher.example/"})
+        == "web_fetch https://xn--bcher-kva.example/"
+    )
+    assert (
+        WEB_FETCH.summary({"url": "http://docs.python.org@evil.example/"})
+        == "web_fetch http://docs.python.org@evil.example/"
+    )  # refused: as written
 
 
 def test_summaries_tolerate_junk() -> None:
     for name in SPECS:
-        assert spec_for(name).summary({"file_path": 3, "todos": [1, None], "offset": "x"}).startswith(name)
+        assert (
+            spec_for(name)
+            .summary({"file_path": 3, "todos": [1, None], "offset": "x"})
+            .startswith(name)
+        )
 
 
 PROBE = """
@@ -114,6 +149,8 @@ print(",".join(sorted({name.split(".")[0] for name in sys.modules} & heavy)))
 
 def test_specs_summaries_and_diffs_load_without_langchain() -> None:
     """A resumed transcript is painted with these while the engine is still importing."""
-    result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""

@@ -33,7 +33,9 @@ FIFO_LINE = "is a named pipe (FIFO), not a regular file; only regular files are 
 
 def tools_for(workspace: Path, store: AttachmentStore, **backend: Any) -> dict[str, BaseTool]:
     profile = ModelProfile(image_inputs=True)
-    built = build_tools(LocalBackend(workspace, **backend), binary_reader=MediaReader(store, profile))
+    built = build_tools(
+        LocalBackend(workspace, **backend), binary_reader=MediaReader(store, profile)
+    )
     return {tool.name: tool for tool in built}
 
 
@@ -78,9 +80,13 @@ async def test_read_file_refuses_an_empty_device_too(tools: dict[str, BaseTool])
     assert message.status == "error" and "/dev/null is a character device" in str(message.content)
 
 
-async def test_edit_and_write_refuse_a_named_pipe_and_leave_it_be(workspace: Path, tools: dict[str, BaseTool]) -> None:
+async def test_edit_and_write_refuse_a_named_pipe_and_leave_it_be(
+    workspace: Path, tools: dict[str, BaseTool]
+) -> None:
     pipe = fifo(workspace / "notes.txt")
-    edited = await call(tools[EDIT_FILE.name], file_path="notes.txt", old_string="a", new_string="b")
+    edited = await call(
+        tools[EDIT_FILE.name], file_path="notes.txt", old_string="a", new_string="b"
+    )
     written = await call(tools[WRITE_FILE.name], file_path="notes.txt", content="hello\n")
     assert [edited.status, written.status] == ["error", "error"]
     assert edited.content == f"{EDIT_FILE.name}: notes.txt {FIFO_LINE}"
@@ -99,7 +105,9 @@ def test_an_atomic_write_never_replaces_a_pipe(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("engine", ["ripgrep", "python"])
-async def test_grep_refuses_a_named_pipe_named_as_its_path(workspace: Path, tmp_path: Path, engine: str) -> None:
+async def test_grep_refuses_a_named_pipe_named_as_its_path(
+    workspace: Path, tmp_path: Path, engine: str
+) -> None:
     if engine == "ripgrep" and find_program("rg") is None:
         pytest.skip("ripgrep is not installed")
     fifo(workspace / "notes.txt")
@@ -109,7 +117,9 @@ async def test_grep_refuses_a_named_pipe_named_as_its_path(workspace: Path, tmp_
     assert message.content == f"{GREP.name}: notes.txt {FIFO_LINE}"
 
 
-async def test_the_python_search_skips_a_named_pipe_where_an_ignore_file_should_be(workspace: Path, tmp_path: Path) -> None:
+async def test_the_python_search_skips_a_named_pipe_where_an_ignore_file_should_be(
+    workspace: Path, tmp_path: Path
+) -> None:
     fifo(workspace / ".gitignore")
     fifo(workspace / "stuck.log")
     (workspace / "a.txt").write_text("hello\n")
@@ -135,7 +145,9 @@ def _rg_children() -> list[int]:
 
 
 @pytest.mark.skipif(find_program("rg") is None, reason="ripgrep is not installed")
-async def test_a_search_ripgrep_cannot_finish_ends_at_the_deadline(workspace: Path, tmp_path: Path) -> None:
+async def test_a_search_ripgrep_cannot_finish_ends_at_the_deadline(
+    workspace: Path, tmp_path: Path
+) -> None:
     """ripgrep opens every ignore file it meets, and waits for ever on a named pipe there."""
     fifo(workspace / ".gitignore")
     (workspace / "a.txt").write_text("hello\n")
@@ -144,5 +156,8 @@ async def test_a_search_ripgrep_cannot_finish_ends_at_the_deadline(workspace: Pa
     listed = await call(tools[GLOB.name], pattern="**/*.txt")
     for message, tool in ((found, GREP.name), (listed, GLOB.name)):
         assert message.status == "error"
-        assert message.content == f"{tool}: .: the search did not finish within 1 s; narrow the path or the pattern"
+        assert (
+            message.content
+            == f"{tool}: .: the search did not finish within 1 s; narrow the path or the pattern"
+        )
     assert _rg_children() == []

@@ -21,8 +21,16 @@ from dcode.agent.tools.summary import MAX_SUMMARY_CHARS, preview_result, summari
         ("read_file", {"file_path": "a.py", "offset": 2000}, "read_file a.py:2001-4000"),
         ("read_file", {"file_path": "spec.pdf", "pages": "3-5"}, "read_file spec.pdf pages 3-5"),
         ("read_file", {"file_path": "clip.mp4"}, "read_file clip.mp4"),
-        ("read_file", {"file_path": "clip.mp4", "offset": 12.5}, "read_file clip.mp4 [12.5s, 112.5s)"),
-        ("read_file", {"file_path": "clip.mp4", "offset": 100, "limit": 20}, "read_file clip.mp4 [100s, 120s)"),
+        (
+            "read_file",
+            {"file_path": "clip.mp4", "offset": 12.5},
+            "read_file clip.mp4 [12.5s, 112.5s)",
+        ),
+        (
+            "read_file",
+            {"file_path": "clip.mp4", "offset": 100, "limit": 20},
+            "read_file clip.mp4 [100s, 120s)",
+        ),
         ("write_file", {"file_path": "a.py", "content": "x\ny\n"}, "write_file a.py (2 lines)"),
         ("write_file", {"file_path": "a.py", "content": "x"}, "write_file a.py (1 line)"),
         (

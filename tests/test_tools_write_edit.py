@@ -161,9 +161,13 @@ def test_apply_edit_is_literal_not_regex() -> None:
     assert apply_edit("a.b a+b", "a+b", "c").text == "a.b c"
 
 
-async def test_a_write_records_its_whole_diff(backend: LocalBackend, tools: dict[str, BaseTool]) -> None:
+async def test_a_write_records_its_whole_diff(
+    backend: LocalBackend, tools: dict[str, BaseTool]
+) -> None:
     message = await call(tools["write_file"], file_path="small.txt", content="one\ntwo\n")
-    assert message.artifact == {"diff": "--- /dev/null\n+++ b/small.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"}
+    assert message.artifact == {
+        "diff": "--- /dev/null\n+++ b/small.txt\n@@ -0,0 +1,2 @@\n+one\n+two\n"
+    }
 
 
 async def test_a_huge_write_records_the_head_of_its_diff_and_what_was_left_out(

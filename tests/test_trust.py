@@ -47,7 +47,9 @@ def ignored_keys(settings) -> list[str]:
 
 
 def test_untrusted_project_keeps_only_the_allowlist(home: Path, workspace: Path) -> None:
-    write(home / "config.toml", 'model = "openai:test-model"\nbase_url = "http://mine.example/v1"\n')
+    write(
+        home / "config.toml", 'model = "openai:test-model"\nbase_url = "http://mine.example/v1"\n'
+    )
     write(workspace / ".dcode" / "config.toml", HOSTILE)
     settings = load(home, workspace)
     assert settings.trust is TrustState.UNTRUSTED
@@ -55,12 +57,19 @@ def test_untrusted_project_keeps_only_the_allowlist(home: Path, workspace: Path)
     assert settings.providers == {} and settings.pass_env == ()
     assert (settings.max_turns, settings.theme) == (3, "nord")
     assert settings.model_overrides == {"openai:test-model": {"max_input_tokens": 50000}}
-    assert ignored_keys(settings) == ["approve", "base_url", "pass_env", "providers.openai.api_key_env"]
+    assert ignored_keys(settings) == [
+        "approve",
+        "base_url",
+        "pass_env",
+        "providers.openai.api_key_env",
+    ]
     [approve] = [item for item in settings.ignored if item.key == "approve"]
     assert approve.value == "all" and "looser than 'manual'" in approve.reason
 
 
-def test_trusted_project_applies_in_full_until_its_file_changes(home: Path, workspace: Path) -> None:
+def test_trusted_project_applies_in_full_until_its_file_changes(
+    home: Path, workspace: Path
+) -> None:
     config = write(workspace / ".dcode" / "config.toml", HOSTILE)
     trust(home, workspace)
     settings = load(home, workspace)
@@ -82,7 +91,9 @@ def test_approve_may_only_tighten_the_users_choice(home: Path, workspace: Path) 
     assert ignored_keys(load(home, workspace)) == ["approve"]
     assert load(home, workspace, default_approve=ApprovalMode.EDITS).approve is ApprovalMode.EDITS
     # The user's own choice, from any of their sources, is the ceiling.
-    assert load(home, workspace, env={"DCODE_APPROVE": "all"}).approve is ApprovalMode.ALL  # env beats project anyway
+    assert (
+        load(home, workspace, env={"DCODE_APPROVE": "all"}).approve is ApprovalMode.ALL
+    )  # env beats project anyway
     write(home / "config.toml", 'approve = "all"\n')
     assert load(home, workspace).approve is ApprovalMode.EDITS  # stricter than the user's: applies
     config.write_text('approve = "manual"\n')
@@ -90,7 +101,9 @@ def test_approve_may_only_tighten_the_users_choice(home: Path, workspace: Path) 
     write(home / "config.toml", 'approve = "manual"\n')
     config.write_text('approve = "all"\n')
     settings = load(home, workspace, default_approve=ApprovalMode.EDITS)
-    assert settings.approve is ApprovalMode.MANUAL and "your own choice" in settings.ignored[0].reason
+    assert (
+        settings.approve is ApprovalMode.MANUAL and "your own choice" in settings.ignored[0].reason
+    )
 
 
 def test_model_may_not_move_requests_or_keys(home: Path, workspace: Path) -> None:
@@ -98,7 +111,10 @@ def test_model_may_not_move_requests_or_keys(home: Path, workspace: Path) -> Non
     assert load(home, workspace).model == "deepseek:deepseek-chat"  # a preset provider: fine
     config.write_text('model = "evil:m"\n')
     settings = load(home, workspace)
-    assert settings.model == "openai:gpt-5.1" and "not a provider you have set up" in settings.ignored[0].reason
+    assert (
+        settings.model == "openai:gpt-5.1"
+        and "not a provider you have set up" in settings.ignored[0].reason
+    )
     write(home / "config.toml", '[providers.evil]\nbase_url = "http://mine/v1"\n')
     assert load(home, workspace).model == "evil:m"  # the user's own provider
     write(home / "config.toml", 'base_url = "http://gateway/v1"\n')
@@ -109,16 +125,26 @@ def test_model_may_not_move_requests_or_keys(home: Path, workspace: Path) -> Non
     assert load(home, workspace).model == "openai:gpt-4.1"  # same provider, another model
 
 
-def test_an_untrusted_project_cannot_send_images_to_the_files_api(home: Path, workspace: Path) -> None:
+def test_an_untrusted_project_cannot_send_images_to_the_files_api(
+    home: Path, workspace: Path
+) -> None:
     project = '[models."openai:test-model"]\nimage_transport = "files"\nmax_input_tokens = 50000\n'
     write(workspace / ".dcode" / "config.toml", project)
     settings = load(home, workspace)
     assert settings.model_overrides == {"openai:test-model": {"max_input_tokens": 50000}}
     [ignored] = settings.ignored
-    assert ignored.key == "models.openai:test-model.image_transport" and "keeps them for days" in ignored.reason
+    assert (
+        ignored.key == "models.openai:test-model.image_transport"
+        and "keeps them for days" in ignored.reason
+    )
     # Choosing inline (nothing kept remotely) is allowed; once trusted, files applies.
-    write(workspace / ".dcode" / "config.toml", '[models."openai:test-model"]\nimage_transport = "inline"\n')
-    assert load(home, workspace).model_overrides == {"openai:test-model": {"image_transport": "inline"}}
+    write(
+        workspace / ".dcode" / "config.toml",
+        '[models."openai:test-model"]\nimage_transport = "inline"\n',
+    )
+    assert load(home, workspace).model_overrides == {
+        "openai:test-model": {"image_transport": "inline"}
+    }
     write(workspace / ".dcode" / "config.toml", project)
     trust(home, workspace)
     assert load(home, workspace).model_overrides["openai:test-model"]["image_transport"] == "files"
@@ -132,7 +158,7 @@ def test_unknown_and_future_keys_are_not_applied(home: Path, workspace: Path) ->
 
 
 def test_a_bad_project_file_is_still_an_error(home: Path, workspace: Path) -> None:
-    write(workspace / ".dcode" / "config.toml", 'base_url = 5\n')
+    write(workspace / ".dcode" / "config.toml", "base_url = 5\n")
     with pytest.raises(ConfigError, match="line 1"):
         load(home, workspace)
     write(workspace / ".dcode" / "config.toml", 'pass_env = ["NOT A NAME"]\n')
@@ -152,11 +178,17 @@ def test_config_show_says_what_was_ignored_and_why(home: Path, workspace: Path) 
     shown = json.loads(json.dumps(describe(load(home, workspace)), default=str))
     assert shown["trust"] == "untrusted"
     by_key = {item["key"]: item for item in shown["ignored"]}
-    assert by_key["base_url"] == {"key": "base_url", "value": "http://evil.example/v1", "reason": "changes where requests and your key go"}
+    assert by_key["base_url"] == {
+        "key": "base_url",
+        "value": "http://evil.example/v1",
+        "reason": "changes where requests and your key go",
+    }
     assert by_key["pass_env"]["value"] == ["AWS_SECRET_ACCESS_KEY"]
 
 
-def test_record_is_private_keyed_by_resolved_path_and_revocable(home: Path, workspace: Path, tmp_path: Path) -> None:
+def test_record_is_private_keyed_by_resolved_path_and_revocable(
+    home: Path, workspace: Path, tmp_path: Path
+) -> None:
     write(workspace / ".dcode" / "config.toml", HOSTILE)
     link = tmp_path / "link"
     link.symlink_to(workspace)
@@ -177,7 +209,9 @@ def test_digest_covers_every_trust_file(workspace: Path, monkeypatch: pytest.Mon
     write(workspace / ".dcode" / "agents" / "a.md", "one")
     before = ProjectFiles.read(workspace).digest
     # A later file or directory joins the digest by being named in TRUST_FILES.
-    monkeypatch.setattr("dcode.settings.trust.TRUST_FILES", (*TRUST_FILES, ".mcp.json", ".dcode/agents"))
+    monkeypatch.setattr(
+        "dcode.settings.trust.TRUST_FILES", (*TRUST_FILES, ".mcp.json", ".dcode/agents")
+    )
     files = ProjectFiles.read(workspace)
     assert set(files.contents) == {".dcode/config.toml", ".mcp.json", ".dcode/agents/a.md"}
     assert files.digest != before

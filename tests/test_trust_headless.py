@@ -42,7 +42,9 @@ def evil() -> ScriptedModelServer:
 def home(tmp_path: Path, server: ScriptedModelServer) -> Path:
     home = tmp_path / "home"
     home.mkdir()
-    (home / "config.toml").write_text(f'model = "openai:test-model"\nbase_url = "{server.base_url}"\napi = "chat"\n')
+    (home / "config.toml").write_text(
+        f'model = "openai:test-model"\nbase_url = "{server.base_url}"\napi = "chat"\n'
+    )
     return home
 
 
@@ -61,19 +63,30 @@ def dcode(args: list[str], workspace: Path, home: Path) -> subprocess.CompletedP
         "OPENAI_API_KEY": "test-key",
         "STOLEN_SECRET": SECRET,
     }
-    return subprocess.run([DCODE, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=90)
+    return subprocess.run(
+        [DCODE, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=90
+    )
 
 
 def shell_then_answer(answer: str) -> tuple[Reply, Reply]:
     """The model asks for the shell, then answers."""
-    return (reply(tool_calls=[tool_call("execute", {"command": "echo pwned > pwned.txt"})]), reply(answer))
+    return (
+        reply(tool_calls=[tool_call("execute", {"command": "echo pwned > pwned.txt"})]),
+        reply(answer),
+    )
 
 
 def leaked(*servers: ScriptedModelServer) -> bool:
-    return any(SECRET in json.dumps([dict(r.headers), r.body], default=str) for s in servers for r in s.all_requests)
+    return any(
+        SECRET in json.dumps([dict(r.headers), r.body], default=str)
+        for s in servers
+        for r in s.all_requests
+    )
 
 
-def test_an_untrusted_repository_cannot_raise_its_permissions(server, evil, home: Path, cloned: Path) -> None:
+def test_an_untrusted_repository_cannot_raise_its_permissions(
+    server, evil, home: Path, cloned: Path
+) -> None:
     server.script(*shell_then_answer("the shell was refused"))
     evil.script(*shell_then_answer("evil answered"))
     result = dcode(["-p", "do it"], cloned, home)
@@ -95,7 +108,9 @@ def test_an_untrusted_repository_cannot_raise_its_permissions(server, evil, home
     assert set(ignored) == {"approve", "base_url", "pass_env", "providers.openai.api_key_env"}
 
     trusted = dcode(["trust"], cloned, home)
-    assert trusted.returncode == 0 and trusted.stdout.startswith(f"Trusted {cloned}"), trusted.stderr
+    assert trusted.returncode == 0 and trusted.stdout.startswith(f"Trusted {cloned}"), (
+        trusted.stderr
+    )
     listed = dcode(["trust", "--list"], cloned, home)
     assert listed.stdout.startswith(str(cloned))
     evil.script(*shell_then_answer("evil answered"))
@@ -103,8 +118,12 @@ def test_an_untrusted_repository_cannot_raise_its_permissions(server, evil, home
     assert result.returncode == 0 and result.stderr == "", result.stderr
     assert result.stdout == "evil answered\n"
     assert (cloned / "pwned.txt").exists()  # approve = "all" applies now
-    assert evil.requests[0].headers.get("authorization") == f"Bearer {SECRET}"  # so does the key variable
-    assert json.loads(dcode(["config", "show"], cloned, home).stdout)["pass_env"] == ["STOLEN_SECRET"]
+    assert (
+        evil.requests[0].headers.get("authorization") == f"Bearer {SECRET}"
+    )  # so does the key variable
+    assert json.loads(dcode(["config", "show"], cloned, home).stdout)["pass_env"] == [
+        "STOLEN_SECRET"
+    ]
 
     (cloned / "pwned.txt").unlink()
     config = cloned / ".dcode" / "config.toml"
@@ -126,13 +145,19 @@ def test_trust_refuses_a_broken_config_and_a_missing_directory(home: Path, works
     (workspace / ".dcode").mkdir()
     (workspace / ".dcode" / "config.toml").write_text("approve = = 1\n")
     broken = dcode(["trust"], workspace, home)
-    assert broken.returncode == 2 and broken.stderr.startswith("dcode: error: ") and len(broken.stderr.splitlines()) == 1
+    assert (
+        broken.returncode == 2
+        and broken.stderr.startswith("dcode: error: ")
+        and len(broken.stderr.splitlines()) == 1
+    )
     missing = dcode(["trust", str(workspace / "nope")], workspace, home)
     assert missing.returncode == 2 and "is not a directory" in missing.stderr
     assert not (home / "trusted_projects.json").exists()
 
 
-def test_an_untrusted_pass_env_does_not_reach_the_shell(server, home: Path, workspace: Path) -> None:
+def test_an_untrusted_pass_env_does_not_reach_the_shell(
+    server, home: Path, workspace: Path
+) -> None:
     """Even when the user allows the shell, the repository cannot hand it the user's key."""
     (workspace / ".dcode").mkdir()
     (workspace / ".dcode" / "config.toml").write_text('pass_env = ["OPENAI_API_KEY"]\n')

@@ -23,9 +23,15 @@ from tests.test_tui_app_support import GatedApp, make_settings, running_app
 ROOT = Path(__file__).resolve().parents[1]
 
 
-async def test_typing_and_sending_streams_markdown(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    answer = "Here is **bold** text.\n\n```python\nprint('hi')\n```\n\nAnd a list:\n\n- one\n- two\n"
-    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=7, usage=(2_000, 40))) as h:
+async def test_typing_and_sending_streams_markdown(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    answer = (
+        "Here is **bold** text.\n\n```python\nprint('hi')\n```\n\nAnd a list:\n\n- one\n- two\n"
+    )
+    async with running_app(
+        server, workspace, dcode_home, reply(answer, chunk_size=7, usage=(2_000, 40))
+    ) as h:
         await h.send("say hello")
         await h.idle()
         assert h.prompts() == ["say hello"]
@@ -43,7 +49,9 @@ async def test_typing_and_sending_streams_markdown(server: ScriptedModelServer, 
         assert h.app.prompt_input.text == ""
 
 
-async def test_reasoning_is_dimmed_and_folds(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_reasoning_is_dimmed_and_folds(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     step = reply("The answer is 4.", reasoning="Two plus two is four, obviously.")
     settings = make_settings(dcode_home, workspace, server, api=WireApi.RESPONSES)
     async with running_app(server, workspace, dcode_home, step, settings=settings) as h:
@@ -57,13 +65,27 @@ async def test_reasoning_is_dimmed_and_folds(server: ScriptedModelServer, worksp
         assert h.answers()[-1] == "The answer is 4."
 
 
-async def test_prompt_given_at_start_waits_for_the_engine(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    async with running_app(server, workspace, dcode_home, reply("first"), reply("second"), prompt="from the command line", wait_ready=False, app_class=GatedApp) as h:
+async def test_prompt_given_at_start_waits_for_the_engine(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    async with running_app(
+        server,
+        workspace,
+        dcode_home,
+        reply("first"),
+        reply("second"),
+        prompt="from the command line",
+        wait_ready=False,
+        app_class=GatedApp,
+    ) as h:
         # Before the engine is ready the prompt is queued and shown as such, not lost.
         assert not h.app.ready
         assert [item.text for item in h.app.session.queue] == ["from the command line"]
         await h.send("typed while loading")
-        assert [item.text for item in h.app.session.queue] == ["from the command line", "typed while loading"]
+        assert [item.text for item in h.app.session.queue] == [
+            "from the command line",
+            "typed while loading",
+        ]
         assert "⧗ queued from the command line" in h.text()
         h.app.open_gate()
         await h.ready()
@@ -73,11 +95,18 @@ async def test_prompt_given_at_start_waits_for_the_engine(server: ScriptedModelS
         assert "queued" not in h.text()
 
 
-async def test_while_the_engine_loads_the_prompt_says_it_is_starting(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    async with running_app(server, workspace, dcode_home, reply("answer"), wait_ready=False, app_class=GatedApp) as h:
+async def test_while_the_engine_loads_the_prompt_says_it_is_starting(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    async with running_app(
+        server, workspace, dcode_home, reply("answer"), wait_ready=False, app_class=GatedApp
+    ) as h:
         await h.pilot.pause()
         screen = h.text()
-        assert "Starting the agent…" in screen and "what you send goes as soon as it is ready" in screen
+        assert (
+            "Starting the agent…" in screen
+            and "what you send goes as soon as it is ready" in screen
+        )
         assert "Working" not in screen
         h.app.open_gate()
         await h.ready()
@@ -89,7 +118,9 @@ async def test_while_the_engine_loads_the_prompt_says_it_is_starting(server: Scr
         await h.idle()
 
 
-async def test_tool_call_widget_preview_and_expansion(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_tool_call_widget_preview_and_expansion(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "notes.txt").write_text("".join(f"line {n}\n" for n in range(1, 41)))
     steps = (
         reply(tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})]),
@@ -119,21 +150,27 @@ async def test_tool_call_widget_preview_and_expansion(server: ScriptedModelServe
         assert not view.expanded
 
 
-async def test_calls_of_one_step_are_grouped_and_errors_stay_visible(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_calls_of_one_step_are_grouped_and_errors_stay_visible(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "a.txt").write_text("alpha\n")
     calls = [
         tool_call("read_file", {"file_path": "a.txt"}),
         tool_call("ls", {"path": "."}),
         tool_call("read_file", {"file_path": "missing.txt"}),
     ]
-    async with running_app(server, workspace, dcode_home, reply(tool_calls=calls), reply("done")) as h:
+    async with running_app(
+        server, workspace, dcode_home, reply(tool_calls=calls), reply("done")
+    ) as h:
         await h.send("look around")
         await h.idle()
         group = h.app.query_one(ToolGroupView)
         assert group.has_class("-folded")
         screen = h.text()
         assert "Ran 3 tools" in screen and "read_file ×2, ls" in screen and "1 failed" in screen
-        failed = [view for view in group.query(ToolCallView) if view.entry.status is ToolStatus.ERROR]
+        failed = [
+            view for view in group.query(ToolCallView) if view.entry.status is ToolStatus.ERROR
+        ]
         assert len(failed) == 1 and failed[0].display and failed[0].region.height > 0
         ok = [view for view in group.query(ToolCallView) if view.entry.status is ToolStatus.OK]
         assert all(view.region.height == 0 for view in ok)  # folded away
@@ -142,10 +179,16 @@ async def test_calls_of_one_step_are_grouped_and_errors_stay_visible(server: Scr
         assert all(view.region.height > 0 for view in ok)
 
 
-async def test_write_shows_a_diff(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_write_shows_a_diff(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "app.py").write_text("x = 1\ny = 2\n")
-    edit = tool_call("edit_file", {"file_path": "app.py", "old_string": "y = 2", "new_string": "y = 3"})
-    async with running_app(server, workspace, dcode_home, reply(tool_calls=[edit]), reply("edited")) as h:
+    edit = tool_call(
+        "edit_file", {"file_path": "app.py", "old_string": "y = 2", "new_string": "y = 3"}
+    )
+    async with running_app(
+        server, workspace, dcode_home, reply(tool_calls=[edit]), reply("edited")
+    ) as h:
         h.app.set_mode(h.app.mode.next())  # edits: no approval needed
         await h.send("edit it")
         await h.idle()
@@ -155,10 +198,14 @@ async def test_write_shows_a_diff(server: ScriptedModelServer, workspace: Path, 
         assert (workspace / "app.py").read_text() == "x = 1\ny = 3\n"
 
 
-async def test_model_error_is_one_line(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_model_error_is_one_line(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     from tests.support.model_server import fault
 
-    async with running_app(server, workspace, dcode_home, fault.status(401, message="bad key")) as h:
+    async with running_app(
+        server, workspace, dcode_home, fault.status(401, message="bad key")
+    ) as h:
         await h.send("hi")
         await h.idle()
         errors = [line for line in h.text().splitlines() if "✗" in line]
@@ -182,7 +229,7 @@ class Probe(DcodeApp):
         self.exit(0)
 
 async def main():
-    settings = Settings(home=Path({str(tmp_path / 'home')!r}), workspace=Path({str(tmp_path)!r}), model='openai:test-model', base_url='http://127.0.0.1:9/v1')
+    settings = Settings(home=Path({str(tmp_path / "home")!r}), workspace=Path({str(tmp_path)!r}), model='openai:test-model', base_url='http://127.0.0.1:9/v1')
     app = Probe(settings, animate=False)
     async with app.run_test() as pilot:
         await pilot.pause()
@@ -190,6 +237,8 @@ async def main():
 
 asyncio.run(main())
 """
-    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []

@@ -21,8 +21,12 @@ def write(name: str, content: str = "hello\n") -> object:
     return reply(tool_calls=[tool_call("write_file", {"file_path": name, "content": content})])
 
 
-async def test_y_approves_and_the_diff_is_shown(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    async with running_app(server, workspace, dcode_home, write("a.txt", "alpha\nbeta\n"), reply("written")) as h:
+async def test_y_approves_and_the_diff_is_shown(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    async with running_app(
+        server, workspace, dcode_home, write("a.txt", "alpha\nbeta\n"), reply("written")
+    ) as h:
         await h.send("write a")
         call = await h.approval()
         screen = h.text()
@@ -40,7 +44,14 @@ async def test_y_approves_and_the_diff_is_shown(server: ScriptedModelServer, wor
 async def test_a_approves_the_kind_for_the_session_until_approve_mode_withdraws_it(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
-    steps = (write("a.txt"), reply("one"), write("b.txt"), reply("two"), write("c.txt"), reply("three"))
+    steps = (
+        write("a.txt"),
+        reply("one"),
+        write("b.txt"),
+        reply("two"),
+        write("c.txt"),
+        reply("three"),
+    )
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("write a")
         await h.approval()
@@ -52,7 +63,15 @@ async def test_a_approves_the_kind_for_the_session_until_approve_mode_withdraws_
         assert (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
         assert h.app.runner is not None and h.app.runner.policy.session_allowed
         await h.send("/approve")
-        await h.until(lambda: notices(h)[-1:] == ["approval mode is manual +edit: ask before shell, web fetches and other tools · /approve manual, edits, all or plan sets it"], what="the mode line")
+        await h.until(
+            lambda: (
+                notices(h)[-1:]
+                == [
+                    "approval mode is manual +edit: ask before shell, web fetches and other tools · /approve manual, edits, all or plan sets it"
+                ]
+            ),
+            what="the mode line",
+        )
         await h.send("/approve manual")
         withdrawn = "approval mode set to manual: ask before edits, shell, web fetches and other tools · the session's yes to edit is withdrawn"
         await h.until(lambda: notices(h)[-1:] == [withdrawn], what="the confirmation")
@@ -67,21 +86,52 @@ async def test_a_approves_the_kind_for_the_session_until_approve_mode_withdraws_
 
 def test_mode_labels_name_what_still_asks() -> None:
     # Everything manual asks about, whether or not something was allowed for the session.
-    assert mode_label(ApprovalMode.MANUAL) == "manual: ask before edits, shell, web fetches and other tools"
-    assert mode_label(ApprovalMode.EDITS) == "edits: ask before edits outside the workspace, shell, web fetches and other tools"
-    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.SHELL}) == "manual +shell: ask before edits, web fetches and other tools"
-    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.FETCH}) == "manual +fetch: ask before edits, shell and other tools"
-    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.SHELL}) == "edits +shell: ask before edits outside the workspace, web fetches and other tools"
-    assert mode_label(ApprovalMode.EDITS, {ApprovalKind.EDIT, ApprovalKind.SHELL}) == "edits +edit +shell: ask before web fetches and other tools"
+    assert (
+        mode_label(ApprovalMode.MANUAL)
+        == "manual: ask before edits, shell, web fetches and other tools"
+    )
+    assert (
+        mode_label(ApprovalMode.EDITS)
+        == "edits: ask before edits outside the workspace, shell, web fetches and other tools"
+    )
+    assert (
+        mode_label(ApprovalMode.MANUAL, {ApprovalKind.SHELL})
+        == "manual +shell: ask before edits, web fetches and other tools"
+    )
+    assert (
+        mode_label(ApprovalMode.MANUAL, {ApprovalKind.FETCH})
+        == "manual +fetch: ask before edits, shell and other tools"
+    )
+    assert (
+        mode_label(ApprovalMode.EDITS, {ApprovalKind.SHELL})
+        == "edits +shell: ask before edits outside the workspace, web fetches and other tools"
+    )
+    assert (
+        mode_label(ApprovalMode.EDITS, {ApprovalKind.EDIT, ApprovalKind.SHELL})
+        == "edits +edit +shell: ask before web fetches and other tools"
+    )
     everything = {ApprovalKind.EDIT, ApprovalKind.SHELL, ApprovalKind.FETCH}
-    assert mode_label(ApprovalMode.EDITS, everything) == "edits +edit +fetch +shell: ask before other tools"
-    assert mode_label(ApprovalMode.MANUAL, everything | {ApprovalKind.TOOL}) == "manual +edit +fetch +shell +tool: no questions for the rest of the session"
-    assert mode_label(ApprovalMode.MANUAL, {ApprovalKind.EDIT}) == "manual +edit: ask before shell, web fetches and other tools"
+    assert (
+        mode_label(ApprovalMode.EDITS, everything)
+        == "edits +edit +fetch +shell: ask before other tools"
+    )
+    assert (
+        mode_label(ApprovalMode.MANUAL, everything | {ApprovalKind.TOOL})
+        == "manual +edit +fetch +shell +tool: no questions for the rest of the session"
+    )
+    assert (
+        mode_label(ApprovalMode.MANUAL, {ApprovalKind.EDIT})
+        == "manual +edit: ask before shell, web fetches and other tools"
+    )
     assert mode_label(ApprovalMode.ALL, {ApprovalKind.SHELL}) == "all: approve everything"
 
 
-async def test_n_rejects_and_the_model_is_told(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    async with running_app(server, workspace, dcode_home, write("a.txt"), reply("ok, not writing")) as h:
+async def test_n_rejects_and_the_model_is_told(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    async with running_app(
+        server, workspace, dcode_home, write("a.txt"), reply("ok, not writing")
+    ) as h:
         await h.send("write a")
         call = await h.approval()
         await h.press("n")
@@ -94,8 +144,12 @@ async def test_n_rejects_and_the_model_is_told(server: ScriptedModelServer, work
         assert screen.count("rejected") == 1 and "denied" not in screen  # said once, not twice
 
 
-async def test_tab_rejects_with_feedback_the_model_reads(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    async with running_app(server, workspace, dcode_home, write("a.txt"), reply("I will use b.txt")) as h:
+async def test_tab_rejects_with_feedback_the_model_reads(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    async with running_app(
+        server, workspace, dcode_home, write("a.txt"), reply("I will use b.txt")
+    ) as h:
         await h.send("write a")
         await h.approval()
         await h.press("tab")
@@ -110,7 +164,9 @@ async def test_tab_rejects_with_feedback_the_model_reads(server: ScriptedModelSe
         assert screen.count("use b.txt instead") == 1 and "denied" not in screen
 
 
-async def test_esc_at_an_approval_rejects_and_stops_the_turn(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_esc_at_an_approval_rejects_and_stops_the_turn(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home, write("a.txt"), reply("after")) as h:
         await h.send("write a")
         await h.approval()
@@ -119,14 +175,21 @@ async def test_esc_at_an_approval_rejects_and_stops_the_turn(server: ScriptedMod
         assert not (workspace / "a.txt").exists()
         assert len(h.server.requests) == 1  # stopped: the model was not asked again
         screen = h.text()
-        assert "rejected: stopped" in screen and "interrupted" not in screen and "denied" not in screen
+        assert (
+            "rejected: stopped" in screen and "interrupted" not in screen and "denied" not in screen
+        )
         await h.send("and now?")
         await h.idle()
         assert h.answers()[-1] == "after"
 
 
-async def test_shell_approval_shows_the_command(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    steps = (reply(tool_calls=[tool_call("execute", {"command": "echo hi > shell.txt"})]), reply("ran"))
+async def test_shell_approval_shows_the_command(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    steps = (
+        reply(tool_calls=[tool_call("execute", {"command": "echo hi > shell.txt"})]),
+        reply("ran"),
+    )
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("run it")
         await h.approval()
@@ -143,7 +206,12 @@ async def test_a_web_fetch_asks_with_its_whole_url_and_a_remembers_fetches_only(
     server.pages["/docs/start"] = (200, "text/plain", b"Start here.")
     # The user's config lets web_fetch reach this local server; the approval shows the URL as
     # it will be fetched, not as the model spelled it.
-    settings = make_settings(dcode_home, workspace, server, fetch_private=allow_private(dcode_home, f"localhost:{server.port}"))
+    settings = make_settings(
+        dcode_home,
+        workspace,
+        server,
+        fetch_private=allow_private(dcode_home, f"localhost:{server.port}"),
+    )
     url = f"http://LocalHost.:{server.port}/docs/start?topic=install"
     steps = (
         reply(tool_calls=[tool_call("web_fetch", {"url": url})]),
@@ -157,15 +225,25 @@ async def test_a_web_fetch_asks_with_its_whole_url_and_a_remembers_fetches_only(
         await h.send("read the docs")
         call = await h.approval()
         screen = h.text()
-        assert "Allow this web fetch?" in screen and f"GET http://localhost:{server.port}/docs/start?topic=install" in screen
-        assert "fetching a URL needs approval" in screen and "allow web fetches for this session" in screen
-        assert not any(r.path == "/docs/start" for r in server.all_requests)  # nothing fetched before the yes
+        assert (
+            "Allow this web fetch?" in screen
+            and f"GET http://localhost:{server.port}/docs/start?topic=install" in screen
+        )
+        assert (
+            "fetching a URL needs approval" in screen
+            and "allow web fetches for this session" in screen
+        )
+        assert not any(
+            r.path == "/docs/start" for r in server.all_requests
+        )  # nothing fetched before the yes
         await h.press("a")
         await h.idle()
         assert call.status is ToolStatus.OK
         assert h.tool_results()[-1].endswith("Start here.")
         assert "⏵ manual +fetch: ask before edits, shell and other tools" in h.text()
-        assert h.app.runner is not None and h.app.runner.policy.session_allowed == {ApprovalKind.FETCH}
+        assert h.app.runner is not None and h.app.runner.policy.session_allowed == {
+            ApprovalKind.FETCH
+        }
         await h.send("again")
         await h.idle()  # no second question
         assert h.answers()[-1] == "read it again"
@@ -176,7 +254,9 @@ async def test_a_web_fetch_asks_with_its_whole_url_and_a_remembers_fetches_only(
         await h.idle()
 
 
-async def test_shift_tab_cycles_the_mode(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_shift_tab_cycles_the_mode(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home, write("a.txt"), reply("done")) as h:
         status = h.app.query_one(StatusBar)
         assert status.mode is ApprovalMode.MANUAL and "⏵ manual" in h.text()
@@ -190,15 +270,23 @@ async def test_shift_tab_cycles_the_mode(server: ScriptedModelServer, workspace:
         await h.press("shift+tab")
         assert h.app.runner.policy.mode is ApprovalMode.ALL and "⏵ all" in h.text()
         await h.press("shift+tab")
-        assert h.app.runner.policy.mode is ApprovalMode.PLAN and "⏵ plan: read only, until you approve a plan" in h.text()
+        assert (
+            h.app.runner.policy.mode is ApprovalMode.PLAN
+            and "⏵ plan: read only, until you approve a plan" in h.text()
+        )
         await h.press("shift+tab")
         assert h.app.runner.policy.mode is ApprovalMode.MANUAL
 
 
-async def test_approve_command_sets_the_mode(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_approve_command_sets_the_mode(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home) as h:
         await h.send("/approve all")
-        await h.until(lambda: "approval mode set to all: approve everything" in h.text(), what="the confirmation")
+        await h.until(
+            lambda: "approval mode set to all: approve everything" in h.text(),
+            what="the confirmation",
+        )
         assert h.app.mode is ApprovalMode.ALL
         await h.send("/approve sometimes")
         await h.pilot.pause()
@@ -206,9 +294,15 @@ async def test_approve_command_sets_the_mode(server: ScriptedModelServer, worksp
         assert "/approve takes manual, edits, all or plan" in h.text()
 
 
-async def test_keys_typed_for_the_prompt_do_not_answer(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_keys_typed_for_the_prompt_do_not_answer(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """Typing the next message as the question appears: the keys go to the prompt, not the question."""
-    slow = reply(tool_calls=[tool_call("write_file", {"file_path": "a.txt", "content": "x"})], chunk_delay=0.08, chunk_size=8)
+    slow = reply(
+        tool_calls=[tool_call("write_file", {"file_path": "a.txt", "content": "x"})],
+        chunk_delay=0.08,
+        chunk_size=8,
+    )
     async with running_app(server, workspace, dcode_home, slow, reply("done")) as h:
         await h.send("write a")
         await h.until(lambda: h.calls(), what="the call to start")

@@ -30,7 +30,9 @@ def imported_modules(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("module", COMPONENTS, ids=lambda module: module.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize(
+    "module", COMPONENTS, ids=lambda module: module.__name__.rsplit(".", 1)[-1]
+)
 def test_a_component_never_imports_the_app(module: object) -> None:
     path = Path(inspect.getfile(module))  # type: ignore[arg-type]
     assert "dcode.tui.app" not in imported_modules(path), f"{path.name} imports dcode.tui.app"

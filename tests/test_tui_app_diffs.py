@@ -56,26 +56,36 @@ async def approve_and_resume(
     return asked, finished, resumed
 
 
-async def test_a_new_files_diff_agrees_everywhere(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_new_files_diff_agrees_everywhere(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     args = {"file_path": "notes.txt", "content": "alpha\nbeta\n"}
-    asked, finished, resumed = await approve_and_resume(server, workspace, dcode_home, "write_file", args)
+    asked, finished, resumed = await approve_and_resume(
+        server, workspace, dcode_home, "write_file", args
+    )
     assert asked.splitlines()[:2] == ["--- /dev/null", "+++ b/notes.txt"]
     assert "+alpha\n+beta" in asked
     assert finished == asked
     assert resumed == asked
 
 
-async def test_an_edits_diff_agrees_everywhere(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_an_edits_diff_agrees_everywhere(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "b.txt").write_text("one\ntwo\nthree\n")
     args = {"file_path": "b.txt", "old_string": "two", "new_string": "TWO"}
-    asked, finished, resumed = await approve_and_resume(server, workspace, dcode_home, "edit_file", args)
+    asked, finished, resumed = await approve_and_resume(
+        server, workspace, dcode_home, "edit_file", args
+    )
     assert asked.splitlines()[:2] == ["--- a/b.txt", "+++ b/b.txt"]
     assert " one\n-two\n+TWO\n three" in asked  # the context comes from the file, as it was
     assert finished == asked
     assert resumed == asked
 
 
-async def test_an_unasked_write_shows_the_diff_it_made(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_an_unasked_write_shows_the_diff_it_made(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """In ``edits`` mode nothing is asked; the finished call still shows a new file as new, and
     an overwrite against what it replaced."""
     (workspace / "old.txt").write_text("before\n")
@@ -89,7 +99,10 @@ async def test_an_unasked_write_shows_the_diff_it_made(server: ScriptedModelServ
         await h.send("write both")
         await h.idle()
         created, overwritten = h.calls()
-        assert (await finished_diff(h, created)).splitlines()[:2] == ["--- /dev/null", "+++ b/new.txt"]
+        assert (await finished_diff(h, created)).splitlines()[:2] == [
+            "--- /dev/null",
+            "+++ b/new.txt",
+        ]
         lines = (await finished_diff(h, overwritten)).splitlines()
         assert lines[:2] == ["--- a/old.txt", "+++ b/old.txt"]
         assert "-before" in lines and "+after" in lines

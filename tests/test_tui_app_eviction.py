@@ -41,22 +41,31 @@ async def open_and_read(h: Harness, line: SavedOutputLine, close: str = "escape"
     return text
 
 
-async def test_the_widget_says_where_the_output_is_and_opens_it(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_the_widget_says_where_the_output_is_and_opens_it(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     settings = replace(make_settings(dcode_home, workspace, server), approve=ApprovalMode.ALL)
-    steps = (reply(tool_calls=[tool_call("execute", {"command": PRINT_ROWS})]), reply("Four thousand rows."))
+    steps = (
+        reply(tool_calls=[tool_call("execute", {"command": PRINT_ROWS})]),
+        reply("Four thousand rows."),
+    )
     async with running_app(server, workspace, dcode_home, *steps, settings=settings) as h:
         await h.send("print the rows")
         await h.idle()
         [call] = h.calls()
         assert call.status is ToolStatus.OK and call.saved_to
         line = await saved_line(h, call)
-        assert "output cut for the model" in line.content.plain and call.saved_to in line.content.plain  # type: ignore[union-attr]
+        assert (
+            "output cut for the model" in line.content.plain and call.saved_to in line.content.plain
+        )  # type: ignore[union-attr]
         assert str(line.path) in h.tool_results()[0]  # the path the model was given
         shown = await open_and_read(h, line)
         assert shown == Path(call.saved_to).read_text() and f"row {ROWS - 1:06d}" in shown
         assert h.app.runner is not None
         session_id, path = h.app.runner.session_id, call.saved_to
-    async with running_app(server, workspace, dcode_home, session_id=session_id, settings=settings) as h:
+    async with running_app(
+        server, workspace, dcode_home, session_id=session_id, settings=settings
+    ) as h:
         await h.until(lambda: h.calls(), what="the resumed transcript")
         [call] = h.calls()
         assert call.saved_to == path
@@ -65,7 +74,9 @@ async def test_the_widget_says_where_the_output_is_and_opens_it(server: Scripted
         assert await open_and_read(h, line, close="q") == Path(path).read_text()
 
 
-async def test_a_call_sent_whole_has_no_such_line(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_call_sent_whole_has_no_such_line(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     settings = replace(make_settings(dcode_home, workspace, server), approve=ApprovalMode.ALL)
     steps = (reply(tool_calls=[tool_call("execute", {"command": "echo small"})]), reply("ok"))
     async with running_app(server, workspace, dcode_home, *steps, settings=settings) as h:

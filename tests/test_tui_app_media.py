@@ -26,11 +26,17 @@ def sent_images(request) -> list[bytes]:
     return out
 
 
-async def test_dropped_screenshot_is_sent_sized_for_the_route(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_dropped_screenshot_is_sent_sized_for_the_route(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     shot = workspace / "Screen Shot.png"
     Image.new("RGB", (2048, 2048), (20, 120, 200)).save(shot)
-    settings = replace(make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION})
-    async with running_app(server, workspace, dcode_home, reply("A blue square."), settings=settings) as h:
+    settings = replace(
+        make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION}
+    )
+    async with running_app(
+        server, workspace, dcode_home, reply("A blue square."), settings=settings
+    ) as h:
         area = h.app.prompt_input.area
         area.post_message(events.Paste(f"'{shot}'"))
         await h.until(lambda: "[image 1]" in h.app.prompt_input.text, 10, "the image placeholder")
@@ -48,13 +54,19 @@ async def test_dropped_screenshot_is_sent_sized_for_the_route(server: ScriptedMo
     assert info is not None and "what is this?" in info.title
 
 
-async def test_corrupt_image_toasts_and_keeps_the_draft(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_corrupt_image_toasts_and_keeps_the_draft(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     bad = workspace / "broken.png"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
     async with running_app(server, workspace, dcode_home) as h:
         await h.type("keep this text ")
         h.app.prompt_input.area.post_message(events.Paste(str(bad)))
-        await h.until(lambda: any("broken.png" in str(n.message) for n in h.app._notifications), 10, "the toast")
+        await h.until(
+            lambda: any("broken.png" in str(n.message) for n in h.app._notifications),
+            10,
+            "the toast",
+        )
         assert "keep this text" in h.app.prompt_input.text
         assert "[image" not in h.app.prompt_input.text
         assert server.requests == []

@@ -10,7 +10,9 @@ from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import running_app
 
 
-async def test_a_session_in_a_hostile_repository_runs_nothing(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_session_in_a_hostile_repository_runs_nothing(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     repo = make_hostile_repo(workspace, workspace.parent / "marks")
     async with running_app(server, workspace, dcode_home, reply("looked"), branch=AUTO) as h:
         await h.send("what is here?")

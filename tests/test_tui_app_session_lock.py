@@ -28,7 +28,13 @@ def held_here(home: Path, session_id: str) -> bool:
 
 
 async def choice(h: Harness) -> SessionHeldScreen:
-    await h.until(lambda: isinstance(h.app.screen, SessionHeldScreen) and "is open in another dcode" in h.text(), 30, "the choice")
+    await h.until(
+        lambda: (
+            isinstance(h.app.screen, SessionHeldScreen) and "is open in another dcode" in h.text()
+        ),
+        30,
+        "the choice",
+    )
     screen = h.app.screen
     assert isinstance(screen, SessionHeldScreen)
     return screen
@@ -59,7 +65,14 @@ async def test_a_session_open_elsewhere_is_forked_and_the_original_is_untouched(
     original, original_row = read_saved_thread(db, session_id), SessionStore(db).get(session_id)
     assert original is not None and original_row is not None
     with held_elsewhere(dcode_home, session_id) as holder:
-        async with running_app(server, workspace, dcode_home, reply("You said 42."), session_id=session_id, wait_ready=False) as h:
+        async with running_app(
+            server,
+            workspace,
+            dcode_home,
+            reply("You said 42."),
+            session_id=session_id,
+            wait_ready=False,
+        ) as h:
             await choice(h)
             assert f"Session {session_id} is open in another dcode (pid {holder.pid})." in h.text()
             assert not h.app.ready  # nothing queued runs until the user has chosen
@@ -68,20 +81,32 @@ async def test_a_session_open_elsewhere_is_forked_and_the_original_is_untouched(
             await h.until(lambda: "Forked session" in h.text(), what="the fork")
             assert h.app.runner is not None and h.app.engine is not None
             fork_id = h.app.runner.session_id
-            assert fork_id != session_id and f"Forked session {session_id} into {fork_id}" in h.text()
+            assert (
+                fork_id != session_id and f"Forked session {session_id} into {fork_id}" in h.text()
+            )
             forked = await h.app.runner.messages()
             assert forked == original.messages
             assert h.prompts() == ["what is in a.txt? remember 42"]
             row = SessionStore(db).get(fork_id)
-            assert row is not None and row.title == original_row.title and row.message_count == len(original.messages)
+            assert (
+                row is not None
+                and row.title == original_row.title
+                and row.message_count == len(original.messages)
+            )
             assert held_here(dcode_home, fork_id)
             await h.send("what number?")
             await h.idle()
             history = h.server.transcript(len(h.server.requests) - 1)
-            assert ("user", "what is in a.txt? remember 42") in history and history[-1] == ("user", "what number?")
+            assert ("user", "what is in a.txt? remember 42") in history and history[-1] == (
+                "user",
+                "what number?",
+            )
             after = read_saved_thread(db, session_id)
             assert after is not None and after.checkpoint_id == original.checkpoint_id
-            assert after.messages == original.messages and SessionStore(db).get(session_id) == original_row
+            assert (
+                after.messages == original.messages
+                and SessionStore(db).get(session_id) == original_row
+            )
         assert not held_here(dcode_home, fork_id)  # quitting let the fork go
         assert holder.poll() is None  # and the original was the other process's all along
 
@@ -93,7 +118,14 @@ async def test_quitting_instead_leaves_the_session_to_its_holder(
     db = dcode_home / "sessions.db"
     original = read_saved_thread(db, session_id)
     with held_elsewhere(dcode_home, session_id):
-        async with running_app(server, workspace, dcode_home, session_id=session_id, wait_ready=False, prompt="queued early") as h:
+        async with running_app(
+            server,
+            workspace,
+            dcode_home,
+            session_id=session_id,
+            wait_ready=False,
+            prompt="queued early",
+        ) as h:
             screen = await choice(h)
             assert "Quit" in str(screen.query_one("#held-choices").get_option_at_index(1).prompt)
             await h.pilot.press("escape")
@@ -101,34 +133,47 @@ async def test_quitting_instead_leaves_the_session_to_its_holder(
             assert resume_line(h.app.last_session_id) is None  # it is the other dcode's to resume
         assert len(SessionStore(db).list()) == 1  # no new session either
     after = read_saved_thread(db, session_id)
-    assert after is not None and original is not None and after.checkpoint_id == original.checkpoint_id
+    assert (
+        after is not None and original is not None and after.checkpoint_id == original.checkpoint_id
+    )
     assert len(server.requests) == 2  # only one_session's: the queued prompt went nowhere
 
 
-async def test_resume_of_a_session_open_elsewhere_can_go_back(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_resume_of_a_session_open_elsewhere_can_go_back(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     elsewhere = await one_session(server, workspace, dcode_home)
     with held_elsewhere(dcode_home, elsewhere):
         async with running_app(server, workspace, dcode_home, reply("here")) as h:
             here, screen = await resume_held(h, elsewhere)
             assert "Back" in str(screen.query_one("#held-choices").get_option_at_index(1).prompt)
             await h.pilot.press("escape")
-            await h.until(lambda: not isinstance(h.app.screen, SessionHeldScreen), what="the choice to close")
+            await h.until(
+                lambda: not isinstance(h.app.screen, SessionHeldScreen), what="the choice to close"
+            )
             assert h.app.runner is not None and h.app.runner.session_id == here
             assert h.prompts() == ["a conversation here"] and held_here(dcode_home, here)
 
 
-async def test_resume_of_a_session_open_elsewhere_can_fork_it(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_resume_of_a_session_open_elsewhere_can_fork_it(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     elsewhere = await one_session(server, workspace, dcode_home)
     with held_elsewhere(dcode_home, elsewhere):
         async with running_app(server, workspace, dcode_home, reply("here")) as h:
             here, _ = await resume_held(h, elsewhere)
             await h.pilot.press("f")
-            await h.until(lambda: h.prompts() == ["what is in a.txt? remember 42"], what="the fork's transcript")
+            await h.until(
+                lambda: h.prompts() == ["what is in a.txt? remember 42"],
+                what="the fork's transcript",
+            )
             assert h.app.runner is not None and h.app.runner.session_id not in {here, elsewhere}
             assert not held_here(dcode_home, here)  # the session it left is free
 
 
-async def test_clear_and_resume_hand_the_sessions_over(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_clear_and_resume_hand_the_sessions_over(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home, reply("one"), reply("two")) as h:
         await h.send("first")
         await h.idle()
@@ -144,7 +189,10 @@ async def test_clear_and_resume_hand_the_sessions_over(server: ScriptedModelServ
         second = h.app.runner.session_id
         assert held_here(dcode_home, second)
         await resume(h, first)
-        await h.until(lambda: h.app.runner is not None and h.app.runner.session_id == first, what="the first session again")
+        await h.until(
+            lambda: h.app.runner is not None and h.app.runner.session_id == first,
+            what="the first session again",
+        )
         assert held_here(dcode_home, first) and not held_here(dcode_home, second)
         with pytest.raises(SessionHeld) as refused:  # what another dcode is told now
             SessionLock.acquire(dcode_home, first)

@@ -35,7 +35,10 @@ def screen_cells(app: DcodeApp) -> list[list[tuple[str, str]]]:
     and attributes included (not the mouse metadata, which names widgets)."""
     rows = []
     for strip in app.screen._compositor.render_strips():
-        runs = [(segment.text, str(segment.style.clear_meta_and_links()) if segment.style else "") for segment in strip.simplify()]
+        runs = [
+            (segment.text, str(segment.style.clear_meta_and_links()) if segment.style else "")
+            for segment in strip.simplify()
+        ]
         merged: list[tuple[str, str]] = []
         for text, style in runs:
             if merged and merged[-1][1] == style:
@@ -54,11 +57,15 @@ class Harness:
     workspace: Path
     settings: Settings
 
-    async def until(self, condition: Callable[[], Any], timeout: float = 10.0, what: str = "") -> None:
+    async def until(
+        self, condition: Callable[[], Any], timeout: float = 10.0, what: str = ""
+    ) -> None:
         deadline = time.monotonic() + timeout
         while not condition():
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what or condition}\n{screen_text(self.app)}")
+                raise AssertionError(
+                    f"timed out waiting for {what or condition}\n{screen_text(self.app)}"
+                )
             await self.pilot.pause(0.02)
 
     async def ready(self) -> None:
@@ -82,11 +89,21 @@ class Harness:
         await self.pilot.pause(0.02)
 
     async def idle(self, timeout: float = 15.0) -> None:
-        await self.until(lambda: not self.app.busy and not self.app.session.queue and not self.app.workers_in("turn"), timeout, "the turn to end")
+        await self.until(
+            lambda: (
+                not self.app.busy and not self.app.session.queue and not self.app.workers_in("turn")
+            ),
+            timeout,
+            "the turn to end",
+        )
         await self.pilot.pause()
 
     async def approval(self, timeout: float = 10.0) -> ToolCallEntry:
-        await self.until(lambda: self.app.transcript.pending_approvals and self._approval_widget() is not None, timeout, "an approval")
+        await self.until(
+            lambda: self.app.transcript.pending_approvals and self._approval_widget() is not None,
+            timeout,
+            "an approval",
+        )
         await self.pilot.pause()
         return self.app.transcript.pending_approvals[0]
 
@@ -134,7 +151,9 @@ class GatedApp(DcodeApp):
         self.gate.set()
 
 
-def make_settings(home: Path, workspace: Path, server: ScriptedModelServer, **changes: Any) -> Settings:
+def make_settings(
+    home: Path, workspace: Path, server: ScriptedModelServer, **changes: Any
+) -> Settings:
     base = Settings(
         home=home,
         workspace=workspace,
@@ -181,7 +200,10 @@ async def running_app(
 async def one_session(server: ScriptedModelServer, workspace: Path, home: Path) -> str:
     """A saved session to resume: one turn that read a.txt and was asked to remember 42."""
     (workspace / "a.txt").write_text("alpha\n")
-    steps = (reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"})]), reply("The file says alpha.", usage=(5_000, 20)))
+    steps = (
+        reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"})]),
+        reply("The file says alpha.", usage=(5_000, 20)),
+    )
     async with running_app(server, workspace, home, *steps) as h:
         await h.send("what is in a.txt? remember 42")
         await h.idle()

@@ -30,8 +30,12 @@ async def test_a_running_task_keeps_its_size_and_shows_its_newest_rows(
     answer = " ".join(f"word{n}" for n in range(120)) + " THE-END"
     steps = (
         reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
-        reply("Reading.", tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})]).answering(JOB),
-        reply("Searching. " * 25, tool_calls=[tool_call("grep", {"pattern": "line", "path": "."})]).answering(JOB),
+        reply(
+            "Reading.", tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})]
+        ).answering(JOB),
+        reply(
+            "Searching. " * 25, tool_calls=[tool_call("grep", {"pattern": "line", "path": "."})]
+        ).answering(JOB),
         reply(answer, chunk_size=12, chunk_delay=0.02).answering(JOB),
         reply("The notes are read.").answering(PROMPT),
     )
@@ -47,7 +51,9 @@ async def test_a_running_task_keeps_its_size_and_shows_its_newest_rows(
                 if view.has_class("-windowed") and view.is_mounted:
                     seen.add(window_rows(view))
                     body = view.query_one(".task-body")
-                    if body.children and body.outer_size.height > WINDOW_ROWS:  # more than the window holds
+                    if (
+                        body.children and body.outer_size.height > WINDOW_ROWS
+                    ):  # more than the window holds
                         overflowed = True
                         last = body.children[-1].region
                         window = view.query_one(".task-window").content_region
@@ -66,7 +72,9 @@ async def test_a_question_in_a_running_task_opens_its_window(
 ) -> None:
     steps = (
         reply(tool_calls=[task_call("Write one.txt and say so.")]).answering(PROMPT),
-        reply(tool_calls=[tool_call("write_file", {"file_path": "one.txt", "content": "one\n" * 12})]).answering("Write one.txt and say so."),
+        reply(
+            tool_calls=[tool_call("write_file", {"file_path": "one.txt", "content": "one\n" * 12})]
+        ).answering("Write one.txt and say so."),
         reply("finished with one.txt").answering("Write one.txt and say so."),
         reply("It asked.").answering(PROMPT),
     )

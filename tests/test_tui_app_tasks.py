@@ -20,7 +20,9 @@ JOB_2 = "Read a.txt and report its first word."
 
 
 def task_call(description: str, call_id: str | None = None):
-    return tool_call("task", {"description": description, "subagent_type": "general-purpose"}, call_id=call_id)
+    return tool_call(
+        "task", {"description": description, "subagent_type": "general-purpose"}, call_id=call_id
+    )
 
 
 def task_views(h: Harness) -> list[TaskView]:
@@ -45,14 +47,27 @@ async def test_a_task_is_one_widget_with_the_subagents_calls_and_text_then_folds
 ) -> None:
     (workspace / "a.txt").write_text("alpha\n")
     steps = (
-        reply("Handing it to a subagent.", tool_calls=[task_call(JOB)], usage=(3_000, 20)).answering(PROMPT),
-        reply("Listing first.", tool_calls=[tool_call("ls", {"path": "."})], usage=(90_000, 10)).answering(JOB),
-        reply("There is one file, a.txt.", usage=(91_000, 12), chunk_size=2, chunk_delay=0.05).answering(JOB),
+        reply(
+            "Handing it to a subagent.", tool_calls=[task_call(JOB)], usage=(3_000, 20)
+        ).answering(PROMPT),
+        reply(
+            "Listing first.", tool_calls=[tool_call("ls", {"path": "."})], usage=(90_000, 10)
+        ).answering(JOB),
+        reply(
+            "There is one file, a.txt.", usage=(91_000, 12), chunk_size=2, chunk_delay=0.05
+        ).answering(JOB),
         reply("The workspace holds one file.", usage=(3_500, 15)).answering(PROMPT),
     )
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send(PROMPT)
-        await h.until(lambda: task_views(h) and "There is" in nested_text(task_views(h)[0]) and "There is" in h.text(), what="the subagent's text")
+        await h.until(
+            lambda: (
+                task_views(h)
+                and "There is" in nested_text(task_views(h)[0])
+                and "There is" in h.text()
+            ),
+            what="the subagent's text",
+        )
         [view] = task_views(h)
         screen = h.text()
         assert "Listing first." in screen and "✓ ls ." in screen  # live, under the task's head
@@ -65,24 +80,36 @@ async def test_a_task_is_one_widget_with_the_subagents_calls_and_text_then_folds
         await h.idle()
         assert h.answers() == ["Handing it to a subagent.", "The workspace holds one file."]
         run = view.entry.task
-        assert run is not None and run.status is ToolStatus.OK and run.result == "There is one file, a.txt."
+        assert (
+            run is not None
+            and run.status is ToolStatus.OK
+            and run.result == "There is one file, a.txt."
+        )
         assert (run.input_tokens, run.output_tokens) == (181_000, 22)
         await h.pilot.pause()
         # Done: one line, with its figures and its result's preview.
         assert lines_of(view) == 1
         [head] = [line for line in h.text().splitlines() if "Count and name" in line]
-        assert "✓ general-purpose" in head and "181k tokens" in head and "→ There is one file, a.txt." in head
+        assert (
+            "✓ general-purpose" in head
+            and "181k tokens" in head
+            and "→ There is one file, a.txt." in head
+        )
         assert "Listing first." not in h.text()
         assert "Context 11% · 3.5k tokens" in h.text()
         # Ctrl+O opens everything it did; again, it folds.
         await h.press("ctrl+o")
-        await h.until(lambda: "Listing first." in h.text() and "✓ ls ." in h.text(), what="the opened task")
+        await h.until(
+            lambda: "Listing first." in h.text() and "✓ ls ." in h.text(), what="the opened task"
+        )
         assert "a.txt" in h.text() and lines_of(view) > 4
         await h.press("ctrl+o")
         await h.until(lambda: lines_of(view) == 1, what="the task folded again")
 
 
-async def test_parallel_tasks_stream_into_separate_widgets(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_parallel_tasks_stream_into_separate_widgets(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "a.txt").write_text("alpha beta\n")
     first = "one file " * 12
     second = "alpha is first " * 12
@@ -98,7 +125,9 @@ async def test_parallel_tasks_stream_into_separate_widgets(server: ScriptedModel
         overlapped = False
         while h.app.busy:
             views = task_views(h)
-            if len(views) == 2 and all(v.entry.task and v.entry.task.running and nested_text(v) for v in views):
+            if len(views) == 2 and all(
+                v.entry.task and v.entry.task.running and nested_text(v) for v in views
+            ):
                 overlapped = True
             await h.pilot.pause(0.02)
         await h.idle()
@@ -126,13 +155,21 @@ async def test_approvals_inside_parallel_subagents_name_the_agent_and_take_y_and
     steps = [reply(tool_calls=[task_call(job) for job in jobs.values()]).answering(PROMPT)]
     for name, job in jobs.items():
         steps += [
-            reply(tool_calls=[tool_call("write_file", {"file_path": name, "content": f"{name}\n"})]).answering(job),
+            reply(
+                tool_calls=[tool_call("write_file", {"file_path": name, "content": f"{name}\n"})]
+            ).answering(job),
             reply(f"finished with {name}").answering(job),
         ]
     steps.append(reply("Both asked.").answering(PROMPT))
     async with running_app(server, workspace, dcode_home, *steps) as h:  # manual: every write asks
         await h.send(PROMPT)
-        await h.until(lambda: len(h.app.transcript.pending_approvals) == 2 and len(h.app.query(ApprovalWidget)) == 2, what="both questions")
+        await h.until(
+            lambda: (
+                len(h.app.transcript.pending_approvals) == 2
+                and len(h.app.query(ApprovalWidget)) == 2
+            ),
+            what="both questions",
+        )
         await h.pilot.pause()
         screen = h.text()
         assert "task:1 · general-purpose asks: allow this edit?" in screen
@@ -144,7 +181,10 @@ async def test_approvals_inside_parallel_subagents_name_the_agent_and_take_y_and
         await h.press("y")
         # The second question takes the keys once the first is answered.
         await h.until(
-            lambda: isinstance(h.app.focused, ApprovalWidget) and h.app.focused.request.call_id == second.call_id,
+            lambda: (
+                isinstance(h.app.focused, ApprovalWidget)
+                and h.app.focused.request.call_id == second.call_id
+            ),
             what="the second question to take the keys",
         )
         assert len(h.app.transcript.pending_approvals) == 1
@@ -157,11 +197,15 @@ async def test_approvals_inside_parallel_subagents_name_the_agent_and_take_y_and
         assert h.answers() == ["Both asked."]
 
 
-async def test_a_resumed_session_shows_its_tasks_and_what_they_did(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_resumed_session_shows_its_tasks_and_what_they_did(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "a.txt").write_text("alpha\n")
     steps = (
         reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
-        reply("Listing first.", tool_calls=[tool_call("ls", {"path": "."})], usage=(100, 10)).answering(JOB),
+        reply(
+            "Listing first.", tool_calls=[tool_call("ls", {"path": "."})], usage=(100, 10)
+        ).answering(JOB),
         reply("There is one file, a.txt.", usage=(120, 12)).answering(JOB),
         reply("One file.").answering(PROMPT),
     )
@@ -176,10 +220,17 @@ async def test_a_resumed_session_shows_its_tasks_and_what_they_did(server: Scrip
         await h.pilot.pause()
         assert lines_of(view) == 1, h.text()
         [head] = [line for line in h.text().splitlines() if "Count and name" in line]
-        assert "✓ general-purpose" in head and "242 tokens" in head and "→ There is one file, a.txt." in head
+        assert (
+            "✓ general-purpose" in head
+            and "242 tokens" in head
+            and "→ There is one file, a.txt." in head
+        )
         assert h.answers() == ["One file."]
         await h.press("ctrl+o")
-        await h.until(lambda: "Listing first." in h.text() and "✓ ls ." in h.text(), what="the resumed task opened")
+        await h.until(
+            lambda: "Listing first." in h.text() and "✓ ls ." in h.text(),
+            what="the resumed task opened",
+        )
         assert "Listing first." in nested_text(view)
 
 

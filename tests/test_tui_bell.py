@@ -20,7 +20,9 @@ async def rang(h, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return rings
 
 
-async def test_a_turn_that_ends_away_rings_once(server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_turn_that_ends_away_rings_once(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     slow = reply("a slow answer " * 20, chunk_size=10, chunk_delay=0.02)
     async with running_app(server, workspace, dcode_home, reply("here"), slow) as h:
         rings = await rang(h, monkeypatch)
@@ -34,8 +36,13 @@ async def test_a_turn_that_ends_away_rings_once(server: ScriptedModelServer, wor
         assert rings == ["idle"]
 
 
-async def test_an_approval_waiting_away_rings(server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    steps = (reply(tool_calls=[tool_call("write_file", {"file_path": "a.txt", "content": "x\n"})]), reply("done"))
+async def test_an_approval_waiting_away_rings(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = (
+        reply(tool_calls=[tool_call("write_file", {"file_path": "a.txt", "content": "x\n"})]),
+        reply("done"),
+    )
     async with running_app(server, workspace, dcode_home, *steps) as h:
         rings = await rang(h, monkeypatch)
         await h.send("write a.txt")
@@ -48,7 +55,9 @@ async def test_an_approval_waiting_away_rings(server: ScriptedModelServer, works
         assert rings == ["Waiting for approval"] and h.app.app_focus
 
 
-async def test_bell_false_keeps_quiet(server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_bell_false_keeps_quiet(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     settings = replace(make_settings(dcode_home, workspace, server), bell=False)
     slow = reply("a slow answer " * 20, chunk_size=10, chunk_delay=0.02)
     async with running_app(server, workspace, dcode_home, slow, settings=settings) as h:

@@ -25,8 +25,17 @@ from tests.support.file_trees import (
 
 
 def make_tree(root: Path, *, git: bool) -> None:
-    for relative in ("src/app.py", "src/deep/er/mod.py", ".github/ci.yml", "README.md",
-                     "build.log", "node_modules/pkg/index.js", "src/.venv/lib/x.py", "sub/keep.txt", "sub/drop.tmp"):
+    for relative in (
+        "src/app.py",
+        "src/deep/er/mod.py",
+        ".github/ci.yml",
+        "README.md",
+        "build.log",
+        "node_modules/pkg/index.js",
+        "src/.venv/lib/x.py",
+        "sub/keep.txt",
+        "sub/drop.tmp",
+    ):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text("x")
     (root / ".gitignore").write_text("*.log\n")
@@ -37,8 +46,18 @@ def make_tree(root: Path, *, git: bool) -> None:
 
 
 EXPECTED = {
-    "src/app.py", "src/deep/er/mod.py", ".github/ci.yml", "README.md", ".gitignore",
-    "sub/.gitignore", "sub/keep.txt", "src/", "src/deep/", "src/deep/er/", ".github/", "sub/",
+    "src/app.py",
+    "src/deep/er/mod.py",
+    ".github/ci.yml",
+    "README.md",
+    ".gitignore",
+    "sub/.gitignore",
+    "sub/keep.txt",
+    "src/",
+    "src/deep/",
+    "src/deep/er/",
+    ".github/",
+    "sub/",
 }
 
 

@@ -14,7 +14,13 @@ PROBE = (
 
 def run_probe(**env: str) -> str:
     clean = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"}
-    done = subprocess.run([sys.executable, "-c", PROBE], env={**clean, **env}, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.strip()
 
 

@@ -428,7 +428,9 @@ async def test_mention_popup_keys(host: Host) -> None:
         assert not popup.is_open
 
 
-async def test_mention_without_git_walks_and_prunes(host: Host, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_mention_without_git_walks_and_prunes(
+    host: Host, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     use_source("walk", monkeypatch, tmp_path / "bin")  # neither ripgrep nor git on PATH
     (host.workspace / "node_modules" / "pkg").mkdir(parents=True)
     (host.workspace / "node_modules" / "pkg" / "index.js").write_text("x")
@@ -528,7 +530,10 @@ async def test_double_escape_clear_can_be_undone(host: Host) -> None:
 
 
 class KeyHost(Host):
-    BINDINGS: ClassVar[list[BindingType]] = [("ctrl+d", "record('quit')"), ("ctrl+x", "record('editor')")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        ("ctrl+d", "record('quit')"),
+        ("ctrl+x", "record('editor')"),
+    ]
 
     def __init__(self, home: Path, workspace: Path) -> None:
         super().__init__(home, workspace)

@@ -61,14 +61,18 @@ async def test_a_file_past_twenty_thousand_is_offered(big_workspace: Path, tmp_p
     host = Host(tmp_path / "home", big_workspace)
     async with host.run_test() as pilot:
         await type_text(pilot, "@d099/f0999")
-        await until(pilot, lambda: "@d099/f0999.txt " in values(host) and host.prompt.files.complete)
+        await until(
+            pilot, lambda: "@d099/f0999.txt " in values(host) and host.prompt.files.complete
+        )
         await until(pilot, lambda: not footer(host).startswith("indexing"))
         assert values(host)[0] == "@d099/f0999.txt "
         assert host.prompt.files.files == BIG and not host.prompt.files.capped
         assert footer(host) == ""  # complete: nothing missing
 
 
-async def test_the_popup_says_where_the_index_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_popup_says_where_the_index_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     make_files(workspace, 40, prefix="a")
@@ -79,7 +83,9 @@ async def test_the_popup_says_where_the_index_stopped(tmp_path: Path, monkeypatc
     async with host.run_test() as pilot:
         host.prompt.files.cap = 25
         await type_text(pilot, "@needle")
-        await until(pilot, lambda: host.prompt.files.complete and "No matching files" in lines(host))
+        await until(
+            pilot, lambda: host.prompt.files.complete and "No matching files" in lines(host)
+        )
         assert lines(host) == ["No matching files"]
         assert footer(host) == "index stopped at 25 files; type more of the path"
         # With its directory typed, the file completes from that directory, read directly.
@@ -106,14 +112,19 @@ async def test_hostile_names_neither_break_the_list_nor_reach_the_terminal(
     host = Host(tmp_path / "home", workspace)
     async with host.run_test() as pilot:
         await type_text(pilot, "@")
-        await until(pilot, lambda: host.prompt.files.complete and host.prompt.popup.is_open and bool(values(host)))
+        await until(
+            pilot,
+            lambda: host.prompt.files.complete and host.prompt.popup.is_open and bool(values(host)),
+        )
         assert values(host) == ["@plain.txt "]  # never "@two", "@lines.txt", or an escape
         popup = host.prompt.popup
         drawn = "".join(popup.render_line(y).text for y in range(popup.size.height))
         assert "plain.txt" in drawn and showable(drawn)
 
 
-async def test_without_ripgrep_git_lists_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_without_ripgrep_git_lists_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     workspace = tmp_path / "ws"
     for relative in ("src/app.py", "notes.md", "debug.log", "node_modules/x/index.js"):
         (workspace / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -128,7 +139,9 @@ async def test_without_ripgrep_git_lists_the_repository(tmp_path: Path, monkeypa
         assert sorted(values(host)) == ["@.gitignore ", "@notes.md ", "@src/", "@src/app.py "]
 
 
-async def test_a_file_made_during_the_session_is_offered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_file_made_during_the_session_is_offered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "old.txt").write_text("x")
@@ -137,7 +150,9 @@ async def test_a_file_made_during_the_session_is_offered(tmp_path: Path, monkeyp
     async with host.run_test() as pilot:
         host.prompt.files.max_age = 0.0  # every `@` after a finished walk walks again
         await type_text(pilot, "@fresh")
-        await until(pilot, lambda: host.prompt.files.complete and "No matching files" in lines(host))
+        await until(
+            pilot, lambda: host.prompt.files.complete and "No matching files" in lines(host)
+        )
         (workspace / "fresh.txt").write_text("x")
         await pilot.press("backspace", "h")
         await until(pilot, lambda: values(host) == ["@fresh.txt "])
@@ -149,7 +164,10 @@ async def test_a_refreshed_list_keeps_the_highlighted_completion(tmp_path: Path)
         popup = host.prompt.popup
         target = find_mention("@src/", 5)
         assert target is not None
-        popup.show(target, mention_completions([FileMatch("src/app.py", ()), FileMatch("src/helpers.py", ())]))
+        popup.show(
+            target,
+            mention_completions([FileMatch("src/app.py", ()), FileMatch("src/helpers.py", ())]),
+        )
         popup.move(1)
         await pilot.pause()
         # More files arrived for the same token: the one under the cursor stays under it.
@@ -158,5 +176,7 @@ async def test_a_refreshed_list_keeps_the_highlighted_completion(tmp_path: Path)
         assert popup.current is not None and popup.current.value == "@src/helpers.py "
         other = find_mention("@src/a", 6)
         assert other is not None
-        popup.show(other, mention_completions([FileMatch("src/aaa.py", ()), FileMatch("src/app.py", ())]))
+        popup.show(
+            other, mention_completions([FileMatch("src/aaa.py", ()), FileMatch("src/app.py", ())])
+        )
         assert popup.current is not None and popup.current.value == "@src/aaa.py "

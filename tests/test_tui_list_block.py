@@ -31,8 +31,16 @@ LISTS = (
 
 def test_items_wrap_beside_their_bullets_and_nested_lists_indent() -> None:
     nested = ListModel((ListItem("▪ ", (Content("inner"),)),))
-    model = ListModel((ListItem("• ", (Content("one two three four"), nested)), ListItem("• ", (Content("b"),))))
-    assert [line.plain for line in list_lines(model, 10)] == ["• one two", "  three", "  four", "  ▪ inner", "• b"]
+    model = ListModel(
+        (ListItem("• ", (Content("one two three four"), nested)), ListItem("• ", (Content("b"),)))
+    )
+    assert [line.plain for line in list_lines(model, 10)] == [
+        "• one two",
+        "  three",
+        "  four",
+        "  ▪ inner",
+        "• b",
+    ]
 
 
 class Document(App[None]):
@@ -58,13 +66,27 @@ def shown(app: App[None]) -> list[list[tuple[str, Style]]]:
             style = segment.style or Style()
             for char in segment.text:
                 colour = None if char == " " else style.color
-                row.append((char, Style(color=colour, bgcolor=style.bgcolor, bold=style.bold, italic=style.italic,
-                                        underline=style.underline, dim=style.dim, reverse=style.reverse)))
+                row.append(
+                    (
+                        char,
+                        Style(
+                            color=colour,
+                            bgcolor=style.bgcolor,
+                            bold=style.bold,
+                            italic=style.italic,
+                            underline=style.underline,
+                            dim=style.dim,
+                            reverse=style.reverse,
+                        ),
+                    )
+                )
         rows.append(row)
     return rows
 
 
-async def screen_of(markdown: str, kind: type[Markdown], theme: str) -> list[list[tuple[str, Style]]]:
+async def screen_of(
+    markdown: str, kind: type[Markdown], theme: str
+) -> list[list[tuple[str, Style]]]:
     app = Document(markdown, kind)
     async with app.run_test(size=(40, 24)) as pilot:
         app.theme = theme
@@ -75,10 +97,14 @@ async def screen_of(markdown: str, kind: type[Markdown], theme: str) -> list[lis
         return shown(app)
 
 
-@pytest.mark.parametrize("markdown", [LISTS, "- a loose list\n\n- with an empty item\n\n-\n\n1) and a numbered one\n"])
+@pytest.mark.parametrize(
+    "markdown", [LISTS, "- a loose list\n\n- with an empty item\n\n-\n\n1) and a numbered one\n"]
+)
 async def test_a_list_of_text_looks_exactly_as_textual_draws_it(markdown: str) -> None:
     for theme in ("textual-dark", "textual-light"):
-        assert await screen_of(markdown, AnswerDocument, theme) == await screen_of(markdown, Markdown, theme)
+        assert await screen_of(markdown, AnswerDocument, theme) == await screen_of(
+            markdown, Markdown, theme
+        )
 
 
 async def test_a_list_holding_code_keeps_textuals_widgets() -> None:
@@ -88,7 +114,9 @@ async def test_a_list_holding_code_keeps_textuals_widgets() -> None:
         await pilot.pause()
         block = app.query_one(BulletListBlock)
         assert block.model is None and block.query(MarkdownFence)
-        assert "make test" in "".join(strip.text for strip in app.screen._compositor.render_strips(app.screen.size))
+        assert "make test" in "".join(
+            strip.text for strip in app.screen._compositor.render_strips(app.screen.size)
+        )
 
 
 async def test_a_link_in_an_item_can_be_clicked() -> None:

@@ -15,8 +15,12 @@ from tests.support.model_server import reply, tool_call
 from tests.test_tui_app_support import make_settings, running_app
 
 
-async def test_the_mcp_screen_status_bar_and_context(server, workspace: Path, dcode_home: Path) -> None:
-    write_config(dcode_home / "mcp.json", {"calc": stdio_entry(), "dead": stdio_entry("--fail-start")})
+async def test_the_mcp_screen_status_bar_and_context(
+    server, workspace: Path, dcode_home: Path
+) -> None:
+    write_config(
+        dcode_home / "mcp.json", {"calc": stdio_entry(), "dead": stdio_entry("--fail-start")}
+    )
     async with running_app(server, workspace, dcode_home, reply("hello")) as h:
         await h.send("hi")
         await h.idle()
@@ -37,24 +41,36 @@ async def test_the_mcp_screen_status_bar_and_context(server, workspace: Path, dc
         assert "calc  connected  stdio" in text and "dead  failed  stdio" in text
         assert "Add two integers." in text
         await h.press("down")
-        await h.until(lambda: "cannot start: no configuration" in h.text(), what="the failed server's error")
+        await h.until(
+            lambda: "cannot start: no configuration" in h.text(), what="the failed server's error"
+        )
         await h.press("up")
         await h.press("d")
         assert h.app.engine is not None
-        await h.until(lambda: h.app.engine.mcp.links["calc"].state is LinkState.DISABLED, what="calc disabled")
+        await h.until(
+            lambda: h.app.engine.mcp.links["calc"].state is LinkState.DISABLED, what="calc disabled"
+        )
         await h.until(lambda: "calc  disabled" in h.text(), what="the screen to follow")
         await h.press("r")
-        await h.until(lambda: h.app.engine.mcp.links["calc"].state is LinkState.CONNECTED, what="calc again")
+        await h.until(
+            lambda: h.app.engine.mcp.links["calc"].state is LinkState.CONNECTED, what="calc again"
+        )
         await h.press("escape")
         await h.until(lambda: "MCP 1/2" in h.text(), what="the count again")
 
 
-async def test_a_calls_progress_shows_on_its_line(server, workspace: Path, dcode_home: Path) -> None:
+async def test_a_calls_progress_shows_on_its_line(
+    server, workspace: Path, dcode_home: Path
+) -> None:
     write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
-    settings = replace(make_settings(dcode_home, workspace, server), mcp=McpSettings(allow=("calc__*",)))
+    settings = replace(
+        make_settings(dcode_home, workspace, server), mcp=McpSettings(allow=("calc__*",))
+    )
     steps = (reply(tool_calls=[tool_call("mcp__calc__steps", {"n": 2, "hold": 4})]), reply("done"))
     async with running_app(server, workspace, dcode_home, *steps, settings=settings) as h:
         await h.send("count")
-        await h.until(lambda: "100% · step 2 of 2" in h.text(), what="the progress on the call's line")
+        await h.until(
+            lambda: "100% · step 2 of 2" in h.text(), what="the progress on the call's line"
+        )
         await h.idle()
         assert "100% · step 2 of 2" not in h.text()  # a finished call shows its result instead

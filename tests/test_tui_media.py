@@ -174,7 +174,9 @@ def shots(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("form", ["double-quoted", "single-quoted", "escaped", "file-url"])
-async def test_a_dropped_path_becomes_an_image_token(host: MediaHost, shots: Path, form: str) -> None:
+async def test_a_dropped_path_becomes_an_image_token(
+    host: MediaHost, shots: Path, form: str
+) -> None:
     path = make_png(shots / "my shot.png")
     pasted = {
         "double-quoted": f'"{path}"',
@@ -598,7 +600,9 @@ async def test_burst_timer_releases_typed_keys_in_real_time(tmp_path: Path) -> N
 # --- content
 
 
-async def test_build_content_refuses_a_video_it_has_no_window_for(host: MediaHost, shots: Path) -> None:
+async def test_build_content_refuses_a_video_it_has_no_window_for(
+    host: MediaHost, shots: Path
+) -> None:
     clip = shots / "demo.webm"
     clip.write_bytes(b"\x1a\x45\xdf\xa3" + b"\x00" * 16 + b"webm" + b"\x00" * 40)
     async with host.run_test() as pilot:

@@ -21,8 +21,17 @@ def shell(command: str) -> object:
     return reply(tool_calls=[tool_call("execute", {"command": command})])
 
 
-async def test_always_allow_in_this_project_then_list_and_remove(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    steps = (shell("echo one > one.txt"), reply("one"), shell("echo   one two > two.txt"), reply("two"), shell("echo one; touch evil"), reply("three"))
+async def test_always_allow_in_this_project_then_list_and_remove(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    steps = (
+        shell("echo one > one.txt"),
+        reply("one"),
+        shell("echo   one two > two.txt"),
+        reply("two"),
+        shell("echo one; touch evil"),
+        reply("three"),
+    )
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("first")
         await h.approval()
@@ -45,30 +54,57 @@ async def test_always_allow_in_this_project_then_list_and_remove(server: Scripte
         assert not (workspace / "evil").exists()
 
         await h.send("/permissions")
-        await h.until(lambda: any("Bash(echo one *)" in text and "recent denials" in text for text in notices(h)), what="the listing")
+        await h.until(
+            lambda: any(
+                "Bash(echo one *)" in text and "recent denials" in text for text in notices(h)
+            ),
+            what="the listing",
+        )
         listing = notices(h)[-1]
         assert str(saved) in listing and "the user rejected this call" in listing
 
         await h.send("/permissions remove Bash(echo one *)")
-        await h.until(lambda: notices(h)[-1].startswith("removed allow rule Bash(echo one *)"), what="the removal")
+        await h.until(
+            lambda: notices(h)[-1].startswith("removed allow rule Bash(echo one *)"),
+            what="the removal",
+        )
         assert "Bash(echo one *)" not in saved.read_text()
 
 
-async def test_a_repository_s_allow_rules_wait_for_the_trust_question(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_repository_s_allow_rules_wait_for_the_trust_question(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     from dcode.settings.config import ApprovalMode, load_settings
     from dcode.tui.screens.trust import ProjectTrustScreen
 
     dcode_home.mkdir(exist_ok=True)
-    (dcode_home / "config.toml").write_text(f'model = "openai:test-model"\nbase_url = "{server.base_url}"\napi = "chat"\n')
+    (dcode_home / "config.toml").write_text(
+        f'model = "openai:test-model"\nbase_url = "{server.base_url}"\napi = "chat"\n'
+    )
     (workspace / ".claude").mkdir()
-    (workspace / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Bash(touch *)"]}}')
+    (workspace / ".claude" / "settings.json").write_text(
+        '{"permissions": {"allow": ["Bash(touch *)"]}}'
+    )
     server.script(shell("touch made"), reply("made"))
     reload = lambda: load_settings(workspace=workspace, default_approve=ApprovalMode.MANUAL)  # noqa: E731
-    async with running_app(server, workspace, dcode_home, settings=reload(), wait_ready=False, reload_settings=reload, size=(120, 50)) as h:
-        await h.until(lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust question")
+    async with running_app(
+        server,
+        workspace,
+        dcode_home,
+        settings=reload(),
+        wait_ready=False,
+        reload_settings=reload,
+        size=(120, 50),
+    ) as h:
+        await h.until(
+            lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust question"
+        )
         await h.until(lambda: "Trust this project?" in h.text(), what="the question painted")
         shown = " ".join(h.text().replace("│", " ").split())
-        assert "Permission rules that let calls run without asking" in shown and "Bash(touch *)" in shown
+        assert (
+            "Permission rules that let calls run without asking" in shown
+            and "Bash(touch *)" in shown
+        )
         await h.press("y")
         await h.ready()
         await h.send("make it")
@@ -77,16 +113,32 @@ async def test_a_repository_s_allow_rules_wait_for_the_trust_question(server: Sc
         assert "its allow rules (Bash(touch *)) apply" in " ".join(h.text().split())
 
 
-async def test_a_write_to_settings_asks_in_all_mode_and_offers_no_session_yes(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_write_to_settings_asks_in_all_mode_and_offers_no_session_yes(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     from dcode.settings.config import ApprovalMode
 
-    write = reply(tool_calls=[tool_call("write_file", {"file_path": ".claude/settings.json", "content": '{"permissions": {"allow": ["Bash"]}}'})])
+    write = reply(
+        tool_calls=[
+            tool_call(
+                "write_file",
+                {
+                    "file_path": ".claude/settings.json",
+                    "content": '{"permissions": {"allow": ["Bash"]}}',
+                },
+            )
+        ]
+    )
     async with running_app(server, workspace, dcode_home, write, reply("asked")) as h:
         h.app.set_mode(ApprovalMode.ALL)
         await h.send("widen it")
         await h.approval()
         shown = " ".join(h.text().split())
-        assert ".claude/settings.json decides what dcode may" in shown and "always needs approval" in shown and "for this session" not in shown
+        assert (
+            ".claude/settings.json decides what dcode may" in shown
+            and "always needs approval" in shown
+            and "for this session" not in shown
+        )
         await h.press("a")  # not offered: nothing happens
         assert not (workspace / ".claude" / "settings.json").exists()
         await h.press("n")

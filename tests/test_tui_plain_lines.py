@@ -29,7 +29,9 @@ def ordinary(widget: Widget, crop: Region) -> list:
 
 def cells(strips: list) -> list[list[tuple[str, object]]]:
     """What a terminal shows: each cell's character and style (segments may split differently)."""
-    return [[(char, segment.style) for segment in strip for char in segment.text] for strip in strips]
+    return [
+        [(char, segment.style) for segment in strip for char in segment.text] for strip in strips
+    ]
 
 
 async def test_the_repeated_line_is_the_ordinary_rendering() -> None:
@@ -45,7 +47,9 @@ async def test_the_repeated_line_is_the_ordinary_rendering() -> None:
             expected = ordinary(plain, crop)
             plain._styles_cache.clear()
             assert cells(plain.render_lines(crop)) == cells(expected)
-            assert len({strip.text for strip in expected}) == 1  # a plain container's lines are alike
+            assert (
+                len({strip.text for strip in expected}) == 1
+            )  # a plain container's lines are alike
 
 
 async def test_a_bordered_container_is_drawn_the_ordinary_way() -> None:

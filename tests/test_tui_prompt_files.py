@@ -26,7 +26,9 @@ async def test_a_mentioned_file_goes_with_the_prompt_and_reads_the_same_resumed(
         assert f"📎 {FILE_LINE}" in h.text()
         [sent] = [m["content"] for m in server.requests[0].messages if m["role"] == "user"]
         # Text parts alone go as one string: the prompt, then the file, a line apart.
-        assert sent.startswith('explain @main.py\n<attached_file path="main.py" type="text">\n     1\tprint(\'hi\')\n')
+        assert sent.startswith(
+            'explain @main.py\n<attached_file path="main.py" type="text">\n     1\tprint(\'hi\')\n'
+        )
         assert h.app.runner is not None
         session_id = h.app.runner.session_id
     async with running_app(server, workspace, dcode_home, session_id=session_id) as h:
@@ -36,15 +38,22 @@ async def test_a_mentioned_file_goes_with_the_prompt_and_reads_the_same_resumed(
         assert f"📎 {FILE_LINE}" in h.text() and "print('hi')" not in h.text()
 
 
-async def test_a_file_that_cannot_go_is_one_line_and_the_turn_runs(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_file_that_cannot_go_is_one_line_and_the_turn_runs(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     fifo(workspace / "stuck.log")
     async with running_app(server, workspace, dcode_home, reply("Nothing to read.")) as h:
         await h.send("why does @stuck.log hang?")
         await h.idle()
         assert h.answers() == ["Nothing to read."]
         notes = [entry.text for entry in h.entries(NoticeEntry)]
-        assert "@stuck.log not attached: stuck.log is a named pipe (FIFO), not a regular file; only regular files are read or written" in notes
-        assert [m["content"] for m in server.requests[0].messages if m["role"] == "user"] == ["why does @stuck.log hang?"]
+        assert (
+            "@stuck.log not attached: stuck.log is a named pipe (FIFO), not a regular file; only regular files are read or written"
+            in notes
+        )
+        assert [m["content"] for m in server.requests[0].messages if m["role"] == "user"] == [
+            "why does @stuck.log hang?"
+        ]
 
 
 async def test_a_project_command_attaches_nothing_from_outside_the_project(
@@ -57,5 +66,7 @@ async def test_a_project_command_attaches_nothing_from_outside_the_project(
     async with running_app(server, workspace, dcode_home, reply("No.")) as h:
         await h.send("/peek")
         await h.idle()
-        assert f"/peek mentions @{secret}, outside the project: not attached" in [e.text for e in h.entries(NoticeEntry)]
+        assert f"/peek mentions @{secret}, outside the project: not attached" in [
+            e.text for e in h.entries(NoticeEntry)
+        ]
         assert "the password" not in str(server.requests[0].body)

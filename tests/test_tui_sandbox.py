@@ -18,7 +18,9 @@ from dcode.tui.transcript import ShellEntry
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import running_app
 
-pytestmark = pytest.mark.skipif(not availability().works, reason=f"no working sandbox here: {availability().problem}")
+pytestmark = pytest.mark.skipif(
+    not availability().works, reason=f"no working sandbox here: {availability().problem}"
+)
 
 
 @pytest.fixture
@@ -32,15 +34,22 @@ def mode_line(h) -> str:
     return h.app.status.render().plain.splitlines()[1]
 
 
-async def test_a_user_command_runs_in_the_sandbox_once_it_is_on(server: ScriptedModelServer, workspace: Path, dcode_home: Path, outside: Path) -> None:
+async def test_a_user_command_runs_in_the_sandbox_once_it_is_on(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, outside: Path
+) -> None:
     target = outside / "escaped"
     async with running_app(server, workspace, dcode_home) as h:
         assert "sandbox" not in mode_line(h)
         await h.send("/sandbox workspace-write")
-        await h.until(lambda: "sandbox set to workspace-write (bubblewrap)" in h.text(), what="the notice")
+        await h.until(
+            lambda: "sandbox set to workspace-write (bubblewrap)" in h.text(), what="the notice"
+        )
         assert "sandbox: workspace-write" in mode_line(h)
         await h.send(f"!!echo in > made; echo out > {target}")
-        await h.until(lambda: h.entries(ShellEntry) and not h.entries(ShellEntry)[-1].running, what="the command to end")
+        await h.until(
+            lambda: h.entries(ShellEntry) and not h.entries(ShellEntry)[-1].running,
+            what="the command to end",
+        )
         [entry] = h.entries(ShellEntry)
         assert "Read-only file system" in entry.output and entry.exit_code != 0
         assert (workspace / "made").exists() and not target.exists()
@@ -48,15 +57,24 @@ async def test_a_user_command_runs_in_the_sandbox_once_it_is_on(server: Scripted
         await h.until(lambda: "sandbox set to off" in h.text(), what="the notice")
         assert "sandbox" not in mode_line(h)
         await h.send(f"!!echo out > {target}")
-        await h.until(lambda: len(h.entries(ShellEntry)) == 2 and not h.entries(ShellEntry)[-1].running, what="the second command")
+        await h.until(
+            lambda: len(h.entries(ShellEntry)) == 2 and not h.entries(ShellEntry)[-1].running,
+            what="the second command",
+        )
         assert target.exists()
 
 
-async def test_edits_runs_sandboxed_commands_unasked_and_asks_once_to_go_outside(server: ScriptedModelServer, workspace: Path, dcode_home: Path, outside: Path) -> None:
+async def test_edits_runs_sandboxed_commands_unasked_and_asks_once_to_go_outside(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, outside: Path
+) -> None:
     target = outside / "unconfined"
     steps = (
         reply(tool_calls=[tool_call(EXECUTE.name, {"command": "echo built > out.txt"})]),
-        reply(tool_calls=[tool_call(EXECUTE.name, {"command": f"echo x > {target}", OUTSIDE_SANDBOX: True})]),
+        reply(
+            tool_calls=[
+                tool_call(EXECUTE.name, {"command": f"echo x > {target}", OUTSIDE_SANDBOX: True})
+            ]
+        ),
         reply("Done."),
     )
     async with running_app(server, workspace, dcode_home, *steps) as h:
@@ -77,10 +95,18 @@ async def test_edits_runs_sandboxed_commands_unasked_and_asks_once_to_go_outside
         assert target.exists() and h.answers()[-1] == "Done."
 
 
-async def test_a_bad_word_is_one_line(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_bad_word_is_one_line(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home) as h:
         await h.send("/sandbox strict")
-        await h.until(lambda: "/sandbox takes workspace-write, read-only, off, or network on|off (now: off)" in h.text(), what="the warning")
+        await h.until(
+            lambda: (
+                "/sandbox takes workspace-write, read-only, off, or network on|off (now: off)"
+                in h.text()
+            ),
+            what="the warning",
+        )
         await h.send("/sandbox network on")
         await h.until(lambda: "sandbox set to off (available here)" in h.text(), what="the notice")
         assert h.app.sandbox.settings.network is True

@@ -131,8 +131,10 @@ async def test_resume_with_no_sessions() -> None:
 
 @pytest.mark.parametrize("key", ["escape", "q"])
 async def test_help_lists_commands_and_keys_then_closes(key: str) -> None:
-    screen = HelpScreen([("model", "Switch model"), ("resume", "Resume a session")],
-                        [("ctrl+c", "Interrupt / quit"), ("shift+tab", "Cycle approval mode")])
+    screen = HelpScreen(
+        [("model", "Switch model"), ("resume", "Resume a session")],
+        [("ctrl+c", "Interrupt / quit"), ("shift+tab", "Cycle approval mode")],
+    )
     host = ScreenHost(screen)
     async with host.run_test() as pilot:
         await pilot.pause()
@@ -265,7 +267,11 @@ def _choices() -> list[ModelChoice]:
     return [
         ModelChoice("openai:recent-model", ModelOrigin.RECENT),
         ModelChoice("openai:gpt-5.1", ModelOrigin.PRESET),
-        ModelChoice("deepseek:deepseek-chat", ModelOrigin.PRESET, "no API key for deepseek: set DEEPSEEK_API_KEY"),
+        ModelChoice(
+            "deepseek:deepseek-chat",
+            ModelOrigin.PRESET,
+            "no API key for deepseek: set DEEPSEEK_API_KEY",
+        ),
         ModelChoice("corp:", ModelOrigin.CONFIGURED),
     ]
 
@@ -279,7 +285,9 @@ async def test_model_picker_marks_the_current_one_and_filters() -> None:
         assert options.highlighted == 1  # the current model
         current = str(options.get_option_at_index(1).prompt)
         assert current.startswith("● openai:gpt-5.1") and "current" in current
-        assert str(options.get_option_at_index(2).prompt).endswith("⚠ no API key for deepseek")  # the mark in words
+        assert str(options.get_option_at_index(2).prompt).endswith(
+            "⚠ no API key for deepseek"
+        )  # the mark in words
         assert "type the model name" in str(options.get_option_at_index(3).prompt)
         await pilot.press("down")  # to the model that lacks a key: the status line says so
         await pilot.pause()
@@ -293,7 +301,9 @@ async def test_model_picker_marks_the_current_one_and_filters() -> None:
 
 
 async def test_model_picker_says_what_a_guessed_profile_assumes() -> None:
-    guessed = ModelChoice("vllm:mystery", ModelOrigin.RECENT, guessed="image_inputs = false, max_input_tokens = 32768")
+    guessed = ModelChoice(
+        "vllm:mystery", ModelOrigin.RECENT, guessed="image_inputs = false, max_input_tokens = 32768"
+    )
     screen = ModelScreen([*_choices(), guessed], current="openai:gpt-5.1")
     async with ScreenHost(screen).run_test() as pilot:
         await pilot.pause()

@@ -38,7 +38,7 @@ def test_cut_counts_what_the_segment_already_holds() -> None:
 
 def test_never_inside_a_code_fence() -> None:
     text = "intro\n\n```python\nx = 1\n\ny = 2\n```\n\nafter"
-    assert text[segment_cut("", text, minimum=5):].startswith("```")  # before the fence is fine
+    assert text[segment_cut("", text, minimum=5) :].startswith("```")  # before the fence is fine
     cut = segment_cut("", text, minimum=12)
     assert cut is not None and text[cut:] == "after"
 
@@ -79,7 +79,12 @@ def collecting(monkeypatch: pytest.MonkeyPatch) -> Iterator[Collecting]:
 
 
 def test_full_collections_wait_while_streaming(collecting: Collecting) -> None:
-    collector, now, collected, before = collecting.collector, collecting.now, collecting.collected, collecting.before
+    collector, now, collected, before = (
+        collecting.collector,
+        collecting.now,
+        collecting.collected,
+        collecting.before,
+    )
     collector.streaming()
     assert gc.get_threshold() == (before[0], before[1], DEFERRED_THRESHOLD) and collector.deferring
     now[0] = 0.5
@@ -125,7 +130,9 @@ def test_imports_run_without_full_collections_and_are_frozen_after(collecting: C
 def long_answer(sections: int = 24) -> str:
     parts = []
     for n in range(sections):
-        parts.append(f"## Section {n}\n\nParagraph {n} explains one part of the change in a few words.\n\n")
+        parts.append(
+            f"## Section {n}\n\nParagraph {n} explains one part of the change in a few words.\n\n"
+        )
         parts.append(f"- point {n}.a\n- point {n}.b\n\n```python\nvalue_{n} = {n}\n```\n\n")
         if n % 4 == 3:
             parts.append(f"| name | value |\n|---|--:|\n| value_{n} | {n} |\n\n")
@@ -157,21 +164,27 @@ async def test_a_long_answer_is_segmented_folded_and_unfolded(
         mounted_blocks = len(view.query(MarkdownBlock))
 
         h.app.transcript.scroll_home(animate=False, immediate=True)
-        await h.until(lambda: isinstance(view.children[0], Markdown), 5, "the top segment to unfold")
+        await h.until(
+            lambda: isinstance(view.children[0], Markdown), 5, "the top segment to unfold"
+        )
         await h.pilot.pause(0.1)
         assert "## Section 0" not in h.text() and "Section 0" in h.text()
         assert view.source == answer
         assert len(view.query(MarkdownBlock)) > mounted_blocks
 
 
-async def test_reading_further_up_keeps_segments(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_reading_further_up_keeps_segments(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """Someone scrolled up while the answer streams: nothing they might be reading is folded
     (the same answer, followed to the end, folds: see the test above)."""
     answer = long_answer(60)
     step = reply(answer, chunk_size=40, chunk_delay=0.005)
     async with running_app(server, workspace, dcode_home, step, size=(100, 30)) as h:
         await h.send("explain it all")
-        await h.until(lambda: len(h.answers()) == 1 and len(h.answers()[0]) > 200, 10, "the answer to start")
+        await h.until(
+            lambda: len(h.answers()) == 1 and len(h.answers()[0]) > 200, 10, "the answer to start"
+        )
         await h.pilot.pause(0.05)
         h.app.transcript.scroll_home(animate=False, immediate=True)
         h.app.transcript.release_anchor()
@@ -181,7 +194,9 @@ async def test_reading_further_up_keeps_segments(server: ScriptedModelServer, wo
         assert view.source == answer
 
 
-async def test_page_keys_scroll_the_transcript_and_unfold(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_page_keys_scroll_the_transcript_and_unfold(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     answer = long_answer(60)
     step = reply(answer, chunk_size=40, chunk_delay=0.005)
     async with running_app(server, workspace, dcode_home, step, size=(100, 30)) as h:
@@ -198,7 +213,9 @@ async def test_page_keys_scroll_the_transcript_and_unfold(server: ScriptedModelS
             if transcript.scroll_y == 0:
                 break
             await h.press("pageup")
-        await h.until(lambda: isinstance(view.children[0], Markdown), 5, "the top segment to unfold")
+        await h.until(
+            lambda: isinstance(view.children[0], Markdown), 5, "the top segment to unfold"
+        )
         await h.pilot.pause(0.1)
         assert "Section 0" in h.text() and view.source == answer
         for _ in range(80):
@@ -207,7 +224,9 @@ async def test_page_keys_scroll_the_transcript_and_unfold(server: ScriptedModelS
             await h.press("pagedown")
         await h.pilot.pause(0.1)
         assert "The last line of the answer." in h.text()
-        assert h.app.prompt_input.area.has_focus  # the keys scrolled; typing still goes to the prompt
+        assert (
+            h.app.prompt_input.area.has_focus
+        )  # the keys scrolled; typing still goes to the prompt
 
 
 def answer_lines(h) -> list[str]:
@@ -236,7 +255,11 @@ async def stream_the_answer(h) -> AssistantMessage:
 
 
 async def resumed_answer_cells(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path, size: tuple[int, int], session_id: str
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    size: tuple[int, int],
+    session_id: str,
 ) -> list[list[tuple[str, str]]]:
     """The answer's cells (text, colours and attributes, row by row) once its session is
     resumed, where it is rendered at once, as one document."""
@@ -251,21 +274,35 @@ async def test_a_segmented_answer_looks_like_the_same_answer_rendered_at_once(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
     answer = long_answer(14)
-    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=30, chunk_delay=0.002), size=(100, 200)) as h:
+    async with running_app(
+        server,
+        workspace,
+        dcode_home,
+        reply(answer, chunk_size=30, chunk_delay=0.002),
+        size=(100, 200),
+    ) as h:
         view = await stream_the_answer(h)
         # Streamed in several segments, the finished ones folded into pictures of themselves.
         assert len(view.query_children(Markdown)) + len(view.query_children(FoldedSegment)) > 1
         assert any(folded.picture is not None for folded in view.query_children(FoldedSegment))
         streamed = answer_cells(h)
         session_id = h.app.runner.session_id
-    assert streamed == await resumed_answer_cells(server, workspace, dcode_home, (100, 200), session_id)
+    assert streamed == await resumed_answer_cells(
+        server, workspace, dcode_home, (100, 200), session_id
+    )
 
 
 async def test_unfolded_segments_look_as_they_did_before_folding(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
     answer = long_answer(40)
-    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=40, chunk_delay=0.005), size=(100, 30)) as h:
+    async with running_app(
+        server,
+        workspace,
+        dcode_home,
+        reply(answer, chunk_size=40, chunk_delay=0.005),
+        size=(100, 30),
+    ) as h:
         view = await stream_the_answer(h)
         assert view.query_children(FoldedSegment)
         session_id = h.app.runner.session_id
@@ -279,35 +316,61 @@ async def test_unfolded_segments_look_as_they_did_before_folding(
         await h.until(lambda: "Section 0" in h.text(), 5, "the top of the answer")
         await h.pilot.pause(0.2)
         unfolded = answer_cells(h)
-    assert unfolded == await resumed_answer_cells(server, workspace, dcode_home, (100, 560), session_id)
+    assert unfolded == await resumed_answer_cells(
+        server, workspace, dcode_home, (100, 560), session_id
+    )
 
 
 async def test_pictures_give_way_to_a_new_theme_and_a_new_width(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
     answer = long_answer(40)
-    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=40, chunk_delay=0.02), size=(100, 150)) as h:
+    async with running_app(
+        server,
+        workspace,
+        dcode_home,
+        reply(answer, chunk_size=40, chunk_delay=0.02),
+        size=(100, 150),
+    ) as h:
         view = await stream_the_answer(h)
 
         def pictured() -> list[FoldedSegment]:
-            return [folded for folded in view.query_children(FoldedSegment) if folded.picture is not None]
+            return [
+                folded
+                for folded in view.query_children(FoldedSegment)
+                if folded.picture is not None
+            ]
 
         def on_screen() -> list[FoldedSegment]:
             viewport = h.app.transcript.region
-            return [folded for folded in view.query_children(FoldedSegment) if folded.region.overlaps(viewport)]
+            return [
+                folded
+                for folded in view.query_children(FoldedSegment)
+                if folded.region.overlaps(viewport)
+            ]
 
         assert any(folded.picture is not None for folded in on_screen())
         before = h.text()
         h.app.theme = "textual-light"
         # No picture of the old colours stays: the segments in view are rebuilt at once.
-        await h.until(lambda: not pictured() and not on_screen(), 5, "the segments in view to unfold")
+        await h.until(
+            lambda: not pictured() and not on_screen(), 5, "the segments in view to unfold"
+        )
         # The same words in the same places, in the new colours.
         await h.until(lambda: h.text() == before, 5, "the rebuilt segments to settle")
         assert view.source == answer
 
-    async with running_app(server, workspace, dcode_home, reply(answer, chunk_size=40, chunk_delay=0.005), size=(100, 60)) as h:
+    async with running_app(
+        server,
+        workspace,
+        dcode_home,
+        reply(answer, chunk_size=40, chunk_delay=0.005),
+        size=(100, 60),
+    ) as h:
         view = await stream_the_answer(h)
-        assert [folded for folded in view.query_children(FoldedSegment) if folded.picture is not None]
+        assert [
+            folded for folded in view.query_children(FoldedSegment) if folded.picture is not None
+        ]
         await h.pilot.resize_terminal(80, 60)  # every height changes with the width
         await h.until(lambda: not view.query_children(FoldedSegment), 5, "every segment to unfold")
         await h.pilot.pause(0.2)
@@ -327,8 +390,12 @@ async def test_the_answer_is_whole_on_screen_when_the_model_is_done(
         app = h.app
         await app.transcript.add_user("explain it all")
         for start in range(0, len(answer) - 40, 400):
-            await app.session._apply(TextDelta(text=answer[start : min(start + 400, len(answer) - 40)]))
+            await app.session._apply(
+                TextDelta(text=answer[start : min(start + 400, len(answer) - 40)])
+            )
             await h.pilot.pause(0.07)
-        await app.session._apply(TextDelta(text=answer[-40:]))  # the last words, and at once the end
+        await app.session._apply(
+            TextDelta(text=answer[-40:])
+        )  # the last words, and at once the end
         await app.session._apply(ModelStreamEnded())
         assert "The last line of the answer." in h.text()

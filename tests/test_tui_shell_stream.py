@@ -15,7 +15,9 @@ TICKING = "for i in $(seq 1 10); do echo line $i; sleep 0.2; done"
 HOSTILE = r"printf 'evil\033]0;pwned\007\033[2J here\n'; for p in 10 50 90; do printf '\r%s%%' $p; sleep 0.3; done; sleep 1; echo"
 
 
-async def test_a_running_command_shows_its_last_lines(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_running_command_shows_its_last_lines(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     steps = (reply(tool_calls=[tool_call("execute", {"command": TICKING})]), reply("Counted."))
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("/approve all")
@@ -28,28 +30,41 @@ async def test_a_running_command_shows_its_last_lines(server: ScriptedModelServe
         await h.until(lambda: "│ line 7" in h.text(), what="the newest lines")
         rows = [row.strip() for row in h.text().splitlines() if row.strip().startswith("│ line")]
         assert len(rows) == 5 and rows[-1] >= "│ line 7"  # the last five, no more
-        await h.until(lambda: "lines" in h.text().split("execute")[1].splitlines()[0], what="the count of lines on its line")
+        await h.until(
+            lambda: "lines" in h.text().split("execute")[1].splitlines()[0],
+            what="the count of lines on its line",
+        )
         await h.idle()
         screen = h.text()
         assert "│ line" not in screen  # the result takes its place
         assert "└ line 1" in screen and h.answers()[-1] == "Counted."
 
 
-async def test_a_command_s_escapes_never_reach_the_terminal(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_command_s_escapes_never_reach_the_terminal(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     steps = (reply(tool_calls=[tool_call("execute", {"command": HOSTILE})]), reply("Done."))
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("/approve all")
         await h.send("run it")
         await h.until(lambda: "│ 90%" in h.text(), what="the progress bar's last state")
-        rows = [row.strip() for row in h.text().splitlines() if row.strip().startswith("│") and not row.strip().endswith("│")]  # not the header's box
+        rows = [
+            row.strip()
+            for row in h.text().splitlines()
+            if row.strip().startswith("│") and not row.strip().endswith("│")
+        ]  # not the header's box
         assert rows == ["│ evil here", "│ 90%"]  # the sequences gone, the bar one line
         await h.idle()
 
 
-async def test_a_subagent_s_command_streams_in_its_task(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_subagent_s_command_streams_in_its_task(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     job = "Run the counter."
     steps = (
-        reply(tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]).answering("delegate"),
+        reply(
+            tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]
+        ).answering("delegate"),
         reply(tool_calls=[tool_call("execute", {"command": TICKING})]).answering(job),
         reply("Counted to 10.").answering(job),
         reply("The subagent counted.").answering("delegate"),
@@ -64,7 +79,9 @@ async def test_a_subagent_s_command_streams_in_its_task(server: ScriptedModelSer
         assert "│ line" not in h.text()
 
 
-async def test_a_user_command_streams_too(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_user_command_streams_too(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home) as h:
         await h.send(f"!!{TICKING}")
         await h.until(lambda: "│ line 2" in h.text(), what="the !cmd's lines while it runs")
@@ -76,7 +93,9 @@ async def test_a_user_command_streams_too(server: ScriptedModelServer, workspace
         assert "│ line" not in h.text() and "running…" not in h.text()
 
 
-async def test_esc_stops_a_user_command_and_keeps_what_it_printed(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_esc_stops_a_user_command_and_keeps_what_it_printed(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home) as h:
         await h.send("!!echo started; sleep 30")
         await h.until(lambda: "│ started" in h.text(), what="the first line")

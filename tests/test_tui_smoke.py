@@ -14,7 +14,9 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "smoke_tui.sh"
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_smoke_tui_in_tmux() -> None:
     env = {**os.environ, "PYTHON": sys.executable}
-    result = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=180)
+    result = subprocess.run(
+        ["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=180
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "smoke_tui: ok" in result.stdout
 
@@ -26,6 +28,8 @@ SIGNALS_SCRIPT = SCRIPT.with_name("smoke_tui_signals.sh")
 @pytest.mark.parametrize("mode", ["TERM", "HUP", "close", "quit"])
 def test_signal_ends_the_shell_command_and_restores_the_terminal(mode: str) -> None:
     env = {**os.environ, "PYTHON": sys.executable}
-    result = subprocess.run(["bash", str(SIGNALS_SCRIPT), mode], capture_output=True, text=True, env=env, timeout=180)
+    result = subprocess.run(
+        ["bash", str(SIGNALS_SCRIPT), mode], capture_output=True, text=True, env=env, timeout=180
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"smoke_tui_signals: ok ({mode})" in result.stdout

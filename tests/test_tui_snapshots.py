@@ -53,7 +53,13 @@ def harness(app: DcodeApp, pilot: Pilot, server: ScriptedModelServer, workspace:
     return Harness(app, pilot, server, workspace, app.settings)
 
 
-def opening(app: DcodeApp, server: ScriptedModelServer, workspace: Path, command: str, screen: type[Screen[Any]]) -> Callable[[Pilot], Awaitable[None]]:
+def opening(
+    app: DcodeApp,
+    server: ScriptedModelServer,
+    workspace: Path,
+    command: str,
+    screen: type[Screen[Any]],
+) -> Callable[[Pilot], Awaitable[None]]:
     """The steps before a picker's snapshot: ``command`` sent once the app is ready, and ``screen`` up."""
 
     async def run_before(pilot: Pilot) -> None:
@@ -66,7 +72,9 @@ def opening(app: DcodeApp, server: ScriptedModelServer, workspace: Path, command
     return run_before
 
 
-def test_main_screen(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+def test_main_screen(
+    snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "greet.py").write_text("def greet():\n    return 'Hello'\n")
     server.script(
         reply(tool_calls=[tool_call("read_file", {"file_path": "greet.py"})], usage=(1_500, 20)),
@@ -84,10 +92,21 @@ def test_main_screen(snap_compare, server: ScriptedModelServer, workspace: Path,
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-def test_approval(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+def test_approval(
+    snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "greet.py").write_text("def greet():\n    return 'Hello'\n")
-    edit = tool_call("edit_file", {"file_path": "greet.py", "old_string": "def greet():\n    return 'Hello'", "new_string": "def greet(name):\n    return f'Hello, {name}!'"})
-    server.script(reply("I will edit greet.py.", tool_calls=[edit], usage=(1_800, 40)), reply("done"))
+    edit = tool_call(
+        "edit_file",
+        {
+            "file_path": "greet.py",
+            "old_string": "def greet():\n    return 'Hello'",
+            "new_string": "def greet(name):\n    return f'Hello, {name}!'",
+        },
+    )
+    server.script(
+        reply("I will edit greet.py.", tool_calls=[edit], usage=(1_800, 40)), reply("done")
+    )
     app = build_app(server, workspace, dcode_home)
 
     async def run_before(pilot: Pilot) -> None:
@@ -100,7 +119,9 @@ def test_approval(snap_compare, server: ScriptedModelServer, workspace: Path, dc
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-def test_resume_picker(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+def test_resume_picker(
+    snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     store = SessionStore(dcode_home / "sessions.db")
     rows = [
         ("a1b2c3d4e5f6", "/work/projects/demo", "Fix the flaky login test"),
@@ -109,16 +130,30 @@ def test_resume_picker(snap_compare, server: ScriptedModelServer, workspace: Pat
     ]
     for session_id, cwd, title in rows:
         store.create(session_id, Path(cwd), "openai:gpt-5.1")
-        store.record_turn(session_id, prompt=title, model="openai:gpt-5.1", message_count=4, input_tokens=100, output_tokens=10, context_tokens=110)
+        store.record_turn(
+            session_id,
+            prompt=title,
+            model="openai:gpt-5.1",
+            message_count=4,
+            input_tokens=100,
+            output_tokens=10,
+            context_tokens=110,
+        )
     app = build_app(server, workspace, dcode_home)
-    assert snap_compare(app, terminal_size=SIZE, run_before=opening(app, server, workspace, "/resume", ResumeScreen))
+    assert snap_compare(
+        app, terminal_size=SIZE, run_before=opening(app, server, workspace, "/resume", ResumeScreen)
+    )
 
 
-def test_model_picker(snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch) -> None:
+def test_model_picker(
+    snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch
+) -> None:
     for name in ("DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_API_KEY", "DCODE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     store = SessionStore(dcode_home / "sessions.db")
     store.create("a1b2c3d4e5f6", workspace, "deepseek:deepseek-chat")
     store.create("0f9e8d7c6b5a", workspace, "openai:gpt-5.1")
     app = build_app(server, workspace, dcode_home)
-    assert snap_compare(app, terminal_size=SIZE, run_before=opening(app, server, workspace, "/model", ModelScreen))
+    assert snap_compare(
+        app, terminal_size=SIZE, run_before=opening(app, server, workspace, "/model", ModelScreen)
+    )

@@ -21,7 +21,9 @@ TABLE = "| field | type | default |\n|:--|:-:|--:|\n| limit | `int` | 10 |\n| se
 
 def model(*rows: tuple[str, ...], align: tuple[str, ...] = ()) -> TableModel:
     header, *body = rows
-    return TableModel(tuple(map(Content, header)), tuple(tuple(map(Content, row)) for row in body), align)
+    return TableModel(
+        tuple(map(Content, header)), tuple(tuple(map(Content, row)) for row in body), align
+    )
 
 
 # -- columns and lines --------------------------------------------------------------------
@@ -43,7 +45,12 @@ def test_no_column_is_narrower_than_one_cell() -> None:
 
 
 def test_a_table_is_drawn_with_keylines_and_its_alignment() -> None:
-    table = model(("name", "n", "note"), ("a", "10", "x"), ("bbb", "2", "yy"), align=("left", "right", "center"))
+    table = model(
+        ("name", "n", "note"),
+        ("a", "10", "x"),
+        ("bbb", "2", "yy"),
+        align=("left", "right", "center"),
+    )
     assert [line.plain for line in table_lines(table, 80)] == [
         "┌──────┬────┬──────┐",
         "│ name │  n │ note │",
@@ -56,7 +63,9 @@ def test_a_table_is_drawn_with_keylines_and_its_alignment() -> None:
 
 
 def test_a_wide_cell_wraps_inside_its_column() -> None:
-    table = model(("key", "description"), ("k", "a sentence long enough to need three or four lines here"))
+    table = model(
+        ("key", "description"), ("k", "a sentence long enough to need three or four lines here")
+    )
     lines = table_lines(table, 30)
     assert {line.cell_length for line in lines} == {30}  # every line as wide as the block
     text = " ".join(line.plain.split("│")[2].strip() for line in lines[3:-1])
@@ -88,7 +97,10 @@ class Document(App[None]):
 
 def rows(app: App[None], block: TableBlock) -> list[str]:
     strips = app.screen._compositor.render_strips(app.screen.size)
-    return [strip.text[block.region.x : block.region.right] for strip in strips[block.region.y : block.region.bottom]]
+    return [
+        strip.text[block.region.x : block.region.right]
+        for strip in strips[block.region.y : block.region.bottom]
+    ]
 
 
 async def test_a_table_in_an_answer_is_one_block_styled_by_the_theme() -> None:
@@ -101,7 +113,10 @@ async def test_a_table_in_an_answer_is_one_block_styled_by_the_theme() -> None:
         strip = app.screen._compositor.render_strips(app.screen.size)[block.region.y + 3]
         styles = {segment.text.strip(): segment.style for segment in strip if segment.text.strip()}
         assert styles["int"] != styles["limit"]  # inline code keeps its own style
-        header = {segment.text: segment.style for segment in app.screen._compositor.render_strips(app.screen.size)[block.region.y + 1]}
+        header = {
+            segment.text: segment.style
+            for segment in app.screen._compositor.render_strips(app.screen.size)[block.region.y + 1]
+        }
         assert header["field"].bold and header["field"].color != styles["limit"].color
         keyline_before = styles["│"].color
         app.theme = "textual-light"

@@ -42,7 +42,9 @@ def detect_bursts(h: Harness) -> BurstKeys:
     return burst
 
 
-async def test_text_and_enter_in_one_write_are_sent(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_text_and_enter_in_one_write_are_sent(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home, reply("hello back")) as h:
         burst = detect_bursts(h)
         await one_read(h.app, "hi there\r")
@@ -53,7 +55,9 @@ async def test_text_and_enter_in_one_write_are_sent(server: ScriptedModelServer,
         assert burst.bursts == 1  # it did arrive as a burst, the path this is about
 
 
-async def test_an_unbracketed_burst_over_several_lines_stays_in_the_box(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_an_unbracketed_burst_over_several_lines_stays_in_the_box(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home, reply("never")) as h:
         burst = detect_bursts(h)
         await one_read(h.app, "line one\rline two\r")
@@ -63,7 +67,9 @@ async def test_an_unbracketed_burst_over_several_lines_stays_in_the_box(server: 
         assert h.prompts() == [] and not server.requests
 
 
-async def test_a_bracketed_paste_ending_in_a_newline_stays_a_paste(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_bracketed_paste_ending_in_a_newline_stays_a_paste(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home, reply("never")) as h:
         detect_bursts(h)
         await one_read(h.app, f"{PASTE_START}pasted line\n{PASTE_END}")
@@ -73,17 +79,23 @@ async def test_a_bracketed_paste_ending_in_a_newline_stays_a_paste(server: Scrip
         assert h.prompts() == [] and not server.requests
 
 
-async def test_a_dropped_path_typed_out_becomes_an_image(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_dropped_path_typed_out_becomes_an_image(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     picture = workspace / "Screen Shot.png"
     Image.new("RGB", (40, 30), (10, 120, 200)).save(picture)
     async with running_app(server, workspace, dcode_home, reply("never")) as h:
         detect_bursts(h)
         await one_read(h.app, f"'{picture}' ")
-        await h.until(lambda: h.app.prompt_input.text.startswith("[image 1]"), what="the image token")
+        await h.until(
+            lambda: h.app.prompt_input.text.startswith("[image 1]"), what="the image token"
+        )
         assert h.prompts() == [] and not server.requests
 
 
-async def test_a_slash_command_and_enter_in_one_write_runs_the_command(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_slash_command_and_enter_in_one_write_runs_the_command(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """``/approve`` looks like an absolute path, so the burst goes by the media check first:
     the Enter waits for that check instead of being refused."""
     async with running_app(server, workspace, dcode_home, reply("never")) as h:
@@ -95,7 +107,9 @@ async def test_a_slash_command_and_enter_in_one_write_runs_the_command(server: S
         assert not server.requests
 
 
-async def test_a_dropped_path_and_enter_in_one_write_send_the_image(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_dropped_path_and_enter_in_one_write_send_the_image(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     picture = workspace / "shot.png"
     Image.new("RGB", (40, 30), (10, 120, 200)).save(picture)
     async with running_app(server, workspace, dcode_home, reply("a blue picture")) as h:

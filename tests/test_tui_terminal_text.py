@@ -33,17 +33,25 @@ def assert_drawn_safely(h: Harness, *, payloads: bool = False) -> str:
     return text
 
 
-async def test_a_hostile_answer_is_drawn_not_obeyed_live_and_resumed(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_hostile_answer_is_drawn_not_obeyed_live_and_resumed(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """Streamed three characters at a time, every sequence arrives split across deltas."""
     answer = f"Here you go: {HOSTILE}\n\n- item {TITLE_BEL}one\n\n| a | b |\n|---|---|\n| {TITLE_BEL}x | \u202ey |\n"
     step = reply(answer, reasoning=f"thinking {HOSTILE}", chunk_size=3)
     settings = make_settings(dcode_home, workspace, server, api=WireApi.RESPONSES)
-    async with running_app(server, workspace, dcode_home, step, settings=settings, branch=f"main{TITLE_BEL}") as h:
+    async with running_app(
+        server, workspace, dcode_home, step, settings=settings, branch=f"main{TITLE_BEL}"
+    ) as h:
         await h.send(f"hello {TITLE_BEL}there")
         await h.idle()
         [entry] = h.entries(AssistantEntry)
-        assert entry.text == safe_text(answer) and entry.reasoning == safe_text(f"thinking {HOSTILE}")
-        assert h.app.transcript.last_answer() == safe_text(answer)  # what /copy puts on the clipboard
+        assert entry.text == safe_text(answer) and entry.reasoning == safe_text(
+            f"thinking {HOSTILE}"
+        )
+        assert h.app.transcript.last_answer() == safe_text(
+            answer
+        )  # what /copy puts on the clipboard
         text = assert_drawn_safely(h)
         assert "Here you go: before click here" in text  # a link's words stay; where it led goes
         assert "bell␇" in text and "⟨U+202E⟩evil⟨U+202C⟩" in text  # the rest is shown, not hidden
@@ -60,9 +68,14 @@ async def test_a_hostile_answer_is_drawn_not_obeyed_live_and_resumed(server: Scr
         assert "hello there" in assert_drawn_safely(h)  # the session's title is the prompt's
 
 
-async def test_a_hostile_file_read_by_read_file_is_drawn_safely_when_expanded(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_hostile_file_read_by_read_file_is_drawn_safely_when_expanded(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     (workspace / "notes.txt").write_text(HOSTILE_FILE)
-    steps = (reply(tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})]), reply("Read it."))
+    steps = (
+        reply(tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})]),
+        reply("Read it."),
+    )
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("read notes.txt")
         await h.idle()
@@ -75,16 +88,27 @@ async def test_a_hostile_file_read_by_read_file_is_drawn_safely_when_expanded(se
         text = assert_drawn_safely(h)
         assert "first line" in text and "click here" in text and "⟨U+202E⟩evil" in text
         await h.send("!!cat notes.txt")  # the user's own shell shows the file too
-        await h.until(lambda: "last line" in h.text().split("cat notes.txt", 1)[-1], what="the shell's output")
+        await h.until(
+            lambda: "last line" in h.text().split("cat notes.txt", 1)[-1], what="the shell's output"
+        )
         assert "rm -rf ~" in assert_drawn_safely(h).split("cat notes.txt", 1)[-1]
 
 
-async def test_a_hostile_mcp_server_is_drawn_safely(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_hostile_mcp_server_is_drawn_safely(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """Its result in the transcript, the model's arguments in the approval, and its tool's
     description in ``/mcp``."""
-    write_config(dcode_home / "mcp.json", {"hostile": {"command": sys.executable, "args": [str(HOSTILE_SERVER)]}})
+    write_config(
+        dcode_home / "mcp.json",
+        {"hostile": {"command": sys.executable, "args": [str(HOSTILE_SERVER)]}},
+    )
     words = f"[@click=app.quit]quit[/] {TITLE_BEL}"
-    steps = (reply("Ready."), reply(tool_calls=[tool_call("mcp__hostile__banner", {"words": words})]), reply("Done."))
+    steps = (
+        reply("Ready."),
+        reply(tool_calls=[tool_call("mcp__hostile__banner", {"words": words})]),
+        reply("Done."),
+    )
     async with running_app(server, workspace, dcode_home, *steps) as h:
         await h.send("warm up")  # the first turn starts the servers
         await h.idle()
@@ -106,13 +130,17 @@ async def test_a_hostile_mcp_server_is_drawn_safely(server: ScriptedModelServer,
         assert "⟨U+202E⟩Nothing to see⟨U+202C⟩" in assert_drawn_safely(h)
 
 
-async def test_a_subagents_hostile_job_and_answer_are_drawn_safely(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_subagents_hostile_job_and_answer_are_drawn_safely(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """The task's head (its job, then its result), the subagent's streamed answer in the nested
     view, and the whole of it once opened (Markdown drawn by Rich, links spelled out)."""
     job = f"Say it {TITLE_BEL}loud"
     answer = f"Sub says {HOSTILE} and [a link](https://example.com/x)"
     steps = (
-        reply(tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]).answering("delegate"),
+        reply(
+            tool_calls=[tool_call("task", {"description": job, "subagent_type": "general-purpose"})]
+        ).answering("delegate"),
         reply(answer, chunk_size=3, chunk_delay=0.01).answering(job),
         reply("All done.").answering("delegate"),
     )
@@ -146,20 +174,28 @@ def _offset_of(h: Harness, words: str) -> tuple[int, int]:
     raise AssertionError(f"{words!r} is not on screen")
 
 
-async def test_a_link_opens_only_a_web_address_and_says_which(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_link_opens_only_a_web_address_and_says_which(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     # (Markdown itself leaves javascript: and file: links as text; another scheme starts an app.)
     answer = "See [the web page](https://example.com/docs) or [the same page](vscode://evil.example/run)."
     settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.MANUAL)
-    async with running_app(server, workspace, dcode_home, reply(answer), settings=settings, app_class=LinkRecorder) as h:
+    async with running_app(
+        server, workspace, dcode_home, reply(answer), settings=settings, app_class=LinkRecorder
+    ) as h:
         app = h.app
         assert isinstance(app, LinkRecorder)
         await h.send("links please")
         await h.idle()
         await h.pilot.click(offset=_offset_of(h, "the same page"))
-        await h.until(lambda: "not opened: vscode://evil.example/run" in _toasts(app), what="the refusal")
+        await h.until(
+            lambda: "not opened: vscode://evil.example/run" in _toasts(app), what="the refusal"
+        )
         assert app.opened == []
         await h.pilot.click(offset=_offset_of(h, "the web page"))
-        await h.until(lambda: "opening https://example.com/docs" in _toasts(app), what="the address")
+        await h.until(
+            lambda: "opening https://example.com/docs" in _toasts(app), what="the address"
+        )
         assert app.opened == ["https://example.com/docs"]
 
 
@@ -167,12 +203,18 @@ def _toasts(app: DcodeApp) -> str:
     return "\n".join(str(note.message) for note in app._notifications)
 
 
-async def test_a_toast_quoting_an_error_is_plain_words(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_toast_quoting_an_error_is_plain_words(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     app = DcodeApp(make_settings(dcode_home, workspace, server), animate=False)
-    async with app.run_test(size=(100, 34), notifications=True) as pilot:  # toasts drawn, as for real
+    async with app.run_test(
+        size=(100, 34), notifications=True
+    ) as pilot:  # toasts drawn, as for real
         h = Harness(app, pilot, server, workspace, app.settings)  # type: ignore[arg-type]
         await h.ready()
-        app.notify(f"could not do it: [bold]server said[/bold] {TITLE_BEL}[link=http://evil.example/]x[/link]")
+        app.notify(
+            f"could not do it: [bold]server said[/bold] {TITLE_BEL}[link=http://evil.example/]x[/link]"
+        )
         await h.until(lambda: "could not do it" in h.text(), what="the toast")
         text = assert_drawn_safely(h)
         assert "[bold]server said[/bold]" in text and "[link=http://evil.example/]x[/link]" in text

@@ -27,7 +27,9 @@ class Terminal:
     socket: str
 
     def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10
+        )
         return done.stdout
 
     def screen(self) -> str:
@@ -57,7 +59,9 @@ def terminal(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> 
         term.tmux("kill-server")
 
 
-def test_text_and_enter_in_one_write_send_and_quitting_says_how_to_resume(terminal: Terminal, server: ScriptedModelServer, dcode_home: Path) -> None:
+def test_text_and_enter_in_one_write_send_and_quitting_says_how_to_resume(
+    terminal: Terminal, server: ScriptedModelServer, dcode_home: Path
+) -> None:
     server.script(reply("Hello from the model."))
     terminal.wait_for("Ask dcode")
     terminal.tmux("send-keys", "-t", "t", "hi there", "Enter")  # one write: text and Enter
@@ -77,14 +81,22 @@ def test_quitting_before_any_session_prints_nothing(terminal: Terminal, dcode_ho
     assert not SessionStore(dcode_home / "sessions.db").list()
 
 
-def test_the_header_and_a_command_s_lines_while_it_runs(terminal: Terminal, server: ScriptedModelServer) -> None:
+def test_the_header_and_a_command_s_lines_while_it_runs(
+    terminal: Terminal, server: ScriptedModelServer
+) -> None:
     from dcode import __version__
     from tests.support.model_server import tool_call
 
     ticking = "for i in $(seq 1 10); do echo line $i; sleep 0.3; done"
-    server.script(reply(tool_calls=[tool_call("execute", {"command": ticking})]), reply("Counted to ten."))
+    server.script(
+        reply(tool_calls=[tool_call("execute", {"command": ticking})]), reply("Counted to ten.")
+    )
     screen = terminal.wait_for("Ask dcode")
-    assert f"dcode {__version__}" in screen and "model      openai:test-model" in screen and "/help" in screen
+    assert (
+        f"dcode {__version__}" in screen
+        and "model      openai:test-model" in screen
+        and "/help" in screen
+    )
     terminal.tmux("send-keys", "-t", "t", "/approve all", "Enter")
     terminal.wait_for("approval mode set to all")
     terminal.tmux("send-keys", "-t", "t", "count to ten", "Enter")

@@ -32,14 +32,20 @@ def overlaps(toast: Region, others: list[Region]) -> list[Region]:
     return [other for other in others if toast.overlaps(other)]
 
 
-async def test_a_toast_sits_above_the_prompt_and_the_status_bar(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_toast_sits_above_the_prompt_and_the_status_bar(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home, notifications=True) as h:
         [toast] = await shown(h, "something to say")
         assert not overlaps(toast, kept_clear(h))
-        assert toast.bottom <= h.app.transcript.region.bottom  # right above them, over the transcript
+        assert (
+            toast.bottom <= h.app.transcript.region.bottom
+        )  # right above them, over the transcript
 
 
-async def test_a_toast_moves_up_as_the_prompt_grows(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_toast_moves_up_as_the_prompt_grows(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home, notifications=True) as h:
         await h.type("\n".join(f"line {n}" for n in range(8)))
         await h.pilot.pause(0.1)
@@ -48,7 +54,9 @@ async def test_a_toast_moves_up_as_the_prompt_grows(server: ScriptedModelServer,
         assert not overlaps(toast, kept_clear(h))
 
 
-async def test_a_toast_over_a_dialog_leaves_the_status_bar_clear(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_toast_over_a_dialog_leaves_the_status_bar_clear(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     async with running_app(server, workspace, dcode_home, reply("hi"), notifications=True) as h:
         await h.send("/help")
         await h.until(lambda: h.app.screen is not h.app.screen_stack[0], what="the help dialog")

@@ -28,11 +28,22 @@ def facts(entries: list[Entry]) -> list[tuple[Any, ...]]:
     for entry in entries:
         match entry:
             case UserEntry():
-                shown.append(("user", entry.text, [seen.strip for seen in entry.videos], entry.files))
+                shown.append(
+                    ("user", entry.text, [seen.strip for seen in entry.videos], entry.files)
+                )
             case AssistantEntry():
                 shown.append(("answer", entry.text, entry.reasoning, entry.interrupted))
             case ShellEntry():
-                shown.append(("shell", entry.command, entry.output, entry.exit_code, entry.private, entry.running))
+                shown.append(
+                    (
+                        "shell",
+                        entry.command,
+                        entry.output,
+                        entry.exit_code,
+                        entry.private,
+                        entry.running,
+                    )
+                )
             case NoticeEntry():
                 shown.append(("notice", entry.text, entry.level, entry.path))
             case ToolGroupEntry():
@@ -46,18 +57,43 @@ def call_facts(call: ToolCallEntry) -> tuple[Any, ...]:
     run = call.task
     task = None
     if run is not None:
-        task = (run.path, run.agent_type, run.description, run.status, run.result, run.error, run.num_turns, facts(run.entries))
+        task = (
+            run.path,
+            run.agent_type,
+            run.description,
+            run.status,
+            run.result,
+            run.error,
+            run.num_turns,
+            facts(run.entries),
+        )
     frames = call.frames.strip if call.frames is not None else None
-    return (call.call_id, call.name, call.summary, call.args, call.status, call.preview, call.output, call.diff, call.saved_to, frames, task)
+    return (
+        call.call_id,
+        call.name,
+        call.summary,
+        call.args,
+        call.status,
+        call.preview,
+        call.output,
+        call.diff,
+        call.saved_to,
+        frames,
+        task,
+    )
 
 
-async def resumed_facts(server: ScriptedModelServer, workspace: Path, home: Path, session_id: str, **changes: Any) -> list[tuple[Any, ...]]:
+async def resumed_facts(
+    server: ScriptedModelServer, workspace: Path, home: Path, session_id: str, **changes: Any
+) -> list[tuple[Any, ...]]:
     settings = replace(make_settings(home, workspace, server), **changes)
     async with running_app(server, workspace, home, session_id=session_id, settings=settings) as h:
         await h.until(lambda: h.prompts(), what="the resumed transcript")
         await h.until(lambda: h.entries(NoticeEntry), what="the resumed session's line")
         *shown, said = facts(h.app.transcript.entries)
-        assert said[0] == "notice" and said[1].startswith(f"Resumed session {session_id} · ")  # the resume's own line
+        assert said[0] == "notice" and said[1].startswith(
+            f"Resumed session {session_id} · "
+        )  # the resume's own line
         return shown
 
 
@@ -73,13 +109,17 @@ async def paste_image(h: Harness, path: Path, text: str) -> None:
     await h.idle()
 
 
-async def test_a_resumed_transcript_is_the_live_one(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_resumed_transcript_is_the_live_one(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """A ``!cmd`` turn, a pasted image, a subagent, a compaction, a denied call and an
     interrupted answer: the resumed session's entries are the live session's, field for field."""
     (workspace / "a.txt").write_text("alpha\n")
     shot = workspace / "shot.png"
     Image.new("RGB", (64, 64), (20, 120, 200)).save(shot)
-    settings = replace(make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION})
+    settings = replace(
+        make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION}
+    )
     session = "printf"  # in the first user message: the ``!cmd``'s note, then the summary of it
     steps = (
         reply("A blue square. " * 200).answering(session),  # enough history to compact
@@ -97,7 +137,9 @@ async def test_a_resumed_transcript_is_the_live_one(server: ScriptedModelServer,
         await h.send("look around")
         await h.idle()
         await h.send("/offload")
-        await h.until(lambda: any("summarized" in text for text in notices(h)), what="the compaction")
+        await h.until(
+            lambda: any("summarized" in text for text in notices(h)), what="the compaction"
+        )
         await h.idle()
         await h.send("build it")
         await h.approval()
@@ -108,22 +150,43 @@ async def test_a_resumed_transcript_is_the_live_one(server: ScriptedModelServer,
         assert h.app.runner is not None
         session_id = h.app.runner.session_id
         live = facts(h.app.transcript.entries)
-    kinds = ["shell", "user", "answer", "user", "answer", "step", "answer", "notice", "notice", "user", "step", "answer"]
+    kinds = [
+        "shell",
+        "user",
+        "answer",
+        "user",
+        "answer",
+        "step",
+        "answer",
+        "notice",
+        "notice",
+        "user",
+        "step",
+        "answer",
+    ]
     assert [fact[0] for fact in live] == kinds
     assert live[0][1:4] == ("printf 'one\\ntwo\\n'", "one\ntwo\n", 0)
     assert live[1][1] == "[image 1] what is this?"
-    resumed = await resumed_facts(server, workspace, dcode_home, session_id, model_overrides={"openai:test-model": VISION})
+    resumed = await resumed_facts(
+        server, workspace, dcode_home, session_id, model_overrides={"openai:test-model": VISION}
+    )
     assert resumed == live
 
 
-async def test_a_call_id_reused_in_a_later_turn_lands_in_that_turn(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_call_id_reused_in_a_later_turn_lands_in_that_turn(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     """A server that starts again at ``call_1`` each turn: the second turn's call, and its
     approval, are drawn in the second turn, live and after a resume."""
     (workspace / "a.txt").write_text("alpha\n")
     first = (
         reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"}, call_id="call_1")]),
         reply("It says alpha."),
-        reply(tool_calls=[tool_call("write_file", {"file_path": "b.txt", "content": "b"}, call_id="call_1")]),
+        reply(
+            tool_calls=[
+                tool_call("write_file", {"file_path": "b.txt", "content": "b"}, call_id="call_1")
+            ]
+        ),
         reply("Wrote b."),
     )
     async with running_app(server, workspace, dcode_home, *first) as h:
@@ -135,7 +198,11 @@ async def test_a_call_id_reused_in_a_later_turn_lands_in_that_turn(server: Scrip
         session_id = h.app.runner.session_id
     assert (workspace / "b.txt").read_text() == "b"
     again = (
-        reply(tool_calls=[tool_call("write_file", {"file_path": "c.txt", "content": "c"}, call_id="call_1")]),
+        reply(
+            tool_calls=[
+                tool_call("write_file", {"file_path": "c.txt", "content": "c"}, call_id="call_1")
+            ]
+        ),
         reply("Wrote c."),
     )
     async with running_app(server, workspace, dcode_home, *again, session_id=session_id) as h:
@@ -143,7 +210,11 @@ async def test_a_call_id_reused_in_a_later_turn_lands_in_that_turn(server: Scrip
         await h.send("write c")
         await approve_in_the_last_step(h, "write_file")
         steps = h.entries(ToolGroupEntry)
-        assert [[call.name for call in step.calls] for step in steps] == [["read_file"], ["write_file"], ["write_file"]]
+        assert [[call.name for call in step.calls] for step in steps] == [
+            ["read_file"],
+            ["write_file"],
+            ["write_file"],
+        ]
         assert [call.status for step in steps for call in step.calls] == [ToolStatus.OK] * 3
         assert "alpha" in steps[0].calls[0].output
     assert (workspace / "c.txt").read_text() == "c"
@@ -172,8 +243,17 @@ def test_the_model_knows_nothing_of_textual() -> None:
 
     tree = ast.parse(Path(model.__file__).read_text())
     imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-    imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
-    assert imported and not [name for name in imported if name.startswith("textual") or ".view" in name or "widget" in name]
+    imported += [
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    assert imported and not [
+        name
+        for name in imported
+        if name.startswith("textual") or ".view" in name or "widget" in name
+    ]
 
 
 def test_a_reused_call_id_replays_into_its_own_turn() -> None:
@@ -184,11 +264,21 @@ def test_a_reused_call_id_replays_into_its_own_turn() -> None:
 
     def turn(prompt: str, name: str, result: str) -> list[Any]:
         call = {"id": "call_1", "name": name, "args": {"file_path": "a.txt"}}
-        return [HumanMessage(prompt), AIMessage("", tool_calls=[call]), ToolMessage(result, tool_call_id="call_1", name=name), AIMessage("done")]
+        return [
+            HumanMessage(prompt),
+            AIMessage("", tool_calls=[call]),
+            ToolMessage(result, tool_call_id="call_1", name=name),
+            AIMessage("done"),
+        ]
 
-    model = TranscriptModel.replayed(replay([*turn("one", "read_file", "alpha"), *turn("two", "ls", "a.txt")]))
+    model = TranscriptModel.replayed(
+        replay([*turn("one", "read_file", "alpha"), *turn("two", "ls", "a.txt")])
+    )
     steps = [entry for entry in model.entries if isinstance(entry, ToolGroupEntry)]
-    assert [[(call.name, call.output) for call in step.calls] for step in steps] == [[("read_file", "alpha")], [("ls", "a.txt")]]
+    assert [[(call.name, call.output) for call in step.calls] for step in steps] == [
+        [("read_file", "alpha")],
+        [("ls", "a.txt")],
+    ]
     assert not any(step.open for step in steps)
 
 
@@ -200,9 +290,13 @@ def test_a_shell_note_replays_as_the_command_only_when_marked() -> None:
     from dcode.agent.shell_note import shell_note
 
     text, marks = shell_note("git diff --stat", 1, " a.txt | 2 +-\n```nested```")
-    assert list(replay([HumanMessage(text, additional_kwargs=marks)])) == [ShellCommandRan("git diff --stat", " a.txt | 2 +-\n```nested```", 1)]
+    assert list(replay([HumanMessage(text, additional_kwargs=marks)])) == [
+        ShellCommandRan("git diff --stat", " a.txt | 2 +-\n```nested```", 1)
+    ]
     assert list(replay([HumanMessage(text)])) == [UserMessage(text)]  # typed by the user: a prompt
-    forged = {key: {"command": "ls", "exit_code": 0} for key in marks}  # a mark that does not fit the text
+    forged = {
+        key: {"command": "ls", "exit_code": 0} for key in marks
+    }  # a mark that does not fit the text
     assert list(replay([HumanMessage(text, additional_kwargs=forged)])) == [UserMessage(text)]
 
 
@@ -212,8 +306,14 @@ def test_an_image_named_in_the_prompt_gets_no_second_mark() -> None:
     from dcode.agent.stream import user_text
 
     image = {"type": "image", "source_type": "base64", "data": "", "mime_type": "image/png"}
-    assert user_text(HumanMessage([{"type": "text", "text": "[image 1] what is this?"}, image])) == "[image 1] what is this?"
+    assert (
+        user_text(HumanMessage([{"type": "text", "text": "[image 1] what is this?"}, image]))
+        == "[image 1] what is this?"
+    )
     # ``dcode -p -i shot.png``: the prompt does not name it, so the mark says it was there.
-    assert user_text(HumanMessage([{"type": "text", "text": "what is this?"}, image])) == "what is this?[image]"
+    assert (
+        user_text(HumanMessage([{"type": "text", "text": "what is this?"}, image]))
+        == "what is this?[image]"
+    )
     two = [{"type": "text", "text": "[image 2] and this?"}, image, image]
     assert user_text(HumanMessage(two)) == "[image 2] and this?[image]"

@@ -35,7 +35,9 @@ from tests.test_tui_app_media import VISION
 from tests.test_tui_app_support import make_settings, running_app
 
 
-def window_of(store: AttachmentStore, times: list[float], source: str = "clips/demo.mp4") -> list[dict]:
+def window_of(
+    store: AttachmentStore, times: list[float], source: str = "clips/demo.mp4"
+) -> list[dict]:
     """A window's blocks in read_file's shape, over frames admitted into ``store``."""
     blocks: list[dict] = [
         {"type": "text", "text": summary_line(source, len(times))},
@@ -77,11 +79,17 @@ def request_texts(request: Any) -> list[str]:
 
 
 @requires_clip
-async def test_a_dropped_video_is_sampled_and_sent_as_its_frames(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_dropped_video_is_sampled_and_sent_as_its_frames(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     clip = workspace / "bunny.mp4"
     shutil.copyfile(CLIP, clip)
-    settings = replace(make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION})
-    async with running_app(server, workspace, dcode_home, reply("A rabbit wakes up."), settings=settings) as h:
+    settings = replace(
+        make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION}
+    )
+    async with running_app(
+        server, workspace, dcode_home, reply("A rabbit wakes up."), settings=settings
+    ) as h:
         h.app.prompt_input.area.post_message(events.Paste(str(clip)))
         await h.until(lambda: "[video 1]" in h.app.prompt_input.text, 10, "the video placeholder")
         await h.type("what happens?")
@@ -93,16 +101,24 @@ async def test_a_dropped_video_is_sampled_and_sent_as_its_frames(server: Scripte
         assert len(images) == 3  # 5.3 s at 0.5 fps: t = 0, 2, 4
         assert texts[0] == "[video 1] what happens?"
         assert "Reading first 100s of bunny.mp4 at 0.5 fps." in texts[1]
-        assert [t for t in texts if t.startswith("Frame at")] == ["Frame at t=00:00:00.000", "Frame at t=00:00:02.000", "Frame at t=00:00:04.000"]
+        assert [t for t in texts if t.startswith("Frame at")] == [
+            "Frame at t=00:00:00.000",
+            "Frame at t=00:00:02.000",
+            "Frame at t=00:00:04.000",
+        ]
         [entry] = h.entries(UserEntry)
         [seen] = entry.videos
-        assert seen.sent_bytes == sum(len(image) for image in images)  # what the line says is what went
+        assert seen.sent_bytes == sum(
+            len(image) for image in images
+        )  # what the line says is what went
         line = f"▸ bunny.mp4 · 3 frames · 0:00.0–0:04.0 · {human_bytes(seen.sent_bytes)} sent"
         assert line in h.text()
         assert h.answers() == ["A rabbit wakes up."]
 
 
-async def test_a_video_that_cannot_be_sampled_is_one_line_and_keeps_the_draft(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_video_that_cannot_be_sampled_is_one_line_and_keeps_the_draft(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     clip = workspace / "broken.mp4"
     clip.write_bytes(b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom" + b"\x00" * 64)
     async with running_app(server, workspace, dcode_home, reply("never")) as h:
@@ -110,46 +126,91 @@ async def test_a_video_that_cannot_be_sampled_is_one_line_and_keeps_the_draft(se
         await h.until(lambda: "[video 1]" in h.app.prompt_input.text, 10, "the video placeholder")
         await h.type("summarise")
         await h.press("enter")
-        await h.until(lambda: any("broken.mp4" in str(n.message) for n in h.app._notifications), 15, "the toast")
+        await h.until(
+            lambda: any("broken.mp4" in str(n.message) for n in h.app._notifications),
+            15,
+            "the toast",
+        )
         await h.idle()
         [note] = [str(n.message) for n in h.app._notifications if "broken.mp4" in str(n.message)]
         assert note.startswith("[video 1] broken.mp4 can't be sent: ") and "\n" not in note
         assert h.app.prompt_input.text == "[video 1] summarise"
-        assert h.app.prompt_input.area.placeholders.of_kind("media")  # still bound: fix it, send again
+        assert h.app.prompt_input.area.placeholders.of_kind(
+            "media"
+        )  # still bound: fix it, send again
         assert server.requests == [] and h.entries(UserEntry) == []
 
 
 # --- the tool widget
 
 
-async def test_a_video_read_shows_its_line_and_a_timeline(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
-    settings = replace(make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION})
+async def test_a_video_read_shows_its_line_and_a_timeline(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    settings = replace(
+        make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION}
+    )
     async with running_app(server, workspace, dcode_home, settings=settings) as h:
         store = h.app.media.store
         strip = frames_in(window_of(store, [0.0, 2.0, 4.0, 6.0]))
         assert isinstance(strip, FrameStrip)
         transcript = h.app.transcript
-        await transcript.apply(ToolCallRunning("call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4"))
-        await transcript.apply(ToolCallFinished("call-1", "read_file", ToolStatus.OK, "Reading [0.000s, …", "Reading …", frames=strip))
-        await h.until(lambda: "KiB sent" in h.text() and "0:00.0 0:02.0 0:04.0 0:06.0" in h.text(), 10, "the sheet")
-        sheet_lines = [line.strip() for line in h.text().splitlines() if "●" in line or "frames ·" in line]
-        sent = sum(VariantService(store).get_sync(store.get(f.attachment_id), route_for(h.app.engine.resolved.profile)).byte_size for f in strip.frames)
+        await transcript.apply(
+            ToolCallRunning(
+                "call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4"
+            )
+        )
+        await transcript.apply(
+            ToolCallFinished(
+                "call-1",
+                "read_file",
+                ToolStatus.OK,
+                "Reading [0.000s, …",
+                "Reading …",
+                frames=strip,
+            )
+        )
+        await h.until(
+            lambda: "KiB sent" in h.text() and "0:00.0 0:02.0 0:04.0 0:06.0" in h.text(),
+            10,
+            "the sheet",
+        )
+        sheet_lines = [
+            line.strip() for line in h.text().splitlines() if "●" in line or "frames ·" in line
+        ]
+        sent = sum(
+            VariantService(store)
+            .get_sync(store.get(f.attachment_id), route_for(h.app.engine.resolved.profile))
+            .byte_size
+            for f in strip.frames
+        )
         assert sheet_lines == [
             f"▸ demo.mp4 · 4 frames · 0:00.0–0:06.0 · {human_bytes(sent)} sent",
             f"●{'─' * 12}●{'─' * 12}●{'─' * 12}●  0:00.0 → 0:06.0",
         ]
         [sheet] = h.app.query(FrameSheet)
-        assert [type(child).__name__ for child in sheet.children] == ["Static", "Static"]  # no pictures here
+        assert [type(child).__name__ for child in sheet.children] == [
+            "Static",
+            "Static",
+        ]  # no pictures here
 
 
-async def test_where_the_terminal_shows_pictures_the_sheet_is_thumbnails(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_where_the_terminal_shows_pictures_the_sheet_is_thumbnails(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     from textual_image.widget import TGPImage
 
     async with running_app(server, workspace, dcode_home, graphics=Graphics.KITTY) as h:
         strip = frames_in(window_of(h.app.media.store, [0.0, 2.0, 4.0]))
         assert strip is not None
-        await h.app.transcript.apply(ToolCallRunning("call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4"))
-        await h.app.transcript.apply(ToolCallFinished("call-1", "read_file", ToolStatus.OK, "", "", frames=strip))
+        await h.app.transcript.apply(
+            ToolCallRunning(
+                "call-1", "read_file", {"file_path": "clips/demo.mp4"}, "read_file clips/demo.mp4"
+            )
+        )
+        await h.app.transcript.apply(
+            ToolCallFinished("call-1", "read_file", ToolStatus.OK, "", "", frames=strip)
+        )
         await h.until(lambda: h.app.query(TGPImage), 15, "the thumbnails")
         [sheet] = h.app.query(FrameSheet)
         [image] = sheet.query(TGPImage)
@@ -218,7 +279,10 @@ def test_textual_image_loads_without_asking_the_terminal() -> None:
         os.close(follower)
         os.close(leader)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stderr.strip().splitlines()[-1]) == {"widget": "TGPImage", "cell": [10, 20]}
+    assert json.loads(result.stderr.strip().splitlines()[-1]) == {
+        "widget": "TGPImage",
+        "cell": [10, 20],
+    }
     assert written == b"", written
 
 
@@ -229,5 +293,12 @@ def test_the_widget_class_follows_the_protocol(graphics: Graphics) -> None:
         "from textual_image import widget\n"
         f"print(image_widget(Graphics({graphics.value!r})) is widget.{'TGPImage' if graphics is Graphics.KITTY else 'SixelImage'})"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT_ROOT, check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        check=True,
+        timeout=60,
+    )
     assert out.stdout.strip() == "True"

@@ -19,10 +19,19 @@ from tests.test_tui_app_support import GatedApp, Harness, make_settings, running
 DCODE = str(Path(sys.executable).with_name("dcode"))
 
 
-def run_dcode(server: ScriptedModelServer, workspace: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(home.parent), "DCODE_HOME": str(home), "OPENAI_API_KEY": "k"}
+def run_dcode(
+    server: ScriptedModelServer, workspace: Path, home: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home.parent),
+        "DCODE_HOME": str(home),
+        "OPENAI_API_KEY": "k",
+    }
     command = [DCODE, *args, "-m", "openai:test-model", "--base-url", server.base_url]
-    return subprocess.run(command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        command, cwd=workspace, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def toasts(h: Harness) -> list[str]:
@@ -43,18 +52,27 @@ def screenshot(workspace: Path) -> Path:
     return shot
 
 
-async def test_a_pasted_image_for_a_guessed_profile_is_said_at_once(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_pasted_image_for_a_guessed_profile_is_said_at_once(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     shot = screenshot(workspace)
     async with running_app(server, workspace, dcode_home) as h:
         h.app.prompt_input.area.post_message(events.Paste(str(shot)))
         await h.until(lambda: "[image 1]" in h.app.prompt_input.text, what="the image token")
-        await h.until(lambda: guessed_line(dcode_home, "[image 1]") in toasts(h), what="the line naming the setting")
+        await h.until(
+            lambda: guessed_line(dcode_home, "[image 1]") in toasts(h),
+            what="the line naming the setting",
+        )
         assert server.requests == []  # said before anything was sent
 
 
-async def test_a_pasted_image_before_the_engine_is_ready_is_said_too(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_pasted_image_before_the_engine_is_ready_is_said_too(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     shot = screenshot(workspace)
-    async with running_app(server, workspace, dcode_home, wait_ready=False, app_class=GatedApp) as h:
+    async with running_app(
+        server, workspace, dcode_home, wait_ready=False, app_class=GatedApp
+    ) as h:
         assert h.app.engine is None
         h.app.prompt_input.area.post_message(events.Paste(str(shot)))
         await h.until(lambda: guessed_line(dcode_home, "[image 1]") in toasts(h), what="the line")
@@ -62,10 +80,15 @@ async def test_a_pasted_image_before_the_engine_is_ready_is_said_too(server: Scr
         h.app.open_gate()
 
 
-async def test_a_profile_that_says_no_images_is_named_and_a_vision_one_is_quiet(server: ScriptedModelServer, workspace: Path, dcode_home: Path) -> None:
+async def test_a_profile_that_says_no_images_is_named_and_a_vision_one_is_quiet(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
     shot = screenshot(workspace)
     for image_inputs in (False, True):
-        settings = replace(make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": {"image_inputs": image_inputs}})
+        settings = replace(
+            make_settings(dcode_home, workspace, server),
+            model_overrides={"openai:test-model": {"image_inputs": image_inputs}},
+        )
         async with running_app(server, workspace, dcode_home, settings=settings) as h:
             h.app.prompt_input.area.post_message(events.Paste(str(shot)))
             await h.until(lambda: "[image 1]" in h.app.prompt_input.text, what="the image token")
@@ -75,12 +98,16 @@ async def test_a_profile_that_says_no_images_is_named_and_a_vision_one_is_quiet(
                 assert said == []
             else:
                 assert said == [
-                    ("openai:test-model takes no images (so says its profile, from user config), so [image 1] will reach it as a "
-                    f'text placeholder. If it does take images, set image_inputs = true under [models."openai:test-model"] in {dcode_home / "config.toml"}.')
+                    (
+                        "openai:test-model takes no images (so says its profile, from user config), so [image 1] will reach it as a "
+                        f'text placeholder. If it does take images, set image_inputs = true under [models."openai:test-model"] in {dcode_home / "config.toml"}.'
+                    )
                 ]
 
 
-def test_dcode_p_says_at_once_that_a_guessed_profile_will_not_see_the_image(server: ScriptedModelServer, workspace: Path, tmp_path: Path) -> None:
+def test_dcode_p_says_at_once_that_a_guessed_profile_will_not_see_the_image(
+    server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
     Image.new("RGB", (40, 30), (200, 20, 20)).save(workspace / "shot.png")
     home = tmp_path / "home"
     server.script(reply("I see a placeholder."))
@@ -93,10 +120,14 @@ def test_dcode_p_says_at_once_that_a_guessed_profile_will_not_see_the_image(serv
     )
     lines = done.stderr.splitlines()
     assert warning in lines
-    assert lines.index(warning) < min(i for i, line in enumerate(lines) if line.startswith("dcode: note:"))  # before the turn's notes
+    assert lines.index(warning) < min(
+        i for i, line in enumerate(lines) if line.startswith("dcode: note:")
+    )  # before the turn's notes
 
 
-def test_dcode_p_is_quiet_about_images_a_model_takes(server: ScriptedModelServer, workspace: Path, tmp_path: Path) -> None:
+def test_dcode_p_is_quiet_about_images_a_model_takes(
+    server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
     Image.new("RGB", (40, 30), (200, 20, 20)).save(workspace / "shot.png")
     home = tmp_path / "home"
     home.mkdir()

@@ -15,16 +15,24 @@ from dcode.media.uploads.index import INDEX_NAME, FileMapping, Scope, UploadInde
 KEY = "sk-proj-very-secret-key-0123456789"
 
 
-def mapping(variant: str, file_id: str, *, created: int = 100, expires: int = 10_000) -> FileMapping:
+def mapping(
+    variant: str, file_id: str, *, created: int = 100, expires: int = 10_000
+) -> FileMapping:
     return FileMapping(variant, file_id, 1234, expires, created, f"dcode-{variant}.jpg")
 
 
 def test_a_mapping_round_trips_per_scope(tmp_path: Path) -> None:
     index = UploadIndex(tmp_path)
-    here, other_key, other_endpoint = Scope.of("http://a/v1/", KEY), Scope.of("http://a/v1", "sk-other"), Scope.of("http://b/v1", KEY)
+    here, other_key, other_endpoint = (
+        Scope.of("http://a/v1/", KEY),
+        Scope.of("http://a/v1", "sk-other"),
+        Scope.of("http://b/v1", KEY),
+    )
     index.put(here, mapping("v1", "file-1"))
     assert index.lookup(here, "v1") == mapping("v1", "file-1")
-    assert index.lookup(Scope.of("http://a/v1", KEY), "v1") is not None  # the trailing slash is the same endpoint
+    assert (
+        index.lookup(Scope.of("http://a/v1", KEY), "v1") is not None
+    )  # the trailing slash is the same endpoint
     assert index.lookup(other_key, "v1") is None
     assert index.lookup(other_endpoint, "v1") is None
     # A second instance (another process) reads what the first wrote.
@@ -42,9 +50,17 @@ def test_the_key_never_reaches_the_file_and_the_file_is_private(tmp_path: Path) 
 
 @pytest.mark.parametrize(
     "content",
-    [b"{not json", b"\xff\xfe\x00garbage", b'{"version": 1, "scopes": []}', b'{"version": 99, "scopes": {}}', b"[1, 2]"],
+    [
+        b"{not json",
+        b"\xff\xfe\x00garbage",
+        b'{"version": 1, "scopes": []}',
+        b'{"version": 99, "scopes": {}}',
+        b"[1, 2]",
+    ],
 )
-def test_a_malformed_index_reads_empty_and_is_replaced_by_the_next_write(tmp_path: Path, content: bytes) -> None:
+def test_a_malformed_index_reads_empty_and_is_replaced_by_the_next_write(
+    tmp_path: Path, content: bytes
+) -> None:
     (tmp_path / INDEX_NAME).write_bytes(content)
     index = UploadIndex(tmp_path)
     scope = Scope.of("http://a/v1", KEY)
@@ -57,7 +73,10 @@ def test_a_malformed_index_reads_empty_and_is_replaced_by_the_next_write(tmp_pat
 def test_a_damaged_entry_is_skipped_and_the_others_kept(tmp_path: Path) -> None:
     scope = Scope.of("http://a/v1", KEY)
     good = mapping("v2", "file-2").to_json()
-    data = {"version": 1, "scopes": {scope.name: {"v1": {"file_id": "file-1"}, "v2": good, "v3": "nonsense"}}}
+    data = {
+        "version": 1,
+        "scopes": {scope.name: {"v1": {"file_id": "file-1"}, "v2": good, "v3": "nonsense"}},
+    }
     (tmp_path / INDEX_NAME).write_text(json.dumps(data))
     assert [m.variant_id for m in UploadIndex(tmp_path).mappings(scope)] == ["v2"]
 

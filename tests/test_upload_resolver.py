@@ -45,14 +45,23 @@ def shot(tmp_path: Path, name: str, size: int = 2000) -> Shot:
 
 @pytest.fixture
 async def files(server: ScriptedModelServer) -> AsyncIterator[OpenAIFiles]:
-    client = openai.AsyncOpenAI(api_key=KEY, base_url=server.base_url, max_retries=0, default_headers={"User-Agent": USER_AGENT})
+    client = openai.AsyncOpenAI(
+        api_key=KEY,
+        base_url=server.base_url,
+        max_retries=0,
+        default_headers={"User-Agent": USER_AGENT},
+    )
     yield OpenAIFiles(client)
     await client.close()
 
 
-def resolver(server: ScriptedModelServer, files: OpenAIFiles, home: Path, **policy: object) -> UploadResolver:
+def resolver(
+    server: ScriptedModelServer, files: OpenAIFiles, home: Path, **policy: object
+) -> UploadResolver:
     scope = Scope.of(server.base_url, KEY)
-    return UploadResolver(files, UploadIndex(home), scope, FilesPolicy(**policy), clock=server.files.clock)  # type: ignore[arg-type]
+    return UploadResolver(
+        files, UploadIndex(home), scope, FilesPolicy(**policy), clock=server.files.clock
+    )  # type: ignore[arg-type]
 
 
 async def test_one_upload_serves_every_later_request(server, files, tmp_path: Path) -> None:
@@ -71,7 +80,9 @@ async def test_one_upload_serves_every_later_request(server, files, tmp_path: Pa
     assert all(r.headers.get("user-agent") == USER_AGENT for r in server.files.requests)
 
 
-async def test_a_mapping_inside_its_last_hour_is_replaced_without_asking_the_remote(server, files, tmp_path: Path) -> None:
+async def test_a_mapping_inside_its_last_hour_is_replaced_without_asking_the_remote(
+    server, files, tmp_path: Path
+) -> None:
     uploads = resolver(server, files, tmp_path / "home")
     image = shot(tmp_path, "a")
     old = await uploads.resolve(image)
@@ -83,7 +94,9 @@ async def test_a_mapping_inside_its_last_hour_is_replaced_without_asking_the_rem
 
 
 @pytest.mark.parametrize("kind", ["incomplete", "wrong_bytes", "error"])
-async def test_an_answer_that_is_not_a_whole_file_object_leaves_no_mapping(server, files, tmp_path: Path, kind: str) -> None:
+async def test_an_answer_that_is_not_a_whole_file_object_leaves_no_mapping(
+    server, files, tmp_path: Path, kind: str
+) -> None:
     uploads = resolver(server, files, tmp_path / "home")
     image = shot(tmp_path, "a")
     server.files.fail_next_upload(kind)
@@ -95,7 +108,9 @@ async def test_an_answer_that_is_not_a_whole_file_object_leaves_no_mapping(serve
     assert len(server.files.uploads) == 2 and mapping.file_id in server.files.stored
 
 
-async def test_a_quota_error_deletes_the_oldest_own_files_after_listing_every_page(server, files, tmp_path: Path) -> None:
+async def test_a_quota_error_deletes_the_oldest_own_files_after_listing_every_page(
+    server, files, tmp_path: Path
+) -> None:
     server.files.page_size = 2
     foreign = server.files.add(b"theirs", filename="report.pdf")
     uploads = resolver(server, files, tmp_path / "home", quota_release=3)
@@ -106,14 +121,21 @@ async def test_a_quota_error_deletes_the_oldest_own_files_after_listing_every_pa
     server.files.fail_next_upload("quota")
     fresh = await uploads.resolve(shot(tmp_path, "new"))
     deleted = server.files.deleted
-    oldest = [m.file_id for m in sorted(UploadIndex(tmp_path / "home").mappings(uploads.scope), key=lambda m: m.created_at)]
+    oldest = [
+        m.file_id
+        for m in sorted(
+            UploadIndex(tmp_path / "home").mappings(uploads.scope), key=lambda m: m.created_at
+        )
+    ]
     assert len(deleted) == 3 and foreign.id not in deleted
     assert fresh.file_id not in deleted and all(i not in oldest for i in deleted)
     actions = [r.action for r in server.files.requests]
     last_list = max(i for i, a in enumerate(actions) if a == "list")
     first_delete = actions.index("delete")
     assert last_list < first_delete and actions.count("list") >= 3  # every page before any delete
-    assert len(UploadIndex(tmp_path / "home").mappings(uploads.scope)) == 3  # 5 - 3 released + the new one
+    assert (
+        len(UploadIndex(tmp_path / "home").mappings(uploads.scope)) == 3
+    )  # 5 - 3 released + the new one
 
 
 async def test_a_second_quota_error_is_the_answer(server, files, tmp_path: Path) -> None:
@@ -124,7 +146,9 @@ async def test_a_second_quota_error_is_the_answer(server, files, tmp_path: Path)
     assert len(server.files.uploads) == 2  # the upload and its one retry
 
 
-async def test_the_documented_limits_are_checked_before_any_call(server, files, tmp_path: Path) -> None:
+async def test_the_documented_limits_are_checked_before_any_call(
+    server, files, tmp_path: Path
+) -> None:
     uploads = resolver(server, files, tmp_path / "home", max_chat_image_bytes=1000)
     with pytest.raises(UploadRefused, match="over"):
         await uploads.resolve(shot(tmp_path, "big", size=2000))
@@ -144,7 +168,9 @@ async def test_concurrent_resolutions_share_one_upload(server, files, tmp_path: 
     assert len({r.file_id for r in results}) == 1 and len(server.files.uploads) == 1
 
 
-async def test_one_waiter_cancelling_does_not_cancel_the_others(server, files, tmp_path: Path) -> None:
+async def test_one_waiter_cancelling_does_not_cancel_the_others(
+    server, files, tmp_path: Path
+) -> None:
     server.files.upload_delay = 0.5
     uploads = resolver(server, files, tmp_path / "home")
     image = shot(tmp_path, "a")
@@ -157,7 +183,9 @@ async def test_one_waiter_cancelling_does_not_cancel_the_others(server, files, t
     assert len(server.files.uploads) == 1
 
 
-async def test_the_upload_stops_when_every_waiter_has_cancelled(server, files, tmp_path: Path) -> None:
+async def test_the_upload_stops_when_every_waiter_has_cancelled(
+    server, files, tmp_path: Path
+) -> None:
     server.files.upload_delay = 1.0
     uploads = resolver(server, files, tmp_path / "home")
     image = shot(tmp_path, "a")
@@ -166,14 +194,20 @@ async def test_the_upload_stops_when_every_waiter_has_cancelled(server, files, t
     for waiter in waiters:
         waiter.cancel()
     await asyncio.gather(*waiters, return_exceptions=True)
-    await asyncio.sleep(1.2)  # the server has answered by now: had the upload gone on, it would be indexed
+    await asyncio.sleep(
+        1.2
+    )  # the server has answered by now: had the upload gone on, it would be indexed
     assert UploadIndex(tmp_path / "home").mappings(uploads.scope) == []
     assert uploads.stats.uploads == 0
 
 
 async def test_a_dead_endpoint_is_a_files_error_not_a_hang(tmp_path: Path) -> None:
-    client = openai.AsyncOpenAI(api_key=KEY, base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=httpx2.Timeout(2.0))
-    uploads = UploadResolver(OpenAIFiles(client), UploadIndex(tmp_path), Scope.of("http://127.0.0.1:9/v1", KEY))
+    client = openai.AsyncOpenAI(
+        api_key=KEY, base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=httpx2.Timeout(2.0)
+    )
+    uploads = UploadResolver(
+        OpenAIFiles(client), UploadIndex(tmp_path), Scope.of("http://127.0.0.1:9/v1", KEY)
+    )
     with pytest.raises(Exception, match="upload failed"):
         await uploads.resolve(shot(tmp_path, "a"))
     await client.close()

@@ -8,12 +8,18 @@ USED = ("file-abc123", "file-def456", "file-ghi789")
 
 
 def test_named_ids_are_exactly_the_stale_ones() -> None:
-    message = "Invalid file id: file-abc123, file-ghi789 has expired or been deleted. [invalid_file_id]"
-    assert stale_files(message, USED) == StaleFiles(frozenset({"file-abc123", "file-ghi789"}), named=True)
+    message = (
+        "Invalid file id: file-abc123, file-ghi789 has expired or been deleted. [invalid_file_id]"
+    )
+    assert stale_files(message, USED) == StaleFiles(
+        frozenset({"file-abc123", "file-ghi789"}), named=True
+    )
 
 
 def test_an_unnamed_file_error_suspects_every_id_the_request_used() -> None:
-    assert stale_files("File invalid: one or more referenced files are unavailable.", USED) == StaleFiles(frozenset(USED), named=False)
+    assert stale_files(
+        "File invalid: one or more referenced files are unavailable.", USED
+    ) == StaleFiles(frozenset(USED), named=False)
 
 
 def test_an_id_the_request_did_not_use_is_not_named() -> None:

@@ -35,11 +35,15 @@ def recorder() -> Iterator[Recorder]:
 
 
 def tool(tmp_path: Path, mode: ApprovalMode = ApprovalMode.ALL, **policy: object) -> BaseTool:
-    return make_web_fetch_tool(tmp_path / "results", policy=ApprovalPolicy(mode, LocalBackend(tmp_path), **policy))  # type: ignore[arg-type]
+    return make_web_fetch_tool(
+        tmp_path / "results", policy=ApprovalPolicy(mode, LocalBackend(tmp_path), **policy)
+    )  # type: ignore[arg-type]
 
 
 async def call(web_fetch: BaseTool, url: str) -> ToolMessage:
-    message = await web_fetch.ainvoke({"type": "tool_call", "name": web_fetch.name, "id": "call_1", "args": {"url": url}})
+    message = await web_fetch.ainvoke(
+        {"type": "tool_call", "name": web_fetch.name, "id": "call_1", "args": {"url": url}}
+    )
     assert isinstance(message, ToolMessage)
     return message
 
@@ -92,21 +96,32 @@ async def test_no_spelling_of_loopback_is_fetched_even_with_approve_all(
 @pytest.mark.parametrize(
     ("url", "said"),
     [
-        ("http://169.254.169.254/latest/meta-data/iam/security-credentials/", "169.254.169.254 is a cloud metadata address"),
-        ("http://metadata.google.internal/computeMetadata/v1/", "metadata.google.internal is a cloud metadata address"),
+        (
+            "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+            "169.254.169.254 is a cloud metadata address",
+        ),
+        (
+            "http://metadata.google.internal/computeMetadata/v1/",
+            "metadata.google.internal is a cloud metadata address",
+        ),
         ("http://[fd00:ec2::254]/latest/", "fd00:ec2::254 is a cloud metadata address"),
         ("http://10.1.2.3/admin", "10.1.2.3 is a private address"),
         ("http://192.168.1.1/", "192.168.1.1 is a private address"),
         ("http://100.64.0.1/", "100.64.0.1 is a shared (carrier-grade NAT) address"),
         ("http://[fe80::1]/", "fe80::1 is a link-local address"),
         ("http://[fc00::1]/", "fc00::1 is a unique-local address"),
-        ("http://[64:ff9b::a9fe:a9fe]/", "64:ff9b::a9fe:a9fe is a cloud metadata address"),  # NAT64 of 169.254.169.254
+        (
+            "http://[64:ff9b::a9fe:a9fe]/",
+            "64:ff9b::a9fe:a9fe is a cloud metadata address",
+        ),  # NAT64 of 169.254.169.254
         ("http://[2002:a00:1::]/", "2002:a00:1:: is a private address"),  # 6to4 of 10.0.0.1
         ("http://224.0.0.1/", "224.0.0.1 is a multicast address"),
         ("http://255.255.255.255/", "255.255.255.255 is a reserved address"),
     ],
 )
-async def test_private_networks_and_metadata_are_refused_before_any_lookup(tmp_path: Path, url: str, said: str) -> None:
+async def test_private_networks_and_metadata_are_refused_before_any_lookup(
+    tmp_path: Path, url: str, said: str
+) -> None:
     resolver = Resolver({})
     with pytest.raises(Refused) as refused:
         await fetch(url, rules=FetchRules(resolve=resolver))
@@ -115,12 +130,18 @@ async def test_private_networks_and_metadata_are_refused_before_any_lookup(tmp_p
 
 
 async def test_a_name_that_resolves_to_a_private_address_is_refused(recorder: Recorder) -> None:
-    resolver = Resolver({"intranet.test": ["127.0.0.2"], "mixed.test": ["93.184.215.14", "127.0.0.1"]})
+    resolver = Resolver(
+        {"intranet.test": ["127.0.0.2"], "mixed.test": ["93.184.215.14", "127.0.0.1"]}
+    )
     rules = FetchRules(resolve=resolver)
     with pytest.raises(Refused) as refused:
         await fetch(f"http://intranet.test:{recorder.port}/", rules=rules)
-    assert str(refused.value).startswith(f"http://intranet.test:{recorder.port}/ is not fetched: intranet.test resolves to 127.0.0.2, a loopback address.")
-    with pytest.raises(Refused, match=r"mixed\.test resolves to 127\.0\.0\.1, a loopback address"):  # every address is checked
+    assert str(refused.value).startswith(
+        f"http://intranet.test:{recorder.port}/ is not fetched: intranet.test resolves to 127.0.0.2, a loopback address."
+    )
+    with pytest.raises(
+        Refused, match=r"mixed\.test resolves to 127\.0\.0\.1, a loopback address"
+    ):  # every address is checked
         await fetch(f"http://mixed.test:{recorder.port}/", rules=rules)
     assert recorder.hits == []
 
@@ -129,7 +150,9 @@ async def test_the_connection_goes_to_the_address_that_was_checked(recorder: Rec
     # DNS rebinding: if the client looked the name up again to connect, "localhost" would lead
     # to 127.0.0.1 (the system's answer), not to the 127.0.0.2 that was checked and allowed.
     resolver = Resolver({"localhost": ["127.0.0.2"], "rebind.test": ["127.0.0.2"]})
-    rules = FetchRules(private_hosts=(f"localhost:{recorder.port}", "rebind.test"), resolve=resolver)
+    rules = FetchRules(
+        private_hosts=(f"localhost:{recorder.port}", "rebind.test"), resolve=resolver
+    )
     page = await fetch(f"http://localhost:{recorder.port}/pinned", rules=rules)
     assert (page.status, page.body) == (200, b"recorded")
     # A name the system cannot resolve at all is reached only through the checked address.
@@ -142,31 +165,46 @@ async def test_the_connection_goes_to_the_address_that_was_checked(recorder: Rec
     assert resolver.asked == ["localhost", "rebind.test"]  # one lookup each
 
 
-async def test_an_allowed_private_host_is_fetched_on_its_port_only(tmp_path: Path, recorder: Recorder, home: Path) -> None:
+async def test_an_allowed_private_host_is_fetched_on_its_port_only(
+    tmp_path: Path, recorder: Recorder, home: Path
+) -> None:
     hosts = allow_private(home, f"127.0.0.1:{recorder.port}", "[::1]")
     web_fetch = tool(tmp_path, fetch_private=hosts)
     assert (await call(web_fetch, f"http://127.0.0.1:{recorder.port}/mine")).status == "success"
     assert (await call(web_fetch, f"http://[::1]:{recorder.port}/six")).status == "success"
-    other = await call(web_fetch, f"http://127.0.0.2:{recorder.port}/other")  # another host: not named
+    other = await call(
+        web_fetch, f"http://127.0.0.2:{recorder.port}/other"
+    )  # another host: not named
     assert other.status == "error" and "127.0.0.2 is a loopback address" in str(other.content)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         elsewhere = probe.getsockname()[1]
     port = await call(web_fetch, f"http://127.0.0.1:{elsewhere}/")  # the entry names one port
     assert port.status == "error" and "127.0.0.1 is a loopback address" in str(port.content)
-    assert [(hit.address, hit.path) for hit in recorder.hits] == [("127.0.0.1", "/mine"), ("::1", "/six")]
+    assert [(hit.address, hit.path) for hit in recorder.hits] == [
+        ("127.0.0.1", "/mine"),
+        ("::1", "/six"),
+    ]
 
 
-async def test_https_to_a_pinned_address_still_verifies_the_hosts_certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_https_to_a_pinned_address_still_verifies_the_hosts_certificate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     authority = Authority.create(tmp_path)
-    monkeypatch.setenv("SSL_CERT_FILE", str(authority.ca_file))  # the client trusts this test's CA only
+    monkeypatch.setenv(
+        "SSL_CERT_FILE", str(authority.ca_file)
+    )  # the client trusts this test's CA only
     resolver = Resolver({"docs.pinned.test": ["127.0.0.1"], "impostor.test": ["127.0.0.1"]})
     rules = FetchRules(private_hosts=("docs.pinned.test", "impostor.test"), resolve=resolver)
     with Recorder(("127.0.0.1",), tls=authority.server_context("docs.pinned.test")) as server:
         page = await fetch(f"https://docs.pinned.test:{server.port}/tls", rules=rules)
         assert (page.status, page.body) == (200, b"recorded")
         [hit] = server.hits
-        assert (hit.server_name, hit.headers["host"], hit.path) == ("docs.pinned.test", f"docs.pinned.test:{server.port}", "/tls")
+        assert (hit.server_name, hit.headers["host"], hit.path) == (
+            "docs.pinned.test",
+            f"docs.pinned.test:{server.port}",
+            "/tls",
+        )
         # The same address under a name the certificate does not carry: verification fails.
         with pytest.raises(Unreachable, match="certificate verify failed"):
             await fetch(f"https://impostor.test:{server.port}/tls", rules=rules)
@@ -175,7 +213,13 @@ async def test_https_to_a_pinned_address_still_verifies_the_hosts_certificate(tm
 
 @pytest.mark.parametrize(
     "target",
-    ["http://127.0.0.1:{port}/stolen", "http://2130706433:{port}/stolen", "http://[::1]:{port}/stolen", "http://localhost:{port}/stolen", "http://127.0.0.2:{port}/stolen"],
+    [
+        "http://127.0.0.1:{port}/stolen",
+        "http://2130706433:{port}/stolen",
+        "http://[::1]:{port}/stolen",
+        "http://localhost:{port}/stolen",
+        "http://127.0.0.2:{port}/stolen",
+    ],
 )
 async def test_a_redirect_from_an_allowed_host_into_loopback_is_refused(
     tmp_path: Path, server: ScriptedModelServer, recorder: Recorder, home: Path, target: str
@@ -189,10 +233,14 @@ async def test_a_redirect_from_an_allowed_host_into_loopback_is_refused(
     assert recorder.hits == []
 
 
-async def test_each_hop_is_looked_up_and_checked_again(server: ScriptedModelServer, recorder: Recorder) -> None:
+async def test_each_hop_is_looked_up_and_checked_again(
+    server: ScriptedModelServer, recorder: Recorder
+) -> None:
     resolver = Resolver({"intranet.test": ["127.0.0.2"]})
     server.redirects["/hop"] = f"http://intranet.test:{recorder.port}/inside"
-    rules = FetchRules(private_hosts=(f"127.0.0.1:{server.port}",), unasked=lambda _: True, resolve=resolver)
+    rules = FetchRules(
+        private_hosts=(f"127.0.0.1:{server.port}",), unasked=lambda _: True, resolve=resolver
+    )
     with pytest.raises(Refused) as refused:
         await fetch(f"{server.url}/hop", rules=rules)
     assert str(refused.value).startswith(
@@ -202,8 +250,14 @@ async def test_each_hop_is_looked_up_and_checked_again(server: ScriptedModelServ
     assert resolver.asked == ["intranet.test"] and recorder.hits == []
 
 
-async def test_a_redirect_to_another_host_needs_approval_and_is_not_followed(tmp_path: Path, server: ScriptedModelServer, home: Path) -> None:
-    config = user_fetch_config(home, allow_private=(f"127.0.0.1:{server.port}", f"localhost:{server.port}"), allow=("127.0.0.1",))
+async def test_a_redirect_to_another_host_needs_approval_and_is_not_followed(
+    tmp_path: Path, server: ScriptedModelServer, home: Path
+) -> None:
+    config = user_fetch_config(
+        home,
+        allow_private=(f"127.0.0.1:{server.port}", f"localhost:{server.port}"),
+        allow=("127.0.0.1",),
+    )
     hosts, allow = config.fetch_private, config.fetch_allow
     server.redirects["/go"] = f"http://LOCALHOST:{server.port}/landing"
     server.redirects["/here"] = "/landing"
@@ -218,20 +272,43 @@ async def test_a_redirect_to_another_host_needs_approval_and_is_not_followed(tmp
     assert not [r for r in server.all_requests if r.path == "/landing"]
     same = await call(edits, f"{server.url}/here")  # the host the call was approved for
     assert same.status == "success" and str(same.content).endswith("landed")
-    allowed = ApprovalPolicy(ApprovalMode.EDITS, LocalBackend(tmp_path), {ApprovalKind.FETCH}, fetch_allow=allow, fetch_private=hosts)
-    followed = await call(make_web_fetch_tool(tmp_path, policy=allowed), f"{server.url}/go")  # "allow web fetches" said yes to all
+    allowed = ApprovalPolicy(
+        ApprovalMode.EDITS,
+        LocalBackend(tmp_path),
+        {ApprovalKind.FETCH},
+        fetch_allow=allow,
+        fetch_private=hosts,
+    )
+    followed = await call(
+        make_web_fetch_tool(tmp_path, policy=allowed), f"{server.url}/go"
+    )  # "allow web fetches" said yes to all
     assert followed.status == "success" and str(followed.content).endswith("landed")
 
 
-async def test_outside_a_run_no_private_host_is_allowed(server: ScriptedModelServer, tmp_path: Path) -> None:
+async def test_outside_a_run_no_private_host_is_allowed(
+    server: ScriptedModelServer, tmp_path: Path
+) -> None:
     assert rules_of(None).private_hosts == ()
-    result = await call(make_web_fetch_tool(tmp_path), f"{server.url}/anything")  # no policy given, no run to ask
+    result = await call(
+        make_web_fetch_tool(tmp_path), f"{server.url}/anything"
+    )  # no policy given, no run to ask
     assert result.status == "error" and "127.0.0.1 is a loopback address" in str(result.content)
     assert not [r for r in server.all_requests if r.path == "/anything"]
 
 
-async def test_a_proxy_from_the_environment_gets_names_but_never_private_hosts(recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"):
+async def test_a_proxy_from_the_environment_gets_names_but_never_private_hosts(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in (
+        "http_proxy",
+        "HTTP_PROXY",
+        "https_proxy",
+        "HTTPS_PROXY",
+        "all_proxy",
+        "ALL_PROXY",
+        "no_proxy",
+        "NO_PROXY",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{recorder.port}")
     rules = FetchRules(resolve=Resolver({"public.test": ["93.184.215.14"]}))

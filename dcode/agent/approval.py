@@ -109,7 +109,9 @@ class ToolGrants:
 
     def rules(self) -> list[str]:
         """Each one as ``[mcp] allow`` spells it, servers first, in order."""
-        servers = [ToolOrigin(server, "").rule(whole_server=True) for server in sorted(self.servers)]
+        servers = [
+            ToolOrigin(server, "").rule(whole_server=True) for server in sorted(self.servers)
+        ]
         return servers + sorted(origin.rule() for origin in self.tools)
 
     def __bool__(self) -> bool:
@@ -140,7 +142,11 @@ class Denial:
     reason: str
 
 
-_KINDS = {ToolKind.SHELL: ApprovalKind.SHELL, ToolKind.NETWORK: ApprovalKind.FETCH, ToolKind.WRITE: ApprovalKind.EDIT}
+_KINDS = {
+    ToolKind.SHELL: ApprovalKind.SHELL,
+    ToolKind.NETWORK: ApprovalKind.FETCH,
+    ToolKind.WRITE: ApprovalKind.EDIT,
+}
 
 
 UNCONFINED = (
@@ -236,23 +242,43 @@ class ApprovalPolicy:
         spec = spec_for(name)
         kind = _KINDS.get(spec.kind, ApprovalKind.TOOL)
         if found is not None and found.effect is Effect.DENY:
-            return Verdict(kind, f"denied by the rule {found.rule.text} ({found.rule.source.label}): {found.reason}", refused=True)
-        if self.mode is ApprovalMode.PLAN and (refused := plan_refusal(name, spec.kind)) is not None:
+            return Verdict(
+                kind,
+                f"denied by the rule {found.rule.text} ({found.rule.source.label}): {found.reason}",
+                refused=True,
+            )
+        if (
+            self.mode is ApprovalMode.PLAN
+            and (refused := plan_refusal(name, spec.kind)) is not None
+        ):
             return refused
         if protected := self._protected(name, args):
-            return Verdict(ApprovalKind.EDIT, f"{protected} decides what dcode may do: writing it always needs approval", every_time=True)
+            return Verdict(
+                ApprovalKind.EDIT,
+                f"{protected} decides what dcode may do: writing it always needs approval",
+                every_time=True,
+            )
         if self.shell_sandboxed() and spec.unconfined(args):
             return Verdict(ApprovalKind.SHELL, UNCONFINED, every_time=True)
         if found is not None and found.effect is Effect.ASK:
-            return Verdict(kind, f"the rule {found.rule.text} ({found.rule.source.label}) asks first: {found.reason}", origin, every_time=True)
+            return Verdict(
+                kind,
+                f"the rule {found.rule.text} ({found.rule.source.label}) asks first: {found.reason}",
+                origin,
+                every_time=True,
+            )
         if found is not None:
             return None  # an allow rule
         return self.mode_default(name, args)
 
-    def _rule(self, name: str, args: dict[str, object], origin: ToolOrigin | None) -> RuleMatch | None:
+    def _rule(
+        self, name: str, args: dict[str, object], origin: ToolOrigin | None
+    ) -> RuleMatch | None:
         if self.rules is None:
             return None
-        facts = CallFacts(origin.server if origin else None, origin.tool if origin else None, self._writable)
+        facts = CallFacts(
+            origin.server if origin else None, origin.tool if origin else None, self._writable
+        )
         return self.rules.decide(name, args, facts)
 
     def _writable(self, raw: str) -> bool:
@@ -282,13 +308,19 @@ class ApprovalPolicy:
             case ToolKind.READ:
                 return None
             case ToolKind.PLAN:  # outside plan mode it has nothing to ask (the tool says so)
-                return Verdict(ApprovalKind.PLAN, "the plan needs your answer") if self.mode is ApprovalMode.PLAN else None
+                return (
+                    Verdict(ApprovalKind.PLAN, "the plan needs your answer")
+                    if self.mode is ApprovalMode.PLAN
+                    else None
+                )
             case ToolKind.SHELL if self.mode is ApprovalMode.EDITS and self.shell_sandboxed():
                 return None
             case ToolKind.SHELL:
                 return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
             case ToolKind.NETWORK if refused_outright(args.get("url"), self.fetch_private):
-                return None  # web_fetch refuses it before any request: there is nothing to ask about
+                return (
+                    None  # web_fetch refuses it before any request: there is nothing to ask about
+                )
             case ToolKind.NETWORK if host_allowed(self.fetch_allow, args.get("url")):
                 return None  # a site the user named in [fetch] allow
             case ToolKind.NETWORK:  # the URL can carry what the model has read out of the machine
@@ -307,12 +339,19 @@ class ApprovalPolicy:
         origin = self.mcp_origin(name) or ToolOrigin("", name)
         if self.session_tools.covers(origin):
             return None
-        return Verdict(ApprovalKind.TOOL, f"{name} is not one of dcode's tools: it needs approval", origin)
+        return Verdict(
+            ApprovalKind.TOOL, f"{name} is not one of dcode's tools: it needs approval", origin
+        )
 
     def _check_write(self, targets: list[str]) -> Verdict | None:
         outside = [p for p in targets if not self._inside(p)]
         if outside:
-            return self._gate(Verdict(ApprovalKind.EDIT, f"writing outside the workspace ({outside[0]}) needs approval"))
+            return self._gate(
+                Verdict(
+                    ApprovalKind.EDIT,
+                    f"writing outside the workspace ({outside[0]}) needs approval",
+                )
+            )
         if self.mode is ApprovalMode.MANUAL:
             return self._gate(Verdict(ApprovalKind.EDIT, "file edits need approval"))
         return None
@@ -324,7 +363,11 @@ class ApprovalPolicy:
         return self.backend.is_inside_workspace(raw)
 
 
-PLAN_REFUSES: dict[ToolKind, ApprovalKind] = {ToolKind.WRITE: ApprovalKind.EDIT, ToolKind.SHELL: ApprovalKind.SHELL, ToolKind.OTHER: ApprovalKind.TOOL}
+PLAN_REFUSES: dict[ToolKind, ApprovalKind] = {
+    ToolKind.WRITE: ApprovalKind.EDIT,
+    ToolKind.SHELL: ApprovalKind.SHELL,
+    ToolKind.OTHER: ApprovalKind.TOOL,
+}
 """What plan mode refuses outright: whatever can change something outside the conversation.
 A tool dcode does not know (an MCP tool) is refused too, even one ``[mcp] allow`` names: that
 says it may run without asking, not that it only reads."""
@@ -440,7 +483,12 @@ class HeadlessApprover:
 
             return presented()
         if request.every_time and request.reason == UNCONFINED:  # no mode allows it
-            return ApprovalDecision(False, f"{request.reason}; nobody can approve it here: rerun with --sandbox off to run commands unconfined")
+            return ApprovalDecision(
+                False,
+                f"{request.reason}; nobody can approve it here: rerun with --sandbox off to run commands unconfined",
+            )
         if request.every_time:  # no mode lets it run: say so rather than point at one
-            return ApprovalDecision(False, f"{request.reason}; a run without a person cannot approve it")
+            return ApprovalDecision(
+                False, f"{request.reason}; a run without a person cannot approve it"
+            )
         return ApprovalDecision(False, f"{request.reason}; rerun with --approve all")

@@ -54,7 +54,11 @@ def attached_in(additional_kwargs: Mapping[str, Any]) -> list[AttachedFile]:
     for record in records if isinstance(records, list) else []:
         try:
             blocks = tuple(int(index) for index in record["blocks"])
-            found.append(AttachedFile(str(record["path"]), str(record["kind"]), str(record["summary"]), blocks))
+            found.append(
+                AttachedFile(
+                    str(record["path"]), str(record["kind"]), str(record["summary"]), blocks
+                )
+            )
         except (KeyError, TypeError, ValueError):
             continue
     return found

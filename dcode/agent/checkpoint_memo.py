@@ -48,11 +48,17 @@ class RememberingSaver(AsyncSqliteSaver):
     """LangGraph's SQLite checkpointer, with ``RememberingSerializer`` by default, that answers
     a thread's history for the checkpoint it last rebuilt it for from memory."""
 
-    def __init__(self, conn: aiosqlite.Connection, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self, conn: aiosqlite.Connection, *, serde: SerializerProtocol | None = None
+    ) -> None:
         super().__init__(conn, serde=serde or RememberingSerializer())
-        self._histories: OrderedDict[tuple[str, str], tuple[str, tuple[str, ...], Mapping[str, DeltaChannelHistory]]] = OrderedDict()
+        self._histories: OrderedDict[
+            tuple[str, str], tuple[str, tuple[str, ...], Mapping[str, DeltaChannelHistory]]
+        ] = OrderedDict()
 
-    async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Mapping[str, DeltaChannelHistory]:
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
         configurable = config.get("configurable", {})
         target = configurable.get("checkpoint_id")
         if not target:  # the thread's head, whichever it is now
@@ -61,7 +67,11 @@ class RememberingSaver(AsyncSqliteSaver):
         wanted = tuple(channels)
         kept = self._histories.get(thread)
         if kept is None or kept[:2] != (target, wanted):
-            kept = (target, wanted, await super().aget_delta_channel_history(config=config, channels=channels))
+            kept = (
+                target,
+                wanted,
+                await super().aget_delta_channel_history(config=config, channels=channels),
+            )
             self._histories[thread] = kept
             while len(self._histories) > THREADS:
                 self._histories.popitem(last=False)
@@ -73,7 +83,9 @@ class RememberingSaver(AsyncSqliteSaver):
             del self._histories[thread]
         await super().adelete_thread(thread_id)
 
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> BaseCheckpointSaver[Any]:
+    def with_allowlist(
+        self, extra_allowlist: Collection[tuple[str, ...]]
+    ) -> BaseCheckpointSaver[Any]:
         """LangGraph derives a saver for the graph's own types: one that decodes differently
         remembers on its own."""
         derived = super().with_allowlist(extra_allowlist)
@@ -104,7 +116,9 @@ class RememberingSerializer(JsonPlusSerializer):
         self._memo.put(key, value, len(blob))
         return fresh_containers(value)  # the remembered value itself is never handed out
 
-    def with_msgpack_allowlist(self, extra_allowlist: Iterable[tuple[str, ...] | type]) -> JsonPlusSerializer:
+    def with_msgpack_allowlist(
+        self, extra_allowlist: Iterable[tuple[str, ...] | type]
+    ) -> JsonPlusSerializer:
         """LangGraph derives a serializer for the graph's own types: one that may decode
         differently remembers on its own."""
         derived = super().with_msgpack_allowlist(extra_allowlist)
@@ -166,13 +180,27 @@ def fresh_containers(value: Any) -> Any:
     cost more than the copy."""
     kind = type(value)
     if kind is dict:
-        return {key: fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for key, item in value.items()}
+        return {
+            key: fresh_containers(item)
+            if type(item) in _RENEWED or isinstance(item, tuple)
+            else item
+            for key, item in value.items()
+        }
     if kind is list:
-        return [fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for item in value]
+        return [
+            fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item
+            for item in value
+        ]
     if kind is set:
-        return {fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for item in value}
+        return {
+            fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item
+            for item in value
+        }
     if isinstance(value, tuple):  # a NamedTuple too (a channel's snapshot)
-        items = (fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item for item in value)
+        items = (
+            fresh_containers(item) if type(item) in _RENEWED or isinstance(item, tuple) else item
+            for item in value
+        )
         return kind(*items) if hasattr(value, "_fields") else kind(items)
     return value
 

@@ -37,10 +37,22 @@ class CheckedSaver(RememberingSaver):
     async def setup(self) -> None:
         await self._write(super().setup())
 
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
         return await self._write(super().aput(config, checkpoint, metadata, new_versions))
 
-    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         await self._write(super().aput_writes(config, writes, task_id, task_path))
 
     async def adelete_thread(self, thread_id: str) -> None:

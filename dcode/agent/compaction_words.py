@@ -11,7 +11,11 @@ def _messages(count: int) -> str:
 
 
 def kept_words(kept: int) -> str:
-    return "kept the last message verbatim" if kept == 1 else f"kept the last {kept:,} messages verbatim"
+    return (
+        "kept the last message verbatim"
+        if kept == 1
+        else f"kept the last {kept:,} messages verbatim"
+    )
 
 
 def compacted_words(done: CompactionFinished, *, with_archive: bool = True) -> str:

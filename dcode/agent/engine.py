@@ -68,11 +68,17 @@ from dcode.settings.project_files import PromptSource, real_path
 
 
 class Engine:
-    def __init__(self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection) -> None:
+    def __init__(
+        self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection
+    ) -> None:
         self.settings = settings
         self.resolved = resolved
         self.sandbox = Sandbox(settings.sandbox, Path(settings.workspace), settings.home)
-        self.backend = LocalBackend(settings.workspace, environment=ShellEnvironment.for_settings(settings), sandbox=self.sandbox)
+        self.backend = LocalBackend(
+            settings.workspace,
+            environment=ShellEnvironment.for_settings(settings),
+            sandbox=self.sandbox,
+        )
         self.sessions = SessionStore(settings.sessions_db)
         self.rewind = RewindStore(settings.sessions_db, settings.home)
         self._conn = conn
@@ -82,13 +88,22 @@ class Engine:
         self.variants = VariantService(self.attachments)
         self.upload_index = UploadIndex(settings.home)
         self._uploads: dict[Scope, UploadResolver] = {}
-        self.checkpointer = CheckedSaver(conn, settings.sessions_db)  # remembering: a turn reads its thread once
+        self.checkpointer = CheckedSaver(
+            conn, settings.sessions_db
+        )  # remembering: a turn reads its thread once
         # The engine's own connection pool, with the settings' limits, closed with it.
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
         self.agents = catalog_for(settings)  # the user's and the project's agents, as they are now
         self.rules, self.rule_problems = session_rules(settings)
-        self.mcp = McpManager(settings.mcp, home=settings.home, workspace=Path(settings.workspace), store=self.attachments, reserved=ALL_SPECS, sandbox=self.sandbox)
+        self.mcp = McpManager(
+            settings.mcp,
+            home=settings.home,
+            workspace=Path(settings.workspace),
+            store=self.attachments,
+            reserved=ALL_SPECS,
+            sandbox=self.sandbox,
+        )
         self._mcp_turn: McpTurn | None = None
         self.graph = self._build()
 
@@ -127,7 +142,9 @@ class Engine:
         self._closed = True
         db = self.settings.sessions_db
         try:
-            with log_kept_out(db) if known_damage(db) else nullcontext():  # a damaged file stays as it is
+            with (
+                log_kept_out(db) if known_damage(db) else nullcontext()
+            ):  # a damaged file stays as it is
                 await self._conn.close()
         finally:
             for session_id in list(self._held):
@@ -154,7 +171,14 @@ class Engine:
             thread=lambda: current_thread_id("session"),
         )
 
-        self.compactor = Compactor(self.model, self.resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, self.tokens, self.attachments)
+        self.compactor = Compactor(
+            self.model,
+            self.resolved.profile.max_input_tokens,
+            self.settings.home / HISTORY_DIR,
+            self.settings.triggers,
+            self.tokens,
+            self.attachments,
+        )
         self.subagents = Subagents(
             self.agents,
             self._agent_graph,
@@ -166,7 +190,9 @@ class Engine:
         )
         self._agent_graphs: dict[tuple[Any, ...], Any] = {}
         self.task_tool = make_task_tool(self.subagents)
-        return self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=self._mcp_turn)
+        return self._graph(
+            self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=self._mcp_turn
+        )
 
     def start_mcp(self, servers: Iterable[ServerConfig]) -> None:
         """Connect these MCP servers in the background; their tools join from the turn they are ready."""
@@ -192,7 +218,9 @@ class Engine:
         turn = await self.mcp.for_turn()
         if self._mcp_turn is None or turn.key != self._mcp_turn.key:
             self._mcp_turn = turn
-            self.graph = self._graph(self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=turn)
+            self.graph = self._graph(
+                self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=turn
+            )
         return list(turn.notices)
 
     def _graph(
@@ -248,14 +276,37 @@ class Engine:
         if key not in self._agent_graphs:
             model, resolved, compactor = self.model, self.resolved, self.compactor
             if definition.model and definition.model != "inherit":
-                resolved = resolve_model(replace(self.settings, model=definition.model, base_url=None))
-                if resolved.endpoint.spec.provider == self.resolved.endpoint.spec.provider and self.settings.base_url:
+                resolved = resolve_model(
+                    replace(self.settings, model=definition.model, base_url=None)
+                )
+                if (
+                    resolved.endpoint.spec.provider == self.resolved.endpoint.spec.provider
+                    and self.settings.base_url
+                ):
                     # The same provider as the session's: through the same endpoint (your proxy, say).
                     resolved = resolve_model(replace(self.settings, model=definition.model))
                 model = build_chat_model(resolved, self.settings, self._http)
-                counter = TokenCounter(resolved.endpoint.spec.model, images=image_pricer(route_for(resolved.profile)), thread=lambda: current_thread_id("session"))
-                compactor = Compactor(model, resolved.profile.max_input_tokens, self.settings.home / HISTORY_DIR, self.settings.triggers, counter, self.attachments)
-            self._agent_graphs[key] = self._graph(model, resolved, compactor, task_tool=self.task_tool if nested else None, definition=definition, mcp=mcp)
+                counter = TokenCounter(
+                    resolved.endpoint.spec.model,
+                    images=image_pricer(route_for(resolved.profile)),
+                    thread=lambda: current_thread_id("session"),
+                )
+                compactor = Compactor(
+                    model,
+                    resolved.profile.max_input_tokens,
+                    self.settings.home / HISTORY_DIR,
+                    self.settings.triggers,
+                    counter,
+                    self.attachments,
+                )
+            self._agent_graphs[key] = self._graph(
+                model,
+                resolved,
+                compactor,
+                task_tool=self.task_tool if nested else None,
+                definition=definition,
+                mcp=mcp,
+            )
         return self._agent_graphs[key]
 
     async def context_report(self, session_id: str | None) -> ContextReport:
@@ -269,8 +320,14 @@ class Engine:
             values = dict(snapshot.values or {}) if snapshot else {}
             info = await asyncio.to_thread(self.sessions.get, session_id)
             if info is not None:
-                subagents = (info.subagent_input_tokens, info.subagent_output_tokens, info.subagent_cached_tokens)
-                spend = Spend.of(info.input_tokens, info.output_tokens, info.cached_tokens, profile, subagents)
+                subagents = (
+                    info.subagent_input_tokens,
+                    info.subagent_output_tokens,
+                    info.subagent_cached_tokens,
+                )
+                spend = Spend.of(
+                    info.input_tokens, info.output_tokens, info.cached_tokens, profile, subagents
+                )
         if "memory" not in values:  # a new session: the files its first turn will read
             values["memory"], _ = await asyncio.to_thread(read_memory, self._memory_sources())
         instructions, tools = static_request(self.backend, self.compactor, self.task_tool)
@@ -294,7 +351,13 @@ class Engine:
 
     def switch_model(self, spec: str) -> ResolvedModel:
         """Point later turns at another model; the thread and its history stay as they are."""
-        return self._use(replace(self.settings, model=spec, base_url=None if spec != self.settings.model else self.settings.base_url))
+        return self._use(
+            replace(
+                self.settings,
+                model=spec,
+                base_url=None if spec != self.settings.model else self.settings.base_url,
+            )
+        )
 
     def set_effort(self, effort: ReasoningEffort | None) -> ResolvedModel:
         """Ask later turns' model for this reasoning effort (None: the model's profile's)."""

@@ -48,7 +48,9 @@ _OPEN = "[<\uff1c\ufe64]"  # "<" and its full-width and small forms
 def _name(fence: Fence) -> str:
     """The fence's name as a pattern: any case, ``_`` as ``-``, a space or nothing, and
     invisible characters anywhere in it."""
-    return f"[{_INVISIBLE}]*".join(f"[\\s_{_INVISIBLE}-]*" if char == "_" else re.escape(char) for char in fence.value)
+    return f"[{_INVISIBLE}]*".join(
+        f"[\\s_{_INVISIBLE}-]*" if char == "_" else re.escape(char) for char in fence.value
+    )
 
 
 _TAG = re.compile(
@@ -57,7 +59,9 @@ _TAG = re.compile(
 )
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # C0, DEL, C1 and the Unicode line breaks
+_CONTROL = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"
+)  # C0, DEL, C1 and the Unicode line breaks
 
 
 def escape_name(name: str) -> str:

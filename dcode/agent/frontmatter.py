@@ -30,13 +30,17 @@ def _size(limit: int) -> str:
     return f"{limit // mib} MiB" if limit % mib == 0 else f"{limit // kib} KiB"
 
 
-def read_document(path: Path, max_bytes: int, required: tuple[str, ...] = ("name", "description")) -> Document:
+def read_document(
+    path: Path, max_bytes: int, required: tuple[str, ...] = ("name", "description")
+) -> Document:
     """The frontmatter and body of ``path``; raises FrontmatterError when the file is larger
     than ``max_bytes``, unreadable, has no mapping in a ``---`` block, or lacks a non-empty
     text value for a ``required`` field."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's is some 20 times faster: a start reads every skill
+    loader = getattr(
+        yaml, "CSafeLoader", yaml.SafeLoader
+    )  # libyaml's is some 20 times faster: a start reads every skill
     try:
         if path.stat().st_size > max_bytes:
             raise FrontmatterError(f"skipped, larger than {_size(max_bytes)}")
@@ -54,10 +58,16 @@ def read_document(path: Path, max_bytes: int, required: tuple[str, ...] = ("name
     try:
         meta = yaml.load(match.group(1), Loader=loader)  # a safe loader, libyaml's when built
     except yaml.YAMLError as exc:
-        raise FrontmatterError(f"the frontmatter is not valid YAML ({cut(str(exc), 200)})") from None
+        raise FrontmatterError(
+            f"the frontmatter is not valid YAML ({cut(str(exc), 200)})"
+        ) from None
     if not isinstance(meta, dict):
         raise FrontmatterError("the frontmatter is not a mapping")
-    missing = [field for field in required if not isinstance(meta.get(field), str) or not meta[field].strip()]
+    missing = [
+        field
+        for field in required
+        if not isinstance(meta.get(field), str) or not meta[field].strip()
+    ]
     if missing:
         raise FrontmatterError(f"missing {' and '.join(missing)}")
     return Document(meta=meta, body=text[match.end() :])

@@ -69,7 +69,10 @@ def agent_tools(
     ``large_results``: where the web fetch tool saves what is not text (None: under ``$DCODE_HOME``);
     ``presents_plans``: whether it gets ``exit_plan_mode`` (the session's own agent: the user
     answers its plans, not a subagent's)."""
-    tools = [*build_tools(backend, binary_reader=binary_reader, large_results=large_results), make_compact_tool(compactor)]
+    tools = [
+        *build_tools(backend, binary_reader=binary_reader, large_results=large_results),
+        make_compact_tool(compactor),
+    ]
     if task_tool is not None:
         tools.append(task_tool)
     if presents_plans:
@@ -77,12 +80,21 @@ def agent_tools(
     return [t for t in tools if allowed is None or t.name in allowed]
 
 
-def static_request(backend: Backend, compactor: Compactor, task_tool: BaseTool | None = None, *, planning: bool = False) -> tuple[str, list[Any]]:
+def static_request(
+    backend: Backend,
+    compactor: Compactor,
+    task_tool: BaseTool | None = None,
+    *,
+    planning: bool = False,
+) -> tuple[str, list[Any]]:
     """The instructions and the tools every request carries (the base prompt, and the todo
     middleware's prompt and tool), as ``/context`` counts them; ``planning``: in plan mode,
     where the session's agent also has ``exit_plan_mode``."""
     todo = TodoListMiddleware()
-    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [*agent_tools(backend, compactor, task_tool=task_tool, presents_plans=planning), *todo.tools]
+    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [
+        *agent_tools(backend, compactor, task_tool=task_tool, presents_plans=planning),
+        *todo.tools,
+    ]
 
 
 def build_graph(
@@ -149,7 +161,9 @@ def build_graph(
         OverflowClipMiddleware(profile.max_input_tokens, large_results, counter),
         TokenCalibrationMiddleware(counter),
         projection,
-        ResultEvictionMiddleware(large_results),  # outside the approval: it sees the call's last word
+        ResultEvictionMiddleware(
+            large_results
+        ),  # outside the approval: it sees the call's last word
         ApprovalMiddleware(),
         FileChangesMiddleware(),  # innermost: only a call about to run is recorded
     ]
@@ -159,7 +173,22 @@ def build_graph(
         middleware.append(ModelCallLimitMiddleware(run_limit=max_turns, exit_behavior="error"))
     return create_agent(
         model,
-        [*agent_tools(backend, compactor, MediaReader(store, profile), task_tool=task_tool, allowed=allowed_tools, large_results=large_results, presents_plans=presents_plans), *(t for t in (mcp.tools if mcp else ()) if allowed_tools is None or t.name in allowed_tools)],
+        [
+            *agent_tools(
+                backend,
+                compactor,
+                MediaReader(store, profile),
+                task_tool=task_tool,
+                allowed=allowed_tools,
+                large_results=large_results,
+                presents_plans=presents_plans,
+            ),
+            *(
+                t
+                for t in (mcp.tools if mcp else ())
+                if allowed_tools is None or t.name in allowed_tools
+            ),
+        ],
         system_prompt=system_prompt,
         middleware=middleware,
         context_schema=RunContext,

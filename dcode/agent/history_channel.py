@@ -42,7 +42,9 @@ from dcode.models.langchain_internals import delta_snapshot_value
 
 MESSAGES = "messages"
 SNAPSHOT_EVERY = 100  # updates of the channel (two or three a step) between full snapshots
-REMOVE_ALL = "__remove_all__"  # langgraph's REMOVE_ALL_MESSAGES (tests/test_history_channel.py pins it)
+REMOVE_ALL = (
+    "__remove_all__"  # langgraph's REMOVE_ALL_MESSAGES (tests/test_history_channel.py pins it)
+)
 
 
 def _as_messages(value: Any) -> list[BaseMessage]:
@@ -70,7 +72,9 @@ def fold_messages(state: Sequence[Any], writes: Sequence[Any]) -> list[AnyMessag
     made a rebuild cost the history's length times the writes')."""
     # The state is this fold's own result (or a list add_messages made, saved before): messages
     # with ids already, which need no second pass (it would cost a walk of the history).
-    merged: list[Any] = list(state) if state and isinstance(state[0], BaseMessage) else _as_messages(list(state))
+    merged: list[Any] = (
+        list(state) if state and isinstance(state[0], BaseMessage) else _as_messages(list(state))
+    )
     where = {message.id: index for index, message in enumerate(merged)}
     for write in writes:
         merged = _merge(merged, where, _as_messages(write))
@@ -88,7 +92,9 @@ def _merge(merged: list[Any], where: dict[Any, int], new: list[BaseMessage]) -> 
         at = where.get(message.id)
         if at is None:
             if isinstance(message, RemoveMessage):
-                raise ValueError(f"Attempting to delete a message with an ID that doesn't exist ('{message.id}')")
+                raise ValueError(
+                    f"Attempting to delete a message with an ID that doesn't exist ('{message.id}')"
+                )
             where[message.id] = len(merged)
             merged.append(message)
         elif isinstance(message, RemoveMessage):

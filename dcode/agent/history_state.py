@@ -18,7 +18,14 @@ from dcode.agent import history_channel
 def history_state() -> type:
     class HistoryState(AgentState[Any]):
         messages: Required[
-            Annotated[list[AnyMessage], DeltaChannel(history_channel.fold_messages, list, snapshot_frequency=history_channel.SNAPSHOT_EVERY)]
+            Annotated[
+                list[AnyMessage],
+                DeltaChannel(
+                    history_channel.fold_messages,
+                    list,
+                    snapshot_frequency=history_channel.SNAPSHOT_EVERY,
+                ),
+            ]
         ]
 
     return HistoryState

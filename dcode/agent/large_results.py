@@ -36,7 +36,9 @@ def preview(text: str) -> str:
     lines = text.splitlines()
 
     def numbered(start: int, chunk: list[str]) -> list[str]:
-        return [f"{start + offset:6}\t{line[:PREVIEW_LINE_CHARS]}" for offset, line in enumerate(chunk)]
+        return [
+            f"{start + offset:6}\t{line[:PREVIEW_LINE_CHARS]}" for offset, line in enumerate(chunk)
+        ]
 
     if len(lines) <= 2 * PREVIEW_LINES:
         return "\n".join(numbered(1, lines))
@@ -66,7 +68,8 @@ def saved_note(headline: str, text: str, path: Path) -> str:
     text is, how to read it, and the preview."""
     return (
         f"{headline} ({len(text):,} chars, {len(text.splitlines()):,} lines). The full text was saved to {path}: "
-        f"read it with read_file (file_path={path}) and its offset and limit to get the parts you need. A preview:\n" + preview(text)
+        f"read it with read_file (file_path={path}) and its offset and limit to get the parts you need. A preview:\n"
+        + preview(text)
     )
 
 

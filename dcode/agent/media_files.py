@@ -41,7 +41,9 @@ class FileImages:
     async def parts(self, variants: Mapping[int, Variant]) -> ResolvedParts | str:
         """Every variant's file part, or the reason (one line) why not all of them have one."""
         indices = list(variants)
-        results = await asyncio.gather(*(self.resolver.resolve(variants[i]) for i in indices), return_exceptions=True)
+        results = await asyncio.gather(
+            *(self.resolver.resolve(variants[i]) for i in indices), return_exceptions=True
+        )
         failures = [r for r in results if isinstance(r, BaseException)]
         for failure in failures:
             if not isinstance(failure, FilesError | OSError):
@@ -49,7 +51,9 @@ class FileImages:
         if failures:
             return str(failures[0]) or type(failures[0]).__name__
         mappings = [r for r in results if isinstance(r, FileMapping)]
-        parts = {i: file_image_part(self.wire, m.file_id) for i, m in zip(indices, mappings, strict=True)}
+        parts = {
+            i: file_image_part(self.wire, m.file_id) for i, m in zip(indices, mappings, strict=True)
+        }
         return ResolvedParts(parts, frozenset(m.file_id for m in mappings))
 
     def stale(self, exc: BaseException, used: Collection[str]) -> StaleFiles | None:
@@ -58,7 +62,11 @@ class FileImages:
 
         from dcode.models.errors import api_message
 
-        if not used or not isinstance(exc, openai.APIStatusError) or exc.status_code not in _FILE_ERROR_STATUSES:
+        if (
+            not used
+            or not isinstance(exc, openai.APIStatusError)
+            or exc.status_code not in _FILE_ERROR_STATUSES
+        ):
             return None
         return stale_files(api_message(exc), used)
 

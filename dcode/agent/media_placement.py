@@ -76,7 +76,10 @@ def place_attachments(messages: list[BaseMessage], stays: Stays) -> list[BaseMes
                 continue
             summary, attached = split
             replaced[index] = result.model_copy(update={"content": [*summary, _text(note)]})
-            parts += [_text(f"Attached by {spec_for(call['name']).summary(call.get('args') or {})}:"), *attached]
+            parts += [
+                _text(f"Attached by {spec_for(call['name']).summary(call.get('args') or {})}:"),
+                *attached,
+            ]
         message_id = injected_id(str(batch.ai.id or next(iter(batch.results), "")))
         if parts and batch.complete and message_id not in ids:
             inserted[max(batch.results.values())] = HumanMessage(content=parts, id=message_id)

@@ -32,9 +32,15 @@ def token_formula(name: str) -> TokenFormula:
 
 
 def route_for(profile: ModelProfile) -> ImageRoute:
-    return ImageRoute(profile.image_max_pixels, profile.image_max_bytes, token_formula(profile.image_token_formula))
+    return ImageRoute(
+        profile.image_max_pixels,
+        profile.image_max_bytes,
+        token_formula(profile.image_token_formula),
+    )
 
 
 def request_limits(profile: ModelProfile) -> OffloadLimits:
     """What the images of one request may add up to before the oldest are left out."""
-    return OffloadLimits(max_bytes=profile.request_image_bytes, max_images=profile.request_max_images)
+    return OffloadLimits(
+        max_bytes=profile.request_image_bytes, max_images=profile.request_max_images
+    )

@@ -67,7 +67,9 @@ def _replace(messages: list[BaseMessage], refuses: Refuses) -> Scrubbed:
     out: list[BaseMessage] = []
     any_changed = False
     for message in messages:
-        if not isinstance(message, HumanMessage | ToolMessage) or not isinstance(message.content, list):
+        if not isinstance(message, HumanMessage | ToolMessage) or not isinstance(
+            message.content, list
+        ):
             out.append(message)
             continue
         content: list[Any] = []

@@ -41,14 +41,27 @@ from dcode.media.file_attachment import (
 from dcode.media.inline import Inline, Remote, payload
 from dcode.media.modality import UNNAMED, MediaPart, Modality, media_part
 
-if TYPE_CHECKING:  # the store loads Pillow: the summarization module, which imports this one, does not need it
+if (
+    TYPE_CHECKING
+):  # the store loads Pillow: the summarization module, which imports this one, does not need it
     from dcode.media.store import AttachmentStore
 
 TAG_BLOCK = "dcode_media_tag"
 FAILED = "failed_to_offload"
 
-_TAG_NAMES: dict[Modality, str] = {"image": "image", "audio": "audio", "video": "video", "pdf": "file", "file": "file"}
-_FILE_KINDS: dict[Modality, FileKind] = {"audio": "audio", "video": "video", "pdf": "file", "file": "file"}
+_TAG_NAMES: dict[Modality, str] = {
+    "image": "image",
+    "audio": "audio",
+    "video": "video",
+    "pdf": "file",
+    "file": "file",
+}
+_FILE_KINDS: dict[Modality, FileKind] = {
+    "audio": "audio",
+    "video": "video",
+    "pdf": "file",
+    "file": "file",
+}
 _URL_TAG = re.compile(r'<(?:image|audio|video|file) url="')
 
 
@@ -71,7 +84,11 @@ def tag_block(tag: str) -> dict[str, Any]:
 
 
 def is_tag_block(block: object) -> bool:
-    return isinstance(block, dict) and block.get("type") == TAG_BLOCK and isinstance(block.get("tag"), str)
+    return (
+        isinstance(block, dict)
+        and block.get("type") == TAG_BLOCK
+        and isinstance(block.get("tag"), str)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +125,9 @@ def tag_media(messages: Sequence[BaseMessage], store: AttachmentStore | None) ->
     return Tagged(out, failed)
 
 
-def _kept(block: dict[str, Any], part: MediaPart, store: AttachmentStore | None) -> tuple[str | None, str]:
+def _kept(
+    block: dict[str, Any], part: MediaPart, store: AttachmentStore | None
+) -> tuple[str | None, str]:
     """Where the part's content is, and its MIME type; (None, "") when it cannot be kept."""
     try:
         match found := _stored(block, part, store):
@@ -139,7 +158,9 @@ def _admit(store: AttachmentStore, inline: Inline, part: MediaPart) -> Attachmen
     if part.modality == "image":
         return store.admit([(inline.data, name)])[0]
     mime = inline.mime_type or part.mime_type
-    return store.admit_file(inline.data, kind=_FILE_KINDS[part.modality], media_type=mime, name=name)
+    return store.admit_file(
+        inline.data, kind=_FILE_KINDS[part.modality], media_type=mime, name=name
+    )
 
 
 def _attr(value: str) -> str:

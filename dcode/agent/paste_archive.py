@@ -42,7 +42,9 @@ def _archive(text: str, directory: Path, paths: list[Path], failed: list[str]) -
         return text
     path = directory / f"{uuid.uuid4()}.md"
     if not save_text(path, text):
-        failed.append(f"could not archive a {len(text):,}-char message to {directory}: it was sent whole")
+        failed.append(
+            f"could not archive a {len(text):,}-char message to {directory}: it was sent whole"
+        )
         return text
     paths.append(path)
     return paste_note(text, path)

@@ -61,18 +61,28 @@ def approved_result(mode: ApprovalMode, saved: Path | None) -> str:
 def revise(feedback: str) -> ApprovalDecision:
     """Sent back: the model keeps planning with the user's ``feedback``."""
     said = feedback.strip()
-    words = f"the user wants changes to the plan: {said}" if said else "the user wants changes to the plan"
+    words = (
+        f"the user wants changes to the plan: {said}"
+        if said
+        else "the user wants changes to the plan"
+    )
     return ApprovalDecision(False, f"{words}. Stay in plan mode and present the revised plan")
 
 
 def reject() -> ApprovalDecision:
     """Rejected: the turn ends; the session stays in plan mode."""
-    return ApprovalDecision(False, "the user rejected the plan; stop and wait for their next message", end_turn=True)
+    return ApprovalDecision(
+        False, "the user rejected the plan; stop and wait for their next message", end_turn=True
+    )
 
 
 def presented() -> ApprovalDecision:
     """Put to a user who reads it after the run (headless): the turn ends there."""
-    return ApprovalDecision(False, "the plan was shown to the user, who will answer it in a later message; stop here", end_turn=True)
+    return ApprovalDecision(
+        False,
+        "the plan was shown to the user, who will answer it in a later message; stop here",
+        end_turn=True,
+    )
 
 
 def save_plan(history_dir: Path, session_id: str, plan: str) -> Path:

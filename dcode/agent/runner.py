@@ -103,7 +103,9 @@ class _Interrupt:
 
 
 class SessionRunner:
-    def __init__(self, engine: Engine, session_id: str, approver: Approver, policy: ApprovalPolicy) -> None:
+    def __init__(
+        self, engine: Engine, session_id: str, approver: Approver, policy: ApprovalPolicy
+    ) -> None:
         self.engine = engine
         self.session_id = session_id
         self.approver = approver
@@ -142,14 +144,21 @@ class SessionRunner:
         events: list[Event] = []
         try:
             done = await self.engine.compactor.compact(
-                list(values.get("messages", [])), read_compaction(values), session_id=self.session_id, emit=events.append, force=True, focus=focus
+                list(values.get("messages", [])),
+                read_compaction(values),
+                session_id=self.session_id,
+                emit=events.append,
+                force=True,
+                focus=focus,
             )
         except CompactionFailed:
             return events  # the notice says why
         if done is None:
             return [Notice("nothing to compact yet: the conversation is all recent")]
         if isinstance(done, Compacted):
-            await self.engine.graph.aupdate_state(self.config, {"compaction": done.event}, as_node="model")
+            await self.engine.graph.aupdate_state(
+                self.config, {"compaction": done.event}, as_node="model"
+            )
         return events  # a refusal is among them, and nothing was written
 
     async def turns(self) -> list[Turn]:
@@ -161,7 +170,9 @@ class SessionRunner:
         """What putting the files back to before ``turn`` would do, to show before doing it."""
         return await asyncio.to_thread(plan_code, self.engine.rewind, turn)
 
-    async def rewind(self, turn: Turn, *, conversation: bool = True, code: bool = True) -> RewindOutcome:
+    async def rewind(
+        self, turn: Turn, *, conversation: bool = True, code: bool = True
+    ) -> RewindOutcome:
         """Take the session back to before ``turn``: the conversation (a new head of the same
         thread; the turn and those after it are forgotten), the files dcode's file tools changed
         since, or both. Raises ``RewindError`` (one line) when the conversation cannot be."""
@@ -169,14 +180,27 @@ class SessionRunner:
             raise RuntimeError("a turn is running in this session")
         left = None
         if conversation:
-            messages = await rewind_thread(self.engine.graph, self.engine.settings.sessions_db, self.session_id, turn.checkpoint_id)
+            messages = await rewind_thread(
+                self.engine.graph,
+                self.engine.settings.sessions_db,
+                self.session_id,
+                turn.checkpoint_id,
+            )
             left = len(messages)
             await asyncio.to_thread(self.engine.rewind.forget_turns, self.session_id, turn.id)
-            await asyncio.to_thread(self.engine.sessions.rewound, self.session_id, message_count=left)
+            await asyncio.to_thread(
+                self.engine.sessions.rewound, self.session_id, message_count=left
+            )
         report = None
         if code:
             plan = await self.code_plan(turn)
-            report = await asyncio.to_thread(restore_code, self.engine.rewind, plan, session_id=self.session_id, shown=self.engine.backend.display_path)
+            report = await asyncio.to_thread(
+                restore_code,
+                self.engine.rewind,
+                plan,
+                session_id=self.session_id,
+                shown=self.engine.backend.display_path,
+            )
         return RewindOutcome(turn, left, report)
 
     def cancel(self) -> bool:
@@ -187,7 +211,11 @@ class SessionRunner:
         return True
 
     async def run_turn(
-        self, content: str | list[dict[str, Any]], *, prompt_text: str | None = None, attached: Sequence[AttachedFile] = ()
+        self,
+        content: str | list[dict[str, Any]],
+        *,
+        prompt_text: str | None = None,
+        attached: Sequence[AttachedFile] = (),
     ) -> AsyncGenerator[Event, None]:
         """The turn's events, ending with ``TurnFinished``. Iterate it from one task to the end,
         or close it (``contextlib.aclosing``) when leaving early. ``attached``: the files of
@@ -197,7 +225,11 @@ class SessionRunner:
         task = asyncio.current_task()
         assert task is not None, "a turn runs in a task"
         interrupt = self._interrupt = _Interrupt(task)
-        prompt = prompt_text if prompt_text is not None else (content if isinstance(content, str) else "")
+        prompt = (
+            prompt_text
+            if prompt_text is not None
+            else (content if isinstance(content, str) else "")
+        )
         started = time.monotonic()
         translator = StreamTranslator(self.engine.resolved.profile.max_input_tokens)
         sent, interrupted, error, leaving = False, False, "", False
@@ -209,16 +241,25 @@ class SessionRunner:
                 for notice in await interrupt.guard(self.engine.prepare_turn()):
                     yield Notice(notice)
                 if not interrupt.requested:
-                    archived = await asyncio.to_thread(archive_paste, content, self.engine.settings.home / HISTORY_DIR)
+                    archived = await asyncio.to_thread(
+                        archive_paste, content, self.engine.settings.home / HISTORY_DIR
+                    )
                     for path in archived.paths:
-                        yield Notice(f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview")
+                        yield Notice(
+                            f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview"
+                        )
                     for reason in archived.failed:
                         yield Notice(reason)
                     for notice in await interrupt.guard(self._begin(prompt)):
                         yield Notice(notice)
                     sent = True
-                    async with aclosing(self._graph_stream(archived.content, marker(attached))) as stream:
-                        while not interrupt.requested and (item := await interrupt.guard(anext(stream, None))) is not None:
+                    async with aclosing(
+                        self._graph_stream(archived.content, marker(attached))
+                    ) as stream:
+                        while (
+                            not interrupt.requested
+                            and (item := await interrupt.guard(anext(stream, None))) is not None
+                        ):
                             for event in translator.on_stream(*item):
                                 if isinstance(event, SubagentStarted):
                                     subagent_threads.append(event.thread_id)
@@ -243,7 +284,13 @@ class SessionRunner:
                     log.debug("turn failed", exc_info=True)
                     error, kind = await self._failure_line(exc)
                     yield ErrorEvent(error, kind=kind)
-            problems = await self._wind_up(prompt if sent else "", translator, interrupted=interrupted, failed=bool(error), subagent_threads=subagent_threads)
+            problems = await self._wind_up(
+                prompt if sent else "",
+                translator,
+                interrupted=interrupted,
+                failed=bool(error),
+                subagent_threads=subagent_threads,
+            )
             if leaving:
                 raise asyncio.CancelledError
             for problem in problems:
@@ -270,7 +317,9 @@ class SessionRunner:
                 case SessionDatabaseError():
                     return link
                 case sqlite3.Error() if is_file_error(link):
-                    return await asyncio.to_thread(refusal_for, self.engine.settings.sessions_db, link)
+                    return await asyncio.to_thread(
+                        refusal_for, self.engine.settings.sessions_db, link
+                    )
             link = link.__cause__ or link.__context__
         return None
 
@@ -279,7 +328,9 @@ class SessionRunner:
 
     async def _translator(self) -> StreamTranslator:
         info = await asyncio.to_thread(self.engine.sessions.get, self.session_id)
-        session_tokens = (info.input_tokens, info.output_tokens, info.cached_tokens) if info else (0, 0, 0)
+        session_tokens = (
+            (info.input_tokens, info.output_tokens, info.cached_tokens) if info else (0, 0, 0)
+        )
         return StreamTranslator(self.engine.resolved.profile.max_input_tokens, session_tokens)
 
     async def _begin(self, prompt: str) -> list[str]:
@@ -288,32 +339,58 @@ class SessionRunner:
         with a title and its size. Returns the notices to show: a turn that could not be noted
         for ``/rewind`` still runs."""
         count = await self._repair_dangling_calls()
-        head = await self.engine.checkpointer.aget_tuple({"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}})
+        head = await self.engine.checkpointer.aget_tuple(
+            {"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}}
+        )
         checkpoint = str(head.config["configurable"]["checkpoint_id"]) if head is not None else None
         notices = []
         try:
-            await asyncio.to_thread(self.engine.rewind.begin_turn, self.session_id, prompt, checkpoint)
+            await asyncio.to_thread(
+                self.engine.rewind.begin_turn, self.session_id, prompt, checkpoint
+            )
         except Exception as exc:
             if self._damage():
                 raise  # a damaged file: nothing more is written to it, this turn included
             log.debug("recording the turn for /rewind failed", exc_info=True)
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             notices.append(f"/rewind will not be able to go back to before this prompt: {why}")
-        await asyncio.to_thread(self.engine.sessions.start_turn, self.session_id, prompt=prompt, message_count=count + 1)
+        await asyncio.to_thread(
+            self.engine.sessions.start_turn, self.session_id, prompt=prompt, message_count=count + 1
+        )
         return notices
 
-    def _graph_stream(self, content: str | list[dict[str, Any]], marks: dict[str, Any]) -> AsyncGenerator[Any, None]:
+    def _graph_stream(
+        self, content: str | list[dict[str, Any]], marks: dict[str, Any]
+    ) -> AsyncGenerator[Any, None]:
         return self.engine.graph.astream(
             # langchain types a message's content as a list of parts of any kind: ours are dicts
-            {"messages": [HumanMessage(content=cast("str | list[str | dict[Any, Any]]", content), additional_kwargs=marks)]},
+            {
+                "messages": [
+                    HumanMessage(
+                        content=cast("str | list[str | dict[Any, Any]]", content),
+                        additional_kwargs=marks,
+                    )
+                ]
+            },
             self.config,
-            context=RunContext(self.approver, self.policy, self.engine.backend, changes=ChangeLog(self.engine.rewind, self.session_id)),
+            context=RunContext(
+                self.approver,
+                self.policy,
+                self.engine.backend,
+                changes=ChangeLog(self.engine.rewind, self.session_id),
+            ),
             stream_mode=list(STREAM_MODES),
             durability="sync",
         )
 
     async def _wind_up(
-        self, prompt: str, translator: StreamTranslator, *, interrupted: bool, failed: bool, subagent_threads: list[str]
+        self,
+        prompt: str,
+        translator: StreamTranslator,
+        *,
+        interrupted: bool,
+        failed: bool,
+        subagent_threads: list[str],
     ) -> list[str]:
         """Keep the partial answer of a turn cut short (interrupted, or failed mid-answer: a
         stall, a dropped connection), close the calls an interrupt left open (in the subagents'
@@ -350,19 +427,29 @@ class SessionRunner:
                 output_tokens=tally.all_output_tokens,
                 context_tokens=tally.context_tokens,
                 cached_tokens=tally.all_cached_tokens,
-                subagent_tokens=(tally.subagent_input_tokens, tally.subagent_output_tokens, tally.subagent_cached_tokens),
+                subagent_tokens=(
+                    tally.subagent_input_tokens,
+                    tally.subagent_output_tokens,
+                    tally.subagent_cached_tokens,
+                ),
             )
         except Exception as exc:
             log.debug("recording the turn failed", exc_info=True)
             problem = await self._problem(exc)
-            problems.append(problem if self._damage() else f"could not record the turn in {self.engine.sessions.db_path}: {problem}")
+            problems.append(
+                problem
+                if self._damage()
+                else f"could not record the turn in {self.engine.sessions.db_path}: {problem}"
+            )
         return problems
 
     async def _problem(self, exc: Exception) -> str:
         refusal = await self._database_refusal(exc)
         return str(refusal) if refusal is not None else describe_model_error(exc)
 
-    def _finished(self, translator: StreamTranslator, started: float, *, error: str, interrupted: bool) -> TurnFinished:
+    def _finished(
+        self, translator: StreamTranslator, started: float, *, error: str, interrupted: bool
+    ) -> TurnFinished:
         tally = translator.tally
         return TurnFinished(
             session_id=self.session_id,
@@ -394,7 +481,11 @@ class SessionRunner:
         if partial_text.strip():
             await self.engine.graph.aupdate_state(
                 self.config,
-                {"messages": [AIMessage(content=partial_text, additional_kwargs={CANCELLED_MARKER: True})]},
+                {
+                    "messages": [
+                        AIMessage(content=partial_text, additional_kwargs={CANCELLED_MARKER: True})
+                    ]
+                },
                 as_node="model",
             )
 
@@ -426,7 +517,11 @@ def dangling_tool_calls(messages: list[BaseMessage]) -> list[tuple[str, str]]:
     missing: list[tuple[str, str]] = []
     for message in messages:
         if isinstance(message, AIMessage):
-            missing.extend((c["id"], c["name"]) for c in message.tool_calls if c["id"] and c["id"] not in answered)
+            missing.extend(
+                (c["id"], c["name"])
+                for c in message.tool_calls
+                if c["id"] and c["id"] not in answered
+            )
     return missing
 
 

@@ -46,12 +46,16 @@ def open_read_only(db_path: Path) -> sqlite3.Connection | None:
     if not db_path.is_file():
         return None
     try:
-        return sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=1, check_same_thread=False)
+        return sqlite3.connect(
+            f"{db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=1, check_same_thread=False
+        )
     except sqlite3.Error:
         return None
 
 
-def read_saved_thread(db_path: Path, session_id: str, *, strict: bool = False) -> SavedThread | None:
+def read_saved_thread(
+    db_path: Path, session_id: str, *, strict: bool = False
+) -> SavedThread | None:
     """The messages in ``session_id``'s latest checkpoint, as the graph's state holds them,
     and that checkpoint's id; None when there is no such database, session or checkpoint, or
     it cannot be read. ``strict``: a database that cannot be read raises
@@ -72,9 +76,13 @@ def read_saved_thread(db_path: Path, session_id: str, *, strict: bool = False) -
             if len(missing) == len(CHECKPOINT_SCHEMA):
                 return None  # no checkpoint was ever saved here
             if missing:  # half the checkpointer's tables: the saver would try to recreate them
-                raise SessionDatabaseError(db_path, f"no {' or '.join(missing)} table", damaged=True)
+                raise SessionDatabaseError(
+                    db_path, f"no {' or '.join(missing)} table", damaged=True
+                )
             saver = SqliteSaver(conn)
-            saved = saver.get_tuple({"configurable": {"thread_id": session_id, "checkpoint_ns": ""}})
+            saved = saver.get_tuple(
+                {"configurable": {"thread_id": session_id, "checkpoint_ns": ""}}
+            )
             messages = None if saved is None else thread_messages(saver, saved)
     except Exception:
         if strict:
@@ -115,7 +123,10 @@ def delete_thread(conn: sqlite3.Connection, session_id: str) -> None:
     for table in CHECKPOINT_SCHEMA:
         if table not in missing:
             # Its subagents' threads (``SESSION/task/N``, nested ones too) go with it.
-            conn.execute(f"DELETE FROM {table} WHERE thread_id = ? OR substr(thread_id, 1, ?) = ?", (session_id, len(session_id) + 6, f"{session_id}/task/"))
+            conn.execute(
+                f"DELETE FROM {table} WHERE thread_id = ? OR substr(thread_id, 1, ?) = ?",
+                (session_id, len(session_id) + 6, f"{session_id}/task/"),
+            )
 
 
 def delete_task_threads(conn: sqlite3.Connection, session_id: str, *, above: int) -> int:
@@ -129,11 +140,17 @@ def delete_task_threads(conn: sqlite3.Connection, session_id: str, *, above: int
     for table in CHECKPOINT_SCHEMA:
         if table in missing:
             continue
-        for (thread_id,) in conn.execute(f"SELECT DISTINCT thread_id FROM {table} WHERE substr(thread_id, 1, ?) = ?", (len(prefix), prefix)):
+        for (thread_id,) in conn.execute(
+            f"SELECT DISTINCT thread_id FROM {table} WHERE substr(thread_id, 1, ?) = ?",
+            (len(prefix), prefix),
+        ):
             number = str(thread_id)[len(prefix) :].partition("/")[0]
             if number.isdigit() and int(number) > above:
                 doomed.add(str(thread_id))
-        conn.executemany(f"DELETE FROM {table} WHERE thread_id = ?", [(thread_id,) for thread_id in sorted(doomed)])
+        conn.executemany(
+            f"DELETE FROM {table} WHERE thread_id = ?",
+            [(thread_id,) for thread_id in sorted(doomed)],
+        )
     return len(doomed)
 
 
@@ -165,8 +182,14 @@ def read_compaction_log(db_path: Path, session_id: str) -> list[dict[str, Any]]:
     try:
         if _missing_tables(conn):
             return []
-        saved = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": session_id, "checkpoint_ns": ""}})
-        return log_of(saved.checkpoint.get("channel_values", {}).get("compaction")) if saved is not None else []
+        saved = SqliteSaver(conn).get_tuple(
+            {"configurable": {"thread_id": session_id, "checkpoint_ns": ""}}
+        )
+        return (
+            log_of(saved.checkpoint.get("channel_values", {}).get("compaction"))
+            if saved is not None
+            else []
+        )
     except Exception:  # noqa: BLE001 - the transcript is shown without those lines
         return []
     finally:
@@ -174,7 +197,11 @@ def read_compaction_log(db_path: Path, session_id: str) -> list[dict[str, Any]]:
 
 
 def replay(
-    messages: Iterable[Any], *, thread_id: str = "", read_thread: ThreadReader | None = None, compactions: Sequence[dict[str, Any]] = ()
+    messages: Iterable[Any],
+    *,
+    thread_id: str = "",
+    read_thread: ThreadReader | None = None,
+    compactions: Sequence[dict[str, Any]] = (),
 ) -> Iterator[Event]:
     """A saved thread's messages as the events the live stream gave for them: a user message,
     each answer, its tool calls and their results. A call left without a result (the process
@@ -191,7 +218,9 @@ def replay(
     from dcode.agent.stream import TurnTally
 
     due = sorted(replayed(list(compactions)), key=lambda found: found[0])
-    yield from _replay_thread(list(messages), _Replay(thread_id, read_thread), (), thread_id, TurnTally(), due=due)
+    yield from _replay_thread(
+        list(messages), _Replay(thread_id, read_thread), (), thread_id, TurnTally(), due=due
+    )
 
 
 @dataclass(frozen=True)
@@ -238,18 +267,31 @@ def _replay_thread(
                 case ToolCallFinished(call_id=call_id, status=status, output=output):
                     running = unanswered.pop(call_id, None)
                     if running is not None and running.name == TASK.name and how.follows_tasks:
-                        yield from _replay_task(messages, how, path, thread_id, running, status, output, tally)
+                        yield from _replay_task(
+                            messages, how, path, thread_id, running, status, output, tally
+                        )
             yield event.from_agent(path)
     for running in unanswered.values():
         if running.name == TASK.name and how.follows_tasks:
-            yield from _replay_task(messages, how, path, thread_id, running, ToolStatus.CANCELLED, "no result", tally)
-        yield ToolCallFinished(running.call_id, running.name, ToolStatus.CANCELLED, "no result", agent=path)
+            yield from _replay_task(
+                messages, how, path, thread_id, running, ToolStatus.CANCELLED, "no result", tally
+            )
+        yield ToolCallFinished(
+            running.call_id, running.name, ToolStatus.CANCELLED, "no result", agent=path
+        )
     for _at, events in due:
         yield from events
 
 
 def _replay_task(
-    messages: list[Any], how: _Replay, path: tuple[str, ...], thread_id: str, call: Any, status: Any, result: str, tally: Any
+    messages: list[Any],
+    how: _Replay,
+    path: tuple[str, ...],
+    thread_id: str,
+    call: Any,
+    status: Any,
+    result: str,
+    tally: Any,
 ) -> Iterator[Event]:
     """A ``task`` call's subagent, from its own thread; nothing when that thread is not saved."""
     from dcode.agent.events import SubagentFinished, SubagentStarted, ToolStatus
@@ -265,10 +307,16 @@ def _replay_task(
         return
     args = call.args
     yield SubagentStarted(
-        call.call_id, str(args.get("subagent_type") or GENERAL_PURPOSE), str(args.get("description") or ""), child_thread, agent=child_path
+        call.call_id,
+        str(args.get("subagent_type") or GENERAL_PURPOSE),
+        str(args.get("description") or ""),
+        child_thread,
+        agent=child_path,
     )
     child = TurnTally()
-    yield from _replay_thread(list(child_messages), how, child_path, child_thread, child, from_agent=True)
+    yield from _replay_thread(
+        list(child_messages), how, child_path, child_thread, child, from_agent=True
+    )
     # The parent's figures hold its subagents', as a live turn's do.
     tally.subagent_input_tokens += child.all_input_tokens
     tally.subagent_output_tokens += child.all_output_tokens

@@ -20,7 +20,9 @@ async def session_init(engine: Engine, session_id: str, mode: ApprovalMode) -> S
     at the turn's start: the event carries the states."""
     await engine.prepare_turn()
     mcp = engine.mcp.snapshot()
-    _, own = static_request(engine.backend, engine.compactor, engine.task_tool, planning=mode is ApprovalMode.PLAN)
+    _, own = static_request(
+        engine.backend, engine.compactor, engine.task_tool, planning=mode is ApprovalMode.PLAN
+    )
     return SessionInit(
         session_id=session_id,
         model=engine.resolved.spec,

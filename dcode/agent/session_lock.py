@@ -50,7 +50,11 @@ class SessionHeld(Exception):
 
 def lock_path(home: Path, session_id: str) -> Path:
     """Where ``session_id``'s lock lives; ids that are not plain names (``SID/task/2``) are hashed."""
-    name = session_id if _PLAIN_ID.match(session_id) else hashlib.sha256(session_id.encode()).hexdigest()[:32]
+    name = (
+        session_id
+        if _PLAIN_ID.match(session_id)
+        else hashlib.sha256(session_id.encode()).hexdigest()[:32]
+    )
     return home / LOCKS_DIR / f"{name}.lock"
 
 
@@ -100,7 +104,9 @@ class SessionLock:
     def __enter__(self) -> SessionLock:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.release()
 
 

@@ -58,7 +58,10 @@ CREATE INDEX IF NOT EXISTS dcode_sessions_updated ON dcode_sessions(updated DESC
 
 # Columns added since the first schema, with their definitions: a table made before them gains
 # them when a writer opens it (a read-only store reads the dataclass's default instead).
-_ADDED_COLUMNS = dict.fromkeys(("cached_tokens", "subagent_input_tokens", "subagent_output_tokens", "subagent_cached_tokens"), "INTEGER NOT NULL DEFAULT 0")
+_ADDED_COLUMNS = dict.fromkeys(
+    ("cached_tokens", "subagent_input_tokens", "subagent_output_tokens", "subagent_cached_tokens"),
+    "INTEGER NOT NULL DEFAULT 0",
+)
 
 
 def _add_missing_columns(conn: sqlite3.Connection) -> None:
@@ -66,6 +69,7 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
     for name, definition in _ADDED_COLUMNS.items():
         if name not in present:
             conn.execute(f"ALTER TABLE dcode_sessions ADD COLUMN {name} {definition}")
+
 
 TITLE_LENGTH = 80
 _DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
@@ -147,7 +151,9 @@ def _quick_check(path: Path) -> str | None:
     """What SQLite finds wrong with ``path``; None when it finds nothing, or cannot look (the
     file is busy or cannot be opened here: the real open then says what is wrong)."""
     try:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)) as conn:
+        with closing(
+            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        ) as conn:
             rows = [str(row[0]) for row in conn.execute("PRAGMA quick_check(3)")]
     except sqlite3.DatabaseError as exc:
         return str(exc) if _is_damage(exc) else None
@@ -156,7 +162,12 @@ def _quick_check(path: Path) -> str | None:
     if rows == ["ok"]:
         return None
     # One row per problem, the first headed "*** in database main ***" on a line of its own.
-    lines = [line.strip() for row in rows for line in row.splitlines() if line.strip() and not line.startswith("***")]
+    lines = [
+        line.strip()
+        for row in rows
+        for line in row.splitlines()
+        if line.strip() and not line.startswith("***")
+    ]
     return "; ".join(lines[:3]) or "quick_check failed"
 
 
@@ -215,7 +226,9 @@ def log_kept_out(path: Path) -> Iterator[None]:
         return
     with closing(reader):
         with suppress(sqlite3.Error):
-            reader.execute("PRAGMA schema_version").fetchone()  # takes the lock it holds from now on
+            reader.execute(
+                "PRAGMA schema_version"
+            ).fetchone()  # takes the lock it holds from now on
         yield
 
 
@@ -250,7 +263,11 @@ def title_from_prompt(prompt: str) -> str:
 
 @contextmanager
 def connect(
-    db_path: Path, schema: str, *, read_only: bool = False, migrate: Callable[[sqlite3.Connection], None] | None = None
+    db_path: Path,
+    schema: str,
+    *,
+    read_only: bool = False,
+    migrate: Callable[[sqlite3.Connection], None] | None = None,
 ) -> Iterator[sqlite3.Connection]:
     """A connection to ``sessions.db`` for one unit of work, committed when it ends well.
 
@@ -260,7 +277,12 @@ def connect(
     ``SessionDatabaseError``."""
     check_database(db_path)
     if read_only:
-        with database_errors(db_path), closing(sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)) as conn:
+        with (
+            database_errors(db_path),
+            closing(
+                sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+            ) as conn,
+        ):
             yield conn
         return
     ensure_private_file(db_path)  # before SQLite, which gives -wal and -shm its mode
@@ -283,7 +305,9 @@ class SessionStore:
         self.read_only = read_only
 
     def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
-        return connect(self.db_path, _SCHEMA, read_only=self.read_only, migrate=_add_missing_columns)
+        return connect(
+            self.db_path, _SCHEMA, read_only=self.read_only, migrate=_add_missing_columns
+        )
 
     def create(self, session_id: str, cwd: Path, model: str) -> SessionInfo:
         now = time.time()
@@ -304,7 +328,16 @@ class SessionStore:
             conn.execute(
                 """INSERT INTO dcode_sessions (id, cwd, model, title, created, updated, message_count, context_tokens)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-                (session_id, source.cwd, source.model, source.title, now, now, message_count, source.context_tokens),
+                (
+                    session_id,
+                    source.cwd,
+                    source.model,
+                    source.title,
+                    now,
+                    now,
+                    message_count,
+                    source.context_tokens,
+                ),
             )
         info = self.get(session_id)
         assert info is not None
@@ -379,10 +412,14 @@ class SessionStore:
         rows = self._query("SELECT * FROM dcode_sessions WHERE id = ?", (session_id,))
         if rows:
             return rows[0]
-        matches = self._query("SELECT * FROM dcode_sessions WHERE id LIKE ? LIMIT 2", (session_id + "%",))
+        matches = self._query(
+            "SELECT * FROM dcode_sessions WHERE id LIKE ? LIMIT 2", (session_id + "%",)
+        )
         return matches[0] if len(matches) == 1 else None
 
-    def list(self, *, cwd: Path | None = None, limit: int = 200, search: str = "") -> builtins.list[SessionInfo]:
+    def list(
+        self, *, cwd: Path | None = None, limit: int = 200, search: str = ""
+    ) -> builtins.list[SessionInfo]:
         clauses, params = [], []
         if cwd is not None:
             clauses.append("cwd = ?")
@@ -391,7 +428,9 @@ class SessionStore:
             clauses.append("(title LIKE ? OR cwd LIKE ? OR id LIKE ?)")
             params.extend([f"%{search}%"] * 3)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        return self._query(f"SELECT * FROM dcode_sessions {where} ORDER BY updated DESC LIMIT ?", (*params, limit))
+        return self._query(
+            f"SELECT * FROM dcode_sessions {where} ORDER BY updated DESC LIMIT ?", (*params, limit)
+        )
 
     def latest(self, *, cwd: Path | None = None) -> SessionInfo | None:
         found = self.list(cwd=cwd, limit=1)

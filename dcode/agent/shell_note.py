@@ -20,7 +20,9 @@ _END = "\n```"
 
 def shell_note(command: str, exit_code: int, output: str) -> tuple[str, dict[str, Any]]:
     """The note's text for the model, and the mark its message carries."""
-    return f"{_lead(command, exit_code)}{output}{_END}", {SHELL_COMMAND_MARKER: {"command": command, "exit_code": exit_code}}
+    return f"{_lead(command, exit_code)}{output}{_END}", {
+        SHELL_COMMAND_MARKER: {"command": command, "exit_code": exit_code}
+    }
 
 
 def read_shell_note(text: str, marks: dict[str, Any]) -> tuple[str, int, str] | None:

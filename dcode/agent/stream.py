@@ -48,7 +48,14 @@ from dcode.models.usage import cached_input_tokens, usage_is_estimated
 
 MODEL_NODE = "model"
 STREAM_MODES = ("messages", "updates", "custom")
-_MEDIA_BLOCKS = {"image": "[image]", "image_url": "[image]", "input_image": "[image]", "video": "[video]", "audio": "[audio]", "file": "[file]"}
+_MEDIA_BLOCKS = {
+    "image": "[image]",
+    "image_url": "[image]",
+    "input_image": "[image]",
+    "video": "[video]",
+    "audio": "[audio]",
+    "file": "[file]",
+}
 
 
 def message_text(message: BaseMessage) -> str:
@@ -68,7 +75,8 @@ def _texts(content: list[Any]) -> list[str]:
     return [
         block if isinstance(block, str) else str(block.get("text", ""))
         for block in content
-        if isinstance(block, str) or (isinstance(block, dict) and block.get("type") in {"text", "output_text"})
+        if isinstance(block, str)
+        or (isinstance(block, dict) and block.get("type") in {"text", "output_text"})
     ]
 
 
@@ -156,7 +164,11 @@ class TurnTally:
 
 class StreamTranslator:
     def __init__(
-        self, max_input_tokens: int | None, session_tokens: tuple[int, int, int] = (0, 0, 0), *, tally: TurnTally | None = None
+        self,
+        max_input_tokens: int | None,
+        session_tokens: tuple[int, int, int] = (0, 0, 0),
+        *,
+        tally: TurnTally | None = None,
     ) -> None:
         """``session_tokens``: the session's input, output and cached input tokens before this
         turn; ``tally``: where to count the turn (a new one by default)."""
@@ -232,12 +244,18 @@ class StreamTranslator:
                 yield from self._on_ai_message(message)
             case ToolMessage():
                 yield from self._on_tool_message(message)
-            case HumanMessage() if (ran := read_shell_note(message_text(message), message.additional_kwargs)) is not None:
+            case HumanMessage() if (
+                ran := read_shell_note(message_text(message), message.additional_kwargs)
+            ) is not None:
                 command, exit_code, output = ran
                 yield ShellCommandRan(command, output, exit_code)
             case HumanMessage():
                 files = attachment_lines(attached_in(message.additional_kwargs))
-                yield UserMessage(user_text(message), tuple(window.strip for window in windows_in(message.content)), files)
+                yield UserMessage(
+                    user_text(message),
+                    tuple(window.strip for window in windows_in(message.content)),
+                    files,
+                )
 
     def _on_ai_message(self, message: AIMessage) -> Iterator[Event]:
         self.tally.num_turns += 1
@@ -246,7 +264,9 @@ class StreamTranslator:
         self.tally.last_text = text
         calls = tuple(call["id"] or "" for call in message.tool_calls)
         interrupted = bool(message.additional_kwargs.get(CANCELLED_MARKER))
-        yield AssistantMessageFinished(message.id or "", text, calls, reasoning_text(message), interrupted)
+        yield AssistantMessageFinished(
+            message.id or "", text, calls, reasoning_text(message), interrupted
+        )
         usage = message.usage_metadata
         if usage:
             cached = cached_input_tokens(usage)
@@ -266,12 +286,21 @@ class StreamTranslator:
                 estimated=usage_is_estimated(message.response_metadata),
             )
         for call in message.tool_calls:
-            yield ToolCallRunning(call["id"] or "", call["name"], dict(call["args"]), summarize_call(call["name"], call["args"]))
+            yield ToolCallRunning(
+                call["id"] or "",
+                call["name"],
+                dict(call["args"]),
+                summarize_call(call["name"], call["args"]),
+            )
 
     def _on_tool_message(self, message: ToolMessage) -> Iterator[Event]:
         # A media result's text blocks (its summary, page or frame labels, a video's header and
         # hint) are one line each.
-        text = message.content if isinstance(message.content, str) else "\n".join(_texts(message.content))
+        text = (
+            message.content
+            if isinstance(message.content, str)
+            else "\n".join(_texts(message.content))
+        )
         frames = frames_in(message.content)
         yield ToolCallFinished(
             message.tool_call_id,

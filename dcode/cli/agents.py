@@ -22,7 +22,12 @@ def agent_facts(agent: AgentDefinition) -> list[tuple[str, str]]:
         ("source", agent.path or BUILT_IN),
         ("tools", _tools(agent.tools)),
         ("model", agent.model or PARENT),
-        ("approve", f"{agent.approve.value}, or {PARENT} mode if stricter" if agent.approve else f"{PARENT} mode"),
+        (
+            "approve",
+            f"{agent.approve.value}, or {PARENT} mode if stricter"
+            if agent.approve
+            else f"{PARENT} mode",
+        ),
     ]
 
 

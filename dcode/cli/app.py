@@ -35,19 +35,37 @@ if TYPE_CHECKING:
 SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
 
-root = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
-sub = typer.Typer(add_completion=False, rich_markup_mode=None, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
-sessions_app = typer.Typer(help="List, show, rewind and delete saved sessions.", no_args_is_help=True)
+root = typer.Typer(
+    add_completion=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+sub = typer.Typer(
+    add_completion=False,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+sessions_app = typer.Typer(
+    help="List, show, rewind and delete saved sessions.", no_args_is_help=True
+)
 media_app = typer.Typer(help="Inspect what media would be sent to a model.", no_args_is_help=True)
-config_app = typer.Typer(help="Where the config lives and what it resolves to.", no_args_is_help=True)
+config_app = typer.Typer(
+    help="Where the config lives and what it resolves to.", no_args_is_help=True
+)
 agents_app = typer.Typer(help="The agents the task tool can hand a job to.", no_args_is_help=True)
 sub.add_typer(sessions_app, name="sessions")
 sub.add_typer(media_app, name="media")
 sub.add_typer(config_app, name="config")
 sub.add_typer(agents_app, name="agents")
-files_app = typer.Typer(help="The remote files that carry images on a Files transport route.", no_args_is_help=True)
+files_app = typer.Typer(
+    help="The remote files that carry images on a Files transport route.", no_args_is_help=True
+)
 sub.add_typer(files_app, name="files")
-mcp_app = typer.Typer(help="The MCP servers dcode starts: $DCODE_HOME/mcp.json and the project's .mcp.json.", no_args_is_help=True)
+mcp_app = typer.Typer(
+    help="The MCP servers dcode starts: $DCODE_HOME/mcp.json and the project's .mcp.json.",
+    no_args_is_help=True,
+)
 sub.add_typer(mcp_app, name="mcp")
 
 
@@ -86,27 +104,113 @@ def _version(value: bool) -> None:
     )
 )
 def run(
-    prompt: Annotated[str | None, typer.Argument(help="The prompt; '-' reads it from stdin.")] = None,
-    print_mode: Annotated[bool, typer.Option("-p", "--print", help="Run headless and print the final answer.")] = False,
-    model: Annotated[str | None, typer.Option("-m", "--model", help="provider:model, e.g. openai:gpt-5.1, deepseek:deepseek-chat, ollama:qwen3-coder.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="Any OpenAI-compatible endpoint.")] = None,
-    api: Annotated[WireApi | None, typer.Option("--api", help="Wire protocol: chat or responses (default: responses on api.openai.com, chat elsewhere).")] = None,
+    prompt: Annotated[
+        str | None, typer.Argument(help="The prompt; '-' reads it from stdin.")
+    ] = None,
+    print_mode: Annotated[
+        bool, typer.Option("-p", "--print", help="Run headless and print the final answer.")
+    ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "-m",
+            "--model",
+            help="provider:model, e.g. openai:gpt-5.1, deepseek:deepseek-chat, ollama:qwen3-coder.",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="Any OpenAI-compatible endpoint.")
+    ] = None,
+    api: Annotated[
+        WireApi | None,
+        typer.Option(
+            "--api",
+            help="Wire protocol: chat or responses (default: responses on api.openai.com, chat elsewhere).",
+        ),
+    ] = None,
     resume_id: Annotated[str | None, typer.Option("--resume-id", hidden=True)] = None,
-    resume: Annotated[bool, typer.Option("-r", "--resume", help="Resume a session: -r ID, or the most recent one with -r alone.")] = False,
-    continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the most recent session in this directory.")] = False,
-    approve: Annotated[ApprovalMode | None, typer.Option("--approve", help="manual | edits | all | plan (TUI default manual, headless default edits; plan: read only, and print the plan).")] = None,
-    sandbox: Annotated[SandboxMode | None, typer.Option("--sandbox", help="Run shell commands in a sandbox: workspace-write | read-only | off (default: [sandbox] mode, off).")] = None,
-    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="Stop after N model turns.")] = None,
-    effort: Annotated[ReasoningEffort | None, typer.Option("--effort", help="Reasoning effort: none | minimal | low | medium | high | xhigh (default: the model's).")] = None,
-    output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")] = "text",
-    image: Annotated[list[Path] | None, typer.Option("-i", "--image", help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).")] = None,
-    mcp_config: Annotated[list[Path] | None, typer.Option("--mcp-config", help="Also load MCP servers from FILE ({\"mcpServers\": ...}, or another client's file as it is, e.g. .gemini/settings.json, .vscode/mcp.json; repeatable).")] = None,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "-r", "--resume", help="Resume a session: -r ID, or the most recent one with -r alone."
+        ),
+    ] = False,
+    continue_: Annotated[
+        bool,
+        typer.Option(
+            "-c", "--continue", help="Continue the most recent session in this directory."
+        ),
+    ] = False,
+    approve: Annotated[
+        ApprovalMode | None,
+        typer.Option(
+            "--approve",
+            help="manual | edits | all | plan (TUI default manual, headless default edits; plan: read only, and print the plan).",
+        ),
+    ] = None,
+    sandbox: Annotated[
+        SandboxMode | None,
+        typer.Option(
+            "--sandbox",
+            help="Run shell commands in a sandbox: workspace-write | read-only | off (default: [sandbox] mode, off).",
+        ),
+    ] = None,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", min=1, help="Stop after N model turns.")
+    ] = None,
+    effort: Annotated[
+        ReasoningEffort | None,
+        typer.Option(
+            "--effort",
+            help="Reasoning effort: none | minimal | low | medium | high | xhigh (default: the model's).",
+        ),
+    ] = None,
+    output_format: Annotated[
+        str, typer.Option("--output-format", help="Headless output: text | json | stream-json.")
+    ] = "text",
+    image: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "-i",
+            "--image",
+            help="Attach an image or a video (repeatable; a video is sampled over its first 100 s).",
+        ),
+    ] = None,
+    mcp_config: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--mcp-config",
+            help='Also load MCP servers from FILE ({"mcpServers": ...}, or another client\'s file as it is, e.g. .gemini/settings.json, .vscode/mcp.json; repeatable).',
+        ),
+    ] = None,
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Start no MCP servers.")] = False,
-    trust_project_mcp: Annotated[bool, typer.Option("--trust-project-mcp", help="Headless: start the project's .mcp.json servers without an approval.")] = False,
-    allowed_tools: Annotated[list[str] | None, typer.Option("--allowedTools", "--allowed-tools", help='Permission rules that allow, e.g. "Bash(git log:*) Edit" (repeatable; commas or spaces between rules).')] = None,
-    disallowed_tools: Annotated[list[str] | None, typer.Option("--disallowedTools", "--disallowed-tools", help='Permission rules that deny, in any mode, e.g. "Bash(rm:*) WebFetch".')] = None,
+    trust_project_mcp: Annotated[
+        bool,
+        typer.Option(
+            "--trust-project-mcp",
+            help="Headless: start the project's .mcp.json servers without an approval.",
+        ),
+    ] = False,
+    allowed_tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowedTools",
+            "--allowed-tools",
+            help='Permission rules that allow, e.g. "Bash(git log:*) Edit" (repeatable; commas or spaces between rules).',
+        ),
+    ] = None,
+    disallowed_tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--disallowedTools",
+            "--disallowed-tools",
+            help='Permission rules that deny, in any mode, e.g. "Bash(rm:*) WebFetch".',
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     if not print_mode:
         _require_terminal()
@@ -136,11 +240,31 @@ def run(
     secure_home(settings.home)
     _guard_processes(settings)
     if print_mode:
-        _run_headless(settings, prompt, OutputFormat(output_format), resume_id, resume, continue_, model is not None, image or [], debug)
+        _run_headless(
+            settings,
+            prompt,
+            OutputFormat(output_format),
+            resume_id,
+            resume,
+            continue_,
+            model is not None,
+            image or [],
+            debug,
+        )
         return
     from dcode.tui.launch import launch_tui
 
-    raise typer.Exit(launch_tui(settings, cli=cli, prompt=prompt, resume_id=resume_id, resume_latest=resume, continue_here=continue_, model_given=model is not None))
+    raise typer.Exit(
+        launch_tui(
+            settings,
+            cli=cli,
+            prompt=prompt,
+            resume_id=resume_id,
+            resume_latest=resume,
+            continue_here=continue_,
+            model_given=model is not None,
+        )
+    )
 
 
 def _guard_processes(settings: Settings) -> None:
@@ -197,7 +321,13 @@ def _run_headless(
         from dcode.cli.headless_media import attach_images
 
         try:
-            request = attach_images(settings, request, images, command=command, warn=lambda line: _echo(f"dcode: warning: {line}", err=True))
+            request = attach_images(
+                settings,
+                request,
+                images,
+                command=command,
+                warn=lambda line: _echo(f"dcode: warning: {line}", err=True),
+            )
         except ConfigError as exc:
             _fail(str(exc), code=1)
     raise typer.Exit(main_headless(settings, request, debug=debug))
@@ -214,7 +344,9 @@ def _own_command(settings: Settings, prompt: str) -> tuple[str, ProjectCommand |
     if (found := load_commands(settings.home, settings.workspace).find(prompt)) is None:
         return prompt, None
     command, arguments = found
-    return command.expand(arguments), ProjectCommand(command.name, arguments) if command.scope == "project" else None
+    return command.expand(arguments), ProjectCommand(
+        command.name, arguments
+    ) if command.scope == "project" else None
 
 
 @contextmanager
@@ -235,20 +367,26 @@ def _read_stdin() -> str:
     try:
         return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="strict").read()
     except UnicodeDecodeError as exc:
-        _fail(f"the prompt on stdin is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); nothing was sent")
+        _fail(
+            f"the prompt on stdin is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); nothing was sent"
+        )
         raise  # unreachable
 
 
 def _require_terminal() -> None:
     """The TUI draws on a terminal and reads keys from one: without one (a pipe, a file, cron,
     CI) it could only hang or scribble escape codes, so dcode says how to run headless instead."""
-    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not _is_terminal(stream)]
+    missing = [
+        name
+        for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout))
+        if not _is_terminal(stream)
+    ]
     if not missing:
         return
     what = " and ".join(missing)
     _fail(
         f"the TUI needs a terminal, and {what} {'is' if len(missing) == 1 else 'are'} not one. "
-        "To run without one: dcode -p \"PROMPT\" (or: ... | dcode -p -), "
+        'To run without one: dcode -p "PROMPT" (or: ... | dcode -p -), '
         "with --output-format json or stream-json for scripts"
     )
 
@@ -268,14 +406,26 @@ def _require_utf8(prompt: str | None) -> None:
     try:
         prompt.encode("utf-8")
     except UnicodeEncodeError as exc:
-        byte = os.fsencode(prompt[exc.start])[0] if 0xDC80 <= ord(prompt[exc.start]) <= 0xDCFF else None
-        what = f"byte 0x{byte:02x}" if byte is not None else f"character U+{ord(prompt[exc.start]):04X}"
-        _fail(f"the prompt is not valid UTF-8 ({what} at character {exc.start + 1}); nothing was sent")
+        byte = (
+            os.fsencode(prompt[exc.start])[0]
+            if 0xDC80 <= ord(prompt[exc.start]) <= 0xDCFF
+            else None
+        )
+        what = (
+            f"byte 0x{byte:02x}"
+            if byte is not None
+            else f"character U+{ord(prompt[exc.start]):04X}"
+        )
+        _fail(
+            f"the prompt is not valid UTF-8 ({what} at character {exc.start + 1}); nothing was sent"
+        )
 
 
 @sessions_app.command("list", help="Saved sessions, newest first.")
 def sessions_list(
-    here: Annotated[bool, typer.Option("--here", help="Only sessions started in this directory.")] = False,
+    here: Annotated[
+        bool, typer.Option("--here", help="Only sessions started in this directory.")
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
 ) -> None:
     from dcode.cli.sessions import list_sessions
@@ -297,19 +447,31 @@ def sessions_show(session_id: str) -> None:
             _fail(str(exc), code=1)
 
 
-@sessions_app.command("rewind", help="A session's prompts; with N, the session taken back to before prompt N.")
+@sessions_app.command(
+    "rewind", help="A session's prompts; with N, the session taken back to before prompt N."
+)
 def sessions_rewind(
     session_id: str,
-    number: Annotated[int | None, typer.Argument(help="The prompt to go back to before (see the list without it).", min=1)] = None,
-    code_only: Annotated[bool, typer.Option("--code-only", help="Put the files back; keep the conversation.")] = False,
-    conversation_only: Annotated[bool, typer.Option("--conversation-only", help="Take the conversation back; keep the files.")] = False,
+    number: Annotated[
+        int | None,
+        typer.Argument(help="The prompt to go back to before (see the list without it).", min=1),
+    ] = None,
+    code_only: Annotated[
+        bool, typer.Option("--code-only", help="Put the files back; keep the conversation.")
+    ] = False,
+    conversation_only: Annotated[
+        bool,
+        typer.Option("--conversation-only", help="Take the conversation back; keep the files."),
+    ] = False,
 ) -> None:
     from dcode.agent.rewind.conversation import RewindError
     from dcode.agent.session_lock import SessionHeld
     from dcode.cli.rewind import find_session, rewind, turns_table
 
     if code_only and conversation_only:
-        _fail("--code-only and --conversation-only leave nothing to rewind together: pick one, or neither for both")
+        _fail(
+            "--code-only and --conversation-only leave nothing to rewind together: pick one, or neither for both"
+        )
     settings = _settings()
     with _session_database():
         try:
@@ -317,7 +479,9 @@ def sessions_rewind(
             if number is None:
                 _echo(turns_table(settings, info))
                 return
-            lines = rewind(settings, info, number, conversation=not code_only, code=not conversation_only)
+            lines = rewind(
+                settings, info, number, conversation=not code_only, code=not conversation_only
+            )
         except ConfigError as exc:
             _fail(str(exc), code=1)
             return
@@ -330,7 +494,9 @@ def sessions_rewind(
     _echo("\n".join(lines))
 
 
-@sessions_app.command("delete", help="Delete a session and its checkpoints (not one open in a dcode).")
+@sessions_app.command(
+    "delete", help="Delete a session and its checkpoints (not one open in a dcode)."
+)
 def sessions_delete(session_id: str) -> None:
     from dcode.agent.rewind.store import RewindStore
     from dcode.agent.session_files import delete_session_files
@@ -385,23 +551,36 @@ def config_show() -> None:
         ".dcode/agents, .claude/agents."
     ),
 )
-def agents_list(as_json: Annotated[bool, typer.Option("--json", help="One JSON object: agents and problems.")] = False) -> None:
+def agents_list(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object: agents and problems.")
+    ] = False,
+) -> None:
     from dcode.cli.agents import list_agents
 
     _echo(list_agents(_settings(), as_json=as_json))
 
 
-_MCP_CONFIG = Annotated[list[Path] | None, typer.Option("--mcp-config", help="Also read FILE, as a run with --mcp-config FILE would (repeatable).")]
+_MCP_CONFIG = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--mcp-config", help="Also read FILE, as a run with --mcp-config FILE would (repeatable)."
+    ),
+]
 
 
-@mcp_app.command("list", help="Each MCP server with its command or URL, type and scope (nothing is started).")
+@mcp_app.command(
+    "list", help="Each MCP server with its command or URL, type and scope (nothing is started)."
+)
 def mcp_list(mcp_config: _MCP_CONFIG = None) -> None:
     from dcode.cli.mcp import list_servers
 
     _echo(list_servers(_settings(mcp_configs=mcp_config)))
 
 
-@mcp_app.command("get", help="One MCP server's settings (the values of env and headers are not shown).")
+@mcp_app.command(
+    "get", help="One MCP server's settings (the values of env and headers are not shown)."
+)
 def mcp_get(name: str, mcp_config: _MCP_CONFIG = None) -> None:
     from dcode.cli.mcp import get_server
 
@@ -419,20 +598,52 @@ def mcp_add(
     name: str,
     target: Annotated[str, typer.Argument(metavar="COMMAND_OR_URL")],
     args: Annotated[list[str] | None, typer.Argument(help="The command's arguments.")] = None,
-    transport: Annotated[str | None, typer.Option("-t", "--transport", help="stdio | http | sse (default: http for an http(s):// URL, else stdio).")] = None,
-    scope: Annotated[str, typer.Option("-s", "--scope", help="user ($DCODE_HOME/mcp.json) | project (.mcp.json).")] = "user",
-    env: Annotated[list[str] | None, typer.Option("-e", "--env", help="KEY=value for a stdio server (repeatable).")] = None,
-    header: Annotated[list[str] | None, typer.Option("-H", "--header", help="'Name: value' for an http or sse server (repeatable).")] = None,
+    transport: Annotated[
+        str | None,
+        typer.Option(
+            "-t",
+            "--transport",
+            help="stdio | http | sse (default: http for an http(s):// URL, else stdio).",
+        ),
+    ] = None,
+    scope: Annotated[
+        str,
+        typer.Option("-s", "--scope", help="user ($DCODE_HOME/mcp.json) | project (.mcp.json)."),
+    ] = "user",
+    env: Annotated[
+        list[str] | None,
+        typer.Option("-e", "--env", help="KEY=value for a stdio server (repeatable)."),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-H", "--header", help="'Name: value' for an http or sse server (repeatable)."
+        ),
+    ] = None,
 ) -> None:
     from dcode.cli.mcp import add_server
 
     try:
-        _echo(add_server(_settings(), name, target, args or [], transport=transport, scope=scope, env=env or [], headers=header or []))
+        _echo(
+            add_server(
+                _settings(),
+                name,
+                target,
+                args or [],
+                transport=transport,
+                scope=scope,
+                env=env or [],
+                headers=header or [],
+            )
+        )
     except ConfigError as exc:
         _fail(str(exc))
 
 
-@mcp_app.command("remove", help="Remove a server (from the user's file, else the project's; or the --scope given).")
+@mcp_app.command(
+    "remove",
+    help="Remove a server (from the user's file, else the project's; or the --scope given).",
+)
 def mcp_remove(
     name: str,
     scope: Annotated[str | None, typer.Option("-s", "--scope", help="user | project.")] = None,
@@ -445,7 +656,14 @@ def mcp_remove(
         _fail(str(exc))
 
 
-_FILES_MODEL = Annotated[str | None, typer.Option("-m", "--model", help="The model whose endpoint and key own the files (default: the configured one).")]
+_FILES_MODEL = Annotated[
+    str | None,
+    typer.Option(
+        "-m",
+        "--model",
+        help="The model whose endpoint and key own the files (default: the configured one).",
+    ),
+]
 _FILES_BASE_URL = Annotated[str | None, typer.Option("--base-url")]
 
 
@@ -465,7 +683,9 @@ def _files(model: str | None, base_url: str | None, action: Any) -> None:
         _fail(f"cannot use the upload index: {exc.strerror or exc}", code=1)
 
 
-@files_app.command("list", help="The key's remote files, dcode's own marked with the image variant each holds.")
+@files_app.command(
+    "list", help="The key's remote files, dcode's own marked with the image variant each holds."
+)
 def files_list(model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
     from dcode.cli.files import list_files
 
@@ -473,20 +693,34 @@ def files_list(model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> 
 
 
 @files_app.command("info", help="One remote file, by its file id or by the variant id it holds.")
-def files_info(ident: Annotated[str, typer.Argument(metavar="FILE_OR_VARIANT_ID")], model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
+def files_info(
+    ident: Annotated[str, typer.Argument(metavar="FILE_OR_VARIANT_ID")],
+    model: _FILES_MODEL = None,
+    base_url: _FILES_BASE_URL = None,
+) -> None:
     from dcode.cli.files import file_info
 
     _files(model, base_url, lambda remote, index, scope: file_info(remote, index, scope, ident))
 
 
-@files_app.command("delete", help="Release one file: delete it remotely and drop its mapping (by file id or variant id).")
-def files_delete(ident: Annotated[str, typer.Argument(metavar="FILE_OR_VARIANT_ID")], model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
+@files_app.command(
+    "delete",
+    help="Release one file: delete it remotely and drop its mapping (by file id or variant id).",
+)
+def files_delete(
+    ident: Annotated[str, typer.Argument(metavar="FILE_OR_VARIANT_ID")],
+    model: _FILES_MODEL = None,
+    base_url: _FILES_BASE_URL = None,
+) -> None:
     from dcode.cli.files import delete_file
 
     _files(model, base_url, lambda remote, index, scope: delete_file(remote, index, scope, ident))
 
 
-@files_app.command("prune", help="Release the whole scope: every file dcode uploaded with this key, and every mapping.")
+@files_app.command(
+    "prune",
+    help="Release the whole scope: every file dcode uploaded with this key, and every mapping.",
+)
 def files_prune(model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) -> None:
     from dcode.cli.files import prune_files
 
@@ -503,7 +737,9 @@ def files_prune(model: _FILES_MODEL = None, base_url: _FILES_BASE_URL = None) ->
     ),
 )
 def trust(
-    path: Annotated[Path | None, typer.Argument(help="The project directory (default: the current one).")] = None,
+    path: Annotated[
+        Path | None, typer.Argument(help="The project directory (default: the current one).")
+    ] = None,
     revoke: Annotated[bool, typer.Option("--revoke", help="Withdraw the trust instead.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the trusted projects.")] = False,
 ) -> None:
@@ -529,26 +765,42 @@ def trust(
 def doctor(
     model: Annotated[str | None, typer.Option("-m", "--model")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url")] = None,
-    check: Annotated[bool, typer.Option("--check", help="Also test the connection to the model's server.")] = False,
-    ping: Annotated[bool, typer.Option("--ping", help="Also send the model one tiny request: how long it takes to answer, and what it says.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Also test the connection to the model's server.")
+    ] = False,
+    ping: Annotated[
+        bool,
+        typer.Option(
+            "--ping",
+            help="Also send the model one tiny request: how long it takes to answer, and what it says.",
+        ),
+    ] = False,
 ) -> None:
     from dcode.cli.doctor import run_doctor
 
     raise typer.Exit(run_doctor(_settings(model=model, base_url=base_url), check=check, ping=ping))
 
 
-@media_app.command("inspect", help="Show exactly what would be sent for each PATH (images; a video's frames).")
+@media_app.command(
+    "inspect", help="Show exactly what would be sent for each PATH (images; a video's frames)."
+)
 def media_inspect(
     paths: list[Path],
     model: Annotated[str | None, typer.Option("-m", "--model")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per path.")] = False,
     offset: Annotated[float, typer.Option("--offset", help="Video: seconds to skip.")] = 0.0,
     limit: Annotated[float, typer.Option("--limit", help="Video: seconds to cover.")] = 100.0,
-    sheet: Annotated[Path | None, typer.Option("--sheet", help="Video: write its contact sheet to this PNG.")] = None,
+    sheet: Annotated[
+        Path | None, typer.Option("--sheet", help="Video: write its contact sheet to this PNG.")
+    ] = None,
 ) -> None:
     from dcode.cli.media import inspect_command
 
-    raise typer.Exit(inspect_command(_settings(model=model), paths, as_json=as_json, offset=offset, limit=limit, sheet=sheet))
+    raise typer.Exit(
+        inspect_command(
+            _settings(model=model), paths, as_json=as_json, offset=offset, limit=limit, sheet=sheet
+        )
+    )
 
 
 def _rewrite_resume(argv: list[str]) -> list[str]:
@@ -585,7 +837,9 @@ def _gather_rule_words(args: list[str]) -> list[str]:
 
     def is_rule(word: str) -> bool:
         name = word.split("(", 1)[0]
-        return (name in CLAUDE_TOOLS and (name == word or word.endswith(")"))) or (word.startswith("mcp__") and " " not in word)
+        return (name in CLAUDE_TOOLS and (name == word or word.endswith(")"))) or (
+            word.startswith("mcp__") and " " not in word
+        )
 
     out: list[str] = []
     i = 0

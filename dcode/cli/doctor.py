@@ -36,7 +36,9 @@ def run_doctor(settings: Settings, *, check: bool = False, ping: bool = False) -
         return 1
     endpoint, profile = resolved.endpoint, resolved.profile
     _print(f"model        {resolved.spec} via {endpoint.base_url} ({endpoint.api.value} API)")
-    _print(f"api key      {'from ' + endpoint.key_env if endpoint.key_env and endpoint.api_key != 'not-needed' else 'none (not required here)'}")
+    _print(
+        f"api key      {'from ' + endpoint.key_env if endpoint.key_env and endpoint.api_key != 'not-needed' else 'none (not required here)'}"
+    )
     _print(f"profile      source: {profile.source}")
     if (said := _server_line(settings, resolved)) is not None:
         _print(f"  its server   {said}")
@@ -50,7 +52,12 @@ def run_doctor(settings: Settings, *, check: bool = False, ping: bool = False) -
         _print(f"  {legend}")
     _print(f"prompt cache {_cache_key_line(resolved)}")
     _print(f"images       {_transport_line(settings, resolved)}")
-    for tool, purpose in (("rg", "fast grep"), ("git", "branch and status"), ("wl-paste", "Wayland clipboard images"), ("xclip", "X11 clipboard images")):
+    for tool, purpose in (
+        ("rg", "fast grep"),
+        ("git", "branch and status"),
+        ("wl-paste", "Wayland clipboard images"),
+        ("xclip", "X11 clipboard images"),
+    ):
         _print(f"tool         {tool:<9} {'found' if shutil.which(tool) else 'missing'} ({purpose})")
     _print(f"video        {_video_line()}")
     problems += _sandbox(settings)
@@ -79,7 +86,11 @@ def _cache_key_line(resolved: ResolvedModel) -> str:
     """Whether requests carry ``prompt_cache_key``, and why."""
     where = f'[models."{resolved.spec}"]'
     if resolved.prompt_cache_key:
-        why = "OpenAI's own endpoint" if resolved.profile.prompt_cache_key is None else "prompt_cache_key = true in config.toml"
+        why = (
+            "OpenAI's own endpoint"
+            if resolved.profile.prompt_cache_key is None
+            else "prompt_cache_key = true in config.toml"
+        )
         return f"prompt_cache_key sent (the session id; {why})"
     if resolved.profile.prompt_cache_key is False:
         return "prompt_cache_key not sent (prompt_cache_key = false in config.toml)"
@@ -92,12 +103,16 @@ def _transport_line(settings: Settings, resolved: ResolvedModel) -> str:
     from dcode.models.image_transport import transport_line, why_transport
 
     endpoint = resolved.endpoint
-    why = why_transport(endpoint.spec.provider, endpoint.base_url, endpoint.api, resolved.profile.image_transport)
+    why = why_transport(
+        endpoint.spec.provider, endpoint.base_url, endpoint.api, resolved.profile.image_transport
+    )
     line = transport_line(resolved.image_transport, why, resolved.spec)
     if resolved.image_transport != "files":
         return line
     try:
-        kept = len(UploadIndex(settings.home).mappings(Scope.of(endpoint.base_url, endpoint.api_key)))
+        kept = len(
+            UploadIndex(settings.home).mappings(Scope.of(endpoint.base_url, endpoint.api_key))
+        )
     except OSError as exc:
         return f"{line}; the upload index cannot be read: {exc.strerror or exc}"
     return f"{line}; {kept} uploaded for this key (dcode files list)"
@@ -156,7 +171,9 @@ def _ping(settings: Settings, resolved: Any) -> int:
 
     result = ping_model(resolved, settings)
     if result.ok:
-        _print(f"ping         ok: {resolved.spec} answered in {result.seconds:.2f} s: {result.said}")
+        _print(
+            f"ping         ok: {resolved.spec} answered in {result.seconds:.2f} s: {result.said}"
+        )
         return 0
     _print(f"ping         FAILED after {result.seconds:.2f} s: {result.said}")
     return 1

@@ -23,7 +23,9 @@ from dcode.settings.config import Settings
 T = TypeVar("T")
 
 
-def run_files(settings: Settings, action: Callable[[RemoteFiles, UploadIndex, Scope], Awaitable[T]]) -> T:
+def run_files(
+    settings: Settings, action: Callable[[RemoteFiles, UploadIndex, Scope], Awaitable[T]]
+) -> T:
     """Run ``action`` on the scope of ``settings``' model, with the HTTP client closed after."""
     from dcode.models.factory import model_http_client, resolve_model
     from dcode.models.files_api import OpenAIFiles
@@ -34,7 +36,9 @@ def run_files(settings: Settings, action: Callable[[RemoteFiles, UploadIndex, Sc
         http = model_http_client(settings)
         try:
             remote = OpenAIFiles.for_endpoint(endpoint, settings, http)
-            return await action(remote, UploadIndex(settings.home), Scope.of(endpoint.base_url, endpoint.api_key))
+            return await action(
+                remote, UploadIndex(settings.home), Scope.of(endpoint.base_url, endpoint.api_key)
+            )
         finally:
             await http.aclose()
 
@@ -48,14 +52,24 @@ async def list_files(remote: RemoteFiles, index: UploadIndex, scope: Scope) -> s
     lines = [f"Files of {scope}:"]
     for file in files:
         mapping = held.pop(file.id, None)
-        owner = f"variant {mapping.variant_id[:12]}" if mapping else ("dcode's, not indexed" if _owned(file) else "not dcode's")
-        lines.append(f"  {file.id}  {file.filename or '(no name)'}  {_size(file.bytes)}  {_expiry(file.expires_at, now)}  {owner}")
+        owner = (
+            f"variant {mapping.variant_id[:12]}"
+            if mapping
+            else ("dcode's, not indexed" if _owned(file) else "not dcode's")
+        )
+        lines.append(
+            f"  {file.id}  {file.filename or '(no name)'}  {_size(file.bytes)}  {_expiry(file.expires_at, now)}  {owner}"
+        )
     if not files:
         lines.append("  (none)")
     owned = sum(1 for f in files if _owned(f))
-    lines.append(f"{plural(len(files), 'file')}, {owned} uploaded by dcode, {sum(f.bytes or 0 for f in files if _owned(f)):,} bytes of them")
+    lines.append(
+        f"{plural(len(files), 'file')}, {owned} uploaded by dcode, {sum(f.bytes or 0 for f in files if _owned(f)):,} bytes of them"
+    )
     if held:
-        lines.append(f"{len(held)} mappings point at files the provider no longer lists; they are uploaded again when next needed")
+        lines.append(
+            f"{len(held)} mappings point at files the provider no longer lists; they are uploaded again when next needed"
+        )
     return "\n".join(lines)
 
 
@@ -74,7 +88,11 @@ async def file_info(remote: RemoteFiles, index: UploadIndex, scope: Scope, ident
             f"  expires    {_expiry(file.expires_at, time.time())}",
             f"  purpose    {file.purpose or '(none)'}",
         ]
-    lines.append(f"  variant    {mapping.variant_id}" if mapping else "  variant    none: no request image of dcode's refers to it")
+    lines.append(
+        f"  variant    {mapping.variant_id}"
+        if mapping
+        else "  variant    none: no request image of dcode's refers to it"
+    )
     return "\n".join(lines)
 
 
@@ -84,11 +102,17 @@ async def delete_file(remote: RemoteFiles, index: UploadIndex, scope: Scope, ide
     existed = await remote.delete(file_id)
     index.drop_files(scope, [file_id])
     held = f" (variant {mapping.variant_id[:12]})" if mapping else ""
-    return f"deleted {file_id}{held}" if existed else f"{file_id}{held} was already gone; its mapping is dropped"
+    return (
+        f"deleted {file_id}{held}"
+        if existed
+        else f"{file_id}{held} was already gone; its mapping is dropped"
+    )
 
 
 async def prune_files(remote: RemoteFiles, index: UploadIndex, scope: Scope) -> str:
-    owned = [f.id async for f in remote.list(order="asc") if _owned(f)]  # every page before deleting
+    owned = [
+        f.id async for f in remote.list(order="asc") if _owned(f)
+    ]  # every page before deleting
     deleted = 0
     for file_id in owned:
         deleted += await remote.delete(file_id)
@@ -124,4 +148,6 @@ def _expiry(stamp: int | None, now: float) -> str:
     left = stamp - now
     if left <= 0:
         return "expired"
-    return f"expires in {left / 86400:.1f} d" if left >= 86400 else f"expires in {left / 3600:.1f} h"
+    return (
+        f"expires in {left / 86400:.1f} d" if left >= 86400 else f"expires in {left / 3600:.1f} h"
+    )

@@ -40,7 +40,13 @@ def say(stream: IO[str], line: str) -> None:
     print(for_stream(line, stream), file=stream, flush=True)
 
 
-def result_object(finished: Any, plan: str | None = None, *, planning: bool = False, denials: list[Any] | None = None) -> dict[str, Any]:
+def result_object(
+    finished: Any,
+    plan: str | None = None,
+    *,
+    planning: bool = False,
+    denials: list[Any] | None = None,
+) -> dict[str, Any]:
     """The ``json`` result; ``planning`` (``--approve plan``) adds ``plan``, and
     ``permission_denials`` lists the calls refused, as Claude Code lists them (tool, call, input)."""
     return {
@@ -56,7 +62,15 @@ def result_object(finished: Any, plan: str | None = None, *, planning: bool = Fa
         },
         "duration_ms": finished.duration_ms,
         **({"plan": plan} if planning else {}),
-        "permission_denials": [{"tool_name": d.tool, "tool_use_id": d.call_id, "tool_input": d.args, "reason": d.reason} for d in denials or ()],
+        "permission_denials": [
+            {
+                "tool_name": d.tool,
+                "tool_use_id": d.call_id,
+                "tool_input": d.args,
+                "reason": d.reason,
+            }
+            for d in denials or ()
+        ],
     }
 
 
@@ -78,11 +92,15 @@ def server_warnings(init: SessionInit) -> list[str]:
             case LinkState.FAILED:
                 lines.append(f"dcode: warning: MCP server {server.name} failed: {server.error}")
             case LinkState.NEEDS_LOGIN:
-                lines.append(f"dcode: warning: MCP server {server.name} needs a login: {server.error}")
+                lines.append(
+                    f"dcode: warning: MCP server {server.name} needs a login: {server.error}"
+                )
     return lines
 
 
-async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[str], err: IO[str]) -> int:
+async def run_headless(
+    settings: Settings, request: HeadlessRequest, *, out: IO[str], err: IO[str]
+) -> int:
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
     from dcode.agent.events import ErrorEvent, Notice, TurnFinished
@@ -96,8 +114,13 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     resolved = resolve_model(settings)
     mode = settings.approve or ApprovalMode.EDITS
     servers = plan(settings)
-    unseen = MediaSupport(resolved.spec, resolved.profile, settings.user_config).unseen_in(request.content or ())
-    for line in (*(f"dcode: warning: {p}" for p in (*unseen, *servers.problems)), skipped_warning(servers)):
+    unseen = MediaSupport(resolved.spec, resolved.profile, settings.user_config).unseen_in(
+        request.content or ()
+    )
+    for line in (
+        *(f"dcode: warning: {p}" for p in (*unseen, *servers.problems)),
+        skipped_warning(servers),
+    ):
         if line:
             say(err, line)
     damaged = False
@@ -118,16 +141,24 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         finished: TurnFinished | None = None
         shown_plan: str | None = None
         content: str | list[dict[str, Any]] = request.content or request.prompt
-        async with aclosing(runner.run_turn(content, prompt_text=request.prompt, attached=request.attached)) as events:
+        async with aclosing(
+            runner.run_turn(content, prompt_text=request.prompt, attached=request.attached)
+        ) as events:
             async for event in events:
                 if request.output_format is OutputFormat.STREAM_JSON:
-                    print(json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)), file=out, flush=True)
+                    print(
+                        json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)),
+                        file=out,
+                        flush=True,
+                    )
                 shown_plan = presented_plan(event) or shown_plan
                 match event:
                     case ErrorEvent(message=message, kind=kind):
                         say(err, f"dcode: error: {message}")
                         damaged = damaged or kind == DAMAGED_DATABASE
-                    case Notice(message=message) if request.output_format is not OutputFormat.STREAM_JSON:
+                    case Notice(message=message) if (
+                        request.output_format is not OutputFormat.STREAM_JSON
+                    ):
                         say(err, f"dcode: note: {message}")
                     case TurnFinished():
                         finished = event
@@ -136,7 +167,9 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
         if not finished.is_error:
             print(for_stream(finished.result if shown_plan is None else shown_plan, out), file=out)
     else:
-        answer = result_object(finished, shown_plan, planning=mode is ApprovalMode.PLAN, denials=runner.policy.denials)
+        answer = result_object(
+            finished, shown_plan, planning=mode is ApprovalMode.PLAN, denials=runner.policy.denials
+        )
         print(json_safe(json.dumps(answer, ensure_ascii=False)), file=out)
     if damaged:
         return EXIT_USAGE  # as when the damage is found before the turn
@@ -145,7 +178,9 @@ async def run_headless(settings: Settings, request: HeadlessRequest, *, out: IO[
     return EXIT_FAILED if finished.is_error else EXIT_OK
 
 
-async def _mcp_prompt(engine: Any, request: HeadlessRequest, err: IO[str]) -> HeadlessRequest | None:
+async def _mcp_prompt(
+    engine: Any, request: HeadlessRequest, err: IO[str]
+) -> HeadlessRequest | None:
     """``/mcp__server__prompt args`` as the prompt the server makes of it; None (and one line
     on stderr) when it cannot be made."""
     from dcode.mcp.names import is_prompt_command

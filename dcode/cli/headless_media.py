@@ -76,23 +76,38 @@ def attach_images(
         videos = [path for path in paths if detect_media_kind(path) == "video"]
         try:
             admitted = iter(store.admit([path for path in paths if path not in videos]))
-            sampled = {path: sample_first_window(path, store, workspace=settings.workspace) for path in videos}
+            sampled = {
+                path: sample_first_window(path, store, workspace=settings.workspace)
+                for path in videos
+            }
         except MediaError as exc:
             raise ConfigError(str(exc)) from None
         for path in paths:
-            blocks += sampled[path].blocks if path in sampled else [to_reference_block(next(admitted))]
-    content: str | list[dict[str, Any]] = [{"type": "text", "text": request.prompt}, *blocks] if blocks else request.prompt
+            blocks += (
+                sampled[path].blocks if path in sampled else [to_reference_block(next(admitted))]
+            )
+    content: str | list[dict[str, Any]] = (
+        [{"type": "text", "text": request.prompt}, *blocks] if blocks else request.prompt
+    )
     if not mentions(request.prompt):
         return replace(request, content=content) if isinstance(content, list) else request
-    found = asyncio.run(_read_mentions(settings, request.prompt, command, frozenset(real_path(p) for p in paths)))
-    for line in ([command.refusal(found.refused)] if command and found.refused else []) + found.problems:
+    found = asyncio.run(
+        _read_mentions(settings, request.prompt, command, frozenset(real_path(p) for p in paths))
+    )
+    for line in (
+        [command.refusal(found.refused)] if command and found.refused else []
+    ) + found.problems:
         if warn is not None:
             warn(line)
     content, attached = found.attach(content)
-    return replace(request, content=content if isinstance(content, list) else None, attached=attached)
+    return replace(
+        request, content=content if isinstance(content, list) else None, attached=attached
+    )
 
 
-async def _read_mentions(settings: Settings, prompt: str, command: ProjectCommand | None, skip: frozenset[Path]) -> Mentioned:
+async def _read_mentions(
+    settings: Settings, prompt: str, command: ProjectCommand | None, skip: frozenset[Path]
+) -> Mentioned:
     """The files ``prompt`` mentions, read as the TUI reads them, for the model dcode will run."""
     from dcode.agent.backends.local import LocalBackend
     from dcode.agent.permissions.load import session_rules
@@ -100,10 +115,19 @@ async def _read_mentions(settings: Settings, prompt: str, command: ProjectComman
     from dcode.media.store import AttachmentStore
     from dcode.prompts.files import read_mentions
 
-    allowed = None if command is None else lambda raw, path: command.allows(raw, path, settings.workspace)
+    allowed = (
+        None if command is None else lambda raw, path: command.allows(raw, path, settings.workspace)
+    )
     reader = MediaReader(AttachmentStore(settings.attachments_dir), _profile(settings))
     rules, _ = session_rules(settings)  # a rule left out is said once, when the session starts
-    return await read_mentions(prompt, LocalBackend(settings.workspace), reader, allowed=allowed, skip=skip, refusal=rules.read_refusal)
+    return await read_mentions(
+        prompt,
+        LocalBackend(settings.workspace),
+        reader,
+        allowed=allowed,
+        skip=skip,
+        refusal=rules.read_refusal,
+    )
 
 
 def _profile(settings: Settings) -> Any:

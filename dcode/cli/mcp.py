@@ -49,7 +49,9 @@ class _AsWritten(dict[str, str]):
 
 
 def _sources(settings: Settings) -> McpSources:
-    return load_sources(settings.home, settings.workspace, settings.mcp.configs, _AsWritten(), project_env(settings))
+    return load_sources(
+        settings.home, settings.workspace, settings.mcp.configs, _AsWritten(), project_env(settings)
+    )
 
 
 def _note(settings: Settings, server: ServerConfig, sources: McpSources) -> str:
@@ -62,15 +64,26 @@ def _note(settings: Settings, server: ServerConfig, sources: McpSources) -> str:
     project = sources.project
     state = approval(settings.home, project) if project is not None else TrustState.NONE
     shadows = f" (replaces your own {server.name})" if server.shadows is not None else ""
-    return shadows + ("" if state is TrustState.TRUSTED else " (not approved: starts after you approve .mcp.json in dcode)")
+    return shadows + (
+        ""
+        if state is TrustState.TRUSTED
+        else " (not approved: starts after you approve .mcp.json in dcode)"
+    )
 
 
 def list_servers(settings: Settings) -> str:
     sources = _sources(settings)
     servers = sources.servers(listing=True)
-    lines = [f"{s.name}: {s.target} ({s.transport.value}, {s.scope.value}){_note(settings, s, sources)}" for s in servers.values()]
+    lines = [
+        f"{s.name}: {s.target} ({s.transport.value}, {s.scope.value}){_note(settings, s, sources)}"
+        for s in servers.values()
+    ]
     lines += [f"problem: {p}" for p in sources.problems]
-    return "\n".join(lines) if lines else f"No MCP servers. Add one with `dcode mcp add NAME COMMAND [ARGS...]` ({settings.home / USER_FILE})."
+    return (
+        "\n".join(lines)
+        if lines
+        else f"No MCP servers. Add one with `dcode mcp add NAME COMMAND [ARGS...]` ({settings.home / USER_FILE})."
+    )
 
 
 def get_server(settings: Settings, name: str) -> str:
@@ -78,9 +91,17 @@ def get_server(settings: Settings, name: str) -> str:
     server = sources.servers(listing=True).get(name)
     if server is None:
         raise ConfigError(f"no MCP server {name!r}: see `dcode mcp list`")
-    rows = [("scope", f"{server.scope.value}{_note(settings, server, sources)}"), ("file", str(server.source)), ("type", server.transport.value)]
+    rows = [
+        ("scope", f"{server.scope.value}{_note(settings, server, sources)}"),
+        ("file", str(server.source)),
+        ("type", server.transport.value),
+    ]
     if server.transport is Transport.STDIO:
-        rows += [("command", server.command), ("args", " ".join(server.args)), *(("env", f"{k}=…") for k in server.env)]
+        rows += [
+            ("command", server.command),
+            ("args", " ".join(server.args)),
+            *(("env", f"{k}=…") for k in server.env),
+        ]
         if server.cwd:
             rows.append(("cwd", server.cwd))
     else:
@@ -90,11 +111,21 @@ def get_server(settings: Settings, name: str) -> str:
 
 
 def add_server(
-    settings: Settings, name: str, target: str, args: list[str], *, transport: str | None, scope: str, env: list[str], headers: list[str]
+    settings: Settings,
+    name: str,
+    target: str,
+    args: list[str],
+    *,
+    transport: str | None,
+    scope: str,
+    env: list[str],
+    headers: list[str],
 ) -> str:
     """``transport`` None: streamable HTTP for a URL, stdio for anything else."""
     path = _file(settings, scope)
-    transport = transport or (Transport.HTTP if target.startswith(("http://", "https://")) else Transport.STDIO)
+    transport = transport or (
+        Transport.HTTP if target.startswith(("http://", "https://")) else Transport.STDIO
+    )
     if transport not in Transport.__members__.values():
         raise ConfigError(f"--transport must be stdio, http or sse, not {transport!r}")
     entry: dict[str, Any]
@@ -111,7 +142,9 @@ def add_server(
     document = _read(path)
     servers = document.setdefault("mcpServers", {})
     if name in servers:
-        raise ConfigError(f"{path}: there is an MCP server {name!r} already; `dcode mcp remove {name}` first")
+        raise ConfigError(
+            f"{path}: there is an MCP server {name!r} already; `dcode mcp remove {name}` first"
+        )
     servers[name] = entry
     _write(path, document, scope)
     return f"Added the MCP server {name} to {path}"
@@ -126,13 +159,17 @@ def remove_server(settings: Settings, name: str, scope: str | None) -> str:
             del document["mcpServers"][name]
             _write(path, document, each)
             return f"Removed the MCP server {name} from {path}"
-    raise ConfigError(f"no MCP server {name!r} in {' or '.join(str(_file(settings, s)) for s in scopes)}")
+    raise ConfigError(
+        f"no MCP server {name!r} in {' or '.join(str(_file(settings, s)) for s in scopes)}"
+    )
 
 
 def _pair(item: str, sep: str, flag: str) -> tuple[str, str]:
     key, found, value = item.partition(sep)
     if not found or not key.strip():
-        raise ConfigError(f"{flag} {item!r}: expected {'KEY=value' if sep == '=' else 'Name: value'}")
+        raise ConfigError(
+            f"{flag} {item!r}: expected {'KEY=value' if sep == '=' else 'Name: value'}"
+        )
     return key.strip(), value.strip() if sep == ":" else value
 
 

@@ -62,7 +62,11 @@ def inspect_command(
             text += f"\n  transport   {transport[1]}"
         failed = failed or "error" in report
         # A file's name may hold anything: safe on a terminal, and JSON always escaped.
-        print(json_safe(json.dumps(report, ensure_ascii=False)) if as_json else for_stream(text, sys.stdout))
+        print(
+            json_safe(json.dumps(report, ensure_ascii=False))
+            if as_json
+            else for_stream(text, sys.stdout)
+        )
     return 1 if failed else 0
 
 
@@ -77,7 +81,11 @@ def _transport(settings: Settings, profile: Any) -> tuple[str, str]:
         return "inline", f"inline (the endpoint is unknown: {exc})"
     provider, base_url, api = address.spec.provider, address.base_url, address.api
     transport = image_transport(provider, base_url, api, profile.image_transport)
-    return transport, transport_line(transport, why_transport(provider, base_url, api, profile.image_transport), address.spec.text)
+    return transport, transport_line(
+        transport,
+        why_transport(provider, base_url, api, profile.image_transport),
+        address.spec.text,
+    )
 
 
 def _describe(report: dict[str, Any], model: str, takes_images: bool) -> str:
@@ -87,11 +95,17 @@ def _describe(report: dict[str, Any], model: str, takes_images: bool) -> str:
     lines = [
         f"{report['path']}",
         f"  original    {o['width']}x{o['height']} {o['format']}, {o['bytes']:,} bytes",
-        (f"  normalized  {n['id'][:12]}  {n['width']}x{n['height']} {n['format']}, {n['bytes']:,} bytes"
-        f"{', alpha' if n['alpha'] else ''}{', passthrough' if n['passthrough'] else ''}"),
-        (f"  request     {r['variant_id'][:12]}  {r['width']}x{r['height']} {r['format']}, {r['bytes']:,} bytes, "
-        f"~{r['estimated_tokens']:,} tokens for {model} (route {r['max_pixels']:,} px / {r['max_bytes']:,} bytes)"),
+        (
+            f"  normalized  {n['id'][:12]}  {n['width']}x{n['height']} {n['format']}, {n['bytes']:,} bytes"
+            f"{', alpha' if n['alpha'] else ''}{', passthrough' if n['passthrough'] else ''}"
+        ),
+        (
+            f"  request     {r['variant_id'][:12]}  {r['width']}x{r['height']} {r['format']}, {r['bytes']:,} bytes, "
+            f"~{r['estimated_tokens']:,} tokens for {model} (route {r['max_pixels']:,} px / {r['max_bytes']:,} bytes)"
+        ),
     ]
     if not takes_images:
-        lines.append(f"  note        {model} takes no images: it would get a text placeholder instead")
+        lines.append(
+            f"  note        {model} takes no images: it would get a text placeholder instead"
+        )
     return "\n".join(lines)

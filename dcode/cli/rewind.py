@@ -20,7 +20,11 @@ NO_MODEL = "ollama:none"
 
 
 def find_session(settings: Settings, session_id: str) -> SessionInfo:
-    info = SessionStore(settings.sessions_db, read_only=True).get(session_id) if settings.sessions_db.exists() else None
+    info = (
+        SessionStore(settings.sessions_db, read_only=True).get(session_id)
+        if settings.sessions_db.exists()
+        else None
+    )
     if info is None:
         raise ConfigError(f"no session {session_id!r}: see `dcode sessions list`")
     return info
@@ -32,9 +36,13 @@ def turns_table(settings: Settings, info: SessionInfo) -> str:
         return f"Session {info.id} has no prompts to go back to."
     lines = [f"{'#':>3}  {'WHEN':<9}  {'FILES':>5}  PROMPT"]
     for turn in turns:
-        lines.append(f"{turn.number:>3}  {age(turn.started):<9}  {turn.files_changed:>5}  {cut(turn.prompt, PROMPT_WIDTH)}")
+        lines.append(
+            f"{turn.number:>3}  {age(turn.started):<9}  {turn.files_changed:>5}  {cut(turn.prompt, PROMPT_WIDTH)}"
+        )
     lines.append("")
-    lines.append(f"FILES: files dcode's file tools changed from that prompt on. `dcode sessions rewind {info.id} N` goes back to before prompt N.")
+    lines.append(
+        f"FILES: files dcode's file tools changed from that prompt on. `dcode sessions rewind {info.id} N` goes back to before prompt N."
+    )
     return "\n".join(lines)
 
 
@@ -42,16 +50,22 @@ def pick_turn(turns: list[Turn], number: int) -> Turn:
     for turn in turns:
         if turn.number == number:
             return turn
-    raise ConfigError(f"there is no prompt {number}: the session has {len(turns)} (`dcode sessions rewind ID` lists them)")
+    raise ConfigError(
+        f"there is no prompt {number}: the session has {len(turns)} (`dcode sessions rewind ID` lists them)"
+    )
 
 
-def rewind(settings: Settings, info: SessionInfo, number: int, *, conversation: bool, code: bool) -> list[str]:
+def rewind(
+    settings: Settings, info: SessionInfo, number: int, *, conversation: bool, code: bool
+) -> list[str]:
     """Rewind and say what was done, a line each (raises ``ConfigError``, ``SessionHeld``,
     ``RewindError`` with the line to show)."""
     return asyncio.run(_rewind(settings, info, number, conversation=conversation, code=code))
 
 
-async def _rewind(settings: Settings, info: SessionInfo, number: int, *, conversation: bool, code: bool) -> list[str]:
+async def _rewind(
+    settings: Settings, info: SessionInfo, number: int, *, conversation: bool, code: bool
+) -> list[str]:
     from dataclasses import replace
 
     from dcode.agent.approval import HeadlessApprover

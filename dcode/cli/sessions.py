@@ -30,7 +30,9 @@ def age(timestamp: float, now: float | None = None) -> str:
 
 
 def list_sessions(settings: Settings, *, here: bool = False, limit: int = 50) -> str:
-    rows = SessionStore(settings.sessions_db).list(cwd=settings.workspace if here else None, limit=limit)
+    rows = SessionStore(settings.sessions_db).list(
+        cwd=settings.workspace if here else None, limit=limit
+    )
     if not rows:
         return "No sessions yet."
     lines = [f"{'ID':<12}  {'UPDATED':<9}  {'MSGS':>4}  {'MODEL':<24}  TITLE / CWD"]
@@ -74,7 +76,9 @@ def _transcript(settings: Settings, session_id: str) -> list[str]:
     if saved is None or not saved.messages:
         return ["(no messages)"]
     lines: list[str] = []
-    for event in replay(saved.messages, thread_id=session_id, read_thread=thread_reader(settings.sessions_db)):
+    for event in replay(
+        saved.messages, thread_id=session_id, read_thread=thread_reader(settings.sessions_db)
+    ):
         text = _event_text(event)
         if text is None:
             continue
@@ -82,7 +86,13 @@ def _transcript(settings: Settings, session_id: str) -> list[str]:
             lines.append(text)
             continue
         depth = "    " * (len(event.agent) - 1)
-        mark = "┌" if isinstance(event, SubagentStarted) else "└" if isinstance(event, SubagentFinished) else "│"
+        mark = (
+            "┌"
+            if isinstance(event, SubagentStarted)
+            else "└"
+            if isinstance(event, SubagentFinished)
+            else "│"
+        )
         rows = text.split("\n")
         lines.append(f"{depth}  {mark} {rows[0]}")
         lines.extend(f"{depth}  │ {row}" for row in rows[1:])
@@ -97,7 +107,13 @@ def _event_text(event: Event) -> str | None:
     match event:
         case UserMessage(text=text, videos=videos, files=files):
             attached = [f"      {ATTACHMENT_MARK} {line}" for line in files]
-            return "\n".join([f"[you] {text.strip()}", *attached, *(f"      [video] {compact_line(strip)}" for strip in videos)])
+            return "\n".join(
+                [
+                    f"[you] {text.strip()}",
+                    *attached,
+                    *(f"      [video] {compact_line(strip)}" for strip in videos),
+                ]
+            )
         case ShellCommandRan(command=command, exit_code=exit_code):
             return f"[you] !{command} (exit code {exit_code})"
         case AssistantMessageFinished(text=text, interrupted=interrupted) if text.strip():
@@ -107,12 +123,20 @@ def _event_text(event: Event) -> str | None:
         case ToolCallFinished(status=ToolStatus.OK, frames=frames) if frames is not None:
             return f"[tool] [video] {compact_line(frames)}"
         case ToolCallFinished(status=status, preview=preview):
-            mark = "" if status is ToolStatus.OK or preview.startswith(f"{status}:") else f"{status}: "
+            mark = (
+                "" if status is ToolStatus.OK or preview.startswith(f"{status}:") else f"{status}: "
+            )
             indent = "\n" if event.agent else "\n       "
             return f"[tool] {mark}{preview}".replace("\n", indent)
         case SubagentStarted(agent_type=agent_type, description=description):
             return f"[{who} · {agent_type}] {description.strip()}"
-        case SubagentFinished(status=status, num_turns=turns, input_tokens=tokens_in, output_tokens=tokens_out, error=error):
+        case SubagentFinished(
+            status=status,
+            num_turns=turns,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            error=error,
+        ):
             outcome = str(status) if status is ToolStatus.OK or not error else f"{status}: {error}"
             return f"[{who}] {outcome} · {turns} turns · {tokens_in} in / {tokens_out} out"
     return None

@@ -41,7 +41,9 @@ def trust_project(root: Path) -> str:
     said = []
     if config in present:
         applied = ignored_keys(settings)
-        said.append(f"its {config} applies in full" + (f" (now applied: {applied})" if applied else ""))
+        said.append(
+            f"its {config} applies in full" + (f" (now applied: {applied})" if applied else "")
+        )
     if rules := [name for name in present if name in CLAUDE_SETTINGS]:
         said.append(f"the allow rules of {' and '.join(rules)} apply")
     if agents := [name for name in present if name in AGENT_DIRS]:
@@ -54,7 +56,11 @@ def trust_project(root: Path) -> str:
 
 def _present(files: ProjectFiles) -> list[str]:
     """The trust files and directories ``files`` holds something of, in TRUST_FILES order."""
-    return [name for name in TRUST_FILES if any(path == name or path.startswith(name + "/") for path in files.contents)]
+    return [
+        name
+        for name in TRUST_FILES
+        if any(path == name or path.startswith(name + "/") for path in files.contents)
+    ]
 
 
 def revoke_project(root: Path) -> str:

@@ -68,12 +68,24 @@ class Spend:
 
     @classmethod
     def of(
-        cls, input_tokens: int, output_tokens: int, cached_tokens: int, profile: ModelProfile, subagents: tuple[int, int, int] = (0, 0, 0)
+        cls,
+        input_tokens: int,
+        output_tokens: int,
+        cached_tokens: int,
+        profile: ModelProfile,
+        subagents: tuple[int, int, int] = (0, 0, 0),
     ) -> Spend:
         """``subagents``: the part of the tokens (input, output, cached) subagents used."""
         cost = profile.cost(input_tokens, output_tokens, cached_tokens)
         part = cls.of(*subagents, profile) if any(subagents) else None
-        return cls(input_tokens, cached_tokens, output_tokens, cost, profile.cached_input_price is not None, part)
+        return cls(
+            input_tokens,
+            cached_tokens,
+            output_tokens,
+            cost,
+            profile.cached_input_price is not None,
+            part,
+        )
 
 
 @dataclass(frozen=True)
@@ -104,16 +116,24 @@ class ContextReport:
 
 def _image_blocks(message: BaseMessage) -> list[dict[str, Any]]:
     content = message.content
-    return [block for block in content if is_reference_block(block)] if isinstance(content, list) else []
+    return (
+        [block for block in content if is_reference_block(block)]
+        if isinstance(content, list)
+        else []
+    )
 
 
 def _without_images(message: BaseMessage) -> BaseMessage:
     if not isinstance(message.content, list):
         return message
-    return message.model_copy(update={"content": [block for block in message.content if not is_reference_block(block)]})
+    return message.model_copy(
+        update={"content": [block for block in message.content if not is_reference_block(block)]}
+    )
 
 
-def image_tokens(messages: Sequence[BaseMessage], counter: TokenCounter, thread: str | None = None) -> tuple[int, int]:
+def image_tokens(
+    messages: Sequence[BaseMessage], counter: TokenCounter, thread: str | None = None
+) -> tuple[int, int]:
     """How many images the messages carry, and their tokens at the route's size and formula."""
     count = total = 0
     for message in messages:
@@ -123,10 +143,20 @@ def image_tokens(messages: Sequence[BaseMessage], counter: TokenCounter, thread:
     return count, counter.estimate(total, thread)
 
 
-def memory_category(memory: Mapping[str, str], counter: TokenCounter, thread: str, workspace: Path | None) -> Category:
+def memory_category(
+    memory: Mapping[str, str], counter: TokenCounter, thread: str, workspace: Path | None
+) -> Category:
     """The memory section, and each file in it (by the path a user knows it by)."""
-    parts = tuple(Category(_shown(path, workspace), estimate_text(memory_entry(path, text), counter, thread)) for path, text in memory.items())
-    return Category("memory", estimate_text(memory_prompt(dict(memory)), counter, thread), _count(len(memory), "file"), parts)
+    parts = tuple(
+        Category(_shown(path, workspace), estimate_text(memory_entry(path, text), counter, thread))
+        for path, text in memory.items()
+    )
+    return Category(
+        "memory",
+        estimate_text(memory_prompt(dict(memory)), counter, thread),
+        _count(len(memory), "file"),
+        parts,
+    )
 
 
 def _shown(path: str, workspace: Path | None) -> str:
@@ -164,32 +194,77 @@ def build_report(
     skills = values.get("skills") or {}
     by_role: dict[str, list[BaseMessage]] = {"user": [], "assistant": [], "tool results": []}
     for message in messages:
-        role = "assistant" if isinstance(message, AIMessage) else "tool results" if isinstance(message, ToolMessage) else "user"
+        role = (
+            "assistant"
+            if isinstance(message, AIMessage)
+            else "tool results"
+            if isinstance(message, ToolMessage)
+            else "user"
+        )
         by_role[role].append(_without_images(message))
     images, media = image_tokens(messages, counter, thread)
     frame = PER_MESSAGE + counter.count_text("system") + REPLY_PRIMING
     memory = values.get("memory") or {}
     categories = [
-        Category("system prompt", counter.estimate(counter.count_text(instructions) + frame, thread)),
-        Category("tool schemas", counter.estimate(counter.count_tools(tools), thread), _count(len(tools), "tool")),
+        Category(
+            "system prompt", counter.estimate(counter.count_text(instructions) + frame, thread)
+        ),
+        Category(
+            "tool schemas",
+            counter.estimate(counter.count_tools(tools), thread),
+            _count(len(tools), "tool"),
+        ),
         *(
-            Category(f"MCP tools: {server}", counter.estimate(counter.count_tools(group), thread), _count(len(group), "tool"))
+            Category(
+                f"MCP tools: {server}",
+                counter.estimate(counter.count_tools(group), thread),
+                _count(len(group), "tool"),
+            )
             for server, group in (mcp_tools or {}).items()
         ),
-        *([Category("MCP servers", estimate_text(mcp_prompt, counter, thread))] if mcp_prompt else []),
-        Category("local context", estimate_text(local_context_prompt(values.get("local_context")), counter, thread)),
-        memory_category(memory, counter, thread, workspace),
-        Category("skills index", estimate_text(str(skills.get("prompt", "")), counter, thread), _skills_detail(skills)),
         *(
-            Category(f"messages: {role}", counter.estimate(counter.count_messages(group), thread), _count(len(group), "message"))
+            [Category("MCP servers", estimate_text(mcp_prompt, counter, thread))]
+            if mcp_prompt
+            else []
+        ),
+        Category(
+            "local context",
+            estimate_text(local_context_prompt(values.get("local_context")), counter, thread),
+        ),
+        memory_category(memory, counter, thread, workspace),
+        Category(
+            "skills index",
+            estimate_text(str(skills.get("prompt", "")), counter, thread),
+            _skills_detail(skills),
+        ),
+        *(
+            Category(
+                f"messages: {role}",
+                counter.estimate(counter.count_messages(group), thread),
+                _count(len(group), "message"),
+            )
             for role, group in by_role.items()
         ),
         Category("media", media, _count(images, "image")),
     ]
-    usage = next((m.usage_metadata for m in reversed(messages) if isinstance(m, AIMessage) and m.usage_metadata), None)
+    usage = next(
+        (
+            m.usage_metadata
+            for m in reversed(messages)
+            if isinstance(m, AIMessage) and m.usage_metadata
+        ),
+        None,
+    )
     reported = usage.get("input_tokens") if usage else None
     cached = cached_input_tokens(usage) if usage else None
     trigger = trigger if trigger is not None else window
     return ContextReport(
-        tuple(categories), window, trigger, reported, compaction is not None, cached=cached, spend=spend, counting=counter.describe(thread)
+        tuple(categories),
+        window,
+        trigger,
+        reported,
+        compaction is not None,
+        cached=cached,
+        spend=spend,
+        counting=counter.describe(thread),
     )

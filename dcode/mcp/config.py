@@ -138,7 +138,9 @@ class ProjectEnv:
         others = [name for name in refused if not self.is_key(name)]
         said = []
         if keys:
-            said.append(f"{references(keys)} {'holds' if len(keys) == 1 else 'hold'} a provider's key or address, which a project's file may never read")
+            said.append(
+                f"{references(keys)} {'holds' if len(keys) == 1 else 'hold'} a provider's key or address, which a project's file may never read"
+            )
         if others:
             one = len(others) == 1
             said.append(
@@ -162,7 +164,9 @@ def named_variables(texts: list[str], pattern: re.Pattern[str] = BRACED) -> tupl
     return tuple(dict.fromkeys(_name(match) for text in texts for match in pattern.finditer(text)))
 
 
-def expand(text: str, env: Mapping[str, str], missing: list[str], pattern: re.Pattern[str] = BRACED) -> str:
+def expand(
+    text: str, env: Mapping[str, str], missing: list[str], pattern: re.Pattern[str] = BRACED
+) -> str:
     """``text`` with ``${VAR}`` and ``${VAR:-default}`` replaced; unset names go to ``missing``."""
 
     def one(match: re.Match[str]) -> str:
@@ -179,7 +183,9 @@ def expand(text: str, env: Mapping[str, str], missing: list[str], pattern: re.Pa
     return pattern.sub(one, text)
 
 
-def read_file(path: Path, scope: Scope, env: Mapping[str, str], readable: ProjectEnv | None = None) -> ConfigFile | None:
+def read_file(
+    path: Path, scope: Scope, env: Mapping[str, str], readable: ProjectEnv | None = None
+) -> ConfigFile | None:
     """The file at ``path`` (None when there is none)."""
     try:
         data = path.read_bytes()
@@ -190,17 +196,35 @@ def read_file(path: Path, scope: Scope, env: Mapping[str, str], readable: Projec
     return parse(path, scope, data, env, readable)
 
 
-def parse(path: Path, scope: Scope, data: bytes, env: Mapping[str, str], readable: ProjectEnv | None = None) -> ConfigFile:
+def parse(
+    path: Path,
+    scope: Scope,
+    data: bytes,
+    env: Mapping[str, str],
+    readable: ProjectEnv | None = None,
+) -> ConfigFile:
     """``readable``: what a project's file may read (default: nothing); other files read all."""
     try:
         document = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         return ConfigFile(path, scope, problems=(f"{path}: not UTF-8 text",), data=data)
     except json.JSONDecodeError as exc:
-        return ConfigFile(path, scope, problems=(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",), data=data)
+        return ConfigFile(
+            path,
+            scope,
+            problems=(
+                f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+            ),
+            data=data,
+        )
     table = server_table(document)
     if not isinstance(table, dict):
-        return ConfigFile(path, scope, problems=(f'{path}: expected {{"mcpServers": {{NAME: {{...}}}}}}',), data=data)
+        return ConfigFile(
+            path,
+            scope,
+            problems=(f'{path}: expected {{"mcpServers": {{NAME: {{...}}}}}}',),
+            data=data,
+        )
     readable = (readable or ProjectEnv()) if scope is Scope.PROJECT else None
     dialect = dialect_of(path)
     off = switched_off(document, dialect)
@@ -219,7 +243,9 @@ def parse(path: Path, scope: Scope, data: bytes, env: Mapping[str, str], readabl
             problems.append(f"{path}: server {name!r}: {readable.refusal(server.refused)}")
         if server.missing:
             unset = ", ".join(f"${{{v}}}" for v in server.missing)
-            problems.append(f"{path}: server {name!r}: {unset} {'is' if len(server.missing) == 1 else 'are'} not set (used as empty)")
+            problems.append(
+                f"{path}: server {name!r}: {unset} {'is' if len(server.missing) == 1 else 'are'} not set (used as empty)"
+            )
     return ConfigFile(path, scope, tuple(servers), tuple(problems), data)
 
 
@@ -237,7 +263,13 @@ def _server(
     if not name or not isinstance(entry, dict):
         raise ValueError("must be an object")
     written = _as_written(name, transport_of(entry, dialect), entry, path, scope)
-    texts = [written.command, *written.args, *written.env.values(), written.url, *written.headers.values()]
+    texts = [
+        written.command,
+        *written.args,
+        *written.env.values(),
+        written.url,
+        *written.headers.values(),
+    ]
     variables = named_variables(texts, dialect.variables)
     if turned_off:  # nothing of the environment goes into a server that does not start
         return replace(written, variables=variables, disabled=True)
@@ -259,12 +291,16 @@ def _server(
         variables=variables,
         missing=tuple(dict.fromkeys(missing)),
     )
-    if server.transport is not Transport.STDIO and not server.url.startswith(("http://", "https://")):
+    if server.transport is not Transport.STDIO and not server.url.startswith(
+        ("http://", "https://")
+    ):
         raise ValueError(f"url {server.url!r} is not an http:// or https:// URL")
     return server
 
 
-def _as_written(name: str, transport: Transport, entry: dict[str, Any], path: Path, scope: Scope) -> ServerConfig:
+def _as_written(
+    name: str, transport: Transport, entry: dict[str, Any], path: Path, scope: Scope
+) -> ServerConfig:
     """The entry checked, nothing expanded yet."""
     if transport is Transport.STDIO:
         command = entry.get("command")
@@ -278,11 +314,28 @@ def _as_written(name: str, transport: Transport, entry: dict[str, Any], path: Pa
         sandbox = entry.get("sandbox", False)
         if not isinstance(sandbox, bool):
             raise ValueError("sandbox must be true or false")
-        return ServerConfig(name, transport, path, scope, command=command, args=tuple(args), env=env_table, cwd=cwd, sandbox=sandbox)
+        return ServerConfig(
+            name,
+            transport,
+            path,
+            scope,
+            command=command,
+            args=tuple(args),
+            env=env_table,
+            cwd=cwd,
+            sandbox=sandbox,
+        )
     url = url_of(entry, transport)
     if not isinstance(url, str) or not url:
         raise ValueError(f"an {transport.value} server needs a url")
-    return ServerConfig(name, transport, path, scope, url=url, headers=text_table(entry.get("headers", {}), "headers"))
+    return ServerConfig(
+        name,
+        transport,
+        path,
+        scope,
+        url=url,
+        headers=text_table(entry.get("headers", {}), "headers"),
+    )
 
 
 def _strings(value: Any, key: str) -> list[str]:
@@ -305,7 +358,9 @@ class McpSources:
     def project(self) -> ConfigFile | None:
         return next((f for f in self.files if f.scope is Scope.PROJECT), None)
 
-    def servers(self, *, include_project: bool = True, listing: bool = False) -> dict[str, ServerConfig]:
+    def servers(
+        self, *, include_project: bool = True, listing: bool = False
+    ) -> dict[str, ServerConfig]:
         """``listing``: with the servers that do not start (a variable refused, or disabled;
         ``dcode mcp list`` shows them), each where no server that starts has its name: one
         file's server that does not start leaves another file's of that name running."""
@@ -341,7 +396,11 @@ def load_sources(
         files.append(_shadowing(project, user))
     for path in extra:
         file = read_file(path, Scope.FLAG, env)
-        files.append(file if file is not None else ConfigFile(path, Scope.FLAG, problems=(f"{path}: no such file (--mcp-config)",)))
+        files.append(
+            file
+            if file is not None
+            else ConfigFile(path, Scope.FLAG, problems=(f"{path}: no such file (--mcp-config)",))
+        )
     return McpSources(tuple(files))
 
 
@@ -350,4 +409,9 @@ def _shadowing(project: ConfigFile, user: ConfigFile | None) -> ConfigFile:
     mine = {server.name for server in user.servers} if user is not None else set()
     if user is None or not any(server.name in mine for server in project.servers):
         return project
-    return replace(project, servers=tuple(replace(s, shadows=user.path) if s.name in mine else s for s in project.servers))
+    return replace(
+        project,
+        servers=tuple(
+            replace(s, shadows=user.path) if s.name in mine else s for s in project.servers
+        ),
+    )

@@ -39,7 +39,12 @@ class Transport(StrEnum):
 
 
 # "type" as clients write it, lower case, without "-" and "_".
-_TYPES = {"stdio": Transport.STDIO, "http": Transport.HTTP, "streamablehttp": Transport.HTTP, "sse": Transport.SSE}
+_TYPES = {
+    "stdio": Transport.STDIO,
+    "http": Transport.HTTP,
+    "streamablehttp": Transport.HTTP,
+    "sse": Transport.SSE,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +106,9 @@ def url_of(entry: dict[str, Any], transport: Transport) -> Any:
 
 def disabled(entry: Any) -> bool:
     """``"disabled": true`` (Cline, Roo Code, Windsurf) or ``"enabled": false``."""
-    return isinstance(entry, dict) and (entry.get("disabled") is True or entry.get("enabled") is False)
+    return isinstance(entry, dict) and (
+        entry.get("disabled") is True or entry.get("enabled") is False
+    )
 
 
 def switched_off(document: Any, dialect: Dialect) -> frozenset[str]:
@@ -123,7 +130,9 @@ def switched_off(document: Any, dialect: Dialect) -> frozenset[str]:
 def text_table(value: Any, key: str) -> dict[str, str]:
     """``env`` or ``headers``: strings, with a number or a boolean as the string it would be in
     JSON (``8080``, ``true``), the way clients written in JavaScript pass them on."""
-    if not isinstance(value, dict) or not all(isinstance(v, (str, int, float)) for v in value.values()):
+    if not isinstance(value, dict) or not all(
+        isinstance(v, (str, int, float)) for v in value.values()
+    ):
         raise ValueError(f"{key} must be an object of strings")
     return {name: _as_text(v) for name, v in value.items()}
 

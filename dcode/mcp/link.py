@@ -245,9 +245,24 @@ class ServerLink:
         lost = self._lost
         try:
             async with (
-                open_transport(self.config, self._lose, pid_path=self.pid_path, log_path=self.log_path, cwd=self.workspace, timeout=self.connect_timeout, sse_read_timeout=self.sse_read_timeout, sandbox=self.sandbox) as (read, write),
+                open_transport(
+                    self.config,
+                    self._lose,
+                    pid_path=self.pid_path,
+                    log_path=self.log_path,
+                    cwd=self.workspace,
+                    timeout=self.connect_timeout,
+                    sse_read_timeout=self.sse_read_timeout,
+                    sandbox=self.sandbox,
+                ) as (read, write),
                 relayed(read, write, relays) as (session_read, session_write),
-                ClientSession(session_read, session_write, client_info=CLIENT, list_roots_callback=self._list_roots, message_handler=self._on_message) as session,
+                ClientSession(
+                    session_read,
+                    session_write,
+                    client_info=CLIENT,
+                    list_roots_callback=self._list_roots,
+                    message_handler=self._on_message,
+                ) as session,
             ):
                 await self._learn(session, await session.initialize())
                 self._register_server()
@@ -265,7 +280,12 @@ class ServerLink:
                 was_up = self.state is LinkState.CONNECTED
                 state = LinkState.NEEDS_LOGIN if needs_login(exc) else LinkState.FAILED
                 reason = describe(exc)
-                self._fail(f"stopped: {reason}{self._log_tail()}" if was_up else f"{reason}{self._log_tail()}", state)
+                self._fail(
+                    f"stopped: {reason}{self._log_tail()}"
+                    if was_up
+                    else f"{reason}{self._log_tail()}",
+                    state,
+                )
         finally:
             self._session = None
             if self.state is LinkState.CONNECTED and not self._stop.is_set():
@@ -279,7 +299,11 @@ class ServerLink:
         call, or lived ``steady_after`` s), else only ``MAX_RESTARTS`` times in a row."""
         if self.state is LinkState.DISABLED:
             return False
-        return self._answered or time.monotonic() - self._connected_at >= self.steady_after or self._restarts < MAX_RESTARTS
+        return (
+            self._answered
+            or time.monotonic() - self._connected_at >= self.steady_after
+            or self._restarts < MAX_RESTARTS
+        )
 
     def _after_loss(self) -> None:
         """Make a lost connection again, unless the server keeps dying without answering."""
@@ -315,7 +339,11 @@ class ServerLink:
             self.on_change()
 
     async def _list_roots(self, context: Any) -> ListRootsResult:
-        return ListRootsResult(roots=[Root(uri=FileUrl(path.as_uri()), name=path.name or str(path)) for path in self.roots])
+        return ListRootsResult(
+            roots=[
+                Root(uri=FileUrl(path.as_uri()), name=path.name or str(path)) for path in self.roots
+            ]
+        )
 
     async def _on_message(self, message: Any) -> None:
         """The server's notifications. Lists are fetched again in a task of their own: a
@@ -327,7 +355,11 @@ class ServerLink:
                 callback = self._progress.get(str(params.progressToken))
                 if callback is not None:
                     callback(params.progress, params.total, params.message)
-            case ToolListChangedNotification() | ResourceListChangedNotification() | PromptListChangedNotification():
+            case (
+                ToolListChangedNotification()
+                | ResourceListChangedNotification()
+                | PromptListChangedNotification()
+            ):
                 self._spawn(self._relist(message.root))
 
     async def _relist(self, what: Any) -> None:
@@ -366,7 +398,11 @@ class ServerLink:
             with self.log_path.open("rb") as f:
                 f.seek(0, 2)
                 f.seek(max(0, f.tell() - 2048))
-                lines = [line for line in f.read().decode("utf-8", "replace").splitlines() if line.strip()]
+                lines = [
+                    line
+                    for line in f.read().decode("utf-8", "replace").splitlines()
+                    if line.strip()
+                ]
         except OSError:
             return ""
         return f" (stderr: {clean(lines[-1], 120)})" if lines else ""
@@ -376,22 +412,33 @@ class ServerLink:
         if self.state is LinkState.DISABLED:
             return error_result(f"the MCP server {self.name} is disabled")
         if self._lost.is_set() and self._task is not None and not self._task.done():
-            await asyncio.wait([self._task], timeout=self.connect_timeout)  # the lost link's holder decides whether to make it again
+            await asyncio.wait(
+                [self._task], timeout=self.connect_timeout
+            )  # the lost link's holder decides whether to make it again
         if self._reviving is not None and not self._reviving.done():
             await asyncio.wait([self._reviving])
         if self.state is LinkState.CONNECTING:  # (re)connecting: its watchdog bounds the wait
             await self.ready()
-        if self._session is None and self.state is LinkState.FAILED and self.generation and self._restarts < MAX_RESTARTS:
+        if (
+            self._session is None
+            and self.state is LinkState.FAILED
+            and self.generation
+            and self._restarts < MAX_RESTARTS
+        ):
             self._restarts += 1
             await self.stop()
             self.start()
             self._changed()
             await self.ready()
         if self._session is None:
-            return error_result(f"the MCP server {self.name} is not running: {self.error or self.state.value}")
+            return error_result(
+                f"the MCP server {self.name} is not running: {self.error or self.state.value}"
+            )
         return self._session
 
-    async def call(self, tool: str, args: dict[str, Any], progress: Progress | None = None) -> CallToolResult:
+    async def call(
+        self, tool: str, args: dict[str, Any], progress: Progress | None = None
+    ) -> CallToolResult:
         """The server's answer to one call; every failure as an ``isError`` result. A call the
         server never saw (its session had expired) is sent again once, on a new session."""
         for attempt in (1, 2):
@@ -404,32 +451,46 @@ class ServerLink:
             if attempt == 1:
                 self._lose(SESSION_GONE)
                 await asyncio.sleep(0)
-        return error_result(f"the MCP server {self.name} keeps forgetting its session: {self.error}")
+        return error_result(
+            f"the MCP server {self.name} keeps forgetting its session: {self.error}"
+        )
 
-    async def _call(self, session: ClientSession, tool: str, args: dict[str, Any], progress: Progress | None) -> CallToolResult | None:
+    async def _call(
+        self, session: ClientSession, tool: str, args: dict[str, Any], progress: Progress | None
+    ) -> CallToolResult | None:
         """One attempt; None when the server answered that it does not know the session."""
         token = f"dcode-{next(_tokens)}"
         self._progress[token] = progress
         try:
-            result = await asyncio.wait_for(session.call_tool(tool, args, meta={"progressToken": token}), self.call_timeout)
+            result = await asyncio.wait_for(
+                session.call_tool(tool, args, meta={"progressToken": token}), self.call_timeout
+            )
             self._answered = True
             return result
         except TimeoutError:
             self._cancel(session, token, f"no answer within {self.call_timeout:g} s")
-            return error_result(f"{tool} on the MCP server {self.name} did not answer within {self.call_timeout:g} s")
+            return error_result(
+                f"{tool} on the MCP server {self.name} did not answer within {self.call_timeout:g} s"
+            )
         except asyncio.CancelledError:
             self._cancel(session, token, "cancelled by the user")
             raise
         except McpError as exc:
-            if (exc.error.code == SESSION_EXPIRED and exc.error.message == "Session terminated") or (exc.error.code == CONNECTION_CLOSED and self._expired):
+            if (
+                exc.error.code == SESSION_EXPIRED and exc.error.message == "Session terminated"
+            ) or (exc.error.code == CONNECTION_CLOSED and self._expired):
                 return None
             if exc.error.code == CONNECTION_CLOSED:
                 return await self._lost_during(tool, exc)
-            return error_result(f"the MCP server {self.name} refused the call: {clean(exc.error.message)}")
+            return error_result(
+                f"the MCP server {self.name} refused the call: {clean(exc.error.message)}"
+            )
         except Exception as exc:  # noqa: BLE001 - a broken transport or a reply that does not parse
             if self._session is not session:
                 return await self._lost_during(tool, exc)
-            return error_result(f"the MCP server {self.name} gave an answer dcode cannot read: {describe(exc)}")
+            return error_result(
+                f"the MCP server {self.name} gave an answer dcode cannot read: {describe(exc)}"
+            )
         finally:
             self._progress.pop(token, None)
             self._relays.request_ids.pop(token, None)
@@ -438,7 +499,9 @@ class ServerLink:
         await asyncio.sleep(0)  # let the relays see the transport end
         self._lose(describe(exc))
         again = "it is being reconnected" if self._may_revive() else "it is not restarted again"
-        return error_result(f"the MCP server {self.name} stopped during {tool}: {self.error}; {again}")
+        return error_result(
+            f"the MCP server {self.name} stopped during {tool}: {self.error}; {again}"
+        )
 
     def _cancel(self, session: ClientSession, token: str, reason: str) -> None:
         """Tell the server to stop working on the call (it may have answered meanwhile)."""
@@ -446,7 +509,9 @@ class ServerLink:
         if request_id is None or self._session is not session:
             return
         params = CancelledNotificationParams(requestId=request_id, reason=reason)
-        self._spawn(session.send_notification(ClientNotification(CancelledNotification(params=params))))
+        self._spawn(
+            session.send_notification(ClientNotification(CancelledNotification(params=params)))
+        )
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """The resource's contents; raises ``McpError`` or ``LookupError`` (not connected)."""

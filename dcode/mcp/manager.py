@@ -80,7 +80,10 @@ class McpTurn:
     @property
     def key(self) -> tuple[Any, ...]:
         """What the graph is built from: it changes only when the tools or the states do."""
-        return tuple((s.name, s.state, s.tools, s.error, s.instructions, bool(s.resources)) for s in self.servers)
+        return tuple(
+            (s.name, s.state, s.tools, s.error, s.instructions, bool(s.resources))
+            for s in self.servers
+        )
 
 
 class McpManager:
@@ -133,7 +136,9 @@ class McpManager:
             link.start()
 
     async def for_turn(self) -> McpTurn:
-        waiting = [link.ready() for link in self.links.values() if link.state is LinkState.CONNECTING]
+        waiting = [
+            link.ready() for link in self.links.values() if link.state is LinkState.CONNECTING
+        ]
         if waiting:
             await asyncio.gather(*waiting)  # each waits at most until its watchdog fails it
         return self.snapshot(announce=True)
@@ -141,7 +146,9 @@ class McpManager:
     def snapshot(self, *, announce: bool = False) -> McpTurn:
         links = list(self.links.values())
         up = [link for link in links if link.state is LinkState.CONNECTED]
-        names = assign_names([(link.name, tool.name) for link in up for tool in link.tools], self.reserved)
+        names = assign_names(
+            [(link.name, tool.name) for link in up for tool in link.tools], self.reserved
+        )
         tools: list[BaseTool] = []
         by_server: dict[str, list[BaseTool]] = {}
         free: set[str] = set()
@@ -164,14 +171,23 @@ class McpManager:
                 tuple(t.description for t in by_server.get(link.name, [])),
                 link.error,
                 link.instructions if link.state is LinkState.CONNECTED else "",
-                tuple(ResourceInfo(str(r.uri), r.name, r.description or "", r.mimeType or "") for r in link.resources) if link.state is LinkState.CONNECTED else (),
+                tuple(
+                    ResourceInfo(str(r.uri), r.name, r.description or "", r.mimeType or "")
+                    for r in link.resources
+                )
+                if link.state is LinkState.CONNECTED
+                else (),
                 tuple(link.task_only),
-                tuple(tool_name(link.name, p.name) for p in link.prompts) if link.state is LinkState.CONNECTED else (),
+                tuple(tool_name(link.name, p.name) for p in link.prompts)
+                if link.state is LinkState.CONNECTED
+                else (),
             )
             for link in links
         )
         notices = tuple(self._notices(links)) if announce else ()
-        return McpTurn(tools, statuses, notices, frozenset(free), {name: pair for pair, name in names.items()})
+        return McpTurn(
+            tools, statuses, notices, frozenset(free), {name: pair for pair, name in names.items()}
+        )
 
     def _allowed(self, config: ServerConfig, tool: str) -> bool:
         """A project's server named like one of the user's is another server: the user's
@@ -212,12 +228,16 @@ class McpManager:
         if key not in self._built:
             from dcode.mcp.tools import langchain_tool  # the adapter: only once a server is up
 
-            self._built[key] = [(tool.name, langchain_tool(link, tool, self.store)) for tool in link.tools]
+            self._built[key] = [
+                (tool.name, langchain_tool(link, tool, self.store)) for tool in link.tools
+            ]
         return self._built[key]
 
     async def settled(self) -> None:
         """Wait for the servers still connecting (each at most until its watchdog fails it)."""
-        waiting = [link.ready() for link in self.links.values() if link.state is LinkState.CONNECTING]
+        waiting = [
+            link.ready() for link in self.links.values() if link.state is LinkState.CONNECTING
+        ]
         if waiting:
             await asyncio.gather(*waiting)
 
@@ -245,4 +265,6 @@ class McpManager:
             await link.reconnect()
 
     async def close(self) -> None:
-        await asyncio.gather(*(link.close() for link in self.links.values()), return_exceptions=True)
+        await asyncio.gather(
+            *(link.close() for link in self.links.values()), return_exceptions=True
+        )

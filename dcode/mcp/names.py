@@ -32,7 +32,9 @@ def tool_name(server: str, tool: str) -> str:
     return f"{name[: MAX_NAME - 9]}_{_hash(server + chr(0) + tool)}"
 
 
-def assign_names(pairs: list[tuple[str, str]], taken: set[str] | frozenset[str] = frozenset()) -> dict[tuple[str, str], str]:
+def assign_names(
+    pairs: list[tuple[str, str]], taken: set[str] | frozenset[str] = frozenset()
+) -> dict[tuple[str, str], str]:
     """A unique model-facing name for each ``(server, tool)``, none of them in ``taken``."""
     used = set(taken)
     names: dict[tuple[str, str], str] = {}
@@ -54,7 +56,10 @@ def allowed(patterns: tuple[str, ...] | list[str], server: str, tool: str) -> bo
     and nothing of a server named ``calc__evil`` (a model-facing name cannot tell the two apart,
     so the rules are never matched against one). The tool may be named as its server calls it
     or as the model sees it (sanitised)."""
-    return any(pattern in (f"{server}__*", f"{server}__{tool}", f"{server}__{_clean(tool)}") for pattern in patterns)
+    return any(
+        pattern in (f"{server}__*", f"{server}__{tool}", f"{server}__{_clean(tool)}")
+        for pattern in patterns
+    )
 
 
 def is_prompt_command(typed: str) -> bool:

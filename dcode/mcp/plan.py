@@ -97,5 +97,10 @@ def notes(server: ServerConfig, readable: ProjectEnv) -> list[Note]:
     if server.refused:
         said.append(Note(readable.refusal(server.refused), warning=True))
     if server.shadows is not None:
-        said.append(Note(f"replaces your own {server.name}: your [mcp] allow rules for {server.name} do not apply to it", warning=True))
+        said.append(
+            Note(
+                f"replaces your own {server.name}: your [mcp] allow rules for {server.name} do not apply to it",
+                warning=True,
+            )
+        )
     return said

@@ -53,7 +53,9 @@ class PromptCommand:
     @property
     def label(self) -> str:
         """What the ``/`` popup says of it."""
-        description = " ".join((self.prompt.description or self.prompt.title or self.prompt.name).split())[:80]
+        description = " ".join(
+            (self.prompt.description or self.prompt.title or self.prompt.name).split()
+        )[:80]
         return f"{description}{f' {self.usage}' if self.usage else ''} (MCP {self.server})"
 
 
@@ -82,10 +84,14 @@ def arguments_for(command: PromptCommand, typed: str) -> dict[str, str]:
     for index, argument in enumerate(declared):
         if index >= len(words):
             break
-        values[argument.name] = " ".join(words[index:]) if index == len(declared) - 1 else words[index]
+        values[argument.name] = (
+            " ".join(words[index:]) if index == len(declared) - 1 else words[index]
+        )
     missing = [a.name for a in declared if a.required and a.name not in values]
     if missing:
-        raise PromptError(f"/{command.name} needs {', '.join(missing)}: /{command.name} {command.usage}")
+        raise PromptError(
+            f"/{command.name} needs {', '.join(missing)}: /{command.name} {command.usage}"
+        )
     if words and not declared:
         raise PromptError(f"/{command.name} takes no arguments")
     return values
@@ -96,15 +102,21 @@ async def expand(links: list[ServerLink], typed: str) -> str:
     name, _, rest = typed.strip()[1:].partition(" ")
     commands = prompt_commands(links)
     if name not in commands:
-        raise PromptError(f"unknown command /{name}: no connected MCP server has that prompt (/mcp lists them)")
+        raise PromptError(
+            f"unknown command /{name}: no connected MCP server has that prompt (/mcp lists them)"
+        )
     command, link = commands[name]
     values = arguments_for(command, rest)
     try:
         result = await link.get_prompt(command.prompt.name, values)
     except McpError as exc:
-        raise PromptError(f"the MCP server {link.name} refused /{name}: {clean(exc.error.message)}") from None
+        raise PromptError(
+            f"the MCP server {link.name} refused /{name}: {clean(exc.error.message)}"
+        ) from None
     except (LookupError, TimeoutError) as exc:
-        raise PromptError(f"/{name}: {clean(str(exc)) or 'the MCP server did not answer'}") from None
+        raise PromptError(
+            f"/{name}: {clean(str(exc)) or 'the MCP server did not answer'}"
+        ) from None
     text = prompt_text(result)
     if not text.strip():
         raise PromptError(f"the MCP server {link.name} gave /{name} no text")
@@ -115,7 +127,9 @@ def prompt_text(result: GetPromptResult) -> str:
     parts = []
     for message in result.messages:
         text = _content_text(message.content)
-        parts.append(text if message.role == "user" else f"(the server's {message.role} message)\n{text}")
+        parts.append(
+            text if message.role == "user" else f"(the server's {message.role} message)\n{text}"
+        )
     return "\n\n".join(parts)
 
 
@@ -131,5 +145,9 @@ def _content_text(content: object) -> str:
             return text
         case EmbeddedResource(resource=resource):
             (block,) = resource_blocks([resource])
-            return block.text if isinstance(block, TextContent) else f"[{resource.mimeType or 'binary'} at {resource.uri}: not shown]"
+            return (
+                block.text
+                if isinstance(block, TextContent)
+                else f"[{resource.mimeType or 'binary'} at {resource.uri}: not shown]"
+            )
     return f"[{getattr(content, 'type', 'content')}: not shown]"

@@ -38,28 +38,47 @@ def lc_block(block: ContentBlock) -> dict[str, Any]:
         case ImageContent(data=data, mimeType=mime):
             return {"type": "image", "base64": data, "mime_type": mime}
         case EmbeddedResource(resource=resource):
-            return {"type": "file", "base64": getattr(resource, "blob", ""), "mime_type": resource.mimeType, "url": str(resource.uri)}
+            return {
+                "type": "file",
+                "base64": getattr(resource, "blob", ""),
+                "mime_type": resource.mimeType,
+                "url": str(resource.uri),
+            }
     return {"type": "text", "text": f"[{getattr(block, 'type', 'content')}: not shown]"}
 
 
 def resource_tool(links: Mapping[str, ServerLink], store: AttachmentStore) -> BaseTool:
     async def read(server: str, uri: str) -> Any:
         link = links.get(server)
-        offering = sorted(name for name, each in links.items() if each.resources and each.state is LinkState.CONNECTED)
+        offering = sorted(
+            name
+            for name, each in links.items()
+            if each.resources and each.state is LinkState.CONNECTED
+        )
         if link is None:
-            raise ToolException(f"no MCP server is named {server!r}; servers with resources: {', '.join(offering) or 'none'}")
+            raise ToolException(
+                f"no MCP server is named {server!r}; servers with resources: {', '.join(offering) or 'none'}"
+            )
         try:
             result = await link.read_resource(uri)
         except LookupError as exc:
             raise ToolException(str(exc)) from None
         except McpError as exc:
-            raise ToolException(f"the MCP server {server} cannot read {uri}: {clean(exc.error.message)}") from None
+            raise ToolException(
+                f"the MCP server {server} cannot read {uri}: {clean(exc.error.message)}"
+            ) from None
         except TimeoutError:
-            raise ToolException(f"the MCP server {server} did not answer within {link.call_timeout:g} s") from None
+            raise ToolException(
+                f"the MCP server {server} did not answer within {link.call_timeout:g} s"
+            ) from None
         except ValueError as exc:  # a URI that does not parse
             raise ToolException(f"{uri!r} is not a URI: {clean(str(exc))}") from None
         blocks = [lc_block(b) for b in resource_blocks(list(result.contents))]
-        return as_text(await stored_media(store, f"{server}.{uri}", blocks)) if blocks else f"{uri} is empty"
+        return (
+            as_text(await stored_media(store, f"{server}.{uri}", blocks))
+            if blocks
+            else f"{uri} is empty"
+        )
 
     return StructuredTool.from_function(
         coroutine=read,

@@ -34,7 +34,15 @@ from dcode.media.attachment import to_reference_block
 from dcode.media.errors import MediaError
 from dcode.media.store import AttachmentStore, Source
 
-_TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml", "application/javascript", "application/toml", "application/x-sh")
+_TEXT_TYPES = (
+    "application/json",
+    "application/xml",
+    "application/yaml",
+    "application/x-yaml",
+    "application/javascript",
+    "application/toml",
+    "application/x-sh",
+)
 
 
 def is_text_type(mime: str | None) -> bool:
@@ -49,7 +57,11 @@ def readable(result: CallToolResult) -> CallToolResult:
     """``result`` with each block the model could not otherwise read turned into text."""
     content = [_block(c) for c in result.content]
     if not content and result.structuredContent is not None:
-        content = [TextContent(type="text", text=json.dumps(result.structuredContent, ensure_ascii=False, indent=2))]
+        content = [
+            TextContent(
+                type="text", text=json.dumps(result.structuredContent, ensure_ascii=False, indent=2)
+            )
+        ]
     return result.model_copy(update={"content": content})
 
 
@@ -59,9 +71,13 @@ def _block(block: ContentBlock) -> ContentBlock:
             return TextContent(type="text", text=f"[{mime} audio: not supported]")
         case ResourceLink():
             return TextContent(type="text", text=link_text(block))
-        case EmbeddedResource(resource=BlobResourceContents() as blob) if is_text_type(blob.mimeType) and (text := blob_text(blob)) is not None:
+        case EmbeddedResource(resource=BlobResourceContents() as blob) if (
+            is_text_type(blob.mimeType) and (text := blob_text(blob)) is not None
+        ):
             return TextContent(type="text", text=text)
-        case EmbeddedResource(resource=BlobResourceContents() as blob) if not (blob.mimeType or "").startswith("image/"):
+        case EmbeddedResource(resource=BlobResourceContents() as blob) if not (
+            blob.mimeType or ""
+        ).startswith("image/"):
             return TextContent(type="text", text=_unshown(blob))
     return block
 
@@ -94,7 +110,9 @@ def blob_text(blob: BlobResourceContents) -> str | None:
         return None
 
 
-def resource_blocks(contents: list[TextResourceContents | BlobResourceContents]) -> list[ContentBlock]:
+def resource_blocks(
+    contents: list[TextResourceContents | BlobResourceContents],
+) -> list[ContentBlock]:
     """A read resource's contents as tool-result blocks: text as text, images as images, text
     blobs decoded; other blobs stay blobs (a line saying what they were)."""
     blocks: list[ContentBlock] = []
@@ -111,7 +129,9 @@ def resource_blocks(contents: list[TextResourceContents | BlobResourceContents])
 
 async def stored_media(store: AttachmentStore, tool: str, content: Any) -> Any:
     """``content`` with each base64 image block admitted into ``store`` as a reference."""
-    if not isinstance(content, list) or not any(isinstance(b, dict) and b.get("type") in ("image", "file") for b in content):
+    if not isinstance(content, list) or not any(
+        isinstance(b, dict) and b.get("type") in ("image", "file") for b in content
+    ):
         return content
     out: list[Any] = []
     images = 0
@@ -126,15 +146,28 @@ async def stored_media(store: AttachmentStore, tool: str, content: Any) -> Any:
             size = len(block.get("base64") or "") * 3 // 4
             what = block.get("mime_type") or "binary data"
             where = f" at {block['url']}" if block.get("url") else ""
-            out.append({"type": "text", "text": f"[{what}{where}{f', {size:,} bytes' if size else ''}: not shown]"})
+            out.append(
+                {
+                    "type": "text",
+                    "text": f"[{what}{where}{f', {size:,} bytes' if size else ''}: not shown]",
+                }
+            )
         else:
             out.append(block)
     if not (isinstance(out[0], dict) and out[0].get("type") == "text"):
-        out.insert(0, {"type": "text", "text": f"{tool} returned {images} image{'s' if images != 1 else ''}."})
+        out.insert(
+            0,
+            {
+                "type": "text",
+                "text": f"{tool} returned {images} image{'s' if images != 1 else ''}.",
+            },
+        )
     return out
 
 
-async def _image(store: AttachmentStore, tool: str, block: dict[str, Any], number: int) -> dict[str, Any]:
+async def _image(
+    store: AttachmentStore, tool: str, block: dict[str, Any], number: int
+) -> dict[str, Any]:
     try:
         data = base64.b64decode(block["base64"], validate=True)
         (att,) = await store.admit_async([Source.from_bytes(data, f"{tool}-{number}")])

@@ -27,7 +27,9 @@ log = logging.getLogger(__name__)
 def as_text(content: Any) -> Any:
     """Text blocks alone as one string: text reads as text, and the output cap and the eviction
     of large results (which measure strings) apply as to every tool."""
-    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+    if isinstance(content, list) and all(
+        isinstance(b, dict) and b.get("type") == "text" for b in content
+    ):
         return "\n".join(str(b.get("text", "")) for b in content)
     return content
 
@@ -45,7 +47,9 @@ def progress_reporter(runtime: Any) -> Progress | None:
     run = contextvars.copy_context()
 
     def report(progress: float, total: float | None, message: str | None) -> None:
-        event = ToolProgress(call_id=call_id, progress=progress, total=total, message=message or "", agent=agent)
+        event = ToolProgress(
+            call_id=call_id, progress=progress, total=total, message=message or "", agent=agent
+        )
         try:
             run.run(emit, event)
         except Exception:  # progress is cosmetic; the run may have ended
@@ -56,17 +60,23 @@ def progress_reporter(runtime: Any) -> Progress | None:
 
 def langchain_tool(link: ServerLink, tool: Any, store: AttachmentStore) -> BaseTool:
     async def route(request: MCPToolCallRequest, handler: Any) -> Any:
-        return readable(await link.call(request.name, request.args, progress_reporter(request.runtime)))
+        return readable(
+            await link.call(request.name, request.args, progress_reporter(request.runtime))
+        )
 
     # The session given is only a placeholder: every call goes through ``route``, to the
     # link's session of the moment (a restarted server has a new one).
-    converted = convert_mcp_tool_to_langchain_tool(link.session, tool, server_name=link.name, tool_interceptors=[route])
+    converted = convert_mcp_tool_to_langchain_tool(
+        link.session, tool, server_name=link.name, tool_interceptors=[route]
+    )
     assert isinstance(converted, StructuredTool)  # what the adapter makes, typed as its base
     original = converted.coroutine
     assert original is not None
     label = f"{link.name}.{tool.name}"
 
-    async def call(runtime: Annotated[object | None, InjectedToolArg()] = None, **arguments: Any) -> Any:
+    async def call(
+        runtime: Annotated[object | None, InjectedToolArg()] = None, **arguments: Any
+    ) -> Any:
         content, _structured = await original(runtime=runtime, **arguments)  # the text says it too
         return as_text(await stored_media(store, label, content)), None
 

@@ -31,7 +31,14 @@ Streams = tuple[Any, Any]
 
 
 @contextlib.asynccontextmanager
-async def stdio(config: ServerConfig, *, pid_path: Path, log_path: Path, cwd: Path, sandbox: Sandbox | None = None) -> AsyncIterator[Streams]:
+async def stdio(
+    config: ServerConfig,
+    *,
+    pid_path: Path,
+    log_path: Path,
+    cwd: Path,
+    sandbox: Sandbox | None = None,
+) -> AsyncIterator[Streams]:
     """``sandbox``: where a server with ``"sandbox": true`` runs (it is refused without one)."""
     ensure_private_dir(log_path.parent)
     command = [config.command, *config.args]
@@ -60,24 +67,56 @@ async def stdio(config: ServerConfig, *, pid_path: Path, log_path: Path, cwd: Pa
 async def http(config: ServerConfig, lost: Lost, *, timeout: float) -> AsyncIterator[Streams]:
     """Streamable HTTP. A reply may take as long as the call's own timeout allows, so reads
     have no timeout of their own."""
-    client = http_client(lost, headers=dict(config.headers) or None, timeout=timeout, read_timeout=None, idle_is_lost=False)
+    client = http_client(
+        lost,
+        headers=dict(config.headers) or None,
+        timeout=timeout,
+        read_timeout=None,
+        idle_is_lost=False,
+    )
     async with client, streamable_http_client(config.url, http_client=client) as (read, write, _):
         yield read, write
 
 
 @contextlib.asynccontextmanager
-async def sse(config: ServerConfig, lost: Lost, *, timeout: float, read_timeout: float = SSE_READ_TIMEOUT) -> AsyncIterator[Streams]:
+async def sse(
+    config: ServerConfig, lost: Lost, *, timeout: float, read_timeout: float = SSE_READ_TIMEOUT
+) -> AsyncIterator[Streams]:
     """The older SSE transport: its stream ends after ``read_timeout`` s of silence, and the
     link is made again."""
 
-    def factory(headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
-        return http_client(lost, headers=headers, timeout=timeout.connect if timeout else 5.0, read_timeout=read_timeout, idle_is_lost=True)
+    def factory(
+        headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None
+    ) -> Any:
+        return http_client(
+            lost,
+            headers=headers,
+            timeout=timeout.connect if timeout else 5.0,
+            read_timeout=read_timeout,
+            idle_is_lost=True,
+        )
 
-    async with sse_client(config.url, dict(config.headers) or None, timeout, read_timeout, httpx_client_factory=factory) as streams:
+    async with sse_client(
+        config.url,
+        dict(config.headers) or None,
+        timeout,
+        read_timeout,
+        httpx_client_factory=factory,
+    ) as streams:
         yield streams
 
 
-def open_transport(config: ServerConfig, lost: Lost, *, pid_path: Path, log_path: Path, cwd: Path, timeout: float, sse_read_timeout: float, sandbox: Sandbox | None = None) -> contextlib.AbstractAsyncContextManager[Streams]:
+def open_transport(
+    config: ServerConfig,
+    lost: Lost,
+    *,
+    pid_path: Path,
+    log_path: Path,
+    cwd: Path,
+    timeout: float,
+    sse_read_timeout: float,
+    sandbox: Sandbox | None = None,
+) -> contextlib.AbstractAsyncContextManager[Streams]:
     match config.transport:
         case Transport.STDIO:
             return stdio(config, pid_path=pid_path, log_path=log_path, cwd=cwd, sandbox=sandbox)

@@ -51,7 +51,12 @@ async def relayed(
     read: MemoryObjectReceiveStream[SessionMessage | Exception],
     write: MemoryObjectSendStream[SessionMessage],
     relays: Relays,
-) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]]:
+) -> AsyncIterator[
+    tuple[
+        MemoryObjectReceiveStream[SessionMessage | Exception],
+        MemoryObjectSendStream[SessionMessage],
+    ]
+]:
     """The streams for a ``ClientSession`` in place of the transport's ``read`` and ``write``."""
     inbound, session_read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     session_write, outbound = anyio.create_memory_object_stream[SessionMessage](0)
@@ -67,7 +72,11 @@ async def relayed(
             session_write.close()
 
 
-async def _pump_in(read: MemoryObjectReceiveStream[SessionMessage | Exception], inbound: MemoryObjectSendStream[SessionMessage | Exception], relays: Relays) -> None:
+async def _pump_in(
+    read: MemoryObjectReceiveStream[SessionMessage | Exception],
+    inbound: MemoryObjectSendStream[SessionMessage | Exception],
+    relays: Relays,
+) -> None:
     reason = "the server closed the connection"
     try:
         async for message in read:
@@ -80,7 +89,11 @@ async def _pump_in(read: MemoryObjectReceiveStream[SessionMessage | Exception], 
     inbound.close()
 
 
-async def _pump_out(outbound: MemoryObjectReceiveStream[SessionMessage], write: MemoryObjectSendStream[SessionMessage], relays: Relays) -> None:
+async def _pump_out(
+    outbound: MemoryObjectReceiveStream[SessionMessage],
+    write: MemoryObjectSendStream[SessionMessage],
+    relays: Relays,
+) -> None:
     async for message in outbound:
         root = message.message.root
         if isinstance(root, JSONRPCRequest) and root.method == "tools/call":
@@ -119,7 +132,11 @@ class WatchedTransport(httpx.AsyncBaseTransport):
             if request.method != "DELETE":
                 self.lost(f"cannot reach the server: {_reason(exc)}")
             raise
-        if response.status_code == 404 and SESSION_HEADER in request.headers and request.method != "DELETE":
+        if (
+            response.status_code == 404
+            and SESSION_HEADER in request.headers
+            and request.method != "DELETE"
+        ):
             self.lost(SESSION_GONE)
         response.stream = _WatchedStream(response.stream, self)
         return response
@@ -150,7 +167,14 @@ class _WatchedStream(httpx.AsyncByteStream):
         await self.inner.aclose()
 
 
-def http_client(lost: Lost, *, headers: dict[str, str] | None, timeout: float, read_timeout: float | None, idle_is_lost: bool) -> httpx.AsyncClient:
+def http_client(
+    lost: Lost,
+    *,
+    headers: dict[str, str] | None,
+    timeout: float,
+    read_timeout: float | None,
+    idle_is_lost: bool,
+) -> httpx.AsyncClient:
     """An HTTP client for the MCP SDK whose failures reach ``lost``."""
     return httpx.AsyncClient(
         headers=headers,

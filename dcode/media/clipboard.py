@@ -471,11 +471,15 @@ _POWERSHELL = "; ".join(
         "$bytes = $null",
         "$png = [System.Windows.Forms.Clipboard]::GetData('PNG')",
         "if ($png -is [System.IO.MemoryStream]) { $bytes = $png.ToArray() }",
-        ("if ($bytes -eq $null) { $img = [System.Windows.Forms.Clipboard]::GetImage();"
-        " if ($img -ne $null) { $ms = New-Object System.IO.MemoryStream;"
-        " $img.Save($ms, [System.Drawing.Imaging.ImageFormat]::Png); $bytes = $ms.ToArray() } }"),
-        ("if ($bytes -eq $null) { [Console]::Out.Write('NOIMAGE') }"
-        " else { [Console]::Out.Write('IMAGE:' + [Convert]::ToBase64String($bytes)) }"),
+        (
+            "if ($bytes -eq $null) { $img = [System.Windows.Forms.Clipboard]::GetImage();"
+            " if ($img -ne $null) { $ms = New-Object System.IO.MemoryStream;"
+            " $img.Save($ms, [System.Drawing.Imaging.ImageFormat]::Png); $bytes = $ms.ToArray() } }"
+        ),
+        (
+            "if ($bytes -eq $null) { [Console]::Out.Write('NOIMAGE') }"
+            " else { [Console]::Out.Write('IMAGE:' + [Convert]::ToBase64String($bytes)) }"
+        ),
     )
 )
 

@@ -50,7 +50,9 @@ def sheet_size(count: int, aspect: float, layout: SheetLayout = SheetLayout()) -
     )
 
 
-def contact_sheet(frames: Sequence[tuple[float, Image.Image | None]], layout: SheetLayout = SheetLayout()) -> Image.Image:
+def contact_sheet(
+    frames: Sequence[tuple[float, Image.Image | None]], layout: SheetLayout = SheetLayout()
+) -> Image.Image:
     """The sheet of ``(t, image)`` pairs, left to right then top to bottom; a None image (a
     frame missing from the store) leaves a dark cell with its timestamp."""
     if not frames:
@@ -78,7 +80,9 @@ def contact_sheet(frames: Sequence[tuple[float, Image.Image | None]], layout: Sh
     return sheet
 
 
-def strip_frames(strip: FrameStrip, store: AttachmentStore, most: int | None = None) -> list[tuple[float, Image.Image | None]]:
+def strip_frames(
+    strip: FrameStrip, store: AttachmentStore, most: int | None = None
+) -> list[tuple[float, Image.Image | None]]:
     """The strip's frames read back from the store (at most ``most``, evenly spread)."""
     import io
 
@@ -101,7 +105,9 @@ def strip_frames(strip: FrameStrip, store: AttachmentStore, most: int | None = N
     return out
 
 
-def write_sheet(strip: FrameStrip, store: AttachmentStore, path: Path, layout: SheetLayout = SheetLayout()) -> tuple[int, int]:
+def write_sheet(
+    strip: FrameStrip, store: AttachmentStore, path: Path, layout: SheetLayout = SheetLayout()
+) -> tuple[int, int]:
     """Write the strip's contact sheet to ``path`` as a PNG; returns its size."""
     sheet = contact_sheet(strip_frames(strip, store), layout)
     sheet.save(path, "PNG")

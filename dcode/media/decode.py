@@ -80,7 +80,9 @@ def open_checked(data: bytes, name: str, limits: AdmissionLimits) -> Image.Image
             raise _unidentified(name, data) from exc
         if repair.data is None:
             raise reject(name, RejectReason.CORRUPT, f"corrupt PNG: {repair.problem}") from exc
-        return open_checked(repair.data, name, limits)  # without the optional chunks that are broken
+        return open_checked(
+            repair.data, name, limits
+        )  # without the optional chunks that are broken
     except Exception as exc:  # see module docstring
         raise _open_failure(name, exc) from exc
     try:

@@ -138,7 +138,9 @@ def file_kind(block: dict[str, Any]) -> FileKind:
     """What a file reference block holds: its ``kind``, or its ``type`` when that names it."""
     kind = block.get("kind", "file") if block.get("type") == "file" else block.get("type")
     if kind not in FILE_KINDS:
-        raise InvalidReferenceBlock(f"reference block field 'kind' must be one of {', '.join(FILE_KINDS)}")
+        raise InvalidReferenceBlock(
+            f"reference block field 'kind' must be one of {', '.join(FILE_KINDS)}"
+        )
     return kind
 
 

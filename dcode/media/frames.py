@@ -22,7 +22,17 @@ from typing import TYPE_CHECKING, Any
 from dcode.media.attachment import InvalidReferenceBlock, from_reference_block, is_reference_block
 from dcode.media.video_text import clock
 
-__all__ = ["FrameRef", "FrameStrip", "Window", "bytes_for_route", "clock", "compact_line", "frames_in", "timeline", "windows_in"]
+__all__ = [
+    "FrameRef",
+    "FrameStrip",
+    "Window",
+    "bytes_for_route",
+    "clock",
+    "compact_line",
+    "frames_in",
+    "timeline",
+    "windows_in",
+]
 
 if TYPE_CHECKING:
     from dcode.media.limits import ImageRoute
@@ -131,7 +141,9 @@ def windows_in(blocks: object) -> list[Window]:
             except InvalidReferenceBlock:
                 att = None
             if att is not None:
-                current.frames.append(FrameRef(pending, att.id, att.width, att.height, att.byte_size))
+                current.frames.append(
+                    FrameRef(pending, att.id, att.width, att.height, att.byte_size)
+                )
                 current.end = index + 1
                 pending = None
                 continue
@@ -164,7 +176,9 @@ class _Open:
     def close(self) -> list[Window]:
         if not self.frames:
             return []
-        strip = FrameStrip(self.source, tuple(self.frames), self.start, self.end_t, self.continue_at)
+        strip = FrameStrip(
+            self.source, tuple(self.frames), self.start, self.end_t, self.continue_at
+        )
         return [Window(strip, self.begin, self.end)]
 
 
@@ -190,7 +204,11 @@ def human_bytes(count: int) -> str:
 def compact_line(strip: FrameStrip, sent_bytes: int | None = None) -> str:
     """``clip.mp4 · 3 frames · 0:00.0–0:04.0 · 212.4 KiB sent`` (the bytes once known)."""
     count = len(strip.frames)
-    parts = [strip.name, f"{count} frame{'' if count == 1 else 's'}", f"{short_clock(strip.first)}–{short_clock(strip.last)}"]
+    parts = [
+        strip.name,
+        f"{count} frame{'' if count == 1 else 's'}",
+        f"{short_clock(strip.first)}–{short_clock(strip.last)}",
+    ]
     if sent_bytes == 0:
         parts.append("not sent: the model takes no images")
     elif sent_bytes is not None:
@@ -203,7 +221,7 @@ def compact_line(strip: FrameStrip, sent_bytes: int | None = None) -> str:
 def timeline(strip: FrameStrip, width: int = 48) -> str:
     """The frames' times on one axis, for terminals that cannot show pictures::
 
-        ●─────●─────●─────●  0:00.0 → 0:06.0
+    ●─────●─────●─────●  0:00.0 → 0:06.0
     """
     width = max(8, width)
     first, last = strip.first, strip.last
@@ -245,7 +263,11 @@ def bytes_for_route(frames: Iterable[FrameRef], route: ImageRoute, store: Attach
 def _text(block: Any) -> str | None:
     if isinstance(block, str):
         return block
-    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+    if (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ):
         return block["text"]
     return None
 

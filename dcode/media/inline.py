@@ -51,7 +51,9 @@ def payload(block: dict[str, Any]) -> Inline | Remote | None:
             inner = block.get("input_audio")
             if isinstance(inner, dict) and isinstance(inner.get("data"), str):
                 fmt = inner.get("format")
-                return Inline(_b64(inner["data"]), f"audio/{fmt}" if isinstance(fmt, str) and fmt else mime)
+                return Inline(
+                    _b64(inner["data"]), f"audio/{fmt}" if isinstance(fmt, str) and fmt else mime
+                )
             return None
         case "file" | "input_file" if not isinstance(block.get("url"), str):
             file = block.get("file")
@@ -84,7 +86,9 @@ def _data_url(url: str, fallback: str) -> Inline:
 
 def _b64(text: str) -> bytes:
     try:
-        data = base64.b64decode("".join(text.split()), validate=True)  # MIME-style line breaks allowed
+        data = base64.b64decode(
+            "".join(text.split()), validate=True
+        )  # MIME-style line breaks allowed
     except binascii.Error as exc:
         raise ValueError(f"not base64: {exc}") from exc
     if not data:

@@ -68,7 +68,9 @@ def inspect_video(
                             "height": variant.height,
                             "format": variant.format,
                             "bytes": variant.byte_size,
-                            "estimated_tokens": estimate_image_tokens(variant.width, variant.height, route.tokens),
+                            "estimated_tokens": estimate_image_tokens(
+                                variant.width, variant.height, route.tokens
+                            ),
                         },
                     }
                 )
@@ -79,7 +81,11 @@ def inspect_video(
             "name": path.name,
             "kind": "video",
             "video": {"width": window.width, "height": window.height, "duration": window.duration},
-            "window": {"offset": window.offset, "limit": window.limit, "continue_at": window.continue_at},
+            "window": {
+                "offset": window.offset,
+                "limit": window.limit,
+                "continue_at": window.continue_at,
+            },
             "frames": frames,
             "request": {
                 "frames": len(frames),
@@ -111,8 +117,10 @@ def describe_video(report: dict[str, Any], model: str, takes_images: bool) -> st
     end = window["offset"] + window["limit"]
     lines = [
         report["path"],
-        (f"  video       {video['width']}x{video['height']}{duration}; window [{window['offset']:.3f}s, {end:.3f}s) at 0.5 fps: "
-        f"{count} frame{'' if count == 1 else 's'}"),
+        (
+            f"  video       {video['width']}x{video['height']}{duration}; window [{window['offset']:.3f}s, {end:.3f}s) at 0.5 fps: "
+            f"{count} frame{'' if count == 1 else 's'}"
+        ),
     ]
     for frame in report["frames"]:
         r = frame["request"]
@@ -125,12 +133,16 @@ def describe_video(report: dict[str, Any], model: str, takes_images: bool) -> st
         f"(route {request['max_pixels']:,} px / {request['max_bytes']:,} bytes)"
     )
     if window.get("continue_at") is not None:
-        lines.append(f"  truncated   a cap cut the window: continue from --offset {window['continue_at']:.3f}")
+        lines.append(
+            f"  truncated   a cap cut the window: continue from --offset {window['continue_at']:.3f}"
+        )
     if "sheet" in report:
         sheet = report["sheet"]
         lines.append(f"  sheet       {sheet['path']} ({sheet['width']}x{sheet['height']} PNG)")
     if "error" in report:
         lines.append(f"  error       {report['error']}")
     if not takes_images:
-        lines.append(f"  note        {model} takes no images: the frames would be text placeholders instead")
+        lines.append(
+            f"  note        {model} takes no images: the frames would be text placeholders instead"
+        )
     return "\n".join(lines)

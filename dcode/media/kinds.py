@@ -27,6 +27,7 @@ def labels_in(text: str, kind: str) -> int:
     """How many pasted ``kind`` media ``text`` names by their label."""
     return len(re.findall(rf"\[{re.escape(kind)} \d+\]", text))
 
+
 # Enough to see two MPEG-TS sync bytes (one packet is 188 bytes); everything else needs 64.
 _HEAD_BYTES = 2 * 188
 

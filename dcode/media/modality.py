@@ -20,8 +20,18 @@ Modality = Literal["image", "audio", "video", "pdf", "file"]
 PDF_MIME = "application/pdf"
 UNNAMED = "(unnamed)"
 
-_STANDARD: dict[str, Modality] = {"image": "image", "audio": "audio", "video": "video", "file": "file"}
-_OPENAI: dict[str, Modality] = {"image_url": "image", "input_image": "image", "input_audio": "audio", "input_file": "file"}
+_STANDARD: dict[str, Modality] = {
+    "image": "image",
+    "audio": "audio",
+    "video": "video",
+    "file": "file",
+}
+_OPENAI: dict[str, Modality] = {
+    "image_url": "image",
+    "input_image": "image",
+    "input_audio": "audio",
+    "input_file": "file",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +53,9 @@ def media_part(block: object) -> MediaPart | None:
         reference = block.get("source_type") == SOURCE_TYPE
         if reference and kind == "file" and block.get("kind") in ("audio", "video"):
             kind = block["kind"]  # a stored audio clip or video travels as a file block
-        mime = _original_mime(block) or str(block.get("mime_type") or _data_url_mime(block.get("url")) or _default_mime(kind))
+        mime = _original_mime(block) or str(
+            block.get("mime_type") or _data_url_mime(block.get("url")) or _default_mime(kind)
+        )
         return MediaPart(_refine(_STANDARD[kind], mime), _name(block), mime, reference)
     if kind in _OPENAI:
         mime = _openai_mime(block) or _default_mime(_OPENAI[kind])
@@ -103,4 +115,6 @@ def _data_url_mime(url: object) -> str | None:
 
 
 def _default_mime(modality: str) -> str:
-    return {"image": "image/*", "audio": "audio/*", "video": "video/*"}.get(modality, "application/octet-stream")
+    return {"image": "image/*", "audio": "audio/*", "video": "video/*"}.get(
+        modality, "application/octet-stream"
+    )

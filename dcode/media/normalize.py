@@ -227,7 +227,9 @@ def _orientation(im: Image.Image) -> int:
     return value if isinstance(value, int) and 1 <= value <= 8 else 1
 
 
-def own_jpeg(data: bytes, name: str, width: int, height: int, limits: AdmissionLimits = DEFAULT_LIMITS) -> NormalizedImage | None:
+def own_jpeg(
+    data: bytes, name: str, width: int, height: int, limits: AdmissionLimits = DEFAULT_LIMITS
+) -> NormalizedImage | None:
     """A JPEG dcode's own encoder just made (a sampled video frame) as it stands, or None.
 
     It is checked the way the normalizer checks its own output: from its header, against the

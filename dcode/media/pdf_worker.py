@@ -104,7 +104,13 @@ def _render(document: Any, number: int, request: dict[str, Any]) -> tuple[dict[s
         image.save(buffer, "PNG")
     finally:
         page.close()
-    header = {"kind": "page", "page": number, "width": image.width, "height": image.height, "points": [width, height]}
+    header = {
+        "kind": "page",
+        "page": number,
+        "width": image.width,
+        "height": image.height,
+        "points": [width, height],
+    }
     return header, buffer.getvalue()
 
 
@@ -122,7 +128,9 @@ def _job(out: BinaryIO, request: dict[str, Any]) -> None:
             header, png = _render(document, number, request)
             write_message(out, header, png)
     except MemoryError:
-        write_message(out, {"kind": "error", "message": "out of memory", "page": number, "memory": True})
+        write_message(
+            out, {"kind": "error", "message": "out of memory", "page": number, "memory": True}
+        )
         return
     except (pdfium.PdfiumError, ValueError) as exc:
         reason = str(exc) or type(exc).__name__

@@ -38,16 +38,23 @@ def without_broken_chunks(data: bytes) -> PngRepair | None:
     pos = len(SIGNATURE)
     while pos < len(data):
         if pos + 12 > len(data):
-            return PngRepair(None, f"the file is cut short at byte {pos:,}, inside a chunk's header")
+            return PngRepair(
+                None, f"the file is cut short at byte {pos:,}, inside a chunk's header"
+            )
         (length,) = struct.unpack(">I", data[pos : pos + 4])
         kind = data[pos + 4 : pos + 8]
         end = pos + 12 + length
         if end > len(data):
-            return PngRepair(None, f"its {_kind(kind)} chunk at byte {pos:,} is cut short ({length:,} bytes declared, {len(data) - pos - 12:,} present)")
+            return PngRepair(
+                None,
+                f"its {_kind(kind)} chunk at byte {pos:,} is cut short ({length:,} bytes declared, {len(data) - pos - 12:,} present)",
+            )
         (stored,) = struct.unpack(">I", data[end - 4 : end])
         if zlib.crc32(data[pos + 4 : end - 4]) & 0xFFFFFFFF != stored:
             if not kind[:1].islower():  # a critical chunk: the picture needs it
-                return PngRepair(None, f"the checksum of its {_kind(kind)} chunk (at byte {pos:,}) is wrong")
+                return PngRepair(
+                    None, f"the checksum of its {_kind(kind)} chunk (at byte {pos:,}) is wrong"
+                )
             dropped.append(_kind(kind))
         else:
             kept.append(data[pos:end])
@@ -56,4 +63,7 @@ def without_broken_chunks(data: bytes) -> PngRepair | None:
             break
     if not dropped:
         return None
-    return PngRepair(b"".join(kept), f"the checksum of its optional {', '.join(dropped)} chunk{'s' if len(dropped) > 1 else ''} is wrong")
+    return PngRepair(
+        b"".join(kept),
+        f"the checksum of its optional {', '.join(dropped)} chunk{'s' if len(dropped) > 1 else ''} is wrong",
+    )

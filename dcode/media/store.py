@@ -230,13 +230,17 @@ class AttachmentStore:
         att = image.attachment(name)
         path = self.path_for(att)
         if not _holds(path, image.digest, len(image.data)):
-            write_private(path, image.data, mode=READ_ONLY_FILE)  # no edit in place, by the agent's tools either
+            write_private(
+                path, image.data, mode=READ_ONLY_FILE
+            )  # no edit in place, by the agent's tools either
         sidecar = self._sidecar(att.id)
         if not sidecar.exists():
             write_private(sidecar, json.dumps(to_reference_block(att)).encode())
         return att
 
-    def admit_file(self, data: bytes, *, kind: FileKind, media_type: str, name: str, detail: str = "") -> FileAttachment:
+    def admit_file(
+        self, data: bytes, *, kind: FileKind, media_type: str, name: str, detail: str = ""
+    ) -> FileAttachment:
         """Store a non-image file byte for byte (a PDF's pages, an audio clip); idempotent.
 
         The caller has checked the kind and the size; nothing is re-encoded here."""

@@ -423,7 +423,11 @@ def _decode(
     finally:
         replies.close()
     facts = _with_observed_end(facts, end)
-    if end is not None and end.get("reason") == "eof" and isinstance(end.get("next_target"), int | float):
+    if (
+        end is not None
+        and end.get("reason") == "eof"
+        and isinstance(end.get("next_target"), int | float)
+    ):
         index.record_end(float(end["next_target"]))
     index.record_facts(facts)
     if not window.frames:
@@ -441,12 +445,17 @@ def _take_frame(
     target, t = float(header["target"]), float(header["t"])
     try:
         att = store.admit_own_jpeg(
-            message.payload, _frame_name(file, t), width=int(header["width"]), height=int(header["height"])
+            message.payload,
+            _frame_name(file, t),
+            width=int(header["width"]),
+            height=int(header["height"]),
         )
     except AdmissionError as exc:
         raise VideoError(f"the frame at t={clock(t)} was not admitted ({exc})") from exc
     except OSError as exc:
-        raise VideoError(f"the frame at t={clock(t)} could not be stored ({exc.strerror or exc})") from exc
+        raise VideoError(
+            f"the frame at t={clock(t)} could not be stored ({exc.strerror or exc})"
+        ) from exc
     # Recorded even when the window has no room left for it: a re-read of this window then
     # knows from the index alone that a cap (not the end of the stream) cut it, and the
     # window that continues from the hint starts with this very frame.
@@ -462,7 +471,10 @@ def _with_observed_end(facts: dict[str, Any], end: dict[str, Any] | None) -> dic
         return facts
     last = float(end["last_t"])
     claimed = facts.get("duration")
-    if isinstance(claimed, int | float) and last - SAMPLE_INTERVAL <= claimed <= last + SAMPLE_INTERVAL:
+    if (
+        isinstance(claimed, int | float)
+        and last - SAMPLE_INTERVAL <= claimed <= last + SAMPLE_INTERVAL
+    ):
         return facts
     return {**facts, "duration": last}
 

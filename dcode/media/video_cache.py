@@ -124,14 +124,20 @@ class FrameIndex:
         if isinstance(facts, dict) and self.facts is None:
             self.facts = facts
         end = data.get("end_ms")
-        if isinstance(end, int) and not isinstance(end, bool) and (self.end_ms is None or end < self.end_ms):
+        if (
+            isinstance(end, int)
+            and not isinstance(end, bool)
+            and (self.end_ms is None or end < self.end_ms)
+        ):
             self.end_ms = end
         frames = data.get("frames")
         if not isinstance(frames, dict):
             return
         for key, value in frames.items():
             match value:
-                case [int() | float() as t, str() as attachment_id] if is_attachment_id(attachment_id):
+                case [int() | float() as t, str() as attachment_id] if is_attachment_id(
+                    attachment_id
+                ):
                     self.frames.setdefault(str(key), CachedFrame(float(t), attachment_id))
                 case _:
                     continue

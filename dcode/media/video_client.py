@@ -146,7 +146,9 @@ class Worker:
 class WorkerPool:
     """Idle worker processes of one kind, shared by every thread of the process."""
 
-    def __init__(self, max_idle: int = MAX_IDLE, *, module: str = VIDEO_WORKER, noun: str = "the decoder") -> None:
+    def __init__(
+        self, max_idle: int = MAX_IDLE, *, module: str = VIDEO_WORKER, noun: str = "the decoder"
+    ) -> None:
         self.max_idle = max_idle
         self.module = module
         self.noun = noun
@@ -184,7 +186,9 @@ POOL = WorkerPool()
 atexit.register(POOL.close)
 
 
-def run_job(request: dict[str, Any], deadline: float | Callable[[], float], pool: WorkerPool = POOL) -> Generator[Message, None, None]:
+def run_job(
+    request: dict[str, Any], deadline: float | Callable[[], float], pool: WorkerPool = POOL
+) -> Generator[Message, None, None]:
     """Send ``request`` to a decoder and yield its replies up to ``end`` or ``error``.
 
     ``deadline`` is a ``time.monotonic()`` instant, or a function giving it, asked before each

@@ -63,7 +63,9 @@ def sample_first_window(
     try:
         from dcode.media.video import sample_window, video_support, window_blocks
     except ImportError as exc:  # the module itself is missing: an install without video support
-        raise VideoInputError(f"{path.name} can't be sent: video support is not installed ({exc})") from None
+        raise VideoInputError(
+            f"{path.name} can't be sent: video support is not installed ({exc})"
+        ) from None
     why = video_support()
     if why is not None:
         raise VideoInputError(f"{path.name} can't be sent: {why}")
@@ -74,7 +76,9 @@ def sample_first_window(
     blocks = window_blocks(window, shown_path(path, workspace))
     strip = frames_in(blocks)
     if strip is None:
-        raise VideoInputError(f"{path.name} can't be sent: no frame could be sampled in its first {FIRST_WINDOW_S:g} s")
+        raise VideoInputError(
+            f"{path.name} can't be sent: no frame could be sampled in its first {FIRST_WINDOW_S:g} s"
+        )
     sent: int | None = None
     if not takes_images:
         sent = 0

@@ -51,7 +51,11 @@ MAX_DECODE_ERRORS = 200
 MIN_PLAUSIBLE_BYTES_PER_SECOND = 8
 """A header claiming more seconds than the file could hold at 64 bit/s is not believed."""
 
-_TRANSPOSE = {90: Image.Transpose.ROTATE_90, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_270}
+_TRANSPOSE = {
+    90: Image.Transpose.ROTATE_90,
+    180: Image.Transpose.ROTATE_180,
+    270: Image.Transpose.ROTATE_270,
+}
 
 
 class SampleError(Exception):
@@ -123,7 +127,9 @@ def _video_stream(container: InputContainer) -> VideoStream:
         raise SampleError("it has no video stream")
     stream = streams[0]
     if not stream.time_base:
-        raise SampleError("its video stream has no time base, so its frames cannot be placed in time")
+        raise SampleError(
+            "its video stream has no time base, so its frames cannot be placed in time"
+        )
     if stream.codec_context is None:
         raise SampleError("no decoder is available for its video codec (unsupported codec)")
     return stream
@@ -142,7 +148,9 @@ def _reason(exc: BaseException) -> str:
 
 
 class _Sampler:
-    def __init__(self, job: Job, container: InputContainer, stream: VideoStream, sink: Sink) -> None:
+    def __init__(
+        self, job: Job, container: InputContainer, stream: VideoStream, sink: Sink
+    ) -> None:
         self.job = job
         self.container = container
         self.stream = stream
@@ -353,7 +361,9 @@ def _display_size(width: int, height: int, sar: Fraction | None, rotation: int) 
     return (height, width) if rotation in (90, 270) else (width, height)
 
 
-def encode_frame(frame: VideoFrame, sar: Fraction | None, max_pixels: int, quality: int) -> tuple[bytes, int, int]:
+def encode_frame(
+    frame: VideoFrame, sar: Fraction | None, max_pixels: int, quality: int
+) -> tuple[bytes, int, int]:
     """One decoded frame as an upright JPEG no larger than ``max_pixels``: (bytes, width, height).
 
     libswscale does the colour conversion and the downscale (area averaging) in one pass,
@@ -386,7 +396,9 @@ class _Encoder:
     def __init__(self, sink: Sink, job: Job) -> None:
         self.sink = sink
         self.job = job
-        self.queue: queue.Queue[tuple[float, float, VideoFrame, Fraction | None] | None] = queue.Queue(maxsize=2)
+        self.queue: queue.Queue[tuple[float, float, VideoFrame, Fraction | None] | None] = (
+            queue.Queue(maxsize=2)
+        )
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="video-encode", daemon=True)
         self.thread.start()
@@ -413,7 +425,9 @@ class _Encoder:
                 continue  # keep draining so that submit() never blocks on a dead consumer
             target, t, frame, sar = item
             try:
-                jpeg, width, height = encode_frame(frame, sar, self.job.max_pixels, self.job.quality)
+                jpeg, width, height = encode_frame(
+                    frame, sar, self.job.max_pixels, self.job.quality
+                )
                 self.sink.frame(target, t, width, height, jpeg)
             except BaseException as exc:  # noqa: BLE001 - re-raised on the decoding thread
                 self.error = exc

@@ -56,9 +56,7 @@ class _Requests:
             pass
         if self.closed:
             return True
-        return any(
-            _op(line) == "stop" for line in self.buffer.split(b"\n")[:-1]
-        )
+        return any(_op(line) == "stop" for line in self.buffer.split(b"\n")[:-1])
 
     def _fill(self, timeout: float | None) -> bool:
         ready, _, _ = select.select([self.fd], [], [], timeout)

@@ -47,7 +47,9 @@ class InvalidModelData(ValueError):
 class EmptyAnswer(ValueError):
     """The server ended its answer without sending anything."""
 
-    def __init__(self, request_tokens: int, window: int | None, window_guessed: bool, spec: str) -> None:
+    def __init__(
+        self, request_tokens: int, window: int | None, window_guessed: bool, spec: str
+    ) -> None:
         super().__init__("the model server returned an empty answer")
         self.request_tokens = request_tokens
         self.window = window
@@ -64,13 +66,17 @@ class DcodeChatOpenAI(ChatOpenAI):
     spec: str = ""
     """The ``provider:model`` the user chose, for the line that says what to configure."""
 
-    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
+    def _get_request_payload(
+        self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict:
         def convert(messages: Any) -> dict:
             return super(DcodeChatOpenAI, self)._get_request_payload(messages, stop=stop, **kwargs)
 
         # Chat Completions only (dcode always names the wire): the Responses API's input is
         # built from the whole list.
-        return history_as_extra_body(converted(input_, convert) if self.use_responses_api is False else convert(input_))
+        return history_as_extra_body(
+            converted(input_, convert) if self.use_responses_api is False else convert(input_)
+        )
 
     def _convert_chunk_to_generation_chunk(
         self,
@@ -78,13 +84,17 @@ class DcodeChatOpenAI(ChatOpenAI):
         default_chunk_class: type,
         base_generation_info: dict | None,
     ) -> ChatGenerationChunk | None:
-        generation = super()._convert_chunk_to_generation_chunk(chunk, default_chunk_class, base_generation_info)
+        generation = super()._convert_chunk_to_generation_chunk(
+            chunk, default_chunk_class, base_generation_info
+        )
         thought = _delta_reasoning(chunk)
         if generation is not None and thought:
             generation.message.additional_kwargs["reasoning_content"] = thought
         return generation
 
-    async def _astream(self, messages: Sequence[BaseMessage], *args: Any, **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+    async def _astream(
+        self, messages: Sequence[BaseMessage], *args: Any, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
         stream = super()._astream(messages, *args, **kwargs)
         first, usage, output_chars = True, False, 0
         try:
@@ -100,9 +110,16 @@ class DcodeChatOpenAI(ChatOpenAI):
             if isinstance(stream, AsyncGenerator):  # typed as an iterator; a generator to close
                 await stream.aclose()
         if first:
-            raise EmptyAnswer(_request_tokens(messages, kwargs.get("tools")), self.window, self.window_guessed, self.spec or self.model_name)
+            raise EmptyAnswer(
+                _request_tokens(messages, kwargs.get("tools")),
+                self.window,
+                self.window_guessed,
+                self.spec or self.model_name,
+            )
         if not usage:
-            yield _estimated_usage(_request_tokens(messages, kwargs.get("tools")), math.ceil(output_chars / 4))
+            yield _estimated_usage(
+                _request_tokens(messages, kwargs.get("tools")), math.ceil(output_chars / 4)
+            )
 
 
 def _request_tokens(messages: Sequence[BaseMessage], tools: Any) -> int:
@@ -112,15 +129,32 @@ def _request_tokens(messages: Sequence[BaseMessage], tools: Any) -> int:
 
 
 def _output_chars(message: Any) -> int:
-    text = message.content if isinstance(message.content, str) else json.dumps(message.content, default=str)
-    arguments = sum(len(str(call.get("args") or "")) for call in getattr(message, "tool_call_chunks", None) or [])
-    return len(text) + arguments + len(str(message.additional_kwargs.get("reasoning_content") or ""))
+    text = (
+        message.content
+        if isinstance(message.content, str)
+        else json.dumps(message.content, default=str)
+    )
+    arguments = sum(
+        len(str(call.get("args") or ""))
+        for call in getattr(message, "tool_call_chunks", None) or []
+    )
+    return (
+        len(text) + arguments + len(str(message.additional_kwargs.get("reasoning_content") or ""))
+    )
 
 
 def _estimated_usage(input_tokens: int, output_tokens: int) -> ChatGenerationChunk:
     """A last chunk that adds estimated usage figures to an answer that came without any."""
-    usage = UsageMetadata(input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=input_tokens + output_tokens)
-    return ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=usage, response_metadata={USAGE_ESTIMATED: True}))
+    usage = UsageMetadata(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=input_tokens + output_tokens,
+    )
+    return ChatGenerationChunk(
+        message=AIMessageChunk(
+            content="", usage_metadata=usage, response_metadata={USAGE_ESTIMATED: True}
+        )
+    )
 
 
 def _delta_reasoning(chunk: dict[str, Any]) -> str:

@@ -55,8 +55,13 @@ def model_choices(
     models of past sessions, newest first; ``default`` the configured model, when it differs.
     """
     offered = _first(((spec, ModelOrigin.RECENT) for spec in recent), RECENT_LIMIT)
-    offered += [(settings.model, ModelOrigin.CONFIGURED), (default or settings.model, ModelOrigin.CONFIGURED)]
-    offered += [(key, ModelOrigin.CONFIGURED) for key in settings.model_overrides if not _is_pattern(key)]
+    offered += [
+        (settings.model, ModelOrigin.CONFIGURED),
+        (default or settings.model, ModelOrigin.CONFIGURED),
+    ]
+    offered += [
+        (key, ModelOrigin.CONFIGURED) for key in settings.model_overrides if not _is_pattern(key)
+    ]
     for name, preset in PROVIDERS.items():
         offered += [(f"{name}:{model}", ModelOrigin.PRESET) for model in preset.models]
     choices: dict[str, ModelChoice] = {}
@@ -67,7 +72,9 @@ def model_choices(
             choices[spec] = ModelChoice(spec, origin, _problem(trial, env), _guessed(trial))
     listed = {spec.partition(":")[0] for spec in choices}
     unlisted = [(name, ModelOrigin.CONFIGURED) for name in settings.providers]
-    unlisted += [(name, ModelOrigin.PRESET) for name, preset in PROVIDERS.items() if not preset.models]
+    unlisted += [
+        (name, ModelOrigin.PRESET) for name, preset in PROVIDERS.items() if not preset.models
+    ]
     for name, origin in unlisted:
         provider = name.lower()
         if provider not in listed:
@@ -103,7 +110,9 @@ def _is_pattern(key: str) -> bool:
 
 def _trial(settings: Settings, spec: str) -> Settings:
     """The settings a switch to ``spec`` runs with: it keeps ``--base-url`` only for the same model."""
-    return replace(settings, model=spec, base_url=settings.base_url if spec == settings.model else None)
+    return replace(
+        settings, model=spec, base_url=settings.base_url if spec == settings.model else None
+    )
 
 
 def _problem(trial: Settings, env: dict[str, str] | None) -> str:

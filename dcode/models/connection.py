@@ -22,7 +22,9 @@ def check_connection(resolved: ResolvedModel, timeout: float = 10.0) -> tuple[bo
     from dcode.models.errors import describe_model_error
 
     endpoint = resolved.endpoint
-    client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, timeout=timeout, max_retries=0)
+    client = openai.OpenAI(
+        base_url=endpoint.base_url, api_key=endpoint.api_key, timeout=timeout, max_retries=0
+    )
     try:
         names = [m.id for m in client.models.list().data]
     except openai.NotFoundError:
@@ -31,7 +33,9 @@ def check_connection(resolved: ResolvedModel, timeout: float = 10.0) -> tuple[bo
         return False, describe_model_error(exc, endpoint.base_url)
     if names is not None:
         known = endpoint.spec.model in names
-        suffix = "" if known or not names else f" (the server does not list {endpoint.spec.model!r})"
+        suffix = (
+            "" if known or not names else f" (the server does not list {endpoint.spec.model!r})"
+        )
         return True, f"{endpoint.base_url} answered with {len(names)} model(s){suffix}"
     return True, f"{endpoint.base_url} answered"
 
@@ -46,7 +50,9 @@ class Ping:
     said: str
 
 
-def ping_model(resolved: ResolvedModel, settings: Settings, timeout: float = PING_TIMEOUT_S) -> Ping:
+def ping_model(
+    resolved: ResolvedModel, settings: Settings, timeout: float = PING_TIMEOUT_S
+) -> Ping:
     """Send the model one short prompt, as a session would (the same client, wire and
     headers), once: no retries, and at most ``timeout`` seconds."""
     return asyncio.run(_ping(resolved, replace(settings, max_retries=0), timeout))
@@ -65,9 +71,15 @@ async def _ping(resolved: ResolvedModel, settings: Settings, timeout: float) -> 
         model = build_chat_model(resolved, settings, http)
         answer = await asyncio.wait_for(model.ainvoke([HumanMessage(PING_PROMPT)]), timeout)
     except TimeoutError:
-        return Ping(False, time.monotonic() - started, f"{resolved.spec} did not answer within {timeout:g} s")
+        return Ping(
+            False,
+            time.monotonic() - started,
+            f"{resolved.spec} did not answer within {timeout:g} s",
+        )
     except Exception as exc:  # noqa: BLE001 - the check reports every failure as one line
-        return Ping(False, time.monotonic() - started, describe_model_error(exc, resolved.endpoint.base_url))
+        return Ping(
+            False, time.monotonic() - started, describe_model_error(exc, resolved.endpoint.base_url)
+        )
     finally:
         await http.aclose()
     seconds = time.monotonic() - started

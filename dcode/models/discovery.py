@@ -77,21 +77,38 @@ def server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-def ask_server(provider: str, base_url: str, model: str, api_key: str, fetch: Fetch) -> Found | None:
+def ask_server(
+    provider: str, base_url: str, model: str, api_key: str, fetch: Fetch
+) -> Found | None:
     """What the server says of ``model``; None when its dialect has nothing on it."""
     match dialect(provider):
         case "ollama":
-            return _ollama(fetch("POST", f"{server_root(base_url)}/api/show", {"model": model}, api_key))
+            return _ollama(
+                fetch("POST", f"{server_root(base_url)}/api/show", {"model": model}, api_key)
+            )
         case "lmstudio":
-            return _lmstudio(fetch("GET", f"{server_root(base_url)}/api/v0/models/{quote(model, safe='')}", None, api_key))
+            return _lmstudio(
+                fetch(
+                    "GET",
+                    f"{server_root(base_url)}/api/v0/models/{quote(model, safe='')}",
+                    None,
+                    api_key,
+                )
+            )
         case "vllm":
-            return _listed(fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _vllm)
+            return _listed(
+                fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _vllm
+            )
         case "openrouter":
-            return _listed(fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _openrouter)
+            return _listed(
+                fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _openrouter
+            )
         case "litellm":
             return _litellm(provider, base_url, model, api_key, fetch)
         case "openai-compatible":
-            return _listed(fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _generic)
+            return _listed(
+                fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _generic
+            )
     return None
 
 
@@ -99,16 +116,24 @@ def _litellm(provider: str, base_url: str, model: str, api_key: str, fetch: Fetc
     """``/model/info`` (all a model's facts), else the window ``/v1/models`` lists: a key may
     be allowed the one and not the other."""
     try:
-        found = _litellm_info(fetch("GET", f"{server_root(base_url)}/model/info", None, api_key), model)
+        found = _litellm_info(
+            fetch("GET", f"{server_root(base_url)}/model/info", None, api_key), model
+        )
     except Exception:  # noqa: BLE001 - refused or older: the listing may still say it
         found = None
-    return found or _listed(fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _generic)
+    return found or _listed(
+        fetch("GET", f"{base_url.rstrip('/')}/models", None, api_key), model, _generic
+    )
 
 
 def _litellm_info(answer: object, model: str) -> Found | None:
     entries = answer.get("data") if isinstance(answer, dict) else None
     for entry in entries if isinstance(entries, list) else []:
-        info = entry.get("model_info") if isinstance(entry, dict) and entry.get("model_name") == model else None
+        info = (
+            entry.get("model_info")
+            if isinstance(entry, dict) and entry.get("model_name") == model
+            else None
+        )
         if isinstance(info, dict):
             values = _litellm_values(info)
             return Found(values, "litellm /model/info") if values else None
@@ -117,13 +142,24 @@ def _litellm_info(answer: object, model: str) -> Found | None:
 
 def _litellm_values(info: dict[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    for field, key in (("max_input_tokens", "max_input_tokens"), ("max_output_tokens", "max_output_tokens")):
+    for field, key in (
+        ("max_input_tokens", "max_input_tokens"),
+        ("max_output_tokens", "max_output_tokens"),
+    ):
         if _positive(info.get(key)):
             values[field] = int(info[key])
-    for field, key in (("image_inputs", "supports_vision"), ("pdf_inputs", "supports_pdf_input"), ("audio_inputs", "supports_audio_input")):
+    for field, key in (
+        ("image_inputs", "supports_vision"),
+        ("pdf_inputs", "supports_pdf_input"),
+        ("audio_inputs", "supports_audio_input"),
+    ):
         if isinstance(info.get(key), bool):
             values[field] = info[key]
-    for field, key in (("input_price", "input_cost_per_token"), ("output_price", "output_cost_per_token"), ("cached_input_price", "cache_read_input_token_cost")):
+    for field, key in (
+        ("input_price", "input_cost_per_token"),
+        ("output_price", "output_cost_per_token"),
+        ("cached_input_price", "cache_read_input_token_cost"),
+    ):
         per_token = _number(info.get(key))
         if per_token is not None and per_token >= 0:
             values[field] = round(per_token * 1_000_000, 6)
@@ -156,7 +192,9 @@ def _lmstudio(answer: object) -> Found | None:
     return Found(values, "lmstudio /api/v0/models") if values else None
 
 
-def _listed(answer: object, model: str, read: Callable[[dict[str, Any]], Found | None]) -> Found | None:
+def _listed(
+    answer: object, model: str, read: Callable[[dict[str, Any]], Found | None]
+) -> Found | None:
     entries = answer.get("data") if isinstance(answer, dict) else None
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and entry.get("id") == model:
@@ -166,7 +204,9 @@ def _listed(answer: object, model: str, read: Callable[[dict[str, Any]], Found |
 
 def _vllm(entry: dict[str, Any]) -> Found | None:
     window = entry.get("max_model_len")
-    return Found({"max_input_tokens": int(window)}, "vllm /v1/models") if _positive(window) else None
+    return (
+        Found({"max_input_tokens": int(window)}, "vllm /v1/models") if _positive(window) else None
+    )
 
 
 def _generic(entry: dict[str, Any]) -> Found | None:
@@ -194,7 +234,11 @@ def _openrouter(entry: dict[str, Any]) -> Found | None:
         values["max_output_tokens"] = int(top["max_completion_tokens"])
     pricing = entry.get("pricing")
     if isinstance(pricing, dict):
-        for field, key in (("input_price", "prompt"), ("output_price", "completion"), ("cached_input_price", "input_cache_read")):
+        for field, key in (
+            ("input_price", "prompt"),
+            ("output_price", "completion"),
+            ("cached_input_price", "input_cache_read"),
+        ):
             per_token = _number(pricing.get(key))
             if per_token is not None and per_token >= 0:
                 values[field] = round(per_token * 1_000_000, 6)
@@ -237,7 +281,11 @@ class ModelInfoCache:
     def put(self, base_url: str, model: str, found: Found | None) -> None:
         with one_writer(self.home / _LOCK_NAME):
             data = self._read()
-            data[_key(base_url, model)] = {"at": self.clock(), "values": found.values if found else {}, "source": found.source if found else ""}
+            data[_key(base_url, model)] = {
+                "at": self.clock(),
+                "values": found.values if found else {},
+                "source": found.source if found else "",
+            }
             write_private(self.path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
     def _read(self) -> dict[str, Any]:
@@ -259,7 +307,9 @@ def kept(home: Path, provider: str, base_url: str, model: str) -> Found | None:
     return ModelInfoCache(home).get(base_url, model)[0]
 
 
-def discovered(home: Path, provider: str, base_url: str, model: str, api_key: str, fetch: Fetch | None = None) -> Found | None:
+def discovered(
+    home: Path, provider: str, base_url: str, model: str, api_key: str, fetch: Fetch | None = None
+) -> Found | None:
     """What the server says of the model: kept, or asked now (once a week; after a failure,
     once an hour). Never raises: a server that cannot tell leaves the profile as it was."""
     if dialect(provider) is None:

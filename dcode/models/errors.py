@@ -33,7 +33,9 @@ def describe_model_error(exc: BaseException, base_url: str = "") -> str:
             return f"not found (404){where}: {detail} (is the model name right?)"
         case openai.RateLimitError():
             return f"rate limited (429){where}{_asked_wait(exc)}: {detail}"
-        case openai.BadRequestError() if "context_length" in detail or "context length" in detail.lower():
+        case openai.BadRequestError() if (
+            "context_length" in detail or "context length" in detail.lower()
+        ):
             return f"the conversation no longer fits the model's context window: {detail}"
         case openai.BadRequestError():
             return f"the model rejected the request (400){where}: {detail}"

@@ -42,13 +42,17 @@ class ResolvedModel:
     def prompt_cache_key(self) -> bool:
         """Whether this model's requests carry the session id as ``prompt_cache_key``."""
         endpoint = self.endpoint
-        return accepts_prompt_cache_key(endpoint.spec.provider, endpoint.base_url, self.profile.prompt_cache_key)
+        return accepts_prompt_cache_key(
+            endpoint.spec.provider, endpoint.base_url, self.profile.prompt_cache_key
+        )
 
     @property
     def image_transport(self) -> ImageTransport:
         """How this model's requests carry images: "inline" or "files"."""
         endpoint = self.endpoint
-        return image_transport(endpoint.spec.provider, endpoint.base_url, endpoint.api, self.profile.image_transport)
+        return image_transport(
+            endpoint.spec.provider, endpoint.base_url, endpoint.api, self.profile.image_transport
+        )
 
 
 def known_profile(provider: str, model: str) -> dict[str, Any] | None:
@@ -67,7 +71,13 @@ def model_profile(spec: ModelSpec, settings: Settings) -> ModelProfile:
 
 def _profile(spec: ModelSpec, settings: Settings, served: Found | None) -> ModelProfile:
     known = known_profile(spec.provider, spec.model)
-    return resolve_profile(spec.provider, spec.model, known=known, overrides=settings.model_overrides, served=served.values if served else None)
+    return resolve_profile(
+        spec.provider,
+        spec.model,
+        known=known,
+        overrides=settings.model_overrides,
+        served=served.values if served else None,
+    )
 
 
 def _kept(spec: ModelSpec, settings: Settings) -> Found | None:
@@ -84,7 +94,9 @@ def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> Reso
     is asked what the model takes, once a week (``discovery``)."""
     endpoint = resolve_endpoint(settings, env)
     spec = endpoint.spec
-    served = discovered(settings.home, spec.provider, endpoint.base_url, spec.model, endpoint.api_key)
+    served = discovered(
+        settings.home, spec.provider, endpoint.base_url, spec.model, endpoint.api_key
+    )
     profile = _profile(spec, settings, served)
     if settings.effort is not None:  # asked for this run (--effort, /effort): over the profile's
         profile = replace(profile, reasoning_effort=settings.effort.value)
@@ -98,7 +110,9 @@ def model_http_client(settings: Settings) -> Any:
     return ModelHttpClient(Limits.of(settings))
 
 
-def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_client: Any = None) -> ChatOpenAI:
+def build_chat_model(
+    resolved: ResolvedModel, settings: Settings, http_async_client: Any = None
+) -> ChatOpenAI:
     """The chat model for ``resolved``. Pass ``http_async_client`` (from ``model_http_client``)
     to own its connections: without one the model gets a client of its own, left to the garbage
     collector, whose pooled connections belong to the event loop that first used them."""
@@ -122,7 +136,11 @@ def build_chat_model(resolved: ResolvedModel, settings: Settings, http_async_cli
     thinking: dict[str, Any] = {}
     if effort is not None:
         # The Responses API also streams a summary of the reasoning when asked for one.
-        thinking = {"reasoning": {"effort": effort, "summary": "auto"}} if endpoint.api is WireApi.RESPONSES else {"reasoning_effort": effort}
+        thinking = (
+            {"reasoning": {"effort": effort, "summary": "auto"}}
+            if endpoint.api is WireApi.RESPONSES
+            else {"reasoning_effort": effort}
+        )
     return DcodeChatOpenAI(
         **thinking,
         model=endpoint.spec.model,

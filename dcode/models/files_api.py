@@ -23,7 +23,13 @@ if TYPE_CHECKING:
     from dcode.models.spec import Endpoint
     from dcode.settings.config import Settings
 
-_QUOTA_WORDS = ("quota", "storage limit", "too many files", "file limit", "limit on the number of files")
+_QUOTA_WORDS = (
+    "quota",
+    "storage limit",
+    "too many files",
+    "file limit",
+    "limit on the number of files",
+)
 
 
 class OpenAIFiles:
@@ -47,7 +53,9 @@ class OpenAIFiles:
         )
         return cls(client)
 
-    async def upload(self, name: str, data: bytes, media_type: str, *, purpose: str, expires_after: int) -> RemoteFile:
+    async def upload(
+        self, name: str, data: bytes, media_type: str, *, purpose: str, expires_after: int
+    ) -> RemoteFile:
         try:
             answer = await self.client.files.create(
                 file=(name, data, media_type),
@@ -89,7 +97,9 @@ class OpenAIFiles:
     def _failure(self, what: str, exc: BaseException) -> FilesError:
         if isinstance(exc, openai.APIStatusError):
             return FilesError(f"{what} refused (HTTP {exc.status_code}): {api_message(exc)}")
-        return FilesError(f"{what} failed: {describe_model_error(exc, str(self.client.base_url).rstrip('/'))}")
+        return FilesError(
+            f"{what} failed: {describe_model_error(exc, str(self.client.base_url).rstrip('/'))}"
+        )
 
 
 def remote_file(answer: Any) -> RemoteFile:
@@ -97,11 +107,17 @@ def remote_file(answer: Any) -> RemoteFile:
 
     def field(name: str) -> Any:
         extra = getattr(answer, "model_extra", None) or {}
-        return getattr(answer, name, None) if name in getattr(answer, "__dict__", {}) else extra.get(name)
+        return (
+            getattr(answer, name, None)
+            if name in getattr(answer, "__dict__", {})
+            else extra.get(name)
+        )
 
     def number(name: str) -> int | None:
         value = field(name)
-        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        return (
+            int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
 
     return RemoteFile(
         id=str(field("id") or ""),
@@ -116,4 +132,6 @@ def remote_file(answer: Any) -> RemoteFile:
 
 def is_quota_error(exc: openai.APIStatusError) -> bool:
     text = api_message(exc).lower()
-    return exc.status_code in {400, 403, 409, 413, 422, 429} and any(word in text for word in _QUOTA_WORDS)
+    return exc.status_code in {400, 403, 409, 413, 422, 429} and any(
+        word in text for word in _QUOTA_WORDS
+    )

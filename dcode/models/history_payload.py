@@ -30,7 +30,9 @@ def history_as_extra_body(payload: dict[str, Any]) -> dict[str, Any]:
     out["extra_body"] = {**(out.get("extra_body") or {}), **moved}
     for key in moved:
         if key == "messages":
-            out[key] = []  # required by Chat Completions' create(); the merge puts the real ones back
+            out[
+                key
+            ] = []  # required by Chat Completions' create(); the merge puts the real ones back
         else:
             del out[key]
     return out

@@ -24,7 +24,9 @@ FILE_PART_BYTES = 96
 
 
 def is_official_deepseek(provider: str, base_url: str) -> bool:
-    return provider == "deepseek" and base_url.rstrip("/") == PROVIDERS["deepseek"].base_url.rstrip("/")
+    return provider == "deepseek" and base_url.rstrip("/") == PROVIDERS["deepseek"].base_url.rstrip(
+        "/"
+    )
 
 
 def default_transport(provider: str, base_url: str, api: WireApi) -> ImageTransport:
@@ -35,7 +37,9 @@ def default_transport(provider: str, base_url: str, api: WireApi) -> ImageTransp
     return "inline"
 
 
-def image_transport(provider: str, base_url: str, api: WireApi, configured: str | None = None) -> ImageTransport:
+def image_transport(
+    provider: str, base_url: str, api: WireApi, configured: str | None = None
+) -> ImageTransport:
     """``configured`` (the model's ``image_transport`` setting) when set, else the default."""
     match configured:
         case "inline" | "files":

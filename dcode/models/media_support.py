@@ -18,7 +18,12 @@ from typing import Any
 from dcode.media.modality import media_part
 from dcode.models.profiles import ModelProfile
 
-INPUT_FIELDS: dict[str, str] = {"image": "image_inputs", "audio": "audio_inputs", "video": "video_inputs", "pdf": "pdf_inputs"}
+INPUT_FIELDS: dict[str, str] = {
+    "image": "image_inputs",
+    "audio": "audio_inputs",
+    "video": "video_inputs",
+    "pdf": "pdf_inputs",
+}
 """The profile field that says whether a model takes each kind of media."""
 
 _NOUNS: dict[str, str] = {"image": "images", "audio": "audio", "video": "videos", "pdf": "PDFs"}
@@ -58,7 +63,11 @@ class MediaSupport:
         names: dict[str, list[str]] = {}
         for block in blocks:
             part = media_part(block)
-            if part is not None and part.modality in INPUT_FIELDS and part.name not in names.setdefault(part.modality, []):
+            if (
+                part is not None
+                and part.modality in INPUT_FIELDS
+                and part.name not in names.setdefault(part.modality, [])
+            ):
                 names[part.modality].append(part.name)
         lines = (self.unseen(modality, listed(found)) for modality, found in names.items())
         return [line for line in lines if line]
@@ -79,13 +88,15 @@ def guessed_summary(spec: str, profile: ModelProfile, config_file: Path) -> str:
     return (
         f"{GUESSED_MARK} guessed: no profile source (langchain, dcode's presets, the model's server, your config) "
         f"gives these for {spec}, so dcode assumes {assumed(profile)}{_image_consequence(profile)}. "
-        f"If they are wrong, set them under [models.\"{spec}\"] in {config_file}."
+        f'If they are wrong, set them under [models."{spec}"] in {config_file}.'
     )
 
 
 def assumed(profile: ModelProfile) -> str:
     """``image_inputs = false, max_input_tokens = 32768``: the guessed figures, as config lines."""
-    return ", ".join(f"{name} = {_value(getattr(profile, name))}" for name in sorted(profile.guessed))
+    return ", ".join(
+        f"{name} = {_value(getattr(profile, name))}" for name in sorted(profile.guessed)
+    )
 
 
 def _image_consequence(profile: ModelProfile) -> str:

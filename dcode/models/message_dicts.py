@@ -43,14 +43,20 @@ _DICTS: MessageMemo[dict[str, Any]] = MessageMemo()
 def converted(input_: Any, convert: Convert) -> dict[str, Any]:
     """``convert(input_)`` for Chat Completions, converting only the messages not converted
     before when ``input_`` is a list of messages."""
-    if not isinstance(input_, list) or not input_ or not all(isinstance(m, BaseMessage) for m in input_):
+    if (
+        not isinstance(input_, list)
+        or not input_
+        or not all(isinstance(m, BaseMessage) for m in input_)
+    ):
         return _plain_messages(convert(input_))
     known = [_DICTS.get(message) for message in input_]
     new = [message for message, found in zip(input_, known, strict=True) if found is None]
     payload = convert(new)
     dicts = payload.get("messages")
     if not isinstance(dicts, list) or len(dicts) != len(new):
-        return _plain_messages(convert(input_))  # not one dict a message after all: converted as a whole
+        return _plain_messages(
+            convert(input_)
+        )  # not one dict a message after all: converted as a whole
     fresh = iter(dicts)
     # Each request gets its own dicts (shallow copies): nothing downstream can change the memo's.
     payload["messages"] = [
@@ -72,15 +78,29 @@ def plain_content(message: dict[str, Any]) -> dict[str, Any]:
     text, and without a ``null`` content beside tool calls; as it is otherwise (see the
     module's docstring)."""
     content = message.get("content")
-    if content is None and "content" in message and message.get("role") == "assistant" and message.get("tool_calls"):
+    if (
+        content is None
+        and "content" in message
+        and message.get("role") == "assistant"
+        and message.get("tool_calls")
+    ):
         return {key: value for key, value in message.items() if key != "content"}
-    if not isinstance(content, list) or not content or not all(_plain_text(part) for part in content):
+    if (
+        not isinstance(content, list)
+        or not content
+        or not all(_plain_text(part) for part in content)
+    ):
         return message
     return {**message, "content": _joined([part["text"] for part in content])}
 
 
 def _plain_text(part: Any) -> bool:
-    return isinstance(part, dict) and part.keys() == {"type", "text"} and part["type"] == "text" and isinstance(part["text"], str)
+    return (
+        isinstance(part, dict)
+        and part.keys() == {"type", "text"}
+        and part["type"] == "text"
+        and isinstance(part["text"], str)
+    )
 
 
 def _joined(texts: list[str]) -> str:

@@ -57,8 +57,14 @@ class ModelProfile:
         if self.input_price is None or self.output_price is None:
             return None
         cached = min(max(cached_tokens, 0), input_tokens)
-        cached_price = self.input_price if self.cached_input_price is None else self.cached_input_price
-        spent = (input_tokens - cached) * self.input_price + cached * cached_price + output_tokens * self.output_price
+        cached_price = (
+            self.input_price if self.cached_input_price is None else self.cached_input_price
+        )
+        spent = (
+            (input_tokens - cached) * self.input_price
+            + cached * cached_price
+            + output_tokens * self.output_price
+        )
         return spent / 1_000_000
 
 
@@ -66,7 +72,12 @@ PROFILE_FIELDS = tuple(f.name for f in fields(ModelProfile) if f.name not in {"g
 
 # OpenAI scales images to fit 2048x2048 with the short side at most 768: 768x2048 px at most.
 # OpenAI takes at most 500 images and 50 MB of image data in one request.
-_OPENAI_IMAGE = {"image_max_pixels": 768 * 2048, "image_max_bytes": 20 * MIB, "request_image_bytes": 50_000_000, "request_max_images": 500}
+_OPENAI_IMAGE = {
+    "image_max_pixels": 768 * 2048,
+    "image_max_bytes": 20 * MIB,
+    "request_image_bytes": 50_000_000,
+    "request_max_images": 500,
+}
 
 # Keyed by "provider:model-glob"; the first match wins. Figures are each vendor's documented ones;
 # a text-only model says image_inputs = False, so that "no images" is known, not guessed.
@@ -85,21 +96,83 @@ PRESETS: tuple[tuple[str, dict[str, Any]], ...] = (
     ),
     (
         "deepseek:deepseek-chat",
-        {"max_input_tokens": 131_072, "max_output_tokens": 8_192, "image_inputs": False, "input_price": 0.28, "output_price": 0.42},
+        {
+            "max_input_tokens": 131_072,
+            "max_output_tokens": 8_192,
+            "image_inputs": False,
+            "input_price": 0.28,
+            "output_price": 0.42,
+        },
     ),
     (
         "deepseek:deepseek-reasoner",
-        {"max_input_tokens": 131_072, "max_output_tokens": 65_536, "image_inputs": False, "input_price": 0.28, "output_price": 0.42},
+        {
+            "max_input_tokens": 131_072,
+            "max_output_tokens": 65_536,
+            "image_inputs": False,
+            "input_price": 0.28,
+            "output_price": 0.42,
+        },
     ),
     ("deepseek:*", {"max_input_tokens": 131_072, "max_output_tokens": 8_192}),
-    ("*:qwen3-coder*", {"max_input_tokens": 262_144, "max_output_tokens": 65_536, "image_inputs": False}),
-    ("*:qwen2.5-coder*", {"max_input_tokens": 32_768, "max_output_tokens": 8_192, "image_inputs": False}),
-    ("*:*qwen2.5vl*", {"max_input_tokens": 128_000, "image_inputs": True, "image_max_pixels": 1_003_520, "image_max_bytes": 10 * MIB}),
-    ("*:*qwen2.5-vl*", {"max_input_tokens": 128_000, "image_inputs": True, "image_max_pixels": 1_003_520, "image_max_bytes": 10 * MIB}),
-    ("*:*qwen3-vl*", {"max_input_tokens": 262_144, "image_inputs": True, "image_max_pixels": 1_003_520, "image_max_bytes": 10 * MIB}),
-    ("*:gemma3*", {"max_input_tokens": 131_072, "max_output_tokens": 8_192, "image_inputs": True, "image_max_pixels": 896 * 896, "image_max_bytes": 10 * MIB}),
-    ("*:llama3.2-vision*", {"max_input_tokens": 131_072, "image_inputs": True, "image_max_pixels": 1120 * 1120, "image_max_bytes": 10 * MIB}),
-    ("*:gpt-oss*", {"max_input_tokens": 131_072, "max_output_tokens": 32_768, "image_inputs": False}),
+    (
+        "*:qwen3-coder*",
+        {"max_input_tokens": 262_144, "max_output_tokens": 65_536, "image_inputs": False},
+    ),
+    (
+        "*:qwen2.5-coder*",
+        {"max_input_tokens": 32_768, "max_output_tokens": 8_192, "image_inputs": False},
+    ),
+    (
+        "*:*qwen2.5vl*",
+        {
+            "max_input_tokens": 128_000,
+            "image_inputs": True,
+            "image_max_pixels": 1_003_520,
+            "image_max_bytes": 10 * MIB,
+        },
+    ),
+    (
+        "*:*qwen2.5-vl*",
+        {
+            "max_input_tokens": 128_000,
+            "image_inputs": True,
+            "image_max_pixels": 1_003_520,
+            "image_max_bytes": 10 * MIB,
+        },
+    ),
+    (
+        "*:*qwen3-vl*",
+        {
+            "max_input_tokens": 262_144,
+            "image_inputs": True,
+            "image_max_pixels": 1_003_520,
+            "image_max_bytes": 10 * MIB,
+        },
+    ),
+    (
+        "*:gemma3*",
+        {
+            "max_input_tokens": 131_072,
+            "max_output_tokens": 8_192,
+            "image_inputs": True,
+            "image_max_pixels": 896 * 896,
+            "image_max_bytes": 10 * MIB,
+        },
+    ),
+    (
+        "*:llama3.2-vision*",
+        {
+            "max_input_tokens": 131_072,
+            "image_inputs": True,
+            "image_max_pixels": 1120 * 1120,
+            "image_max_bytes": 10 * MIB,
+        },
+    ),
+    (
+        "*:gpt-oss*",
+        {"max_input_tokens": 131_072, "max_output_tokens": 32_768, "image_inputs": False},
+    ),
     ("*:llama3.1*", {"max_input_tokens": 131_072, "image_inputs": False}),
     ("*:devstral*", {"max_input_tokens": 131_072}),
 )
@@ -116,7 +189,13 @@ _OPENAI_PRICES: dict[str, tuple[float, float, float]] = {
     "gpt-4o-mini": (0.15, 0.075, 0.60),
 }
 
-_PATCH_MULTIPLIERS = {"gpt-4.1-mini": 1.62, "gpt-4.1-nano": 2.46, "gpt-5-mini": 1.2, "gpt-5-nano": 1.5, "o4-mini": 1.72}
+_PATCH_MULTIPLIERS = {
+    "gpt-4.1-mini": 1.62,
+    "gpt-4.1-nano": 2.46,
+    "gpt-5-mini": 1.2,
+    "gpt-5-nano": 1.5,
+    "o4-mini": 1.72,
+}
 
 
 def resolve_profile(
@@ -148,7 +227,11 @@ def resolve_profile(
         if key == spec or fnmatch.fnmatch(spec, key):
             values.update(_validated_override(key, table))
             source = "user config" if source == "fallback" else f"{source} + user config"
-    guessed = frozenset(name for name in ("max_input_tokens", "max_output_tokens", "image_inputs") if name not in values)
+    guessed = frozenset(
+        name
+        for name in ("max_input_tokens", "max_output_tokens", "image_inputs")
+        if name not in values
+    )
     return replace(ModelProfile(), **values, guessed=guessed, source=source)
 
 
@@ -156,14 +239,25 @@ def _from_langchain(model: str, known: Mapping[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {"max_input_tokens": int(known["max_input_tokens"])}
     if int(known.get("max_output_tokens") or 0) > 0:
         values["max_output_tokens"] = int(known["max_output_tokens"])
-    for flag in ("image_inputs", "audio_inputs", "video_inputs", "pdf_inputs", "image_tool_message", "pdf_tool_message"):
+    for flag in (
+        "image_inputs",
+        "audio_inputs",
+        "video_inputs",
+        "pdf_inputs",
+        "image_tool_message",
+        "pdf_tool_message",
+    ):
         if isinstance(known.get(flag), bool):
             values[flag] = known[flag]
     if values.get("image_inputs"):
         values.update(_OPENAI_IMAGE)
         base = model.split("/")[-1]
-        multiplier = next((m for prefix, m in _PATCH_MULTIPLIERS.items() if base.startswith(prefix)), None)
-        values["image_token_formula"] = f"openai-patch:{multiplier}" if multiplier else "openai-tile"
+        multiplier = next(
+            (m for prefix, m in _PATCH_MULTIPLIERS.items() if base.startswith(prefix)), None
+        )
+        values["image_token_formula"] = (
+            f"openai-patch:{multiplier}" if multiplier else "openai-tile"
+        )
     prices = _OPENAI_PRICES.get(model.split("/")[-1])
     if prices:
         values["input_price"], values["cached_input_price"], values["output_price"] = prices
@@ -177,7 +271,9 @@ def _validated_override(key: str, table: Mapping[str, Any]) -> dict[str, Any]:
     defaults = ModelProfile()
     for name, value in table.items():
         if name not in PROFILE_FIELDS:
-            raise ConfigError(f'[models."{key}"]: unknown profile field {name!r}; known: {", ".join(PROFILE_FIELDS)}')
+            raise ConfigError(
+                f'[models."{key}"]: unknown profile field {name!r}; known: {", ".join(PROFILE_FIELDS)}'
+            )
         expected = type(getattr(defaults, name))
         if name in {"input_price", "output_price", "cached_input_price"}:
             expected = float
@@ -188,15 +284,21 @@ def _validated_override(key: str, table: Mapping[str, Any]) -> dict[str, Any]:
 
             levels = [level.value for level in ReasoningEffort]
             if value not in levels:
-                raise ConfigError(f'[models."{key}"]: reasoning_effort must be one of {", ".join(levels)}, not {value!r}')
+                raise ConfigError(
+                    f'[models."{key}"]: reasoning_effort must be one of {", ".join(levels)}, not {value!r}'
+                )
             expected = str
         elif name == "image_transport":
             if value not in {"inline", "files"}:
-                raise ConfigError(f'[models."{key}"]: image_transport must be "inline" or "files", not {value!r}')
+                raise ConfigError(
+                    f'[models."{key}"]: image_transport must be "inline" or "files", not {value!r}'
+                )
             expected = str
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise ConfigError(f'[models."{key}"]: {name} must be {expected.__name__}, not {value!r}')
+            raise ConfigError(
+                f'[models."{key}"]: {name} must be {expected.__name__}, not {value!r}'
+            )
         out[name] = value
     return out

@@ -38,7 +38,9 @@ def parse_spec(text: str) -> ModelSpec:
         # A bare model name is an OpenAI model, as users of other tools expect.
         provider, model = "openai", provider
     if not provider or not model:
-        raise ModelSpecError(f"model spec {text!r} must look like provider:model, e.g. openai:gpt-5.1")
+        raise ModelSpecError(
+            f"model spec {text!r} must look like provider:model, e.g. openai:gpt-5.1"
+        )
     return ModelSpec(provider.lower(), model)
 
 
@@ -80,7 +82,9 @@ def resolve_endpoint(settings: Settings, env: dict[str, str] | None = None) -> E
     key_env, key = _find_key(preset, address.override_key_env, env)
     hosted_default = preset is not None and preset.key_required and base_url == preset.base_url
     if not key and hosted_default:
-        raise ModelSpecError(f"no API key for {spec.provider}: set {key_env} (export {key_env}=...)")
+        raise ModelSpecError(
+            f"no API key for {spec.provider}: set {key_env} (export {key_env}=...)"
+        )
     return Endpoint(spec, base_url, address.api, key or "not-needed", key_env)
 
 

@@ -34,7 +34,9 @@ _CHAT_SCALARS = ("id", "object", "created", "model", "system_fingerprint", "serv
 _CHAT_TOP = frozenset({*_CHAT_SCALARS, "choices", "usage", "obfuscation"})
 _CHAT_CHOICE = frozenset({"index", "delta", "finish_reason", "logprobs"})
 _CHAT_CALL = frozenset({"index", "id", "type", "function"})
-_RESPONSES_KEYS = frozenset({"type", "sequence_number", "item_id", "output_index", "delta", "obfuscation"})
+_RESPONSES_KEYS = frozenset(
+    {"type", "sequence_number", "item_id", "output_index", "delta", "obfuscation"}
+)
 
 
 @dataclass(slots=True)
@@ -62,7 +64,12 @@ class _Run:
         if len(self.frames) == 1:
             return self.frames[0]
         _set_arguments(self.data, "".join(self.pieces))
-        return self.head + _DATA + json.dumps(self.data, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+        return (
+            self.head
+            + _DATA
+            + json.dumps(self.data, ensure_ascii=False, separators=(",", ":")).encode()
+            + b"\n\n"
+        )
 
 
 class ArgsDeltaMerger:
@@ -112,7 +119,14 @@ class ArgsDeltaMerger:
                 if run is not None:
                     out.append(run.render())
                 split = _split_arguments(frame, head)
-                run = _Run(key, head, data, [frame], [piece], split[0] if split and split[1] == piece else None)
+                run = _Run(
+                    key,
+                    head,
+                    data,
+                    [frame],
+                    [piece],
+                    split[0] if split and split[1] == piece else None,
+                )
                 continue
             if run is not None:
                 out.append(run.render())
@@ -152,7 +166,11 @@ def _chat_piece(data: Any) -> tuple[tuple[Any, ...], str] | None:
     if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
         return None
     choice = choices[0]
-    if not choice.keys() <= _CHAT_CHOICE or choice.get("finish_reason") is not None or choice.get("logprobs") is not None:
+    if (
+        not choice.keys() <= _CHAT_CHOICE
+        or choice.get("finish_reason") is not None
+        or choice.get("logprobs") is not None
+    ):
         return None
     delta = choice.get("delta")
     if not isinstance(delta, dict):
@@ -165,7 +183,11 @@ def _chat_piece(data: Any) -> tuple[tuple[Any, ...], str] | None:
         return None
     call = calls[0]
     function = call.get("function")
-    if not call.keys() <= _CHAT_CALL or not isinstance(call.get("index"), int) or not isinstance(function, dict):
+    if (
+        not call.keys() <= _CHAT_CALL
+        or not isinstance(call.get("index"), int)
+        or not isinstance(function, dict)
+    ):
         return None
     # A name on a later delta is concatenated by langchain; keep such deltas apart, as sent.
     if not function.keys() <= {"arguments", "name"} or function.get("name") not in (None, ""):

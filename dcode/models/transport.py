@@ -57,7 +57,12 @@ class Limits:
 
     @classmethod
     def of(cls, settings: Any) -> Limits:
-        return cls(settings.connect_timeout, settings.request_timeout, settings.stall_timeout, settings.retry_budget)
+        return cls(
+            settings.connect_timeout,
+            settings.request_timeout,
+            settings.stall_timeout,
+            settings.retry_budget,
+        )
 
     @property
     def httpx_timeout(self) -> httpx2.Timeout:
@@ -98,7 +103,9 @@ class RetryBudgetExceeded(Exception):
     """One request took longer than ``retry_budget`` before its answer started, tries included."""
 
     def __init__(self, seconds: float, tries: int, last: str) -> None:
-        super().__init__(f"no answer within the retry budget of {seconds:g} s ({tries} tries; the last: {last})")
+        super().__init__(
+            f"no answer within the retry budget of {seconds:g} s ({tries} tries; the last: {last})"
+        )
         self.seconds = seconds
         self.tries = tries
         self.last = last
@@ -153,7 +160,9 @@ class ModelHttpClient(openai.DefaultAsyncHttpxClient):
         super().__init__(timeout=limits.httpx_timeout, **kwargs)
         self.limits = limits
 
-    async def send(self, request: httpx2.Request, *, stream: bool = False, **kwargs: Any) -> httpx2.Response:
+    async def send(
+        self, request: httpx2.Request, *, stream: bool = False, **kwargs: Any
+    ) -> httpx2.Response:
         tries = _tries.get()
         if tries is not None:
             tries.count += 1
@@ -170,12 +179,21 @@ class ModelHttpClient(openai.DefaultAsyncHttpxClient):
             _note(tries, f"no connection within {self.limits.connect:g} s")
             raise ConnectTimedOut(self.limits.connect, request) from exc
         except httpx2.TransportError as exc:
-            _note(tries, "could not connect" if isinstance(exc, httpx2.ConnectError) else "the connection failed")
+            _note(
+                tries,
+                "could not connect"
+                if isinstance(exc, httpx2.ConnectError)
+                else "the connection failed",
+            )
             raise
         _note(tries, f"HTTP {response.status_code}")
-        sse = response.headers.get("content-type", "").startswith("text/event-stream") and not response.headers.get("content-encoding")
+        sse = response.headers.get("content-type", "").startswith(
+            "text/event-stream"
+        ) and not response.headers.get("content-encoding")
         body = cast("httpx2.AsyncByteStream", response.stream)  # an async transport's response
-        response.stream = AnswerStream(body, request, ArgsDeltaMerger() if sse else None, stall=self.limits.stall, sse=sse)
+        response.stream = AnswerStream(
+            body, request, ArgsDeltaMerger() if sse else None, stall=self.limits.stall, sse=sse
+        )
         if not stream:
             try:
                 await response.aread()
@@ -210,12 +228,22 @@ class BudgetedAsyncOpenAI(openai.AsyncOpenAI):
         if not super()._should_retry(response):
             return False
         wait, tries = retry_after_seconds(response.headers), _tries.get()
-        if wait is not None and tries is not None and tries.deadline is not None and time.monotonic() + wait > tries.deadline:
-            _note(tries, f"HTTP {response.status_code}, asked to wait {wait:g} s: past the retry budget")
+        if (
+            wait is not None
+            and tries is not None
+            and tries.deadline is not None
+            and time.monotonic() + wait > tries.deadline
+        ):
+            _note(
+                tries,
+                f"HTTP {response.status_code}, asked to wait {wait:g} s: past the retry budget",
+            )
             return False
         return True
 
-    async def request(self, cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None) -> Any:
+    async def request(
+        self, cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None
+    ) -> Any:
         if self.retry_budget is None:
             return await super().request(cast_to, options, stream=stream, stream_cls=stream_cls)
         tries = _Tries(deadline=time.monotonic() + self.retry_budget)
@@ -250,7 +278,13 @@ class AnswerStream(httpx2.AsyncByteStream):
     """
 
     def __init__(
-        self, inner: httpx2.AsyncByteStream, request: httpx2.Request, merger: ArgsDeltaMerger | None, *, stall: float = 0.0, sse: bool = False
+        self,
+        inner: httpx2.AsyncByteStream,
+        request: httpx2.Request,
+        merger: ArgsDeltaMerger | None,
+        *,
+        stall: float = 0.0,
+        sse: bool = False,
     ) -> None:
         self._inner = inner
         self._request = request
@@ -305,7 +339,9 @@ class AnswerStream(httpx2.AsyncByteStream):
                 self._progress.saw(piece)
                 arrived.put_nowait(piece)
         except _MID_ANSWER_ERRORS as exc:
-            failure = ClosedMidAnswer(f"the connection was closed mid-answer: {exc}", request=self._request)
+            failure = ClosedMidAnswer(
+                f"the connection was closed mid-answer: {exc}", request=self._request
+            )
             failure.__cause__ = exc
             arrived.put_nowait(failure)
         except Exception as exc:  # noqa: BLE001 - handed to the reader of the body as it is

@@ -26,4 +26,8 @@ def cached_input_tokens(usage: Mapping[str, Any] | None) -> int:
     """The input tokens of ``usage`` (a message's ``usage_metadata``) that the provider read
     from its prompt cache; 0 when it reports none."""
     details = (usage or {}).get("input_token_details") or {}
-    return sum(int(value or 0) for key, value in details.items() if key == CACHE_READ or key.endswith(f"_{CACHE_READ}"))
+    return sum(
+        int(value or 0)
+        for key, value in details.items()
+        if key == CACHE_READ or key.endswith(f"_{CACHE_READ}")
+    )

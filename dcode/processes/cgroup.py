@@ -62,7 +62,11 @@ def current() -> Path | None:
 def usable_parent() -> Path | None:
     """Our cgroup, if we may make a cgroup below it and move ourselves there."""
     here = current()
-    if here is None or not os.access(here, os.W_OK) or not os.access(here / "cgroup.procs", os.W_OK):
+    if (
+        here is None
+        or not os.access(here, os.W_OK)
+        or not os.access(here / "cgroup.procs", os.W_OK)
+    ):
         return None
     return here
 
@@ -144,7 +148,11 @@ def stale_siblings(parent: Path) -> list[Path]:
         entries = list(parent.iterdir())
     except OSError:
         return []
-    return [entry for entry in entries if (owner := owner_of(entry)) is not None and table.matches(*owner) is None]
+    return [
+        entry
+        for entry in entries
+        if (owner := owner_of(entry)) is not None and table.matches(*owner) is None
+    ]
 
 
 def _remove(path: Path) -> None:

@@ -74,7 +74,9 @@ def end(find: Finder, grace: float = TERM_GRACE_S) -> int:
         time.sleep(_POLL_S)
     ended = set(first)
     for _ in range(_KILL_ROUNDS):
-        rest = {key for key in ended if alive(key)} | {proc.key for proc in find() if not proc.zombie}
+        rest = {key for key in ended if alive(key)} | {
+            proc.key for proc in find() if not proc.zombie
+        }
         if not rest:
             break
         ended |= rest

@@ -46,7 +46,13 @@ class Record:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"owner": self.owner, "cgroup": self.cgroup, "updated": self.updated, "sessions": self.sessions, "processes": self.processes}
+            {
+                "owner": self.owner,
+                "cgroup": self.cgroup,
+                "updated": self.updated,
+                "sessions": self.sessions,
+                "processes": self.processes,
+            }
         )
 
     @classmethod
@@ -127,7 +133,12 @@ def _load(path: Path) -> Record | None:
 
 def _end(record: Record) -> int:
     count = 0
-    if record.cgroup and (where := Path(record.cgroup)) and cgroup.owner_of(where) == record.owner and (where / "cgroup.procs").exists():
+    if (
+        record.cgroup
+        and (where := Path(record.cgroup))
+        and cgroup.owner_of(where) == record.owner
+        and (where / "cgroup.procs").exists()
+    ):
         count += cgroup.end_stale(where)
     return count + ending.end(lambda: survivors(record, table.snapshot()))
 
@@ -136,7 +147,9 @@ def survivors(record: Record, procs: dict[int, Proc]) -> list[Proc]:
     """The processes of ``procs`` that ``record`` accounts for (see the module's docstring)."""
     found = {pid for pid, start in record.processes if pid in procs and procs[pid].start == start}
     for leader, start in record.sessions:
-        members = [p for p in procs.values() if (p.sid == leader or p.pgid == leader) and p.start >= start]
+        members = [
+            p for p in procs.values() if (p.sid == leader or p.pgid == leader) and p.start >= start
+        ]
         leader_runs = leader in procs and procs[leader].start == start
         if leader_runs or any(p.start <= record.updated for p in members):
             found.update(p.pid for p in members)

@@ -44,7 +44,14 @@ def parse_stat(pid: int, data: bytes) -> Proc | None:
     if len(fields) < 20:
         return None
     try:
-        return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), fields[0].decode("ascii", "replace"))
+        return Proc(
+            pid,
+            int(fields[1]),
+            int(fields[2]),
+            int(fields[3]),
+            int(fields[19]),
+            fields[0].decode("ascii", "replace"),
+        )
     except ValueError:
         return None
 

@@ -52,7 +52,9 @@ class PromptCommand:
             words = shlex.split(arguments)
         except ValueError:  # an unclosed quote: the words are what the spaces give
             words = arguments.split()
-        text = _POSITIONAL.sub(lambda m: words[int(m.group(1)) - 1] if int(m.group(1)) <= len(words) else "", body)
+        text = _POSITIONAL.sub(
+            lambda m: words[int(m.group(1)) - 1] if int(m.group(1)) <= len(words) else "", body
+        )
         text = text.replace("$ARGUMENTS", arguments)
         if arguments and not uses:
             text = f"{text}\n\n{arguments}"
@@ -89,7 +91,9 @@ class PromptCommands:
         return found[0].expand(found[1]) if found is not None else None
 
 
-def command_sources(home: Path, workspace: Path, user: Path | None = None) -> list[tuple[Path, str]]:
+def command_sources(
+    home: Path, workspace: Path, user: Path | None = None
+) -> list[tuple[Path, str]]:
     """Where commands are looked for, lowest priority first, each with its scope. A directory
     reached twice (the workspace is the home directory) counts once, as the user's."""
     user = user or Path.home()
@@ -104,7 +108,9 @@ def command_sources(home: Path, workspace: Path, user: Path | None = None) -> li
     return list(found.values())
 
 
-def load_commands(home: Path, workspace: Path, *, reserved: Collection[str] = (), user: Path | None = None) -> PromptCommands:
+def load_commands(
+    home: Path, workspace: Path, *, reserved: Collection[str] = (), user: Path | None = None
+) -> PromptCommands:
     """Every command of this user and workspace; a later source replaces an earlier one of the
     same name; ``reserved`` names (the built-in commands) are left out."""
     commands: dict[str, PromptCommand] = {}
@@ -132,7 +138,11 @@ def _files(source: Path, problems: list[tuple[str, str]]) -> list[tuple[Path, st
         entries: list[tuple[Path, str]] = []
         for entry in sorted(source.iterdir()):
             if entry.is_dir():
-                entries += [(inner, f"{entry.name}:{inner.stem}") for inner in sorted(entry.iterdir()) if inner.suffix == ".md" and inner.is_file()]
+                entries += [
+                    (inner, f"{entry.name}:{inner.stem}")
+                    for inner in sorted(entry.iterdir())
+                    if inner.suffix == ".md" and inner.is_file()
+                ]
             elif entry.suffix == ".md" and entry.is_file():
                 entries.append((entry, entry.stem))
     except OSError as exc:
@@ -143,13 +153,22 @@ def _files(source: Path, problems: list[tuple[str, str]]) -> list[tuple[Path, st
         if all(_NAME.match(part) for part in name.split(":")):
             named.append((path, name))
         else:
-            problems.append((str(path), "its name is not a command name (letters, digits, '.', '_' and '-')"))
+            problems.append(
+                (str(path), "its name is not a command name (letters, digits, '.', '_' and '-')")
+            )
     if len(named) > MAX_FILES_PER_SOURCE:
-        problems.append((str(source), f"only the first {MAX_FILES_PER_SOURCE} of its {len(named)} commands are read"))
+        problems.append(
+            (
+                str(source),
+                f"only the first {MAX_FILES_PER_SOURCE} of its {len(named)} commands are read",
+            )
+        )
     return named[:MAX_FILES_PER_SOURCE]
 
 
-def _parse(path: Path, name: str, scope: str, problems: list[tuple[str, str]]) -> PromptCommand | None:
+def _parse(
+    path: Path, name: str, scope: str, problems: list[tuple[str, str]]
+) -> PromptCommand | None:
     from dcode.agent.frontmatter import FrontmatterError, cut, read_document
 
     try:
@@ -173,8 +192,17 @@ def _parse(path: Path, name: str, scope: str, problems: list[tuple[str, str]]) -
         return None
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
-        description = next((line.strip().lstrip("#").strip() for line in body.splitlines() if line.strip()), name)
+        description = next(
+            (line.strip().lstrip("#").strip() for line in body.splitlines() if line.strip()), name
+        )
     hint = meta.get("argument-hint")
     if isinstance(hint, list):  # `argument-hint: [file]` reads as a YAML list
         hint = " ".join(f"[{item}]" for item in hint)
-    return PromptCommand(name, cut(description, 80), body, path, scope, cut(hint, 40) if isinstance(hint, str) else "")
+    return PromptCommand(
+        name,
+        cut(description, 80),
+        body,
+        path,
+        scope,
+        cut(hint, 40) if isinstance(hint, str) else "",
+    )

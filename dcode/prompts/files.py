@@ -62,7 +62,9 @@ class Mentioned:
     refused: list[str] = field(default_factory=list)
     """Mentions ``allowed`` refused, as written."""
 
-    def attach(self, content: str | list[dict[str, Any]]) -> tuple[str | list[dict[str, Any]], tuple[AttachedFile, ...]]:
+    def attach(
+        self, content: str | list[dict[str, Any]]
+    ) -> tuple[str | list[dict[str, Any]], tuple[AttachedFile, ...]]:
         """``content`` with the files' blocks after it, and the records that name them."""
         if not self.files:
             return content, ()
@@ -71,7 +73,9 @@ class Mentioned:
         for file in self.files:
             start = len(out)
             out.extend(file.blocks)
-            records.append(AttachedFile(file.path, file.kind, file.summary, tuple(range(start, len(out)))))
+            records.append(
+                AttachedFile(file.path, file.kind, file.summary, tuple(range(start, len(out))))
+            )
         return out, tuple(records)
 
 
@@ -108,7 +112,9 @@ async def read_mentions(
             continue
         seen.add(info.path)
         if len(found.files) >= MAX_FILES:
-            found.problems.append(f"@{raw} not attached: at most {MAX_FILES} files go with one message")
+            found.problems.append(
+                f"@{raw} not attached: at most {MAX_FILES} files go with one message"
+            )
             continue
         try:
             file = await _read(backend, info, reader)
@@ -117,7 +123,9 @@ async def read_mentions(
             continue
         size = sum(len(block.get("text", "")) for block in file.blocks)
         if chars + size > MAX_TEXT_CHARS:
-            found.problems.append(f"@{raw} not attached: the files already attached hold {chars:,} characters of text")
+            found.problems.append(
+                f"@{raw} not attached: the files already attached hold {chars:,} characters of text"
+            )
             continue
         chars += size
         found.files.append(file)
@@ -131,17 +139,33 @@ async def _read(backend: Backend, info: FileInfo, reader: BinaryReader) -> _File
         listing = await ls(backend, LsArgs(path=str(path)))
         assert isinstance(listing, str)
         shown = shown.rstrip("/") + "/"
-        return _File(shown, "directory", "directory listing", [_fenced(shown, "directory", listing)])
+        return _File(
+            shown, "directory", "directory listing", [_fenced(shown, "directory", listing)]
+        )
     kind = _Kind(reader)
     output = await read_file_output(backend, ReadFileArgs(file_path=str(path)), kind)
-    if (media := kind.file) is not None:  # the media reader's blocks, or its text (a PDF's, for a text model)
+    if (
+        media := kind.file
+    ) is not None:  # the media reader's blocks, or its text (a PDF's, for a text model)
         summary = f"{_NOUNS.get(media.kind, media.kind)}, {megabytes(media.size)}"
         if not isinstance(output, list):
             return _File(shown, media.kind, summary, [_fenced(shown, media.kind, str(output))])
-        return _File(shown, media.kind, summary, [_text(_opening(shown, media.kind)), *map(_escaped, output), _text(_CLOSING)])
+        return _File(
+            shown,
+            media.kind,
+            summary,
+            [_text(_opening(shown, media.kind)), *map(_escaped, output), _text(_CLOSING)],
+        )
     if isinstance(output, NumberedText):
-        return _File(shown, "text", _lines(output.first, output.last, output.total), [_fenced(shown, "text", output.text)])
-    return _File(shown, "text", "empty", [_fenced(shown, "text", str(output))])  # read_file says it is empty
+        return _File(
+            shown,
+            "text",
+            _lines(output.first, output.last, output.total),
+            [_fenced(shown, "text", output.text)],
+        )
+    return _File(
+        shown, "text", "empty", [_fenced(shown, "text", str(output))]
+    )  # read_file says it is empty
 
 
 class _Kind:
@@ -187,7 +211,11 @@ def _lines(first: int, last: int, total: int) -> str:
 
 def _reason(exc: Exception, backend: Backend) -> str:
     """The tool's own words for why, without its name (the user did not call a tool)."""
-    text = str(exc) if not isinstance(exc, OSError) else explain(READ_FILE.name, exc, backend.display_path)
+    text = (
+        str(exc)
+        if not isinstance(exc, OSError)
+        else explain(READ_FILE.name, exc, backend.display_path)
+    )
     for tool in (READ_FILE.name, LS.name):
         text = text.removeprefix(f"{tool}: ")
     return text

@@ -11,7 +11,10 @@ import re
 
 from dcode.sandbox.modes import SandboxMode, SandboxSettings
 
-_WRITE = re.compile(r"read-only file system|operation not permitted|permission denied|EROFS|EPERM|EACCES", re.IGNORECASE)
+_WRITE = re.compile(
+    r"read-only file system|operation not permitted|permission denied|EROFS|EPERM|EACCES",
+    re.IGNORECASE,
+)
 _NETWORK = re.compile(
     r"network is unreachable|temporary failure in name resolution|could not resolve|name or service not known"
     r"|connection refused|failed to establish a new connection|no address associated|ENETUNREACH|getaddrinfo",
@@ -19,14 +22,22 @@ _NETWORK = re.compile(
 )
 
 
-def sandbox_note(output: str, exit_code: int, settings: SandboxSettings, *, argument: str) -> str | None:
+def sandbox_note(
+    output: str, exit_code: int, settings: SandboxSettings, *, argument: str
+) -> str | None:
     """A line to add to a failed command's result, or None when the sandbox is not the likely cause."""
     if exit_code == 0 or not settings.on:
         return None
     causes: list[str] = []
     if _WRITE.search(output):
-        where = "outside the workspace" if settings.mode is SandboxMode.WORKSPACE_WRITE else "anywhere but /tmp"
-        causes.append(f"writes {where} (and to .git/hooks, .git/config, .dcode, .claude) are refused")
+        where = (
+            "outside the workspace"
+            if settings.mode is SandboxMode.WORKSPACE_WRITE
+            else "anywhere but /tmp"
+        )
+        causes.append(
+            f"writes {where} (and to .git/hooks, .git/config, .dcode, .claude) are refused"
+        )
     if not settings.network and _NETWORK.search(output):
         causes.append("the network is off")
     if not causes:

@@ -60,13 +60,23 @@ class Layout:
     workspace: Path
 
     @classmethod
-    def plan(cls, settings: SandboxSettings, workspace: Path, dcode_home: Path, user_home: Path | None = None) -> Layout:
+    def plan(
+        cls,
+        settings: SandboxSettings,
+        workspace: Path,
+        dcode_home: Path,
+        user_home: Path | None = None,
+    ) -> Layout:
         workspace = _real(workspace)
         home = _real(user_home or Path.home())
         writable = (workspace,) if settings.mode is SandboxMode.WORKSPACE_WRITE else ()
         runtime = [Path(os.environ["XDG_RUNTIME_DIR"])] if os.environ.get("XDG_RUNTIME_DIR") else []
-        hidden_dirs = _existing([_real(dcode_home), *(home / name for name in CREDENTIAL_DIRS), *runtime], dirs=True)
-        hidden_files = _existing([*(home / name for name in CREDENTIAL_FILES), *map(Path, DAEMON_SOCKETS)], dirs=False)
+        hidden_dirs = _existing(
+            [_real(dcode_home), *(home / name for name in CREDENTIAL_DIRS), *runtime], dirs=True
+        )
+        hidden_files = _existing(
+            [*(home / name for name in CREDENTIAL_FILES), *map(Path, DAEMON_SOCKETS)], dirs=False
+        )
         protected = [workspace / name for name in PROTECTED_DIRS] if writable else []
         if writable and not (workspace / ".git").is_dir():
             protected = [p for p in protected if p.parent != workspace / ".git"]
@@ -77,7 +87,9 @@ class Layout:
             pinned=(git,) if writable and git.is_dir() and not git.is_symlink() else (),
             hidden_dirs=hidden_dirs,
             hidden_files=hidden_files,
-            read_only_dirs=tuple(_real(p) for p in protected if p.is_dir() and _inside(_real(p), workspace)),
+            read_only_dirs=tuple(
+                _real(p) for p in protected if p.is_dir() and _inside(_real(p), workspace)
+            ),
             missing_dirs=tuple(p for p in protected if not os.path.lexists(p)),
             read_only_files=_existing(files, dirs=False),
             network=settings.network,

@@ -58,7 +58,9 @@ def parse_mode(value: Any) -> SandboxMode:
         return SandboxMode(str(value))
     except ValueError:
         choices = ", ".join(repr(mode.value) for mode in SandboxMode)
-        raise BadSetting("mode", f"sandbox mode {value!r} is not valid; expected one of {choices}") from None
+        raise BadSetting(
+            "mode", f"sandbox mode {value!r} is not valid; expected one of {choices}"
+        ) from None
 
 
 def apply_table(current: SandboxSettings, table: dict[str, Any]) -> SandboxSettings:

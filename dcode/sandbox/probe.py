@@ -20,7 +20,7 @@ from dcode.sandbox.layout import Layout
 from dcode.sandbox.seatbelt import SANDBOX_EXEC
 
 PROBE_TIMEOUT_S = 10.0
-TURN_OFF = "or turn the sandbox off (/sandbox off, --sandbox off, [sandbox] mode = \"off\")"
+TURN_OFF = 'or turn the sandbox off (/sandbox off, --sandbox off, [sandbox] mode = "off")'
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,11 @@ def _linux() -> Availability:
 
     bwrap = find_program("bwrap")
     if bwrap is None:
-        return Availability("bubblewrap", None, f"the sandbox needs bubblewrap (bwrap), which is not installed: install it (apt-get install bubblewrap) {TURN_OFF}")
+        return Availability(
+            "bubblewrap",
+            None,
+            f"the sandbox needs bubblewrap (bwrap), which is not installed: install it (apt-get install bubblewrap) {TURN_OFF}",
+        )
     return _started(bwrap)
 
 
@@ -63,9 +67,24 @@ def _linux() -> Availability:
 def _started(bwrap: str) -> Availability:
     """Start ``true`` in the sandbox, network off (the most it asks of the kernel)."""
     root = Path("/")
-    layout = Layout(writable=(), pinned=(), hidden_dirs=(), hidden_files=(), read_only_dirs=(), missing_dirs=(), read_only_files=(), network=False, workspace=root)
+    layout = Layout(
+        writable=(),
+        pinned=(),
+        hidden_dirs=(),
+        hidden_files=(),
+        read_only_dirs=(),
+        missing_dirs=(),
+        read_only_files=(),
+        network=False,
+        workspace=root,
+    )
     try:
-        done = subprocess.run(bwrap_argv(bwrap, layout, ["true"], cwd=root), capture_output=True, timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            bwrap_argv(bwrap, layout, ["true"], cwd=root),
+            capture_output=True,
+            timeout=PROBE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Availability("bubblewrap", bwrap, f"bubblewrap did not start ({exc}): {TURN_OFF}")
     if done.returncode == 0:

@@ -42,7 +42,7 @@ def profile(layout: Layout) -> str:
         lines.append(f"(deny file-read* file-write* {' '.join(hidden)})")
     lines += ["(deny signal)", "(allow signal (target same-sandbox))"]
     if not layout.network:
-        lines += ["(deny network*)", '(allow network* (remote unix-socket))']
+        lines += ["(deny network*)", "(allow network* (remote unix-socket))"]
     return "\n".join(lines) + "\n"
 
 

@@ -123,7 +123,11 @@ def load_settings(
         settings = _apply_file(settings, settings.user_config, _read_text(settings.user_config))
         sources.append(settings.user_config)
     env_values = {key: env[var] for var, key in _ENVIRONMENT.items() if env.get(var)}
-    cli_values = {key: value for key, value in (cli or {}).items() if value is not None and key not in _OWN_CLI}
+    cli_values = {
+        key: value
+        for key, value in (cli or {}).items()
+        if value is not None and key not in _OWN_CLI
+    }
     trust, digest = TrustState.NONE, None
     ignored: tuple[IgnoredSetting, ...] = ()
     files = _project_files(settings)
@@ -139,7 +143,11 @@ def load_settings(
         else:
             from dcode.settings.project_gate import gate
 
-            mine = _apply_values(_apply_values(settings, env_values, origin="environment"), cli_values, origin="command line")
+            mine = _apply_values(
+                _apply_values(settings, env_values, origin="environment"),
+                cli_values,
+                origin="command line",
+            )
             allowed, ignored_list = gate(_parse(path, decoded), mine, default_approve)
             settings = _apply_data(settings, allowed, path, decoded)
             ignored = tuple(ignored_list)
@@ -151,9 +159,17 @@ def load_settings(
         raise ConfigError(problem)
     settings = _apply_mcp_flags(settings, cli or {})
     if (cli or {}).get("sandbox"):
-        settings = replace(settings, sandbox=replace(settings.sandbox, mode=SandboxMode((cli or {})["sandbox"])))
+        settings = replace(
+            settings, sandbox=replace(settings.sandbox, mode=SandboxMode((cli or {})["sandbox"]))
+        )
     settings = _permission_rules(settings, cli or {}, env, trust is TrustState.TRUSTED)
-    return replace(settings, sources=tuple(sources), trust=trust, project_digest=digest, ignored=ignored + _waiting(settings))
+    return replace(
+        settings,
+        sources=tuple(sources),
+        trust=trust,
+        project_digest=digest,
+        ignored=ignored + _waiting(settings),
+    )
 
 
 def _read_text(path: Path) -> str:
@@ -172,7 +188,9 @@ def _project_files(settings: Settings) -> ProjectFiles | None:
     try:
         return ProjectFiles.read(settings.workspace)
     except OSError as exc:
-        raise ConfigError(f"{settings.project_config}: cannot read the project's files: {exc.strerror or exc}") from None
+        raise ConfigError(
+            f"{settings.project_config}: cannot read the project's files: {exc.strerror or exc}"
+        ) from None
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -209,15 +227,27 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
     if "fetch" in data:
         settings = _fetch_table(settings, _table(data, "fetch", path, text), path, text)
     if "sandbox" in data:
-        settings = replace(settings, sandbox=_sandbox_table(settings.sandbox, _table(data, "sandbox", path, text), path, text))
+        settings = replace(
+            settings,
+            sandbox=_sandbox_table(
+                settings.sandbox, _table(data, "sandbox", path, text), path, text
+            ),
+        )
     if "permissions" in data:
         settings = _permissions_table(settings, data["permissions"], path, text)
     if "mcp" in data:
-        settings = replace(settings, mcp=_mcp_table(settings.mcp, _table(data, "mcp", path, text), path, text, mine=settings.user_config))
+        settings = replace(
+            settings,
+            mcp=_mcp_table(
+                settings.mcp, _table(data, "mcp", path, text), path, text, mine=settings.user_config
+            ),
+        )
     models = dict(settings.model_overrides)
     for spec, table in _table(data, "models", path, text).items():
         if not isinstance(table, dict):
-            raise ConfigError(f"{path} line {_line_of(text, spec)}: [models.{spec!r}] must be a table")
+            raise ConfigError(
+                f"{path} line {_line_of(text, spec)}: [models.{spec!r}] must be a table"
+            )
         models[spec] = {**models.get(spec, {}), **table}
     return replace(settings, providers=providers, model_overrides=models)
 
@@ -229,19 +259,25 @@ def _table(data: dict[str, Any], key: str, path: Path, text: str) -> dict[str, A
     return value
 
 
-def _mcp_table(current: McpSettings, table: dict[str, Any], path: Path, text: str, *, mine: Path) -> McpSettings:
+def _mcp_table(
+    current: McpSettings, table: dict[str, Any], path: Path, text: str, *, mine: Path
+) -> McpSettings:
     """``mine``: the user's own config, the only one that may say which variables a project's
     MCP file reads (a project naming them would choose what it is sent)."""
     changes: dict[str, Any] = {}
     for key, value in table.items():
         where = f"{path} line {_line_of(text, key)}"
         if key == "project_env" and path != mine:
-            raise ConfigError(f"{where}: [mcp] project_env is read from your own config only, not a project's: move it to {mine}")
+            raise ConfigError(
+                f"{where}: [mcp] project_env is read from your own config only, not a project's: move it to {mine}"
+            )
         if key == "project_env":
             changes[key] = _env_names(value, path, text, key="project_env")
         elif key == "allow":
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise ConfigError(f'{where}: [mcp] allow must be a list like ["server__tool", "server__*"]')
+                raise ConfigError(
+                    f'{where}: [mcp] allow must be a list like ["server__tool", "server__*"]'
+                )
             changes["allow"] = tuple(dict.fromkeys(value))
         elif key in ("connect_timeout", "call_timeout"):
             changes[key] = _coerce(key, value, float, str(path))
@@ -254,18 +290,29 @@ def _permissions_table(settings: Settings, table: Any, path: Path, text: str) ->
     try:
         rules = table_rules(table, str(path), project=path != settings.user_config)
     except RulesError as exc:
-        raise ConfigError(f"{path} line {_line_of(text, 'permissions')}: {str(exc).removeprefix(str(path) + ': ')}") from None
+        raise ConfigError(
+            f"{path} line {_line_of(text, 'permissions')}: {str(exc).removeprefix(str(path) + ': ')}"
+        ) from None
     return replace(settings, permission_rules=settings.permission_rules + tuple(rules))
 
 
-def _permission_rules(settings: Settings, cli: dict[str, Any], env: dict[str, str], trusted: bool) -> Settings:
+def _permission_rules(
+    settings: Settings, cli: dict[str, Any], env: dict[str, str], trusted: bool
+) -> Settings:
     """Every source's rules (``permission_sources.gather``); the project's allow rules
     wait for trust (``waiting_rules``)."""
     from dcode.settings.permission_sources import gather
 
     user_home = Path(env.get("HOME") or Path.home())
     try:
-        applied, waiting = gather(settings.permission_rules, settings.workspace, settings.home, user_home, cli, trusted=trusted)
+        applied, waiting = gather(
+            settings.permission_rules,
+            settings.workspace,
+            settings.home,
+            user_home,
+            cli,
+            trusted=trusted,
+        )
     except RulesError as exc:
         raise ConfigError(str(exc)) from None
     return replace(settings, permission_rules=tuple(applied), waiting_rules=tuple(waiting))
@@ -273,7 +320,10 @@ def _permission_rules(settings: Settings, cli: dict[str, Any], env: dict[str, st
 
 def _waiting(settings: Settings) -> tuple[IgnoredSetting, ...]:
     """The project's allow rules as settings the trust question lists."""
-    return tuple(IgnoredSetting("permissions.allow", rule.text, f"runs without asking ({rule.source})") for rule in settings.waiting_rules)
+    return tuple(
+        IgnoredSetting("permissions.allow", rule.text, f"runs without asking ({rule.source})")
+        for rule in settings.waiting_rules
+    )
 
 
 def _fetch_table(settings: Settings, table: dict[str, Any], path: Path, text: str) -> Settings:
@@ -285,15 +335,21 @@ def _fetch_table(settings: Settings, table: dict[str, Any], path: Path, text: st
             case "allow":
                 settings = replace(settings, fetch_allow=_fetch_hosts(value, where, wildcards=True))
             case "allow_private" if path == settings.user_config:
-                settings = replace(settings, fetch_private=_fetch_hosts(value, where, wildcards=False))
+                settings = replace(
+                    settings, fetch_private=_fetch_hosts(value, where, wildcards=False)
+                )
             case "allow_private":
-                raise ConfigError(f"{where}: [fetch] allow_private is read only from your own config ({settings.user_config}), never a project's")
+                raise ConfigError(
+                    f"{where}: [fetch] allow_private is read only from your own config ({settings.user_config}), never a project's"
+                )
             case _:
                 raise ConfigError(f"{where}: unknown [fetch] setting {key!r}")
     return settings
 
 
-def _sandbox_table(current: SandboxSettings, table: dict[str, Any], path: Path, text: str) -> SandboxSettings:
+def _sandbox_table(
+    current: SandboxSettings, table: dict[str, Any], path: Path, text: str
+) -> SandboxSettings:
     try:
         return apply_table(current, table)
     except BadSetting as exc:
@@ -305,7 +361,11 @@ def _fetch_hosts(value: Any, where: str, *, wildcards: bool) -> tuple[str, ...]:
     ``docs.python.org``); ``*.`` before one only where ``wildcards``."""
     from dcode.settings.web_address import BadAddress, canonical_host, host_entry
 
-    example = '["docs.python.org", "*.readthedocs.io"]' if wildcards else '["localhost:8000", "intranet.example"]'
+    example = (
+        '["docs.python.org", "*.readthedocs.io"]'
+        if wildcards
+        else '["localhost:8000", "intranet.example"]'
+    )
     name = "allow" if wildcards else "allow_private"
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ConfigError(f"{where}: [fetch] {name} must be a list of hosts like {example}")
@@ -314,16 +374,22 @@ def _fetch_hosts(value: Any, where: str, *, wildcards: bool) -> tuple[str, ...]:
         text = item.strip()
         star = "*." if wildcards and text.startswith("*.") else ""
         try:
-            hosts.append(star + canonical_host(text.removeprefix(star)) if wildcards else host_entry(text))
+            hosts.append(
+                star + canonical_host(text.removeprefix(star)) if wildcards else host_entry(text)
+            )
         except BadAddress as exc:
-            raise ConfigError(f"{where}: [fetch] {name}: {exc} (a list of hosts like {example})") from None
+            raise ConfigError(
+                f"{where}: [fetch] {name}: {exc} (a list of hosts like {example})"
+            ) from None
     return tuple(dict.fromkeys(hosts))
 
 
 def _apply_mcp_flags(settings: Settings, cli: dict[str, Any]) -> Settings:
     mcp = settings.mcp
     if cli.get("mcp_configs"):
-        mcp = replace(mcp, configs=tuple(Path(p).expanduser().resolve() for p in cli["mcp_configs"]))
+        mcp = replace(
+            mcp, configs=tuple(Path(p).expanduser().resolve() for p in cli["mcp_configs"])
+        )
     if cli.get("no_mcp"):
         mcp = replace(mcp, enabled=False)
     if cli.get("trust_project_mcp"):
@@ -334,7 +400,9 @@ def _apply_mcp_flags(settings: Settings, cli: dict[str, Any]) -> Settings:
 def _env_names(value: Any, path: Path, text: str, key: str = "pass_env") -> tuple[str, ...]:
     where = f"{path} line {_line_of(text, key)}"
     if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
-        raise ConfigError(f'{where}: {key} must be a list of variable names, e.g. {key} = ["GITHUB_TOKEN"]')
+        raise ConfigError(
+            f'{where}: {key} must be a list of variable names, e.g. {key} = ["GITHUB_TOKEN"]'
+        )
     bad = [name for name in value if not _ENV_NAME.match(name)]
     if bad:
         raise ConfigError(f"{where}: {bad[0]!r} is not an environment variable name")
@@ -347,7 +415,9 @@ def _provider_override(name: str, table: Any, path: Path, text: str) -> Provider
     allowed = {"base_url", "api_key_env", "api"}
     for key, value in table.items():
         if key not in allowed:
-            raise ConfigError(f"{path} line {_line_of(text, key)}: unknown provider setting {key!r}")
+            raise ConfigError(
+                f"{path} line {_line_of(text, key)}: unknown provider setting {key!r}"
+            )
         if not isinstance(value, str):
             raise ConfigError(f"{path} line {_line_of(text, key)}: {key!r} must be a string")
     api = table.get("api")
@@ -403,13 +473,20 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
         return raw
     except ValueError:
         expected = f"an integer from 1 to {_MAXIMUM[key]}" if key in _MAXIMUM else _expected(kind)
-        raise _ValueError(key, f"{key} = {raw!r} is not valid ({origin}); expected {expected}") from None
+        raise _ValueError(
+            key, f"{key} = {raw!r} is not valid ({origin}); expected {expected}"
+        ) from None
 
 
 def _expected(kind: type) -> str:
     if kind in (ApprovalMode, WireApi, ReasoningEffort):
         return " or ".join(repr(member.value) for member in kind)
-    return {int: "a positive integer", float: "a positive number of seconds", Threshold: THRESHOLD_EXPECTED, bool: "true or false"}.get(kind, "a string")
+    return {
+        int: "a positive integer",
+        float: "a positive number of seconds",
+        Threshold: THRESHOLD_EXPECTED,
+        bool: "true or false",
+    }.get(kind, "a string")
 
 
 def _describe_toml_error(exc: tomllib.TOMLDecodeError, text: str) -> str:
@@ -425,7 +502,9 @@ def _describe_toml_error(exc: tomllib.TOMLDecodeError, text: str) -> str:
 
 
 def _line_of(text: str, key: str) -> int:
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*[=\]]|\.\s*[\"']?{re.escape(key)}[\"']?\s*\]")
+    pattern = re.compile(
+        rf"^\s*[\"']?{re.escape(key)}[\"']?\s*[=\]]|\.\s*[\"']?{re.escape(key)}[\"']?\s*\]"
+    )
     for number, line in enumerate(text.splitlines(), start=1):
         if pattern.search(line):
             return number
@@ -462,20 +541,33 @@ def describe(settings: Settings) -> dict[str, Any]:
             case StrEnum():
                 out[item.name] = value.value
             case tuple() if item.name in ("permission_rules", "waiting_rules"):
-                out[item.name] = [{"effect": r.effect, "rule": r.text, "source": r.source} for r in value]
+                out[item.name] = [
+                    {"effect": r.effect, "rule": r.text, "source": r.source} for r in value
+                ]
             case tuple() if item.name == "ignored":
-                out[item.name] = [{"key": i.key, "value": i.value, "reason": i.reason} for i in value]
+                out[item.name] = [
+                    {"key": i.key, "value": i.value, "reason": i.reason} for i in value
+                ]
             case Path():
                 out[item.name] = str(value)
             case SandboxSettings():
                 out[item.name] = {"mode": value.mode.value, "network": value.network}
             case McpSettings():
-                out[item.name] = {f.name: ([str(v) for v in x] if isinstance(x := getattr(value, f.name), tuple) else x) for f in fields(value)}
+                out[item.name] = {
+                    f.name: (
+                        [str(v) for v in x] if isinstance(x := getattr(value, f.name), tuple) else x
+                    )
+                    for f in fields(value)
+                }
             case tuple():
                 out[item.name] = [str(v) for v in value]
             case dict():
                 out[item.name] = {
-                    k: ({f.name: getattr(v, f.name) for f in fields(v)} if hasattr(v, "__dataclass_fields__") else v)
+                    k: (
+                        {f.name: getattr(v, f.name) for f in fields(v)}
+                        if hasattr(v, "__dataclass_fields__")
+                        else v
+                    )
                     for k, v in value.items()
                 }
             case _:

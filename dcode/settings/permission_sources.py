@@ -56,8 +56,12 @@ def table_rules(table: Any, source: str, *, project: bool) -> list[RuleText]:
     for effect in EFFECT_NAMES:
         items = table.get(effect, [])
         if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
-            raise RulesError(f'{source}: permissions.{effect} must be a list of rules like ["Bash(npm test:*)", "Read(./.env)"]')
-        rules.extend(RuleText(effect, item.strip(), source, project) for item in items if item.strip())
+            raise RulesError(
+                f'{source}: permissions.{effect} must be a list of rules like ["Bash(npm test:*)", "Read(./.env)"]'
+            )
+        rules.extend(
+            RuleText(effect, item.strip(), source, project) for item in items if item.strip()
+        )
     return rules
 
 
@@ -122,17 +126,27 @@ def saved_rules(home: Path, workspace: Path) -> list[RuleText]:
     return json_rules(project_file(home, workspace), project=False)
 
 
-def waiting_for_trust(rules: Iterable[RuleText], trusted: bool) -> tuple[list[RuleText], list[RuleText]]:
+def waiting_for_trust(
+    rules: Iterable[RuleText], trusted: bool
+) -> tuple[list[RuleText], list[RuleText]]:
     """(the rules that apply, the project's allow rules that wait until it is trusted)."""
     applied: list[RuleText] = []
     waiting: list[RuleText] = []
     for rule in rules:
-        (waiting if rule.project and rule.effect == "allow" and not trusted else applied).append(rule)
+        (waiting if rule.project and rule.effect == "allow" and not trusted else applied).append(
+            rule
+        )
     return applied, waiting
 
 
 def gather(
-    config_rules: Iterable[RuleText], workspace: Path, dcode_home: Path, user_home: Path, cli: dict[str, Any], *, trusted: bool
+    config_rules: Iterable[RuleText],
+    workspace: Path,
+    dcode_home: Path,
+    user_home: Path,
+    cli: dict[str, Any],
+    *,
+    trusted: bool,
 ) -> tuple[list[RuleText], list[RuleText]]:
     """(the rules in force, the project's allow rules waiting for trust), highest source first:
     the flags, the project's Claude settings and config, the rules saved for this project, the

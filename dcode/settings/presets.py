@@ -31,23 +31,39 @@ PROVIDERS: dict[str, ProviderPreset] = {
     preset.name: preset
     for preset in (
         ProviderPreset(
-            "openai", OFFICIAL_OPENAI_URL, "OPENAI_API_KEY", True, "OPENAI_BASE_URL",
+            "openai",
+            OFFICIAL_OPENAI_URL,
+            "OPENAI_API_KEY",
+            True,
+            "OPENAI_BASE_URL",
             models=("gpt-5.1", "gpt-5.1-codex", "gpt-5-mini", "gpt-4.1"),
         ),
         ProviderPreset(
-            "deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", True,
+            "deepseek",
+            "https://api.deepseek.com/v1",
+            "DEEPSEEK_API_KEY",
+            True,
             models=("deepseek-chat", "deepseek-reasoner"),
         ),
         ProviderPreset(
-            "openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", True,
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            "OPENROUTER_API_KEY",
+            True,
             models=("openai/gpt-5.1", "anthropic/claude-sonnet-4.5", "qwen/qwen3-coder"),
         ),
         ProviderPreset(
-            "ollama", "http://localhost:11434/v1", "OLLAMA_API_KEY", False, local=True,
+            "ollama",
+            "http://localhost:11434/v1",
+            "OLLAMA_API_KEY",
+            False,
+            local=True,
             models=("qwen3-coder", "gpt-oss:20b", "devstral"),
         ),
         ProviderPreset("vllm", "http://localhost:8000/v1", "VLLM_API_KEY", False, local=True),
-        ProviderPreset("lmstudio", "http://localhost:1234/v1", "LMSTUDIO_API_KEY", False, local=True),
+        ProviderPreset(
+            "lmstudio", "http://localhost:1234/v1", "LMSTUDIO_API_KEY", False, local=True
+        ),
         ProviderPreset("litellm", "http://localhost:4000/v1", "LITELLM_API_KEY", False),
     )
 }

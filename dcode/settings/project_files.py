@@ -50,4 +50,8 @@ def sources_of(places: list[tuple[Path, Path | None]]) -> list[PromptSource]:
     """``places`` (path, project root or None) as sources, in order. A project's place that is
     also one of the user's (dcode started in the home directory) counts once, as the user's."""
     own = {real_path(path) for path, project in places if project is None}
-    return [PromptSource(path, project) for path, project in places if project is None or real_path(path) not in own]
+    return [
+        PromptSource(path, project)
+        for path, project in places
+        if project is None or real_path(path) not in own
+    ]

@@ -40,7 +40,9 @@ _REASONS = {
 UNTRUSTED = "only your own config may set it until you trust the project"
 
 
-def gate(data: dict[str, Any], mine: Settings, default_approve: ApprovalMode) -> tuple[dict[str, Any], list[IgnoredSetting]]:
+def gate(
+    data: dict[str, Any], mine: Settings, default_approve: ApprovalMode
+) -> tuple[dict[str, Any], list[IgnoredSetting]]:
     """Split a (validated) project table into what applies and what is ignored, and why.
 
     ``mine`` is the user's own settings (user config, environment, flags) without the project.
@@ -61,7 +63,10 @@ def gate(data: dict[str, Any], mine: Settings, default_approve: ApprovalMode) ->
         if reason is None:
             allowed[key] = value
         else:
-            ignored.extend(IgnoredSetting(name, item, _REASONS.get(_kind(name), reason)) for name, item in _flatten(key, value))
+            ignored.extend(
+                IgnoredSetting(name, item, _REASONS.get(_kind(name), reason))
+                for name, item in _flatten(key, value)
+            )
     return allowed, ignored
 
 
@@ -72,28 +77,50 @@ def _model_tables(tables: dict[str, Any]) -> tuple[dict[str, Any], list[IgnoredS
     refused: list[IgnoredSetting] = []
     for spec, table in tables.items():
         if isinstance(table, dict) and table.get("image_transport") == "files":
-            refused.append(IgnoredSetting(f"models.{spec}.image_transport", "files", _REASONS["models.image_transport"]))
+            refused.append(
+                IgnoredSetting(
+                    f"models.{spec}.image_transport", "files", _REASONS["models.image_transport"]
+                )
+            )
             table = {name: item for name, item in table.items() if name != "image_transport"}
         kept[spec] = table
     return kept, refused
 
 
-def _sandbox_table(table: dict[str, Any], mine: Settings) -> tuple[dict[str, Any], list[IgnoredSetting]]:
+def _sandbox_table(
+    table: dict[str, Any], mine: Settings
+) -> tuple[dict[str, Any], list[IgnoredSetting]]:
     """What of ``[sandbox]`` confines at least as much as the user's own settings."""
     kept: dict[str, Any] = {}
     refused: list[IgnoredSetting] = []
     for key, value in table.items():
         match key:
-            case "mode" if value in {mode.value for mode in SandboxMode} and at_least_as_strict(SandboxMode(value), mine.sandbox.mode):
+            case "mode" if value in {mode.value for mode in SandboxMode} and at_least_as_strict(
+                SandboxMode(value), mine.sandbox.mode
+            ):
                 kept[key] = value
             case "mode":
-                refused.append(IgnoredSetting("sandbox.mode", value, f"not stricter than {mine.sandbox.mode.value!r}, your own choice"))
+                refused.append(
+                    IgnoredSetting(
+                        "sandbox.mode",
+                        value,
+                        f"not stricter than {mine.sandbox.mode.value!r}, your own choice",
+                    )
+                )
             case "network" if value is False or value == mine.sandbox.network:
                 kept[key] = value
             case "network":
-                refused.append(IgnoredSetting("sandbox.network", value, "lets sandboxed commands use the network"))
+                refused.append(
+                    IgnoredSetting(
+                        "sandbox.network", value, "lets sandboxed commands use the network"
+                    )
+                )
             case _:
-                refused.append(IgnoredSetting(f"sandbox.{key}", value, "not a sandbox setting a project may make"))
+                refused.append(
+                    IgnoredSetting(
+                        f"sandbox.{key}", value, "not a sandbox setting a project may make"
+                    )
+                )
     return kept, refused
 
 

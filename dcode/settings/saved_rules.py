@@ -45,7 +45,10 @@ def remove_project_rule(home: Path, workspace: Path, effect: str, rule: str) -> 
     if rule not in table.get(effect, []):
         return False
     table[effect].remove(rule)
-    write_private(path, json.dumps({"workspace": str(workspace.resolve()), "permissions": table}, indent=2) + "\n")
+    write_private(
+        path,
+        json.dumps({"workspace": str(workspace.resolve()), "permissions": table}, indent=2) + "\n",
+    )
     return True
 
 

@@ -158,7 +158,10 @@ class TrustStore:
     def _write(self, entries: dict[str, TrustEntry]) -> None:
         data = {
             "version": _FORMAT,
-            "projects": {e.path: {"digest": e.digest, "trusted_at": e.trusted_at} for e in sorted(entries.values(), key=lambda e: e.path)},
+            "projects": {
+                e.path: {"digest": e.digest, "trusted_at": e.trusted_at}
+                for e in sorted(entries.values(), key=lambda e: e.path)
+            },
         }
         write_private(self.path, json.dumps(data, indent=2) + "\n")
 

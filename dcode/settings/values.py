@@ -160,7 +160,9 @@ class Settings:
 
     @property
     def triggers(self) -> Triggers:
-        return Triggers(summarize_at=self.compact_at, keep=self.compact_keep, truncate_at=self.truncate_at)
+        return Triggers(
+            summarize_at=self.compact_at, keep=self.compact_keep, truncate_at=self.truncate_at
+        )
 
     @property
     def sessions_db(self) -> Path:

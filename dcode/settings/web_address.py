@@ -42,7 +42,8 @@ _SAFE_QUERY = _SAFE_PATH + "?"
 METADATA_NAMES: Final = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
 """Names of cloud instance metadata services, which answer with the machine's credentials."""
 METADATA_ADDRESSES: Final = frozenset(
-    ipaddress.ip_address(a) for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "192.0.0.192", "fd00:ec2::254")
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "192.0.0.192", "fd00:ec2::254")
 )
 
 _N4 = ipaddress.IPv4Network
@@ -134,11 +135,15 @@ def parse_address(url: str) -> WebAddress:
         named = f"the {scheme}: scheme" if scheme else "a URL without a scheme"
         raise BadAddress(f"only http:// and https:// URLs can be fetched, not {named}: {url}")
     if "@" in parts.netloc:
-        raise BadAddress("a URL with a user name or password in it is not fetched (web pages are read without credentials)")
+        raise BadAddress(
+            "a URL with a user name or password in it is not fetched (web pages are read without credentials)"
+        )
     host, port = _host_and_port(parts.netloc, url)
     path = quote(parts.path or "/", safe=_SAFE_PATH)
     query = f"?{quote(parts.query, safe=_SAFE_QUERY)}" if parts.query else ""
-    return WebAddress(scheme, host, port if port is not None else DEFAULT_PORTS[scheme], path + query)
+    return WebAddress(
+        scheme, host, port if port is not None else DEFAULT_PORTS[scheme], path + query
+    )
 
 
 def canonical_url(url: str) -> str | None:
@@ -288,8 +293,16 @@ def private_allowed(entries: tuple[str, ...], address: WebAddress) -> bool:
 def private_refusal(address: WebAddress, kind: str, resolved: IPAddress | None = None) -> str:
     """The one line saying why ``address`` is not fetched: its host is, or resolves to, a
     private address."""
-    where = f"{address.host} resolves to {resolved}, a {kind} address" if resolved is not None else f"{address.host} is a {kind} address"
-    entry = f"[{address.host}]:{address.port}" if ":" in address.host else f"{address.host}:{address.port}"
+    where = (
+        f"{address.host} resolves to {resolved}, a {kind} address"
+        if resolved is not None
+        else f"{address.host} is a {kind} address"
+    )
+    entry = (
+        f"[{address.host}]:{address.port}"
+        if ":" in address.host
+        else f"{address.host}:{address.port}"
+    )
     return (
         f"{address.url} is not fetched: {where}. Private addresses are fetched only from hosts the user names in "
         f'{ALLOW_PRIVATE} in their own config (allow_private = ["{entry}"])'

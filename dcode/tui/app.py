@@ -29,7 +29,7 @@ from contextlib import suppress
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -98,9 +98,13 @@ class DcodeApp(App[int]):
         Binding("ctrl+g,ctrl+x", "external_editor", "Edit the prompt in $EDITOR", show=False),
     ]
 
-    busy = var(False)  # no class on the App: restyling the whole DOM at each turn's end stalls a frame
+    busy = var(
+        False
+    )  # no class on the App: restyling the whole DOM at each turn's end stalls a frame
     ready = var(False, toggle_class="-ready")
-    starting = var(False)  # the engine is loading (not failed, not waiting for the first-run screen)
+    starting = var(
+        False
+    )  # the engine is loading (not failed, not waiting for the first-run screen)
     no_model = var(False)  # no model can be reached: the first-run screen says why
 
     def __init__(
@@ -136,11 +140,15 @@ class DcodeApp(App[int]):
         self.last_session_id = session_id
         """The session this app used last (one in the database), for the line printed on exit."""
         self._paint_on_ready = session_id is not None
-        self._painted_checkpoint: tuple[str, str, int] | None = None  # session, checkpoint, messages painted early
+        self._painted_checkpoint: tuple[str, str, int] | None = (
+            None  # session, checkpoint, messages painted early
+        )
         # How to resolve the settings again (after the first-run screen, or once the project is
         # trusted): launch_tui's keeps the command line's flags; by default, the files and the
         # environment alone.
-        self._reload_settings = reload_settings or partial(load_settings, workspace=settings.workspace, default_approve=ApprovalMode.MANUAL)
+        self._reload_settings = reload_settings or partial(
+            load_settings, workspace=settings.workspace, default_approve=ApprovalMode.MANUAL
+        )
         self._clock = clock
         self._animated = animate
         self._cwd_label = cwd_label if cwd_label is not None else display_path(settings.workspace)
@@ -153,7 +161,9 @@ class DcodeApp(App[int]):
         # turns the signal into the exit code.
         self.exit_signals = ExitSignals(self._on_exit_signal)
         # The components: each is handed the App as the protocol of what it needs (``app_host``).
-        self.setup = ModelSetup(self, setup_problem, self._reload_settings, open_engine=self._open_engine)
+        self.setup = ModelSetup(
+            self, setup_problem, self._reload_settings, open_engine=self._open_engine
+        )
         self.session = SessionWork(self, run_command=lambda invocation: self.slash.run(invocation))
         self.slash: SlashCommands = SlashCommands(self, self.session)
         self.trust = ProjectTrust(self, self.setup)
@@ -180,7 +190,9 @@ class DcodeApp(App[int]):
         prompts = self.query("#prompt")
         if prompts:
             prompt = prompts.first(PromptInput)
-            waiting = self.no_model and not self.ready  # nothing is working: dcode waits for a model
+            waiting = (
+                self.no_model and not self.ready
+            )  # nothing is working: dcode waits for a model
             prompt.busy = self.busy or (not self.ready and not waiting)
             prompt.starting = self.starting and not self.ready
             prompt.no_model = waiting
@@ -190,7 +202,9 @@ class DcodeApp(App[int]):
         header = Welcome(self.settings.model, self._cwd_label, id="welcome")
         yield Transcript(id="transcript", animate=self._animated, header=header, **kwargs)
         yield QueuedStrip(id="queued")
-        yield PromptInput(history_path=self.settings.history_file, workspace=self.settings.workspace, id="prompt")
+        yield PromptInput(
+            history_path=self.settings.history_file, workspace=self.settings.workspace, id="prompt"
+        )
         yield StatusBar(clock=self._clock, animate=self._animated, id="status")
 
     @property
@@ -224,7 +238,8 @@ class DcodeApp(App[int]):
         status.sandbox = self.sandbox.settings.describe() if self.sandbox.on else ""
         status.model = self.settings.model
         status.cwd = self._cwd_label
-        status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else self._branch  # type: ignore[assignment]
+        given = None if self._branch is AUTO else cast("str | None", self._branch)
+        status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else given
         status.activity = "Starting…"
         self.starting = not self.setup.problem
         self.no_model = bool(self.setup.problem)
@@ -243,15 +258,21 @@ class DcodeApp(App[int]):
         """The user's and the project's own slash commands, read off the UI thread."""
         from dcode.prompts.commands import load_commands
 
-        found = load_commands(self.settings.home, self.settings.workspace, reserved=commands.RESERVED)
+        found = load_commands(
+            self.settings.home, self.settings.workspace, reserved=commands.RESERVED
+        )
         self.call_from_thread(self._use_prompt_commands, found)
 
     def _use_prompt_commands(self, found: PromptCommands) -> None:
         self.prompt_commands = found
-        self.prompt_input.set_commands(commands.popup_entries(found) + self.mcp_startup.prompt_entries)
+        self.prompt_input.set_commands(
+            commands.popup_entries(found) + self.mcp_startup.prompt_entries
+        )
 
     def _after_first_paint(self) -> None:
-        self.trust.check(then=self._open_or_set_up)  # the engine opens, or the first-run screen says what is missing
+        self.trust.check(
+            then=self._open_or_set_up
+        )  # the engine opens, or the first-run screen says what is missing
 
     def _open_or_set_up(self) -> None:
         if self.setup.problem:
@@ -319,7 +340,12 @@ class DcodeApp(App[int]):
         if saved is None or not saved.messages:
             return  # nothing saved (or unreadable): the engine's read says what is wrong
         await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
-        entries = await asyncio.to_thread(transcript_entries, saved.messages, session_id=session_id, db_path=self.settings.sessions_db)
+        entries = await asyncio.to_thread(
+            transcript_entries,
+            saved.messages,
+            session_id=session_id,
+            db_path=self.settings.sessions_db,
+        )
         await self.transcript.load(entries)
         self._painted_checkpoint = (session_id, saved.checkpoint_id, len(saved.messages))
 
@@ -337,7 +363,9 @@ class DcodeApp(App[int]):
         self.show_model()
         self.status.activity = ""
         self.mcp_startup.start(self.engine)
-        self.run_worker(self.engine.rewind.prune, thread=True, group="prune", exit_on_error=False)  # once a day
+        self.run_worker(
+            self.engine.rewind.prune, thread=True, group="prune", exit_on_error=False
+        )  # once a day
         if self._paint_on_ready and self._session_id:
             self._paint_on_ready = False
             if not await self.open_session(self._session_id, at_start=True):
@@ -368,7 +396,9 @@ class DcodeApp(App[int]):
     def ensure_runner(self) -> SessionRunner:
         assert self.engine is not None
         if self.runner is None:
-            self.use_runner(self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode))
+            self.use_runner(
+                self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode)
+            )
         assert self.runner is not None
         return self.runner
 
@@ -382,7 +412,9 @@ class DcodeApp(App[int]):
         if old is not None and self.engine is not None and old.session_id != self._session_id:
             self.engine.release(old.session_id)
 
-    async def open_session(self, session_id: str, *, at_start: bool = False, forked_from: str | None = None) -> bool:
+    async def open_session(
+        self, session_id: str, *, at_start: bool = False, forked_from: str | None = None
+    ) -> bool:
         """Point the runner at a saved session and paint its transcript (the window only).
         False when another dcode has the session open: the user is asked whether to fork it,
         and ``at_start`` the app becomes ready once they have chosen."""
@@ -405,14 +437,20 @@ class DcodeApp(App[int]):
             try:
                 await asyncio.to_thread(self.engine.switch_model, info.model)
             except ConfigError as exc:
-                await self.transcript.notice(f"keeping {self.engine.resolved.spec}: {exc}", NoticeLevel.WARNING)
+                await self.transcript.notice(
+                    f"keeping {self.engine.resolved.spec}: {exc}", NoticeLevel.WARNING
+                )
         self.show_mode()
         count = await self.paint_session(info.id)
         self.show_model()
         profile = self.engine.resolved.profile
         self.status.set_usage(info.context_tokens, profile.max_input_tokens)
         self.status.cost = profile.cost(info.input_tokens, info.output_tokens, info.cached_tokens)
-        opened = f"Forked session {forked_from} into {info.id}" if forked_from else f"Resumed session {info.id}"
+        opened = (
+            f"Forked session {forked_from} into {info.id}"
+            if forked_from
+            else f"Resumed session {info.id}"
+        )
         await self.transcript.notice(f"{opened} · {info.title or 'untitled'} · {count} messages")
         return True
 
@@ -432,7 +470,9 @@ class DcodeApp(App[int]):
                 self._become_ready()
             self.prompt_input.focus()
 
-        self.push_screen(SessionHeldScreen(held, leave="Quit" if at_start else "Back"), callback=chosen)
+        self.push_screen(
+            SessionHeldScreen(held, leave="Quit" if at_start else "Back"), callback=chosen
+        )
 
     async def _fork_session(self, source_id: str, *, at_start: bool) -> None:
         assert self.engine is not None
@@ -441,7 +481,9 @@ class DcodeApp(App[int]):
         except (SessionDatabaseError, ValueError) as exc:
             if at_start:
                 await self.slash.new_session()  # nothing else to continue
-            await self.transcript.notice(f"could not fork session {source_id}: {exc}", NoticeLevel.ERROR)
+            await self.transcript.notice(
+                f"could not fork session {source_id}: {exc}", NoticeLevel.ERROR
+            )
             return
         await self.open_session(info.id, forked_from=source_id)
 
@@ -454,11 +496,15 @@ class DcodeApp(App[int]):
 
         painted, self._painted_checkpoint = self._painted_checkpoint, None
         if painted is not None and painted[0] == session_id and not repaint:
-            latest = await asyncio.to_thread(latest_checkpoint_id, self.settings.sessions_db, session_id)
+            latest = await asyncio.to_thread(
+                latest_checkpoint_id, self.settings.sessions_db, session_id
+            )
             if latest == painted[1]:
                 return painted[2]
         messages = await self.ensure_runner().messages()
-        entries = await asyncio.to_thread(transcript_entries, messages, session_id=session_id, db_path=self.settings.sessions_db)
+        entries = await asyncio.to_thread(
+            transcript_entries, messages, session_id=session_id, db_path=self.settings.sessions_db
+        )
         await self.transcript.load(entries)
         return len(messages)
 
@@ -473,10 +519,24 @@ class DcodeApp(App[int]):
             self.welcome.model = self.status.model
             self.status.max_tokens = self.engine.resolved.profile.max_input_tokens
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None, markup: bool = True) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
         """Every toast is plain words drawn safe, never markup: many quote an error, and an
         error may quote a server, a file or a model."""
-        super().notify(safe_text(message), title=safe_text(title), severity=severity, timeout=timeout, markup=False)
+        super().notify(
+            safe_text(message),
+            title=safe_text(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     # -- input ------------------------------------------------------------------------
 
@@ -543,7 +603,11 @@ class DcodeApp(App[int]):
     @property
     def session_allowed(self) -> frozenset[ApprovalKind]:
         """The kinds the user answered "yes for the session" (``a``) in this session."""
-        return frozenset(self.runner.policy.session_allowed) if self.runner is not None else frozenset()
+        return (
+            frozenset(self.runner.policy.session_allowed)
+            if self.runner is not None
+            else frozenset()
+        )
 
     @property
     def session_tools(self) -> list[str]:
@@ -631,7 +695,13 @@ class DcodeApp(App[int]):
             # Interrupted as Esc interrupts it, the turn ends on its own in a moment, its partial
             # answer kept; cancelling its worker mid-step instead could leave a widget half
             # mounted and the graph's stream waiting on the model call it was reading.
-            await _wound_up([worker for worker in self.workers if worker.group == "turn" and not worker.is_finished])
+            await _wound_up(
+                [
+                    worker
+                    for worker in self.workers
+                    if worker.group == "turn" and not worker.is_finished
+                ]
+            )
         cancelled = [
             *self.cancel_workers("turn"),
             *self.cancel_workers("shell"),

@@ -124,7 +124,14 @@ class SlashCommands:
         from dcode.tui.screens.help import HelpScreen
 
         custom = self.host.prompt_commands
-        self.host.push_screen(HelpScreen(commands.help_entries(), list(commands.KEYS), commands.custom_entries(custom), custom.problems))
+        self.host.push_screen(
+            HelpScreen(
+                commands.help_entries(),
+                list(commands.KEYS),
+                commands.custom_entries(custom),
+                custom.problems,
+            )
+        )
 
     def change_theme(self) -> None:
         from dcode.tui.screens.theme import ThemeScreen
@@ -165,14 +172,21 @@ class SlashCommands:
 
         word = args.strip().lower()
         if not word:
-            await self.transcript.notice(f"approval mode is {mode_label(self.host.mode, self.host.session_allowed, self.host.session_tools, self.host.sandbox.on)} · /approve manual, edits, all or plan sets it")
+            await self.transcript.notice(
+                f"approval mode is {mode_label(self.host.mode, self.host.session_allowed, self.host.session_tools, self.host.sandbox.on)} · /approve manual, edits, all or plan sets it"
+            )
             return
         try:
             mode = ApprovalMode(word)
         except ValueError:
-            await self.transcript.notice(f"/approve takes manual, edits, all or plan (now: {self.host.mode.value})", NoticeLevel.WARNING)
+            await self.transcript.notice(
+                f"/approve takes manual, edits, all or plan (now: {self.host.mode.value})",
+                NoticeLevel.WARNING,
+            )
             return
-        withdrawn = [kind.value for kind in sorted(self.host.session_allowed)] + self.host.session_tools
+        withdrawn = [
+            kind.value for kind in sorted(self.host.session_allowed)
+        ] + self.host.session_tools
         if self.host.runner is not None:
             self.host.runner.policy.session_allowed.clear()
             self.host.runner.policy.session_tools.clear()
@@ -210,19 +224,29 @@ class SlashCommands:
             case [word] if word in {mode.value for mode in SandboxMode}:
                 chosen = replace(current, mode=SandboxMode(word))
             case _:
-                await self.transcript.notice(f"/sandbox takes workspace-write, read-only, off, or network on|off (now: {current.describe()})", NoticeLevel.WARNING)
+                await self.transcript.notice(
+                    f"/sandbox takes workspace-write, read-only, off, or network on|off (now: {current.describe()})",
+                    NoticeLevel.WARNING,
+                )
                 return
         self.host.sandbox.settings = chosen
         self.host.status.sandbox = chosen.describe() if chosen.on else ""
         found = await asyncio.to_thread(availability)
         verb = "is" if not words else "set to"
         if chosen.on and not found.works:
-            await self.transcript.notice(f"sandbox {verb} {chosen.describe()}, but shell commands are refused: {found.problem}", NoticeLevel.WARNING)
+            await self.transcript.notice(
+                f"sandbox {verb} {chosen.describe()}, but shell commands are refused: {found.problem}",
+                NoticeLevel.WARNING,
+            )
         elif chosen.on:
-            await self.transcript.notice(f"sandbox {verb} {chosen.describe()} ({found.kind}) · /sandbox off turns it off")
+            await self.transcript.notice(
+                f"sandbox {verb} {chosen.describe()} ({found.kind}) · /sandbox off turns it off"
+            )
         else:
             where = "available here" if found.works else f"not available here: {found.problem}"
-            await self.transcript.notice(f"sandbox {verb} off ({where}) · /sandbox workspace-write turns it on")
+            await self.transcript.notice(
+                f"sandbox {verb} off ({where}) · /sandbox workspace-write turns it on"
+            )
 
     async def _switch_model(self, spec: str) -> None:
         assert self.host.engine is not None
@@ -247,11 +271,17 @@ class SlashCommands:
         word = word.strip().lower()
         if not word:
             current = self.host.engine.resolved.profile.reasoning_effort
-            said = f"reasoning effort is {current}" if current else "no reasoning effort is asked for: the provider's default applies"
+            said = (
+                f"reasoning effort is {current}"
+                if current
+                else "no reasoning effort is asked for: the provider's default applies"
+            )
             await self.transcript.notice(f"{said} · /effort {levels} or default")
             return
         if word != "default" and word not in {level.value for level in ReasoningEffort}:
-            await self.transcript.notice(f"/effort takes {levels} or default, not {word!r}", NoticeLevel.WARNING)
+            await self.transcript.notice(
+                f"/effort takes {levels} or default, not {word!r}", NoticeLevel.WARNING
+            )
             return
         effort = None if word == "default" else ReasoningEffort(word)
         try:
@@ -261,7 +291,11 @@ class SlashCommands:
             return
         self.host.show_model()
         now = resolved.profile.reasoning_effort
-        await self.transcript.notice(f"reasoning effort for {resolved.spec}: {now}" if now else f"{resolved.spec} reasons as the provider does by default")
+        await self.transcript.notice(
+            f"reasoning effort for {resolved.spec}: {now}"
+            if now
+            else f"{resolved.spec} reasons as the provider does by default"
+        )
 
     async def _pick_model(self) -> None:
         """``/model`` alone: a picker of recent, configured and preset models."""
@@ -274,15 +308,23 @@ class SlashCommands:
             recent = [info.model for info in await asyncio.to_thread(engine.sessions.list)]
         except Exception as exc:  # noqa: BLE001 - the presets and the config still make a list
             recent = []
-            self.host.notify(f"could not read the recent sessions' models: {exc}", severity="warning", markup=False)
-        choices = await asyncio.to_thread(model_choices, engine.settings, recent, default=self.host.settings.model)
+            self.host.notify(
+                f"could not read the recent sessions' models: {exc}",
+                severity="warning",
+                markup=False,
+            )
+        choices = await asyncio.to_thread(
+            model_choices, engine.settings, recent, default=self.host.settings.model
+        )
 
         def chosen(spec: str | None) -> None:
             self.host.prompt_input.focus()
             if not spec:
                 return
             if spec.endswith(":"):
-                self.session.prefill_prompt(f"/model {spec}")  # the model name is the user's to type
+                self.session.prefill_prompt(
+                    f"/model {spec}"
+                )  # the model name is the user's to type
                 return
             self.session.run_slash(Invocation(commands.BY_NAME["model"], spec))
 
@@ -293,7 +335,9 @@ class SlashCommands:
 
         assert self.host.engine is not None
         try:
-            report = await self.host.engine.context_report(self.host.runner.session_id if self.host.runner else None)
+            report = await self.host.engine.context_report(
+                self.host.runner.session_id if self.host.runner else None
+            )
         except Exception as exc:  # noqa: BLE001 - one line; nothing else depends on it
             await self.transcript.notice(f"could not count the context: {exc}", NoticeLevel.ERROR)
             return
@@ -318,10 +362,15 @@ class SlashCommands:
             await self.transcript.notice(await asyncio.to_thread(drop_rule, rules, rest))
             return
         if verb:
-            await self.transcript.notice("/permissions lists the rules; /permissions remove RULE removes one", NoticeLevel.WARNING)
+            await self.transcript.notice(
+                "/permissions lists the rules; /permissions remove RULE removes one",
+                NoticeLevel.WARNING,
+            )
             return
         denials = self.host.runner.policy.denials if self.host.runner is not None else []
-        await self.transcript.notice("\n".join(describe_permissions(rules, self.host.settings.waiting_rules, denials)))
+        await self.transcript.notice(
+            "\n".join(describe_permissions(rules, self.host.settings.waiting_rules, denials))
+        )
 
     def _show_mcp(self) -> None:
         from dcode.tui.screens.mcp import McpScreen
@@ -345,7 +394,9 @@ class SlashCommands:
             if any(isinstance(event, CompactionFinished) for event in events):
                 await self._show_next_request_size()
         except Exception as exc:  # noqa: BLE001 - one line, the session stays as it was
-            await self.transcript.notice(f"could not compact the conversation: {exc}", NoticeLevel.ERROR)
+            await self.transcript.notice(
+                f"could not compact the conversation: {exc}", NoticeLevel.ERROR
+            )
         finally:
             if self.host.is_running:  # not when the app is closing under it
                 self.host.status.activity = ""
@@ -387,13 +438,17 @@ class SlashCommands:
             self.host.prompt_input.focus()
             return
         shown = self.host.engine.backend.display_path
-        choice = await self.host.push_screen_wait(RewindChoiceScreen(turn, await runner.code_plan(turn), shown=shown))
+        choice = await self.host.push_screen_wait(
+            RewindChoiceScreen(turn, await runner.code_plan(turn), shown=shown)
+        )
         self.host.prompt_input.focus()
         if choice is None:
             return
         self.host.status.activity = "Rewinding"
         try:
-            outcome = await runner.rewind(turn, conversation=choice != CODE, code=choice != CONVERSATION)
+            outcome = await runner.rewind(
+                turn, conversation=choice != CODE, code=choice != CONVERSATION
+            )
         except RewindError as exc:
             await self.transcript.notice(f"could not rewind: {exc}", NoticeLevel.ERROR)
             return
@@ -401,7 +456,9 @@ class SlashCommands:
             if self.host.is_running:
                 self.host.status.activity = ""
         if outcome.messages_left is not None:
-            await self.host.paint_session(runner.session_id, repaint=True)  # what is painted is the thread before the rewind
+            await self.host.paint_session(
+                runner.session_id, repaint=True
+            )  # what is painted is the thread before the rewind
             report = await self.host.engine.context_report(runner.session_id)
             self.host.status.set_usage(report.used, report.window)
             self.host.prompt_input.restore_sent(turn.prompt)
@@ -427,7 +484,11 @@ class SlashCommands:
     async def _pick_session(self) -> None:
         from dcode.agent.sessions import SessionDatabaseError, SessionStore
 
-        store = self.host.engine.sessions if self.host.engine is not None else SessionStore(self.host.settings.sessions_db)
+        store = (
+            self.host.engine.sessions
+            if self.host.engine is not None
+            else SessionStore(self.host.settings.sessions_db)
+        )
         from dcode.tui.screens.resume import ResumeScreen
 
         try:

@@ -74,10 +74,24 @@ class AppHost(Protocol):
     def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
 
     def set_interval(
-        self, interval: float, callback: Callable[[], Any] | None = None, *, name: str | None = None, repeat: int = 0, pause: bool = False
+        self,
+        interval: float,
+        callback: Callable[[], Any] | None = None,
+        *,
+        name: str | None = None,
+        repeat: int = 0,
+        pause: bool = False,
     ) -> Timer: ...
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None, markup: bool = True) -> None: ...
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
 
     def push_screen(self, screen: Screen[Any], callback: Any = None) -> Any: ...
 

@@ -96,7 +96,14 @@ class SessionHost(AppHost, Protocol):
     @property
     def queued_strip(self) -> QueuedStrip: ...
 
-    def set_timer(self, delay: float, callback: Callable[[], Any] | None = None, *, name: str | None = None, pause: bool = False) -> Timer: ...
+    def set_timer(
+        self,
+        delay: float,
+        callback: Callable[[], Any] | None = None,
+        *,
+        name: str | None = None,
+        pause: bool = False,
+    ) -> Timer: ...
 
     def workers_in(self, group: str) -> bool: ...
 
@@ -113,7 +120,9 @@ class SessionHost(AppHost, Protocol):
 class SessionWork:
     """The queue, turns, approvals and ``!cmd`` of ``DcodeApp`` (which provides the widgets)."""
 
-    def __init__(self, host: SessionHost, run_command: Callable[[Invocation], Awaitable[None]]) -> None:
+    def __init__(
+        self, host: SessionHost, run_command: Callable[[Invocation], Awaitable[None]]
+    ) -> None:
         self.host = host
         self._run_command = run_command
         """Runs a slash command (``app_commands``); awaited, or as a worker when it holds the session."""
@@ -122,7 +131,9 @@ class SessionWork:
         """Pasted and dropped images and videos (``install_media``, once the prompt is mounted)."""
         self._streamed_tokens = 0
         self._turn_output = False
-        self._stopped_at_approval = False  # the user stopped the turn by answering "stop" to an approval
+        self._stopped_at_approval = (
+            False  # the user stopped the turn by answering "stop" to an approval
+        )
 
     # What ``_apply`` and the turn draw on, read from the App each time (the widgets are its).
     @property
@@ -153,10 +164,16 @@ class SessionWork:
                     self._expand_mcp_prompt(item)
                     return
                 if found is None:
-                    self.host.call_later(self.transcript.notice, f"unknown command /{exc} — /help lists them", NoticeLevel.WARNING)
+                    self.host.call_later(
+                        self.transcript.notice,
+                        f"unknown command /{exc} — /help lists them",
+                        NoticeLevel.WARNING,
+                    )
                     return
                 # The user's own command: its text is the prompt, sent as if typed.
-                item = Pending(found[0].expand(found[1]), draft=item.draft, command=_project_command(*found))
+                item = Pending(
+                    found[0].expand(found[1]), draft=item.draft, command=_project_command(*found)
+                )
                 invocation = None
             if invocation is not None:
                 item = replace(item, invocation=invocation)
@@ -168,12 +185,19 @@ class SessionWork:
         host = self.host
         if item.invocation is not None and host.busy:
             what = "the turn" if host.workers_in("turn") else "what is running"
-            host.call_later(self.transcript.notice, f"/{item.invocation.command.name} will run when {what} ends")
+            host.call_later(
+                self.transcript.notice, f"/{item.invocation.command.name} will run when {what} ends"
+            )
         if not host.ready:
             host.retry_setup()  # what the user fixed meanwhile counts
 
     def _expand_mcp_prompt(self, item: Pending) -> None:
-        self.host.run_worker(partial(self._expand, item), name="_expand_mcp_prompt", group="mcp-prompt", exit_on_error=False)
+        self.host.run_worker(
+            partial(self._expand, item),
+            name="_expand_mcp_prompt",
+            group="mcp-prompt",
+            exit_on_error=False,
+        )
 
     async def _expand(self, item: Pending) -> None:
         """``/mcp__server__prompt args``: the server makes the prompt, which is then sent as if
@@ -182,7 +206,9 @@ class SessionWork:
 
         engine = self.engine
         if engine is None:
-            await self.transcript.notice("MCP prompts can be used once dcode is ready", NoticeLevel.WARNING)
+            await self.transcript.notice(
+                "MCP prompts can be used once dcode is ready", NoticeLevel.WARNING
+            )
             self.host.prompt_input.insert_text(item.text)
             return
         try:
@@ -194,7 +220,9 @@ class SessionWork:
         self.submit(Pending(expanded, draft=None))
 
     def run_slash(self, invocation: Invocation) -> None:
-        self.submit(Pending(f"/{invocation.command.name} {invocation.args}".strip(), invocation=invocation))
+        self.submit(
+            Pending(f"/{invocation.command.name} {invocation.args}".strip(), invocation=invocation)
+        )
 
     def prefill_prompt(self, text: str) -> None:
         self.host.prompt_input.restore(text)
@@ -257,7 +285,12 @@ class SessionWork:
 
             return AttachmentStore(settings.attachments_dir)
 
-        self.media = MediaSource(make_store, settings.workspace, notify=partial(self.host.notify, markup=False), support=self._media_support)
+        self.media = MediaSource(
+            make_store,
+            settings.workspace,
+            notify=partial(self.host.notify, markup=False),
+            support=self._media_support,
+        )
         self.media.install(self.host.prompt_input)
         return self.media
 
@@ -294,15 +327,23 @@ class SessionWork:
             if any(media.kind == "video" for media in media_items(placeholders)):
                 self.status.activity = "Sampling video"
                 assert self.media is not None
-                videos = await asyncio.to_thread(sample_videos, placeholders, self.media.store, **self._video_route())
+                videos = await asyncio.to_thread(
+                    sample_videos, placeholders, self.media.store, **self._video_route()
+                )
             content, text = content_for(item.text, placeholders, videos)
-            prompt = PreparedTurn(content, text, [VideoSeen(sampled.strip, sampled.sent_bytes) for sampled in videos.values()])
+            prompt = PreparedTurn(
+                content,
+                text,
+                [VideoSeen(sampled.strip, sampled.sent_bytes) for sampled in videos.values()],
+            )
             if self.engine is not None:
                 self.status.activity = "Reading files"
                 try:
                     prompt = await with_mentions(self.engine, prompt, item.command)
                 except Exception as exc:  # noqa: BLE001 - the prompt still goes, as typed
-                    prompt = replace(prompt, notes=(f"the files the prompt mentions were not attached: {exc}",))
+                    prompt = replace(
+                        prompt, notes=(f"the files the prompt mentions were not attached: {exc}",)
+                    )
         except MediaRefused as exc:
             self.host.notify(exc.message, severity="error", markup=False)
             self.host.prompt_input.restore(item.restorable)
@@ -319,7 +360,11 @@ class SessionWork:
         if engine is None:
             return {"workspace": workspace}
         profile = engine.resolved.profile
-        return {"workspace": workspace, "route": route_for(profile), "takes_images": profile.image_inputs}
+        return {
+            "workspace": workspace,
+            "route": route_for(profile),
+            "takes_images": profile.image_inputs,
+        }
 
     def frames_sent_bytes(self, frames: Any) -> int | None:
         """What a strip's frames weigh on the model's route (blocking: call it in a thread);
@@ -363,7 +408,9 @@ class SessionWork:
                 await self.transcript.notice(note, NoticeLevel.WARNING)
             status.activity = "Working"
             status.start_turn()
-            async with aclosing(runner.run_turn(prepared.content, prompt_text=text, attached=prepared.attached)) as events:
+            async with aclosing(
+                runner.run_turn(prepared.content, prompt_text=text, attached=prepared.attached)
+            ) as events:
                 async for event in events:
                     await self._apply(event)
                     if isinstance(event, TurnFinished):
@@ -375,7 +422,9 @@ class SessionWork:
             await self.transcript.notice(f"the turn failed: {exc}", NoticeLevel.ERROR)
         finally:
             marked = await self.transcript.finish_turn(interrupted=interrupted)
-            if interrupted and not marked and not self._stopped_at_approval:  # else "rejected: stopped" says it
+            if (
+                interrupted and not marked and not self._stopped_at_approval
+            ):  # else "rejected: stopped" says it
                 await self.transcript.notice(self._interrupt_line())
             status.end_turn()
             status.activity = ""
@@ -451,7 +500,9 @@ class SessionWork:
             # A subagent's window is its own, not the session's (its tokens are its task's, which
             # the transcript counts); its ``session_`` figures already are the session's totals.
             self.status.set_usage(event.context_tokens, event.max_input_tokens, event.estimated)
-            self.status.cached_share = event.cached_tokens / event.input_tokens if event.input_tokens else None
+            self.status.cached_share = (
+                event.cached_tokens / event.input_tokens if event.input_tokens else None
+            )
         if self.engine is not None:
             self.status.cost = self.engine.resolved.profile.cost(
                 event.session_input_tokens, event.session_output_tokens, event.session_cached_tokens
@@ -478,10 +529,15 @@ class SessionWork:
 
     async def approval_needed(self, message: ApprovalNeeded) -> None:
         # Someone composing the next message must not answer this with a stray "y" or "n".
-        typing = bool(self.host.prompt_input.text.strip()) and time.monotonic() - self.host.last_typed < TYPING_GRACE
+        typing = (
+            bool(self.host.prompt_input.text.strip())
+            and time.monotonic() - self.host.last_typed < TYPING_GRACE
+        )
         self.status.activity = "Waiting for approval"
         self.host.ring_if_away()
-        await self.transcript.show_approval(message.request, message.future, TYPING_GRACE if typing else 0.0)
+        await self.transcript.show_approval(
+            message.request, message.future, TYPING_GRACE if typing else 0.0
+        )
 
     async def approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
         await self.transcript.withdraw_approval(message.call_id, message.agent)
@@ -495,10 +551,14 @@ class SessionWork:
 
             tool = granted(request, decision)
             self.host.show_mode(*([] if tool else [request.kind]), also_tool=tool)
-        if decision.approved and decision.mode is not None:  # a plan approved: the core switched already
+        if (
+            decision.approved and decision.mode is not None
+        ):  # a plan approved: the core switched already
             self.host.set_mode(decision.mode)
         feedback = decision.feedback if not message.stop_turn else "stopped"
-        await self.transcript.resolve_approval(message.call_id, decision.approved, feedback, request.agent)
+        await self.transcript.resolve_approval(
+            message.call_id, decision.approved, feedback, request.agent
+        )
         if message.stop_turn:
             self._stopped_at_approval = True
             self.host.prompt_input.focus()
@@ -531,8 +591,16 @@ class SessionWork:
         for call in pending:
             assert call.approval is not None
             if not call.approval.future.done():
-                call.approval.future.set_result(ApprovalDecision(False, "the user stopped the turn"))
-            self.host.call_later(self.transcript.resolve_approval, call.call_id, False, "stopped", call.approval.request.agent)
+                call.approval.future.set_result(
+                    ApprovalDecision(False, "the user stopped the turn")
+                )
+            self.host.call_later(
+                self.transcript.resolve_approval,
+                call.call_id,
+                False,
+                "stopped",
+                call.approval.request.agent,
+            )
         self._stopped_at_approval = True
         self.interrupt()
         self.host.prompt_input.focus()
@@ -541,7 +609,9 @@ class SessionWork:
     # -- shell --------------------------------------------------------------------------
 
     def _run_shell(self, command: str, private: bool) -> None:
-        self.host.run_worker(partial(self._shell, command, private), name="_run_shell", group="shell")
+        self.host.run_worker(
+            partial(self._shell, command, private), name="_run_shell", group="shell"
+        )
 
     async def _shell(self, command: str, private: bool) -> None:
         """Run a ``!cmd`` as the model's commands run (no terminal, stdin closed, its whole
@@ -568,16 +638,30 @@ class SessionWork:
         host = self.host
         timer = host.set_interval(SHELL_REFRESH, show)
         try:
-            argv = await host.sandbox.wrap_async([shell, "-c", command], cwd=host.settings.workspace)
-            result = await run_shell(argv, cwd=host.settings.workspace, timeout=SHELL_TIMEOUT, max_chars=SHELL_OUTPUT_CAP, on_output=take)
+            argv = await host.sandbox.wrap_async(
+                [shell, "-c", command], cwd=host.settings.workspace
+            )
+            result = await run_shell(
+                argv,
+                cwd=host.settings.workspace,
+                timeout=SHELL_TIMEOUT,
+                max_chars=SHELL_OUTPUT_CAP,
+                on_output=take,
+            )
             stopped = f"\n(stopped after {SHELL_TIMEOUT:g} s)" if result.timed_out else ""
             entry.output, entry.exit_code = result.output + stopped, result.exit_code
         except asyncio.CancelledError:  # Esc: the command's tree has been ended
-            entry.output, entry.exit_code = f"{kept.text().rstrip()}\n(stopped)".lstrip("\n"), STOPPED_EXIT
+            entry.output, entry.exit_code = (
+                f"{kept.text().rstrip()}\n(stopped)".lstrip("\n"),
+                STOPPED_EXIT,
+            )
         except OSError as exc:
             entry.output, entry.exit_code = str(exc), 127
         except SandboxUnavailable as exc:
-            entry.output, entry.exit_code = f"refused, the sandbox cannot start: {exc}", REFUSED_EXIT
+            entry.output, entry.exit_code = (
+                f"refused, the sandbox cannot start: {exc}",
+                REFUSED_EXIT,
+            )
         finally:
             timer.stop()
         entry.running = False
@@ -586,7 +670,9 @@ class SessionWork:
             if not private and host.engine is not None:
                 from dcode.agent.shell_note import shell_note
 
-                await host.ensure_runner().add_user_note(*shell_note(command, entry.exit_code, entry.output))
+                await host.ensure_runner().add_user_note(
+                    *shell_note(command, entry.exit_code, entry.output)
+                )
         finally:
             if not private:
                 host.busy = False

@@ -33,7 +33,13 @@ class SetupHost(AppHost, Protocol):
 class ModelSetup:
     """What keeps a model out of reach, the dialog that says it, and the retry."""
 
-    def __init__(self, host: SetupHost, problem: str | None, reload_settings: Callable[[], Settings], open_engine: Callable[[], object]) -> None:
+    def __init__(
+        self,
+        host: SetupHost,
+        problem: str | None,
+        reload_settings: Callable[[], Settings],
+        open_engine: Callable[[], object],
+    ) -> None:
         self.host = host
         self.problem = problem
         """What keeps a model out of reach (the first-run screen says it), if anything."""
@@ -75,7 +81,11 @@ class ModelSetup:
             # The dialog said it; the transcript keeps it once, however often the dialog opens.
             if self.problem and self.problem != self._noticed:
                 self._noticed = self.problem
-                host.call_later(host.transcript.notice, f"{self.problem} — fix it and send a prompt to try again.", NoticeLevel.ERROR)
+                host.call_later(
+                    host.transcript.notice,
+                    f"{self.problem} — fix it and send a prompt to try again.",
+                    NoticeLevel.ERROR,
+                )
             host.prompt_input.focus()
             return
         self.retry()

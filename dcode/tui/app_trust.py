@@ -54,7 +54,13 @@ class ProjectTrust:
 
     def check(self, then: Callable[[], None]) -> None:
         """Ask about what the project asks for, if anything, then ``then`` (the engine opens)."""
-        self.host.run_worker(partial(self._check, then), name="_check_trust", group="trust", exclusive=True, exit_on_error=False)
+        self.host.run_worker(
+            partial(self._check, then),
+            name="_check_trust",
+            group="trust",
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     async def _check(self, then: Callable[[], None]) -> None:
         from dcode.tui.trust_request import trust_request
@@ -100,17 +106,28 @@ class ProjectTrust:
             try:
                 approve(self.host.settings.home, request.mcp.awaiting)
             except OSError as exc:
-                self.host.call_later(self.transcript.notice, f"could not record the MCP approval: {exc.strerror or exc}", NoticeLevel.ERROR)
+                self.host.call_later(
+                    self.transcript.notice,
+                    f"could not record the MCP approval: {exc.strerror or exc}",
+                    NoticeLevel.ERROR,
+                )
             else:
-                done.append(f"its MCP servers ({request.server_names}) start, and their tools join the next turn")
+                done.append(
+                    f"its MCP servers ({request.server_names}) start, and their tools join the next turn"
+                )
         if done:
-            self.host.call_later(self.transcript.notice, f"Trusted this project: {'; '.join(done)}.")
+            self.host.call_later(
+                self.transcript.notice, f"Trusted this project: {'; '.join(done)}."
+            )
 
     def _trust_project(self, request: TrustRequest) -> str:
         """The project's trust recorded and its settings applied: what now applies, or ""."""
         from dcode.settings.trust import TrustStore
 
-        keys, agents = ignored_keys(request.settings), ", ".join(agent.name for agent in request.agents)
+        keys, agents = (
+            ignored_keys(request.settings),
+            ", ".join(agent.name for agent in request.agents),
+        )
         rules = ", ".join(rule.text for rule in request.settings.waiting_rules)
         host = self.host
         settings = host.settings
@@ -118,7 +135,11 @@ class ProjectTrust:
             assert settings.project_digest is not None
             TrustStore(settings.home).trust(settings.workspace, settings.project_digest)
         except OSError as exc:
-            host.call_later(self.transcript.notice, f"could not record the trust: {exc.strerror or exc}", NoticeLevel.ERROR)
+            host.call_later(
+                self.transcript.notice,
+                f"could not record the trust: {exc.strerror or exc}",
+                NoticeLevel.ERROR,
+            )
             return ""
         if not self.setup.resolve_again():
             return ""  # the first-run screen says what is wrong with the config
@@ -147,16 +168,28 @@ class ProjectTrust:
         if keys := ignored_keys(request.settings):
             parts.append(f"settings ({keys})")
         if request.settings.waiting_rules:
-            parts.append(f"allow rules ({', '.join(rule.text for rule in request.settings.waiting_rules)})")
+            parts.append(
+                f"allow rules ({', '.join(rule.text for rule in request.settings.waiting_rules)})"
+            )
         if request.mcp is not None:
             parts.append(f"MCP servers ({request.server_names})")
         if request.agents:
             parts.append(f"agents' models ({', '.join(agent.name for agent in request.agents)})")
         listed = f"{', '.join(parts[:-1])} and {parts[-1]}" if len(parts) > 1 else parts[0]
-        self.host.call_later(self.transcript.notice, f"Left out the project's {listed} this session; dcode asks again next time.", NoticeLevel.WARNING)
+        self.host.call_later(
+            self.transcript.notice,
+            f"Left out the project's {listed} this session; dcode asks again next time.",
+            NoticeLevel.WARNING,
+        )
 
     def _warm_engine_imports(self) -> None:
-        self.host.run_worker(_import_engine, name="_warm_engine_imports", thread=True, group="warm-imports", exit_on_error=False)
+        self.host.run_worker(
+            _import_engine,
+            name="_warm_engine_imports",
+            thread=True,
+            group="warm-imports",
+            exit_on_error=False,
+        )
 
 
 def _import_engine() -> None:

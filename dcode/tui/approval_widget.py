@@ -53,7 +53,11 @@ def origin(request: ApprovalRequested) -> ToolOrigin | None:
     """The tool a question about a tool dcode does not know is about (None for other kinds)."""
     if request.kind is not ApprovalKind.TOOL:
         return None
-    return ToolOrigin(request.mcp_server, request.mcp_tool) if request.mcp_server else ToolOrigin("", request.tool)
+    return (
+        ToolOrigin(request.mcp_server, request.mcp_tool)
+        if request.mcp_server
+        else ToolOrigin("", request.tool)
+    )
 
 
 def granted(request: ApprovalRequested, decision: ApprovalDecision) -> str:
@@ -129,23 +133,34 @@ class ApprovalWidget(Vertical, can_focus=True):
         self._armed_at = time.monotonic() + arm_delay
         question = f"Allow this {SUBJECTS[request.kind][0]}?"
         # A subagent's question names it: "task:1 · general-purpose asks: allow this edit?"
-        asks = f"{safe_text(asker)} asks: {question[0].lower()}{question[1:]}" if asker else question
+        asks = (
+            f"{safe_text(asker)} asks: {question[0].lower()}{question[1:]}" if asker else question
+        )
         self.border_title = Content(asks)  # not markup: an agent's name is the model's
 
     def compose(self) -> ComposeResult:
         request = self.request
-        head = Content.assemble((safe_text(request.summary or request.tool), "bold"), ("  " + safe_text(request.reason), "$text-muted"))
+        head = Content.assemble(
+            (safe_text(request.summary or request.tool), "bold"),
+            ("  " + safe_text(request.reason), "$text-muted"),
+        )
         yield Static(head, classes="approval-reason")
         match request.kind:
             case ApprovalKind.SHELL:
                 command = str(request.args.get("command") or request.summary)
-                yield Static(Content.styled(f"$ {safe_text(command)}", "bold"), classes="approval-command")
-            case ApprovalKind.FETCH:  # the whole URL, as it would be fetched: what it carries is what is being approved
+                yield Static(
+                    Content.styled(f"$ {safe_text(command)}", "bold"), classes="approval-command"
+                )
+            case (
+                ApprovalKind.FETCH
+            ):  # the whole URL, as it would be fetched: what it carries is what is being approved
                 written = str(request.args.get("url") or request.summary)
                 url = canonical_url(written) or written
                 if len(url) > URL_CHARS:  # a URL this long is a message of its own: say so
                     url = f"{url[:URL_CHARS]}… ({len(url) - URL_CHARS:,} more characters)"
-                yield Static(Content.styled(f"GET {safe_text(url)}", "bold"), classes="approval-command")
+                yield Static(
+                    Content.styled(f"GET {safe_text(url)}", "bold"), classes="approval-command"
+                )
             case ApprovalKind.TOOL:
                 yield Static(Content(_arguments(request.args)), classes="approval-command")
             case _ if request.diff:
@@ -158,14 +173,44 @@ class ApprovalWidget(Vertical, can_focus=True):
         tool = origin(self.request)
         allowed = SUBJECTS[self.request.kind][1] if tool is None else tool.rule()
         yes = "bold $text-success"
-        if self.request.every_time:  # an ask rule, a settings file, outside the sandbox: asked each time
-            return [("y", yes), " yes, this once   ", ("n", "bold $text-error"), " no   ", ("tab", "bold $text-warning"), " no, and say why   ", ("esc", "bold"), " stop"]
-        keys: list[tuple[str, str] | str] = [("y", yes), " yes   ", ("a", yes), f" yes, and allow {allowed} for this session   "]
+        if (
+            self.request.every_time
+        ):  # an ask rule, a settings file, outside the sandbox: asked each time
+            return [
+                ("y", yes),
+                " yes, this once   ",
+                ("n", "bold $text-error"),
+                " no   ",
+                ("tab", "bold $text-warning"),
+                " no, and say why   ",
+                ("esc", "bold"),
+                " stop",
+            ]
+        keys: list[tuple[str, str] | str] = [
+            ("y", yes),
+            " yes   ",
+            ("a", yes),
+            f" yes, and allow {allowed} for this session   ",
+        ]
         if tool is not None and tool.server:
             keys += [("s", yes), f" yes, and all of {tool.server}'s tools   "]
         if rule := self.request.suggestion:
-            keys += ["\n", ("p", yes), f" always allow {safe_text(rule)} in this project   ", ("e", yes), " …everywhere\n"]
-        return [*keys, ("n", "bold $text-error"), " no   ", ("tab", "bold $text-warning"), " no, and say why   ", ("esc", "bold"), " stop"]
+            keys += [
+                "\n",
+                ("p", yes),
+                f" always allow {safe_text(rule)} in this project   ",
+                ("e", yes),
+                " …everywhere\n",
+            ]
+        return [
+            *keys,
+            ("n", "bold $text-error"),
+            " no   ",
+            ("tab", "bold $text-warning"),
+            " no, and say why   ",
+            ("esc", "bold"),
+            " stop",
+        ]
 
     @property
     def decided(self) -> bool:
@@ -176,7 +221,12 @@ class ApprovalWidget(Vertical, can_focus=True):
         return time.monotonic() >= self._armed_at
 
     def on_key(self, event: events.Key) -> None:
-        if not self._armed() and event.is_printable and event.character and not self.has_class("-feedback"):
+        if (
+            not self._armed()
+            and event.is_printable
+            and event.character
+            and not self.has_class("-feedback")
+        ):
             event.stop()
             event.prevent_default()
             self.post_message(self.StrayKey(event.character))
@@ -202,7 +252,9 @@ class ApprovalWidget(Vertical, can_focus=True):
 
     def action_keep_rule(self, everywhere: bool) -> None:
         if self._armed() and self.request.suggestion:
-            self.decide(ApprovalDecision(True, save_rule=self.request.suggestion, everywhere=everywhere))
+            self.decide(
+                ApprovalDecision(True, save_rule=self.request.suggestion, everywhere=everywhere)
+            )
 
     def action_reject(self) -> None:
         if self._armed():
@@ -244,7 +296,10 @@ def open_approvals(root: Widget) -> list[ApprovalWidget]:
 
 def _arguments(args: dict[str, object]) -> str:
     """An unknown tool's arguments, whole enough to judge: one ``key: value`` line each."""
-    lines = [_clip(f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}") for key, value in args.items()]
+    lines = [
+        _clip(f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}")
+        for key, value in args.items()
+    ]
     lines = lines or ["(no arguments)"]
     if len(lines) > ARGS_LINES:
         lines = [*lines[:ARGS_LINES], f"… {len(lines) - ARGS_LINES} more arguments"]

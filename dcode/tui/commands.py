@@ -53,17 +53,68 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "Show commands and keys", busy_safe=True),
     SlashCommand("clear", "Start a new session (the old one stays resumable)"),
     SlashCommand("resume", "Pick a past session to continue"),
-    SlashCommand("model", "Switch the model, keeping the conversation (alone: pick one)", usage="[SPEC]", needs_engine=True),
-    SlashCommand("effort", "How hard the model reasons: low, high… or default (alone: show it)", usage="[LEVEL]", needs_engine=True),
+    SlashCommand(
+        "model",
+        "Switch the model, keeping the conversation (alone: pick one)",
+        usage="[SPEC]",
+        needs_engine=True,
+    ),
+    SlashCommand(
+        "effort",
+        "How hard the model reasons: low, high… or default (alone: show it)",
+        usage="[LEVEL]",
+        needs_engine=True,
+    ),
     SlashCommand("context", "Show where the tokens go", busy_safe=True, needs_engine=True),
-    SlashCommand("agents", "List the agents the task tool can hand a job to, and the files left out", busy_safe=True),
-    SlashCommand("mcp", "The MCP servers: state, tools, last error; reconnect or disable one", busy_safe=True, needs_engine=True),
-    SlashCommand("offload", "Compact now: summarize and archive the older messages (FOCUS: what the summary keeps in detail)", usage="[FOCUS]", needs_engine=True, holds_session=True),
-    SlashCommand("rewind", "Go back to before one of your prompts: the conversation, the files dcode changed, or both", needs_engine=True, holds_session=True),
-    SlashCommand("permissions", "List the permission rules with their sources and the recent denials (remove RULE: drop a rule you saved)", usage="[remove RULE]", busy_safe=True, needs_engine=True),
-    SlashCommand("approve", "Set the approval mode: manual, edits, all or plan (alone: show it)", usage="[MODE]", busy_safe=True),
-    SlashCommand("plan", "Plan mode: the model only reads, then puts a plan to you (TASK: the task to plan)", usage="[TASK]", busy_safe=True),
-    SlashCommand("sandbox", "Run shell commands in a sandbox: workspace-write, read-only, off; network on or off (alone: show it)", usage="[MODE|network on|off]", busy_safe=True),
+    SlashCommand(
+        "agents",
+        "List the agents the task tool can hand a job to, and the files left out",
+        busy_safe=True,
+    ),
+    SlashCommand(
+        "mcp",
+        "The MCP servers: state, tools, last error; reconnect or disable one",
+        busy_safe=True,
+        needs_engine=True,
+    ),
+    SlashCommand(
+        "offload",
+        "Compact now: summarize and archive the older messages (FOCUS: what the summary keeps in detail)",
+        usage="[FOCUS]",
+        needs_engine=True,
+        holds_session=True,
+    ),
+    SlashCommand(
+        "rewind",
+        "Go back to before one of your prompts: the conversation, the files dcode changed, or both",
+        needs_engine=True,
+        holds_session=True,
+    ),
+    SlashCommand(
+        "permissions",
+        "List the permission rules with their sources and the recent denials (remove RULE: drop a rule you saved)",
+        usage="[remove RULE]",
+        busy_safe=True,
+        needs_engine=True,
+    ),
+    SlashCommand(
+        "approve",
+        "Set the approval mode: manual, edits, all or plan (alone: show it)",
+        usage="[MODE]",
+        busy_safe=True,
+    ),
+    SlashCommand(
+        "plan",
+        "Plan mode: the model only reads, then puts a plan to you (TASK: the task to plan)",
+        usage="[TASK]",
+        busy_safe=True,
+    ),
+    SlashCommand(
+        "sandbox",
+        "Run shell commands in a sandbox: workspace-write, read-only, off; network on or off (alone: show it)",
+        usage="[MODE|network on|off]",
+        busy_safe=True,
+    ),
     SlashCommand("theme", "Choose a colour theme", busy_safe=True),
     SlashCommand("copy", "Copy the last answer to the clipboard", busy_safe=True),
     SlashCommand("paste", "Attach the image on the clipboard", busy_safe=True),
@@ -128,7 +179,14 @@ def popup_entries(custom: PromptCommands | None = None) -> list[tuple[str, str]]
 
 
 def custom_entries(custom: PromptCommands | None) -> list[tuple[str, str]]:
-    return [(command.name, command.label) for command in sorted(custom.commands.values(), key=lambda c: c.name)] if custom else []
+    return (
+        [
+            (command.name, command.label)
+            for command in sorted(custom.commands.values(), key=lambda c: c.name)
+        ]
+        if custom
+        else []
+    )
 
 
 RESERVED: frozenset[str] = frozenset([*BY_NAME, *ALIASES])
@@ -145,7 +203,12 @@ def _palette_entries() -> Iterable[tuple[str, str, str, str]]:
     for command in COMMANDS:
         if command.name == "approve":
             for mode in ApprovalMode:
-                yield f"/approve {mode.value}", f"Approval mode: {mode.value}", command.name, mode.value
+                yield (
+                    f"/approve {mode.value}",
+                    f"Approval mode: {mode.value}",
+                    command.name,
+                    mode.value,
+                )
         elif command.usage:
             yield command.label, command.description, command.name, ""
         else:
@@ -173,4 +236,10 @@ class SlashCommandProvider(Provider):
         for display, help_text, name, args in _palette_entries():
             score = max(matcher.match(display), matcher.match(help_text) * 0.5)
             if score > 0:
-                yield Hit(score, matcher.highlight(display), partial(self._run, name, args), text=display, help=help_text)
+                yield Hit(
+                    score,
+                    matcher.highlight(display),
+                    partial(self._run, name, args),
+                    text=display,
+                    help=help_text,
+                )

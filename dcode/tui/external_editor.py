@@ -43,7 +43,9 @@ def editor_command(environ: Mapping[str, str]) -> list[str]:
             try:
                 argv = shlex.split(value)
             except ValueError as exc:
-                raise EditorUnavailable(f"${variable} cannot be read as a command ({exc}): {value!r}") from None
+                raise EditorUnavailable(
+                    f"${variable} cannot be read as a command ({exc}): {value!r}"
+                ) from None
             if argv:
                 return argv
     for name in FALLBACK_EDITORS:
@@ -77,7 +79,9 @@ def draft_file(home: Path, text: str) -> Path:
     return path
 
 
-async def edit_in_editor(app: App[Any], prompt: PromptInput, home: Path, environ: Mapping[str, str]) -> str | None:
+async def edit_in_editor(
+    app: App[Any], prompt: PromptInput, home: Path, environ: Mapping[str, str]
+) -> str | None:
     """Hand the terminal to the editor with the prompt's draft, then take back what it saved;
     returns the line to show when the draft was left as it was (None when it was replaced)."""
     try:

@@ -124,7 +124,9 @@ def _window_pixels(fd: int) -> tuple[int, int] | None:
     import termios
 
     try:
-        rows, columns, width, height = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
+        rows, columns, width, height = struct.unpack(
+            "HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
+        )
     except OSError:
         return None
     if not (rows and columns and width and height):

@@ -35,7 +35,9 @@ def _reloader(settings: Settings, cli: dict[str, Any] | None) -> Callable[[], Se
     trusted), with the same command-line flags, so every source keeps its precedence."""
 
     def reload() -> Settings:
-        return load_settings(workspace=settings.workspace, cli=cli, default_approve=ApprovalMode.MANUAL)
+        return load_settings(
+            workspace=settings.workspace, cli=cli, default_approve=ApprovalMode.MANUAL
+        )
 
     return reload
 
@@ -53,7 +55,12 @@ def launch_tui(
     from dcode.agent.sessions import SessionDatabaseError
     from dcode.cli.run_request import HeadlessRequest, pick_session, session_model
 
-    request = HeadlessRequest(prompt=prompt or "", resume_id=resume_id, resume_latest=resume_latest, continue_here=continue_here)
+    request = HeadlessRequest(
+        prompt=prompt or "",
+        resume_id=resume_id,
+        resume_latest=resume_latest,
+        continue_here=continue_here,
+    )
     try:
         session_id = pick_session(settings, request)
         settings = session_model(settings, session_id, model_given)

@@ -47,4 +47,3 @@ class ApprovalWithdrawn(Message):
     call_id: str
     agent: tuple[str, ...] = ()
     """The path of the agent that asked (``ApprovalRequested.agent``)."""
-

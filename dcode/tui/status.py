@@ -47,26 +47,39 @@ _STILL_ASKS: dict[ApprovalMode, tuple[tuple[ApprovalKind, str], ...]] = {
 }
 
 
-def _asks(mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), sandboxed: bool = False) -> str:
+def _asks(
+    mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), sandboxed: bool = False
+) -> str:
     if sandboxed and mode is ApprovalMode.EDITS:  # sandboxed commands run unasked in edits
         allowed = {*allowed, ApprovalKind.SHELL}
     asks = [what for kind, what in _STILL_ASKS.get(mode, ()) if kind not in allowed]
     if not asks:
-        return "approve everything" if mode is ApprovalMode.ALL else "no questions for the rest of the session"
+        return (
+            "approve everything"
+            if mode is ApprovalMode.ALL
+            else "no questions for the rest of the session"
+        )
     listed = f"{', '.join(asks[:-1])} and {asks[-1]}" if len(asks) > 1 else asks[0]
     return f"ask before {listed}"
 
 
 PLAN_LABEL = "plan: read only, until you approve a plan"
 
-MODE_LABELS: dict[ApprovalMode, str] = {mode: f"{mode.value}: {_asks(mode)}" for mode in ApprovalMode} | {ApprovalMode.PLAN: PLAN_LABEL}
+MODE_LABELS: dict[ApprovalMode, str] = {
+    mode: f"{mode.value}: {_asks(mode)}" for mode in ApprovalMode
+} | {ApprovalMode.PLAN: PLAN_LABEL}
 
 
 SHOWN_TOOLS = 2
 """Tools and servers tagged one by one; more are counted."""
 
 
-def mode_label(mode: ApprovalMode, allowed: Collection[ApprovalKind] = (), tools: Sequence[str] = (), sandboxed: bool = False) -> str:
+def mode_label(
+    mode: ApprovalMode,
+    allowed: Collection[ApprovalKind] = (),
+    tools: Sequence[str] = (),
+    sandboxed: bool = False,
+) -> str:
     """The mode as the status bar shows it. The kinds answered "yes for the session" (``a`` at
     an approval) are tagged, ``manual +shell``, and drop out of what the mode asks about; so are
     the tools dcode does not know and the MCP servers answered so (``tools``, as ``[mcp] allow``
@@ -224,7 +237,9 @@ class StatusBar(Widget):
         if self._timer is None:
             self.refresh()  # no spinner ticking: show the count now
 
-    def set_usage(self, context_tokens: int, max_tokens: int | None, estimated: bool = False) -> None:
+    def set_usage(
+        self, context_tokens: int, max_tokens: int | None, estimated: bool = False
+    ) -> None:
         self.context_tokens, self.max_tokens, self.estimated = context_tokens, max_tokens, estimated
 
     def _left_top(self) -> Content:
@@ -267,7 +282,10 @@ class StatusBar(Widget):
             ApprovalMode.PLAN: "$text-accent",
         }[self.mode]
         return Content.assemble(
-            (f"⏵ {mode_label(self.mode, self.allowed, self.tools, bool(self.sandbox))}", mode_style),
+            (
+                f"⏵ {mode_label(self.mode, self.allowed, self.tools, bool(self.sandbox))}",
+                mode_style,
+            ),
             (" (shift+tab)" if hint else "", "$text-muted"),
             ("  ", ""),
             (f"sandbox: {self.sandbox}  " if self.sandbox else "", "$text-success"),
@@ -275,7 +293,9 @@ class StatusBar(Widget):
         )
 
     def _right_bottom(self, cwd: bool = True) -> Content:
-        text = (self.cwd if cwd else "") + (f"  {self.branch}" if self.branch else "")  # a directory's name, .git/HEAD's words
+        text = (self.cwd if cwd else "") + (
+            f"  {self.branch}" if self.branch else ""
+        )  # a directory's name, .git/HEAD's words
         return Content.styled(safe_text(text.strip()), "$text-muted")
 
     def _bottom(self, width: int) -> Content:
@@ -321,7 +341,9 @@ class QueuedStrip(Static):
         for text in texts:
             first = text.strip().splitlines()[0] if text.strip() else ""
             more = " …" if len(text.strip().splitlines()) > 1 else ""
-            lines.append(Content.assemble(("⧗ queued ", "$text-warning"), safe_text(first[:200]) + more))
+            lines.append(
+                Content.assemble(("⧗ queued ", "$text-warning"), safe_text(first[:200]) + more)
+            )
         if len(lines) > 1:
             lines.append(Content.styled("esc removes the last one", "$text-muted italic"))
         elif lines:

@@ -155,7 +155,9 @@ def highlights(area: TextArea) -> defaultdict[int, list[tuple[int, int | None, s
     """The highlights a ``TextArea`` draws, by row: ``(start byte, end byte, name)``, the name
     looked up in its theme's ``syntax_styles`` (``TextArea._highlights``). Public highlighting
     comes only from a tree-sitter language; a token is a range of the prompt's own."""
-    return cast("defaultdict[int, list[tuple[int, int | None, str]]]", area._highlights)  # one at run time
+    return cast(
+        "defaultdict[int, list[tuple[int, int | None, str]]]", area._highlights
+    )  # one at run time
 
 
 def syntax_theme(area: TextArea) -> TextAreaTheme:
@@ -222,7 +224,9 @@ _TOKEN_TESTS = (
 )
 
 
-def _markdown(name: str, users: tuple[str, ...], tests: tuple[str, ...], **shape: Any) -> PrivateUse:
+def _markdown(
+    name: str, users: tuple[str, ...], tests: tuple[str, ...], **shape: Any
+) -> PrivateUse:
     return PrivateUse("textual", f"{MARKDOWN}:{name}", users, tests, **shape)
 
 
@@ -237,7 +241,12 @@ def _text_area(name: str, tests: tuple[str, ...], **shape: Any) -> PrivateUse:
 PRIVATE_USES: tuple[PrivateUse, ...] = (
     # Markdown tables: ``TableBlock`` is Textual's table block, drawn as lines of text.
     _markdown("MarkdownTable", (TABLE_BLOCK,), _TABLE_TESTS, bases=(BLOCK,)),
-    _markdown("MarkdownTable.__init__", (TABLE_BLOCK,), _TABLE_TESTS, parameters=("self", "markdown", "token")),
+    _markdown(
+        "MarkdownTable.__init__",
+        (TABLE_BLOCK,),
+        _TABLE_TESTS,
+        parameters=("self", "markdown", "token"),
+    ),
     *(
         _markdown(cell, (TABLE_BLOCK,), _TABLE_TESTS, bases=(BLOCK,))
         for cell in ("MarkdownTH", "MarkdownTR", "MarkdownTD")
@@ -253,7 +262,13 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
         _markdown(kind, (LIST_BLOCK,), _LIST_TESTS, bases=(BLOCK,))
         for kind in ("MarkdownListItem", "MarkdownParagraph")
     ),
-    _markdown("MarkdownListItem.bullet", (LIST_BLOCK,), _LIST_TESTS, instance=True, value_type="builtins:str"),
+    _markdown(
+        "MarkdownListItem.bullet",
+        (LIST_BLOCK,),
+        _LIST_TESTS,
+        instance=True,
+        value_type="builtins:str",
+    ),
     # What a parsed block holds (child_blocks, inline_content, block_token).
     _block(
         "_blocks",
@@ -273,7 +288,10 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
     _block(
         "_token",
         (TABLE_BLOCK,),
-        ("tests/test_tui_table_block.py::test_a_table_is_drawn_with_keylines_and_its_alignment", *_TABLE_TESTS),
+        (
+            "tests/test_tui_table_block.py::test_a_table_is_drawn_with_keylines_and_its_alignment",
+            *_TABLE_TESTS,
+        ),
         instance=True,
         value_type="markdown_it.token:Token",
     ),
@@ -346,7 +364,9 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
         value_type="collections:defaultdict",
         behaviour="rows of (start byte, end byte, highlight name), names looked up in the theme's syntax_styles",
     ),
-    _text_area("_theme", _TOKEN_TESTS, instance=True, value_type="textual.widgets.text_area:TextAreaTheme"),
+    _text_area(
+        "_theme", _TOKEN_TESTS, instance=True, value_type="textual.widgets.text_area:TextAreaTheme"
+    ),
     _text_area("_line_cache", _TOKEN_TESTS, instance=True, value_type="textual.cache:LRUCache"),
     # Burst detection compares key events' times with this clock (event_clock).
     PrivateUse(

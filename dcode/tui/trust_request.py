@@ -58,7 +58,9 @@ class TrustRequest:
         return self.project_trust or self.mcp is not None
 
 
-def trust_request(settings: Settings, *, mcp: bool = True, user: Path | None = None) -> TrustRequest:
+def trust_request(
+    settings: Settings, *, mcp: bool = True, user: Path | None = None
+) -> TrustRequest:
     """What this project asks for now (falsy when nothing waits); ``mcp=False`` leaves its MCP
     servers out of the question (already answered this session)."""
     from dcode.mcp.plan import plan

@@ -32,7 +32,9 @@ class PreparedTurn:
         return attachment_lines(self.attached)
 
 
-async def with_mentions(engine: Engine, prompt: PreparedTurn, command: ProjectCommand | None) -> PreparedTurn:
+async def with_mentions(
+    engine: Engine, prompt: PreparedTurn, command: ProjectCommand | None
+) -> PreparedTurn:
     """``prompt`` with the files its text mentions attached, read as ``dcode -p`` reads them:
     through the session's own backend, attachment store and model profile."""
     from dataclasses import replace
@@ -48,11 +50,15 @@ async def with_mentions(engine: Engine, prompt: PreparedTurn, command: ProjectCo
     workspace = settings.workspace
     allowed = None if command is None else lambda raw, path: command.allows(raw, path, workspace)
     reader = MediaReader(engine.attachments, resolved.profile)
-    found = await read_mentions(prompt.text, engine.backend, reader, allowed=allowed, refusal=engine.rules.read_refusal)
+    found = await read_mentions(
+        prompt.text, engine.backend, reader, allowed=allowed, refusal=engine.rules.read_refusal
+    )
     content, attached = found.attach(prompt.content)
     notes = [command.refusal(found.refused)] if command is not None and found.refused else []
     notes += found.problems
     if attached and isinstance(content, list):
         blocks = [content[index] for file in attached for index in file.blocks]
-        notes += MediaSupport(resolved.spec, resolved.profile, settings.user_config).unseen_in(blocks)
+        notes += MediaSupport(resolved.spec, resolved.profile, settings.user_config).unseen_in(
+            blocks
+        )
     return replace(prompt, content=content, attached=attached, notes=tuple(notes))

@@ -149,7 +149,9 @@ class Terminal:
 
 
 def bench_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "DCODE_", "OPENAI_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "DCODE_", "OPENAI_"))
+    }
     env.update(
         DCODE_HOME=str(home),
         OPENAI_API_KEY="bench",
@@ -228,8 +230,14 @@ class PtyRun:
         self._master = master
         self.spawned = time.monotonic()
         self.proc = subprocess.Popen(
-            self.argv, stdin=slave, stdout=slave, stderr=slave, cwd=self.cwd, env=self.env,
-            start_new_session=True, close_fds=True,
+            self.argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=self.cwd,
+            env=self.env,
+            start_new_session=True,
+            close_fds=True,
         )
         os.close(slave)
 
@@ -293,9 +301,17 @@ class PtyRun:
                 if condition(self.screen):
                     return at
             if time.monotonic() > deadline:
-                raise TimeoutError(f"timed out waiting for {what}; the screen shows:\n{self.screen.text()}")
-            if self.proc is not None and self.proc.poll() is not None and self._fed >= len(self.chunks):
-                raise RuntimeError(f"dcode exited ({self.proc.returncode}) while waiting for {what}:\n{self.screen.text()}")
+                raise TimeoutError(
+                    f"timed out waiting for {what}; the screen shows:\n{self.screen.text()}"
+                )
+            if (
+                self.proc is not None
+                and self.proc.poll() is not None
+                and self._fed >= len(self.chunks)
+            ):
+                raise RuntimeError(
+                    f"dcode exited ({self.proc.returncode}) while waiting for {what}:\n{self.screen.text()}"
+                )
             self.pump(0.02)
 
     def quit(self) -> None:
@@ -355,13 +371,26 @@ def is_ready(screen: Terminal) -> bool:
 # Sessions and answers
 # --------------------------------------------------------------------------------------------
 
-_TOPICS = ["retry", "cache", "parser", "scheduler", "config", "logging", "auth", "storage", "router", "metrics"]
+_TOPICS = [
+    "retry",
+    "cache",
+    "parser",
+    "scheduler",
+    "config",
+    "logging",
+    "auth",
+    "storage",
+    "router",
+    "metrics",
+]
 
 
 def _source(turn: int, lines: int) -> str:
     body = []
     for n in range(1, lines + 1):
-        body.append(f"{n:>6}\t    value_{n} = compute_{turn}(items[{n}], limit={n * 3})  # step {n} of {_TOPICS[turn % 10]}")
+        body.append(
+            f"{n:>6}\t    value_{n} = compute_{turn}(items[{n}], limit={n * 3})  # step {n} of {_TOPICS[turn % 10]}"
+        )
     return "\n".join(body)
 
 
@@ -393,12 +422,40 @@ def session_messages(count: int) -> list[Any]:
             "Nothing here retries on failure, so a transient error surfaces at once. " * 3,
         ]
         if turn % 2 == 0:
-            answer += ["", "```python", f"def compute_{turn}(item, limit):", "    if item is None:", "        raise ValueError('empty')",
-                       f"    return min(item * {turn % 7 + 2}, limit)", "```"]
-        answer += ["", f"**Summary:** `{path}` is safe to change; update the tests in `tests/test_{topic}.py`."]
-        messages.append(HumanMessage(content=f"Question {turn}: how does {path} handle {topic}? Please read it and explain."))
-        messages.append(AIMessage(content="", tool_calls=[{"name": "read_file", "args": {"file_path": path}, "id": call_id, "type": "tool_call"}]))
-        messages.append(ToolMessage(content=_source(turn, 60), tool_call_id=call_id, name="read_file"))
+            answer += [
+                "",
+                "```python",
+                f"def compute_{turn}(item, limit):",
+                "    if item is None:",
+                "        raise ValueError('empty')",
+                f"    return min(item * {turn % 7 + 2}, limit)",
+                "```",
+            ]
+        answer += [
+            "",
+            f"**Summary:** `{path}` is safe to change; update the tests in `tests/test_{topic}.py`.",
+        ]
+        messages.append(
+            HumanMessage(
+                content=f"Question {turn}: how does {path} handle {topic}? Please read it and explain."
+            )
+        )
+        messages.append(
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {
+                        "name": "read_file",
+                        "args": {"file_path": path},
+                        "id": call_id,
+                        "type": "tool_call",
+                    }
+                ],
+            )
+        )
+        messages.append(
+            ToolMessage(content=_source(turn, 60), tool_call_id=call_id, name="read_file")
+        )
         messages.append(AIMessage(content="\n".join(answer)))
         turn += 1
     return messages[:count]
@@ -416,13 +473,20 @@ async def _build_sessions(counts: list[int], base_url: str, batch: int) -> dict[
             runner = engine.runner(None, session_id=None)  # type: ignore[arg-type] - no turn runs
             messages = session_messages(count)
             for start in range(0, len(messages), batch):
-                await engine.graph.aupdate_state(runner.config, {"messages": messages[start : start + batch]}, as_node="model")
+                await engine.graph.aupdate_state(
+                    runner.config, {"messages": messages[start : start + batch]}, as_node="model"
+                )
             stored = await runner.messages()
             if len(stored) != count:
                 raise RuntimeError(f"the session holds {len(stored)} messages, not {count}")
             engine.sessions.record_turn(
-                runner.session_id, prompt=f"bench session of {count} messages", model=engine.resolved.spec,
-                message_count=count, input_tokens=count * 400, output_tokens=count * 60, context_tokens=min(count * 25, 24_000),
+                runner.session_id,
+                prompt=f"bench session of {count} messages",
+                model=engine.resolved.spec,
+                message_count=count,
+                input_tokens=count * 400,
+                output_tokens=count * 60,
+                context_tokens=min(count * 25, 24_000),
             )
             built[str(count)] = runner.session_id
     finally:
@@ -434,7 +498,11 @@ def build_sessions(counts: list[int], home: Path, workspace: Path, base_url: str
     """Build one saved session per count in ``home`` (a separate process); count -> session id."""
     out = subprocess.run(
         [sys.executable, __file__, "build", "--base-url", base_url, *map(str, counts)],
-        cwd=workspace, env=bench_env(home), capture_output=True, text=True, timeout=240,
+        cwd=workspace,
+        env=bench_env(home),
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     if out.returncode != 0:
         raise RuntimeError(f"building the sessions failed:\n{out.stderr}")
@@ -456,8 +524,10 @@ def long_answer(chars: int = 12_000) -> str:
             "Both are pure, so the tests can call them directly without any fixtures, and the caller "
             "decides when to persist the result.\n\n"
         )
-        parts.append("- it reads the configuration once, at start-up;\n- it never blocks the event loop;\n"
-                     f"- errors carry the offending key (`{_TOPICS[section % 10]}.limit`).\n\n")
+        parts.append(
+            "- it reads the configuration once, at start-up;\n- it never blocks the event loop;\n"
+            f"- errors carry the offending key (`{_TOPICS[section % 10]}.limit`).\n\n"
+        )
         parts.append(
             "```python\n"
             f"@dataclass(frozen=True)\nclass State{section}:\n    limit: int = {section * 10}\n    seen: tuple[str, ...] = ()\n\n"
@@ -466,7 +536,9 @@ def long_answer(chars: int = 12_000) -> str:
             "    return replace(state, seen=(*state.seen, key))\n```\n\n"
         )
         if section % 3 == 0:
-            parts.append("| field | type | default |\n|---|---|---|\n| limit | int | 10 |\n| seen | tuple | () |\n\n")
+            parts.append(
+                "| field | type | default |\n|---|---|---|\n| limit | int | 10 |\n| seen | tuple | () |\n\n"
+            )
     parts.append(SENTINEL)  # no trailing newline: the last chunk carries visible text
     return "".join(parts)
 
@@ -490,8 +562,11 @@ class StreamRecord:
         return None
 
     def content_chars(self) -> int:
-        return sum(len(json.loads(d.split(b"data: ", 1)[1])["choices"][0]["delta"]["content"] or "")
-                   for _, d in self.writes if _CONTENT.search(d))
+        return sum(
+            len(json.loads(d.split(b"data: ", 1)[1])["choices"][0]["delta"]["content"] or "")
+            for _, d in self.writes
+            if _CONTENT.search(d)
+        )
 
 
 STREAMS: list[StreamRecord] = []

@@ -110,7 +110,9 @@ def main() -> None:
     print(f"steps: {len(STEPS)} (shell lines and edits, manual mode)")
     print(f"approvals before any rule:        {before}")
     print(f"approvals while accepting rules:  {learning}   rules kept: {', '.join(kept)}")
-    print(f"approvals after:                  {after}   (target <= {TARGET}) {'ok' if after <= TARGET else 'OVER'}")
+    print(
+        f"approvals after:                  {after}   (target <= {TARGET}) {'ok' if after <= TARGET else 'OVER'}"
+    )
 
 
 if __name__ == "__main__":

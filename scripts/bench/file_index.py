@@ -69,7 +69,9 @@ async def measure(workspace: Path, home: Path, query: str) -> tuple[float, float
         popup = prompt.popup
 
         def shown(text: str) -> bool:
-            return popup.target is not None and popup.target.query == text and bool(popup._completions)
+            return (
+                popup.target is not None and popup.target.query == text and bool(popup._completions)
+            )
 
         start = time.perf_counter()
         prompt.insert_text(f"@{query}")  # typed fast: the `@` starts the walk
@@ -106,7 +108,9 @@ async def run(files: int) -> int:
         made = make_files(workspace, files)
         if shutil.which("git"):
             subprocess.run(["git", "init", "-q", str(workspace)], check=True)
-        print(f"{files:,} files made in {time.perf_counter() - started:.1f} s under {workspace.parent}")
+        print(
+            f"{files:,} files made in {time.perf_counter() - started:.1f} s under {workspace.parent}"
+        )
         query = made[-1].rpartition("/")[2].removesuffix(".txt")  # a name in every directory
         saved = os.environ["PATH"]
         ok = True
@@ -119,12 +123,18 @@ async def run(files: int) -> int:
                 os.environ["PATH"] = saved
             line = f"{name:<8}  {first:>14.3f} s  {complete:>12.3f} s  {match:>7.3f} s"
             if name == "ripgrep":
-                checks = [(first, TARGET_FIRST_S), (complete, TARGET_COMPLETE_S), (match, TARGET_MATCH_S)]
+                checks = [
+                    (first, TARGET_FIRST_S),
+                    (complete, TARGET_COMPLETE_S),
+                    (match, TARGET_MATCH_S),
+                ]
                 ok = all(value <= target for value, target in checks)
                 line += "   " + " ".join(verdict(value, target) for value, target in checks)
             print(line)
-        print(f"targets (ripgrep): first <= {TARGET_FIRST_S} s, complete <= {TARGET_COMPLETE_S} s,"
-              f" match <= {TARGET_MATCH_S} s")
+        print(
+            f"targets (ripgrep): first <= {TARGET_FIRST_S} s, complete <= {TARGET_COMPLETE_S} s,"
+            f" match <= {TARGET_MATCH_S} s"
+        )
     return 0 if ok else 1
 
 

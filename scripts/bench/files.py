@@ -56,12 +56,18 @@ def screenshot(path: Path, seed: int) -> Path:
     draw = ImageDraw.Draw(image)
     draw.rectangle((0, 0, width, 28), fill=(40, 40, 48))
     for row in range(40, height - 20, 18):
-        draw.text((20 + rng.randrange(0, 200), row), f"def step_{seed}_{row}(value): return value * {rng.randrange(99)}", fill=(230, 230, 230))
+        draw.text(
+            (20 + rng.randrange(0, 200), row),
+            f"def step_{seed}_{row}(value): return value * {rng.randrange(99)}",
+            fill=(230, 230, 230),
+        )
     image.save(path, "PNG")
     return path
 
 
-async def session(server: ScriptedModelServer, work: Path, transport: str, turns: int, shots: int) -> tuple[list[int], int]:
+async def session(
+    server: ScriptedModelServer, work: Path, transport: str, turns: int, shots: int
+) -> tuple[list[int], int]:
     settings = Settings(
         home=work / f"home-{transport}",
         workspace=work,
@@ -105,10 +111,16 @@ async def run(turns: int, shots: int) -> int:
         print(f"{n:>4}  {a:>14,}  {b:>12,}")
     total_inline, total_files = sum(inline), sum(files)
     ratio = total_inline / max(total_files + uploaded, 1)
-    print(f"total {total_inline:>14,}  {total_files:>12,}   (files also uploaded {uploads} images once: {uploaded:,} bytes)")
+    print(
+        f"total {total_inline:>14,}  {total_files:>12,}   (files also uploaded {uploads} images once: {uploaded:,} bytes)"
+    )
     ratio_ok, dropped_ok = ratio >= TARGET_RATIO, files_dropped == 0
-    print(f"request bytes   {total_inline / max(total_files, 1):.1f}x fewer on files; {ratio:.1f}x with its uploads (target >= {TARGET_RATIO:.0f}x) {'PASS' if ratio_ok else 'MISS'}")
-    print(f"offloaded       inline {inline_dropped}, files {files_dropped} images (target: none on files) {'PASS' if dropped_ok else 'MISS'}")
+    print(
+        f"request bytes   {total_inline / max(total_files, 1):.1f}x fewer on files; {ratio:.1f}x with its uploads (target >= {TARGET_RATIO:.0f}x) {'PASS' if ratio_ok else 'MISS'}"
+    )
+    print(
+        f"offloaded       inline {inline_dropped}, files {files_dropped} images (target: none on files) {'PASS' if dropped_ok else 'MISS'}"
+    )
     return 0 if ratio_ok and dropped_ok else 1
 
 

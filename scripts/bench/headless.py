@@ -33,9 +33,20 @@ def one_liner() -> list[dict]:
 
 def tool_loop() -> list[dict]:
     return [
-        reply(tool_calls=[tool_call("write_file", {"file_path": "notes.txt", "content": "alpha\nbeta\n"})]).to_dict(),
+        reply(
+            tool_calls=[
+                tool_call("write_file", {"file_path": "notes.txt", "content": "alpha\nbeta\n"})
+            ]
+        ).to_dict(),
         reply(tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})]).to_dict(),
-        reply(tool_calls=[tool_call("edit_file", {"file_path": "notes.txt", "old_string": "beta", "new_string": "gamma"})]).to_dict(),
+        reply(
+            tool_calls=[
+                tool_call(
+                    "edit_file",
+                    {"file_path": "notes.txt", "old_string": "beta", "new_string": "gamma"},
+                )
+            ]
+        ).to_dict(),
         reply("Done: notes.txt now says alpha, gamma.").to_dict(),
     ]
 
@@ -45,7 +56,15 @@ def start_server(script: list[dict], work: Path) -> tuple[subprocess.Popen, str]
     port_file = work / "port"
     script_path.write_text(json.dumps(script))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.model_server", "--script", str(script_path), "--port-file", str(port_file)],
+        [
+            sys.executable,
+            "-m",
+            "tests.support.model_server",
+            "--script",
+            str(script_path),
+            "--port-file",
+            str(port_file),
+        ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -69,9 +88,21 @@ def run_once(script: list[dict]) -> tuple[float, float]:
         try:
             env = {**os.environ, "DCODE_HOME": str(work / "home"), "OPENAI_API_KEY": "bench"}
             dcode = Path(sys.executable).with_name("dcode")
-            argv = [str(dcode), "-p", "say hello", "-m", "openai:bench-model", "--base-url", url, "--approve", "all"]
+            argv = [
+                str(dcode),
+                "-p",
+                "say hello",
+                "-m",
+                "openai:bench-model",
+                "--base-url",
+                url,
+                "--approve",
+                "all",
+            ]
             started = time.perf_counter()
-            proc = subprocess.Popen(argv, cwd=work / "ws", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            proc = subprocess.Popen(
+                argv, cwd=work / "ws", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
             _, status, usage = os.wait4(proc.pid, 0)
             elapsed = time.perf_counter() - started
             proc.returncode = os.waitstatus_to_exitcode(status)
@@ -95,7 +126,9 @@ def measure(name: str, script: list[dict], runs: int) -> None:
     verdict = ""
     if target:
         verdict = "  PASS" if wall <= target[0] and rss <= target[1] else "  MISS"
-    print(f"{name:<10} wall {wall:6.2f} s ({wall_target})   peak RSS {rss:6.1f} MB ({rss_target}){verdict}")
+    print(
+        f"{name:<10} wall {wall:6.2f} s ({wall_target})   peak RSS {rss:6.1f} MB ({rss_target}){verdict}"
+    )
     print(f"{'':<10} runs: " + ", ".join(f"{w:.2f}s/{r:.0f}MB" for w, r in results))
 
 

@@ -291,11 +291,23 @@ def png_decode(png: bytes) -> Callable[[], object]:
 
 def inspect_process(path: Path, home: Path) -> Callable[[], object]:
     """``dcode media inspect PATH`` as the user runs it: a fresh interpreter, the CLI, the profile."""
-    argv = [sys.executable, "-m", "dcode.cli.app", "media", "inspect", str(path), "-m", INSPECT_MODEL, "--json"]
+    argv = [
+        sys.executable,
+        "-m",
+        "dcode.cli.app",
+        "media",
+        "inspect",
+        str(path),
+        "-m",
+        INSPECT_MODEL,
+        "--json",
+    ]
     env = {**os.environ, "DCODE_HOME": str(home)}
 
     def run() -> object:
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, check=True)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, check=True
+        )
         return json.loads(done.stdout)
 
     return run
@@ -312,10 +324,21 @@ out.save(buf, "JPEG", quality=int(sys.argv[5]))
 """
 
 
-def bare_process(path: Path, size: tuple[int, int], resample: Image.Resampling) -> Callable[[], object]:
+def bare_process(
+    path: Path, size: tuple[int, int], resample: Image.Resampling
+) -> Callable[[], object]:
     """The reference for the command: a fresh interpreter doing only the bare Pillow pass."""
     quality = DEFAULT_POLICY.qualities[0]
-    argv = [sys.executable, "-c", BARE_PROCESS, str(path), str(size[0]), str(size[1]), resample.name, str(quality)]
+    argv = [
+        sys.executable,
+        "-c",
+        BARE_PROCESS,
+        str(path),
+        str(size[0]),
+        str(size[1]),
+        resample.name,
+        str(quality),
+    ]
 
     def run() -> object:
         return subprocess.run(argv, check=True)
@@ -363,15 +386,50 @@ def inspect_benchmark(png: bytes, repeats: int) -> bool:
                 },
                 repeats,
             )
-        probe = interleaved_ms({"probe": lambda: subprocess.run([sys.executable, "-c", LANGCHAIN_PROBE], check=True)}, 3)
-    ours, bare, work, bare_work = (statistics.median(samples[k]) for k in ("inspect", "bare_process", "in_process", "bare"))
+        probe = interleaved_ms(
+            {"probe": lambda: subprocess.run([sys.executable, "-c", LANGCHAIN_PROBE], check=True)},
+            3,
+        )
+    ours, bare, work, bare_work = (
+        statistics.median(samples[k]) for k in ("inspect", "bare_process", "in_process", "bare")
+    )
     ratio = ours / bare
     print(f"media inspect: {INSPECT_MODEL}, request {size[0]}x{size[1]} JPEG")
-    print(row.format("dcode media inspect, fresh process", f"{ours:.1f} ms", "CLI, profile, decode, normalize, variant"))
-    print(row.format("bare Pillow pass, fresh process", f"{bare:.1f} ms", "decode+resize+JPEG to the same size"))
-    print(row.format("ratio inspect / bare", f"{ratio:.2f} x", f"target <= {INSPECT_TARGET_RATIO} x   {verdict(ratio <= INSPECT_TARGET_RATIO)}"))
-    print(row.format("  per-image work alone, in process", f"{work:.1f} ms", f"ratio {work / bare_work:.2f} x the bare pass in process"))
-    print(row.format("  for contrast: import langchain-openai", f"{statistics.median(probe['probe']):.1f} ms", "what reading the profile through ChatOpenAI costs a fresh process"))
+    print(
+        row.format(
+            "dcode media inspect, fresh process",
+            f"{ours:.1f} ms",
+            "CLI, profile, decode, normalize, variant",
+        )
+    )
+    print(
+        row.format(
+            "bare Pillow pass, fresh process",
+            f"{bare:.1f} ms",
+            "decode+resize+JPEG to the same size",
+        )
+    )
+    print(
+        row.format(
+            "ratio inspect / bare",
+            f"{ratio:.2f} x",
+            f"target <= {INSPECT_TARGET_RATIO} x   {verdict(ratio <= INSPECT_TARGET_RATIO)}",
+        )
+    )
+    print(
+        row.format(
+            "  per-image work alone, in process",
+            f"{work:.1f} ms",
+            f"ratio {work / bare_work:.2f} x the bare pass in process",
+        )
+    )
+    print(
+        row.format(
+            "  for contrast: import langchain-openai",
+            f"{statistics.median(probe['probe']):.1f} ms",
+            "what reading the profile through ChatOpenAI costs a fresh process",
+        )
+    )
     for name, values in samples.items():
         print(f"  samples {name:<13} {[round(v) for v in values]}")
     if others:

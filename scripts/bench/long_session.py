@@ -40,12 +40,17 @@ from tests.support.model_server import ScriptedModelServer, reply, tool_call  # 
 POINTS = (10, 100, 300, 600)
 TARGET_MS = 50.0
 TARGET_RATIO = 2.0
-FILE_TEXT = "".join(f"line {n}: the quick brown fox jumps over the lazy dog, again and again\n" for n in range(40))
+FILE_TEXT = "".join(
+    f"line {n}: the quick brown fox jumps over the lazy dog, again and again\n" for n in range(40)
+)
 
 
 def run(messages: int, profile: Path | None = None) -> tuple[dict[int, float], float, int]:
     steps = messages // 2 + 1
-    script = [reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": f"notes/{i % 20}.txt"})]) for i in range(steps)]
+    script = [
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": f"notes/{i % 20}.txt"})])
+        for i in range(steps)
+    ]
     script.append(reply("Read them all."))
     with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(*script) as server:
         work = Path(tmp)
@@ -54,11 +59,37 @@ def run(messages: int, profile: Path | None = None) -> tuple[dict[int, float], f
             (work / "ws" / "notes" / f"{i}.txt").write_text(FILE_TEXT)
         env = {**os.environ, "DCODE_HOME": str(work / "home"), "OPENAI_API_KEY": "bench"}
         dcode = Path(sys.executable).with_name("dcode")
-        argv = [str(dcode), "-p", "read the notes", "-m", "openai:bench-model", "--base-url", server.base_url,
-                "--approve", "all", "--output-format", "stream-json", "--max-turns", str(steps + 5)]
+        argv = [
+            str(dcode),
+            "-p",
+            "read the notes",
+            "-m",
+            "openai:bench-model",
+            "--base-url",
+            server.base_url,
+            "--approve",
+            "all",
+            "--output-format",
+            "stream-json",
+            "--max-turns",
+            str(steps + 5),
+        ]
         if profile is not None:  # py-spy's collapsed stacks of the dcode process
-            argv = ["py-spy", "record", "--format", "raw", "--rate", "250", "-o", str(profile), "--", *argv]
-        proc = subprocess.Popen(argv, cwd=work / "ws", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            argv = [
+                "py-spy",
+                "record",
+                "--format",
+                "raw",
+                "--rate",
+                "250",
+                "-o",
+                str(profile),
+                "--",
+                *argv,
+            ]
+        proc = subprocess.Popen(
+            argv, cwd=work / "ws", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         tool_times: list[float] = []
         started: dict[str, float] = {}
 
@@ -98,21 +129,29 @@ def around(overhead: dict[int, float], point: int, width: int = 10) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=POINTS[-1], help="history length to reach")
-    parser.add_argument("--profile", type=Path, help="record the dcode process with py-spy (collapsed stacks) into this file")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="record the dcode process with py-spy (collapsed stacks) into this file",
+    )
     args = parser.parse_args()
     load = os.getloadavg()[0]
     started = time.perf_counter()
     overhead, rss, calls = run(args.messages, args.profile)
     wall = time.perf_counter() - started
-    print(f"one turn, {calls} model calls, each step a read_file of a 3 KB file; {os.cpu_count()} cores, load {load:.1f}")
+    print(
+        f"one turn, {calls} model calls, each step a read_file of a 3 KB file; {os.cpu_count()} cores, load {load:.1f}"
+    )
     figures = {point: around(overhead, point) for point in POINTS if point <= max(overhead)}
     for point, ms in figures.items():
         print(f"  {point:>4} messages   client overhead per call {ms:7.1f} ms")
     base, last = figures[POINTS[0]], figures[max(figures)]
     ratio = last / base if base else float("inf")
     ok_ratio, ok_abs = ratio <= TARGET_RATIO, last <= TARGET_MS
-    print(f"at {max(figures)} messages: {ratio:.2f}x the figure at {POINTS[0]} (target <= {TARGET_RATIO:.0f}x) "
-          f"{'PASS' if ok_ratio else 'FAIL'}; {last:.1f} ms (target <= {TARGET_MS:.0f} ms) {'PASS' if ok_abs else 'FAIL'}")
+    print(
+        f"at {max(figures)} messages: {ratio:.2f}x the figure at {POINTS[0]} (target <= {TARGET_RATIO:.0f}x) "
+        f"{'PASS' if ok_ratio else 'FAIL'}; {last:.1f} ms (target <= {TARGET_MS:.0f} ms) {'PASS' if ok_abs else 'FAIL'}"
+    )
     print(f"peak RSS of dcode {rss:.0f} MB; whole run {wall:.1f} s")
     return 0 if ok_ratio and ok_abs else 1
 

@@ -63,7 +63,9 @@ TARGET_RATIO = 1.3
 WINDOW = 100  # turns in each in-process median
 TOOL_EVERY = 4
 MODEL = "openai:bench-model"
-FILE_TEXT = "".join(f"line {n}: the quick brown fox jumps over the lazy dog, again and again\n" for n in range(40))
+FILE_TEXT = "".join(
+    f"line {n}: the quick brown fox jumps over the lazy dog, again and again\n" for n in range(40)
+)
 SUMMARY = "SESSION INTENT: tidy the greetings.\nSUMMARY: greetings tidied, notes read.\nNEXT STEPS: more of the same."
 SUMMARIZER = "[human]\n"  # how the summarizer's transcript starts (no prompt here has it)
 
@@ -74,7 +76,11 @@ def prompt(turn: int) -> str:
 
 def steps_for(turn: int) -> list[Any]:
     """What the model answers in ``turn`` (the summarizer's step answers any compaction)."""
-    steps = [reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": f"notes/{turn % 20}.txt"})])] if turn % TOOL_EVERY == 0 else []
+    steps = (
+        [reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": f"notes/{turn % 20}.txt"})])]
+        if turn % TOOL_EVERY == 0
+        else []
+    )
     return [*steps, reply(f"Done with turn {turn}: greeting {turn % 7} is shorter now.")]
 
 
@@ -99,11 +105,15 @@ async def drive(profile: Path | None, name: str) -> None:
     from dcode.agent.engine import Engine
     from dcode.settings.config import ApprovalMode, load_settings
 
-    settings = load_settings(cli={"model": MODEL, "base_url": os.environ["BENCH_BASE_URL"], "approve": ApprovalMode.ALL})
+    settings = load_settings(
+        cli={"model": MODEL, "base_url": os.environ["BENCH_BASE_URL"], "approve": ApprovalMode.ALL}
+    )
     profiler = None
     async with await Engine.open(settings) as engine:
         latest = engine.sessions.latest(cwd=settings.workspace)
-        runner = engine.runner(HeadlessApprover(), session_id=latest.id if latest else None, mode=ApprovalMode.ALL)
+        runner = engine.runner(
+            HeadlessApprover(), session_id=latest.id if latest else None, mode=ApprovalMode.ALL
+        )
         while line := (await asyncio.to_thread(sys.stdin.readline)).strip():
             if line == "profile":
                 profiler = _profiler(profile)
@@ -150,10 +160,27 @@ def _save(profiler: Any, folder: Path | None, name: str) -> None:
 class Driver:
     """A session's turns in one process of its own (``drive``), one at a time."""
 
-    def __init__(self, server: ScriptedModelServer, workspace: Path, env: dict[str, str], profile: Path | None, name: str) -> None:
+    def __init__(
+        self,
+        server: ScriptedModelServer,
+        workspace: Path,
+        env: dict[str, str],
+        profile: Path | None,
+        name: str,
+    ) -> None:
         self.server = server
-        argv = [sys.executable, __file__, "--drive", name] + (["--profile", str(profile)] if profile else [])
-        self.proc = subprocess.Popen(argv, cwd=workspace, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        argv = [sys.executable, __file__, "--drive", name] + (
+            ["--profile", str(profile)] if profile else []
+        )
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def turn(self, turn: int) -> TurnTimes:
         assert self.proc.stdin is not None
@@ -163,7 +190,9 @@ class Driver:
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
-            raise SystemExit(f"the driver failed: {self.proc.stderr.read().strip()[-1500:] if self.proc.stderr else ''}")
+            raise SystemExit(
+                f"the driver failed: {self.proc.stderr.read().strip()[-1500:] if self.proc.stderr else ''}"
+            )
         data = json.loads(line)
         for error in data["errors"]:
             print(f"  turn {turn}: error: {error}", file=sys.stderr)
@@ -178,20 +207,38 @@ class Driver:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         if self.proc.wait(timeout=120) != 0:
-            raise SystemExit(f"the driver failed: {self.proc.stderr.read().strip()[-1500:] if self.proc.stderr else ''}")
+            raise SystemExit(
+                f"the driver failed: {self.proc.stderr.read().strip()[-1500:] if self.proc.stderr else ''}"
+            )
 
 
 # -- a process a turn: dcode -p -c ----------------------------------------------------------
 
 
-def one_process(server: ScriptedModelServer, workspace: Path, env: dict[str, str], turn: int) -> TurnTimes:
+def one_process(
+    server: ScriptedModelServer, workspace: Path, env: dict[str, str], turn: int
+) -> TurnTimes:
     server.script(*steps_for(turn))
     dcode = Path(sys.executable).with_name("dcode")
-    argv = [str(dcode), "-p", prompt(turn), "-m", MODEL, "--base-url", env["BENCH_BASE_URL"], "--approve", "all", "--output-format", "stream-json"]
+    argv = [
+        str(dcode),
+        "-p",
+        prompt(turn),
+        "-m",
+        MODEL,
+        "--base-url",
+        env["BENCH_BASE_URL"],
+        "--approve",
+        "all",
+        "--output-format",
+        "stream-json",
+    ]
     if turn > 1:
         argv.append("-c")
     start = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv, cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     began, tool, running = 0.0, 0.0, {}
 
     def read_events() -> None:
@@ -214,7 +261,9 @@ def one_process(server: ScriptedModelServer, workspace: Path, env: dict[str, str
     end = time.monotonic()
     reader.join(10)
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"dcode -p failed at turn {turn}: {proc.stderr.read().decode().strip()[-800:] if proc.stderr else ''}")
+        raise SystemExit(
+            f"dcode -p failed at turn {turn}: {proc.stderr.read().decode().strip()[-800:] if proc.stderr else ''}"
+        )
     return TurnTimes(turn, start, end, tool, usage.ru_utime + usage.ru_stime, began)
 
 
@@ -263,7 +312,9 @@ class Run:
     first: TurnTimes
 
 
-def sessions(args: argparse.Namespace, server: ScriptedModelServer, work: Path, env: dict[str, str]) -> Run:
+def sessions(
+    args: argparse.Namespace, server: ScriptedModelServer, work: Path, env: dict[str, str]
+) -> Run:
     long_ws, new_ws = work / "long", work / "new"
     for workspace in (long_ws, new_ws):
         (workspace / "notes").mkdir(parents=True)
@@ -296,10 +347,23 @@ def sessions(args: argparse.Namespace, server: ScriptedModelServer, work: Path, 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=1000, help="turns of the long session in one process")
-    parser.add_argument("--process-turns", type=int, default=10, help="dcode -p -c turns of each session after that (0: none)")
-    parser.add_argument("--profile", type=Path, help="pyinstrument profiles of the alternated turns into this folder")
-    parser.add_argument("--keep", type=Path, help="build the sessions in this folder (new or empty) and keep it")
+    parser.add_argument(
+        "--turns", type=int, default=1000, help="turns of the long session in one process"
+    )
+    parser.add_argument(
+        "--process-turns",
+        type=int,
+        default=10,
+        help="dcode -p -c turns of each session after that (0: none)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="pyinstrument profiles of the alternated turns into this folder",
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="build the sessions in this folder (new or empty) and keep it"
+    )
     parser.add_argument("--drive", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.drive:
@@ -309,24 +373,56 @@ def main() -> int:
         parser.error(f"--turns must be at least {2 * WINDOW}")
     load = os.getloadavg()[0]
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer(reply(SUMMARY, repeat=True).answering(SUMMARIZER)) as server:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        ScriptedModelServer(reply(SUMMARY, repeat=True).answering(SUMMARIZER)) as server,
+    ):
         server.keep_bodies = False
         work = args.keep or Path(tmp)
-        env = {**os.environ, "DCODE_HOME": str(work / "home"), "OPENAI_API_KEY": "bench", "BENCH_BASE_URL": server.base_url}
+        env = {
+            **os.environ,
+            "DCODE_HOME": str(work / "home"),
+            "OPENAI_API_KEY": "bench",
+            "BENCH_BASE_URL": server.base_url,
+        }
         run = sessions(args, server, work, env)
-        compactions = sum(1 for r in server.requests if r.step is not None and r.step.when == SUMMARIZER)
-        figures = {name: wall_ms(server, getattr(run, name)) for name in ("new", "long", "new_processes", "long_processes")}
-        first_wall, calls, size = wall_ms(server, [run.first])[0], len(server.requests), db_size(work / "home")
-    print(f"{args.turns} + {WINDOW + 1} turns in two sessions (every {TOOL_EVERY}th with a read_file), {calls} model calls, "
-          f"{compactions} compactions; {os.cpu_count()} cores, load {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+        compactions = sum(
+            1 for r in server.requests if r.step is not None and r.step.when == SUMMARIZER
+        )
+        figures = {
+            name: wall_ms(server, getattr(run, name))
+            for name in ("new", "long", "new_processes", "long_processes")
+        }
+        first_wall, calls, size = (
+            wall_ms(server, [run.first])[0],
+            len(server.requests),
+            db_size(work / "home"),
+        )
+    print(
+        f"{args.turns} + {WINDOW + 1} turns in two sessions (every {TOOL_EVERY}th with a read_file), {calls} model calls, "
+        f"{compactions} compactions; {os.cpu_count()} cores, load {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+    )
     span = f"turns 2-{WINDOW + 1} | {args.turns - WINDOW + 1}-{args.turns}"
     ok = verdict(f"one process, wall ({span})", figures["new"], figures["long"])
     ok &= verdict("one process, CPU", cpu_ms(run.new), cpu_ms(run.long))
     if args.process_turns:
-        ok &= verdict("dcode -p -c, wall of the turn", figures["new_processes"], figures["long_processes"])
-        verdict("dcode -p -c, wall of its start-up", startup_ms(run.new_processes), startup_ms(run.long_processes), target=False)
-        ok &= verdict("dcode -p -c, CPU of the whole process", cpu_ms(run.new_processes), cpu_ms(run.long_processes))
-    print(f"  turn 1 (dcode -p, a new session): start-up {startup_ms([run.first])[0]:.0f} ms, the turn {first_wall:.0f} ms, CPU {run.first.cpu * 1000:.0f} ms")
+        ok &= verdict(
+            "dcode -p -c, wall of the turn", figures["new_processes"], figures["long_processes"]
+        )
+        verdict(
+            "dcode -p -c, wall of its start-up",
+            startup_ms(run.new_processes),
+            startup_ms(run.long_processes),
+            target=False,
+        )
+        ok &= verdict(
+            "dcode -p -c, CPU of the whole process",
+            cpu_ms(run.new_processes),
+            cpu_ms(run.long_processes),
+        )
+    print(
+        f"  turn 1 (dcode -p, a new session): start-up {startup_ms([run.first])[0]:.0f} ms, the turn {first_wall:.0f} ms, CPU {run.first.cpu * 1000:.0f} ms"
+    )
     print(f"  sessions.db {size:.1f} MB; whole run {time.perf_counter() - started:.0f} s")
     return 0 if ok else 1
 

@@ -69,7 +69,10 @@ print(json.dumps({
 def run(path: Path, store: Path, mode: str = "tool") -> dict[str, object]:
     result = subprocess.run(
         [sys.executable, "-c", CHILD, str(path), mode, str(store)],
-        capture_output=True, text=True, check=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -84,8 +87,12 @@ def measure(work: Path) -> int:
     bomb = inflating_pdf(work / "bomb.pdf", 4 * GiB)
     base = run(small, work / "store")
     hostile = run(bomb, work / "store")
-    print(f"file: {bomb.name} ({bomb.stat().st_size / 1e6:.1f} MB on disk, one page inflating to 4 GiB)")
-    print(f"{'small page':26} dcode {base['rss_mb']:7.1f} MB  renderer {base['child_mb']:7.1f} MB  ({base['s']:.2f} s)")
+    print(
+        f"file: {bomb.name} ({bomb.stat().st_size / 1e6:.1f} MB on disk, one page inflating to 4 GiB)"
+    )
+    print(
+        f"{'small page':26} dcode {base['rss_mb']:7.1f} MB  renderer {base['child_mb']:7.1f} MB  ({base['s']:.2f} s)"
+    )
     ratio = float(hostile["rss_mb"]) / float(base["rss_mb"])
     ok = ratio <= TARGET_RATIO and float(hostile["child_mb"]) <= RENDERER_TARGET_MB
     print(

@@ -68,7 +68,12 @@ else:
 def run(*args: str) -> dict[str, float]:
     env_home = tempfile.mkdtemp()
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, *args], cwd=ROOT, capture_output=True, text=True, check=True, env={"PATH": "/usr/bin:/bin", "DCODE_HOME": env_home}
+        [sys.executable, "-c", CHILD, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "DCODE_HOME": env_home},
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -77,9 +82,13 @@ def main() -> None:
     untracked = run("untracked", str(COMMANDS))["per_command_ms"]
     tracked = run("tracked", str(COMMANDS))["per_command_ms"]
     print(f"shell command, untracked:       {untracked:7.2f} ms")
-    print(f"shell command, tracked:         {tracked:7.2f} ms   added {tracked - untracked:+.2f} ms (target <= 2 ms)")
+    print(
+        f"shell command, tracked:         {tracked:7.2f} ms   added {tracked - untracked:+.2f} ms (target <= 2 ms)"
+    )
     scan = run("scan")
-    print(f"one /proc scan:                 {scan['scan_ms']:7.2f} ms   {scan['processes']:.0f} processes (target <= 20 ms)")
+    print(
+        f"one /proc scan:                 {scan['scan_ms']:7.2f} ms   {scan['processes']:.0f} processes (target <= 20 ms)"
+    )
     ended = run("end")["end_all_s"]
     print(f"ending 20 jobs (10 stubborn):   {ended * 1000:7.0f} ms   (target <= 1000 ms)")
 

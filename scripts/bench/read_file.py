@@ -66,7 +66,10 @@ def peak(path: Path, mode: str = "tool", offset: int = 0) -> tuple[float, float]
     """(peak RSS in MB, seconds of the read) of one fresh process."""
     result = subprocess.run(
         [sys.executable, "-c", CHILD, str(path), mode, str(offset)],
-        capture_output=True, text=True, check=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     )
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     return float(figures["rss_mb"]), float(figures["s"])
@@ -88,7 +91,9 @@ def main() -> int:
         ratio = rss / base
         ok = ok and ratio <= TARGET_RATIO
         verdict = "ok" if ratio <= TARGET_RATIO else "OVER"
-        print(f"{name:32} {rss:7.1f} MB  {ratio:.2f}x the one-liner (target <= {TARGET_RATIO}x)  {verdict}  ({seconds:.2f} s)")
+        print(
+            f"{name:32} {rss:7.1f} MB  {ratio:.2f}x the one-liner (target <= {TARGET_RATIO}x)  {verdict}  ({seconds:.2f} s)"
+        )
     load, load_s = peak(big, "load")
     print(f"{'whole-file load (contrast)':32} {load:7.1f} MB  {load / base:.2f}x  ({load_s:.2f} s)")
     return 0 if ok else 1

@@ -44,7 +44,11 @@ async def main() -> int:
         return 1
     workspace, home = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
     plain = LocalBackend(workspace, environment=ShellEnvironment.of())
-    boxed = LocalBackend(workspace, environment=ShellEnvironment.of(), sandbox=Sandbox(SandboxSettings(SandboxMode.WORKSPACE_WRITE), workspace, home))
+    boxed = LocalBackend(
+        workspace,
+        environment=ShellEnvironment.of(),
+        sandbox=Sandbox(SandboxSettings(SandboxMode.WORKSPACE_WRITE), workspace, home),
+    )
     first = (await timings(boxed, 1))[0]
     await timings(plain, 5)  # warm up
     bare = statistics.median(await timings(plain, COMMANDS))
@@ -52,8 +56,12 @@ async def main() -> int:
     added = confined - bare
     print(f"sandbox: {found.kind} ({found.program}), {COMMANDS} commands each")
     print(f"true, unconfined (median):   {bare:7.2f} ms")
-    print(f"true, in the sandbox:        {confined:7.2f} ms   added {added:+.2f} ms (target <= {TARGET_MS:g} ms)")
-    print(f"first sandboxed command:     {first:7.2f} ms   (starts bubblewrap once more to check it)")
+    print(
+        f"true, in the sandbox:        {confined:7.2f} ms   added {added:+.2f} ms (target <= {TARGET_MS:g} ms)"
+    )
+    print(
+        f"first sandboxed command:     {first:7.2f} ms   (starts bubblewrap once more to check it)"
+    )
     return 0
 
 

@@ -74,7 +74,9 @@ def build(db: Path, megabytes: int) -> int:
 
 
 def timed(db: Path) -> float:
-    result = subprocess.run([sys.executable, "-c", TIMED, str(db)], capture_output=True, text=True, check=True, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", TIMED, str(db)], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     return float(result.stdout)
 
 
@@ -87,13 +89,17 @@ def main() -> None:
         db = Path(tmp) / "sessions.db"
         start = time.perf_counter()
         checkpoints = build(db, args.mb)
-        print(f"sessions.db of {db.stat().st_size / 1e6:.1f} MB ({checkpoints} checkpoints), built in {time.perf_counter() - start:.1f} s")
+        print(
+            f"sessions.db of {db.stat().st_size / 1e6:.1f} MB ({checkpoints} checkpoints), built in {time.perf_counter() - start:.1f} s"
+        )
         timed(db)  # the file into the page cache
         figures = sorted(timed(db) for _ in range(args.runs))
     median = statistics.median(figures)
     load = os.getloadavg()[0]
-    print(f"quick_check at first open: median {median:.0f} ms, min {figures[0]:.0f}, max {figures[-1]:.0f} "
-          f"over {args.runs} processes; {os.cpu_count()} cores, load {load:.1f}")
+    print(
+        f"quick_check at first open: median {median:.0f} ms, min {figures[0]:.0f}, max {figures[-1]:.0f} "
+        f"over {args.runs} processes; {os.cpu_count()} cores, load {load:.1f}"
+    )
     print(f"target <= {TARGET_MS:.0f} ms at 50 MB: {'PASS' if median <= TARGET_MS else 'FAIL'}")
 
 

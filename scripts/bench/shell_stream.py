@@ -59,11 +59,15 @@ async def main() -> None:
         backend = LocalBackend(Path(folder))
         extra_ms = (await best(backend, FAST, True) - await best(backend, FAST, False)) * 1000
         verdict = "OK" if extra_ms <= TARGET_EXTRA_MS else "OVER"
-        print(f"100,000 lines at once: the live tail adds {extra_ms:6.1f} ms (target ≤ {TARGET_EXTRA_MS:.0f} ms) {verdict}")
+        print(
+            f"100,000 lines at once: the live tail adds {extra_ms:6.1f} ms (target ≤ {TARGET_EXTRA_MS:.0f} ms) {verdict}"
+        )
         elapsed, events, pieces = await run(backend, SLOW, True)
         allowed = int(elapsed / INTERVAL_S) + 1
         verdict = "OK" if events <= allowed else "OVER"
-        print(f"100,000 lines over {elapsed:.1f} s: {events} events for {pieces} pieces of output (target ≤ {allowed}) {verdict}")
+        print(
+            f"100,000 lines over {elapsed:.1f} s: {events} events for {pieces} pieces of output (target ≤ {allowed}) {verdict}"
+        )
 
 
 if __name__ == "__main__":

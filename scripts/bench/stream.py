@@ -51,7 +51,11 @@ class Figure:
     target: float = TARGET_CPU
 
     def line(self) -> str:
-        cpu = "" if self.cpu is None else f"   CPU {self.cpu:6.2f} s (target <= {self.target:.1f} s) {'PASS' if self.cpu <= self.target else 'MISS'}"
+        cpu = (
+            ""
+            if self.cpu is None
+            else f"   CPU {self.cpu:6.2f} s (target <= {self.target:.1f} s) {'PASS' if self.cpu <= self.target else 'MISS'}"
+        )
         deltas = "" if self.deltas is None else f"   {self.deltas:,} delta events"
         return f"{self.name:<22} wall {self.wall:6.2f} s{cpu}{deltas}{'' if self.ok else '   WRONG ARGUMENTS'}"
 
@@ -64,12 +68,18 @@ def content_of(size: int) -> str:
 
 
 def big_call(content: str, delta: int):
-    return reply(tool_calls=[tool_call("write_file", {"file_path": "big.txt", "content": content})], chunk_size=delta)
+    return reply(
+        tool_calls=[tool_call("write_file", {"file_path": "big.txt", "content": content})],
+        chunk_size=delta,
+    )
 
 
 async def wire_floor(base_url: str, api: str) -> float:
     path, body = (
-        ("/chat/completions", {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]})
+        (
+            "/chat/completions",
+            {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]},
+        )
         if api == "chat"
         else ("/responses", {"model": "m", "stream": True, "input": "x"})
     )
@@ -98,7 +108,11 @@ async def through_engine(settings: Settings, content: str) -> Figure:
                 case ToolCallRunning(args=call_args) if not wall:
                     wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
                     args = call_args
-    ok = args is not None and args.get("content") == content and (settings.workspace / "big.txt").read_text(encoding="utf-8") == content
+    ok = (
+        args is not None
+        and args.get("content") == content
+        and (settings.workspace / "big.txt").read_text(encoding="utf-8") == content
+    )
     return Figure(f"dcode ({settings.api})", wall, cpu, deltas, ok)
 
 
@@ -109,9 +123,15 @@ async def through_tui(settings: Settings, server: ModelServerProcess, content: s
     async with running_app(server, settings.workspace, settings.home, settings=settings) as harness:  # type: ignore[arg-type]
         started, cpu_started = time.perf_counter(), time.process_time()
         await harness.send("write the big file")
-        await harness.until(lambda: target.exists() and not harness.app.busy, 600, "the file and the end of the turn")
+        await harness.until(
+            lambda: target.exists() and not harness.app.busy,
+            600,
+            "the file and the end of the turn",
+        )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    return Figure("TUI (chat)", wall, cpu, None, target.read_text(encoding="utf-8") == content, TARGET_TUI_CPU)
+    return Figure(
+        "TUI (chat)", wall, cpu, None, target.read_text(encoding="utf-8") == content, TARGET_TUI_CPU
+    )
 
 
 async def main() -> None:
@@ -122,8 +142,10 @@ async def main() -> None:
     args = parser.parse_args()
     content = content_of(args.size)
     arguments = json.dumps({"file_path": "big.txt", "content": content})
-    print(f"write_file with {len(arguments):,} characters of arguments in {len(arguments) // args.delta:,} deltas "
-          f"of {args.delta}; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    print(
+        f"write_file with {len(arguments):,} characters of arguments in {len(arguments) // args.delta:,} deltas "
+        f"of {args.delta}; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
+    )
     os.environ.setdefault("OPENAI_API_KEY", "bench")
     parts = [args.only] if args.only else ["chat", "responses", "tui"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,13 +153,26 @@ async def main() -> None:
             work = Path(tmp) / part
             (work / "ws").mkdir(parents=True)
             api = WireApi.RESPONSES if part == "responses" else WireApi.CHAT
-            steps = [big_call(content, args.delta), big_call(content, args.delta), reply("Written.")]
+            steps = [
+                big_call(content, args.delta),
+                big_call(content, args.delta),
+                reply("Written."),
+            ]
             with ModelServerProcess(steps, workdir=work / "server") as server:
                 floor = await wire_floor(server.base_url, api)
-                settings = Settings(home=work / "home", workspace=work / "ws", model="openai:bench-model",
-                                    base_url=server.base_url, api=api, approve=ApprovalMode.ALL, max_retries=0)
+                settings = Settings(
+                    home=work / "home",
+                    workspace=work / "ws",
+                    model="openai:bench-model",
+                    base_url=server.base_url,
+                    api=api,
+                    approve=ApprovalMode.ALL,
+                    max_retries=0,
+                )
                 if part == "tui":
-                    figure = await through_tui(replace(settings, approve=ApprovalMode.ALL), server, content)
+                    figure = await through_tui(
+                        replace(settings, approve=ApprovalMode.ALL), server, content
+                    )
                 else:
                     figure = await through_engine(settings, content)
             print(Figure(f"wire alone ({api})", floor).line())

@@ -50,14 +50,21 @@ def job_steps(job: str, chunks: int) -> list:
     text = "x" * (chunks * CHUNK_SIZE)
     slow = {"chunk_size": CHUNK_SIZE, "chunk_delay": CHUNK_DELAY}
     return [
-        reply(text, tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})], **slow).answering(job),
-        reply(text, tool_calls=[tool_call("grep", {"pattern": "line", "path": "."})], **slow).answering(job),
+        reply(
+            text, tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})], **slow
+        ).answering(job),
+        reply(
+            text, tool_calls=[tool_call("grep", {"pattern": "line", "path": "."})], **slow
+        ).answering(job),
         reply(f"{job}: done. {text}", **slow).answering(job),
     ]
 
 
 def script(jobs: tuple[str, ...], chunks: tuple[int, ...]) -> list:
-    calls = [tool_call("task", {"description": job}, call_id=f"call_{n}") for n, job in enumerate(jobs, 1)]
+    calls = [
+        tool_call("task", {"description": job}, call_id=f"call_{n}")
+        for n, job in enumerate(jobs, 1)
+    ]
     steps = [reply(tool_calls=calls).answering(PROMPT)]
     for job, count in zip(jobs, chunks, strict=True):
         steps.extend(job_steps(job, count))
@@ -79,9 +86,27 @@ def run(jobs: tuple[str, ...], chunks: tuple[int, ...]) -> Run:
         (work / "ws" / "notes.txt").write_text("".join(f"line {n}\n" for n in range(200)))
         env = {**os.environ, "DCODE_HOME": str(work / "home"), "OPENAI_API_KEY": "bench"}
         dcode = Path(sys.executable).with_name("dcode")
-        argv = [str(dcode), "-p", PROMPT, "-m", "openai:bench-model", "--base-url", server.base_url,
-                "--approve", "all", "--output-format", "stream-json"]
-        process = subprocess.Popen(argv, cwd=work / "ws", env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        argv = [
+            str(dcode),
+            "-p",
+            PROMPT,
+            "-m",
+            "openai:bench-model",
+            "--base-url",
+            server.base_url,
+            "--approve",
+            "all",
+            "--output-format",
+            "stream-json",
+        ]
+        process = subprocess.Popen(
+            argv,
+            cwd=work / "ws",
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         assert process.stdout is not None
         starts, ends, ok = [], [], False
         for line in process.stdout:
@@ -96,7 +121,11 @@ def run(jobs: tuple[str, ...], chunks: tuple[int, ...]) -> Run:
                     ok = ok and not event["is_error"] and len(ends) == len(jobs)
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
-        return Run(max(ends) - min(starts) if starts and ends else float("nan"), usage.ru_maxrss / 1024, ok and process.returncode == 0)
+        return Run(
+            max(ends) - min(starts) if starts and ends else float("nan"),
+            usage.ru_maxrss / 1024,
+            ok and process.returncode == 0,
+        )
 
 
 async def frame_times() -> tuple[list[float], bool]:
@@ -109,9 +138,18 @@ async def frame_times() -> tuple[list[float], bool]:
         (work / "ws").mkdir()
         (work / "ws" / "notes.txt").write_text("".join(f"line {n}\n" for n in range(200)))
         with ModelServerProcess(script(JOBS, CHUNKS), workdir=work / "server") as server:
-            settings = Settings(home=work / "home", workspace=work / "ws", model="openai:bench-model",
-                                base_url=server.base_url, api=WireApi.CHAT, approve=ApprovalMode.ALL, max_retries=0)
-            async with running_app(server, settings.workspace, settings.home, settings=settings) as harness:  # type: ignore[arg-type]
+            settings = Settings(
+                home=work / "home",
+                workspace=work / "ws",
+                model="openai:bench-model",
+                base_url=server.base_url,
+                api=WireApi.CHAT,
+                approve=ApprovalMode.ALL,
+                max_retries=0,
+            )
+            async with running_app(
+                server, settings.workspace, settings.home, settings=settings
+            ) as harness:  # type: ignore[arg-type]
                 app = harness.app
                 ticks: list[float] = []
                 last = [time.perf_counter()]
@@ -143,8 +181,10 @@ def main() -> int:
         ticks.sort()
         p95 = ticks[int(len(ticks) * 0.95)] if ticks else float("nan")
         frame_ok = p95 <= TARGET_FRAME_MS and ok
-        print(f"TUI frame time p95 {p95:5.1f} ms over {len(ticks)} ticks while 4 subagents stream "
-              f"(target <= {TARGET_FRAME_MS:.0f} ms) {'PASS' if frame_ok else 'MISS'}{'' if ok else '   THE TURN DID NOT FINISH AS SCRIPTED'}")
+        print(
+            f"TUI frame time p95 {p95:5.1f} ms over {len(ticks)} ticks while 4 subagents stream "
+            f"(target <= {TARGET_FRAME_MS:.0f} ms) {'PASS' if frame_ok else 'MISS'}{'' if ok else '   THE TURN DID NOT FINISH AS SCRIPTED'}"
+        )
         passed = passed and frame_ok
     return 0 if passed else 1
 
@@ -157,12 +197,20 @@ def engine_figures() -> bool:
     one = alone[CHUNKS.index(max(CHUNKS))].peak_mb
     per_subagent = (together.peak_mb - one) / (len(JOBS) - 1)
     for job, r in zip(JOBS, alone, strict=True):
-        print(f"alone   {job[:5]:<6} {r.wall:6.2f} s   peak RSS {r.peak_mb:6.1f} MB{'' if r.ok else '   FAILED'}")
-    print(f"4 at once      {together.wall:6.2f} s   peak RSS {together.peak_mb:6.1f} MB{'' if together.ok else '   FAILED'}")
+        print(
+            f"alone   {job[:5]:<6} {r.wall:6.2f} s   peak RSS {r.peak_mb:6.1f} MB{'' if r.ok else '   FAILED'}"
+        )
+    print(
+        f"4 at once      {together.wall:6.2f} s   peak RSS {together.peak_mb:6.1f} MB{'' if together.ok else '   FAILED'}"
+    )
     wall_ok = ratio <= TARGET_RATIO
     mem_ok = per_subagent <= TARGET_MB
-    print(f"wall time      {ratio:.2f}x the slowest alone (target <= {TARGET_RATIO}x) {'PASS' if wall_ok else 'MISS'}")
-    print(f"memory         {per_subagent:+.1f} MB per extra subagent (target <= {TARGET_MB:.0f} MB) {'PASS' if mem_ok else 'MISS'}")
+    print(
+        f"wall time      {ratio:.2f}x the slowest alone (target <= {TARGET_RATIO}x) {'PASS' if wall_ok else 'MISS'}"
+    )
+    print(
+        f"memory         {per_subagent:+.1f} MB per extra subagent (target <= {TARGET_MB:.0f} MB) {'PASS' if mem_ok else 'MISS'}"
+    )
     return wall_ok and mem_ok and together.ok and all(r.ok for r in alone)
 
 

@@ -29,7 +29,10 @@ SIZE = 1_000_000
 TARGET_DELTA_US = {"ordinary": 10.0, "hostile": 200.0}
 TARGET_WHOLE_MS = {"ordinary": 150.0, "hostile": 1500.0}
 TEXTS = {
-    "ordinary": ("Some **Markdown**, `code`, a [link](https://example.com) and ünïcödé words.\n" * (SIZE // 70))[:SIZE],
+    "ordinary": (
+        "Some **Markdown**, `code`, a [link](https://example.com) and ünïcödé words.\n"
+        * (SIZE // 70)
+    )[:SIZE],
     "hostile": (("plain words " * 3 + HOSTILE) * (SIZE // 200))[:SIZE],
 }
 
@@ -64,13 +67,19 @@ def main() -> None:
         for size in (9, 40):
             pieces = [text[start : start + size] for start in range(0, len(text), size)]
             assert streamed(pieces) == safe_text(text)
-            extra_us = (best(partial(streamed, pieces)) - best(partial(bare, pieces))) / len(pieces) * 1e6
+            extra_us = (
+                (best(partial(streamed, pieces)) - best(partial(bare, pieces))) / len(pieces) * 1e6
+            )
             target = TARGET_DELTA_US[name]
             verdict = "OK" if extra_us <= target else "OVER"
-            print(f"{name:<8} {size:>2}-char deltas: {extra_us:6.2f} µs a delta (target ≤ {target:.0f} µs) {verdict}")
+            print(
+                f"{name:<8} {size:>2}-char deltas: {extra_us:6.2f} µs a delta (target ≤ {target:.0f} µs) {verdict}"
+            )
         whole_ms = best(partial(safe_text, text)) * 1000
         target = TARGET_WHOLE_MS[name]
-        print(f"{name:<8} 1 MB whole:       {whole_ms:7.1f} ms (target ≤ {target:.0f} ms) {'OK' if whole_ms <= target else 'OVER'}")
+        print(
+            f"{name:<8} 1 MB whole:       {whole_ms:7.1f} ms (target ≤ {target:.0f} ms) {'OK' if whole_ms <= target else 'OVER'}"
+        )
 
 
 if __name__ == "__main__":

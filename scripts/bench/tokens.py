@@ -25,9 +25,18 @@ HISTORY_TOKENS = 200_000
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = (ROOT / "dcode" / "context" / "tokens" / "counter.py").read_text(encoding="utf-8")
-JSON_TEXT = json.dumps({"items": [{"id": i, "name": f"item-{i}", "tags": ["a", "b"], "ok": i % 2 == 0} for i in range(40)]}, indent=2)
+JSON_TEXT = json.dumps(
+    {
+        "items": [
+            {"id": i, "name": f"item-{i}", "tags": ["a", "b"], "ok": i % 2 == 0} for i in range(40)
+        ]
+    },
+    indent=2,
+)
 CJK = "上下文窗口的大小决定了模型一次能读取多少内容。" * 20
-LOG = "\n".join(f"src/module_{i}.py:{i * 7}: def handler_{i}(request): return None" for i in range(60))
+LOG = "\n".join(
+    f"src/module_{i}.py:{i * 7}: def handler_{i}(request): return None" for i in range(60)
+)
 RESULTS = (CODE[:6000], JSON_TEXT, CJK, LOG)
 
 
@@ -45,10 +54,21 @@ def history(counter: TokenCounter) -> list:
     messages: list = []
     step = 0
     while counter.count_messages(messages) < HISTORY_TOKENS:
-        messages.append(HumanMessage(f"step {step}: look at the handler and fix the failing test", id=f"h{step}"))
-        call = {"name": "read_file", "args": {"file_path": f"src/module_{step}.py"}, "id": f"c{step}", "type": "tool_call"}
+        messages.append(
+            HumanMessage(
+                f"step {step}: look at the handler and fix the failing test", id=f"h{step}"
+            )
+        )
+        call = {
+            "name": "read_file",
+            "args": {"file_path": f"src/module_{step}.py"},
+            "id": f"c{step}",
+            "type": "tool_call",
+        }
         messages.append(AIMessage("Reading the file.", tool_calls=[call], id=f"a{step}"))
-        messages.append(ToolMessage(RESULTS[step % len(RESULTS)], tool_call_id=f"c{step}", id=f"t{step}"))
+        messages.append(
+            ToolMessage(RESULTS[step % len(RESULTS)], tool_call_id=f"c{step}", id=f"t{step}")
+        )
         step += 1
     return messages
 
@@ -75,8 +95,10 @@ def main() -> None:
     print(f"history: {len(messages)} messages, {total:,} tokens (o200k, with message overhead)")
     print(f"encoding load: {load_ms:.0f} ms (once per process)")
     print(f"cold count (every message encoded): {cold_ms:.1f} ms")
-    print(f"after one new message: {median:.2f} ms median (target ≤ {TARGET_MS:.0f} ms) "
-          f"{'OK' if median <= TARGET_MS else 'OVER'}; encoder calls per count: {max(calls)}")
+    print(
+        f"after one new message: {median:.2f} ms median (target ≤ {TARGET_MS:.0f} ms) "
+        f"{'OK' if median <= TARGET_MS else 'OVER'}; encoder calls per count: {max(calls)}"
+    )
 
 
 if __name__ == "__main__":

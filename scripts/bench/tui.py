@@ -75,7 +75,9 @@ class Figure:
 
     def cells(self) -> tuple[str, str, str, str]:
         value = f"{self.fmt.format(self.value)} {self.unit}"
-        target = f"<= {self.fmt.format(self.target)} {self.unit}" if self.target is not None else "-"
+        target = (
+            f"<= {self.fmt.format(self.target)} {self.unit}" if self.target is not None else "-"
+        )
         return self.name, value, target, self.verdict
 
 
@@ -89,7 +91,9 @@ class Context:
     mcp_slow: int = 0
 
     def launch(self, home: Path, *extra: str, base_url: str | None = None) -> PtyRun:
-        run = PtyRun(tui.dcode_argv(base_url or self.base_url, *extra), tui.bench_env(home), self.work / "ws")
+        run = PtyRun(
+            tui.dcode_argv(base_url or self.base_url, *extra), tui.bench_env(home), self.work / "ws"
+        )
         run.start()
         return run
 
@@ -146,15 +150,23 @@ def startup(ctx: Context, runs: int) -> tuple[list[float], list[float], list[flo
 # -- a resumed session: RSS, then typing ----------------------------------------------------
 
 
-def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[float, list[float], float, float]:
+def resumed(
+    ctx: Context, count: int, keys: int, rng: random.Random
+) -> tuple[float, list[float], float, float]:
     """RSS once the resumed session is open, per-key latencies, and the seconds from launch
     until the transcript's last answer was on screen, and until the engine had opened the
     session (ready, the "Resumed session" notice shown)."""
     run = ctx.launch(ctx.work / "home-sessions", "-r", ctx.sessions[count])
     last_answer = f"src/{tui.session_topic(count)}/module_{(count - 1) // 4}.py is safe to change"  # code spans show bare
     try:
-        transcript_at = run.wait(lambda s: last_answer in s.text(), 60, f"the {count}-message transcript")
-        opened = run.wait(lambda s: tui.is_ready(s) and "Resumed session" in s.text(), 60, f"the {count}-message session")
+        transcript_at = run.wait(
+            lambda s: last_answer in s.text(), 60, f"the {count}-message transcript"
+        )
+        opened = run.wait(
+            lambda s: tui.is_ready(s) and "Resumed session" in s.text(),
+            60,
+            f"the {count}-message session",
+        )
         run.pump(1.5)
         rss = tui.rss_mb(run.pid)
         while run.feed_next() is not None:
@@ -176,7 +188,9 @@ def resumed(ctx: Context, count: int, keys: int, rng: random.Random) -> tuple[fl
                 latencies.append(at - sent[index])
                 index += 1
         if index < len(text):
-            raise RuntimeError(f"only {index} of {len(text)} keys reached the screen:\n{run.screen.text()}")
+            raise RuntimeError(
+                f"only {index} of {len(text)} keys reached the screen:\n{run.screen.text()}"
+            )
         return rss, latencies, transcript_at - run.spawned, opened - run.spawned
     finally:
         run.quit()
@@ -195,7 +209,9 @@ class StreamResult:
     cpu: float  # the app's CPU seconds per second while the answer streamed
 
 
-def transcript_changes(run: PtyRun, since: float, top: int, below: int) -> tuple[float, float, float | None]:
+def transcript_changes(
+    run: PtyRun, since: float, top: int, below: int
+) -> tuple[float, float, float | None]:
     """Replaying every read: when the transcript (rows above ``top``) last changed, when the rows
     from ``below`` down (the status bar) last changed, and when SENTINEL first showed."""
     changed_at = settled_at = 0.0
@@ -232,7 +248,9 @@ def streamed(ctx: Context, n: int) -> StreamResult:
         cpu_before = tui.cpu_seconds(run.pid)
         entered = run.write(b"\r")
         deadline = time.monotonic() + 60
-        while len(tui.STREAMS) <= before or not any(b"[DONE]" in data for _, data in tui.STREAMS[before].writes):
+        while len(tui.STREAMS) <= before or not any(
+            b"[DONE]" in data for _, data in tui.STREAMS[before].writes
+        ):
             if time.monotonic() > deadline:
                 raise TimeoutError("the scripted server never finished the answer")
             run.pump(0.05)
@@ -252,7 +270,14 @@ def streamed(ctx: Context, n: int) -> StreamResult:
                 break
         assert seen_at is not None, "the end of the answer never reached the screen"
         first = next(at for at, data in record.writes if tui._CONTENT.search(data))
-        return StreamResult(changed_at - last, seen_at - last, max(changed_at, settled_at) - last, record.content_chars(), last - first, busy)
+        return StreamResult(
+            changed_at - last,
+            seen_at - last,
+            max(changed_at, settled_at) - last,
+            record.content_chars(),
+            last - first,
+            busy,
+        )
     finally:
         run.quit()
 
@@ -280,27 +305,56 @@ PARTS = ("startup", "sessions", "stream")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="launches for first paint / idle RSS and streamed answers")
-    parser.add_argument("--session-runs", type=int, default=3, help="launches on each resumed session")
-    parser.add_argument("--keys", type=int, default=100, help="keys typed per resumed launch (at most 100)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=5,
+        help="launches for first paint / idle RSS and streamed answers",
+    )
+    parser.add_argument(
+        "--session-runs", type=int, default=3, help="launches on each resumed session"
+    )
+    parser.add_argument(
+        "--keys", type=int, default=100, help="keys typed per resumed launch (at most 100)"
+    )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--mcp-slow", type=int, default=0, help="MCP servers that never answer, in the user's mcp.json (start-up)")
-    parser.add_argument("--only", choices=PARTS, action="append", help="measure only this part (repeatable)")
+    parser.add_argument(
+        "--mcp-slow",
+        type=int,
+        default=0,
+        help="MCP servers that never answer, in the user's mcp.json (start-up)",
+    )
+    parser.add_argument(
+        "--only", choices=PARTS, action="append", help="measure only this part (repeatable)"
+    )
     args = parser.parse_args()
     parts = set(args.only or PARTS)
     rng = random.Random(args.seed)
     started = time.monotonic()
-    print(f"dcode TUI benchmark: the real binary in a {tui.COLS}x{tui.ROWS} pty, {os.cpu_count()} cores")
+    print(
+        f"dcode TUI benchmark: the real binary in a {tui.COLS}x{tui.ROWS} pty, {os.cpu_count()} cores"
+    )
     print("reference system in the seeds: first paint 1.55 s, idle RSS ~450 MB")
 
     tui.compile_bytecode()
     answer = tui.long_answer()
     server = tui.timed_server(reply("ok", repeat=True))
-    stream_server = tui.timed_server(reply(answer, chunk_size=STREAM_RATE[0], chunk_delay=STREAM_RATE[1], repeat=True))
-    asked = [reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.md"})]), reply(ANSWER)]
+    stream_server = tui.timed_server(
+        reply(answer, chunk_size=STREAM_RATE[0], chunk_delay=STREAM_RATE[1], repeat=True)
+    )
+    asked = [
+        reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.md"})]),
+        reply(ANSWER),
+    ]
     answer_server = tui.timed_server(*asked * args.runs)
     with tempfile.TemporaryDirectory(prefix="dcode-bench-tui-") as tmp:
-        ctx = Context(Path(tmp), server.base_url, stream_server.base_url, answer_server.base_url, mcp_slow=args.mcp_slow)
+        ctx = Context(
+            Path(tmp),
+            server.base_url,
+            stream_server.base_url,
+            answer_server.base_url,
+            mcp_slow=args.mcp_slow,
+        )
         (ctx.work / "ws").mkdir()
         (ctx.work / "ws" / "notes.md").write_text(NOTES)
         try:
@@ -315,14 +369,24 @@ def main() -> None:
             streams: list[StreamResult] = []
             if "sessions" in parts:
                 built = time.monotonic()
-                ctx.sessions = tui.build_sessions([SMALL, LARGE], ctx.work / "home-sessions", ctx.work / "ws", server.base_url)
-                print(f"built sessions of {SMALL} and {LARGE} messages (turns of prompt, read_file call, 60-line result, "
-                      f"Markdown answer) through the engine in {time.monotonic() - built:.1f} s")
+                ctx.sessions = tui.build_sessions(
+                    [SMALL, LARGE], ctx.work / "home-sessions", ctx.work / "ws", server.base_url
+                )
+                print(
+                    f"built sessions of {SMALL} and {LARGE} messages (turns of prompt, read_file call, 60-line result, "
+                    f"Markdown answer) through the engine in {time.monotonic() - built:.1f} s"
+                )
             if "startup" in parts:
-                print(f"launching {args.runs}x for first paint, idle RSS and RSS after one answered prompt…", flush=True)
+                print(
+                    f"launching {args.runs}x for first paint, idle RSS and RSS after one answered prompt…",
+                    flush=True,
+                )
                 paints, ready, idle, after = startup(ctx, args.runs)
             if "sessions" in parts:
-                print(f"resuming each session {args.session_runs}x and typing {min(args.keys, len(TYPED))} keys…", flush=True)
+                print(
+                    f"resuming each session {args.session_runs}x and typing {min(args.keys, len(TYPED))} keys…",
+                    flush=True,
+                )
                 for _ in range(args.session_runs):
                     for count in (SMALL, LARGE):
                         rss, latencies, painted, opened = resumed(ctx, count, args.keys, rng)
@@ -331,7 +395,10 @@ def main() -> None:
                         paint_times[count].append(painted)
                         open_times[count].append(opened)
             if "stream" in parts:
-                print(f"streaming a {len(answer):,}-character Markdown answer {args.runs}x at 5,000 chars/s…", flush=True)
+                print(
+                    f"streaming a {len(answer):,}-character Markdown answer {args.runs}x at 5,000 chars/s…",
+                    flush=True,
+                )
                 streams = [streamed(ctx, n) for n in range(args.runs)]
         finally:
             server.stop()
@@ -341,11 +408,31 @@ def main() -> None:
     figures: list[Figure] = []
     if paints:
         figures += [
-            Figure("first paint", statistics.median(paints), "s", 0.5,
-                   "runs " + ", ".join(f"{v:.2f}" for v in paints) + f" s; engine ready at median {statistics.median(ready):.2f} s"),
-            Figure("idle RSS", statistics.median(idle), "MB", 150, "runs " + ", ".join(f"{v:.0f}" for v in idle) + " MB", fmt="{:.0f}"),
-            Figure("RSS after one answered prompt", statistics.median(after), "MB", 150,
-                   "runs " + ", ".join(f"{v:.0f}" for v in after) + " MB", fmt="{:.0f}"),
+            Figure(
+                "first paint",
+                statistics.median(paints),
+                "s",
+                0.5,
+                "runs "
+                + ", ".join(f"{v:.2f}" for v in paints)
+                + f" s; engine ready at median {statistics.median(ready):.2f} s",
+            ),
+            Figure(
+                "idle RSS",
+                statistics.median(idle),
+                "MB",
+                150,
+                "runs " + ", ".join(f"{v:.0f}" for v in idle) + " MB",
+                fmt="{:.0f}",
+            ),
+            Figure(
+                "RSS after one answered prompt",
+                statistics.median(after),
+                "MB",
+                150,
+                "runs " + ", ".join(f"{v:.0f}" for v in after) + " MB",
+                fmt="{:.0f}",
+            ),
         ]
     if keys[LARGE]:
         small_rss, large_rss = statistics.median(sizes[SMALL]), statistics.median(sizes[LARGE])
@@ -353,30 +440,55 @@ def main() -> None:
         large_ms = [v * 1000 for v in keys[LARGE]]
         small_ms = [v * 1000 for v in keys[SMALL]]
         figures += [
-            Figure(f"keystroke p95, {LARGE:,} messages", percentile(large_ms, 95), "ms", 33,
-                   f"p50 {percentile(large_ms, 50):.1f} ms, max {max(large_ms):.1f} ms over {len(large_ms)} keys; "
-                   f"with {SMALL} messages p50 {percentile(small_ms, 50):.1f} / p95 {percentile(small_ms, 95):.1f} ms", fmt="{:.1f}"),
-            Figure(f"RSS growth {SMALL} -> {LARGE:,} messages", growth, "%", 20,
-                   f"{small_rss:.0f} MB -> {large_rss:.0f} MB (medians; runs {', '.join(f'{v:.0f}' for v in sizes[SMALL])} / "
-                   f"{', '.join(f'{v:.0f}' for v in sizes[LARGE])} MB)", fmt="{:.1f}"),
+            Figure(
+                f"keystroke p95, {LARGE:,} messages",
+                percentile(large_ms, 95),
+                "ms",
+                33,
+                f"p50 {percentile(large_ms, 50):.1f} ms, max {max(large_ms):.1f} ms over {len(large_ms)} keys; "
+                f"with {SMALL} messages p50 {percentile(small_ms, 50):.1f} / p95 {percentile(small_ms, 95):.1f} ms",
+                fmt="{:.1f}",
+            ),
+            Figure(
+                f"RSS growth {SMALL} -> {LARGE:,} messages",
+                growth,
+                "%",
+                20,
+                f"{small_rss:.0f} MB -> {large_rss:.0f} MB (medians; runs {', '.join(f'{v:.0f}' for v in sizes[SMALL])} / "
+                f"{', '.join(f'{v:.0f}' for v in sizes[LARGE])} MB)",
+                fmt="{:.1f}",
+            ),
         ]
     if streams:
         lags = [s.lag * 1000 for s in streams]
         seconds = statistics.median(s.seconds for s in streams)
         figures.append(
-            Figure("last token -> final paint", statistics.median(lags), "ms", 100,
-                   "runs " + ", ".join(f"{v:.0f}" for v in lags) + " ms; last words first on screen after "
-                   + ", ".join(f"{s.sentinel * 1000:.0f}" for s in streams) + " ms; status bar settled after "
-                   + ", ".join(f"{s.settled * 1000:.0f}" for s in streams) + " ms; "
-                   + f"{streams[0].chars:,} chars in {seconds:.2f} s at the server "
-                   + f"({streams[0].chars / seconds:,.0f} chars/s); the app used "
-                   + f"{statistics.median(s.cpu for s in streams):.0%} of a core meanwhile", fmt="{:.0f}"))
+            Figure(
+                "last token -> final paint",
+                statistics.median(lags),
+                "ms",
+                100,
+                "runs "
+                + ", ".join(f"{v:.0f}" for v in lags)
+                + " ms; last words first on screen after "
+                + ", ".join(f"{s.sentinel * 1000:.0f}" for s in streams)
+                + " ms; status bar settled after "
+                + ", ".join(f"{s.settled * 1000:.0f}" for s in streams)
+                + " ms; "
+                + f"{streams[0].chars:,} chars in {seconds:.2f} s at the server "
+                + f"({streams[0].chars / seconds:,.0f} chars/s); the app used "
+                + f"{statistics.median(s.cpu for s in streams):.0%} of a core meanwhile",
+                fmt="{:.0f}",
+            )
+        )
     print_table(figures)
     if paint_times[LARGE]:
-        print(f"resumed transcript on screen after (launch, median): {SMALL} messages "
-              f"{statistics.median(paint_times[SMALL]):.2f} s, {LARGE:,} messages {statistics.median(paint_times[LARGE]):.2f} s; "
-              f"session open (engine ready) after {statistics.median(open_times[SMALL]):.2f} s / "
-              f"{statistics.median(open_times[LARGE]):.2f} s")
+        print(
+            f"resumed transcript on screen after (launch, median): {SMALL} messages "
+            f"{statistics.median(paint_times[SMALL]):.2f} s, {LARGE:,} messages {statistics.median(paint_times[LARGE]):.2f} s; "
+            f"session open (engine ready) after {statistics.median(open_times[SMALL]):.2f} s / "
+            f"{statistics.median(open_times[LARGE]):.2f} s"
+        )
     print(f"\ntotal {time.monotonic() - started:.0f} s")
 
 

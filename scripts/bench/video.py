@@ -73,7 +73,10 @@ def cached_video(cache: Path, gop: float) -> Path:
     print(f"making {path} (once) ...", flush=True)
     _write_video(partial, gop)
     partial.replace(path)
-    print(f"  made in {time.perf_counter() - started:.0f} s, {path.stat().st_size / 1e6:.1f} MB", flush=True)
+    print(
+        f"  made in {time.perf_counter() - started:.0f} s, {path.stat().st_size / 1e6:.1f} MB",
+        flush=True,
+    )
     return path
 
 
@@ -89,7 +92,13 @@ def _write_video(path: Path, gop: float) -> None:
         stream = out.add_stream("libx264", rate=FPS)
         stream.width, stream.height, stream.pix_fmt = WIDTH, HEIGHT, "yuv420p"
         stream.codec_context.gop_size = round(gop * FPS)
-        stream.options = {"preset": "ultrafast", "b": "1000k", "maxrate": "1500k", "bufsize": "2000k", "sc_threshold": "0"}
+        stream.options = {
+            "preset": "ultrafast",
+            "b": "1000k",
+            "maxrate": "1500k",
+            "bufsize": "2000k",
+            "sc_threshold": "0",
+        }
         stream.codec_context.thread_type = "AUTO"
         for k in range(MINUTES * 60 * FPS):
             luma = bytearray(background)
@@ -122,7 +131,9 @@ def ours(path: Path) -> Callable[[], object]:
         with tempfile.TemporaryDirectory() as root:
             window = sample_window(path, store=AttachmentStore(root), offset=OFFSET, limit=LIMIT)
             if len(window.frames) != 64:
-                raise SystemExit(f"sampled {len(window.frames)} frames, not 64 (cut by the {window.cut_by} cap)")
+                raise SystemExit(
+                    f"sampled {len(window.frames)} frames, not 64 (cut by the {window.cut_by} cap)"
+                )
             return window
 
     return run
@@ -142,7 +153,9 @@ def first_read(path: Path) -> Callable[[], object]:
 def _jpeg(frame: av.VideoFrame) -> bytes:
     rgb = frame.reformat(format="rgb24")
     plane = rgb.planes[0]
-    image = Image.frombuffer("RGB", (rgb.width, rgb.height), plane, "raw", "RGB", plane.line_size, 1)
+    image = Image.frombuffer(
+        "RGB", (rgb.width, rgb.height), plane, "raw", "RGB", plane.line_size, 1
+    )
     out = io.BytesIO()
     image.save(out, "JPEG", quality=DEFAULT_VIDEO.jpeg_quality)
     return out.getvalue()
@@ -207,7 +220,9 @@ def decode_everything(path: Path) -> Callable[[], object]:
 
 def interleaved_s(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
     """``images.interleaved_ms`` (a warm-up, then the runs alternated), in seconds."""
-    return {name: [v / 1000 for v in values] for name, values in interleaved_ms(runs, repeats).items()}
+    return {
+        name: [v / 1000 for v in values] for name, values in interleaved_ms(runs, repeats).items()
+    }
 
 
 def video_benchmark(path: Path, repeats: int) -> bool:
@@ -223,16 +238,47 @@ def video_benchmark(path: Path, repeats: int) -> bool:
     print(f"window: [{OFFSET:.0f} s, {OFFSET + LIMIT:.0f} s), 64 frames; {os.cpu_count()} cores")
     with foreign_load() as others:
         samples = interleaved_s(
-            {"ours": ours(path), "bare": bare_seek(path), "everything": decode_everything(path)}, repeats
+            {"ours": ours(path), "bare": bare_seek(path), "everything": decode_everything(path)},
+            repeats,
         )
         cold = interleaved_s({"first": first_read(path)}, max(3, repeats // 2))["first"]
     mine, bare, everything = (statistics.median(samples[k]) for k in ("ours", "bare", "everything"))
     ratio = mine / bare
-    print(ROW.format("sample_window, 64 frames, fresh store", f"{mine:.3f} s", f"target <= {TARGET_S} s   {verdict(mine <= TARGET_S)}"))
-    print(ROW.format("bare PyAV seek + decode + JPEG, same targets", f"{bare:.3f} s", "one thread, nothing stored"))
-    print(ROW.format("ratio sample_window / bare", f"{ratio:.2f} x", f"target <= {TARGET_RATIO} x   {verdict(ratio <= TARGET_RATIO)}"))
-    print(ROW.format("  for contrast: decode everything + JPEG", f"{everything:.3f} s", "every frame of the window decoded"))
-    print(ROW.format("  first read of a session (starts the decoder)", f"{statistics.median(cold):.3f} s", f"target <= {TARGET_S} s   {verdict(statistics.median(cold) <= TARGET_S)}"))
+    print(
+        ROW.format(
+            "sample_window, 64 frames, fresh store",
+            f"{mine:.3f} s",
+            f"target <= {TARGET_S} s   {verdict(mine <= TARGET_S)}",
+        )
+    )
+    print(
+        ROW.format(
+            "bare PyAV seek + decode + JPEG, same targets",
+            f"{bare:.3f} s",
+            "one thread, nothing stored",
+        )
+    )
+    print(
+        ROW.format(
+            "ratio sample_window / bare",
+            f"{ratio:.2f} x",
+            f"target <= {TARGET_RATIO} x   {verdict(ratio <= TARGET_RATIO)}",
+        )
+    )
+    print(
+        ROW.format(
+            "  for contrast: decode everything + JPEG",
+            f"{everything:.3f} s",
+            "every frame of the window decoded",
+        )
+    )
+    print(
+        ROW.format(
+            "  first read of a session (starts the decoder)",
+            f"{statistics.median(cold):.3f} s",
+            f"target <= {TARGET_S} s   {verdict(statistics.median(cold) <= TARGET_S)}",
+        )
+    )
     for name, values in {**samples, "first": cold}.items():
         print(f"  samples {name:<11} {[round(v, 3) for v in values]}")
     if others:
@@ -244,7 +290,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "dcode-bench")
-    parser.add_argument("--gop", type=float, default=2.0, help="seconds between keyframes of the made video")
+    parser.add_argument(
+        "--gop", type=float, default=2.0, help="seconds between keyframes of the made video"
+    )
     parser.add_argument("--inspect-repeats", type=int, default=9)
     parser.add_argument("--skip-inspect", action="store_true", help="only the video figures")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")

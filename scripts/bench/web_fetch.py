@@ -49,7 +49,10 @@ async def run(runs: int) -> None:
     with ScriptedModelServer() as server:
         server.pages["/page"] = (200, "text/plain", b"x" * 1024)
         server.redirects["/hop"] = "/page"
-        rules = FetchRules(private_hosts=(f"127.0.0.1:{server.port}", f"localhost:{server.port}"), unasked=lambda _: True)
+        rules = FetchRules(
+            private_hosts=(f"127.0.0.1:{server.port}", f"localhost:{server.port}"),
+            unasked=lambda _: True,
+        )
         cases = {
             "by address": f"http://127.0.0.1:{server.port}/page",
             "by name": f"http://localhost:{server.port}/page",

@@ -21,7 +21,13 @@ PER_DIRECTORY = 1_000
 RG = shutil.which("rg")
 GIT = shutil.which("git")
 # Names that break a newline-separated list, or write to the terminal when drawn.
-HOSTILE_NAMES = (b"two\nlines.txt", b"clear\x1b[2J.txt", b"bell\x07.txt", b"not-utf8-\xff.txt", b"c1-\xc2\x9b31m.txt")
+HOSTILE_NAMES = (
+    b"two\nlines.txt",
+    b"clear\x1b[2J.txt",
+    b"bell\x07.txt",
+    b"not-utf8-\xff.txt",
+    b"c1-\xc2\x9b31m.txt",
+)
 
 
 def scratch_parent() -> Path | None:

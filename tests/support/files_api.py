@@ -78,8 +78,14 @@ class Answer:
         return json.loads(self.body)
 
 
-def _error(status: int, message: str, error_type: str, code: str | None, param: str | None,
-           headers: Mapping[str, str] | None = None) -> Answer:
+def _error(
+    status: int,
+    message: str,
+    error_type: str,
+    code: str | None,
+    param: str | None,
+    headers: Mapping[str, str] | None = None,
+) -> Answer:
     """OpenAI's ``{"error": {...}}`` answer."""
     error = {"message": message, "type": error_type, "code": code, "param": param}
     return Answer(status, json.dumps({"error": error}).encode(), dict(headers or {}))
@@ -272,12 +278,14 @@ def _multipart_parts(content_type: str, body: bytes) -> list[_Part] | None:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         disposition = _header_params(";" + headers.get("content-disposition", "").split(";", 1)[-1])
-        parts.append(_Part(
-            name=disposition.get("name", ""),
-            filename=disposition.get("filename"),
-            content_type=headers.get("content-type"),
-            data=data.removesuffix(b"\r\n"),
-        ))
+        parts.append(
+            _Part(
+                name=disposition.get("name", ""),
+                filename=disposition.get("filename"),
+                content_type=headers.get("content-type"),
+                data=data.removesuffix(b"\r\n"),
+            )
+        )
     return parts
 
 
@@ -340,7 +348,9 @@ class FilesApi:
         server would otherwise store, or refuse for ``max_files``).
         """
         if kind not in UPLOAD_FAULT_KINDS:
-            raise ValueError(f"unknown upload fault {kind!r} (known: {', '.join(sorted(UPLOAD_FAULT_KINDS))})")
+            raise ValueError(
+                f"unknown upload fault {kind!r} (known: {', '.join(sorted(UPLOAD_FAULT_KINDS))})"
+            )
         if times is not None and times < 1:
             raise ValueError(f"a fault must be used at least once, got times={times}")
         with self._lock:
@@ -364,8 +374,15 @@ class FilesApi:
             self._require(file_id)
             self._gone.add(file_id)
 
-    def add(self, content: bytes, *, filename: str = "file.bin", purpose: str = "user_data",
-            expires_in: int | None = None, content_type: str | None = None) -> StoredFile:
+    def add(
+        self,
+        content: bytes,
+        *,
+        filename: str = "file.bin",
+        purpose: str = "user_data",
+        expires_in: int | None = None,
+        content_type: str | None = None,
+    ) -> StoredFile:
         """Store a file without a request (one uploaded earlier, by another run)."""
         with self._lock:
             return self._store(filename, purpose, content, content_type, expires_in)
@@ -389,7 +406,9 @@ class FilesApi:
         """Live files by id: not deleted, forgotten or expired."""
         with self._lock:
             now = self.clock()
-            return {i: f for i, f in self._files.items() if i not in self._gone and not f.expired(now)}
+            return {
+                i: f for i, f in self._files.items() if i not in self._gone and not f.expired(now)
+            }
 
     @property
     def deleted(self) -> list[str]:
@@ -436,11 +455,19 @@ class FilesApi:
                 answer = self._delete(path_id)
             else:
                 answer = self._unknown(method, path)
-            self._requests.append(FilesRequest(
-                index=len(self._requests), method=method, path=path, query=query,
-                headers=lowered, received_at=received_at, status=answer.status,
-                file_id=file_id, upload=upload,
-            ))
+            self._requests.append(
+                FilesRequest(
+                    index=len(self._requests),
+                    method=method,
+                    path=path,
+                    query=query,
+                    headers=lowered,
+                    received_at=received_at,
+                    status=answer.status,
+                    file_id=file_id,
+                    upload=upload,
+                )
+            )
             return answer
 
     def refusal(self, body: Any) -> Answer | None:
@@ -460,14 +487,23 @@ class FilesApi:
     def _live(self, file_id: str) -> StoredFile | None:
         return self.stored.get(file_id)
 
-    def _store(self, filename: str, purpose: str, content: bytes, content_type: str | None,
-               expires_in: int | None) -> StoredFile:
+    def _store(
+        self,
+        filename: str,
+        purpose: str,
+        content: bytes,
+        content_type: str | None,
+        expires_in: int | None,
+    ) -> StoredFile:
         sequence = next(self._sequence)
         created_at = math.floor(self.clock())
         stored = StoredFile(
             # ids sort in creation order, and differ between servers
             id=f"file-{sequence:06d}{secrets.token_hex(6)}",
-            filename=filename, purpose=purpose, content=content, content_type=content_type,
+            filename=filename,
+            purpose=purpose,
+            content=content,
+            content_type=content_type,
             created_at=created_at,
             expires_at=None if expires_in is None else created_at + expires_in,
             sequence=sequence,
@@ -486,7 +522,9 @@ class FilesApi:
                 self._faults[0] = (kind, times - 1)
         return kind
 
-    def _upload(self, index: int, headers: Mapping[str, str], body: bytes) -> tuple[Answer, Upload | None]:
+    def _upload(
+        self, index: int, headers: Mapping[str, str], body: bytes
+    ) -> tuple[Answer, Upload | None]:
         parts = _multipart_parts(headers.get("content-type", ""), body)
         if parts is None:
             message = "Expected a multipart/form-data body with 'file' and 'purpose'."
@@ -501,8 +539,11 @@ class FilesApi:
                 index=index,
                 filename=file_part.filename if file_part else None,
                 content_type=file_part.content_type if file_part else None,
-                purpose=purpose, content=file_part.data if file_part else b"",
-                expires_after=expires_after, fields=fields, status=answer.status,
+                purpose=purpose,
+                content=file_part.data if file_part else b"",
+                expires_after=expires_after,
+                fields=fields,
+                status=answer.status,
                 file_id=stored.id if stored else None,
             )
 
@@ -516,7 +557,9 @@ class FilesApi:
             return record(_quota_answer())
         assert file_part is not None and purpose is not None and file_part.filename is not None
         seconds = expires_after["seconds"] if expires_after else None
-        stored = self._store(file_part.filename, purpose, file_part.data, file_part.content_type, seconds)
+        stored = self._store(
+            file_part.filename, purpose, file_part.data, file_part.content_type, seconds
+        )
         payload = stored.to_object()
         if fault == "incomplete":
             del payload["bytes"], payload["expires_at"]
@@ -527,8 +570,13 @@ class FilesApi:
     def _list(self, query: Mapping[str, str]) -> Answer:
         order = query.get("order", "desc")
         if order not in ("asc", "desc"):
-            return _error(400, f"Invalid value for 'order': {order!r}. Expected 'asc' or 'desc'.",
-                          _INVALID, "invalid_value", "order")
+            return _error(
+                400,
+                f"Invalid value for 'order': {order!r}. Expected 'asc' or 'desc'.",
+                _INVALID,
+                "invalid_value",
+                "order",
+            )
         limit = self.page_size
         if "limit" in query:
             try:
@@ -536,28 +584,41 @@ class FilesApi:
             except ValueError:
                 asked = 0
             if asked < 1:
-                return _error(400, f"Invalid value for 'limit': {query['limit']!r}.",
-                              _INVALID, "invalid_value", "limit")
+                return _error(
+                    400,
+                    f"Invalid value for 'limit': {query['limit']!r}.",
+                    _INVALID,
+                    "invalid_value",
+                    "limit",
+                )
             limit = min(asked, self.page_size)
-        files = [f for f in self.stored.values() if "purpose" not in query or f.purpose == query["purpose"]]
+        files = [
+            f
+            for f in self.stored.values()
+            if "purpose" not in query or f.purpose == query["purpose"]
+        ]
         files.sort(key=lambda f: (f.created_at, f.sequence), reverse=order == "desc")
         if query.get("after"):
             cursor = self._files.get(query["after"])
             if cursor is None:
-                return _error(400, f"No such File object: {query['after']}", _INVALID, None, "after")
+                return _error(
+                    400, f"No such File object: {query['after']}", _INVALID, None, "after"
+                )
             key = (cursor.created_at, cursor.sequence)
             if order == "asc":
                 files = [f for f in files if (f.created_at, f.sequence) > key]
             else:
                 files = [f for f in files if (f.created_at, f.sequence) < key]
         page = files[:limit]
-        return _ok({
-            "object": "list",
-            "data": [f.to_object() for f in page],
-            "first_id": page[0].id if page else None,
-            "last_id": page[-1].id if page else None,
-            "has_more": len(files) > len(page),
-        })
+        return _ok(
+            {
+                "object": "list",
+                "data": [f.to_object() for f in page],
+                "first_id": page[0].id if page else None,
+                "last_id": page[-1].id if page else None,
+                "has_more": len(files) > len(page),
+            }
+        )
 
     def _retrieve(self, file_id: str) -> Answer:
         stored = self._live(file_id)
@@ -580,26 +641,46 @@ def _expires_after(fields: Mapping[str, str]) -> dict[str, Any] | None:
     found: dict[str, Any] = {}
     for name, value in fields.items():
         if name.startswith("expires_after[") and name.endswith("]"):
-            key = name[len("expires_after["):-1]
+            key = name[len("expires_after[") : -1]
             found[key] = int(value) if key == "seconds" and value.strip().isdigit() else value
     return found or None
 
 
-def _upload_problem(purpose: str | None, file_part: _Part | None,
-                    expires_after: Mapping[str, Any] | None) -> Answer | None:
+def _upload_problem(
+    purpose: str | None, file_part: _Part | None, expires_after: Mapping[str, Any] | None
+) -> Answer | None:
     """The 400 OpenAI gives an upload missing a field or with an expiry it does not accept."""
     if file_part is None:
-        return _error(400, "Missing required parameter: 'file'.", _INVALID, "missing_required_parameter", "file")
+        return _error(
+            400,
+            "Missing required parameter: 'file'.",
+            _INVALID,
+            "missing_required_parameter",
+            "file",
+        )
     if not purpose:
-        return _error(400, "Missing required parameter: 'purpose'.", _INVALID, "missing_required_parameter", "purpose")
+        return _error(
+            400,
+            "Missing required parameter: 'purpose'.",
+            _INVALID,
+            "missing_required_parameter",
+            "purpose",
+        )
     if expires_after is None:
         return None
     if expires_after.get("anchor") != "created_at":
-        return _error(400, "Invalid 'expires_after.anchor': expected 'created_at'.",
-                      _INVALID, "invalid_value", "expires_after.anchor")
+        return _error(
+            400,
+            "Invalid 'expires_after.anchor': expected 'created_at'.",
+            _INVALID,
+            "invalid_value",
+            "expires_after.anchor",
+        )
     seconds = expires_after.get("seconds")
     if not isinstance(seconds, int) or not _MIN_EXPIRY_SECONDS <= seconds <= _MAX_EXPIRY_SECONDS:
-        message = (f"Invalid 'expires_after.seconds': {seconds!r}. Expected an integer between "
-                   f"{_MIN_EXPIRY_SECONDS} and {_MAX_EXPIRY_SECONDS}.")
+        message = (
+            f"Invalid 'expires_after.seconds': {seconds!r}. Expected an integer between "
+            f"{_MIN_EXPIRY_SECONDS} and {_MAX_EXPIRY_SECONDS}."
+        )
         return _error(400, message, _INVALID, "invalid_value", "expires_after.seconds")
     return None

@@ -67,21 +67,37 @@ def _pdf(objects: list[bytes]) -> bytes:
     xref = len(out)
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
     return bytes(out)
 
 
 def one_page_pdf(
-    path: Path, content: bytes, *, size: tuple[float, float] = (612, 792), flate: bool = False, pages: int = 1
+    path: Path,
+    content: bytes,
+    *,
+    size: tuple[float, float] = (612, 792),
+    flate: bool = False,
+    pages: int = 1,
 ) -> Path:
     """A PDF whose every page (one by default) draws ``content`` (Flate-compressed when ``flate``)."""
     stream_filter = " /Filter /FlateDecode" if flate else ""
     kids = " ".join(f"{3 + 2 * n} 0 R" for n in range(pages))
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode()]
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+    ]
     for n in range(pages):
         box = f"[0 0 {size[0]:g} {size[1]:g}]"
-        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox {box} /Contents {4 + 2 * n} 0 R /Resources << >> >>".encode())
-        objects.append(f"<< /Length {len(content)}{stream_filter} >>\nstream\n".encode() + content + b"\nendstream")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox {box} /Contents {4 + 2 * n} 0 R /Resources << >> >>".encode()
+        )
+        objects.append(
+            f"<< /Length {len(content)}{stream_filter} >>\nstream\n".encode()
+            + content
+            + b"\nendstream"
+        )
     path.write_bytes(_pdf(objects))
     return path
 

@@ -21,8 +21,16 @@ from pathlib import Path
 BRANCH = "trunk"
 DIRTY = 4  # the changed tracked files
 HOOKS = (
-    "post-index-change", "post-checkout", "pre-commit", "post-commit", "reference-transaction",
-    "pre-auto-gc", "post-rewrite", "pre-push", "fsmonitor-watchman", "post-merge",
+    "post-index-change",
+    "post-checkout",
+    "pre-commit",
+    "post-commit",
+    "reference-transaction",
+    "pre-auto-gc",
+    "post-rewrite",
+    "pre-push",
+    "fsmonitor-watchman",
+    "post-merge",
 )
 
 PROCESS_FILTER = """\
@@ -72,7 +80,13 @@ class HostileRepo:
 
 
 def _git(path: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"})
+    subprocess.run(
+        ["git", *args],
+        cwd=path,
+        check=True,
+        capture_output=True,
+        env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
+    )
 
 
 def _program(directory: Path, name: str, marks: Path, then: str) -> str:
@@ -88,7 +102,12 @@ def make_hostile_repo(path: Path, marks: Path) -> HostileRepo:
     path.mkdir(parents=True, exist_ok=True)
     marks.mkdir(parents=True, exist_ok=True)
     _git(path, "init", "-q", "-b", BRANCH)
-    files = {"filtered.txt": "evil", "processed.txt": "evilproc", "included.txt": "included", "worktree.txt": "perworktree"}
+    files = {
+        "filtered.txt": "evil",
+        "processed.txt": "evilproc",
+        "included.txt": "included",
+        "worktree.txt": "perworktree",
+    }
     for name in files:
         (path / name).write_text("before\n")
     (path / ".gitattributes").write_text(
@@ -124,7 +143,13 @@ def make_hostile_repo(path: Path, marks: Path) -> HostileRepo:
     }
     for key, value in config.items():
         _git(path, "config", key, value)
-    _git(path, "config", "--worktree", "filter.perworktree.clean", _program(tools, "worktree-clean", marks, "cat"))
+    _git(
+        path,
+        "config",
+        "--worktree",
+        "filter.perworktree.clean",
+        _program(tools, "worktree-clean", marks, "cat"),
+    )
 
     for name in files:  # the same size: only hashing through the filter tells them apart
         (path / name).write_text("after!\n")

@@ -50,17 +50,28 @@ def request_problems(body: Any) -> list[str]:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return ["messages: Input should be a valid list"]
-    problems = [f"messages.{index}.{problem}" for index, message in enumerate(messages) for problem in _message_problems(message)]
+    problems = [
+        f"messages.{index}.{problem}"
+        for index, message in enumerate(messages)
+        for problem in _message_problems(message)
+    ]
     tools = body.get("tools")
     if tools is not None:
-        problems += [f"tools.{index}.{problem}" for index, tool in enumerate(tools if isinstance(tools, list) else [tools]) for problem in _tool_problems(tool)]
+        problems += [
+            f"tools.{index}.{problem}"
+            for index, tool in enumerate(tools if isinstance(tools, list) else [tools])
+            for problem in _tool_problems(tool)
+        ]
     return problems
 
 
 def validation_error_message(problems: list[str]) -> str:
     """The text of the exception the server turns into its 500, worded as pydantic words it."""
     count = len(problems)
-    lines = [f"{count} validation error{'s' if count != 1 else ''} for CreateChatCompletionRequest", *problems]
+    lines = [
+        f"{count} validation error{'s' if count != 1 else ''} for CreateChatCompletionRequest",
+        *problems,
+    ]
     return "\n".join(lines)
 
 
@@ -86,14 +97,21 @@ def _message_problems(message: Any) -> Iterator[str]:
             if "content" not in message:
                 yield "ChatCompletionRequestUserMessage.content: Field required"
             elif isinstance(content, list):
-                yield from (f"ChatCompletionRequestUserMessage.content.{i}: {p}" for i, part in enumerate(content) for p in _part_problems(part))
+                yield from (
+                    f"ChatCompletionRequestUserMessage.content.{i}: {p}"
+                    for i, part in enumerate(content)
+                    for p in _part_problems(part)
+                )
             elif content is not None and not isinstance(content, str):
                 yield "ChatCompletionRequestUserMessage.content: Input should be a valid string or list"
         case "assistant":
             if "content" in message and not isinstance(content, str):
                 yield "ChatCompletionRequestAssistantMessage.content: Input should be a valid string"
             for index, call in enumerate(message.get("tool_calls") or []):
-                yield from (f"ChatCompletionRequestAssistantMessage.tool_calls.{index}.{p}" for p in _call_problems(call))
+                yield from (
+                    f"ChatCompletionRequestAssistantMessage.tool_calls.{index}.{p}"
+                    for p in _call_problems(call)
+                )
 
 
 def _part_problems(part: Any) -> Iterator[str]:
@@ -103,7 +121,9 @@ def _part_problems(part: Any) -> Iterator[str]:
             yield "text: Input should be a valid string"
     elif kind == "image_url":
         url = part.get("image_url")
-        if not isinstance(url, str) and not (isinstance(url, Mapping) and isinstance(url.get("url"), str)):
+        if not isinstance(url, str) and not (
+            isinstance(url, Mapping) and isinstance(url.get("url"), str)
+        ):
             yield "image_url: Input should be a valid string or an object with a url"
     else:
         yield f"type: Input should be 'text' or 'image_url' (got {kind!r})"
@@ -118,7 +138,11 @@ def _call_problems(call: Any) -> Iterator[str]:
         yield "id: Field required"
     if call.get("type") != "function":
         yield "type: Input should be 'function'"
-    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not isinstance(function.get("arguments"), str):
+    if (
+        not isinstance(function, Mapping)
+        or not isinstance(function.get("name"), str)
+        or not isinstance(function.get("arguments"), str)
+    ):
         yield "function: Input should have a string name and string arguments"
 
 
@@ -134,5 +158,10 @@ def _tool_problems(tool: Any) -> Iterator[str]:
 
 def server_error_body(problems: list[str]) -> bytes:
     """The 500's body, as the server's error handler shapes it."""
-    error = {"message": validation_error_message(problems), "type": "internal_server_error", "param": None, "code": None}
+    error = {
+        "message": validation_error_message(problems),
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
     return json.dumps({"error": error}).encode()

@@ -44,12 +44,22 @@ class HttpServer:
         self.url = f"http://127.0.0.1:{self.port}/{'mcp' if transport == 'http' else 'sse'}"
 
     def start(self) -> None:
-        command = [sys.executable, str(SERVER), self.transport, str(self.port), *(["--token", self.token] if self.token else [])]
-        process = self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        command = [
+            sys.executable,
+            str(SERVER),
+            self.transport,
+            str(self.port),
+            *(["--token", self.token] if self.token else []),
+        ]
+        process = self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise RuntimeError(f"the MCP test server exited: {process.stderr.read().decode() if process.stderr else ''}")
+                raise RuntimeError(
+                    f"the MCP test server exited: {process.stderr.read().decode() if process.stderr else ''}"
+                )
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return

@@ -48,7 +48,9 @@ def png() -> bytes:
 
 
 def build(port: int = 0) -> FastMCP:
-    server = FastMCP("dcode-test", instructions=INSTRUCTIONS, host="127.0.0.1", port=port, log_level="WARNING")
+    server = FastMCP(
+        "dcode-test", instructions=INSTRUCTIONS, host="127.0.0.1", port=port, log_level="WARNING"
+    )
 
     @server.tool(description="Add two integers.")
     def add(a: int, b: int) -> str:
@@ -117,13 +119,20 @@ def build(port: int = 0) -> FastMCP:
         info = ctx.session.client_params.clientInfo
         return f"{info.name} {info.version}"
 
-    @server.tool(description="Over HTTP: the server forgets this session (it answers 404 to it from now on).")
+    @server.tool(
+        description="Over HTTP: the server forgets this session (it answers 404 to it from now on)."
+    )
     def forget(ctx: Context) -> str:
         request = ctx.request_context.request
         FORGOTTEN.add(request.headers["mcp-session-id"].encode())
         return "forgotten"
 
-    @server.resource("note://readme", name="readme", description="What this server is.", mime_type="text/markdown")
+    @server.resource(
+        "note://readme",
+        name="readme",
+        description="What this server is.",
+        mime_type="text/markdown",
+    )
     def readme() -> str:
         return "# dcode-test\nA server for the tests."
 
@@ -181,8 +190,17 @@ def _start_stubborn_child(pid_file: Path) -> None:
 
 def _forgetful(app):
     async def forgetting(scope, receive, send):
-        if scope["type"] == "http" and dict(scope.get("headers") or []).get(b"mcp-session-id") in FORGOTTEN:
-            await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
+        if (
+            scope["type"] == "http"
+            and dict(scope.get("headers") or []).get(b"mcp-session-id") in FORGOTTEN
+        ):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 404,
+                    "headers": [(b"content-type", b"text/plain")],
+                }
+            )
             await send({"type": "http.response.body", "body": b"no such session"})
             return
         await app(scope, receive, send)
@@ -195,7 +213,13 @@ def _require_token(app, token: str):
         if scope["type"] == "http":
             headers = dict(scope.get("headers") or [])
             if headers.get(b"authorization") != f"Bearer {token}".encode():
-                await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"text/plain")],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b"unauthorized"})
                 return
         await app(scope, receive, send)

@@ -48,7 +48,13 @@ def pdf_bytes(pages: int = 2) -> bytes:
 
 
 def pdf_result(store: AttachmentStore, shown: str, pages: int = 2) -> list[dict[str, Any]]:
-    att = store.admit_file(pdf_bytes(pages), kind="file", media_type="application/pdf", name=shown, detail=f"pages 1-{pages}")
+    att = store.admit_file(
+        pdf_bytes(pages),
+        kind="file",
+        media_type="application/pdf",
+        name=shown,
+        detail=f"pages 1-{pages}",
+    )
     return [text(f"Read pages 1-{pages} of {shown} ({pages} pages)."), to_file_reference_block(att)]
 
 
@@ -69,7 +75,9 @@ def mp3_bytes(seconds: float = 0.25, rate: int = 22050) -> bytes:
     import av
 
     count = int(seconds * rate)
-    samples = b"".join(int(3000 * math.sin(i * 0.05)).to_bytes(2, "little", signed=True) for i in range(count))
+    samples = b"".join(
+        int(3000 * math.sin(i * 0.05)).to_bytes(2, "little", signed=True) for i in range(count)
+    )
     out = io.BytesIO()
     with av.open(out, "w", format="mp3") as container:
         stream = container.add_stream("mp3", rate=rate, layout="mono")
@@ -91,16 +99,28 @@ def video_result(store: AttachmentStore, shown: str, data: bytes) -> list[dict[s
     return [text(f"Read video {shown}."), to_file_reference_block(att)]
 
 
-def read_batch(ai_id: str, results: list[tuple[str, list[dict[str, Any]]]], *, pending: tuple[str, ...] = ()) -> list:
+def read_batch(
+    ai_id: str, results: list[tuple[str, list[dict[str, Any]]]], *, pending: tuple[str, ...] = ()
+) -> list:
     """An assistant message calling read_file once per (path, result), then the results in
     call order; the paths in ``pending`` are called but get no result."""
     calls = [
-        {"id": f"{ai_id}-call{i}", "name": READ_FILE.name, "args": {"file_path": path}, "type": "tool_call"}
+        {
+            "id": f"{ai_id}-call{i}",
+            "name": READ_FILE.name,
+            "args": {"file_path": path},
+            "type": "tool_call",
+        }
         for i, path in enumerate([p for p, _ in results] + list(pending))
     ]
     ai = AIMessage(content="", tool_calls=calls, id=ai_id)
     tools = [
-        ToolMessage(content=content, tool_call_id=calls[i]["id"], name=READ_FILE.name, id=f"{ai_id}-result{i}")
+        ToolMessage(
+            content=content,
+            tool_call_id=calls[i]["id"],
+            name=READ_FILE.name,
+            id=f"{ai_id}-result{i}",
+        )
         for i, (_, content) in enumerate(results)
     ]
     return [ai, *tools]

@@ -479,11 +479,21 @@ class _Faults:
 
     @staticmethod
     def stall_mid_stream(
-        after_chunks: int = 2, seconds: float = 30.0, *, text: str | None = None, repeat: bool = False, keepalive: float = 0.0
+        after_chunks: int = 2,
+        seconds: float = 30.0,
+        *,
+        text: str | None = None,
+        repeat: bool = False,
+        keepalive: float = 0.0,
     ) -> StallMidStream:
         """Send ``after_chunks`` SSE events, go silent for ``seconds`` (but for keep-alive
         comments every ``keepalive`` seconds, when given), then finish."""
-        step = StallMidStream(after_chunks=after_chunks, seconds=seconds, count=None if repeat else 1, keepalive=keepalive)
+        step = StallMidStream(
+            after_chunks=after_chunks,
+            seconds=seconds,
+            count=None if repeat else 1,
+            keepalive=keepalive,
+        )
         return step if text is None else replace(step, text=text)
 
     @staticmethod
@@ -491,8 +501,9 @@ class _Faults:
         ids: Iterable[str] | None = None, *, named: bool = True, repeat: bool = False
     ) -> FileError:
         """A 400 ``invalid_file_id`` naming ``ids`` (None: every file id the request used)."""
-        return FileError(ids=None if ids is None else tuple(ids), named=named,
-                         count=None if repeat else 1)
+        return FileError(
+            ids=None if ids is None else tuple(ids), named=named, count=None if repeat else 1
+        )
 
 
 fault = _Faults()
@@ -690,7 +701,9 @@ def _responses_item_pairs(item: Any) -> Iterator[tuple[str, str]]:
 
 def _first_user_text(path: str, body: Any) -> str:
     """The text of the first user message of a completion request's body (``Step.when``)."""
-    probe = RecordedRequest(index=-1, method="POST", path=path, headers={}, body=body, received_at=0.0)
+    probe = RecordedRequest(
+        index=-1, method="POST", path=path, headers={}, body=body, received_at=0.0
+    )
     return next((text for role, text in probe.transcript() if role == "user"), "")
 
 
@@ -773,7 +786,11 @@ def _estimated_input_tokens(body: Any) -> int:
 
 
 def _resolve_answer(
-    step: Reply, request: RecordedRequest, serial: int, call_ids: Iterator[int], input_scale: float | None = None
+    step: Reply,
+    request: RecordedRequest,
+    serial: int,
+    call_ids: Iterator[int],
+    input_scale: float | None = None,
 ) -> _Answer:
     """Fix ids and usage numbers for one reply so both wires render the same answer."""
     calls = tuple(
@@ -1063,7 +1080,8 @@ def _stream_reasoning(log: _EventLog, answer: _Answer, index: int) -> None:
         log.emit("response.reasoning_summary_text.delta", **where, delta=piece)
     log.emit("response.reasoning_summary_text.done", **where, text=answer.reasoning)
     log.emit(
-        "response.reasoning_summary_part.done", **where,
+        "response.reasoning_summary_part.done",
+        **where,
         part={"type": "summary_text", "text": answer.reasoning},
     )
     done_item = _reasoning_item(answer, answer.reasoning)
@@ -1127,16 +1145,20 @@ _SERVER = "server_error"
 _STATUS_DEFAULTS: dict[int, tuple[str, str, str | None]] = {
     400: ("Invalid request.", _INVALID, None),
     401: (
-        ("Incorrect API key provided: test. You can find your API key at "
-        "https://platform.openai.com/account/api-keys."),
+        (
+            "Incorrect API key provided: test. You can find your API key at "
+            "https://platform.openai.com/account/api-keys."
+        ),
         _INVALID,
         "invalid_api_key",
     ),
     403: ("You are not allowed to access this model.", _INVALID, "permission_denied"),
     404: ("The model does not exist or you do not have access to it.", _INVALID, "model_not_found"),
     429: (
-        ("Rate limit reached for test-model in organization org-test on tokens per min (TPM): "
-        "Limit 30000, Used 30000, Requested 1000. Please try again shortly."),
+        (
+            "Rate limit reached for test-model in organization org-test on tokens per min (TPM): "
+            "Limit 30000, Used 30000, Requested 1000. Please try again shortly."
+        ),
         "tokens",
         "rate_limit_exceeded",
     ),
@@ -1215,7 +1237,11 @@ class _Script:
         once no step is left for it."""
         with self._lock:
             index = next(
-                (i for i, step in enumerate(self._queue) if step.when is None or step.when in first_user_text),
+                (
+                    i
+                    for i, step in enumerate(self._queue)
+                    if step.when is None or step.when in first_user_text
+                ),
                 None,
             )
             if index is None:
@@ -1357,7 +1383,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body[:truncate_to])
         self.drop_connection()
 
-    def send_page(self, status: int, content_type: str, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+    def send_page(
+        self, status: int, content_type: str, body: bytes, headers: Mapping[str, str] | None = None
+    ) -> None:
         """Send ``body`` whole, as a web server answers a GET of a static page."""
         self.send_response(status)
         if content_type:
@@ -1515,8 +1543,10 @@ class ScriptedModelServer:
         self.stopping.clear()
         self._httpd = _HTTPServer(self._address, self)
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-            name=f"model-server-{self.port}", daemon=True,
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"model-server-{self.port}",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -1636,16 +1666,27 @@ class ScriptedModelServer:
             return
         is_completion = method == "POST" and (path in CHAT_PATHS or path in RESPONSES_PATHS)
         refusal, refused = self._refusal(path, body) if is_completion else (None, None)
-        step, request = self._record(handler, path, body, consume=is_completion, raw_body=raw_body, refused=refused)
+        step, request = self._record(
+            handler, path, body, consume=is_completion, raw_body=raw_body, refused=refused
+        )
         if method == "GET" and path in MODELS_PATHS:
             handler.send_json(200, self._models_body())
         elif method == "POST" and path == OLLAMA_SHOW_PATH:
-            self._send_known(handler, self.ollama_show.get(str((body or {}).get("model", ""))), "model not found")
+            self._send_known(
+                handler, self.ollama_show.get(str((body or {}).get("model", ""))), "model not found"
+            )
         elif method == "GET" and path in LITELLM_MODEL_INFO_PATHS and self.litellm_model_info:
-            data = [{"model_name": m, "litellm_params": {"model": f"openai/{m}"}, "model_info": info} for m, info in self.litellm_model_info.items()]
+            data = [
+                {"model_name": m, "litellm_params": {"model": f"openai/{m}"}, "model_info": info}
+                for m, info in self.litellm_model_info.items()
+            ]
             handler.send_json(200, json.dumps({"data": data}).encode())
         elif method == "GET" and path.startswith(LMSTUDIO_MODELS_PREFIX):
-            self._send_known(handler, self.lmstudio_models.get(unquote(path[len(LMSTUDIO_MODELS_PREFIX) :])), "model not found")
+            self._send_known(
+                handler,
+                self.lmstudio_models.get(unquote(path[len(LMSTUDIO_MODELS_PREFIX) :])),
+                "model not found",
+            )
         elif method == "GET" and path in self.redirects:
             handler.send_page(302, "text/plain", b"moved", {"location": self.redirects[path]})
         elif method == "GET" and path in self.pages:
@@ -1665,7 +1706,9 @@ class ScriptedModelServer:
                 self.answered.append((request.index, time.monotonic()))
         else:
             message = f"Unknown request URL: {method} {path}."
-            handler.send_json(404, _error_body(message, "invalid_request_error", "unknown_url", None))
+            handler.send_json(
+                404, _error_body(message, "invalid_request_error", "unknown_url", None)
+            )
 
     def _refusal(self, path: str, body: Any) -> tuple[Answer | None, str | None]:
         """The error a completion request gets before the script is asked, and why."""
@@ -1688,11 +1731,18 @@ class ScriptedModelServer:
         """Answer a Files API request: kept in ``all_requests`` and ``files.requests``, never a
         completion, so it uses no script step."""
         self._record(handler, path, None, consume=False, raw_body=raw_body)
-        answer = self.files.handle(handler.command, handler.path, dict(handler.headers.items()), raw_body)
+        answer = self.files.handle(
+            handler.command, handler.path, dict(handler.headers.items()), raw_body
+        )
         handler.send_json(answer.status, answer.body, answer.headers)
 
     def _record(
-        self, handler: _Handler, path: str, body: Any, consume: bool, raw_body: bytes = b"",
+        self,
+        handler: _Handler,
+        path: str,
+        body: Any,
+        consume: bool,
+        raw_body: bytes = b"",
         refused: str | None = None,
     ) -> tuple[Step | None, RecordedRequest]:
         """Take the next step (for completions the server does not refuse) and record the
@@ -1729,7 +1779,13 @@ class ScriptedModelServer:
         created = int(time.time())
         names = [*self._models, *(m for m in self.catalog if m not in self._models)]
         data = [
-            {"id": m, "object": "model", "created": created, "owned_by": "dcode-tests", **self.catalog.get(m, {})}
+            {
+                "id": m,
+                "object": "model",
+                "created": created,
+                "owned_by": "dcode-tests",
+                **self.catalog.get(m, {}),
+            }
             for m in names
         ]
         return json.dumps({"object": "list", "data": data}).encode()
@@ -1773,10 +1829,20 @@ class ScriptedModelServer:
             ids = referenced_file_ids(request.body) if step.ids is None else list(step.ids)
             answer = invalid_file_answer(ids, step.named)
             handler.send_json(answer.status, answer.body, answer.headers)
-        elif isinstance(step, Reply) and self.imitate is not None and _estimated_input_tokens(request.body) > self.imitate.n_ctx:
+        elif (
+            isinstance(step, Reply)
+            and self.imitate is not None
+            and _estimated_input_tokens(request.body) > self.imitate.n_ctx
+        ):
             self._send_over_n_ctx(handler, request, self.imitate.n_ctx)
-        elif isinstance(step, Reply) and self.window is not None and _estimated_input_tokens(request.body) > self.window:
-            status, headers, body = _context_length_answer(ContextLengthExceeded(limit=self.window), request)
+        elif (
+            isinstance(step, Reply)
+            and self.window is not None
+            and _estimated_input_tokens(request.body) > self.window
+        ):
+            status, headers, body = _context_length_answer(
+                ContextLengthExceeded(limit=self.window), request
+            )
             handler.send_json(status, body, headers)
         elif isinstance(step, Reply):
             self._send_reply(handler, request, step, drop_after=None, garbage=None)
@@ -1790,12 +1856,19 @@ class ScriptedModelServer:
             )
         elif isinstance(step, StallBeforeHeaders):
             if not handler.pause(step.seconds):
-                self._send_reply(handler, request, Reply(text=step.text), drop_after=None, garbage=None)
+                self._send_reply(
+                    handler, request, Reply(text=step.text), drop_after=None, garbage=None
+                )
         elif isinstance(step, StallMidStream):
             paused = Reply(text=step.text, chunk_size=4)
             self._send_reply(
-                handler, request, paused, drop_after=None, garbage=None,
-                pause=(step.after_chunks, step.seconds), keepalive=step.keepalive,
+                handler,
+                request,
+                paused,
+                drop_after=None,
+                garbage=None,
+                pause=(step.after_chunks, step.seconds),
+                keepalive=step.keepalive,
             )
         else:
             raise TypeError(f"unsupported step {step!r}")
@@ -1812,7 +1885,10 @@ class ScriptedModelServer:
             f"This model's maximum context length is {n_ctx} tokens. However, you requested {used} tokens "
             f"({used} in the messages, None in the completion). Please reduce the length of the messages or completion."
         )
-        handler.send_json(400, _error_body(message, "invalid_request_error", "context_length_exceeded", "messages"))
+        handler.send_json(
+            400,
+            _error_body(message, "invalid_request_error", "context_length_exceeded", "messages"),
+        )
 
     def _send_reply(
         self,
@@ -1842,7 +1918,9 @@ class ScriptedModelServer:
                 handler.send_json(200, encoded, truncate_to=None if drop_after is None else half)
             return
         if request.wire == "chat":
-            include_usage = self.imitate is None and bool((body.get("stream_options") or {}).get("include_usage"))
+            include_usage = self.imitate is None and bool(
+                (body.get("stream_options") or {}).get("include_usage")
+            )
             frames = _chat_stream_events(answer, include_usage)
         else:
             frames = _responses_stream_events(answer, body)
@@ -1895,8 +1973,13 @@ class ModelServerProcess:
     file, and requests are read back from the JSON-lines log.
     """
 
-    def __init__(self, steps: Iterable[Step] = (), *, workdir: str | os.PathLike[str],
-                 startup_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        steps: Iterable[Step] = (),
+        *,
+        workdir: str | os.PathLike[str],
+        startup_timeout: float = 10.0,
+    ) -> None:
         self._workdir = Path(workdir)
         self._steps = list(steps)
         self._timeout = startup_timeout
@@ -1912,10 +1995,15 @@ class ModelServerProcess:
         write_script(self.script_path, self._steps)
         self.port_file.unlink(missing_ok=True)
         command = [
-            sys.executable, "-m", "tests.support.model_server",
-            "--script", str(self.script_path),
-            "--port-file", str(self.port_file),
-            "--log", str(self.log_path),
+            sys.executable,
+            "-m",
+            "tests.support.model_server",
+            "--script",
+            str(self.script_path),
+            "--port-file",
+            str(self.port_file),
+            "--log",
+            str(self.log_path),
         ]
         self.process = subprocess.Popen(command, cwd=_REPO_ROOT, stdout=subprocess.DEVNULL)
         try:
@@ -1929,8 +2017,12 @@ class ModelServerProcess:
         """Append steps to the running server's script."""
         root = self.base_url.removesuffix("/v1")
         data = steps_to_json(steps).encode()
-        request = urllib.request.Request(f"{root}{CONTROL_SCRIPT_PATH}", data=data, method="POST",
-                                         headers={"content-type": "application/json"})
+        request = urllib.request.Request(
+            f"{root}{CONTROL_SCRIPT_PATH}",
+            data=data,
+            method="POST",
+            headers={"content-type": "application/json"},
+        )
         with urllib.request.urlopen(request, timeout=5) as response:
             response.read()
 
@@ -1981,8 +2073,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Serve until SIGTERM/SIGINT; the base URL goes to stdout and ``--port-file``."""
     args = _parse_args(argv)
     steps = load_script(args.script) if args.script else []
-    server = ScriptedModelServer(*steps, host=args.host, port=args.port,
-                                 models=args.models or ("test-model",), log_path=args.log)
+    server = ScriptedModelServer(
+        *steps,
+        host=args.host,
+        port=args.port,
+        models=args.models or ("test-model",),
+        log_path=args.log,
+    )
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-NPM_DIR = Path(__file__).resolve().parents[2] / ".ci" / "npm" / "node_modules" / "@modelcontextprotocol"
+NPM_DIR = (
+    Path(__file__).resolve().parents[2] / ".ci" / "npm" / "node_modules" / "@modelcontextprotocol"
+)
 INSTALL = "npm install --prefix .ci/npm @modelcontextprotocol/server-everything @modelcontextprotocol/server-filesystem"
 
 

@@ -20,7 +20,9 @@ from typing import Any
 
 from dcode.context.tokens.encodings import encoding
 
-_OPENAI = re.compile(r"^(ft:)?(chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o1|o3|o4|gpt-4|gpt-3\.5)(\b|-|$)")
+_OPENAI = re.compile(
+    r"^(ft:)?(chatgpt-4o|gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o1|o3|o4|gpt-4|gpt-3\.5)(\b|-|$)"
+)
 _CL100K = re.compile(r"^(gpt-4|gpt-3\.5)(\b|-|$)")
 
 
@@ -71,15 +73,20 @@ def _chat_message(message: Mapping[str, Any], enc: Any) -> int:
         tokens += 1 + len(enc.encode_ordinary(str(message["name"])))
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
-        tokens += len(enc.encode_ordinary(str(function.get("name", "")))) + len(enc.encode_ordinary(str(function.get("arguments", ""))))
+        tokens += len(enc.encode_ordinary(str(function.get("name", "")))) + len(
+            enc.encode_ordinary(str(function.get("arguments", "")))
+        )
     return tokens
 
 
 def _responses_item(item: Mapping[str, Any], enc: Any) -> int:
     match item.get("type"):
         case "function_call":
-            return 3 + len(enc.encode_ordinary("assistant")) + len(enc.encode_ordinary(str(item.get("name", "")))) + len(
-                enc.encode_ordinary(str(item.get("arguments", "")))
+            return (
+                3
+                + len(enc.encode_ordinary("assistant"))
+                + len(enc.encode_ordinary(str(item.get("name", ""))))
+                + len(enc.encode_ordinary(str(item.get("arguments", ""))))
             )
         case "function_call_output":
             return 3 + len(enc.encode_ordinary("tool")) + _parts(item.get("output"), enc)
@@ -104,8 +111,14 @@ def openai_input_tokens(body: Mapping[str, Any]) -> int:
         items = [{"role": "user", "content": items}] if isinstance(items, str) else items
         tokens = sum(_responses_item(item, enc) for item in items if isinstance(item, Mapping))
         if body.get("instructions"):
-            tokens += 3 + len(enc.encode_ordinary("system")) + len(enc.encode_ordinary(str(body["instructions"])))
+            tokens += (
+                3
+                + len(enc.encode_ordinary("system"))
+                + len(enc.encode_ordinary(str(body["instructions"])))
+            )
     tools = body.get("tools") or []
     if tools:
-        tokens += len(enc.encode_ordinary(json.dumps([_tool_schema(t) for t in tools], ensure_ascii=False)))
+        tokens += len(
+            enc.encode_ordinary(json.dumps([_tool_schema(t) for t in tools], ensure_ascii=False))
+        )
     return tokens + 3

@@ -34,7 +34,9 @@ def make_secret_home(home: Path) -> SecretHome:
     skills and a picture."""
     ssh_key = home / ".ssh" / "id_rsa"
     ssh_key.parent.mkdir(parents=True)
-    ssh_key.write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SSH_CANARY}\n-----END OPENSSH PRIVATE KEY-----\n")
+    ssh_key.write_text(
+        f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SSH_CANARY}\n-----END OPENSSH PRIVATE KEY-----\n"
+    )
     credentials = home / ".aws" / "credentials"
     credentials.parent.mkdir()
     credentials.write_text(
@@ -42,7 +44,9 @@ def make_secret_home(home: Path) -> SecretHome:
     )
     private = home / "private-skills"
     (private / "notes").mkdir(parents=True)
-    (private / "notes" / "SKILL.md").write_text(f"---\nname: notes\ndescription: {SKILL_CANARY}\n---\nMy notes.\n")
+    (private / "notes" / "SKILL.md").write_text(
+        f"---\nname: notes\ndescription: {SKILL_CANARY}\n---\nMy notes.\n"
+    )
     picture = home / "Pictures" / "passport.png"
     picture.parent.mkdir()
     Image.new("RGB", PICTURE_SIZE, (200, 30, 60)).save(picture)
@@ -63,4 +67,6 @@ def link_project_to(workspace: Path, secrets: SecretHome) -> None:
     (agents / "keys.md").symlink_to(secrets.ssh_key)
     commands = workspace / ".claude" / "commands"
     commands.mkdir()
-    (commands / "look.md").write_text(f"Describe @~/Pictures/passport.png and @{secrets.picture} in one line.\n")
+    (commands / "look.md").write_text(
+        f"Describe @~/Pictures/passport.png and @{secrets.picture} in one line.\n"
+    )

@@ -28,10 +28,14 @@ def held_elsewhere(home: Path, session_id: str) -> Iterator[subprocess.Popen[str
     """A process holding ``session_id`` under ``home`` until the block ends."""
     proc = subprocess.Popen(
         [sys.executable, "-c", _HOLD, str(home), session_id],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "held", "the holder did not start"
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held", (
+            "the holder did not start"
+        )
         yield proc
     finally:
         if proc.stdin is not None:

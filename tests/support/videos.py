@@ -101,7 +101,9 @@ def write_audio_only(path: Path, seconds: float = 2.0, container: str = "mp4") -
     return path
 
 
-def _write_silence(out: av.container.OutputContainer, stream: av.audio.stream.AudioStream, seconds: float) -> None:
+def _write_silence(
+    out: av.container.OutputContainer, stream: av.audio.stream.AudioStream, seconds: float
+) -> None:
     samples = 1024
     layout, rate = "mono", stream.codec_context.sample_rate
     for k in range(int(seconds * rate / samples)):
@@ -208,7 +210,9 @@ sys.meta_path.insert(0, _Hidden())
 '''
 
 
-def without_modules(directory: Path, modules: set[str], error: str = "ModuleNotFoundError") -> dict[str, str]:
+def without_modules(
+    directory: Path, modules: set[str], error: str = "ModuleNotFoundError"
+) -> dict[str, str]:
     """Environment entries that make a Python process fail to import ``modules``.
 
     A ``sitecustomize.py`` in ``directory`` (put first on PYTHONPATH) installs a meta-path
@@ -216,5 +220,7 @@ def without_modules(directory: Path, modules: set[str], error: str = "ModuleNotF
     installed, ``ImportError`` one that is installed but broken (a missing shared library).
     """
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "sitecustomize.py").write_text(HIDE_MODULES.format(modules=sorted(modules), error=error))
+    (directory / "sitecustomize.py").write_text(
+        HIDE_MODULES.format(modules=sorted(modules), error=error)
+    )
     return {"PYTHONPATH": str(directory)}

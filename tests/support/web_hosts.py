@@ -54,7 +54,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         sock = self.connection
         name = self.state.names.get(id(sock)) if isinstance(sock, ssl.SSLSocket) else None
-        hit = Hit(str(sock.getsockname()[0]), "GET", self.path, {k.lower(): v for k, v in self.headers.items()}, name)
+        hit = Hit(
+            str(sock.getsockname()[0]),
+            "GET",
+            self.path,
+            {k.lower(): v for k, v in self.headers.items()},
+            name,
+        )
         with self.state.lock:
             self.state.hits.append(hit)
         body = b"recorded"
@@ -69,7 +75,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(HTTPServer):
-    def __init__(self, address: tuple[str, int], family: socket.AddressFamily, handler: type[_Handler], tls: ssl.SSLContext | None) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        family: socket.AddressFamily,
+        handler: type[_Handler],
+        tls: ssl.SSLContext | None,
+    ) -> None:
         self.address_family = family
         self.tls = tls
         super().__init__(address, handler)
@@ -89,7 +101,11 @@ class _Server(HTTPServer):
 class Recorder:
     """A recording HTTP(S) server on loopback: ``with Recorder() as recorder: ... recorder.hits``."""
 
-    def __init__(self, addresses: tuple[str, ...] = ("127.0.0.1", "127.0.0.2", "::1"), tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        addresses: tuple[str, ...] = ("127.0.0.1", "127.0.0.2", "::1"),
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self._state = _State()
         if tls is not None:
             tls.sni_callback = self._note_name
@@ -106,9 +122,14 @@ class Recorder:
                 continue  # this machine has no such address (no IPv6, say): the others still listen
             self.port = int(self._servers[0].server_address[1])
         self.addresses = tuple(str(s.server_address[0]) for s in self._servers)
-        self._threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True) for s in self._servers]
+        self._threads = [
+            threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+            for s in self._servers
+        ]
 
-    def _note_name(self, sock: ssl.SSLObject | ssl.SSLSocket, name: str | None, _: ssl.SSLContext) -> None:
+    def _note_name(
+        self, sock: ssl.SSLObject | ssl.SSLSocket, name: str | None, _: ssl.SSLContext
+    ) -> None:
         self._state.names[id(sock)] = name
 
     @property
@@ -121,7 +142,12 @@ class Recorder:
             thread.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         for server in self._servers:
             server.shutdown()
             server.server_close()
@@ -148,8 +174,13 @@ class Authority:
         cert = (
             _builder(name, name, key.public_key())
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .add_extension(
+                x509.KeyUsage(False, False, False, False, False, True, True, False, False),
+                critical=True,
+            )
+            .add_extension(
+                x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False
+            )
             .sign(key, hashes.SHA256())
         )
         ca_file = folder / "authority.pem"
@@ -166,16 +197,27 @@ class Authority:
         key = ec.generate_private_key(ec.SECP256R1())
         ca_cert: x509.Certificate = self._cert
         cert = (
-            _builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]), ca_cert.subject, key.public_key())
+            _builder(
+                x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]),
+                ca_cert.subject,
+                key.public_key(),
+            )
             .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()),
+                critical=False,
+            )
             .sign(self._key, hashes.SHA256())
         )
         chain = self.folder / f"{host}.pem"
         chain.write_bytes(
             cert.public_bytes(serialization.Encoding.PEM)
-            + key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+            + key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
         )
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(chain)
@@ -197,7 +239,9 @@ def _builder(subject: Any, issuer: Any, public_key: Any) -> Any:
     )
 
 
-def user_fetch_config(home: Path, *, allow_private: tuple[str, ...] = (), allow: tuple[str, ...] = ()) -> Settings:
+def user_fetch_config(
+    home: Path, *, allow_private: tuple[str, ...] = (), allow: tuple[str, ...] = ()
+) -> Settings:
     """Write ``[fetch] allow_private`` and ``allow`` into the user's config in ``home``, and
     return the settings dcode reads back (``fetch_private``, ``fetch_allow``)."""
     from dcode.settings.config import load_settings
@@ -206,7 +250,9 @@ def user_fetch_config(home: Path, *, allow_private: tuple[str, ...] = (), allow:
         return "[" + ", ".join(f'"{item}"' for item in items) + "]"
 
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text(f"[fetch]\nallow_private = {listed(allow_private)}\nallow = {listed(allow)}\n")
+    (home / "config.toml").write_text(
+        f"[fetch]\nallow_private = {listed(allow_private)}\nallow = {listed(allow)}\n"
+    )
     return load_settings(workspace=home, env={"DCODE_HOME": str(home)})
 
 

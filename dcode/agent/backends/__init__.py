@@ -27,7 +27,17 @@ if TYPE_CHECKING:
 _HOMES = {
     "LocalBackend": "dcode.agent.backends.local",
     **dict.fromkeys(
-        ("DEFAULT_TIMEOUT_S", "MAX_TIMEOUT_S", "Backend", "ExecResult", "FileInfo", "GrepMatch", "GrepResult", "InvalidPattern", "Listing"),
+        (
+            "DEFAULT_TIMEOUT_S",
+            "MAX_TIMEOUT_S",
+            "Backend",
+            "ExecResult",
+            "FileInfo",
+            "GrepMatch",
+            "GrepResult",
+            "InvalidPattern",
+            "Listing",
+        ),
         "dcode.agent.backends.protocol",
     ),
 }

@@ -71,7 +71,9 @@ def _existing(target: Path) -> os.stat_result | None:
 
 # What open() gives a new file, less the umask: a new workspace file gets the mode any editor
 # would give it (the workspace is the user's, not dcode's private home).
-NEW_FILE_MODE = stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IWGRP | stat.S_IROTH | stat.S_IWOTH
+NEW_FILE_MODE = (
+    stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IWGRP | stat.S_IROTH | stat.S_IWOTH
+)
 
 
 def _create_temp(target: Path) -> tuple[int, Path]:

@@ -37,7 +37,9 @@ class ShellEnvironment:
 
     @classmethod
     def of(cls, hidden: Iterable[str] = (), passed: Iterable[str] = ()) -> ShellEnvironment:
-        return cls(frozenset(name.upper() for name in hidden), frozenset(name.upper() for name in passed))
+        return cls(
+            frozenset(name.upper() for name in hidden), frozenset(name.upper() for name in passed)
+        )
 
     @classmethod
     def for_settings(cls, settings: Settings) -> ShellEnvironment:
@@ -50,7 +52,9 @@ class ShellEnvironment:
         upper = name.upper()
         if upper in self.passed or upper in KEPT:
             return False
-        return upper in self.hidden or upper.endswith(KEY_SUFFIX) or upper.startswith(HIDDEN_PREFIXES)
+        return (
+            upper in self.hidden or upper.endswith(KEY_SUFFIX) or upper.startswith(HIDDEN_PREFIXES)
+        )
 
     def build(self, source: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment for a child process, from ``source`` (default: this process's)."""

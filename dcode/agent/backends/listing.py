@@ -39,7 +39,9 @@ async def rg_files(rg: str, start: Path, *, env: Mapping[str, str] | None = None
     return [start / name.removeprefix("./") for name in _split_null(result.stdout)]
 
 
-async def git_files(start: Path, git_program: str = "git", *, env: Mapping[str, str] | None = None) -> list[Path] | None:
+async def git_files(
+    start: Path, git_program: str = "git", *, env: Mapping[str, str] | None = None
+) -> list[Path] | None:
     """Files git would track or add under ``start``; ``None`` outside a work tree, without git,
     or in a repository whose configuration cannot be made safe (``safe_git``). ``env``: the
     environment git starts from (the backend's scrubbed one)."""
@@ -47,7 +49,11 @@ async def git_files(start: Path, git_program: str = "git", *, env: Mapping[str, 
     if git is None:
         return None
     try:
-        result = await run_capture(git.argv("ls-files", "--cached", "--others", "--exclude-standard", "-z"), cwd=start, env=git.env)
+        result = await run_capture(
+            git.argv("ls-files", "--cached", "--others", "--exclude-standard", "-z"),
+            cwd=start,
+            env=git.env,
+        )
     except OSError:
         return None
     if result.returncode != 0:
@@ -109,7 +115,9 @@ def _matcher_above(start: Path, anchor: Path) -> IgnoreMatcher:
     return matcher
 
 
-def _walk(directory: Path, base: str, matcher: IgnoreMatcher, prune: frozenset[str]) -> Iterator[Path]:
+def _walk(
+    directory: Path, base: str, matcher: IgnoreMatcher, prune: frozenset[str]
+) -> Iterator[Path]:
     matcher = matcher.with_rules(base, parse_ignore_file(_read_quietly(directory / IGNORE_FILE)))
     try:
         with os.scandir(directory) as scan:
@@ -124,7 +132,9 @@ def _walk(directory: Path, base: str, matcher: IgnoreMatcher, prune: frozenset[s
                 yield Path(entry.path)
 
 
-def _kind(entry: os.DirEntry[str], base: str, matcher: IgnoreMatcher, prune: frozenset[str]) -> bool | None:
+def _kind(
+    entry: os.DirEntry[str], base: str, matcher: IgnoreMatcher, prune: frozenset[str]
+) -> bool | None:
     """True for a directory to enter, False for a file to keep, None for anything skipped."""
     rel = _joined(base, entry.name)
     try:
@@ -133,7 +143,9 @@ def _kind(entry: os.DirEntry[str], base: str, matcher: IgnoreMatcher, prune: fro
     except OSError:
         return None
     if is_dir:
-        skipped = entry.name == GIT_DIR or entry.name in prune or matcher.is_ignored(rel, is_dir=True)
+        skipped = (
+            entry.name == GIT_DIR or entry.name in prune or matcher.is_ignored(rel, is_dir=True)
+        )
         return None if skipped else True
     return False if is_file and not matcher.is_ignored(rel, is_dir=False) else None
 

@@ -127,9 +127,13 @@ class LocalBackend:
         async with aclosing(self.read_chunks(path)) as chunks:
             return b"".join([chunk async for chunk in chunks])
 
-    async def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncGenerator[bytes, None]:
+    async def read_chunks(
+        self, path: str, *, chunk_size: int = CHUNK_BYTES
+    ) -> AsyncGenerator[bytes, None]:
         target = self.resolve(path)
-        handle = await self._io(partial(open_regular, target, buffered=False), target, discard=_close)
+        handle = await self._io(
+            partial(open_regular, target, buffered=False), target, discard=_close
+        )
         reading = False
         try:
             while True:
@@ -152,9 +156,13 @@ class LocalBackend:
     async def write_text(self, path: str, content: str) -> None:
         await asyncio.to_thread(write_atomic, self.resolve(path), content.encode("utf-8"))
 
-    async def _io(self, call: Callable[[], T], where: Path, *, discard: Callable[[T], object] | None = None) -> T:
+    async def _io(
+        self, call: Callable[[], T], where: Path, *, discard: Callable[[T], object] | None = None
+    ) -> T:
         """``call()`` off the loop within the I/O deadline; a timeout names ``where``."""
-        return await call_with_deadline(call, seconds=self._io_deadline, path=where, discard=discard)
+        return await call_with_deadline(
+            call, seconds=self._io_deadline, path=where, discard=discard
+        )
 
     # -- search --------------------------------------------------------------------------
 
@@ -193,7 +201,9 @@ class LocalBackend:
             require_regular(info, start)  # ripgrep would wait for ever on a named pipe
         return await self._within_deadline(self._grep(pattern, start, glob, max_matches), start)
 
-    async def _grep(self, pattern: str, start: Path, glob: str | None, max_matches: int) -> GrepResult:
+    async def _grep(
+        self, pattern: str, start: Path, glob: str | None, max_matches: int
+    ) -> GrepResult:
         if self._rg:
             return await rg_grep(
                 self._rg,
@@ -272,7 +282,11 @@ class LocalBackend:
         await self._require_directory(workdir)
         bounded = min(max(timeout, MIN_TIMEOUT_S), MAX_TIMEOUT_S)
         argv = [self._shell, "-c", command]
-        sandbox = self.sandbox if self.sandbox is not None and self.sandbox.on and not outside_sandbox else None
+        sandbox = (
+            self.sandbox
+            if self.sandbox is not None and self.sandbox.on and not outside_sandbox
+            else None
+        )
         if sandbox is not None:
             argv = await sandbox.wrap_async(argv, cwd=workdir)  # SandboxUnavailable: refused
         result = await run_shell(

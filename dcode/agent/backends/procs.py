@@ -25,7 +25,9 @@ def find_program(name: str) -> str | None:
     ``node_modules/.bin``) would find the workspace's own file of that name, and run it before
     anyone approved anything."""
     entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
-    return shutil.which(name, path=os.pathsep.join(entry for entry in entries if os.path.isabs(entry)))
+    return shutil.which(
+        name, path=os.pathsep.join(entry for entry in entries if os.path.isabs(entry))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +37,9 @@ class Captured:
     stderr: bytes
 
 
-async def run_capture(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> Captured:
+async def run_capture(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None
+) -> Captured:
     """Run to completion and collect both streams (for short, bounded outputs)."""
     proc = await asyncio.create_subprocess_exec(
         *argv,

@@ -129,7 +129,9 @@ class Backend(Protocol):
 
     async def read_bytes(self, path: str) -> bytes: ...
 
-    def read_chunks(self, path: str, *, chunk_size: int = CHUNK_BYTES) -> AsyncGenerator[bytes, None]:
+    def read_chunks(
+        self, path: str, *, chunk_size: int = CHUNK_BYTES
+    ) -> AsyncGenerator[bytes, None]:
         """The file's bytes from the start, in chunks of at most ``chunk_size`` (the last may be
         shorter), so a reader can stop early or scan a large file without holding it.
 

@@ -32,7 +32,11 @@ from pathlib import Path
 
 from dcode.agent.backends.procs import run_capture
 
-ENV: Mapping[str, str] = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+ENV: Mapping[str, str] = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+}
 OVERRIDES: tuple[tuple[str, str], ...] = (
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
@@ -46,7 +50,14 @@ DRIVER_KEYS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "diff": (("textconv", ""), ("command", "")),
 }
 REPOSITORY_SCOPES = frozenset({"local", "worktree"})
-DRIVER_QUERY: tuple[str, ...] = ("config", "--show-scope", "--includes", "--name-only", "--get-regexp", r"^(filter|diff)\.")
+DRIVER_QUERY: tuple[str, ...] = (
+    "config",
+    "--show-scope",
+    "--includes",
+    "--name-only",
+    "--get-regexp",
+    r"^(filter|diff)\.",
+)
 QUERY_TIMEOUT_S = 10.0
 
 
@@ -72,7 +83,12 @@ def driver_overrides(listing: str) -> list[tuple[str, str]] | None:
 
 def git_argv(git: str, overrides: Sequence[tuple[str, str]], args: Sequence[str]) -> list[str]:
     pairs = [*OVERRIDES, *overrides]
-    return [git, "--no-pager", *(part for key, value in pairs for part in ("-c", f"{key}={value}")), *args]
+    return [
+        git,
+        "--no-pager",
+        *(part for key, value in pairs for part in ("-c", f"{key}={value}")),
+        *args,
+    ]
 
 
 def git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -99,24 +115,35 @@ def _prepared(git: str, env: dict[str, str], returncode: int, stdout: bytes) -> 
     return None if overrides is None else SafeGit(git, tuple(overrides), env)
 
 
-def safe_git(cwd: Path, git: str = "git", *, env: Mapping[str, str] | None = None) -> SafeGit | None:
+def safe_git(
+    cwd: Path, git: str = "git", *, env: Mapping[str, str] | None = None
+) -> SafeGit | None:
     """git for ``cwd``, starting from the environment ``env`` (blocking); None when git is
     missing or the repository cannot be made safe."""
     full = git_env(env)
     try:
         done = subprocess.run(
-            git_argv(git, (), DRIVER_QUERY), cwd=cwd, env=full, capture_output=True, stdin=subprocess.DEVNULL, timeout=QUERY_TIMEOUT_S
+            git_argv(git, (), DRIVER_QUERY),
+            cwd=cwd,
+            env=full,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=QUERY_TIMEOUT_S,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return _prepared(git, full, done.returncode, done.stdout)
 
 
-async def asafe_git(cwd: Path, git: str = "git", *, env: Mapping[str, str] | None = None) -> SafeGit | None:
+async def asafe_git(
+    cwd: Path, git: str = "git", *, env: Mapping[str, str] | None = None
+) -> SafeGit | None:
     """``safe_git`` for the event loop."""
     full = git_env(env)
     try:
-        done = await asyncio.wait_for(run_capture(git_argv(git, (), DRIVER_QUERY), cwd=cwd, env=full), QUERY_TIMEOUT_S)
+        done = await asyncio.wait_for(
+            run_capture(git_argv(git, (), DRIVER_QUERY), cwd=cwd, env=full), QUERY_TIMEOUT_S
+        )
     except (OSError, TimeoutError):
         return None
     return _prepared(git, full, done.returncode, done.stdout)

@@ -26,7 +26,11 @@ def logged(at: int, started: CompactionStarted, finished: CompactionFinished) ->
 def log_of(compaction: object) -> list[dict[str, Any]]:
     """The records a thread's compaction state holds; none when it holds none (or is not one)."""
     records = compaction.get("shown") if isinstance(compaction, dict) else None
-    return [record for record in records if isinstance(record, dict)] if isinstance(records, list) else []
+    return (
+        [record for record in records if isinstance(record, dict)]
+        if isinstance(records, list)
+        else []
+    )
 
 
 def replayed(records: list[dict[str, Any]]) -> Iterator[tuple[int, list[Event]]]:
@@ -34,7 +38,16 @@ def replayed(records: list[dict[str, Any]]) -> Iterator[tuple[int, list[Event]]]
     a record that is not one is left out."""
     for record in records:
         match record:
-            case {"at": int(at), "reason": str(reason), "summarized": int(summarized), "before": int(before), "after": int(after), "kept": int(kept)}:
+            case {
+                "at": int(at),
+                "reason": str(reason),
+                "summarized": int(summarized),
+                "before": int(before),
+                "after": int(after),
+                "kept": int(kept),
+            }:
                 archive = record.get("archive")
-                finished = CompactionFinished(summarized, before, after, archive if isinstance(archive, str) else None, kept)
+                finished = CompactionFinished(
+                    summarized, before, after, archive if isinstance(archive, str) else None, kept
+                )
                 yield at, [CompactionStarted(reason), finished]

@@ -40,7 +40,12 @@ def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
     if not isinstance(found, Mapping):
         return None
     cutoff, summary, archive = found.get("cutoff"), found.get("summary"), found.get("archive")
-    if not (isinstance(cutoff, int) and cutoff >= 0 and isinstance(summary, str) and isinstance(archive, str | None)):
+    if not (
+        isinstance(cutoff, int)
+        and cutoff >= 0
+        and isinstance(summary, str)
+        and isinstance(archive, str | None)
+    ):
         return None
     event = Compaction(cutoff=cutoff, summary=summary, archive=archive)
     if isinstance(request := found.get("request"), str):
@@ -52,7 +57,11 @@ def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
 
 def summary_message(event: Compaction) -> HumanMessage:
     path, summary = event["archive"], event["summary"]
-    media = " Open the files its media tags name (<image url=.../> and the like) with read_file." if mentions_media(summary) else ""
+    media = (
+        " Open the files its media tags name (<image url=.../> and the like) with read_file."
+        if mentions_media(summary)
+        else ""
+    )
     if path:
         text = (
             "You are in the middle of a conversation that has been summarized. The whole conversation so far "
@@ -60,14 +69,20 @@ def summary_message(event: Compaction) -> HumanMessage:
             f"{fenced(Fence.SUMMARY, summary)}"
         )
     else:
-        lead = f"Here is a summary of the conversation so far.{media}" if media else "Here is a summary of the conversation so far:"
+        lead = (
+            f"Here is a summary of the conversation so far.{media}"
+            if media
+            else "Here is a summary of the conversation so far:"
+        )
         text = f"{lead}\n\n{fenced(Fence.SUMMARY, summary)}"
     if event.get("request"):
         text += f"\n\nThe request being worked on, as the user wrote it:\n\n{event['request']}"
     return HumanMessage(content=text, additional_kwargs={"lc_source": SUMMARY_SOURCE})
 
 
-def effective_messages(messages: Sequence[BaseMessage], event: Compaction | None) -> list[BaseMessage]:
+def effective_messages(
+    messages: Sequence[BaseMessage], event: Compaction | None
+) -> list[BaseMessage]:
     """What the model is sent: the messages, or the summary and those after the cut."""
     if not event:
         return list(messages)

@@ -21,6 +21,7 @@ Media in the summarized part become tags that name their files (``media_tags``):
 summarizer is asked to keep them, the archive keeps them, and after the summary the model can
 open each with read_file.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -110,7 +111,9 @@ def latest_user_index(messages: Sequence[BaseMessage]) -> int:
     return -1
 
 
-def pinned_request(effective: Sequence[BaseMessage], latest: int, previous: Compaction | None) -> str | None:
+def pinned_request(
+    effective: Sequence[BaseMessage], latest: int, previous: Compaction | None
+) -> str | None:
     """The user's latest message as the text a summary can carry, when the cut may pass it:
     its text, when it is all text (a message with media stays where it is); the request an
     earlier summary already carries, when that summary is the latest "user" message."""
@@ -120,7 +123,10 @@ def pinned_request(effective: Sequence[BaseMessage], latest: int, previous: Comp
     content = message.content
     if isinstance(content, str):
         return content
-    if all(isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text") for block in content):
+    if all(
+        isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text")
+        for block in content
+    ):
         return _text(content)
     return None
 
@@ -165,7 +171,9 @@ def _text(content: Any, escape: Callable[[str], str] = _same) -> str:
 
 
 def _kind(message: BaseMessage) -> str:
-    return {"human": "human", "ai": "ai", "tool": "tool", "system": "system"}.get(message.type, message.type)
+    return {"human": "human", "ai": "ai", "tool": "tool", "system": "system"}.get(
+        message.type, message.type
+    )
 
 
 def archive_section(messages: Sequence[BaseMessage], now: datetime | None = None) -> str:
@@ -193,7 +201,10 @@ def transcript_for_summary(messages: Sequence[BaseMessage]) -> str:
     for message in messages:
         text = _text(message.content)
         if isinstance(message, AIMessage) and message.tool_calls:
-            calls = "; ".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)[:500]})" for c in message.tool_calls)
+            calls = "; ".join(
+                f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)[:500]})"
+                for c in message.tool_calls
+            )
             text = f"{text}\n[tool calls: {calls}]".strip()
         parts.append(f"[{_kind(message)}]\n{text[:20_000]}")
     return "\n\n".join(parts) or "No previous conversation history."
@@ -256,7 +267,11 @@ class Compactor:
         trigger = self.trigger_tokens
         if trigger is None:
             return tokens  # a count of messages, reached
-        if tokens >= trigger and (cut := truncated_history(messages, self.window, self.triggers, self.counter)) is not None:
+        if (
+            tokens >= trigger
+            and (cut := truncated_history(messages, self.window, self.triggers, self.counter))
+            is not None
+        ):
             tokens = count_request(cut, self.counter)  # what tier 1 would send
         size = max(tokens, reported_tokens(messages))
         return size if size >= trigger else None
@@ -292,7 +307,9 @@ class Compactor:
         if not force and self.known_under(effective):
             return None
         if self.counter is not None:
-            await self.counter.load()  # what follows counts on the loop: the encoding is built off it
+            await (
+                self.counter.load()
+            )  # what follows counts on the loop: the encoding is built off it
         tokens = self.over(effective)
         if tokens is None and not force:
             return None
@@ -300,8 +317,12 @@ class Compactor:
         # everything before it is compacted. When the window fills after it (one request, a
         # long run of tool calls), the cut may pass it: then the summary carries it verbatim.
         latest = max(latest_user_index(effective), 0)
-        keep = safe_cutoff(effective, keep_from(self.triggers.keep, effective, self.window, counter=self.counter))
-        request = pinned_request(effective, latest, previous) if not force and keep > latest + 1 else None
+        keep = safe_cutoff(
+            effective, keep_from(self.triggers.keep, effective, self.window, counter=self.counter)
+        )
+        request = (
+            pinned_request(effective, latest, previous) if not force and keep > latest + 1 else None
+        )
         cutoff = latest if force else (keep if request is not None else min(latest, keep))
         if cutoff <= (1 if previous else 0):
             return None  # nothing new to summarize
@@ -309,20 +330,36 @@ class Compactor:
         path = self.archive_path(session_id)
         new_cutoff = next_cutoff(previous, cutoff)
         summarized = new_cutoff - (previous["cutoff"] if previous else 0)
-        floor = count_messages(effective_messages(messages, Compaction(cutoff=new_cutoff, summary="", archive=str(path))), self.counter)
+        floor = count_messages(
+            effective_messages(
+                messages, Compaction(cutoff=new_cutoff, summary="", archive=str(path))
+            ),
+            self.counter,
+        )
         if floor >= before:
             return self._refuse(emit, summarized, before, floor, SUMMARY_ALONE)
-        started = CompactionStarted(reason=f"~{tokens:,} of {self.window:,} tokens" if tokens is not None and not force else "asked for")
+        started = CompactionStarted(
+            reason=f"~{tokens:,} of {self.window:,} tokens"
+            if tokens is not None and not force
+            else "asked for"
+        )
         emit(started)
         tagged = await asyncio.to_thread(tag_media, effective[:cutoff], self.store)
         older = tagged.messages
         try:
             summarizer = self.model.with_config(tags=[TAG_NOSTREAM])
-            answer = await summarizer.ainvoke([SystemMessage(content=summary_prompt(focus)), HumanMessage(content=transcript_for_summary(older))])
+            answer = await summarizer.ainvoke(
+                [
+                    SystemMessage(content=summary_prompt(focus)),
+                    HumanMessage(content=transcript_for_summary(older)),
+                ]
+            )
         except Exception as exc:
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
-        event = Compaction(cutoff=new_cutoff, summary=_text(answer.content).strip(), archive=str(path))
+        event = Compaction(
+            cutoff=new_cutoff, summary=_text(answer.content).strip(), archive=str(path)
+        )
         if request is not None:
             event["request"] = request
         after = count_messages(effective_messages(messages, event), self.counter)
@@ -332,7 +369,11 @@ class Compactor:
             event = Compaction(**{**event, "archive": None})
             after = count_messages(effective_messages(messages, event), self.counter)
         if tagged.failed:
-            emit(Notice(f"{tagged.failed} media part(s) of the summarized messages could not be kept: the summary marks them as lost"))
+            emit(
+                Notice(
+                    f"{tagged.failed} media part(s) of the summarized messages could not be kept: the summary marks them as lost"
+                )
+            )
         finished = CompactionFinished(
             messages_summarized=summarized,
             tokens_before=before,
@@ -345,16 +386,26 @@ class Compactor:
         return Compacted(event, finished)
 
     @staticmethod
-    def _refuse(emit: Callable[[Any], None], summarized: int, before: int, after: int, reason: str) -> CompactionRefused:
-        refused = CompactionRefused(messages_summarized=summarized, tokens_before=before, tokens_after=after, reason=reason)
+    def _refuse(
+        emit: Callable[[Any], None], summarized: int, before: int, after: int, reason: str
+    ) -> CompactionRefused:
+        refused = CompactionRefused(
+            messages_summarized=summarized, tokens_before=before, tokens_after=after, reason=reason
+        )
         emit(refused)
         return refused
 
-    def _archive(self, messages: Sequence[BaseMessage], path: Path, emit: Callable[[Any], None]) -> bool:
+    def _archive(
+        self, messages: Sequence[BaseMessage], path: Path, emit: Callable[[Any], None]
+    ) -> bool:
         try:
             with open_private(path, "a") as handle:
                 handle.write(archive_section(messages))
         except OSError as exc:
-            emit(Notice(f"could not archive the older messages ({exc.strerror or exc}): they will only be in the summary"))
+            emit(
+                Notice(
+                    f"could not archive the older messages ({exc.strerror or exc}): they will only be in the summary"
+                )
+            )
             return False
         return True

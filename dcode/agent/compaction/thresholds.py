@@ -16,7 +16,11 @@ from dcode.settings.compaction_triggers import Threshold, Unit
 
 
 def reached(
-    threshold: Threshold, messages: Sequence[BaseMessage], window: int, tokens: int | None = None, counter: TokenCounter | None = None
+    threshold: Threshold,
+    messages: Sequence[BaseMessage],
+    window: int,
+    tokens: int | None = None,
+    counter: TokenCounter | None = None,
 ) -> bool:
     """Whether the request ``messages`` make reaches ``threshold`` (counted by ``counter``, the
     session's, with the last request's system message and tools; without one, roughly)."""
@@ -29,7 +33,12 @@ def reached(
     return tokens >= threshold.limit(window)
 
 
-def known_under(threshold: Threshold, messages: Sequence[BaseMessage], window: int, counter: TokenCounter | None = None) -> bool:
+def known_under(
+    threshold: Threshold,
+    messages: Sequence[BaseMessage],
+    window: int,
+    counter: TokenCounter | None = None,
+) -> bool:
     """Whether the request ``messages`` make is below ``threshold``, known without counting
     tokens: by the number of messages, or by the counter's bound from their lengths."""
     if threshold.unit is Unit.MESSAGES:
@@ -37,7 +46,12 @@ def known_under(threshold: Threshold, messages: Sequence[BaseMessage], window: i
     return counter is not None and counter.surely_under(threshold.limit(window), messages)
 
 
-def keep_from(keep: Threshold, messages: Sequence[BaseMessage], window: int, counter: TokenCounter | None = None) -> int:
+def keep_from(
+    keep: Threshold,
+    messages: Sequence[BaseMessage],
+    window: int,
+    counter: TokenCounter | None = None,
+) -> int:
     """``keep`` as a keep window: the index of the oldest message kept. Counted in tokens,
     messages are kept from the newest back while they fit."""
     if keep.unit is Unit.MESSAGES:

@@ -56,12 +56,22 @@ def truncate_arguments(message: BaseMessage) -> BaseMessage:
     # additional_kwargs (the wire is rebuilt from tool_calls without them), the Responses API
     # in the content's function_call blocks (which the wire is rebuilt from).
     extra = {key: value for key, value in message.additional_kwargs.items() if key != "tool_calls"}
-    content = [_cut_block(block) for block in message.content] if isinstance(message.content, list) else message.content
-    return message.model_copy(update={"tool_calls": calls, "additional_kwargs": extra, "content": content})
+    content = (
+        [_cut_block(block) for block in message.content]
+        if isinstance(message.content, list)
+        else message.content
+    )
+    return message.model_copy(
+        update={"tool_calls": calls, "additional_kwargs": extra, "content": content}
+    )
 
 
 def _cut_block(block: Any) -> Any:
-    if not (isinstance(block, dict) and block.get("type") == "function_call" and _writes_files(block.get("name"))):
+    if not (
+        isinstance(block, dict)
+        and block.get("type") == "function_call"
+        and _writes_files(block.get("name"))
+    ):
         return block
     try:
         args = json.loads(block.get("arguments") or "{}")
@@ -73,12 +83,18 @@ def _cut_block(block: Any) -> Any:
 
 
 def truncated_history(
-    messages: Sequence[BaseMessage], window: int, triggers: Triggers, counter: TokenCounter | None = None
+    messages: Sequence[BaseMessage],
+    window: int,
+    triggers: Triggers,
+    counter: TokenCounter | None = None,
 ) -> list[BaseMessage] | None:
     """The messages with old write/edit arguments cut, or None when tier 1's trigger is not
     reached (by the request the messages make) or nothing was long enough to cut."""
     if window <= 0 or not reached(triggers.truncate_at, messages, window, counter=counter):
         return None
     cutoff = keep_from(triggers.keep, messages, window, counter=counter)
-    out = [truncate_arguments(message) if index < cutoff else message for index, message in enumerate(messages)]
+    out = [
+        truncate_arguments(message) if index < cutoff else message
+        for index, message in enumerate(messages)
+    ]
     return out if any(new is not old for new, old in zip(out, messages, strict=True)) else None

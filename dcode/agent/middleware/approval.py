@@ -57,7 +57,9 @@ def denial_reason(verdict: Verdict, decision: ApprovalDecision) -> str:
 
 def refuse(context: RunContext, call: Mapping[str, Any], reason: str) -> ToolMessage:
     """The call does not run: the model is told why, and the denial is kept."""
-    context.policy.denials.append(Denial(call["name"], call["id"], dict(call.get("args") or {}), reason))
+    context.policy.denials.append(
+        Denial(call["name"], call["id"], dict(call.get("args") or {}), reason)
+    )
     return denied_message(call, reason)
 
 
@@ -65,20 +67,33 @@ async def _keep(context: RunContext, decision: ApprovalDecision) -> None:
     """Save the rule the user chose; a failure is a notice, and the call still runs (it was approved)."""
     assert context.policy.rules is not None
     try:
-        rule = await asyncio.to_thread(keep_rule, context.policy.rules, decision.save_rule, everywhere=decision.everywhere)
+        rule = await asyncio.to_thread(
+            keep_rule, context.policy.rules, decision.save_rule, everywhere=decision.everywhere
+        )
     except (OSError, ValueError) as exc:
         context.emit(Notice(f"could not save the rule {decision.save_rule}: {exc}"))
         return
     context.emit(Notice(f"allowed from now on: {rule.text} (saved in {rule.source.label})"))
 
 
-async def _run(context: RunContext, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]) -> ToolMessage | Command[Any]:
+async def _run(
+    context: RunContext,
+    request: ToolCallRequest,
+    handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+) -> ToolMessage | Command[Any]:
     """The call, and for a search, its result without the lines of files a deny rule guards."""
     result = await handler(request)
     rules = context.policy.rules
-    if rules is None or request.tool_call["name"] != GREP.name or not isinstance(result, ToolMessage) or not isinstance(result.content, str):
+    if (
+        rules is None
+        or request.tool_call["name"] != GREP.name
+        or not isinstance(result, ToolMessage)
+        or not isinstance(result.content, str)
+    ):
         return result
-    result.content = hide_denied_matches(result.content, lambda path: rules.read_refusal(path) is not None)
+    result.content = hide_denied_matches(
+        result.content, lambda path: rules.read_refusal(path) is not None
+    )
     return result
 
 
@@ -110,11 +125,17 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             mcp_server=verdict.origin.server if verdict.origin else "",
             mcp_tool=verdict.origin.tool if verdict.origin and verdict.origin.server else "",
             every_time=verdict.every_time,
-            suggestion="" if verdict.every_time or context.policy.rules is None else suggest_rule(call["name"], args, context.backend.is_inside_workspace),
+            suggestion=""
+            if verdict.every_time or context.policy.rules is None
+            else suggest_rule(call["name"], args, context.backend.is_inside_workspace),
         )
         context.emit(event)
         decision = await context.approver.decide(event)
-        context.emit(ApprovalResolved(call["id"] or "", decision.approved, decision.feedback, agent=context.agent))
+        context.emit(
+            ApprovalResolved(
+                call["id"] or "", decision.approved, decision.feedback, agent=context.agent
+            )
+        )
         if decision.approved:
             if decision.remember and not verdict.every_time:
                 remember(context.policy, verdict, whole_server=decision.whole_server)
@@ -123,12 +144,18 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             if decision.save_rule and context.policy.rules is not None:
                 await _keep(context, decision)
             return await _run(context, request, handler)
-        if verdict.kind is ApprovalKind.PLAN:  # a plan sent back or put aside: no permission was denied
-            return denied_message(call, denial_reason(verdict, decision), end_turn=decision.end_turn)
+        if (
+            verdict.kind is ApprovalKind.PLAN
+        ):  # a plan sent back or put aside: no permission was denied
+            return denied_message(
+                call, denial_reason(verdict, decision), end_turn=decision.end_turn
+            )
         return refuse(context, call, denial_reason(verdict, decision))
 
     def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """The synchronous path cannot wait for a person, so gated calls are denied."""
         context = require_run_context(request.runtime.context)

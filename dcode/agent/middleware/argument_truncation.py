@@ -26,7 +26,9 @@ from dcode.settings.compaction_triggers import Triggers
 
 
 class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
-    def __init__(self, max_input_tokens: int, triggers: Triggers, counter: TokenCounter | None = None) -> None:
+    def __init__(
+        self, max_input_tokens: int, triggers: Triggers, counter: TokenCounter | None = None
+    ) -> None:
         super().__init__()
         self.window = max_input_tokens
         self.triggers = triggers
@@ -38,7 +40,15 @@ class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext])
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         counter = self.counter
-        if counter is not None and self.window > 0 and not known_under(self.triggers.truncate_at, request.messages, self.window, counter):
-            await counter.load()  # the trigger is counted next, on the loop: the encoding is built off it
+        if (
+            counter is not None
+            and self.window > 0
+            and not known_under(self.triggers.truncate_at, request.messages, self.window, counter)
+        ):
+            await (
+                counter.load()
+            )  # the trigger is counted next, on the loop: the encoding is built off it
         messages = truncated_history(request.messages, self.window, self.triggers, counter)
-        return await handler(request if messages is None else request.override(messages=request_messages(messages)))
+        return await handler(
+            request if messages is None else request.override(messages=request_messages(messages))
+        )

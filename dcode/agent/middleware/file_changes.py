@@ -55,7 +55,9 @@ class FileChangesMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             await asyncio.to_thread(_record_after, context.changes, recorded)
 
     def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         context = require_run_context(request.runtime.context)
         paths = _written_paths(request, context)
@@ -74,10 +76,16 @@ class FileChangesMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             return
         self._warned.add(context.changes.session_id)
         path, exc = failure
-        context.emit(Notice(f"/rewind will not be able to put back {context.backend.display_path(path)}: its content could not be kept ({exc})"))
+        context.emit(
+            Notice(
+                f"/rewind will not be able to put back {context.backend.display_path(path)}: its content could not be kept ({exc})"
+            )
+        )
 
 
-def _record_before(changes: ChangeLog, paths: list[Path]) -> tuple[Recorded, tuple[Path, Exception] | None]:
+def _record_before(
+    changes: ChangeLog, paths: list[Path]
+) -> tuple[Recorded, tuple[Path, Exception] | None]:
     """Keep what each path holds (blocking); the first failure, if any, beside what was kept."""
     recorded: Recorded = []
     failure = None

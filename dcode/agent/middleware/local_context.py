@@ -39,7 +39,9 @@ from dcode.agent.run_context import RunContext
 TIMEOUT_S = 10.0
 MAX_CHARS = 6_000
 
-DETECT = shell_function("safe_git") + r"""
+DETECT = (
+    shell_function("safe_git")
+    + r"""
 # Only absolute PATH entries: a relative one (".", "node_modules/.bin") would find the
 # workspace's own programs under the names probed below.
 _path=; _ifs=$IFS; IFS=:; set -f
@@ -166,6 +168,7 @@ name() { printf '%s' "$1" | unctrl | unticks; }
 wait
 cat "$out/1" "$out/2" "$out/3" "$out/4" "$out/5" "$out/6" "$out/7"
 """
+)
 
 
 def local_context_prompt(text: str | None) -> str:
@@ -173,7 +176,10 @@ def local_context_prompt(text: str | None) -> str:
     file names, branch and Makefile are in it."""
     if not text:
         return ""
-    return fenced(Fence.LOCAL_CONTEXT, f"The machine and project this session runs in, as found when it started or last summarized:\n{text}")
+    return fenced(
+        Fence.LOCAL_CONTEXT,
+        f"The machine and project this session runs in, as found when it started or last summarized:\n{text}",
+    )
 
 
 async def detect_local_context(context: RunContext) -> str | None:
@@ -211,11 +217,17 @@ class LocalContextMiddleware(PromptSection[LocalContextState, str | None]):
     def section(self, value: str | None) -> str:
         return local_context_prompt(value)
 
-    async def abefore_agent(self, state: LocalContextState, runtime: Runtime[RunContext]) -> dict[str, Any] | None:
+    async def abefore_agent(
+        self, state: LocalContextState, runtime: Runtime[RunContext]
+    ) -> dict[str, Any] | None:
         found = await super().abefore_agent(state, runtime)
-        return None if found is None else {**found, "local_context_cutoff": compaction_cutoff(state)}
+        return (
+            None if found is None else {**found, "local_context_cutoff": compaction_cutoff(state)}
+        )
 
-    async def abefore_model(self, state: LocalContextState, runtime: Runtime[RunContext]) -> dict[str, Any] | None:
+    async def abefore_model(
+        self, state: LocalContextState, runtime: Runtime[RunContext]
+    ) -> dict[str, Any] | None:
         cutoff = compaction_cutoff(state)
         if self.key not in state or state.get("local_context_cutoff", 0) == cutoff:
             return None  # no summarization event since it was found: the prompt stays as it was

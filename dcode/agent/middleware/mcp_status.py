@@ -55,13 +55,18 @@ def mcp_section(servers: Sequence[ServerStatus]) -> str:
         if server.instructions:
             lines.append(_instructions(server.instructions))
         if server.error and server.state is not LinkState.CONNECTED:
-            lines.append(f"  <{Fence.ERROR}>{escape_fenced(clean(server.error, MAX_ERROR_CHARS))}</{Fence.ERROR}>")
+            lines.append(
+                f"  <{Fence.ERROR}>{escape_fenced(clean(server.error, MAX_ERROR_CHARS))}</{Fence.ERROR}>"
+            )
     body = "\n".join(lines)
     return f"<{Fence.MCP_SERVERS}>\n{body}\n</{Fence.MCP_SERVERS}>"
 
 
 def _resources(server: ServerStatus) -> str:
-    shown = ", ".join(escape_fenced(clean(f"{r.uri} ({r.name})" if r.name and r.name != r.uri else r.uri, 120)) for r in server.resources[:MAX_RESOURCES_SHOWN])
+    shown = ", ".join(
+        escape_fenced(clean(f"{r.uri} ({r.name})" if r.name and r.name != r.uri else r.uri, 120))
+        for r in server.resources[:MAX_RESOURCES_SHOWN]
+    )
     more = len(server.resources) - MAX_RESOURCES_SHOWN
     return f"  resources (read them with {READ_MCP_RESOURCE.name}): {shown}{f' (and {more} more)' if more > 0 else ''}"
 

@@ -84,6 +84,7 @@ class _Projected:
     file_ids: frozenset[str]
     """The file ids the request refers to (none when its images are inline)."""
 
+
 _NOTICE_NAMES: dict[Modality, str] = {
     "image": "images",
     "audio": "audio",
@@ -94,7 +95,8 @@ _NOTICE_NAMES: dict[Modality, str] = {
 
 
 def find_references(
-    messages: list[BaseMessage], claims: Callable[[object], TypeGuard[dict[str, Any]]] = is_reference_block
+    messages: list[BaseMessage],
+    claims: Callable[[object], TypeGuard[dict[str, Any]]] = is_reference_block,
 ) -> list[_Ref]:
     refs: list[_Ref] = []
     for m_index, message in enumerate(messages):
@@ -154,7 +156,13 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         file_blocks = await self._files(files) if files else {}
         projected = await self._project(images, request) if images else _Projected({}, frozenset())
         try:
-            return await handler(request.override(messages=request_messages(_rebuild(messages, {**projected.blocks, **file_blocks}))))
+            return await handler(
+                request.override(
+                    messages=request_messages(
+                        _rebuild(messages, {**projected.blocks, **file_blocks})
+                    )
+                )
+            )
         except Exception as exc:
             stale = self.files.stale(exc, projected.file_ids) if self.files else None
             if stale is None or self.files is None:
@@ -164,7 +172,13 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         await self.files.forget(stale)
         projected = await self._project(images, request)
         try:
-            return await handler(request.override(messages=request_messages(_rebuild(messages, {**projected.blocks, **file_blocks}))))
+            return await handler(
+                request.override(
+                    messages=request_messages(
+                        _rebuild(messages, {**projected.blocks, **file_blocks})
+                    )
+                )
+            )
         except Exception as exc:
             again = self.files.stale(exc, projected.file_ids)
             if again is not None:
@@ -201,35 +215,77 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
                 inline = True
         if inline:
             plan = await self._plan(attachments, variants, _inline_size)
-            encoded = await asyncio.to_thread(_encode_all, {i: v for i, v in variants.items() if i >= plan.drop and isinstance(v, Variant)})
-            parts = {i: {"type": "image", "base64": data, "mime_type": _media_type(variants[i])} for i, data in encoded.items()}
+            encoded = await asyncio.to_thread(
+                _encode_all,
+                {i: v for i, v in variants.items() if i >= plan.drop and isinstance(v, Variant)},
+            )
+            parts = {
+                i: {"type": "image", "base64": data, "mime_type": _media_type(variants[i])}
+                for i, data in encoded.items()
+            }
         out: Blocks = {}
         for index, ref in enumerate(refs):
             att, name = attachments[index], _name(ref.raw)
             key = (ref.message, ref.block)
             if att is None:
-                out[key] = [_text(unavailable_placeholder("image", name, "its reference is damaged"))]
+                out[key] = [
+                    _text(unavailable_placeholder("image", name, "its reference is damaged"))
+                ]
             elif index < plan.drop:
-                out[key] = [_text(placeholder_text(att.display_name, str(self.store.path_for(att)), width=att.width, height=att.height))]
+                out[key] = [
+                    _text(
+                        placeholder_text(
+                            att.display_name,
+                            str(self.store.path_for(att)),
+                            width=att.width,
+                            height=att.height,
+                        )
+                    )
+                ]
             elif isinstance(result := variants.get(index), BaseException) or index not in parts:
-                detail = result.detail if isinstance(result, MediaError) and hasattr(result, "detail") else "unavailable"
+                detail = (
+                    result.detail
+                    if isinstance(result, MediaError) and hasattr(result, "detail")
+                    else "unavailable"
+                )
                 out[key] = [_text(unavailable_placeholder("image", att.display_name, str(detail)))]
             else:
                 variant = result
                 assert isinstance(variant, Variant)
-                handle = handle_for(att, request_size=(variant.width, variant.height), media_type=variant.media_type, path=self.store.path_for(att))
+                handle = handle_for(
+                    att,
+                    request_size=(variant.width, variant.height),
+                    media_type=variant.media_type,
+                    path=self.store.path_for(att),
+                )
                 out[key] = [_text(handle), parts[index]]
         return _Projected(out, file_ids)
 
-    async def _plan(self, attachments: list[Attachment | None], variants: dict[int, Variant | BaseException], size: Callable[[int], int]) -> OffloadPlan:
+    async def _plan(
+        self,
+        attachments: list[Attachment | None],
+        variants: dict[int, Variant | BaseException],
+        size: Callable[[int], int],
+    ) -> OffloadPlan:
         """The request-size offload, metered by ``size`` (of a variant's bytes), with the
         variants of every image it keeps made (into ``variants``, shared between plans)."""
-        bounds = [size(upper_bound(a.byte_size, self.route.max_bytes)) if a else 0 for a in attachments]
+        bounds = [
+            size(upper_bound(a.byte_size, self.route.max_bytes)) if a else 0 for a in attachments
+        ]
         first = plan_offload(bounds, self.limits)
-        wanted = [(i, a) for i, a in enumerate(attachments) if i >= first.drop and a is not None and i not in variants]
-        results = await asyncio.gather(*(self.variants.get(a, self.route) for _, a in wanted), return_exceptions=True)
+        wanted = [
+            (i, a)
+            for i, a in enumerate(attachments)
+            if i >= first.drop and a is not None and i not in variants
+        ]
+        results = await asyncio.gather(
+            *(self.variants.get(a, self.route) for _, a in wanted), return_exceptions=True
+        )
         variants.update({i: r for (i, _), r in zip(wanted, results, strict=True)})
-        exact = [size(v.byte_size) if isinstance(v := variants.get(i), Variant) else None for i in range(len(attachments))]
+        exact = [
+            size(v.byte_size) if isinstance(v := variants.get(i), Variant) else None
+            for i in range(len(attachments))
+        ]
         return refine_offload(first, bounds, exact, self.limits)
 
     def _files_notice(self, request: ModelRequest[RunContext], reason: str) -> None:
@@ -239,7 +295,9 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             return
         self._uploads_failing.add(thread)
         if request.runtime is not None:
-            request.runtime.context.emit(Notice(f"images could not be uploaded ({reason}): this request carries them inline"))
+            request.runtime.context.emit(
+                Notice(f"images could not be uploaded ({reason}): this request carries them inline")
+            )
 
     def _notice_once(self, request: ModelRequest[RunContext], modality: Modality) -> None:
         key = (current_thread_id(), modality)
@@ -283,11 +341,19 @@ def _file_blocks(store: AttachmentStore, refs: list[_Ref]) -> Blocks:
             att = from_file_reference_block(ref.raw)
             out[(ref.message, ref.block)] = [standard_block(att, store.read_bytes(att))]
         except InvalidReferenceBlock:
-            out[(ref.message, ref.block)] = [_text(unavailable_placeholder(_kind(ref.raw), _name(ref.raw), "its reference is damaged"))]
+            out[(ref.message, ref.block)] = [
+                _text(
+                    unavailable_placeholder(
+                        _kind(ref.raw), _name(ref.raw), "its reference is damaged"
+                    )
+                )
+            ]
         except MediaError as exc:
             detail = getattr(exc, "detail", None) or "unavailable"
             assert att is not None
-            out[(ref.message, ref.block)] = [_text(unavailable_placeholder(_kind(ref.raw), att.display_name, str(detail)))]
+            out[(ref.message, ref.block)] = [
+                _text(unavailable_placeholder(_kind(ref.raw), att.display_name, str(detail)))
+            ]
     return out
 
 
@@ -317,5 +383,3 @@ def _name(raw: dict[str, Any]) -> str:
 def _kind(raw: dict[str, Any]) -> str:
     part = media_part(raw)
     return part.modality if part else "file"
-
-

@@ -42,7 +42,9 @@ CLAUDE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
 LOCAL_FILE = "CLAUDE.local.md"
 """A directory's personal notes (Claude Code's), read besides its AGENTS.md or CLAUDE.md."""
 MAX_FILE_CHARS = 32_000  # per file; the rest is named, not sent
-MAX_READ_BYTES = 256 * 1024  # the head read: room for the characters kept and the comments around them
+MAX_READ_BYTES = (
+    256 * 1024
+)  # the head read: room for the characters kept and the comments around them
 
 MEMORY_GUIDELINES = """\
 <memory_guidelines>
@@ -82,13 +84,20 @@ def memory_sources(home: Path, workspace: Path, *, user: Path | None = None) -> 
     root = next((directory for directory in upward if (directory / ".git").exists()), workspace)
     project = upward[: upward.index(root) + 1]
     own = home / MEMORY_FILE
-    places: list[tuple[Path, Path | None, tuple[Path, ...]]] = [(own, None, ()), ((user or Path.home()) / ".claude" / "CLAUDE.md", None, (own,))]
+    places: list[tuple[Path, Path | None, tuple[Path, ...]]] = [
+        (own, None, ()),
+        ((user or Path.home()) / ".claude" / "CLAUDE.md", None, (own,)),
+    ]
     for directory in reversed(project):
         main = [directory / name for name in (MEMORY_FILE, *CLAUDE_FILES)]
         places += [(path, root, tuple(main[:index])) for index, path in enumerate(main)]
         places.append((directory / LOCAL_FILE, root, ()))
     kept = set(sources_of([(path, project_root) for path, project_root, _ in places]))
-    return [MemorySource(path, project_root, unless) for path, project_root, unless in places if PromptSource(path, project_root) in kept]
+    return [
+        MemorySource(path, project_root, unless)
+        for path, project_root, unless in places
+        if PromptSource(path, project_root) in kept
+    ]
 
 
 def strip_comments(text: str) -> str:
@@ -109,7 +118,11 @@ def read_head(path: Path) -> tuple[str, int, bool]:
     with path.open("rb") as file:
         data = file.read(MAX_READ_BYTES + 1)
         size = max(len(data), os.fstat(file.fileno()).st_size)
-    return data[:MAX_READ_BYTES].decode("utf-8", errors="replace"), size, len(data) <= MAX_READ_BYTES
+    return (
+        data[:MAX_READ_BYTES].decode("utf-8", errors="replace"),
+        size,
+        len(data) <= MAX_READ_BYTES,
+    )
 
 
 def capped(text: str, path: Path, size: int, whole: bool) -> tuple[str, str | None]:
@@ -119,7 +132,10 @@ def capped(text: str, path: Path, size: int, whole: bool) -> tuple[str, str | No
         return text, None
     kept = text[:MAX_FILE_CHARS]
     what = f"the first {len(kept):,} characters of its {size:,} bytes"
-    return f"{kept}\n[… cut: this is {what}; read {escape_name(str(path))} for the rest]", f"{path} is cut short: the prompt has {what}"
+    return (
+        f"{kept}\n[… cut: this is {what}; read {escape_name(str(path))} for the rest]",
+        f"{path} is cut short: the prompt has {what}",
+    )
 
 
 def read_memory(sources: Sequence[PromptSource]) -> tuple[dict[str, str], list[str]]:
@@ -131,7 +147,11 @@ def read_memory(sources: Sequence[PromptSource]) -> tuple[dict[str, str], list[s
     for source in sources:
         path, resolved = source.path, real_path(source.path)
         try:
-            if resolved in seen or not resolved.is_file() or (isinstance(source, MemorySource) and source.displaced()):
+            if (
+                resolved in seen
+                or not resolved.is_file()
+                or (isinstance(source, MemorySource) and source.displaced())
+            ):
                 continue
             seen.add(resolved)
             if source.leads_outside(path):

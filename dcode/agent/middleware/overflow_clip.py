@@ -74,7 +74,11 @@ def clip_trailing_results(
     for index in range(start, len(messages)):
         message = messages[index]
         assert isinstance(message, ToolMessage)
-        if not isinstance(message.content, str) or len(message.content) <= MIN_CLIP_CHARS or message.additional_kwargs.get(SAVED_TO_MARKER):
+        if (
+            not isinstance(message.content, str)
+            or len(message.content) <= MIN_CLIP_CHARS
+            or message.additional_kwargs.get(SAVED_TO_MARKER)
+        ):
             continue  # multimodal results are left to the image projection; short or already saved ones whole
         call = calls.get(message.tool_call_id, {})
         if call.get("name") == READ_FILE.name:
@@ -104,8 +108,14 @@ class OverflowClipMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             if not is_context_overflow(exc):
                 raise
             await self.counter.load()  # the clip counts on the loop: the encoding is built off it
-            clipped = clip_trailing_results(request.messages, self.threshold, self.results_dir, self.counter)
+            clipped = clip_trailing_results(
+                request.messages, self.threshold, self.results_dir, self.counter
+            )
             if clipped is None:
                 raise
-            request.runtime.context.emit(Notice("the last tool results overflowed the context window: sent clipped, retrying once"))
+            request.runtime.context.emit(
+                Notice(
+                    "the last tool results overflowed the context window: sent clipped, retrying once"
+                )
+            )
             return await handler(request.override(messages=request_messages(clipped)))

@@ -65,7 +65,9 @@ class PlanModeMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         self.history_dir = history_dir
 
     @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: AgentState[Any], runtime: Runtime[RunContext]) -> dict[str, Any] | None:
+    async def abefore_model(
+        self, state: AgentState[Any], runtime: Runtime[RunContext]
+    ) -> dict[str, Any] | None:
         return {"jump_to": "end"} if ends_turn(list(state["messages"])) else None
 
     async def awrap_model_call(
@@ -75,9 +77,13 @@ class PlanModeMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     ) -> ModelResponse:
         if request.runtime.context.policy.mode is ApprovalMode.PLAN:
             presents = any(_name(tool) == EXIT_PLAN_MODE.name for tool in request.tools)
-            return await handler(with_section(request, PLAN_PROMPT if presents else SUBAGENT_PLAN_PROMPT))
+            return await handler(
+                with_section(request, PLAN_PROMPT if presents else SUBAGENT_PLAN_PROMPT)
+            )
         tools = [tool for tool in request.tools if _name(tool) != EXIT_PLAN_MODE.name]
-        return await handler(request.override(tools=tools) if len(tools) != len(request.tools) else request)
+        return await handler(
+            request.override(tools=tools) if len(tools) != len(request.tools) else request
+        )
 
     async def awrap_tool_call(
         self,
@@ -93,7 +99,9 @@ class PlanModeMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         plan = (call.get("args") or {}).get("plan")
         if isinstance(plan, str) and plan.strip():
             try:
-                await asyncio.to_thread(save_plan, self.history_dir, current_thread_id("session"), plan)
+                await asyncio.to_thread(
+                    save_plan, self.history_dir, current_thread_id("session"), plan
+                )
             except OSError:  # the question matters more than the copy
                 log.debug("saving the plan failed", exc_info=True)
         return await handler(request)

@@ -29,4 +29,6 @@ class PromptCacheKeyMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         session_id = current_thread_id()
         if not session_id:
             return await handler(request)
-        return await handler(request.override(model_settings={**request.model_settings, PARAMETER: session_id}))
+        return await handler(
+            request.override(model_settings={**request.model_settings, PARAMETER: session_id})
+        )

@@ -36,7 +36,11 @@ EXEMPT: Final = frozenset(spec.name for spec in (LS, GLOB, GREP, READ_FILE, EDIT
 
 def over_limit(message: ToolMessage, tool: str) -> bool:
     """Whether a result of ``tool`` is one to evict: text over ``EVICT_CHARS``, not exempt."""
-    return isinstance(message.content, str) and len(message.content) > EVICT_CHARS and tool not in EXEMPT
+    return (
+        isinstance(message.content, str)
+        and len(message.content) > EVICT_CHARS
+        and tool not in EXEMPT
+    )
 
 
 def evicted(message: ToolMessage, tool: str, root: Path, session_id: str) -> ToolMessage:
@@ -50,7 +54,12 @@ def evicted(message: ToolMessage, tool: str, root: Path, session_id: str) -> Too
     if not save_text(target, text):
         return message
     note = result_note(text, message.tool_call_id, target, "for the conversation")
-    return message.model_copy(update={"content": note, "additional_kwargs": {**message.additional_kwargs, SAVED_TO_MARKER: str(target)}})
+    return message.model_copy(
+        update={
+            "content": note,
+            "additional_kwargs": {**message.additional_kwargs, SAVED_TO_MARKER: str(target)},
+        }
+    )
 
 
 class ResultEvictionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
@@ -70,11 +79,20 @@ class ResultEvictionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
         return await asyncio.to_thread(evicted, *where) if over_limit(result, where[1]) else result
 
     def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         result = handler(request)
         return evicted(*self._where(result, request)) if isinstance(result, ToolMessage) else result
 
-    def _where(self, result: ToolMessage, request: ToolCallRequest) -> tuple[ToolMessage, str, Path, str]:
+    def _where(
+        self, result: ToolMessage, request: ToolCallRequest
+    ) -> tuple[ToolMessage, str, Path, str]:
         """``evicted``'s arguments: the result, its tool, and where its session's files go."""
-        return result, result.name or request.tool_call["name"], self.results_dir, current_thread_id("session")
+        return (
+            result,
+            result.name or request.tool_call["name"],
+            self.results_dir,
+            current_thread_id("session"),
+        )

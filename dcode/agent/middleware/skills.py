@@ -81,14 +81,16 @@ def skill_sources(home: Path, workspace: Path, user: Path | None = None) -> list
     ``.agents`` ones, then Claude's, each the user's (``user``: their home directory) before
     the project's, whose files must stay inside the workspace."""
     user, root = user or Path.home(), real_path(workspace)
-    return sources_of([
-        (home / "skills", None),
-        (user / ".agents" / "skills", None),
-        (workspace / ".dcode" / "skills", root),
-        (workspace / ".agents" / "skills", root),
-        (user / ".claude" / "skills", None),
-        (workspace / ".claude" / "skills", root),
-    ])
+    return sources_of(
+        [
+            (home / "skills", None),
+            (user / ".agents" / "skills", None),
+            (workspace / ".dcode" / "skills", root),
+            (workspace / ".agents" / "skills", root),
+            (user / ".claude" / "skills", None),
+            (workspace / ".claude" / "skills", root),
+        ]
+    )
 
 
 def parse_skill(path: Path, source: Path) -> tuple[Skill | None, list[str]]:
@@ -105,7 +107,11 @@ def parse_skill(path: Path, source: Path) -> tuple[Skill | None, list[str]]:
             f"the same as its directory ({path.parent.name!r})"
         )
     tools = meta.get("allowed-tools") or ()
-    allowed = tuple(tools.split()) if isinstance(tools, str) else tuple(str(tool) for tool in tools if tool)
+    allowed = (
+        tuple(tools.split())
+        if isinstance(tools, str)
+        else tuple(str(tool) for tool in tools if tool)
+    )
     skill = Skill(
         name=name,
         description=cut(description, MAX_DESCRIPTION),
@@ -136,10 +142,14 @@ def _skill_files(source: PromptSource, scan: SkillScan) -> list[Path]:
     except OSError as exc:
         scan.warnings.append(f"{source.path}: could not be listed ({exc.strerror or exc})")
         return []
-    files = [directory / SKILL_FILE for directory in directories if _is_file(directory / SKILL_FILE)]
+    files = [
+        directory / SKILL_FILE for directory in directories if _is_file(directory / SKILL_FILE)
+    ]
     if len(files) > MAX_SKILLS_PER_SOURCE:
         scan.unread += len(files) - MAX_SKILLS_PER_SOURCE
-        scan.warnings.append(f"{source.path}: only the first {MAX_SKILLS_PER_SOURCE} of its {len(files):,} skills are read")
+        scan.warnings.append(
+            f"{source.path}: only the first {MAX_SKILLS_PER_SOURCE} of its {len(files):,} skills are read"
+        )
     return files[:MAX_SKILLS_PER_SOURCE]
 
 
@@ -176,7 +186,9 @@ def listed(skills: Sequence[Skill], sources: Sequence[PromptSource]) -> list[Ski
     """The skills the index lists, in their order: at most ``MAX_INDEX_SKILLS`` whose entries
     come to at most ``MAX_INDEX_BYTES``, the user's own taken first."""
     own = {str(source.path) for source in sources if source.project is None}
-    ranked = sorted(range(len(skills)), key=lambda number: skills[number].source not in own)  # stable
+    ranked = sorted(
+        range(len(skills)), key=lambda number: skills[number].source not in own
+    )  # stable
     chosen: set[int] = set()
     size = 0
     for number in ranked:
@@ -195,7 +207,9 @@ def _left_out_line(left_out: int) -> str:
     )
 
 
-def skills_prompt(skills: Sequence[Skill], warnings: Sequence[str], sources: Sequence[Path], left_out: int = 0) -> str:
+def skills_prompt(
+    skills: Sequence[Skill], warnings: Sequence[str], sources: Sequence[Path], left_out: int = 0
+) -> str:
     """The system prompt's skills index (``skills``: those it lists; ``left_out``: how many more
     there are); empty when there is nothing to say."""
     if not skills and not warnings and not left_out:
@@ -207,10 +221,20 @@ def skills_prompt(skills: Sequence[Skill], warnings: Sequence[str], sources: Seq
         "says in this conversation comes first, and a skill grants no permission (approvals apply as",
         "always).",
     ]
-    used = [source for source in sources if left_out or any(skill.source == str(source) for skill in skills)]
+    used = [
+        source
+        for source in sources
+        if left_out or any(skill.source == str(source) for skill in skills)
+    ]
     if used:
-        lines.append("Sources, lowest priority first (a skill in a later source replaces one of the same name):")
-        lines += [f"- {escape_name(str(source))}" + (" (highest priority)" if number == len(used) - 1 else "") for number, source in enumerate(used)]
+        lines.append(
+            "Sources, lowest priority first (a skill in a later source replaces one of the same name):"
+        )
+        lines += [
+            f"- {escape_name(str(source))}"
+            + (" (highest priority)" if number == len(used) - 1 else "")
+            for number, source in enumerate(used)
+        ]
     lines.append("")
     lines += [_entry(skill) for skill in skills]
     if left_out:
@@ -244,11 +268,20 @@ def skills_index(sources: Sequence[PromptSource]) -> tuple[SkillsIndex, list[str
     shown = listed(scan.skills, sources)
     left_out = len(scan.skills) - len(shown) + scan.unread
     holding = {skill.source for skill in scan.skills}  # the sources of the skills left out too
-    prompt = skills_prompt(shown, scan.outside + scan.warnings, [s.path for s in sources if str(s.path) in holding], left_out)
+    prompt = skills_prompt(
+        shown,
+        scan.outside + scan.warnings,
+        [s.path for s in sources if str(s.path) in holding],
+        left_out,
+    )
     notices = scan.outside[:MAX_WARNINGS]
     if len(scan.outside) > MAX_WARNINGS:
-        notices.append(f"… and {len(scan.outside) - MAX_WARNINGS} more skill files outside the project are not read")
-    return SkillsIndex(prompt=prompt, found=[asdict(skill) for skill in shown], left_out=left_out), notices
+        notices.append(
+            f"… and {len(scan.outside) - MAX_WARNINGS} more skill files outside the project are not read"
+        )
+    return SkillsIndex(
+        prompt=prompt, found=[asdict(skill) for skill in shown], left_out=left_out
+    ), notices
 
 
 class SkillsMiddleware(PromptSection[SkillsState, SkillsIndex]):

@@ -27,7 +27,6 @@ class SummarizationState(AgentState):
     compaction: NotRequired[Annotated[Compaction, PrivateStateAttr]]
 
 
-
 class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
     state_schema = SummarizationState
 
@@ -38,14 +37,18 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
         # waits for the next user message rather than coming at every step of the turn.
         self._failed: dict[str, int] = {}
 
-    async def abefore_model(self, state: SummarizationState, runtime: Runtime[RunContext]) -> dict[str, Any] | None:
+    async def abefore_model(
+        self, state: SummarizationState, runtime: Runtime[RunContext]
+    ) -> dict[str, Any] | None:
         messages = state["messages"]
         thread = current_thread_id("session")
         latest = latest_user_index(messages)
         if self._failed.get(thread) == latest:
             return None
         try:
-            done = await self.compactor.compact(messages, read_compaction(state), session_id=thread, emit=runtime.context.emit)
+            done = await self.compactor.compact(
+                messages, read_compaction(state), session_id=thread, emit=runtime.context.emit
+            )
         except CompactionFailed:
             self._failed[thread] = latest
             return None
@@ -65,4 +68,6 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
         event = read_compaction(request.state)
         if event is None:
             return await handler(request)
-        return await handler(request.override(messages=request_messages(effective_messages(request.messages, event))))
+        return await handler(
+            request.override(messages=request_messages(effective_messages(request.messages, event)))
+        )

@@ -28,7 +28,9 @@ def with_section(request: ModelRequest[RunContext], section: str) -> ModelReques
     """``request`` with ``section`` appended to its system message (as is when empty)."""
     if not section:
         return request
-    blocks: list[Any] = list(request.system_message.content_blocks) if request.system_message else []
+    blocks: list[Any] = (
+        list(request.system_message.content_blocks) if request.system_message else []
+    )
     blocks.append({"type": "text", "text": f"\n\n{section}" if blocks else section})
     return request.override(system_message=SystemMessage(content=blocks))
 
@@ -47,7 +49,9 @@ class PromptSection(AgentMiddleware[StateT, RunContext], Generic[StateT, ValueT]
         """The text the kept value adds to the system message; empty for none."""
         raise NotImplementedError
 
-    async def abefore_agent(self, state: StateT, runtime: Runtime[RunContext]) -> dict[str, Any] | None:
+    async def abefore_agent(
+        self, state: StateT, runtime: Runtime[RunContext]
+    ) -> dict[str, Any] | None:
         if self.key in state:
             return None  # found once per thread (a value of None included)
         return {self.key: await self.find(runtime.context)}
@@ -57,5 +61,7 @@ class PromptSection(AgentMiddleware[StateT, RunContext], Generic[StateT, ValueT]
         request: ModelRequest[RunContext],
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        value = cast("ValueT | None", request.state.get(self.key))  # what ``find`` gave, kept under ``key``
+        value = cast(
+            "ValueT | None", request.state.get(self.key)
+        )  # what ``find`` gave, kept under ``key``
         return await handler(with_section(request, self.section(value)))

@@ -31,7 +31,11 @@ def answer_with_usage(response: ModelResponse) -> AIMessage | None:
 
 def reported_input(response: ModelResponse) -> int:
     answer = answer_with_usage(response)
-    return int(answer.usage_metadata.get("input_tokens", 0)) if answer is not None and answer.usage_metadata else 0
+    return (
+        int(answer.usage_metadata.get("input_tokens", 0))
+        if answer is not None and answer.usage_metadata
+        else 0
+    )
 
 
 class TokenCalibrationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
@@ -50,12 +54,18 @@ class TokenCalibrationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             fixed_bound = counter.fixed_bound  # this request's, whatever runs meanwhile
             response = await handler(request)
             if reported := reported_input(response):
-                counter.observe_later(reported, request.messages, system=request.system_message, tools=request.tools)
+                counter.observe_later(
+                    reported, request.messages, system=request.system_message, tools=request.tools
+                )
                 answer = answer_with_usage(response)
                 if answer is not None and not usage_is_estimated(answer.response_metadata):
-                    counter.anchor(answer, fixed_bound)  # the provider's figure bounds the next requests
+                    counter.anchor(
+                        answer, fixed_bound
+                    )  # the provider's figure bounds the next requests
             return response
-        counted = counter.count_request(request.messages, system=request.system_message, tools=request.tools)
+        counted = counter.count_request(
+            request.messages, system=request.system_message, tools=request.tools
+        )
         response = await handler(request)
         counter.observe(reported_input(response), counted)
         return response

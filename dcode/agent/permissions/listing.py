@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 RECENT_DENIALS = 10
 
 
-def describe_permissions(rules: PermissionRules | None, waiting: Sequence[RuleText], denials: Sequence[Denial]) -> list[str]:
+def describe_permissions(
+    rules: PermissionRules | None, waiting: Sequence[RuleText], denials: Sequence[Denial]
+) -> list[str]:
     """The lines, grouped by effect, strongest first."""
     lines: list[str] = []
     in_force = rules.rules if rules is not None else ()

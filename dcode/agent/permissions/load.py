@@ -27,7 +27,9 @@ def session_rules(settings: Settings) -> tuple[PermissionRules, list[str]]:
     problems: list[str] = []
     for text in settings.permission_rules:
         try:
-            rules.append(parse_rule(text.text, Effect(text.effect), RuleSource(text.source, text.project)))
+            rules.append(
+                parse_rule(text.text, Effect(text.effect), RuleSource(text.source, text.project))
+            )
         except RuleError as exc:
             problems.append(f"permission rule ignored ({text.source}): {exc}")
     home = Path(os.environ.get("HOME") or Path.home())
@@ -69,4 +71,3 @@ def drop_rule(rules: PermissionRules, text: str) -> str:
         rules.remove(rule)
         said.append(f"removed {rule.effect.value} rule {rule.text} from {rule.source.label}")
     return "; ".join(said)
-

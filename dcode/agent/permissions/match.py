@@ -84,7 +84,9 @@ class PermissionRules:
                 return found
         return None
 
-    def _first(self, effect: Effect, rules: list[Rule], name: str, args: dict[str, Any], facts: CallFacts) -> RuleMatch | None:
+    def _first(
+        self, effect: Effect, rules: list[Rule], name: str, args: dict[str, Any], facts: CallFacts
+    ) -> RuleMatch | None:
         if name == SHELL.name:
             return self._shell(effect, rules, args.get("command"), facts)
         for rule in rules:
@@ -96,7 +98,9 @@ class PermissionRules:
         match rule.guard:
             case Guard.TOOL:
                 return name if _names_tool(rule.tool, name, facts) else None
-            case Guard.READ if spec_for(name).kind is ToolKind.READ and rule.tool in READ_RULE_NAMES:
+            case Guard.READ if (
+                spec_for(name).kind is ToolKind.READ and rule.tool in READ_RULE_NAMES
+            ):
                 return self._path_match(rule, read_paths(name, args))
             case Guard.EDIT if spec_for(name).kind is ToolKind.WRITE:
                 return self._path_match(rule, spec_for(name).target_paths(args))
@@ -115,7 +119,9 @@ class PermissionRules:
                 return raw
         return None
 
-    def _shell(self, effect: Effect, rules: list[Rule], command: object, facts: CallFacts) -> RuleMatch | None:
+    def _shell(
+        self, effect: Effect, rules: list[Rule], command: object, facts: CallFacts
+    ) -> RuleMatch | None:
         shell_rules = [rule for rule in rules if dcode_name(rule.tool) == SHELL.name]
         if bare := next((rule for rule in shell_rules if rule.guard is Guard.TOOL), None):
             return RuleMatch(bare, "every shell command")
@@ -126,10 +132,21 @@ class PermissionRules:
 
         plan = plan_command(command, facts.inside)
         if effect is not Effect.ALLOW:
-            return next((RuleMatch(r, " ".join(words)) for words in plan.commands for r in specific if shell_matches(r.specifier or "", words)), None)
+            return next(
+                (
+                    RuleMatch(r, " ".join(words))
+                    for words in plan.commands
+                    for r in specific
+                    if shell_matches(r.specifier or "", words)
+                ),
+                None,
+            )
         if plan.unsafe or not plan.commands:
             return None
-        covering = [next((r for r in specific if shell_matches(r.specifier or "", words)), None) for words in plan.commands]
+        covering = [
+            next((r for r in specific if shell_matches(r.specifier or "", words)), None)
+            for words in plan.commands
+        ]
         if any(rule is None for rule in covering):
             return None
         first = covering[0]

@@ -33,7 +33,9 @@ class PathPattern:
             return False
         parts = path.relative_to(self.base).parts
         if self.anchored:
-            return any(self.regex.fullmatch("/".join(parts[: end + 1])) for end in range(len(parts)))
+            return any(
+                self.regex.fullmatch("/".join(parts[: end + 1])) for end in range(len(parts))
+            )
         return any(self.regex.fullmatch(part) for part in parts)
 
 
@@ -92,7 +94,9 @@ def call_paths(workspace: Path, raw: str) -> tuple[Path, ...]:
         opened = resolve_path(workspace, raw)
     except (OSError, ValueError):
         return ()
-    written = Path(os.path.normpath(workspace / os.path.expanduser(raw)))  # an absolute one replaces the root
+    written = Path(
+        os.path.normpath(workspace / os.path.expanduser(raw))
+    )  # an absolute one replaces the root
     real_root = _real(workspace)
     if written.is_relative_to(workspace) and workspace != real_root:
         written = real_root / written.relative_to(workspace)

@@ -14,7 +14,17 @@ from pathlib import Path
 
 PROJECT_DIRS: tuple[str, ...] = (".dcode", ".claude")
 """Directories whose every file is protected, wherever they sit (a project's, the user's)."""
-USER_FILES: tuple[str, ...] = ("config.toml", "preferences.json", "permissions", "trusted_projects.json", "mcp.json", "agents", "commands", "skills", "hooks")
+USER_FILES: tuple[str, ...] = (
+    "config.toml",
+    "preferences.json",
+    "permissions",
+    "trusted_projects.json",
+    "mcp.json",
+    "agents",
+    "commands",
+    "skills",
+    "hooks",
+)
 """What, under ``$DCODE_HOME``, decides what dcode may do."""
 
 

@@ -82,7 +82,9 @@ def parse_rule(text: str, effect: Effect, source: RuleSource) -> Rule:
     """The rule ``text`` means; raises ``RuleError`` for one that cannot match anything."""
     shape = _SHAPE.match(text.strip())
     if shape is None:
-        raise RuleError(f"{text!r} is not a rule: write a tool's name, optionally with a specifier, like Bash(npm test:*) or Read(./.env)")
+        raise RuleError(
+            f"{text!r} is not a rule: write a tool's name, optionally with a specifier, like Bash(npm test:*) or Read(./.env)"
+        )
     tool, spec = shape["tool"], shape["spec"]
     if spec is not None:
         spec = spec.strip()
@@ -102,9 +104,12 @@ def _guard(tool: str, spec: str | None) -> Guard:
         return Guard.EDIT
     if tool in FETCH_RULE_NAMES:
         if not spec.startswith("domain:") or not spec.removeprefix("domain:").strip():
-            raise RuleError(f"{tool}({spec}): a fetch rule names a site, like WebFetch(domain:docs.python.org)")
+            raise RuleError(
+                f"{tool}({spec}): a fetch rule names a site, like WebFetch(domain:docs.python.org)"
+            )
         return Guard.DOMAIN
     if tool in AGENT_RULE_NAMES:
         return Guard.AGENT
-    raise RuleError(f"{tool}({spec}): only Bash, Read, Edit, Write, WebFetch and Task rules take a specifier")
-
+    raise RuleError(
+        f"{tool}({spec}): only Bash, Read, Edit, Write, WebFetch and Task rules take a specifier"
+    )

@@ -22,7 +22,18 @@ _SEPARATORS = frozenset({"&&", "||", ";", "|", "|&", ";;", "\n", "comment"})
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _EVALUATORS = frozenset({"eval", "source", ".", "exec", "command", "builtin"})
-_LOADERS = ("PATH", "LD_", "DYLD_", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "PROMPT_COMMAND")
+_LOADERS = (
+    "PATH",
+    "LD_",
+    "DYLD_",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "IFS",
+    "PROMPT_COMMAND",
+)
 """Assignments that change which program runs, or what the shell runs first: never vouched for."""
 _HARMLESS_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 MAX_NESTING = 4
@@ -205,7 +216,11 @@ def _literal(node: Any) -> str | None:
             return "".join(_unescape_quoted(c.text.decode(errors="surrogateescape")) for c in parts)
         case "concatenation":
             pieces = [_literal(c) for c in node.children]
-            return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
+            return (
+                None
+                if any(p is None for p in pieces)
+                else "".join(p for p in pieces if p is not None)
+            )
         case _:
             return None
 

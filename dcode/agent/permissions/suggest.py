@@ -16,7 +16,9 @@ from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.settings.web_address import BadAddress, parse_address
 
 
-def suggest_rule(name: str, args: dict[str, Any], inside: Callable[[str], bool] = lambda path: False) -> str:
+def suggest_rule(
+    name: str, args: dict[str, Any], inside: Callable[[str], bool] = lambda path: False
+) -> str:
     """A rule allowing calls like this one, or ``""`` when none would be both useful and narrow
     (``inside``: whether a redirection's path is in the workspace)."""
     if name == SHELL.name:
@@ -54,7 +56,9 @@ _RUNNERS = frozenset({"run", "run-script", "exec", "x"})
 
 def _subcommand(word: str) -> bool:
     """``test`` in ``npm test``; not a flag, a path or anything with a wildcard or a quote."""
-    return word.replace("-", "").replace("_", "").replace(":", "").isalnum() and not word.startswith("-")
+    return word.replace("-", "").replace("_", "").replace(
+        ":", ""
+    ).isalnum() and not word.startswith("-")
 
 
 def _edit_rule(targets: list[str]) -> str:
@@ -63,6 +67,11 @@ def _edit_rule(targets: list[str]) -> str:
     if len(targets) != 1:
         return ""
     parts = PurePosixPath(targets[0].removeprefix("./")).parts
-    if not parts or parts[0] in ("/", "~", "..") or ".." in parts or any(c in targets[0] for c in "*?[]()"):
+    if (
+        not parts
+        or parts[0] in ("/", "~", "..")
+        or ".." in parts
+        or any(c in targets[0] for c in "*?[]()")
+    ):
         return ""
     return f"{CLAUDE_EDIT}(./{parts[0]}/**)" if len(parts) > 1 else f"{CLAUDE_EDIT}(./{parts[0]})"

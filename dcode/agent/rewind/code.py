@@ -72,11 +72,21 @@ def plan_code(store: RewindStore, turn: Turn) -> CodePlan:
             unchanged.extend(ids)
             continue
         last = changes[-1]
-        files.append(FileRestore(path, changes[0].before_sha, changes[0].kept, last.after_sha is None or now != last.after_sha, ids))
+        files.append(
+            FileRestore(
+                path,
+                changes[0].before_sha,
+                changes[0].kept,
+                last.after_sha is None or now != last.after_sha,
+                ids,
+            )
+        )
     return CodePlan(tuple(sorted(files, key=lambda f: str(f.path))), tuple(unchanged))
 
 
-def restore_code(store: RewindStore, plan: CodePlan, *, session_id: str, shown: Callable[[Path], str] = str) -> CodeReport:
+def restore_code(
+    store: RewindStore, plan: CodePlan, *, session_id: str, shown: Callable[[Path], str] = str
+) -> CodeReport:
     """Carry out ``plan``; a file that cannot be put back is reported, the others still are.
     The changes of every file put back are forgotten (a later rewind starts from the files as
     they are then)."""
@@ -88,7 +98,9 @@ def restore_code(store: RewindStore, plan: CodePlan, *, session_id: str, shown: 
             report.failed[file.path] = "its earlier content was too large to keep"
             continue
         if _through_a_link(file.path):
-            report.failed[file.path] = "it is now reached through a symbolic link, so it was left alone"
+            report.failed[file.path] = (
+                "it is now reached through a symbolic link, so it was left alone"
+            )
             continue
         try:
             if file.changed_outside and file.path.is_file():
@@ -118,5 +130,9 @@ def _through_a_link(path: Path) -> bool:
 
 def _relative(shown: str) -> Path:
     """A path as shown (``src/a.py``, ``../b.txt``, ``/etc/x``) as one under the copies' folder."""
-    parts = [part if part not in ("..", ".") else "_" for part in Path(shown).parts if part not in ("/", "")]
+    parts = [
+        part if part not in ("..", ".") else "_"
+        for part in Path(shown).parts
+        if part not in ("/", "")
+    ]
     return Path(*parts) if parts else Path("_")

@@ -27,15 +27,25 @@ class RewindError(Exception):
     """The rewind cannot be done; the message is one line for the user."""
 
 
-async def rewind_thread(graph: Any, db_path: Path, session_id: str, checkpoint_id: str | None) -> list[BaseMessage]:
+async def rewind_thread(
+    graph: Any, db_path: Path, session_id: str, checkpoint_id: str | None
+) -> list[BaseMessage]:
     """Make the thread what it was at ``checkpoint_id`` (None: empty); returns its messages."""
     if checkpoint_id is None:
         await graph.checkpointer.adelete_thread(session_id)
         messages: list[BaseMessage] = []
     else:
-        config = {"configurable": {"thread_id": session_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
+        config = {
+            "configurable": {
+                "thread_id": session_id,
+                "checkpoint_ns": "",
+                "checkpoint_id": checkpoint_id,
+            }
+        }
         if await graph.checkpointer.aget_tuple(config) is None:
-            raise RewindError(f"the conversation as it was then is no longer in {db_path} (checkpoint {checkpoint_id})")
+            raise RewindError(
+                f"the conversation as it was then is no longer in {db_path} (checkpoint {checkpoint_id})"
+            )
         await graph.aupdate_state(config, None, as_node=END)
         snapshot = await graph.aget_state({"configurable": {"thread_id": session_id}})
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []

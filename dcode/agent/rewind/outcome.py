@@ -27,16 +27,26 @@ class RewindOutcome:
         if self.messages_left == 0:
             parts.append("the conversation is back to its start")
         elif self.messages_left is not None:
-            parts.append(f"the conversation is back to before prompt {self.turn.number} ({plural(self.messages_left, 'message')})")
+            parts.append(
+                f"the conversation is back to before prompt {self.turn.number} ({plural(self.messages_left, 'message')})"
+            )
         code = self.code
         if code is not None:
-            files = [*(shown(p) for p in code.restored), *(f"{shown(p)} deleted" for p in code.deleted)]
+            files = [
+                *(shown(p) for p in code.restored),
+                *(f"{shown(p)} deleted" for p in code.deleted),
+            ]
             if files:
                 parts.append(f"{plural(len(files), 'file')} put back: {', '.join(files)}")
             elif not code.failed:
                 parts.append("no file needed putting back")
         lines = ["; ".join(parts) if parts else "nothing was rewound"]
         if code is not None:
-            lines += [f"{shown(path)} was changed since by something else: what it held is kept at {copy}" for path, copy in code.copies.items()]
-            lines += [f"{shown(path)} could not be put back: {why}" for path, why in code.failed.items()]
+            lines += [
+                f"{shown(path)} was changed since by something else: what it held is kept at {copy}"
+                for path, copy in code.copies.items()
+            ]
+            lines += [
+                f"{shown(path)} could not be put back: {why}" for path, why in code.failed.items()
+            ]
         return lines

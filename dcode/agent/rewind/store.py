@@ -113,17 +113,24 @@ class RewindStore:
                 "SELECT id, session_id, prompt, started, checkpoint_id, change_mark FROM dcode_turns WHERE session_id = ? ORDER BY id",
                 (session_id,),
             ).fetchall()
-            changes = conn.execute("SELECT id, path FROM dcode_file_changes WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+            changes = conn.execute(
+                "SELECT id, path FROM dcode_file_changes WHERE session_id = ? ORDER BY id",
+                (session_id,),
+            ).fetchall()
         turns = []
         for number, (turn_id, sid, prompt, started, checkpoint, mark) in enumerate(rows, start=1):
             touched = {path for change_id, path in changes if change_id > mark}
-            turns.append(Turn(turn_id, sid, number, prompt, started, checkpoint, mark, len(touched)))
+            turns.append(
+                Turn(turn_id, sid, number, prompt, started, checkpoint, mark, len(touched))
+            )
         return turns
 
     def forget_turns(self, session_id: str, from_turn: int) -> None:
         """Drop turn ``from_turn`` (an id) and every later one of the session."""
         with self._connect() as conn:
-            conn.execute("DELETE FROM dcode_turns WHERE session_id = ? AND id >= ?", (session_id, from_turn))
+            conn.execute(
+                "DELETE FROM dcode_turns WHERE session_id = ? AND id >= ?", (session_id, from_turn)
+            )
 
     # -- file changes ---------------------------------------------------------------------
 
@@ -141,7 +148,9 @@ class RewindStore:
         """Note what dcode left at ``path``: a rewind compares it with what is there then."""
         after = current_hash(path)
         with self._connect() as conn:
-            conn.execute("UPDATE dcode_file_changes SET after_sha = ? WHERE id = ?", (after, change_id))
+            conn.execute(
+                "UPDATE dcode_file_changes SET after_sha = ? WHERE id = ?", (after, change_id)
+            )
 
     def changes_since(self, session_id: str, mark: int) -> list[FileChange]:
         with self._connect() as conn:
@@ -149,7 +158,9 @@ class RewindStore:
                 "SELECT id, path, before_sha, kept, after_sha FROM dcode_file_changes WHERE session_id = ? AND id > ? ORDER BY id",
                 (session_id, mark),
             ).fetchall()
-        return [FileChange(i, Path(p), before, bool(kept), after) for i, p, before, kept, after in rows]
+        return [
+            FileChange(i, Path(p), before, bool(kept), after) for i, p, before, kept, after in rows
+        ]
 
     def drop_changes(self, change_ids: Iterable[int]) -> None:
         ids = list(change_ids)
@@ -163,7 +174,12 @@ class RewindStore:
         with self._connect() as conn:
             conn.execute("DELETE FROM dcode_turns WHERE session_id = ?", (session_id,))
             conn.execute("DELETE FROM dcode_file_changes WHERE session_id = ?", (session_id,))
-            wanted = {row[0] for row in conn.execute("SELECT before_sha FROM dcode_file_changes WHERE before_sha IS NOT NULL")}
+            wanted = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT before_sha FROM dcode_file_changes WHERE before_sha IS NOT NULL"
+                )
+            }
         self.blobs.keep_only(wanted)
 
     def prune(self, *, now: float | None = None, keep_days: float = KEEP_DAYS) -> bool:
@@ -183,7 +199,12 @@ class RewindStore:
         with self._connect() as conn:
             conn.execute("DELETE FROM dcode_turns WHERE started < ?", (cutoff,))
             conn.execute("DELETE FROM dcode_file_changes WHERE at < ?", (cutoff,))
-            wanted = {row[0] for row in conn.execute("SELECT before_sha FROM dcode_file_changes WHERE before_sha IS NOT NULL")}
+            wanted = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT before_sha FROM dcode_file_changes WHERE before_sha IS NOT NULL"
+                )
+            }
         self.blobs.keep_only(wanted)
         write_private(marker, "")
         os.utime(marker, (now, now))
@@ -203,7 +224,10 @@ class RewindStore:
 
 
 def _has_tables(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'dcode_turns'").fetchone()[0] == 1
+    return (
+        conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'dcode_turns'").fetchone()[0]
+        == 1
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,9 @@ BUILT_IN = "built-in"
 MAX_AGENT_BYTES = 256 * 1024  # the body is a system prompt, sent with each of the agent's requests
 MAX_DESCRIPTION = 1024
 MAX_FILES_PER_SOURCE = 100
-NAME_RULE = "1-64 lowercase letters, digits, hyphens and underscores, starting with a letter or digit"
+NAME_RULE = (
+    "1-64 lowercase letters, digits, hyphens and underscores, starting with a letter or digit"
+)
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _TOOL_SPLIT = re.compile(r"[\s,]+")
@@ -89,7 +91,9 @@ class AgentCatalog:
     """The agents in priority order, ``general-purpose`` first, then each in the place its
     name was first seen; and (path, reason) for each file left out, or setting ignored."""
 
-    agents: dict[str, AgentDefinition] = field(default_factory=lambda: {GENERAL_PURPOSE: GENERAL_PURPOSE_AGENT})
+    agents: dict[str, AgentDefinition] = field(
+        default_factory=lambda: {GENERAL_PURPOSE: GENERAL_PURPOSE_AGENT}
+    )
     problems: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -153,7 +157,9 @@ def agent_tools(agent: AgentDefinition, available: Sequence[str]) -> list[str]:
 
 def catalog_for(settings: Settings, user: Path | None = None) -> AgentCatalog:
     """The agents of this user and workspace, as the session would see them now."""
-    return load_agents(agent_sources(settings.home, settings.workspace, user), trust=AgentTrust.of(settings, user))
+    return load_agents(
+        agent_sources(settings.home, settings.workspace, user), trust=AgentTrust.of(settings, user)
+    )
 
 
 def models_awaiting_trust(settings: Settings, user: Path | None = None) -> list[AgentDefinition]:
@@ -165,7 +171,9 @@ def models_awaiting_trust(settings: Settings, user: Path | None = None) -> list[
     sources = agent_sources(settings.home, settings.workspace, user)
     now = load_agents(sources, trust=trust).agents
     trusted = load_agents(sources, trust=replace(trust, trusted=True)).agents
-    return [agent for name, agent in trusted.items() if name in now and agent.model != now[name].model]
+    return [
+        agent for name, agent in trusted.items() if name in now and agent.model != now[name].model
+    ]
 
 
 def load_agents(sources: Sequence[Path], *, trust: AgentTrust) -> AgentCatalog:
@@ -190,7 +198,12 @@ def load_agents(sources: Sequence[Path], *, trust: AgentTrust) -> AgentCatalog:
             if project and not trust.trusted:
                 agent = _gate_model(agent, trust.mine, problems)
             if (earlier := found.get(agent.name)) is not None:
-                problems.append((str(earlier.path), f"{Path(str(agent.path)).name} in the same directory is also named {agent.name!r}, and is used instead"))
+                problems.append(
+                    (
+                        str(earlier.path),
+                        f"{Path(str(agent.path)).name} in the same directory is also named {agent.name!r}, and is used instead",
+                    )
+                )
             found[agent.name] = agent
         agents.update(found)
     return AgentCatalog(agents=agents, problems=problems)
@@ -200,23 +213,35 @@ def _agent_files(source: Path, problems: list[tuple[str, str]]) -> list[Path]:
     try:
         if not source.is_dir():
             return []
-        files = sorted(entry for entry in source.iterdir() if entry.suffix == ".md" and entry.is_file())
+        files = sorted(
+            entry for entry in source.iterdir() if entry.suffix == ".md" and entry.is_file()
+        )
     except OSError as exc:
         problems.append((str(source), f"could not be listed ({exc.strerror or exc})"))
         return []
     if len(files) > MAX_FILES_PER_SOURCE:
-        problems.append((str(source), f"only the first {MAX_FILES_PER_SOURCE} of its {len(files)} .md files are read"))
+        problems.append(
+            (
+                str(source),
+                f"only the first {MAX_FILES_PER_SOURCE} of its {len(files)} .md files are read",
+            )
+        )
     return files[:MAX_FILES_PER_SOURCE]
 
 
-def _gate_model(agent: AgentDefinition, mine: Settings, problems: list[tuple[str, str]]) -> AgentDefinition:
+def _gate_model(
+    agent: AgentDefinition, mine: Settings, problems: list[tuple[str, str]]
+) -> AgentDefinition:
     """An untrusted project's agent keeps its model only where project_gate allows a model."""
     from dcode.settings.project_gate import model_refusal
 
     if agent.model is None or (reason := model_refusal(agent.model, mine)) is None:
         return agent
     problems.append(
-        (str(agent.path), f"model {agent.model!r} ignored: {reason}; it runs on the parent's model until you trust the project (dcode trust)")
+        (
+            str(agent.path),
+            f"model {agent.model!r} ignored: {reason}; it runs on the parent's model until you trust the project (dcode trust)",
+        )
     )
     return replace(agent, model=None)
 
@@ -291,7 +316,9 @@ def _model(value: Any, notes: list[str]) -> str | None:
     if not spec or spec == _INHERIT:
         return None
     if spec in _CLAUDE_MODELS:
-        notes.append(f"model {spec!r} is a Claude Code alias, not a dcode model (provider:model); it runs on the parent's model")
+        notes.append(
+            f"model {spec!r} is a Claude Code alias, not a dcode model (provider:model); it runs on the parent's model"
+        )
         return None
     return spec
 
@@ -301,10 +328,14 @@ def _approve(meta: dict[str, Any]) -> ApprovalMode | None:
         try:
             return ApprovalMode(str(value).strip().lower())
         except ValueError:
-            raise ValueError(f"approve must be manual, edits, all or plan, not {cut(str(value), 40)!r}") from None
+            raise ValueError(
+                f"approve must be manual, edits, all or plan, not {cut(str(value), 40)!r}"
+            ) from None
     if (permission := meta.get("permissionMode")) is not None:
         if str(permission) not in _CLAUDE_PERMISSIONS:
             known = ", ".join(_CLAUDE_PERMISSIONS)
-            raise ValueError(f"permissionMode {cut(str(permission), 40)!r} is not one dcode knows ({known})")
+            raise ValueError(
+                f"permissionMode {cut(str(permission), 40)!r} is not one dcode knows ({known})"
+            )
         return _CLAUDE_PERMISSIONS[str(permission)]
     return None

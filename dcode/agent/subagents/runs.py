@@ -101,12 +101,19 @@ class Subagents:
         definition = self.catalog.agents.get(request.agent_type)
         if definition is None:
             names = ", ".join(self.catalog.agents)
-            return TaskOutcome(f"task: there is no agent named {request.agent_type!r}; the agents are: {names}", True)
+            return TaskOutcome(
+                f"task: there is no agent named {request.agent_type!r}; the agents are: {names}",
+                True,
+            )
         path = task_path(request.parent.agent, request.number)
         thread = task_thread(request.parent_thread, request.number)
         async with self._slots:
             started = time.monotonic()
-            request.writer(SubagentStarted(request.call_id, definition.name, request.description, thread, agent=path))
+            request.writer(
+                SubagentStarted(
+                    request.call_id, definition.name, request.description, thread, agent=path
+                )
+            )
             tally = TurnTally()
             try:
                 graph = self._graph_for(definition, self.may_nest(path))
@@ -124,18 +131,36 @@ class Subagents:
                 )
                 messages = await child
             except asyncio.CancelledError:
-                request.writer(self._finished(request, path, tally, started, ToolStatus.CANCELLED, "", "interrupted"))
+                request.writer(
+                    self._finished(
+                        request, path, tally, started, ToolStatus.CANCELLED, "", "interrupted"
+                    )
+                )
                 raise
             except ModelCallLimitExceededError:
-                line = f"stopped after {tally.num_turns} model turns (--max-turns {self._max_turns})"
+                line = (
+                    f"stopped after {tally.num_turns} model turns (--max-turns {self._max_turns})"
+                )
                 return self._failed(request, path, tally, started, line)
             except Exception as exc:  # noqa: BLE001 - the parent's model gets one line, and goes on
-                return self._failed(request, path, tally, started, describe_model_error(exc, self._base_url))
+                return self._failed(
+                    request, path, tally, started, describe_model_error(exc, self._base_url)
+                )
             content = result_content(tally.last_text, messages)
-            request.writer(self._finished(request, path, tally, started, ToolStatus.OK, tally.last_text, ""))
+            request.writer(
+                self._finished(request, path, tally, started, ToolStatus.OK, tally.last_text, "")
+            )
             return TaskOutcome(content, False)
 
-    async def _drive(self, graph: Any, thread: str, description: str, context: RunContext, writer: Writer, tally: TurnTally) -> list[BaseMessage]:
+    async def _drive(
+        self,
+        graph: Any,
+        thread: str,
+        description: str,
+        context: RunContext,
+        writer: Writer,
+        tally: TurnTally,
+    ) -> list[BaseMessage]:
         """Run the subagent to its end, forwarding its events; its thread's messages after."""
         translator = StreamTranslator(self._max_input_tokens, tally=tally)
         config = {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT}
@@ -153,13 +178,26 @@ class Subagents:
         snapshot = await graph.aget_state(config)
         return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
 
-    def _failed(self, request: TaskRequest, path: tuple[str, ...], tally: TurnTally, started: float, line: str) -> TaskOutcome:
+    def _failed(
+        self,
+        request: TaskRequest,
+        path: tuple[str, ...],
+        tally: TurnTally,
+        started: float,
+        line: str,
+    ) -> TaskOutcome:
         request.writer(self._finished(request, path, tally, started, ToolStatus.ERROR, "", line))
         return TaskOutcome(f"task failed: {line}", True)
 
     @staticmethod
     def _finished(
-        request: TaskRequest, path: tuple[str, ...], tally: TurnTally, started: float, status: ToolStatus, result: str, error: str
+        request: TaskRequest,
+        path: tuple[str, ...],
+        tally: TurnTally,
+        started: float,
+        status: ToolStatus,
+        result: str,
+        error: str,
     ) -> SubagentFinished:
         return SubagentFinished(
             request.call_id,
@@ -185,8 +223,12 @@ def result_content(text: str, messages: list[BaseMessage]) -> str | list[dict[st
     shown, named = images[-MAX_IMAGES:], images[:-MAX_IMAGES]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": answer}]
     if named:
-        names = ", ".join(str(block.get("name") or block.get("attachment_id", "")[:12]) for block in named)
-        blocks.append({"type": "text", "text": f"Earlier images the subagent saw (not attached): {names}"})
+        names = ", ".join(
+            str(block.get("name") or block.get("attachment_id", "")[:12]) for block in named
+        )
+        blocks.append(
+            {"type": "text", "text": f"Earlier images the subagent saw (not attached): {names}"}
+        )
     blocks.extend(shown)
     return blocks
 
@@ -199,7 +241,11 @@ def image_references(messages: list[BaseMessage]) -> list[dict[str, Any]]:
         if isinstance(message.content, str):
             continue
         for block in message.content:
-            if isinstance(block, dict) and block.get("source_type") == SOURCE_TYPE and block.get("type") == "image":
+            if (
+                isinstance(block, dict)
+                and block.get("source_type") == SOURCE_TYPE
+                and block.get("type") == "image"
+            ):
                 key = str(block.get("attachment_id"))
                 if key not in seen:
                     seen.add(key)

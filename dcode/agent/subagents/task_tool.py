@@ -41,7 +41,9 @@ Agents (subagent_type):
 
 
 def task_description(agents: Iterable[AgentDefinition]) -> str:
-    return DESCRIPTION + "\n".join(f"- {agent.name}: {' '.join(agent.description.split())}" for agent in agents)
+    return DESCRIPTION + "\n".join(
+        f"- {agent.name}: {' '.join(agent.description.split())}" for agent in agents
+    )
 
 
 class TaskToolArgs(TaskArgs):
@@ -50,8 +52,17 @@ class TaskToolArgs(TaskArgs):
 
 
 def make_task_tool(subagents: Subagents) -> BaseTool:
-    @tool(NAME, description=task_description(subagents.catalog.agents.values()), args_schema=TaskToolArgs)
-    async def task(description: str, state: Any, tool_call_id: str, subagent_type: str = TaskArgs.model_fields["subagent_type"].default) -> ToolMessage:
+    @tool(
+        NAME,
+        description=task_description(subagents.catalog.agents.values()),
+        args_schema=TaskToolArgs,
+    )
+    async def task(
+        description: str,
+        state: Any,
+        tool_call_id: str,
+        subagent_type: str = TaskArgs.model_fields["subagent_type"].default,
+    ) -> ToolMessage:
         context = get_runtime(RunContext).context
         outcome = await subagents.run(
             TaskRequest(
@@ -77,7 +88,9 @@ def make_task_tool(subagents: Subagents) -> BaseTool:
     return task
 
 
-def _in_context(context: contextvars.Context, writer: Callable[[Any], None]) -> Callable[[Any], None]:
+def _in_context(
+    context: contextvars.Context, writer: Callable[[Any], None]
+) -> Callable[[Any], None]:
     """``writer``, called in ``context`` whichever context calls it."""
 
     def write(chunk: Any) -> None:

@@ -39,4 +39,10 @@ def call_number(messages: Sequence[BaseMessage], call_id: str) -> int:
 
 def task_calls(messages: Sequence[BaseMessage]) -> int:
     """How many ``task`` calls the thread's messages hold: the next one's number is one more."""
-    return sum(1 for message in messages if isinstance(message, AIMessage) for call in message.tool_calls if call["name"] == TASK.name)
+    return sum(
+        1
+        for message in messages
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+        if call["name"] == TASK.name
+    )

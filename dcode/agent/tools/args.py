@@ -30,8 +30,7 @@ class ReadFileArgs(BaseModel):
     offset: float = Field(
         default=0,
         description=(
-            "Text: number of lines to skip (0 starts at the first line). "
-            "Video: seconds to skip."
+            "Text: number of lines to skip (0 starts at the first line). Video: seconds to skip."
         ),
     )
     limit: float | None = Field(
@@ -128,12 +127,18 @@ class TaskArgs(BaseModel):
             "Say what to do, what to return, and any paths or facts it needs."
         )
     )
-    subagent_type: str = Field(default=GENERAL_PURPOSE, description="Which agent runs the job (one of those listed).")
+    subagent_type: str = Field(
+        default=GENERAL_PURPOSE, description="Which agent runs the job (one of those listed)."
+    )
 
 
 class ReadMcpResourceArgs(BaseModel):
-    server: str = Field(description="The MCP server that offers the resource, named as in the system prompt's list.")
-    uri: str = Field(description="The resource's URI, as the server lists it or a tool result links it.")
+    server: str = Field(
+        description="The MCP server that offers the resource, named as in the system prompt's list."
+    )
+    uri: str = Field(
+        description="The resource's URI, as the server lists it or a tool result links it."
+    )
 
 
 class ExitPlanModeArgs(BaseModel):

@@ -46,7 +46,9 @@ CLAUDE_TOOLS: Final[dict[str, str]] = {
 
 PATH_READERS: Final[tuple[ToolSpec, ...]] = (READ_FILE, GREP, GLOB, LS)
 """The tools a ``Read(path)`` rule guards: each reads files at a path its arguments name."""
-PATH_WRITERS: Final[tuple[ToolSpec, ...]] = tuple(spec for spec in SPECS.values() if spec.kind is ToolKind.WRITE)
+PATH_WRITERS: Final[tuple[ToolSpec, ...]] = tuple(
+    spec for spec in SPECS.values() if spec.kind is ToolKind.WRITE
+)
 """The tools an ``Edit(path)`` or ``Write(path)`` rule guards."""
 SHELL: Final = EXECUTE
 FETCH: Final = WEB_FETCH

@@ -44,7 +44,9 @@ def eligible(compactor: Compactor, messages: list[Any]) -> bool:
     (none reported: not yet), by the count for one in messages."""
     trigger = compactor.trigger_tokens
     if trigger is None:
-        return len(messages) >= max(1, int(compactor.triggers.summarize_at.limit(compactor.window) * ELIGIBLE))
+        return len(messages) >= max(
+            1, int(compactor.triggers.summarize_at.limit(compactor.window) * ELIGIBLE)
+        )
     return reported_tokens(messages) >= max(1, int(trigger * ELIGIBLE))
 
 
@@ -61,7 +63,13 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
             return NOTHING_YET
         context = get_runtime(RunContext).context
         try:
-            done = await compactor.compact(messages, read_compaction(thread), session_id=current_thread_id("session"), emit=context.emit, force=True)
+            done = await compactor.compact(
+                messages,
+                read_compaction(thread),
+                session_id=current_thread_id("session"),
+                emit=context.emit,
+                force=True,
+            )
         except CompactionFailed:
             return "Compaction failed: the conversation is unchanged."
         if isinstance(done, CompactionRefused):
@@ -69,6 +77,11 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
         if done is None:
             return NOTHING_YET
         reply = f"Conversation compacted: {compacted_words(done.finished)}."
-        return Command(update={"compaction": done.event, "messages": [ToolMessage(content=reply, tool_call_id=tool_call_id)]})
+        return Command(
+            update={
+                "compaction": done.event,
+                "messages": [ToolMessage(content=reply, tool_call_id=tool_call_id)],
+            }
+        )
 
     return compact_conversation

@@ -30,7 +30,11 @@ def describe_nothing(args: Args) -> str:
 def describe_plan(args: Args) -> str:
     """The plan's first line that says something, without its Markdown heading marks."""
     plan = args.get("plan")
-    lines = (line.strip().lstrip("#").strip() for line in plan.splitlines()) if isinstance(plan, str) else ()
+    lines = (
+        (line.strip().lstrip("#").strip() for line in plan.splitlines())
+        if isinstance(plan, str)
+        else ()
+    )
     return next((line for line in lines if line), "")
 
 
@@ -104,7 +108,9 @@ def describe_todos(args: Args) -> str:
         return ""
     items = [todo for todo in todos if isinstance(todo, Mapping)]
     done = sum(1 for todo in items if todo.get("status") == "completed")
-    current = next((_text(todo.get("content")) for todo in items if todo.get("status") == "in_progress"), "")
+    current = next(
+        (_text(todo.get("content")) for todo in items if todo.get("status") == "in_progress"), ""
+    )
     text = plural(len(items), "item") + (f", {done} done" if done else "")
     return f"{text} · now: {current}" if current else text
 

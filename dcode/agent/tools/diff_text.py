@@ -29,7 +29,9 @@ def edit_diff(args: Mapping[str, Any], before: str | None, shown: str) -> str:
     old_string, new_string = args["old_string"], args["new_string"]
     if before is None or not isinstance(old_string, str) or not isinstance(new_string, str):
         raise ValueError("nothing to edit")
-    outcome = apply_edit(before, old_string, new_string, replace_all=args.get("replace_all") is True)
+    outcome = apply_edit(
+        before, old_string, new_string, replace_all=args.get("replace_all") is True
+    )
     return unified_diff(before, outcome.text, shown)
 
 

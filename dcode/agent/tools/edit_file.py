@@ -42,7 +42,9 @@ async def edit_file(backend: Backend, args: EditFileArgs) -> WithArtifact:
     await backend.write_text(args.file_path, outcome.text)
     # The approval's preview function, on the text just replaced: the same diff it showed.
     diff = EDIT_FILE.diff(args.model_dump(), text, shown)
-    return WithArtifact(f"Edited {shown}: {plural(outcome.replacements, 'replacement')}.", diff_record(diff))
+    return WithArtifact(
+        f"Edited {shown}: {plural(outcome.replacements, 'replacement')}.", diff_record(diff)
+    )
 
 
 def make_edit_file_tool(backend: Backend) -> BaseTool:

@@ -45,7 +45,11 @@ def format_result(result: ExecResult, timeout: float) -> str:
             f"[timed out after {timeout:g} s: the command and its child processes were killed]"
         )
     parts.append(f"[exit code: {result.exit_code}]")
-    if result.sandbox is not None and (note := sandbox_note(result.output, result.exit_code, result.sandbox, argument=OUTSIDE_SANDBOX)):
+    if result.sandbox is not None and (
+        note := sandbox_note(
+            result.output, result.exit_code, result.sandbox, argument=OUTSIDE_SANDBOX
+        )
+    ):
         parts.append(note)
     return "\n".join(parts)
 
@@ -55,7 +59,12 @@ async def execute(backend: Backend, args: ExecuteArgs, call: CallSite | None = N
         fail(f"{NAME}: the command is empty")
     try:
         async with LiveOutput(call or CallSite()) as live:
-            result = await backend.execute(args.command, timeout=args.timeout, on_output=live.add, outside_sandbox=args.outside_sandbox)
+            result = await backend.execute(
+                args.command,
+                timeout=args.timeout,
+                on_output=live.add,
+                outside_sandbox=args.outside_sandbox,
+            )
     except SandboxUnavailable as exc:
         fail(f"{NAME}: refused, the sandbox cannot start: {exc}")
     return format_result(result, args.timeout)

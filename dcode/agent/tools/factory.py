@@ -51,7 +51,11 @@ class CallSite:
     @classmethod
     def of(cls, runtime: ToolRuntime | None) -> CallSite:
         """From the runtime the tool node injects (its ``context`` is the run's ``RunContext``)."""
-        if runtime is None or not runtime.tool_call_id or not isinstance(runtime.context, RunContext):
+        if (
+            runtime is None
+            or not runtime.tool_call_id
+            or not isinstance(runtime.context, RunContext)
+        ):
             return cls()
         return cls(runtime.tool_call_id, runtime.context.emit, runtime.context.agent)
 
@@ -84,14 +88,18 @@ def make_tool(
     return make_call_tool(spec, description=description, run=without_call, display=display)
 
 
-def make_call_tool(spec: ToolSpec, *, description: str, run: RunWithCall, display: Callable[[str], str]) -> StructuredTool:
+def make_call_tool(
+    spec: ToolSpec, *, description: str, run: RunWithCall, display: Callable[[str], str]
+) -> StructuredTool:
     """As ``make_tool``, for a ``run`` that also takes the ``CallSite`` (to report progress)."""
     args_schema = spec.args
     if args_schema is None:
         raise ValueError(f"{spec.name}: its spec has no argument model to build the tool from")
 
     # Marked injected, so that the tool node hands it in and the model never sees it.
-    async def invoke(runtime: Annotated[ToolRuntime | None, InjectedToolArg()] = None, **kwargs: Any) -> tuple[ToolOutput, object]:
+    async def invoke(
+        runtime: Annotated[ToolRuntime | None, InjectedToolArg()] = None, **kwargs: Any
+    ) -> tuple[ToolOutput, object]:
         args: BaseModel = args_schema.model_validate(kwargs)
         try:
             result = await run(args, CallSite.of(runtime))

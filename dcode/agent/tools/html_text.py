@@ -25,8 +25,24 @@ PARAGRAPHS = frozenset({"p", "blockquote", "table", "figure", "details", "dl"})
 """Blocks set off by a blank line."""
 LINES = frozenset(
     {
-        "div", "section", "article", "main", "header", "footer", "nav", "aside", "form",
-        "tr", "dt", "dd", "figcaption", "summary", "caption", "address", "fieldset", "li",
+        "div",
+        "section",
+        "article",
+        "main",
+        "header",
+        "footer",
+        "nav",
+        "aside",
+        "form",
+        "tr",
+        "dt",
+        "dd",
+        "figcaption",
+        "summary",
+        "caption",
+        "address",
+        "fieldset",
+        "li",
     }
 )
 """Blocks that start and end a line."""
@@ -92,7 +108,9 @@ class _Converter(HTMLParser):
         self._title_chunks: list[str] | None = None
         self._skipping: list[str] = []
         self._open: list[_Open] = []
-        self._divs: list[str] = []  # the language each open div names ("" for none): code blocks inherit it
+        self._divs: list[
+            str
+        ] = []  # the language each open div names ("" for none): code blocks inherit it
         self._pre: _Pre | None = None
         self._pre_depth = 0
         self._lists = 0
@@ -105,7 +123,9 @@ class _Converter(HTMLParser):
         if self._title_chunks is not None:
             self._end_title()  # a title left open ends at the next tag
         if tag == "body":
-            self._skipping = [t for t in self._skipping if t != "head"]  # a head left open ends here
+            self._skipping = [
+                t for t in self._skipping if t != "head"
+            ]  # a head left open ends here
         if tag == "title" and self.title is None and "svg" not in self._skipping:
             self._title_chunks = []
             return
@@ -166,7 +186,9 @@ class _Converter(HTMLParser):
         elif tag == "pre":
             self.pieces.append(_Break(2))
             inherited = next((language for language in reversed(self._divs) if language), "")
-            self._pre = _Pre(language=_language(attributes.get("class", ""), _LANGUAGE) or inherited)
+            self._pre = _Pre(
+                language=_language(attributes.get("class", ""), _LANGUAGE) or inherited
+            )
             self._pre_depth = 1
         elif tag == "img":
             self._image(attributes)
@@ -179,7 +201,9 @@ class _Converter(HTMLParser):
                 self.pieces.append(_Text(" | "))
             self._cells += 1
         elif tag in LISTS:
-            self.pieces.append(_Break(1 if self._lists else 2))  # a nested list follows its item's line
+            self.pieces.append(
+                _Break(1 if self._lists else 2)
+            )  # a nested list follows its item's line
             self._lists += 1
         elif tag in PARAGRAPHS:
             self.pieces.append(_Break(2))
@@ -213,7 +237,9 @@ class _Converter(HTMLParser):
 
     def _close(self, tag: str) -> None:
         """A link or inline code ends: what was written since it opened becomes its Markdown."""
-        index = next((i for i in range(len(self._open) - 1, -1, -1) if self._open[i].tag == tag), None)
+        index = next(
+            (i for i in range(len(self._open) - 1, -1, -1) if self._open[i].tag == tag), None
+        )
         if index is None:
             return
         opened = self._open[index]
@@ -228,10 +254,16 @@ class _Converter(HTMLParser):
         text = _SPACE.sub(" ", raw).strip()
         if tag == "code":
             if "\n" in raw.strip():  # a block of code outside pre
-                self.pieces[opened.start :] = [_Break(2), _Raw(_fenced(raw.strip("\n"), "")), _Break(2)]
+                self.pieces[opened.start :] = [
+                    _Break(2),
+                    _Raw(_fenced(raw.strip("\n"), "")),
+                    _Break(2),
+                ]
             elif text:
                 tick = "``" if "`" in text else "`"
-                self.pieces[opened.start :] = [_Text(f"{_edge(raw, 0)}{tick}{text}{tick}{_edge(raw, -1)}")]
+                self.pieces[opened.start :] = [
+                    _Text(f"{_edge(raw, 0)}{tick}{text}{tick}{_edge(raw, -1)}")
+                ]
             return
         url = self._link(opened.href)
         if opened.href.startswith("#") and text in _ANCHOR_MARKS:

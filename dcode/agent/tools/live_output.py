@@ -44,7 +44,12 @@ class LiveOutput:
             self._task = asyncio.create_task(self._pump(), name=f"output of {self._call.call_id}")
         return self
 
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         if self._task is None:
             return
         self._task.cancel()
@@ -54,7 +59,9 @@ class LiveOutput:
         while True:
             await self._changed.wait()
             self._changed.clear()
-            event = ToolOutputTail(self._call.call_id, self._tail.text(), self._tail.lines, agent=self._call.agent)
+            event = ToolOutputTail(
+                self._call.call_id, self._tail.text(), self._tail.lines, agent=self._call.agent
+            )
             try:
                 self._call.emit(event)
             except Exception:  # showing the output must never fail the call

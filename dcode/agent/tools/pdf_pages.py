@@ -28,7 +28,9 @@ class PageRange:
     @property
     def label(self) -> str:
         """``page 3`` or ``pages 1-5``."""
-        return f"page {self.first}" if self.first == self.last else f"pages {self.first}-{self.last}"
+        return (
+            f"page {self.first}" if self.first == self.last else f"pages {self.first}-{self.last}"
+        )
 
     def following(self, start: int | None = None) -> str | None:
         """The ``pages`` value that reads on from ``start`` (default: after this range)."""
@@ -58,9 +60,13 @@ def select_pages(spec: str | None, count: int, shown: str) -> PageRange:
     if first < 1 or last < first:
         fail(f'{name}: pages "{spec}" is not a range of pages (they count from 1, first-last)')
     if first > count:
-        fail(f"{name}: {shown} has {count} page{'' if count == 1 else 's'}; page {first} does not exist")
+        fail(
+            f"{name}: {shown} has {count} page{'' if count == 1 else 's'}; page {first} does not exist"
+        )
     if last > count:
-        fail(f'{name}: {shown} has {count} pages; pages "{spec}" goes past the end (use "{first}-{count}")')
+        fail(
+            f'{name}: {shown} has {count} pages; pages "{spec}" goes past the end (use "{first}-{count}")'
+        )
     if last - first + 1 > PDF_MAX_PAGES:
         fail(
             f"{name}: at most {PDF_MAX_PAGES} pages per call; "

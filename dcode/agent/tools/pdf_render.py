@@ -117,7 +117,9 @@ class _Clock:
         return self.until
 
 
-def _collect(request: dict[str, object], labels: dict[int, int], limits: RenderLimits) -> list[RenderedPage]:
+def _collect(
+    request: dict[str, object], labels: dict[int, int], limits: RenderLimits
+) -> list[RenderedPage]:
     rendered: list[RenderedPage] = []
     page, memory_limit = 0, 0
     clock = _Clock(time.monotonic() + limits.start_seconds + limits.page_seconds)
@@ -125,7 +127,10 @@ def _collect(request: dict[str, object], labels: dict[int, int], limits: RenderL
         for message in run_job(request, clock, POOL):
             match message.kind:
                 case "start":
-                    page, memory_limit = int(message.header["page"]), int(message.header["memory_limit"])
+                    page, memory_limit = (
+                        int(message.header["page"]),
+                        int(message.header["memory_limit"]),
+                    )
                     clock.until = time.monotonic() + limits.page_seconds
                 case "page":
                     rendered.append(_page(message, labels))
@@ -145,7 +150,13 @@ def _collect(request: dict[str, object], labels: dict[int, int], limits: RenderL
 def _page(message: Message, labels: dict[int, int]) -> RenderedPage:
     header = message.header
     width, height = header["points"]
-    return RenderedPage(labels[int(header["page"])], message.payload, int(header["width"]), int(header["height"]), (float(width), float(height)))
+    return RenderedPage(
+        labels[int(header["page"])],
+        message.payload,
+        int(header["width"]),
+        int(header["height"]),
+        (float(width), float(height)),
+    )
 
 
 def _failure(message: Message, labels: dict[int, int], memory_limit: int) -> str:
@@ -168,5 +179,7 @@ def _crash(exc: WorkerGone, page: int, memory_limit: int) -> str:
 def _out_of_memory(page: int, memory_limit: int) -> str:
     if not memory_limit:
         return f"rendering page {page} ran out of memory"
-    limit = f"{memory_limit / GiB:g} GiB" if memory_limit >= GiB else f"{memory_limit / MiB:.0f} MiB"
+    limit = (
+        f"{memory_limit / GiB:g} GiB" if memory_limit >= GiB else f"{memory_limit / MiB:.0f} MiB"
+    )
     return f"rendering page {page} ran out of its {limit} memory limit (its content inflates to more than that)"

@@ -34,7 +34,16 @@ DEFAULT_LIMIT = READ_DEFAULT_LIMIT
 MAX_TEXT_BYTES = 1024 * 1024 * 1024
 """Text over this is not scanned (counting its lines alone would take a while)."""
 
-__all__ = ["MAX_LINE_CHARS", "MAX_OUTPUT_CHARS", "BinaryFile", "BinaryReader", "make_read_file_tool", "read_file", "read_file_output", "reject_binary"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "MAX_OUTPUT_CHARS",
+    "BinaryFile",
+    "BinaryReader",
+    "make_read_file_tool",
+    "read_file",
+    "read_file_output",
+    "reject_binary",
+]
 
 DESCRIPTION = f"""Read a file from the workspace (or an absolute path): text, images, PDFs, audio, video.
 

@@ -24,7 +24,9 @@ from dcode.media.store import AttachmentStore, Source
 
 async def read_image(store: AttachmentStore, backend: Backend, file: BinaryFile) -> list[dict]:
     path = backend.resolve(file.path)
-    data = await backend.read_bytes(file.path) if file.size <= store.limits.max_source_bytes else None
+    data = (
+        await backend.read_bytes(file.path) if file.size <= store.limits.max_source_bytes else None
+    )
     try:
         att = await asyncio.to_thread(_admitted, store, path, file.display, data)
     except AdmissionError as exc:

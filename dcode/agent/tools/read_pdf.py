@@ -44,14 +44,18 @@ MAX_SENT_BYTES = 32 * MiB
 """The selected pages as one file: what a provider accepts in one request, at most."""
 
 
-async def read_pdf(store: AttachmentStore, profile: ModelProfile, backend: Backend, file: BinaryFile) -> ToolOutput:
+async def read_pdf(
+    store: AttachmentStore, profile: ModelProfile, backend: Backend, file: BinaryFile
+) -> ToolOutput:
     require_size(file, MAX_PDF_BYTES, "PDFs")
     data = await backend.read_bytes(file.path)
     # Rendering waits on the renderer for up to its deadlines: never on a thread exit joins.
     return await detached(_read, store, profile, data, file)
 
 
-def _read(store: AttachmentStore, profile: ModelProfile, data: bytes, file: BinaryFile) -> ToolOutput:
+def _read(
+    store: AttachmentStore, profile: ModelProfile, data: bytes, file: BinaryFile
+) -> ToolOutput:
     reader = open_pdf(data, file.display)
     pages = select_pages(file.args.pages if file.args else None, len(reader.pages), file.display)
     if profile.pdf_inputs:
@@ -69,7 +73,9 @@ def open_pdf(data: bytes, shown: str) -> Any:
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            fail(f"{NAME}: {shown} is encrypted (it needs a password); decrypt it first, e.g. qpdf --decrypt")
+            fail(
+                f"{NAME}: {shown} is encrypted (it needs a password); decrypt it first, e.g. qpdf --decrypt"
+            )
         len(reader.pages)  # the page tree: where a damaged file usually fails
     except ToolException:
         raise
@@ -88,7 +94,9 @@ def _detail(pages: PageRange) -> str:
     return f"{pages.label} of {pages.count}"
 
 
-def _as_file(store: AttachmentStore, reader: Any, data: bytes, pages: PageRange, shown: str) -> ToolOutput:
+def _as_file(
+    store: AttachmentStore, reader: Any, data: bytes, pages: PageRange, shown: str
+) -> ToolOutput:
     whole = pages.first == 1 and pages.last == pages.count and not reader.is_encrypted
     sent = data if whole else _selection(reader, pages, shown)
     if len(sent) > MAX_SENT_BYTES:
@@ -96,7 +104,9 @@ def _as_file(store: AttachmentStore, reader: Any, data: bytes, pages: PageRange,
             f"{NAME}: {pages.label} of {shown} make {len(sent) / MiB:.1f} MiB, over the "
             f"{MAX_SENT_BYTES // MiB} MiB one request takes; read fewer pages"
         )
-    att = store.admit_file(sent, kind="file", media_type="application/pdf", name=shown, detail=_detail(pages))
+    att = store.admit_file(
+        sent, kind="file", media_type="application/pdf", name=shown, detail=_detail(pages)
+    )
     return media_result(_summary(pages, shown), [to_file_reference_block(att)])
 
 
@@ -114,9 +124,15 @@ def _selection(reader: Any, pages: PageRange, shown: str) -> bytes:
     return buffer.getvalue()
 
 
-def _as_images(store: AttachmentStore, reader: Any, data: bytes, pages: PageRange, shown: str) -> ToolOutput:
+def _as_images(
+    store: AttachmentStore, reader: Any, data: bytes, pages: PageRange, shown: str
+) -> ToolOutput:
     # PDFium asks for the password pypdf found empty: render pypdf's decrypted copy instead.
-    source, numbers = (_selection(reader, pages, shown), range(1, len(pages.numbers) + 1)) if reader.is_encrypted else (data, pages.numbers)
+    source, numbers = (
+        (_selection(reader, pages, shown), range(1, len(pages.numbers) + 1))
+        if reader.is_encrypted
+        else (data, pages.numbers)
+    )
     try:
         images = render_pages(source, numbers, shown_as=pages.numbers)
     except RenderError as exc:
@@ -150,7 +166,10 @@ def _as_text(reader: Any, pages: PageRange, shown: str) -> str:
 
 
 def _joined(parts: list[str], note: str, pages: PageRange, start: int) -> str:
-    return "\n\n".join(parts) + f"\n\n[{note} ({plural(pages.count, 'page')}).{pages.continue_hint(start)}]"
+    return (
+        "\n\n".join(parts)
+        + f"\n\n[{note} ({plural(pages.count, 'page')}).{pages.continue_hint(start)}]"
+    )
 
 
 def _page_text(reader: Any, number: int) -> str:

@@ -63,7 +63,10 @@ class _Line:
                 text = text[:-1]
         if length <= MAX_LINE_CHARS:
             return text, replaced
-        return f"{text[:MAX_LINE_CHARS]}… [line truncated, {length - MAX_LINE_CHARS} more chars]", replaced
+        return (
+            f"{text[:MAX_LINE_CHARS]}… [line truncated, {length - MAX_LINE_CHARS} more chars]",
+            replaced,
+        )
 
 
 def _chars(data: bytes) -> int:
@@ -162,7 +165,9 @@ class NumberedText:
     total: int
 
 
-async def numbered_text(chunks: AsyncIterable[bytes], shown: str, *, offset: int, limit: int) -> NumberedText:
+async def numbered_text(
+    chunks: AsyncIterable[bytes], shown: str, *, offset: int, limit: int
+) -> NumberedText:
     """The numbered window of the file ``chunks`` stream, with the continuation hint."""
     window = _Window(offset, limit)
     async for chunk in chunks:

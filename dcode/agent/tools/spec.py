@@ -124,7 +124,9 @@ class ToolSpec:
 
 
 LS: Final = ToolSpec("ls", ToolKind.READ, arguments.LsArgs, describe=describe_ls)
-READ_FILE: Final = ToolSpec("read_file", ToolKind.READ, arguments.ReadFileArgs, describe=describe_read)
+READ_FILE: Final = ToolSpec(
+    "read_file", ToolKind.READ, arguments.ReadFileArgs, describe=describe_read
+)
 WRITE_FILE: Final = ToolSpec(
     "write_file",
     ToolKind.WRITE,
@@ -143,29 +145,59 @@ EDIT_FILE: Final = ToolSpec(
 )
 GLOB: Final = ToolSpec("glob", ToolKind.READ, arguments.GlobArgs, describe=describe_glob)
 GREP: Final = ToolSpec("grep", ToolKind.READ, arguments.GrepArgs, describe=describe_grep)
-EXECUTE: Final = ToolSpec("execute", ToolKind.SHELL, arguments.ExecuteArgs, describe=describe_execute, unconfined=asks_outside_sandbox)
-WEB_FETCH: Final = ToolSpec("web_fetch", ToolKind.NETWORK, arguments.WebFetchArgs, describe=describe_fetch)
+EXECUTE: Final = ToolSpec(
+    "execute",
+    ToolKind.SHELL,
+    arguments.ExecuteArgs,
+    describe=describe_execute,
+    unconfined=asks_outside_sandbox,
+)
+WEB_FETCH: Final = ToolSpec(
+    "web_fetch", ToolKind.NETWORK, arguments.WebFetchArgs, describe=describe_fetch
+)
 # langchain's TodoListMiddleware adds this tool and owns its schema. It only replaces the todo
 # list in the agent's state, so for approval it is as harmless as a read: it never asks.
 WRITE_TODOS: Final = ToolSpec("write_todos", ToolKind.READ, describe=describe_todos)
 # It summarizes the conversation into the agent's state; nothing outside the conversation changes.
-COMPACT_CONVERSATION: Final = ToolSpec("compact_conversation", ToolKind.READ, describe=describe_nothing)
+COMPACT_CONVERSATION: Final = ToolSpec(
+    "compact_conversation", ToolKind.READ, describe=describe_nothing
+)
 
 # It starts a subagent; each of the subagent's own calls is approved as the parent's would be.
 TASK: Final = ToolSpec("task", ToolKind.READ, arguments.TaskArgs, describe=describe_task)
 
 # It asks an MCP server for one of the resources it lists (offered while a connected server has any).
-READ_MCP_RESOURCE: Final = ToolSpec("read_mcp_resource", ToolKind.READ, arguments.ReadMcpResourceArgs, describe=describe_resource)
+READ_MCP_RESOURCE: Final = ToolSpec(
+    "read_mcp_resource", ToolKind.READ, arguments.ReadMcpResourceArgs, describe=describe_resource
+)
 
 # It puts the plan made in plan mode to the user; the answer may switch the mode.
-EXIT_PLAN_MODE: Final = ToolSpec("exit_plan_mode", ToolKind.PLAN, arguments.ExitPlanModeArgs, describe=describe_plan)
+EXIT_PLAN_MODE: Final = ToolSpec(
+    "exit_plan_mode", ToolKind.PLAN, arguments.ExitPlanModeArgs, describe=describe_plan
+)
 
 SPECS: Final[Mapping[str, ToolSpec]] = {
     spec.name: spec
-    for spec in (LS, READ_FILE, WRITE_FILE, EDIT_FILE, GLOB, GREP, WEB_FETCH, EXECUTE, WRITE_TODOS, COMPACT_CONVERSATION, TASK)
+    for spec in (
+        LS,
+        READ_FILE,
+        WRITE_FILE,
+        EDIT_FILE,
+        GLOB,
+        GREP,
+        WEB_FETCH,
+        EXECUTE,
+        WRITE_TODOS,
+        COMPACT_CONVERSATION,
+        TASK,
+    )
 }
 """The tools every session offers."""
-ALL_SPECS: Final[Mapping[str, ToolSpec]] = {**SPECS, READ_MCP_RESOURCE.name: READ_MCP_RESOURCE, EXIT_PLAN_MODE.name: EXIT_PLAN_MODE}
+ALL_SPECS: Final[Mapping[str, ToolSpec]] = {
+    **SPECS,
+    READ_MCP_RESOURCE.name: READ_MCP_RESOURCE,
+    EXIT_PLAN_MODE.name: EXIT_PLAN_MODE,
+}
 """With the tools offered only sometimes: no MCP tool may take one of these names."""
 
 

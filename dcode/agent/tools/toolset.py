@@ -19,7 +19,10 @@ from dcode.agent.tools.write_file import make_write_file_tool
 
 
 def build_tools(
-    backend: Backend, *, binary_reader: BinaryReader = reject_binary, large_results: Path | None = None
+    backend: Backend,
+    *,
+    binary_reader: BinaryReader = reject_binary,
+    large_results: Path | None = None,
 ) -> list[BaseTool]:
     """The tool set in a stable order (the order the model sees them in). ``large_results``:
     where web_fetch saves what is not text, a folder per session (None:

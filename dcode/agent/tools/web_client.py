@@ -136,11 +136,15 @@ async def fetch(
     host = start.authority
     try:
         async with asyncio.timeout(deadline):
-            return await _follow(start, rules, max_bytes, httpx.Timeout(deadline, connect=connect_timeout))
+            return await _follow(
+                start, rules, max_bytes, httpx.Timeout(deadline, connect=connect_timeout)
+            )
     except TimeoutError:
         raise Unreachable(f"could not reach {host}: timed out after {deadline:g} s") from None
     except httpx.ConnectTimeout:
-        raise Unreachable(f"could not reach {host}: no connection within {connect_timeout:g} s") from None
+        raise Unreachable(
+            f"could not reach {host}: no connection within {connect_timeout:g} s"
+        ) from None
     except httpx.TimeoutException:
         raise Unreachable(f"could not reach {host}: timed out after {deadline:g} s") from None
     except httpx.ConnectError as exc:
@@ -149,7 +153,9 @@ async def fetch(
         raise Unreachable(f"fetching {start.url} failed: {reason(exc)}") from None
 
 
-async def _follow(start: WebAddress, rules: FetchRules, max_bytes: int, timeout: httpx.Timeout) -> Fetched:
+async def _follow(
+    start: WebAddress, rules: FetchRules, max_bytes: int, timeout: httpx.Timeout
+) -> Fetched:
     """The answer at the end of the redirects from ``start``, each hop checked first."""
     current = start
     for hop in range(MAX_REDIRECTS + 1):
@@ -167,7 +173,9 @@ async def _follow(start: WebAddress, rules: FetchRules, max_bytes: int, timeout:
     raise Unreachable(f"{start.url} redirected more than {MAX_REDIRECTS} times")
 
 
-def _next_hop(start: WebAddress, current: WebAddress, location: str, rules: FetchRules) -> WebAddress:
+def _next_hop(
+    start: WebAddress, current: WebAddress, location: str, rules: FetchRules
+) -> WebAddress:
     """Where a redirect leads, if it may be followed: ``Refused`` saying why not."""
     try:
         target = current.join(location)
@@ -212,7 +220,11 @@ async def route_to(address: WebAddress, rules: FetchRules) -> Route:
 def _proxy_for(address: WebAddress) -> str | None:
     """The proxy the environment names for this URL (``https_proxy``, ``all_proxy``, in either
     case, the lower case first), unless ``no_proxy`` exempts its host; or None."""
-    variables = {name.lower(): value for name, value in sorted(os.environ.items(), key=lambda item: item[0].islower()) if value}
+    variables = {
+        name.lower(): value
+        for name, value in sorted(os.environ.items(), key=lambda item: item[0].islower())
+        if value
+    }
     proxy = variables.get(f"{address.scheme}_proxy") or variables.get("all_proxy")
     if not proxy or _exempt(address, variables.get("no_proxy", "")):
         return None
@@ -234,16 +246,22 @@ def _exempt(address: WebAddress, no_proxy: str) -> bool:
 
 
 @asynccontextmanager
-async def _answer(address: WebAddress, route: Route, timeout: httpx.Timeout) -> AsyncIterator[httpx.Response]:
+async def _answer(
+    address: WebAddress, route: Route, timeout: httpx.Timeout
+) -> AsyncIterator[httpx.Response]:
     """The streamed answer to ``GET address``, from the first of the route's addresses that
     takes the connection."""
     import httpx2 as httpx
 
     from dcode.models.user_agent import USER_AGENT
 
-    transport = httpx.AsyncHTTPTransport(proxy=route.proxy, retries=0, verify=_tls_context(address, route))
+    transport = httpx.AsyncHTTPTransport(
+        proxy=route.proxy, retries=0, verify=_tls_context(address, route)
+    )
     headers = {"User-Agent": USER_AGENT, "Accept": ACCEPT, "Host": address.authority}
-    async with httpx.AsyncClient(transport=transport, trust_env=False, timeout=timeout, headers=headers) as client:
+    async with httpx.AsyncClient(
+        transport=transport, trust_env=False, timeout=timeout, headers=headers
+    ) as client:
         response: httpx.Response | None = None
         failure: httpx.ConnectError | None = None
         for request in _requests(client, address, route):
@@ -282,8 +300,13 @@ def _requests(client: httpx.AsyncClient, address: WebAddress, route: Route) -> l
     if route.proxy is not None:
         return [client.build_request("GET", address.url)]
     # The TLS server name is the host the URL names, so the certificate is checked against it.
-    extensions = {"sni_hostname": address.host} if address.scheme == "https" and address.ip is None else {}
-    return [client.build_request("GET", _pinned_url(address, ip), extensions=extensions) for ip in route.addresses]
+    extensions = (
+        {"sni_hostname": address.host} if address.scheme == "https" and address.ip is None else {}
+    )
+    return [
+        client.build_request("GET", _pinned_url(address, ip), extensions=extensions)
+        for ip in route.addresses
+    ]
 
 
 def _pinned_url(address: WebAddress, ip: IPAddress) -> str:
@@ -291,7 +314,9 @@ def _pinned_url(address: WebAddress, ip: IPAddress) -> str:
     return f"{address.scheme}://{host}:{address.port}{address.target}"
 
 
-async def _read(response: httpx.Response, start: WebAddress, final: WebAddress, max_bytes: int) -> Fetched:
+async def _read(
+    response: httpx.Response, start: WebAddress, final: WebAddress, max_bytes: int
+) -> Fetched:
     cap = ERROR_BODY_BYTES if response.status_code >= 400 else max_bytes
     body = bytearray()
     capped = False
@@ -322,7 +347,9 @@ def content_type(header: str) -> tuple[str, str | None]:
     message["content-type"] = header
     media_type = message.get_content_type() if header.strip() else ""
     charset = message.get_param("charset")
-    return media_type.lower(), (charset.strip() if isinstance(charset, str) and charset.strip() else None)
+    return media_type.lower(), (
+        charset.strip() if isinstance(charset, str) and charset.strip() else None
+    )
 
 
 def reason(exc: BaseException) -> str:
@@ -332,12 +359,20 @@ def reason(exc: BaseException) -> str:
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ssl.SSLCertVerificationError):  # an OSError whose errno says nothing
-            return f"certificate verify failed ({cause.verify_message})" if cause.verify_message else "certificate verify failed"
+            return (
+                f"certificate verify failed ({cause.verify_message})"
+                if cause.verify_message
+                else "certificate verify failed"
+            )
         if isinstance(cause, ssl.SSLError):
             return f"TLS failed ({cause.reason or cause})"
         if isinstance(cause, OSError) and cause.strerror:
             # asyncio words a refusal "Connect call failed (...)"; the errno's own name is plainer
-            plain = os.strerror(cause.errno) if isinstance(cause.errno, int) and cause.errno > 0 else cause.strerror
+            plain = (
+                os.strerror(cause.errno)
+                if isinstance(cause.errno, int) and cause.errno > 0
+                else cause.strerror
+            )
             return plain.lower()
         cause = cause.__cause__ or cause.__context__
     text = re.sub(r"\[Errno -?\d+\]\s*", "", str(exc)).strip()

@@ -56,7 +56,15 @@ from dcode.settings.web_address import WebAddress
 if TYPE_CHECKING:
     from dcode.agent.approval import Policy
 
-__all__ = ["CONNECT_TIMEOUT_S", "DEADLINE_S", "MAX_BYTES", "MAX_REDIRECTS", "Unreachable", "fetch", "make_web_fetch_tool"]
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "DEADLINE_S",
+    "MAX_BYTES",
+    "MAX_REDIRECTS",
+    "Unreachable",
+    "fetch",
+    "make_web_fetch_tool",
+]
 
 NAME = WEB_FETCH.name
 ERROR_BODY_CHARS: Final = 300
@@ -78,7 +86,9 @@ TEXT_TYPES: Final = frozenset(
 )
 UNNAMED_TYPES: Final = frozenset({"", "application/octet-stream", "binary/octet-stream"})
 """Types that say nothing: the bytes decide (text when they read as UTF-8 without NULs)."""
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE
+)
 
 DESCRIPTION = f"""Fetch a web page or file by URL (http or https only) and return its content: \
 a first line with the final URL (after redirects), the status, the content type and the size, then:
@@ -97,7 +107,9 @@ named the host in their config; a redirect to another host is reported, not foll
 sends no cookies or credentials, so pages behind a login cannot be read."""
 
 
-async def web_fetch(args: WebFetchArgs, results_dir: Callable[[], Path], rules: FetchRules | None = None) -> ToolOutput:
+async def web_fetch(
+    args: WebFetchArgs, results_dir: Callable[[], Path], rules: FetchRules | None = None
+) -> ToolOutput:
     """The tool's result for ``args``; bodies that are not text are saved under ``results_dir()``."""
     try:
         page = await fetch(args.url, rules=rules)
@@ -105,18 +117,29 @@ async def web_fetch(args: WebFetchArgs, results_dir: Callable[[], Path], rules: 
         fail(f"{NAME}: {exc}")
     if page.status >= 400:
         text = " ".join((await asyncio.to_thread(_text_of, page)).split())
-        said = f": {text[:ERROR_BODY_CHARS]}" + ("…" if len(text) > ERROR_BODY_CHARS else "") if text else ""
-        fail(f"{NAME}: {page.final_url} answered {page.status} {page.reason}".rstrip() + (said or " (no text in the answer)"))
+        said = (
+            f": {text[:ERROR_BODY_CHARS]}" + ("…" if len(text) > ERROR_BODY_CHARS else "")
+            if text
+            else ""
+        )
+        fail(
+            f"{NAME}: {page.final_url} answered {page.status} {page.reason}".rstrip()
+            + (said or " (no text in the answer)")
+        )
     headline = _headline(page)
     if _kind(page) == "binary":
         folder = results_dir() / safe_name(current_thread_id("session"), "session")
         path = await asyncio.to_thread(_save, page, folder)
-        incomplete = " It is incomplete: the download stopped at the 5 MiB cap." if page.capped else ""
+        incomplete = (
+            " It is incomplete: the download stopped at the 5 MiB cap." if page.capped else ""
+        )
         return (
             f"{headline}\n\nNot text: the body was saved to {path} (readable only by you).{incomplete} "
             f"Open it with {READ_FILE.name} (file_path={path}); {READ_FILE.name} shows images and reads PDFs."
         )
-    text = (await asyncio.to_thread(_text_of, page)).strip("\n")  # 5 MiB of HTML takes a second or two
+    text = (await asyncio.to_thread(_text_of, page)).strip(
+        "\n"
+    )  # 5 MiB of HTML takes a second or two
     if not text.strip():
         return f"{headline}\n\n(the page has no text)"
     return f"{headline}\n\n{_clip(text, args.max_chars)}"
@@ -149,7 +172,9 @@ def _run_policy() -> Policy | None:
     return context.policy if isinstance(context, RunContext) else None
 
 
-def make_web_fetch_tool(results_dir: Path | None = None, *, policy: Policy | None = None) -> BaseTool:
+def make_web_fetch_tool(
+    results_dir: Path | None = None, *, policy: Policy | None = None
+) -> BaseTool:
     """``results_dir``: where bodies that are not text are saved, each session's in a folder of
     its own (None: ``$DCODE_HOME/large_tool_results``, as ``DCODE_HOME`` is at the call).
     ``policy``: the approval policy whose private hosts and unasked fetches apply (None: the
@@ -164,7 +189,9 @@ def make_web_fetch_tool(results_dir: Path | None = None, *, policy: Policy | Non
         return dcode_home() / RESULTS_DIR
 
     async def run(args: WebFetchArgs) -> ToolOutput:
-        return await web_fetch(args, where, rules_of(policy if policy is not None else _run_policy()))
+        return await web_fetch(
+            args, where, rules_of(policy if policy is not None else _run_policy())
+        )
 
     return make_tool(WEB_FETCH, description=DESCRIPTION, run=run, display=str)
 
@@ -177,10 +204,20 @@ def _kind(page: Fetched) -> str:
     media_type = page.media_type
     if media_type in HTML_TYPES:
         return "html"
-    if media_type.startswith("text/") or media_type in TEXT_TYPES or media_type.endswith(("+json", "+xml")):
+    if (
+        media_type.startswith("text/")
+        or media_type in TEXT_TYPES
+        or media_type.endswith(("+json", "+xml"))
+    ):
         return "text"
-    if media_type in UNNAMED_TYPES and looks_like_text(page.body[:8192], complete=len(page.body) <= 8192 and not page.capped):
-        return "html" if page.body.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html")) else "text"
+    if media_type in UNNAMED_TYPES and looks_like_text(
+        page.body[:8192], complete=len(page.body) <= 8192 and not page.capped
+    ):
+        return (
+            "html"
+            if page.body.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html"))
+            else "text"
+        )
     return "binary"
 
 
@@ -258,7 +295,11 @@ def _save(page: Fetched, folder: Path) -> Path:
 
 def _extension(page: Fetched) -> str:
     """The file name's extension, from the content type, else the URL's path; ``bin`` for neither."""
-    guessed = mimetypes.guess_extension(page.media_type, strict=False) if page.media_type not in UNNAMED_TYPES else None
+    guessed = (
+        mimetypes.guess_extension(page.media_type, strict=False)
+        if page.media_type not in UNNAMED_TYPES
+        else None
+    )
     if guessed:
         return guessed.lstrip(".")
     suffix = PurePosixPath(urlsplit(page.final_url).path).suffix.lstrip(".").lower()

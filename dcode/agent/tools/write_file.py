@@ -37,7 +37,9 @@ async def write_file(backend: Backend, args: WriteFileArgs) -> WithArtifact:
         diff = WRITE_FILE.diff(args.model_dump(), before, shown)
     await backend.write_text(args.file_path, args.content)
     verb = "Overwrote" if existed else "Created"
-    return WithArtifact(f"{verb} {shown} ({plural(count_lines(args.content), 'line')}).", diff_record(diff))
+    return WithArtifact(
+        f"{verb} {shown} ({plural(count_lines(args.content), 'line')}).", diff_record(diff)
+    )
 
 
 def make_write_file_tool(backend: Backend) -> BaseTool:

@@ -30,7 +30,9 @@ class Calibration:
         if reported <= 0 or counted <= 0:
             return
         ratio = min(HIGH, max(LOW, reported / counted))
-        self.factor = ratio if self.samples == 0 else (1 - SMOOTHING) * self.factor + SMOOTHING * ratio
+        self.factor = (
+            ratio if self.samples == 0 else (1 - SMOOTHING) * self.factor + SMOOTHING * ratio
+        )
         self.samples += 1
         self.last_reported, self.last_counted = reported, counted
 

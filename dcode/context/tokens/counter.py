@@ -55,7 +55,9 @@ CACHE_SIZE = 50_000  # messages remembered; an old entry is only recounted if it
 TOOL_CACHE_SIZE = 1_000
 PENDING_OBSERVATIONS = 64  # the calibration's smoothing forgets older ones anyway
 ANCHORS = 256  # answers remembered with their request's bound (any history's, subagents' too)
-REPORTED_MARGIN = 1.25  # dcode's count of a request may exceed the provider's (tool schemas, calibration)
+REPORTED_MARGIN = (
+    1.25  # dcode's count of a request may exceed the provider's (tool schemas, calibration)
+)
 
 
 class Encoder(Protocol):
@@ -70,7 +72,9 @@ class _Approximate:
 
 
 def _role(message: BaseMessage) -> str:
-    return {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}.get(message.type, message.type)
+    return {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}.get(
+        message.type, message.type
+    )
 
 
 def _key(message: BaseMessage) -> tuple[object, ...]:
@@ -101,9 +105,13 @@ class TokenCounter:
         self._objects: MessageMemo[int] = MessageMemo()  # the same objects, call after call
         self._tools: dict[object, int] = {}
         self._calibrations: dict[str, Calibration] = {}
-        self._pending: dict[str, list[tuple[int, list[BaseMessage], BaseMessage | None, list[Tool]]]] = {}
+        self._pending: dict[
+            str, list[tuple[int, list[BaseMessage], BaseMessage | None, list[Tool]]]
+        ] = {}
         self._bounds: MessageMemo[int] = MessageMemo()
-        self._anchors: OrderedDict[str, int] = OrderedDict()  # answer id -> fixed_bound of its request
+        self._anchors: OrderedDict[str, int] = (
+            OrderedDict()
+        )  # answer id -> fixed_bound of its request
         self.fixed = 0  # the system message, the tool schemas and the priming of the last request
         self.fixed_bound = 0  # the same, bounded from lengths (while the encoding is not loaded)
 
@@ -168,7 +176,9 @@ class TokenCounter:
 
     def count_call(self, call: dict[str, Any]) -> int:
         """A tool call: its name and its arguments as the JSON the wire carries."""
-        return self.count_text(str(call.get("name") or "")) + self.count_text(json.dumps(call.get("args") or {}, ensure_ascii=False))
+        return self.count_text(str(call.get("name") or "")) + self.count_text(
+            json.dumps(call.get("args") or {}, ensure_ascii=False)
+        )
 
     def count_content(self, content: Content) -> int:
         if isinstance(content, str):
@@ -209,11 +219,19 @@ class TokenCounter:
             if found is None:
                 if len(self._tools) > TOOL_CACHE_SIZE:
                     self._tools.clear()
-                found = self._tools[key] = self.count_text(json.dumps(_schema(tool), ensure_ascii=False))
+                found = self._tools[key] = self.count_text(
+                    json.dumps(_schema(tool), ensure_ascii=False)
+                )
             tokens += found
         return tokens
 
-    def count_request(self, messages: Sequence[BaseMessage], *, system: BaseMessage | None = None, tools: Sequence[Tool] = ()) -> int:
+    def count_request(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        system: BaseMessage | None = None,
+        tools: Sequence[Tool] = (),
+    ) -> int:
         """A whole request, as the provider reports its input tokens. What is not messages
         (the system message, the tools, the priming) is kept in ``fixed``: the triggers,
         which see only the messages, add it."""
@@ -232,7 +250,9 @@ class TokenCounter:
         if message.name and message.type != "tool":
             tokens += PER_NAME + _bytes(message.name)
         for call in getattr(message, "tool_calls", None) or []:
-            tokens += _bytes(str(call.get("name") or "")) + _bytes(json.dumps(call.get("args") or {}, ensure_ascii=False))
+            tokens += _bytes(str(call.get("name") or "")) + _bytes(
+                json.dumps(call.get("args") or {}, ensure_ascii=False)
+            )
         return self._bounds.put(message, tokens)
 
     def _bound_content(self, content: Content) -> int:
@@ -244,11 +264,17 @@ class TokenCounter:
                 tokens += _bytes(block)
             elif isinstance(block, dict):
                 image = self._images(block) if block.get("type") != "text" else None
-                text = str(block.get("text", "")) if block.get("type") == "text" else _priced_fields(block)
+                text = (
+                    str(block.get("text", ""))
+                    if block.get("type") == "text"
+                    else _priced_fields(block)
+                )
                 tokens += image if image is not None else _bytes(text)
         return tokens
 
-    def bound_request(self, *, system: BaseMessage | None = None, tools: Sequence[Tool] = ()) -> None:
+    def bound_request(
+        self, *, system: BaseMessage | None = None, tools: Sequence[Tool] = ()
+    ) -> None:
         """Note the bound of what a request carries besides its messages (``fixed_bound``)."""
         head = self.bound_message(system) if system is not None else 0
         self.fixed_bound = head + sum(self._bound_tool(tool) for tool in tools) + REPLY_PRIMING
@@ -288,7 +314,10 @@ class TokenCounter:
         return bound if self.family.exact else math.ceil(bound * HIGH)
 
     def _length_bound(self, messages: Sequence[BaseMessage]) -> int:
-        return self._scaled(max(self.fixed, self.fixed_bound) + sum(self.bound_message(message) for message in messages))
+        return self._scaled(
+            max(self.fixed, self.fixed_bound)
+            + sum(self.bound_message(message) for message in messages)
+        )
 
     def _reported_bound(self, messages: Sequence[BaseMessage]) -> float:
         """From the newest answer in ``messages`` whose usage was the provider's: its request and
@@ -303,7 +332,9 @@ class TokenCounter:
                 continue
             usage = message.usage_metadata
             total = int((usage.get("total_tokens") if usage else 0) or 0)  # the answer itself too
-            later = max(0, self.fixed_bound - fixed) + sum(self.bound_message(m) for m in messages[index + 1 :])
+            later = max(0, self.fixed_bound - fixed) + sum(
+                self.bound_message(m) for m in messages[index + 1 :]
+            )
             return math.ceil(total * REPORTED_MARGIN) + self._scaled(later)
         return math.inf
 
@@ -322,7 +353,12 @@ class TokenCounter:
         self.calibration().observe(reported, counted)
 
     def observe_later(
-        self, reported: int, messages: Sequence[BaseMessage], *, system: BaseMessage | None = None, tools: Sequence[Tool] = ()
+        self,
+        reported: int,
+        messages: Sequence[BaseMessage],
+        *,
+        system: BaseMessage | None = None,
+        tools: Sequence[Tool] = (),
     ) -> None:
         """The provider reported ``reported`` input tokens for this request: counted when the
         calibration is next asked for (the encoding is not loaded for it now)."""
@@ -355,7 +391,11 @@ class TokenCounter:
             )
         if calibration.error is not None:
             off = 100 * calibration.error
-            said = "matched it" if abs(off) < 0.05 else f"was {abs(off):.1f}% {'above' if off > 0 else 'below'} it"
+            said = (
+                "matched it"
+                if abs(off) < 0.05
+                else f"was {abs(off):.1f}% {'above' if off > 0 else 'below'} it"
+            )
             counted = "dcode's count" if self.family.exact else "dcode's count before scaling"
             how += f". The provider reported {calibration.last_reported:,} input tokens for the last request; {counted} {said}"
         return how + "."
@@ -376,7 +416,11 @@ class TokenCounter:
 def _priced_fields(block: dict[str, Any]) -> str:
     """A block that is neither text nor an image, as counted: its fields but bulk data (which a
     provider prices as media, not text)."""
-    fields = {k: v for k, v in block.items() if not (isinstance(v, str) and len(v) > 2_000 and k in {"base64", "data", "url"})}
+    fields = {
+        k: v
+        for k, v in block.items()
+        if not (isinstance(v, str) and len(v) > 2_000 and k in {"base64", "data", "url"})
+    }
     return json.dumps(fields, ensure_ascii=False, default=str)
 
 
@@ -389,7 +433,11 @@ def _tool_key(tool: Tool) -> object:
     description (a tool set is rebuilt for each ``/context``: its objects are new, not its tools)."""
     if isinstance(tool, dict):
         return json.dumps(tool, sort_keys=True, default=str)
-    return (type(tool).__qualname__, getattr(tool, "name", None), getattr(tool, "description", None))
+    return (
+        type(tool).__qualname__,
+        getattr(tool, "name", None),
+        getattr(tool, "description", None),
+    )
 
 
 def _schema(tool: Tool) -> dict[str, Any]:

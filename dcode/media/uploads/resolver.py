@@ -91,7 +91,9 @@ class UploadResolver:
     async def resolve(self, variant: Uploadable) -> FileMapping:
         """The variant's live file; raises ``UploadRefused`` (or ``FilesError``) when it has none."""
         if variant.byte_size > self.policy.max_image_bytes:
-            raise UploadRefused(f"{variant.byte_size} bytes is over the {self.policy.max_image_bytes // (1024 * 1024)} MiB a file id may carry")
+            raise UploadRefused(
+                f"{variant.byte_size} bytes is over the {self.policy.max_image_bytes // (1024 * 1024)} MiB a file id may carry"
+            )
         known = await asyncio.to_thread(self.index.lookup, self.scope, variant.variant_id)
         if known is not None and known.life_left(self.clock()) > self.policy.refresh_margin:
             self.stats.reused += 1
@@ -131,7 +133,9 @@ class UploadResolver:
         data = await asyncio.to_thread(variant.read_bytes)
         if len(data) > self.policy.max_image_bytes:
             raise UploadRefused(f"{len(data)} bytes is over what a file id may carry")
-        name = f"{self.policy.name_prefix}{variant.variant_id[:40]}.{_extension(variant.media_type)}"
+        name = (
+            f"{self.policy.name_prefix}{variant.variant_id[:40]}.{_extension(variant.media_type)}"
+        )
         try:
             if await asyncio.to_thread(self._over_limits, len(data)):
                 raise QuotaExceeded("the documented file count or storage limit would be passed")
@@ -141,29 +145,59 @@ class UploadResolver:
             try:
                 answer = await self._send(name, data, variant.media_type)
             except QuotaExceeded as again:
-                raise UploadRefused(f"no room for another file even after releasing old ones: {again}") from again
+                raise UploadRefused(
+                    f"no room for another file even after releasing old ones: {again}"
+                ) from again
         mapping = self._complete(variant.variant_id, answer, len(data))
         await asyncio.to_thread(self.index.put, self.scope, mapping)
         self.stats.uploads += 1
         return mapping
 
     async def _send(self, name: str, data: bytes, media_type: str) -> RemoteFile:
-        return await self.remote.upload(name, data, media_type, purpose=self.policy.purpose, expires_after=self.policy.expires_after)
+        return await self.remote.upload(
+            name,
+            data,
+            media_type,
+            purpose=self.policy.purpose,
+            expires_after=self.policy.expires_after,
+        )
 
     def _complete(self, variant_id: str, answer: RemoteFile, sent: int) -> FileMapping:
-        missing = [what for what, value in (("an id", answer.id), ("its bytes", answer.bytes), ("an expiry", answer.expires_at)) if not value]
+        missing = [
+            what
+            for what, value in (
+                ("an id", answer.id),
+                ("its bytes", answer.bytes),
+                ("an expiry", answer.expires_at),
+            )
+            if not value
+        ]
         if missing:
-            raise UploadRefused(f"the upload's answer lacks {' and '.join(missing)}: nothing was kept")
+            raise UploadRefused(
+                f"the upload's answer lacks {' and '.join(missing)}: nothing was kept"
+            )
         if answer.bytes != sent:
-            raise UploadRefused(f"the provider stored {answer.bytes} bytes of {sent}: nothing was kept")
+            raise UploadRefused(
+                f"the provider stored {answer.bytes} bytes of {sent}: nothing was kept"
+            )
         assert answer.expires_at is not None
         assert answer.bytes is not None
         created = answer.created_at or int(self.clock())
-        return FileMapping(variant_id, answer.id, answer.bytes, int(answer.expires_at), int(created), answer.filename)
+        return FileMapping(
+            variant_id,
+            answer.id,
+            answer.bytes,
+            int(answer.expires_at),
+            int(created),
+            answer.filename,
+        )
 
     def _over_limits(self, incoming: int) -> bool:
         mine = [m for m in self.index.mappings(self.scope) if m.life_left(self.clock()) > 0]
-        return len(mine) + 1 > self.policy.max_files or sum(m.bytes for m in mine) + incoming > self.policy.max_total_bytes
+        return (
+            len(mine) + 1 > self.policy.max_files
+            or sum(m.bytes for m in mine) + incoming > self.policy.max_total_bytes
+        )
 
     async def _make_room(self) -> None:
         """Delete the oldest dcode-owned files: every page is listed first, since deleting while
@@ -179,7 +213,11 @@ class UploadResolver:
         await self.forget(doomed)
         # Mappings whose files expired are gone remotely too; the count check must not see them.
         now = self.clock()
-        expired = [m.file_id for m in await asyncio.to_thread(self.index.mappings, self.scope) if m.life_left(now) <= 0]
+        expired = [
+            m.file_id
+            for m in await asyncio.to_thread(self.index.mappings, self.scope)
+            if m.life_left(now) <= 0
+        ]
         if expired:
             await self.forget(expired)
 

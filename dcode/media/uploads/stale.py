@@ -33,7 +33,11 @@ def stale_files(message: str, used: Collection[str]) -> StaleFiles | None:
     the error is not about files."""
     if not used or not _ABOUT_FILES.search(message) or not _GONE.search(message):
         return None
-    named = frozenset(file_id for file_id in used if re.search(rf"(?<![\w-]){re.escape(file_id)}(?![\w-])", message))
+    named = frozenset(
+        file_id
+        for file_id in used
+        if re.search(rf"(?<![\w-]){re.escape(file_id)}(?![\w-])", message)
+    )
     if named:
         return StaleFiles(named, named=True)
     return StaleFiles(frozenset(used), named=False)

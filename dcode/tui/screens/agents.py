@@ -68,10 +68,17 @@ class AgentsScreen(ModalScreen[None]):
         with VerticalScroll(id="agents-dialog"):
             yield Label("Agents", classes="agents-heading")
             for agent in self.catalog.agents.values():
-                yield Static(safe_text(agent.name), classes="agent-name", markup=False)  # a project's file says these
-                yield Static(safe_text(agent.description), classes="agent-description", markup=False)
+                yield Static(
+                    safe_text(agent.name), classes="agent-name", markup=False
+                )  # a project's file says these
+                yield Static(
+                    safe_text(agent.description), classes="agent-description", markup=False
+                )
                 yield HelpTable(agent_facts(agent))
-            for title, problems in (("Ignored in the agents above", ignored), ("Not loaded", left_out)):
+            for title, problems in (
+                ("Ignored in the agents above", ignored),
+                ("Not loaded", left_out),
+            ):
                 if problems:
                     yield Label(title, classes="agents-heading")
                 for path, reason in problems:  # a path is long: the reason goes under it

@@ -31,11 +31,28 @@ def report_lines(report: ContextReport) -> Content:
     rows: list[tuple[str, int, str, str, bool]] = []
     for category in report.categories:
         # A detail may name a project's files, skills or servers.
-        rows.append((safe_text(category.name), category.tokens, safe_text(category.detail), "$accent", True))
-        rows += [(safe_text(f"  {part.name}"), part.tokens, safe_text(part.detail), "$text-muted", True) for part in category.parts]
+        rows.append(
+            (safe_text(category.name), category.tokens, safe_text(category.detail), "$accent", True)
+        )
+        rows += [
+            (safe_text(f"  {part.name}"), part.tokens, safe_text(part.detail), "$text-muted", True)
+            for part in category.parts
+        ]
     rows += [
-        ("free before compaction", report.before_compaction, f"until {report.trigger:,}", "$success", True),
-        ("reserve", report.reserve, f"past {round(100 * report.trigger / max(report.window, 1))}%", "$warning", False),
+        (
+            "free before compaction",
+            report.before_compaction,
+            f"until {report.trigger:,}",
+            "$success",
+            True,
+        ),
+        (
+            "reserve",
+            report.reserve,
+            f"past {round(100 * report.trigger / max(report.window, 1))}%",
+            "$warning",
+            False,
+        ),
     ]
     width = max(len(name) for name, *_ in rows) + 2
     lines = []
@@ -44,8 +61,12 @@ def report_lines(report: ContextReport) -> Content:
         figure = f"{'~' if estimated else ' '}{tokens:,}".rjust(9)
         lines.append(
             Content.assemble(
-                (name.ljust(width), "$foreground"), _bar(tokens, report.window, style), " ",
-                (figure, "bold"), f"  {share}  ", (detail, "$text-muted"),
+                (name.ljust(width), "$foreground"),
+                _bar(tokens, report.window, style),
+                " ",
+                (figure, "bold"),
+                f"  {share}  ",
+                (detail, "$text-muted"),
             )
         )
     return Content("\n").join(lines)
@@ -60,7 +81,9 @@ def summary_line(report: ContextReport, model: str) -> Content:
     else:
         provider = "; no request has been sent yet"
     compacted = " · older messages are sent as a summary (/offload)" if report.compacted else ""
-    return Content.assemble((safe_text(model), "bold"), f" · {used}{provider}", (compacted, "$text-muted"))
+    return Content.assemble(
+        (safe_text(model), "bold"), f" · {used}{provider}", (compacted, "$text-muted")
+    )
 
 
 def spend_line(spend: Spend, label: str = "This session") -> Content:
@@ -117,10 +140,17 @@ class ContextScreen(ModalScreen[None]):
             if self.report.spend is not None:
                 yield Static(spend_line(self.report.spend), id="context-spend")
                 if self.report.spend.subagents is not None:
-                    yield Static(spend_line(self.report.spend.subagents, "  of which subagents"), id="context-subagents")
+                    yield Static(
+                        spend_line(self.report.spend.subagents, "  of which subagents"),
+                        id="context-subagents",
+                    )
             yield Static(report_lines(self.report), id="context-table")
             how = f" {self.report.counting}" if self.report.counting else ""
-            yield Static(f"~ marks dcode's estimate.{how}\nEsc or q to close", id="context-hint", markup=False)
+            yield Static(
+                f"~ marks dcode's estimate.{how}\nEsc or q to close",
+                id="context-hint",
+                markup=False,
+            )
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -65,7 +65,9 @@ class FileViewScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="file-view-dialog"):
             yield Label(Content(safe_text(str(self.path))), id="file-view-title")
-            yield TextArea("", read_only=True, soft_wrap=False, show_line_numbers=True, id="file-view-text")
+            yield TextArea(
+                "", read_only=True, soft_wrap=False, show_line_numbers=True, id="file-view-text"
+            )
             yield Label("reading…", id="file-view-hint")
 
     def on_mount(self) -> None:
@@ -75,7 +77,9 @@ class FileViewScreen(ModalScreen[None]):
     async def _load(self) -> None:
         text, note = await asyncio.to_thread(read_for_view, self.path)
         self.query_one(TextArea).load_text(text)
-        self.query_one("#file-view-hint", Label).update(Content(safe_text(f"{note} · Esc or q to close")))
+        self.query_one("#file-view-hint", Label).update(
+            Content(safe_text(f"{note} · Esc or q to close"))
+        )
         self.query_one(TextArea).focus()
 
     def action_close(self) -> None:

@@ -29,7 +29,11 @@ _CHECK_GROUP = "first-run-check"
 
 # Environment variable holding each hosted provider's key, straight from the model presets.
 KEY_ENVIRONMENT = {p.name: p.key_env for p in PROVIDERS.values() if p.key_required and p.key_env}
-_LOCAL_LABELS = {"ollama": ("Ollama", "qwen3-coder"), "vllm": ("vLLM", "MODEL"), "lmstudio": ("LM Studio", "MODEL")}
+_LOCAL_LABELS = {
+    "ollama": ("Ollama", "qwen3-coder"),
+    "vllm": ("vLLM", "MODEL"),
+    "lmstudio": ("LM Studio", "MODEL"),
+}
 LOCAL_SERVERS = tuple(
     (label, p.name, p.base_url, example)
     for p in PROVIDERS.values()
@@ -169,7 +173,11 @@ class FirstRunScreen(KeepsTyping, ModalScreen[bool]):
         with Vertical(id="first-run-dialog"):
             yield Label("dcode can't reach a model yet", id="first-run-title")
             yield Static(
-                Content.assemble((safe_text(self.problem), "bold"), "\n", f"Model: {safe_text(self.settings.model)}"),
+                Content.assemble(
+                    (safe_text(self.problem), "bold"),
+                    "\n",
+                    f"Model: {safe_text(self.settings.model)}",
+                ),
                 id="first-run-problem",
             )
             with VerticalScroll(id="first-run-body"):

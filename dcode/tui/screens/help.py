@@ -31,7 +31,9 @@ class HelpTable(Grid):
     }
     """
 
-    def __init__(self, rows: list[tuple[str, str]], *, prefix: str = "", id: str | None = None) -> None:
+    def __init__(
+        self, rows: list[tuple[str, str]], *, prefix: str = "", id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self.rows = [(prefix + name, description) for name, description in rows]
 
@@ -96,11 +98,16 @@ class HelpScreen(ModalScreen[None]):
             yield Label("Commands", classes="help-heading")
             yield HelpTable(self.commands, prefix="/", id="help-commands")
             if self.custom or self.left_out:
-                yield Label("Your commands (.dcode/commands, .claude/commands, $DCODE_HOME/commands)", classes="help-heading")
+                yield Label(
+                    "Your commands (.dcode/commands, .claude/commands, $DCODE_HOME/commands)",
+                    classes="help-heading",
+                )
                 yield HelpTable(self.custom, prefix="/", id="help-custom")
             if self.left_out:
                 lines = "\n".join(f"left out: {path}: {why}" for path, why in self.left_out)
-                yield Static(safe_text(lines), id="help-left-out", classes="help-description", markup=False)
+                yield Static(
+                    safe_text(lines), id="help-left-out", classes="help-description", markup=False
+                )
             yield Label("Keys", classes="help-heading")
             yield HelpTable(self.keys, id="help-keys")
             yield Label("Esc or q to close", id="help-hint")

@@ -32,7 +32,13 @@ _STYLE = {
 
 
 def server_row(server: ServerStatus) -> Content:
-    return Content.assemble((safe_text(server.name), "bold"), "  ", (server.state.value, _STYLE[server.state]), "  ", (server.transport.value, "$text-muted"))
+    return Content.assemble(
+        (safe_text(server.name), "bold"),
+        "  ",
+        (server.state.value, _STYLE[server.state]),
+        "  ",
+        (server.transport.value, "$text-muted"),
+    )
 
 
 def server_detail(server: ServerStatus) -> Content:
@@ -40,22 +46,50 @@ def server_detail(server: ServerStatus) -> Content:
     last error and its tools' names and descriptions."""
     lines = [Content.assemble(("target ", "$text-muted"), safe_text(server.target))]
     if server.error:
-        lines.append(Content.assemble(("last error ", "$text-muted"), (safe_text(server.error), "$text-error")))
+        lines.append(
+            Content.assemble(
+                ("last error ", "$text-muted"), (safe_text(server.error), "$text-error")
+            )
+        )
     if server.tools:
         lines.append(Content.styled(f"{len(server.tools)} tools", "$text-muted"))
         lines += [
-            Content.assemble(("  " + safe_text(name), "$accent"), ("  " + " ".join(safe_text(text).split())[:160], ""))
+            Content.assemble(
+                ("  " + safe_text(name), "$accent"),
+                ("  " + " ".join(safe_text(text).split())[:160], ""),
+            )
             for name, text in zip(server.tools, server.descriptions, strict=False)
         ]
     elif server.state is LinkState.CONNECTED:
         lines.append(Content.styled("no tools", "$text-muted"))
     if server.task_only:
-        lines.append(Content.styled(f"not offered (the server runs them only as tasks): {', '.join(server.task_only)}", "$text-muted"))
+        lines.append(
+            Content.styled(
+                f"not offered (the server runs them only as tasks): {', '.join(server.task_only)}",
+                "$text-muted",
+            )
+        )
     if server.resources:
-        lines.append(Content.styled(f"{len(server.resources)} resource{'s' if len(server.resources) != 1 else ''} (the model reads them with {READ_MCP_RESOURCE.name})", "$text-muted"))
-        lines += [Content.assemble(("  " + r.uri, "$accent"), ("  " + " ".join(f"{r.name} {r.description}".split())[:160], "")) for r in server.resources]
+        lines.append(
+            Content.styled(
+                f"{len(server.resources)} resource{'s' if len(server.resources) != 1 else ''} (the model reads them with {READ_MCP_RESOURCE.name})",
+                "$text-muted",
+            )
+        )
+        lines += [
+            Content.assemble(
+                ("  " + r.uri, "$accent"),
+                ("  " + " ".join(f"{r.name} {r.description}".split())[:160], ""),
+            )
+            for r in server.resources
+        ]
     if server.prompts:
-        lines.append(Content.styled(f"{len(server.prompts)} prompt{'s' if len(server.prompts) != 1 else ''}, as slash commands", "$text-muted"))
+        lines.append(
+            Content.styled(
+                f"{len(server.prompts)} prompt{'s' if len(server.prompts) != 1 else ''}, as slash commands",
+                "$text-muted",
+            )
+        )
         lines += [Content.styled("  /" + name, "$accent") for name in server.prompts]
     return Content("\n").join(lines)
 
@@ -111,7 +145,10 @@ class McpScreen(ModalScreen[None]):
             yield OptionList(id="mcp-servers")
             with VerticalScroll(id="mcp-detail"):
                 yield Static("", id="mcp-detail-text")
-            yield Label("r reconnect · d disable · Esc or q to close · dcode mcp list|add|remove|get edits the files", id="mcp-hint")
+            yield Label(
+                "r reconnect · d disable · Esc or q to close · dcode mcp list|add|remove|get edits the files",
+                id="mcp-hint",
+            )
 
     def on_mount(self) -> None:
         self._refresh()
@@ -132,7 +169,9 @@ class McpScreen(ModalScreen[None]):
                 options.add_options([Option(server_row(s), id=s.name) for s in servers])
                 options.highlighted = min(highlighted or 0, len(servers) - 1)
             else:
-                options.add_option(Option("No MCP servers: add one with `dcode mcp add`", disabled=True))
+                options.add_option(
+                    Option("No MCP servers: add one with `dcode mcp add`", disabled=True)
+                )
         self._show_detail()
 
     def _selected(self) -> ServerStatus | None:

@@ -21,9 +21,21 @@ def server_line(server: ServerConfig, readable: ProjectEnv) -> Content:
     target = safe_text(server.target)
     if len(target) > _TARGET_CHARS:
         target = target[: _TARGET_CHARS - 1] + "…"
-    kind = "runs" if server.transport.value == "stdio" else f"connects ({server.transport.value}) to"
-    line = Content.assemble(("  " + safe_text(server.name), "bold"), f" {kind} ", (target, "$accent"))
+    kind = (
+        "runs" if server.transport.value == "stdio" else f"connects ({server.transport.value}) to"
+    )
+    line = Content.assemble(
+        ("  " + safe_text(server.name), "bold"), f" {kind} ", (target, "$accent")
+    )
     said = notes(server, readable)
     if not said:
         return line
-    return Content("\n").join([line, *(Content.styled(f"      {safe_text(note.text)}", "$warning" if note.warning else "") for note in said)])
+    return Content("\n").join(
+        [
+            line,
+            *(
+                Content.styled(f"      {safe_text(note.text)}", "$warning" if note.warning else "")
+                for note in said
+            ),
+        ]
+    )

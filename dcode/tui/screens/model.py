@@ -35,20 +35,34 @@ class ModelScreen(FilterPicker[ModelChoice]):
     """
 
     def __init__(self, choices: list[ModelChoice], *, current: str) -> None:
-        super().__init__([PickerRow(choice, choice.spec, choice.spec.lower(), self._label(choice, current)) for choice in choices])
+        super().__init__(
+            [
+                PickerRow(choice, choice.spec, choice.spec.lower(), self._label(choice, current))
+                for choice in choices
+            ]
+        )
         self.current = current
 
     @staticmethod
     def _label(choice: ModelChoice, current: str) -> Content:
         is_current = choice.spec == current
         mark = (f"{CURRENT_MARK} ", "$text-success") if is_current else ("  ", "")
-        name = safe_text(choice.spec) + ("…" if choice.partial else "")  # a name a server may have listed
+        name = safe_text(choice.spec) + (
+            "…" if choice.partial else ""
+        )  # a name a server may have listed
         details = "current" if is_current else choice.origin.value
         if choice.partial:
             details += " · type the model name"
-        parts: list[tuple[str, str] | str] = [mark, (name, "bold" if is_current else ""), "  ", (details, "$text-muted")]
+        parts: list[tuple[str, str] | str] = [
+            mark,
+            (name, "bold" if is_current else ""),
+            "  ",
+            (details, "$text-muted"),
+        ]
         if note := _short_note(choice):
-            parts.append((f"  {PROBLEM_MARK} {note}", "$text-warning"))  # the status line says more, when highlighted
+            parts.append(
+                (f"  {PROBLEM_MARK} {note}", "$text-warning")
+            )  # the status line says more, when highlighted
         return Content.assemble(*parts)
 
     def first_highlight(self) -> int | None:

@@ -76,9 +76,18 @@ class OptionDialog(ModalScreen[T], Generic[T]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id=f"{self.NAME}-dialog", classes="option-dialog"):
-            yield Label(_shown(self.question()), id=f"{self.NAME}-title", classes="option-dialog-title")
-            yield Static(_shown(self.explanation()), id=f"{self.NAME}-text", classes="option-dialog-text", markup=False)
-            yield OptionList(*self.answers(), id=f"{self.NAME}-choices", classes="option-dialog-list")
+            yield Label(
+                _shown(self.question()), id=f"{self.NAME}-title", classes="option-dialog-title"
+            )
+            yield Static(
+                _shown(self.explanation()),
+                id=f"{self.NAME}-text",
+                classes="option-dialog-text",
+                markup=False,
+            )
+            yield OptionList(
+                *self.answers(), id=f"{self.NAME}-choices", classes="option-dialog-list"
+            )
 
     def on_mount(self) -> None:
         choices = self.query_one(".option-dialog-list", OptionList)

@@ -85,7 +85,9 @@ class FilterPicker(ModalScreen[str | None], Generic[T]):
     def compose(self) -> ComposeResult:
         with Vertical(id=f"{self.NAME}-dialog", classes="picker-dialog"):
             yield Label(self.HEADING, id=f"{self.NAME}-title", classes="picker-title")
-            yield Input(placeholder=self.PLACEHOLDER, id=f"{self.NAME}-search", classes="picker-search")
+            yield Input(
+                placeholder=self.PLACEHOLDER, id=f"{self.NAME}-search", classes="picker-search"
+            )
             yield OptionList(id=f"{self.NAME}-list", classes="picker-list")
             yield Label("", id=f"{self.NAME}-status", classes="picker-status")
 

@@ -15,8 +15,14 @@ from dcode.tui.screens.picker import FilterPicker, PickerRow
 def format_age(seconds: float) -> str:
     """A short relative age: "just now", "5m ago", "3h ago", "2d ago", "3w ago", "4mo ago"."""
     seconds = max(0.0, seconds)
-    for unit, size in (("y", 365 * 86400), ("mo", 30 * 86400), ("w", 7 * 86400), ("d", 86400),
-                       ("h", 3600), ("m", 60)):
+    for unit, size in (
+        ("y", 365 * 86400),
+        ("mo", 30 * 86400),
+        ("w", 7 * 86400),
+        ("d", 86400),
+        ("h", 3600),
+        ("m", 60),
+    ):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return "just now"
@@ -63,7 +69,9 @@ class ResumeScreen(FilterPicker[SessionInfo]):
             if part
         )
         # The title is a prompt's words and the model a server's name: drawn safe.
-        label = Content.assemble((safe_text(title), "bold"), "\n", (safe_text(details), "$text-muted"))
+        label = Content.assemble(
+            (safe_text(title), "bold"), "\n", (safe_text(details), "$text-muted")
+        )
         haystack = f"{session.title}\n{session.cwd}\n{session.id}".lower()
         return PickerRow(session, session.id, haystack, label)
 

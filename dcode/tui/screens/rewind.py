@@ -32,7 +32,9 @@ PREVIEW_FILES = 8
 
 
 def first_line(prompt: str, width: int = 100) -> str:
-    line = next((part.strip() for part in safe_text(prompt).splitlines() if part.strip()), "(empty prompt)")
+    line = next(
+        (part.strip() for part in safe_text(prompt).splitlines() if part.strip()), "(empty prompt)"
+    )
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -55,7 +57,11 @@ class RewindScreen(FilterPicker[Turn]):
 
     @staticmethod
     def _row(turn: Turn, now: float) -> PickerRow[Turn]:
-        changed = f"{plural(turn.files_changed, 'file')} changed since" if turn.files_changed else "no file changed since"
+        changed = (
+            f"{plural(turn.files_changed, 'file')} changed since"
+            if turn.files_changed
+            else "no file changed since"
+        )
         details = f"prompt {turn.number} · {format_age(now - turn.started)} · {changed}"
         label = Content.assemble((first_line(turn.prompt), "bold"), "\n", (details, "$text-muted"))
         return PickerRow(turn, str(turn.id), turn.prompt.lower(), label)
@@ -99,7 +105,11 @@ class RewindChoiceScreen(OptionDialog[str | None]):
             return f"No file needs putting back: dcode's file tools changed nothing since that is not already as it was. ({UNTRACKED}.)"
         lines = [f"The code: {plural(len(files), 'file')} dcode changed since would be put back:"]
         for file in files[:PREVIEW_FILES]:
-            what = {"delete": "deleted (dcode created it)", "restore": "put back", "not kept": "cannot be put back (too large to have been kept)"}[file.action]
+            what = {
+                "delete": "deleted (dcode created it)",
+                "restore": "put back",
+                "not kept": "cannot be put back (too large to have been kept)",
+            }[file.action]
             if file.changed_outside and file.action != "not kept":
                 what += "; changed since by something else, its content is kept aside first"
             lines.append(f"  {self.shown(file.path)}: {what}")
@@ -110,7 +120,9 @@ class RewindChoiceScreen(OptionDialog[str | None]):
 
     def answers(self) -> list[Option]:
         options = [Option("Conversation and code  (b)", id=BOTH)] if self.offers_code else []
-        options.append(Option("Conversation only: the files stay as they are  (c)", id=CONVERSATION))
+        options.append(
+            Option("Conversation only: the files stay as they are  (c)", id=CONVERSATION)
+        )
         if self.offers_code:
             options.append(Option("Code only: the conversation goes on  (f)", id=CODE))
         options.append(Option("Cancel  (Esc)", id=_CANCEL))

@@ -43,7 +43,10 @@ class SessionHeldScreen(OptionDialog[bool]):
         )
 
     def answers(self) -> list[Option]:
-        return [Option("Fork it into a new session  (f)", id=FORK), Option(f"{self.leave}  (Esc)", id=LEAVE)]
+        return [
+            Option("Fork it into a new session  (f)", id=FORK),
+            Option(f"{self.leave}  (Esc)", id=LEAVE),
+        ]
 
     def answered(self, option_id: str) -> None:
         self.dismiss(option_id == FORK)

@@ -44,7 +44,13 @@ def setting_line(item: IgnoredSetting) -> Content:
     value = safe_text(json.dumps(item.value, ensure_ascii=False, default=str))
     if len(value) > _VALUE_CHARS:
         value = value[: _VALUE_CHARS - 1] + "…"
-    return Content.assemble(("  " + safe_text(item.key), "bold"), " = ", (value, "$accent"), "\n", ("      " + item.reason, "$text-muted"))
+    return Content.assemble(
+        ("  " + safe_text(item.key), "bold"),
+        " = ",
+        (value, "$accent"),
+        "\n",
+        ("      " + item.reason, "$text-muted"),
+    )
 
 
 def sections(request: TrustRequest) -> list[tuple[str, Content]]:
@@ -54,21 +60,46 @@ def sections(request: TrustRequest) -> list[tuple[str, Content]]:
     found: list[tuple[str, Content]] = []
     if ignored := [item for item in settings.ignored if item.key != RULES_KEY]:
         config = safe_text(str(settings.project_config.relative_to(settings.workspace)))
-        found.append((f"Settings in {config}", Content("\n").join(setting_line(item) for item in ignored)))
+        found.append(
+            (f"Settings in {config}", Content("\n").join(setting_line(item) for item in ignored))
+        )
     if settings.waiting_rules:
-        lines = [Content.assemble(("  " + safe_text(rule.text), "bold"), ("  " + safe_text(rule.source), "$text-muted")) for rule in settings.waiting_rules]
-        found.append(("Permission rules that let calls run without asking", Content("\n").join(lines)))
+        lines = [
+            Content.assemble(
+                ("  " + safe_text(rule.text), "bold"),
+                ("  " + safe_text(rule.source), "$text-muted"),
+            )
+            for rule in settings.waiting_rules
+        ]
+        found.append(
+            ("Permission rules that let calls run without asking", Content("\n").join(lines))
+        )
     if request.mcp is not None and request.mcp.awaiting is not None:
         from dcode.tui.screens.mcp_trust import server_line
 
         file, readable = request.mcp.awaiting, request.mcp.readable
-        found.append((f"MCP servers in {safe_text(file.path.name)}, whose tools the model could call", Content("\n").join(server_line(s, readable) for s in file.servers)))
+        found.append(
+            (
+                f"MCP servers in {safe_text(file.path.name)}, whose tools the model could call",
+                Content("\n").join(server_line(s, readable) for s in file.servers),
+            )
+        )
     if request.agents:
         lines = [
-            Content.assemble(("  " + safe_text(agent.name), "bold"), " runs on ", (safe_text(agent.model or ""), "$accent"), ("  " + _shown_path(request, agent.path), "$text-muted"))
+            Content.assemble(
+                ("  " + safe_text(agent.name), "bold"),
+                " runs on ",
+                (safe_text(agent.model or ""), "$accent"),
+                ("  " + _shown_path(request, agent.path), "$text-muted"),
+            )
             for agent in request.agents
         ]
-        found.append(("Agents that choose their own model (until then they run on yours)", Content("\n").join(lines)))
+        found.append(
+            (
+                "Agents that choose their own model (until then they run on yours)",
+                Content("\n").join(lines),
+            )
+        )
     return found
 
 
@@ -154,7 +185,12 @@ class ProjectTrustScreen(KeepsTyping, ModalScreen[bool]):
         request = self.request
         workspace = safe_text(str(request.settings.workspace))
         with Vertical(id="trust-dialog"):
-            yield Label("This project's files changed since you trusted them" if request.changed else "Trust this project?", id="trust-title")
+            yield Label(
+                "This project's files changed since you trusted them"
+                if request.changed
+                else "Trust this project?",
+                id="trust-title",
+            )
             with VerticalScroll(id="trust-body"):
                 yield Static(
                     Content.assemble(
@@ -174,7 +210,17 @@ class ProjectTrustScreen(KeepsTyping, ModalScreen[bool]):
                     markup=False,
                 )
             with Vertical(id="trust-footer"):
-                yield Static(Content.assemble(("y", "bold $text-success"), " trust this project   ", ("n", "bold $text-error"), " not now   ", ("esc", "bold"), " not now"), id="trust-keys")
+                yield Static(
+                    Content.assemble(
+                        ("y", "bold $text-success"),
+                        " trust this project   ",
+                        ("n", "bold $text-error"),
+                        " not now   ",
+                        ("esc", "bold"),
+                        " not now",
+                    ),
+                    id="trust-keys",
+                )
                 with Horizontal(id="trust-buttons"):
                     yield Button("Trust this project  y", id="trust-yes", variant="warning")
                     yield Button("Not now  n", id="trust-no")

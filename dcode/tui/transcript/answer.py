@@ -51,7 +51,9 @@ class AnswerDocument(Markdown, PlainLines):
     }
 
     def __init__(self, markdown: str | None = None, *, classes: str | None = None) -> None:
-        super().__init__(markdown, classes=classes, open_links=False)  # the answer decides (``follow_link``)
+        super().__init__(
+            markdown, classes=classes, open_links=False
+        )  # the answer decides (``follow_link``)
         self.given = markdown or ""
         # The screen's layout count when the document was last complete (None: still growing,
         # or built from a whole text that no layout has measured yet).
@@ -67,7 +69,10 @@ class AnswerDocument(Markdown, PlainLines):
             if isinstance(self.parent, AssistantMessage):
                 self.parent.mark_end()
 
-        self._appending = [*(pending for pending in self._appending if not pending.is_done), AwaitComplete(then())]
+        self._appending = [
+            *(pending for pending in self._appending if not pending.is_done),
+            AwaitComplete(then()),
+        ]
         return self._appending[-1]
 
     async def settled(self) -> None:
@@ -129,7 +134,10 @@ class AssistantMessage(Vertical, PlainLines):
     @property
     def source(self) -> str:
         """The Markdown shown, folded segments included."""
-        return "".join(child.given if isinstance(child, AnswerDocument) else child.source for child in self._segments())
+        return "".join(
+            child.given if isinstance(child, AnswerDocument) else child.source
+            for child in self._segments()
+        )
 
     def _segments(self) -> list[AnswerDocument | FoldedSegment]:
         """The segments, in order; one being swapped (folded or unfolded) counts once."""
@@ -264,7 +272,11 @@ class AssistantMessage(Vertical, PlainLines):
         live = self.markdown
         for child in reversed(list(self.children)):
             height = child.outer_size.height
-            if not isinstance(child, AnswerDocument) or child is live or child.has_class("-unfolding"):
+            if (
+                not isinstance(child, AnswerDocument)
+                or child is live
+                or child.has_class("-unfolding")
+            ):
                 pass
             elif not self._laid_out_whole(child):
                 self._fold_due = time.monotonic() + FOLD_DELAY  # not yet: try again later
@@ -277,7 +289,9 @@ class AssistantMessage(Vertical, PlainLines):
                 if picture is not None or below > out_of_sight:
                     blocks = child.query_children(MarkdownBlock)
                     bottom = blocks.last().styles.margin.bottom if blocks else 0
-                    folded = FoldedSegment(child.given, height, child.outer_size.width, bottom, picture)
+                    folded = FoldedSegment(
+                        child.given, height, child.outer_size.width, bottom, picture
+                    )
                     await self._swap(child, folded)
             below += height
 
@@ -409,7 +423,11 @@ def follow_link(app: App[Any], href: str) -> None:
         app.open_url(href)
         app.notify(f"opening {shown}", markup=False)
     else:
-        app.notify(f"not opened: {shown} (only http and https links open from an answer)", severity="warning", markup=False)
+        app.notify(
+            f"not opened: {shown} (only http and https links open from an answer)",
+            severity="warning",
+            markup=False,
+        )
 
 
 def _web_address(href: str) -> bool:

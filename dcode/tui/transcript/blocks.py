@@ -51,8 +51,16 @@ class UserMessage(Static):
             return text
         from dcode.tui.transcript.video_view import video_line
 
-        lines = [Content.assemble((f"{ATTACHMENT_MARK} ", "$text-accent"), (safe_text(line), "$text-muted")) for line in entry.files]
-        lines += [Content.assemble(("▸ ", "$text-accent"), (video_line(seen), "$text-muted")) for seen in entry.videos]
+        lines = [
+            Content.assemble(
+                (f"{ATTACHMENT_MARK} ", "$text-accent"), (safe_text(line), "$text-muted")
+            )
+            for line in entry.files
+        ]
+        lines += [
+            Content.assemble(("▸ ", "$text-accent"), (video_line(seen), "$text-muted"))
+            for seen in entry.videos
+        ]
         return Content("\n").join([text, *lines])
 
     def on_mount(self) -> None:
@@ -97,7 +105,9 @@ class ReasoningView(Static):
             self.update(Content.assemble(("▾ Thinking…\n", "bold"), tail))
         else:
             words = len(text.split())
-            self.update(Content.assemble(("▸ Thought", "bold"), f" ({words} words, click to expand)"))
+            self.update(
+                Content.assemble(("▸ Thought", "bold"), f" ({words} words, click to expand)")
+            )
 
     def on_click(self, event: events.Click) -> None:
         event.stop()
@@ -116,7 +126,11 @@ class NoticeMessage(Static):
     NoticeMessage.-error { color: $text-error; }
     """
 
-    ICONS: ClassVar[dict[NoticeLevel, str]] = {NoticeLevel.INFO: "·", NoticeLevel.WARNING: "!", NoticeLevel.ERROR: "✗"}
+    ICONS: ClassVar[dict[NoticeLevel, str]] = {
+        NoticeLevel.INFO: "·",
+        NoticeLevel.WARNING: "!",
+        NoticeLevel.ERROR: "✗",
+    }
 
     class OpenPath(Message):
         """Asks the app to show the file a notice names."""
@@ -128,7 +142,12 @@ class NoticeMessage(Static):
     def __init__(self, entry: NoticeEntry) -> None:
         text = Content(f"{self.ICONS[entry.level]} {safe_text(entry.text)}")
         if entry.path:
-            text = Content.assemble(text, " · ", (safe_text(entry.path), "underline"), (" (click to open)", "$text-muted"))
+            text = Content.assemble(
+                text,
+                " · ",
+                (safe_text(entry.path), "underline"),
+                (" (click to open)", "$text-muted"),
+            )
         super().__init__(text, classes=f"-{entry.level.value}")
         self.entry = entry
 
@@ -167,8 +186,12 @@ class ShellOutput(Static):
         )
         if entry.running:
             rows = safe_text(entry.tail).split("\n") if entry.tail else []
-            tail = Content("").join(Content.assemble(("\n  │ ", "$text-muted"), (row, "$text-muted")) for row in rows)
-            self.update(Content.assemble(head, tail, ("\n  running… (esc stops it)", "$text-muted")))
+            tail = Content("").join(
+                Content.assemble(("\n  │ ", "$text-muted"), (row, "$text-muted")) for row in rows
+            )
+            self.update(
+                Content.assemble(head, tail, ("\n  running… (esc stops it)", "$text-muted"))
+            )
             return
         lines = safe_text(entry.output).rstrip("\n").splitlines()
         shown = lines if self.expanded else lines[:SHELL_PREVIEW]
@@ -176,7 +199,9 @@ class ShellOutput(Static):
         extra = len(lines) - len(shown)
         parts = [head, Content("\n" + body)]
         if extra:
-            parts.append(Content.styled(f"\n  … {extra} more lines (click to expand)", "$text-muted"))
+            parts.append(
+                Content.styled(f"\n  … {extra} more lines (click to expand)", "$text-muted")
+            )
         if entry.exit_code not in (0, None):
             parts.append(Content.styled(f"\n  exit code {entry.exit_code}", "$text-error"))
         self.set_class(entry.exit_code not in (0, None), "-failed")

@@ -31,7 +31,9 @@ def render_diff(diff: str, max_lines: int | None = None) -> Content:
         else:
             rendered.append(Content(line))
     if hidden:
-        rendered.append(Content.styled(f"… {hidden} more lines (ctrl+o to expand)", "$text-muted italic"))
+        rendered.append(
+            Content.styled(f"… {hidden} more lines (ctrl+o to expand)", "$text-muted italic")
+        )
     return Content("\n").join(rendered)
 
 

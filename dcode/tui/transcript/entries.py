@@ -173,7 +173,9 @@ class TaskRun(Lane):
     @property
     def label(self) -> str:
         """How an approval names it: ``task:1 · general-purpose``."""
-        return f"{'/'.join(self.path)} · {self.agent_type}" if self.agent_type else "/".join(self.path)
+        return (
+            f"{'/'.join(self.path)} · {self.agent_type}" if self.agent_type else "/".join(self.path)
+        )
 
 
 @dataclass(eq=False)

@@ -142,9 +142,16 @@ class TranscriptModel:
         agent = event.agent
         match event:
             case UserMessage(text=text, videos=videos, files=files):
-                yield from self.add_user(UserEntry(text=text, videos=[VideoSeen(strip) for strip in videos], files=files), agent)
+                yield from self.add_user(
+                    UserEntry(
+                        text=text, videos=[VideoSeen(strip) for strip in videos], files=files
+                    ),
+                    agent,
+                )
             case ShellCommandRan(command=command, output=output, exit_code=code) if not agent:
-                yield from self.add_shell(ShellEntry(command=command, output=output, exit_code=code, running=False))
+                yield from self.add_shell(
+                    ShellEntry(command=command, output=output, exit_code=code, running=False)
+                )
             case TextDelta(text=text):
                 yield from self._stream(agent, text, reasoning=False)
             case ReasoningDelta(text=text):
@@ -156,15 +163,21 @@ class TranscriptModel:
                 yield from self._finish_message(event)
             case ToolCallStarted(call_id=call_id, name=name):
                 yield from self._call(call_id, name, agent)[1]
-            case ToolArgsDelta(call_id=call_id, delta=delta) if (call := self.call(call_id, agent)) is not None:
+            case ToolArgsDelta(call_id=call_id, delta=delta) if (
+                call := self.call(call_id, agent)
+            ) is not None:
                 call.args_chars += len(delta)
                 yield Touched(Change.STREAMING_ARGS, call)
             case ToolCallRunning():
                 yield from self._running(event)
-            case ToolProgress(call_id=call_id) if (call := self.call(call_id, agent)) is not None and call.running:
+            case ToolProgress(call_id=call_id) if (
+                call := self.call(call_id, agent)
+            ) is not None and call.running:
                 call.progress = event.words
                 yield Touched(Change.RUNNING_NEWS, call)
-            case ToolOutputTail(call_id=call_id, tail=tail, lines=lines) if (call := self.call(call_id, agent)) is not None and call.running:
+            case ToolOutputTail(call_id=call_id, tail=tail, lines=lines) if (
+                call := self.call(call_id, agent)
+            ) is not None and call.running:
                 call.tail, call.tail_lines = tail, lines
                 yield Touched(Change.RUNNING_NEWS, call)
             case ToolCallFinished():
@@ -182,9 +195,13 @@ class TranscriptModel:
             case CompactionStarted(reason=reason):
                 yield from self.notice(f"compacting the conversation ({reason})…", agent=agent)
             case CompactionFinished(archive_path=archive):
-                yield from self.notice(compacted_words(event, with_archive=archive is None), path=archive, agent=agent)
+                yield from self.notice(
+                    compacted_words(event, with_archive=archive is None), path=archive, agent=agent
+                )
             case CompactionRefused():
-                yield from self.notice(f"not compacted: {refused_words(event)}", NoticeLevel.WARNING, agent=agent)
+                yield from self.notice(
+                    f"not compacted: {refused_words(event)}", NoticeLevel.WARNING, agent=agent
+                )
             case ErrorEvent(message=message):
                 yield from self.notice(message, NoticeLevel.ERROR, agent=agent)
 
@@ -207,7 +224,14 @@ class TranscriptModel:
         self._new_turn()
         yield self._add(self._main, entry)
 
-    def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO, *, path: str | None = None, agent: tuple[str, ...] = ()) -> Iterator[Touched]:
+    def notice(
+        self,
+        text: str,
+        level: NoticeLevel = NoticeLevel.INFO,
+        *,
+        path: str | None = None,
+        agent: tuple[str, ...] = (),
+    ) -> Iterator[Touched]:
         lane = self._lane(agent) or self._main
         if lane is not self._main:
             yield from self._close_group(lane)
@@ -257,7 +281,11 @@ class TranscriptModel:
             return
         entry, lane.live = lane.live, None
         if entry is None and (event.text.strip() or event.reasoning.strip()):
-            shown = AssistantEntry(text=safe_text(event.text), reasoning=safe_text(event.reasoning), interrupted=event.interrupted)
+            shown = AssistantEntry(
+                text=safe_text(event.text),
+                reasoning=safe_text(event.reasoning),
+                interrupted=event.interrupted,
+            )
             yield self._add(lane, shown)
         elif entry is not None:
             _settle(entry, event.text)
@@ -286,7 +314,9 @@ class TranscriptModel:
     def group_of(self, call: ToolCallEntry) -> ToolGroupEntry | None:
         return self._group_of.get(call)
 
-    def _call(self, call_id: str, name: str, agent: tuple[str, ...]) -> tuple[ToolCallEntry, list[Touched]]:
+    def _call(
+        self, call_id: str, name: str, agent: tuple[str, ...]
+    ) -> tuple[ToolCallEntry, list[Touched]]:
         """The call, made (in the lane's open step, or a new one) when it is new."""
         key = (self.turn, agent, call_id)
         call = self._calls.get(key)
@@ -315,7 +345,11 @@ class TranscriptModel:
         call.name = event.name or call.name
         call.args = event.args
         call.summary = event.summary
-        yield Touched(Change.BECAME_TASK if call.is_task else Change.CHANGED, call, group=self._group_of.get(call))
+        yield Touched(
+            Change.BECAME_TASK if call.is_task else Change.CHANGED,
+            call,
+            group=self._group_of.get(call),
+        )
 
     def _finished(self, event: ToolCallFinished) -> Iterator[Touched]:
         call = self.call(event.call_id, event.agent)
@@ -338,7 +372,11 @@ class TranscriptModel:
         call, made = self._call(event.call_id, TASK_TOOL, event.agent[:-1])
         yield from made
         call.task = TaskRun(
-            path=event.agent, agent_type=event.agent_type, description=event.description, thread_id=event.thread_id, started=time.monotonic()
+            path=event.agent,
+            agent_type=event.agent_type,
+            description=event.description,
+            thread_id=event.thread_id,
+            started=time.monotonic(),
         )
         self._tasks[event.agent] = call
         self._running_tasks.append(call)
@@ -385,7 +423,9 @@ class TranscriptModel:
 
     # -- approvals ---------------------------------------------------------------------------
 
-    def show_approval(self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0) -> Iterator[Touched]:
+    def show_approval(
+        self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0
+    ) -> Iterator[Touched]:
         call, made = self._call(request.call_id, request.tool, request.agent)
         yield from made
         call.summary = call.summary or request.summary
@@ -397,7 +437,9 @@ class TranscriptModel:
         yield Touched(Change.CHANGED, call, group=self._group_of.get(call))
         yield Touched(Change.APPROVAL_SHOWN, call, group=self._group_of.get(call))
 
-    def resolve_approval(self, call_id: str, approved: bool, feedback: str = "", agent: tuple[str, ...] = ()) -> Iterator[Touched]:
+    def resolve_approval(
+        self, call_id: str, approved: bool, feedback: str = "", agent: tuple[str, ...] = ()
+    ) -> Iterator[Touched]:
         call = self.call(call_id, agent)
         if call is None:
             return
@@ -414,7 +456,11 @@ class TranscriptModel:
     @property
     def pending_approvals(self) -> list[ToolCallEntry]:
         """The turn's open questions, the subagents' included, oldest first."""
-        return [call for call in self._turn_calls if call.approval is not None and not call.approval.future.done()]
+        return [
+            call
+            for call in self._turn_calls
+            if call.approval is not None and not call.approval.future.done()
+        ]
 
     # -- the turn's end ----------------------------------------------------------------------
 
@@ -424,7 +470,12 @@ class TranscriptModel:
         entries, as the turn's one line about it: under the partial answer, or on the calls it
         cut short."""
         touched = list(self._settle_lane(self._main, interrupted=interrupted))
-        marked = any(item.change is Change.SETTLED and isinstance(item.entry, AssistantEntry) and item.entry.interrupted for item in touched)
+        marked = any(
+            item.change is Change.SETTLED
+            and isinstance(item.entry, AssistantEntry)
+            and item.entry.interrupted
+            for item in touched
+        )
         running, self._running_tasks = self._running_tasks, []
         for call in running:
             if call.task is None or not call.task.running:

@@ -44,7 +44,9 @@ class NestedAnswer(Static):
         width = self.content_size.width
         if width <= 0:  # not laid out yet: about a screen's width
             width = 80
-        tail = text.rstrip()[-(TAIL_ROWS * width * 2) :]  # enough for the rows; wrapping it all is not needed
+        tail = text.rstrip()[
+            -(TAIL_ROWS * width * 2) :
+        ]  # enough for the rows; wrapping it all is not needed
         rows = Content(tail).wrap(width)[-TAIL_ROWS:]
         return Content("\n").join(rows)
 

@@ -66,4 +66,6 @@ class PlanCallView(ToolCallView):
 
         pending = self.entry.approval
         assert pending is not None
-        return PlanQuestion(pending.request, pending.future, arm_delay=pending.arm_delay, asker=pending.asker)
+        return PlanQuestion(
+            pending.request, pending.future, arm_delay=pending.arm_delay, asker=pending.asker
+        )

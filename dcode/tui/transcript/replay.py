@@ -15,11 +15,17 @@ from pathlib import Path
 from dcode.tui.transcript.model import TranscriptModel
 
 
-def transcript_entries(messages: Iterable[object], *, session_id: str = "", db_path: Path | None = None) -> TranscriptModel:
+def transcript_entries(
+    messages: Iterable[object], *, session_id: str = "", db_path: Path | None = None
+) -> TranscriptModel:
     """The transcript of a saved thread's messages; with the session's id and database, each
     ``task`` call holds what its subagent did, and the compactions' lines are where they came."""
     from dcode.agent.saved_thread import read_compaction_log, replay, thread_reader
 
     reader = thread_reader(db_path) if db_path is not None and session_id else None
-    compactions = read_compaction_log(db_path, session_id) if db_path is not None and session_id else []
-    return TranscriptModel.replayed(replay(messages, thread_id=session_id, read_thread=reader, compactions=compactions))
+    compactions = (
+        read_compaction_log(db_path, session_id) if db_path is not None and session_id else []
+    )
+    return TranscriptModel.replayed(
+        replay(messages, thread_id=session_id, read_thread=reader, compactions=compactions)
+    )

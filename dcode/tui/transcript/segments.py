@@ -88,7 +88,12 @@ class FoldedSegment(Widget):
             self.folded = folded
 
     def __init__(
-        self, source: str, height: int, width: int, bottom_margin: int = 0, picture: list[Strip] | None = None
+        self,
+        source: str,
+        height: int,
+        width: int,
+        bottom_margin: int = 0,
+        picture: list[Strip] | None = None,
     ) -> None:
         super().__init__()
         self.source = source

@@ -103,7 +103,9 @@ def table_lines(model: TableModel, width: int) -> list[Content]:
     widths = column_widths(model.natural_widths(), width - 3 * columns - 1)
 
     def rule(left: str, middle: str, right: str) -> Content:
-        return Content.styled(left + middle.join("─" * (text + 2) for text in widths) + right, KEYLINE)
+        return Content.styled(
+            left + middle.join("─" * (text + 2) for text in widths) + right, KEYLINE
+        )
 
     def row_lines(row: tuple[Content, ...], header: bool) -> list[Content]:
         cells = []
@@ -182,7 +184,10 @@ class TableBlock(MarkdownTable):
     }
     """
 
-    COMPONENT_CLASSES = MarkdownBlock.COMPONENT_CLASSES | {"table-block--keyline", "table-block--header"}
+    COMPONENT_CLASSES = MarkdownBlock.COMPONENT_CLASSES | {
+        "table-block--keyline",
+        "table-block--header",
+    }
 
     def __init__(self, markdown: Markdown, token: Token) -> None:
         super().__init__(markdown, token)

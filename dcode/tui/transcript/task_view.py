@@ -44,7 +44,6 @@ WINDOW_ROWS = 9
 its size never changes while it streams, so what changes in it lays out only the window."""
 
 
-
 def elapsed_label(seconds: float) -> str:
     if seconds < 10:
         return f"{seconds:.1f}s"
@@ -101,7 +100,14 @@ class TaskView(Vertical, PlainLines, CallsWithin):
     TaskView > .task-note { padding: 0 0 0 2; color: $text-warning; }
     """.replace("WINDOW_ROWS", str(WINDOW_ROWS))
 
-    def __init__(self, entry: ToolCallEntry, entry_widget: EntryWidget, *, expanded: bool = False, animate: bool = True) -> None:
+    def __init__(
+        self,
+        entry: ToolCallEntry,
+        entry_widget: EntryWidget,
+        *,
+        expanded: bool = False,
+        animate: bool = True,
+    ) -> None:
         """``entry_widget`` builds the widgets of the subagent's entries (``build.entry_widget``)."""
         super().__init__()
         self.entry = entry
@@ -176,7 +182,9 @@ class TaskView(Vertical, PlainLines, CallsWithin):
             gone = [entry for entry in self._shown if not any(entry is other for other in kept)]
             for entry in gone:
                 entry.view = None
-            doomed = [child for child in body.children if not any(child is entry.view for entry in kept)]
+            doomed = [
+                child for child in body.children if not any(child is entry.view for entry in kept)
+            ]
             if doomed:
                 await body.remove_children(doomed)
             if kept:
@@ -184,10 +192,16 @@ class TaskView(Vertical, PlainLines, CallsWithin):
                 before, after = wanted[:first], wanted[first + len(kept) :]
             else:
                 before, after = [], wanted
-            build = [entry_widget(entry, expanded=self.expanded, animate=self._animated, nested=True) for entry in before]
+            build = [
+                entry_widget(entry, expanded=self.expanded, animate=self._animated, nested=True)
+                for entry in before
+            ]
             if build and kept[0].view is not None:
                 await body.mount_all(build, before=kept[0].view)
-            build = [entry_widget(entry, expanded=self.expanded, animate=self._animated, nested=True) for entry in after]
+            build = [
+                entry_widget(entry, expanded=self.expanded, animate=self._animated, nested=True)
+                for entry in after
+            ]
             if build:
                 await body.mount_all(build)
             self._shown = wanted
@@ -234,19 +248,30 @@ class TaskView(Vertical, PlainLines, CallsWithin):
     def _head(self) -> Content:
         run = self.run
         args = self.entry.args or {}
-        agent = safe_text(run.agent_type if run is not None else str(args.get("subagent_type") or ""))
+        agent = safe_text(
+            run.agent_type if run is not None else str(args.get("subagent_type") or "")
+        )
         description = run.description if run is not None else str(args.get("description") or "")
         icon, style = self._icon()
         parts: list[tuple[str, str] | str] = [(icon, style), " ", (agent or "task", "bold")]
         if description:
-            parts += ["  ", one_line(description, FOLDED_DESCRIPTION_CHARS if self.folded else DESCRIPTION_CHARS)]
+            parts += [
+                "  ",
+                one_line(
+                    description, FOLDED_DESCRIPTION_CHARS if self.folded else DESCRIPTION_CHARS
+                ),
+            ]
         elif self.entry.args_chars and self.entry.running:
             parts += ["  ", (f"… {self.entry.args_chars} chars of arguments", "$text-muted")]
         if figures := self._figures():
             parts += ["  ", (figures, "$text-muted")]
         if self.folded and (outcome := self._outcome()):
             failed = run is not None and run.status not in (None, ToolStatus.OK)
-            parts += ["  ", ("→ ", "$text-muted"), (outcome, "$text-error" if failed else "$text-muted")]
+            parts += [
+                "  ",
+                ("→ ", "$text-muted"),
+                (outcome, "$text-error" if failed else "$text-muted"),
+            ]
         return Content.assemble(*parts)
 
     def _sync_earlier(self) -> None:
@@ -256,7 +281,10 @@ class TaskView(Vertical, PlainLines, CallsWithin):
         shown = hidden > 0 and not self.folded
         if hidden != self._hidden:  # an update lays the screen out again: only when it changed
             self._hidden = hidden
-            line.update(Content.styled(f"… {hidden} earlier (click or ctrl+o to see all)", "italic"), layout=line.display)
+            line.update(
+                Content.styled(f"… {hidden} earlier (click or ctrl+o to see all)", "italic"),
+                layout=line.display,
+            )
         if line.display != shown:
             line.display = shown
 
@@ -274,7 +302,9 @@ class TaskView(Vertical, PlainLines, CallsWithin):
         if note.display != bool(self.entry.note):
             note.display = bool(self.entry.note)
         wanted = self._wanted()
-        if len(wanted) != len(self._shown) or any(a is not b for a, b in zip(wanted, self._shown, strict=True)):
+        if len(wanted) != len(self._shown) or any(
+            a is not b for a, b in zip(wanted, self._shown, strict=True)
+        ):
             self.call_later(self.show_entries)
         else:
             self._sync_earlier()

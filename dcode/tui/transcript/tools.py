@@ -61,7 +61,7 @@ def _clip(text: str, lines: int) -> tuple[str, int]:
 
 
 class SavedOutputLine(Static):
-    """"Output cut for the model; the full output is saved at …": a click opens the file."""
+    """ "Output cut for the model; the full output is saved at …": a click opens the file."""
 
     DEFAULT_CSS = """
     SavedOutputLine { padding: 0 0 0 2; color: $text-warning; }
@@ -111,7 +111,9 @@ class ToolCallView(Vertical):
     ToolCallView:hover > .tool-head { background: $boost; }
     """
 
-    def __init__(self, entry: ToolCallEntry, *, expanded: bool = False, animate: bool = True) -> None:
+    def __init__(
+        self, entry: ToolCallEntry, *, expanded: bool = False, animate: bool = True
+    ) -> None:
         super().__init__()
         self.entry = entry
         self.expanded = expanded
@@ -172,7 +174,9 @@ class ToolCallView(Vertical):
 
     def _body(self) -> Content:
         entry = self.entry
-        if entry.running or (entry.note and entry.status in (ToolStatus.DENIED, ToolStatus.CANCELLED)):
+        if entry.running or (
+            entry.note and entry.status in (ToolStatus.DENIED, ToolStatus.CANCELLED)
+        ):
             return Content("")  # a call the user rejected: its note ("rejected: …") says it once
         diff = entry.diff if entry.status is ToolStatus.OK else ""
         if entry.frames is not None and not self.expanded:
@@ -192,7 +196,9 @@ class ToolCallView(Vertical):
         content = Content("└ ") + Content(text.replace("\n", "\n  "))
         full_hidden = _clip(entry.output, PREVIEW_LINES)[1] if entry.output else hidden
         if full_hidden:
-            content += Content.styled(f"\n  … {full_hidden} more lines (click or ctrl+o)", "$text-muted italic")
+            content += Content.styled(
+                f"\n  … {full_hidden} more lines (click or ctrl+o)", "$text-muted italic"
+            )
         return content
 
     def _tail(self) -> Content:
@@ -255,7 +261,9 @@ class ToolCallView(Vertical):
 
         pending = self.entry.approval
         assert pending is not None
-        return ApprovalWidget(pending.request, pending.future, arm_delay=pending.arm_delay, asker=pending.asker)
+        return ApprovalWidget(
+            pending.request, pending.future, arm_delay=pending.arm_delay, asker=pending.asker
+        )
 
     async def hide_approval(self) -> None:
         from dcode.tui.approval_widget import ApprovalWidget
@@ -285,7 +293,14 @@ class ToolGroupView(Vertical):
     ToolGroupView.-folded > ToolCallView.-error { display: block; }
     """
 
-    def __init__(self, entry: ToolGroupEntry, call_widget: CallWidget, *, expanded: bool = False, animate: bool = True) -> None:
+    def __init__(
+        self,
+        entry: ToolGroupEntry,
+        call_widget: CallWidget,
+        *,
+        expanded: bool = False,
+        animate: bool = True,
+    ) -> None:
         super().__init__()
         self.entry = entry
         self.expanded = expanded
@@ -318,11 +333,17 @@ class ToolGroupView(Vertical):
     def _head(self) -> Content:
         calls = self.entry.calls
         counts = Counter(safe_text(call.name) for call in calls)
-        names = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in counts.items())
+        names = ", ".join(
+            f"{name} ×{count}" if count > 1 else name for name, count in counts.items()
+        )
         failed = sum(1 for call in calls if call.failed)
         verb = "Running" if self.entry.running else "Ran"
         icon = "▾" if self.expanded or self.entry.running else "▸"
-        parts: list[tuple[str, str] | str] = [(f"{icon} {verb} {len(calls)} tools", "bold"), "  ", (names, "$text-muted")]
+        parts: list[tuple[str, str] | str] = [
+            (f"{icon} {verb} {len(calls)} tools", "bold"),
+            "  ",
+            (names, "$text-muted"),
+        ]
         if failed:
             parts += ["  ", (f"{failed} failed", "$text-error")]
         return Content.assemble(*parts)
@@ -330,8 +351,13 @@ class ToolGroupView(Vertical):
     def sync(self) -> None:
         single = len(self.entry.calls) <= 1
         self.set_class(single, "-single")
-        self.set_class(all(call.is_task for call in self.entry.calls), "-tasks")  # each says it itself
-        self.set_class(not single and not self.expanded and not self.entry.running and not self.entry.open, "-folded")
+        self.set_class(
+            all(call.is_task for call in self.entry.calls), "-tasks"
+        )  # each says it itself
+        self.set_class(
+            not single and not self.expanded and not self.entry.running and not self.entry.open,
+            "-folded",
+        )
         self.query_one(".group-head", Static).update(self._head())
         for view in self.query_children(ToolCallView):
             view.set_class(view.entry.failed, "-error")

@@ -77,10 +77,14 @@ class FrameSheet(Vertical):
         measure(self, self.seen, self.sync)
         graphics = getattr(self.app, "graphics", None)
         if graphics is not None and graphics.shows_pictures:
-            self.run_worker(self._thumbnails(graphics), group="video-thumbnails", exit_on_error=False)
+            self.run_worker(
+                self._thumbnails(graphics), group="video-thumbnails", exit_on_error=False
+            )
 
     def sync(self) -> None:
-        self.query_one(".video-line", Static).update(Content.assemble(("▸ ", "$text-accent"), video_line(self.seen)))
+        self.query_one(".video-line", Static).update(
+            Content.assemble(("▸ ", "$text-accent"), video_line(self.seen))
+        )
         strip = self.seen.strip
         lines = timeline(strip, TIMELINE_WIDTH)
         if len(strip.frames) <= MOST_LISTED:
@@ -93,7 +97,9 @@ class FrameSheet(Vertical):
         if store is None:
             return
         try:
-            widget_class, picture = await asyncio.to_thread(_strip_picture, graphics, self.seen, store)
+            widget_class, picture = await asyncio.to_thread(
+                _strip_picture, graphics, self.seen, store
+            )
         except Exception:  # noqa: BLE001 - no pictures: the timeline stays
             return
         if picture is None or not self.is_attached:

@@ -51,6 +51,7 @@ def answer_view(view: object) -> AssistantMessage | None:
     module = sys.modules.get(ANSWER_MODULE)
     return view if module is not None and isinstance(view, module.AssistantMessage) else None
 
+
 WINDOW = 50
 BATCH = 25
 RESUME_ENTRIES = 16  # entries a resumed session mounts before anything is scrolled
@@ -68,7 +69,13 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
     """
 
     def __init__(
-        self, *, window: int = WINDOW, batch: int = BATCH, animate: bool = True, header: Widget | None = None, id: str | None = None
+        self,
+        *,
+        window: int = WINDOW,
+        batch: int = BATCH,
+        animate: bool = True,
+        header: Widget | None = None,
+        id: str | None = None,
     ) -> None:
         """``header``: a widget that opens the transcript and stays there (a new session too)."""
         super().__init__(id=id)
@@ -129,7 +136,9 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
 
     async def _prune(self) -> None:
         keep_from = len(self.entries) - self.window
-        doomed = [entry.view for entry in self.entries[self._first : keep_from] if entry.view is not None]
+        doomed = [
+            entry.view for entry in self.entries[self._first : keep_from] if entry.view is not None
+        ]
         for entry in self.entries[self._first : keep_from]:
             entry.view = None
         self._first = keep_from
@@ -179,7 +188,11 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         """Replace the transcript with a resumed session's (the model its replay left, which
         the next turn continues), mounting only the window."""
         await self.clear()
-        self.model = replayed if isinstance(replayed, TranscriptModel) else TranscriptModel.of_entries(replayed)
+        self.model = (
+            replayed
+            if isinstance(replayed, TranscriptModel)
+            else TranscriptModel.of_entries(replayed)
+        )
         # Enough to fill the screen; scrolling up mounts the rest, a batch at a time.
         self._first = max(0, len(self.entries) - min(self.window, RESUME_ENTRIES))
         widgets = [self._build(entry) for entry in self.entries[self._first :]]
@@ -190,7 +203,9 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         self.call_after_refresh(self._fill_viewport)
 
     async def clear(self) -> None:
-        await self.remove_children([child for child in self.children if child not in (self._marker, self._header)])
+        await self.remove_children(
+            [child for child in self.children if child not in (self._marker, self._header)]
+        )
         for entry in self.entries:
             entry.view = None
         self.model = TranscriptModel()
@@ -217,7 +232,9 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
         match item.change:
             case Change.ADDED:
                 await self._show_added(item)
-            case Change.CALL_ADDED if item.group is not None and isinstance(item.group.view, ToolGroupView):
+            case Change.CALL_ADDED if item.group is not None and isinstance(
+                item.group.view, ToolGroupView
+            ):
                 assert isinstance(entry, ToolCallEntry)
                 await item.group.view.add_call(entry)
             case Change.TEXT | Change.REASONING if isinstance(entry.view, NestedAnswer):
@@ -243,7 +260,11 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
             case Change.BECAME_TASK:
                 assert isinstance(entry, ToolCallEntry)
                 group = self.model.group_of(entry)
-                if isinstance(entry.view, ToolCallView) and group is not None and isinstance(group.view, ToolGroupView):
+                if (
+                    isinstance(entry.view, ToolCallView)
+                    and group is not None
+                    and isinstance(group.view, ToolGroupView)
+                ):
                     await group.view.replace_call(entry)
                 self._sync(entry)
             case Change.APPROVAL_SHOWN if isinstance(entry.view, ToolCallView):
@@ -278,10 +299,21 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
             if not isinstance(item.lane, TaskRun):
                 await self.painted()
 
-    async def add_user(self, text: str, videos: list[VideoSeen] | None = None, files: tuple[str, ...] = ()) -> None:
-        await self._draw(self.model.add_user(UserEntry(text=text, videos=list(videos or ()), files=files)))
+    async def add_user(
+        self, text: str, videos: list[VideoSeen] | None = None, files: tuple[str, ...] = ()
+    ) -> None:
+        await self._draw(
+            self.model.add_user(UserEntry(text=text, videos=list(videos or ()), files=files))
+        )
 
-    async def notice(self, text: str, level: NoticeLevel = NoticeLevel.INFO, *, path: str | None = None, agent: tuple[str, ...] = ()) -> None:
+    async def notice(
+        self,
+        text: str,
+        level: NoticeLevel = NoticeLevel.INFO,
+        *,
+        path: str | None = None,
+        agent: tuple[str, ...] = (),
+    ) -> None:
         await self._draw(self.model.notice(text, level, path=path, agent=agent))
 
     async def add_shell(self, entry: ShellEntry) -> None:
@@ -346,10 +378,14 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
 
     # -- approvals -------------------------------------------------------------------------
 
-    async def show_approval(self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0) -> None:
+    async def show_approval(
+        self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0
+    ) -> None:
         await self._draw(self.model.show_approval(request, future, arm_delay))
 
-    async def resolve_approval(self, call_id: str, approved: bool, feedback: str = "", agent: tuple[str, ...] = ()) -> None:
+    async def resolve_approval(
+        self, call_id: str, approved: bool, feedback: str = "", agent: tuple[str, ...] = ()
+    ) -> None:
         await self._draw(self.model.resolve_approval(call_id, approved, feedback, agent))
 
     async def withdraw_approval(self, call_id: str, agent: tuple[str, ...] = ()) -> None:

@@ -95,7 +95,10 @@ def slash_completions(commands: list[tuple[str, str]]) -> list[Completion]:
     return [
         Completion(
             f"/{name} ",
-            Content.assemble((safe_text(f"/{name}").ljust(width), "$accent"), (safe_text(description), "$text-muted")),
+            Content.assemble(
+                (safe_text(f"/{name}").ljust(width), "$accent"),
+                (safe_text(description), "$text-muted"),
+            ),
         )
         for name, description in commands
     ]
@@ -134,7 +137,11 @@ class CompletionPopup(OptionList, can_focus=False):
         return self.has_class("-open")
 
     def show(
-        self, target: CompletionTarget, completions: list[Completion], note: str = "", footer: str = ""
+        self,
+        target: CompletionTarget,
+        completions: list[Completion],
+        note: str = "",
+        footer: str = "",
     ) -> None:
         """Open (or refresh) with these completions; a ``note`` stands in when there are none.
         A ``footer`` (what the list may be missing) sits in the bottom border, seen however far

@@ -113,7 +113,9 @@ class FileIndex:
     index in use is swapped as one reference, so a reader sees one walk or the other.
     """
 
-    def __init__(self, root: Path, *, cap: int = DEFAULT_CAP, max_age: float = REFRESH_AFTER) -> None:
+    def __init__(
+        self, root: Path, *, cap: int = DEFAULT_CAP, max_age: float = REFRESH_AFTER
+    ) -> None:
         self.root = root
         self.cap = cap
         self.max_age = max_age
@@ -152,7 +154,9 @@ class FileIndex:
         walk = self._live
         return walk.paths[: walk.count]
 
-    def scan(self, *, stop: Callable[[], bool] = _never, progress: Callable[[], None] = _nothing) -> None:
+    def scan(
+        self, *, stop: Callable[[], bool] = _never, progress: Callable[[], None] = _nothing
+    ) -> None:
         """Walk the workspace (blocking; run it in a thread). ``progress`` is called from that
         thread as paths arrive and once at the end; ``stop`` is asked between batches."""
         walk = _Walk(self.cap)
@@ -165,7 +169,9 @@ class FileIndex:
         self._live = walk
         progress()
 
-    async def _fill(self, walk: _Walk, stop: Callable[[], bool], progress: Callable[[], None]) -> None:
+    async def _fill(
+        self, walk: _Walk, stop: Callable[[], bool], progress: Callable[[], None]
+    ) -> None:
         from dcode.tui.widgets.file_sources import (
             workspace_files,  # off the UI's import path
         )
@@ -204,8 +210,14 @@ class FileIndex:
         walk = self._live
         count = walk.count
         if not query:
-            pool = walk.shallow[: walk.shallow_count] if walk.shallow_count >= limit else walk.paths[:count]
-            return [FileMatch(path, ()) for path in heapq.nsmallest(limit, pool, key=_shallow_first)]
+            pool = (
+                walk.shallow[: walk.shallow_count]
+                if walk.shallow_count >= limit
+                else walk.paths[:count]
+            )
+            return [
+                FileMatch(path, ()) for path in heapq.nsmallest(limit, pool, key=_shallow_first)
+            ]
         found = rank_paths(query, walk.paths, walk.lowered, limit=limit, count=count)
         if "/" in query and (walk.finished is None or walk.capped):
             found = self._with_directory(query, found, limit)
@@ -235,7 +247,10 @@ def rank_paths(
     lowered = lowered if lowered is not None else [path.lower() for path in paths]
     needle = query.lower()
     if not needle:
-        return [FileMatch(path, ()) for path in heapq.nsmallest(limit, paths[:count], key=_shallow_first)]
+        return [
+            FileMatch(path, ())
+            for path in heapq.nsmallest(limit, paths[:count], key=_shallow_first)
+        ]
     # Both passes run in C (compress, map, a builtin or a compiled pattern): no Python per path.
     candidates = list(compress(counter(), map(contains, islice(lowered, count), repeat(needle))))
     if len(candidates) < limit:
@@ -243,7 +258,10 @@ def rank_paths(
         # run short, "[^a]*a[^b]*b…" (which cannot backtrack) finds them all.
         fuzzy = re.compile("".join(f"[^{re.escape(char)}]*{re.escape(char)}" for char in needle))
         candidates = list(compress(counter(), map(fuzzy.match, islice(lowered, count))))
-    scored = [(_tier(lowered[index], needle), len(lowered[index]), lowered[index], index) for index in candidates]
+    scored = [
+        (_tier(lowered[index], needle), len(lowered[index]), lowered[index], index)
+        for index in candidates
+    ]
     return [
         FileMatch(paths[index], _positions(path, needle, tier))
         for tier, _length, path, index in heapq.nsmallest(limit, scored)

@@ -27,8 +27,19 @@ from dcode.agent.backends.procs import find_program, stream_lines
 from dcode.agent.backends.safe_git import asafe_git
 
 SKIP_DIRS = frozenset(
-    {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".pytest_cache",
-     ".ruff_cache", ".tox", ".hg", ".svn"}
+    {
+        ".git",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".hg",
+        ".svn",
+    }
 )
 CHUNK_BYTES = 256 * 1024
 WALK_BATCH = 2_000

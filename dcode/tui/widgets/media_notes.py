@@ -48,11 +48,15 @@ def attach_report(notes: AttachNotes, max_images: int, byte_cap: int | None) -> 
         lines.append(f"{word} not attached: " + "; ".join(notes.refused))
         severity = "error"
     if notes.over_cap:
-        lines.append(f"Too many images: at most {max_images} per message; {notes.over_cap} not attached")
+        lines.append(
+            f"Too many images: at most {max_images} per message; {notes.over_cap} not attached"
+        )
         severity = "error" if severity == "error" else "warning"
     if notes.too_large:
         cap = f" ({byte_cap // (1024 * 1024)} MiB)" if byte_cap else ""
-        lines.append(f"Images too large together for one message{cap}: {', '.join(notes.too_large)} not attached")
+        lines.append(
+            f"Images too large together for one message{cap}: {', '.join(notes.too_large)} not attached"
+        )
         severity = "error" if severity == "error" else "warning"
     if notes.duplicates:
         lines.append("Already attached: " + "; ".join(notes.duplicates))
@@ -65,5 +69,7 @@ def unseen_report(support: MediaSupport | None, pieces: list[str | MediaItem]) -
     items = [piece for piece in pieces if isinstance(piece, MediaItem)]
     if support is None or not items:
         return "", "warning"
-    labels = [item.label if item.kind == "image" else f"{item.label} (its frames)" for item in items]
+    labels = [
+        item.label if item.kind == "image" else f"{item.label} (its frames)" for item in items
+    ]
     return support.unseen("image", " and ".join(labels)) or "", "warning"

@@ -123,7 +123,9 @@ class PendingMedia:
 _EXTENSIONS = sorted(
     (ext[1:] for ext in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS), key=len, reverse=True
 )
-_MEDIA_EXTENSION = re.compile(r"\.(?:{})(?![A-Za-z0-9])".format("|".join(_EXTENSIONS)), re.IGNORECASE)
+_MEDIA_EXTENSION = re.compile(
+    r"\.(?:{})(?![A-Za-z0-9])".format("|".join(_EXTENSIONS)), re.IGNORECASE
+)
 _PATH_START = re.compile(r"""\s*["']?(?:/|~/|file:|[A-Za-z]:[\\/]|\\\\)""", re.IGNORECASE)
 
 
@@ -538,7 +540,10 @@ class MediaSource(PlaceholderSource):
             source_bytes += size
             pieces.append(item)
         self._insert_at(area, anchor, lambda: self._write(area, pieces))
-        for line, severity in (attach_report(notes, self.max_images, byte_cap), unseen_report(plan.support, pieces)):
+        for line, severity in (
+            attach_report(notes, self.max_images, byte_cap),
+            unseen_report(plan.support, pieces),
+        ):
             if line:
                 self.toast(line, severity)
 
@@ -641,4 +646,3 @@ class MediaSource(PlaceholderSource):
             return offset + delta if offset > position else offset
 
         area.selection = Selection(area.location_of(moved(start)), area.location_of(moved(end)))
-

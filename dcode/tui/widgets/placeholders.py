@@ -77,7 +77,12 @@ class Draft:
                 continue
             kind, label, start = item.get("kind"), item.get("label"), item.get("start")
             source = sources.get(kind) if isinstance(kind, str) else None
-            if source is None or not isinstance(kind, str) or not isinstance(label, str) or not isinstance(start, int):
+            if (
+                source is None
+                or not isinstance(kind, str)
+                or not isinstance(label, str)
+                or not isinstance(start, int)
+            ):
                 continue
             if text[start : start + len(label)] != label:
                 continue

@@ -77,7 +77,9 @@ INLINE_MATCH_LIMIT = 5_000  # above this many paths, matching runs in a thread
 DEFAULT_PLACEHOLDER = "Ask dcode…   / commands · @ files · ! shell · Shift+Enter newline"
 BUSY_PLACEHOLDER = "Working…   type to queue a message · Esc interrupts"
 STARTING_PLACEHOLDER = "Starting the agent…   type away: what you send goes as soon as it is ready"
-NO_MODEL_PLACEHOLDER = "No model yet   fix the setup, then send: dcode tries again (your message waits)"
+NO_MODEL_PLACEHOLDER = (
+    "No model yet   fix the setup, then send: dcode tries again (your message waits)"
+)
 
 _GROUP_HISTORY = "prompt-history"
 _GROUP_FILES = "prompt-files"
@@ -195,9 +197,7 @@ class PromptInput(Widget):
         yield self._area
 
     def on_mount(self) -> None:
-        self.run_worker(
-            self.history.load, thread=True, group=_GROUP_HISTORY, exit_on_error=False
-        )
+        self.run_worker(self.history.load, thread=True, group=_GROUP_HISTORY, exit_on_error=False)
 
     # --- public API
 
@@ -256,9 +256,7 @@ class PromptInput(Widget):
                 copy = token.copy()
                 copy.start += offset
                 shifted.append(copy)
-            draft = Draft(
-                f"{draft.text}\n{current.text}", (*draft.placeholders, *shifted)
-            )
+            draft = Draft(f"{draft.text}\n{current.text}", (*draft.placeholders, *shifted))
         self.history.reset()
         self._history_draft = None
         self._show_quietly(draft)
@@ -274,8 +272,15 @@ class PromptInput(Widget):
         """Put back a prompt sent earlier (``/rewind``): as the newest history entry with that
         text kept it, its images bound again while they are stored; else the text alone."""
         wanted = text.strip()
-        entry = next((e for e in reversed(self.history.entries) if e.text == wanted and e.draft is not None), None)
-        draft = Draft.from_json(entry.draft, self.placeholders.sources_by_kind) if entry is not None else None
+        entry = next(
+            (e for e in reversed(self.history.entries) if e.text == wanted and e.draft is not None),
+            None,
+        )
+        draft = (
+            Draft.from_json(entry.draft, self.placeholders.sources_by_kind)
+            if entry is not None
+            else None
+        )
         self.restore(draft or text)
 
     def restore_last(self) -> bool:
@@ -530,7 +535,9 @@ class PromptInput(Widget):
             footer = f"index stopped at {self.files.files:,} files; type more of the path"
         elif not self.files.complete:
             footer = f"indexing… {self.files.files:,} files so far"
-        self._popup.show(target, mention_completions(matches), note="No matching files", footer=footer)
+        self._popup.show(
+            target, mention_completions(matches), note="No matching files", footer=footer
+        )
         self._mentions_for = (target, version)
 
     def _ensure_index(self) -> None:
@@ -544,7 +551,9 @@ class PromptInput(Widget):
         self.files.scan(stop=lambda: worker.is_cancelled, progress=self._post_files_arrived)
 
     def _post_files_arrived(self) -> None:
-        self.post_message(self.FilesArrived())  # from the walk's thread: post_message is thread-safe
+        self.post_message(
+            self.FilesArrived()
+        )  # from the walk's thread: post_message is thread-safe
 
     def on_prompt_input_files_arrived(self, event: FilesArrived) -> None:
         event.stop()
@@ -572,7 +581,9 @@ class PromptInput(Widget):
             if event.state is WorkerState.SUCCESS and worker.result is not None:
                 self._matched(*worker.result)
 
-    def _matched(self, target: CompletionTarget, version: tuple[int, int, bool], matches: list[FileMatch]) -> None:
+    def _matched(
+        self, target: CompletionTarget, version: tuple[int, int, bool], matches: list[FileMatch]
+    ) -> None:
         if self._target() != target or self._dismissed is not None:
             return
         self._show_mentions(target, version, matches)

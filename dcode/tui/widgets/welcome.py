@@ -56,7 +56,9 @@ class Welcome(Static):
         self.update(
             Content("\n").join(
                 [
-                    Content.assemble(("model      ", label), (safe_text(self.model) or "–", "$text-secondary")),  # a server may name it
+                    Content.assemble(
+                        ("model      ", label), (safe_text(self.model) or "–", "$text-secondary")
+                    ),  # a server may name it
                     Content.assemble(("workspace  ", label), safe_text(self.workspace)),
                     Content(HINTS),
                 ]
