@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.decisions import ApprovalDecision
 from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.permissions.match import CallFacts, PermissionRules, RuleMatch
 from dcode.agent.permissions.protected import is_protected_path
@@ -44,25 +45,6 @@ from dcode.agent.permissions.rules import Effect
 from dcode.agent.tools.spec import ToolKind, spec_for
 from dcode.settings.config import STRICTNESS, ApprovalMode
 from dcode.settings.web_address import BadAddress, parse_address, refused_outright
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalDecision:
-    approved: bool
-    feedback: str = ""
-    remember: bool = False
-    """Yes for the rest of the session: to this kind, or to this tool dcode does not know."""
-    whole_server: bool = False
-    """With ``remember``, for an MCP tool: to every tool of its server."""
-    mode: ApprovalMode | None = None
-    """With approval, for a plan: the mode the session goes on in."""
-    end_turn: bool = False
-    """With a denial: the turn ends with this call's result (a plan rejected, or put to a user
-    who answers it after the run)."""
-    save_rule: str = ""
-    """An allow rule to keep from now on (the one the question suggested)…"""
-    everywhere: bool = False
-    """…in the user's config, rather than for this project alone."""
 
 
 class Approver(Protocol):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dcode.agent.approval import ApprovalDecision
+from dcode.agent.decisions import ApprovalDecision
 from dcode.agent.session_files import plan_path
 from dcode.agent.tools.spec import EXIT_PLAN_MODE
 from dcode.settings.config import ApprovalMode
