@@ -17,6 +17,11 @@ from dcode.agent.events import Event
 from dcode.agent.rewind.store import ChangeLog
 
 
+RECURSION_LIMIT = 10_000
+"""Graph steps a run may take (a session's turn or a subagent's job): a loop of tool calls ends
+by the turn limits and Esc long before this."""
+
+
 def emit_to_stream(event: Event) -> None:
     """Put ``event`` on the running graph's ``custom`` stream (dropped outside a run)."""
     from langgraph.config import get_stream_writer

@@ -44,7 +44,7 @@ from dcode.agent.rewind.code import CodePlan, plan_code, restore_code
 from dcode.agent.rewind.conversation import rewind_thread
 from dcode.agent.rewind.outcome import RewindOutcome
 from dcode.agent.rewind.store import ChangeLog, Turn
-from dcode.agent.run_context import RunContext
+from dcode.agent.run_context import RECURSION_LIMIT, RunContext
 from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.sessions import (
     DAMAGED_DATABASE,
@@ -59,7 +59,6 @@ from dcode.models.errors import describe_model_error
 if TYPE_CHECKING:
     from dcode.agent.engine import Engine
 
-RECURSION_LIMIT = 10_000
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 

@@ -32,8 +32,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from dcode.agent.approval import ScopedPolicy
 from dcode.agent.events import Event, SubagentFinished, SubagentStarted, ToolStatus
-from dcode.agent.run_context import RunContext
-from dcode.agent.runner import RECURSION_LIMIT
+from dcode.agent.run_context import RECURSION_LIMIT, RunContext
 from dcode.agent.stream import STREAM_MODES, StreamTranslator, TurnTally
 from dcode.agent.subagents.definitions import AgentCatalog, AgentDefinition
 from dcode.agent.subagents.threads import task_path, task_thread
