@@ -16,7 +16,6 @@ from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import Event
 from dcode.agent.rewind.store import ChangeLog
 
-
 RECURSION_LIMIT = 10_000
 """Graph steps a run may take (a session's turn or a subagent's job): a loop of tool calls ends
 by the turn limits and Esc long before this."""

@@ -169,7 +169,7 @@ async def _read(backend: Backend, info: FileInfo, reader: BinaryReader) -> _File
 
 
 class _Kind:
-    """read_file's media reader, noting which kind of file it was handed."""
+    """The file-reading tool's media reader, noting which kind of file it was handed."""
 
     def __init__(self, reader: BinaryReader) -> None:
         self.reader = reader
