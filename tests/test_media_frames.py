@@ -74,9 +74,8 @@ def test_a_prompt_with_text_an_image_and_two_videos(store: AttachmentStore) -> N
     ]
     [event] = StreamTranslator(None).on_message(HumanMessage(content=content))
     assert isinstance(event, UserMessage)
-    assert (
-        event.text == "[image 1] [video 1] [video 2] compare[image]"
-    )  # the windows are lines of their own
+    # The windows add no text, and the image the prompt names by its label is not marked again.
+    assert event.text == "[image 1] [video 1] [video 2] compare"
     assert [strip.name for strip in event.videos] == ["a.mp4", "b.mp4"]
 
 

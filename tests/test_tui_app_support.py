@@ -191,10 +191,22 @@ async def running_app(
         if wait_ready:
             await harness.ready()
         yield harness
-        # Let a turn still in flight settle before the loop goes away.
+        # Let a turn still in flight (or just answered, still writing its end) settle before the
+        # screen goes away: it ends by writing to the transcript, as it does when a user quits.
         if app.runner is not None and app.runner.busy:
             app.runner.cancel()
-            await asyncio.sleep(0.05)
+        deadline = time.monotonic() + 3
+        while _turn_in_flight(app) and time.monotonic() < deadline:
+            await pilot.pause(0.02)
+
+
+def _turn_in_flight(app: DcodeApp) -> bool:
+    """A turn (or a command holding the session) has not ended yet: its worker still runs."""
+    runner_busy = app.runner is not None and app.runner.busy
+    working = any(
+        not worker.is_finished for worker in app.workers if worker.group in ("turn", "command")
+    )
+    return app.busy or runner_busy or working
 
 
 async def one_session(server: ScriptedModelServer, workspace: Path, home: Path) -> str:
