@@ -31,6 +31,8 @@ async def test_resume_paints_the_transcript_and_continues(
         server, workspace, dcode_home, reply("You said 42."), session_id=session_id
     ) as h:
         await h.until(lambda: h.prompts(), what="the resumed transcript")
+        # The line saying so comes once the engine has the session, after the first paint.
+        await h.until(lambda: f"Resumed session {session_id}" in h.text(), what="the resumed line")
         assert h.prompts() == ["what is in a.txt? remember 42"]
         assert h.answers() == ["The file says alpha."]
         [call] = h.calls()

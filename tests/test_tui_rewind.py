@@ -39,7 +39,11 @@ async def test_rewind_both_repaints_the_transcript_deletes_the_new_file_and_retu
         await h.idle()
         assert (workspace / "b.py").exists()
         await h.send("/rewind")
-        await h.until(lambda: isinstance(h.app.screen, RewindScreen), what="the rewind picker")
+        await h.until(
+            lambda: isinstance(h.app.screen, RewindScreen) and h.app.screen.is_mounted,
+            what="the rewind picker",
+        )
+        await h.pilot.pause()  # its list is filled as it mounts
         picker = h.app.screen
         assert isinstance(picker, RewindScreen)
         assert [turn.prompt for turn in picker.shown] == ["write b.py please", "say hello"]
