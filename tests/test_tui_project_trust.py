@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ from dcode.tui.trust_request import trust_request
 from tests.support.agent_files import agent_file
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import ScriptedModelServer, reply
-from tests.test_tui_app_support import running_app
+from tests.test_tui_app_support import Harness, running_app
 from tests.test_tui_screens import NO_RESULT, ScreenHost
 
 
@@ -68,10 +70,12 @@ def flat(h) -> str:  # the Harness
     return " ".join(h.text().replace("│", " ").split())
 
 
-async def test_one_question_lists_everything_and_y_trusts_it_all(
-    server, evil, hostile: Path, dcode_home: Path, tmp_path: Path
-) -> None:
-    evil.script(reply("from the project's server"))
+@asynccontextmanager
+async def asked(
+    server: ScriptedModelServer, hostile: Path, dcode_home: Path
+) -> AsyncIterator[Harness]:
+    """The TUI opened in the hostile project, its trust question on screen; the settings are
+    read again from the files once it is answered, as the app does."""
     reload = lambda: settings_of(hostile)  # noqa: E731
     async with running_app(
         server,
@@ -85,6 +89,14 @@ async def test_one_question_lists_everything_and_y_trusts_it_all(
         await h.until(
             lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust question"
         )
+        yield h
+
+
+async def test_one_question_lists_everything_and_y_trusts_it_all(
+    server, evil, hostile: Path, dcode_home: Path, tmp_path: Path
+) -> None:
+    evil.script(reply("from the project's server"))
+    async with asked(server, hostile, dcode_home) as h:
         await h.until(lambda: "Trust this project?" in h.text(), what="the question painted")
         shown = flat(h)
         assert (
@@ -130,19 +142,7 @@ async def test_n_leaves_it_all_out_with_one_line_and_asks_nothing_more(
     server, evil, hostile: Path, dcode_home: Path, tmp_path: Path
 ) -> None:
     server.script(reply("from your own server"))
-    reload = lambda: settings_of(hostile)  # noqa: E731
-    async with running_app(
-        server,
-        hostile,
-        dcode_home,
-        settings=reload(),
-        wait_ready=False,
-        reload_settings=reload,
-        size=(120, 50),
-    ) as h:
-        await h.until(
-            lambda: isinstance(h.app.screen, ProjectTrustScreen), what="the trust question"
-        )
+    async with asked(server, hostile, dcode_home) as h:
         await h.press("n")
         await h.ready()
         await h.send("hello")
