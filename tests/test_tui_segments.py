@@ -279,7 +279,9 @@ async def test_a_segmented_answer_looks_like_the_same_answer_rendered_at_once(
         workspace,
         dcode_home,
         reply(answer, chunk_size=30, chunk_delay=0.002),
-        size=(100, 200),
+        # Tall enough that the whole answer fits: a scrollbar appearing narrows the transcript,
+        # and a narrower segment unfolds (its picture is of the old width).
+        size=(100, 260),
     ) as h:
         view = await stream_the_answer(h)
         # Streamed in several segments, the finished ones folded into pictures of themselves.
@@ -288,7 +290,7 @@ async def test_a_segmented_answer_looks_like_the_same_answer_rendered_at_once(
         streamed = answer_cells(h)
         session_id = h.app.runner.session_id
     assert streamed == await resumed_answer_cells(
-        server, workspace, dcode_home, (100, 200), session_id
+        server, workspace, dcode_home, (100, 260), session_id
     )
 
 
