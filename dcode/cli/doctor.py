@@ -150,14 +150,15 @@ def _sandbox(settings: Settings) -> int:
 
 
 def _check_sessions(settings: Settings) -> int:
-    from dcode.agent.sessions import SessionDatabaseError, SessionStore
+    from dcode.agent.store import open_store
+    from dcode.agent.store.base import SessionDatabaseError
 
     path = settings.sessions_db
     if not path.exists():
         _print(f"sessions     {path} (none yet)")
         return 0
     try:
-        count = SessionStore(path).check()
+        count = open_store(settings).check()
     except SessionDatabaseError as exc:
         _print(f"sessions     ERROR {exc}")
         return 1
