@@ -112,7 +112,9 @@ def _kind(request: pytest.FixtureRequest) -> str:
 def store(dcode_home: Path, workspace: Path, store_kind: str) -> Iterator[SessionStore]:
     """The session store of the test's ``$DCODE_HOME``, once per store in ``STORES``; what
     ``make_settings`` gives names the same one."""
-    yield open_store(configured(Settings(home=dcode_home, workspace=workspace), store_kind))
+    opened = open_store(configured(Settings(home=dcode_home, workspace=workspace), store_kind))
+    yield opened
+    opened.close()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dcode.agent.session_lock import SessionLock
+from dcode.agent.store.file_lock import SessionLock
 from dcode.agent.tools.spec import WRITE_FILE
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 

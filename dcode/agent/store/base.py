@@ -272,6 +272,11 @@ class SessionStore(ABC):
         """Close what ``open_checkpointer`` opened; closing twice is harmless."""
 
     @abstractmethod
+    def close(self) -> None:
+        """Let go of what the record methods keep open between calls (a pool); a store that
+        opens a connection per call keeps nothing. Closing twice is harmless."""
+
+    @abstractmethod
     def read_thread(self, thread_id: str, *, strict: bool = False) -> SavedThread | None:
         """The messages in the thread's latest checkpoint and that checkpoint's id; None when
         there is none or it cannot be read. ``strict``: a store that cannot be read raises

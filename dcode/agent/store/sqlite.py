@@ -442,6 +442,9 @@ class SqliteStore(SessionStore):
         else:
             await conn.close()
 
+    def close(self) -> None:
+        """Nothing to let go: each record call opens and closes its own connection."""
+
     @contextmanager
     def _saver(self, *, write: bool = False) -> Iterator[SqliteSaver | None]:
         """LangGraph's sync saver on a connection of its own; None when the file has no
