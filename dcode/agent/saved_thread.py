@@ -51,7 +51,7 @@ def replay(
     tagged with its path (and its own subagents' in turn), ``SubagentFinished`` with the
     status and text of the call's result. Without them a ``task`` call replays as any call.
 
-    ``compactions``: what the thread's compactions showed (``read_compaction_log``), replayed
+    ``compactions``: what the thread's compactions showed (``SessionStore.compaction_log``), replayed
     where each came, as the live stream gave it."""
     from dcode.agent.compaction.log import replayed
     from dcode.agent.stream import TurnTally

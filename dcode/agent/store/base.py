@@ -159,8 +159,13 @@ class SessionStore(ABC):
 
     @property
     @abstractmethod
+    def location(self) -> str:
+        """Where the store is, as a message shows it (a file's path, a server's address without
+        its secrets)."""
+
+    @property
     def name(self) -> str:
-        """The store as a message names it (a file's path, a server's address without secrets)."""
+        return f"the session database {self.location}"
 
     # -- the session list ------------------------------------------------------------------
 
@@ -222,9 +227,10 @@ class SessionStore(ABC):
         needs. False when there is no such session."""
 
     @abstractmethod
-    def check(self) -> int:
-        """Read the whole store once (``dcode doctor``); the number of sessions, or
-        ``SessionDatabaseError`` saying what is wrong."""
+    def check(self) -> int | None:
+        """Read the whole store once (``dcode doctor``); the number of sessions, None when
+        nothing was ever saved (and nothing is made to find out), or ``SessionDatabaseError``
+        saying what is wrong."""
 
     # -- turns and file changes (rewind) ------------------------------------------------------
 

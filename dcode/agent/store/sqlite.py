@@ -6,7 +6,7 @@ deleted through ``SqliteSaver``'s public API. The record methods use the standar
 connection per unit of work, so ``dcode sessions list`` stays instant; the graph's checkpointer
 (``open_checkpointer``) is LangGraph's async one on a connection of its own.
 
-The one-process-per-session guarantee is a file lock (``session_lock``), which the kernel drops
+The one-process-per-session guarantee is a file lock (``file_lock``), which the kernel drops
 with its process however it ends. A file written by an earlier dcode is read as it is; columns
 added since are added when a writer opens it.
 """
@@ -136,8 +136,8 @@ class SqliteStore(SessionStore):
         self._conn: aiosqlite.Connection | None = None
 
     @property
-    def name(self) -> str:
-        return f"the session database {self.db_path}"
+    def location(self) -> str:
+        return str(self.db_path)
 
     def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
         return connect(
@@ -282,7 +282,9 @@ class SqliteStore(SessionStore):
         self.blobs.keep_only(wanted)
         return True
 
-    def check(self) -> int:
+    def check(self) -> int | None:
+        if not self.db_path.exists():
+            return None
         with self._connect() as conn:
             return int(conn.execute("SELECT count(*) FROM dcode_sessions").fetchone()[0])
 
