@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dcode.agent.rewind.blobs import FILE_HISTORY_DIR, MAX_BLOB_BYTES, BlobStore, current_hash
+from dcode.agent.store import threads
 from dcode.agent.store.base import (
     DAY_SECONDS,
     KEEP_DAYS,
@@ -55,7 +56,6 @@ from dcode.settings.private_files import ensure_private_file, write_private
 
 if TYPE_CHECKING:
     import aiosqlite
-    from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -121,10 +121,6 @@ def _add_missing_columns(conn: sqlite3.Connection) -> None:
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
-def _head(thread_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
 
 
 class SqliteStore(SessionStore):
@@ -272,8 +268,7 @@ class SqliteStore(SessionStore):
         # deleting it again finishes the job.
         with self._saver(write=True) as saver:
             if saver is not None:
-                for thread in [info.id, *self._task_threads(saver, info.id, above=0)]:
-                    saver.delete_thread(thread)
+                threads.delete_session_threads(saver, info.id)
         with self._connect() as conn:
             conn.execute("DELETE FROM dcode_sessions WHERE id = ?", (info.id,))
             conn.execute("DELETE FROM dcode_turns WHERE session_id = ?", (info.id,))
@@ -476,68 +471,31 @@ class SqliteStore(SessionStore):
             yield SqliteSaver(conn)
 
     def read_thread(self, thread_id: str, *, strict: bool = False) -> SavedThread | None:
-        from dcode.agent.history_channel import thread_messages
-
         try:
             with self._saver() as saver:
-                if saver is None:
-                    return None
-                saved = saver.get_tuple(_head(thread_id))
-                messages = None if saved is None else thread_messages(saver, saved)
+                return None if saver is None else threads.saved_thread(saver, thread_id)
         except Exception:
             if strict:
                 raise
             return None
-        if saved is None or messages is None:
-            return None
-        return SavedThread(str(saved.config["configurable"]["checkpoint_id"]), messages)
 
     def latest_checkpoint_id(self, thread_id: str) -> str | None:
         try:
             with self._saver() as saver:
-                saved = saver.get_tuple(_head(thread_id)) if saver is not None else None
+                return None if saver is None else threads.latest_id(saver, thread_id)
         except (sqlite3.Error, SessionDatabaseError):
             return None
-        return str(saved.config["configurable"]["checkpoint_id"]) if saved else None
 
     def compaction_log(self, thread_id: str) -> builtins.list[dict[str, Any]]:
-        from dcode.agent.compaction.log import log_of
-
         try:
             with self._saver() as saver:
-                saved = saver.get_tuple(_head(thread_id)) if saver is not None else None
-            if saved is None:
-                return []
-            return log_of(saved.checkpoint.get("channel_values", {}).get("compaction"))
+                return [] if saver is None else threads.compaction_log(saver, thread_id)
         except Exception:  # noqa: BLE001 - the transcript is shown without those lines
             return []
 
     def task_threads(self, session_id: str, *, above: int = 0) -> builtins.list[str]:
         with self._saver() as saver:
-            return [] if saver is None else self._task_threads(saver, session_id, above=above)
-
-    def _task_threads(
-        self, saver: SqliteSaver, thread_id: str, *, above: int
-    ) -> builtins.list[str]:
-        """The saved threads of ``thread_id``'s ``task`` calls numbered above ``above``, nested
-        ones included: numbered up to the thread's own count of calls, and on while there
-        are more (a rewound thread counts fewer calls than it left threads)."""
-        from dcode.agent.history_channel import thread_messages
-        from dcode.agent.subagents.threads import task_calls, task_thread
-
-        head = saver.get_tuple(_head(thread_id))
-        messages = thread_messages(saver, head) if head is not None else None
-        counted = task_calls(messages or [])
-        found: builtins.list[str] = []
-        number = above
-        while True:
-            number += 1
-            child = task_thread(thread_id, number)
-            if saver.get_tuple(_head(child)) is None:
-                if number > counted:
-                    return found
-                continue
-            found += [child, *self._task_threads(saver, child, above=0)]
+            return [] if saver is None else threads.task_threads(saver, session_id, above=above)
 
     # -- one process per session, and failures ------------------------------------------------
 
