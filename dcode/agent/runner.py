@@ -417,7 +417,7 @@ class SessionRunner:
             problems.append(
                 problem
                 if self._damage()
-                else f"could not record the turn in {self.engine.store.name}: {problem}"
+                else f"could not record the turn in {self.engine.store.location}: {problem}"
             )
         return problems
 

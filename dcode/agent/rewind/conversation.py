@@ -42,7 +42,7 @@ async def rewind_thread(
         }
         if await graph.checkpointer.aget_tuple(config) is None:
             raise RewindError(
-                f"the conversation as it was then is no longer in {store.name} (checkpoint {checkpoint_id})"
+                f"the conversation as it was then is no longer in {store.location} (checkpoint {checkpoint_id})"
             )
         await graph.aupdate_state(config, None, as_node=END)
         snapshot = await graph.aget_state({"configurable": {"thread_id": session_id}})
