@@ -117,7 +117,7 @@ def refusal_notice(modality: Modality) -> str:
     return f"this model takes no {_NOTICE_NAMES[modality]}: they are sent as text placeholders"
 
 
-class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class MediaProjectionMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(
         self,
         store: AttachmentStore,

@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -254,7 +254,7 @@ class SkillsIndex(TypedDict):
     were left out of it (for ``/context``)."""
 
     prompt: str
-    found: list[dict[str, Any]]
+    found: list[dict[str, object]]  # each a Skill, as asdict gives it
     left_out: NotRequired[int]
 
 

@@ -39,7 +39,7 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
 
     async def abefore_model(
         self, state: SummarizationState, runtime: Runtime[RunContext]
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, object] | None:
         messages = state["messages"]
         thread = current_thread_id("session")
         latest = latest_user_index(messages)
