@@ -299,7 +299,7 @@ def _server(
 
 
 def _as_written(
-    name: str, transport: Transport, entry: dict[str, Any], path: Path, scope: Scope
+    name: str, transport: Transport, entry: dict[str, object], path: Path, scope: Scope
 ) -> ServerConfig:
     """The entry checked, nothing expanded yet."""
     if transport is Transport.STDIO:

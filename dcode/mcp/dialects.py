@@ -79,7 +79,7 @@ def server_table(document: Any) -> Any:
     return document.get("mcpServers", document.get("servers"))
 
 
-def transport_of(entry: dict[str, Any], dialect: Dialect) -> Transport:
+def transport_of(entry: dict[str, object], dialect: Dialect) -> Transport:
     """``type`` (or ``transport``, ``transportType``) when written; else what the keys imply."""
     written = entry.get("type") or entry.get("transport") or entry.get("transportType")
     if written:
@@ -98,7 +98,7 @@ def transport_of(entry: dict[str, Any], dialect: Dialect) -> Transport:
     raise ValueError("needs a command (stdio) or a url (http, sse)")
 
 
-def url_of(entry: dict[str, Any], transport: Transport) -> Any:
+def url_of(entry: dict[str, object], transport: Transport) -> Any:
     """The address, under whichever key the client uses for ``transport``."""
     keys = ("httpUrl", "serverUrl", "url") if transport is Transport.HTTP else ("url", "serverUrl")
     return next((entry[key] for key in keys if key in entry), None)

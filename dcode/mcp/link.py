@@ -437,7 +437,7 @@ class ServerLink:
         return self._session
 
     async def call(
-        self, tool: str, args: dict[str, Any], progress: Progress | None = None
+        self, tool: str, args: dict[str, object], progress: Progress | None = None
     ) -> CallToolResult:
         """The server's answer to one call; every failure as an ``isError`` result. A call the
         server never saw (its session had expired) is sent again once, on a new session."""
@@ -456,7 +456,7 @@ class ServerLink:
         )
 
     async def _call(
-        self, session: ClientSession, tool: str, args: dict[str, Any], progress: Progress | None
+        self, session: ClientSession, tool: str, args: dict[str, object], progress: Progress | None
     ) -> CallToolResult | None:
         """One attempt; None when the server answered that it does not know the session."""
         token = f"dcode-{next(_tokens)}"

@@ -30,7 +30,7 @@ DESCRIPTION = (
 )
 
 
-def lc_block(block: ContentBlock) -> dict[str, Any]:
+def lc_block(block: ContentBlock) -> dict[str, object]:
     """A readable MCP block as a LangChain content block."""
     match block:
         case TextContent(text=text):

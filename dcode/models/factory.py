@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from dcode.models.discovery import Found, discovered, kept
 from dcode.models.image_transport import ImageTransport, image_transport
@@ -55,7 +55,7 @@ class ResolvedModel:
         )
 
 
-def known_profile(provider: str, model: str) -> dict[str, Any] | None:
+def known_profile(provider: str, model: str) -> dict[str, object] | None:
     """langchain's known profile for the providers whose model names are OpenAI's."""
     if provider not in {"openai", "openrouter"}:
         return None
@@ -103,6 +103,13 @@ def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> Reso
     return ResolvedModel(endpoint, profile)
 
 
+class _Thinking(TypedDict, total=False):
+    """How a reasoning model is asked to think: the keyword its wire takes."""
+
+    reasoning: dict[str, str]  # the Responses API's
+    reasoning_effort: str  # Chat Completions'
+
+
 def model_http_client(settings: Settings) -> Any:
     """An HTTP client with the settings' limits, for ``build_chat_model``; the caller closes it."""
     from dcode.models.transport import Limits, ModelHttpClient
@@ -133,7 +140,7 @@ def build_chat_model(
         default_headers={"User-Agent": USER_AGENT},
     )
     effort = resolved.profile.reasoning_effort
-    thinking: dict[str, Any] = {}
+    thinking: _Thinking = {}
     if effort is not None:
         # The Responses API also streams a summary of the reasoning when asked for one.
         thinking = (

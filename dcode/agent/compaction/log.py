@@ -5,6 +5,7 @@ history it happened. Plain dicts, so the checkpointer stores them as they are.""
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 from dcode.agent.events import CompactionFinished, CompactionStarted, Event
 from dcode.agent.json_types import JsonObject
 

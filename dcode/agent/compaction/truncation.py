@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+
 from langchain_core.messages import AIMessage, BaseMessage
 
 from dcode.agent.compaction.thresholds import keep_from, reached

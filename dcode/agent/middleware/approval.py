@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+
 from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
 from langchain_core.messages import ToolCall, ToolMessage
 from langgraph.types import Command

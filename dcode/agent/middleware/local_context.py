@@ -24,7 +24,7 @@ work tree are not counted: looking there would run the submodule's own configura
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, NotRequired
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr

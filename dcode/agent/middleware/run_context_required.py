@@ -13,7 +13,6 @@ Hook: ``before_agent``, first in the graph's list, so that it runs before every 
 
 from __future__ import annotations
 
-
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langgraph.runtime import Runtime
 

@@ -26,7 +26,7 @@ and in ``/context``; a source's directories are read up to ``MAX_SKILLS_PER_SOUR
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, NotRequired, TypedDict
@@ -111,6 +111,8 @@ def parse_skill(path: Path, source: Path) -> tuple[Skill | None, list[str]]:
         tuple(tools.split())
         if isinstance(tools, str)
         else tuple(str(tool) for tool in tools if tool)
+        if isinstance(tools, Iterable)
+        else ()
     )
     skill = Skill(
         name=name,

@@ -277,7 +277,7 @@ def parse_agent(path: Path, source: Path) -> tuple[AgentDefinition | None, list[
     return agent, notes
 
 
-def _tools(meta: dict[str, Any]) -> tuple[str, ...] | None:
+def _tools(meta: dict[str, object]) -> tuple[str, ...] | None:
     """The allow-list in dcode's names, or None (all the parent's tools) when there is none."""
     tools = _tool_names(meta.get("tools"), "tools")
     denied = _tool_names(meta.get("disallowedTools"), "disallowedTools")
@@ -323,7 +323,7 @@ def _model(value: Any, notes: list[str]) -> str | None:
     return spec
 
 
-def _approve(meta: dict[str, Any]) -> ApprovalMode | None:
+def _approve(meta: dict[str, object]) -> ApprovalMode | None:
     if (value := meta.get("approve")) is not None:
         try:
             return ApprovalMode(str(value).strip().lower())
