@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from dcode.mcp.dialects import (
     BRACED,
@@ -251,7 +250,7 @@ def parse(
 
 def _server(
     name: str,
-    entry: Any,
+    entry: object,
     path: Path,
     scope: Scope,
     env: Mapping[str, str],
@@ -338,7 +337,7 @@ def _as_written(
     )
 
 
-def _strings(value: Any, key: str) -> list[str]:
+def _strings(value: object, key: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{key} must be a list of strings")
     return value

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.names import allowed, assign_names, tool_name
@@ -78,7 +78,7 @@ class McpTurn:
         return {s.name: [names[n] for n in s.tools if n in names] for s in self.servers if s.tools}
 
     @property
-    def key(self) -> tuple[Any, ...]:
+    def key(self) -> tuple[object, ...]:
         """What the graph is built from: it changes only when the tools or the states do."""
         return tuple(
             (s.name, s.state, s.tools, s.error, s.instructions, bool(s.resources))

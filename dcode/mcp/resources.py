@@ -8,7 +8,6 @@ blobs as a line saying what they were: the same as a tool's result (``results``)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from mcp import McpError
@@ -48,7 +47,7 @@ def lc_block(block: ContentBlock) -> dict[str, object]:
 
 
 def resource_tool(links: Mapping[str, ServerLink], store: AttachmentStore) -> BaseTool:
-    async def read(server: str, uri: str) -> Any:
+    async def read(server: str, uri: str) -> object:
         link = links.get(server)
         offering = sorted(
             name

@@ -27,6 +27,7 @@ import math
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessageChunk, BaseMessage, UsageMetadata
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGenerationChunk
@@ -67,9 +68,9 @@ class DcodeChatOpenAI(ChatOpenAI):
     """The ``provider:model`` the user chose, for the line that says what to configure."""
 
     def _get_request_payload(
-        self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
     ) -> dict:
-        def convert(messages: Any) -> dict:
+        def convert(messages: LanguageModelInput) -> dict[str, object]:
             return super(DcodeChatOpenAI, self)._get_request_payload(messages, stop=stop, **kwargs)
 
         # Chat Completions only (dcode always names the wire): the Responses API's input is

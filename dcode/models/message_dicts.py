@@ -28,19 +28,19 @@ For the same servers, an assistant message that calls tools and says nothing goe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage
 
 from dcode.models.message_memo import MessageMemo
 
-Convert = Callable[[list[BaseMessage]], dict[str, object]]
+Convert = Callable[[LanguageModelInput], dict[str, object]]
 """langchain-openai's payload for some messages: the create() keyword arguments."""
 
 _DICTS: MessageMemo[dict[str, object]] = MessageMemo()
 
 
-def converted(input_: Any, convert: Convert) -> dict[str, object]:
+def converted(input_: LanguageModelInput, convert: Convert) -> dict[str, object]:
     """``convert(input_)`` for Chat Completions, converting only the messages not converted
     before when ``input_`` is a list of messages."""
     if (
@@ -94,7 +94,7 @@ def plain_content(message: dict[str, object]) -> dict[str, object]:
     return {**message, "content": _joined([part["text"] for part in content])}
 
 
-def _plain_text(part: Any) -> bool:
+def _plain_text(part: object) -> bool:
     return (
         isinstance(part, dict)
         and part.keys() == {"type", "text"}

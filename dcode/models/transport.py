@@ -39,13 +39,16 @@ import time
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import httpx2
 import openai
 
 from dcode.models.sse_merge import ArgsDeltaMerger
+
+if TYPE_CHECKING:
+    from dcode.settings.config import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +59,7 @@ class Limits:
     retry_budget: float
 
     @classmethod
-    def of(cls, settings: Any) -> Limits:
+    def of(cls, settings: Settings) -> Limits:
         return cls(
             settings.connect_timeout,
             settings.request_timeout,
