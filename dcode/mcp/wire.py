@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 import httpx
@@ -138,6 +137,7 @@ class WatchedTransport(httpx.AsyncBaseTransport):
             and request.method != "DELETE"
         ):
             self.lost(SESSION_GONE)
+        assert isinstance(response.stream, httpx.AsyncByteStream)  # an async transport's
         response.stream = _WatchedStream(response.stream, self)
         return response
 
@@ -151,7 +151,7 @@ class WatchedTransport(httpx.AsyncBaseTransport):
 
 
 class _WatchedStream(httpx.AsyncByteStream):
-    def __init__(self, inner: Any, watch: WatchedTransport) -> None:
+    def __init__(self, inner: httpx.AsyncByteStream, watch: WatchedTransport) -> None:
         self.inner = inner
         self.watch = watch
 
