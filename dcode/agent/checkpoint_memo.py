@@ -24,6 +24,8 @@ loaded in place) around the same leaf objects: the messages, which nothing chang
 where the previous turn left them.
 """
 
+# Any: LangGraph's serializer decodes to Any, and its checkpoint saver and serializer take untyped options
+
 from __future__ import annotations
 
 import threading

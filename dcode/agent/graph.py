@@ -6,6 +6,8 @@ compiled graph serves every session of the process. A run without that context i
 before its first step (``RunContextRequired``).
 """
 
+# Any: create_agent merges each middleware's own state schema, so LangChain types the middleware list and the compiled graph over Any
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,4 +1,4 @@
-"""JSON as dcode reads and writes it: one alias, so a JSON payload is never typed ``Any``.
+"""JSON as dcode reads and writes it, named once so that a JSON payload has a type of its own.
 
 It imports nothing from dcode, so any layer (``models``, ``mcp``, ``agent``) can use it.
 """

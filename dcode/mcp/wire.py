@@ -8,7 +8,7 @@ without an answer, so the call would wait its whole timeout. So the messages pas
 relays: the inbound one ends when the transport's stream ends, the outbound one notes the
 request id of each tool call (by the progress token dcode gives it, to send
 ``notifications/cancelled`` later), and the HTTP client's transport reports a connection that
-fails. Any of these calls ``lost``; the link then closes the session's inbound stream, which
+fails. Each of these calls ``lost``; the link then closes the session's inbound stream, which
 ends every call in flight at once (the SDK answers them "connection closed").
 """
 

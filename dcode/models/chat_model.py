@@ -20,6 +20,8 @@
   on Chat Completions each message is converted to its wire dict once (``message_dicts.py``).
 """
 
+# Any: overrides of ChatOpenAI's methods, whose *args and **kwargs LangChain leaves untyped
+
 from __future__ import annotations
 
 import json

@@ -29,6 +29,8 @@ fired and how to change it (``dcode/models/errors.py``). The answer's body is re
 task and passed through ``ArgsDeltaMerger``, and a connection lost mid-answer is marked as such.
 """
 
+# Any: the OpenAI SDK's client and httpx's transport, overridden here, take untyped options and **kwargs; the answer's queue carries bytes, errors and an end marker
+
 from __future__ import annotations
 
 import asyncio

@@ -17,6 +17,8 @@ model can read; an interrupt cancels the subagent with its parent (the runner th
 calls it left open, in both threads).
 """
 
+# Any: create_agent's compiled graph, which LangGraph types over AgentState[Any]
+
 from __future__ import annotations
 
 import asyncio
