@@ -11,7 +11,13 @@ from collections.abc import Mapping
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from mcp import McpError
-from mcp.types import ContentBlock, EmbeddedResource, ImageContent, TextContent
+from mcp.types import (
+    BlobResourceContents,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+)
 
 from dcode.agent.tools.args import ReadMcpResourceArgs
 from dcode.agent.tools.spec import READ_MCP_RESOURCE
@@ -39,11 +45,11 @@ def lc_block(block: ContentBlock) -> dict[str, object]:
         case EmbeddedResource(resource=resource):
             return {
                 "type": "file",
-                "base64": getattr(resource, "blob", ""),
+                "base64": resource.blob if isinstance(resource, BlobResourceContents) else "",
                 "mime_type": resource.mimeType,
                 "url": str(resource.uri),
             }
-    return {"type": "text", "text": f"[{getattr(block, 'type', 'content')}: not shown]"}
+    return {"type": "text", "text": f"[{block.type}: not shown]"}
 
 
 def resource_tool(links: Mapping[str, ServerLink], store: AttachmentStore) -> BaseTool:

@@ -190,7 +190,7 @@ def archive_section(messages: Sequence[BaseMessage], now: datetime | None = None
         if message.additional_kwargs.get("lc_source") == SUMMARY_SOURCE:
             continue  # an earlier summary: its messages are in an earlier section
         body = _text(message.content, _escaped)
-        calls = getattr(message, "tool_calls", None) or []
+        calls = message.tool_calls if isinstance(message, AIMessage) else []
         if calls:
             inner = [f"<content>{body}</content>"] + [
                 f'<tool_call id="{html.escape(str(c.get("id")))}" name="{html.escape(c["name"])}">'
