@@ -22,7 +22,7 @@ from dcode.models.usage import usage_is_estimated
 
 
 def answer_with_usage(response: ModelResponse) -> AIMessage | None:
-    for message in reversed(getattr(response, "result", None) or []):
+    for message in reversed(response.result):
         if isinstance(message, AIMessage) and message.usage_metadata:
             return message
     return None
