@@ -246,7 +246,13 @@ def _replay_thread(
     """One thread's events, tagged with ``path``; ``from_agent``: a subagent's thread, whose
     first user message is its task's description (``SubagentStarted`` carries it). ``due``:
     compactions' events, by the number of messages the history held when each came."""
-    from dcode.agent.events import ToolCallFinished, ToolCallRunning, ToolStatus, UserMessage
+    from dcode.agent.events import (
+        ToolCallFinished,
+        ToolCallRunning,
+        ToolResult,
+        ToolStatus,
+        UserMessage,
+    )
     from dcode.agent.stream import StreamTranslator
     from dcode.agent.tools.spec import TASK
 
@@ -264,11 +270,18 @@ def _replay_thread(
                     continue
                 case ToolCallRunning(call_id=call_id):
                     unanswered[call_id] = event
-                case ToolCallFinished(call_id=call_id, status=status, output=output):
+                case ToolCallFinished(call_id=call_id, result=result):
                     running = unanswered.pop(call_id, None)
                     if running is not None and running.name == TASK.name and how.follows_tasks:
                         yield from _replay_task(
-                            messages, how, path, thread_id, running, status, output, tally
+                            messages,
+                            how,
+                            path,
+                            thread_id,
+                            running,
+                            result.status,
+                            result.text,
+                            tally,
                         )
             yield event.from_agent(path)
     for running in unanswered.values():
@@ -277,7 +290,10 @@ def _replay_thread(
                 messages, how, path, thread_id, running, ToolStatus.CANCELLED, "no result", tally
             )
         yield ToolCallFinished(
-            running.call_id, running.name, ToolStatus.CANCELLED, "no result", agent=path
+            running.call_id,
+            running.name,
+            ToolResult("", status=ToolStatus.CANCELLED, preview="no result"),
+            agent=path,
         )
     for _at, events in due:
         yield from events

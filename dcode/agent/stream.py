@@ -34,15 +34,15 @@ from dcode.agent.events import (
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
-    ToolStatus,
     UsageUpdated,
     UserMessage,
 )
-from dcode.agent.markers import CANCELLED_MARKER, DENIED_MARKER, SAVED_TO_MARKER
+from dcode.agent.markers import CANCELLED_MARKER
 from dcode.agent.shell_note import read_shell_note
-from dcode.agent.tools.diffs import recorded_diff
-from dcode.agent.tools.summary import preview_result, summarize_call
-from dcode.media.frames import frames_in, windows_in
+from dcode.agent.tools.result import texts_in
+from dcode.agent.tools.result_message import read_result
+from dcode.agent.tools.summary import summarize_call
+from dcode.media.frames import windows_in
 from dcode.media.kinds import labels_in
 from dcode.models.usage import cached_input_tokens, usage_is_estimated
 
@@ -71,15 +71,6 @@ def message_text(message: BaseMessage) -> str:
     return "".join(parts)
 
 
-def _texts(content: list[Any]) -> list[str]:
-    return [
-        block if isinstance(block, str) else str(block.get("text", ""))
-        for block in content
-        if isinstance(block, str)
-        or (isinstance(block, dict) and block.get("type") in {"text", "output_text"})
-    ]
-
-
 def user_text(message: BaseMessage) -> str:
     """A user message as the transcript shows it: its text, and a mark for each attachment.
     A sampled video window and a file attached with ``@path`` are left out: the transcript
@@ -89,7 +80,7 @@ def user_text(message: BaseMessage) -> str:
     windows = windows_in(message.content)
     attached = attached_blocks(message.additional_kwargs)
     # Images the prompt names by their label (``[image 1]``, pasted in the TUI) need no mark.
-    named = labels_in("".join(_texts(message.content)), "image")
+    named = labels_in("".join(texts_in(message.content)), "image")
     parts = []
     for index, block in enumerate(message.content):
         if index in attached or any(window.holds(index) for window in windows):
@@ -124,14 +115,6 @@ def reasoning_text(message: BaseMessage) -> str:
             if isinstance(item, dict) and isinstance(item.get("text"), str):
                 parts.append(item["text"])
     return "".join(parts)
-
-
-def tool_status(message: ToolMessage) -> ToolStatus:
-    if message.additional_kwargs.get(DENIED_MARKER):
-        return ToolStatus.DENIED
-    if message.additional_kwargs.get(CANCELLED_MARKER):
-        return ToolStatus.CANCELLED
-    return ToolStatus.ERROR if message.status == "error" else ToolStatus.OK
 
 
 @dataclass
@@ -294,27 +277,4 @@ class StreamTranslator:
             )
 
     def _on_tool_message(self, message: ToolMessage) -> Iterator[Event]:
-        # A media result's text blocks (its summary, page or frame labels, a video's header and
-        # hint) are one line each.
-        text = (
-            message.content
-            if isinstance(message.content, str)
-            else "\n".join(_texts(message.content))
-        )
-        frames = frames_in(message.content)
-        yield ToolCallFinished(
-            message.tool_call_id,
-            message.name or "",
-            tool_status(message),
-            preview_result(text),
-            text,
-            recorded_diff(message.artifact),
-            frames,
-            saved_to(message),
-        )
-
-
-def saved_to(message: ToolMessage) -> str:
-    """The file an evicted result's full output is in, as its mark says; ``""`` for the rest."""
-    path = message.additional_kwargs.get(SAVED_TO_MARKER)
-    return path if isinstance(path, str) else ""
+        yield ToolCallFinished(message.tool_call_id, message.name or "", read_result(message))

@@ -73,13 +73,3 @@ def diff_record(diff: str) -> DiffRecord | None:
     count = len(rest)
     note = f"… {count:,} more diff line{'s' if count != 1 else ''} not kept (+{added:,} -{removed:,})\n"
     return DiffRecord(diff="".join(kept) + note)
-
-
-def recorded_diff(artifact: object) -> str:
-    """The diff a write recorded in its tool message's artifact; ``""`` when there is none
-    (another tool, a failed call, or a session saved before writes recorded their diff)."""
-    if isinstance(artifact, Mapping):
-        diff = artifact.get("diff")
-        if isinstance(diff, str):
-            return diff
-    return ""

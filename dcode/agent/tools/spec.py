@@ -1,7 +1,8 @@
 """One ``ToolSpec`` per tool: everything the rest of dcode needs to know about a tool.
 
 The approval policy asks a spec what a call can do (its kind, the paths it writes), the UI asks
-it for a call's one-line summary and its diff, and the tools are built from it (the name and
+it for a call's one-line summary, its diff and how its result shows, and the tools are built
+from it (the name and
 the arguments live here once). A name no spec knows, such as an MCP tool's, gets a default spec
 of kind ``other``: dcode cannot tell what such a call does, so it asks before running it.
 
@@ -37,6 +38,7 @@ from dcode.agent.tools.describe import (
 )
 from dcode.agent.tools.diff_text import edit_diff, write_diff
 from dcode.agent.tools.editing import EditError
+from dcode.agent.tools.result import preview_result
 
 MAX_SUMMARY_CHARS = 80
 
@@ -47,6 +49,8 @@ Preview = Callable[[Args, str | None, str], str]
 to a unified diff. It may raise when the call cannot apply; ``ToolSpec.diff`` turns that into
 no diff."""
 Targets = Callable[[Args], list[str]]
+ShowResult = Callable[[str], str]
+"""A result's text to the few lines its finished call shows."""
 
 
 class ToolKind(StrEnum):
@@ -97,6 +101,7 @@ class ToolSpec:
     targets: Targets = no_targets
     unconfined: Callable[[Args], bool] = never
     """Whether a call asks to run outside the sandbox (a person approves that, every time)."""
+    show_result: ShowResult = preview_result
 
     def summary(self, args: Args) -> str:
         """One line of at most ``MAX_SUMMARY_CHARS``: the name and what the call touches."""

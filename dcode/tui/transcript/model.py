@@ -355,12 +355,13 @@ class TranscriptModel:
         call = self.call(event.call_id, event.agent)
         if call is None:
             return
-        call.frames = VideoSeen(event.frames) if event.frames is not None else None
-        call.status = event.status
-        call.preview = event.preview
-        call.output = event.output
-        call.diff = event.diff  # what the write did (the approval's preview was what it would do)
-        call.saved_to = event.saved_to
+        result = event.result
+        call.frames = VideoSeen(result.frames) if result.frames is not None else None
+        call.status = result.status
+        call.preview = result.preview
+        call.output = result.text
+        call.diff = result.diff  # what the write did (the approval's preview was what it would do)
+        call.saved_to = result.saved_to
         if not call.name:
             call.name = event.name
         yield Touched(Change.CHANGED, call, group=self._group_of.get(call))
