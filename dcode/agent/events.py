@@ -224,6 +224,7 @@ class ToolCallFinished(Event):
         result = self.result
         return {
             "type": self.type,
+            "agent": list(self.agent),
             "call_id": self.call_id,
             "name": self.name,
             "status": result.status,
@@ -232,7 +233,6 @@ class ToolCallFinished(Event):
             "diff": result.diff,
             "frames": asdict(result.frames) if result.frames is not None else None,
             "saved_to": result.saved_to,
-            "agent": list(self.agent),
         }
 
 
