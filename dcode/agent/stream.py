@@ -8,9 +8,11 @@ so a resumed transcript says exactly what the live one said. Middleware events a
 ``custom`` stream as they are.
 """
 
+# Any: LangGraph's astream hands each stream mode's data over untyped
+
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -184,7 +186,7 @@ class StreamTranslator:
             session_cached_tokens=self._session_cached + self.tally.all_cached_tokens,
         )
 
-    def on_chunk(self, chunk: Any, metadata: dict[str, Any]) -> Iterator[Event]:
+    def on_chunk(self, chunk: object, metadata: Mapping[str, object]) -> Iterator[Event]:
         if not isinstance(chunk, AIMessageChunk) or metadata.get("langgraph_node") != MODEL_NODE:
             return
         message_id = chunk.id or ""
@@ -208,7 +210,7 @@ class StreamTranslator:
         if getattr(chunk, "chunk_position", None) == "last":
             yield ModelStreamEnded()
 
-    def on_update(self, update: Any) -> Iterator[Event]:
+    def on_update(self, update: object) -> Iterator[Event]:
         if not isinstance(update, dict):
             return
         for node_update in update.values():
@@ -220,7 +222,7 @@ class StreamTranslator:
             for message in messages:
                 yield from self.on_message(message)
 
-    def on_message(self, message: Any) -> Iterator[Event]:
+    def on_message(self, message: object) -> Iterator[Event]:
         """What one complete message in the thread says, as events."""
         match message:
             case AIMessage():

@@ -5,6 +5,8 @@ A tool that reports while it runs (a shell command's output) is made with ``make
 its ``run`` also gets the ``CallSite``, the call's id and where the run's events go, taken
 from the tool runtime LangGraph's tool node hands the tool (as MCP tools get theirs)."""
 
+# Any: StructuredTool hands a call's arguments over as **kwargs; each run takes its own model
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable

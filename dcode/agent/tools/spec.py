@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Final
 
 from pydantic import BaseModel
 
 from dcode.agent.tools import args as arguments
 from dcode.agent.tools.describe import (
+    Args,
     describe_edit,
     describe_execute,
     describe_fetch,
@@ -42,7 +43,6 @@ from dcode.agent.tools.result import preview_result
 
 MAX_SUMMARY_CHARS = 80
 
-Args = Mapping[str, Any]
 Describe = Callable[[Args], str]
 Preview = Callable[[Args, str | None, str], str]
 """``(args, the file's text before the call or None when there is no file, the path as shown)``

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.agent.events import (
@@ -62,6 +62,9 @@ from dcode.tui.transcript.entries import (
     UserEntry,
     VideoSeen,
 )
+
+if TYPE_CHECKING:
+    from dcode.agent.decisions import ApprovalDecision
 
 CallKey = tuple[int, tuple[str, ...], str]
 """A call as the transcript knows it: its turn, the path of the agent that made it, its id."""
@@ -425,7 +428,10 @@ class TranscriptModel:
     # -- approvals ---------------------------------------------------------------------------
 
     def show_approval(
-        self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0
+        self,
+        request: ApprovalRequested,
+        future: asyncio.Future[ApprovalDecision],
+        arm_delay: float = 0.0,
     ) -> Iterator[Touched]:
         call, made = self._call(request.call_id, request.tool, request.agent)
         yield from made
