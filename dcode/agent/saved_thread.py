@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dcode.agent.events import Event
+    from dcode.agent.events import Event, ToolCallRunning, ToolStatus
+    from dcode.agent.stream import TurnTally
 
 CHECKPOINT_SCHEMA: dict[str, tuple[str, ...]] = {
     "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id"),
@@ -289,12 +290,8 @@ def _replay_thread(
             yield from _replay_task(
                 messages, how, path, thread_id, running, ToolStatus.CANCELLED, "no result", tally
             )
-        yield ToolCallFinished(
-            running.call_id,
-            running.name,
-            ToolResult("", status=ToolStatus.CANCELLED, preview="no result"),
-            agent=path,
-        )
+        unfinished = ToolResult("", status=ToolStatus.CANCELLED, preview="no result")
+        yield ToolCallFinished(running.call_id, running.name, unfinished, agent=path)
     for _at, events in due:
         yield from events
 
@@ -304,12 +301,13 @@ def _replay_task(
     how: _Replay,
     path: tuple[str, ...],
     thread_id: str,
-    call: Any,
-    status: Any,
+    call: ToolCallRunning,
+    status: ToolStatus,
     result: str,
-    tally: Any,
+    tally: TurnTally,
 ) -> Iterator[Event]:
-    """A ``task`` call's subagent, from its own thread; nothing when that thread is not saved."""
+    """A ``task`` call's subagent, from its own thread; nothing when that thread is not saved.
+    ``status`` and ``result``: the call's, which are what the subagent returned."""
     from dcode.agent.events import SubagentFinished, SubagentStarted, ToolStatus
     from dcode.agent.stream import TurnTally
     from dcode.agent.subagents.threads import call_number, task_path, task_thread

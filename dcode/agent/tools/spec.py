@@ -1,10 +1,10 @@
 """One ``ToolSpec`` per tool: everything the rest of dcode needs to know about a tool.
 
 The approval policy asks a spec what a call can do (its kind, the paths it writes), the UI asks
-it for a call's one-line summary, its diff and how its result shows, and the tools are built
-from it (the name and
-the arguments live here once). A name no spec knows, such as an MCP tool's, gets a default spec
-of kind ``other``: dcode cannot tell what such a call does, so it asks before running it.
+it for a call's one-line summary, its diff and how its finished result shows, and the tools are
+built from it (the name and the arguments live here once). A name no spec knows, such as an MCP
+tool's, gets a default spec of kind ``other``: dcode cannot tell what such a call does, so it
+asks before running it.
 
 Nothing here imports LangChain: a resumed transcript is painted (with every call's summary)
 while the engine is still loading.
@@ -102,6 +102,8 @@ class ToolSpec:
     unconfined: Callable[[Args], bool] = never
     """Whether a call asks to run outside the sandbox (a person approves that, every time)."""
     show_result: ShowResult = preview_result
+    """What a finished call shows of its result (``ToolResult.preview``); by default its first
+    lines and a count of the rest."""
 
     def summary(self, args: Args) -> str:
         """One line of at most ``MAX_SUMMARY_CHARS``: the name and what the call touches."""
