@@ -117,7 +117,7 @@ def finished_json(events: Iterable[Event]) -> list[str]:
     return [json.dumps(e.to_json()) for e in events if isinstance(e, ToolCallFinished)]
 
 
-def test_an_old_session_replays_to_the_events_it_always_gave() -> None:
+async def test_an_old_session_replays_to_the_events_it_always_gave(tmp_path: Path) -> None:
     def event(call_id: str, name: str, status: str, output: str, **rest: object) -> dict:
         return {
             "type": "tool_call_finished",
@@ -151,7 +151,10 @@ def test_an_old_session_replays_to_the_events_it_always_gave() -> None:
         event("g", "grep", "error", "grep: bad pattern"),
         event("m", "mcp__srv__lookup", "ok", "found"),
     ]
-    assert finished_json(replay(old_thread())) == [json.dumps(e) for e in expected]
+    await save_thread(tmp_path / "sessions.db", old_thread())
+    saved = read_saved_thread(tmp_path / "sessions.db", "s", strict=True)
+    assert saved is not None
+    assert finished_json(replay(saved.messages)) == [json.dumps(e) for e in expected]
     live = StreamTranslator(None)  # the live stream reads the same messages the same way
     assert finished_json(e for m in old_thread() for e in live.on_message(m)) == [
         json.dumps(e) for e in expected
