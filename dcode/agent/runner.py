@@ -54,6 +54,8 @@ from dcode.agent.sessions import (
     refusal_for,
 )
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
+from dcode.agent.tools.result import ToolResult, ToolStatus
+from dcode.agent.tools.result_message import message_fields
 from dcode.models.errors import describe_model_error
 
 if TYPE_CHECKING:
@@ -497,15 +499,14 @@ class SessionRunner:
         missing = dangling_tool_calls(messages)
         if not missing:
             return len(messages)
-        results = [
-            ToolMessage(
-                content="cancelled: the user interrupted this call before it finished",
-                tool_call_id=call_id,
-                name=name,
-                status="error",
-                additional_kwargs={CANCELLED_MARKER: True},
+        cancelled = message_fields(
+            ToolResult(
+                "cancelled: the user interrupted this call before it finished",
+                status=ToolStatus.CANCELLED,
             )
-            for call_id, name in missing
+        )
+        results = [
+            ToolMessage(**cancelled, tool_call_id=call_id, name=name) for call_id, name in missing
         ]
         await self.engine.graph.aupdate_state(config, {"messages": results}, as_node="tools")
         return len(messages) + len(results)

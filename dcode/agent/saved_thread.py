@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dcode.agent.events import Event
+    from dcode.agent.events import Event, ToolCallRunning, ToolStatus
+    from dcode.agent.stream import TurnTally
 
 CHECKPOINT_SCHEMA: dict[str, tuple[str, ...]] = {
     "checkpoints": ("thread_id", "checkpoint_ns", "checkpoint_id"),
@@ -246,7 +247,13 @@ def _replay_thread(
     """One thread's events, tagged with ``path``; ``from_agent``: a subagent's thread, whose
     first user message is its task's description (``SubagentStarted`` carries it). ``due``:
     compactions' events, by the number of messages the history held when each came."""
-    from dcode.agent.events import ToolCallFinished, ToolCallRunning, ToolStatus, UserMessage
+    from dcode.agent.events import (
+        ToolCallFinished,
+        ToolCallRunning,
+        ToolResult,
+        ToolStatus,
+        UserMessage,
+    )
     from dcode.agent.stream import StreamTranslator
     from dcode.agent.tools.spec import TASK
 
@@ -264,11 +271,18 @@ def _replay_thread(
                     continue
                 case ToolCallRunning(call_id=call_id):
                     unanswered[call_id] = event
-                case ToolCallFinished(call_id=call_id, status=status, output=output):
+                case ToolCallFinished(call_id=call_id, result=result):
                     running = unanswered.pop(call_id, None)
                     if running is not None and running.name == TASK.name and how.follows_tasks:
                         yield from _replay_task(
-                            messages, how, path, thread_id, running, status, output, tally
+                            messages,
+                            how,
+                            path,
+                            thread_id,
+                            running,
+                            result.status,
+                            result.text,
+                            tally,
                         )
             yield event.from_agent(path)
     for running in unanswered.values():
@@ -276,9 +290,8 @@ def _replay_thread(
             yield from _replay_task(
                 messages, how, path, thread_id, running, ToolStatus.CANCELLED, "no result", tally
             )
-        yield ToolCallFinished(
-            running.call_id, running.name, ToolStatus.CANCELLED, "no result", agent=path
-        )
+        unfinished = ToolResult("", status=ToolStatus.CANCELLED, preview="no result")
+        yield ToolCallFinished(running.call_id, running.name, unfinished, agent=path)
     for _at, events in due:
         yield from events
 
@@ -288,12 +301,13 @@ def _replay_task(
     how: _Replay,
     path: tuple[str, ...],
     thread_id: str,
-    call: Any,
-    status: Any,
+    call: ToolCallRunning,
+    status: ToolStatus,
     result: str,
-    tally: Any,
+    tally: TurnTally,
 ) -> Iterator[Event]:
-    """A ``task`` call's subagent, from its own thread; nothing when that thread is not saved."""
+    """A ``task`` call's subagent, from its own thread; nothing when that thread is not saved.
+    ``status`` and ``result``: the call's, which are what the subagent returned."""
     from dcode.agent.events import SubagentFinished, SubagentStarted, ToolStatus
     from dcode.agent.stream import TurnTally
     from dcode.agent.subagents.threads import call_number, task_path, task_thread

@@ -22,25 +22,24 @@ from langgraph.types import Command
 
 from dcode.agent.approval import ApprovalDecision, Denial, Verdict, remember
 from dcode.agent.events import ApprovalKind, ApprovalRequested, ApprovalResolved, Notice
-from dcode.agent.markers import DENIED_MARKER, END_TURN_MARKER
+from dcode.agent.markers import END_TURN_MARKER
 from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.permissions.hide import hide_denied_matches
 from dcode.agent.permissions.load import keep_rule
 from dcode.agent.permissions.suggest import suggest_rule
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.diffs import proposed_diff
+from dcode.agent.tools.result import ToolResult, ToolStatus
+from dcode.agent.tools.result_message import message_fields
 from dcode.agent.tools.spec import GREP
 from dcode.agent.tools.summary import summarize_call
 
 
 def denied_message(call: ToolCall, text: str, *, end_turn: bool = False) -> ToolMessage:
-    return ToolMessage(
-        content=f"denied: {text}",
-        tool_call_id=call["id"],
-        name=call["name"],
-        status="error",
-        additional_kwargs={DENIED_MARKER: True, **({END_TURN_MARKER: True} if end_turn else {})},
-    )
+    fields = message_fields(ToolResult(f"denied: {text}", status=ToolStatus.DENIED))
+    if end_turn:
+        fields["additional_kwargs"][END_TURN_MARKER] = True
+    return ToolMessage(**fields, tool_call_id=call["id"], name=call["name"])
 
 
 def denial_reason(verdict: Verdict, decision: ApprovalDecision) -> str:

@@ -37,6 +37,8 @@ from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.middleware.system_sections import with_section
 from dcode.agent.plan_mode import PLAN_PROMPT, SUBAGENT_PLAN_PROMPT, save_plan
 from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.tools.result import ToolResult
+from dcode.agent.tools.result_message import message_fields
 from dcode.agent.tools.spec import EXIT_PLAN_MODE
 from dcode.settings.config import ApprovalMode
 
@@ -95,7 +97,8 @@ class PlanModeMiddleware(AgentMiddleware[AgentState[object], RunContext]):
             return await handler(request)
         context = require_run_context(request.runtime.context)
         if context.policy.mode is not ApprovalMode.PLAN:
-            return ToolMessage(content=NOT_IN_PLAN_MODE, tool_call_id=call["id"], name=call["name"])
+            fields = message_fields(ToolResult(NOT_IN_PLAN_MODE))
+            return ToolMessage(**fields, tool_call_id=call["id"], name=call["name"])
         plan = (call.get("args") or {}).get("plan")
         if isinstance(plan, str) and plan.strip():
             try:

@@ -5,8 +5,8 @@ checkpoint, every later request and a resumed session all hold the short form. A
 text is over ``EVICT_CHARS`` is written to ``$DCODE_HOME/large_tool_results/{session}/{call id}``
 and replaced by a note (the call, the file, how to read it by offset and limit) and the
 head/tail preview (``dcode.agent.large_results``). The note carries the file in its
-``additional_kwargs`` (``SAVED_TO_MARKER``), never sent to the model, so the transcript can say
-where the full output is. If the file cannot be written, the result stays as it was.
+``additional_kwargs`` (``result_message.saved_elsewhere``), never sent to the model, so the
+finished call's ``ToolResult.saved_to`` says where the full output is. If the file cannot be written, the result stays as it was.
 
 Exempt, as in the reference: the tools that bound their own output or whose result is the file
 itself (ls, glob, grep, read_file, edit_file, write_file). Multimodal results are left to the
@@ -26,8 +26,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from dcode.agent.large_results import result_note, result_path, save_text
-from dcode.agent.markers import SAVED_TO_MARKER
 from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.tools.result_message import saved_elsewhere
 from dcode.agent.tools.spec import EDIT_FILE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 
 EVICT_CHARS: Final = 80_000
@@ -54,12 +54,7 @@ def evicted(message: ToolMessage, tool: str, root: Path, session_id: str) -> Too
     if not save_text(target, text):
         return message
     note = result_note(text, message.tool_call_id, target, "for the conversation")
-    return message.model_copy(
-        update={
-            "content": note,
-            "additional_kwargs": {**message.additional_kwargs, SAVED_TO_MARKER: str(target)},
-        }
-    )
+    return saved_elsewhere(message, note, str(target))
 
 
 class ResultEvictionMiddleware(AgentMiddleware[AgentState[object], RunContext]):
