@@ -15,19 +15,9 @@ from typing import Any
 
 from dcode.settings.config import ApprovalMode, ConfigError, Settings, load_settings
 from dcode.terminal_text import for_stream
+from dcode.tui.setup_problem import find_setup_problem
 
 EXIT_OK, EXIT_USAGE = 0, 2
-
-
-def find_setup_problem(settings: Settings) -> str | None:
-    """One line saying why no model is usable (no key, bad spec), or None when one is."""
-    from dcode.models.spec import resolve_endpoint
-
-    try:
-        resolve_endpoint(settings)
-    except ConfigError as exc:
-        return str(exc)
-    return None
 
 
 def _reloader(settings: Settings, cli: dict[str, Any] | None) -> Callable[[], Settings]:
