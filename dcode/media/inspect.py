@@ -9,7 +9,6 @@ CPU work, like admission.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from dcode.media.derive import derive_variant, plan_variant
 from dcode.media.errors import ImageRejected, MediaError
@@ -21,7 +20,7 @@ from dcode.media.variant_cache import VariantCache
 from dcode.regular_files import NotRegularFile, read_regular
 
 
-def inspect_path(path: Path | str, route: ImageRoute, store: AttachmentStore) -> dict[str, Any]:
+def inspect_path(path: Path | str, route: ImageRoute, store: AttachmentStore) -> dict[str, object]:
     """``{"path", "name", "original", "normalized", "request"}``, or ``{"path", "error"}``."""
     p = Path(path)
     try:
