@@ -145,6 +145,7 @@ def _is_cover_art(stream: VideoStream) -> bool:
 
 
 def _reason(exc: BaseException) -> str:
+    # PyAV's errors carry strerror without all being OSErrors.
     text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return str(text).rstrip(".")
 

@@ -224,7 +224,7 @@ def _apply_data(settings: Settings, data: dict[str, object], path: Path, text: s
     try:
         settings = _apply_values(settings, scalars, origin=str(path))
     except ConfigError as exc:
-        key = getattr(exc, "key", "")
+        key = exc.key if isinstance(exc, _ValueError) else ""
         raise ConfigError(f"{path} line {_line_of(text, key)}: {exc}") from None
     if "pass_env" in data:
         settings = replace(settings, pass_env=_env_names(data["pass_env"], path, text))

@@ -79,6 +79,7 @@ def _role(message: BaseMessage) -> str:
 
 def _key(message: BaseMessage) -> tuple[object, ...]:
     content = message.content if isinstance(message.content, str) else repr(message.content)
+    # Only an AIMessage has tool calls; langchain's classes are imported here for the checker only.
     calls = getattr(message, "tool_calls", None)
     return (message.id, message.type, message.name, content, repr(calls) if calls else None)
 
@@ -435,8 +436,8 @@ def _tool_key(tool: Tool) -> object:
         return json.dumps(tool, sort_keys=True, default=str)
     return (
         type(tool).__qualname__,
-        getattr(tool, "name", None),
-        getattr(tool, "description", None),
+        tool.name,
+        tool.description,
     )
 
 

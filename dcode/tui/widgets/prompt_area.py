@@ -333,6 +333,7 @@ class PromptArea(TextArea):
 
     def _build_highlight_map(self) -> None:
         super()._build_highlight_map()
+        # TextArea's own __init__ builds the map once, before this class has set its registry.
         registry: PlaceholderRegistry | None = getattr(self, "placeholders", None)
         if not registry:
             return
