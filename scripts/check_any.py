@@ -51,9 +51,9 @@ class Finding:
     message: str
 
     def __str__(self) -> str:
-        shown = self.path.resolve()
-        if shown.is_relative_to(ROOT):
-            shown = shown.relative_to(ROOT)
+        resolved, shown = self.path.resolve(), self.path
+        if resolved.is_relative_to(ROOT):
+            shown = resolved.relative_to(ROOT)
         return f"{shown}: {self.message}"
 
 
