@@ -31,12 +31,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Temporary: packages whose `Any` is being narrowed on other branches. Each is checked once it
-# is done; then this is emptied.
+# Temporary: the modules whose `Any` is being narrowed on other branches (the session store,
+# typed tool results, the transcript). Each is checked once it is done; then this is emptied.
 NOT_YET: tuple[str, ...] = (
-    "dcode/agent",
-    "dcode/models",
-    "dcode/mcp",
+    "dcode/agent/checkpointer.py",
+    "dcode/agent/engine.py",
+    "dcode/agent/rewind",
+    "dcode/agent/runner.py",
+    "dcode/agent/saved_thread.py",
+    "dcode/agent/stream.py",
+    "dcode/agent/tools",
     "dcode/tui/transcript",
 )
 

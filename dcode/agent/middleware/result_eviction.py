@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
@@ -62,7 +62,7 @@ def evicted(message: ToolMessage, tool: str, root: Path, session_id: str) -> Too
     )
 
 
-class ResultEvictionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class ResultEvictionMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(self, results_dir: Path) -> None:
         super().__init__()
         self.results_dir = results_dir
@@ -70,8 +70,8 @@ class ResultEvictionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[object]]],
+    ) -> ToolMessage | Command[object]:
         result = await handler(request)
         if not isinstance(result, ToolMessage):
             return result  # a Command (compact_conversation's) updates state, it is no output
@@ -81,8 +81,8 @@ class ResultEvictionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[object]],
+    ) -> ToolMessage | Command[object]:
         result = handler(request)
         return evicted(*self._where(result, request)) if isinstance(result, ToolMessage) else result
 

@@ -5,6 +5,8 @@ own history, so the subagent's thread, ``SESSION/task/N``, is known from the sav
 alone: a resumed transcript finds each task's thread the same way.
 """
 
+# Any: LangGraph's InjectedState and stream writer are untyped, and langchain types message content parts as bare dicts
+
 from __future__ import annotations
 
 import contextvars
