@@ -28,7 +28,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -59,7 +59,13 @@ from dcode.agent.tools.result_message import message_fields
 from dcode.models.errors import describe_model_error
 
 if TYPE_CHECKING:
-    from dcode.agent.engine import Engine
+    from dcode.agent.backends.local import LocalBackend
+    from dcode.agent.checkpointer import CheckedSaver
+    from dcode.agent.compaction.summary import Compactor
+    from dcode.agent.rewind.store import RewindStore
+    from dcode.agent.sessions import SessionStore
+    from dcode.models.factory import ResolvedModel
+    from dcode.settings.config import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -103,9 +109,40 @@ class _Interrupt:
         return self.task.cancelling() > 0
 
 
+class TurnEngine(Protocol):
+    """What a runner uses of the engine that hands it out (``dcode.agent.engine.Engine``).
+
+    Named here, so the runner needs nothing of the engine's module: the engine imports the
+    runner to hand runners out, never the other way round.
+    """
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def resolved(self) -> ResolvedModel: ...
+    @property
+    def backend(self) -> LocalBackend: ...
+    @property
+    def sessions(self) -> SessionStore: ...
+    @property
+    def rewind(self) -> RewindStore: ...
+    @property
+    def checkpointer(self) -> CheckedSaver: ...
+    @property
+    def compactor(self) -> Compactor: ...
+    @property
+    def graph(self) -> Any:
+        """The compiled agent graph, as the engine builds it (``dcode.agent.graph``)."""
+        ...
+
+    async def prepare_turn(self) -> list[str]:
+        """Bring the graph up to date for a new turn; returns the notices to show."""
+        ...
+
+
 class SessionRunner:
     def __init__(
-        self, engine: Engine, session_id: str, approver: Approver, policy: ApprovalPolicy
+        self, engine: TurnEngine, session_id: str, approver: Approver, policy: ApprovalPolicy
     ) -> None:
         self.engine = engine
         self.session_id = session_id

@@ -22,7 +22,6 @@ import re
 import sys
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
 
 ENV = "DCODE_GRAPHICS"
 TIMEOUT_S = 0.2
@@ -134,7 +133,7 @@ def _window_pixels(fd: int) -> tuple[int, int] | None:
     return width // columns, height // rows
 
 
-def image_widget(graphics: Graphics) -> Any:
+def image_widget(graphics: Graphics) -> object:
     """textual-image's widget class for ``graphics``, imported now (in a worker thread).
 
     Importing textual-image asks the terminal its own questions, which would race Textual
