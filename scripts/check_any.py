@@ -39,9 +39,6 @@ NOT_YET: tuple[str, ...] = (
     "dcode/agent/rewind",
     "dcode/agent/runner.py",
     "dcode/agent/saved_thread.py",
-    "dcode/agent/stream.py",
-    "dcode/agent/tools",
-    "dcode/tui/transcript",
 )
 
 TYPING_MODULES = frozenset({"typing", "typing_extensions"})
