@@ -15,6 +15,18 @@ Plain data: importing this imports no framework.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
+
+
+class Shape(TypedDict, total=False):
+    """What a ``PrivateUse`` says of its name beyond where it is: its optional fields, for the
+    helpers that build several uses of one place."""
+
+    bases: tuple[str, ...]
+    parameters: tuple[str, ...] | None
+    instance: bool
+    value_type: str | None
+    behaviour: str
 
 
 @dataclass(frozen=True, slots=True)

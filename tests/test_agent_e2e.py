@@ -219,7 +219,7 @@ async def test_runner_events_with_interactive_approver(
         events = [event async for event in runner.run_turn("write two files")]
     assert len(asked) == 1 and asked[0].tool == "write_file" and "+one" in asked[0].diff
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
-    assert [e.status for e in finished] == [ToolStatus.OK, ToolStatus.OK]
+    assert [e.result.status for e in finished] == [ToolStatus.OK, ToolStatus.OK]
     assert (workspace / "b.txt").read_text() == "two\n"
     assert isinstance(events[-1], TurnFinished) and not events[-1].is_error
 
@@ -251,7 +251,7 @@ async def test_write_todos_updates_the_plan(server, make_settings, api: str) -> 
         events = [e async for e in runner.run_turn("plan it")]
         state = await engine.graph.aget_state(runner.config)
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
-    assert finished[0].name == "write_todos" and finished[0].status is ToolStatus.OK
+    assert finished[0].name == "write_todos" and finished[0].result.status is ToolStatus.OK
     assert [t["content"] for t in state.values["todos"]] == ["read the code", "fix the bug"]
     assert "write_todos" in server.requests[0].tool_names
 

@@ -117,7 +117,9 @@ async def test_the_engine_asks_again_for_another_tool_and_another_server(
         ("mcp__other__add", ApprovalKind.TOOL, "other", "add"),
         ("mcp__other__add", ApprovalKind.TOOL, "other", "add"),
     ]
-    assert [e.status for e in events if isinstance(e, ToolCallFinished)] == [ToolStatus.OK] * 6
+    assert [e.result.status for e in events if isinstance(e, ToolCallFinished)] == [
+        ToolStatus.OK
+    ] * 6
     assert grants == ["calc__*", "calc__add"] and kinds == set()
 
 

@@ -105,9 +105,9 @@ def test_a_video_read_result_becomes_an_event_with_its_frames(store: AttachmentS
     [event] = StreamTranslator(None).on_message(
         ToolMessage(content=blocks, tool_call_id="c1", name="read_file")
     )
-    assert isinstance(event, ToolCallFinished) and event.frames is not None
-    assert [f.t for f in event.frames.frames] == [0.0, 2.0]
-    assert event.output.splitlines() == [
+    assert isinstance(event, ToolCallFinished) and event.result.frames is not None
+    assert [f.t for f in event.result.frames.frames] == [0.0, 2.0]
+    assert event.result.text.splitlines() == [
         "Read video clips/demo.mp4: sampled 2 frames.",
         "Reading first 100s of clips/demo.mp4 at 0.5 fps.",
         "Frame at t=00:00:00.000",

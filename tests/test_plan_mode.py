@@ -128,7 +128,7 @@ async def test_plan_mode_cannot_write(
         and last.result == "Everything was refused; here is what I found."
     )
     results = [e for e in events if isinstance(e, ToolCallFinished)]
-    denied = [e.name for e in results if e.status is ToolStatus.DENIED]
+    denied = [e.name for e in results if e.result.status is ToolStatus.DENIED]
     assert denied == [
         WRITE_FILE.name,
         EDIT_FILE.name,
@@ -137,7 +137,10 @@ async def test_plan_mode_cannot_write(
         WRITE_FILE.name,
         EXECUTE.name,
     ]
-    assert [e.name for e in results if e.status is ToolStatus.OK] == [READ_FILE.name, TASK.name]
+    assert [e.name for e in results if e.result.status is ToolStatus.OK] == [
+        READ_FILE.name,
+        TASK.name,
+    ]
     # The model read each refusal and went on: every refused call's result reached it.
     parent = [text for role, text in server.transcript(len(server.requests) - 1) if role == "tool"]
     assert sum(text.startswith("denied: plan mode:") for text in parent) == 4
@@ -178,7 +181,7 @@ async def test_approving_the_plan_switches_the_mode_and_the_work_goes_on(
     saved = dcode_home / "conversation_history" / f"{session}.plan.md"
     assert saved.read_text() == PLAN + "\n" and stat.S_IMODE(saved.stat().st_mode) == 0o600
     result = {e.name: e for e in finished(events).values()}[EXIT_PLAN_MODE.name]
-    assert result.status is ToolStatus.OK
+    assert result.result.status is ToolStatus.OK
     told = [text for role, text in server.transcript(2) if role == "tool"][-1]
     assert "approved" in told and "edits" in told and str(saved) in told
     assert "# Plan mode" in server.system_text(1) and "# Plan mode" not in server.system_text(2)
@@ -212,7 +215,10 @@ async def test_feedback_keeps_planning_and_rejecting_ends_the_turn(
     last = events[-1]
     assert isinstance(last, TurnFinished) and not last.is_error and not last.interrupted
     assert messages[-1].type == "tool" and "rejected the plan" in str(messages[-1].content)
-    assert [e.status for e in finished(events).values()] == [ToolStatus.DENIED, ToolStatus.DENIED]
+    assert [e.result.status for e in finished(events).values()] == [
+        ToolStatus.DENIED,
+        ToolStatus.DENIED,
+    ]
 
 
 @pytest.mark.parametrize("mode", [ApprovalMode.EDITS, ApprovalMode.ALL])

@@ -18,6 +18,7 @@ from dcode.agent.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallRunning,
+    ToolResult,
     ToolStatus,
     TurnFinished,
     UserMessage,
@@ -127,7 +128,7 @@ async def test_a_replay_says_what_the_live_stream_said(
     replayed = list(replay(saved.messages))
     assert replayed[0] == UserMessage("look at the files")
     assert complete(replayed) == complete(live)
-    statuses = [e.status for e in complete(replayed) if isinstance(e, ToolCallFinished)]
+    statuses = [e.result.status for e in complete(replayed) if isinstance(e, ToolCallFinished)]
     assert statuses == [ToolStatus.DENIED, ToolStatus.OK, ToolStatus.ERROR]
     answers = [e for e in replayed if isinstance(e, AssistantMessageFinished)]
     assert answers[-1].text == "Done: a.txt says alpha." and answers[-1].reasoning == "wrap up"
@@ -157,10 +158,10 @@ async def test_an_interrupted_answer_and_a_call_without_result_replay_as_such(
         AIMessage("", tool_calls=[{"name": "ls", "args": {"path": "."}, "id": "c1"}]),
     ]
     assert list(replay(killed))[-1] == ToolCallFinished(
-        "c1", "ls", ToolStatus.CANCELLED, "no result"
+        "c1", "ls", ToolResult("", status=ToolStatus.CANCELLED, preview="no result")
     )
     answered = [*killed, ToolMessage("a.txt", tool_call_id="c1", name="ls")]
-    assert [e.status for e in replay(answered) if isinstance(e, ToolCallFinished)] == [
+    assert [e.result.status for e in replay(answered) if isinstance(e, ToolCallFinished)] == [
         ToolStatus.OK
     ]
 

@@ -15,6 +15,7 @@ from dcode.agent.events import (
     SubagentStarted,
     ToolCallFinished,
     ToolCallRunning,
+    ToolResult,
     ToolStatus,
 )
 from dcode.agent.saved_thread import replay, thread_reader
@@ -43,7 +44,7 @@ def settled(events: list[Event]) -> list[tuple]:
                 kept.append((e.agent, "answer", text))
             case ToolCallRunning(name=name, args=args):
                 kept.append((e.agent, "call", name, args))
-            case ToolCallFinished(name=name, status=status, output=output):
+            case ToolCallFinished(name=name, result=ToolResult(status=status, text=output)):
                 kept.append((e.agent, "result", name, status, output))
             case SubagentFinished(
                 status=status, result=result, num_turns=turns, input_tokens=i, output_tokens=o
@@ -132,7 +133,12 @@ def test_a_task_killed_mid_run_replays_its_thread_and_ends_cancelled() -> None:
         ]
     }
     events = list(replay(parent, thread_id="s", read_thread=threads.get))
-    tail = [(e.type, e.agent, getattr(e, "status", None)) for e in events[-4:]]
+    tail = [
+        (e.type, e.agent, e.result.status if isinstance(e, ToolCallFinished) else e.status)
+        if isinstance(e, (ToolCallFinished, SubagentFinished))
+        else (e.type, e.agent, None)
+        for e in events[-4:]
+    ]
     assert tail == [
         ("tool_call_running", ("task:1",), None),
         ("tool_call_finished", ("task:1",), ToolStatus.CANCELLED),

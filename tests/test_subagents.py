@@ -234,9 +234,9 @@ async def test_an_unknown_agent_is_an_error_result_naming_the_agents(
         _, events = await run(engine, PROMPT)
     [result] = [e for e in events if isinstance(e, ToolCallFinished)]
     assert (
-        result.status is ToolStatus.ERROR
-        and "general-purpose" in result.output
-        and "'nobody'" in result.output
+        result.result.status is ToolStatus.ERROR
+        and "general-purpose" in result.result.text
+        and "'nobody'" in result.result.text
     )
     assert len(server.requests) == 2
 

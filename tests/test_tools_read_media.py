@@ -433,9 +433,9 @@ async def test_a_video_read_is_its_summary_then_the_window(
     [window] = windows_in(message.content)
     assert (window.first_block, window.end_block) == (1, len(message.content))
     [event] = StreamTranslator(None).on_message(message)  # what the TUI's tool widget gets
-    assert isinstance(event, ToolCallFinished) and event.frames is not None
-    assert [f.t for f in event.frames.frames] == [0.0, 2.0, 4.0]
-    assert event.output.splitlines()[0] == "Read video clip.mp4: sampled 3 frames."
+    assert isinstance(event, ToolCallFinished) and event.result.frames is not None
+    assert [f.t for f in event.result.frames.frames] == [0.0, 2.0, 4.0]
+    assert event.result.text.splitlines()[0] == "Read video clip.mp4: sampled 3 frames."
 
 
 @requires_av

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from dcode.agent.tools.summary import MAX_SUMMARY_CHARS, preview_result, summarize_call
+from dcode.agent.tools.result import preview_result
+from dcode.agent.tools.summary import MAX_SUMMARY_CHARS, summarize_call
 
 
 @pytest.mark.parametrize(

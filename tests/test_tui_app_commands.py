@@ -242,7 +242,7 @@ async def test_first_run_screen_keeps_the_draft_then_retries(
     broken = replace(
         make_settings(dcode_home, workspace, server), model="openai:gpt-5.1", base_url=None
     )
-    from dcode.tui.launch import find_setup_problem
+    from dcode.tui.setup_problem import find_setup_problem
 
     problem = find_setup_problem(broken)
     assert problem and "OPENAI_API_KEY" in problem
@@ -284,7 +284,7 @@ async def test_without_a_model_the_problem_is_said_once_and_the_input_does_not_s
     broken = replace(
         make_settings(dcode_home, workspace, server), model="openai:gpt-5.1", base_url=None
     )
-    from dcode.tui.launch import find_setup_problem
+    from dcode.tui.setup_problem import find_setup_problem
 
     problem = find_setup_problem(broken)
     async with running_app(

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 from textual import events
 
-from dcode.agent.events import ToolCallFinished, ToolCallRunning, ToolStatus
+from dcode.agent.events import ToolCallFinished, ToolCallRunning, ToolResult
 from dcode.agent.media_route import route_for
 from dcode.media.attachment import to_reference_block
 from dcode.media.contact_sheet import STRIP, sheet_size
@@ -164,10 +164,7 @@ async def test_a_video_read_shows_its_line_and_a_timeline(
             ToolCallFinished(
                 "call-1",
                 "read_file",
-                ToolStatus.OK,
-                "Reading [0.000s, …",
-                "Reading …",
-                frames=strip,
+                ToolResult("Reading …", frames=strip, preview="Reading [0.000s, …"),
             )
         )
         await h.until(
@@ -209,7 +206,7 @@ async def test_where_the_terminal_shows_pictures_the_sheet_is_thumbnails(
             )
         )
         await h.app.transcript.apply(
-            ToolCallFinished("call-1", "read_file", ToolStatus.OK, "", "", frames=strip)
+            ToolCallFinished("call-1", "read_file", ToolResult("", frames=strip))
         )
         await h.until(lambda: h.app.query(TGPImage), 15, "the thumbnails")
         [sheet] = h.app.query(FrameSheet)

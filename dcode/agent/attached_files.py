@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from dcode.agent.markers import ATTACHED_FILES_MARKER
 
@@ -37,17 +36,17 @@ class AttachedFile:
         """``main.py (120 lines)``: the transcript's line for it, after the mark."""
         return f"{self.path} ({self.summary})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {**asdict(self), "blocks": list(self.blocks)}
 
 
-def marker(files: Iterable[AttachedFile]) -> dict[str, Any]:
+def marker(files: Iterable[AttachedFile]) -> dict[str, object]:
     """The ``additional_kwargs`` that record ``files`` on their message (empty for none)."""
     records = [file.to_json() for file in files]
     return {ATTACHED_FILES_MARKER: records} if records else {}
 
 
-def attached_in(additional_kwargs: Mapping[str, Any]) -> list[AttachedFile]:
+def attached_in(additional_kwargs: Mapping[str, object]) -> list[AttachedFile]:
     """The files a message records; a damaged record is left out, never an error."""
     records = additional_kwargs.get(ATTACHED_FILES_MARKER)
     found: list[AttachedFile] = []
@@ -64,7 +63,7 @@ def attached_in(additional_kwargs: Mapping[str, Any]) -> list[AttachedFile]:
     return found
 
 
-def attached_blocks(additional_kwargs: Mapping[str, Any]) -> frozenset[int]:
+def attached_blocks(additional_kwargs: Mapping[str, object]) -> frozenset[int]:
     """Indices of the content blocks that are attached files, not the user's words."""
     return frozenset(index for file in attached_in(additional_kwargs) for index in file.blocks)
 

@@ -7,6 +7,8 @@ The engine also holds the sessions it runs (``SessionStore.hold``): a runner is 
 a session this process holds, and closing the engine lets them all go.
 """
 
+# Any: LangGraph's compiled graphs and LangChain's chat models are untyped generics here
+
 from __future__ import annotations
 
 import asyncio

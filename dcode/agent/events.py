@@ -17,14 +17,10 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar
 
+# Re-exported: a consumer of the events finds a finished call's result type here.
+from dcode.agent.tools.result import ToolResult as ToolResult
+from dcode.agent.tools.result import ToolStatus as ToolStatus
 from dcode.media.frames import FrameStrip
-
-
-class ToolStatus(StrEnum):
-    OK = "ok"
-    ERROR = "error"
-    DENIED = "denied"
-    CANCELLED = "cancelled"
 
 
 class ApprovalKind(StrEnum):
@@ -214,19 +210,30 @@ class ToolOutputTail(Event):
 
 @dataclass(frozen=True, slots=True)
 class ToolCallFinished(Event):
+    """A call's result is in the thread: ``result`` is what it holds (read back from its
+    message, live and in a replay alike)."""
+
     type: ClassVar[str] = "tool_call_finished"
     call_id: str
     name: str
-    status: ToolStatus
-    preview: str
-    output: str = ""
-    diff: str = ""
-    """The unified diff a write applied, as the tool recorded it; ``""`` for other calls."""
-    frames: FrameStrip | None = None
-    """The frames a video read returned (their times and attachments), else None."""
-    saved_to: str = ""
-    """The file holding the call's full output when it was too large for the conversation (the
-    model got a preview and this path instead); ``""`` when it was sent whole."""
+    result: ToolResult
+
+    def to_json(self) -> dict[str, object]:
+        """The result's fields side by side with the call's (``output`` is its text), as
+        ``stream-json`` has always printed them; its content blocks are left out."""
+        result = self.result
+        return {
+            "type": self.type,
+            "agent": list(self.agent),
+            "call_id": self.call_id,
+            "name": self.name,
+            "status": result.status,
+            "preview": result.preview,
+            "output": result.text,
+            "diff": result.diff,
+            "frames": asdict(result.frames) if result.frames is not None else None,
+            "saved_to": result.saved_to,
+        }
 
 
 @dataclass(frozen=True, slots=True)

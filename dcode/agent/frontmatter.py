@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
@@ -21,7 +20,7 @@ class FrontmatterError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    meta: dict[str, Any]
+    meta: dict[str, object]
     body: str
 
 

@@ -6,6 +6,8 @@ compiled graph serves every session of the process. A run without that context i
 before its first step (``RunContextRequired``).
 """
 
+# Any: create_agent merges each middleware's own state schema, so LangChain types the middleware list and the compiled graph over Any
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -13,9 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import ModelCallLimitMiddleware, TodoListMiddleware
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ModelCallLimitMiddleware,
+    TodoListMiddleware,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
+from langgraph.types import Checkpointer
 
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.compaction.summary import Compactor
@@ -62,7 +69,7 @@ def agent_tools(
     allowed: Sequence[str] | None = None,
     large_results: Path | None = None,
     presents_plans: bool = False,
-) -> list[Any]:
+) -> list[BaseTool]:
     """The tools the graph offers, besides those its middleware add (``write_todos``);
     ``binary_reader`` is what read_file does with a file that is not text; ``task_tool`` starts
     subagents (None where the agent may not); ``allowed``: the only names kept (None: all);
@@ -86,7 +93,7 @@ def static_request(
     task_tool: BaseTool | None = None,
     *,
     planning: bool = False,
-) -> tuple[str, list[Any]]:
+) -> tuple[str, list[BaseTool]]:
     """The instructions and the tools every request carries (the base prompt, and the todo
     middleware's prompt and tool), as ``/context`` counts them; ``planning``: in plan mode,
     where the session's agent also has ``exit_plan_mode``."""
@@ -101,7 +108,7 @@ def build_graph(
     model: BaseChatModel,
     backend: Backend,
     *,
-    checkpointer: Any,
+    checkpointer: Checkpointer,
     profile: ModelProfile,
     store: AttachmentStore,
     variants: VariantService,
@@ -146,9 +153,9 @@ def build_graph(
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
     # memory after them: the stable prefix is what provider prompt caches reuse.
     todos = allowed_tools is None or WRITE_TODOS.name in allowed_tools
-    middleware: list[Any] = [
+    middleware: list[AgentMiddleware[Any, RunContext]] = [
         RunContextRequired(),
-        *([TodoListMiddleware()] if todos else []),
+        *([TodoListMiddleware[object, RunContext]()] if todos else []),
         # Before the local context: its before-model hook compacts first, so the local context
         # sees a new cut at the same step and is found again.
         SummarizationMiddleware(compactor),

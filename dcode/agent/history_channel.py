@@ -23,6 +23,8 @@ API (``SessionStore.read_thread``), which paints a resumed transcript before the
 imports only langchain-core's messages and, for a snapshot, the checkpointer's own types.
 """
 
+# Any: LangGraph's DeltaChannel hands its reducer untyped writes (a message, a list, a dict), and the checkpoint tuple comes from whichever saver
+
 from __future__ import annotations
 
 import uuid

@@ -6,7 +6,7 @@ annotations`` here: the schema's annotations must be objects, which langchain re
 ``get_type_hints`` in this module's namespace.
 """
 
-from typing import Annotated, Any, Required
+from typing import Annotated, Required
 
 from langchain.agents.middleware import AgentState
 from langchain_core.messages import AnyMessage
@@ -16,7 +16,7 @@ from dcode.agent import history_channel
 
 
 def history_state() -> type:
-    class HistoryState(AgentState[Any]):
+    class HistoryState(AgentState[object]):
         messages: Required[
             Annotated[
                 list[AnyMessage],

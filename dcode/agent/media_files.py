@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from dcode.media.uploads.index import FileMapping
 from dcode.media.uploads.remote import FilesError
@@ -28,7 +27,7 @@ _FILE_ERROR_STATUSES = frozenset({400, 404, 410, 422})
 
 @dataclass(frozen=True, slots=True)
 class ResolvedParts:
-    parts: dict[int, dict[str, Any]]
+    parts: dict[int, dict[str, object]]
     """Image index → its file-id content part."""
     file_ids: frozenset[str]
 

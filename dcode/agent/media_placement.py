@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
@@ -32,7 +31,10 @@ PENDING_NOTE = (
     "call of this step has its result."
 )
 
-Stays = Callable[[list[Any]], bool]
+Blocks = list[str | dict[str, object]]
+"""A message's content blocks, as langchain's messages hold them."""
+
+Stays = Callable[[Blocks], bool]
 """Whether a tool result's attached content may stay in the tool result."""
 
 
@@ -41,7 +43,7 @@ def injected_id(ai_id: str) -> str:
     return f"{ai_id}:attached"
 
 
-def split_result(content: object) -> tuple[list[Any], list[Any]] | None:
+def split_result(content: object) -> tuple[Blocks, Blocks] | None:
     """(summary, attached content) of a media tool result, or None for any other result."""
     if not isinstance(content, list) or not content:
         return None
@@ -64,7 +66,7 @@ def place_attachments(messages: list[BaseMessage], stays: Stays) -> list[BaseMes
     replaced: dict[int, BaseMessage] = {}
     inserted: dict[int, HumanMessage] = {}
     for batch in _batches(messages):
-        parts: list[Any] = []
+        parts: Blocks = []
         note = MOVED_NOTE if batch.complete else PENDING_NOTE
         for call in batch.ai.tool_calls:
             index = batch.results.get(str(call.get("id")))
@@ -110,5 +112,5 @@ def _batches(messages: list[BaseMessage]) -> list[_Batch]:
     return batches
 
 
-def _text(text: str) -> dict[str, Any]:
+def _text(text: str) -> dict[str, object]:
     return {"type": "text", "text": text}

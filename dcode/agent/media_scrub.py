@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
@@ -72,7 +71,7 @@ def _replace(messages: list[BaseMessage], refuses: Refuses) -> Scrubbed:
         ):
             out.append(message)
             continue
-        content: list[Any] = []
+        content: list[object] = []
         changed = False
         for block in message.content:
             part = media_part(block)

@@ -27,7 +27,7 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, TypeGuard
 
 from langchain_core.messages import BaseMessage
 
@@ -79,11 +79,18 @@ def mentions_media(text: str) -> bool:
     return _URL_TAG.search(text) is not None
 
 
-def tag_block(tag: str) -> dict[str, Any]:
+class TagBlock(TypedDict):
+    """A media tag in a message's content, for the summary's transcript and the archive."""
+
+    type: str  # always TAG_BLOCK
+    tag: str
+
+
+def tag_block(tag: str) -> TagBlock:
     return {"type": TAG_BLOCK, "tag": tag}
 
 
-def is_tag_block(block: object) -> bool:
+def is_tag_block(block: object) -> TypeGuard[TagBlock]:
     return (
         isinstance(block, dict)
         and block.get("type") == TAG_BLOCK
@@ -108,7 +115,7 @@ def tag_media(messages: Sequence[BaseMessage], store: AttachmentStore | None) ->
         if not isinstance(message.content, list):
             out.append(message)
             continue
-        content: list[Any] = []
+        content: list[object] = []
         changed = False
         for block in message.content:
             part = media_part(block)
@@ -126,7 +133,7 @@ def tag_media(messages: Sequence[BaseMessage], store: AttachmentStore | None) ->
 
 
 def _kept(
-    block: dict[str, Any], part: MediaPart, store: AttachmentStore | None
+    block: dict[str, object], part: MediaPart, store: AttachmentStore | None
 ) -> tuple[str | None, str]:
     """Where the part's content is, and its MIME type; (None, "") when it cannot be kept."""
     try:
@@ -141,7 +148,7 @@ def _kept(
 
 
 def _stored(
-    block: dict[str, Any], part: MediaPart, store: AttachmentStore | None
+    block: dict[str, object], part: MediaPart, store: AttachmentStore | None
 ) -> Attachment | FileAttachment | Inline | Remote | None:
     if is_reference_block(block):
         return from_reference_block(block)

@@ -14,13 +14,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from dcode.agent.large_results import save_text, saved_note
 
 PASTE_CHARS: Final = 200_000
 
-Content = str | list[dict[str, Any]]
+Content = str | list[dict[str, object]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +59,8 @@ def archive_paste(content: Content, directory: Path) -> Archived:
         out: Content = _archive(content, directory, paths, failed)
     else:
         out = [
-            {**block, "text": _archive(block["text"], directory, paths, failed)}
-            if block.get("type") == "text" and isinstance(block.get("text"), str)
+            {**block, "text": _archive(text, directory, paths, failed)}
+            if block.get("type") == "text" and isinstance(text := block.get("text"), str)
             else block
             for block in content
         ]

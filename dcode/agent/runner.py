@@ -19,6 +19,8 @@ An answer cut short, by an interrupt or by a failure mid-answer (a stall, a drop
 connection), keeps what had streamed as a partial answer marked as such. A prompt too large for the conversation goes in as a preview of its archive (``paste_archive``).
 """
 
+# Any: LangGraph's compiled graph, its stream items and LangChain message content are untyped
+
 from __future__ import annotations
 
 import asyncio
@@ -27,7 +29,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -47,10 +49,18 @@ from dcode.agent.run_context import RECURSION_LIMIT, RunContext
 from dcode.agent.session_files import HISTORY_DIR
 from dcode.agent.store.base import DAMAGED_DATABASE, SessionDatabaseError, Turn
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
+from dcode.agent.tools.result import ToolResult, ToolStatus
+from dcode.agent.tools.result_message import message_fields
 from dcode.models.errors import describe_model_error
 
 if TYPE_CHECKING:
-    from dcode.agent.engine import Engine
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from dcode.agent.backends.local import LocalBackend
+    from dcode.agent.compaction.summary import Compactor
+    from dcode.agent.store.base import SessionStore
+    from dcode.models.factory import ResolvedModel
+    from dcode.settings.config import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -94,9 +104,38 @@ class _Interrupt:
         return self.task.cancelling() > 0
 
 
+class TurnEngine(Protocol):
+    """What a runner uses of the engine that hands it out (``dcode.agent.engine.Engine``).
+
+    Named here, so the runner needs nothing of the engine's module: the engine imports the
+    runner to hand runners out, never the other way round.
+    """
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def resolved(self) -> ResolvedModel: ...
+    @property
+    def backend(self) -> LocalBackend: ...
+    @property
+    def store(self) -> SessionStore: ...
+    @property
+    def checkpointer(self) -> BaseCheckpointSaver: ...
+    @property
+    def compactor(self) -> Compactor: ...
+    @property
+    def graph(self) -> Any:
+        """The compiled agent graph, as the engine builds it (``dcode.agent.graph``)."""
+        ...
+
+    async def prepare_turn(self) -> list[str]:
+        """Bring the graph up to date for a new turn; returns the notices to show."""
+        ...
+
+
 class SessionRunner:
     def __init__(
-        self, engine: Engine, session_id: str, approver: Approver, policy: ApprovalPolicy
+        self, engine: TurnEngine, session_id: str, approver: Approver, policy: ApprovalPolicy
     ) -> None:
         self.engine = engine
         self.session_id = session_id
@@ -476,15 +515,14 @@ class SessionRunner:
         missing = dangling_tool_calls(messages)
         if not missing:
             return len(messages)
-        results = [
-            ToolMessage(
-                content="cancelled: the user interrupted this call before it finished",
-                tool_call_id=call_id,
-                name=name,
-                status="error",
-                additional_kwargs={CANCELLED_MARKER: True},
+        cancelled = message_fields(
+            ToolResult(
+                "cancelled: the user interrupted this call before it finished",
+                status=ToolStatus.CANCELLED,
             )
-            for call_id, name in missing
+        )
+        results = [
+            ToolMessage(**cancelled, tool_call_id=call_id, name=name) for call_id, name in missing
         ]
         await self.engine.graph.aupdate_state(config, {"messages": results}, as_node="tools")
         return len(messages) + len(results)

@@ -11,6 +11,8 @@ own translator, so the TUI and ``dcode sessions show`` render a saved thread as 
 turn.
 """
 
+# Any: messages and tallies read from LangGraph checkpoint values, untyped
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -18,8 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dcode.agent.events import Event
+    from dcode.agent.events import Event, ToolCallRunning, ToolStatus
     from dcode.agent.store.base import SessionStore
+    from dcode.agent.stream import TurnTally
 
 ThreadReader = Callable[[str], Sequence[Any] | None]
 """A saved thread's messages by the thread's id; None when there is no such thread."""
@@ -85,7 +88,13 @@ def _replay_thread(
     """One thread's events, tagged with ``path``; ``from_agent``: a subagent's thread, whose
     first user message is its task's description (``SubagentStarted`` carries it). ``due``:
     compactions' events, by the number of messages the history held when each came."""
-    from dcode.agent.events import ToolCallFinished, ToolCallRunning, ToolStatus, UserMessage
+    from dcode.agent.events import (
+        ToolCallFinished,
+        ToolCallRunning,
+        ToolResult,
+        ToolStatus,
+        UserMessage,
+    )
     from dcode.agent.stream import StreamTranslator
     from dcode.agent.tools.spec import TASK
 
@@ -103,11 +112,18 @@ def _replay_thread(
                     continue
                 case ToolCallRunning(call_id=call_id):
                     unanswered[call_id] = event
-                case ToolCallFinished(call_id=call_id, status=status, output=output):
+                case ToolCallFinished(call_id=call_id, result=result):
                     running = unanswered.pop(call_id, None)
                     if running is not None and running.name == TASK.name and how.follows_tasks:
                         yield from _replay_task(
-                            messages, how, path, thread_id, running, status, output, tally
+                            messages,
+                            how,
+                            path,
+                            thread_id,
+                            running,
+                            result.status,
+                            result.text,
+                            tally,
                         )
             yield event.from_agent(path)
     for running in unanswered.values():
@@ -115,9 +131,8 @@ def _replay_thread(
             yield from _replay_task(
                 messages, how, path, thread_id, running, ToolStatus.CANCELLED, "no result", tally
             )
-        yield ToolCallFinished(
-            running.call_id, running.name, ToolStatus.CANCELLED, "no result", agent=path
-        )
+        unfinished = ToolResult("", status=ToolStatus.CANCELLED, preview="no result")
+        yield ToolCallFinished(running.call_id, running.name, unfinished, agent=path)
     for _at, events in due:
         yield from events
 
@@ -127,12 +142,13 @@ def _replay_task(
     how: _Replay,
     path: tuple[str, ...],
     thread_id: str,
-    call: Any,
-    status: Any,
+    call: ToolCallRunning,
+    status: ToolStatus,
     result: str,
-    tally: Any,
+    tally: TurnTally,
 ) -> Iterator[Event]:
-    """A ``task`` call's subagent, from its own thread; nothing when that thread is not saved."""
+    """A ``task`` call's subagent, from its own thread; nothing when that thread is not saved.
+    ``status`` and ``result``: the call's, which are what the subagent returned."""
     from dcode.agent.events import SubagentFinished, SubagentStarted, ToolStatus
     from dcode.agent.stream import TurnTally
     from dcode.agent.subagents.threads import call_number, task_path, task_thread

@@ -6,8 +6,6 @@ the user saw it run, never by matching the note's wording.
 
 from __future__ import annotations
 
-from typing import Any
-
 from dcode.agent.markers import SHELL_COMMAND_MARKER
 
 
@@ -18,14 +16,14 @@ def _lead(command: str, exit_code: int) -> str:
 _END = "\n```"
 
 
-def shell_note(command: str, exit_code: int, output: str) -> tuple[str, dict[str, Any]]:
+def shell_note(command: str, exit_code: int, output: str) -> tuple[str, dict[str, object]]:
     """The note's text for the model, and the mark its message carries."""
     return f"{_lead(command, exit_code)}{output}{_END}", {
         SHELL_COMMAND_MARKER: {"command": command, "exit_code": exit_code}
     }
 
 
-def read_shell_note(text: str, marks: dict[str, Any]) -> tuple[str, int, str] | None:
+def read_shell_note(text: str, marks: dict[str, object]) -> tuple[str, int, str] | None:
     """The command, exit code and output of a marked note; None for any other message."""
     match marks.get(SHELL_COMMAND_MARKER):
         case {"command": str(command), "exit_code": int(exit_code)}:

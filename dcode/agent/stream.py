@@ -8,9 +8,11 @@ so a resumed transcript says exactly what the live one said. Middleware events a
 ``custom`` stream as they are.
 """
 
+# Any: LangGraph's astream hands each stream mode's data over untyped
+
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,15 +36,15 @@ from dcode.agent.events import (
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
-    ToolStatus,
     UsageUpdated,
     UserMessage,
 )
-from dcode.agent.markers import CANCELLED_MARKER, DENIED_MARKER, SAVED_TO_MARKER
+from dcode.agent.markers import CANCELLED_MARKER
 from dcode.agent.shell_note import read_shell_note
-from dcode.agent.tools.diffs import recorded_diff
-from dcode.agent.tools.summary import preview_result, summarize_call
-from dcode.media.frames import frames_in, windows_in
+from dcode.agent.tools.result import texts_in
+from dcode.agent.tools.result_message import read_result
+from dcode.agent.tools.summary import summarize_call
+from dcode.media.frames import windows_in
 from dcode.media.kinds import labels_in
 from dcode.models.usage import cached_input_tokens, usage_is_estimated
 
@@ -71,15 +73,6 @@ def message_text(message: BaseMessage) -> str:
     return "".join(parts)
 
 
-def _texts(content: list[Any]) -> list[str]:
-    return [
-        block if isinstance(block, str) else str(block.get("text", ""))
-        for block in content
-        if isinstance(block, str)
-        or (isinstance(block, dict) and block.get("type") in {"text", "output_text"})
-    ]
-
-
 def user_text(message: BaseMessage) -> str:
     """A user message as the transcript shows it: its text, and a mark for each attachment.
     A sampled video window and a file attached with ``@path`` are left out: the transcript
@@ -89,7 +82,7 @@ def user_text(message: BaseMessage) -> str:
     windows = windows_in(message.content)
     attached = attached_blocks(message.additional_kwargs)
     # Images the prompt names by their label (``[image 1]``, pasted in the TUI) need no mark.
-    named = labels_in("".join(_texts(message.content)), "image")
+    named = labels_in("".join(texts_in(message.content)), "image")
     parts = []
     for index, block in enumerate(message.content):
         if index in attached or any(window.holds(index) for window in windows):
@@ -124,14 +117,6 @@ def reasoning_text(message: BaseMessage) -> str:
             if isinstance(item, dict) and isinstance(item.get("text"), str):
                 parts.append(item["text"])
     return "".join(parts)
-
-
-def tool_status(message: ToolMessage) -> ToolStatus:
-    if message.additional_kwargs.get(DENIED_MARKER):
-        return ToolStatus.DENIED
-    if message.additional_kwargs.get(CANCELLED_MARKER):
-        return ToolStatus.CANCELLED
-    return ToolStatus.ERROR if message.status == "error" else ToolStatus.OK
 
 
 @dataclass
@@ -201,7 +186,7 @@ class StreamTranslator:
             session_cached_tokens=self._session_cached + self.tally.all_cached_tokens,
         )
 
-    def on_chunk(self, chunk: Any, metadata: dict[str, Any]) -> Iterator[Event]:
+    def on_chunk(self, chunk: object, metadata: Mapping[str, object]) -> Iterator[Event]:
         if not isinstance(chunk, AIMessageChunk) or metadata.get("langgraph_node") != MODEL_NODE:
             return
         message_id = chunk.id or ""
@@ -225,7 +210,7 @@ class StreamTranslator:
         if getattr(chunk, "chunk_position", None) == "last":
             yield ModelStreamEnded()
 
-    def on_update(self, update: Any) -> Iterator[Event]:
+    def on_update(self, update: object) -> Iterator[Event]:
         if not isinstance(update, dict):
             return
         for node_update in update.values():
@@ -237,7 +222,7 @@ class StreamTranslator:
             for message in messages:
                 yield from self.on_message(message)
 
-    def on_message(self, message: Any) -> Iterator[Event]:
+    def on_message(self, message: object) -> Iterator[Event]:
         """What one complete message in the thread says, as events."""
         match message:
             case AIMessage():
@@ -294,27 +279,4 @@ class StreamTranslator:
             )
 
     def _on_tool_message(self, message: ToolMessage) -> Iterator[Event]:
-        # A media result's text blocks (its summary, page or frame labels, a video's header and
-        # hint) are one line each.
-        text = (
-            message.content
-            if isinstance(message.content, str)
-            else "\n".join(_texts(message.content))
-        )
-        frames = frames_in(message.content)
-        yield ToolCallFinished(
-            message.tool_call_id,
-            message.name or "",
-            tool_status(message),
-            preview_result(text),
-            text,
-            recorded_diff(message.artifact),
-            frames,
-            saved_to(message),
-        )
-
-
-def saved_to(message: ToolMessage) -> str:
-    """The file an evicted result's full output is in, as its mark says; ``""`` for the rest."""
-    path = message.additional_kwargs.get(SAVED_TO_MARKER)
-    return path if isinstance(path, str) else ""
+        yield ToolCallFinished(message.tool_call_id, message.name or "", read_result(message))

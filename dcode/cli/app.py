@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO
 
 import typer
 
@@ -31,6 +31,8 @@ from dcode.terminal_text import for_stream, json_safe
 if TYPE_CHECKING:
     from dcode.cli.headless import OutputFormat
     from dcode.cli.headless_media import ProjectCommand
+    from dcode.media.uploads.index import Scope, UploadIndex
+    from dcode.media.uploads.remote import RemoteFiles
 
 SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
@@ -391,7 +393,7 @@ def _require_terminal() -> None:
     )
 
 
-def _is_terminal(stream: Any) -> bool:
+def _is_terminal(stream: TextIO | None) -> bool:
     try:
         return stream is not None and stream.isatty()
     except (AttributeError, ValueError):  # replaced by something without a file, or closed
@@ -665,7 +667,11 @@ _FILES_MODEL = Annotated[
 _FILES_BASE_URL = Annotated[str | None, typer.Option("--base-url")]
 
 
-def _files(model: str | None, base_url: str | None, action: Any) -> None:
+def _files(
+    model: str | None,
+    base_url: str | None,
+    action: Callable[[RemoteFiles, UploadIndex, Scope], Awaitable[str]],
+) -> None:
     from dcode.media.uploads.remote import FilesError
 
     settings = _settings(model=model, base_url=base_url)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import sys
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dcode.settings.config import ConfigError, Settings
 from dcode.terminal_text import for_stream
@@ -166,7 +166,7 @@ def _check_sessions(settings: Settings) -> int:
     return 0
 
 
-def _ping(settings: Settings, resolved: Any) -> int:
+def _ping(settings: Settings, resolved: ResolvedModel) -> int:
     """One tiny request to the model: the time it took and what it said, or why it failed."""
     from dcode.models.connection import ping_model
 

@@ -20,14 +20,16 @@ import json
 import sys
 from contextlib import aclosing
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from dcode.cli.run_request import HeadlessRequest, OutputFormat, pick_session
 from dcode.mcp.state import LinkState
 from dcode.settings.config import ApprovalMode, ConfigError, Settings
 
 if TYPE_CHECKING:
-    from dcode.agent.events import SessionInit
+    from dcode.agent.approval import Denial
+    from dcode.agent.engine import Engine
+    from dcode.agent.events import Event, SessionInit, TurnFinished
 from dcode.terminal_text import for_stream, json_safe
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -41,12 +43,12 @@ def say(stream: IO[str], line: str) -> None:
 
 
 def result_object(
-    finished: Any,
+    finished: TurnFinished,
     plan: str | None = None,
     *,
     planning: bool = False,
-    denials: list[Any] | None = None,
-) -> dict[str, Any]:
+    denials: list[Denial] | None = None,
+) -> dict[str, object]:
     """The ``json`` result; ``planning`` (``--approve plan``) adds ``plan``, and
     ``permission_denials`` lists the calls refused, as Claude Code lists them (tool, call, input)."""
     return {
@@ -74,7 +76,7 @@ def result_object(
     }
 
 
-def presented_plan(event: Any) -> str | None:
+def presented_plan(event: Event) -> str | None:
     """The plan an event puts to the user (the session's own agent's), or None."""
     from dcode.agent.events import ApprovalKind, ApprovalRequested
 
@@ -140,7 +142,7 @@ async def run_headless(
             print(json_safe(json.dumps(init.to_json(), ensure_ascii=False)), file=out, flush=True)
         finished: TurnFinished | None = None
         shown_plan: str | None = None
-        content: str | list[dict[str, Any]] = request.content or request.prompt
+        content: str | list[dict[str, object]] = request.content or request.prompt
         async with aclosing(
             runner.run_turn(content, prompt_text=request.prompt, attached=request.attached)
         ) as events:
@@ -179,7 +181,7 @@ async def run_headless(
 
 
 async def _mcp_prompt(
-    engine: Any, request: HeadlessRequest, err: IO[str]
+    engine: Engine, request: HeadlessRequest, err: IO[str]
 ) -> HeadlessRequest | None:
     """``/mcp__server__prompt args`` as the prompt the server makes of it; None (and one line
     on stderr) when it cannot be made."""

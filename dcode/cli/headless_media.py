@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dcode.cli.run_request import HeadlessRequest
 from dcode.prompts.mentions import mentions
@@ -26,6 +26,7 @@ from dcode.settings.config import ConfigError, Settings
 from dcode.settings.project_files import inside, real_path
 
 if TYPE_CHECKING:
+    from dcode.models.profiles import ModelProfile
     from dcode.prompts.files import Mentioned
 
 
@@ -86,7 +87,7 @@ def attach_images(
             blocks += (
                 sampled[path].blocks if path in sampled else [to_reference_block(next(admitted))]
             )
-    content: str | list[dict[str, Any]] = (
+    content: str | list[dict[str, object]] = (
         [{"type": "text", "text": request.prompt}, *blocks] if blocks else request.prompt
     )
     if not mentions(request.prompt):
@@ -130,7 +131,7 @@ async def _read_mentions(
     )
 
 
-def _profile(settings: Settings) -> Any:
+def _profile(settings: Settings) -> ModelProfile:
     """The model's profile (what it takes decides how a PDF is attached); the one kept from its
     server when the endpoint itself is not usable: the run says why."""
     from dcode.models.factory import model_profile, resolve_model

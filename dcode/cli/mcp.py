@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from dcode.mcp.approvals import approval
 from dcode.mcp.config import (
@@ -128,7 +127,7 @@ def add_server(
     )
     if transport not in Transport.__members__.values():
         raise ConfigError(f"--transport must be stdio, http or sse, not {transport!r}")
-    entry: dict[str, Any]
+    entry: dict[str, object]
     if transport == "stdio":
         entry = {"command": target, "args": args}
         if env:
@@ -140,7 +139,7 @@ def add_server(
         if headers:
             entry["headers"] = dict(_pair(item, ":", "-H") for item in headers)
     document = _read(path)
-    servers = document.setdefault("mcpServers", {})
+    servers = _servers(document)
     if name in servers:
         raise ConfigError(
             f"{path}: there is an MCP server {name!r} already; `dcode mcp remove {name}` first"
@@ -155,8 +154,9 @@ def remove_server(settings: Settings, name: str, scope: str | None) -> str:
     for each in scopes:
         path = _file(settings, each)
         document = _read(path) if path.exists() else {}
-        if name in document.get("mcpServers", {}):
-            del document["mcpServers"][name]
+        servers = _servers(document)
+        if name in servers:
+            del servers[name]
             _write(path, document, each)
             return f"Removed the MCP server {name} from {path}"
     raise ConfigError(
@@ -173,7 +173,16 @@ def _pair(item: str, sep: str, flag: str) -> tuple[str, str]:
     return key.strip(), value.strip() if sep == ":" else value
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _servers(document: dict[str, object]) -> dict[str, object]:
+    """The document's ``mcpServers`` table, added when it has none (``_read`` has checked that
+    it is a table)."""
+    servers = document.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise TypeError(f"mcpServers is not a table: {servers!r}")
+    return servers
+
+
+def _read(path: Path) -> dict[str, object]:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -185,7 +194,7 @@ def _read(path: Path) -> dict[str, Any]:
     return document
 
 
-def _write(path: Path, document: dict[str, Any], scope: str) -> None:
+def _write(path: Path, document: dict[str, object], scope: str) -> None:
     text = json.dumps(document, indent=2) + "\n"
     if scope == "user":
         ensure_private_dir(path.parent)

@@ -10,10 +10,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dcode.settings.config import ConfigError, Settings
 from dcode.terminal_text import for_stream, json_safe
+
+if TYPE_CHECKING:
+    from dcode.media.inspect import ImageReport
+    from dcode.media.inspect_video import VideoReport
+    from dcode.models.profiles import ModelProfile
 
 
 def inspect_command(
@@ -45,6 +50,7 @@ def inspect_command(
     route = route_for(profile)
     transport = _transport(settings, profile)
     failed = False
+    report: ImageReport | VideoReport
     for path in paths:
         if path in videos:
             from dcode.media.inspect_video import describe_video, inspect_video
@@ -70,7 +76,7 @@ def inspect_command(
     return 1 if failed else 0
 
 
-def _transport(settings: Settings, profile: Any) -> tuple[str, str]:
+def _transport(settings: Settings, profile: ModelProfile) -> tuple[str, str]:
     """The route's image transport, and its line; the endpoint is found without its key."""
     from dcode.models.image_transport import image_transport, transport_line, why_transport
     from dcode.models.spec import resolve_address
@@ -88,7 +94,7 @@ def _transport(settings: Settings, profile: Any) -> tuple[str, str]:
     )
 
 
-def _describe(report: dict[str, Any], model: str, takes_images: bool) -> str:
+def _describe(report: ImageReport, model: str, takes_images: bool) -> str:
     if "error" in report:
         return f"{report['path']}: error: {report['error']}"
     o, n, r = report["original"], report["normalized"], report["request"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from dcode.agent.attached_files import AttachedFile
 from dcode.settings.config import ConfigError, Settings
@@ -26,7 +25,7 @@ class HeadlessRequest:
     resume_id: str | None = None
     resume_latest: bool = False
     continue_here: bool = False
-    content: list[dict[str, Any]] | None = None
+    content: list[dict[str, object]] | None = None
     attached: tuple[AttachedFile, ...] = ()
     """The files ``content`` attaches with ``@path`` (``dcode.agent.attached_files``)."""
 

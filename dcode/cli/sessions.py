@@ -14,6 +14,7 @@ from dcode.agent.events import (
     SubagentStarted,
     ToolCallFinished,
     ToolCallRunning,
+    ToolResult,
     ToolStatus,
     UserMessage,
 )
@@ -118,9 +119,11 @@ def _event_text(event: Event) -> str | None:
             return f"[{who or 'dcode'}] {text.strip()}" + (" (interrupted)" if interrupted else "")
         case ToolCallRunning(name=name, args=args):
             return f"→ {name}({_short(args)})"
-        case ToolCallFinished(status=ToolStatus.OK, frames=frames) if frames is not None:
+        case ToolCallFinished(result=ToolResult(status=ToolStatus.OK, frames=frames)) if (
+            frames is not None
+        ):
             return f"[tool] [video] {compact_line(frames)}"
-        case ToolCallFinished(status=status, preview=preview):
+        case ToolCallFinished(result=ToolResult(status=status, preview=preview)):
             mark = (
                 "" if status is ToolStatus.OK or preview.startswith(f"{status}:") else f"{status}: "
             )

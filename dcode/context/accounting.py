@@ -12,12 +12,14 @@ is split into what is left before compaction triggers and the reserve beyond it.
 imports the UI.
 """
 
+# Any: LangGraph's state values (the thread's channels) are untyped; the skills index is one of them
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
@@ -28,6 +30,9 @@ from dcode.context.tokens.counter import PER_MESSAGE, REPLY_PRIMING, TokenCounte
 from dcode.media.attachment import is_reference_block
 from dcode.models.profiles import ModelProfile
 from dcode.models.usage import cached_input_tokens
+
+if TYPE_CHECKING:
+    from dcode.context.tokens.counter import Tool
 
 
 def _count(number: int, noun: str) -> str:
@@ -114,7 +119,7 @@ class ContextReport:
         return max(0, self.window - max(self.trigger, self.used))
 
 
-def _image_blocks(message: BaseMessage) -> list[dict[str, Any]]:
+def _image_blocks(message: BaseMessage) -> list[dict[str, object]]:
     content = message.content
     return (
         [block for block in content if is_reference_block(block)]
@@ -172,13 +177,13 @@ def build_report(
     *,
     values: dict[str, Any],
     instructions: str,
-    tools: Sequence[Any],
+    tools: Sequence[Tool],
     window: int,
     counter: TokenCounter,
     thread: str = "",
     trigger: int | None = None,
     spend: Spend | None = None,
-    mcp_tools: Mapping[str, Sequence[Any]] | None = None,
+    mcp_tools: Mapping[str, Sequence[Tool]] | None = None,
     mcp_prompt: str = "",
     workspace: Path | None = None,
 ) -> ContextReport:

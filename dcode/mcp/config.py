@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from dcode.mcp.dialects import (
     BRACED,
@@ -251,7 +250,7 @@ def parse(
 
 def _server(
     name: str,
-    entry: Any,
+    entry: object,
     path: Path,
     scope: Scope,
     env: Mapping[str, str],
@@ -299,7 +298,7 @@ def _server(
 
 
 def _as_written(
-    name: str, transport: Transport, entry: dict[str, Any], path: Path, scope: Scope
+    name: str, transport: Transport, entry: dict[str, object], path: Path, scope: Scope
 ) -> ServerConfig:
     """The entry checked, nothing expanded yet."""
     if transport is Transport.STDIO:
@@ -338,7 +337,7 @@ def _as_written(
     )
 
 
-def _strings(value: Any, key: str) -> list[str]:
+def _strings(value: object, key: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"{key} must be a list of strings")
     return value

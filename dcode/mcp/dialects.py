@@ -23,7 +23,6 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 BRACED = re.compile(rf"\$\{{(?:env:)?(?P<name>{_NAME})(?::-(?P<default>[^}}]*))?\}}")
@@ -72,14 +71,14 @@ def dialect_of(path: Path) -> Dialect:
     return DEFAULT
 
 
-def server_table(document: Any) -> Any:
+def server_table(document: object) -> object:
     """The servers' object: ``mcpServers``, or VS Code's ``servers``; None when neither is there."""
     if not isinstance(document, dict):
         return None
     return document.get("mcpServers", document.get("servers"))
 
 
-def transport_of(entry: dict[str, Any], dialect: Dialect) -> Transport:
+def transport_of(entry: dict[str, object], dialect: Dialect) -> Transport:
     """``type`` (or ``transport``, ``transportType``) when written; else what the keys imply."""
     written = entry.get("type") or entry.get("transport") or entry.get("transportType")
     if written:
@@ -98,20 +97,20 @@ def transport_of(entry: dict[str, Any], dialect: Dialect) -> Transport:
     raise ValueError("needs a command (stdio) or a url (http, sse)")
 
 
-def url_of(entry: dict[str, Any], transport: Transport) -> Any:
+def url_of(entry: dict[str, object], transport: Transport) -> object:
     """The address, under whichever key the client uses for ``transport``."""
     keys = ("httpUrl", "serverUrl", "url") if transport is Transport.HTTP else ("url", "serverUrl")
     return next((entry[key] for key in keys if key in entry), None)
 
 
-def disabled(entry: Any) -> bool:
+def disabled(entry: object) -> bool:
     """``"disabled": true`` (Cline, Roo Code, Windsurf) or ``"enabled": false``."""
     return isinstance(entry, dict) and (
         entry.get("disabled") is True or entry.get("enabled") is False
     )
 
 
-def switched_off(document: Any, dialect: Dialect) -> frozenset[str]:
+def switched_off(document: object, dialect: Dialect) -> frozenset[str]:
     """The servers a Gemini CLI file turns off: those in ``mcp.excluded``, and, when
     ``mcp.allowed`` is there, every one it does not name."""
     settings = document.get("mcp") if dialect.switches and isinstance(document, dict) else None
@@ -127,7 +126,7 @@ def switched_off(document: Any, dialect: Dialect) -> frozenset[str]:
     return frozenset(off)
 
 
-def text_table(value: Any, key: str) -> dict[str, str]:
+def text_table(value: object, key: str) -> dict[str, str]:
     """``env`` or ``headers``: strings, with a number or a boolean as the string it would be in
     JSON (``8080``, ``true``), the way clients written in JavaScript pass them on."""
     if not isinstance(value, dict) or not all(

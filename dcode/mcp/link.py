@@ -35,7 +35,6 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from mcp import ClientSession, McpError
 from mcp.types import (
@@ -152,7 +151,7 @@ class ServerLink:
         self._task: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._server_pid: int | None = None
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background: set[asyncio.Task[None]] = set()
         self._reviving: asyncio.Task[None] | None = None
 
     @property
@@ -338,14 +337,14 @@ class ServerLink:
         if self.on_change is not None:
             self.on_change()
 
-    async def _list_roots(self, context: Any) -> ListRootsResult:
+    async def _list_roots(self, context: object) -> ListRootsResult:
         return ListRootsResult(
             roots=[
                 Root(uri=FileUrl(path.as_uri()), name=path.name or str(path)) for path in self.roots
             ]
         )
 
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: object) -> None:
         """The server's notifications. Lists are fetched again in a task of their own: a
         request made here would wait for a reply this very loop has to read."""
         if not isinstance(message, ServerNotification):
@@ -362,7 +361,7 @@ class ServerLink:
             ):
                 self._spawn(self._relist(message.root))
 
-    async def _relist(self, what: Any) -> None:
+    async def _relist(self, what: object) -> None:
         session = self._session
         if session is None:
             return
@@ -381,7 +380,7 @@ class ServerLink:
             return
         self._changed()
 
-    def _spawn(self, work: Awaitable[Any]) -> None:
+    def _spawn(self, work: Awaitable[object]) -> None:
         async def run() -> None:
             with contextlib.suppress(Exception):
                 await work
@@ -437,7 +436,7 @@ class ServerLink:
         return self._session
 
     async def call(
-        self, tool: str, args: dict[str, Any], progress: Progress | None = None
+        self, tool: str, args: dict[str, object], progress: Progress | None = None
     ) -> CallToolResult:
         """The server's answer to one call; every failure as an ``isError`` result. A call the
         server never saw (its session had expired) is sent again once, on a new session."""
@@ -456,7 +455,7 @@ class ServerLink:
         )
 
     async def _call(
-        self, session: ClientSession, tool: str, args: dict[str, Any], progress: Progress | None
+        self, session: ClientSession, tool: str, args: dict[str, object], progress: Progress | None
     ) -> CallToolResult | None:
         """One attempt; None when the server answered that it does not know the session."""
         token = f"dcode-{next(_tokens)}"
@@ -560,7 +559,7 @@ class ServerLink:
                 task.cancel()
 
 
-async def _first_of(*waits: Awaitable[Any]) -> None:
+async def _first_of(*waits: Awaitable[object]) -> None:
     tasks = [asyncio.ensure_future(w) for w in waits]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)

@@ -3,36 +3,45 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TypeVar
 
 from mcp import ClientSession
-from mcp.types import PaginatedRequestParams, Prompt, Resource, Tool
+from mcp.types import PaginatedRequestParams, PaginatedResult, Prompt, Resource, Tool
 
 MAX_PAGES = 100
 
+PageT = TypeVar("PageT", bound=PaginatedResult)
+ItemT = TypeVar("ItemT")
+Lister = Callable[[PaginatedRequestParams | None], Awaitable[PageT]]
+"""A session's ``list_*`` method: one page per call, from the cursor in its ``params``."""
 
-async def _pages(fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
-    items: list[Any] = []
+
+async def _pages(fetch: Lister[PageT], items: Callable[[PageT], list[ItemT]]) -> list[ItemT]:
+    found: list[ItemT] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
-        page = await fetch(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-        items.extend(getattr(page, field))
+        page = await fetch(PaginatedRequestParams(cursor=cursor) if cursor else None)
+        found.extend(items(page))
         cursor = page.nextCursor
         if not cursor:
             break
-    return items
+    return found
 
 
 async def all_tools(session: ClientSession) -> list[Tool]:
-    return await _pages(session.list_tools, "tools")
+    return await _pages(lambda params: session.list_tools(params=params), lambda page: page.tools)
 
 
 async def all_resources(session: ClientSession) -> list[Resource]:
-    return await _pages(session.list_resources, "resources")
+    return await _pages(
+        lambda params: session.list_resources(params=params), lambda page: page.resources
+    )
 
 
 async def all_prompts(session: ClientSession) -> list[Prompt]:
-    return await _pages(session.list_prompts, "prompts")
+    return await _pages(
+        lambda params: session.list_prompts(params=params), lambda page: page.prompts
+    )
 
 
 def needs_task(tool: Tool) -> bool:

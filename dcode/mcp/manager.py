@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.names import allowed, assign_names, tool_name
@@ -78,12 +78,19 @@ class McpTurn:
         return {s.name: [names[n] for n in s.tools if n in names] for s in self.servers if s.tools}
 
     @property
-    def key(self) -> tuple[Any, ...]:
+    def key(self) -> tuple[object, ...]:
         """What the graph is built from: it changes only when the tools or the states do."""
         return tuple(
             (s.name, s.state, s.tools, s.error, s.instructions, bool(s.resources))
             for s in self.servers
         )
+
+
+class LinkOptions(TypedDict, total=False):
+    """The ``ServerLink`` timings a caller (the tests) may set for every link."""
+
+    sse_read_timeout: float
+    steady_after: float
 
 
 class McpManager:
@@ -96,7 +103,7 @@ class McpManager:
         store: AttachmentStore,
         reserved: Iterable[str] = (),
         roots: tuple[Path, ...] = (),
-        link_options: dict[str, Any] | None = None,
+        link_options: LinkOptions | None = None,
         sandbox: Sandbox | None = None,
     ) -> None:
         self.settings = settings
@@ -107,7 +114,7 @@ class McpManager:
         self.roots = roots or (workspace,)
         """The directories servers are offered as their roots: the workspace (and any other
         directory the session may use)."""
-        self.link_options = link_options or {}
+        self.link_options: LinkOptions = link_options or {}
         self.store = store
         self.reserved = frozenset(reserved)
         self.links: dict[str, ServerLink] = {}

@@ -8,11 +8,16 @@ blobs as a line saying what they were: the same as a tool's result (``results``)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from mcp import McpError
-from mcp.types import ContentBlock, EmbeddedResource, ImageContent, TextContent
+from mcp.types import (
+    BlobResourceContents,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+)
 
 from dcode.agent.tools.args import ReadMcpResourceArgs
 from dcode.agent.tools.spec import READ_MCP_RESOURCE
@@ -30,7 +35,7 @@ DESCRIPTION = (
 )
 
 
-def lc_block(block: ContentBlock) -> dict[str, Any]:
+def lc_block(block: ContentBlock) -> dict[str, object]:
     """A readable MCP block as a LangChain content block."""
     match block:
         case TextContent(text=text):
@@ -40,15 +45,15 @@ def lc_block(block: ContentBlock) -> dict[str, Any]:
         case EmbeddedResource(resource=resource):
             return {
                 "type": "file",
-                "base64": getattr(resource, "blob", ""),
+                "base64": resource.blob if isinstance(resource, BlobResourceContents) else "",
                 "mime_type": resource.mimeType,
                 "url": str(resource.uri),
             }
-    return {"type": "text", "text": f"[{getattr(block, 'type', 'content')}: not shown]"}
+    return {"type": "text", "text": f"[{block.type}: not shown]"}
 
 
 def resource_tool(links: Mapping[str, ServerLink], store: AttachmentStore) -> BaseTool:
-    async def read(server: str, uri: str) -> Any:
+    async def read(server: str, uri: str) -> object:
         link = links.get(server)
         offering = sorted(
             name

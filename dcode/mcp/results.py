@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
 
 from mcp.types import (
     AudioContent,
@@ -127,19 +126,19 @@ def resource_blocks(
     return blocks
 
 
-async def stored_media(store: AttachmentStore, tool: str, content: Any) -> Any:
+async def stored_media(store: AttachmentStore, tool: str, content: object) -> object:
     """``content`` with each base64 image block admitted into ``store`` as a reference."""
     if not isinstance(content, list) or not any(
         isinstance(b, dict) and b.get("type") in ("image", "file") for b in content
     ):
         return content
-    out: list[Any] = []
+    out: list[object] = []
     images = 0
     for block in content:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "image" and block.get("base64"):
             images += 1
-            out.append(await _image(store, tool, block, images))
+            out.append(await _image(store, tool, block["base64"], images))
         elif kind == "image":
             out.append({"type": "text", "text": f"[image at {block.get('url', '?')}]"})
         elif kind == "file":
@@ -165,11 +164,9 @@ async def stored_media(store: AttachmentStore, tool: str, content: Any) -> Any:
     return out
 
 
-async def _image(
-    store: AttachmentStore, tool: str, block: dict[str, Any], number: int
-) -> dict[str, Any]:
+async def _image(store: AttachmentStore, tool: str, encoded: str, number: int) -> dict[str, object]:
     try:
-        data = base64.b64decode(block["base64"], validate=True)
+        data = base64.b64decode(encoded, validate=True)
         (att,) = await store.admit_async([Source.from_bytes(data, f"{tool}-{number}")])
     except (binascii.Error, ValueError, MediaError) as exc:
         return {"type": "text", "text": f"[an image from {tool} could not be attached: {exc}]"}

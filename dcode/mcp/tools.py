@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from typing import Annotated, Any
+from typing import Annotated
 
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, ToolException
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+from mcp.types import CallToolResult, Tool
 
 from dcode.agent.events import ToolProgress
 from dcode.mcp.link import Progress, ServerLink
@@ -24,7 +25,7 @@ from dcode.media.store import AttachmentStore
 log = logging.getLogger(__name__)
 
 
-def as_text(content: Any) -> Any:
+def as_text(content: object) -> object:
     """Text blocks alone as one string: text reads as text, and the output cap and the eviction
     of large results (which measure strings) apply as to every tool."""
     if isinstance(content, list) and all(
@@ -34,10 +35,11 @@ def as_text(content: Any) -> Any:
     return content
 
 
-def progress_reporter(runtime: Any) -> Progress | None:
+def progress_reporter(runtime: object) -> Progress | None:
     """Where a call's progress goes: a ``ToolProgress`` event on the run's stream. The server's
     notifications arrive on the link's task, outside the run, so the event is put out in the
-    run's context as it is now."""
+    run's context as it is now. The adapter types the runtime ``object | None`` (it is
+    LangGraph's ``ToolRuntime`` inside a graph, None outside one), hence the ``getattr``s."""
     call_id = getattr(runtime, "tool_call_id", None)
     context = getattr(runtime, "context", None)
     emit = getattr(context, "emit", None)
@@ -58,8 +60,8 @@ def progress_reporter(runtime: Any) -> Progress | None:
     return report
 
 
-def langchain_tool(link: ServerLink, tool: Any, store: AttachmentStore) -> BaseTool:
-    async def route(request: MCPToolCallRequest, handler: Any) -> Any:
+def langchain_tool(link: ServerLink, tool: Tool, store: AttachmentStore) -> BaseTool:
+    async def route(request: MCPToolCallRequest, handler: object) -> CallToolResult:
         return readable(
             await link.call(request.name, request.args, progress_reporter(request.runtime))
         )
@@ -75,15 +77,15 @@ def langchain_tool(link: ServerLink, tool: Any, store: AttachmentStore) -> BaseT
     label = f"{link.name}.{tool.name}"
 
     async def call(
-        runtime: Annotated[object | None, InjectedToolArg()] = None, **arguments: Any
-    ) -> Any:
+        runtime: Annotated[object | None, InjectedToolArg()] = None, **arguments: object
+    ) -> tuple[object, None]:
         content, _structured = await original(runtime=runtime, **arguments)  # the text says it too
         return as_text(await stored_media(store, label, content)), None
 
     adapter_errors = converted.handle_tool_error
     assert callable(adapter_errors)
 
-    def error(exc: ToolException) -> Any:
+    def error(exc: ToolException) -> object:
         return as_text(adapter_errors(exc))
 
     return converted.model_copy(update={"coroutine": call, "handle_tool_error": error})

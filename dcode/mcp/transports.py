@@ -11,12 +11,14 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
+import httpx
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
 
 from dcode.mcp.config import ServerConfig, Transport
 from dcode.mcp.wire import Lost, http_client
@@ -27,7 +29,10 @@ CHILD = Path(__file__).with_name("child.py")
 SSE_READ_TIMEOUT = 300.0
 """Seconds an SSE stream may stay silent before the SDK ends it (its own default)."""
 
-Streams = tuple[Any, Any]
+Streams = tuple[
+    MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
+]
+"""What every MCP transport gives its session: the messages read, and where to write."""
 
 
 @contextlib.asynccontextmanager
@@ -86,12 +91,14 @@ async def sse(
     link is made again."""
 
     def factory(
-        headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None
-    ) -> Any:
+        headers: dict[str, str] | None = None,
+        timeout: httpx.Timeout | None = None,
+        auth: httpx.Auth | None = None,
+    ) -> httpx.AsyncClient:
         return http_client(
             lost,
             headers=headers,
-            timeout=timeout.connect if timeout else 5.0,
+            timeout=timeout.connect if timeout and timeout.connect is not None else 5.0,
             read_timeout=read_timeout,
             idle_is_lost=True,
         )

@@ -8,7 +8,7 @@ without an answer, so the call would wait its whole timeout. So the messages pas
 relays: the inbound one ends when the transport's stream ends, the outbound one notes the
 request id of each tool call (by the progress token dcode gives it, to send
 ``notifications/cancelled`` later), and the HTTP client's transport reports a connection that
-fails. Any of these calls ``lost``; the link then closes the session's inbound stream, which
+fails. Each of these calls ``lost``; the link then closes the session's inbound stream, which
 ends every call in flight at once (the SDK answers them "connection closed").
 """
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 import httpx
@@ -138,6 +137,7 @@ class WatchedTransport(httpx.AsyncBaseTransport):
             and request.method != "DELETE"
         ):
             self.lost(SESSION_GONE)
+        assert isinstance(response.stream, httpx.AsyncByteStream)  # an async transport's
         response.stream = _WatchedStream(response.stream, self)
         return response
 
@@ -151,7 +151,7 @@ class WatchedTransport(httpx.AsyncBaseTransport):
 
 
 class _WatchedStream(httpx.AsyncByteStream):
-    def __init__(self, inner: Any, watch: WatchedTransport) -> None:
+    def __init__(self, inner: httpx.AsyncByteStream, watch: WatchedTransport) -> None:
         self.inner = inner
         self.watch = watch
 

@@ -8,7 +8,7 @@ input box's ``detect_media_kind`` and the reference-block helpers never load it 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 _EXPORTS = {
     "AdmissionError": "errors",
@@ -79,7 +79,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'dcode.media' has no attribute {name!r}")

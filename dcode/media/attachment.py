@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, TypeGuard, TypeVar
+from typing import TypeGuard, TypeVar
 
 SOURCE_TYPE = "dcode_attachment"
 SCHEMA_VERSION = 1
@@ -93,7 +93,7 @@ def clip_name(name: str) -> str:
     return flat if len(flat) <= MAX_NAME_CHARS else flat[: MAX_NAME_CHARS - 1] + "…"
 
 
-def to_reference_block(att: Attachment) -> dict[str, Any]:
+def to_reference_block(att: Attachment) -> dict[str, object]:
     """The dict a message stores for ``att`` (JSON-serialisable, no bytes)."""
     return {
         "type": "image",
@@ -116,7 +116,7 @@ def to_reference_block(att: Attachment) -> dict[str, Any]:
     }
 
 
-def is_reference_block(block: object) -> TypeGuard[dict[str, Any]]:
+def is_reference_block(block: object) -> TypeGuard[dict[str, object]]:
     """True for any dict that claims to be a dcode reference block (valid or not)."""
     return (
         isinstance(block, dict)
@@ -156,14 +156,14 @@ def from_reference_block(block: object) -> Attachment:
         raise InvalidReferenceBlock(str(exc)) from exc
 
 
-def _field(data: dict[str, Any], key: str, kind: type[_T]) -> _T:
+def _field(data: dict[str, object], key: str, kind: type[_T]) -> _T:
     value = data.get(key)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise InvalidReferenceBlock(f"reference block field {key!r} must be {kind.__name__}")
     return value
 
 
-def _positive(data: dict[str, Any], key: str) -> int:
+def _positive(data: dict[str, object], key: str) -> int:
     value = _field(data, key, int)
     if value <= 0:
         raise InvalidReferenceBlock(f"reference block field {key!r} must be > 0")

@@ -24,7 +24,7 @@ This module imports nothing heavy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeGuard
+from typing import Literal, TypeGuard
 
 from dcode.media.attachment import (
     SCHEMA_VERSION,
@@ -85,9 +85,9 @@ class FileAttachment:
         return self.name or self.id[:12]
 
 
-def to_file_reference_block(att: FileAttachment) -> dict[str, Any]:
+def to_file_reference_block(att: FileAttachment) -> dict[str, object]:
     """The dict a message stores for ``att`` (JSON-serialisable, no bytes)."""
-    block: dict[str, Any] = {
+    block: dict[str, object] = {
         "type": "file",
         "kind": att.kind,
         "source_type": SOURCE_TYPE,
@@ -102,7 +102,7 @@ def to_file_reference_block(att: FileAttachment) -> dict[str, Any]:
     return block
 
 
-def is_file_reference_block(block: object) -> TypeGuard[dict[str, Any]]:
+def is_file_reference_block(block: object) -> TypeGuard[dict[str, object]]:
     """True for any dict that claims to be a dcode file reference block (valid or not)."""
     return (
         isinstance(block, dict)
@@ -134,7 +134,7 @@ def from_file_reference_block(block: object) -> FileAttachment:
         raise InvalidReferenceBlock(str(exc)) from exc
 
 
-def file_kind(block: dict[str, Any]) -> FileKind:
+def file_kind(block: dict[str, object]) -> FileKind:
     """What a file reference block holds: its ``kind``, or its ``type`` when that names it."""
     kind = block.get("kind", "file") if block.get("type") == "file" else block.get("type")
     if kind not in FILE_KINDS:
@@ -144,7 +144,7 @@ def file_kind(block: dict[str, Any]) -> FileKind:
     return kind
 
 
-def _text(block: dict[str, Any], key: str) -> str:
+def _text(block: dict[str, object], key: str) -> str:
     value = block.get(key)
     if not isinstance(value, str):
         raise InvalidReferenceBlock(f"reference block field {key!r} must be str")

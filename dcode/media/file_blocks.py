@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import base64
 from pathlib import PurePosixPath
-from typing import Any
 
 from dcode.media.file_attachment import FileAttachment
 
 _WIRE_MIME = {"audio/mpeg": "audio/mp3", "audio/x-wav": "audio/wav", "audio/wave": "audio/wav"}
 
 
-def standard_block(att: FileAttachment, data: bytes) -> dict[str, Any]:
+def standard_block(att: FileAttachment, data: bytes) -> dict[str, object]:
     """The block for ``att`` whose bytes are ``data``."""
     encoded = base64.b64encode(data).decode("ascii")
     mime = _WIRE_MIME.get(att.media_type, att.media_type)
-    block: dict[str, Any] = {"type": att.kind, "base64": encoded, "mime_type": mime}
+    block: dict[str, object] = {"type": att.kind, "base64": encoded, "mime_type": mime}
     if att.kind == "file":
         block["filename"] = PurePosixPath(att.name).name or f"{att.id[:12]}.{att.extension}"
     return block

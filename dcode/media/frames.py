@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dcode.media.attachment import InvalidReferenceBlock, from_reference_block, is_reference_block
 from dcode.media.video_text import clock
@@ -260,7 +260,7 @@ def bytes_for_route(frames: Iterable[FrameRef], route: ImageRoute, store: Attach
     return total
 
 
-def _text(block: Any) -> str | None:
+def _text(block: object) -> str | None:
     if isinstance(block, str):
         return block
     if (

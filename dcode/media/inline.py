@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import unquote_to_bytes
 
 
@@ -33,7 +32,7 @@ class Remote:
     url: str
 
 
-def payload(block: dict[str, Any]) -> Inline | Remote | None:
+def payload(block: dict[str, object]) -> Inline | Remote | None:
     """The block's inline bytes or remote URL; None when it carries neither (a provider's file
     id, say). Raises ``ValueError`` when the payload is there but does not decode."""
     mime = str(block.get("mime_type") or "")

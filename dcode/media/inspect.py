@@ -9,7 +9,7 @@ CPU work, like admission.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict
 
 from dcode.media.derive import derive_variant, plan_variant
 from dcode.media.errors import ImageRejected, MediaError
@@ -21,7 +21,46 @@ from dcode.media.variant_cache import VariantCache
 from dcode.regular_files import NotRegularFile, read_regular
 
 
-def inspect_path(path: Path | str, route: ImageRoute, store: AttachmentStore) -> dict[str, Any]:
+class ImageFacts(TypedDict):
+    """An image's size and encoding at one stage."""
+
+    width: int
+    height: int
+    format: str
+    bytes: int
+
+
+class NormalizedFacts(ImageFacts):
+    id: str
+    media_type: str
+    alpha: bool
+    passthrough: bool
+
+
+class RequestFacts(ImageFacts):
+    variant_id: str
+    media_type: str
+    passthrough: bool
+    estimated_tokens: int
+    max_pixels: int
+    max_bytes: int
+
+
+class ImageReport(TypedDict, total=False):
+    """``inspect_path``'s report (printed as JSON by ``--json``): the stages, or the error;
+    the command adds the route's ``transport``."""
+
+    path: Required[str]
+    name: str
+    original: ImageFacts
+    normalized: NormalizedFacts
+    request: RequestFacts
+    error: str
+    reason: str
+    transport: str
+
+
+def inspect_path(path: Path | str, route: ImageRoute, store: AttachmentStore) -> ImageReport:
     """``{"path", "name", "original", "normalized", "request"}``, or ``{"path", "error"}``."""
     p = Path(path)
     try:

@@ -13,12 +13,73 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Literal, Required, TypedDict
 
 from dcode.media.errors import MediaError
 from dcode.media.frames import clock, frames_in
 from dcode.media.limits import ImageRoute
 from dcode.media.tokens import estimate_image_tokens
+
+
+class FrameRequest(TypedDict):
+    variant_id: str
+    width: int
+    height: int
+    format: str
+    bytes: int
+    estimated_tokens: int
+
+
+class FrameReport(TypedDict):
+    t: float
+    clock: str
+    attachment_id: str
+    width: int
+    height: int
+    bytes: int
+    request: FrameRequest
+
+
+class VideoFacts(TypedDict):
+    width: int
+    height: int
+    duration: float | None
+
+
+class WindowFacts(TypedDict):
+    offset: float
+    limit: float
+    continue_at: float | None
+
+
+class VideoRequest(TypedDict):
+    frames: int
+    bytes: int
+    estimated_tokens: int
+    max_pixels: int
+    max_bytes: int
+
+
+class SheetFacts(TypedDict):
+    path: str
+    width: int
+    height: int
+
+
+class VideoReport(TypedDict, total=False):
+    """``inspect_video``'s report (printed as JSON by ``--json``): the window's frames, or the
+    error; the command adds the route's ``transport``."""
+
+    path: Required[str]
+    name: str
+    kind: Literal["video"]
+    video: VideoFacts
+    window: WindowFacts
+    frames: list[FrameReport]
+    request: VideoRequest
+    sheet: SheetFacts
+    error: str
+    transport: str
 
 
 def inspect_video(
@@ -28,7 +89,7 @@ def inspect_video(
     offset: float = 0.0,
     limit: float = 100.0,
     sheet: Path | None = None,
-) -> dict[str, Any]:
+) -> VideoReport:
     """``{"path", "name", "kind": "video", "window", "video", "frames", "request", ["sheet"]}``,
     or ``{"path", "error"}`` with the read_file error's text."""
     from dcode.media.store import AttachmentStore
@@ -49,7 +110,7 @@ def inspect_video(
             return {"path": str(path), "error": str(exc)}
         strip = frames_in(window_blocks(window, str(path)))
         service = VariantService(store)
-        frames: list[dict[str, Any]] = []
+        frames: list[FrameReport] = []
         try:
             for sampled in window.frames:
                 att = sampled.attachment
@@ -76,7 +137,7 @@ def inspect_video(
                 )
         finally:
             service.close()
-        report: dict[str, Any] = {
+        report: VideoReport = {
             "path": str(path),
             "name": path.name,
             "kind": "video",
@@ -107,7 +168,7 @@ def inspect_video(
         return report
 
 
-def describe_video(report: dict[str, Any], model: str, takes_images: bool) -> str:
+def describe_video(report: VideoReport, model: str, takes_images: bool) -> str:
     """The text form of :func:`inspect_video`'s report."""
     if "frames" not in report:
         return f"{report['path']}: error: {report['error']}"

@@ -11,7 +11,7 @@ modality.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from dcode.media.attachment import SOURCE_TYPE
 
@@ -63,7 +63,7 @@ def media_part(block: object) -> MediaPart | None:
     return None
 
 
-def has_media(blocks: list[Any]) -> bool:
+def has_media(blocks: list[object]) -> bool:
     return any(media_part(block) is not None for block in blocks)
 
 
@@ -73,25 +73,27 @@ def _refine(modality: Modality, mime: str) -> Modality:
     return modality
 
 
-def _name(block: dict[str, Any]) -> str:
+def _name(block: dict[str, object]) -> str:
     for key in ("name", "filename"):
-        if isinstance(block.get(key), str) and block[key]:
-            return block[key]
+        name = block.get(key)
+        if isinstance(name, str) and name:
+            return name
     nested = block.get("file")
-    if isinstance(nested, dict) and isinstance(nested.get("filename"), str) and nested["filename"]:
-        return nested["filename"]
+    name = nested.get("filename") if isinstance(nested, dict) else None
+    if isinstance(name, str) and name:
+        return name
     attachment_id = block.get("attachment_id")
     return str(attachment_id)[:12] if isinstance(attachment_id, str) and attachment_id else UNNAMED
 
 
-def _original_mime(block: dict[str, Any]) -> str | None:
+def _original_mime(block: dict[str, object]) -> str | None:
     """An image reference names the file's own format (the stored copy may be re-encoded)."""
     original = block.get("original")
     fmt = original.get("format") if isinstance(original, dict) else None
     return f"image/{fmt.lower()}" if isinstance(fmt, str) and fmt.isalnum() else None
 
 
-def _openai_mime(block: dict[str, Any]) -> str | None:
+def _openai_mime(block: dict[str, object]) -> str | None:
     kind = block["type"]
     if kind == "image_url":
         inner = block.get("image_url")

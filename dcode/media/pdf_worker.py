@@ -25,6 +25,8 @@ Replies are ``video_protocol`` messages: ``start`` (``page``, and the ``memory_l
 The process exits when stdin closes or after :data:`IDLE_SECONDS` without a request.
 """
 
+# Any: pypdfium2 ships no types, and each request is JSON read from the parent's pipe
+
 from __future__ import annotations
 
 import io

@@ -27,7 +27,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from dcode.media.attachment import (
     Attachment,
@@ -286,7 +286,7 @@ class AttachmentStore:
         if not is_attachment_id(attachment_id):
             raise AttachmentUnavailableError(str(attachment_id)[:64] or "?", "not an attachment id")
         try:
-            block: Any = json.loads(self._sidecar(attachment_id).read_bytes())
+            block: object = json.loads(self._sidecar(attachment_id).read_bytes())
             return from_reference_block(block)
         except FileNotFoundError as exc:
             raise AttachmentUnavailableError(attachment_id, "not in the store") from exc

@@ -34,6 +34,8 @@ This module does not import PyAV or Pillow itself (the decoder process does), so
 is cheap.
 """
 
+# Any: a video's facts are JSON read from the sampling worker's pipe and from the cache file
+
 from __future__ import annotations
 
 import functools
@@ -154,13 +156,13 @@ class VideoWindow:
         return sum(f.attachment.byte_size for f in self.frames)
 
 
-def window_blocks(window: VideoWindow, shown: str) -> list[dict[str, Any]]:
+def window_blocks(window: VideoWindow, shown: str) -> list[dict[str, object]]:
     """The window's content: the header, then label + image reference per frame, then the
     hint when a cap cut the window (always the last block).
 
     A read_file result is :func:`window_summary` followed by these blocks: the summary stays
     in the ToolMessage, and these move as one unit wherever the request puts media."""
-    blocks: list[dict[str, Any]] = [_text(header_text(shown, window.offset, window.limit))]
+    blocks: list[dict[str, object]] = [_text(header_text(shown, window.offset, window.limit))]
     for frame in window.frames:
         blocks.append(_text(frame_label(frame.t)))
         blocks.append(to_reference_block(frame.attachment))
@@ -174,7 +176,7 @@ def window_summary(window: VideoWindow, shown: str) -> str:
     return summary_line(shown, len(window.frames))
 
 
-def _text(text: str) -> dict[str, Any]:
+def _text(text: str) -> dict[str, object]:
     return {"type": "text", "text": text}
 
 
@@ -274,7 +276,7 @@ def _checked_file(file: Path, limits: VideoLimits) -> os.stat_result:
     return info
 
 
-def _policy(store: AttachmentStore, limits: VideoLimits) -> dict[str, Any]:
+def _policy(store: AttachmentStore, limits: VideoLimits) -> dict[str, object]:
     av = sys.modules.get("av")
     return {
         "version": VIDEO_POLICY_VERSION,

@@ -23,6 +23,8 @@ foreign index file reads as empty; writes are atomic, and concurrent writers mer
 read first, so the worst race loses an entry, never corrupts one.
 """
 
+# Any: the facts are JSON read from the cache file and from the sampling worker's pipe
+
 from __future__ import annotations
 
 import hashlib
@@ -39,7 +41,7 @@ SCHEMA = 1
 EDGE_BYTES = 64 * 1024
 
 
-def file_key(path: Path, info: os.stat_result, policy: dict[str, Any]) -> str:
+def file_key(path: Path, info: os.stat_result, policy: dict[str, object]) -> str:
     digest = hashlib.sha256()
     identity = [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
     digest.update(json.dumps([identity, policy], sort_keys=True).encode())

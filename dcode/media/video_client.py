@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
 
 from dcode.media.video_protocol import Message, MessageBuffer, ProtocolError, request_line
 
@@ -79,7 +78,7 @@ class Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def send(self, request: dict[str, Any]) -> None:
+    def send(self, request: dict[str, object]) -> None:
         try:
             self.stdin.write(request_line(request))
             self.stdin.flush()
@@ -187,7 +186,7 @@ atexit.register(POOL.close)
 
 
 def run_job(
-    request: dict[str, Any], deadline: float | Callable[[], float], pool: WorkerPool = POOL
+    request: dict[str, object], deadline: float | Callable[[], float], pool: WorkerPool = POOL
 ) -> Generator[Message, None, None]:
     """Send ``request`` to a decoder and yield its replies up to ``end`` or ``error``.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dcode.media.errors import MediaError
 from dcode.media.frames import FrameStrip, bytes_for_route, frames_in
@@ -31,7 +31,7 @@ class VideoInputError(MediaError):
 @dataclass(frozen=True, slots=True)
 class SampledVideo:
     path: Path
-    blocks: list[dict[str, Any]]
+    blocks: list[dict[str, object]]
     """The window's content blocks: header, a label and a reference per frame, the hint."""
     strip: FrameStrip
     sent_bytes: int | None = None

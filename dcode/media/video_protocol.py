@@ -17,6 +17,8 @@ starts a job and ``stop`` ends the running one early. Replies (decoder → dcode
 This module is light (no PyAV, no Pillow): both ends import it.
 """
 
+# Any: a message's header is JSON read from the other process's pipe
+
 from __future__ import annotations
 
 import json
@@ -43,12 +45,12 @@ class Message:
         return str(self.header.get("kind", ""))
 
 
-def encode_message(header: dict[str, Any], payload: bytes = b"") -> bytes:
+def encode_message(header: dict[str, object], payload: bytes = b"") -> bytes:
     body = json.dumps({**header, "size": len(payload)}, separators=(",", ":")).encode()
     return _LENGTH.pack(len(body)) + body + payload
 
 
-def write_message(stream: BinaryIO, header: dict[str, Any], payload: bytes = b"") -> None:
+def write_message(stream: BinaryIO, header: dict[str, object], payload: bytes = b"") -> None:
     stream.write(encode_message(header, payload))
     stream.flush()
 
@@ -88,5 +90,5 @@ class MessageBuffer:
         return Message(header, payload)
 
 
-def request_line(request: dict[str, Any]) -> bytes:
+def request_line(request: dict[str, object]) -> bytes:
     return json.dumps(request, separators=(",", ":")).encode() + b"\n"

@@ -22,6 +22,8 @@ and a read error ends the stream there, with the frames decoded so far kept. The
 error is reported with the end of the job, so an empty window can say *why* it is empty.
 """
 
+# Any: a job's request is JSON read from the parent's pipe
+
 from __future__ import annotations
 
 import io
@@ -143,6 +145,7 @@ def _is_cover_art(stream: VideoStream) -> bool:
 
 
 def _reason(exc: BaseException) -> str:
+    # PyAV's errors carry strerror without all being OSErrors.
     text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
     return str(text).rstrip(".")
 

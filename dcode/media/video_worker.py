@@ -20,7 +20,7 @@ import os
 import select
 import sys
 import time
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from dcode.media.video_protocol import write_message
 
@@ -38,7 +38,7 @@ class _Requests:
         self.buffer = b""
         self.closed = False
 
-    def next(self, timeout: float | None) -> dict[str, Any] | None:
+    def next(self, timeout: float | None) -> dict[str, object] | None:
         """The next request; None on end of input or when ``timeout`` passes with nothing."""
         while b"\n" not in self.buffer:
             if self.closed or not self._fill(timeout):
@@ -90,7 +90,7 @@ class _PipeSink:
         self.sent = 0
         self.stall_after = _stall_after()
 
-    def facts(self, facts: dict[str, Any]) -> None:
+    def facts(self, facts: dict[str, object]) -> None:
         self._maybe_stall()
         write_message(self.out, {"kind": "facts", **facts})
 

@@ -20,13 +20,16 @@
   on Chat Completions each message is converted to its wire dict once (``message_dicts.py``).
 """
 
+# Any: overrides of ChatOpenAI's methods, whose *args and **kwargs LangChain leaves untyped
+
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessageChunk, BaseMessage, UsageMetadata
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGenerationChunk
@@ -67,9 +70,9 @@ class DcodeChatOpenAI(ChatOpenAI):
     """The ``provider:model`` the user chose, for the line that says what to configure."""
 
     def _get_request_payload(
-        self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
     ) -> dict:
-        def convert(messages: Any) -> dict:
+        def convert(messages: LanguageModelInput) -> dict[str, object]:
             return super(DcodeChatOpenAI, self)._get_request_payload(messages, stop=stop, **kwargs)
 
         # Chat Completions only (dcode always names the wire): the Responses API's input is
@@ -101,7 +104,9 @@ class DcodeChatOpenAI(ChatOpenAI):
             async for chunk in stream:
                 if first:
                     chunk, first = BalancedMergeChunk.adopt(chunk), False
-                usage = usage or bool(getattr(chunk.message, "usage_metadata", None))
+                usage = usage or (
+                    isinstance(chunk.message, AIMessageChunk) and bool(chunk.message.usage_metadata)
+                )
                 output_chars += _output_chars(chunk.message)
                 yield chunk
         except json.JSONDecodeError as exc:
@@ -122,13 +127,13 @@ class DcodeChatOpenAI(ChatOpenAI):
             )
 
 
-def _request_tokens(messages: Sequence[BaseMessage], tools: Any) -> int:
+def _request_tokens(messages: Sequence[BaseMessage], tools: object) -> int:
     """About how many tokens the request is: its messages, and its tools' schemas."""
     schemas = math.ceil(len(json.dumps(tools, default=str)) / 4) if tools else 0
     return count_tokens_approximately(list(messages)) + schemas
 
 
-def _output_chars(message: Any) -> int:
+def _output_chars(message: BaseMessage) -> int:
     text = (
         message.content
         if isinstance(message.content, str)
@@ -136,7 +141,7 @@ def _output_chars(message: Any) -> int:
     )
     arguments = sum(
         len(str(call.get("args") or ""))
-        for call in getattr(message, "tool_call_chunks", None) or []
+        for call in (message.tool_call_chunks if isinstance(message, AIMessageChunk) else [])
     )
     return (
         len(text) + arguments + len(str(message.additional_kwargs.get("reasoning_content") or ""))
@@ -157,9 +162,9 @@ def _estimated_usage(input_tokens: int, output_tokens: int) -> ChatGenerationChu
     )
 
 
-def _delta_reasoning(chunk: dict[str, Any]) -> str:
-    choices = chunk.get("choices") or []
-    if not choices or not isinstance(choices[0], dict):
+def _delta_reasoning(chunk: Mapping[str, object]) -> str:
+    choices = chunk.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return ""
     delta = choices[0].get("delta") or {}
     for key in REASONING_KEYS:

@@ -20,8 +20,6 @@ the installed langchain still merges this way and that the grouped merge equals 
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.outputs import ChatGenerationChunk
 
 FANOUT = 64
@@ -34,7 +32,9 @@ class BalancedMergeChunk(ChatGenerationChunk):
     def adopt(cls, chunk: ChatGenerationChunk) -> BalancedMergeChunk:
         return cls(message=chunk.message, generation_info=chunk.generation_info)
 
-    def __add__(self, other: Any) -> ChatGenerationChunk:
+    def __add__(
+        self, other: ChatGenerationChunk | list[ChatGenerationChunk]
+    ) -> ChatGenerationChunk:
         if not isinstance(other, list) or len(other) < FANOUT:
             return super().__add__(other)
         level: list[ChatGenerationChunk] = [self, *other]

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TypeGuard
 from urllib.parse import quote
 
 from dcode.settings.presets import PROVIDERS
@@ -51,13 +51,13 @@ GENERIC = "openai-compatible"
 """The dialect of a provider that is not a preset: only ``/v1/models`` is asked."""
 WINDOW_FIELDS = ("max_model_len", "max_input_tokens", "context_length", "context_window")
 
-Fetch = Callable[[str, str, dict[str, Any] | None, str], Any]
+Fetch = Callable[[str, str, dict[str, object] | None, str], object]
 """``(method, url, json body or None, api key)`` to the decoded JSON answer; raises on failure."""
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    values: dict[str, Any]
+    values: dict[str, object]
     """Profile fields (``image_inputs``, ``max_input_tokens``, …) the server stated."""
     source: str
     """Where they came from, for ``dcode doctor``."""
@@ -140,14 +140,14 @@ def _litellm_info(answer: object, model: str) -> Found | None:
     return None
 
 
-def _litellm_values(info: dict[str, Any]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
+def _litellm_values(info: dict[str, object]) -> dict[str, object]:
+    values: dict[str, object] = {}
     for field, key in (
         ("max_input_tokens", "max_input_tokens"),
         ("max_output_tokens", "max_output_tokens"),
     ):
-        if _positive(info.get(key)):
-            values[field] = int(info[key])
+        if _positive(count := info.get(key)):
+            values[field] = count
     for field, key in (
         ("image_inputs", "supports_vision"),
         ("pdf_inputs", "supports_pdf_input"),
@@ -169,7 +169,7 @@ def _litellm_values(info: dict[str, Any]) -> dict[str, Any]:
 def _ollama(answer: object) -> Found | None:
     if not isinstance(answer, dict):
         return None
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     capabilities = answer.get("capabilities")
     if isinstance(capabilities, list):
         values["image_inputs"] = "vision" in capabilities
@@ -183,7 +183,7 @@ def _ollama(answer: object) -> Found | None:
 def _lmstudio(answer: object) -> Found | None:
     if not isinstance(answer, dict):
         return None
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     if isinstance(answer.get("type"), str):
         values["image_inputs"] = answer["type"] == "vlm"
     window = answer.get("loaded_context_length") or answer.get("max_context_length")
@@ -193,7 +193,7 @@ def _lmstudio(answer: object) -> Found | None:
 
 
 def _listed(
-    answer: object, model: str, read: Callable[[dict[str, Any]], Found | None]
+    answer: object, model: str, read: Callable[[dict[str, object]], Found | None]
 ) -> Found | None:
     entries = answer.get("data") if isinstance(answer, dict) else None
     for entry in entries if isinstance(entries, list) else []:
@@ -202,33 +202,33 @@ def _listed(
     return None
 
 
-def _vllm(entry: dict[str, Any]) -> Found | None:
+def _vllm(entry: dict[str, object]) -> Found | None:
     window = entry.get("max_model_len")
     return (
         Found({"max_input_tokens": int(window)}, "vllm /v1/models") if _positive(window) else None
     )
 
 
-def _generic(entry: dict[str, Any]) -> Found | None:
+def _generic(entry: dict[str, object]) -> Found | None:
     for key in WINDOW_FIELDS:
-        if _positive(entry.get(key)):
-            values: dict[str, Any] = {"max_input_tokens": int(entry[key])}
-            if _positive(entry.get("max_output_tokens")):
-                values["max_output_tokens"] = int(entry["max_output_tokens"])
+        if _positive(window := entry.get(key)):
+            values: dict[str, object] = {"max_input_tokens": window}
+            if _positive(most := entry.get("max_output_tokens")):
+                values["max_output_tokens"] = most
             return Found(values, f"/v1/models ({key})")
     return None
 
 
-def _openrouter(entry: dict[str, Any]) -> Found | None:
-    values: dict[str, Any] = {}
+def _openrouter(entry: dict[str, object]) -> Found | None:
+    values: dict[str, object] = {}
     architecture = entry.get("architecture")
     modalities = architecture.get("input_modalities") if isinstance(architecture, dict) else None
     if isinstance(modalities, list):
         values["image_inputs"] = "image" in modalities
         values["pdf_inputs"] = "file" in modalities
         values["audio_inputs"] = "audio" in modalities
-    if _positive(entry.get("context_length")):
-        values["max_input_tokens"] = int(entry["context_length"])
+    if _positive(window := entry.get("context_length")):
+        values["max_input_tokens"] = window
     top = entry.get("top_provider")
     if isinstance(top, dict) and _positive(top.get("max_completion_tokens")):
         values["max_output_tokens"] = int(top["max_completion_tokens"])
@@ -288,7 +288,7 @@ class ModelInfoCache:
             }
             write_private(self.path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> dict[str, object]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -327,7 +327,7 @@ def discovered(
     return asked or found
 
 
-def http_fetch(method: str, url: str, body: dict[str, Any] | None, api_key: str) -> Any:
+def http_fetch(method: str, url: str, body: dict[str, object] | None, api_key: str) -> object:
     """One JSON request with a short deadline and dcode's User-Agent."""
     import httpx2 as httpx  # the HTTP client dcode declares (the OpenAI client's)
 

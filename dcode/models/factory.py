@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from dcode.models.discovery import Found, discovered, kept
 from dcode.models.image_transport import ImageTransport, image_transport
@@ -22,6 +22,8 @@ from dcode.settings.presets import accepts_prompt_cache_key
 
 if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
+
+    from dcode.models.transport import ModelHttpClient
 
 # langchain-openai logs warnings that the turn's error line already says (``dcode/models/errors.py``);
 # without a handler of its own they would reach the terminal through logging's last resort.
@@ -55,7 +57,7 @@ class ResolvedModel:
         )
 
 
-def known_profile(provider: str, model: str) -> dict[str, Any] | None:
+def known_profile(provider: str, model: str) -> dict[str, object] | None:
     """langchain's known profile for the providers whose model names are OpenAI's."""
     if provider not in {"openai", "openrouter"}:
         return None
@@ -103,7 +105,14 @@ def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> Reso
     return ResolvedModel(endpoint, profile)
 
 
-def model_http_client(settings: Settings) -> Any:
+class _Thinking(TypedDict, total=False):
+    """How a reasoning model is asked to think: the keyword its wire takes."""
+
+    reasoning: dict[str, str]  # the Responses API's
+    reasoning_effort: str  # Chat Completions'
+
+
+def model_http_client(settings: Settings) -> ModelHttpClient:
     """An HTTP client with the settings' limits, for ``build_chat_model``; the caller closes it."""
     from dcode.models.transport import Limits, ModelHttpClient
 
@@ -111,7 +120,7 @@ def model_http_client(settings: Settings) -> Any:
 
 
 def build_chat_model(
-    resolved: ResolvedModel, settings: Settings, http_async_client: Any = None
+    resolved: ResolvedModel, settings: Settings, http_async_client: ModelHttpClient | None = None
 ) -> ChatOpenAI:
     """The chat model for ``resolved``. Pass ``http_async_client`` (from ``model_http_client``)
     to own its connections: without one the model gets a client of its own, left to the garbage
@@ -133,7 +142,7 @@ def build_chat_model(
         default_headers={"User-Agent": USER_AGENT},
     )
     effort = resolved.profile.reasoning_effort
-    thinking: dict[str, Any] = {}
+    thinking: _Thinking = {}
     if effort is not None:
         # The Responses API also streams a summary of the reasoning when asked for one.
         thinking = (

@@ -10,13 +10,14 @@ client). A provider's "no room" answer becomes ``QuotaExceeded``; any other fail
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import openai
+from openai.types import FileObject
 
 from dcode.media.uploads.remote import FilesError, QuotaExceeded, RemoteFile
 from dcode.models.errors import api_message, describe_model_error
-from dcode.models.transport import RetryBudgetExceeded
+from dcode.models.transport import ModelHttpClient, RetryBudgetExceeded
 from dcode.models.user_agent import USER_AGENT
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ class OpenAIFiles:
         self.client = client
 
     @classmethod
-    def for_endpoint(cls, endpoint: Endpoint, settings: Settings, http_client: Any) -> OpenAIFiles:
+    def for_endpoint(
+        cls, endpoint: Endpoint, settings: Settings, http_client: ModelHttpClient
+    ) -> OpenAIFiles:
         """Files of ``endpoint``'s key, over ``http_client`` (``model_http_client``; the
         caller closes it)."""
         from dcode.models.transport import BudgetedAsyncOpenAI, Limits
@@ -102,16 +105,12 @@ class OpenAIFiles:
         )
 
 
-def remote_file(answer: Any) -> RemoteFile:
+def remote_file(answer: FileObject) -> RemoteFile:
     """A file object as answered: a field the provider left out is None, not a guess."""
 
-    def field(name: str) -> Any:
-        extra = getattr(answer, "model_extra", None) or {}
-        return (
-            getattr(answer, name, None)
-            if name in getattr(answer, "__dict__", {})
-            else extra.get(name)
-        )
+    def field(name: str) -> object:
+        extra = answer.model_extra or {}
+        return getattr(answer, name, None) if name in vars(answer) else extra.get(name)
 
     def number(name: str) -> int | None:
         value = field(name)

@@ -16,18 +16,17 @@ with the conversation's key after the other parameters.
 
 from __future__ import annotations
 
-from typing import Any
-
 _HISTORY_KEYS = ("messages", "input")
 
 
-def history_as_extra_body(payload: dict[str, Any]) -> dict[str, Any]:
+def history_as_extra_body(payload: dict[str, object]) -> dict[str, object]:
     """``payload`` (the keyword arguments for ``create``) with its conversation in ``extra_body``."""
     moved = {key: payload[key] for key in _HISTORY_KEYS if isinstance(payload.get(key), list)}
     if not moved:
         return payload
     out = dict(payload)
-    out["extra_body"] = {**(out.get("extra_body") or {}), **moved}
+    extra = out.get("extra_body")
+    out["extra_body"] = {**(extra if isinstance(extra, dict) else {}), **moved}
     for key in moved:
         if key == "messages":
             out[

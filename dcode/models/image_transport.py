@@ -11,7 +11,7 @@ user knows takes file ids.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from dcode.settings.config import WireApi
 from dcode.settings.presets import PROVIDERS, is_official_openai
@@ -63,7 +63,7 @@ def transport_line(transport: ImageTransport, why: str, spec: str) -> str:
     return f'inline: each request carries its images as base64 ({why}; image_transport = "files" under [models."{spec}"] if it takes file ids)'
 
 
-def file_image_part(wire: str, file_id: str) -> dict[str, Any]:
+def file_image_part(wire: str, file_id: str) -> dict[str, object]:
     """The content part that shows the model the uploaded image ``file_id``."""
     if wire == "responses":
         return {"type": "input_image", "file_id": file_id, "detail": "auto"}

@@ -22,7 +22,6 @@ import importlib.util
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from dcode.models.langchain_internals import OPENAI_PROFILES
 
@@ -35,7 +34,7 @@ def openai_model_name(model: str) -> str:
     return model.split("/", 1)[1] if model.startswith("openai/") else model
 
 
-def known_openai_profile(model: str) -> dict[str, Any] | None:
+def known_openai_profile(model: str) -> dict[str, object] | None:
     """langchain's known profile for an OpenAI model name, as ``ChatOpenAI.profile`` gives it."""
     name = openai_model_name(model)
     table = _shipped_table()
@@ -46,7 +45,7 @@ def known_openai_profile(model: str) -> dict[str, Any] | None:
 
 
 @cache
-def _shipped_table() -> Mapping[str, Mapping[str, Any]] | None:
+def _shipped_table() -> Mapping[str, Mapping[str, object]] | None:
     path = _data_file()
     if path is None:
         return None
@@ -78,7 +77,7 @@ def _data_file() -> Path | None:
     return None
 
 
-def _probe(name: str) -> dict[str, Any] | None:
+def _probe(name: str) -> dict[str, object] | None:
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 

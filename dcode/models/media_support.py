@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from dcode.media.modality import media_part
 from dcode.models.profiles import ModelProfile
@@ -58,7 +57,7 @@ class MediaSupport:
         hint = setting_hint(self.spec, field, self.config_file)
         return f"{start}, so {attached} will reach it as a text placeholder. If it does take {noun}, {hint}."
 
-    def unseen_in(self, blocks: Iterable[Any]) -> list[str]:
+    def unseen_in(self, blocks: Iterable[object]) -> list[str]:
         """A line for each kind of media among ``blocks`` (a prompt's) that the model does not take."""
         names: dict[str, list[str]] = {}
         for block in blocks:

@@ -28,19 +28,19 @@ For the same servers, an assistant message that calls tools and says nothing goe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import BaseMessage
 
 from dcode.models.message_memo import MessageMemo
 
-Convert = Callable[[list[BaseMessage]], dict[str, Any]]
+Convert = Callable[[LanguageModelInput], dict[str, object]]
 """langchain-openai's payload for some messages: the create() keyword arguments."""
 
-_DICTS: MessageMemo[dict[str, Any]] = MessageMemo()
+_DICTS: MessageMemo[dict[str, object]] = MessageMemo()
 
 
-def converted(input_: Any, convert: Convert) -> dict[str, Any]:
+def converted(input_: LanguageModelInput, convert: Convert) -> dict[str, object]:
     """``convert(input_)`` for Chat Completions, converting only the messages not converted
     before when ``input_`` is a list of messages."""
     if (
@@ -66,14 +66,14 @@ def converted(input_: Any, convert: Convert) -> dict[str, Any]:
     return payload
 
 
-def _plain_messages(payload: dict[str, Any]) -> dict[str, Any]:
+def _plain_messages(payload: dict[str, object]) -> dict[str, object]:
     dicts = payload.get("messages")
     if isinstance(dicts, list):
         payload["messages"] = [plain_content(d) if isinstance(d, dict) else d for d in dicts]
     return payload
 
 
-def plain_content(message: dict[str, Any]) -> dict[str, Any]:
+def plain_content(message: dict[str, object]) -> dict[str, object]:
     """``message`` (a wire dict) with its content as one string when all its parts are plain
     text, and without a ``null`` content beside tool calls; as it is otherwise (see the
     module's docstring)."""
@@ -94,7 +94,7 @@ def plain_content(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "content": _joined([part["text"] for part in content])}
 
 
-def _plain_text(part: Any) -> bool:
+def _plain_text(part: object) -> bool:
     return (
         isinstance(part, dict)
         and part.keys() == {"type", "text"}

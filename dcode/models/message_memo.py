@@ -19,12 +19,12 @@ loop, and a lost race only computes a value twice.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
 
-def _fields(message: Any) -> tuple[Any, ...]:
+def _fields(message: object) -> tuple[object, ...]:
     return tuple(vars(message).values())
 
 
@@ -32,22 +32,22 @@ class MessageMemo(Generic[T]):
     """A value per live message object (see the module doc)."""
 
     def __init__(self) -> None:
-        self._entries: dict[int, tuple[weakref.ref[Any], tuple[Any, ...], T]] = {}
+        self._entries: dict[int, tuple[weakref.ref[object], tuple[object, ...], T]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, message: Any) -> T | None:
+    def get(self, message: object) -> T | None:
         entry = self._entries.get(id(message))
         if entry is None or entry[0]() is not message or entry[1] != _fields(message):
             return None
         return entry[2]
 
-    def put(self, message: Any, value: T) -> T:
+    def put(self, message: object, value: T) -> T:
         key = id(message)
         entries = self._entries
 
-        def forget(ref: weakref.ref[Any]) -> None:
+        def forget(ref: weakref.ref[object]) -> None:
             current = entries.get(key)
             if current is not None and current[0] is ref:
                 del entries[key]

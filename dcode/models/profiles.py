@@ -6,6 +6,8 @@ presets, and the user's ``[models."provider:model"]`` tables. ``guessed`` names 
 that came from the fallback, so ``dcode doctor`` can say which numbers to check.
 """
 
+# Any: langchain's model profile dict and the user's TOML tables: values by field name, checked here and splatted into ModelProfile
+
 from __future__ import annotations
 
 import fnmatch

@@ -14,6 +14,8 @@ multi-line data, CRLF framing) passes through byte for byte, and a merged event 
 arguments as the run it replaces, so what the model sent is what the tool receives.
 """
 
+# Any: the provider's streamed JSON chunks, whose shape _chat_piece checks before one is rewritten
+
 from __future__ import annotations
 
 import json
@@ -44,7 +46,7 @@ class _Run:
     """Consecutive deltas of one call: the first event's frame and data, what every later delta
     of the run must match (``key``), and the argument pieces."""
 
-    key: tuple[Any, ...]
+    key: tuple[object, ...]
     head: bytes
     data: dict[str, Any]
     frames: list[bytes]
@@ -137,7 +139,7 @@ class ArgsDeltaMerger:
         return b"".join(out)
 
 
-def _args_delta(frame: bytes) -> tuple[tuple[Any, ...], bytes, dict[str, Any], str] | None:
+def _args_delta(frame: bytes) -> tuple[tuple[object, ...], bytes, dict[str, Any], str] | None:
     """(what identifies the call, the lines before ``data:``, the parsed data, the argument piece)
     for an event that carries nothing but a piece of a call's arguments; None for anything else."""
     if frame.startswith(RESPONSES_ARGS_EVENT):
@@ -156,7 +158,7 @@ def _args_delta(frame: bytes) -> tuple[tuple[Any, ...], bytes, dict[str, Any], s
     return None if found is None else (found[0], head, data, found[1])
 
 
-def _chat_piece(data: Any) -> tuple[tuple[Any, ...], str] | None:
+def _chat_piece(data: object) -> tuple[tuple[object, ...], str] | None:
     """A Chat Completions chunk whose only content is one call's argument piece. The key holds
     every other value the chunk has, so two chunks with equal keys differ in their pieces only
     (and in OpenAI's random ``obfuscation`` padding)."""
@@ -200,7 +202,7 @@ def _chat_piece(data: Any) -> tuple[tuple[Any, ...], str] | None:
     return (top, choice.get("index"), others, call_fields, "name" in function), piece
 
 
-def _responses_piece(data: Any) -> tuple[tuple[Any, ...], str] | None:
+def _responses_piece(data: object) -> tuple[tuple[object, ...], str] | None:
     if not isinstance(data, dict) or not data.keys() <= _RESPONSES_KEYS:
         return None
     piece, item = data.get("delta"), data.get("item_id")

@@ -29,6 +29,8 @@ fired and how to change it (``dcode/models/errors.py``). The answer's body is re
 task and passed through ``ArgsDeltaMerger``, and a connection lost mid-answer is marked as such.
 """
 
+# Any: the OpenAI SDK's client and httpx's transport, overridden here, take untyped options and **kwargs; the answer's queue carries bytes, errors and an end marker
+
 from __future__ import annotations
 
 import asyncio
@@ -39,13 +41,16 @@ import time
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import httpx2
 import openai
 
 from dcode.models.sse_merge import ArgsDeltaMerger
+
+if TYPE_CHECKING:
+    from dcode.settings.config import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +61,7 @@ class Limits:
     retry_budget: float
 
     @classmethod
-    def of(cls, settings: Any) -> Limits:
+    def of(cls, settings: Settings) -> Limits:
         return cls(
             settings.connect_timeout,
             settings.request_timeout,

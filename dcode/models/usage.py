@@ -9,7 +9,8 @@ langchain-openai reads the cached input tokens from either wire (Chat Completion
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from langchain_core.messages.ai import UsageMetadata
 
 CACHE_READ = "cache_read"
 USAGE_ESTIMATED = "usage_estimated"
@@ -17,17 +18,17 @@ USAGE_ESTIMATED = "usage_estimated"
 provider sent none (``dcode/models/chat_model.py``)."""
 
 
-def usage_is_estimated(response_metadata: Mapping[str, Any] | None) -> bool:
+def usage_is_estimated(response_metadata: Mapping[str, object] | None) -> bool:
     """Whether a message's usage figures are estimated rather than the provider's."""
     return bool((response_metadata or {}).get(USAGE_ESTIMATED))
 
 
-def cached_input_tokens(usage: Mapping[str, Any] | None) -> int:
+def cached_input_tokens(usage: UsageMetadata | None) -> int:
     """The input tokens of ``usage`` (a message's ``usage_metadata``) that the provider read
     from its prompt cache; 0 when it reports none."""
-    details = (usage or {}).get("input_token_details") or {}
+    details = usage.get("input_token_details") if usage else None
     return sum(
-        int(value or 0)
-        for key, value in details.items()
-        if key == CACHE_READ or key.endswith(f"_{CACHE_READ}")
+        value
+        for key, value in (details or {}).items()
+        if isinstance(value, int) and (key == CACHE_READ or key.endswith(f"_{CACHE_READ}"))
     )

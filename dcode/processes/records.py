@@ -17,6 +17,8 @@ records whose dcode is gone and ends what still matches them:
 A normal exit removes the record.
 """
 
+# Any: json.loads hands back untyped data; from_json checks each field, and a bad one is no record
+
 from __future__ import annotations
 
 import contextlib

@@ -14,6 +14,8 @@ project's command (``headless_media.ProjectCommand``) a mention that leads outsi
 is refused unless the user typed it, as the caller's ``allowed`` says.
 """
 
+# Any: LangChain message content: the prompt's blocks are HumanMessage content parts
+
 from __future__ import annotations
 
 import html

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
 
 
 class SandboxMode(StrEnum):
@@ -53,7 +52,7 @@ class BadSetting(ValueError):
         self.key = key
 
 
-def parse_mode(value: Any) -> SandboxMode:
+def parse_mode(value: object) -> SandboxMode:
     try:
         return SandboxMode(str(value))
     except ValueError:
@@ -63,7 +62,7 @@ def parse_mode(value: Any) -> SandboxMode:
         ) from None
 
 
-def apply_table(current: SandboxSettings, table: dict[str, Any]) -> SandboxSettings:
+def apply_table(current: SandboxSettings, table: dict[str, object]) -> SandboxSettings:
     """``current`` with a ``[sandbox]`` table applied."""
     for key, value in table.items():
         match key:

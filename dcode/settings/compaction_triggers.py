@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 EXPECTED = 'a number of tokens (120000), a share of the window ("85%" or 0.85) or a count of messages ("200 messages")'
 _MESSAGES = re.compile(r"^\s*(\d+)\s*messages?\s*$", re.IGNORECASE)
@@ -35,7 +34,7 @@ class Threshold:
     value: float  # a count (tokens, messages), or a share of the window in (0, 1]
 
     @classmethod
-    def parse(cls, raw: Any) -> Threshold:
+    def parse(cls, raw: object) -> Threshold:
         """From config: ``120000`` (tokens), ``"85%"`` or ``0.85`` (of the window), ``"200
         messages"``. Raises ValueError on anything else, a zero or a share above 100 %."""
         if isinstance(raw, bool):

@@ -7,6 +7,8 @@ until the user trusts the project, only the keys that cannot widen trust apply f
 This module is imported by ``dcode --help``, so it stays free of heavy imports.
 """
 
+# Any: tomllib's tables are untyped; _coerce checks each value that dataclasses.replace takes
+
 from __future__ import annotations
 
 import json
@@ -23,7 +25,12 @@ from typing import Any
 from dcode.sandbox.modes import BadSetting, SandboxMode, SandboxSettings, apply_table
 from dcode.settings.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.settings.compaction_triggers import Threshold
-from dcode.settings.permission_sources import CLAUDE_PROJECT_FILES, RulesError, table_rules
+from dcode.settings.permission_sources import (
+    CLAUDE_PROJECT_FILES,
+    RulesError,
+    flag_values,
+    table_rules,
+)
 from dcode.settings.private_files import write_private
 from dcode.settings.trust import ProjectFiles, TrustState, TrustStore
 
@@ -103,7 +110,7 @@ def dcode_home(env: dict[str, str] | None = None) -> Path:
 def load_settings(
     *,
     workspace: Path | None = None,
-    cli: dict[str, Any] | None = None,
+    cli: Mapping[str, object] | None = None,
     env: dict[str, str] | None = None,
     default_approve: ApprovalMode = ApprovalMode.MANUAL,
 ) -> Settings:
@@ -158,9 +165,9 @@ def load_settings(
     if problem := settings.triggers.problem():
         raise ConfigError(problem)
     settings = _apply_mcp_flags(settings, cli or {})
-    if (cli or {}).get("sandbox"):
+    if sandbox := (cli or {}).get("sandbox"):
         settings = replace(
-            settings, sandbox=replace(settings.sandbox, mode=SandboxMode((cli or {})["sandbox"]))
+            settings, sandbox=replace(settings.sandbox, mode=SandboxMode(str(sandbox)))
         )
     settings = _permission_rules(settings, cli or {}, env, trust is TrustState.TRUSTED)
     return replace(
@@ -197,7 +204,7 @@ def _relative(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
-def _parse(path: Path, text: str) -> dict[str, Any]:
+def _parse(path: Path, text: str) -> dict[str, object]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -208,7 +215,7 @@ def _apply_file(settings: Settings, path: Path, text: str) -> Settings:
     return _apply_data(settings, _parse(path, text), path, text)
 
 
-def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str) -> Settings:
+def _apply_data(settings: Settings, data: dict[str, object], path: Path, text: str) -> Settings:
     scalars = {key: value for key, value in data.items() if key in _SCALAR_KEYS}
     unknown = sorted(set(data) - set(_SCALAR_KEYS) - _TABLE_KEYS - _LIST_KEYS)
     if unknown:
@@ -217,7 +224,7 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
     try:
         settings = _apply_values(settings, scalars, origin=str(path))
     except ConfigError as exc:
-        key = getattr(exc, "key", "")
+        key = exc.key if isinstance(exc, _ValueError) else ""
         raise ConfigError(f"{path} line {_line_of(text, key)}: {exc}") from None
     if "pass_env" in data:
         settings = replace(settings, pass_env=_env_names(data["pass_env"], path, text))
@@ -252,7 +259,7 @@ def _apply_data(settings: Settings, data: dict[str, Any], path: Path, text: str)
     return replace(settings, providers=providers, model_overrides=models)
 
 
-def _table(data: dict[str, Any], key: str, path: Path, text: str) -> dict[str, Any]:
+def _table(data: dict[str, object], key: str, path: Path, text: str) -> dict[str, object]:
     value = data.get(key, {})
     if not isinstance(value, dict):
         raise ConfigError(f"{path} line {_line_of(text, key)}: {key!r} must be a table")
@@ -260,7 +267,7 @@ def _table(data: dict[str, Any], key: str, path: Path, text: str) -> dict[str, A
 
 
 def _mcp_table(
-    current: McpSettings, table: dict[str, Any], path: Path, text: str, *, mine: Path
+    current: McpSettings, table: dict[str, object], path: Path, text: str, *, mine: Path
 ) -> McpSettings:
     """``mine``: the user's own config, the only one that may say which variables a project's
     MCP file reads (a project naming them would choose what it is sent)."""
@@ -286,7 +293,7 @@ def _mcp_table(
     return replace(current, **changes)
 
 
-def _permissions_table(settings: Settings, table: Any, path: Path, text: str) -> Settings:
+def _permissions_table(settings: Settings, table: object, path: Path, text: str) -> Settings:
     try:
         rules = table_rules(table, str(path), project=path != settings.user_config)
     except RulesError as exc:
@@ -297,7 +304,7 @@ def _permissions_table(settings: Settings, table: Any, path: Path, text: str) ->
 
 
 def _permission_rules(
-    settings: Settings, cli: dict[str, Any], env: dict[str, str], trusted: bool
+    settings: Settings, cli: Mapping[str, object], env: dict[str, str], trusted: bool
 ) -> Settings:
     """Every source's rules (``permission_sources.gather``); the project's allow rules
     wait for trust (``waiting_rules``)."""
@@ -326,7 +333,7 @@ def _waiting(settings: Settings) -> tuple[IgnoredSetting, ...]:
     )
 
 
-def _fetch_table(settings: Settings, table: dict[str, Any], path: Path, text: str) -> Settings:
+def _fetch_table(settings: Settings, table: dict[str, object], path: Path, text: str) -> Settings:
     """``settings`` with ``[fetch]`` applied; ``allow_private`` only from the user's own config:
     a project, trusted or not, may not open this machine's network to the model."""
     for key, value in table.items():
@@ -348,7 +355,7 @@ def _fetch_table(settings: Settings, table: dict[str, Any], path: Path, text: st
 
 
 def _sandbox_table(
-    current: SandboxSettings, table: dict[str, Any], path: Path, text: str
+    current: SandboxSettings, table: dict[str, object], path: Path, text: str
 ) -> SandboxSettings:
     try:
         return apply_table(current, table)
@@ -356,7 +363,7 @@ def _sandbox_table(
         raise ConfigError(f"{path} line {_line_of(text, exc.key)}: {exc}") from None
 
 
-def _fetch_hosts(value: Any, where: str, *, wildcards: bool) -> tuple[str, ...]:
+def _fetch_hosts(value: object, where: str, *, wildcards: bool) -> tuple[str, ...]:
     """Hosts in the form ``web_address`` gives a URL's (``Docs.Python.org.`` is
     ``docs.python.org``); ``*.`` before one only where ``wildcards``."""
     from dcode.settings.web_address import BadAddress, canonical_host, host_entry
@@ -384,12 +391,10 @@ def _fetch_hosts(value: Any, where: str, *, wildcards: bool) -> tuple[str, ...]:
     return tuple(dict.fromkeys(hosts))
 
 
-def _apply_mcp_flags(settings: Settings, cli: dict[str, Any]) -> Settings:
+def _apply_mcp_flags(settings: Settings, cli: Mapping[str, object]) -> Settings:
     mcp = settings.mcp
-    if cli.get("mcp_configs"):
-        mcp = replace(
-            mcp, configs=tuple(Path(p).expanduser().resolve() for p in cli["mcp_configs"])
-        )
+    if configs := flag_values(cli, "mcp_configs", Path):
+        mcp = replace(mcp, configs=tuple(Path(p).expanduser().resolve() for p in configs))
     if cli.get("no_mcp"):
         mcp = replace(mcp, enabled=False)
     if cli.get("trust_project_mcp"):
@@ -397,7 +402,7 @@ def _apply_mcp_flags(settings: Settings, cli: dict[str, Any]) -> Settings:
     return replace(settings, mcp=mcp) if mcp is not settings.mcp else settings
 
 
-def _env_names(value: Any, path: Path, text: str, key: str = "pass_env") -> tuple[str, ...]:
+def _env_names(value: object, path: Path, text: str, key: str = "pass_env") -> tuple[str, ...]:
     where = f"{path} line {_line_of(text, key)}"
     if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
         raise ConfigError(
@@ -409,7 +414,7 @@ def _env_names(value: Any, path: Path, text: str, key: str = "pass_env") -> tupl
     return tuple(dict.fromkeys(value))
 
 
-def _provider_override(name: str, table: Any, path: Path, text: str) -> ProviderOverride:
+def _provider_override(name: str, table: object, path: Path, text: str) -> ProviderOverride:
     if not isinstance(table, dict):
         raise ConfigError(f"{path} line {_line_of(text, name)}: [providers.{name}] must be a table")
     allowed = {"base_url", "api_key_env", "api"}
@@ -436,7 +441,7 @@ class _ValueError(ConfigError):
         self.key = key
 
 
-def _apply_values(settings: Settings, values: dict[str, Any], *, origin: str) -> Settings:
+def _apply_values(settings: Settings, values: Mapping[str, object], *, origin: str) -> Settings:
     changes: dict[str, Any] = {}
     for key, raw in values.items():
         kind = _SCALAR_KEYS[key]
@@ -518,7 +523,7 @@ def _apply_preferences(settings: Settings) -> Settings:
     return replace(settings, theme=theme) if isinstance(theme, str) else settings
 
 
-def read_preferences(settings: Settings) -> dict[str, Any]:
+def read_preferences(settings: Settings) -> dict[str, object]:
     try:
         data = json.loads(settings.preferences_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -526,15 +531,15 @@ def read_preferences(settings: Settings) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def save_preference(settings: Settings, key: str, value: Any) -> None:
+def save_preference(settings: Settings, key: str, value: object) -> None:
     prefs = read_preferences(settings)
     prefs[key] = value
     write_private(settings.preferences_file, json.dumps(prefs, indent=2))
 
 
-def describe(settings: Settings) -> dict[str, Any]:
+def describe(settings: Settings) -> dict[str, object]:
     """The merged settings as plain data, for ``dcode config show``."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for item in fields(settings):
         value = getattr(settings, item.name)
         match value:

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 EFFECT_NAMES: tuple[str, ...] = ("deny", "ask", "allow")
 CLAUDE_PROJECT_FILES: tuple[str, ...] = (".claude/settings.local.json", ".claude/settings.json")
 """A project's Claude Code settings, highest first (both join the trust digest)."""
+T = TypeVar("T")
 COMMAND_LINE = "command line"
 FOLDER = "permissions"
 """Under ``$DCODE_HOME``: the rules saved for one project (``dcode.settings.saved_rules``)."""
@@ -45,7 +46,7 @@ class RuleText:
     """Written by the repository: its allow rules wait for trust."""
 
 
-def table_rules(table: Any, source: str, *, project: bool) -> list[RuleText]:
+def table_rules(table: object, source: str, *, project: bool) -> list[RuleText]:
     """The rules of a ``permissions`` table (``{"allow": [...], "ask": [...], "deny": [...]}``);
     other keys (Claude's ``defaultMode``, ``additionalDirectories``) are not dcode's business."""
     if table is None:
@@ -84,6 +85,20 @@ def claude_rules(workspace: Path, user_home: Path) -> list[RuleText]:
     for name in CLAUDE_PROJECT_FILES:
         rules.extend(json_rules(workspace / name, project=True))
     return rules + json_rules(user_home / ".claude" / "settings.json", project=False)
+
+
+def flag_values(cli: Mapping[str, object], name: str, kind: type[T]) -> list[T]:
+    """A repeatable command-line flag's values: typer gives a list of ``kind``, or None when the
+    flag is not given (anything else is a caller's mistake, said as such)."""
+    given = cli.get(name) or []
+    if not isinstance(given, list | tuple):
+        raise TypeError(f"{name}: expected a list of {kind.__name__}, not {given!r}")
+    values: list[T] = []
+    for value in given:
+        if not isinstance(value, kind):
+            raise TypeError(f"{name}: expected a list of {kind.__name__}, not {given!r}")
+        values.append(value)
+    return values
 
 
 def flag_rules(allowed: Iterable[str] | None, disallowed: Iterable[str] | None) -> list[RuleText]:
@@ -144,7 +159,7 @@ def gather(
     workspace: Path,
     dcode_home: Path,
     user_home: Path,
-    cli: dict[str, Any],
+    cli: Mapping[str, object],
     *,
     trusted: bool,
 ) -> tuple[list[RuleText], list[RuleText]]:
@@ -154,7 +169,9 @@ def gather(
     config_rules = list(config_rules)
     claude = claude_rules(workspace, user_home)
     ordered = [
-        *flag_rules(cli.get("allowed_tools"), cli.get("disallowed_tools")),
+        *flag_rules(
+            flag_values(cli, "allowed_tools", str), flag_values(cli, "disallowed_tools", str)
+        ),
         *(r for r in claude if r.project),
         *(r for r in config_rules if r.project),
         *saved_rules(dcode_home, workspace),

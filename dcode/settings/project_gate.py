@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator
-from typing import Any
 
 from dcode.sandbox.modes import SandboxMode, at_least_as_strict
 from dcode.settings.trust import TrustState
@@ -41,13 +40,13 @@ UNTRUSTED = "only your own config may set it until you trust the project"
 
 
 def gate(
-    data: dict[str, Any], mine: Settings, default_approve: ApprovalMode
-) -> tuple[dict[str, Any], list[IgnoredSetting]]:
+    data: dict[str, object], mine: Settings, default_approve: ApprovalMode
+) -> tuple[dict[str, object], list[IgnoredSetting]]:
     """Split a (validated) project table into what applies and what is ignored, and why.
 
     ``mine`` is the user's own settings (user config, environment, flags) without the project.
     """
-    allowed: dict[str, Any] = {}
+    allowed: dict[str, object] = {}
     ignored: list[IgnoredSetting] = []
     for key, value in data.items():
         if key == "models" and isinstance(value, dict):
@@ -70,10 +69,10 @@ def gate(
     return allowed, ignored
 
 
-def _model_tables(tables: dict[str, Any]) -> tuple[dict[str, Any], list[IgnoredSetting]]:
+def _model_tables(tables: dict[str, object]) -> tuple[dict[str, object], list[IgnoredSetting]]:
     """The profile tables, less ``image_transport = "files"``: it would upload the user's images
     to the provider, where they stay for days, which only the user may choose."""
-    kept: dict[str, Any] = {}
+    kept: dict[str, object] = {}
     refused: list[IgnoredSetting] = []
     for spec, table in tables.items():
         if isinstance(table, dict) and table.get("image_transport") == "files":
@@ -88,10 +87,10 @@ def _model_tables(tables: dict[str, Any]) -> tuple[dict[str, Any], list[IgnoredS
 
 
 def _sandbox_table(
-    table: dict[str, Any], mine: Settings
-) -> tuple[dict[str, Any], list[IgnoredSetting]]:
+    table: dict[str, object], mine: Settings
+) -> tuple[dict[str, object], list[IgnoredSetting]]:
     """What of ``[sandbox]`` confines at least as much as the user's own settings."""
-    kept: dict[str, Any] = {}
+    kept: dict[str, object] = {}
     refused: list[IgnoredSetting] = []
     for key, value in table.items():
         match key:
@@ -130,7 +129,7 @@ def _kind(dotted: str) -> str:
     return f"{parts[0]}.{parts[-1]}" if parts[0] == "providers" and len(parts) == 3 else dotted
 
 
-def _refusal(key: str, value: Any, mine: Settings, default_approve: ApprovalMode) -> str | None:
+def _refusal(key: str, value: object, mine: Settings, default_approve: ApprovalMode) -> str | None:
     match key:
         case "approve":
             theirs = ApprovalMode(str(value))
@@ -171,7 +170,7 @@ def _provider_of(spec: str) -> str:
     return provider.lower() if sep else "openai"
 
 
-def _flatten(key: str, value: Any) -> Iterator[tuple[str, Any]]:
+def _flatten(key: str, value: object) -> Iterator[tuple[str, object]]:
     if isinstance(value, dict) and value:
         for inner, item in value.items():
             yield from _flatten(f"{key}.{inner}", item)

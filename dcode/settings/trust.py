@@ -4,7 +4,7 @@ A repository is untrusted input: a cloned project's ``.dcode/config.toml`` must 
 approval mode, or change where requests and keys go, or what the shell sees, on its own. Those
 settings apply once the user has trusted the project, and the trust is recorded here, in
 ``$DCODE_HOME/trusted_projects.json`` (0600), keyed by the project's resolved path and a digest
-of its trust-relevant files. Any edit to those files changes the digest, and the project is
+of its trust-relevant files. object edit to those files changes the digest, and the project is
 asked about again.
 
 ``TRUST_FILES`` is the one list of what the digest covers; a file or a directory named there
@@ -29,7 +29,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from dcode.settings.private_files import one_writer, write_private
 
@@ -116,8 +115,10 @@ class TrustStore:
 
     def entries(self) -> dict[str, TrustEntry]:
         try:
-            data: Any = json.loads(self.path.read_text(encoding="utf-8"))
-            projects = data["projects"]
+            data: object = json.loads(self.path.read_text(encoding="utf-8"))
+            projects = data.get("projects") if isinstance(data, dict) else None
+            if not isinstance(projects, dict):
+                return {}
             return {
                 path: TrustEntry(path, str(item["digest"]), float(item.get("trusted_at", 0)))
                 for path, item in projects.items()

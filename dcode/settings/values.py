@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 from dcode.sandbox.modes import SandboxSettings
 from dcode.settings.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
@@ -74,7 +73,7 @@ class IgnoredSetting:
     (``providers.openai.api_key_env``), ``reason`` says what it would have widened."""
 
     key: str
-    value: Any
+    value: object
     reason: str
 
 
@@ -148,7 +147,7 @@ class Settings:
     ``web_fetch`` may reach although they are private addresses."""
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     """``[sandbox]`` and ``--sandbox``: whether the shell's commands run confined."""
-    model_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    model_overrides: dict[str, dict[str, object]] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()
     trust: TrustState = TrustState.NONE
     project_digest: str | None = None

@@ -18,6 +18,8 @@ never against the App: what runs in the session (queue, turns, approvals, ``!cmd
 the MCP servers' start ``app_mcp`` and the first-run screen ``app_setup``.
 """
 
+# Any: Textual's workers are generic in their result, and the App's hold results of every kind
+
 from __future__ import annotations
 
 import asyncio
@@ -76,6 +78,7 @@ if TYPE_CHECKING:
     from dcode.agent.engine import Engine
     from dcode.agent.runner import SessionRunner
     from dcode.media.frames import FrameStrip
+    from dcode.tui.approval_widget import ApprovalWidget
     from dcode.tui.widgets.media_source import MediaSource
 
 CTRL_C_WINDOW = 2.0
@@ -560,7 +563,7 @@ class DcodeApp(App[int]):
         if event.text_area.text:
             self.last_typed = time.monotonic()
 
-    def on_approval_widget_stray_key(self, message: Any) -> None:
+    def on_approval_widget_stray_key(self, message: ApprovalWidget.StrayKey) -> None:
         """A key typed for the prompt just as an approval appeared goes back to the prompt."""
         self.prompt_input.insert_text(message.character)
 
@@ -570,7 +573,7 @@ class DcodeApp(App[int]):
     async def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
         await self.session.approval_withdrawn(message)
 
-    async def on_approval_widget_decided(self, message: Any) -> None:
+    async def on_approval_widget_decided(self, message: ApprovalWidget.Decided) -> None:
         await self.session.approval_decided(message)
 
     def on_notice_message_open_path(self, message: NoticeMessage.OpenPath) -> None:

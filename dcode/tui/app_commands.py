@@ -5,6 +5,8 @@ it does. Screens are imported when first shown, never at start. What it needs of
 ``CommandsHost``; the prompts a command sends go through the session's queue (``SessionWork``).
 """
 
+# Any: Textual's screens are generic in their result: each pushed screen answers its own kind
+
 from __future__ import annotations
 
 import asyncio

@@ -6,6 +6,8 @@ are owned by ``DcodeApp`` and typed against these protocols, never against the A
 says what it needs, and none imports the App back.
 """
 
+# Any: Textual's worker, timer, call_later and screen APIs take callables and screens of any result
+
 from __future__ import annotations
 
 from collections.abc import Callable

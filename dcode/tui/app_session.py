@@ -6,6 +6,8 @@ typed events; one ``match`` turns them into transcript and status updates. What 
 App is ``SessionHost``; the slash commands it starts run through the callback it is given.
 """
 
+# Any: Textual's timers take callbacks of any result, and its workers are generic in theirs
+
 from __future__ import annotations
 
 import asyncio
@@ -16,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from dcode.agent.events import (
     CompactionFinished,
@@ -43,18 +45,26 @@ from dcode.tui.transcript import NoticeLevel, ShellEntry
 from dcode.tui.transcript.entries import VideoSeen
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from textual.timer import Timer
     from textual.worker import Worker
 
     from dcode.agent.engine import Engine
     from dcode.agent.runner import SessionRunner
     from dcode.cli.headless_media import ProjectCommand
+    from dcode.media.frames import FrameStrip
+    from dcode.media.limits import ImageRoute
+    from dcode.media.store import AttachmentStore
+    from dcode.models.media_support import MediaSupport
     from dcode.prompts.commands import PromptCommand
+    from dcode.tui.approval_widget import ApprovalWidget
     from dcode.tui.collector import QuietCollector
     from dcode.tui.status import QueuedStrip, StatusBar
     from dcode.tui.transcript import Transcript
     from dcode.tui.turn_content import PreparedTurn
     from dcode.tui.widgets.media_source import MediaSource
+    from dcode.tui.widgets.placeholders import Draft
 
 SHELL_TIMEOUT = 300.0
 SHELL_OUTPUT_CAP = 30_000
@@ -65,6 +75,15 @@ REFUSED_EXIT = 126  # as a shell reports a command it could not run
 TYPING_GRACE = 0.4
 
 
+class VideoRoute(TypedDict, total=False):
+    """How a sampled window's bytes are measured (``sample_videos``' keywords): the model's
+    image route and whether it takes images, once the engine is loaded."""
+
+    workspace: Path
+    route: ImageRoute
+    takes_images: bool
+
+
 @dataclass(frozen=True, slots=True)
 class Pending:
     """Something the user sent that waits its turn: a prompt, a ``!cmd`` or a slash command."""
@@ -72,14 +91,14 @@ class Pending:
     text: str
     shell: str | None = None
     invocation: Invocation | None = None
-    draft: Any = None
+    draft: Draft | None = None
     """The input box as it was (pastes and all), to put back if the item is unqueued."""
-    command: Any = None
+    command: ProjectCommand | None = None
     """The project's command the text came from (a ``ProjectCommand``): its mentions stay in
     the project unless the user typed them."""
 
     @property
-    def restorable(self) -> Any:
+    def restorable(self) -> str | Draft:
         return self.draft if self.draft is not None else self.text
 
 
@@ -280,7 +299,7 @@ class SessionWork:
 
         settings = self.host.settings
 
-        def make_store() -> Any:
+        def make_store() -> AttachmentStore:
             from dcode.media.store import AttachmentStore
 
             return AttachmentStore(settings.attachments_dir)
@@ -294,7 +313,7 @@ class SessionWork:
         self.media.install(self.host.prompt_input)
         return self.media
 
-    def _media_support(self) -> Any:
+    def _media_support(self) -> MediaSupport:
         """What the model takes, for a line when media it will not see is attached (called in a
         worker): the engine's profile, or before the engine is loaded the same lookup without it."""
         from dcode.models.media_support import MediaSupport
@@ -321,7 +340,7 @@ class SessionWork:
             sample_videos,
         )
 
-        placeholders = getattr(item.draft, "placeholders", ()) or ()
+        placeholders = item.draft.placeholders if item.draft is not None else ()
         try:
             videos = {}
             if any(media.kind == "video" for media in media_items(placeholders)):
@@ -352,7 +371,7 @@ class SessionWork:
             self.status.activity = ""
         return prompt
 
-    def _video_route(self) -> dict[str, Any]:
+    def _video_route(self) -> VideoRoute:
         """How a sampled window's bytes are measured: the model's image route, once known."""
         from dcode.agent.media_route import route_for
 
@@ -366,18 +385,19 @@ class SessionWork:
             "takes_images": profile.image_inputs,
         }
 
-    def frames_sent_bytes(self, frames: Any) -> int | None:
+    def frames_sent_bytes(self, frames: FrameStrip) -> int | None:
         """What a strip's frames weigh on the model's route (blocking: call it in a thread);
         None while no model is loaded."""
         from dcode.media.frames import bytes_for_route
 
         options = self._video_route()
-        if "route" not in options:
+        route = options.get("route")
+        if route is None:
             return None
-        if not options["takes_images"]:
+        if not options.get("takes_images", True):
             return 0
         assert self.media is not None
-        return bytes_for_route(frames.frames, options["route"], self.media.store)
+        return bytes_for_route(frames.frames, route, self.media.store)
 
     def _run_turn(self, item: Pending) -> None:
         self.host.run_worker(partial(self._turn, item), name="_run_turn", group="turn")
@@ -543,7 +563,7 @@ class SessionWork:
         await self.transcript.withdraw_approval(message.call_id, message.agent)
         self._after_approval(decided=False)
 
-    async def approval_decided(self, message: Any) -> None:
+    async def approval_decided(self, message: ApprovalWidget.Decided) -> None:
         decision = message.decision
         request = message.widget.request
         if decision.approved and decision.remember:  # the policy learns it as the call goes on

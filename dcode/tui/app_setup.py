@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from dcode.settings.config import ConfigError
 from dcode.tui.app_host import AppHost
+from dcode.tui.setup_problem import find_setup_problem
 from dcode.tui.transcript import NoticeLevel
 
 if TYPE_CHECKING:
@@ -106,8 +107,6 @@ class ModelSetup:
     def resolve_again(self) -> bool:
         """Resolve the settings again from their sources, and what still keeps a model out of
         reach (``problem``); False when the config itself is now wrong (it says why)."""
-        from dcode.tui.launch import find_setup_problem
-
         host = self.host
         try:
             host.settings = self._reload_settings()

@@ -10,15 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from dcode.prompts.commands import PromptCommands
 from dcode.settings.config import ApprovalMode
-
-if TYPE_CHECKING:
-    from dcode.tui.app import DcodeApp
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,11 +212,23 @@ def _palette_entries() -> Iterable[tuple[str, str, str, str]]:
             yield f"/{command.name}", command.description, command.name, ""
 
 
+@runtime_checkable
+class RunsSlashCommands(Protocol):
+    """What the palette needs of its App (``DcodeApp``): named here, so this registry, which
+    the App imports, imports nothing of the App."""
+
+    def run_slash(self, invocation: Invocation) -> None: ...
+
+    def prefill_prompt(self, text: str) -> None: ...
+
+
 class SlashCommandProvider(Provider):
     """The slash commands in Textual's command palette (Ctrl+P)."""
 
     def _run(self, name: str, args: str) -> None:
-        app: DcodeApp = self.app  # type: ignore[assignment]
+        app = self.app
+        # Textual types a provider's app as any App; this provider is only ever given dcode's.
+        assert isinstance(app, RunsSlashCommands)
         command = BY_NAME[name]
         if command.args_required and not args:
             # It needs an argument: put it in the input for the user to finish.

@@ -7,6 +7,8 @@ their labels are still found, in order; a label deleted in the editor lets its t
 editor that fails (not found, non-zero exit) leaves the draft as it was, with one line saying why.
 """
 
+# Any: Textual's App is generic in its return value, and this works with any App
+
 from __future__ import annotations
 
 import asyncio

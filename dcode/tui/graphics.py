@@ -22,7 +22,10 @@ import re
 import sys
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
 
 ENV = "DCODE_GRAPHICS"
 TIMEOUT_S = 0.2
@@ -134,7 +137,7 @@ def _window_pixels(fd: int) -> tuple[int, int] | None:
     return width // columns, height // rows
 
 
-def image_widget(graphics: Graphics) -> Any:
+def image_widget(graphics: Graphics) -> type[Widget]:
     """textual-image's widget class for ``graphics``, imported now (in a worker thread).
 
     Importing textual-image asks the terminal its own questions, which would race Textual

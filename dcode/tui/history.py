@@ -16,7 +16,6 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from dcode.settings.private_files import open_private, write_private
 
@@ -29,10 +28,10 @@ class HistoryEntry:
     text: str
     ts: float = 0.0
     cwd: str = ""
-    draft: dict[str, Any] | None = None
+    draft: dict[str, object] | None = None
 
     def to_json(self) -> str:
-        record: dict[str, Any] = {"text": self.text, "ts": self.ts, "cwd": self.cwd}
+        record: dict[str, object] = {"text": self.text, "ts": self.ts, "cwd": self.cwd}
         if self.draft is not None:
             record["draft"] = self.draft
         return json.dumps(record, ensure_ascii=False)
@@ -127,7 +126,7 @@ class PromptHistory:
         finally:
             temporary.unlink(missing_ok=True)
 
-    def append(self, text: str, *, draft: dict[str, Any] | None = None) -> bool:
+    def append(self, text: str, *, draft: dict[str, object] | None = None) -> bool:
         """Record a sent prompt; False when it is blank or repeats the newest entry."""
         self.reset()
         if not text.strip():

@@ -10,27 +10,16 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from dcode.settings.config import ApprovalMode, ConfigError, Settings, load_settings
 from dcode.terminal_text import for_stream
+from dcode.tui.setup_problem import find_setup_problem
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
-def find_setup_problem(settings: Settings) -> str | None:
-    """One line saying why no model is usable (no key, bad spec), or None when one is."""
-    from dcode.models.spec import resolve_endpoint
-
-    try:
-        resolve_endpoint(settings)
-    except ConfigError as exc:
-        return str(exc)
-    return None
-
-
-def _reloader(settings: Settings, cli: dict[str, Any] | None) -> Callable[[], Settings]:
+def _reloader(settings: Settings, cli: Mapping[str, object] | None) -> Callable[[], Settings]:
     """Re-resolve config and environment (after the first-run screen, or once the project is
     trusted), with the same command-line flags, so every source keeps its precedence."""
 
@@ -45,7 +34,7 @@ def _reloader(settings: Settings, cli: dict[str, Any] | None) -> Callable[[], Se
 def launch_tui(
     settings: Settings,
     *,
-    cli: dict[str, Any] | None = None,
+    cli: Mapping[str, object] | None = None,
     prompt: str | None = None,
     resume_id: str | None = None,
     resume_latest: bool = False,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
@@ -16,13 +16,14 @@ from dcode.agent.events import ApprovalRequested
 
 if TYPE_CHECKING:
     from dcode.agent.approval import ApprovalDecision
+    from dcode.agent.engine import Engine
 
 
 @dataclass
 class EngineReady(Message):
-    """The engine opened; ``engine`` is a ``dcode.agent.engine.Engine``."""
+    """The engine opened."""
 
-    engine: Any
+    engine: Engine
 
 
 @dataclass

@@ -9,7 +9,7 @@ core's (``dcode.agent.plan_mode``).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,6 +20,11 @@ from dcode.agent import plan_mode
 from dcode.agent.approval import ApprovalDecision
 from dcode.settings.config import ApprovalMode
 from dcode.tui.approval_widget import ApprovalWidget
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from dcode.agent.events import ApprovalRequested
 
 QUESTION = "Approve this plan?"
 
@@ -41,8 +46,15 @@ class PlanQuestion(ApprovalWidget, inherit_bindings=False):
         Binding("escape", "stop", "Stop", show=False),
     ]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        request: ApprovalRequested,
+        future: asyncio.Future[ApprovalDecision],
+        *,
+        arm_delay: float = 0.0,
+        asker: str = "",
+    ) -> None:
+        super().__init__(request, future, arm_delay=arm_delay, asker=asker)
         self.border_title = Content(QUESTION)
 
     def compose(self) -> ComposeResult:

@@ -15,14 +15,16 @@ Markdown is loaded only after the first frame, while the prompt imports this mod
 so the Markdown block classes are looked up when first asked for (the module's ``__getattr__``).
 """
 
+# Any: Textual's private Markdown classes are looked up by name, with no public types
+
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from textual._compositor import Compositor  # loaded with textual.screen in any case
 
-from dcode.framework_internals import PrivateUse
+from dcode.framework_internals import PrivateUse, Shape
 
 if TYPE_CHECKING:
     from collections import defaultdict
@@ -225,16 +227,18 @@ _TOKEN_TESTS = (
 
 
 def _markdown(
-    name: str, users: tuple[str, ...], tests: tuple[str, ...], **shape: Any
+    name: str, users: tuple[str, ...], tests: tuple[str, ...], **shape: Unpack[Shape]
 ) -> PrivateUse:
     return PrivateUse("textual", f"{MARKDOWN}:{name}", users, tests, **shape)
 
 
-def _block(name: str, users: tuple[str, ...], tests: tuple[str, ...], **shape: Any) -> PrivateUse:
+def _block(
+    name: str, users: tuple[str, ...], tests: tuple[str, ...], **shape: Unpack[Shape]
+) -> PrivateUse:
     return PrivateUse("textual", f"{BLOCK}.{name}", users, tests, **shape)
 
 
-def _text_area(name: str, tests: tuple[str, ...], **shape: Any) -> PrivateUse:
+def _text_area(name: str, tests: tuple[str, ...], **shape: Unpack[Shape]) -> PrivateUse:
     return PrivateUse("textual", f"textual.widgets:TextArea.{name}", (PROMPT_AREA,), tests, **shape)
 
 

@@ -7,6 +7,8 @@ on the main screen and on a dialog over it alike, whenever the main screen is la
 or another screen comes up.
 """
 
+# Any: Textual's App and Screen are generic in their result, and toasts go on any of them
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dcode.agent.attached_files import AttachedFile, attachment_lines
 from dcode.tui.transcript.entries import VideoSeen
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from dcode.agent.engine import Engine
     from dcode.cli.headless_media import ProjectCommand
 
-Content = str | list[dict[str, Any]]
+Content = str | list[dict[str, object]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,8 @@ The names below load on first use: the command line imports one light module of 
 the whole backend then.
 """
 
+# Any: a lazy module attribute (PEP 562 __getattr__): its type is the named object's
+
 from __future__ import annotations
 
 import importlib

@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from dcode.agent.backends.gitignore import PathFilter
 from dcode.agent.backends.listing import rg_base_args
@@ -143,15 +143,36 @@ def _rg_filter_args(file_glob: str | None) -> list[str]:
     return []
 
 
-def _parse_event(raw: bytes) -> dict[str, Any]:
+class _RgText(TypedDict, total=False):
+    """A path or a line in ripgrep's ``--json`` output."""
+
+    text: str  # when it is UTF-8
+    bytes: str  # base64, for anything else
+
+
+class _RgData(TypedDict, total=False):
+    path: _RgText
+    lines: _RgText
+    line_number: int
+    binary_offset: int | None  # in an ``end`` event: where a binary file was found to be one
+
+
+class _RgEvent(TypedDict, total=False):
+    """One line of ``rg --json`` (the fields dcode reads)."""
+
+    type: str
+    data: _RgData
+
+
+def _parse_event(raw: bytes) -> _RgEvent:
     try:
-        event = json.loads(raw)
+        event: _RgEvent = json.loads(raw)  # ripgrep writes one JSON object a line
     except ValueError:
         return {}
     return event if isinstance(event, dict) else {}
 
 
-def _match_from(data: dict[str, Any], path: Path, display: DisplayPath) -> GrepMatch:
+def _match_from(data: _RgData, path: Path, display: DisplayPath) -> GrepMatch:
     return GrepMatch(
         path=display(path),
         line=int(data["line_number"]),
@@ -159,7 +180,7 @@ def _match_from(data: dict[str, Any], path: Path, display: DisplayPath) -> GrepM
     )
 
 
-def _rg_text(value: dict[str, Any]) -> str:
+def _rg_text(value: _RgText) -> str:
     """ripgrep sends ``text`` for UTF-8 and base64 ``bytes`` for anything else."""
     if "text" in value:
         return str(value["text"])

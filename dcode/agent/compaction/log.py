@@ -5,12 +5,12 @@ history it happened. Plain dicts, so the checkpointer stores them as they are.""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from dcode.agent.events import CompactionFinished, CompactionStarted, Event
+from dcode.agent.json_types import JsonObject
 
 
-def logged(at: int, started: CompactionStarted, finished: CompactionFinished) -> dict[str, Any]:
+def logged(at: int, started: CompactionStarted, finished: CompactionFinished) -> JsonObject:
     """The record of a compaction made when the whole history held ``at`` messages."""
     return {
         "at": at,
@@ -23,7 +23,7 @@ def logged(at: int, started: CompactionStarted, finished: CompactionFinished) ->
     }
 
 
-def log_of(compaction: object) -> list[dict[str, Any]]:
+def log_of(compaction: object) -> list[JsonObject]:
     """The records a thread's compaction state holds; none when it holds none (or is not one)."""
     records = compaction.get("shown") if isinstance(compaction, dict) else None
     return (
@@ -33,7 +33,7 @@ def log_of(compaction: object) -> list[dict[str, Any]]:
     )
 
 
-def replayed(records: list[dict[str, Any]]) -> Iterator[tuple[int, list[Event]]]:
+def replayed(records: list[JsonObject]) -> Iterator[tuple[int, list[Event]]]:
     """Each record as the events the live stream gave, with where they came in the history;
     a record that is not one is left out."""
     for record in records:

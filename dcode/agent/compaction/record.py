@@ -8,12 +8,13 @@ The summarization middleware sends this view, ``compact_conversation`` writes a 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from dcode.agent.compaction.log import log_of
 from dcode.agent.fences import Fence, fenced
+from dcode.agent.json_types import JsonObject
 from dcode.agent.media_tags import mentions_media
 
 SUMMARY_SOURCE = "summarization"
@@ -29,11 +30,11 @@ class Compaction(TypedDict):
     request: NotRequired[str]
     """The user's latest message, verbatim, when the cut went past it (a long run of tool
     calls after one request, as a subagent's whole run is): the summary carries it."""
-    shown: NotRequired[list[dict[str, Any]]]
+    shown: NotRequired[list[JsonObject]]
     """What every compaction of the thread so far showed, and where (``compaction.log``)."""
 
 
-def read_compaction(values: Mapping[str, Any]) -> Compaction | None:
+def read_compaction(values: Mapping[str, object]) -> Compaction | None:
     """The compaction in a thread's state ``values``; None when there is none, or when what is
     there is not one (then the whole history is sent, as before any compaction)."""
     found = values.get("compaction")

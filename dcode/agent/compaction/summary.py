@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -46,7 +46,13 @@ from dcode.agent.compaction.record import (
 )
 from dcode.agent.compaction.thresholds import keep_from, known_under
 from dcode.agent.compaction.truncation import truncated_history
-from dcode.agent.events import CompactionFinished, CompactionRefused, CompactionStarted, Notice
+from dcode.agent.events import (
+    CompactionFinished,
+    CompactionRefused,
+    CompactionStarted,
+    Event,
+    Notice,
+)
 from dcode.agent.media_tags import is_tag_block, tag_media
 from dcode.agent.session_files import archive_path
 from dcode.agent.token_count import count_messages, count_request
@@ -145,7 +151,7 @@ def _escaped(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def _text(content: Any, escape: Callable[[str], str] = _same) -> str:
+def _text(content: str | Sequence[object], escape: Callable[[str], str] = _same) -> str:
     """The text of ``content``, each part through ``escape``; a media tag (``media_tags``) is
     written as it is, on a line of its own."""
     if isinstance(content, str):
@@ -184,7 +190,7 @@ def archive_section(messages: Sequence[BaseMessage], now: datetime | None = None
         if message.additional_kwargs.get("lc_source") == SUMMARY_SOURCE:
             continue  # an earlier summary: its messages are in an earlier section
         body = _text(message.content, _escaped)
-        calls = getattr(message, "tool_calls", None) or []
+        calls = message.tool_calls if isinstance(message, AIMessage) else []
         if calls:
             inner = [f"<content>{body}</content>"] + [
                 f'<tool_call id="{html.escape(str(c.get("id")))}" name="{html.escape(c["name"])}">'
@@ -294,7 +300,7 @@ class Compactor:
         previous: Compaction | None,
         *,
         session_id: str,
-        emit: Callable[[Any], None],
+        emit: Callable[[Event], None],
         force: bool = False,
         focus: str = "",
     ) -> Compacted | CompactionRefused | None:
@@ -387,7 +393,7 @@ class Compactor:
 
     @staticmethod
     def _refuse(
-        emit: Callable[[Any], None], summarized: int, before: int, after: int, reason: str
+        emit: Callable[[Event], None], summarized: int, before: int, after: int, reason: str
     ) -> CompactionRefused:
         refused = CompactionRefused(
             messages_summarized=summarized, tokens_before=before, tokens_after=after, reason=reason
@@ -396,7 +402,7 @@ class Compactor:
         return refused
 
     def _archive(
-        self, messages: Sequence[BaseMessage], path: Path, emit: Callable[[Any], None]
+        self, messages: Sequence[BaseMessage], path: Path, emit: Callable[[Event], None]
     ) -> bool:
         try:
             with open_private(path, "a") as handle:

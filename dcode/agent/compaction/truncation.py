@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
@@ -30,7 +29,7 @@ def _writes_files(name: object) -> bool:
     return isinstance(name, str) and spec_for(name).kind is ToolKind.WRITE
 
 
-def _cut(value: Any) -> Any:
+def _cut(value: object) -> object:
     if isinstance(value, str) and len(value) > MAX_ARGUMENT_CHARS:
         return value[:HEAD_CHARS] + MARKER
     return value
@@ -66,7 +65,7 @@ def truncate_arguments(message: BaseMessage) -> BaseMessage:
     )
 
 
-def _cut_block(block: Any) -> Any:
+def _cut_block(block: object) -> object:
     if not (
         isinstance(block, dict)
         and block.get("type") == "function_call"

@@ -14,34 +14,32 @@ the mode before the call runs (a plan approved), or end the turn with the denial
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import ToolCall, ToolMessage
 from langgraph.types import Command
 
 from dcode.agent.approval import ApprovalDecision, Denial, Verdict, remember
 from dcode.agent.events import ApprovalKind, ApprovalRequested, ApprovalResolved, Notice
-from dcode.agent.markers import DENIED_MARKER, END_TURN_MARKER
+from dcode.agent.markers import END_TURN_MARKER
 from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.permissions.hide import hide_denied_matches
 from dcode.agent.permissions.load import keep_rule
 from dcode.agent.permissions.suggest import suggest_rule
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.diffs import proposed_diff
+from dcode.agent.tools.result import ToolResult, ToolStatus
+from dcode.agent.tools.result_message import message_fields
 from dcode.agent.tools.spec import GREP
 from dcode.agent.tools.summary import summarize_call
 
 
-def denied_message(call: Mapping[str, Any], text: str, *, end_turn: bool = False) -> ToolMessage:
-    return ToolMessage(
-        content=f"denied: {text}",
-        tool_call_id=call["id"],
-        name=call["name"],
-        status="error",
-        additional_kwargs={DENIED_MARKER: True, **({END_TURN_MARKER: True} if end_turn else {})},
-    )
+def denied_message(call: ToolCall, text: str, *, end_turn: bool = False) -> ToolMessage:
+    fields = message_fields(ToolResult(f"denied: {text}", status=ToolStatus.DENIED))
+    if end_turn:
+        fields["additional_kwargs"][END_TURN_MARKER] = True
+    return ToolMessage(**fields, tool_call_id=call["id"], name=call["name"])
 
 
 def denial_reason(verdict: Verdict, decision: ApprovalDecision) -> str:
@@ -55,10 +53,10 @@ def denial_reason(verdict: Verdict, decision: ApprovalDecision) -> str:
     return reason
 
 
-def refuse(context: RunContext, call: Mapping[str, Any], reason: str) -> ToolMessage:
+def refuse(context: RunContext, call: ToolCall, reason: str) -> ToolMessage:
     """The call does not run: the model is told why, and the denial is kept."""
     context.policy.denials.append(
-        Denial(call["name"], call["id"], dict(call.get("args") or {}), reason)
+        Denial(call["name"], call["id"] or "", dict(call.get("args") or {}), reason)
     )
     return denied_message(call, reason)
 
@@ -79,8 +77,8 @@ async def _keep(context: RunContext, decision: ApprovalDecision) -> None:
 async def _run(
     context: RunContext,
     request: ToolCallRequest,
-    handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-) -> ToolMessage | Command[Any]:
+    handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[object]]],
+) -> ToolMessage | Command[object]:
     """The call, and for a search, its result without the lines of files a deny rule guards."""
     result = await handler(request)
     rules = context.policy.rules
@@ -97,12 +95,12 @@ async def _run(
     return result
 
 
-class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class ApprovalMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[object]]],
+    ) -> ToolMessage | Command[object]:
         context = require_run_context(request.runtime.context)
         if request.tool is None:
             return await handler(request)  # no such tool: the model is told so, nobody is asked
@@ -155,8 +153,8 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[object]],
+    ) -> ToolMessage | Command[object]:
         """The synchronous path cannot wait for a person, so gated calls are denied."""
         context = require_run_context(request.runtime.context)
         if request.tool is None:

@@ -13,7 +13,6 @@ and short arguments, are never touched.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 
@@ -25,7 +24,7 @@ from dcode.context.tokens.counter import TokenCounter
 from dcode.settings.compaction_triggers import Triggers
 
 
-class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class ArgumentTruncationMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(
         self, max_input_tokens: int, triggers: Triggers, counter: TokenCounter | None = None
     ) -> None:

@@ -14,7 +14,6 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
@@ -33,7 +32,7 @@ log = logging.getLogger(__name__)
 Recorded = list[tuple[int, Path]]
 
 
-class FileChangesMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class FileChangesMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(self) -> None:
         super().__init__()
         self._warned: set[str] = set()
@@ -41,8 +40,8 @@ class FileChangesMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[object]]],
+    ) -> ToolMessage | Command[object]:
         context = require_run_context(request.runtime.context)
         paths = _written_paths(request, context)
         if not paths or context.changes is None:
@@ -57,8 +56,8 @@ class FileChangesMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[object]],
+    ) -> ToolMessage | Command[object]:
         context = require_run_context(request.runtime.context)
         paths = _written_paths(request, context)
         if not paths or context.changes is None:

@@ -24,7 +24,7 @@ work tree are not counted: looking there would run the submodule's own configura
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, NotRequired
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -202,7 +202,7 @@ class LocalContextState(AgentState):
     """The compaction cut the local context was found at (0: before any compaction)."""
 
 
-def compaction_cutoff(state: Mapping[str, Any]) -> int:
+def compaction_cutoff(state: Mapping[str, object]) -> int:
     event = read_compaction(state)
     return event["cutoff"] if event else 0
 
@@ -219,7 +219,7 @@ class LocalContextMiddleware(PromptSection[LocalContextState, str | None]):
 
     async def abefore_agent(
         self, state: LocalContextState, runtime: Runtime[RunContext]
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, object] | None:
         found = await super().abefore_agent(state, runtime)
         return (
             None if found is None else {**found, "local_context_cutoff": compaction_cutoff(state)}
@@ -227,7 +227,7 @@ class LocalContextMiddleware(PromptSection[LocalContextState, str | None]):
 
     async def abefore_model(
         self, state: LocalContextState, runtime: Runtime[RunContext]
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, object] | None:
         cutoff = compaction_cutoff(state)
         if self.key not in state or state.get("local_context_cutoff", 0) == cutoff:
             return None  # no summarization event since it was found: the prompt stays as it was

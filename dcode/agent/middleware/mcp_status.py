@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 
@@ -80,7 +79,7 @@ def _instructions(text: str) -> str:
     return f"  the server's instructions:\n  <{Fence.MCP_INSTRUCTIONS}>\n{escape_fenced(text)}\n  </{Fence.MCP_INSTRUCTIONS}>"
 
 
-class McpStatusMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class McpStatusMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(self, servers: Sequence[ServerStatus]) -> None:
         super().__init__()
         self.text = mcp_section(servers)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage
@@ -72,10 +72,10 @@ from dcode.models.image_transport import FILE_PART_BYTES
 class _Ref:
     message: int
     block: int
-    raw: dict[str, Any]
+    raw: dict[str, object]
 
 
-Blocks = dict[tuple[int, int], list[dict[str, Any]]]
+Blocks = dict[tuple[int, int], list[dict[str, object]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ _NOTICE_NAMES: dict[Modality, str] = {
 
 def find_references(
     messages: list[BaseMessage],
-    claims: Callable[[object], TypeGuard[dict[str, Any]]] = is_reference_block,
+    claims: Callable[[object], TypeGuard[dict[str, object]]] = is_reference_block,
 ) -> list[_Ref]:
     refs: list[_Ref] = []
     for m_index, message in enumerate(messages):
@@ -117,7 +117,7 @@ def refusal_notice(modality: Modality) -> str:
     return f"this model takes no {_NOTICE_NAMES[modality]}: they are sent as text placeholders"
 
 
-class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class MediaProjectionMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(
         self,
         store: AttachmentStore,
@@ -185,7 +185,7 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
                 await self.files.forget(again)
             raise
 
-    def _stays(self, attached: list[Any]) -> bool:
+    def _stays(self, attached: Sequence[object]) -> bool:
         parts = [part for block in attached if (part := media_part(block)) is not None]
         return all(self.policy.stays_in_tool(part.modality) for part in parts)
 
@@ -200,7 +200,7 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
             except InvalidReferenceBlock:
                 attachments.append(None)
         variants: dict[int, Variant | BaseException] = {}
-        parts: dict[int, dict[str, Any]] = {}
+        parts: dict[int, dict[str, object]] = {}
         file_ids: frozenset[str] = frozenset()
         inline = self.files is None
         if self.files is not None:
@@ -364,22 +364,22 @@ def _rebuild(messages: list[BaseMessage], blocks: Blocks) -> list[BaseMessage]:
         if m_index not in touched:
             rebuilt.append(message)
             continue
-        content: list[Any] = []
+        content: list[object] = []
         for b_index, block in enumerate(message.content):
             content.extend(blocks.get((m_index, b_index), [block]))
         rebuilt.append(message.model_copy(update={"content": content}))
     return rebuilt
 
 
-def _text(text: str) -> dict[str, Any]:
+def _text(text: str) -> dict[str, object]:
     return {"type": "text", "text": text}
 
 
-def _name(raw: dict[str, Any]) -> str:
+def _name(raw: dict[str, object]) -> str:
     part = media_part(raw)
     return part.name if part else "(unnamed)"
 
 
-def _kind(raw: dict[str, Any]) -> str:
+def _kind(raw: dict[str, object]) -> str:
     part = media_part(raw)
     return part.modality if part else "file"

@@ -12,12 +12,11 @@ model's error as it came.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolCall, ToolMessage
 
 from dcode.agent.events import Notice
 from dcode.agent.large_results import result_note, result_path, save_text
@@ -33,7 +32,7 @@ READ_HEAD_CHARS = 4_000
 MIN_CLIP_CHARS = 2_000  # a result this short is left as it is
 
 
-def _calls_by_id(messages: Sequence[BaseMessage]) -> dict[str, Mapping[str, Any]]:
+def _calls_by_id(messages: Sequence[BaseMessage]) -> dict[str, ToolCall]:
     return {
         call_id: call
         for message in messages
@@ -43,7 +42,7 @@ def _calls_by_id(messages: Sequence[BaseMessage]) -> dict[str, Mapping[str, Any]
     }
 
 
-def _clip_read(text: str, call: Mapping[str, Any]) -> str:
+def _clip_read(text: str, call: ToolCall) -> str:
     path = call.get("args", {}).get("file_path", "the file")
     return (
         f"{text[:READ_HEAD_CHARS]}\n\n[The output was cut to fit the context window. The whole file is at {path}: "
@@ -80,8 +79,8 @@ def clip_trailing_results(
             or message.additional_kwargs.get(SAVED_TO_MARKER)
         ):
             continue  # multimodal results are left to the image projection; short or already saved ones whole
-        call = calls.get(message.tool_call_id, {})
-        if call.get("name") == READ_FILE.name:
+        call = calls.get(message.tool_call_id)
+        if call is not None and call["name"] == READ_FILE.name:
             clipped: str | None = _clip_read(message.content, call)
         else:
             clipped = _offload(message.content, message, directory)
@@ -90,7 +89,7 @@ def clip_trailing_results(
     return out if any(new is not old for new, old in zip(out, messages, strict=True)) else None
 
 
-class OverflowClipMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class OverflowClipMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(self, max_input_tokens: int, results_dir: Path, counter: TokenCounter) -> None:
         super().__init__()
         self.threshold = max(1, int(max_input_tokens * CLIP_AT))

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -29,6 +28,7 @@ from langchain.agents.middleware import (
     hook_config,
 )
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -37,6 +37,8 @@ from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.middleware.system_sections import with_section
 from dcode.agent.plan_mode import PLAN_PROMPT, SUBAGENT_PLAN_PROMPT, save_plan
 from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.tools.result import ToolResult
+from dcode.agent.tools.result_message import message_fields
 from dcode.agent.tools.spec import EXIT_PLAN_MODE
 from dcode.settings.config import ApprovalMode
 
@@ -45,11 +47,11 @@ log = logging.getLogger(__name__)
 NOT_IN_PLAN_MODE = "Not in plan mode: there is no plan to approve. Carry on with the task."
 
 
-def _name(tool: Any) -> str:
-    return str(tool.get("name", "")) if isinstance(tool, dict) else str(getattr(tool, "name", ""))
+def _name(tool: BaseTool | Mapping[str, object]) -> str:
+    return tool.name if isinstance(tool, BaseTool) else str(tool.get("name", ""))
 
 
-def ends_turn(messages: list[Any]) -> bool:
+def ends_turn(messages: Sequence[object]) -> bool:
     """Whether the tool results that close the history include one that ends the turn."""
     for message in reversed(messages):
         if not isinstance(message, ToolMessage):
@@ -59,15 +61,15 @@ def ends_turn(messages: list[Any]) -> bool:
     return False
 
 
-class PlanModeMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class PlanModeMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(self, history_dir: Path) -> None:
         super().__init__()
         self.history_dir = history_dir
 
     @hook_config(can_jump_to=["end"])
     async def abefore_model(
-        self, state: AgentState[Any], runtime: Runtime[RunContext]
-    ) -> dict[str, Any] | None:
+        self, state: AgentState[object], runtime: Runtime[RunContext]
+    ) -> dict[str, object] | None:
         return {"jump_to": "end"} if ends_turn(list(state["messages"])) else None
 
     async def awrap_model_call(
@@ -88,14 +90,15 @@ class PlanModeMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[object]]],
+    ) -> ToolMessage | Command[object]:
         call = request.tool_call
         if call["name"] != EXIT_PLAN_MODE.name or request.tool is None:
             return await handler(request)
         context = require_run_context(request.runtime.context)
         if context.policy.mode is not ApprovalMode.PLAN:
-            return ToolMessage(content=NOT_IN_PLAN_MODE, tool_call_id=call["id"], name=call["name"])
+            fields = message_fields(ToolResult(NOT_IN_PLAN_MODE))
+            return ToolMessage(**fields, tool_call_id=call["id"], name=call["name"])
         plan = (call.get("args") or {}).get("plan")
         if isinstance(plan, str) and plan.strip():
             try:

@@ -11,7 +11,6 @@ where the endpoint accepts the parameter (``ResolvedModel.prompt_cache_key``).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 
@@ -20,7 +19,7 @@ from dcode.agent.run_context import RunContext, current_thread_id
 PARAMETER = "prompt_cache_key"
 
 
-class PromptCacheKeyMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class PromptCacheKeyMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     async def awrap_model_call(
         self,
         request: ModelRequest[RunContext],

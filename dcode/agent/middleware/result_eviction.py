@@ -5,8 +5,8 @@ checkpoint, every later request and a resumed session all hold the short form. A
 text is over ``EVICT_CHARS`` is written to ``$DCODE_HOME/large_tool_results/{session}/{call id}``
 and replaced by a note (the call, the file, how to read it by offset and limit) and the
 head/tail preview (``dcode.agent.large_results``). The note carries the file in its
-``additional_kwargs`` (``SAVED_TO_MARKER``), never sent to the model, so the transcript can say
-where the full output is. If the file cannot be written, the result stays as it was.
+``additional_kwargs`` (``result_message.saved_elsewhere``), never sent to the model, so the
+finished call's ``ToolResult.saved_to`` says where the full output is. If the file cannot be written, the result stays as it was.
 
 Exempt, as in the reference: the tools that bound their own output or whose result is the file
 itself (ls, glob, grep, read_file, edit_file, write_file). Multimodal results are left to the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langchain_core.messages import ToolMessage
@@ -26,8 +26,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from dcode.agent.large_results import result_note, result_path, save_text
-from dcode.agent.markers import SAVED_TO_MARKER
 from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.tools.result_message import saved_elsewhere
 from dcode.agent.tools.spec import EDIT_FILE, GLOB, GREP, LS, READ_FILE, WRITE_FILE
 
 EVICT_CHARS: Final = 80_000
@@ -54,15 +54,10 @@ def evicted(message: ToolMessage, tool: str, root: Path, session_id: str) -> Too
     if not save_text(target, text):
         return message
     note = result_note(text, message.tool_call_id, target, "for the conversation")
-    return message.model_copy(
-        update={
-            "content": note,
-            "additional_kwargs": {**message.additional_kwargs, SAVED_TO_MARKER: str(target)},
-        }
-    )
+    return saved_elsewhere(message, note, str(target))
 
 
-class ResultEvictionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class ResultEvictionMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(self, results_dir: Path) -> None:
         super().__init__()
         self.results_dir = results_dir
@@ -70,8 +65,8 @@ class ResultEvictionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[object]]],
+    ) -> ToolMessage | Command[object]:
         result = await handler(request)
         if not isinstance(result, ToolMessage):
             return result  # a Command (compact_conversation's) updates state, it is no output
@@ -81,8 +76,8 @@ class ResultEvictionMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
     def wrap_tool_call(
         self,
         request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[object]],
+    ) -> ToolMessage | Command[object]:
         result = handler(request)
         return evicted(*self._where(result, request)) if isinstance(result, ToolMessage) else result
 

@@ -13,8 +13,6 @@ Hook: ``before_agent``, first in the graph's list, so that it runs before every 
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langgraph.runtime import Runtime
 
@@ -33,9 +31,9 @@ def require_run_context(context: object) -> RunContext:
     return context
 
 
-class RunContextRequired(AgentMiddleware[AgentState[Any], RunContext]):
-    def before_agent(self, state: AgentState[Any], runtime: Runtime[RunContext]) -> None:
+class RunContextRequired(AgentMiddleware[AgentState[object], RunContext]):
+    def before_agent(self, state: AgentState[object], runtime: Runtime[RunContext]) -> None:
         require_run_context(runtime.context)
 
-    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[RunContext]) -> None:
+    async def abefore_agent(self, state: AgentState[object], runtime: Runtime[RunContext]) -> None:
         require_run_context(runtime.context)

@@ -26,10 +26,10 @@ and in ``/context``; a source's directories are read up to ``MAX_SKILLS_PER_SOUR
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -111,6 +111,8 @@ def parse_skill(path: Path, source: Path) -> tuple[Skill | None, list[str]]:
         tuple(tools.split())
         if isinstance(tools, str)
         else tuple(str(tool) for tool in tools if tool)
+        if isinstance(tools, Iterable)
+        else ()
     )
     skill = Skill(
         name=name,
@@ -254,7 +256,7 @@ class SkillsIndex(TypedDict):
     were left out of it (for ``/context``)."""
 
     prompt: str
-    found: list[dict[str, Any]]
+    found: list[dict[str, object]]  # each a Skill, as asdict gives it
     left_out: NotRequired[int]
 
 

@@ -10,7 +10,7 @@ for the user's next message.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
@@ -39,7 +39,7 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
 
     async def abefore_model(
         self, state: SummarizationState, runtime: Runtime[RunContext]
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, object] | None:
         messages = state["messages"]
         thread = current_thread_id("session")
         latest = latest_user_index(messages)

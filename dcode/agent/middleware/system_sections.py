@@ -12,15 +12,15 @@ The checkpointed messages are never touched.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import ClassVar, Generic, TypeVar, cast
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import ContentBlock, SystemMessage
 from langgraph.runtime import Runtime
 
 from dcode.agent.run_context import RunContext
 
-StateT = TypeVar("StateT", bound=AgentState[Any])
+StateT = TypeVar("StateT", bound=AgentState[object])
 ValueT = TypeVar("ValueT")
 
 
@@ -28,11 +28,11 @@ def with_section(request: ModelRequest[RunContext], section: str) -> ModelReques
     """``request`` with ``section`` appended to its system message (as is when empty)."""
     if not section:
         return request
-    blocks: list[Any] = (
+    blocks: list[ContentBlock] = (
         list(request.system_message.content_blocks) if request.system_message else []
     )
     blocks.append({"type": "text", "text": f"\n\n{section}" if blocks else section})
-    return request.override(system_message=SystemMessage(content=blocks))
+    return request.override(system_message=SystemMessage(content_blocks=blocks))
 
 
 class PromptSection(AgentMiddleware[StateT, RunContext], Generic[StateT, ValueT]):
@@ -51,7 +51,7 @@ class PromptSection(AgentMiddleware[StateT, RunContext], Generic[StateT, ValueT]
 
     async def abefore_agent(
         self, state: StateT, runtime: Runtime[RunContext]
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, object] | None:
         if self.key in state:
             return None  # found once per thread (a value of None included)
         return {self.key: await self.find(runtime.context)}

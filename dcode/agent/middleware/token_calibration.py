@@ -12,7 +12,6 @@ is never changed.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
@@ -23,7 +22,7 @@ from dcode.models.usage import usage_is_estimated
 
 
 def answer_with_usage(response: ModelResponse) -> AIMessage | None:
-    for message in reversed(getattr(response, "result", None) or []):
+    for message in reversed(response.result):
         if isinstance(message, AIMessage) and message.usage_metadata:
             return message
     return None
@@ -38,7 +37,7 @@ def reported_input(response: ModelResponse) -> int:
     )
 
 
-class TokenCalibrationMiddleware(AgentMiddleware[AgentState[Any], RunContext]):
+class TokenCalibrationMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     def __init__(self, counter: TokenCounter) -> None:
         super().__init__()
         self.counter = counter

@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from dcode.agent.permissions.paths import call_paths, path_pattern
 from dcode.agent.permissions.rules import EFFECTS, Effect, Guard, Rule
@@ -77,7 +76,7 @@ class PermissionRules:
     def remove(self, rule: Rule) -> None:
         self.rules = tuple(r for r in self.rules if r != rule)
 
-    def decide(self, name: str, args: dict[str, Any], facts: CallFacts) -> RuleMatch | None:
+    def decide(self, name: str, args: dict[str, object], facts: CallFacts) -> RuleMatch | None:
         for effect in EFFECTS:
             rules = [rule for rule in self.rules if rule.effect is effect]
             if rules and (found := self._first(effect, rules, name, args, facts)):
@@ -85,7 +84,12 @@ class PermissionRules:
         return None
 
     def _first(
-        self, effect: Effect, rules: list[Rule], name: str, args: dict[str, Any], facts: CallFacts
+        self,
+        effect: Effect,
+        rules: list[Rule],
+        name: str,
+        args: dict[str, object],
+        facts: CallFacts,
     ) -> RuleMatch | None:
         if name == SHELL.name:
             return self._shell(effect, rules, args.get("command"), facts)
@@ -94,7 +98,9 @@ class PermissionRules:
                 return RuleMatch(rule, reason)
         return None
 
-    def _matches(self, rule: Rule, name: str, args: dict[str, Any], facts: CallFacts) -> str | None:
+    def _matches(
+        self, rule: Rule, name: str, args: dict[str, object], facts: CallFacts
+    ) -> str | None:
         match rule.guard:
             case Guard.TOOL:
                 return name if _names_tool(rule.tool, name, facts) else None

@@ -16,7 +16,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # tree-sitter loads on the first command read
+    from tree_sitter import Node, Parser
 
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "|&", ";;", "\n", "comment"})
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
@@ -61,7 +64,7 @@ class _Walk:
 
 
 @functools.cache
-def _parser() -> Any:
+def _parser() -> Parser:
     import tree_sitter
     import tree_sitter_bash
 
@@ -87,13 +90,19 @@ def _read_script(text: str, walk: _Walk) -> None:
     _statement(root, walk)
 
 
-def _descendants(node: Any) -> Iterator[Any]:
+def _text(node: Node, errors: str) -> str:
+    """The node's source. tree-sitter leaves it None only in a tree parsed without one, which
+    ``_read_script`` never makes."""
+    return (node.text or b"").decode(errors=errors)
+
+
+def _descendants(node: Node) -> Iterator[Node]:
     for child in node.children:
         yield child
         yield from _descendants(child)
 
 
-def _statement(node: Any, walk: _Walk) -> None:
+def _statement(node: Node, walk: _Walk) -> None:
     match node.type:
         case "program" | "list" | "pipeline" | "negated_command" | "!":
             for child in node.children:
@@ -114,14 +123,14 @@ def _statement(node: Any, walk: _Walk) -> None:
             _inner_commands(node, walk)
 
 
-def _inner_commands(node: Any, walk: _Walk) -> None:
+def _inner_commands(node: Node, walk: _Walk) -> None:
     """The commands inside a construct dcode does not vouch for, for deny and ask rules."""
     for child in _descendants(node):
         if child.type == "command":
             _command(child, walk)
 
 
-def _command(node: Any, walk: _Walk) -> None:
+def _command(node: Node, walk: _Walk) -> None:
     words: list[str] = []
     for child in node.children:
         if child.type == "variable_assignment":
@@ -133,8 +142,8 @@ def _command(node: Any, walk: _Walk) -> None:
         target = child.children[0] if child.type == "command_name" and child.children else child
         word = _literal(target)
         if word is None:
-            walk.flag(f"{target.text.decode(errors='replace')} is only known when it runs")
-            word = target.text.decode(errors="replace")
+            walk.flag(f"{_text(target, 'replace')} is only known when it runs")
+            word = _text(target, "replace")
         words.append(word)
     for inner in _descendants(node):
         if inner.type in _SUBSTITUTIONS:
@@ -143,9 +152,9 @@ def _command(node: Any, walk: _Walk) -> None:
         _simple(tuple(words), walk)
 
 
-def _assignment(node: Any, walk: _Walk) -> None:
+def _assignment(node: Node, walk: _Walk) -> None:
     name = node.child_by_field_name("name")
-    text = name.text.decode(errors="replace") if name is not None else ""
+    text = _text(name, "replace") if name is not None else ""
     if text == "ENV" or any(text.startswith(prefix) for prefix in _LOADERS if prefix != "ENV"):
         walk.flag(f"setting {text} changes what runs")
 
@@ -181,7 +190,7 @@ def _inline_script(words: tuple[str, ...]) -> str | None:
     return None
 
 
-def _redirect(node: Any, walk: _Walk) -> None:
+def _redirect(node: Node, walk: _Walk) -> None:
     for child in node.children:
         if child.type.endswith("redirect"):
             _redirect(child, walk)
@@ -202,18 +211,18 @@ def _redirect(node: Any, walk: _Walk) -> None:
         walk.flag(f"it redirects to {path}, outside the workspace")
 
 
-def _literal(node: Any) -> str | None:
+def _literal(node: Node) -> str | None:
     """The word bash would pass, or None when it depends on what happens when it runs."""
     match node.type:
         case "word" | "number":
-            return _unescape(node.text.decode(errors="surrogateescape"))
+            return _unescape(_text(node, "surrogateescape"))
         case "raw_string":
-            return node.text.decode(errors="surrogateescape")[1:-1]
+            return _text(node, "surrogateescape")[1:-1]
         case "string":
             parts = [c for c in node.children if c.type != '"']
             if any(c.type != "string_content" for c in parts):
                 return None
-            return "".join(_unescape_quoted(c.text.decode(errors="surrogateescape")) for c in parts)
+            return "".join(_unescape_quoted(_text(c, "surrogateescape")) for c in parts)
         case "concatenation":
             pieces = [_literal(c) for c in node.children]
             return (

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import Any
 
 from dcode.agent.tools.claude_names import CLAUDE_EDIT, CLAUDE_FETCH, CLAUDE_SHELL, FETCH, SHELL
 from dcode.agent.tools.spec import ToolKind, spec_for
@@ -17,7 +16,7 @@ from dcode.settings.web_address import BadAddress, parse_address
 
 
 def suggest_rule(
-    name: str, args: dict[str, Any], inside: Callable[[str], bool] = lambda path: False
+    name: str, args: dict[str, object], inside: Callable[[str], bool] = lambda path: False
 ) -> str:
     """A rule allowing calls like this one, or ``""`` when none would be both useful and narrow
     (``inside``: whether a redirection's path is in the workspace)."""

@@ -9,6 +9,8 @@ next ``task`` call is numbered from the conversation as it now stands, and must 
 old subagent's thread under its number.
 """
 
+# Any: LangGraph's compiled graph is untyped here
+
 from __future__ import annotations
 
 import asyncio

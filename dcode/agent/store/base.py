@@ -15,6 +15,8 @@ Files beside the store (attachments, archives, large results, the upload index a
 contents of changed files, ``blobs``) stay under ``$DCODE_HOME`` whatever the store.
 """
 
+# Any: a saved thread's messages and compaction log are LangGraph checkpoint values, untyped
+
 from __future__ import annotations
 
 import builtins

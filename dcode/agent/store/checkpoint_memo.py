@@ -24,6 +24,8 @@ loaded in place) around the same leaf objects: the messages, which nothing chang
 where the previous turn left them.
 """
 
+# Any: LangGraph's serializer decodes to Any, and its checkpoint saver and serializer take untyped options
+
 from __future__ import annotations
 
 import threading
@@ -135,7 +137,7 @@ class RememberingSerializer(JsonPlusSerializer):
 _MISSING = object()
 
 
-def _is_checkpoint(value: Any) -> bool:
+def _is_checkpoint(value: object) -> bool:
     return isinstance(value, dict) and "channel_values" in value
 
 
@@ -145,14 +147,14 @@ class _Memo:
     def __init__(self, entries: int, budget: int) -> None:
         self.entries = entries
         self.budget = budget
-        self._kept: OrderedDict[tuple[str, bytes], tuple[Any, int]] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, bytes], tuple[object, int]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()  # the sync saver decodes in its caller's thread
 
     def __len__(self) -> int:
         return len(self._kept)
 
-    def get(self, key: tuple[str, bytes]) -> Any:
+    def get(self, key: tuple[str, bytes]) -> object:
         with self._lock:
             entry = self._kept.get(key)
             if entry is None:
@@ -160,7 +162,7 @@ class _Memo:
             self._kept.move_to_end(key)
             return entry[0]
 
-    def put(self, key: tuple[str, bytes], value: Any, size: int) -> None:
+    def put(self, key: tuple[str, bytes], value: object, size: int) -> None:
         if size > self.budget:
             return
         with self._lock:

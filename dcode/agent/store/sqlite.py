@@ -11,6 +11,8 @@ with its process however it ends. A file written by an earlier dcode is read as 
 added since are added when a writer opens it.
 """
 
+# Any: the compaction log is read from LangGraph checkpoint values, untyped
+
 from __future__ import annotations
 
 import asyncio

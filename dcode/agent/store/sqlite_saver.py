@@ -8,6 +8,8 @@ or write that fails has the file checked, so that the turn ends with the line th
 is wrong and how to get going again, not with SQLite's words for it.
 """
 
+# Any: LangGraph's saver API takes untyped channel writes and coroutines
+
 from __future__ import annotations
 
 from collections.abc import Coroutine, Sequence

@@ -5,6 +5,8 @@ checkpoint (``get_tuple`` and the delta-channel history), find the threads of it
 calls and delete them (``delete_thread``), whichever saver it is: no SQL against its tables.
 """
 
+# Any: the compaction log is read from LangGraph checkpoint values, untyped
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

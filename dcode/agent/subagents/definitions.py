@@ -26,7 +26,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from dcode.agent.frontmatter import FrontmatterError, cut, read_document
 from dcode.agent.tools.args import GENERAL_PURPOSE
@@ -277,7 +276,7 @@ def parse_agent(path: Path, source: Path) -> tuple[AgentDefinition | None, list[
     return agent, notes
 
 
-def _tools(meta: dict[str, Any]) -> tuple[str, ...] | None:
+def _tools(meta: dict[str, object]) -> tuple[str, ...] | None:
     """The allow-list in dcode's names, or None (all the parent's tools) when there is none."""
     tools = _tool_names(meta.get("tools"), "tools")
     denied = _tool_names(meta.get("disallowedTools"), "disallowedTools")
@@ -288,7 +287,7 @@ def _tools(meta: dict[str, Any]) -> tuple[str, ...] | None:
     return tuple(tool for tool in tools if tool not in denied)
 
 
-def _tool_names(value: Any, key: str) -> tuple[str, ...] | None:
+def _tool_names(value: object, key: str) -> tuple[str, ...] | None:
     match value:
         case None:
             return None
@@ -307,7 +306,7 @@ def _dcode_tool(name: str) -> str:
     return CLAUDE_TOOLS.get(bare, name)
 
 
-def _model(value: Any, notes: list[str]) -> str | None:
+def _model(value: object, notes: list[str]) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
@@ -323,7 +322,7 @@ def _model(value: Any, notes: list[str]) -> str | None:
     return spec
 
 
-def _approve(meta: dict[str, Any]) -> ApprovalMode | None:
+def _approve(meta: dict[str, object]) -> ApprovalMode | None:
     if (value := meta.get("approve")) is not None:
         try:
             return ApprovalMode(str(value).strip().lower())

@@ -17,6 +17,8 @@ model can read; an interrupt cancels the subagent with its parent (the runner th
 calls it left open, in both threads).
 """
 
+# Any: create_agent's compiled graph, which LangGraph types over AgentState[Any]
+
 from __future__ import annotations
 
 import asyncio
@@ -68,7 +70,7 @@ class TaskOutcome:
     """What the ``task`` call returns: the subagent's answer (text, then image references),
     or one line saying why there is none."""
 
-    content: str | list[dict[str, Any]]
+    content: str | list[dict[str, object]]
     is_error: bool
 
 
@@ -212,7 +214,7 @@ class Subagents:
         )
 
 
-def result_content(text: str, messages: list[BaseMessage]) -> str | list[dict[str, Any]]:
+def result_content(text: str, messages: list[BaseMessage]) -> str | list[dict[str, object]]:
     """The subagent's final answer, and references to the images its thread holds (the newest
     ``MAX_IMAGES``; the others are named so that the parent can read them)."""
     answer = text.strip() or "(the subagent finished without a final answer)"
@@ -220,10 +222,10 @@ def result_content(text: str, messages: list[BaseMessage]) -> str | list[dict[st
     if not images:
         return answer
     shown, named = images[-MAX_IMAGES:], images[:-MAX_IMAGES]
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": answer}]
+    blocks: list[dict[str, object]] = [{"type": "text", "text": answer}]
     if named:
         names = ", ".join(
-            str(block.get("name") or block.get("attachment_id", "")[:12]) for block in named
+            str(block.get("name") or str(block.get("attachment_id", ""))[:12]) for block in named
         )
         blocks.append(
             {"type": "text", "text": f"Earlier images the subagent saw (not attached): {names}"}
@@ -232,10 +234,10 @@ def result_content(text: str, messages: list[BaseMessage]) -> str | list[dict[st
     return blocks
 
 
-def image_references(messages: list[BaseMessage]) -> list[dict[str, Any]]:
+def image_references(messages: list[BaseMessage]) -> list[dict[str, object]]:
     """The image reference blocks in ``messages``, oldest first, each attachment once."""
     seen: set[str] = set()
-    found: list[dict[str, Any]] = []
+    found: list[dict[str, object]] = []
     for message in messages:
         if isinstance(message.content, str):
             continue

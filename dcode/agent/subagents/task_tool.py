@@ -5,11 +5,13 @@ own history, so the subagent's thread, ``SESSION/task/N``, is known from the sav
 alone: a resumed transcript finds each task's thread the same way.
 """
 
+# Any: LangGraph's InjectedState and stream writer are untyped, and langchain types message content parts as bare dicts
+
 from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from langchain.tools import InjectedState, tool
 from langchain_core.messages import ToolMessage
@@ -22,6 +24,8 @@ from dcode.agent.subagents.definitions import AgentDefinition
 from dcode.agent.subagents.runs import Subagents, TaskRequest
 from dcode.agent.subagents.threads import call_number
 from dcode.agent.tools.args import TaskArgs
+from dcode.agent.tools.result import ToolResult, ToolStatus
+from dcode.agent.tools.result_message import message_fields
 from dcode.agent.tools.spec import TASK
 
 NAME = TASK.name
@@ -77,13 +81,9 @@ def make_task_tool(subagents: Subagents) -> BaseTool:
                 writer=_in_context(contextvars.copy_context(), get_stream_writer()),
             )
         )
-        return ToolMessage(
-            # langchain types a message's content as a list of parts of any kind: ours are dicts
-            content=cast("str | list[str | dict[Any, Any]]", outcome.content),
-            tool_call_id=tool_call_id,
-            name=NAME,
-            status="error" if outcome.is_error else "success",
-        )
+        status = ToolStatus.ERROR if outcome.is_error else ToolStatus.OK
+        fields = message_fields(ToolResult.of(outcome.content, status=status))
+        return ToolMessage(**fields, tool_call_id=tool_call_id, name=NAME)
 
     return task
 

@@ -7,7 +7,7 @@ the engine is still loading). So this package imports nothing up front, and ``bu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from dcode.agent.tools.toolset import BinaryReader, build_tools, reject_binary
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["BinaryReader", "build_tools", "reject_binary"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in __all__:
         from dcode.agent.tools import toolset
 

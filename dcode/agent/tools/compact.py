@@ -10,13 +10,15 @@ stays verbatim and the archive; a compaction that would not shrink the request i
 the result says why.
 """
 
+# Any: LangGraph injects the agent's state untyped (pydantic cannot take its TypedDict)
+
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 from langchain.tools import InjectedState, tool
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
@@ -26,6 +28,8 @@ from dcode.agent.compaction.summary import CompactionFailed, Compactor
 from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.agent.events import CompactionRefused
 from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.tools.result import ToolResult
+from dcode.agent.tools.result_message import message_fields
 from dcode.agent.tools.spec import COMPACT_CONVERSATION
 
 ELIGIBLE = 0.5  # of the compaction trigger, by the provider's reported usage
@@ -39,7 +43,7 @@ intent, what was done, the files and commands, and the next steps; the full hist
 archive file you can read. It does nothing while the conversation is still small."""
 
 
-def eligible(compactor: Compactor, messages: list[Any]) -> bool:
+def eligible(compactor: Compactor, messages: Sequence[BaseMessage]) -> bool:
     """Half way to tier 2's trigger: by the provider's reported usage for a trigger in tokens
     (none reported: not yet), by the count for one in messages."""
     trigger = compactor.trigger_tokens
@@ -58,7 +62,7 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
         # Typed here, not in the signature: langchain builds the tool's schema with pydantic,
         # which cannot take the state's TypedDict (nor a parametrized ToolRuntime).
         thread: Mapping[str, Any] = state
-        messages = list(thread["messages"])
+        messages: list[BaseMessage] = list(thread["messages"])
         if not eligible(compactor, messages):
             return NOTHING_YET
         context = get_runtime(RunContext).context
@@ -80,7 +84,9 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
         return Command(
             update={
                 "compaction": done.event,
-                "messages": [ToolMessage(content=reply, tool_call_id=tool_call_id)],
+                "messages": [
+                    ToolMessage(**message_fields(ToolResult(reply)), tool_call_id=tool_call_id)
+                ],
             }
         )
 

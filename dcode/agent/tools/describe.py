@@ -9,14 +9,13 @@ describer; ``describe_pairs`` is the fallback for tools no spec knows.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from dcode.agent.tools.args import READ_DEFAULT_LIMIT, VIDEO_DEFAULT_LIMIT_S
 from dcode.agent.tools.filetypes import media_type
 from dcode.agent.tools.formatting import count_lines, plural
 from dcode.settings.web_address import BadAddress, parse_address
 
-Args = Mapping[str, Any]
+Args = Mapping[str, object]
 
 
 def describe_pairs(args: Args) -> str:

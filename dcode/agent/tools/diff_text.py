@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any
 
 from dcode.agent.tools.editing import apply_edit
 
@@ -17,7 +16,7 @@ CONTEXT_LINES = 3
 NO_NEWLINE = "\\ No newline at end of file\n"
 
 
-def write_diff(args: Mapping[str, Any], before: str | None, shown: str) -> str:
+def write_diff(args: Mapping[str, object], before: str | None, shown: str) -> str:
     """``before`` is ``None`` when the file does not exist yet."""
     content = args["content"]
     if not isinstance(content, str):
@@ -25,7 +24,7 @@ def write_diff(args: Mapping[str, Any], before: str | None, shown: str) -> str:
     return unified_diff(before, content, shown)
 
 
-def edit_diff(args: Mapping[str, Any], before: str | None, shown: str) -> str:
+def edit_diff(args: Mapping[str, object], before: str | None, shown: str) -> str:
     old_string, new_string = args["old_string"], args["new_string"]
     if before is None or not isinstance(old_string, str) or not isinstance(new_string, str):
         raise ValueError("nothing to edit")

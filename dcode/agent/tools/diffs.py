@@ -9,10 +9,9 @@ so they agree with each other and with the approval, even after the file has cha
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from dcode.agent.tools.spec import spec_for
+from dcode.agent.tools.spec import Args, spec_for
 
 if TYPE_CHECKING:
     from dcode.agent.backends.protocol import Backend
@@ -32,7 +31,7 @@ async def text_before(backend: Backend, path: str) -> str | None:
     return await backend.read_text(path)
 
 
-async def proposed_diff(backend: Backend, name: str, args: Mapping[str, Any]) -> str:
+async def proposed_diff(backend: Backend, name: str, args: Args) -> str:
     """The diff ``name(**args)`` would apply; ``""`` for tools that write no file, or when it
     cannot apply."""
     spec = spec_for(name)
@@ -73,13 +72,3 @@ def diff_record(diff: str) -> DiffRecord | None:
     count = len(rest)
     note = f"… {count:,} more diff line{'s' if count != 1 else ''} not kept (+{added:,} -{removed:,})\n"
     return DiffRecord(diff="".join(kept) + note)
-
-
-def recorded_diff(artifact: object) -> str:
-    """The diff a write recorded in its tool message's artifact; ``""`` when there is none
-    (another tool, a failed call, or a session saved before writes recorded their diff)."""
-    if isinstance(artifact, Mapping):
-        diff = artifact.get("diff")
-        if isinstance(diff, str):
-            return diff
-    return ""

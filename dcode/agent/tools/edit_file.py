@@ -6,11 +6,11 @@ from langchain_core.tools import BaseTool
 
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.tools.args import EditFileArgs
-from dcode.agent.tools.diffs import diff_record
 from dcode.agent.tools.editing import EditError, apply_edit
 from dcode.agent.tools.errors import fail
-from dcode.agent.tools.factory import WithArtifact, make_tool
+from dcode.agent.tools.factory import make_tool
 from dcode.agent.tools.formatting import plural
+from dcode.agent.tools.result import ToolResult
 from dcode.agent.tools.spec import EDIT_FILE
 
 NAME = EDIT_FILE.name
@@ -24,8 +24,8 @@ line-number prefixes.
 - Read the file first. To create a file or rewrite it entirely, use write_file."""
 
 
-async def edit_file(backend: Backend, args: EditFileArgs) -> WithArtifact:
-    """The result, with the diff of the edit recorded beside it (see ``diffs``)."""
+async def edit_file(backend: Backend, args: EditFileArgs) -> ToolResult:
+    """The result, with the diff of the edit (saved beside it, see ``diffs``)."""
     shown = backend.display_path(args.file_path)
     try:
         text = await backend.read_text(args.file_path)
@@ -42,13 +42,11 @@ async def edit_file(backend: Backend, args: EditFileArgs) -> WithArtifact:
     await backend.write_text(args.file_path, outcome.text)
     # The approval's preview function, on the text just replaced: the same diff it showed.
     diff = EDIT_FILE.diff(args.model_dump(), text, shown)
-    return WithArtifact(
-        f"Edited {shown}: {plural(outcome.replacements, 'replacement')}.", diff_record(diff)
-    )
+    return ToolResult(f"Edited {shown}: {plural(outcome.replacements, 'replacement')}.", diff=diff)
 
 
 def make_edit_file_tool(backend: Backend) -> BaseTool:
-    async def run(args: EditFileArgs) -> WithArtifact:
+    async def run(args: EditFileArgs) -> ToolResult:
         return await edit_file(backend, args)
 
     return make_tool(

@@ -5,6 +5,8 @@ A tool that reports while it runs (a shell command's output) is made with ``make
 its ``run`` also gets the ``CallSite``, the call's id and where the run's events go, taken
 from the tool runtime LangGraph's tool node hands the tool (as MCP tools get theirs)."""
 
+# Any: StructuredTool hands a call's arguments over as **kwargs; each run takes its own model
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
@@ -17,22 +19,17 @@ from pydantic import BaseModel
 
 from dcode.agent.events import Event
 from dcode.agent.run_context import RunContext
+from dcode.agent.tools.diffs import DiffRecord
 from dcode.agent.tools.errors import explain
+from dcode.agent.tools.result import Block, ToolResult
+from dcode.agent.tools.result_message import message_fields
 from dcode.agent.tools.spec import ToolSpec
 
 # Plain text, or content blocks. The tool node keeps a list only when every block's type is
 # one langchain's tool layer knows (text, image, file, ...): an ``audio`` block turns the whole
 # result into a JSON string, so media go as those types (``dcode.media.file_attachment``).
-ToolOutput = str | list[dict[str, Any]]
-
-
-@dataclass(frozen=True, slots=True)
-class WithArtifact:
-    """A result plus what the tool records beside it: saved with the tool message, never sent
-    to the model (a write's diff)."""
-
-    output: ToolOutput
-    artifact: object
+# A tool that records more than its content (a write's diff) returns a ``ToolResult``.
+ToolOutput = str | list[Block]
 
 
 def _nowhere(event: Event) -> None:
@@ -65,14 +62,14 @@ class CallSite:
         return self.emit is not _nowhere
 
 
-RunWithCall = Callable[[Any, CallSite], Awaitable[ToolOutput | WithArtifact]]
+RunWithCall = Callable[[Any, CallSite], Awaitable[ToolOutput | ToolResult]]
 
 
 def make_tool(
     spec: ToolSpec,
     *,
     description: str,
-    run: Callable[[Any], Awaitable[ToolOutput | WithArtifact]],
+    run: Callable[[Any], Awaitable[ToolOutput | ToolResult]],
     display: Callable[[str], str],
 ) -> StructuredTool:
     """The tool ``spec`` describes, whose every failure comes back as an error ``ToolMessage``,
@@ -82,7 +79,7 @@ def make_tool(
     here into the model instance, so ``run`` gets typed fields with defaults applied.
     """
 
-    async def without_call(args: Any, _call: CallSite) -> ToolOutput | WithArtifact:
+    async def without_call(args: Any, _call: CallSite) -> ToolOutput | ToolResult:
         return await run(args)
 
     return make_call_tool(spec, description=description, run=without_call, display=display)
@@ -99,17 +96,17 @@ def make_call_tool(
     # Marked injected, so that the tool node hands it in and the model never sees it.
     async def invoke(
         runtime: Annotated[ToolRuntime | None, InjectedToolArg()] = None, **kwargs: Any
-    ) -> tuple[ToolOutput, object]:
+    ) -> tuple[str | list[str | Block], DiffRecord | None]:
         args: BaseModel = args_schema.model_validate(kwargs)
         try:
-            result = await run(args, CallSite.of(runtime))
+            output = await run(args, CallSite.of(runtime))
         except ToolException:
             raise
         except Exception as exc:
             raise ToolException(explain(spec.name, exc, display)) from exc
-        if isinstance(result, WithArtifact):
-            return result.output, result.artifact
-        return result, None
+        # The tool node makes the message from the content and the artifact.
+        fields = message_fields(output if isinstance(output, ToolResult) else ToolResult.of(output))
+        return fields["content"], fields["artifact"]
 
     return StructuredTool.from_function(
         coroutine=invoke,

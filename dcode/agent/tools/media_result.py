@@ -7,19 +7,18 @@ follows it moves, as a unit and in order, wherever the model's profile lets medi
 
 from __future__ import annotations
 
-from typing import Any
-
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.read_file import NAME, BinaryFile
+from dcode.agent.tools.result import Block
 
 MiB = 1024 * 1024
 
 
-def text_block(text: str) -> dict[str, Any]:
+def text_block(text: str) -> Block:
     return {"type": "text", "text": text}
 
 
-def media_result(summary: str, attached: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def media_result(summary: str, attached: list[Block]) -> list[Block]:
     return [text_block(summary), *attached]
 
 

@@ -4,7 +4,7 @@
   unencrypted document is sent as it is), admitted byte for byte as a ``file`` attachment.
 - One that takes images but not PDFs gets each page rendered (``pdf_render``: in a separate
   process, with a memory limit and a deadline) and admitted as an image, labelled ``Page N``.
-- Any other gets the pages' text (pypdf), with ``--- Page N ---`` markers, capped like a text
+- Every other model gets the pages' text (pypdf), with ``--- Page N ---`` markers, capped like a text
   file's output.
 
 An encrypted PDF (unless an empty password opens it) or one pypdf cannot parse is a clear tool
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from langchain_core.tools import ToolException
 
@@ -29,11 +29,15 @@ from dcode.agent.tools.pdf_pages import PageRange, select_pages
 from dcode.agent.tools.pdf_render import RenderError, render_pages
 from dcode.agent.tools.read_file import NAME, BinaryFile
 from dcode.agent.tools.read_text import MAX_OUTPUT_CHARS
+from dcode.agent.tools.result import Block
 from dcode.media.attachment import to_reference_block
 from dcode.media.errors import AdmissionError
 from dcode.media.file_attachment import to_file_reference_block
 from dcode.media.store import AttachmentStore
 from dcode.models.profiles import ModelProfile
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
 
 # pypdf logs what it repairs in a damaged file; with no handler of its own those warnings would
 # reach the terminal (Python's last-resort handler) under the TUI. A configured root still sees them.
@@ -65,7 +69,7 @@ def _read(
     return _as_text(reader, pages, file.display)
 
 
-def open_pdf(data: bytes, shown: str) -> Any:
+def open_pdf(data: bytes, shown: str) -> PdfReader:
     """A pypdf reader of ``data``, decrypted with the empty password when it is encrypted."""
     from pypdf import PdfReader
     from pypdf.errors import DependencyError
@@ -95,7 +99,7 @@ def _detail(pages: PageRange) -> str:
 
 
 def _as_file(
-    store: AttachmentStore, reader: Any, data: bytes, pages: PageRange, shown: str
+    store: AttachmentStore, reader: PdfReader, data: bytes, pages: PageRange, shown: str
 ) -> ToolOutput:
     whole = pages.first == 1 and pages.last == pages.count and not reader.is_encrypted
     sent = data if whole else _selection(reader, pages, shown)
@@ -110,7 +114,7 @@ def _as_file(
     return media_result(_summary(pages, shown), [to_file_reference_block(att)])
 
 
-def _selection(reader: Any, pages: PageRange, shown: str) -> bytes:
+def _selection(reader: PdfReader, pages: PageRange, shown: str) -> bytes:
     from pypdf import PdfWriter
 
     try:
@@ -125,7 +129,7 @@ def _selection(reader: Any, pages: PageRange, shown: str) -> bytes:
 
 
 def _as_images(
-    store: AttachmentStore, reader: Any, data: bytes, pages: PageRange, shown: str
+    store: AttachmentStore, reader: PdfReader, data: bytes, pages: PageRange, shown: str
 ) -> ToolOutput:
     # PDFium asks for the password pypdf found empty: render pypdf's decrypted copy instead.
     source, numbers = (
@@ -141,14 +145,14 @@ def _as_images(
         atts = store.admit([(page.png, f"{shown} page {page.number}") for page in images])
     except AdmissionError as exc:
         fail(f"{NAME}: the rendered {pages.label} of {shown} were not admitted: {exc}")
-    attached: list[dict[str, Any]] = []
+    attached: list[Block] = []
     for page, att in zip(images, atts, strict=True):
         label = f"Page {page.number} ({page.note})" if page.note else f"Page {page.number}"
         attached += [text_block(label), to_reference_block(att)]
     return media_result(_summary(pages, shown), attached)
 
 
-def _as_text(reader: Any, pages: PageRange, shown: str) -> str:
+def _as_text(reader: PdfReader, pages: PageRange, shown: str) -> str:
     parts: list[str] = []
     size = 0
     for number in pages.numbers:
@@ -172,7 +176,7 @@ def _joined(parts: list[str], note: str, pages: PageRange, start: int) -> str:
     )
 
 
-def _page_text(reader: Any, number: int) -> str:
+def _page_text(reader: PdfReader, number: int) -> str:
     try:
         text = reader.pages[number - 1].extract_text() or ""
     except Exception as exc:  # noqa: BLE001

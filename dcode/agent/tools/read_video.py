@@ -8,13 +8,14 @@ and a larger one is an error saying how to enable frame sampling.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import Literal
 
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.tools.args import VIDEO_DEFAULT_LIMIT_S
 from dcode.agent.tools.errors import fail
 from dcode.agent.tools.media_result import MiB, media_result, megabytes, require_size
 from dcode.agent.tools.read_file import BinaryFile
+from dcode.agent.tools.result import Block
 from dcode.media import video
 from dcode.media.file_attachment import to_file_reference_block
 from dcode.media.store import AttachmentStore
@@ -23,9 +24,7 @@ from dcode.media.video_text import summary_line
 MAX_WHOLE_VIDEO_BYTES = 20 * MiB
 
 
-async def read_video(
-    store: AttachmentStore, backend: Backend, file: BinaryFile
-) -> list[dict[str, Any]]:
+async def read_video(store: AttachmentStore, backend: Backend, file: BinaryFile) -> list[Block]:
     missing = video.video_support()
     if missing is not None:
         return await _whole(store, backend, file, missing)
@@ -46,7 +45,7 @@ async def read_video(
 
 async def _whole(
     store: AttachmentStore, backend: Backend, file: BinaryFile, missing: str
-) -> list[dict[str, Any]]:
+) -> list[Block]:
     require_size(file, MAX_WHOLE_VIDEO_BYTES, "videos", hint=f" whole, and {missing}")
     data = await backend.read_bytes(file.path)
     kind: Literal["file", "video"] = "file" if file.mime == "video/x-matroska" else "video"

@@ -1,9 +1,10 @@
 """One ``ToolSpec`` per tool: everything the rest of dcode needs to know about a tool.
 
 The approval policy asks a spec what a call can do (its kind, the paths it writes), the UI asks
-it for a call's one-line summary and its diff, and the tools are built from it (the name and
-the arguments live here once). A name no spec knows, such as an MCP tool's, gets a default spec
-of kind ``other``: dcode cannot tell what such a call does, so it asks before running it.
+it for a call's one-line summary, its diff and how its finished result shows, and the tools are
+built from it (the name and the arguments live here once). A name no spec knows, such as an MCP
+tool's, gets a default spec of kind ``other``: dcode cannot tell what such a call does, so it
+asks before running it.
 
 Nothing here imports LangChain: a resumed transcript is painted (with every call's summary)
 while the engine is still loading.
@@ -14,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Final
 
 from pydantic import BaseModel
 
 from dcode.agent.tools import args as arguments
 from dcode.agent.tools.describe import (
+    Args,
     describe_edit,
     describe_execute,
     describe_fetch,
@@ -37,16 +39,18 @@ from dcode.agent.tools.describe import (
 )
 from dcode.agent.tools.diff_text import edit_diff, write_diff
 from dcode.agent.tools.editing import EditError
+from dcode.agent.tools.result import preview_result
 
 MAX_SUMMARY_CHARS = 80
 
-Args = Mapping[str, Any]
 Describe = Callable[[Args], str]
 Preview = Callable[[Args, str | None, str], str]
 """``(args, the file's text before the call or None when there is no file, the path as shown)``
 to a unified diff. It may raise when the call cannot apply; ``ToolSpec.diff`` turns that into
 no diff."""
 Targets = Callable[[Args], list[str]]
+ShowResult = Callable[[str], str]
+"""A result's text to the few lines its finished call shows."""
 
 
 class ToolKind(StrEnum):
@@ -97,6 +101,9 @@ class ToolSpec:
     targets: Targets = no_targets
     unconfined: Callable[[Args], bool] = never
     """Whether a call asks to run outside the sandbox (a person approves that, every time)."""
+    show_result: ShowResult = preview_result
+    """What a finished call shows of its result (``ToolResult.preview``); by default its first
+    lines and a count of the rest."""
 
     def summary(self, args: Args) -> str:
         """One line of at most ``MAX_SUMMARY_CHARS``: the name and what the call touches."""

@@ -6,10 +6,10 @@ from langchain_core.tools import BaseTool
 
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.tools.args import WriteFileArgs
-from dcode.agent.tools.diffs import diff_record
 from dcode.agent.tools.errors import fail
-from dcode.agent.tools.factory import WithArtifact, make_tool
+from dcode.agent.tools.factory import make_tool
 from dcode.agent.tools.formatting import count_lines, plural
+from dcode.agent.tools.result import ToolResult
 from dcode.agent.tools.spec import WRITE_FILE
 
 NAME = WRITE_FILE.name
@@ -22,8 +22,8 @@ the file before overwriting it.
 - Write the complete content; nothing is appended or merged."""
 
 
-async def write_file(backend: Backend, args: WriteFileArgs) -> WithArtifact:
-    """The result, with the diff of the write recorded beside it (see ``diffs``)."""
+async def write_file(backend: Backend, args: WriteFileArgs) -> ToolResult:
+    """The result, with the diff of the write (saved beside it, see ``diffs``)."""
     shown = backend.display_path(args.file_path)
     existed = await backend.exists(args.file_path)
     if existed and (await backend.stat(args.file_path)).is_dir:
@@ -37,13 +37,11 @@ async def write_file(backend: Backend, args: WriteFileArgs) -> WithArtifact:
         diff = WRITE_FILE.diff(args.model_dump(), before, shown)
     await backend.write_text(args.file_path, args.content)
     verb = "Overwrote" if existed else "Created"
-    return WithArtifact(
-        f"{verb} {shown} ({plural(count_lines(args.content), 'line')}).", diff_record(diff)
-    )
+    return ToolResult(f"{verb} {shown} ({plural(count_lines(args.content), 'line')}).", diff=diff)
 
 
 def make_write_file_tool(backend: Backend) -> BaseTool:
-    async def run(args: WriteFileArgs) -> WithArtifact:
+    async def run(args: WriteFileArgs) -> ToolResult:
         return await write_file(backend, args)
 
     return make_tool(

@@ -31,7 +31,7 @@ import json
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from dcode.context.tokens.calibration import HIGH, Calibration
 from dcode.context.tokens.encodings import EncodingUnavailable, encoding, is_loaded
@@ -43,9 +43,9 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
     # A message's content: text, or blocks (text, or dicts whose fields vary by kind).
-    Content = str | list[str | dict[str, Any]]
+    Content = str | list[str | dict[str, object]]
     # A tool as a request carries it: a schema dict, or langchain's tool object.
-    Tool = BaseTool | dict[str, Any]
+    Tool = BaseTool | dict[str, object]
 
 PER_MESSAGE = 3  # <|start|>{role}…<|end|>: the frame of every message
 PER_NAME = 1
@@ -79,6 +79,7 @@ def _role(message: BaseMessage) -> str:
 
 def _key(message: BaseMessage) -> tuple[object, ...]:
     content = message.content if isinstance(message.content, str) else repr(message.content)
+    # Only an AIMessage has tool calls; langchain's classes are imported here for the checker only.
     calls = getattr(message, "tool_calls", None)
     return (message.id, message.type, message.name, content, repr(calls) if calls else None)
 
@@ -92,7 +93,7 @@ class TokenCounter:
         self,
         model: str,
         *,
-        images: Callable[[dict[str, Any]], int | None] = lambda block: None,
+        images: Callable[[dict[str, object]], int | None] = lambda block: None,
         thread: Callable[[], str] = lambda: "",
         encoder: Encoder | None = None,
     ) -> None:
@@ -174,7 +175,7 @@ class TokenCounter:
             tokens += self.count_call(call)
         return tokens
 
-    def count_call(self, call: dict[str, Any]) -> int:
+    def count_call(self, call: dict[str, object]) -> int:
         """A tool call: its name and its arguments as the JSON the wire carries."""
         return self.count_text(str(call.get("name") or "")) + self.count_text(
             json.dumps(call.get("args") or {}, ensure_ascii=False)
@@ -191,7 +192,7 @@ class TokenCounter:
                 tokens += self.count_block(block)
         return tokens
 
-    def count_block(self, block: dict[str, Any]) -> int:
+    def count_block(self, block: dict[str, object]) -> int:
         kind = block.get("type")
         if kind == "text":
             return self.count_text(str(block.get("text", "")))
@@ -413,7 +414,7 @@ class TokenCounter:
         return self.estimate(self.count_message(message))
 
 
-def _priced_fields(block: dict[str, Any]) -> str:
+def _priced_fields(block: dict[str, object]) -> str:
     """A block that is neither text nor an image, as counted: its fields but bulk data (which a
     provider prices as media, not text)."""
     fields = {
@@ -435,12 +436,12 @@ def _tool_key(tool: Tool) -> object:
         return json.dumps(tool, sort_keys=True, default=str)
     return (
         type(tool).__qualname__,
-        getattr(tool, "name", None),
-        getattr(tool, "description", None),
+        tool.name,
+        tool.description,
     )
 
 
-def _schema(tool: Tool) -> dict[str, Any]:
+def _schema(tool: Tool) -> dict[str, object]:
     if isinstance(tool, dict):
         return tool
     from langchain_core.utils.function_calling import convert_to_openai_tool

@@ -16,14 +16,17 @@ import gzip
 import hashlib
 import threading
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tiktoken import Encoding
 
 O200K = "o200k_base"
 CL100K = "cl100k_base"
 NAMES = (O200K, CL100K)
 
 _lock = threading.Lock()
-_built: dict[str, Any] = {}
+_built: dict[str, Encoding] = {}
 
 
 class EncodingUnavailable(RuntimeError):
@@ -62,7 +65,7 @@ def _offline_loader(name: str):
     return load
 
 
-def _build(name: str) -> Any:
+def _build(name: str) -> Encoding:
     try:
         import tiktoken
         from tiktoken_ext import openai_public
@@ -92,7 +95,7 @@ def _build(name: str) -> Any:
     return built
 
 
-def encoding(name: str = O200K) -> Any:
+def encoding(name: str = O200K) -> Encoding:
     """The ``tiktoken.Encoding`` called ``name`` (one of ``NAMES``), built on first use."""
     found = _built.get(name)
     if found is not None:

@@ -11,7 +11,6 @@ import base64
 import binascii
 import io
 from collections.abc import Callable
-from typing import Any
 
 from dcode.media.attachment import InvalidReferenceBlock, from_reference_block, is_reference_block
 from dcode.media.limits import ImageRoute
@@ -19,10 +18,11 @@ from dcode.media.sizing import fit_pixels
 from dcode.media.tokens import estimate_image_tokens
 
 
-def _inline_bytes(block: dict[str, Any]) -> bytes | None:
-    data: Any = None
-    if block.get("type") == "image" and isinstance(block.get("base64"), str):
-        data = block["base64"]
+def _inline_bytes(block: dict[str, object]) -> bytes | None:
+    data: str | None = None
+    encoded = block.get("base64")
+    if block.get("type") == "image" and isinstance(encoded, str):
+        data = encoded
     elif block.get("type") == "image_url":
         url = block.get("image_url")
         url = url.get("url") if isinstance(url, dict) else url
@@ -36,7 +36,7 @@ def _inline_bytes(block: dict[str, Any]) -> bytes | None:
         return None
 
 
-def _inline_size(block: dict[str, Any]) -> tuple[int, int] | None:
+def _inline_size(block: dict[str, object]) -> tuple[int, int] | None:
     raw = _inline_bytes(block)
     if raw is None:
         return None
@@ -49,7 +49,7 @@ def _inline_size(block: dict[str, Any]) -> tuple[int, int] | None:
         return None
 
 
-def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
+def image_size(block: dict[str, object]) -> tuple[int, int] | None:
     """The picture's width and height, when ``block`` is an image dcode can measure."""
     if is_reference_block(block):
         try:
@@ -60,10 +60,10 @@ def image_size(block: dict[str, Any]) -> tuple[int, int] | None:
     return _inline_size(block)
 
 
-def image_pricer(route: ImageRoute) -> Callable[[dict[str, Any]], int | None]:
+def image_pricer(route: ImageRoute) -> Callable[[dict[str, object]], int | None]:
     """Tokens for an image block sent on ``route``; None for a block that is not an image."""
 
-    def price(block: dict[str, Any]) -> int | None:
+    def price(block: dict[str, object]) -> int | None:
         if block.get("type") not in {"image", "image_url"}:
             return None
         size = image_size(block)

@@ -20,7 +20,6 @@ import os
 from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from dcode.settings.private_files import one_writer, write_private
 
@@ -79,7 +78,7 @@ class FileMapping:
             return None
         return mapping if mapping.file_id and mapping.bytes >= 0 else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         data = asdict(self)
         del data["variant_id"]
         return data

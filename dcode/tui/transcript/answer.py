@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 from urllib.parse import urlsplit
 
 from textual.app import App, ComposeResult
@@ -414,7 +413,7 @@ class AssistantMessage(Vertical, PlainLines):
             above = blocks.last().styles.margin.bottom
 
 
-def follow_link(app: App[Any], href: str) -> None:
+def follow_link(app: App[object], href: str) -> None:
     """A click on a link in an answer. The link's text is the model's and may name another
     address, so the address opened is always said; only a web address opens (a ``file:``,
     ``javascript:`` or any other is shown, not followed)."""

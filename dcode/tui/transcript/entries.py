@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dcode.agent.events import ApprovalRequested, ToolStatus
 from dcode.media.frames import FrameStrip
@@ -86,7 +86,7 @@ class ToolCallEntry:
     call_id: str
     name: str
     summary: str = ""
-    args: dict[str, Any] | None = None
+    args: dict[str, object] | None = None
     args_chars: int = 0
     status: ToolStatus | None = None
     preview: str = ""

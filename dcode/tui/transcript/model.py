@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.agent.events import (
@@ -62,6 +62,9 @@ from dcode.tui.transcript.entries import (
     UserEntry,
     VideoSeen,
 )
+
+if TYPE_CHECKING:
+    from dcode.agent.decisions import ApprovalDecision
 
 CallKey = tuple[int, tuple[str, ...], str]
 """A call as the transcript knows it: its turn, the path of the agent that made it, its id."""
@@ -355,12 +358,13 @@ class TranscriptModel:
         call = self.call(event.call_id, event.agent)
         if call is None:
             return
-        call.frames = VideoSeen(event.frames) if event.frames is not None else None
-        call.status = event.status
-        call.preview = event.preview
-        call.output = event.output
-        call.diff = event.diff  # what the write did (the approval's preview was what it would do)
-        call.saved_to = event.saved_to
+        result = event.result
+        call.frames = VideoSeen(result.frames) if result.frames is not None else None
+        call.status = result.status
+        call.preview = result.preview
+        call.output = result.text
+        call.diff = result.diff  # what the write did (the approval's preview was what it would do)
+        call.saved_to = result.saved_to
         if not call.name:
             call.name = event.name
         yield Touched(Change.CHANGED, call, group=self._group_of.get(call))
@@ -424,7 +428,10 @@ class TranscriptModel:
     # -- approvals ---------------------------------------------------------------------------
 
     def show_approval(
-        self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0
+        self,
+        request: ApprovalRequested,
+        future: asyncio.Future[ApprovalDecision],
+        arm_delay: float = 0.0,
     ) -> Iterator[Touched]:
         call, made = self._call(request.call_id, request.tool, request.agent)
         yield from made

@@ -13,16 +13,24 @@ and tmux get the timeline.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Static
 
 from dcode.media.frames import compact_line, timeline, timestamps
 from dcode.terminal_text import safe_text
 from dcode.tui.transcript.entries import VideoSeen
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from dcode.media.store import AttachmentStore
+    from dcode.tui.graphics import Graphics
 
 MOST_THUMBNAILS = 12
 TIMELINE_WIDTH = 40
@@ -34,7 +42,7 @@ def video_line(seen: VideoSeen) -> str:
     return safe_text(compact_line(seen.strip, seen.sent_bytes))  # it names the file
 
 
-def measure(widget: Any, seen: VideoSeen, done: Any) -> None:
+def measure(widget: Widget, seen: VideoSeen, done: Callable[[], object]) -> None:
     """Start measuring ``seen``'s bytes for the model's route in a thread, then call ``done``."""
     if seen.sent_bytes is not None:
         return
@@ -91,7 +99,7 @@ class FrameSheet(Vertical):
             lines += "\n" + timestamps(strip)
         self.query_one(".video-timeline", Static).update(Content(lines))
 
-    async def _thumbnails(self, graphics: Any) -> None:
+    async def _thumbnails(self, graphics: Graphics) -> None:
         """Build the strip in a thread, then show it in place of the timeline."""
         store = getattr(getattr(self.app, "media", None), "store", None)
         if store is None:
@@ -111,7 +119,9 @@ class FrameSheet(Vertical):
         await self.mount(image)
 
 
-def _strip_picture(graphics: Any, seen: VideoSeen, store: Any) -> tuple[Any, Any]:
+def _strip_picture(
+    graphics: Graphics, seen: VideoSeen, store: AttachmentStore
+) -> tuple[Callable[..., Widget], Image.Image | None]:
     """Worker thread: the image widget class for the terminal, and the strip as one picture."""
     from dcode.media.contact_sheet import STRIP, contact_sheet, strip_frames
     from dcode.tui.graphics import image_widget

@@ -14,7 +14,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -40,6 +40,7 @@ from dcode.tui.transcript.task_view import TaskView
 from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
 
 if TYPE_CHECKING:
+    from dcode.agent.decisions import ApprovalDecision
     from dcode.tui.transcript.answer import AssistantMessage
 
 ANSWER_MODULE = "dcode.tui.transcript.answer"  # with Markdown, loaded after the first frame
@@ -379,7 +380,10 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
     # -- approvals -------------------------------------------------------------------------
 
     async def show_approval(
-        self, request: ApprovalRequested, future: asyncio.Future[Any], arm_delay: float = 0.0
+        self,
+        request: ApprovalRequested,
+        future: asyncio.Future[ApprovalDecision],
+        arm_delay: float = 0.0,
     ) -> None:
         await self._draw(self.model.show_approval(request, future, arm_delay))
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from dcode.media.attachment import to_reference_block
 from dcode.tui.widgets.media_source import MEDIA_KIND, PENDING_MESSAGE, MediaItem, PendingMedia
@@ -64,7 +64,7 @@ def media_items(placeholders: Iterable[Placeholder]) -> list[MediaItem]:
 
 def build_content(
     submitted: SubmittedLike, videos: Mapping[str, SampledVideo] | None = None
-) -> tuple[str | list[dict[str, Any]], str]:
+) -> tuple[str | list[dict[str, object]], str]:
     """``(content, prompt_text)`` for ``SessionRunner.run_turn(content, prompt_text=...)``.
 
     ``content`` is ``[{"type": "text", "text": ...}, <media blocks>...]`` when media is bound,
@@ -77,13 +77,13 @@ def build_content(
 
 def content_for(
     text: str, placeholders: Iterable[Placeholder], videos: Mapping[str, SampledVideo] | None = None
-) -> tuple[str | list[dict[str, Any]], str]:
+) -> tuple[str | list[dict[str, object]], str]:
     """:func:`build_content` from parts, e.g. a queued prompt's text and ``draft.placeholders``."""
     tokens = [t for t in placeholders if t.kind == MEDIA_KIND]
     if any(isinstance(t.payload, PendingMedia) and not t.payload.done for t in tokens):
         raise MediaRefused(PENDING_MESSAGE)
     windows = videos or {}
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, object]] = []
     for item in media_items(tokens):
         if item.attachment is not None:
             blocks.append(to_reference_block(item.attachment))

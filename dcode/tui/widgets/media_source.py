@@ -32,6 +32,8 @@ Deleting a token needs nothing here: the registry removes it whole, and what is 
 sent. ``removed`` is advisory (undo can bring a token back), so it never destroys media.
 """
 
+# Any: a placeholder's saved form is JSON in the prompt history; asyncio.to_thread's results
+
 from __future__ import annotations
 
 import asyncio

@@ -16,7 +16,7 @@ import itertools
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 _ids = itertools.count(1)
 
@@ -28,7 +28,7 @@ class Placeholder:
     kind: str
     label: str
     start: int
-    payload: Any = None
+    payload: object = None
     number: int = 0
     id: int = field(default_factory=lambda: next(_ids))
 
@@ -47,7 +47,7 @@ class Draft:
     text: str
     placeholders: tuple[Placeholder, ...] = ()
 
-    def to_json(self, sources: dict[str, PlaceholderSource]) -> dict[str, Any] | None:
+    def to_json(self, sources: dict[str, PlaceholderSource]) -> dict[str, object] | None:
         """The draft as JSON, keeping only tokens whose source can persist them."""
         items = []
         for token in self.placeholders:
@@ -104,7 +104,7 @@ class PlaceholderHost(Protocol):
 
     def insert_text(self, text: str) -> None: ...
 
-    def insert_placeholder(self, kind: str, label: str, payload: Any = None) -> Placeholder: ...
+    def insert_placeholder(self, kind: str, label: str, payload: object = None) -> Placeholder: ...
 
 
 class PlaceholderSource:
@@ -127,11 +127,11 @@ class PlaceholderSource:
     def removed(self, placeholder: Placeholder) -> None:
         """The token left the draft (deleted, cut into, cleared). Advisory: undo may bring it back."""
 
-    def dump(self, placeholder: Placeholder) -> Any | None:
+    def dump(self, placeholder: Placeholder) -> object | None:
         """JSON-able data to keep the token collapsed in the prompt history, or None."""
         return None
 
-    def load(self, label: str, data: Any) -> Any | None:
+    def load(self, label: str, data: object) -> object | None:
         """The payload rebuilt from ``dump``'s data, or None to leave the label as plain text."""
         return None
 
@@ -168,10 +168,10 @@ class PastedTextSource(PlaceholderSource):
     def expand(self, placeholder: Placeholder) -> str:
         return str(placeholder.payload)
 
-    def dump(self, placeholder: Placeholder) -> Any | None:
+    def dump(self, placeholder: Placeholder) -> object | None:
         return placeholder.payload if isinstance(placeholder.payload, str) else None
 
-    def load(self, label: str, data: Any) -> Any | None:
+    def load(self, label: str, data: object) -> object | None:
         return data if isinstance(data, str) else None
 
 
@@ -224,7 +224,7 @@ class PlaceholderRegistry:
         self._counters[kind] = number
         return number
 
-    def add(self, kind: str, label: str, start: int, payload: Any = None) -> Placeholder:
+    def add(self, kind: str, label: str, start: int, payload: object = None) -> Placeholder:
         """Bind a token whose label has just been written at ``start``."""
         number = self._counters.get(kind, 0)
         token = Placeholder(kind, label, start, payload, number)

@@ -13,7 +13,7 @@ Key handling that needs the rest of the input (Enter, popups, history) is delega
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from textual import events
 from textual.actions import SkipAction
@@ -157,7 +157,7 @@ class PromptArea(TextArea):
         if result is not None:
             self.move_cursor(result.end_location)
 
-    def insert_placeholder(self, kind: str, label: str, payload: Any = None) -> Placeholder:
+    def insert_placeholder(self, kind: str, label: str, payload: object = None) -> Placeholder:
         """Write ``label`` at the cursor and bind it as a token of ``kind``."""
         self.insert_text(label)
         token = self.placeholders.add(kind, label, self.cursor_offset - len(label), payload)
@@ -333,6 +333,7 @@ class PromptArea(TextArea):
 
     def _build_highlight_map(self) -> None:
         super()._build_highlight_map()
+        # TextArea's own __init__ builds the map once, before this class has set its registry.
         registry: PlaceholderRegistry | None = getattr(self, "placeholders", None)
         if not registry:
             return
