@@ -12,7 +12,7 @@ import aiosqlite
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from dcode.agent.checkpointer import CheckedSaver
+from dcode.agent.store.sqlite_saver import CheckedSaver
 from dcode.agent.events import Event, ToolCallFinished, ToolResult, ToolStatus
 from dcode.agent.saved_thread import read_saved_thread, replay
 from dcode.agent.stream import StreamTranslator
