@@ -13,7 +13,7 @@ Uses are read from the syntax tree, not the text: ``Any`` imported from ``typing
 ``typing_extensions``) under any name, ``typing.Any``, and the same inside a quoted annotation
 or ``cast``'s quoted type. The word in a docstring, another string or a comment is no use.
 
-    python scripts/check_any.py              # dcode, less NOT_YET
+    python scripts/check_any.py              # dcode
     python scripts/check_any.py dcode/tui x.py
 """
 
@@ -30,16 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# Temporary: the modules whose `Any` is being narrowed on other branches (the session store,
-# typed tool results, the transcript). Each is checked once it is done; then this is emptied.
-NOT_YET: tuple[str, ...] = (
-    "dcode/agent/checkpointer.py",
-    "dcode/agent/engine.py",
-    "dcode/agent/rewind",
-    "dcode/agent/runner.py",
-    "dcode/agent/saved_thread.py",
-)
 
 TYPING_MODULES = frozenset({"typing", "typing_extensions"})
 REASON = re.compile(r"#\s*Any:(.*)$")
@@ -169,20 +159,15 @@ def check_source(path: Path, source: str) -> list[Finding]:
     return []
 
 
-def modules(paths: Iterable[Path], skip: Iterable[Path] = ()) -> Iterator[Path]:
-    """The ``.py`` files under ``paths``, less those under ``skip``."""
-    skipped = [p.resolve() for p in skip]
+def modules(paths: Iterable[Path]) -> Iterator[Path]:
+    """The ``.py`` files under ``paths``."""
     for path in paths:
-        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-        for file in files:
-            resolved = file.resolve()
-            if not any(resolved.is_relative_to(s) for s in skipped):
-                yield file
+        yield from sorted(path.rglob("*.py")) if path.is_dir() else [path]
 
 
-def check(paths: Iterable[Path], skip: Iterable[Path] = ()) -> list[Finding]:
+def check(paths: Iterable[Path]) -> list[Finding]:
     findings = []
-    for path in modules(paths, skip):
+    for path in modules(paths):
         findings.extend(check_source(path, path.read_text(encoding="utf-8")))
     return findings
 
@@ -192,8 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="*", type=Path)
     args = parser.parse_args(argv)
     paths = args.paths or [ROOT / "dcode"]
-    skip = [] if args.paths else [ROOT / p for p in NOT_YET]
-    findings = check(paths, skip)
+    findings = check(paths)
     for finding in findings:
         print(finding)
     if findings:

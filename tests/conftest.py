@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from dcode.agent.store import open_store
+from dcode.agent.store.base import SessionStore
 from dcode.settings.config import ApprovalMode, Settings, WireApi
 from tests.support.corpus import CORPUS  # noqa: F401 - where the real-world test files are (tests/support/corpus.py)
 from tests.support.model_server import ScriptedModelServer
 from tests.support.postgres import postgres_cluster, postgres_url  # noqa: F401 - fixtures
+from tests.support.stores import STORES, configured
 
 EXIT_GRACE = 60.0  # seconds the interpreter may take to exit once the run is over
 
@@ -91,10 +94,36 @@ def dcode_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Which session store a test runs against (``tests/support/stores.py``)."""
+    return str(request.param)
+
+
+def _kind(request: pytest.FixtureRequest) -> str:
+    """The test's store: its ``store_kind`` when it asks for one, else SQLite."""
+    return (
+        str(request.getfixturevalue("store_kind"))
+        if "store_kind" in request.fixturenames
+        else "sqlite"
+    )
+
+
+@pytest.fixture
+def store(dcode_home: Path, workspace: Path, store_kind: str) -> Iterator[SessionStore]:
+    """The session store of the test's ``$DCODE_HOME``, once per store in ``STORES``; what
+    ``make_settings`` gives names the same one."""
+    opened = open_store(configured(Settings(home=dcode_home, workspace=workspace), store_kind))
+    yield opened
+    opened.close()
+
+
 @pytest.fixture
 def make_settings(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, request: pytest.FixtureRequest
 ) -> Callable[..., Settings]:
+    kind = _kind(request)
+
     def build(api: WireApi | str = WireApi.CHAT, **changes: object) -> Settings:
         base = Settings(
             home=dcode_home,
@@ -105,7 +134,7 @@ def make_settings(
             approve=ApprovalMode.EDITS,
             max_retries=2,
         )
-        return replace(base, **changes)
+        return configured(replace(base, **changes), kind)
 
     return build
 

@@ -121,9 +121,9 @@ async def test_persistent_500_exits_1_and_keeps_the_prompt(server, make_settings
     assert code == 1 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "500" in lines[0] and "upstream exploded" in lines[0]
-    from dcode.agent.sessions import SessionStore
+    from dcode.agent.store import open_store
 
-    info = SessionStore(settings.sessions_db).latest()
+    info = open_store(settings).latest()
     assert info is not None and info.title == "please survive"
     # The prompt is in the checkpoint: resuming sends it again with the next one.
     server.script(reply("back again"))

@@ -29,7 +29,6 @@ from dcode.agent.events import (
     TurnFinished,
 )
 from dcode.agent.markers import CANCELLED_MARKER
-from dcode.agent.sessions import SessionStore
 from dcode.agent.stream import StreamTranslator
 from dcode.settings.config import ApprovalMode
 from tests.support.model_server import reply, tool_call
@@ -69,9 +68,8 @@ async def until_text(events: AsyncIterator[Event]) -> list[Event]:
     return await asyncio.wait_for(read(), BOUND)
 
 
-class BrokenRecord(SessionStore):
-    def record_turn(self, session_id: str, **figures: Any) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
+def broken_record(session_id: str, **figures: Any) -> None:
+    raise sqlite3.OperationalError("disk I/O error")
 
 
 def fail_checkpoint_writes(db_path: Path) -> None:
@@ -85,10 +83,12 @@ def fail_checkpoint_writes(db_path: Path) -> None:
     conn.close()
 
 
-async def test_a_failing_session_record_still_ends_the_turn(server, make_settings) -> None:
+async def test_a_failing_session_record_still_ends_the_turn(
+    server, make_settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server.script(reply("the answer"))
     async with await Engine.open(make_settings()) as engine:
-        engine.sessions = BrokenRecord(engine.sessions.db_path)
+        monkeypatch.setattr(engine.store, "record_turn", broken_record)
         runner = engine.runner(HeadlessApprover())
         events = await drain(runner.run_turn("hello"))
         assert not runner.busy

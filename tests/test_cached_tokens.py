@@ -13,7 +13,8 @@ import pytest
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import TurnFinished, UsageUpdated
-from dcode.agent.sessions import SessionStore
+from dcode.agent.store.base import SessionStore
+from dcode.agent.store.sqlite import SqliteStore
 from dcode.agent.tools.spec import LS
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.context.accounting import Spend
@@ -39,7 +40,7 @@ async def run(
 
 
 async def test_cached_tokens_reach_events_session_cost_and_context(
-    server, make_settings, api: str
+    server, make_settings, api: str, store: SessionStore
 ) -> None:
     server.script(
         reply(tool_calls=[tool_call(LS.name, {"path": "."})], usage=(1000, 10)),
@@ -51,7 +52,7 @@ async def test_cached_tokens_reach_events_session_cost_and_context(
         session_id, usage, finished = await run(engine, None, "look around")
     assert [(u.cached_tokens, u.session_cached_tokens) for u in usage] == [(0, 0), (1000, 1000)]
     assert finished.cached_tokens == 1000 and finished.input_tokens == 2200
-    assert SessionStore(settings.sessions_db).get(session_id).cached_tokens == 1000
+    assert store.get(session_id).cached_tokens == 1000
 
     async with await Engine.open(settings) as engine:  # a resume in a new engine
         _, usage, finished = await run(engine, session_id, "once more")
@@ -140,8 +141,8 @@ def test_an_older_sessions_database_gains_the_column(tmp_path: Path) -> None:
             "INSERT INTO dcode_sessions (id, cwd, model, created, updated) VALUES ('old', '/w', 'm', 1, 1)"
         )
     conn.close()
-    assert SessionStore(db, read_only=True).get("old").cached_tokens == 0
-    store = SessionStore(db)
+    assert SqliteStore(db, tmp_path, read_only=True).get("old").cached_tokens == 0
+    store = SqliteStore(db, tmp_path)
     store.record_turn(
         "old",
         prompt="p",

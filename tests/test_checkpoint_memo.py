@@ -15,9 +15,9 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from dcode.agent import history_channel
 from dcode.agent.approval import HeadlessApprover
-from dcode.agent.checkpoint_memo import SMALLEST, RememberingSerializer, fresh_containers
 from dcode.agent.engine import Engine
-from dcode.agent.saved_thread import read_saved_thread
+from dcode.agent.store import open_store
+from dcode.agent.store.checkpoint_memo import SMALLEST, RememberingSerializer, fresh_containers
 from dcode.agent.tools.spec import READ_FILE
 from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
@@ -170,7 +170,7 @@ async def test_a_long_thread_is_decoded_once_however_often_it_is_loaded(
     # Each load is a list of its own, of the messages a fresh read finds.
     assert loads[0] is not loads[1] and loads[0] == loads[1] == loads[2]
     loads[0].clear()
-    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
+    saved = open_store(settings).read_thread(session_id, strict=True)
     assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [
         (type(m), m.id, m.content) for m in loads[1]
     ]
@@ -207,7 +207,7 @@ async def test_a_turn_reads_its_thread_from_the_database_once(
         assert reads == [runner.session_id], reads  # the turn's own steps, and the count after it
         live = await runner.messages()
         assert len(reads) == 1  # the head the count read: nothing new
-    saved = read_saved_thread(settings.sessions_db, runner.session_id, strict=True)
+    saved = open_store(settings).read_thread(runner.session_id, strict=True)
     assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [
         (type(m), m.id, m.content) for m in live
     ]

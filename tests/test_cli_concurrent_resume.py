@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dcode.agent.saved_thread import read_saved_thread
+from dcode.agent.store.base import SessionStore
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call
 from tests.support.session_holder import held_elsewhere
 from tests.test_cli_headless import DCODE, model_args, run
@@ -68,7 +68,7 @@ def _start_long_turn(
 
 
 def test_a_second_resume_of_an_open_session_is_refused_and_the_first_turn_is_kept(
-    server: ScriptedModelServer, workspace: Path, home: Path
+    server: ScriptedModelServer, workspace: Path, home: Path, store: SessionStore
 ) -> None:
     session_id = _session(server, workspace, home)
     first = _start_long_turn(server, workspace, home, session_id, reply("the long turn is done"))
@@ -92,7 +92,7 @@ def test_a_second_resume_of_an_open_session_is_refused_and_the_first_turn_is_kep
     )  # "start", then the long turn's two: neither refused run reached the model
     assert first.returncode == 0, err
     assert out.strip() == "the long turn is done"
-    saved = read_saved_thread(home / "sessions.db", session_id)
+    saved = store.read_thread(session_id)
     assert saved is not None
     kinds = [(m.type, m.content if isinstance(m.content, str) else "") for m in saved.messages]
     assert [text for kind, text in kinds if kind == "human"] == ["start", "the long turn"]

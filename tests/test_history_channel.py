@@ -1,6 +1,6 @@
 """The thread's messages as a DeltaChannel: the fold merges as ``add_messages`` does, a
 checkpoint no longer carries the whole history, and a thread reads back the same through the
-engine, through ``saved_thread`` and after a resume, across snapshots and from a session
+engine, through the store's ``read_thread`` and after a resume, across snapshots and from a session
 saved before the change."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dcode.agent import history_channel
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.history_channel import REMOVE_ALL, fold_messages
-from dcode.agent.saved_thread import read_saved_thread
+from dcode.agent.store import open_store
 from dcode.agent.tools.spec import READ_FILE
 from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
@@ -117,7 +117,7 @@ async def _first_turn(settings: Any) -> tuple[str, list[Any]]:
         async for _event in runner.run_turn("read the notes"):
             pass
         messages = await runner.messages()
-    saved = read_saved_thread(settings.sessions_db, runner.session_id, strict=True)
+    saved = open_store(settings).read_thread(runner.session_id, strict=True)
     assert saved is not None and _shape(saved.messages) == _shape(messages)
     return runner.session_id, messages
 
@@ -133,7 +133,7 @@ async def _resumes_and_goes_on(settings: Any, session_id: str, before: list[Any]
         after = await runner.messages()
     assert _shape(after[: len(before)]) == _shape(before)
     assert [m.content for m in after[len(before) :]] == ["and now?", "second turn"]
-    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
+    saved = open_store(settings).read_thread(session_id, strict=True)
     assert saved is not None and _shape(saved.messages) == _shape(after)
 
 

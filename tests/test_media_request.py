@@ -97,7 +97,7 @@ async def test_history_holds_references_only(server, make_settings, workspace) -
     request = attach_images(settings, HeadlessRequest(prompt="look"), [shot])
     await run_headless(settings, request, out=io.StringIO(), err=io.StringIO())
     async with await Engine.open(settings) as engine:
-        runner = engine.runner(HeadlessApprover(), session_id=engine.sessions.latest().id)
+        runner = engine.runner(HeadlessApprover(), session_id=engine.store.latest().id)
         messages = await runner.messages()
     blocks = [b for b in messages[0].content if isinstance(b, dict)]
     assert any(is_reference_block(b) for b in blocks)

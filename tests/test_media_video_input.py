@@ -150,7 +150,7 @@ def test_headless_video_that_cannot_be_sampled_is_one_line(
 def test_sessions_show_gives_the_video_its_line(
     server: ScriptedModelServer, workspace: Path, tmp_path: Path
 ) -> None:
-    from dcode.agent.sessions import SessionStore
+    from dcode.agent.store.sqlite import SqliteStore
 
     home = vision_home(tmp_path)
     shutil.copyfile(CLIP, workspace / "clip.mp4")
@@ -170,7 +170,7 @@ def test_sessions_show_gives_the_video_its_line(
         workspace,
     )
     assert done.returncode == 0, done.stderr
-    [session] = SessionStore(home / "sessions.db", read_only=True).list()
+    [session] = SqliteStore(home / "sessions.db", home, read_only=True).list()
     shown = run_dcode(["sessions", "show", session.id], home, workspace)
     assert shown.returncode == 0, shown.stderr
     transcript = shown.stdout.splitlines()

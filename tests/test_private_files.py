@@ -119,13 +119,13 @@ def test_sqlite_side_files_take_the_private_mode(
     import io
     import sqlite3
 
-    from dcode.agent.sessions import SessionStore
+    from dcode.agent.store.sqlite import SqliteStore
     from dcode.cli.headless import HeadlessRequest, run_headless
 
     settings = make_settings()
     server.script(reply("hello"))
     with umask(0o000):
-        SessionStore(settings.sessions_db).create(
+        SqliteStore(settings.sessions_db, settings.home).create(
             "feedc0de1234", settings.workspace, settings.model
         )
         held = sqlite3.connect(settings.sessions_db)

@@ -14,9 +14,11 @@ from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import Notice, TurnFinished
 from dcode.agent.rewind.blobs import FILE_HISTORY_DIR
-from dcode.agent.rewind.store import RewindStore
+from dcode.agent.store.base import SessionStore
 from dcode.agent.tools.spec import EDIT_FILE, TASK, WRITE_FILE
 from tests.support.model_server import reply, tool_call
+
+pytestmark = pytest.mark.usefixtures("store_kind")  # every test, on every session store
 
 
 def write(path: str, content: str):
@@ -95,7 +97,7 @@ async def test_rewinding_both_takes_the_conversation_and_the_files_back(
         await turn(runner, "instead")
         assert texts(server.requests[-1]) == ["first", "wrote a", "instead"]
         assert [t.prompt for t in await runner.turns()] == ["first", "instead"]
-        info = engine.sessions.get(runner.session_id)
+        info = engine.store.get(runner.session_id)
         assert (
             info is not None
             and info.title == "first"
@@ -172,10 +174,10 @@ async def test_rewinding_to_the_first_prompt_empties_the_session(
         await turn(runner, "first")
         outcome = await runner.rewind((await runner.turns())[0])
         assert outcome.messages_left == 0 and await runner.messages() == []
-        assert engine.sessions.get(runner.session_id).title == ""
+        assert engine.store.get(runner.session_id).title == ""
         server.script(reply("hello again"))
         await turn(runner, "a new beginning")
-        assert engine.sessions.get(runner.session_id).title == "a new beginning"
+        assert engine.store.get(runner.session_id).title == "a new beginning"
     assert texts(server.requests[-1]) == ["a new beginning"]
     assert (three_turns / "a.py").read_text() == "original\n"
 
@@ -224,7 +226,7 @@ async def test_a_rewound_task_call_leaves_no_thread_for_the_next_one(
 
 
 async def test_the_kept_contents_are_private_and_go_with_the_session(
-    server, make_settings, three_turns: Path
+    server, make_settings, three_turns: Path, store: SessionStore
 ) -> None:
     settings = make_settings()
     async with await Engine.open(settings) as engine:
@@ -235,10 +237,9 @@ async def test_the_kept_contents_are_private_and_go_with_the_session(
     blobs = [p for p in history.rglob("*") if p.is_file()]
     assert blobs and all(stat.S_IMODE(p.stat().st_mode) == 0o400 for p in blobs)
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in history.rglob("*") if p.is_dir())
-    store = RewindStore(settings.sessions_db, settings.home)
     for blob in blobs:  # settled long ago: no other process can be recording a change with them
         os.utime(blob, (1, 1))
-    store.delete_session(session_id)
+    assert store.delete(session_id)
     assert store.turns(session_id) == [] and store.changes_since(session_id, 0) == []
     assert not [p for p in history.rglob("*") if p.is_file()]
 
@@ -258,8 +259,7 @@ async def test_a_write_goes_ahead_when_its_content_cannot_be_kept(
     assert sum("/rewind will not be able to put back a.py" in n for n in notices) == 1
 
 
-def test_a_huge_prompt_keeps_its_head_only(tmp_path: Path) -> None:
-    store = RewindStore(tmp_path / "sessions.db", tmp_path)
+def test_a_huge_prompt_keeps_its_head_only(store: SessionStore) -> None:
     store.begin_turn("s1", "x" * 50_000, None)
     [kept] = store.turns("s1")
     assert (
@@ -299,7 +299,7 @@ async def test_a_turn_that_cannot_be_noted_for_rewind_still_runs(
         raise OSError(28, "No space left on device")
 
     async with await Engine.open(make_settings()) as engine:
-        monkeypatch.setattr(engine.rewind, "begin_turn", broken)
+        monkeypatch.setattr(engine.store, "begin_turn", broken)
         runner = engine.runner(HeadlessApprover())
         events = await turn(runner, "first")
     assert events[-1].result == "answered"
@@ -308,14 +308,14 @@ async def test_a_turn_that_cannot_be_noted_for_rewind_still_runs(
     ]
 
 
-def test_file_history_older_than_a_month_goes_once_a_day(tmp_path: Path) -> None:
-    target = tmp_path / "ws" / "a.txt"
-    target.parent.mkdir()
+def test_file_history_older_than_a_month_goes_once_a_day(
+    store: SessionStore, workspace: Path
+) -> None:
+    target = workspace / "a.txt"
     target.write_text("old content\n")
-    store = RewindStore(tmp_path / "sessions.db", tmp_path / "home")
     store.begin_turn("s1", "long ago", None)
     store.record_before("s1", target)
-    [blob] = [p for p in (tmp_path / "home" / FILE_HISTORY_DIR).rglob("*") if p.is_file()]
+    [blob] = [p for p in (store.home / FILE_HISTORY_DIR).rglob("*") if p.is_file()]
     os.utime(blob, (1, 1))
     now = time.time()
     assert store.prune(now=now + 29 * 86400) and store.turns("s1")  # within the month: kept

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dcode.agent.session_lock import SessionLock
+from dcode.agent.store.base import SessionStore
 from dcode.agent.tools.spec import WRITE_FILE
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 
@@ -74,9 +74,9 @@ def test_list_then_rewind_without_a_key(
 
 
 def test_refusals_are_one_line(
-    server: ScriptedModelServer, tmp_path: Path, workspace: Path
+    server: ScriptedModelServer, workspace: Path, store: SessionStore
 ) -> None:
-    home = tmp_path / "home"
+    home = store.home
     session_id = session_of_two_prompts(server, home, workspace)
     for args, words in (
         ([session_id, "9"], "there is no prompt 9: the session has 2"),
@@ -89,7 +89,7 @@ def test_refusals_are_one_line(
             and len(refused.stderr.strip().splitlines()) == 1
             and words in refused.stderr
         ), refused.stderr
-    with SessionLock.acquire(home, session_id):
+    with store.hold(session_id):
         held = dcode(["sessions", "rewind", session_id, "1"], home, workspace)
     assert held.returncode == 1 and "quit it there first" in held.stderr
     assert (workspace / "plan.md").read_text() == "step two\n"  # nothing was touched

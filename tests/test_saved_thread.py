@@ -1,18 +1,14 @@
 """Reading a saved thread without the engine: its messages, its replay as the live stream's
-events, its deletion, and the checkpointer's schema all of it relies on."""
+events, and its deletion, on every session store."""
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import subprocess
 import sys
-from importlib.metadata import version
 from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from dcode.agent.approval import ApprovalDecision, HeadlessApprover
 from dcode.agent.engine import Engine
@@ -27,15 +23,12 @@ from dcode.agent.events import (
     TurnFinished,
     UserMessage,
 )
-from dcode.agent.saved_thread import (
-    CHECKPOINT_SCHEMA,
-    latest_checkpoint_id,
-    read_saved_thread,
-    replay,
-)
-from dcode.agent.sessions import SessionStore
+from dcode.agent.saved_thread import replay
+from dcode.agent.store.base import SessionStore
+from dcode.agent.store.sqlite import SqliteStore
 from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.support.stores import configured
 from tests.test_tui_app_support import make_settings
 
 HEAVY = (
@@ -50,20 +43,24 @@ HEAVY = (
 
 
 async def test_the_checkpoint_holds_what_the_engine_reads(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    store: SessionStore,
+    store_kind: str,
 ) -> None:
     server.script(reply("first answer"), reply("second answer"))
-    settings = make_settings(dcode_home, workspace, server)
+    settings = configured(make_settings(dcode_home, workspace, server), store_kind)
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover())
         for prompt in ("one", "two"):
             async for _event in runner.run_turn(prompt):
                 pass
             if prompt == "one":
-                after_one = latest_checkpoint_id(settings.sessions_db, runner.session_id)
+                after_one = store.latest_checkpoint_id(runner.session_id)
         expected = await runner.messages()
         session_id = runner.session_id
-        saved = read_saved_thread(settings.sessions_db, session_id)
+        saved = store.read_thread(session_id)
         state = await engine.graph.aget_state(runner.config)
     assert saved is not None and [m.content for m in saved.messages] == [
         "one",
@@ -76,20 +73,18 @@ async def test_the_checkpoint_holds_what_the_engine_reads(
     ]
     # The id names the checkpoint the graph reads, and changes as the thread moves on.
     assert saved.checkpoint_id == state.config["configurable"]["checkpoint_id"]
-    assert (
-        latest_checkpoint_id(settings.sessions_db, session_id) == saved.checkpoint_id != after_one
-    )
-    assert read_saved_thread(settings.sessions_db, "no-such-session") is None
-    assert latest_checkpoint_id(settings.sessions_db, "no-such-session") is None
+    assert store.latest_checkpoint_id(session_id) == saved.checkpoint_id != after_one
+    assert store.read_thread("no-such-session") is None
+    assert store.latest_checkpoint_id("no-such-session") is None
 
 
 def test_nothing_is_read_from_a_missing_or_broken_database(tmp_path: Path) -> None:
-    assert read_saved_thread(tmp_path / "absent.db", "s") is None
-    assert latest_checkpoint_id(tmp_path / "absent.db", "s") is None
+    absent = SqliteStore(tmp_path / "absent.db", tmp_path)
+    assert absent.read_thread("s") is None and absent.latest_checkpoint_id("s") is None
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"this is not a database" * 100)
-    assert read_saved_thread(broken, "s") is None
-    assert latest_checkpoint_id(broken, "s") is None
+    assert SqliteStore(broken, tmp_path).read_thread("s") is None
+    assert SqliteStore(broken, tmp_path).latest_checkpoint_id("s") is None
     assert broken.read_bytes() == b"this is not a database" * 100  # read-only: left as it was
 
 
@@ -128,7 +123,7 @@ async def test_a_replay_says_what_the_live_stream_said(
     async with await Engine.open(settings) as engine:
         runner = engine.runner(Refuses(), mode=ApprovalMode.MANUAL)
         live = [event async for event in runner.run_turn("look at the files")]
-    saved = read_saved_thread(settings.sessions_db, runner.session_id)
+    saved = engine.store.read_thread(runner.session_id)
     assert saved is not None
     replayed = list(replay(saved.messages))
     assert replayed[0] == UserMessage("look at the files")
@@ -153,7 +148,7 @@ async def test_an_interrupted_answer_and_a_call_without_result_replay_as_such(
                 runner.cancel()
             if isinstance(event, TurnFinished):
                 assert event.interrupted
-    saved = read_saved_thread(settings.sessions_db, runner.session_id)
+    saved = engine.store.read_thread(runner.session_id)
     assert saved is not None
     [answer] = [e for e in replay(saved.messages) if isinstance(e, AssistantMessageFinished)]
     assert answer.interrupted and answer.text == streamed and streamed
@@ -185,8 +180,11 @@ async def test_a_replay_loads_nothing_of_the_engine(
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from dcode.agent.saved_thread import read_saved_thread, replay\n"
-        f"saved = read_saved_thread(Path({str(settings.sessions_db)!r}), {runner.session_id!r})\n"
+        "from dcode.agent.saved_thread import replay\n"
+        "from dcode.agent.store import open_store\n"
+        "from dcode.settings.config import Settings\n"
+        f"store = open_store(Settings(home=Path({str(settings.home)!r}), workspace=Path('.')))\n"
+        f"saved = store.read_thread({runner.session_id!r})\n"
         "print(len(list(replay(saved.messages))))\n"
         f"print(sorted(m for m in sys.modules if m.startswith({HEAVY!r})))\n"
     )
@@ -198,66 +196,27 @@ async def test_a_replay_loads_nothing_of_the_engine(
     assert int(count) >= 5 and loaded == "[]"
 
 
-def _columns(conn: sqlite3.Connection) -> dict[str, set[str]]:
-    tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {
-        table: {row[1] for row in conn.execute(f"PRAGMA table_info({table})")} for table in tables
-    }
-
-
-def _check_schema(found: dict[str, set[str]], saver: str) -> None:
-    installed = f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')} ({saver})"
-    for table, columns in CHECKPOINT_SCHEMA.items():
-        assert table in found, (
-            f"{installed} has no {table!r} table any more: update dcode/agent/saved_thread.py"
-        )
-        missing = sorted(set(columns) - found[table])
-        assert not missing, (
-            f"{installed} changed table {table!r}: no column {missing}; update dcode/agent/saved_thread.py"
-        )
-    holding = sorted(
-        t for t, cols in found.items() if "thread_id" in cols and t not in CHECKPOINT_SCHEMA
-    )
-    assert not holding, (
-        f"{installed} keeps thread data in {holding} too: delete_thread in dcode/agent/saved_thread.py must clear it"
-    )
-
-
-async def test_the_checkpoint_schema_is_the_one_saved_thread_relies_on(tmp_path: Path) -> None:
-    conn = sqlite3.connect(tmp_path / "sync.db", check_same_thread=False)
-    SqliteSaver(conn).setup()
-    _check_schema(_columns(conn), "SqliteSaver")
-    conn.close()
-    import aiosqlite
-
-    async with aiosqlite.connect(str(tmp_path / "async.db")) as aconn:
-        await AsyncSqliteSaver(aconn).setup()
-    conn = sqlite3.connect(tmp_path / "async.db")
-    _check_schema(_columns(conn), "AsyncSqliteSaver")
-    conn.close()
-
-
 async def test_deleting_a_session_leaves_nothing_of_its_thread(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    store: SessionStore,
+    store_kind: str,
 ) -> None:
     server.script(
         reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("listed"), reply("kept")
     )
-    settings = make_settings(dcode_home, workspace, server)
+    settings = configured(make_settings(dcode_home, workspace, server), store_kind)
     async with await Engine.open(settings) as engine:
         gone, kept = engine.runner(HeadlessApprover()), engine.runner(HeadlessApprover())
         for runner in (gone, kept):
             async for _ in runner.run_turn("go"):
                 pass
-    assert SessionStore(settings.sessions_db).delete(gone.session_id)
-    conn = sqlite3.connect(settings.sessions_db)
-    left = {
-        table: conn.execute(
-            f"SELECT count(*) FROM {table} WHERE thread_id = ?", (gone.session_id,)
-        ).fetchone()[0]
-        for table in CHECKPOINT_SCHEMA
-    }
-    conn.close()
-    assert left == {"checkpoints": 0, "writes": 0}
-    assert read_saved_thread(settings.sessions_db, gone.session_id) is None
-    assert read_saved_thread(settings.sessions_db, kept.session_id) is not None
+        assert await engine.checkpointer.aget_tuple(gone.config) is not None
+    assert store.delete(gone.session_id) and store.get(gone.session_id) is None
+    async with await Engine.open(settings) as engine:
+        # Through the checkpointer's own API: no checkpoint of the thread is left.
+        assert [c async for c in engine.checkpointer.alist(gone.config)] == []
+        assert [c async for c in engine.checkpointer.alist(kept.config)] != []
+    assert store.read_thread(gone.session_id) is None
+    assert store.read_thread(kept.session_id) is not None

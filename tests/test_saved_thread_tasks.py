@@ -18,7 +18,8 @@ from dcode.agent.events import (
     ToolResult,
     ToolStatus,
 )
-from dcode.agent.saved_thread import read_saved_thread, replay, thread_reader
+from dcode.agent.saved_thread import replay, thread_reader
+from dcode.agent.store.base import SessionStore
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_support import make_settings
 
@@ -53,7 +54,7 @@ def settled(events: list[Event]) -> list[tuple]:
 
 
 async def test_a_task_replays_its_subagent_thread_tagged_with_its_path(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, store: SessionStore
 ) -> None:
     (workspace / "a.txt").write_text("alpha beta\n")
     server.script(
@@ -70,13 +71,13 @@ async def test_a_task_replays_its_subagent_thread_tagged_with_its_path(
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover())
         live = [event async for event in runner.run_turn(PROMPT)]
-    saved = read_saved_thread(settings.sessions_db, runner.session_id)
+    saved = store.read_thread(runner.session_id)
     assert saved is not None
     replayed = list(
         replay(
             saved.messages,
             thread_id=runner.session_id,
-            read_thread=thread_reader(settings.sessions_db),
+            read_thread=thread_reader(store),
         )
     )
 

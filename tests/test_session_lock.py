@@ -1,5 +1,6 @@
-"""One process holds a session at a time: the lock (real files, processes and kills), and the
-engine that takes it for each runner and forks a session it cannot take."""
+"""One process holds a session at a time: the store's hold (real processes and kills, on every
+store), the SQLite store's lock files, and the engine that takes the hold for each runner and
+forks a session it cannot take."""
 
 from __future__ import annotations
 
@@ -12,33 +13,42 @@ import pytest
 
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
-from dcode.agent.session_lock import SessionHeld, SessionLock, lock_path
+from dcode.agent.store.base import SessionHeld, SessionStore
+from dcode.agent.store.file_lock import SessionLock, lock_path
 from tests.support.model_server import reply
 from tests.support.session_holder import held_elsewhere
 
 
-def test_a_held_session_is_refused_with_the_holders_pid(tmp_path: Path) -> None:
-    with held_elsewhere(tmp_path, "abc123") as holder:
+def test_a_held_session_is_refused_with_the_holders_pid(store: SessionStore) -> None:
+    with held_elsewhere(store.home, "abc123") as holder:
         with pytest.raises(SessionHeld) as refused:
-            SessionLock.acquire(tmp_path, "abc123")
+            store.hold("abc123")
         assert refused.value.pid == holder.pid
         assert str(refused.value) == f"session abc123 is open in another dcode (pid {holder.pid})"
-        SessionLock.acquire(tmp_path, "other1").release()  # other sessions are free
-    with SessionLock.acquire(tmp_path, "abc123") as lock:  # and this one once the holder let go
+        store.hold("other1").release()  # other sessions are free
+    with store.hold("abc123") as lock:  # and this one once the holder let go
         assert lock.held
 
 
-def test_two_holds_in_one_process_also_exclude_each_other(tmp_path: Path) -> None:
-    first = SessionLock.acquire(tmp_path, "abc123")
+def test_two_holds_in_one_process_also_exclude_each_other(store: SessionStore) -> None:
+    first = store.hold("abc123")
     with pytest.raises(SessionHeld) as refused:
-        SessionLock.acquire(tmp_path, "abc123")
+        store.hold("abc123")
     assert refused.value.pid == os.getpid()
     first.release()
     first.release()  # twice is harmless
-    SessionLock.acquire(tmp_path, "abc123").release()
+    store.hold("abc123").release()
 
 
-def test_a_killed_holder_leaves_nothing_held(tmp_path: Path) -> None:
+def test_a_killed_holder_leaves_nothing_held(store: SessionStore) -> None:
+    with held_elsewhere(store.home, "abc123") as holder:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait(timeout=10)
+        with store.hold("abc123") as lock:
+            assert lock.held
+
+
+def test_a_killed_holder_leaves_its_lock_file_but_not_its_lock(tmp_path: Path) -> None:
     with held_elsewhere(tmp_path, "abc123") as holder:
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait(timeout=10)
@@ -83,7 +93,9 @@ def test_ids_that_are_not_plain_names_stay_inside_the_locks_directory(tmp_path: 
         SessionLock.acquire(tmp_path, "abc123").release()
 
 
-async def test_an_engine_holds_its_sessions_until_it_closes(make_settings) -> None:  # type: ignore[no-untyped-def]
+async def test_an_engine_holds_its_sessions_until_it_closes(
+    make_settings, store: SessionStore
+) -> None:  # type: ignore[no-untyped-def]
     settings = make_settings()
     async with await Engine.open(settings) as first:
         session_id = first.runner(HeadlessApprover()).session_id
@@ -99,12 +111,12 @@ async def test_an_engine_holds_its_sessions_until_it_closes(make_settings) -> No
         assert third.held == {session_id}
         third.release(session_id)
         assert not third.held
-        with SessionLock.acquire(settings.home, session_id) as lock:
+        with store.hold(session_id) as lock:
             assert lock.held
 
 
 async def test_a_fork_copies_the_whole_state_and_leaves_the_source_alone(
-    make_settings, server
+    make_settings, server, store_kind: str
 ) -> None:  # type: ignore[no-untyped-def]
     server.script(reply("first answer"), reply("the fork goes on"))
     settings = make_settings()

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dcode.agent.sessions import SessionStore
+from dcode.agent.store.sqlite import SqliteStore
 from dcode.settings.private_files import ensure_private_file
 
 _OTHER_PROCESS = (
@@ -21,7 +21,7 @@ _OTHER_PROCESS = (
 
 def test_the_store_keeps_this_process_sqlite_locks(tmp_path: Path) -> None:
     db = tmp_path / "sessions.db"
-    store = SessionStore(db)
+    store = SqliteStore(db, tmp_path)
     store.create("abc123", tmp_path, "openai:x")
     # Open for the whole run, as the engine's checkpointer connection is.
     held = sqlite3.connect(db)

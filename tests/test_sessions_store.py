@@ -1,13 +1,12 @@
 import sqlite3
 from pathlib import Path
 
-from dcode.agent.sessions import SessionStore, title_from_prompt
+from dcode.agent.store.base import SessionStore, title_from_prompt
 from dcode.cli.sessions import show_session
 from tests.support.model_server import reply, tool_call
 
 
-def test_create_record_list_delete(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "sessions.db")
+def test_create_record_list_delete(store: SessionStore, tmp_path: Path) -> None:
     assert store.list() == [] and store.latest() is None
     store.create("aaaa11112222", tmp_path / "one", "openai:gpt-5.1")
     store.create("bbbb11112222", tmp_path / "two", "deepseek:deepseek-chat")
@@ -46,8 +45,7 @@ def test_create_record_list_delete(tmp_path: Path) -> None:
     assert [s.id for s in store.list()] == ["aaaa11112222"]
 
 
-def test_ambiguous_prefix_is_not_a_match(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "sessions.db")
+def test_ambiguous_prefix_is_not_a_match(store: SessionStore, tmp_path: Path) -> None:
     store.create("abc111", tmp_path, "m")
     store.create("abc222", tmp_path, "m")
     assert store.get("abc") is None and store.get("abc1").id == "abc111"
@@ -66,8 +64,9 @@ def _tables(db: Path) -> set[str]:
         conn.close()
 
 
-def test_start_turn_lists_a_session_by_its_prompt_at_once(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "sessions.db")
+def test_start_turn_lists_a_session_by_its_prompt_at_once(
+    store: SessionStore, tmp_path: Path
+) -> None:
     store.create("aaaa11112222", tmp_path, "m")
     store.start_turn("aaaa11112222", prompt="first words\nmore", message_count=1)
     info = store.get("aaaa")
@@ -78,8 +77,10 @@ def test_start_turn_lists_a_session_by_its_prompt_at_once(tmp_path: Path) -> Non
 
 
 def test_show_reads_the_database_without_writing_to_it(make_settings, workspace: Path) -> None:
+    from dcode.agent.store.sqlite import SqliteStore
+
     settings = make_settings()
-    store = SessionStore(settings.sessions_db)
+    store = SqliteStore(settings.sessions_db, settings.home)
     store.create(
         "abcdef123456", workspace, "openai:test-model"
     )  # never run: no checkpoint tables yet
@@ -89,7 +90,9 @@ def test_show_reads_the_database_without_writing_to_it(make_settings, workspace:
     assert _tables(settings.sessions_db) == tables
 
 
-async def test_show_renders_the_replayed_thread(server, make_settings, workspace: Path) -> None:
+async def test_show_renders_the_replayed_thread(
+    server, make_settings, workspace: Path, store_kind: str
+) -> None:
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
     from dcode.agent.events import TextDelta
@@ -122,7 +125,7 @@ async def test_show_renders_the_replayed_thread(server, make_settings, workspace
 
 
 async def test_show_renders_a_tasks_subagent_under_its_call(
-    server, make_settings, workspace: Path
+    server, make_settings, workspace: Path, store_kind: str
 ) -> None:
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine

@@ -20,6 +20,7 @@ from dcode.agent.events import (
     TurnFinished,
     UsageUpdated,
 )
+from dcode.agent.store.base import SessionStore
 from dcode.settings.config import ApprovalMode
 from tests.support.model_server import reply, tool_call
 
@@ -66,7 +67,7 @@ async def test_a_subagent_starts_from_the_description_and_returns_only_its_answe
             {"configurable": {"thread_id": f"{runner.session_id}/task/1"}}
         )
         parent = await engine.graph.aget_state(runner.config)
-        info = engine.sessions.get(runner.session_id)
+        info = engine.store.get(runner.session_id)
         report = await engine.context_report(runner.session_id)
     assert isinstance(events[-1], TurnFinished) and not events[-1].is_error
     assert events[-1].result == "It is loaded by load_config in config.py."
@@ -435,10 +436,8 @@ async def test_a_subagent_compaction_writes_its_own_archive(
 
 
 async def test_deleting_a_session_deletes_its_subagents_threads(
-    server, make_settings, api: str
+    server, make_settings, api: str, store: SessionStore
 ) -> None:
-    import sqlite3
-
     server.script(
         reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
         reply("found").answering(JOB),
@@ -446,14 +445,10 @@ async def test_deleting_a_session_deletes_its_subagents_threads(
     )
     async with await Engine.open(make_settings(api)) as engine:
         runner, _ = await run(engine, PROMPT)
-    db = make_settings(api).sessions_db
+    child = f"{runner.session_id}/task/1"
+    assert store.task_threads(runner.session_id) == [child]
+    assert store.read_thread(child) is not None
 
-    def threads() -> set[str]:
-        with sqlite3.connect(db) as conn:
-            return {row[0] for row in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
-
-    assert threads() == {runner.session_id, f"{runner.session_id}/task/1"}
-    from dcode.agent.sessions import SessionStore
-
-    assert SessionStore(db).delete(runner.session_id)
-    assert threads() == set()
+    assert store.delete(runner.session_id)
+    assert store.read_thread(runner.session_id) is None and store.read_thread(child) is None
+    assert store.task_threads(runner.session_id) == []

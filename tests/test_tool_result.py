@@ -12,9 +12,11 @@ import aiosqlite
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from dcode.agent.checkpointer import CheckedSaver
 from dcode.agent.events import Event, ToolCallFinished, ToolResult, ToolStatus
-from dcode.agent.saved_thread import read_saved_thread, replay
+from dcode.agent.saved_thread import replay
+from dcode.agent.store.base import SavedThread
+from dcode.agent.store.sqlite import SqliteStore
+from dcode.agent.store.sqlite_saver import CheckedSaver
 from dcode.agent.stream import StreamTranslator
 from dcode.agent.tools.result import preview_result
 from dcode.agent.tools.result_message import message_fields, read_result, saved_elsewhere
@@ -55,6 +57,11 @@ async def save_thread(db: Path, messages: list[object]) -> None:
         await app.ainvoke({"messages": []}, {"configurable": {"thread_id": "s"}})
 
 
+def read_saved(db: Path) -> SavedThread | None:
+    """Thread ``s`` as the store reads it back."""
+    return SqliteStore(db, db.parent, read_only=True).read_thread("s", strict=True)
+
+
 async def test_a_result_round_trips_through_a_sqlite_checkpoint(tmp_path: Path) -> None:
     made = results(AttachmentStore(tmp_path / "attachments"))
     messages = [as_message(call_id, tool, result) for call_id, (tool, result) in made.items()]
@@ -62,7 +69,7 @@ async def test_a_result_round_trips_through_a_sqlite_checkpoint(tmp_path: Path) 
     messages.append(saved_elsewhere(big, "Tool result too large", str(tmp_path / "c-big")))
     await save_thread(tmp_path / "sessions.db", messages)
 
-    saved = read_saved_thread(tmp_path / "sessions.db", "s", strict=True)
+    saved = read_saved(tmp_path / "sessions.db")
     assert saved is not None
     back = {m.tool_call_id: read_result(m) for m in saved.messages if isinstance(m, ToolMessage)}
     for call_id, (_tool, result) in made.items():
@@ -152,7 +159,7 @@ async def test_an_old_session_replays_to_the_events_it_always_gave(tmp_path: Pat
         event("m", "mcp__srv__lookup", "ok", "found"),
     ]
     await save_thread(tmp_path / "sessions.db", old_thread())
-    saved = read_saved_thread(tmp_path / "sessions.db", "s", strict=True)
+    saved = read_saved(tmp_path / "sessions.db")
     assert saved is not None
     assert finished_json(replay(saved.messages)) == [json.dumps(e) for e in expected]
     live = StreamTranslator(None)  # the live stream reads the same messages the same way

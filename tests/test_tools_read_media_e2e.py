@@ -76,7 +76,7 @@ async def test_the_model_reads_a_png_then_a_pdf(
     assert len(images_anywhere(server.requests[2])) == 3
 
     async with await Engine.open(settings) as engine:
-        runner = engine.runner(HeadlessApprover(), session_id=engine.sessions.latest().id)
+        runner = engine.runner(HeadlessApprover(), session_id=engine.store.latest().id)
         messages = await runner.messages()
     results = [m for m in messages if isinstance(m, ToolMessage)]
     assert [m.status for m in results] == ["success", "success"]

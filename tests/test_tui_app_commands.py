@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList, TextArea
 
-from dcode.agent.sessions import SessionStore
+from dcode.agent.store.sqlite import SqliteStore
 from dcode.settings.config import ProviderOverride, read_preferences
 from dcode.tui import commands
 from dcode.tui.commands import SlashCommandProvider, UnknownCommand, parse
@@ -61,7 +61,7 @@ async def test_model_alone_picks_from_recent_configured_and_preset_models(
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # every openai: model reaches the server
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
-    store = SessionStore(dcode_home / "sessions.db")
+    store = SqliteStore(dcode_home / "sessions.db", dcode_home)
     for session_id, model in (
         ("a00000000001", "openai:recent-model"),
         ("a00000000002", "openai:test-model"),

@@ -10,7 +10,7 @@ from pathlib import Path
 from PIL import Image
 from textual import events
 
-from dcode.agent.sessions import SessionStore
+from dcode.agent.store import open_store
 from tests.support.model_server import ScriptedModelServer, reply
 from tests.test_tui_app_support import make_settings, running_app
 
@@ -50,7 +50,7 @@ async def test_dropped_screenshot_is_sent_sized_for_the_route(
         user_text = next(t for r, t in server.requests[0].transcript() if r == "user")
         assert "[image 1]" in user_text and "what is this?" in user_text
         assert h.answers() == ["A blue square."]
-    info = SessionStore(settings.sessions_db).latest()
+    info = open_store(settings).latest()
     assert info is not None and "what is this?" in info.title
 
 

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.agent.saved_thread import read_saved_thread
-from dcode.agent.session_lock import SessionHeld, SessionLock
-from dcode.agent.sessions import SessionStore
+from dcode.agent.store.base import SessionHeld, SessionStore
 from dcode.tui.launch import resume_line
 from dcode.tui.screens.resume import ResumeScreen
 from dcode.tui.screens.session_held import SessionHeldScreen
@@ -17,11 +15,13 @@ from tests.support.model_server import ScriptedModelServer, reply
 from tests.support.session_holder import held_elsewhere
 from tests.test_tui_app_support import Harness, one_session, running_app
 
+pytestmark = pytest.mark.usefixtures("store_kind")  # every test, on every session store
 
-def held_here(home: Path, session_id: str) -> bool:
+
+def held_here(store: SessionStore, session_id: str) -> bool:
     """Whether some process holds ``session_id`` (this test's app, when nothing else does)."""
     try:
-        SessionLock.acquire(home, session_id).release()
+        store.hold(session_id).release()
     except SessionHeld:
         return True
     return False
@@ -58,11 +58,10 @@ async def resume_held(h: Harness, elsewhere: str) -> tuple[str, SessionHeldScree
 
 
 async def test_a_session_open_elsewhere_is_forked_and_the_original_is_untouched(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, store: SessionStore
 ) -> None:
     session_id = await one_session(server, workspace, dcode_home)
-    db = dcode_home / "sessions.db"
-    original, original_row = read_saved_thread(db, session_id), SessionStore(db).get(session_id)
+    original, original_row = store.read_thread(session_id), store.get(session_id)
     assert original is not None and original_row is not None
     with held_elsewhere(dcode_home, session_id) as holder:
         async with running_app(
@@ -87,13 +86,13 @@ async def test_a_session_open_elsewhere_is_forked_and_the_original_is_untouched(
             forked = await h.app.runner.messages()
             assert forked == original.messages
             assert h.prompts() == ["what is in a.txt? remember 42"]
-            row = SessionStore(db).get(fork_id)
+            row = store.get(fork_id)
             assert (
                 row is not None
                 and row.title == original_row.title
                 and row.message_count == len(original.messages)
             )
-            assert held_here(dcode_home, fork_id)
+            assert held_here(store, fork_id)
             await h.send("what number?")
             await h.idle()
             history = h.server.transcript(len(h.server.requests) - 1)
@@ -101,22 +100,18 @@ async def test_a_session_open_elsewhere_is_forked_and_the_original_is_untouched(
                 "user",
                 "what number?",
             )
-            after = read_saved_thread(db, session_id)
+            after = store.read_thread(session_id)
             assert after is not None and after.checkpoint_id == original.checkpoint_id
-            assert (
-                after.messages == original.messages
-                and SessionStore(db).get(session_id) == original_row
-            )
-        assert not held_here(dcode_home, fork_id)  # quitting let the fork go
+            assert after.messages == original.messages and store.get(session_id) == original_row
+        assert not held_here(store, fork_id)  # quitting let the fork go
         assert holder.poll() is None  # and the original was the other process's all along
 
 
 async def test_quitting_instead_leaves_the_session_to_its_holder(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, store: SessionStore
 ) -> None:
     session_id = await one_session(server, workspace, dcode_home)
-    db = dcode_home / "sessions.db"
-    original = read_saved_thread(db, session_id)
+    original = store.read_thread(session_id)
     with held_elsewhere(dcode_home, session_id):
         async with running_app(
             server,
@@ -131,8 +126,8 @@ async def test_quitting_instead_leaves_the_session_to_its_holder(
             await h.pilot.press("escape")
             await h.until(lambda: not h.app.is_running, what="the app to quit")
             assert resume_line(h.app.last_session_id) is None  # it is the other dcode's to resume
-        assert len(SessionStore(db).list()) == 1  # no new session either
-    after = read_saved_thread(db, session_id)
+        assert len(store.list()) == 1  # no new session either
+    after = store.read_thread(session_id)
     assert (
         after is not None and original is not None and after.checkpoint_id == original.checkpoint_id
     )
@@ -140,7 +135,7 @@ async def test_quitting_instead_leaves_the_session_to_its_holder(
 
 
 async def test_resume_of_a_session_open_elsewhere_can_go_back(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, store: SessionStore
 ) -> None:
     elsewhere = await one_session(server, workspace, dcode_home)
     with held_elsewhere(dcode_home, elsewhere):
@@ -152,11 +147,11 @@ async def test_resume_of_a_session_open_elsewhere_can_go_back(
                 lambda: not isinstance(h.app.screen, SessionHeldScreen), what="the choice to close"
             )
             assert h.app.runner is not None and h.app.runner.session_id == here
-            assert h.prompts() == ["a conversation here"] and held_here(dcode_home, here)
+            assert h.prompts() == ["a conversation here"] and held_here(store, here)
 
 
 async def test_resume_of_a_session_open_elsewhere_can_fork_it(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, store: SessionStore
 ) -> None:
     elsewhere = await one_session(server, workspace, dcode_home)
     with held_elsewhere(dcode_home, elsewhere):
@@ -168,32 +163,32 @@ async def test_resume_of_a_session_open_elsewhere_can_fork_it(
                 what="the fork's transcript",
             )
             assert h.app.runner is not None and h.app.runner.session_id not in {here, elsewhere}
-            assert not held_here(dcode_home, here)  # the session it left is free
+            assert not held_here(store, here)  # the session it left is free
 
 
 async def test_clear_and_resume_hand_the_sessions_over(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, store: SessionStore
 ) -> None:
     async with running_app(server, workspace, dcode_home, reply("one"), reply("two")) as h:
         await h.send("first")
         await h.idle()
         assert h.app.runner is not None
         first = h.app.runner.session_id
-        assert held_here(dcode_home, first)
+        assert held_here(store, first)
         await h.send("/clear")
         await h.until(lambda: h.app.runner is None, what="the new session")
-        assert not held_here(dcode_home, first)
+        assert not held_here(store, first)
         await h.send("second")
         await h.idle()
         assert h.app.runner is not None
         second = h.app.runner.session_id
-        assert held_here(dcode_home, second)
+        assert held_here(store, second)
         await resume(h, first)
         await h.until(
             lambda: h.app.runner is not None and h.app.runner.session_id == first,
             what="the first session again",
         )
-        assert held_here(dcode_home, first) and not held_here(dcode_home, second)
+        assert held_here(store, first) and not held_here(store, second)
         with pytest.raises(SessionHeld) as refused:  # what another dcode is told now
-            SessionLock.acquire(dcode_home, first)
+            store.hold(first)
         assert refused.value.pid is not None

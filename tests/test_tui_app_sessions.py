@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 
 from dcode.agent.engine import Engine
 from dcode.agent.events import ToolStatus
-from dcode.agent.sessions import SessionStore
+from dcode.agent.store import open_store
 from dcode.tui.screens.resume import ResumeScreen
 from dcode.tui.transcript import AssistantEntry, UserEntry
 from dcode.tui.transcript.answer import INTERRUPTED_MARK
@@ -120,7 +120,7 @@ async def test_clear_starts_a_new_session(
         assert h.app.runner is not None and h.app.runner.session_id != first
         assert h.server.transcript(1)[-1] == ("user", "second")
         assert ("user", "first") not in h.server.transcript(1)
-        assert SessionStore(h.settings.sessions_db).get(first) is not None
+        assert open_store(h.settings).get(first) is not None
 
 
 async def test_a_long_transcript_mounts_only_a_window(

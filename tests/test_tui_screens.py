@@ -11,7 +11,7 @@ from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import Button, Input, Label, OptionList, Static
 
-from dcode.agent.sessions import SessionInfo
+from dcode.agent.store.base import SessionInfo
 from dcode.models.choices import ModelChoice, ModelOrigin
 from dcode.settings.config import ProviderOverride, Settings
 from dcode.tui.screens import (

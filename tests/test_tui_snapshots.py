@@ -15,7 +15,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.screen import Screen
 
-from dcode.agent.sessions import SessionStore
+from dcode.agent.store.sqlite import SqliteStore
 from dcode.context.tokens.encodings import encoding
 from dcode.tui.app import DcodeApp
 from dcode.tui.screens.model import ModelScreen
@@ -122,7 +122,7 @@ def test_approval(
 def test_resume_picker(
     snap_compare, server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
-    store = SessionStore(dcode_home / "sessions.db")
+    store = SqliteStore(dcode_home / "sessions.db", dcode_home)
     rows = [
         ("a1b2c3d4e5f6", "/work/projects/demo", "Fix the flaky login test"),
         ("0f9e8d7c6b5a", "/work/projects/api", "Add pagination to /users"),
@@ -150,7 +150,7 @@ def test_model_picker(
 ) -> None:
     for name in ("DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_API_KEY", "DCODE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    store = SessionStore(dcode_home / "sessions.db")
+    store = SqliteStore(dcode_home / "sessions.db", dcode_home)
     store.create("a1b2c3d4e5f6", workspace, "deepseek:deepseek-chat")
     store.create("0f9e8d7c6b5a", workspace, "openai:gpt-5.1")
     app = build_app(server, workspace, dcode_home)

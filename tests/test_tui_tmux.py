@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dcode.agent.sessions import SessionStore
+from dcode.agent.store.sqlite import SqliteStore
 from tests.support.model_server import ScriptedModelServer, reply
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -66,7 +66,7 @@ def test_text_and_enter_in_one_write_send_and_quitting_says_how_to_resume(
     terminal.wait_for("Ask dcode")
     terminal.tmux("send-keys", "-t", "t", "hi there", "Enter")  # one write: text and Enter
     terminal.wait_for("Hello from the model.")
-    [session] = SessionStore(dcode_home / "sessions.db").list()
+    [session] = SqliteStore(dcode_home / "sessions.db", dcode_home).list()
     terminal.tmux("send-keys", "-t", "t", "C-d")
     screen = terminal.wait_for("DCODE-EXITED 0", 15)
     assert f"Session {session.id} saved. Resume with: dcode -r {session.id}" in screen
@@ -78,7 +78,7 @@ def test_quitting_before_any_session_prints_nothing(terminal: Terminal, dcode_ho
     terminal.tmux("send-keys", "-t", "t", "C-d")
     screen = terminal.wait_for("DCODE-EXITED 0", 15)
     assert "Resume with" not in screen and "Session" not in screen
-    assert not SessionStore(dcode_home / "sessions.db").list()
+    assert not SqliteStore(dcode_home / "sessions.db", dcode_home).list()
 
 
 def test_the_header_and_a_command_s_lines_while_it_runs(

@@ -1,28 +1,28 @@
 """The engine: one process-wide holder of the model, backend, checkpointer and graph.
 
-Opening it is the heavy step (langchain, langgraph, openai, aiosqlite), so the TUI does it in a
+Opening it is the heavy step (langchain, langgraph, openai, the store's driver), so the TUI does it in a
 worker after the first paint and ``dcode --help`` never does it at all.
 
-The engine also holds the sessions it runs (``session_lock``): a runner is only handed out for
+The engine also holds the sessions it runs (``SessionStore.hold``): a runner is only handed out for
 a session this process holds, and closing the engine lets them all go.
 """
+
+# Any: LangGraph's compiled graphs and LangChain's chat models are untyped generics here
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END
 
 from dcode.agent.approval import ApprovalPolicy, Approver, ToolOrigin
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
-from dcode.agent.checkpointer import CheckedSaver
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.graph import build_graph, static_request
 from dcode.agent.large_results import RESULTS_DIR
@@ -32,20 +32,11 @@ from dcode.agent.middleware.memory import memory_sources, read_memory
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.permissions.load import session_rules
 from dcode.agent.prompt import SYSTEM_PROMPT
-from dcode.agent.rewind.store import RewindStore
 from dcode.agent.run_context import current_thread_id
 from dcode.agent.runner import SessionRunner
 from dcode.agent.session_files import HISTORY_DIR
-from dcode.agent.session_lock import SessionLock
-from dcode.agent.sessions import (
-    SessionInfo,
-    SessionStore,
-    async_database_errors,
-    check_database,
-    known_damage,
-    log_kept_out,
-    new_session_id,
-)
+from dcode.agent.store import open_store
+from dcode.agent.store.base import SessionHold, SessionInfo, SessionStore, new_session_id
 from dcode.agent.subagents.definitions import AgentDefinition, catalog_for
 from dcode.agent.subagents.runs import Subagents
 from dcode.agent.subagents.task_tool import make_task_tool
@@ -63,13 +54,17 @@ from dcode.models.factory import ResolvedModel, build_chat_model, model_http_cli
 from dcode.models.files_api import OpenAIFiles
 from dcode.sandbox.confine import Sandbox
 from dcode.settings.config import ApprovalMode, ReasoningEffort, Settings
-from dcode.settings.private_files import ensure_private_dir, ensure_private_file
+from dcode.settings.private_files import ensure_private_dir
 from dcode.settings.project_files import PromptSource, real_path
 
 
 class Engine:
     def __init__(
-        self, settings: Settings, resolved: ResolvedModel, conn: aiosqlite.Connection
+        self,
+        settings: Settings,
+        resolved: ResolvedModel,
+        store: SessionStore,
+        checkpointer: BaseCheckpointSaver,
     ) -> None:
         self.settings = settings
         self.resolved = resolved
@@ -79,18 +74,14 @@ class Engine:
             environment=ShellEnvironment.for_settings(settings),
             sandbox=self.sandbox,
         )
-        self.sessions = SessionStore(settings.sessions_db)
-        self.rewind = RewindStore(settings.sessions_db, settings.home)
-        self._conn = conn
+        self.store = store
         self._closed = False
-        self._held: dict[str, SessionLock] = {}
+        self._held: dict[str, SessionHold] = {}
         self.attachments = AttachmentStore(settings.attachments_dir)
         self.variants = VariantService(self.attachments)
         self.upload_index = UploadIndex(settings.home)
         self._uploads: dict[Scope, UploadResolver] = {}
-        self.checkpointer = CheckedSaver(
-            conn, settings.sessions_db
-        )  # remembering: a turn reads its thread once
+        self.checkpointer = checkpointer  # remembering: a turn reads its thread once
         # The engine's own connection pool, with the settings' limits, closed with it.
         self._http = model_http_client(settings)
         self.model = build_chat_model(resolved, settings, self._http)
@@ -115,37 +106,23 @@ class Engine:
     async def open(cls, settings: Settings, resolved: ResolvedModel | None = None) -> Engine:
         resolved = resolved or resolve_model(settings)
         ensure_private_dir(settings.home)
-        # Before the first write of the run (the checkpointer's setup creates tables).
-        await asyncio.to_thread(check_database, settings.sessions_db)
-        ensure_private_file(settings.sessions_db)  # SQLite gives its -wal and -shm files this mode
-        conn = await aiosqlite.connect(str(settings.sessions_db), timeout=10)
+        store = open_store(settings)
+        checkpointer = await store.open_checkpointer()
         try:
-            async with async_database_errors(settings.sessions_db):
-                await conn.execute("PRAGMA journal_mode=WAL")
-                engine = cls(settings, resolved, conn)
-                await engine.checkpointer.setup()
+            async with store.errors():
+                return cls(settings, resolved, store, checkpointer)
         except BaseException:
-            # The connection's worker thread is not a daemon: left running, it would keep the
-            # process alive after everything else has ended. Waiting for it to stop lets it
-            # hand back its last result before the loop closes.
-            stopped = conn.stop()
-            if stopped is not None:
-                await asyncio.wait([stopped], timeout=2.0)
+            await store.aclose()
             raise
-        return engine
 
     async def close(self) -> None:
-        """Close the session database and the transform pool, then let the held sessions go
+        """Close the session store and the transform pool, then let the held sessions go
         (after the last checkpoint write), then stop the MCP servers; closing twice is harmless."""
         if self._closed:
             return
         self._closed = True
-        db = self.settings.sessions_db
         try:
-            with (
-                log_kept_out(db) if known_damage(db) else nullcontext()
-            ):  # a damaged file stays as it is
-                await self._conn.close()
+            await self.store.aclose()
         finally:
             for session_id in list(self._held):
                 self.release(session_id)
@@ -318,7 +295,7 @@ class Engine:
         if session_id is not None:
             snapshot = await self.graph.aget_state({"configurable": {"thread_id": session_id}})
             values = dict(snapshot.values or {}) if snapshot else {}
-            info = await asyncio.to_thread(self.sessions.get, session_id)
+            info = await asyncio.to_thread(self.store.get, session_id)
             if info is not None:
                 subagents = (
                     info.subagent_input_tokens,
@@ -374,7 +351,7 @@ class Engine:
         """Take ``session_id`` for this process; ``SessionHeld`` says which process has it
         instead. Holding a session again is a no-op."""
         if session_id not in self._held:
-            self._held[session_id] = SessionLock.acquire(self.settings.home, session_id)
+            self._held[session_id] = self.store.hold(session_id)
 
     def release(self, session_id: str) -> None:
         """Let another process have ``session_id``; releasing one not held is a no-op."""
@@ -399,8 +376,8 @@ class Engine:
         held_before = sid in self._held
         self.hold(sid)
         try:
-            if self.sessions.get(sid) is None:
-                self.sessions.create(sid, self.settings.workspace, self.resolved.spec)
+            if self.store.get(sid) is None:
+                self.store.create(sid, self.settings.workspace, self.resolved.spec)
         except BaseException:
             if not held_before:
                 self.release(sid)
@@ -421,15 +398,15 @@ class Engine:
         """A new session holding a copy of ``source_id``'s history and private state, for
         continuing a session another process holds. Only the source's latest checkpoint is
         read (through the graph's public state API); the source itself is not touched."""
-        source = self.sessions.get(source_id)
+        source = self.store.get(source_id)
         if source is None:
             raise ValueError(f"no session {source_id!r}")
         sid = new_session_id()
-        async with async_database_errors(self.settings.sessions_db):
+        async with self.store.errors():
             snapshot = await self.graph.aget_state({"configurable": {"thread_id": source.id}})
             values = dict(snapshot.values or {}) if snapshot else {}
             target = {"configurable": {"thread_id": sid}}
             if values:
                 await self.graph.aupdate_state(target, values, as_node="model")
                 await self.graph.aupdate_state(target, None, as_node=END)  # nothing left to run
-        return self.sessions.fork(source, sid, message_count=len(values.get("messages", [])))
+        return self.store.fork(source, sid, message_count=len(values.get("messages", [])))

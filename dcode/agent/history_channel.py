@@ -18,8 +18,8 @@ replacing the old one in place, ``RemoveMessage`` removing one (an unknown id is
 ``DeltaChannel`` requires. A thread saved before (a whole list in each checkpoint) is read as
 it is.
 
-``thread_messages`` rebuilds the messages of a checkpoint read straight from the database, for
-``saved_thread``, which paints a resumed transcript before the engine loads: this module
+``thread_messages`` rebuilds the messages of a checkpoint a store reads through its saver's
+API (``SessionStore.read_thread``), which paints a resumed transcript before the engine loads: this module
 imports only langchain-core's messages and, for a snapshot, the checkpointer's own types.
 """
 

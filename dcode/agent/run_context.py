@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from dcode.agent.approval import Approver, Policy
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.events import Event
-from dcode.agent.rewind.store import ChangeLog
+from dcode.agent.rewind.changes import ChangeLog
 
 RECURSION_LIMIT = 10_000
 """Graph steps a run may take (a session's turn or a subagent's job): a loop of tool calls ends

@@ -4,8 +4,8 @@ Both the TUI and headless mode consume ``run_turn``, a plain async generator ove
 stream: the model's chunks, the nodes' updates, and the middleware's events on LangGraph's
 ``custom`` stream. It always ends with ``TurnFinished`` (ok, interrupted or an error), whatever
 fails on the way: the model, a checkpoint write, the session's record, the translation. When
-sessions.db itself fails, the file is checked: damage ends the turn with the line that says so,
-and nothing more of the turn is written to that file.
+session store itself fails, the store is checked: damage ends the turn with the line that says
+so, and nothing more of the turn is written to it.
 
 ``cancel`` interrupts the running turn from elsewhere (Esc, Ctrl+C). It cancels the consuming
 task only while the turn is waiting on the graph or the thread; a cancel that comes while the
@@ -19,11 +19,12 @@ An answer cut short, by an interrupt or by a failure mid-answer (a stall, a drop
 connection), keeps what had streamed as a partial answer marked as such. A prompt too large for the conversation goes in as a preview of its archive (``paste_archive``).
 """
 
+# Any: LangGraph's compiled graph, its stream items and LangChain message content are untyped
+
 from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
@@ -40,30 +41,24 @@ from dcode.agent.compaction.summary import Compacted, CompactionFailed
 from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
 from dcode.agent.markers import CANCELLED_MARKER
 from dcode.agent.paste_archive import archive_paste
+from dcode.agent.rewind.changes import ChangeLog
 from dcode.agent.rewind.code import CodePlan, plan_code, restore_code
 from dcode.agent.rewind.conversation import rewind_thread
 from dcode.agent.rewind.outcome import RewindOutcome
-from dcode.agent.rewind.store import ChangeLog, Turn
 from dcode.agent.run_context import RECURSION_LIMIT, RunContext
 from dcode.agent.session_files import HISTORY_DIR
-from dcode.agent.sessions import (
-    DAMAGED_DATABASE,
-    SessionDatabaseError,
-    is_file_error,
-    known_damage,
-    refusal_for,
-)
+from dcode.agent.store.base import DAMAGED_DATABASE, SessionDatabaseError, Turn
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
 from dcode.models.errors import describe_model_error
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
     from dcode.agent.backends.local import LocalBackend
-    from dcode.agent.checkpointer import CheckedSaver
     from dcode.agent.compaction.summary import Compactor
-    from dcode.agent.rewind.store import RewindStore
-    from dcode.agent.sessions import SessionStore
+    from dcode.agent.store.base import SessionStore
     from dcode.models.factory import ResolvedModel
     from dcode.settings.config import Settings
 
@@ -123,11 +118,9 @@ class TurnEngine(Protocol):
     @property
     def backend(self) -> LocalBackend: ...
     @property
-    def sessions(self) -> SessionStore: ...
+    def store(self) -> SessionStore: ...
     @property
-    def rewind(self) -> RewindStore: ...
-    @property
-    def checkpointer(self) -> CheckedSaver: ...
+    def checkpointer(self) -> BaseCheckpointSaver: ...
     @property
     def compactor(self) -> Compactor: ...
     @property
@@ -202,11 +195,11 @@ class SessionRunner:
     async def turns(self) -> list[Turn]:
         """The session's prompts so far, oldest first, each with the files changed from it on
         (what ``rewind`` can go back to)."""
-        return await asyncio.to_thread(self.engine.rewind.turns, self.session_id)
+        return await asyncio.to_thread(self.engine.store.turns, self.session_id)
 
     async def code_plan(self, turn: Turn) -> CodePlan:
         """What putting the files back to before ``turn`` would do, to show before doing it."""
-        return await asyncio.to_thread(plan_code, self.engine.rewind, turn)
+        return await asyncio.to_thread(plan_code, self.engine.store, turn)
 
     async def rewind(
         self, turn: Turn, *, conversation: bool = True, code: bool = True
@@ -220,21 +213,19 @@ class SessionRunner:
         if conversation:
             messages = await rewind_thread(
                 self.engine.graph,
-                self.engine.settings.sessions_db,
+                self.engine.store,
                 self.session_id,
                 turn.checkpoint_id,
             )
             left = len(messages)
-            await asyncio.to_thread(self.engine.rewind.forget_turns, self.session_id, turn.id)
-            await asyncio.to_thread(
-                self.engine.sessions.rewound, self.session_id, message_count=left
-            )
+            await asyncio.to_thread(self.engine.store.forget_turns, self.session_id, turn.id)
+            await asyncio.to_thread(self.engine.store.rewound, self.session_id, message_count=left)
         report = None
         if code:
             plan = await self.code_plan(turn)
             report = await asyncio.to_thread(
                 restore_code,
-                self.engine.rewind,
+                self.engine.store,
                 plan,
                 session_id=self.session_id,
                 shown=self.engine.backend.display_path,
@@ -347,25 +338,13 @@ class SessionRunner:
         return describe_model_error(exc, self.engine.resolved.endpoint.base_url), type(exc).__name__
 
     async def _database_refusal(self, exc: BaseException) -> SessionDatabaseError | None:
-        seen: set[int] = set()
-        link: BaseException | None = exc
-        while link is not None and id(link) not in seen:
-            seen.add(id(link))
-            match link:
-                case SessionDatabaseError():
-                    return link
-                case sqlite3.Error() if is_file_error(link):
-                    return await asyncio.to_thread(
-                        refusal_for, self.engine.settings.sessions_db, link
-                    )
-            link = link.__cause__ or link.__context__
-        return None
+        return await asyncio.to_thread(self.engine.store.refusal, exc)
 
     def _damage(self) -> SessionDatabaseError | None:
-        return known_damage(self.engine.settings.sessions_db)
+        return self.engine.store.known_damage()
 
     async def _translator(self) -> StreamTranslator:
-        info = await asyncio.to_thread(self.engine.sessions.get, self.session_id)
+        info = await asyncio.to_thread(self.engine.store.get, self.session_id)
         session_tokens = (
             (info.input_tokens, info.output_tokens, info.cached_tokens) if info else (0, 0, 0)
         )
@@ -384,7 +363,7 @@ class SessionRunner:
         notices = []
         try:
             await asyncio.to_thread(
-                self.engine.rewind.begin_turn, self.session_id, prompt, checkpoint
+                self.engine.store.begin_turn, self.session_id, prompt, checkpoint
             )
         except Exception as exc:
             if self._damage():
@@ -393,7 +372,7 @@ class SessionRunner:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             notices.append(f"/rewind will not be able to go back to before this prompt: {why}")
         await asyncio.to_thread(
-            self.engine.sessions.start_turn, self.session_id, prompt=prompt, message_count=count + 1
+            self.engine.store.start_turn, self.session_id, prompt=prompt, message_count=count + 1
         )
         return notices
 
@@ -415,7 +394,7 @@ class SessionRunner:
                 self.approver,
                 self.policy,
                 self.engine.backend,
-                changes=ChangeLog(self.engine.rewind, self.session_id),
+                changes=ChangeLog(self.engine.store, self.session_id),
             ),
             stream_mode=list(STREAM_MODES),
             durability="sync",
@@ -456,7 +435,7 @@ class SessionRunner:
         tally = translator.tally
         try:
             await asyncio.to_thread(
-                self.engine.sessions.record_turn,
+                self.engine.store.record_turn,
                 self.session_id,
                 prompt=prompt,
                 model=self.engine.resolved.spec,
@@ -477,7 +456,7 @@ class SessionRunner:
             problems.append(
                 problem
                 if self._damage()
-                else f"could not record the turn in {self.engine.sessions.db_path}: {problem}"
+                else f"could not record the turn in {self.engine.store.location}: {problem}"
             )
         return problems
 

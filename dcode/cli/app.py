@@ -293,7 +293,7 @@ def _run_headless(
     images: list[Path],
     debug: bool,
 ) -> None:
-    from dcode.agent.sessions import SessionDatabaseError
+    from dcode.agent.store.base import SessionDatabaseError
     from dcode.cli.headless import main_headless
     from dcode.cli.run_request import HeadlessRequest, pick_session, session_model
     from dcode.settings.project_gate import ignored_rules_warning, ignored_warning
@@ -353,8 +353,8 @@ def _own_command(settings: Settings, prompt: str) -> tuple[str, ProjectCommand |
 
 @contextmanager
 def _session_database() -> Iterator[None]:
-    """An unusable sessions.db is one line (path and remedy) and exit 2, never a traceback."""
-    from dcode.agent.sessions import SessionDatabaseError
+    """An unusable session store is one line (what and remedy) and exit 2, never a traceback."""
+    from dcode.agent.store.base import SessionDatabaseError
 
     try:
         yield
@@ -467,7 +467,7 @@ def sessions_rewind(
     ] = False,
 ) -> None:
     from dcode.agent.rewind.conversation import RewindError
-    from dcode.agent.session_lock import SessionHeld
+    from dcode.agent.store.base import SessionHeld
     from dcode.cli.rewind import find_session, rewind, turns_table
 
     if code_only and conversation_only:
@@ -500,22 +500,20 @@ def sessions_rewind(
     "delete", help="Delete a session and its checkpoints (not one open in a dcode)."
 )
 def sessions_delete(session_id: str) -> None:
-    from dcode.agent.rewind.store import RewindStore
     from dcode.agent.session_files import delete_session_files
-    from dcode.agent.session_lock import SessionHeld, SessionLock
-    from dcode.agent.sessions import SessionStore
+    from dcode.agent.store import open_store
+    from dcode.agent.store.base import SessionHeld
 
     settings = _settings()
-    store = SessionStore(settings.sessions_db)
+    store = open_store(settings)
     with _session_database():
         info = store.get(session_id)
         if info is None:
             _fail(f"no session {session_id!r}", code=1)
             return
         try:
-            with SessionLock.acquire(settings.home, info.id):
+            with store.hold(info.id):
                 store.delete(info.id)
-                RewindStore(settings.sessions_db, settings.home).delete_session(info.id)
                 delete_session_files(settings.home, info.id)
         except SessionHeld as exc:
             _fail(f"{exc}: quit it there first", code=1)

@@ -150,18 +150,19 @@ def _sandbox(settings: Settings) -> int:
 
 
 def _check_sessions(settings: Settings) -> int:
-    from dcode.agent.sessions import SessionDatabaseError, SessionStore
+    from dcode.agent.store import open_store
+    from dcode.agent.store.base import SessionDatabaseError
 
-    path = settings.sessions_db
-    if not path.exists():
-        _print(f"sessions     {path} (none yet)")
-        return 0
+    store = open_store(settings)
     try:
-        count = SessionStore(path).check()
+        count = store.check()
     except SessionDatabaseError as exc:
         _print(f"sessions     ERROR {exc}")
         return 1
-    _print(f"sessions     {path} ({count} session{'s' if count != 1 else ''})")
+    if count is None:
+        _print(f"sessions     {store.location} (none yet)")
+        return 0
+    _print(f"sessions     {store.location} ({count} session{'s' if count != 1 else ''})")
     return 0
 
 

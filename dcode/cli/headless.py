@@ -9,7 +9,7 @@ the turn ends when the model presents its plan (an ``approval_requested`` event 
 each MCP server that did not start, whatever the format. The answer and those lines go to a pipe
 byte for byte, and to a terminal made safe (``terminal_text``): the model's text does not drive
 the terminal. JSON escapes every control character either way. Exit codes: 0 success, 1 the task failed, 2 a usage or configuration error (a
-session another dcode has open, an unusable sessions.db included), 128 + N when signal N
+session another dcode has open, an unusable session store included), 128 + N when signal N
 (SIGTERM, SIGINT, SIGHUP) stopped the run.
 """
 
@@ -107,7 +107,7 @@ async def run_headless(
     from dcode.agent.engine import Engine
     from dcode.agent.events import ErrorEvent, Notice, TurnFinished
     from dcode.agent.session_init import session_init
-    from dcode.agent.sessions import DAMAGED_DATABASE
+    from dcode.agent.store.base import DAMAGED_DATABASE
     from dcode.mcp.plan import plan, skipped_warning
     from dcode.models.factory import resolve_model
     from dcode.models.media_support import MediaSupport
@@ -221,8 +221,7 @@ def main_headless(settings: Settings, request: HeadlessRequest, *, debug: bool =
     from dcode.library_logs import route_library_logs
 
     route_library_logs(debug=debug)  # the error line says what failed, not a library's log
-    from dcode.agent.session_lock import SessionHeld
-    from dcode.agent.sessions import SessionDatabaseError
+    from dcode.agent.store.base import SessionDatabaseError, SessionHeld
 
     try:
         return asyncio.run(_run_until_signal(settings, request))

@@ -1,6 +1,6 @@
 """``dcode sessions rewind ID [N]``: a session's prompts, or the session taken back to before one.
 
-Listing reads ``sessions.db`` only. Rewinding opens the engine (the conversation is a new head
+Listing reads the session store only. Rewinding opens the engine (the conversation is a new head
 of the session's LangGraph thread) and holds the session as any dcode would: one that another
 dcode has open is refused.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 
 from dcode.agent.frontmatter import cut
-from dcode.agent.rewind.store import RewindStore, Turn
-from dcode.agent.sessions import SessionInfo, SessionStore
+from dcode.agent.store import open_store
+from dcode.agent.store.base import SessionInfo, Turn
 from dcode.cli.sessions import age
 from dcode.settings.config import ConfigError, Settings
 
@@ -20,18 +20,14 @@ NO_MODEL = "ollama:none"
 
 
 def find_session(settings: Settings, session_id: str) -> SessionInfo:
-    info = (
-        SessionStore(settings.sessions_db, read_only=True).get(session_id)
-        if settings.sessions_db.exists()
-        else None
-    )
+    info = open_store(settings, read_only=True).get(session_id)
     if info is None:
         raise ConfigError(f"no session {session_id!r}: see `dcode sessions list`")
     return info
 
 
 def turns_table(settings: Settings, info: SessionInfo) -> str:
-    turns = RewindStore(settings.sessions_db, settings.home, read_only=True).turns(info.id)
+    turns = open_store(settings, read_only=True).turns(info.id)
     if not turns:
         return f"Session {info.id} has no prompts to go back to."
     lines = [f"{'#':>3}  {'WHEN':<9}  {'FILES':>5}  PROMPT"]

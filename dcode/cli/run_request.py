@@ -32,9 +32,9 @@ class HeadlessRequest:
 
 def pick_session(settings: Settings, request: HeadlessRequest) -> str | None:
     """The session to continue, or None for a new one; raises ConfigError for a bad id."""
-    from dcode.agent.sessions import SessionStore
+    from dcode.agent.store import open_store
 
-    store = SessionStore(settings.sessions_db)
+    store = open_store(settings)
     if request.resume_id:
         info = store.get(request.resume_id)
         if info is None:
@@ -53,9 +53,9 @@ def session_model(settings: Settings, session_id: str | None, model_given: bool)
     """A resumed session keeps its model unless the user names another one."""
     from dataclasses import replace
 
-    from dcode.agent.sessions import SessionStore
+    from dcode.agent.store import open_store
 
     if session_id is None or model_given:
         return settings
-    info = SessionStore(settings.sessions_db).get(session_id)
+    info = open_store(settings).get(session_id)
     return replace(settings, model=info.model) if info and info.model else settings

@@ -18,7 +18,8 @@ from dcode.agent.events import (
     ToolStatus,
     UserMessage,
 )
-from dcode.agent.sessions import SessionInfo, SessionStore
+from dcode.agent.store import open_store
+from dcode.agent.store.base import SessionInfo
 from dcode.settings.config import ConfigError, Settings
 
 
@@ -31,9 +32,7 @@ def age(timestamp: float, now: float | None = None) -> str:
 
 
 def list_sessions(settings: Settings, *, here: bool = False, limit: int = 50) -> str:
-    rows = SessionStore(settings.sessions_db).list(
-        cwd=settings.workspace if here else None, limit=limit
-    )
+    rows = open_store(settings).list(cwd=settings.workspace if here else None, limit=limit)
     if not rows:
         return "No sessions yet."
     lines = [f"{'ID':<12}  {'UPDATED':<9}  {'MSGS':>4}  {'MODEL':<24}  TITLE / CWD"]
@@ -47,7 +46,7 @@ def list_sessions(settings: Settings, *, here: bool = False, limit: int = 50) ->
 
 def show_session(settings: Settings, session_id: str) -> str:
     """A session's details and its transcript, read without writing to the database."""
-    info = SessionStore(settings.sessions_db, read_only=True).get(session_id)
+    info = open_store(settings, read_only=True).get(session_id)
     if info is None:
         raise ConfigError(f"no session {session_id!r}: see `dcode sessions list`")
     return "\n".join([*_header(info), "", *_transcript(settings, info.id)])
@@ -71,15 +70,14 @@ def _transcript(settings: Settings, session_id: str) -> list[str]:
     """The saved thread replayed as events, one line (or block) for each: no graph or model is
     needed to show a transcript. A ``task`` call's subagent shows under the call, indented,
     its lines marked with its path."""
-    from dcode.agent.saved_thread import read_saved_thread, replay, thread_reader
+    from dcode.agent.saved_thread import replay, thread_reader
 
-    saved = read_saved_thread(settings.sessions_db, session_id, strict=True)
+    store = open_store(settings, read_only=True)
+    saved = store.read_thread(session_id, strict=True)
     if saved is None or not saved.messages:
         return ["(no messages)"]
     lines: list[str] = []
-    for event in replay(
-        saved.messages, thread_id=session_id, read_thread=thread_reader(settings.sessions_db)
-    ):
+    for event in replay(saved.messages, thread_id=session_id, read_thread=thread_reader(store)):
         text = _event_text(event)
         if text is None:
             continue

@@ -44,7 +44,7 @@ HISTORY_TESTS = (
 PRIVATE_USES: tuple[PrivateUse, ...] = (
     # The thread's messages are a LangGraph DeltaChannel (dcode/agent/history_channel.py).
     # A checkpoint that snapshots it stores its value wrapped in this NamedTuple, which
-    # ``DeltaChannel.from_checkpoint`` unwraps; ``saved_thread`` reads a checkpoint without
+    # ``DeltaChannel.from_checkpoint`` unwraps; a store reads a checkpoint without
     # the channel class (whose import pulls in LangGraph's runtime), so it unwraps it here.
     PrivateUse(
         "langgraph-checkpoint",

@@ -43,8 +43,7 @@ from textual.widgets import TextArea
 from textual.worker import Worker
 
 from dcode.agent.events import ApprovalKind
-from dcode.agent.session_lock import SessionHeld
-from dcode.agent.sessions import SessionDatabaseError
+from dcode.agent.store.base import SessionDatabaseError, SessionHeld
 from dcode.processes.exit_signals import ExitSignals
 from dcode.prompts.commands import PromptCommands
 from dcode.sandbox.confine import Sandbox
@@ -336,10 +335,11 @@ class DcodeApp(App[int]):
     async def _paint_saved_transcript(self, session_id: str) -> None:
         """A resumed session's transcript, read from its checkpoint before the engine's imports
         (which take a second or more), so that it is on screen while the engine loads."""
-        from dcode.agent.saved_thread import read_saved_thread
+        from dcode.agent.store import open_store
         from dcode.tui.transcript.replay import transcript_entries
 
-        saved = await asyncio.to_thread(read_saved_thread, self.settings.sessions_db, session_id)
+        store = open_store(self.settings, read_only=True)
+        saved = await asyncio.to_thread(store.read_thread, session_id)
         if saved is None or not saved.messages:
             return  # nothing saved (or unreadable): the engine's read says what is wrong
         await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
@@ -347,7 +347,7 @@ class DcodeApp(App[int]):
             transcript_entries,
             saved.messages,
             session_id=session_id,
-            db_path=self.settings.sessions_db,
+            store=store,
         )
         await self.transcript.load(entries)
         self._painted_checkpoint = (session_id, saved.checkpoint_id, len(saved.messages))
@@ -367,7 +367,7 @@ class DcodeApp(App[int]):
         self.status.activity = ""
         self.mcp_startup.start(self.engine)
         self.run_worker(
-            self.engine.rewind.prune, thread=True, group="prune", exit_on_error=False
+            self.engine.store.prune, thread=True, group="prune", exit_on_error=False
         )  # once a day
         if self._paint_on_ready and self._session_id:
             self._paint_on_ready = False
@@ -423,7 +423,7 @@ class DcodeApp(App[int]):
         and ``at_start`` the app becomes ready once they have chosen."""
         assert self.engine is not None
         try:
-            info = await asyncio.to_thread(self.engine.sessions.get, session_id)
+            info = await asyncio.to_thread(self.engine.store.get, session_id)
         except SessionDatabaseError as exc:
             await self.transcript.notice(str(exc), NoticeLevel.ERROR)
             return True
@@ -494,19 +494,19 @@ class DcodeApp(App[int]):
         """Paint the session's transcript, unless what was painted from its checkpoint before
         the engine opened is still its latest (``repaint``: the thread changed under it, as a
         rewind changes it); returns the number of messages."""
-        from dcode.agent.saved_thread import latest_checkpoint_id
+        from dcode.agent.store import open_store
         from dcode.tui.transcript.replay import transcript_entries
+
+        store = open_store(self.settings, read_only=True)
 
         painted, self._painted_checkpoint = self._painted_checkpoint, None
         if painted is not None and painted[0] == session_id and not repaint:
-            latest = await asyncio.to_thread(
-                latest_checkpoint_id, self.settings.sessions_db, session_id
-            )
+            latest = await asyncio.to_thread(store.latest_checkpoint_id, session_id)
             if latest == painted[1]:
                 return painted[2]
         messages = await self.ensure_runner().messages()
         entries = await asyncio.to_thread(
-            transcript_entries, messages, session_id=session_id, db_path=self.settings.sessions_db
+            transcript_entries, messages, session_id=session_id, store=store
         )
         await self.transcript.load(entries)
         return len(messages)

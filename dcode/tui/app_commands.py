@@ -307,7 +307,7 @@ class SlashCommands:
         assert self.host.engine is not None
         engine = self.host.engine
         try:
-            recent = [info.model for info in await asyncio.to_thread(engine.sessions.list)]
+            recent = [info.model for info in await asyncio.to_thread(engine.store.list)]
         except Exception as exc:  # noqa: BLE001 - the presets and the config still make a list
             recent = []
             self.host.notify(
@@ -484,12 +484,13 @@ class SlashCommands:
         await self.transcript.notice("new session")
 
     async def _pick_session(self) -> None:
-        from dcode.agent.sessions import SessionDatabaseError, SessionStore
+        from dcode.agent.store import open_store
+        from dcode.agent.store.base import SessionDatabaseError
 
         store = (
-            self.host.engine.sessions
+            self.host.engine.store
             if self.host.engine is not None
-            else SessionStore(self.host.settings.sessions_db)
+            else open_store(self.host.settings)
         )
         from dcode.tui.screens.resume import ResumeScreen
 

@@ -41,7 +41,7 @@ def launch_tui(
     continue_here: bool = False,
     model_given: bool = False,
 ) -> int:
-    from dcode.agent.sessions import SessionDatabaseError
+    from dcode.agent.store.base import SessionDatabaseError
     from dcode.cli.run_request import HeadlessRequest, pick_session, session_model
 
     request = HeadlessRequest(

@@ -30,14 +30,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from dcode.agent.sessions import SessionStore  # noqa: E402
+from dcode.agent.store.sqlite import SqliteStore  # noqa: E402
 
 TARGET_MS = 200.0
 SIZES = (800, 2_000, 6_000, 15_000, 40_000)
 TIMED = """
 import sys, time
 from pathlib import Path
-from dcode.agent.sessions import check_database
+from dcode.agent.store.sqlite_file import check_database
 start = time.perf_counter()
 check_database(Path(sys.argv[1]))
 print((time.perf_counter() - start) * 1000)
@@ -48,7 +48,7 @@ def build(db: Path, megabytes: int) -> int:
     """A sessions.db of about ``megabytes``; returns the number of checkpoints in it."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    store = SessionStore(db)
+    store = SqliteStore(db, db.parent)
     with closing(sqlite3.connect(db)) as conn:
         conn.execute("PRAGMA journal_mode=WAL")
         SqliteSaver(conn).setup()

@@ -1,6 +1,6 @@
 """Another process holding a session, as a second dcode would (its pid is what dcode reports).
 
-The holder takes the session with the real lock and keeps it until the context ends (or the
+The holder takes the session through the store's own hold (``SessionStore.hold``) and keeps it until the context ends (or the
 test kills it), so tests see a real cross-process hold, not one faked in the test's process.
 """
 
@@ -15,8 +15,10 @@ from pathlib import Path
 _HOLD = (
     "import sys\n"
     "from pathlib import Path\n"
-    "from dcode.agent.session_lock import SessionLock\n"
-    "lock = SessionLock.acquire(Path(sys.argv[1]), sys.argv[2])\n"
+    "from dcode.agent.store import open_store\n"
+    "from dcode.settings.config import Settings\n"
+    "home = Path(sys.argv[1])\n"
+    "lock = open_store(Settings(home=home, workspace=home)).hold(sys.argv[2])\n"
     "print('held', flush=True)\n"
     "sys.stdin.read()\n"
     "lock.release()\n"

@@ -22,7 +22,7 @@ from langgraph.types import Command
 
 from dcode.agent.events import Notice
 from dcode.agent.middleware.run_context_required import require_run_context
-from dcode.agent.rewind.store import ChangeLog
+from dcode.agent.rewind.changes import ChangeLog
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools.spec import ToolKind, spec_for
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dcode.agent.backends.atomic import write_atomic
 from dcode.agent.rewind.blobs import current_hash
-from dcode.agent.rewind.store import RewindStore, Turn
+from dcode.agent.store.base import SessionStore, Turn
 from dcode.settings.private_files import write_private
 
 REWOUND_DIR = "rewound"
@@ -58,7 +58,7 @@ class CodeReport:
     failed: dict[Path, str] = field(default_factory=dict)
 
 
-def plan_code(store: RewindStore, turn: Turn) -> CodePlan:
+def plan_code(store: SessionStore, turn: Turn) -> CodePlan:
     """What putting the files back to before ``turn`` would do (reads the files; blocking)."""
     first: dict[Path, list] = {}
     for change in store.changes_since(turn.session_id, turn.change_mark):
@@ -85,7 +85,7 @@ def plan_code(store: RewindStore, turn: Turn) -> CodePlan:
 
 
 def restore_code(
-    store: RewindStore, plan: CodePlan, *, session_id: str, shown: Callable[[Path], str] = str
+    store: SessionStore, plan: CodePlan, *, session_id: str, shown: Callable[[Path], str] = str
 ) -> CodeReport:
     """Carry out ``plan``; a file that cannot be put back is reported, the others still are.
     The changes of every file put back are forgotten (a later rewind starts from the files as

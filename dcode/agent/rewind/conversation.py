@@ -9,17 +9,17 @@ next ``task`` call is numbered from the conversation as it now stands, and must 
 old subagent's thread under its number.
 """
 
+# Any: LangGraph's compiled graph is untyped here
+
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langgraph.graph import END
 
-from dcode.agent.saved_thread import delete_task_threads
-from dcode.agent.sessions import connect
+from dcode.agent.store.base import SessionStore
 from dcode.agent.subagents.threads import task_calls
 
 
@@ -28,7 +28,7 @@ class RewindError(Exception):
 
 
 async def rewind_thread(
-    graph: Any, db_path: Path, session_id: str, checkpoint_id: str | None
+    graph: Any, store: SessionStore, session_id: str, checkpoint_id: str | None
 ) -> list[BaseMessage]:
     """Make the thread what it was at ``checkpoint_id`` (None: empty); returns its messages."""
     if checkpoint_id is None:
@@ -44,15 +44,14 @@ async def rewind_thread(
         }
         if await graph.checkpointer.aget_tuple(config) is None:
             raise RewindError(
-                f"the conversation as it was then is no longer in {db_path} (checkpoint {checkpoint_id})"
+                f"the conversation as it was then is no longer in {store.location} (checkpoint {checkpoint_id})"
             )
         await graph.aupdate_state(config, None, as_node=END)
         snapshot = await graph.aget_state({"configurable": {"thread_id": session_id}})
         messages = list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
-    await asyncio.to_thread(_drop_task_threads, db_path, session_id, task_calls(messages))
+    # Through the graph's checkpointer, which forgets what it remembered of them.
+    for thread in await asyncio.to_thread(
+        store.task_threads, session_id, above=task_calls(messages)
+    ):
+        await graph.checkpointer.adelete_thread(thread)
     return messages
-
-
-def _drop_task_threads(db_path: Path, session_id: str, kept: int) -> None:
-    with connect(db_path, "") as conn:
-        delete_task_threads(conn, session_id, above=kept)

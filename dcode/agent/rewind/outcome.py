@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dcode.agent.rewind.code import CodeReport
-from dcode.agent.rewind.store import Turn
+from dcode.agent.store.base import Turn
 from dcode.agent.tools.formatting import plural
 
 UNTRACKED = "changes made by shell commands or MCP tools are not undone"

@@ -7,7 +7,7 @@ import time
 
 from textual.content import Content
 
-from dcode.agent.sessions import SessionInfo
+from dcode.agent.store.base import SessionInfo
 from dcode.terminal_text import safe_text
 from dcode.tui.screens.picker import FilterPicker, PickerRow
 

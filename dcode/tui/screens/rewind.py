@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 
 from dcode.agent.rewind.code import CodePlan
 from dcode.agent.rewind.outcome import UNTRACKED
-from dcode.agent.rewind.store import Turn
+from dcode.agent.store.base import Turn
 from dcode.agent.tools.formatting import plural
 from dcode.terminal_text import safe_text
 from dcode.tui.screens.option_dialog import OptionDialog

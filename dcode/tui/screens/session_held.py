@@ -12,7 +12,7 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 from textual.widgets.option_list import Option
 
-from dcode.agent.session_lock import SessionHeld
+from dcode.agent.store.base import SessionHeld
 from dcode.tui.screens.option_dialog import OptionDialog
 
 FORK, LEAVE = "fork", "leave"

@@ -10,22 +10,23 @@ of it, and the next turn goes on in the same model.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dcode.tui.transcript.model import TranscriptModel
 
+if TYPE_CHECKING:
+    from dcode.agent.store.base import SessionStore
+
 
 def transcript_entries(
-    messages: Iterable[object], *, session_id: str = "", db_path: Path | None = None
+    messages: Iterable[object], *, session_id: str = "", store: SessionStore | None = None
 ) -> TranscriptModel:
-    """The transcript of a saved thread's messages; with the session's id and database, each
+    """The transcript of a saved thread's messages; with the session's id and store, each
     ``task`` call holds what its subagent did, and the compactions' lines are where they came."""
-    from dcode.agent.saved_thread import read_compaction_log, replay, thread_reader
+    from dcode.agent.saved_thread import replay, thread_reader
 
-    reader = thread_reader(db_path) if db_path is not None and session_id else None
-    compactions = (
-        read_compaction_log(db_path, session_id) if db_path is not None and session_id else []
-    )
+    reader = thread_reader(store) if store is not None and session_id else None
+    compactions = store.compaction_log(session_id) if store is not None and session_id else []
     return TranscriptModel.replayed(
         replay(messages, thread_id=session_id, read_thread=reader, compactions=compactions)
     )

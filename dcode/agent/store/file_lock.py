@@ -1,18 +1,18 @@
-"""One process holds a session at a time.
+"""One process holds a session at a time: the SQLite store's file lock (``SqliteStore.hold``).
 
 Two processes continuing one thread each load its latest checkpoint and each write their turn
 after it. LangGraph keeps both checkpoints, but the thread goes on from whichever was written
 last, so the other turn silently drops out of the history. So a process takes the session
 before it runs anything in it, and a second one is told who has it.
 
-The hold is an ``flock`` on ``$DCODE_HOME/locks/SESSION.lock``, not a lease row in sessions.db:
+The hold is an ``flock`` on ``$DCODE_HOME/locks/SESSION.lock``, not a lease row in the database:
 
 - The kernel drops the lock when its process ends, however it ends (``kill -9``, a crash, an
   OOM kill). Nothing can stay held by a dead process, with no liveness check to get wrong:
   pids are reused, and a lease would need an expiry that is either too short for a long
   turn or too long for a crash.
 - Taking it costs no write transaction on a database other processes are busy writing, and it
-  still works when sessions.db itself cannot be opened.
+  still works when the database file itself cannot be opened.
 
 The holder writes its pid into the file, only so that a refused process can say who has it.
 The file is removed on release; a process that locked a file just removed (it opened it a
@@ -29,23 +29,11 @@ import re
 from pathlib import Path
 from types import TracebackType
 
+from dcode.agent.store.base import SessionHeld
 from dcode.settings.private_files import open_private_fd
 
 LOCKS_DIR = "locks"
 _PLAIN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-class SessionHeld(Exception):
-    """Another process holds the session; ``pid`` is None if it has not said yet."""
-
-    def __init__(self, session_id: str, pid: int | None) -> None:
-        self.session_id = session_id
-        self.pid = pid
-        super().__init__(f"session {session_id} is open in {self.holder}")
-
-    @property
-    def holder(self) -> str:
-        return f"another dcode (pid {self.pid})" if self.pid else "another dcode"
 
 
 def lock_path(home: Path, session_id: str) -> Path:

@@ -1,12 +1,14 @@
 """LangGraph's SQLite checkpointer, kept off a damaged sessions.db (and remembering what it read:
 ``checkpoint_memo``).
 
-The checkpointer writes through a connection of its own, not through ``sessions.connect``: its
+The checkpointer writes through a connection of its own, not through ``sqlite_file.connect``: its
 ``setup`` creates tables, and every step of a turn adds a checkpoint. So it asks the same
 questions itself. A file this process has found damaged is never written to again, and a read
 or write that fails has the file checked, so that the turn ends with the line that says what
 is wrong and how to get going again, not with SQLite's words for it.
 """
+
+# Any: LangGraph's saver API takes untyped channel writes and coroutines
 
 from __future__ import annotations
 
@@ -23,8 +25,8 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 
-from dcode.agent.checkpoint_memo import RememberingSaver
-from dcode.agent.sessions import async_database_errors, known_damage
+from dcode.agent.store.checkpoint_memo import RememberingSaver
+from dcode.agent.store.sqlite_file import async_database_errors, known_damage
 
 T = TypeVar("T")
 
