@@ -86,19 +86,20 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def dcode_home(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
-) -> Path:
+def dcode_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("DCODE_HOME", str(home))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("DCODE_MODEL", raising=False)
-    if (
-        "store_kind" not in request.fixturenames
-    ):  # SQLite, whatever the shell running the tests says
-        monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def session_database_of_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``DCODE_DATABASE_URL`` from the shell running the tests: a test's dcode keeps its
+    sessions in its home's SQLite file unless the test's ``store_kind`` names a server."""
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
 
 
 @pytest.fixture(params=STORES)

@@ -28,3 +28,10 @@ def configured(settings: Settings, kind: str) -> Settings:
     if kind == "postgres":
         return replace(settings, database_url=os.environ[DATABASE_URL_ENV])
     raise ValueError(f"no such store in the tests: {kind}")
+
+
+def store_env() -> dict[str, str]:
+    """What a dcode started with an environment of the test's own needs to find the test's
+    store: ``DCODE_DATABASE_URL`` when ``store_kind`` names a server, else nothing."""
+    url = os.environ.get(DATABASE_URL_ENV)
+    return {DATABASE_URL_ENV: url} if url else {}

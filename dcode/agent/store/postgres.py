@@ -274,8 +274,12 @@ class PostgresStore(SessionStore):
         return True
 
     def check(self) -> int | None:
-        rows = self._rows("SELECT count(*) AS n FROM dcode_sessions")
-        return int(rows[0]["n"]) if rows else None
+        """On a connection of its own, making nothing: a server nobody saved to says None."""
+        with connect(self.url) as conn, server_errors(self.url):
+            if not has_schema(conn):
+                return None
+            row = conn.execute("SELECT count(*) AS n FROM dcode_sessions").fetchone()
+        return int(row["n"]) if row else 0
 
     # -- turns and file changes ---------------------------------------------------------------
 

@@ -16,6 +16,7 @@ constraint stays the bug it is.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
@@ -28,6 +29,7 @@ from dcode.settings.database import database_location
 
 CONNECT_TIMEOUT = 10  # seconds to reach the server before saying it cannot be reached
 MIGRATION_LOCK = 0x64636F6465_01  # "dcode" 1: the advisory lock migrations run under
+MIGRATION_WAIT = 120.0  # seconds to wait for another process's migration
 CONNECTION = {"autocommit": True, "row_factory": dict_row}
 """How every connection is made: LangGraph's savers need autocommit and dict rows."""
 
@@ -157,13 +159,30 @@ def migrate(url: str) -> None:
         if url in _migrated:
             return
         with connect(url) as conn, server_errors(url):
-            conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+            _take_migration_lock(conn, url)
             try:
                 _apply_migrations(conn)
                 PostgresSaver(conn).setup()
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
         _migrated.add(url)
+
+
+def _take_migration_lock(conn: psycopg.Connection[DictRow], url: str) -> None:
+    """Take ``MIGRATION_LOCK`` by trying, not by waiting in ``pg_advisory_lock``: a statement
+    waiting there holds a snapshot, and the checkpointer's ``CREATE INDEX CONCURRENTLY`` in
+    the process that has the lock waits for every snapshot to go (a deadlock)."""
+    deadline = time.monotonic() + MIGRATION_WAIT
+    while True:
+        row = conn.execute("SELECT pg_try_advisory_lock(%s) AS got", (MIGRATION_LOCK,)).fetchone()
+        if row and row["got"]:
+            return
+        if time.monotonic() > deadline:
+            raise store_error(
+                database_location(url),
+                f"another dcode has been setting up its tables for over {MIGRATION_WAIT:.0f} s",
+            )
+        time.sleep(0.05)
 
 
 def _apply_migrations(conn: psycopg.Connection[DictRow]) -> None:
