@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import psycopg
@@ -258,9 +259,12 @@ def test_processes_starting_at_once_migrate_the_schema_once(
     results = [proc.communicate(timeout=60) for proc in procs]
     assert [out.strip() for out, _ in results] == ["True"] * 4, [err for _, err in results]
     with psycopg.connect(postgres_url) as conn:
-        versions = conn.execute("SELECT version FROM dcode_schema_version").fetchall()
+        versions = conn.execute(
+            "SELECT component, version FROM dcode_schema_version ORDER BY component"
+        ).fetchall()
         sessions = conn.execute("SELECT count(*) FROM dcode_sessions").fetchone()
-    assert versions == [(1,)] and sessions == (4,)
+    saver = version("langgraph-checkpoint-postgres")
+    assert versions == [("checkpointer", saver), ("dcode", "1")] and sessions == (4,)
 
 
 def test_a_reader_of_an_empty_server_makes_nothing(postgres_url: str, tmp_path: Path) -> None:

@@ -1,10 +1,12 @@
 """The PostgreSQL store's server: connections, dcode's schema and what a failure means.
 
 dcode's tables are made and changed by numbered migrations (``MIGRATIONS``), each applied once
-and noted in ``dcode_schema_version``; LangGraph's checkpointer sets up its own tables the same
-way (``PostgresSaver.setup``), right after. Two processes starting at once against a new
-database would both try: a session-level advisory lock (``MIGRATION_LOCK``) lets one migrate
-while the other waits, then finds nothing left to do. A process migrates a server once.
+and noted in ``dcode_schema_version``; LangGraph's checkpointer sets up its own tables
+(``PostgresSaver.setup``, its own numbered migrations) right after, and the version of the
+package that did is noted there too, so that a server already set up costs one query. Two
+processes starting at once against a new database would both try: a session-level advisory
+lock (``MIGRATION_LOCK``) lets one migrate while the other waits, then finds nothing left to
+do. A process migrates a server once.
 
 What the server or the network refuses (no such host, connection refused, a role that does not
 exist, a wrong password, a connection terminated mid-turn, a full disk) is psycopg's
@@ -152,20 +154,73 @@ async def async_server_errors(url: str) -> AsyncIterator[None]:
 
 def migrate(url: str) -> None:
     """dcode's tables and the checkpointer's, as this version of dcode needs them; once per
-    process and server, under the migration lock."""
-    from langgraph.checkpoint.postgres import PostgresSaver
-
+    process and server. A server already set up answers one query (no lock, and LangGraph's
+    saver is not even imported: ``dcode sessions list`` stays quick); else under the
+    migration lock."""
     with _migrating:
         if url in _migrated:
             return
         with connect(url) as conn, server_errors(url):
+            if not _behind(conn):
+                _migrated.add(url)
+                return
             _take_migration_lock(conn, url)
             try:
-                _apply_migrations(conn)
-                PostgresSaver(conn).setup()
+                _bring_up_to_date(conn)
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
         _migrated.add(url)
+
+
+def _saver_version() -> str:
+    from importlib.metadata import version
+
+    return version("langgraph-checkpoint-postgres")
+
+
+def _versions(conn: psycopg.Connection[DictRow]) -> dict[str, str]:
+    """What ``dcode_schema_version`` says was set up: ``dcode`` (how many of ``MIGRATIONS``)
+    and ``checkpointer`` (the LangGraph package whose ``setup`` ran last)."""
+    present = conn.execute("SELECT to_regclass('dcode_schema_version') IS NOT NULL AS t").fetchone()
+    if not present or not present["t"]:
+        return {}
+    rows = conn.execute("SELECT component, version FROM dcode_schema_version").fetchall()
+    return {str(row["component"]): str(row["version"]) for row in rows}
+
+
+def _behind(conn: psycopg.Connection[DictRow]) -> bool:
+    found = _versions(conn)
+    mine = int(found.get("dcode", "0") or 0)
+    return mine < len(MIGRATIONS) or found.get("checkpointer") != _saver_version()
+
+
+def _bring_up_to_date(conn: psycopg.Connection[DictRow]) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS dcode_schema_version (
+               component TEXT PRIMARY KEY,
+               version TEXT NOT NULL,
+               applied DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM now()))"""
+    )
+    found = _versions(conn)  # again, now that the lock is ours: another process may have run
+    done = int(found.get("dcode", "0") or 0)
+    for number, migration in enumerate(MIGRATIONS[done:], start=done + 1):
+        with conn.transaction():
+            conn.execute(migration)
+            _note(conn, "dcode", str(number))
+    saver = _saver_version()
+    if found.get("checkpointer") != saver:
+        PostgresSaver(conn).setup()  # LangGraph's own migrations, which it numbers itself
+        _note(conn, "checkpointer", saver)
+
+
+def _note(conn: psycopg.Connection[DictRow], component: str, version: str) -> None:
+    conn.execute(
+        """INSERT INTO dcode_schema_version (component, version) VALUES (%s, %s)
+           ON CONFLICT (component) DO UPDATE SET version = excluded.version, applied = extract(epoch FROM now())""",
+        (component, version),
+    )
 
 
 def _take_migration_lock(conn: psycopg.Connection[DictRow], url: str) -> None:
@@ -183,18 +238,6 @@ def _take_migration_lock(conn: psycopg.Connection[DictRow], url: str) -> None:
                 f"another dcode has been setting up its tables for over {MIGRATION_WAIT:.0f} s",
             )
         time.sleep(0.05)
-
-
-def _apply_migrations(conn: psycopg.Connection[DictRow]) -> None:
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS dcode_schema_version (version INTEGER PRIMARY KEY, applied DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM now()))"
-    )
-    row = conn.execute("SELECT coalesce(max(version), 0) AS v FROM dcode_schema_version").fetchone()
-    done = int(row["v"]) if row else 0
-    for version, migration in enumerate(MIGRATIONS[done:], start=done + 1):
-        with conn.transaction():
-            conn.execute(migration)
-            conn.execute("INSERT INTO dcode_schema_version (version) VALUES (%s)", (version,))
 
 
 def has_schema(conn: psycopg.Connection[DictRow]) -> bool:
