@@ -13,6 +13,7 @@ a refused process can say who has the session, as the file lock does on one mach
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from types import TracebackType
@@ -59,9 +60,16 @@ class AdvisoryHold:
         return self._conn is not None and not self._conn.closed
 
     def release(self) -> None:
-        """Let the session go (closing the connection drops its lock); twice is harmless."""
+        """Let the session go; twice is harmless. Unlocked before the connection closes: the
+        server ends a closed connection's backend (and drops its locks) a moment later, and
+        the next process may be asking already. A connection already gone holds nothing."""
         conn, self._conn = self._conn, None
-        if conn is not None:
+        if conn is None:
+            return
+        try:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("SELECT pg_advisory_unlock(%s)", (lock_key(self.session_id),))
+        finally:
             conn.close()
 
     def __enter__(self) -> AdvisoryHold:
