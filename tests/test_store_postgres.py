@@ -102,6 +102,21 @@ def test_a_headless_run_against_an_unreachable_server_says_so_once(
     assert "pw-77" not in line and server.requests == []
 
 
+def test_doctor_names_the_server_without_its_password(
+    postgres_url: str, workspace: Path, home: Path
+) -> None:
+    from tests.test_cli_headless import run
+
+    url = postgres_url.replace("//dcode@", "//dcode:pw-2c9e@", 1)
+    env = {DATABASE_URL_ENV: url}
+    before = run(["doctor", "-m", "openai:gpt-5.1"], workspace, home, env=env)
+    assert f"sessions     {postgres_url} (none yet)" in before.stdout.splitlines()
+    _store(url, home).create("abc123", workspace, "m")
+    after = run(["doctor", "-m", "openai:gpt-5.1"], workspace, home, env=env)
+    assert f"sessions     {postgres_url} (1 session)" in after.stdout.splitlines()
+    assert "pw-2c9e" not in before.stdout + before.stderr + after.stdout + after.stderr
+
+
 def test_without_psycopg_the_line_says_which_extra_to_install(tmp_path: Path) -> None:
     script = (
         "import sys\n"

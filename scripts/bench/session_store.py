@@ -353,16 +353,29 @@ def server_url() -> Iterator[str]:
     try:
         cluster, stop = start_cluster(directory)
         try:
-            import psycopg
-
-            with psycopg.connect(cluster.url, autocommit=True) as conn:
-                conn.execute("ALTER SYSTEM SET fsync = on")  # the tests' cluster runs without
-                conn.execute("SELECT pg_reload_conf()")
+            _with_fsync(directory, cluster.url)
             yield cluster.url
         finally:
             subprocess.run(stop, capture_output=True, timeout=60, check=False)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _with_fsync(directory: Path, url: str) -> None:
+    """Restart the cluster ``start_cluster`` made with ``fsync`` on (the tests' runs without)."""
+    from tests.support.postgres import _as_server_user, server_binaries
+
+    binaries = server_binaries()
+    assert binaries is not None
+    port = url.rsplit(":", 1)[1].split("/", 1)[0]
+    options = f"-p {port} -k {directory} -c listen_addresses=127.0.0.1 -c fsync=on"
+    command = [str(binaries / "pg_ctl"), "-D", str(directory / "data"), "-w", "-o", options]
+    subprocess.run(
+        _as_server_user([*command, "-l", str(directory / "server.log"), "restart"]),
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
 
 
 def _each(url: str, name: str, step: Callable[[str], None]) -> None:

@@ -22,7 +22,7 @@ import psycopg
 from psycopg.rows import DictRow
 
 from dcode.agent.store.base import SessionHeld
-from dcode.agent.store.postgres_server import connect, server_errors
+from dcode.agent.store.postgres_server import connect, server_errors, with_settings
 
 APPLICATION = "dcode"
 KEEPALIVES = "-c tcp_keepalives_idle=60 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=6"
@@ -43,7 +43,9 @@ class AdvisoryHold:
     @classmethod
     def acquire(cls, url: str, session_id: str) -> AdvisoryHold:
         """Hold ``session_id`` for this process, or raise ``SessionHeld`` at once (never waits)."""
-        conn = connect(url, application_name=f"{APPLICATION} {os.getpid()}", options=KEEPALIVES)
+        with server_errors(url):
+            conninfo = with_settings(url, KEEPALIVES)
+        conn = connect(conninfo, application_name=f"{APPLICATION} {os.getpid()}")
         try:
             with server_errors(url):
                 key = lock_key(session_id)

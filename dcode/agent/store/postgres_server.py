@@ -33,6 +33,7 @@ CONNECT_TIMEOUT = 10  # seconds to reach the server before saying it cannot be r
 MIGRATION_LOCK = 0x64636F6465_01  # "dcode" 1: the advisory lock migrations run under
 MIGRATION_WAIT = 120.0  # seconds to wait for another process's migration
 CONNECTION = {"autocommit": True, "row_factory": dict_row}
+COMPRESSION = "-c default_toast_compression=lz4"
 """How every connection is made: LangGraph's savers need autocommit and dict rows."""
 
 MIGRATIONS = [
@@ -98,6 +99,15 @@ def one_line(error: BaseException) -> str:
     ``connection failed:`` every connection error starts with."""
     text = " ".join(str(error).split()) or type(error).__name__
     return text.removeprefix("connection failed: ")
+
+
+def with_settings(url: str, settings: str) -> str:
+    """``url`` as a libpq connection string whose server settings (``options``, ``-c name=value``)
+    also hold ``settings``: added to those the address gives, never in their place."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    given = str(conninfo_to_dict(url).get("options") or "")
+    return make_conninfo(url, options=f"{given} {settings}".strip())
 
 
 def connect(url: str, **options: object) -> psycopg.Connection[DictRow]:
