@@ -320,3 +320,35 @@ def test_an_unknown_id_exports_nothing(exported: tuple[str, Path], tmp_path: Pat
     code, out, err = cli(tmp_path / "source", "sessions", "export", "nosuchsession")
     assert (code, out) == (1, "")
     assert "no session 'nosuchsession'" in err
+
+
+def test_attachments_stay_files_and_both_ends_name_them(
+    server: ScriptedModelServer,
+    make_settings: Callable[..., Settings],
+    workspace: Path,
+    tmp_path: Path,
+) -> None:
+    import io
+
+    from dcode.cli.headless import HeadlessRequest, run_headless
+    from dcode.cli.headless_media import attach_images
+    from tests.test_media_request import VISION, screenshot
+
+    settings = make_settings("chat", model_overrides={"openai:test-model": VISION})
+    server.script(reply("I see stripes."))
+    request = attach_images(
+        settings, HeadlessRequest(prompt="what is in [image 1]?"), [screenshot(workspace / "s.png")]
+    )
+    assert asyncio.run(run_headless(settings, request, out=io.StringIO(), err=io.StringIO())) == 0
+    [image] = list((settings.attachments_dir / "objects").rglob("*.png"))
+    name = str(image.relative_to(settings.home))
+    exported = tmp_path / "with-image.jsonl"
+    notes = export_to(settings, exported)
+    assert len(notes) == 1 and name in notes[0] and "not in the export" in notes[0]
+
+    target = Settings(home=tmp_path / "elsewhere", workspace=workspace)
+    [line] = import_from(target, exported)
+    assert line.endswith(f"1 file(s) beside the store are not here: {name}")
+    session = open_store(target).latest()
+    assert session is not None
+    assert "[you] what is in [image 1]?" in show_session(target, session.id)

@@ -551,6 +551,9 @@ def sessions_export(
         except ConfigError as exc:
             _fail(str(exc), code=1)
             return
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}", code=1)
+            return
     for note in notes:
         _echo(note, err=True)
 

@@ -63,6 +63,8 @@ VALUE_TYPES = frozenset({"null", "bytes", "bytearray", "json", "msgpack"})
 """The serializer's types an import decodes: never ``pickle``."""
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 ALL_SESSIONS = 10**9
+ATTACHMENTS_DIR = "attachments"
+"""Where ``Settings.attachments_dir`` keeps images, under ``$DCODE_HOME``."""
 
 
 class ExportFormatError(Exception):
@@ -118,7 +120,8 @@ class _Writer:
 
 
 def beside_files(home: Path, threads: Iterable[str]) -> list[str]:
-    """The files under ``home`` the threads refer to: archives, plans and large results."""
+    """The files under ``home`` the threads refer to: archives, plans and large results there,
+    and the attachments (images) their messages name, there or not."""
     from dcode.agent.large_results import RESULTS_DIR, safe_name
     from dcode.agent.session_files import HISTORY_DIR, archive_path, plan_path
 
@@ -132,6 +135,30 @@ def beside_files(home: Path, threads: Iterable[str]) -> list[str]:
         if results.is_dir():
             found += sorted(p for p in results.iterdir() if p.is_file())
     return [str(path.relative_to(home)) for path in found]
+
+
+def attachment_files(store: SessionStore, threads: Iterable[str]) -> list[str]:
+    """The attachments the threads' messages refer to, relative to ``$DCODE_HOME``."""
+    from dcode.media.attachment import (
+        InvalidReferenceBlock,
+        from_reference_block,
+        is_reference_block,
+    )
+    from dcode.media.store import AttachmentStore
+
+    attachments = AttachmentStore(store.home / ATTACHMENTS_DIR)
+    found: dict[str, None] = {}
+    for thread in threads:
+        saved = store.read_thread(thread)
+        for message in saved.messages if saved else []:
+            content = message.content if isinstance(message.content, list) else []
+            for block in filter(is_reference_block, content):
+                try:
+                    path = attachments.path_for(from_reference_block(block))
+                except InvalidReferenceBlock:
+                    continue
+                found[str(path.relative_to(store.home))] = None
+    return list(found)
 
 
 async def export_sessions(store: SessionStore, session_ids: list[str], out: IO[str]) -> list[str]:
@@ -164,7 +191,7 @@ async def _export_session(
     if records is None:
         raise ValueError(f"no session {session_id!r}")
     threads = [session_id, *store.task_threads(session_id)]
-    files = beside_files(store.home, threads)
+    files = beside_files(store.home, threads) + attachment_files(store, threads)
     writer.line(
         {
             "kind": "session",
@@ -185,6 +212,9 @@ async def _export_session(
             f"session {session_id}: {len(files)} file(s) beside the store stay in "
             f"{store.home} (not in the export): {', '.join(files)}"
         )
+    absent = [name for name in files if not (store.home / name).exists()]
+    if absent:
+        notes.append(f"session {session_id}: missing here already: {', '.join(absent)}")
     if missing:
         notes.append(
             f"session {session_id}: the kept content of {len(missing)} changed file(s) is "
@@ -275,7 +305,7 @@ class _Reader:
 
     def get(self, value: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
         found = value.get(key)
-        if not isinstance(found, kind) or (isinstance(found, bool) and kind in (int, float)):
+        if not isinstance(found, kind) or (isinstance(found, bool) and kind is not bool):
             raise self.fail(f"{key!r} is missing or not a {getattr(kind, '__name__', kind)}")
         return found
 
