@@ -39,6 +39,15 @@ CHANGE = "change the plan"
 JOB = "Read a.txt and report its first word."
 
 
+def imported(session_id: str) -> str:
+    """The import's line for the session ``make_session`` makes, on a machine without its
+    compaction archive (a file beside the store, which stays where it is)."""
+    return (
+        f"imported session {session_id} ({PLAN}); 1 file(s) beside the store are not here: "
+        f"conversation_history/{session_id}.md"
+    )
+
+
 @dataclass
 class Side:
     settings: Settings
@@ -68,7 +77,8 @@ def write(path: str, content: str):
 
 
 async def make_session(server: ScriptedModelServer, settings: Settings) -> str:
-    """Two prompts: a file written and a subagent's read, then the file written again."""
+    """Two prompts: a file written and a subagent's read, then the file written again; then
+    the conversation compacted."""
     (Path(settings.workspace) / "a.txt").write_text("alpha beta\n")
     server.script(
         reply(tool_calls=[write("plan.md", "step one\n")], usage=(20, 2)).answering(PLAN),
@@ -80,11 +90,13 @@ async def make_session(server: ScriptedModelServer, settings: Settings) -> str:
         reply("Planned: alpha.", usage=(40, 4)).answering(PLAN),
         reply(tool_calls=[write("plan.md", "step two\n")], usage=(50, 5)).answering(PLAN),
         reply("Replanned.", usage=(60, 6)).answering(PLAN),
+        reply("SUMMARY: a plan was made, with alpha."),
     )
     async with await Engine.open(settings) as engine:
         runner = engine.runner(HeadlessApprover())
         _ = [event async for event in runner.run_turn(PLAN)]
         _ = [event async for event in runner.run_turn(CHANGE)]
+        await runner.compact()
     return runner.session_id
 
 
@@ -128,12 +140,13 @@ def test_a_round_trip_keeps_transcript_rewind_choices_and_tokens(
     exported = tmp_path / "sessions.jsonl"
     export_to(source.settings, exported, [session_id[:6]])
 
-    assert import_from(target.settings, exported) == [f"imported session {session_id} ({PLAN})"]
+    assert import_from(target.settings, exported) == [imported(session_id)]
     before, after = source.store(), target.store()
     assert after.get(session_id) == before.get(session_id)  # every token figure, the title
     assert transcript(after, session_id) == transcript(before, session_id)
     assert any(agent for agent, *_ in transcript(after, session_id))  # the subagent's lines
     assert after.task_threads(session_id) == before.task_threads(session_id)
+    assert after.compaction_log(session_id) == before.compaction_log(session_id) != []
     for thread in [session_id, *before.task_threads(session_id)]:
         assert after.read_thread(thread) == before.read_thread(thread)
     assert rewind_choices(after, session_id) == rewind_choices(before, session_id)
@@ -159,9 +172,7 @@ def test_a_second_import_skips_the_session_and_replace_replaces_it(
     assert import_from(target.settings, exported) == [
         f"skipped session {session_id}: it is already in {target.store().name} (--replace replaces it)"
     ]
-    assert import_from(target.settings, exported, replace=True) == [
-        f"imported session {session_id} ({PLAN})"
-    ]
+    assert import_from(target.settings, exported, replace=True) == [imported(session_id)]
     assert rewind_choices(target.store(), session_id) == rewind_choices(source.store(), session_id)
 
 
@@ -181,7 +192,11 @@ def exported(server: ScriptedModelServer, workspace: Path, tmp_path: Path) -> tu
     session_id = asyncio.run(make_session(server, settings))
     path = tmp_path / "exported.jsonl"
     code, out, err = cli(settings.home, "sessions", "export", "-o", str(path))
-    assert (code, out, err) == (0, "", "")
+    assert (code, out) == (0, "")
+    assert err == (
+        f"session {session_id}: 1 file(s) beside the store stay in {settings.home} "
+        f"(not in the export): conversation_history/{session_id}.md\n"
+    )
     return session_id, path
 
 
@@ -191,14 +206,21 @@ def test_the_commands_move_a_session_through_a_file_and_stdin(
     session_id, path = exported
     assert path.stat().st_mode & 0o077 == 0  # sessions are private
     code, out, _err = cli(tmp_path / "one", "sessions", "import", str(path))
-    assert (code, out) == (0, f"imported session {session_id} ({PLAN})\n")
+    assert (code, out) == (0, imported(session_id) + "\n")
     code, out, _err = cli(tmp_path / "two", "sessions", "import", "-", input=path.read_bytes())
-    assert (code, out) == (0, f"imported session {session_id} ({PLAN})\n")
+    assert (code, out) == (0, imported(session_id) + "\n")
     code, out, _err = cli(tmp_path / "two", "sessions", "export", session_id)
     assert code == 0
-    assert (
-        out.splitlines()[1:] == path.read_text().splitlines()[1:]
-    )  # the same, but the header's time
+    # The same, but the header's time and the files beside the store (not on this machine).
+    assert lines_of(out)[1:] == lines_of(path.read_text())[1:]
+
+
+def lines_of(export: str) -> list[dict]:
+    parsed = [json.loads(line) for line in export.splitlines()]
+    for line in parsed:
+        line.pop("files", None)
+        line.pop("digest", None)
+    return parsed
 
 
 def reseal(lines: list[str]) -> list[str]:
