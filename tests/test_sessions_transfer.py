@@ -374,3 +374,30 @@ def test_attachments_stay_files_and_both_ends_name_them(
     session = open_store(target).latest()
     assert session is not None
     assert "[you] what is in [image 1]?" in show_session(target, session.id)
+
+
+def test_a_session_that_fails_while_written_is_taken_out_again(
+    exported: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dcode.agent.store.base import SessionDatabaseError
+    from dcode.agent.store.sqlite import SqliteStore
+
+    def full(store: SqliteStore, records: object) -> None:
+        raise SessionDatabaseError(
+            f"{store.name} cannot be written: the disk is full", damaged=False
+        )
+
+    session_id, path = exported
+    home = tmp_path / "full"
+    monkeypatch.setattr(SqliteStore, "import_records", full)  # the last write of a session
+    code, out, err = cli(home, "sessions", "import", str(path))
+    assert (code, out) == (2, "")
+    assert err.strip().endswith("cannot be written: the disk is full")
+    store = open_store(Settings(home=home, workspace=tmp_path))
+    assert store.list() == []
+    for thread in [session_id, f"{session_id}/task/1"]:
+        assert store.read_thread(thread) is None  # its checkpoints went again
+    monkeypatch.undo()
+    code, out, _err = cli(home, "sessions", "import", str(path))
+    assert (code, out) == (0, imported(session_id) + "\n")
+    assert store.read_thread(f"{session_id}/task/1") is not None

@@ -40,7 +40,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from dcode.agent.rewind.blobs import content_hash
 from dcode.agent.store.base import (
@@ -54,7 +54,7 @@ from dcode.agent.store.base import (
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint, CheckpointMetadata
     from langgraph.checkpoint.serde.base import SerializerProtocol
 
 FORMAT = "dcode-sessions"
@@ -77,8 +77,8 @@ class SavedCheckpoint:
     ns: str
     id: str
     parent: str | None
-    checkpoint: dict[str, Any]
-    metadata: dict[str, Any]
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
     writes: list[tuple[str, str, Any]]
     """``(task_id, channel, value)`` in the order the saver read them."""
 
@@ -120,8 +120,7 @@ class _Writer:
 
 
 def beside_files(home: Path, threads: Iterable[str]) -> list[str]:
-    """The files under ``home`` the threads refer to: archives, plans and large results there,
-    and the attachments (images) their messages name, there or not."""
+    """The files under ``home`` the threads left there: archives, plans and large results."""
     from dcode.agent.large_results import RESULTS_DIR, safe_name
     from dcode.agent.session_files import HISTORY_DIR, archive_path, plan_path
 
@@ -455,7 +454,15 @@ def _checkpoint(
             raise reader.fail("a pending write is malformed")
         writes.append((write[0], write[1], reader.value(write[2:])))
     known.add(checkpoint_id)
-    return SavedCheckpoint(thread, ns, checkpoint_id, parent, checkpoint, metadata, writes)
+    return SavedCheckpoint(
+        thread,
+        ns,
+        checkpoint_id,
+        parent,
+        cast("Checkpoint", checkpoint),
+        cast("CheckpointMetadata", metadata),
+        writes,
+    )
 
 
 # -- import ------------------------------------------------------------------------------------
@@ -537,7 +544,7 @@ async def _put_checkpoints(saver: BaseCheckpointSaver, checkpoints: list[SavedCh
         values = saved.checkpoint["channel_values"]
         new = {k: v for k, v in current.items() if before.get(k) != v or k in values}
         config = _config(saved.thread, saved.ns, saved.parent)
-        await saver.aput(config, saved.checkpoint, saved.metadata, new)  # type: ignore[arg-type]
+        await saver.aput(config, saved.checkpoint, saved.metadata, new)
         versions[(saved.thread, saved.ns, saved.id)] = current
         at = _config(saved.thread, saved.ns, saved.id)
         for number, (task_id, writes) in enumerate(groupby(saved.writes, key=lambda w: w[0])):
