@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,9 +31,10 @@ from tests.support.stores import configured
 from tests.test_saved_thread_tasks import settled, task_call
 from tests.test_tui_app_support import make_settings
 
-PAIRS = [("sqlite", "sqlite")]
-"""(source, target) stores of the round trip; a store added to ``tests/support/stores.py`` adds
-its pairs here, e.g. ``("sqlite", "postgres"), ("postgres", "sqlite")``."""
+ROUTES = [("sqlite", "sqlite")]
+"""The stores a session is moved through, one export and import a hop. Once the Postgres store
+is in ``tests/support/stores.py``: ``("sqlite", "postgres", "sqlite")``."""
+DATABASE_URL = "DCODE_DATABASE_URL"
 
 PLAN = "make a plan"
 CHANGE = "change the plan"
@@ -51,25 +53,39 @@ def imported(session_id: str) -> str:
 @dataclass
 class Side:
     settings: Settings
+    opened: list[SessionStore]
 
     def store(self) -> SessionStore:
-        return open_store(self.settings)
+        """The side's store, opened once (``route`` closes it)."""
+        if not self.opened:
+            self.opened.append(open_store(self.settings))
+        return self.opened[0]
 
 
 def side(home: Path, workspace: Path, server: ScriptedModelServer, kind: str) -> Side:
     base = make_settings(home, workspace, server, approve=ApprovalMode.EDITS)
-    return Side(configured(base, kind))
+    return Side(configured(base, kind), [])
 
 
-@pytest.fixture(params=PAIRS, ids=["-to-".join(pair) for pair in PAIRS])
-def pair(
-    request: pytest.FixtureRequest, tmp_path: Path, workspace: Path, server: ScriptedModelServer
-) -> tuple[Side, Side]:
-    source, target = request.param
-    return (
-        side(tmp_path / "source", workspace, server, source),
-        side(tmp_path / "target", workspace, server, target),
-    )
+@pytest.fixture(params=ROUTES, ids=["-to-".join(route) for route in ROUTES])
+def route(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    workspace: Path,
+    server: ScriptedModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[list[Side]]:
+    """A side (a ``$DCODE_HOME`` of its own, and its store) for each store of the route."""
+    if "postgres" in request.param:
+        monkeypatch.setenv(DATABASE_URL, request.getfixturevalue("postgres_url"))
+    sides = [
+        side(tmp_path / f"leg{number}", workspace, server, kind)
+        for number, kind in enumerate(request.param)
+    ]
+    yield sides
+    for leg in sides:
+        for store in leg.opened:
+            store.close()
 
 
 def write(path: str, content: str):
@@ -133,15 +149,17 @@ def import_from(settings: Settings, path: Path, *, replace: bool = False) -> lis
 
 
 def test_a_round_trip_keeps_transcript_rewind_choices_and_tokens(
-    server: ScriptedModelServer, workspace: Path, tmp_path: Path, pair: tuple[Side, Side]
+    server: ScriptedModelServer, workspace: Path, tmp_path: Path, route: list[Side]
 ) -> None:
-    source, target = pair
-    session_id = asyncio.run(make_session(server, source.settings))
-    exported = tmp_path / "sessions.jsonl"
-    export_to(source.settings, exported, [session_id[:6]])
+    first, last = route[0], route[-1]
+    session_id = asyncio.run(make_session(server, first.settings))
+    for number, (source, target) in enumerate(itertools.pairwise(route)):
+        exported = tmp_path / f"hop{number}.jsonl"
+        export_to(source.settings, exported, [session_id[:6]])
+        [line] = import_from(target.settings, exported)
+        assert line.startswith(f"imported session {session_id} ({PLAN})")
 
-    assert import_from(target.settings, exported) == [imported(session_id)]
-    before, after = source.store(), target.store()
+    before, after = first.store(), last.store()
     assert after.get(session_id) == before.get(session_id)  # every token figure, the title
     assert transcript(after, session_id) == transcript(before, session_id)
     assert any(agent for agent, *_ in transcript(after, session_id))  # the subagent's lines
@@ -151,24 +169,24 @@ def test_a_round_trip_keeps_transcript_rewind_choices_and_tokens(
         assert after.read_thread(thread) == before.read_thread(thread)
     assert rewind_choices(after, session_id) == rewind_choices(before, session_id)
     assert [turn.files_changed for turn in after.turns(session_id)] == [1, 1]
-    assert shown(target.settings, session_id) == shown(source.settings, session_id)
+    assert shown(last.settings, session_id) == shown(first.settings, session_id)
 
-    # The kept contents travelled: the target's rewind puts the first plan back.
+    # The kept contents travelled: the last store's rewind puts the first plan back.
     info = after.get(session_id)
     assert info is not None
-    rewind(target.settings, info, 2, conversation=True, code=True)
+    rewind(last.settings, info, 2, conversation=True, code=True)
     assert (workspace / "plan.md").read_text() == "step one\n"
     assert [turn.prompt for turn in after.turns(session_id)] == [PLAN]
 
 
 def test_a_second_import_skips_the_session_and_replace_replaces_it(
-    server: ScriptedModelServer, tmp_path: Path, pair: tuple[Side, Side]
+    server: ScriptedModelServer, tmp_path: Path, route: list[Side]
 ) -> None:
-    source, target = pair
+    source, target = route[0], route[1]
     session_id = asyncio.run(make_session(server, source.settings))
     exported = tmp_path / "sessions.jsonl"
     export_to(source.settings, exported)
-    import_from(target.settings, exported)
+    assert import_from(target.settings, exported) == [imported(session_id)]
     assert import_from(target.settings, exported) == [
         f"skipped session {session_id}: it is already in {target.store().name} (--replace replaces it)"
     ]
@@ -297,6 +315,7 @@ def hostile_files(lines: list[str]) -> dict[str, tuple[bytes, str]]:
             "does not match its hash",
         ),
         "lines after the end": (join([*lines, lines[1]]), "does not close the file"),
+        "a deeply nested line": (join([lines[0], "[" * 200_000]), "line 2: not a JSON line"),
     }
 
 

@@ -157,21 +157,26 @@ def export_sessions(settings: Settings, prefixes: list[str], out: IO[str]) -> li
     from dcode.agent.store.transfer import export_sessions as export
 
     store = open_store(settings, read_only=True)
-    if prefixes:
+    try:
         ids = []
         for prefix in prefixes:
             info = store.get(prefix)
             if info is None:
                 raise ConfigError(f"no session {prefix!r} (or more than one starts so)")
             ids.append(info.id)
-        ids = list(dict.fromkeys(ids))
-    else:
-        ids = [info.id for info in reversed(store.list(limit=ALL_SESSIONS))]
-    return asyncio.run(export(store, ids, out))
+        if not prefixes:
+            ids = [info.id for info in reversed(store.list(limit=ALL_SESSIONS))]
+        return asyncio.run(export(store, list(dict.fromkeys(ids)), out))
+    finally:
+        store.close()
 
 
 def import_sessions(settings: Settings, source: IO[bytes], *, replace: bool) -> list[str]:
     """Import an export (a seekable binary file); one line a session."""
     from dcode.agent.store.transfer import import_sessions as load
 
-    return asyncio.run(load(open_store(settings), source, replace=replace))
+    store = open_store(settings)
+    try:
+        return asyncio.run(load(store, source, replace=replace))
+    finally:
+        store.close()

@@ -288,7 +288,7 @@ class _Reader:
         self.raw = raw
         try:
             value = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise self.fail("not a JSON line: the file is damaged") from None
         if not isinstance(value, dict):
             raise self.fail("not a JSON object: the file is damaged")
