@@ -420,3 +420,25 @@ def test_a_session_that_fails_while_written_is_taken_out_again(
     code, out, _err = cli(home, "sessions", "import", str(path))
     assert (code, out) == (0, imported(session_id) + "\n")
     assert store.read_thread(f"{session_id}/task/1") is not None
+
+
+def test_an_imported_value_never_runs_code(exported: tuple[str, Path], tmp_path: Path) -> None:
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from tests.support.hostile_values import Trap
+
+    session_id, path = exported
+    marker = tmp_path / "ran"
+    kind, payload = JsonPlusSerializer().dumps_typed({"source": Trap(str(marker))})
+    # The payload is live: the savers' default serializer would call the class it names.
+    JsonPlusSerializer().loads_typed((kind, payload))
+    assert marker.exists()
+    marker.unlink()
+
+    def trapped(value: dict) -> None:
+        value["metadata"] = [kind, base64.b64encode(payload).decode()]
+
+    bad = tmp_path / "trapped.jsonl"
+    bad.write_text("\n".join(edited(path.read_text().splitlines(), "checkpoint", trapped)) + "\n")
+    code, out, err = cli(tmp_path / "target", "sessions", "import", str(bad))
+    assert not marker.exists(), (code, out, err)
