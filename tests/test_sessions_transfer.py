@@ -427,7 +427,7 @@ def test_an_imported_value_never_runs_code(exported: tuple[str, Path], tmp_path:
 
     from tests.support.hostile_values import Trap
 
-    session_id, path = exported
+    _session_id, path = exported
     marker = tmp_path / "ran"
     kind, payload = JsonPlusSerializer().dumps_typed({"source": Trap(str(marker))})
     # The payload is live: the savers' default serializer would call the class it names.
