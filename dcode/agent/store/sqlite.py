@@ -48,6 +48,7 @@ from dcode.agent.store.base import (
     title_from_prompt,
 )
 from dcode.agent.store.file_lock import SessionLock
+from dcode.agent.store.serde import safe_serde
 from dcode.agent.store.sqlite_file import (
     async_database_errors,
     check_database,
@@ -537,7 +538,7 @@ class SqliteStore(SessionStore):
                 return
             if missing:  # half the checkpointer's tables: the saver would try to recreate them
                 raise database_error(self.db_path, f"no {' or '.join(missing)} table", damaged=True)
-            yield SqliteSaver(conn)
+            yield SqliteSaver(conn, serde=safe_serde())
 
     def read_thread(self, thread_id: str, *, strict: bool = False) -> SavedThread | None:
         try:

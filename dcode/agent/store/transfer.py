@@ -51,6 +51,7 @@ from dcode.agent.store.base import (
     SessionStore,
     TurnRecord,
 )
+from dcode.agent.store.serde import safe_serde
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -468,20 +469,10 @@ def _checkpoint(
 # -- import ------------------------------------------------------------------------------------
 
 
-def untrusted_serde() -> SerializerProtocol:
-    """The serializer an export is read with: it rebuilds only the types LangGraph lists as safe
-    (messages, dates, paths…). An export is a file from elsewhere, and the savers' default
-    serializer would import and call any class a value names; here such a value stays the
-    plain data it was stored as."""
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-    return JsonPlusSerializer(allowed_msgpack_modules=None)
-
-
 async def import_sessions(store: SessionStore, source: IO[bytes], *, replace: bool) -> list[str]:
     """Import every session of the export ``source`` (seekable); the lines to show. The whole
     file is read and checked first: ``ExportFormatError`` and nothing written when it is bad."""
-    serde = untrusted_serde()
+    serde = safe_serde()  # an export is a file from elsewhere: safe types only
     saver = await store.open_checkpointer()
     try:
         for _session in read_sessions(source, serde):
