@@ -49,7 +49,7 @@ sub = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 sessions_app = typer.Typer(
-    help="List, show, rewind and delete saved sessions.", no_args_is_help=True
+    help="List, show, rewind, delete, export and import saved sessions.", no_args_is_help=True
 )
 media_app = typer.Typer(help="Inspect what media would be sent to a model.", no_args_is_help=True)
 config_app = typer.Typer(
@@ -101,7 +101,7 @@ def _version(value: bool) -> None:
     help=(
         "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
         "headless and print the answer (PROMPT '-' reads stdin).\n\n"
-        "Subcommands: dcode sessions list|show|rewind|delete, dcode media inspect, dcode config path|show, "
+        "Subcommands: dcode sessions list|show|rewind|delete|export|import, dcode media inspect, dcode config path|show, "
         "dcode agents list, dcode mcp list|get|add|remove, dcode files list|info|delete|prune, dcode trust [PATH] [--revoke|--list], dcode doctor."
     )
 )
@@ -518,6 +518,97 @@ def sessions_delete(session_id: str) -> None:
         except SessionHeld as exc:
             _fail(f"{exc}: quit it there first", code=1)
     _echo(f"Deleted session {info.id}.")
+
+
+@sessions_app.command(
+    "export",
+    help=(
+        "Write sessions (all, or those named by id or prefix) to stdout or -o FILE, for "
+        "`dcode sessions import` on another store or machine: checkpoints, subagents, turns, "
+        "file changes with the kept contents /rewind needs, and token figures. Attachments, "
+        "archives and large tool results stay files under $DCODE_HOME: the export names them "
+        "(on stderr) and the import says which are missing there."
+    ),
+)
+def sessions_export(
+    session_ids: Annotated[
+        list[str] | None, typer.Argument(help="Session ids or prefixes; none: every session.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write to FILE instead of stdout.")
+    ] = None,
+) -> None:
+    from dcode.cli.sessions import export_sessions
+
+    settings = _settings()
+    with _session_database():
+        try:
+            if output is None:
+                notes = export_sessions(settings, session_ids or [], sys.stdout)
+            else:
+                with _private_output(output) as out:
+                    notes = export_sessions(settings, session_ids or [], out)
+        except ConfigError as exc:
+            _fail(str(exc), code=1)
+            return
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}", code=1)
+            return
+    for note in notes:
+        _echo(note, err=True)
+
+
+@contextmanager
+def _private_output(path: Path) -> Iterator[TextIO]:
+    """``path`` written whole or not at all, readable by its owner only (sessions are private)."""
+    import tempfile
+
+    handle, name = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            yield out
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+
+
+@sessions_app.command(
+    "import",
+    help=(
+        "Import sessions from a file `dcode sessions export` wrote ('-': stdin). A session "
+        "already here is skipped (--replace replaces it); a bad file changes nothing."
+    ),
+)
+def sessions_import(
+    source: Annotated[str, typer.Argument(help="The export file; '-' reads stdin.")],
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace a session that is already here.")
+    ] = False,
+) -> None:
+    import shutil
+    import tempfile
+
+    from dcode.agent.store.transfer import ExportFormatError
+    from dcode.cli.sessions import import_sessions
+
+    settings = _settings()
+    with _session_database(), tempfile.TemporaryFile() as spooled:
+        try:
+            if source == "-":
+                shutil.copyfileobj(sys.stdin.buffer, spooled)
+                spooled.seek(0)
+                lines = import_sessions(settings, spooled, replace=replace)
+            else:
+                with open(source, "rb") as given:
+                    lines = import_sessions(settings, given, replace=replace)
+        except OSError as exc:
+            _fail(f"cannot read {source}: {exc.strerror or exc}", code=1)
+            return
+        except ExportFormatError as exc:
+            _fail(f"{source}: {exc}; nothing was imported", code=1)
+            return
+    _echo("\n".join(lines))
 
 
 @config_app.command("path", help="Print the config file locations.")

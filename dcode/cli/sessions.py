@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from typing import IO
 
 from dcode.agent.attached_files import ATTACHMENT_MARK
 from dcode.agent.events import (
@@ -146,3 +148,35 @@ def _event_text(event: Event) -> str | None:
 def _short(args: dict) -> str:
     text = json.dumps(args, ensure_ascii=False)
     return text if len(text) <= 120 else text[:119] + "…"
+
+
+def export_sessions(settings: Settings, prefixes: list[str], out: IO[str]) -> list[str]:
+    """Write the sessions named by id or unique prefix (all without any) to ``out``; the notes
+    to show on stderr. An unknown id is a ``ConfigError`` before anything is written."""
+    from dcode.agent.store.transfer import ALL_SESSIONS
+    from dcode.agent.store.transfer import export_sessions as export
+
+    store = open_store(settings, read_only=True)
+    try:
+        ids = []
+        for prefix in prefixes:
+            info = store.get(prefix)
+            if info is None:
+                raise ConfigError(f"no session {prefix!r} (or more than one starts so)")
+            ids.append(info.id)
+        if not prefixes:
+            ids = [info.id for info in reversed(store.list(limit=ALL_SESSIONS))]
+        return asyncio.run(export(store, list(dict.fromkeys(ids)), out))
+    finally:
+        store.close()
+
+
+def import_sessions(settings: Settings, source: IO[bytes], *, replace: bool) -> list[str]:
+    """Import an export (a seekable binary file); one line a session."""
+    from dcode.agent.store.transfer import import_sessions as load
+
+    store = open_store(settings)
+    try:
+        return asyncio.run(load(store, source, replace=replace))
+    finally:
+        store.close()

@@ -95,6 +95,39 @@ class FileChange:
     after_sha: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """A turn as an export carries it: ``change_mark`` counts in the exported change ids."""
+
+    prompt: str
+    started: float
+    checkpoint_id: str | None
+    change_mark: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeRecord:
+    """A file change as an export carries it, with when it was made (pruning reads it)."""
+
+    id: int
+    path: str
+    before_sha: str | None
+    kept: bool
+    after_sha: str | None
+    at: float
+
+
+@dataclass(frozen=True)
+class SessionRecords:
+    """Everything a store keeps about a session outside its threads, as ``dcode sessions
+    export`` moves it between stores: the listed record with its token figures, the turns and
+    the file changes ``/rewind`` reads (oldest first)."""
+
+    info: SessionInfo
+    turns: list[TurnRecord]
+    changes: list[ChangeRecord]
+
+
 @dataclass(frozen=True)
 class SavedThread:
     checkpoint_id: str
@@ -149,6 +182,16 @@ def clipped_prompt(prompt: str) -> str:
 def files_changed(turn_marks: Iterable[int], changes: list[tuple[int, str]]) -> list[int]:
     """For each turn's mark, how many files the changes numbered above it touched."""
     return [len({path for change_id, path in changes if change_id > mark}) for mark in turn_marks]
+
+
+def renumbered(changes: Iterable[ChangeRecord], base: int) -> dict[int, int]:
+    """Imported changes' new ids, in their order, above ``base`` (the store's largest)."""
+    return {change.id: base + number for number, change in enumerate(changes, start=1)}
+
+
+def moved_mark(mark: int, new_ids: dict[int, int], base: int) -> int:
+    """A turn's ``change_mark`` among renumbered changes: above it the same changes as before."""
+    return max((new for old, new in new_ids.items() if old <= mark), default=base)
 
 
 class SessionStore(ABC):
@@ -264,6 +307,17 @@ class SessionStore(ABC):
 
     @abstractmethod
     def drop_changes(self, change_ids: Iterable[int]) -> None: ...
+
+    @abstractmethod
+    def export_records(self, session_id: str) -> SessionRecords | None:
+        """The session's records (by exact id) for an export; None when there is no session."""
+
+    @abstractmethod
+    def import_records(self, records: SessionRecords) -> None:
+        """Add a session's records in one transaction: all of them or none. Change ids are
+        given anew (they grow across the store) and each turn's ``change_mark`` moves with
+        them, so that ``turns`` counts the same files changed. Raises ``ValueError`` when the
+        session's id is taken."""
 
     @abstractmethod
     def prune(self, *, now: float | None = None, keep_days: float = KEEP_DAYS) -> bool:

@@ -40,6 +40,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from dcode.agent.store.serde import SAFE_TYPES_ONLY
+
 THREADS = 8  # threads whose latest history is kept (the session's, its subagents')
 ENTRIES = 4  # decoded checkpoints kept
 BUDGET = 64 * 2**20  # and at most this many bytes of theirs, as stored
@@ -112,7 +114,9 @@ class RememberingSerializer(JsonPlusSerializer):
     ``loads_typed`` answers a large checkpoint it decoded before from memory."""
 
     def __init__(self, *, entries: int = ENTRIES, budget: int = BUDGET, **options: Any) -> None:
-        super().__init__(**options)  # JsonPlusSerializer's own (its msgpack allowlist, say)
+        # JsonPlusSerializer's own options; safe types only unless told otherwise (store/serde.py)
+        options.setdefault("allowed_msgpack_modules", SAFE_TYPES_ONLY)
+        super().__init__(**options)
         self._memo = _Memo(entries, budget)
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import dataclasses
 import os
 import sqlite3
 import time
@@ -30,18 +31,24 @@ from dcode.agent.store import threads
 from dcode.agent.store.base import (
     DAY_SECONDS,
     KEEP_DAYS,
+    ChangeRecord,
     FileChange,
     SavedThread,
     SessionDatabaseError,
     SessionHold,
     SessionInfo,
+    SessionRecords,
     SessionStore,
     Turn,
+    TurnRecord,
     clipped_prompt,
     files_changed,
+    moved_mark,
+    renumbered,
     title_from_prompt,
 )
 from dcode.agent.store.file_lock import SessionLock
+from dcode.agent.store.serde import safe_serde
 from dcode.agent.store.sqlite_file import (
     async_database_errors,
     check_database,
@@ -362,6 +369,67 @@ class SqliteStore(SessionStore):
         with self._connect() as conn:
             conn.executemany("DELETE FROM dcode_file_changes WHERE id = ?", [(i,) for i in ids])
 
+    def export_records(self, session_id: str) -> SessionRecords | None:
+        rows = self._query("SELECT * FROM dcode_sessions WHERE id = ?", (session_id,))
+        if not rows:
+            return None
+        with self._connect() as conn:
+            if not self._has_tables(conn):
+                return SessionRecords(rows[0], [], [])
+            turns = conn.execute(
+                "SELECT prompt, started, checkpoint_id, change_mark FROM dcode_turns WHERE session_id = ? ORDER BY id",
+                (session_id,),
+            ).fetchall()
+            changes = conn.execute(
+                "SELECT id, path, before_sha, kept, after_sha, at FROM dcode_file_changes WHERE session_id = ? ORDER BY id",
+                (session_id,),
+            ).fetchall()
+        return SessionRecords(
+            rows[0],
+            [TurnRecord(*row) for row in turns],
+            [ChangeRecord(i, p, b, bool(k), a, at) for i, p, b, k, a, at in changes],
+        )
+
+    def import_records(self, records: SessionRecords) -> None:
+        info = dataclasses.asdict(records.info)
+        with self._connect() as conn:
+            if conn.execute("SELECT 1 FROM dcode_sessions WHERE id = ?", (info["id"],)).fetchone():
+                raise ValueError(f"session {info['id']} is already in {self.name}")
+            conn.execute(
+                f"INSERT INTO dcode_sessions ({', '.join(info)}) VALUES ({', '.join('?' * len(info))})",
+                tuple(info.values()),
+            )
+            base = conn.execute("SELECT coalesce(max(id), 0) FROM dcode_file_changes").fetchone()[0]
+            new_ids = renumbered(records.changes, base)
+            conn.executemany(
+                "INSERT INTO dcode_file_changes (id, session_id, path, before_sha, kept, after_sha, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        new_ids[c.id],
+                        info["id"],
+                        c.path,
+                        c.before_sha,
+                        int(c.kept),
+                        c.after_sha,
+                        c.at,
+                    )
+                    for c in records.changes
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO dcode_turns (session_id, prompt, started, checkpoint_id, change_mark) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (
+                        info["id"],
+                        t.prompt,
+                        t.started,
+                        t.checkpoint_id,
+                        moved_mark(t.change_mark, new_ids, base),
+                    )
+                    for t in records.turns
+                ],
+            )
+
     def prune(self, *, now: float | None = None, keep_days: float = KEEP_DAYS) -> bool:
         now = time.time() if now is None else now
         marker = self.blobs.root / PRUNED_MARKER
@@ -470,7 +538,7 @@ class SqliteStore(SessionStore):
                 return
             if missing:  # half the checkpointer's tables: the saver would try to recreate them
                 raise database_error(self.db_path, f"no {' or '.join(missing)} table", damaged=True)
-            yield SqliteSaver(conn)
+            yield SqliteSaver(conn, serde=safe_serde())
 
     def read_thread(self, thread_id: str, *, strict: bool = False) -> SavedThread | None:
         try:
