@@ -19,6 +19,7 @@ whole, and what fails is reaching it, which every call says in one line naming t
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import os
 import threading
 import time
@@ -37,15 +38,19 @@ from dcode.agent.store import threads
 from dcode.agent.store.base import (
     DAY_SECONDS,
     KEEP_DAYS,
+    ChangeRecord,
     FileChange,
     SavedThread,
     SessionDatabaseError,
     SessionHold,
     SessionInfo,
+    SessionRecords,
     SessionStore,
     Turn,
+    TurnRecord,
     clipped_prompt,
     files_changed,
+    moved_mark,
     title_from_prompt,
 )
 from dcode.agent.store.postgres_hold import AdvisoryHold
@@ -58,6 +63,7 @@ from dcode.agent.store.postgres_server import (
     refusal,
     server_errors,
 )
+from dcode.agent.store.serde import safe_serde
 from dcode.regular_files import NotRegularFile, open_regular
 from dcode.settings.database import database_location
 from dcode.settings.private_files import write_private
@@ -357,6 +363,64 @@ class PostgresStore(SessionStore):
     def drop_changes(self, change_ids: Iterable[int]) -> None:
         self._run("DELETE FROM dcode_file_changes WHERE id = ANY(%s)", (builtins.list(change_ids),))
 
+    def export_records(self, session_id: str) -> SessionRecords | None:
+        rows = self._rows("SELECT * FROM dcode_sessions WHERE id = %s", (session_id,))
+        if not rows:
+            return None
+        turns = self._rows(
+            "SELECT prompt, started, checkpoint_id, change_mark FROM dcode_turns WHERE session_id = %s ORDER BY id",
+            (session_id,),
+        )
+        changes = self._rows(
+            "SELECT id, path, before_sha, kept, after_sha, at FROM dcode_file_changes WHERE session_id = %s ORDER BY id",
+            (session_id,),
+        )
+        return SessionRecords(
+            SessionInfo(**rows[0]),
+            [TurnRecord(**row) for row in turns],
+            [ChangeRecord(**row) for row in changes],
+        )
+
+    def import_records(self, records: SessionRecords) -> None:
+        """The changes take ids from the store's own sequence, in their order (other sessions'
+        changes may come between: a turn's mark only counts its own session's)."""
+        info = dataclasses.asdict(records.info)
+        self._ready()
+        with self._connection() as conn, conn.transaction():
+            taken = conn.execute("SELECT 1 FROM dcode_sessions WHERE id = %s", (info["id"],))
+            if taken.fetchone():
+                raise ValueError(f"session {info['id']} is already in {self.name}")
+            conn.execute(
+                f"INSERT INTO dcode_sessions ({', '.join(info)}) VALUES ({', '.join(['%s'] * len(info))})",
+                tuple(info.values()),
+            )
+            new_ids = {
+                change.id: self._insert_change(conn, info["id"], change)
+                for change in records.changes
+            }
+            base = min(new_ids.values(), default=1) - 1
+            for turn in records.turns:
+                conn.execute(
+                    "INSERT INTO dcode_turns (session_id, prompt, started, checkpoint_id, change_mark) VALUES (%s, %s, %s, %s, %s)",
+                    (
+                        info["id"],
+                        turn.prompt,
+                        turn.started,
+                        turn.checkpoint_id,
+                        moved_mark(turn.change_mark, new_ids, base),
+                    ),
+                )
+
+    @staticmethod
+    def _insert_change(conn: Conn, session_id: str, change: ChangeRecord) -> int:
+        row = conn.execute(
+            """INSERT INTO dcode_file_changes (session_id, path, before_sha, kept, after_sha, at)
+               VALUES (%s, %s, %s, %s, %s, %s) RETURNING id""",
+            (session_id, change.path, change.before_sha, change.kept, change.after_sha, change.at),
+        ).fetchone()
+        assert row is not None
+        return int(row["id"])
+
     def prune(self, *, now: float | None = None, keep_days: float = KEEP_DAYS) -> bool:
         now = time.time() if now is None else now
         marker = self.blobs.root / PRUNED_MARKER
@@ -435,7 +499,7 @@ class PostgresStore(SessionStore):
 
         self._ready()
         with server_errors(self.url):
-            yield PostgresSaver(self._open_pool())
+            yield PostgresSaver(self._open_pool(), serde=safe_serde())
 
     def read_thread(self, thread_id: str, *, strict: bool = False) -> SavedThread | None:
         try:
