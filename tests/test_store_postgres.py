@@ -64,6 +64,18 @@ def test_an_unreachable_server_is_one_line_naming_it(tmp_path: Path) -> None:
     assert "refused" in line.lower() and "s3cret-pw" not in line
 
 
+def test_holding_a_session_on_an_unreachable_server_is_the_same_line(tmp_path: Path) -> None:
+    port = _closed_port()
+    store = _store(f"postgresql://dcode:s3cret-pw@127.0.0.1:{port}/sessions", tmp_path)
+    with pytest.raises(SessionDatabaseError) as refused:
+        store.hold("abc123")
+    line = str(refused.value)
+    assert line.startswith(
+        f"cannot use the session database postgresql://dcode@127.0.0.1:{port}/sessions: "
+    )
+    assert "s3cret-pw" not in line and "\n" not in line
+
+
 def test_a_role_the_server_refuses_is_one_line_naming_it(postgres_url: str, tmp_path: Path) -> None:
     url = postgres_url.replace("//dcode@", "//nobody:wrong-pw@", 1)
     line = _refusal(url, tmp_path)

@@ -45,7 +45,7 @@ class AdvisoryHold:
         """Hold ``session_id`` for this process, or raise ``SessionHeld`` at once (never waits)."""
         with server_errors(url):
             conninfo = with_settings(url, KEEPALIVES)
-        conn = connect(conninfo, application_name=f"{APPLICATION} {os.getpid()}")
+        conn = connect(url, conninfo=conninfo, application_name=f"{APPLICATION} {os.getpid()}")
         try:
             with server_errors(url):
                 key = lock_key(session_id)

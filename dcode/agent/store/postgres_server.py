@@ -33,8 +33,11 @@ CONNECT_TIMEOUT = 10  # seconds to reach the server before saying it cannot be r
 MIGRATION_LOCK = 0x64636F6465_01  # "dcode" 1: the advisory lock migrations run under
 MIGRATION_WAIT = 120.0  # seconds to wait for another process's migration
 CONNECTION = {"autocommit": True, "row_factory": dict_row}
+"""How every connection is made (``connect`` too): LangGraph's savers need autocommit and
+dict rows."""
 COMPRESSION = "-c default_toast_compression=lz4"
-"""How every connection is made: LangGraph's savers need autocommit and dict rows."""
+"""For the checkpointer's connections: a long session's history snapshot is read back whole a
+few times a turn, and lz4 decompresses it several times faster than Postgres's default."""
 
 MIGRATIONS = [
     """
@@ -110,11 +113,20 @@ def with_settings(url: str, settings: str) -> str:
     return make_conninfo(url, options=f"{given} {settings}".strip())
 
 
-def connect(url: str, **options: object) -> psycopg.Connection[DictRow]:
+def connect(
+    url: str, *, conninfo: str | None = None, application_name: str = "dcode"
+) -> psycopg.Connection[DictRow]:
     """A connection of its own (the pools make theirs with ``CONNECTION``), or the store's
-    line for why there is none."""
+    line for why there is none; ``conninfo``: what to connect with, when not ``url`` itself
+    (the line names ``url``, the only form whose password it knows how to leave out)."""
     try:
-        return psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT, **CONNECTION, **options)  # type: ignore[arg-type]
+        return psycopg.connect(
+            conninfo or url,
+            autocommit=True,
+            row_factory=dict_row,
+            connect_timeout=CONNECT_TIMEOUT,
+            application_name=application_name,
+        )
     except psycopg.Error as exc:  # a malformed address is a ProgrammingError
         raise store_error(database_location(url), one_line(exc)) from exc
 
