@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 
 # Chatty at DEBUG, and never what --debug is for.
-_NOISY = ("httpcore", "httpx", "aiosqlite", "asyncio", "openai", "urllib3")
+_NOISY = ("httpcore", "httpx", "aiosqlite", "psycopg", "asyncio", "openai", "urllib3")
+# psycopg's pools log each failed connection attempt (``psycopg.pool``) while they retry: the
+# store's own line says what is wrong, once.
 
 
 def route_library_logs(*, debug: bool = False) -> None:

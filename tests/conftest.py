@@ -16,6 +16,7 @@ import pytest
 from dcode.agent.store import open_store
 from dcode.agent.store.base import SessionStore
 from dcode.settings.config import ApprovalMode, Settings, WireApi
+from dcode.settings.database import DATABASE_URL_ENV
 from tests.support.corpus import CORPUS  # noqa: F401 - where the real-world test files are (tests/support/corpus.py)
 from tests.support.model_server import ScriptedModelServer
 from tests.support.postgres import postgres_cluster, postgres_url  # noqa: F401 - fixtures
@@ -94,10 +95,21 @@ def dcode_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def session_database_of_the_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``DCODE_DATABASE_URL`` from the shell running the tests: a test's dcode keeps its
+    sessions in its home's SQLite file unless the test's ``store_kind`` names a server."""
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+
+
 @pytest.fixture(params=STORES)
-def store_kind(request: pytest.FixtureRequest) -> str:
-    """Which session store a test runs against (``tests/support/stores.py``)."""
-    return str(request.param)
+def store_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which session store a test runs against (``tests/support/stores.py``); for Postgres, a
+    new database of the run's server, named in ``DCODE_DATABASE_URL`` for the test."""
+    kind = str(request.param)
+    if kind == "postgres":
+        monkeypatch.setenv(DATABASE_URL_ENV, str(request.getfixturevalue("postgres_url")))
+    return kind
 
 
 def _kind(request: pytest.FixtureRequest) -> str:

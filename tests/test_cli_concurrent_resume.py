@@ -17,6 +17,7 @@ from pathlib import Path
 from dcode.agent.store.base import SessionStore
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call
 from tests.support.session_holder import held_elsewhere
+from tests.support.stores import store_env
 from tests.test_cli_headless import DCODE, model_args, run
 
 WAIT_FOR_GO = "touch started; while [ ! -f go ]; do sleep 0.05; done; echo went on"
@@ -28,6 +29,7 @@ def _env(home: Path) -> dict[str, str]:
         "HOME": str(home.parent),
         "DCODE_HOME": str(home),
         "OPENAI_API_KEY": "test-key",
+        **store_env(),
     }
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.model_server import fault, reply, tool_call
+from tests.support.stores import store_env
 
 DCODE = str(Path(sys.executable).with_name("dcode"))
 
@@ -31,6 +32,7 @@ def run(
         "HOME": str(home.parent),
         "DCODE_HOME": str(home),
         "OPENAI_API_KEY": "test-key",
+        **store_env(),
         **(env or {}),
     }
     return subprocess.run(

@@ -10,12 +10,13 @@ from pathlib import Path
 from dcode.agent.store.base import SessionStore
 from dcode.agent.tools.spec import WRITE_FILE
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.support.stores import store_env
 
 
 def dcode(
     args: list[str], home: Path, cwd: Path, *, key: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "DCODE_HOME": str(home)}
+    env = {"PATH": os.environ["PATH"], "DCODE_HOME": str(home), **store_env()}
     if key:
         env["OPENAI_API_KEY"] = "k"
     binary = str(Path(sys.executable).with_name("dcode"))

@@ -31,9 +31,8 @@ from tests.support.stores import configured
 from tests.test_saved_thread_tasks import settled, task_call
 from tests.test_tui_app_support import make_settings
 
-ROUTES = [("sqlite", "sqlite")]
-"""The stores a session is moved through, one export and import a hop. Once the Postgres store
-is in ``tests/support/stores.py``: ``("sqlite", "postgres", "sqlite")``."""
+ROUTES = [("sqlite", "sqlite"), ("sqlite", "postgres", "sqlite")]
+"""The stores a session is moved through, one export and import a hop."""
 DATABASE_URL = "DCODE_DATABASE_URL"
 
 PLAN = "make a plan"

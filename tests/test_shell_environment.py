@@ -54,6 +54,24 @@ def test_the_rule() -> None:
     assert built == {"PATH": "/bin", "DEPLOY_API_KEY": "d"}
 
 
+def test_the_session_database_address_is_never_passed_even_when_listed() -> None:
+    """It may hold the password of the server every session is kept in."""
+    environment = ShellEnvironment.of(passed={"DCODE_DATABASE_URL", "dcode_database_url"})
+    assert environment.hides("DCODE_DATABASE_URL")
+    assert environment.hides("dcode_database_url")
+    source = {"PATH": "/bin", "DCODE_DATABASE_URL": "postgresql://dcode:pw-5e1a@db/sessions"}
+    assert environment.build(source) == {"PATH": "/bin"}
+
+
+async def test_the_shell_does_not_see_the_session_database_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DCODE_DATABASE_URL", "postgresql://dcode:pw-93c4d7@db.example/sessions")
+    environment = ShellEnvironment.of(passed={"DCODE_DATABASE_URL"})
+    output = (await LocalBackend(tmp_path, environment=environment).execute("env")).output
+    assert "pw-93c4d7" not in output and "DCODE_DATABASE_URL" not in output
+
+
 def test_provider_variables_cover_presets_and_configured_keys() -> None:
     names = provider_variables(
         {"corp": ProviderOverride(base_url="https://x", api_key_env="CORP_LLM_TOKEN")}

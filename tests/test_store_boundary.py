@@ -36,8 +36,11 @@ def test_no_module_outside_the_store_reaches_a_database() -> None:
     assert {path: names for path, names in found.items() if names} == {}
 
 
-def test_the_sqlite_store_leaves_the_checkpointers_tables_to_it() -> None:
+def test_the_stores_leave_the_checkpointers_tables_to_it() -> None:
+    """SQLite's ``checkpoints`` and ``writes``; Postgres's ``checkpoints``, ``checkpoint_blobs``,
+    ``checkpoint_writes`` and ``checkpoint_migrations``."""
+    tables = r"(checkpoints|writes|checkpoint_blobs|checkpoint_writes|checkpoint_migrations)"
     for path in STORE.glob("*.py"):
         sql = path.read_text()
-        touching = re.findall(r"(?:FROM|INTO|UPDATE|TABLE)\s+(checkpoints|writes)\b", sql, re.I)
+        touching = re.findall(rf"(?:FROM|INTO|UPDATE|TABLE)\s+{tables}\b", sql, re.I)
         assert not touching, f"{path.name} queries the checkpointer's tables: {touching}"

@@ -59,3 +59,40 @@ async def test_the_graphs_checkpointer_never_calls_a_class_it_names(tmp_path: Pa
     assert saved is not None
     assert saved.checkpoint["channel_values"]["x"] == {"marker": str(marker)}
     assert not marker.exists()
+
+
+def trapped_server(url: str, marker: Path) -> None:
+    """The same checkpoint, written to a shared Postgres by LangGraph's own saver with its
+    default serializer, as anyone with access to the server could."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"x": Trap(str(marker))}
+    checkpoint["channel_versions"] = {"x": 1}
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        saver.put(CONFIG, checkpoint, {"source": "input", "step": 0}, {"x": 1})
+    marker.unlink()
+
+
+async def test_a_shared_servers_checkpoint_never_calls_a_class_it_names(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    from dcode.agent.store.postgres import PostgresStore
+
+    marker = tmp_path / "ran"
+    trapped_server(postgres_url, marker)
+    store = PostgresStore(postgres_url, tmp_path)
+    store.read_thread("s")
+    store.latest_checkpoint_id("s")
+    saver = await store.open_checkpointer()
+    try:
+        saved = await saver.aget_tuple(CONFIG)
+    finally:
+        await store.aclose()
+    assert saved is not None
+    assert saved.checkpoint["channel_values"]["x"] == {"marker": str(marker)}
+    assert not marker.exists()

@@ -6,6 +6,7 @@ No tests live here; the ``test_tui_app*`` modules import ``running_app`` and the
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -17,6 +18,7 @@ from textual import events
 from textual.pilot import Pilot
 
 from dcode.settings.config import ApprovalMode, Settings, WireApi
+from dcode.settings.database import DATABASE_URL_ENV
 from dcode.tui.app import DcodeApp
 from dcode.tui.transcript import AssistantEntry, ToolCallEntry, ToolGroupEntry, UserEntry
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call
@@ -162,6 +164,8 @@ def make_settings(
         api=WireApi.CHAT,
         approve=ApprovalMode.MANUAL,
         max_retries=0,
+        # the test's store (``store_kind`` names a Postgres one here), else the home's file
+        database_url=os.environ.get(DATABASE_URL_ENV) or None,
     )
     return replace(base, **changes)
 

@@ -25,6 +25,7 @@ from typing import Any
 from dcode.sandbox.modes import BadSetting, SandboxMode, SandboxSettings, apply_table
 from dcode.settings.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.settings.compaction_triggers import Threshold
+from dcode.settings.database import DATABASE_URL_ENV, database_location, is_postgres_url
 from dcode.settings.permission_sources import (
     CLAUDE_PROJECT_FILES,
     RulesError,
@@ -93,6 +94,8 @@ _ZERO_ALLOWED = {"max_retries"}
 _MAXIMUM = {"task_depth": 2}
 _TABLE_KEYS = {"providers", "models", "mcp", "fetch", "sandbox", "permissions"}
 _LIST_KEYS = {"pass_env"}
+_USER_ONLY_KEYS = {"database_url"}
+"""Read from the user's own config only; a project's (trusted or not) is ignored."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -155,12 +158,17 @@ def load_settings(
                 cli_values,
                 origin="command line",
             )
-            allowed, ignored_list = gate(_parse(path, decoded), mine, default_approve)
+            theirs = {k: v for k, v in _parse(path, decoded).items() if k not in _USER_ONLY_KEYS}
+            allowed, ignored_list = gate(theirs, mine, default_approve)
             settings = _apply_data(settings, allowed, path, decoded)
             ignored = tuple(ignored_list)
         sources.append(path)
     settings = _apply_preferences(settings)
     settings = _apply_values(settings, env_values, origin="environment")
+    if url := env.get(DATABASE_URL_ENV):
+        if not is_postgres_url(url):
+            raise ConfigError(f"{DATABASE_URL_ENV} must be a postgresql:// address")
+        settings = replace(settings, database_url=url)
     settings = _apply_values(settings, cli_values, origin="command line")
     if problem := settings.triggers.problem():
         raise ConfigError(problem)
@@ -217,7 +225,7 @@ def _apply_file(settings: Settings, path: Path, text: str) -> Settings:
 
 def _apply_data(settings: Settings, data: dict[str, object], path: Path, text: str) -> Settings:
     scalars = {key: value for key, value in data.items() if key in _SCALAR_KEYS}
-    unknown = sorted(set(data) - set(_SCALAR_KEYS) - _TABLE_KEYS - _LIST_KEYS)
+    unknown = sorted(set(data) - set(_SCALAR_KEYS) - _TABLE_KEYS - _LIST_KEYS - _USER_ONLY_KEYS)
     if unknown:
         key = unknown[0]
         raise ConfigError(f"{path} line {_line_of(text, key)}: unknown setting {key!r}")
@@ -228,6 +236,8 @@ def _apply_data(settings: Settings, data: dict[str, object], path: Path, text: s
         raise ConfigError(f"{path} line {_line_of(text, key)}: {exc}") from None
     if "pass_env" in data:
         settings = replace(settings, pass_env=_env_names(data["pass_env"], path, text))
+    if "database_url" in data and path == settings.user_config:
+        settings = replace(settings, database_url=_database_url(data["database_url"], path, text))
     providers = dict(settings.providers)
     for name, table in _table(data, "providers", path, text).items():
         providers[name] = _provider_override(name, table, path, text)
@@ -414,6 +424,17 @@ def _env_names(value: object, path: Path, text: str, key: str = "pass_env") -> t
     return tuple(dict.fromkeys(value))
 
 
+def _database_url(value: object, path: Path, text: str) -> str | None:
+    """``database_url``: a ``postgresql://`` address, or "" for the SQLite file."""
+    if value == "":
+        return None
+    if not isinstance(value, str) or not is_postgres_url(value):
+        raise ConfigError(
+            f"{path} line {_line_of(text, 'database_url')}: database_url must be a postgresql:// address"
+        )
+    return value
+
+
 def _provider_override(name: str, table: object, path: Path, text: str) -> ProviderOverride:
     if not isinstance(table, dict):
         raise ConfigError(f"{path} line {_line_of(text, name)}: [providers.{name}] must be a table")
@@ -555,6 +576,8 @@ def describe(settings: Settings) -> dict[str, object]:
                 ]
             case Path():
                 out[item.name] = str(value)
+            case str() if item.name == "database_url":
+                out[item.name] = database_location(value)  # never its password
             case SandboxSettings():
                 out[item.name] = {"mode": value.mode.value, "network": value.network}
             case McpSettings():

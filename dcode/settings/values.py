@@ -146,6 +146,9 @@ class Settings:
     """``[fetch] allow_private``, from the user's own config only: hosts (``localhost:8000``)
     ``web_fetch`` may reach although they are private addresses."""
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    database_url: str | None = None
+    """Sessions in this PostgreSQL server (``dcode.settings.database``) instead of
+    ``sessions_db``: from ``DCODE_DATABASE_URL`` or the user's own config, never a project's."""
     """``[sandbox]`` and ``--sandbox``: whether the shell's commands run confined."""
     model_overrides: dict[str, dict[str, object]] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()

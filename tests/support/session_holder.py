@@ -1,7 +1,9 @@
 """Another process holding a session, as a second dcode would (its pid is what dcode reports).
 
 The holder takes the session through the store's own hold (``SessionStore.hold``) and keeps it until the context ends (or the
-test kills it), so tests see a real cross-process hold, not one faked in the test's process.
+test kills it), so tests see a real cross-process hold, not one faked in the test's process. It
+opens the store the test's does: Postgres when ``DCODE_DATABASE_URL`` names one (the
+``store_kind`` fixture sets it), else the home's SQLite file.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 _HOLD = (
-    "import sys\n"
+    "import os, sys\n"
     "from pathlib import Path\n"
     "from dcode.agent.store import open_store\n"
     "from dcode.settings.config import Settings\n"
     "home = Path(sys.argv[1])\n"
-    "lock = open_store(Settings(home=home, workspace=home)).hold(sys.argv[2])\n"
+    "url = os.environ.get('DCODE_DATABASE_URL') or None\n"
+    "lock = open_store(Settings(home=home, workspace=home, database_url=url)).hold(sys.argv[2])\n"
     "print('held', flush=True)\n"
     "sys.stdin.read()\n"
     "lock.release()\n"

@@ -10,7 +10,9 @@ without the variables that hold provider keys:
   needs to find the same sessions and config);
 * the names the caller adds: the presets' and each configured provider's ``api_key_env``.
 
-A name the user lists in ``pass_env`` is passed all the same. Names are compared in upper case,
+A name the user lists in ``pass_env`` is passed all the same, but for ``NEVER_PASSED``:
+``DCODE_DATABASE_URL`` may hold the password of the server every session is kept in, which
+no command the model runs needs (a ``dcode`` run from the shell reads the user's config). Names are compared in upper case,
 so ``openai_api_key`` is hidden too. The same rule decides which variables dcode takes out of
 what ``/proc/<pid>/environ`` shows of itself (``dcode.processes.environ_block``).
 """
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 KEY_SUFFIX = "_API_KEY"
 HIDDEN_PREFIXES = ("OPENAI_", "DCODE_")
 KEPT = frozenset({"DCODE_HOME"})
+NEVER_PASSED = frozenset({"DCODE_DATABASE_URL"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,8 @@ class ShellEnvironment:
 
     def hides(self, name: str) -> bool:
         upper = name.upper()
+        if upper in NEVER_PASSED:
+            return True
         if upper in self.passed or upper in KEPT:
             return False
         return (

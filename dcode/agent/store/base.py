@@ -3,8 +3,9 @@
 A store holds the session list (titles, sizes, token figures), the turns and file changes
 ``/rewind`` needs, the conversation's checkpoints (through a LangGraph checkpointer it owns)
 with its subagents' threads, and the guarantee that one process at a time runs a session.
-``sqlite.SqliteStore`` is the default (``$DCODE_HOME/sessions.db``); another store implements
-the same methods and nothing outside ``dcode.agent.store`` knows which one it talks to.
+``sqlite.SqliteStore`` is the default (``$DCODE_HOME/sessions.db``); ``postgres.PostgresStore``
+keeps them in a shared PostgreSQL server (``database_url``). Both implement the same methods and
+nothing outside ``dcode.agent.store`` knows which one it talks to.
 
 The record methods block (the CLI calls them as they are, the engine from a thread), so that
 ``dcode sessions list`` answers without an event loop or the agent; the checkpointer the graph

@@ -48,17 +48,17 @@ BUDGET = 64 * 2**20  # and at most this many bytes of theirs, as stored
 SMALLEST = 16 * 2**10  # bytes: a smaller checkpoint decodes about as fast as its copy is made
 
 
-class RememberingSaver(AsyncSqliteSaver):
-    """LangGraph's SQLite checkpointer, with ``RememberingSerializer`` by default, that answers
-    a thread's history for the checkpoint it last rebuilt it for from memory."""
+class RememberingHistories(BaseCheckpointSaver[str]):
+    """What any of LangGraph's checkpointers gains: a thread's history for the checkpoint it
+    last rebuilt it for, answered from memory. Listed before the checkpointer among the bases
+    (``RememberingSaver``, ``postgres_saver.PostgresCheckpointer``)."""
 
-    def __init__(
-        self, conn: aiosqlite.Connection, *, serde: SerializerProtocol | None = None
-    ) -> None:
-        super().__init__(conn, serde=serde or RememberingSerializer())
-        self._histories: OrderedDict[
-            tuple[str, str], tuple[str, tuple[str, ...], Mapping[str, DeltaChannelHistory]]
-        ] = OrderedDict()
+    _histories: OrderedDict[
+        tuple[str, str], tuple[str, tuple[str, ...], Mapping[str, DeltaChannelHistory]]
+    ]
+
+    def _start_remembering(self) -> None:
+        self._histories = OrderedDict()
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -93,9 +93,20 @@ class RememberingSaver(AsyncSqliteSaver):
         """LangGraph derives a saver for the graph's own types: one that decodes differently
         remembers on its own."""
         derived = super().with_allowlist(extra_allowlist)
-        if derived is not self and isinstance(derived, RememberingSaver):
-            derived._histories = OrderedDict()
+        if derived is not self and isinstance(derived, RememberingHistories):
+            derived._start_remembering()
         return derived
+
+
+class RememberingSaver(RememberingHistories, AsyncSqliteSaver):
+    """LangGraph's SQLite checkpointer, with ``RememberingSerializer`` by default, that answers
+    a thread's history for the checkpoint it last rebuilt it for from memory."""
+
+    def __init__(
+        self, conn: aiosqlite.Connection, *, serde: SerializerProtocol | None = None
+    ) -> None:
+        super().__init__(conn, serde=serde or RememberingSerializer())
+        self._start_remembering()
 
 
 class RememberingSerializer(JsonPlusSerializer):
