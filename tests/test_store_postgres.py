@@ -25,7 +25,7 @@ from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.events import TurnFinished
 from dcode.agent.store import open_store
-from dcode.agent.store.base import SessionDatabaseError, SessionStore
+from dcode.agent.store.base import SessionDatabaseError, SessionHeld, SessionStore
 from dcode.settings.config import ApprovalMode, ConfigError, Settings, describe, load_settings
 from dcode.settings.database import DATABASE_URL_ENV
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
@@ -353,3 +353,39 @@ def test_a_projects_database_url_is_ignored_trusted_or_not(tmp_path: Path, trust
     (home / "config.toml").write_text('database_url = "postgresql://me@db/team"\n')
     mine = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
     assert mine.database_url == "postgresql://me@db/team"  # the user's own still applies
+
+
+@pytest.mark.usefixtures("store_kind")
+@pytest.mark.parametrize("store_kind", ["postgres"], indirect=True)
+async def test_a_hold_lost_under_a_running_dcode_is_taken_again_before_the_next_turn(
+    make_settings, server: ScriptedModelServer, store: SessionStore
+) -> None:  # type: ignore[no-untyped-def]
+    url = os.environ[DATABASE_URL_ENV]
+    server.script(reply("one"), reply("two"))
+    async with await Engine.open(make_settings()) as engine:
+        session_id, _ = await _turn(engine, None, "first")
+        assert _terminate_others(url) >= 1  # the hold's connection among them: its lock is gone
+        _, finished = await _turn(engine, session_id, "second")
+        assert not finished.is_error and finished.result == "two"
+        with pytest.raises(SessionHeld):  # held again by this process
+            store.hold(session_id)
+
+
+@pytest.mark.usefixtures("store_kind")
+@pytest.mark.parametrize("store_kind", ["postgres"], indirect=True)
+async def test_a_session_taken_while_the_hold_was_lost_stops_the_next_turn_in_one_line(
+    make_settings, server: ScriptedModelServer, store: SessionStore
+) -> None:  # type: ignore[no-untyped-def]
+    url = os.environ[DATABASE_URL_ENV]
+    server.script(reply("one"))
+    async with await Engine.open(make_settings()) as engine:
+        session_id, _ = await _turn(engine, None, "first")
+        _terminate_others(url)
+        with store.hold(session_id):  # another dcode took the session meanwhile
+            _, finished = await _turn(engine, session_id, "second")
+    assert finished.is_error
+    assert "is open in another dcode" in finished.result
+    assert len(finished.result.splitlines()) == 1
+    assert len(server.requests) == 1  # the second turn never reached the model
+    saved = store.read_thread(session_id)
+    assert saved is not None and [m.type for m in saved.messages] == ["human", "ai"]

@@ -353,6 +353,13 @@ class Engine:
         if session_id not in self._held:
             self._held[session_id] = self.store.hold(session_id)
 
+    def confirm_held(self, session_id: str) -> None:
+        """Before a turn writes to ``session_id``: make sure this process still holds it (a
+        hold can be lost under a running process); ``SessionHeld`` if another has it now."""
+        hold = self._held.get(session_id)
+        if hold is not None:
+            hold.confirm()
+
     def release(self, session_id: str) -> None:
         """Let another process have ``session_id``; releasing one not held is a no-op."""
         lock = self._held.pop(session_id, None)

@@ -47,7 +47,7 @@ from dcode.agent.rewind.conversation import rewind_thread
 from dcode.agent.rewind.outcome import RewindOutcome
 from dcode.agent.run_context import RECURSION_LIMIT, RunContext
 from dcode.agent.session_files import HISTORY_DIR
-from dcode.agent.store.base import DAMAGED_DATABASE, SessionDatabaseError, Turn
+from dcode.agent.store.base import DAMAGED_DATABASE, SessionDatabaseError, SessionHeld, Turn
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
@@ -126,6 +126,10 @@ class TurnEngine(Protocol):
     @property
     def graph(self) -> Any:
         """The compiled agent graph, as the engine builds it (``dcode.agent.graph``)."""
+        ...
+
+    def confirm_held(self, session_id: str) -> None:
+        """Make sure this process still holds the session; ``SessionHeld`` if not."""
         ...
 
     async def prepare_turn(self) -> list[str]:
@@ -332,6 +336,11 @@ class SessionRunner:
     async def _failure_line(self, exc: Exception) -> tuple[str, str]:
         """The line (and event kind) for a failed turn. A failure of the session database has
         the file checked: damage is said as such, with how to get going again."""
+        if isinstance(exc, SessionHeld):
+            return (
+                f"{exc}: the turn did not run; start a new session, or resume once it is free",
+                "session_held",
+            )
         refusal = await self._database_refusal(exc)
         if refusal is not None:
             return str(refusal), DAMAGED_DATABASE if refusal.damaged else "session"
@@ -355,6 +364,7 @@ class SessionRunner:
         session by its prompt now, so that a process killed during the turn leaves a session
         with a title and its size. Returns the notices to show: a turn that could not be noted
         for ``/rewind`` still runs."""
+        await asyncio.to_thread(self.engine.confirm_held, self.session_id)
         count = await self._repair_dangling_calls()
         head = await self.engine.checkpointer.aget_tuple(
             {"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}}

@@ -155,6 +155,12 @@ class SessionHold(Protocol):
 
     def release(self) -> None: ...
 
+    def confirm(self) -> None:
+        """Before a turn writes to the session: make sure this process still holds it. A hold
+        lost under a running process (its connection dropped) is taken again, or
+        ``SessionHeld`` says which process has the session now."""
+        ...
+
     def __enter__(self) -> Self: ...
 
     def __exit__(

@@ -79,6 +79,9 @@ class SessionLock:
     def held(self) -> bool:
         return self._fd is not None
 
+    def confirm(self) -> None:
+        """A lock on an open file lasts as long as the file stays open: nothing to check."""
+
     def release(self) -> None:
         """Let the session go; releasing twice is harmless."""
         fd, self._fd = self._fd, None

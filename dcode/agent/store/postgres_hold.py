@@ -36,26 +36,33 @@ def lock_key(session_id: str) -> int:
 class AdvisoryHold:
     """A held session; ``release()`` (or leaving the ``with``) lets the next process have it."""
 
-    def __init__(self, session_id: str, conn: psycopg.Connection[DictRow]) -> None:
+    def __init__(self, session_id: str, conn: psycopg.Connection[DictRow], url: str) -> None:
         self.session_id = session_id
+        self.url = url
         self._conn: psycopg.Connection[DictRow] | None = conn
+        self._released = False
 
     @classmethod
     def acquire(cls, url: str, session_id: str) -> AdvisoryHold:
         """Hold ``session_id`` for this process, or raise ``SessionHeld`` at once (never waits)."""
-        with server_errors(url):
-            conninfo = with_settings(url, KEEPALIVES)
-        conn = connect(url, conninfo=conninfo, application_name=f"{APPLICATION} {os.getpid()}")
-        try:
-            with server_errors(url):
-                key = lock_key(session_id)
-                row = conn.execute("SELECT pg_try_advisory_lock(%s) AS got", (key,)).fetchone()
-                if row is None or not row["got"]:
-                    raise SessionHeld(session_id, _holder_pid(conn, key))
-        except BaseException:
-            conn.close()
-            raise
-        return cls(session_id, conn)
+        return cls(session_id, _locked(url, session_id), url)
+
+    def confirm(self) -> None:
+        """The lock lives as long as its connection: a connection the server dropped (a
+        restart, ``pg_terminate_backend``, a network cut) took the lock with it, and another
+        process may have the session now. Take it again on a new connection, or raise
+        ``SessionHeld`` (and again at the next turn). A released hold stays released."""
+        if self._released:
+            return
+        conn = self._conn
+        if conn is not None:
+            try:
+                conn.execute("SELECT 1")
+                return
+            except psycopg.Error:
+                conn.close()
+        self._conn = None
+        self._conn = _locked(self.url, self.session_id)
 
     @property
     def held(self) -> bool:
@@ -65,6 +72,7 @@ class AdvisoryHold:
         """Let the session go; twice is harmless. Unlocked before the connection closes: the
         server ends a closed connection's backend (and drops its locks) a moment later, and
         the next process may be asking already. A connection already gone holds nothing."""
+        self._released = True
         conn, self._conn = self._conn, None
         if conn is None:
             return
@@ -81,6 +89,23 @@ class AdvisoryHold:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
+
+
+def _locked(url: str, session_id: str) -> psycopg.Connection[DictRow]:
+    """A new connection holding ``session_id``'s lock, or ``SessionHeld`` (never waits)."""
+    with server_errors(url):
+        conninfo = with_settings(url, KEEPALIVES)
+    conn = connect(url, conninfo=conninfo, application_name=f"{APPLICATION} {os.getpid()}")
+    try:
+        with server_errors(url):
+            key = lock_key(session_id)
+            row = conn.execute("SELECT pg_try_advisory_lock(%s) AS got", (key,)).fetchone()
+            if row is None or not row["got"]:
+                raise SessionHeld(session_id, _holder_pid(conn, key))
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def _holder_pid(conn: psycopg.Connection[DictRow], key: int) -> int | None:
