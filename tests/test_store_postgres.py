@@ -389,3 +389,80 @@ async def test_a_session_taken_while_the_hold_was_lost_stops_the_next_turn_in_on
     assert len(server.requests) == 1  # the second turn never reached the model
     saved = store.read_thread(session_id)
     assert saved is not None and [m.type for m in saved.messages] == ["human", "ai"]
+
+
+DISK_FULL = """
+CREATE OR REPLACE FUNCTION dcode_test_disk_full() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'could not extend file "base/16384/16500": No space left on device'
+        USING ERRCODE = 'disk_full', HINT = 'Check free disk space.';
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER dcode_test_disk_full BEFORE INSERT OR UPDATE ON {table}
+    FOR EACH ROW EXECUTE FUNCTION dcode_test_disk_full();
+"""
+
+
+def _fill_disk(url: str, table: str) -> None:
+    """From now on the server refuses every write to ``table`` as a full disk does (SQLSTATE
+    53100, psycopg's ``DiskFull``), until ``_free_disk``."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(DISK_FULL.format(table=table))  # type: ignore[arg-type]
+
+
+def _free_disk(url: str, table: str) -> None:
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"DROP TRIGGER IF EXISTS dcode_test_disk_full ON {table}")  # type: ignore[arg-type]
+
+
+def test_a_full_disk_refusing_a_record_is_one_line_naming_the_store(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    store = _store(postgres_url, tmp_path)
+    try:
+        store.create("before", tmp_path, "m")  # the tables are there
+        _fill_disk(postgres_url, "dcode_sessions")
+        try:
+            with pytest.raises(SessionDatabaseError) as refused:
+                store.create("after", tmp_path, "m")
+        finally:
+            _free_disk(postgres_url, "dcode_sessions")
+        assert [s.id for s in store.list()] == ["before"]
+    finally:
+        store.close()
+    line = str(refused.value)
+    location = postgres_url.replace("postgresql://", "")
+    assert line.startswith(f"cannot use the session database postgresql://{location}: ")
+    assert "No space left on device" in line and "\n" not in line
+    assert not refused.value.damaged  # the server keeps its data whole: nothing to repair
+
+
+@pytest.mark.usefixtures("store_kind")
+@pytest.mark.parametrize("store_kind", ["postgres"], indirect=True)
+async def test_a_full_disk_mid_session_ends_the_turn_in_one_line_and_the_session_resumes(
+    make_settings, server: ScriptedModelServer, store: SessionStore
+) -> None:  # type: ignore[no-untyped-def]
+    url = os.environ[DATABASE_URL_ENV]
+    server.script(reply("first answer"))
+    settings = make_settings()
+    async with await Engine.open(settings) as engine:
+        session_id, first = await _turn(engine, None, "first prompt")
+        assert not first.is_error
+        _fill_disk(url, "checkpoints")
+        try:
+            _, full = await _turn(engine, session_id, "the turn the disk refuses")
+        finally:
+            _free_disk(url, "checkpoints")
+    location = url.replace("postgresql://", "")
+    assert full.is_error
+    assert full.error.startswith(f"cannot use the session database postgresql://{location}: ")
+    assert "No space left on device" in full.error and "\n" not in full.error
+    assert len(server.requests) == 1  # the refused turn's first save came before the model
+    saved = store.read_thread(session_id)
+    assert saved is not None
+    assert [m.content for m in saved.messages] == ["first prompt", "first answer"]
+    server.script(reply("resumed"))
+    async with await Engine.open(settings) as engine:
+        _, again = await _turn(engine, session_id, "carry on")
+    assert not again.is_error and again.result == "resumed"
+    resumed = store.read_thread(session_id)
+    assert resumed is not None and resumed.messages[-1].content == "resumed"
