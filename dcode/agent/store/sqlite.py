@@ -17,38 +17,22 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import dataclasses
-import os
 import sqlite3
-import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dcode.agent.rewind.blobs import FILE_HISTORY_DIR, MAX_BLOB_BYTES, BlobStore, current_hash
+from dcode.agent.rewind.blobs import FILE_HISTORY_DIR, BlobStore
 from dcode.agent.store import threads
 from dcode.agent.store.base import (
-    DAY_SECONDS,
-    KEEP_DAYS,
-    ChangeRecord,
-    FileChange,
     SavedThread,
     SessionDatabaseError,
     SessionHold,
-    SessionInfo,
-    SessionRecords,
-    SessionStore,
-    Turn,
-    TurnRecord,
-    clipped_prompt,
-    files_changed,
-    moved_mark,
-    renumbered,
-    title_from_prompt,
 )
 from dcode.agent.store.file_lock import SessionLock
 from dcode.agent.store.serde import safe_serde
+from dcode.agent.store.sql_records import SqlRecords
 from dcode.agent.store.sqlite_file import (
     async_database_errors,
     check_database,
@@ -60,8 +44,7 @@ from dcode.agent.store.sqlite_file import (
     log_kept_out,
     refusal_for,
 )
-from dcode.regular_files import NotRegularFile, open_regular
-from dcode.settings.private_files import ensure_private_file, write_private
+from dcode.settings.private_files import ensure_private_file
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -132,7 +115,26 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-class SqliteStore(SessionStore):
+class _SqliteUnit:
+    """A ``Unit`` on one of ``sqlite3``'s connections (its rows ``sqlite3.Row``)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def rows(self, sql: str, params: Sequence[object] = ()) -> builtins.list[dict[str, Any]]:
+        return [dict(row) for row in self.conn.execute(sql, params)]
+
+    def run(self, sql: str, params: Sequence[object] = ()) -> None:
+        self.conn.execute(sql, params)
+
+    def run_many(self, sql: str, params: Iterable[Sequence[object]]) -> None:
+        self.conn.executemany(sql, params)
+
+    def insert(self, sql: str, params: Sequence[object]) -> int:
+        return int(self.conn.execute(sql, params).lastrowid or 0)
+
+
+class SqliteStore(SqlRecords):
     def __init__(self, db_path: Path, home: Path, *, read_only: bool = False) -> None:
         self.db_path = db_path
         self.home = home
@@ -149,327 +151,30 @@ class SqliteStore(SessionStore):
             self.db_path, _SCHEMA, read_only=self.read_only, migrate=_add_missing_columns
         )
 
-    def _has_tables(self, conn: sqlite3.Connection) -> bool:
-        """A read-only store of a file an earlier dcode made may lack the newer tables."""
-        return "dcode_turns" in _tables(conn)
-
-    # -- the session list ------------------------------------------------------------------
-
-    def create(self, session_id: str, cwd: Path, model: str) -> SessionInfo:
-        now = time.time()
+    @contextmanager
+    def _unit(self) -> Iterator[_SqliteUnit]:
         with self._connect() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO dcode_sessions (id, cwd, model, created, updated) VALUES (?, ?, ?, ?, ?)",
-                (session_id, str(cwd), model, now, now),
-            )
-        info = self.get(session_id)
-        assert info is not None
-        return info
+            conn.row_factory = sqlite3.Row
+            yield _SqliteUnit(conn)
 
-    def fork(self, source: SessionInfo, session_id: str, *, message_count: int) -> SessionInfo:
-        now = time.time()
-        with self._connect() as conn:
-            conn.execute(
-                """INSERT INTO dcode_sessions (id, cwd, model, title, created, updated, message_count, context_tokens)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-                (
-                    session_id,
-                    source.cwd,
-                    source.model,
-                    source.title,
-                    now,
-                    now,
-                    message_count,
-                    source.context_tokens,
-                ),
-            )
-        info = self.get(session_id)
-        assert info is not None
-        return info
-
-    def start_turn(self, session_id: str, *, prompt: str, message_count: int) -> None:
-        with self._connect() as conn:
-            conn.execute(
-                """UPDATE dcode_sessions SET
-                       title = CASE WHEN title = '' THEN ? ELSE title END, updated = ?, message_count = ?
-                   WHERE id = ?""",
-                (title_from_prompt(prompt), time.time(), message_count, session_id),
-            )
-
-    def record_turn(
-        self,
-        session_id: str,
-        *,
-        prompt: str,
-        model: str,
-        message_count: int,
-        input_tokens: int,
-        output_tokens: int,
-        context_tokens: int,
-        cached_tokens: int = 0,
-        subagent_tokens: tuple[int, int, int] = (0, 0, 0),
-    ) -> None:
-        with self._connect() as conn:
-            conn.execute(
-                """UPDATE dcode_sessions SET
-                       title = CASE WHEN title = '' THEN ? ELSE title END,
-                       model = ?, updated = ?, message_count = ?,
-                       input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-                       cached_tokens = cached_tokens + ?,
-                       subagent_input_tokens = subagent_input_tokens + ?,
-                       subagent_output_tokens = subagent_output_tokens + ?,
-                       subagent_cached_tokens = subagent_cached_tokens + ?,
-                       context_tokens = CASE WHEN ? > 0 THEN ? ELSE context_tokens END
-                   WHERE id = ?""",
-                (
-                    title_from_prompt(prompt),
-                    model,
-                    time.time(),
-                    message_count,
-                    input_tokens,
-                    output_tokens,
-                    cached_tokens,
-                    *subagent_tokens,
-                    context_tokens,
-                    context_tokens,
-                    session_id,
-                ),
-            )
-
-    def rewound(self, session_id: str, *, message_count: int) -> None:
-        with self._connect() as conn:
-            conn.execute(
-                """UPDATE dcode_sessions SET
-                       title = CASE WHEN ? = 0 THEN '' ELSE title END, updated = ?, message_count = ?, context_tokens = 0
-                   WHERE id = ?""",
-                (message_count, time.time(), message_count, session_id),
-            )
-
-    def get(self, session_id: str) -> SessionInfo | None:
-        rows = self._query("SELECT * FROM dcode_sessions WHERE id = ?", (session_id,))
-        if rows:
-            return rows[0]
-        matches = self._query(
-            "SELECT * FROM dcode_sessions WHERE id LIKE ? LIMIT 2", (session_id + "%",)
-        )
-        return matches[0] if len(matches) == 1 else None
-
-    def list(
-        self, *, cwd: Path | None = None, limit: int = 200, search: str = ""
-    ) -> builtins.list[SessionInfo]:
-        clauses, params = [], []
-        if cwd is not None:
-            clauses.append("cwd = ?")
-            params.append(str(cwd))
-        if search:
-            clauses.append("(title LIKE ? OR cwd LIKE ? OR id LIKE ?)")
-            params.extend([f"%{search}%"] * 3)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        return self._query(
-            f"SELECT * FROM dcode_sessions {where} ORDER BY updated DESC LIMIT ?", (*params, limit)
-        )
-
-    def delete(self, session_id: str) -> bool:
-        info = self.get(session_id)
-        if info is None:
+    def _readable(self, *, turns: bool = False) -> bool:
+        if not self.db_path.exists():
             return False
-        # The threads first: a session whose deletion stopped half-way is still listed, and
-        # deleting it again finishes the job.
+        if not turns or not self.read_only:  # a writer makes the tables it lacks
+            return True
+        with self._connect() as conn:
+            return "dcode_turns" in _tables(conn)
+
+    def _delete_threads(self, session_id: str) -> None:
         with self._saver(write=True) as saver:
             if saver is not None:
-                threads.delete_session_threads(saver, info.id)
-        with self._connect() as conn:
-            conn.execute("DELETE FROM dcode_sessions WHERE id = ?", (info.id,))
-            conn.execute("DELETE FROM dcode_turns WHERE session_id = ?", (info.id,))
-            conn.execute("DELETE FROM dcode_file_changes WHERE session_id = ?", (info.id,))
-            wanted = self._kept_hashes(conn)
-        self.blobs.keep_only(wanted)
-        return True
+                threads.delete_session_threads(saver, session_id)
 
     def check(self) -> int | None:
         if not self.db_path.exists():
             return None
         with self._connect() as conn:
             return int(conn.execute("SELECT count(*) FROM dcode_sessions").fetchone()[0])
-
-    def _query(self, sql: str, params: tuple) -> builtins.list[SessionInfo]:
-        if not self.db_path.exists():
-            return []
-        with self._connect() as conn:
-            conn.row_factory = sqlite3.Row
-            return [SessionInfo(**dict(row)) for row in conn.execute(sql, params)]
-
-    # -- turns and file changes ---------------------------------------------------------------
-
-    def begin_turn(self, session_id: str, prompt: str, checkpoint_id: str | None) -> int:
-        with self._connect() as conn:
-            mark = conn.execute("SELECT coalesce(max(id), 0) FROM dcode_file_changes").fetchone()[0]
-            cursor = conn.execute(
-                "INSERT INTO dcode_turns (session_id, prompt, started, checkpoint_id, change_mark) VALUES (?, ?, ?, ?, ?)",
-                (session_id, clipped_prompt(prompt), time.time(), checkpoint_id, mark),
-            )
-            return int(cursor.lastrowid or 0)
-
-    def turns(self, session_id: str) -> builtins.list[Turn]:
-        if not self.db_path.exists():
-            return []
-        with self._connect() as conn:
-            if not self._has_tables(conn):
-                return []
-            rows = conn.execute(
-                "SELECT id, session_id, prompt, started, checkpoint_id, change_mark FROM dcode_turns WHERE session_id = ? ORDER BY id",
-                (session_id,),
-            ).fetchall()
-            changes = conn.execute(
-                "SELECT id, path FROM dcode_file_changes WHERE session_id = ? ORDER BY id",
-                (session_id,),
-            ).fetchall()
-        counts = files_changed((row[5] for row in rows), changes)
-        return [
-            Turn(turn_id, sid, number, prompt, started, checkpoint, mark, count)
-            for number, ((turn_id, sid, prompt, started, checkpoint, mark), count) in enumerate(
-                zip(rows, counts, strict=True), start=1
-            )
-        ]
-
-    def forget_turns(self, session_id: str, from_turn: int) -> None:
-        with self._connect() as conn:
-            conn.execute(
-                "DELETE FROM dcode_turns WHERE session_id = ? AND id >= ?", (session_id, from_turn)
-            )
-
-    def record_before(self, session_id: str, path: Path) -> int:
-        before_sha, kept = self._keep(path)
-        with self._connect() as conn:
-            cursor = conn.execute(
-                "INSERT INTO dcode_file_changes (session_id, path, before_sha, kept, at) VALUES (?, ?, ?, ?, ?)",
-                (session_id, str(path), before_sha, int(kept), time.time()),
-            )
-            return int(cursor.lastrowid or 0)
-
-    def record_after(self, change_id: int, path: Path) -> None:
-        after = current_hash(path)
-        with self._connect() as conn:
-            conn.execute(
-                "UPDATE dcode_file_changes SET after_sha = ? WHERE id = ?", (after, change_id)
-            )
-
-    def changes_since(self, session_id: str, mark: int) -> builtins.list[FileChange]:
-        with self._connect() as conn:
-            rows = conn.execute(
-                "SELECT id, path, before_sha, kept, after_sha FROM dcode_file_changes WHERE session_id = ? AND id > ? ORDER BY id",
-                (session_id, mark),
-            ).fetchall()
-        return [
-            FileChange(i, Path(p), before, bool(kept), after) for i, p, before, kept, after in rows
-        ]
-
-    def drop_changes(self, change_ids: Iterable[int]) -> None:
-        ids = builtins.list(change_ids)
-        with self._connect() as conn:
-            conn.executemany("DELETE FROM dcode_file_changes WHERE id = ?", [(i,) for i in ids])
-
-    def export_records(self, session_id: str) -> SessionRecords | None:
-        rows = self._query("SELECT * FROM dcode_sessions WHERE id = ?", (session_id,))
-        if not rows:
-            return None
-        with self._connect() as conn:
-            if not self._has_tables(conn):
-                return SessionRecords(rows[0], [], [])
-            turns = conn.execute(
-                "SELECT prompt, started, checkpoint_id, change_mark FROM dcode_turns WHERE session_id = ? ORDER BY id",
-                (session_id,),
-            ).fetchall()
-            changes = conn.execute(
-                "SELECT id, path, before_sha, kept, after_sha, at FROM dcode_file_changes WHERE session_id = ? ORDER BY id",
-                (session_id,),
-            ).fetchall()
-        return SessionRecords(
-            rows[0],
-            [TurnRecord(*row) for row in turns],
-            [ChangeRecord(i, p, b, bool(k), a, at) for i, p, b, k, a, at in changes],
-        )
-
-    def import_records(self, records: SessionRecords) -> None:
-        info = dataclasses.asdict(records.info)
-        with self._connect() as conn:
-            if conn.execute("SELECT 1 FROM dcode_sessions WHERE id = ?", (info["id"],)).fetchone():
-                raise ValueError(f"session {info['id']} is already in {self.name}")
-            conn.execute(
-                f"INSERT INTO dcode_sessions ({', '.join(info)}) VALUES ({', '.join('?' * len(info))})",
-                tuple(info.values()),
-            )
-            base = conn.execute("SELECT coalesce(max(id), 0) FROM dcode_file_changes").fetchone()[0]
-            new_ids = renumbered(records.changes, base)
-            conn.executemany(
-                "INSERT INTO dcode_file_changes (id, session_id, path, before_sha, kept, after_sha, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        new_ids[c.id],
-                        info["id"],
-                        c.path,
-                        c.before_sha,
-                        int(c.kept),
-                        c.after_sha,
-                        c.at,
-                    )
-                    for c in records.changes
-                ],
-            )
-            conn.executemany(
-                "INSERT INTO dcode_turns (session_id, prompt, started, checkpoint_id, change_mark) VALUES (?, ?, ?, ?, ?)",
-                [
-                    (
-                        info["id"],
-                        t.prompt,
-                        t.started,
-                        t.checkpoint_id,
-                        moved_mark(t.change_mark, new_ids, base),
-                    )
-                    for t in records.turns
-                ],
-            )
-
-    def prune(self, *, now: float | None = None, keep_days: float = KEEP_DAYS) -> bool:
-        now = time.time() if now is None else now
-        marker = self.blobs.root / PRUNED_MARKER
-        try:
-            if now - marker.stat().st_mtime < DAY_SECONDS:
-                return False
-        except FileNotFoundError:
-            pass
-        if not self.db_path.exists():
-            return False
-        cutoff = now - keep_days * DAY_SECONDS
-        with self._connect() as conn:
-            conn.execute("DELETE FROM dcode_turns WHERE started < ?", (cutoff,))
-            conn.execute("DELETE FROM dcode_file_changes WHERE at < ?", (cutoff,))
-            wanted = self._kept_hashes(conn)
-        self.blobs.keep_only(wanted)
-        write_private(marker, "")
-        os.utime(marker, (now, now))
-        return True
-
-    @staticmethod
-    def _kept_hashes(conn: sqlite3.Connection) -> set[str]:
-        return {
-            row[0]
-            for row in conn.execute(
-                "SELECT before_sha FROM dcode_file_changes WHERE before_sha IS NOT NULL"
-            )
-        }
-
-    def _keep(self, path: Path) -> tuple[str | None, bool]:
-        """(the hash of what ``path`` holds, whether it was kept); (None, True) for no file,
-        a named pipe or a device included (the file tools write none of those)."""
-        try:
-            with open_regular(path) as handle:
-                if os.fstat(handle.fileno()).st_size > MAX_BLOB_BYTES:
-                    return current_hash(path), False
-                data = handle.read()
-        except (FileNotFoundError, NotADirectoryError, NotRegularFile):
-            return None, True
-        return self.blobs.put(data), True
 
     # -- threads ------------------------------------------------------------------------------
 
