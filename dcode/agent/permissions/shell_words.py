@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dcode.agent.permissions.shell_writes import paths_written
 from dcode.agent.permissions.wrappers import Unwrapped, unwrap
 
 if TYPE_CHECKING:  # tree-sitter loads on the first command read
@@ -41,6 +42,8 @@ _LOADERS = (
     "PROMPT_COMMAND",
 )
 """Assignments that change which program runs, or what the shell runs first: never vouched for."""
+_WRITING = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
+"""Redirections that write their path."""
 _HARMLESS_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 MAX_NESTING = 6
 """``bash -c`` inside ``sudo`` inside ``bash -c``…: deeper than this is not read, and no rule
@@ -56,6 +59,8 @@ class ShellPlan:
     too_deep: bool = False
     """Shells and wrappers nest deeper than ``MAX_NESTING``: a deny rule cannot be checked, so
     it refuses the line."""
+    writes: tuple[str, ...] = ()
+    """Paths the line plainly writes (``> path``, ``tee path``, ``cp a path``), as written."""
     written: tuple[tuple[str, ...], ...] = ()
     """Commands as written that ``commands`` shows by what they run (``nice rm x``, whose
     command is ``rm x``; ``rm x`` for ``/bin/rm x``): deny and ask rules see these too."""
@@ -74,6 +79,7 @@ class _Walk:
     unsafe: list[str] = field(default_factory=list)
     written: list[tuple[str, ...]] = field(default_factory=list)
     too_deep: bool = False
+    writes: list[str] = field(default_factory=list)
 
     def flag(self, reason: str) -> None:
         if reason not in self.unsafe:
@@ -93,7 +99,13 @@ def plan_command(command: str, inside: Callable[[str], bool]) -> ShellPlan:
     workspace."""
     walk = _Walk(inside, 0)
     _read_script(command, walk)
-    return ShellPlan(tuple(walk.commands), tuple(walk.unsafe), walk.too_deep, tuple(walk.written))
+    return ShellPlan(
+        tuple(walk.commands),
+        tuple(walk.unsafe),
+        too_deep=walk.too_deep,
+        writes=tuple(walk.writes),
+        written=tuple(walk.written),
+    )
 
 
 def _read_script(text: str, walk: _Walk) -> None:
@@ -191,6 +203,7 @@ def _simple(words: tuple[str, ...], walk: _Walk) -> None:
     unwrapped = unwrap(name, words) if script is None else None
     if script is None and unwrapped is None:
         walk.commands.append(words)
+        walk.writes.extend(paths_written(words))
         return
     if walk.depth >= MAX_NESTING:
         walk.flag("shells and wrappers nest too deep to read")
@@ -204,6 +217,7 @@ def _simple(words: tuple[str, ...], walk: _Walk) -> None:
         _wrapped(words, unwrapped, walk, inner)
     walk.commands.extend(inner.commands)
     walk.written.extend(inner.written)
+    walk.writes.extend(inner.writes)
     walk.too_deep = walk.too_deep or inner.too_deep
     for reason in inner.unsafe:
         walk.flag(reason)
@@ -252,6 +266,8 @@ def _redirect(node: Node, walk: _Walk) -> None:
         if inner.type in _SUBSTITUTIONS:
             _inner_commands(inner, walk)  # > >(curl x): deny and ask rules see curl
     path = _literal(destination)
+    if path is not None and operators & _WRITING:
+        walk.writes.append(path)
     if path is None:
         walk.flag("it redirects to a path only known when it runs")
     elif path not in _HARMLESS_FILES and not walk.inside(path):
