@@ -177,3 +177,18 @@ def test_a_search_of_the_workspace_does_not_show_a_denied_file(
     [found] = tool_results(server)
     assert "app.py:1:" in found and "secret" not in found
     assert "2 matching lines hidden" in found
+
+
+def test_stream_json_s_result_lists_the_denials_too(
+    server: ScriptedModelServer, user: Path, workspace: Path
+) -> None:
+    (workspace / ".env").write_text("TOKEN=secret-value")
+    server.script(reply(tool_calls=[tool_call("read_file", {"file_path": ".env"})]), reply("done"))
+    args = ["-p", "go", "--disallowedTools", "Read(./.env)", "--approve", "all"]
+    result = dcode([*args, "--output-format", "stream-json"], workspace, user)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert events[-1]["type"] == "result"
+    [denial] = events[-1]["permission_denials"]
+    assert denial["tool_name"] == "read_file" and "Read(./.env)" in denial["reason"]
+    assert "secret-value" not in result.stdout
