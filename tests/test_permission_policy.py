@@ -139,8 +139,21 @@ def test_writes_to_settings_ask_in_every_mode_under_any_allow_rule(
     ]:
         verdict = gate.check("write_file", {"file_path": path, "content": "{}"})
         assert verdict is not None and verdict.every_time and not verdict.refused, path
-    shell = gate.check("execute", {"command": "echo '{}' > .claude/settings.json"})
-    assert shell is None  # all mode and a bare Bash allow rule: the sandbox guards the shell
+    for command in [
+        "echo '{}' > .claude/settings.json",
+        "npm test && echo x >> .dcode/config.toml",
+        "cp /tmp/evil.json .claude/settings.local.json",
+        "printf x | tee -a .claude/agents/a.md",
+        "sed -i s/ask/allow/ .claude/settings.json",
+        "bash -c 'echo x > .dcode/commands/c.md'",
+        "timeout 5 mv x ~/.claude/settings.json",
+        f"echo x > {env['DCODE_HOME']}/config.toml",
+    ]:
+        shell = gate.check("execute", {"command": command})
+        assert shell is not None and shell.every_time and not shell.refused, command
+        assert "always needs approval" in shell.reason
+    for command in ["cat .claude/settings.json", "echo x > notes.txt", "sed s/a/b/ .dcode/x"]:
+        assert gate.check("execute", {"command": command}) is None, command
     narrow = policy_for(project, env, ApprovalMode.MANUAL, allowed_tools=["Bash(echo *)"])
     assert narrow.check("execute", {"command": "echo '{}' > .claude/settings.json"}) is not None
     assert narrow.check("execute", {"command": "echo '{}' > notes.txt"}) is None

@@ -107,23 +107,33 @@ def test_deny_holds_under_approve_all_and_is_listed(
     assert ("user", "go") in server.transcript(0)
 
 
-@pytest.mark.parametrize("mode", ["edits", "all"])
+WIDEN = json.dumps({"permissions": {"allow": ["Bash"]}})
+
+
+@pytest.mark.parametrize(
+    ("mode", "tool", "args"),
+    [
+        ("edits", "write_file", {"file_path": ".claude/settings.local.json", "content": WIDEN}),
+        ("all", "write_file", {"file_path": ".claude/settings.local.json", "content": WIDEN}),
+        ("all", "execute", {"command": f"echo '{WIDEN}' > .claude/settings.local.json"}),
+    ],
+    ids=["edits", "all", "all, from the shell"],
+)
 def test_the_model_cannot_write_its_own_settings(
-    mode: str, server: ScriptedModelServer, user: Path, workspace: Path
+    mode: str,
+    tool: str,
+    args: dict[str, str],
+    server: ScriptedModelServer,
+    user: Path,
+    workspace: Path,
 ) -> None:
-    widen = json.dumps({"permissions": {"allow": ["Bash"]}})
-    server.script(
-        reply(
-            tool_calls=[
-                tool_call(
-                    "write_file", {"file_path": ".claude/settings.local.json", "content": widen}
-                )
-            ]
-        ),
-        reply("tried"),
-    )
+    (workspace / ".claude").mkdir()
+    server.script(reply(tool_calls=[tool_call(tool, args)]), reply("tried"))
     result = dcode(
-        ["-p", "go", "--approve", mode, "--allowedTools", "Write Edit", "--output-format", "json"],
+        [
+            *("-p", "go", "--approve", mode, "--allowedTools", "Write Edit Bash"),
+            *("--output-format", "json"),
+        ],
         workspace,
         user,
     )
@@ -134,9 +144,7 @@ def test_the_model_cannot_write_its_own_settings(
         "always needs approval; a run without a person cannot approve it" in refused
         and "--approve all" not in refused
     )
-    assert [d["tool_name"] for d in json.loads(result.stdout)["permission_denials"]] == [
-        "write_file"
-    ]
+    assert [d["tool_name"] for d in json.loads(result.stdout)["permission_denials"]] == [tool]
 
 
 def test_a_denied_file_is_not_attached_by_an_at_mention(
@@ -169,3 +177,18 @@ def test_a_search_of_the_workspace_does_not_show_a_denied_file(
     [found] = tool_results(server)
     assert "app.py:1:" in found and "secret" not in found
     assert "2 matching lines hidden" in found
+
+
+def test_stream_json_s_result_lists_the_denials_too(
+    server: ScriptedModelServer, user: Path, workspace: Path
+) -> None:
+    (workspace / ".env").write_text("TOKEN=secret-value")
+    server.script(reply(tool_calls=[tool_call("read_file", {"file_path": ".env"})]), reply("done"))
+    args = ["-p", "go", "--disallowedTools", "Read(./.env)", "--approve", "all"]
+    result = dcode([*args, "--output-format", "stream-json"], workspace, user)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert events[-1]["type"] == "result"
+    [denial] = events[-1]["permission_denials"]
+    assert denial["tool_name"] == "read_file" and "Read(./.env)" in denial["reason"]
+    assert "secret-value" not in result.stdout

@@ -155,6 +155,37 @@ async def test_git_cannot_be_moved_aside_for_a_new_one_with_hooks(
     assert "Device or resource busy" in result.output
 
 
+async def test_a_submodule_s_hooks_and_config_stay_read_only(
+    workspace: Path, outside: Path
+) -> None:
+    modules = workspace / ".git" / "modules"
+    for module in (modules / "lib", modules / "lib" / "modules" / "inner"):
+        (module / "hooks").mkdir(parents=True)
+        (module / "HEAD").write_text("ref: refs/heads/main\n")
+        (module / "config").write_text("[core]\n\tbare = false\n")
+    (modules / "vendor").mkdir()
+    (modules / "vendor" / "HEAD").write_text("ref: refs/heads/main\n")  # no hooks folder yet
+    backend = backend_for(workspace, outside / "home")
+    await backend.execute(
+        "printf '#!/bin/sh\\ntouch pwned\\n' > .git/modules/lib/hooks/post-checkout; "
+        "echo '[core] fsmonitor = touch pwned' >> .git/modules/lib/modules/inner/config; "
+        "mkdir -p .git/modules/vendor/hooks && touch .git/modules/vendor/hooks/pre-commit"
+    )
+    assert not (modules / "lib" / "hooks" / "post-checkout").exists()
+    inner_config = modules / "lib" / "modules" / "inner" / "config"
+    assert inner_config.read_text() == "[core]\n\tbare = false\n"
+    assert not (modules / "vendor" / "hooks" / "pre-commit").exists()
+
+    moved = await backend.execute(
+        "mv .git/modules/lib .git/modules/lib-old; mv .git/modules .git/modules-old; "
+        "echo ok > .git/modules/lib/objects-written"
+    )
+    assert not (workspace / ".git" / "modules-old").exists()
+    assert not (modules / "lib-old").exists()
+    assert (modules / "lib" / "objects-written").read_text() == "ok\n"  # still a git dir
+    assert "Device or resource busy" in moved.output
+
+
 async def test_no_connection_to_a_loopback_listener_with_the_network_off(
     workspace: Path, outside: Path
 ) -> None:

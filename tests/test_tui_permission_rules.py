@@ -144,3 +144,25 @@ async def test_a_write_to_settings_asks_in_all_mode_and_offers_no_session_yes(
         await h.press("n")
         await h.idle()
         assert not (workspace / ".claude" / "settings.json").exists()
+
+
+async def test_always_allow_everywhere_goes_to_the_user_s_config(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    import tomllib
+
+    steps = (shell("echo hi > a.txt"), reply("one"), shell("echo  hi there > b.txt"), reply("two"))
+    async with running_app(server, workspace, dcode_home, *steps) as h:
+        await h.send("first")
+        await h.approval()
+        assert "…everywhere" in h.text()
+        await h.press("e")
+        await h.idle()
+        assert (workspace / "a.txt").exists()
+        config = tomllib.loads((dcode_home / "config.toml").read_text())
+        assert config["permissions"]["allow"] == ["Bash(echo hi *)"]
+        assert not project_file(dcode_home, workspace).exists()
+        assert not (workspace / ".claude").exists() and not (workspace / ".dcode").exists()
+        await h.send("second")
+        await h.idle()  # no question: the rule covers it
+        assert (workspace / "b.txt").exists()

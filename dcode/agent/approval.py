@@ -236,7 +236,7 @@ class ApprovalPolicy:
             return refused
         if protected := self._protected(name, args):
             return Verdict(
-                ApprovalKind.EDIT,
+                ApprovalKind.SHELL if spec.kind is ToolKind.SHELL else ApprovalKind.EDIT,
                 f"{protected} decides what dcode may do: writing it always needs approval",
                 every_time=True,
             )
@@ -272,8 +272,9 @@ class ApprovalPolicy:
             return False
 
     def _protected(self, name: str, args: dict[str, object]) -> str | None:
-        """The first file the call would write that holds settings, hooks, agents or commands."""
-        for raw in spec_for(name).target_paths(args):
+        """The first file the call would write that holds settings, hooks, agents or commands
+        (for a shell line, one its words plainly write: ``> .claude/settings.json``)."""
+        for raw in _written_paths(name, args):
             try:
                 if is_protected_path(self.backend.resolve(raw)):
                     return raw
@@ -343,6 +344,16 @@ class ApprovalPolicy:
 
     def _inside(self, raw: str) -> bool:
         return self.backend.is_inside_workspace(raw)
+
+
+def _written_paths(name: str, args: dict[str, object]) -> list[str]:
+    spec = spec_for(name)
+    command = args.get("command")
+    if spec.kind is not ToolKind.SHELL or not isinstance(command, str):
+        return spec.target_paths(args)
+    from dcode.agent.permissions.shell_words import plan_command
+
+    return list(plan_command(command, lambda path: True).writes)
 
 
 PLAN_REFUSES: dict[ToolKind, ApprovalKind] = {

@@ -14,7 +14,9 @@
   ``.claude``. A missing one is made read-only too (an empty directory appears in its place
   while the command runs), so a command cannot create ``.git/hooks/pre-commit`` either. ``.git``
   itself stays writable (commits work) but is pinned in place: a command that could rename it
-  would make a new ``.git`` with hooks of its own.
+  would make a new ``.git`` with hooks of its own. A submodule's git directory
+  (``.git/modules/NAME``) is kept the same way: its ``hooks`` and ``config`` read-only, itself
+  and ``.git/modules`` pinned.
 """
 
 from __future__ import annotations
@@ -77,14 +79,19 @@ class Layout:
         hidden_files = _existing(
             [*(home / name for name in CREDENTIAL_FILES), *map(Path, DAEMON_SOCKETS)], dirs=False
         )
+        git = workspace / ".git"
+        repository = writable and git.is_dir() and not git.is_symlink()
+        modules = _submodule_git_dirs(git) if repository else []
         protected = [workspace / name for name in PROTECTED_DIRS] if writable else []
         if writable and not (workspace / ".git").is_dir():
             protected = [p for p in protected if p.parent != workspace / ".git"]
+        protected += [module / "hooks" for module in modules]
         files = [workspace / name for name in PROTECTED_FILES] if writable else []
-        git = workspace / ".git"
+        files += [module / "config" for module in modules]
+        pinned = [git, *([git / "modules"] if modules else []), *modules] if repository else []
         return cls(
             writable=writable,
-            pinned=(git,) if writable and git.is_dir() and not git.is_symlink() else (),
+            pinned=tuple(pinned),
             hidden_dirs=hidden_dirs,
             hidden_files=hidden_files,
             read_only_dirs=tuple(
@@ -95,6 +102,35 @@ class Layout:
             network=settings.network,
             workspace=workspace,
         )
+
+
+MAX_SUBMODULES = 64
+"""Submodules' git directories looked for under ``.git/modules`` (nested ones included)."""
+
+
+def _submodule_git_dirs(git: Path) -> list[Path]:
+    """The git directories of the repository's submodules (``.git/modules/NAME``, nested
+    ``…/modules/NAME``), parents first: their hooks and config are as dangerous as the
+    repository's own, since ``git`` run in the submodule uses them. Real directories only: a
+    symlink there is not followed."""
+    found: list[Path] = []
+    waiting = [git / "modules"]
+    while waiting and len(found) < MAX_SUBMODULES:
+        folder = waiting.pop(0)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            path = Path(entry.path)
+            if (path / "HEAD").is_file():
+                found.append(path)
+                waiting.append(path / "modules")
+            else:
+                waiting.append(path)  # a submodule named a/b lives at modules/a/b
+    return found[:MAX_SUBMODULES]
 
 
 def _real(path: Path) -> Path:

@@ -138,10 +138,12 @@ class PermissionRules:
 
         plan = plan_command(command, facts.inside)
         if effect is not Effect.ALLOW:
+            if plan.too_deep:  # what it runs cannot be read, so no rule can be said to miss it
+                return RuleMatch(specific[0], "a line nested too deep to check against the rules")
             return next(
                 (
                     RuleMatch(r, " ".join(words))
-                    for words in plan.commands
+                    for words in plan.every_form
                     for r in specific
                     if shell_matches(r.specifier or "", words)
                 ),

@@ -3,7 +3,8 @@
 A shell rule is matched against each simple command the line runs, not against the text: in
 ``npm test; rm -rf ~`` an allow rule for ``npm test`` covers the first command only. Words are
 taken as bash will pass them (quotes removed, escapes applied), leading ``VAR=value``
-assignments are set aside, and ``bash -c '…'`` (``sh``, ``zsh``, ``dash``) is read inside.
+assignments are set aside, and ``bash -c '…'`` (``sh``, ``zsh``, ``dash``) is read inside, as is
+the command a wrapper runs (``timeout 5 npm test``, ``sudo rm``, ``find -exec``: ``wrappers``).
 
 Whatever the words alone cannot show makes the line ``unsafe`` for allow rules: command or
 process substitution, a variable's value, ``eval``, backgrounding, compound statements, a
@@ -17,6 +18,9 @@ import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from dcode.agent.permissions.shell_writes import paths_written
+from dcode.agent.permissions.wrappers import Unwrapped, unwrap
 
 if TYPE_CHECKING:  # tree-sitter loads on the first command read
     from tree_sitter import Node, Parser
@@ -38,9 +42,12 @@ _LOADERS = (
     "PROMPT_COMMAND",
 )
 """Assignments that change which program runs, or what the shell runs first: never vouched for."""
+_WRITING = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
+"""Redirections that write their path."""
 _HARMLESS_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-MAX_NESTING = 4
-"""``bash -c`` inside ``bash -c``…: deeper than this is read as unsafe."""
+MAX_NESTING = 6
+"""``bash -c`` inside ``sudo`` inside ``bash -c``…: deeper than this is not read, and no rule
+can say what the line runs (``ShellPlan.too_deep``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +56,19 @@ class ShellPlan:
     """Each simple command's words, as it will run (assignments left out)."""
     unsafe: tuple[str, ...]
     """Why no allow rule can vouch for the line; empty when each command alone decides."""
+    too_deep: bool = False
+    """Shells and wrappers nest deeper than ``MAX_NESTING``: a deny rule cannot be checked, so
+    it refuses the line."""
+    writes: tuple[str, ...] = ()
+    """Paths the line plainly writes (``> path``, ``tee path``, ``cp a path``), as written."""
+    written: tuple[tuple[str, ...], ...] = ()
+    """Commands as written that ``commands`` shows by what they run (``nice rm x``, whose
+    command is ``rm x``; ``rm x`` for ``/bin/rm x``): deny and ask rules see these too."""
+
+    @property
+    def every_form(self) -> tuple[tuple[str, ...], ...]:
+        """What deny and ask rules are matched against: each command, both ways."""
+        return (*self.commands, *self.written)
 
 
 @dataclass
@@ -57,6 +77,9 @@ class _Walk:
     depth: int
     commands: list[tuple[str, ...]] = field(default_factory=list)
     unsafe: list[str] = field(default_factory=list)
+    written: list[tuple[str, ...]] = field(default_factory=list)
+    too_deep: bool = False
+    writes: list[str] = field(default_factory=list)
 
     def flag(self, reason: str) -> None:
         if reason not in self.unsafe:
@@ -76,7 +99,13 @@ def plan_command(command: str, inside: Callable[[str], bool]) -> ShellPlan:
     workspace."""
     walk = _Walk(inside, 0)
     _read_script(command, walk)
-    return ShellPlan(tuple(walk.commands), tuple(walk.unsafe))
+    return ShellPlan(
+        tuple(walk.commands),
+        tuple(walk.unsafe),
+        too_deep=walk.too_deep,
+        writes=tuple(walk.writes),
+        written=tuple(walk.written),
+    )
 
 
 def _read_script(text: str, walk: _Walk) -> None:
@@ -154,28 +183,57 @@ def _command(node: Node, walk: _Walk) -> None:
 
 def _assignment(node: Node, walk: _Walk) -> None:
     name = node.child_by_field_name("name")
-    text = _text(name, "replace") if name is not None else ""
+    _check_assignment(_text(name, "replace") if name is not None else "", walk)
+
+
+def _check_assignment(text: str, walk: _Walk) -> None:
     if text == "ENV" or any(text.startswith(prefix) for prefix in _LOADERS if prefix != "ENV"):
         walk.flag(f"setting {text} changes what runs")
 
 
 def _simple(words: tuple[str, ...], walk: _Walk) -> None:
     name = words[0].rsplit("/", 1)[-1]
+    if name != words[0] and name:
+        walk.written.append((name, *words[1:]))  # Bash(rm:*) in deny sees /bin/rm
     if name in _EVALUATORS:
         walk.flag(f"{name} runs text or a program the words do not show")
+    if name == "coproc":
+        walk.flag("it runs a command in the background")
     script = _inline_script(words) if name in _SHELLS else None
-    if script is None:
+    unwrapped = unwrap(name, words) if script is None else None
+    if script is None and unwrapped is None:
         walk.commands.append(words)
+        walk.writes.extend(paths_written(words))
         return
     if walk.depth >= MAX_NESTING:
-        walk.flag("shells nest too deep to read")
+        walk.flag("shells and wrappers nest too deep to read")
+        walk.too_deep = True
         walk.commands.append(words)
         return
     inner = _Walk(walk.inside, walk.depth + 1)
-    _read_script(script, inner)
+    if unwrapped is None:
+        _read_script(script or "", inner)
+    else:
+        _wrapped(words, unwrapped, walk, inner)
     walk.commands.extend(inner.commands)
+    walk.written.extend(inner.written)
+    walk.writes.extend(inner.writes)
+    walk.too_deep = walk.too_deep or inner.too_deep
     for reason in inner.unsafe:
         walk.flag(reason)
+
+
+def _wrapped(words: tuple[str, ...], unwrapped: Unwrapped, walk: _Walk, inner: _Walk) -> None:
+    """A wrapper's command read into ``inner``: its words as written go to deny and ask rules
+    only when the wrapper is transparent, and are a command of the line otherwise."""
+    (walk.written if unwrapped.transparent else walk.commands).append(words)
+    for name in unwrapped.assignments:
+        _check_assignment(name, walk)  # env LD_PRELOAD=x npm test
+    if unwrapped.script is not None:
+        walk.flag("it runs a command line given as one word")
+        _read_script(unwrapped.script, inner)
+    for command in unwrapped.inner:
+        _simple(command, inner)
 
 
 def _inline_script(words: tuple[str, ...]) -> str | None:
@@ -204,7 +262,12 @@ def _redirect(node: Node, walk: _Walk) -> None:
         return
     if destination.type == "number" or (destination.text in (b"-",) and operators & {">&", "<&"}):
         return  # 2>&1, >&2: another descriptor of the same command
+    for inner in _descendants(node):
+        if inner.type in _SUBSTITUTIONS:
+            _inner_commands(inner, walk)  # > >(curl x): deny and ask rules see curl
     path = _literal(destination)
+    if path is not None and operators & _WRITING:
+        walk.writes.append(path)
     if path is None:
         walk.flag("it redirects to a path only known when it runs")
     elif path not in _HARMLESS_FILES and not walk.inside(path):
