@@ -1,7 +1,7 @@
 """What a sandboxed command sees of the file system: the same answer for every platform.
 
-* The whole file system is readable and nothing is writable, except the workspace (in
-  ``workspace-write``) and a private, empty ``/tmp``.
+* The whole file system is readable and nothing is writable, except the workspace and the
+  directories added to it (``--add-dir``), in ``workspace-write``, and a private, empty ``/tmp``.
 * ``$DCODE_HOME`` (sessions, config, keys the user saved) is an empty directory.
 * The usual credential stores in the user's home are empty: a directory appears empty, a file
   appears as an empty file.
@@ -9,7 +9,7 @@
   directory (``$XDG_RUNTIME_DIR``: session bus, agents' sockets) are hidden: a Unix socket is a
   file, reachable without the network, and a container daemon's is as good as root. Other
   sockets on the file system stay reachable.
-* Inside the workspace, what could make a later, unsandboxed program run something, or change
+* Inside the workspace (and each added directory), what could make a later, unsandboxed program run something, or change
   what dcode allows, stays read-only: ``.git/hooks``, ``.git/config``, ``.dcode`` and
   ``.claude``. A missing one is made read-only too (an empty directory appears in its place
   while the command runs), so a command cannot create ``.git/hooks/pre-commit`` either. ``.git``
@@ -44,7 +44,8 @@ class Layout:
     """Paths are absolute and resolved (a mount follows a symlink to where it leads)."""
 
     writable: tuple[Path, ...]
-    """Bound read-write over the read-only root (the workspace, in ``workspace-write``)."""
+    """Bound read-write over the read-only root (the workspace and the added directories, in
+    ``workspace-write``)."""
     hidden_dirs: tuple[Path, ...]
     """Each replaced by an empty directory (``$DCODE_HOME``, credential folders)."""
     hidden_files: tuple[Path, ...]
@@ -66,10 +67,15 @@ class Layout:
         workspace: Path,
         dcode_home: Path,
         user_home: Path | None = None,
+        add_dirs: tuple[Path, ...] = (),
     ) -> Layout:
         workspace = _real(workspace)
         home = _real(user_home or Path.home())
-        writable = (workspace,) if settings.mode is SandboxMode.WORKSPACE_WRITE else ()
+        writable = (
+            (workspace, *(_real(d) for d in add_dirs))
+            if settings.mode is SandboxMode.WORKSPACE_WRITE
+            else ()
+        )
         runtime = [Path(os.environ["XDG_RUNTIME_DIR"])] if os.environ.get("XDG_RUNTIME_DIR") else []
         hidden_dirs = _existing(
             [_real(dcode_home), *(home / name for name in CREDENTIAL_DIRS), *runtime], dirs=True
@@ -77,24 +83,33 @@ class Layout:
         hidden_files = _existing(
             [*(home / name for name in CREDENTIAL_FILES), *map(Path, DAEMON_SOCKETS)], dirs=False
         )
-        protected = [workspace / name for name in PROTECTED_DIRS] if writable else []
-        if writable and not (workspace / ".git").is_dir():
-            protected = [p for p in protected if p.parent != workspace / ".git"]
-        files = [workspace / name for name in PROTECTED_FILES] if writable else []
-        git = workspace / ".git"
+        protected = [p for root in writable for p in _protected_dirs(root)]
+        files = [root / name for root in writable for name in PROTECTED_FILES]
+        gits = [root / ".git" for root in writable]
         return cls(
             writable=writable,
-            pinned=(git,) if writable and git.is_dir() and not git.is_symlink() else (),
+            pinned=tuple(git for git in gits if git.is_dir() and not git.is_symlink()),
             hidden_dirs=hidden_dirs,
             hidden_files=hidden_files,
             read_only_dirs=tuple(
-                _real(p) for p in protected if p.is_dir() and _inside(_real(p), workspace)
+                _real(p)
+                for p in protected
+                if p.is_dir() and any(_inside(_real(p), root) for root in writable)
             ),
             missing_dirs=tuple(p for p in protected if not os.path.lexists(p)),
             read_only_files=_existing(files, dirs=False),
             network=settings.network,
             workspace=workspace,
         )
+
+
+def _protected_dirs(root: Path) -> list[Path]:
+    """The directories kept read-only inside a writable ``root`` (``.git/hooks`` only where
+    ``root`` has a ``.git`` directory)."""
+    protected = [root / name for name in PROTECTED_DIRS]
+    if not (root / ".git").is_dir():
+        protected = [p for p in protected if p.parent != root / ".git"]
+    return protected
 
 
 def _real(path: Path) -> Path:
