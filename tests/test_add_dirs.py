@@ -44,6 +44,8 @@ def test_each_directory_is_resolved_and_checked(tmp_path: Path) -> None:
     assert added(lib / "deep", lib) == (lib.resolve(),)  # the wider one is enough
     with pytest.raises(ConfigError, match=r"--add-dir .*nothing: not a directory"):
         added(tmp_path / "nothing")
+    with pytest.raises(ConfigError, match="not the whole file system"):
+        added("/")
     (tmp_path / "file").write_text("")
     with pytest.raises(ConfigError, match="not a directory"):
         added(tmp_path / "file")

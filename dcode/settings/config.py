@@ -189,8 +189,9 @@ def load_settings(
 
 
 def _add_dirs(settings: Settings, given: object) -> Settings:
-    """``--add-dir``: each an existing directory, resolved; one inside the workspace (or inside
-    one named before it) adds nothing and is left out."""
+    """``--add-dir``: each an existing directory, resolved, not ``/`` (the sandbox binds each
+    writable over its own ``/dev``, ``/proc`` and ``/tmp``); one inside the workspace (or
+    inside one named before it) adds nothing and is left out."""
     if not isinstance(given, list | tuple) or not given:
         return settings
     workspace = Path(settings.workspace).resolve()
@@ -200,6 +201,10 @@ def _add_dirs(settings: Settings, given: object) -> Settings:
         if not path.is_dir():
             raise ConfigError(f"--add-dir {item}: not a directory")
         real = path.resolve()
+        if real == Path(real.anchor):
+            raise ConfigError(
+                f"--add-dir {item}: not the whole file system (commands would see the machine's /proc, /dev and /tmp)"
+            )
         if not any(real == root or root in real.parents for root in (workspace, *found)):
             found = [d for d in found if real not in d.parents]  # a wider one replaces them
             found.append(real)
