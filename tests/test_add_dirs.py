@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from dcode.agent.engine import Engine
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.settings.config import ConfigError, McpSettings, load_settings
 from dcode.settings.values import ApprovalMode
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply, tool_call
 from tests.support.npm_servers import npm_entry
+from tests.test_context_accounting import figures
 from tests.test_mcp_links import tools_of
 from tests.test_mcp_servers import call, manager, servers
 
@@ -142,3 +144,15 @@ async def test_a_filesystem_server_without_directories_works_in_an_added_one(
         assert read is not None and read.content == "in the added directory\n", read
     finally:
         await mcp.close()
+
+
+async def test_context_counts_the_line_naming_the_added_directories(
+    make_settings, workspace: Path
+) -> None:
+    lib = workspace.parent / ("lib-with-a-long-name-" * 10)
+    lib.mkdir()
+    async with await Engine.open(make_settings()) as plain:
+        without = figures(await plain.context_report(None))["system prompt"]
+    async with await Engine.open(make_settings(add_dirs=(lib.resolve(),))) as engine:
+        added = figures(await engine.context_report(None))["system prompt"]
+    assert added > without + 20

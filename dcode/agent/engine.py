@@ -314,7 +314,12 @@ class Engine:
                 )
         if "memory" not in values:  # a new session: the files its first turn will read
             values["memory"], _ = await asyncio.to_thread(read_memory, self._memory_sources())
-        instructions, tools = static_request(self.backend, self.compactor, self.task_tool)
+        instructions, tools = static_request(
+            self.backend,
+            self.compactor,
+            self.task_tool,
+            system_prompt=with_added_dirs(SYSTEM_PROMPT, self.settings.add_dirs),
+        )
         return await asyncio.to_thread(
             build_report,
             values=values,
