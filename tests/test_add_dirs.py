@@ -9,6 +9,7 @@ import asyncio
 import io
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ from tests.support.npm_servers import npm_entry
 from tests.test_context_accounting import figures
 from tests.test_mcp_links import tools_of
 from tests.test_mcp_servers import call, manager, servers
+from tests.test_tui_app_support import make_settings as tui_settings
+from tests.test_tui_app_support import running_app
 
 
 async def headless(settings, prompt: str) -> tuple[int, str]:
@@ -156,3 +159,14 @@ async def test_context_counts_the_line_naming_the_added_directories(
     async with await Engine.open(make_settings(add_dirs=(lib.resolve(),))) as engine:
         added = figures(await engine.context_report(None))["system prompt"]
     assert added > without + 20
+
+
+async def test_the_first_screen_names_the_added_directories(
+    server, workspace: Path, dcode_home: Path
+) -> None:
+    lib = workspace.parent / "lib"
+    lib.mkdir()
+    settings = replace(tui_settings(dcode_home, workspace, server), add_dirs=(lib.resolve(),))
+    async with running_app(server, workspace, dcode_home, settings=settings) as h:
+        await h.pilot.pause()
+        assert f"also in    {lib.resolve()}" in h.text()

@@ -203,7 +203,8 @@ class DcodeApp(App[int]):
 
     def compose(self) -> ComposeResult:
         kwargs = {"window": self._window} if self._window else {}
-        header = Welcome(self.settings.model, self._cwd_label, id="welcome")
+        added = tuple(display_path(d) for d in self.settings.add_dirs)
+        header = Welcome(self.settings.model, self._cwd_label, added=added, id="welcome")
         yield Transcript(id="transcript", animate=self._animated, header=header, **kwargs)
         yield QueuedStrip(id="queued")
         yield PromptInput(
