@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from dcode.agent.approval import ApprovalPolicy
+from dcode.agent.backends import LocalBackend
 from dcode.agent.engine import Engine
+from dcode.agent.permissions.match import PermissionRules
+from dcode.agent.permissions.rules import Effect, RuleSource, parse_rule
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.settings.config import ConfigError, McpSettings, load_settings
 from dcode.settings.values import ApprovalMode
@@ -170,3 +174,20 @@ async def test_the_first_screen_names_the_added_directories(
     async with running_app(server, workspace, dcode_home, settings=settings) as h:
         await h.pilot.pause()
         assert f"also in    {lib.resolve()}" in h.text()
+
+
+def test_a_shell_rule_vouches_for_a_redirection_into_an_added_directory(tmp_path: Path) -> None:
+    """``Bash(echo:*)`` covers ``echo … > lib/out`` once lib is added; elsewhere it still asks."""
+    workspace, lib, elsewhere = tmp_path / "ws", tmp_path / "lib", tmp_path / "elsewhere"
+    for directory in (workspace, lib, elsewhere):
+        directory.mkdir()
+    rules = PermissionRules((parse_rule("Bash(echo:*)", Effect.ALLOW, RuleSource("t")),), workspace)
+
+    def verdict(backend: LocalBackend, target: Path) -> object:
+        gate = ApprovalPolicy(ApprovalMode.MANUAL, backend, rules=rules)
+        return gate.check("execute", {"command": f"echo hi > {target}/out.txt"})
+
+    added = LocalBackend(workspace, add_dirs=(lib.resolve(),))
+    assert verdict(added, lib) is None
+    assert verdict(added, elsewhere) is not None
+    assert verdict(LocalBackend(workspace), lib) is not None
