@@ -1,18 +1,24 @@
 """dcode against the MCP project's own reference servers (``@modelcontextprotocol/server-everything``
 and ``server-filesystem`` from npm, see ``tests/support/npm_servers.py``): the tiny image whose
 colour profile has a wrong checksum, resource links, resources and prompts, progress, roots,
-and a filesystem server started without directories, which works in the roots it is offered."""
+and a filesystem server started without directories, which works in the roots it is offered.
+server-everything over streamable HTTP and SSE too, restarted under dcode: the next call finds
+the new process (it answers the old session with 400)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from dcode.agent.events import ToolProgress
+from dcode.mcp.state import LinkState
 from dcode.mcp.tools import langchain_tool
 from dcode.media.attachment import is_reference_block
-from tests.support.npm_servers import npm_entry
+from tests.support.npm_servers import everything_over, npm_entry
 from tests.test_mcp_links import tools_of, until
 from tests.test_mcp_servers import call, manager, servers
 
@@ -72,3 +78,26 @@ async def test_a_filesystem_server_without_directories_uses_the_roots(tmp_path: 
         assert read.status == "success" and read.content == "inside the workspace\n"
     finally:
         await mcp.close()
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_server_everything_over_the_web_and_restarted(tmp_path: Path, transport: str) -> None:
+    with everything_over(transport) as web:
+        mcp = manager(tmp_path, connect_timeout=30, call_timeout=30)
+        mcp.add(servers(tmp_path, {"web": {"type": transport, "url": web.url}}))
+        try:
+            tools = tools_of(await mcp.for_turn())
+            echo = await call(tools["mcp__web__echo"], message="first")
+            assert echo.status == "success" and echo.content == "Echo: first", echo.content
+            image = await call(tools["mcp__web__get-tiny-image"])
+            assert any(is_reference_block(b) for b in image.content if isinstance(b, dict))
+            web.kill()
+            await asyncio.sleep(0.3)
+            await asyncio.to_thread(web.start)  # a new process: dcode's session means nothing
+            started = time.monotonic()
+            again = await asyncio.wait_for(call(tools["mcp__web__echo"], message="again"), 25)
+            assert again.status == "success" and again.content == "Echo: again", again.content
+            assert time.monotonic() - started < 10
+            assert mcp.snapshot().servers[0].state is LinkState.CONNECTED
+        finally:
+            await mcp.close()

@@ -183,3 +183,27 @@ def test_the_status_bar_marks_an_estimate() -> None:
     assert context_label(1234, None, estimated=True) == "Context ~1.2k tokens"
     assert context_label(1234, 10_000) == "Context 12% · 1.2k tokens"
     assert context_label(0, 10_000, estimated=True) == "Context –"
+
+
+async def test_the_tui_says_what_to_change_and_then_shows_estimated_figures(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    """As a user sees it: the empty stream is one line in the transcript naming the fix, and
+    after the server's context is raised the status bar shows ``~`` figures, never ``–``."""
+    from tests.test_tui_app_support import running_app
+
+    server.imitate = LlamaCppPython()
+    async with running_app(
+        server, workspace, dcode_home, reply("never seen"), reply("after the fix")
+    ) as h:
+        await h.send("hello there")
+        await h.idle()
+        screen = " ".join(h.text().split())
+        assert "returned an empty answer" in screen and "No generations" not in screen
+        assert "--n_ctx 8192" in screen
+        server.imitate = LlamaCppPython(n_ctx=1_000_000)
+        await h.send("and now?")
+        await h.idle()
+        assert h.answers()[-1] == "after the fix"
+        assert h.app.status.estimated and h.app.status.context_tokens > 500
+        assert "Context ~" in h.text() and "Context –" not in h.text()

@@ -335,3 +335,39 @@ async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
     while not condition():
         assert asyncio.get_running_loop().time() < deadline, "timed out waiting"
         await asyncio.sleep(0.05)
+
+
+async def test_an_added_directory_is_writable_as_the_workspace_is(
+    workspace: Path, outside: Path
+) -> None:
+    """``--add-dir``: commands write there too, its hooks, git config and settings stay
+    read-only as the workspace's do, and everything else stays out of reach."""
+    added = outside / "lib"
+    (added / ".git" / "hooks").mkdir(parents=True)
+    (added / ".git" / "config").write_text("[core]\n")
+    elsewhere = outside / "elsewhere"
+    elsewhere.mkdir()
+    sandbox = Sandbox(
+        SandboxSettings(SandboxMode.WORKSPACE_WRITE), workspace, outside / "home", (added,)
+    )
+    backend = LocalBackend(
+        workspace, environment=ShellEnvironment.of(), sandbox=sandbox, add_dirs=(added,)
+    )
+    result = await backend.execute(
+        f"echo fine > {added}/src.txt; echo here > made; "
+        f"printf '#!/bin/sh\\ntouch pwned\\n' > {added}/.git/hooks/pre-commit; "
+        f"echo '[core] hooksPath = /x' >> {added}/.git/config; "
+        f"mkdir -p {added}/.dcode && echo x > {added}/.dcode/config.toml; "
+        f"mv {added}/.git {added}/.git-old; "
+        f"echo out > {elsewhere}/escaped"
+    )
+    assert (added / "src.txt").read_text() == "fine\n" and (workspace / "made").is_file()
+    assert not (added / ".git" / "hooks" / "pre-commit").exists()
+    assert (added / ".git" / "config").read_text() == "[core]\n"
+    assert not (added / ".dcode" / "config.toml").exists()
+    assert (added / ".git").is_dir() and not (added / ".git-old").exists()
+    assert not (elsewhere / "escaped").exists(), result.output
+    # Without it, the same directory is as read-only as the rest.
+    plain = backend_for(workspace, outside / "home")
+    again = await plain.execute(f"echo again > {added}/other.txt")
+    assert not (added / "other.txt").exists() and "Read-only file system" in again.output

@@ -74,3 +74,28 @@ async def test_a_calls_progress_shows_on_its_line(
         )
         await h.idle()
         assert "100% · step 2 of 2" not in h.text()  # a finished call shows its result instead
+
+
+async def test_esc_during_an_mcp_call_cancels_it_on_the_server(
+    server, workspace: Path, dcode_home: Path
+) -> None:
+    """Esc in the TUI, not a task cancelled by hand: the 20 s operation stops on the server
+    (its handler sees the cancellation) instead of running to its end."""
+    write_config(dcode_home / "mcp.json", {"calc": stdio_entry()})
+    settings = replace(
+        make_settings(dcode_home, workspace, server), mcp=McpSettings(allow=("calc__*",))
+    )
+    marker = workspace.parent / "cancelled.txt"
+    wait = tool_call("mcp__calc__wait", {"seconds": 20, "marker": str(marker)})
+    async with running_app(
+        server, workspace, dcode_home, reply(tool_calls=[wait]), settings=settings
+    ) as h:
+        await h.send("wait a while")
+        await h.until(lambda: any(c.running for c in h.calls()), 20, "the call to run")
+        await h.pilot.pause(0.5)  # the request is on the server
+        await h.press("escape")
+        await h.until(marker.exists, 5, "the server's handler to be cancelled")
+        assert marker.read_text() == "cancelled"
+        await h.idle()
+        assert h.app.engine is not None
+        assert h.app.engine.mcp.links["calc"].state is LinkState.CONNECTED

@@ -98,7 +98,7 @@ async def test_a_hostile_mcp_server_is_drawn_safely(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:
     """Its result in the transcript, the model's arguments in the approval, and its tool's
-    description in ``/mcp``."""
+    description and its resource's name and description in ``/mcp``."""
     write_config(
         dcode_home / "mcp.json",
         {"hostile": {"command": sys.executable, "args": [str(HOSTILE_SERVER)]}},
@@ -127,7 +127,9 @@ async def test_a_hostile_mcp_server_is_drawn_safely(
         await h.send("/mcp")
         await h.until(lambda: isinstance(h.app.screen, McpScreen), what="/mcp")
         await h.until(lambda: "Prints a banner." in h.text(), what="the tool's description")
-        assert "⟨U+202E⟩Nothing to see⟨U+202C⟩" in assert_drawn_safely(h)
+        text = assert_drawn_safely(h)
+        assert "⟨U+202E⟩Nothing to see⟨U+202C⟩" in text
+        assert "note://banner  banner The banner's text. before" in text  # its resource, too
 
 
 async def test_a_subagents_hostile_job_and_answer_are_drawn_safely(

@@ -31,7 +31,7 @@ from dcode.agent.middleware.mcp_status import mcp_section
 from dcode.agent.middleware.memory import memory_sources, read_memory
 from dcode.agent.middleware.skills import skill_sources
 from dcode.agent.permissions.load import session_rules
-from dcode.agent.prompt import SYSTEM_PROMPT
+from dcode.agent.prompt import SYSTEM_PROMPT, with_added_dirs
 from dcode.agent.run_context import current_thread_id
 from dcode.agent.runner import SessionRunner
 from dcode.agent.session_files import HISTORY_DIR
@@ -68,11 +68,14 @@ class Engine:
     ) -> None:
         self.settings = settings
         self.resolved = resolved
-        self.sandbox = Sandbox(settings.sandbox, Path(settings.workspace), settings.home)
+        self.sandbox = Sandbox(
+            settings.sandbox, Path(settings.workspace), settings.home, settings.add_dirs
+        )
         self.backend = LocalBackend(
             settings.workspace,
             environment=ShellEnvironment.for_settings(settings),
             sandbox=self.sandbox,
+            add_dirs=settings.add_dirs,
         )
         self.store = store
         self._closed = False
@@ -94,6 +97,7 @@ class Engine:
             store=self.attachments,
             reserved=ALL_SPECS,
             sandbox=self.sandbox,
+            roots=(Path(settings.workspace), *settings.add_dirs),
         )
         self._mcp_turn: McpTurn | None = None
         self.graph = self._build()
@@ -223,7 +227,10 @@ class Engine:
             large_results=self.settings.home / RESULTS_DIR,
             compactor=compactor,
             prompt_cache_key=resolved.prompt_cache_key,
-            system_prompt=(definition.system_prompt if definition else "") or SYSTEM_PROMPT,
+            system_prompt=with_added_dirs(
+                (definition.system_prompt if definition else "") or SYSTEM_PROMPT,
+                self.settings.add_dirs,
+            ),
             task_tool=task_tool,
             allowed_tools=definition.tools if definition else None,
             mcp=mcp,
@@ -307,7 +314,12 @@ class Engine:
                 )
         if "memory" not in values:  # a new session: the files its first turn will read
             values["memory"], _ = await asyncio.to_thread(read_memory, self._memory_sources())
-        instructions, tools = static_request(self.backend, self.compactor, self.task_tool)
+        instructions, tools = static_request(
+            self.backend,
+            self.compactor,
+            self.task_tool,
+            system_prompt=with_added_dirs(SYSTEM_PROMPT, self.settings.add_dirs),
+        )
         return await asyncio.to_thread(
             build_report,
             values=values,

@@ -93,12 +93,14 @@ def static_request(
     task_tool: BaseTool | None = None,
     *,
     planning: bool = False,
+    system_prompt: str = SYSTEM_PROMPT,
 ) -> tuple[str, list[BaseTool]]:
     """The instructions and the tools every request carries (the base prompt, and the todo
     middleware's prompt and tool), as ``/context`` counts them; ``planning``: in plan mode,
-    where the session's agent also has ``exit_plan_mode``."""
+    where the session's agent also has ``exit_plan_mode``; ``system_prompt``: the base prompt
+    as the session sends it (with its added directories)."""
     todo = TodoListMiddleware()
-    return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [
+    return f"{system_prompt}\n\n{todo.system_prompt}", [
         *agent_tools(backend, compactor, task_tool=task_tool, presents_plans=planning),
         *todo.tools,
     ]

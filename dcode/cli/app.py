@@ -185,6 +185,13 @@ def run(
             help='Also load MCP servers from FILE ({"mcpServers": ...}, or another client\'s file as it is, e.g. .gemini/settings.json, .vscode/mcp.json; repeatable).',
         ),
     ] = None,
+    add_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--add-dir",
+            help="Also work in DIR as in the workspace: writes there need no approval in edits, the sandbox lets commands write there, MCP servers get it as a root (repeatable).",
+        ),
+    ] = None,
     no_mcp: Annotated[bool, typer.Option("--no-mcp", help="Start no MCP servers.")] = False,
     trust_project_mcp: Annotated[
         bool,
@@ -236,6 +243,7 @@ def run(
         "trust_project_mcp": trust_project_mcp,
         "allowed_tools": allowed_tools,
         "disallowed_tools": disallowed_tools,
+        "add_dirs": add_dir,
     }
     default_approve = ApprovalMode.EDITS if print_mode else ApprovalMode.MANUAL
     settings = _settings(default_approve, **cli)

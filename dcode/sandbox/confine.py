@@ -26,6 +26,8 @@ class Sandbox:
     settings: SandboxSettings
     workspace: Path
     dcode_home: Path
+    add_dirs: tuple[Path, ...] = ()
+    """Writable as the workspace is, in ``workspace-write`` (``--add-dir``)."""
 
     @property
     def on(self) -> bool:
@@ -41,7 +43,7 @@ class Sandbox:
         found = availability()
         if found.problem is not None or found.program is None:
             raise SandboxUnavailable(found.problem or "no sandbox here")
-        layout = Layout.plan(self.settings, self.workspace, self.dcode_home)
+        layout = Layout.plan(self.settings, self.workspace, self.dcode_home, add_dirs=self.add_dirs)
         if sys.platform == "darwin":
             from dcode.sandbox.seatbelt import seatbelt_argv
 
@@ -54,7 +56,7 @@ class Sandbox:
         """This sandbox for what asked to run confined (an MCP server with ``"sandbox": true``):
         its settings, or ``workspace-write`` while the shell's sandbox is off."""
         mode = self.settings.mode if self.on else SandboxMode.WORKSPACE_WRITE
-        return Sandbox(replace(self.settings, mode=mode), self.workspace, self.dcode_home)
+        return replace(self, settings=replace(self.settings, mode=mode))
 
     async def wrap_async(self, argv: Sequence[str], *, cwd: Path) -> list[str]:
         """``wrap`` off the event loop when it has work to do."""

@@ -1,7 +1,7 @@
 """What a sandboxed command sees of the file system: the same answer for every platform.
 
-* The whole file system is readable and nothing is writable, except the workspace (in
-  ``workspace-write``) and a private, empty ``/tmp``.
+* The whole file system is readable and nothing is writable, except the workspace and the
+  directories added to it (``--add-dir``), in ``workspace-write``, and a private, empty ``/tmp``.
 * ``$DCODE_HOME`` (sessions, config, keys the user saved) is an empty directory.
 * The usual credential stores in the user's home are empty: a directory appears empty, a file
   appears as an empty file.
@@ -9,7 +9,7 @@
   directory (``$XDG_RUNTIME_DIR``: session bus, agents' sockets) are hidden: a Unix socket is a
   file, reachable without the network, and a container daemon's is as good as root. Other
   sockets on the file system stay reachable.
-* Inside the workspace, what could make a later, unsandboxed program run something, or change
+* Inside the workspace (and each added directory), what could make a later, unsandboxed program run something, or change
   what dcode allows, stays read-only: ``.git/hooks``, ``.git/config``, ``.dcode`` and
   ``.claude``. A missing one is made read-only too (an empty directory appears in its place
   while the command runs), so a command cannot create ``.git/hooks/pre-commit`` either. ``.git``
@@ -46,7 +46,8 @@ class Layout:
     """Paths are absolute and resolved (a mount follows a symlink to where it leads)."""
 
     writable: tuple[Path, ...]
-    """Bound read-write over the read-only root (the workspace, in ``workspace-write``)."""
+    """Bound read-write over the read-only root (the workspace and the added directories, in
+    ``workspace-write``)."""
     hidden_dirs: tuple[Path, ...]
     """Each replaced by an empty directory (``$DCODE_HOME``, credential folders)."""
     hidden_files: tuple[Path, ...]
@@ -68,10 +69,15 @@ class Layout:
         workspace: Path,
         dcode_home: Path,
         user_home: Path | None = None,
+        add_dirs: tuple[Path, ...] = (),
     ) -> Layout:
         workspace = _real(workspace)
         home = _real(user_home or Path.home())
-        writable = (workspace,) if settings.mode is SandboxMode.WORKSPACE_WRITE else ()
+        writable = (
+            (workspace, *(_real(d) for d in add_dirs))
+            if settings.mode is SandboxMode.WORKSPACE_WRITE
+            else ()
+        )
         runtime = [Path(os.environ["XDG_RUNTIME_DIR"])] if os.environ.get("XDG_RUNTIME_DIR") else []
         hidden_dirs = _existing(
             [_real(dcode_home), *(home / name for name in CREDENTIAL_DIRS), *runtime], dirs=True
@@ -79,29 +85,41 @@ class Layout:
         hidden_files = _existing(
             [*(home / name for name in CREDENTIAL_FILES), *map(Path, DAEMON_SOCKETS)], dirs=False
         )
-        git = workspace / ".git"
-        repository = writable and git.is_dir() and not git.is_symlink()
-        modules = _submodule_git_dirs(git) if repository else []
-        protected = [workspace / name for name in PROTECTED_DIRS] if writable else []
-        if writable and not (workspace / ".git").is_dir():
-            protected = [p for p in protected if p.parent != workspace / ".git"]
-        protected += [module / "hooks" for module in modules]
-        files = [workspace / name for name in PROTECTED_FILES] if writable else []
-        files += [module / "config" for module in modules]
-        pinned = [git, *([git / "modules"] if modules else []), *modules] if repository else []
+        guarded = [_guarded(root) for root in writable]
+        protected = [p for dirs, _, _ in guarded for p in dirs]
+        files = [f for _, found, _ in guarded for f in found]
         return cls(
             writable=writable,
-            pinned=tuple(pinned),
+            pinned=tuple(p for _, _, pinned in guarded for p in pinned),
             hidden_dirs=hidden_dirs,
             hidden_files=hidden_files,
             read_only_dirs=tuple(
-                _real(p) for p in protected if p.is_dir() and _inside(_real(p), workspace)
+                _real(p)
+                for p in protected
+                if p.is_dir() and any(_inside(_real(p), root) for root in writable)
             ),
             missing_dirs=tuple(p for p in protected if not os.path.lexists(p)),
             read_only_files=_existing(files, dirs=False),
             network=settings.network,
             workspace=workspace,
         )
+
+
+def _guarded(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """What stays read-only inside a writable ``root``: (its directories, its files, what is
+    pinned in place). ``.git/hooks`` only where ``root`` has a ``.git`` directory, and each
+    submodule's hooks and config as the repository's own."""
+    git = root / ".git"
+    repository = git.is_dir() and not git.is_symlink()
+    modules = _submodule_git_dirs(git) if repository else []
+    protected = [root / name for name in PROTECTED_DIRS]
+    if not git.is_dir():
+        protected = [p for p in protected if p.parent != git]
+    protected += [module / "hooks" for module in modules]
+    files = [root / name for name in PROTECTED_FILES]
+    files += [module / "config" for module in modules]
+    pinned = [git, *([git / "modules"] if modules else []), *modules] if repository else []
+    return protected, files, pinned
 
 
 MAX_SUBMODULES = 64

@@ -52,7 +52,7 @@ from dcode.settings.values import (
 
 _MCP_CLI = {"mcp_configs": "configs", "no_mcp": "enabled", "trust_project_mcp": "trust_project"}
 _RULE_FLAGS = ("allowed_tools", "disallowed_tools")
-_OWN_CLI = {*_MCP_CLI, *_RULE_FLAGS, "sandbox"}
+_OWN_CLI = {*_MCP_CLI, *_RULE_FLAGS, "sandbox", "add_dirs"}
 """Flags applied by their own code rather than as scalar settings."""
 
 
@@ -178,6 +178,7 @@ def load_settings(
             settings, sandbox=replace(settings.sandbox, mode=SandboxMode(str(sandbox)))
         )
     settings = _permission_rules(settings, cli or {}, env, trust is TrustState.TRUSTED)
+    settings = _add_dirs(settings, (cli or {}).get("add_dirs"))
     return replace(
         settings,
         sources=tuple(sources),
@@ -185,6 +186,29 @@ def load_settings(
         project_digest=digest,
         ignored=ignored + _waiting(settings),
     )
+
+
+def _add_dirs(settings: Settings, given: object) -> Settings:
+    """``--add-dir``: each an existing directory, resolved, not ``/`` (the sandbox binds each
+    writable over its own ``/dev``, ``/proc`` and ``/tmp``); one inside the workspace (or
+    inside one named before it) adds nothing and is left out."""
+    if not isinstance(given, list | tuple) or not given:
+        return settings
+    workspace = Path(settings.workspace).resolve()
+    found: list[Path] = []
+    for item in given:
+        path = Path(str(item)).expanduser()
+        if not path.is_dir():
+            raise ConfigError(f"--add-dir {item}: not a directory")
+        real = path.resolve()
+        if real == Path(real.anchor):
+            raise ConfigError(
+                f"--add-dir {item}: not the whole file system (commands would see the machine's /proc, /dev and /tmp)"
+            )
+        if not any(real == root or root in real.parents for root in (workspace, *found)):
+            found = [d for d in found if real not in d.parents]  # a wider one replaces them
+            found.append(real)
+    return replace(settings, add_dirs=tuple(found))
 
 
 def _read_text(path: Path) -> str:

@@ -102,6 +102,10 @@ class McpSettings:
 class Settings:
     home: Path
     workspace: Path
+    add_dirs: tuple[Path, ...] = ()
+    """More directories to work in as in the workspace (``--add-dir``, resolved): writes there
+    run without asking in ``edits``, the sandbox lets commands write there, MCP servers are
+    offered them as roots. From the command line only: a project cannot widen its own reach."""
     model: str = DEFAULT_MODEL
     base_url: str | None = None
     api: WireApi | None = None

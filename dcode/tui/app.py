@@ -129,7 +129,9 @@ class DcodeApp(App[int]):
         self.graphics = graphics
         """How the terminal shows pictures (video frames), asked before the app started."""
         self.mode = settings.approve or ApprovalMode.MANUAL
-        self.sandbox = Sandbox(settings.sandbox, Path(settings.workspace), settings.home)
+        self.sandbox = Sandbox(
+            settings.sandbox, Path(settings.workspace), settings.home, settings.add_dirs
+        )
         """The shell's sandbox, the model's commands' and ``!cmd``'s alike (``/sandbox``)."""
         self.engine: Engine | None = None
         self._unclaimed_engine: Engine | None = None  # opened, EngineReady not yet handled
@@ -201,7 +203,8 @@ class DcodeApp(App[int]):
 
     def compose(self) -> ComposeResult:
         kwargs = {"window": self._window} if self._window else {}
-        header = Welcome(self.settings.model, self._cwd_label, id="welcome")
+        added = tuple(display_path(d) for d in self.settings.add_dirs)
+        header = Welcome(self.settings.model, self._cwd_label, added=added, id="welcome")
         yield Transcript(id="transcript", animate=self._animated, header=header, **kwargs)
         yield QueuedStrip(id="queued")
         yield PromptInput(

@@ -1,5 +1,6 @@
 """A real MCP server (the ``mcp`` SDK's FastMCP, over stdio) whose words try to drive the
-terminal: its tool's description and its result carry ``hostile_text.HOSTILE``.
+terminal: its tool's description and its result carry ``hostile_text.HOSTILE``, and so do its
+resource's name and description (a URI cannot hold them: both ends parse it as a URL).
 
 Run as a script: ``hostile_mcp_server.py``.
 """
@@ -22,6 +23,15 @@ def build() -> FastMCP:
     @server.tool(description=f"Prints a banner.{TITLE_BEL} \u202eNothing to see\u202c")
     def banner(words: str) -> str:
         return f"banner for {words}: {HOSTILE}"
+
+    @server.resource(
+        "note://banner",
+        name=f"banner{TITLE_BEL}",
+        description=f"The banner's text. {HOSTILE}",
+        mime_type="text/plain",
+    )
+    def banner_note() -> str:
+        return "a banner"
 
     return server
 

@@ -43,7 +43,8 @@ class HttpServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.url = f"http://127.0.0.1:{self.port}/{'mcp' if transport == 'http' else 'sse'}"
 
-    def start(self) -> None:
+    def command(self) -> tuple[list[str], dict[str, str] | None]:
+        """What starts the server, and its environment (``None``: this process's)."""
         command = [
             sys.executable,
             str(SERVER),
@@ -51,8 +52,12 @@ class HttpServer:
             str(self.port),
             *(["--token", self.token] if self.token else []),
         ]
+        return command, None
+
+    def start(self) -> None:
+        command, env = self.command()
         process = self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
         )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:

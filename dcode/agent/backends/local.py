@@ -74,8 +74,10 @@ class LocalBackend:
         io_deadline: float = IO_DEADLINE_S,
         search_deadline: float = SEARCH_DEADLINE_S,
         sandbox: Sandbox | None = None,
+        add_dirs: tuple[Path, ...] = (),
     ) -> None:
         self.root = Path(root).expanduser().resolve()
+        self.add_dirs = add_dirs  # resolved (``--add-dir``): inside them counts as inside
         self._shell_name = shell
         self._shell = _find_shell(shell)  # None only on a machine without even sh
         self._rg = find_program("rg") if use_ripgrep else None
@@ -97,7 +99,17 @@ class LocalBackend:
         return paths.resolve_path(self.root, path)
 
     def is_inside_workspace(self, path: str | Path) -> bool:
-        return paths.is_inside_workspace(self.root, path)
+        """Inside the workspace or one of the directories added to it (``--add-dir``); a
+        relative path is the workspace's."""
+        if paths.is_inside_workspace(self.root, path):
+            return True
+        if not self.add_dirs:
+            return False
+        try:
+            target = paths.resolve_path(self.root, path)
+        except (OSError, ValueError):
+            return False
+        return any(paths.is_inside(root, target) for root in self.add_dirs)
 
     def display_path(self, path: str | Path) -> str:
         return paths.display_path(self.root, path)

@@ -43,7 +43,7 @@ def server_row(server: ServerStatus) -> Content:
 
 def server_detail(server: ServerStatus) -> Content:
     """What a server (or a project's .mcp.json) said of itself, drawn safe: its target, its
-    last error and its tools' names and descriptions."""
+    last error, its tools' names and descriptions and its resources."""
     lines = [Content.assemble(("target ", "$text-muted"), safe_text(server.target))]
     if server.error:
         lines.append(
@@ -65,7 +65,7 @@ def server_detail(server: ServerStatus) -> Content:
     if server.task_only:
         lines.append(
             Content.styled(
-                f"not offered (the server runs them only as tasks): {', '.join(server.task_only)}",
+                f"not offered (the server runs them only as tasks): {safe_text(', '.join(server.task_only))}",
                 "$text-muted",
             )
         )
@@ -78,8 +78,8 @@ def server_detail(server: ServerStatus) -> Content:
         )
         lines += [
             Content.assemble(
-                ("  " + r.uri, "$accent"),
-                ("  " + " ".join(f"{r.name} {r.description}".split())[:160], ""),
+                ("  " + safe_text(r.uri), "$accent"),
+                ("  " + " ".join(safe_text(f"{r.name} {r.description}").split())[:160], ""),
             )
             for r in server.resources
         ]

@@ -1,7 +1,7 @@
 """The header the transcript opens with: the version, the model, the workspace, and /help.
 
 What a new user needs before the first prompt: which dcode this is, which model answers, in
-which directory it works, and where the commands are. It stays at the top of the transcript
+which directory it works (and the directories added to it), and where the commands are. It stays at the top of the transcript
 (a new session keeps it) and names the model the session actually uses once the engine has
 resolved it.
 """
@@ -36,9 +36,13 @@ class Welcome(Static):
     model: reactive[str] = reactive("")
     workspace: reactive[str] = reactive("")
 
-    def __init__(self, model: str, workspace: str, *, id: str | None = None) -> None:
+    def __init__(
+        self, model: str, workspace: str, *, added: tuple[str, ...] = (), id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self.border_title = f"dcode {__version__}"
+        self.added = added
+        """The directories added to the workspace (``--add-dir``), as shown."""
         self.set_reactive(Welcome.model, model)
         self.set_reactive(Welcome.workspace, workspace)
 
@@ -60,6 +64,11 @@ class Welcome(Static):
                         ("model      ", label), (safe_text(self.model) or "–", "$text-secondary")
                     ),  # a server may name it
                     Content.assemble(("workspace  ", label), safe_text(self.workspace)),
+                    *(
+                        [Content.assemble(("also in    ", label), safe_text(", ".join(self.added)))]
+                        if self.added
+                        else []
+                    ),
                     Content(HINTS),
                 ]
             )
