@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from dcode.regular_files import read_regular
 from dcode.settings.private_files import one_writer, write_private
 
 AGENT_DIRS: tuple[str, ...] = (".dcode/agents", ".claude/agents")  # lowest priority first
@@ -62,7 +63,7 @@ class ProjectFiles:
         contents: dict[str, bytes] = {}
         for name in TRUST_FILES:
             for path in _files_of(root / name, root):
-                contents[path.relative_to(root).as_posix()] = path.read_bytes()
+                contents[path.relative_to(root).as_posix()] = read_regular(path)
         return cls(root, contents)
 
     @property
