@@ -39,7 +39,7 @@ from dcode.mcp.dialects import (
     transport_of,
     url_of,
 )
-from dcode.regular_files import read_regular
+from dcode.regular_files import read_config
 
 USER_FILE = "mcp.json"
 PROJECT_FILE = ".mcp.json"
@@ -188,7 +188,7 @@ def read_file(
 ) -> ConfigFile | None:
     """The file at ``path`` (None when there is none)."""
     try:
-        data = read_regular(path)  # a named pipe in a cloned repository would hang the start
+        data = read_config(path)  # never a named pipe (it would hang the start), never gigabytes
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from dcode.regular_files import read_regular
+from dcode.regular_files import read_config
 
 EFFECT_NAMES: tuple[str, ...] = ("deny", "ask", "allow")
 CLAUDE_PROJECT_FILES: tuple[str, ...] = (".claude/settings.local.json", ".claude/settings.json")
@@ -71,7 +71,7 @@ def table_rules(table: object, source: str, *, project: bool) -> list[RuleText]:
 def json_rules(path: Path, *, project: bool) -> list[RuleText]:
     """The rules of a Claude Code settings file; none when it does not exist."""
     try:
-        data = json.loads(read_regular(path).decode("utf-8"))  # never blocks on a named pipe
+        data = json.loads(read_config(path).decode("utf-8"))  # never a named pipe, never gigabytes
     except FileNotFoundError:
         return []
     except OSError as exc:
