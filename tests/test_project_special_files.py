@@ -174,3 +174,15 @@ def test_the_trust_digest_holds_a_files_head_only(tmp_path: Path) -> None:
     assert files.digest != digest
     with pytest.raises(TooLarge, match="larger than 1 MiB"):
         read_config(big / ".claude" / "agents" / "a.md")
+
+
+def test_the_mcp_commands_in_a_repository_whose_mcp_json_is_a_named_pipe(tmp_path: Path) -> None:
+    from tests.test_mcp_cli import dcode
+
+    path = pipe_at(tmp_path / "ws", ".mcp.json")
+    added = dcode(tmp_path, "add", "-s", "project", "proj", "node", "server.js")
+    assert added.returncode == 2
+    assert added.stderr.splitlines() == [f"dcode: error: {path}: cannot edit it: {PIPE}"]
+    listed = dcode(tmp_path, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert f"{path}: cannot read it: {PIPE}" in listed.stdout + listed.stderr
