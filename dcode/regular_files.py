@@ -76,3 +76,25 @@ def read_regular(path: str | Path, limit: int | None = None) -> bytes:
     """The bytes of the regular file ``path`` (at most ``limit`` of them when given)."""
     with open_regular(path) as handle:
         return handle.read() if limit is None else handle.read(limit)
+
+
+# Config and settings files are a few KiB. One of gigabytes is hostile or a mistake, and the
+# JSON and TOML parsers hold two or three copies of it: a 0.5 GB .mcp.json took 1.1 GB.
+CONFIG_BYTES = 1024 * 1024
+
+
+class TooLarge(OSError):
+    """The file is larger than its reader takes; nothing past the limit was read."""
+
+    def __init__(self, path: str | Path, limit: int) -> None:
+        mib, kib = divmod(limit, 1024 * 1024)
+        size = f"{mib:,} MiB" if not kib else f"{limit // 1024:,} KiB"
+        super().__init__(errno.EFBIG, f"larger than {size}", str(path))
+
+
+def read_config(path: str | Path, limit: int = CONFIG_BYTES) -> bytes:
+    """The bytes of the regular file ``path``; raises ``TooLarge`` past ``limit`` bytes."""
+    data = read_regular(path, limit + 1)
+    if len(data) > limit:
+        raise TooLarge(path, limit)
+    return data

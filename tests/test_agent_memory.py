@@ -164,20 +164,28 @@ def test_a_long_file_is_cut_and_says_where_the_rest_is(tmp_path: Path) -> None:
     assert notices == [f"{path} is cut short: the prompt has {what}"]
 
 
+def refuse_to_open(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Files named ``name`` fail to open, as a file without read permission would (root reads
+    anything, so a mode cannot stand in for it)."""
+    import dcode.agent.middleware.memory as memory_module
+
+    real = memory_module.open_regular
+
+    def open_(path: str | Path, *args, **kwargs):
+        if Path(path).name == name:
+            raise PermissionError(13, "Permission denied")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(memory_module, "open_regular", open_)
+
+
 def test_an_unreadable_file_is_skipped_with_a_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     good, bad = tmp_path / "good.md", tmp_path / "bad.md"
     good.write_text("kept")
     bad.write_text("never read")
-    real = Path.open
-
-    def open_(self: Path, *args, **kwargs):
-        if self.name == "bad.md":  # as a file without read permission would (root reads anything)
-            raise PermissionError(13, "Permission denied")
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "open", open_)
+    refuse_to_open(monkeypatch, "bad.md")
     memory, problems = read_memory(own(bad, good))
     assert list(memory.values()) == ["kept"] and problems == [
         f"could not read {bad}: Permission denied"
@@ -227,14 +235,7 @@ async def test_an_unreadable_agents_md_is_one_notice_and_the_turn_goes_on(
     server, make_settings, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (workspace / "AGENTS.md").write_text("unreadable")
-    real = Path.open
-
-    def open_(self: Path, *args, **kwargs):
-        if self.name == "AGENTS.md":
-            raise PermissionError(13, "Permission denied")
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "open", open_)
+    refuse_to_open(monkeypatch, "AGENTS.md")
     server.script(reply("answered anyway"))
     out, err = io.StringIO(), io.StringIO()
     code = await run_headless(

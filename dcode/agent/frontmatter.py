@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from dcode.regular_files import open_regular
+
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
@@ -43,7 +45,8 @@ def read_document(
     try:
         if path.stat().st_size > max_bytes:
             raise FrontmatterError(f"skipped, larger than {_size(max_bytes)}")
-        with path.open("rb") as file:  # at most the cap all the same: a size may lie (/proc)
+        # Never a pipe or a device; at most the cap all the same, as a size may lie (/proc).
+        with open_regular(path) as file:
             data = file.read(max_bytes + 1)
     except OSError as exc:
         raise FrontmatterError(f"could not be read ({exc.strerror or exc})") from None

@@ -26,6 +26,7 @@ from dcode.mcp.config import (
     load_sources,
 )
 from dcode.mcp.plan import notes, project_env
+from dcode.regular_files import read_config
 from dcode.settings.config import ConfigError, Settings
 from dcode.settings.private_files import ensure_private_dir, write_private
 from dcode.settings.trust import TrustState
@@ -184,10 +185,12 @@ def _servers(document: dict[str, object]) -> dict[str, object]:
 
 def _read(path: Path) -> dict[str, object]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_config(path).decode("utf-8"))  # a project's: never a pipe
     except FileNotFoundError:
         return {"mcpServers": {}}
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot edit it: {exc.strerror or exc}") from None
+    except ValueError as exc:
         raise ConfigError(f"{path}: cannot edit it: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("mcpServers", {}), dict):
         raise ConfigError(f'{path}: expected {{"mcpServers": {{...}}}}')

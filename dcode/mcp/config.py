@@ -39,6 +39,7 @@ from dcode.mcp.dialects import (
     transport_of,
     url_of,
 )
+from dcode.regular_files import read_config
 
 USER_FILE = "mcp.json"
 PROJECT_FILE = ".mcp.json"
@@ -187,7 +188,7 @@ def read_file(
 ) -> ConfigFile | None:
     """The file at ``path`` (None when there is none)."""
     try:
-        data = path.read_bytes()
+        data = read_config(path)  # never a named pipe (it would hang the start), never gigabytes
     except FileNotFoundError:
         return None
     except OSError as exc:

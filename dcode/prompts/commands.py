@@ -24,6 +24,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dcode.regular_files import open_regular, read_regular
 from dcode.settings.project_files import OUTSIDE_PROJECT, inside, real_path
 
 COMMANDS_DIR = "commands"
@@ -172,7 +173,7 @@ def _parse(
     from dcode.agent.frontmatter import FrontmatterError, cut, read_document
 
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:  # a named pipe would hang the start
             head = handle.read(3)
         if head == b"---":
             document = read_document(path, MAX_COMMAND_BYTES, required=())
@@ -180,7 +181,7 @@ def _parse(
         else:
             if path.stat().st_size > MAX_COMMAND_BYTES:
                 raise FrontmatterError(f"skipped, larger than {MAX_COMMAND_BYTES // 1024} KiB")
-            meta, body = {}, path.read_text(encoding="utf-8", errors="replace")
+            meta, body = {}, read_regular(path).decode("utf-8", errors="replace")
     except FrontmatterError as exc:
         problems.append((str(path), str(exc)))
         return None

@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from dcode.regular_files import CONFIG_BYTES, TooLarge
 from dcode.sandbox.modes import BadSetting, SandboxMode, SandboxSettings, apply_table
 from dcode.settings.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.settings.compaction_triggers import Threshold
@@ -146,6 +147,8 @@ def load_settings(
     text = files.contents.get(_relative(settings.project_config, workspace)) if files else None
     if files is not None and text is not None:
         path = settings.project_config
+        if len(text) > CONFIG_BYTES:
+            raise ConfigError(f"{path}: cannot read it: {TooLarge(path, CONFIG_BYTES).strerror}")
         decoded = text.decode("utf-8", errors="replace")
         trusted = _apply_file(settings, path, decoded)  # every key is checked, trusted or not
         if trust is TrustState.TRUSTED:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from dcode.regular_files import read_config
+
 EFFECT_NAMES: tuple[str, ...] = ("deny", "ask", "allow")
 CLAUDE_PROJECT_FILES: tuple[str, ...] = (".claude/settings.local.json", ".claude/settings.json")
 """A project's Claude Code settings, highest first (both join the trust digest)."""
@@ -69,10 +71,12 @@ def table_rules(table: object, source: str, *, project: bool) -> list[RuleText]:
 def json_rules(path: Path, *, project: bool) -> list[RuleText]:
     """The rules of a Claude Code settings file; none when it does not exist."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_config(path).decode("utf-8"))  # never a named pipe, never gigabytes
     except FileNotFoundError:
         return []
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise RulesError(f"{path}: cannot read its permissions: {exc.strerror or exc}") from None
+    except ValueError as exc:
         raise RulesError(f"{path}: cannot read its permissions: {exc}") from None
     if not isinstance(data, dict):
         raise RulesError(f"{path}: settings must be a JSON object")

@@ -13,13 +13,14 @@ import re
 import tomllib
 from pathlib import Path
 
+from dcode.regular_files import read_config
 from dcode.settings.permission_sources import RulesError, project_file
 from dcode.settings.private_files import write_private
 
 
 def _read_table(path: Path) -> dict[str, list[str]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_config(path).decode("utf-8"))
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:

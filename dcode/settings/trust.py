@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from dcode.regular_files import CONFIG_BYTES, read_regular
 from dcode.settings.private_files import one_writer, write_private
 
 AGENT_DIRS: tuple[str, ...] = (".dcode/agents", ".claude/agents")  # lowest priority first
@@ -62,7 +63,9 @@ class ProjectFiles:
         contents: dict[str, bytes] = {}
         for name in TRUST_FILES:
             for path in _files_of(root / name, root):
-                contents[path.relative_to(root).as_posix()] = path.read_bytes()
+                # Past the limit a file is refused by its reader (the config) or skipped (an agent
+                # has a smaller cap), so its head is all the digest needs: never gigabytes in memory.
+                contents[path.relative_to(root).as_posix()] = read_regular(path, CONFIG_BYTES + 1)
         return cls(root, contents)
 
     @property

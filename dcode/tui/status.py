@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from dcode.agent.events import ApprovalKind
+from dcode.regular_files import read_regular
 from dcode.settings.config import ApprovalMode
 from dcode.terminal_text import safe_text
 
@@ -71,6 +72,7 @@ MODE_LABELS: dict[ApprovalMode, str] = {
 
 
 SHOWN_TOOLS = 2
+_GIT_FILE_BYTES = 4096  # a HEAD or a gitdir line; a longer one is cut, never read whole
 """Tools and servers tagged one by one; more are counted."""
 
 
@@ -102,6 +104,12 @@ def tool_tags(tools: Sequence[str]) -> str:
     return shown + (f" +{more} more" if more > 0 else "")
 
 
+def _small_text(path: Path) -> str:
+    """The head of a small git file. Only a regular file is opened: the repository is the
+    user's untrusted input, and a named pipe as its ``.git/HEAD`` would freeze the UI thread."""
+    return read_regular(path, _GIT_FILE_BYTES).decode("utf-8", errors="replace").strip()
+
+
 def read_git_branch(start: Path) -> str | None:
     """The branch checked out at ``start`` (or its short commit when detached), from .git/HEAD.
 
@@ -111,14 +119,14 @@ def read_git_branch(start: Path) -> str | None:
         marker = folder / ".git"
         try:
             if marker.is_file():
-                line = marker.read_text(encoding="utf-8", errors="replace").strip()
+                line = _small_text(marker)
                 if not line.startswith("gitdir:"):
                     return None
                 git_dir = Path(line.split(":", 1)[1].strip())
                 marker = git_dir if git_dir.is_absolute() else folder / git_dir
             elif not marker.is_dir():
                 continue
-            head = (marker / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+            head = _small_text(marker / "HEAD")
         except OSError:
             return None
         if head.startswith("ref:"):

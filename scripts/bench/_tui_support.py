@@ -479,7 +479,7 @@ async def _build_sessions(counts: list[int], base_url: str, batch: int) -> dict[
             stored = await runner.messages()
             if len(stored) != count:
                 raise RuntimeError(f"the session holds {len(stored)} messages, not {count}")
-            engine.sessions.record_turn(
+            engine.store.record_turn(
                 runner.session_id,
                 prompt=f"bench session of {count} messages",
                 model=engine.resolved.spec,

@@ -110,7 +110,7 @@ async def drive(profile: Path | None, name: str) -> None:
     )
     profiler = None
     async with await Engine.open(settings) as engine:
-        latest = engine.sessions.latest(cwd=settings.workspace)
+        latest = engine.store.latest(cwd=settings.workspace)
         runner = engine.runner(
             HeadlessApprover(), session_id=latest.id if latest else None, mode=ApprovalMode.ALL
         )

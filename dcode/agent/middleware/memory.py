@@ -34,6 +34,7 @@ from dcode.agent.events import Notice
 from dcode.agent.fences import Fence, escape_name, fenced
 from dcode.agent.middleware.system_sections import PromptSection
 from dcode.agent.run_context import RunContext
+from dcode.regular_files import open_regular
 from dcode.settings.project_files import PromptSource, not_read, real_path, sources_of
 
 MEMORY_FILE = "AGENTS.md"
@@ -115,7 +116,7 @@ def strip_comments(text: str) -> str:
 def read_head(path: Path) -> tuple[str, int, bool]:
     """The text of the file's first ``MAX_READ_BYTES``, its size in bytes, and whether that
     was all of it. Raises OSError."""
-    with path.open("rb") as file:
+    with open_regular(path) as file:  # a named pipe is refused, never waited on
         data = file.read(MAX_READ_BYTES + 1)
         size = max(len(data), os.fstat(file.fileno()).st_size)
     return (
