@@ -24,6 +24,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.types import Checkpointer
 
+from dcode.agent.async_tasks.middleware import AsyncTasksMiddleware
+from dcode.agent.async_tasks.remote import RemoteAgents
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.history_state import history_state
@@ -124,6 +126,7 @@ def build_graph(
     mcp: McpTurn | None = None,
     uploads: UploadResolver | None = None,
     presents_plans: bool = False,
+    remote_agents: RemoteAgents | None = None,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
@@ -137,7 +140,8 @@ def build_graph(
     servers' tools and states for the turns this graph runs (a new set means a new graph);
     ``uploads``: where request images are uploaded, on a route whose transport is ``files``
     (None: they travel inline); ``presents_plans``: whether the agent ends plan mode with a plan
-    for the user (``exit_plan_mode``: the session's own agent)."""
+    for the user (``exit_plan_mode``: the session's own agent); ``remote_agents``: the servers
+    the async task tools reach (None: the agent has none of those tools)."""
     counter = compactor.counter
     if counter is None:
         raise ValueError("the compactor has no token counter, and every tier counts with it")
@@ -163,6 +167,7 @@ def build_graph(
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
         *([McpStatusMiddleware(mcp.servers)] if mcp and mcp.servers else []),
+        *([AsyncTasksMiddleware(remote_agents)] if remote_agents is not None else []),
         PlanModeMiddleware(compactor.history_dir),
         ArgumentTruncationMiddleware(profile.max_input_tokens, compactor.triggers, counter),
         OverflowClipMiddleware(profile.max_input_tokens, large_results, counter),
