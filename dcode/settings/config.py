@@ -443,7 +443,8 @@ def _async_agents(
 ) -> tuple[AsyncAgentConfig, ...]:
     """``[[async_agents]]``: read from the user's own config only, as the work it sends (and
     the headers, which may carry a token) go to the servers it names."""
-    where = f"{path} line {_line_of(text, 'async_agents')}"
+    starts = _array_lines(text, "async_agents")
+    where = f"{path} line {starts[0] if starts else _line_of(text, 'async_agents')}"
     if path != settings.user_config:
         raise ConfigError(
             f"{where}: [[async_agents]] is read from your own config only, not a project's: move it to {settings.user_config}"
@@ -451,11 +452,20 @@ def _async_agents(
     value = data["async_agents"]
     if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
         raise ConfigError(f"{where}: async_agents must be [[async_agents]] tables")
-    agents = [_async_agent(entry, where) for entry in value]
+    agents = [
+        _async_agent(entry, f"{path} line {starts[i] if i < len(starts) else 1}")
+        for i, entry in enumerate(value)
+    ]
     names = [agent.name for agent in agents]
     if duplicate := next((n for n in names if names.count(n) > 1), None):
         raise ConfigError(f"{where}: two [[async_agents]] are named {duplicate!r}")
     return tuple(agents)
+
+
+def _array_lines(text: str, key: str) -> list[int]:
+    """The line of each ``[[key]]`` header, in order."""
+    header = re.compile(rf"^\s*\[\[\s*{re.escape(key)}\s*\]\]")
+    return [n for n, line in enumerate(text.splitlines(), start=1) if header.match(line)]
 
 
 def _async_agent(entry: dict[str, object], where: str) -> AsyncAgentConfig:

@@ -43,7 +43,8 @@ def merge_tasks(
 
 
 class AsyncTasksState(AgentState[object]):
-    async_tasks: Annotated[NotRequired[dict[str, AsyncTask]], merge_tasks, PrivateStateAttr]
+    # The reducer last: LangGraph takes a field's reducer from its last annotation only.
+    async_tasks: Annotated[NotRequired[dict[str, AsyncTask]], PrivateStateAttr, merge_tasks]
 
 
 def now() -> str:
