@@ -97,23 +97,33 @@ def test_tasks_start_check_update_cancel_and_list(
     session, done = turn(server, workspace, home, [start])
     first = task_id_of(done["start_async_task"])
     assert done["start_async_task"]["status"] == "ok"
+    # Shown as a subagent's head is: the agent, its remote status, the task.
+    assert done["start_async_task"]["preview"].splitlines()[0] in (
+        f"echo · pending · task {first[:8]}…",
+        f"echo · running · task {first[:8]}…",
+    )
 
     _, done = turn(
         server, workspace, home, [("check_async_task", {"task_id": first})], session=session
     )
-    assert done["check_async_task"]["output"].startswith(f"Task {first} (echo): ")
+    assert done["check_async_task"]["output"].startswith(f"Task {first} on echo: ")
     assert "has not finished" in done["check_async_task"]["output"]
 
     update = ("update_async_task", {"task_id": first, "message": "a quick follow-up"})
     _, done = turn(server, workspace, home, [update], session=session)
-    assert "new run on the same thread" in done["update_async_task"]["output"]
+    assert done["update_async_task"]["output"].endswith(
+        "The message went to its thread, in a new run."
+    )
     asyncio.run(_wait_done(langgraph_server.url, first))
 
     _, done = turn(
         server, workspace, home, [("check_async_task", {"task_id": first})], session=session
     )
     check = done["check_async_task"]["output"]
-    assert check.startswith(f"Task {first} (echo): success.")
+    assert check.startswith(f"Task {first} on echo: success.")
+    assert done["check_async_task"]["preview"] == (
+        f"echo · success · task {first[:8]}…\nAnswer:\necho: a quick follow-up (2 user messages)"
+    )
     # The follow-up went to the same thread: the remote graph counts both user messages.
     assert check.endswith("Answer:\necho: a quick follow-up (2 user messages)")
 
@@ -122,7 +132,7 @@ def test_tasks_start_check_update_cancel_and_list(
     _, done = turn(
         server, workspace, home, [("cancel_async_task", {"task_id": second})], session=session
     )
-    assert done["cancel_async_task"]["output"] == f"Cancelled task {second} (echo)."
+    assert done["cancel_async_task"]["output"] == f"Task {second} on echo: cancelled."
 
     lists = [
         ("list_async_tasks", {"status_filter": "cancelled"}),

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from dcode.agent.async_tasks.records import RUNNING, AsyncTask, is_live, now
 from dcode.agent.async_tasks.remote import RemoteAgents, RemoteError, failure_line
+from dcode.agent.async_tasks.words import head
 from dcode.agent.tools import args as arguments
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
@@ -182,7 +183,10 @@ async def _start(
         created_at=now(),
         last_checked_at=now(),
     )
-    text = f"Started task {task_id} on {agent_name}; it runs in the background.\ntask_id: {task_id}"
+    text = (
+        f"{head(task_id, agent_name, record['status'])} It has started and runs in the "
+        f"background.\ntask_id: {task_id}"
+    )
     return _reply(text, call_id, name, tasks={task_id: record})
 
 
@@ -217,16 +221,16 @@ async def _check_task(remote: RemoteAgents, task: AsyncTask) -> tuple[str, Async
     if is_live(status):
         run = await client.runs.get(task["thread_id"], task["run_id"])
         status = run["status"]
-    head = f"Task {task['task_id']} ({task['agent_name']}): {status}."
+    line = head(task["task_id"], task["agent_name"], status)
     updated = AsyncTask(**{**task, "status": status, "last_checked_at": now()})
     if status in ("pending", RUNNING):
-        return f"{head} It has not finished; check again later.", updated
+        return f"{line} It has not finished; check again later.", updated
     if status == "error":
-        return f"{head} The remote run failed.", updated
+        return f"{line} The remote run failed.", updated
     if status == "cancelled":
-        return head, updated
+        return line, updated
     thread_state = await client.threads.get_state(task["thread_id"])
-    return f"{head}\n\n{_last_answer(thread_state)}", updated
+    return f"{line}\n{_last_answer(thread_state)}", updated
 
 
 async def _update(remote: RemoteAgents, task: AsyncTask, message: str) -> tuple[str, AsyncTask]:
@@ -246,8 +250,8 @@ async def _update(remote: RemoteAgents, task: AsyncTask, message: str) -> tuple[
         }
     )
     text = (
-        f"Sent the message to task {task['task_id']} ({agent.name}): a new run on the same "
-        "thread has started with it."
+        f"{head(task['task_id'], agent.name, updated['status'])} The message went to its "
+        "thread, in a new run."
     )
     return text, updated
 
@@ -256,7 +260,7 @@ async def _cancel(remote: RemoteAgents, task: AsyncTask) -> tuple[str, AsyncTask
     if is_live(task["status"]):
         await remote.client(task["agent_name"]).runs.cancel(task["thread_id"], task["run_id"])
     updated = AsyncTask(**{**task, "status": "cancelled", "last_checked_at": now()})
-    return f"Cancelled task {task['task_id']} ({task['agent_name']}).", updated
+    return head(task["task_id"], task["agent_name"], "cancelled"), updated
 
 
 async def _list(

@@ -19,6 +19,7 @@ from typing import Final
 
 from pydantic import BaseModel
 
+from dcode.agent.async_tasks.words import show_task_result
 from dcode.agent.tools import args as arguments
 from dcode.agent.tools.describe import (
     Args,
@@ -185,18 +186,28 @@ START_ASYNC_TASK: Final = ToolSpec(
     ToolKind.NETWORK,
     arguments.StartAsyncTaskArgs,
     describe=describe_task,
+    show_result=show_task_result,
 )
 UPDATE_ASYNC_TASK: Final = ToolSpec(
     "update_async_task",
     ToolKind.NETWORK,
     arguments.UpdateAsyncTaskArgs,
     describe=describe_async_task,
+    show_result=show_task_result,
 )
 CHECK_ASYNC_TASK: Final = ToolSpec(
-    "check_async_task", ToolKind.READ, arguments.TaskIdArgs, describe=describe_async_task
+    "check_async_task",
+    ToolKind.READ,
+    arguments.TaskIdArgs,
+    describe=describe_async_task,
+    show_result=show_task_result,
 )
 CANCEL_ASYNC_TASK: Final = ToolSpec(
-    "cancel_async_task", ToolKind.READ, arguments.TaskIdArgs, describe=describe_async_task
+    "cancel_async_task",
+    ToolKind.READ,
+    arguments.TaskIdArgs,
+    describe=describe_async_task,
+    show_result=show_task_result,
 )
 LIST_ASYNC_TASKS: Final = ToolSpec(
     "list_async_tasks", ToolKind.READ, arguments.ListAsyncTasksArgs, describe=describe_async_list
