@@ -86,6 +86,16 @@ async def _wait_done(url: str, thread_id: str) -> None:
         await client.aclose()
 
 
+async def _thread_count(url: str) -> int:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url, api_key=None)
+    try:
+        return len(await client.threads.search(limit=1000))
+    finally:
+        await client.aclose()
+
+
 def test_tasks_start_check_update_cancel_and_list(
     server: ScriptedModelServer, workspace: Path, home: Path, langgraph_server: AgentProtocolServer
 ) -> None:
@@ -190,11 +200,18 @@ def test_failures_are_one_line_and_the_turn_goes_on(
     refusing_url: str,
 ) -> None:
     down = f"http://127.0.0.1:{free_port()}"
+    threads_before = asyncio.run(_thread_count(langgraph_server.url))
     write_config(
         home,
         [
             {"name": "wrong", "url": langgraph_server.url, "assistant": "nope"},
             {"name": "down", "url": down, "assistant": "echo"},
+            {
+                "name": "unset",
+                "url": down,
+                "assistant": "echo",
+                "headers": {"X-Key": "${S27C_UNSET}"},
+            },
             {
                 "name": "locked",
                 "url": refusing_url,
@@ -205,7 +222,7 @@ def test_failures_are_one_line_and_the_turn_goes_on(
     )
     calls = [
         ("start_async_task", {"description": "x", "subagent_type": name})
-        for name in ("wrong", "down", "locked")
+        for name in ("wrong", "down", "unset", "locked")
     ]
     server.script(reply(tool_calls=[tool_call(n, a) for n, a in calls]), reply("ok"))
     result = run(
@@ -216,6 +233,14 @@ def test_failures_are_one_line_and_the_turn_goes_on(
     )
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    init = events[0]
+    assert init["type"] == "init" and {
+        "start_async_task",
+        "check_async_task",
+        "update_async_task",
+        "cancel_async_task",
+        "list_async_tasks",
+    } <= set(init["tools"])
     outputs = [e["output"] for e in events if e["type"] == "tool_call_finished"]
     assert all("\n" not in line for line in outputs), outputs
     assert sorted(outputs) == sorted(
@@ -226,6 +251,7 @@ def test_failures_are_one_line_and_the_turn_goes_on(
                 "One of the registered graphs: echo)"
             ),
             f"async agent 'down' at {down} is not reachable: All connection attempts failed",
+            "async agent 'unset': its headers name ${S27C_UNSET}, which is not set",
             (
                 f"async agent 'locked' at {refusing_url} refused the request (401): check its "
                 "headers in your config"
@@ -235,6 +261,8 @@ def test_failures_are_one_line_and_the_turn_goes_on(
     assert events[-1]["result"] == "ok" and events[-1]["is_error"] is False
     # The header's ${S27C_TOKEN} was expanded from the environment when the request was made.
     assert _Refusing.seen == ["Bearer secret"]
+    # The refused start left no empty thread on the server.
+    assert asyncio.run(_thread_count(langgraph_server.url)) == threads_before
     # An unknown task is one line too, without asking any server.
     session = events[-1]["session_id"]
     server.script(

@@ -22,7 +22,6 @@ from langgraph.graph import END
 
 from dcode.agent.approval import ApprovalPolicy, Approver, ToolOrigin
 from dcode.agent.async_tasks.remote import RemoteAgents
-from dcode.agent.async_tasks.tools import make_async_task_tools
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.compaction.summary import Compactor
@@ -315,9 +314,9 @@ class Engine:
                 )
         if "memory" not in values:  # a new session: the files its first turn will read
             values["memory"], _ = await asyncio.to_thread(read_memory, self._memory_sources())
-        instructions, tools = static_request(self.backend, self.compactor, self.task_tool)
-        if self.remote_agents is not None:  # the async task tools' schemas are sent too
-            tools = [*tools, *make_async_task_tools(self.remote_agents)]
+        instructions, tools = static_request(
+            self.backend, self.compactor, self.task_tool, remote_agents=self.remote_agents
+        )
         return await asyncio.to_thread(
             build_report,
             values=values,

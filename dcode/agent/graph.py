@@ -95,14 +95,18 @@ def static_request(
     task_tool: BaseTool | None = None,
     *,
     planning: bool = False,
+    remote_agents: RemoteAgents | None = None,
 ) -> tuple[str, list[BaseTool]]:
     """The instructions and the tools every request carries (the base prompt, and the todo
     middleware's prompt and tool), as ``/context`` counts them; ``planning``: in plan mode,
-    where the session's agent also has ``exit_plan_mode``."""
+    where the session's agent also has ``exit_plan_mode``; ``remote_agents``: where the
+    session's agent also has the async task tools."""
     todo = TodoListMiddleware()
+    remote = AsyncTasksMiddleware(remote_agents).tools if remote_agents is not None else []
     return f"{SYSTEM_PROMPT}\n\n{todo.system_prompt}", [
         *agent_tools(backend, compactor, task_tool=task_tool, presents_plans=planning),
         *todo.tools,
+        *remote,
     ]
 
 

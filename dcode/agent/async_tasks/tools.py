@@ -11,6 +11,7 @@ its last answer only, cut at ``ANSWER_CHARS``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal
 
@@ -163,11 +164,7 @@ async def _start(
     except RemoteError as exc:
         return _reply(str(exc), call_id, name, error=True)
     try:
-        client = remote.client(agent_name)
-        thread = await client.threads.create()
-        run = await client.runs.create(
-            thread["thread_id"], agent.assistant, input=_user_input(description)
-        )
+        thread, run = await _launch(remote.client(agent_name), agent.assistant, description)
     except RemoteError as exc:
         return _reply(str(exc), call_id, name, error=True)
     except Exception as exc:  # noqa: BLE001 - the SDK raises httpx's and its own errors untyped
@@ -188,6 +185,21 @@ async def _start(
         f"background.\ntask_id: {task_id}"
     )
     return _reply(text, call_id, name, tasks={task_id: record})
+
+
+async def _launch(client: Any, assistant: str, description: str) -> tuple[Any, Any]:
+    """A new thread with a run of ``assistant`` on it; a run refused (an assistant the server
+    does not serve) leaves no empty thread behind."""
+    thread = await client.threads.create()
+    try:
+        run = await client.runs.create(
+            thread["thread_id"], assistant, input=_user_input(description)
+        )
+    except Exception:
+        with contextlib.suppress(Exception):  # the refusal is what the model is told
+            await client.threads.delete(thread["thread_id"])
+        raise
+    return thread, run
 
 
 TaskStep = Callable[[AsyncTask], Awaitable[tuple[str, AsyncTask]]]
