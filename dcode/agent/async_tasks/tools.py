@@ -59,12 +59,16 @@ LIST_DESCRIPTION = """List the remote tasks started in this session, each with i
 asked of its server now (``status_filter``: running, success, error, cancelled, or all)."""
 
 
-class _Injected(BaseModel):
-    state: Annotated[Any, InjectedState]
+class _CallId(BaseModel):
     tool_call_id: Annotated[str, InjectedToolCallId]
 
 
-class StartSchema(arguments.StartAsyncTaskArgs, _Injected):
+class _Injected(_CallId):
+    state: Annotated[Any, InjectedState]
+    """The graph's state, for the task records (``async_tasks``)."""
+
+
+class StartSchema(arguments.StartAsyncTaskArgs, _CallId):
     pass
 
 
@@ -86,7 +90,7 @@ def make_async_task_tools(remote: RemoteAgents) -> list[BaseTool]:
 
     @tool(START_ASYNC_TASK.name, description=START_DESCRIPTION + catalog, args_schema=StartSchema)
     async def start_async_task(
-        description: str, subagent_type: str, state: Any, tool_call_id: str
+        description: str, subagent_type: str, tool_call_id: str
     ) -> ToolMessage | Command[Any]:
         return await _start(remote, description, subagent_type, tool_call_id)
 
@@ -94,7 +98,10 @@ def make_async_task_tools(remote: RemoteAgents) -> list[BaseTool]:
     async def check_async_task(
         task_id: str, state: Any, tool_call_id: str
     ) -> ToolMessage | Command[Any]:
-        return await _on_task(remote, state, task_id, tool_call_id, CHECK_ASYNC_TASK.name, _check)
+        async def check(task: AsyncTask) -> tuple[str, AsyncTask]:
+            return await _check_task(remote, task)
+
+        return await _on_task(remote, state, task_id, tool_call_id, CHECK_ASYNC_TASK.name, check)
 
     @tool(UPDATE_ASYNC_TASK.name, description=UPDATE_DESCRIPTION, args_schema=UpdateSchema)
     async def update_async_task(
@@ -121,9 +128,6 @@ def make_async_task_tools(remote: RemoteAgents) -> list[BaseTool]:
         status_filter: Literal["running", "success", "error", "cancelled", "all"] | None = None,
     ) -> ToolMessage | Command[Any]:
         return await _list(remote, _records(state), status_filter, tool_call_id)
-
-    async def _check(task: AsyncTask) -> tuple[str, AsyncTask]:
-        return await _check_task(remote, task)
 
     return [
         start_async_task,
