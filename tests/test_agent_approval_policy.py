@@ -96,6 +96,31 @@ def test_yes_for_the_session_to_fetches_covers_fetches_only(tmp_path: Path) -> N
     assert other.check(WEB_FETCH.name, FETCH).kind is ApprovalKind.FETCH  # type: ignore[union-attr]
 
 
+START = {"description": "summarize the logs", "subagent_type": "research"}
+
+
+@pytest.mark.parametrize("mode", [ApprovalMode.MANUAL, ApprovalMode.EDITS])
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [("start_async_task", START), ("update_async_task", {"task_id": "t", "message": "more"})],
+)
+def test_sending_work_to_a_remote_agent_asks_like_a_fetch(
+    mode: ApprovalMode, name: str, args: dict[str, object], tmp_path: Path
+) -> None:
+    verdict = policy(mode, tmp_path).check(name, args)
+    assert verdict is not None and verdict.kind is ApprovalKind.FETCH
+    assert verdict.reason == "sending work to a remote agent needs approval"
+    assert policy(ApprovalMode.ALL, tmp_path).check(name, args) is None
+    yes = policy(mode, tmp_path)
+    yes.session_allowed.add(ApprovalKind.FETCH)  # "a" to a fetch covers it, as a network action
+    assert yes.check(name, args) is None
+
+
+@pytest.mark.parametrize("name", ["check_async_task", "cancel_async_task", "list_async_tasks"])
+def test_asking_after_a_started_task_never_asks(name: str, tmp_path: Path) -> None:
+    assert policy(ApprovalMode.MANUAL, tmp_path).check(name, {"task_id": "t"}) is None
+
+
 def test_sites_named_in_fetch_allow_are_read_without_asking(tmp_path: Path) -> None:
     gate = ApprovalPolicy(
         ApprovalMode.MANUAL,

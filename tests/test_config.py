@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,80 @@ def test_tier_one_must_fire_below_tier_two(home: Path, workspace: Path) -> None:
     assert (
         load_settings(workspace=workspace, env={"DCODE_HOME": str(home)}).truncate_at.value == 0.9
     )
+
+
+ASYNC_AGENTS = """model = "a"
+
+[[async_agents]]
+name = "research"
+url = "https://agents.example.com"
+assistant = "researcher"
+headers = { Authorization = "Bearer ${AGENTS_TOKEN}" }
+
+[[async_agents]]
+name = "local"
+url = "http://127.0.0.1:2024"
+assistant = "agent"
+"""
+
+
+def test_async_agents_from_the_users_config(home: Path, workspace: Path) -> None:
+    from dcode.settings.config import describe
+    from dcode.settings.values import AsyncAgentConfig
+
+    write(home / "config.toml", ASYNC_AGENTS)
+    settings = load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+    assert settings.async_agents == (
+        AsyncAgentConfig(
+            "research",
+            "https://agents.example.com",
+            "researcher",
+            {"Authorization": "Bearer ${AGENTS_TOKEN}"},  # expanded only when a request is made
+        ),
+        AsyncAgentConfig("local", "http://127.0.0.1:2024", "agent"),
+    )
+    shown = describe(settings)["async_agents"]
+    assert shown == [  # a header's value may be a token: `config show` names the header only
+        {
+            "name": "research",
+            "url": "https://agents.example.com",
+            "assistant": "researcher",
+            "headers": ["Authorization"],
+        },
+        {"name": "local", "url": "http://127.0.0.1:2024", "assistant": "agent", "headers": []},
+    ]
+
+
+def test_async_agents_are_never_a_projects(home: Path, workspace: Path) -> None:
+    path = write(workspace / ".dcode" / "config.toml", ASYNC_AGENTS)
+    TrustStore(home).trust(workspace, ProjectFiles.read(workspace).digest)
+    with pytest.raises(ConfigError) as info:
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})
+    assert str(info.value) == (
+        f"{path} line 3: [[async_agents]] is read from your own config only, not a project's: "
+        f"move it to {home / 'config.toml'}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ('name = "a"\nurl = "http://h"', "every [[async_agents]] needs assistant (text)"),
+        ('name = "a"\nurl = "ftp://h"\nassistant = "x"', "url must be an http:// or https://"),
+        ('name = "a"\nurl = "http://h"\nassistant = "x"\ngraph = "y"', "unknown key 'graph'"),
+        ('name = "a"\nurl = "http://h"\nassistant = "x"\nheaders = { A = 1 }', "table of text"),
+        (
+            (
+                'name = "a"\nurl = "http://h"\nassistant = "x"\n[[async_agents]]\n'
+                'name = "a"\nurl = "http://g"\nassistant = "y"'
+            ),
+            "two [[async_agents]] are named 'a'",
+        ),
+    ],
+)
+def test_a_wrong_async_agent_is_one_line(
+    entry: str, problem: str, home: Path, workspace: Path
+) -> None:
+    write(home / "config.toml", f"[[async_agents]]\n{entry}\n")
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        load_settings(workspace=workspace, env={"DCODE_HOME": str(home)})

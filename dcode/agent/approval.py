@@ -42,7 +42,7 @@ from dcode.agent.events import ApprovalKind, ApprovalRequested
 from dcode.agent.permissions.match import CallFacts, PermissionRules, RuleMatch
 from dcode.agent.permissions.protected import is_protected_path
 from dcode.agent.permissions.rules import Effect
-from dcode.agent.tools.spec import ToolKind, spec_for
+from dcode.agent.tools.spec import REMOTE_TASK_TOOLS, ToolKind, spec_for
 from dcode.settings.config import STRICTNESS, ApprovalMode
 from dcode.settings.web_address import BadAddress, parse_address, refused_outright
 
@@ -300,6 +300,10 @@ class ApprovalPolicy:
                 return None
             case ToolKind.SHELL:
                 return self._gate(Verdict(ApprovalKind.SHELL, "the shell needs approval"))
+            case ToolKind.NETWORK if name in REMOTE_TASK_TOOLS:  # text the model wrote leaves
+                return self._gate(
+                    Verdict(ApprovalKind.FETCH, "sending work to a remote agent needs approval")
+                )
             case ToolKind.NETWORK if refused_outright(args.get("url"), self.fetch_private):
                 return (
                     None  # web_fetch refuses it before any request: there is nothing to ask about

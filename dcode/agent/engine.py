@@ -21,6 +21,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END
 
 from dcode.agent.approval import ApprovalPolicy, Approver, ToolOrigin
+from dcode.agent.async_tasks.remote import RemoteAgents
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.compaction.summary import Compactor
@@ -100,6 +101,9 @@ class Engine:
             roots=(Path(settings.workspace), *settings.add_dirs),
         )
         self._mcp_turn: McpTurn | None = None
+        # The servers the async task tools reach: the session's own agent gets those tools
+        # when the user's config lists one.
+        self.remote_agents = RemoteAgents(settings.async_agents) if settings.async_agents else None
         self.graph = self._build()
 
     def use_sandbox(self, sandbox: Sandbox) -> None:
@@ -132,6 +136,8 @@ class Engine:
                 self.release(session_id)
             self.variants.close()
             await self._http.aclose()
+            if self.remote_agents is not None:
+                await self.remote_agents.aclose()
             # Last: a server slow to end must not keep the database open (the TUI bounds the
             # whole close); a stdio server left running dies with the process (child.py).
             await self.mcp.close()
@@ -236,6 +242,7 @@ class Engine:
             mcp=mcp,
             uploads=self._uploads_for(resolved),
             presents_plans=definition is None,
+            remote_agents=self.remote_agents if definition is None else None,
         )
 
     def _uploads_for(self, resolved: ResolvedModel) -> UploadResolver | None:
@@ -319,6 +326,7 @@ class Engine:
             self.compactor,
             self.task_tool,
             system_prompt=with_added_dirs(SYSTEM_PROMPT, self.settings.add_dirs),
+            remote_agents=self.remote_agents,
         )
         return await asyncio.to_thread(
             build_report,

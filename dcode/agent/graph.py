@@ -24,6 +24,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.types import Checkpointer
 
+from dcode.agent.async_tasks.middleware import AsyncTasksMiddleware
+from dcode.agent.async_tasks.remote import RemoteAgents
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.history_state import history_state
@@ -94,15 +96,19 @@ def static_request(
     *,
     planning: bool = False,
     system_prompt: str = SYSTEM_PROMPT,
+    remote_agents: RemoteAgents | None = None,
 ) -> tuple[str, list[BaseTool]]:
     """The instructions and the tools every request carries (the base prompt, and the todo
     middleware's prompt and tool), as ``/context`` counts them; ``planning``: in plan mode,
     where the session's agent also has ``exit_plan_mode``; ``system_prompt``: the base prompt
-    as the session sends it (with its added directories)."""
+    as the session sends it (with its added directories); ``remote_agents``: where the
+    session's agent also has the async task tools."""
     todo = TodoListMiddleware()
+    remote = AsyncTasksMiddleware(remote_agents).tools if remote_agents is not None else []
     return f"{system_prompt}\n\n{todo.system_prompt}", [
         *agent_tools(backend, compactor, task_tool=task_tool, presents_plans=planning),
         *todo.tools,
+        *remote,
     ]
 
 
@@ -126,6 +132,7 @@ def build_graph(
     mcp: McpTurn | None = None,
     uploads: UploadResolver | None = None,
     presents_plans: bool = False,
+    remote_agents: RemoteAgents | None = None,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
@@ -139,7 +146,8 @@ def build_graph(
     servers' tools and states for the turns this graph runs (a new set means a new graph);
     ``uploads``: where request images are uploaded, on a route whose transport is ``files``
     (None: they travel inline); ``presents_plans``: whether the agent ends plan mode with a plan
-    for the user (``exit_plan_mode``: the session's own agent)."""
+    for the user (``exit_plan_mode``: the session's own agent); ``remote_agents``: the servers
+    the async task tools reach (None: the agent has none of those tools)."""
     counter = compactor.counter
     if counter is None:
         raise ValueError("the compactor has no token counter, and every tier counts with it")
@@ -165,6 +173,7 @@ def build_graph(
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
         *([McpStatusMiddleware(mcp.servers)] if mcp and mcp.servers else []),
+        *([AsyncTasksMiddleware(remote_agents)] if remote_agents is not None else []),
         PlanModeMiddleware(compactor.history_dir),
         ArgumentTruncationMiddleware(profile.max_input_tokens, compactor.triggers, counter),
         OverflowClipMiddleware(profile.max_input_tokens, large_results, counter),

@@ -21,7 +21,11 @@ async def session_init(engine: Engine, session_id: str, mode: ApprovalMode) -> S
     await engine.prepare_turn()
     mcp = engine.mcp.snapshot()
     _, own = static_request(
-        engine.backend, engine.compactor, engine.task_tool, planning=mode is ApprovalMode.PLAN
+        engine.backend,
+        engine.compactor,
+        engine.task_tool,
+        planning=mode is ApprovalMode.PLAN,
+        remote_agents=engine.remote_agents,
     )
     return SessionInit(
         session_id=session_id,

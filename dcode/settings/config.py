@@ -42,6 +42,7 @@ from dcode.settings.values import PROJECT_DIR as PROJECT_DIR
 from dcode.settings.values import STRICTNESS as STRICTNESS
 from dcode.settings.values import (
     ApprovalMode,
+    AsyncAgentConfig,
     ConfigError,
     IgnoredSetting,
     McpSettings,
@@ -95,7 +96,7 @@ _ZERO_ALLOWED = {"max_retries"}
 _MAXIMUM = {"task_depth": 2}
 _TABLE_KEYS = {"providers", "models", "mcp", "fetch", "sandbox", "permissions"}
 _LIST_KEYS = {"pass_env"}
-_USER_ONLY_KEYS = {"database_url"}
+_USER_ONLY_KEYS = {"database_url", "async_agents"}
 """Read from the user's own config only; a project's (trusted or not) is ignored."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -263,6 +264,8 @@ def _apply_data(settings: Settings, data: dict[str, object], path: Path, text: s
         raise ConfigError(f"{path} line {_line_of(text, key)}: {exc}") from None
     if "pass_env" in data:
         settings = replace(settings, pass_env=_env_names(data["pass_env"], path, text))
+    if "async_agents" in data:
+        settings = replace(settings, async_agents=_async_agents(settings, data, path, text))
     if "database_url" in data and path == settings.user_config:
         settings = replace(settings, database_url=_database_url(data["database_url"], path, text))
     providers = dict(settings.providers)
@@ -462,6 +465,59 @@ def _database_url(value: object, path: Path, text: str) -> str | None:
     return value
 
 
+def _async_agents(
+    settings: Settings, data: dict[str, object], path: Path, text: str
+) -> tuple[AsyncAgentConfig, ...]:
+    """``[[async_agents]]``: read from the user's own config only, as the work it sends (and
+    the headers, which may carry a token) go to the servers it names."""
+    starts = _array_lines(text, "async_agents")
+    where = f"{path} line {starts[0] if starts else _line_of(text, 'async_agents')}"
+    if path != settings.user_config:
+        raise ConfigError(
+            f"{where}: [[async_agents]] is read from your own config only, not a project's: move it to {settings.user_config}"
+        )
+    value = data["async_agents"]
+    if not isinstance(value, list) or not all(isinstance(entry, dict) for entry in value):
+        raise ConfigError(f"{where}: async_agents must be [[async_agents]] tables")
+    agents = [
+        _async_agent(entry, f"{path} line {starts[i] if i < len(starts) else 1}")
+        for i, entry in enumerate(value)
+    ]
+    names = [agent.name for agent in agents]
+    if duplicate := next((n for n in names if names.count(n) > 1), None):
+        raise ConfigError(f"{where}: two [[async_agents]] are named {duplicate!r}")
+    return tuple(agents)
+
+
+def _array_lines(text: str, key: str) -> list[int]:
+    """The line of each ``[[key]]`` header, in order."""
+    header = re.compile(rf"^\s*\[\[\s*{re.escape(key)}\s*\]\]")
+    return [n for n, line in enumerate(text.splitlines(), start=1) if header.match(line)]
+
+
+def _async_agent(entry: dict[str, object], where: str) -> AsyncAgentConfig:
+    unknown = sorted(set(entry) - {"name", "url", "assistant", "headers"})
+    if unknown:
+        raise ConfigError(f"{where}: [[async_agents]] has an unknown key {unknown[0]!r}")
+    texts = {key: entry.get(key) for key in ("name", "url", "assistant")}
+    missing = [key for key, value in texts.items() if not isinstance(value, str) or not value]
+    if missing:
+        raise ConfigError(f"{where}: every [[async_agents]] needs {missing[0]} (text)")
+    if not str(texts["url"]).startswith(("http://", "https://")):
+        raise ConfigError(f"{where}: [[async_agents]] url must be an http:// or https:// address")
+    headers = entry.get("headers", {})
+    if not isinstance(headers, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
+    ):
+        raise ConfigError(f"{where}: [[async_agents]] headers must be a table of text values")
+    return AsyncAgentConfig(
+        name=str(texts["name"]),
+        url=str(texts["url"]),
+        assistant=str(texts["assistant"]),
+        headers=dict(headers),
+    )
+
+
 def _provider_override(name: str, table: object, path: Path, text: str) -> ProviderOverride:
     if not isinstance(table, dict):
         raise ConfigError(f"{path} line {_line_of(text, name)}: [providers.{name}] must be a table")
@@ -605,6 +661,16 @@ def describe(settings: Settings) -> dict[str, object]:
                 out[item.name] = str(value)
             case str() if item.name == "database_url":
                 out[item.name] = database_location(value)  # never its password
+            case tuple() if item.name == "async_agents":
+                out[item.name] = [
+                    {
+                        "name": a.name,
+                        "url": a.url,
+                        "assistant": a.assistant,
+                        "headers": sorted(a.headers),
+                    }
+                    for a in value
+                ]  # the headers' names only: a value may be a token
             case SandboxSettings():
                 out[item.name] = {"mode": value.mode.value, "network": value.network}
             case McpSettings():

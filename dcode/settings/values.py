@@ -78,6 +78,20 @@ class IgnoredSetting:
 
 
 @dataclass(frozen=True, slots=True)
+class AsyncAgentConfig:
+    """One ``[[async_agents]]`` entry of the user's own config: an Agent Protocol (LangGraph)
+    server that ``start_async_task`` may hand work to. ``assistant`` is the assistant id or
+    graph name there; ``headers`` are sent with every request, as written (``${VAR}`` and
+    ``${VAR:-default}`` are expanded from the environment when a request is made, so a token
+    need not be written in the file)."""
+
+    name: str
+    url: str
+    assistant: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class McpSettings:
     """``[mcp]`` in config.toml, and the MCP flags."""
 
@@ -150,6 +164,9 @@ class Settings:
     """``[fetch] allow_private``, from the user's own config only: hosts (``localhost:8000``)
     ``web_fetch`` may reach although they are private addresses."""
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    async_agents: tuple[AsyncAgentConfig, ...] = ()
+    """``[[async_agents]]``, from the user's own config only: the remote agents the async task
+    tools reach (the tools exist only when there is one)."""
     database_url: str | None = None
     """Sessions in this PostgreSQL server (``dcode.settings.database``) instead of
     ``sessions_db``: from ``DCODE_DATABASE_URL`` or the user's own config, never a project's."""

@@ -8,6 +8,8 @@ the defaults) can be loaded without the LangChain stack.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from dcode.agent.backends.protocol import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
@@ -129,6 +131,33 @@ class TaskArgs(BaseModel):
     )
     subagent_type: str = Field(
         default=GENERAL_PURPOSE, description="Which agent runs the job (one of those listed)."
+    )
+
+
+TASK_ID_DESCRIPTION = "The task_id start_async_task returned, exactly as it was written."
+
+
+class StartAsyncTaskArgs(BaseModel):
+    description: str = Field(
+        description=(
+            "The whole job for the remote agent, self-contained: it sees none of this "
+            "conversation. Say what to do, what to return, and any facts it needs."
+        )
+    )
+    subagent_type: str = Field(description="Which remote agent runs the job (one of those listed).")
+
+
+class TaskIdArgs(BaseModel):
+    task_id: str = Field(description=TASK_ID_DESCRIPTION)
+
+
+class UpdateAsyncTaskArgs(TaskIdArgs):
+    message: str = Field(description="The follow-up: new instructions or facts for the task.")
+
+
+class ListAsyncTasksArgs(BaseModel):
+    status_filter: Literal["running", "success", "error", "cancelled", "all"] | None = Field(
+        default=None, description="Only the tasks with this status (default: all of them)."
     )
 
 

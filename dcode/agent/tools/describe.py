@@ -100,6 +100,17 @@ def describe_task(args: Args) -> str:
     return f"{agent}: {_text(args.get('description'))}"
 
 
+def describe_async_task(args: Args) -> str:
+    """``0f3c…-9a1e: also cover the tests`` (the task, then any follow-up message)."""
+    message = _text(args.get("message"))
+    return f"{_text(args.get('task_id'))}: {message}" if message else _text(args.get("task_id"))
+
+
+def describe_async_list(args: Args) -> str:
+    """``running``: the status listed, or nothing for all of them."""
+    return _text(args.get("status_filter") or "")
+
+
 def describe_todos(args: Args) -> str:
     """``4 items, 1 done · now: write the tests`` (the plan, at a glance)."""
     todos = args.get("todos")

@@ -19,9 +19,12 @@ from typing import Final
 
 from pydantic import BaseModel
 
+from dcode.agent.async_tasks.words import show_task_result
 from dcode.agent.tools import args as arguments
 from dcode.agent.tools.describe import (
     Args,
+    describe_async_list,
+    describe_async_task,
     describe_edit,
     describe_execute,
     describe_fetch,
@@ -173,6 +176,54 @@ COMPACT_CONVERSATION: Final = ToolSpec(
 # It starts a subagent; each of the subagent's own calls is approved as the parent's would be.
 TASK: Final = ToolSpec("task", ToolKind.READ, arguments.TaskArgs, describe=describe_task)
 
+# The async task tools, offered while the user's config lists an [[async_agents]] server.
+# Starting a task, or sending one a message, hands text the model wrote to a server outside this
+# machine: like web_fetch it is a network action, asked in every mode but "all" ("a" approves it
+# for the session). Checking, listing and cancelling send only the ids of tasks this session
+# started, to the servers it started them on: they ask nothing, as a read does not.
+START_ASYNC_TASK: Final = ToolSpec(
+    "start_async_task",
+    ToolKind.NETWORK,
+    arguments.StartAsyncTaskArgs,
+    describe=describe_task,
+    show_result=show_task_result,
+)
+UPDATE_ASYNC_TASK: Final = ToolSpec(
+    "update_async_task",
+    ToolKind.NETWORK,
+    arguments.UpdateAsyncTaskArgs,
+    describe=describe_async_task,
+    show_result=show_task_result,
+)
+CHECK_ASYNC_TASK: Final = ToolSpec(
+    "check_async_task",
+    ToolKind.READ,
+    arguments.TaskIdArgs,
+    describe=describe_async_task,
+    show_result=show_task_result,
+)
+CANCEL_ASYNC_TASK: Final = ToolSpec(
+    "cancel_async_task",
+    ToolKind.READ,
+    arguments.TaskIdArgs,
+    describe=describe_async_task,
+    show_result=show_task_result,
+)
+LIST_ASYNC_TASKS: Final = ToolSpec(
+    "list_async_tasks", ToolKind.READ, arguments.ListAsyncTasksArgs, describe=describe_async_list
+)
+ASYNC_TASK_SPECS: Final = (
+    START_ASYNC_TASK,
+    CHECK_ASYNC_TASK,
+    UPDATE_ASYNC_TASK,
+    CANCEL_ASYNC_TASK,
+    LIST_ASYNC_TASKS,
+)
+REMOTE_TASK_TOOLS: Final = frozenset(
+    spec.name for spec in ASYNC_TASK_SPECS if spec.kind is ToolKind.NETWORK
+)
+"""The network tools that send work to a remote agent rather than fetch a URL."""
+
 # It asks an MCP server for one of the resources it lists (offered while a connected server has any).
 READ_MCP_RESOURCE: Final = ToolSpec(
     "read_mcp_resource", ToolKind.READ, arguments.ReadMcpResourceArgs, describe=describe_resource
@@ -204,6 +255,7 @@ ALL_SPECS: Final[Mapping[str, ToolSpec]] = {
     **SPECS,
     READ_MCP_RESOURCE.name: READ_MCP_RESOURCE,
     EXIT_PLAN_MODE.name: EXIT_PLAN_MODE,
+    **{spec.name: spec for spec in ASYNC_TASK_SPECS},
 }
 """With the tools offered only sometimes: no MCP tool may take one of these names."""
 
