@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from dcode.cli.app import main
+from dcode.cli.serve import MISSING_EXTRA
 from dcode.server.auth import REFUSED, WRONG
 from tests.support.langgraph_server import ServedDcode
 from tests.support.model_server import reply, tool_call
@@ -190,3 +195,56 @@ async def test_a_missing_or_wrong_token_gets_one_clear_401(
         await langgraph_server.client(token=token).threads.create()
     assert refused.value.response.status_code == 401
     assert refused.value.response.json() == {"detail": message}
+
+
+async def test_checkpoints_go_to_the_session_store(langgraph_server: ServedDcode) -> None:
+    served = langgraph_server
+    served.model.script(reply("Stored."))
+    thread = await new_thread(served)
+    await stream_run(served, thread, input=turn("hello"), context={"mode": "edits"})
+    with sqlite3.connect(served.home / "sessions.db") as db:
+        (count,) = db.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = ?", (thread,)
+        ).fetchone()
+    assert count > 0
+
+
+async def test_a_run_may_name_its_own_model(langgraph_server: ServedDcode) -> None:
+    served = langgraph_server
+    served.model.script(reply("From the other model."), reply("From the default one."))
+    first = len(served.model.requests)
+    thread = await new_thread(served)
+    other = {"model": "openai:other-model", "base_url": served.model.base_url, "api": "chat"}
+    run = await stream_run(served, thread, input=turn("one"), context=other)
+    assert run.text == "From the other model."
+    run = await stream_run(served, thread, input=turn("two"), context={})
+    assert run.text == "From the default one."
+    assert [r.model for r in served.model.requests[first:]] == ["other-model", "test-model"]
+
+
+async def test_a_run_for_another_workspace_is_refused(
+    langgraph_server: ServedDcode, tmp_path: Path
+) -> None:
+    served = langgraph_server
+    thread = await new_thread(served)
+    with pytest.raises(AssertionError, match=r"this server works in .*, not in"):
+        await stream_run(served, thread, input=turn("hi"), context={"workspace": str(tmp_path)})
+
+
+def test_serve_off_loopback_needs_a_token(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["serve", "--host", "0.0.0.0"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == (
+        "dcode: error: --token is required to listen on 0.0.0.0: any address but loopback needs one\n"
+    )
+
+
+def test_serve_without_the_extra_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "langgraph_api", None)
+    with pytest.raises(SystemExit) as done:
+        main(["serve"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == f"dcode: error: {MISSING_EXTRA}\n"

@@ -38,11 +38,18 @@ def is_loopback(host: str) -> bool:
 
 def serve_problem(host: str, token: str | None) -> str | None:
     """Why the server must not start as asked (None: it may)."""
-    if find_spec("langgraph_api") is None or find_spec("langgraph_cli") is None:
+    if not (_installed("langgraph_api") and _installed("langgraph_cli")):
         return MISSING_EXTRA
     if not is_loopback(host) and not token:
         return f"--token is required to listen on {host}: any address but loopback needs one"
     return None
+
+
+def _installed(name: str) -> bool:
+    try:
+        return find_spec(name) is not None
+    except ValueError:  # imported, and then taken out again (sys.modules[name] = None)
+        return False
 
 
 def state_dir(settings: Settings) -> Path:

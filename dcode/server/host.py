@@ -49,6 +49,11 @@ from dcode.settings.config import (
 from dcode.settings.private_files import ensure_private_dir
 
 
+class RunRefused(ValueError):
+    """A run's context the server cannot run with; a ``ValueError``, so that the server passes
+    its message on to the client (it hides the text of other errors)."""
+
+
 @dataclass
 class ThreadState:
     """What a served session keeps between its runs, in the server's memory."""
@@ -178,7 +183,7 @@ class ServedHost:
                 ReasoningEffort(str(effort)) if effort else base.effort,
             )
         except ValueError as exc:
-            raise ConfigError(f"the run's context: {exc}") from None
+            raise RunRefused(f"the run's context: {exc}") from None
 
     async def engine(self, choice: ModelChoice) -> Engine:
         if choice not in self.engines:
@@ -193,7 +198,10 @@ class ServedHost:
         """The graph that runs with ``context``: the engine's, reading ``ServedContext``."""
         self.check_workspace(context)
         choice = self.choice(context)
-        engine = await self.engine(choice)
+        try:
+            engine = await self.engine(choice)
+        except ConfigError as exc:  # the run's model: no key for it, an unknown provider
+            raise RunRefused(str(exc)) from None
         if choice not in self.graphs or self.graphs[choice][0] is not engine.graph:
             served = engine.graph.copy(update={"context_schema": ServedContext})
             self.graphs[choice] = (engine.graph, served)
@@ -202,7 +210,7 @@ class ServedHost:
     def check_workspace(self, context: Mapping[str, object] | None) -> None:
         asked = str((context or {}).get("workspace") or "")
         if asked and Path(asked).resolve() != Path(self.settings.workspace).resolve():
-            raise ConfigError(
+            raise RunRefused(
                 f"this server works in {self.settings.workspace}, not in {asked}: "
                 "start `dcode serve` in that directory"
             )
@@ -217,7 +225,7 @@ class ServedHost:
         try:
             mode = ApprovalMode(context.mode) if context.mode else None
         except ValueError:
-            raise ConfigError(f"the run's context: no approval mode {context.mode!r}") from None
+            raise RunRefused(f"the run's context: no approval mode {context.mode!r}") from None
         policy = ApprovalPolicy(
             mode=mode or self.settings.approve or ApprovalMode.MANUAL,
             backend=engine.backend,
