@@ -9,7 +9,7 @@ emitter), which JSON cannot carry. ``ServedContext`` is the schema a client fill
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from dcode.agent.run_context import RunContext
 
@@ -40,5 +40,5 @@ class ServedContext:
         if self._live is None:
             from dcode.server.host import ServedHost
 
-            self._live = ServedHost.current().live(self)
+            self._live = ServedHost.current().live(asdict(self))
         return self._live

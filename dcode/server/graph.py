@@ -13,6 +13,7 @@ from typing import Any
 
 from langgraph_sdk.runtime import ServerRuntime
 
+from dcode.server.context import ServedContext
 from dcode.server.host import ServedHost
 
 
@@ -22,4 +23,4 @@ async def make_graph(runtime: ServerRuntime) -> Any:
     context = execution.context if execution is not None else None
     if context is not None and not isinstance(context, dict):
         context = None
-    return await host.graph_for(context)
+    return await host.graph_for(context, ServedContext)

@@ -37,7 +37,6 @@ from dcode.agent.store.base import SessionStore
 from dcode.models.factory import resolve_model
 from dcode.server import options
 from dcode.server.approvals import InterruptApprover
-from dcode.server.context import ServedContext
 from dcode.settings.config import (
     ApprovalMode,
     ConfigError,
@@ -194,8 +193,9 @@ class ServedHost:
             )
         return self.engines[choice]
 
-    async def graph_for(self, context: Mapping[str, object] | None) -> Any:
-        """The graph that runs with ``context``: the engine's, reading ``ServedContext``."""
+    async def graph_for(self, context: Mapping[str, object] | None, schema: type) -> Any:
+        """The graph that runs with ``context``: the engine's, whose runs read their context
+        as ``schema`` (``ServedContext``)."""
         self.check_workspace(context)
         choice = self.choice(context)
         try:
@@ -203,7 +203,7 @@ class ServedHost:
         except ConfigError as exc:  # the run's model: no key for it, an unknown provider
             raise RunRefused(str(exc)) from None
         if choice not in self.graphs or self.graphs[choice][0] is not engine.graph:
-            served = engine.graph.copy(update={"context_schema": ServedContext})
+            served = engine.graph.copy(update={"context_schema": schema})
             self.graphs[choice] = (engine.graph, served)
         return self.graphs[choice][1]
 
@@ -215,17 +215,17 @@ class ServedHost:
                 "start `dcode serve` in that directory"
             )
 
-    def live(self, context: ServedContext) -> RunContext:
-        """The live parts of a run: built in the run, where its thread is known."""
+    def live(self, context: Mapping[str, str]) -> RunContext:
+        """The live parts of a run with ``context`` (``ServedContext``'s fields): built in the
+        run, where its thread is known."""
         thread = current_thread_id()
         state = self.threads.setdefault(thread, ThreadState())
-        engine = self.engines.get(self.choice(_json_of(context))) or next(
-            iter(self.engines.values())
-        )
+        engine = self.engines.get(self.choice(context)) or next(iter(self.engines.values()))
+        asked = context.get("mode", "")
         try:
-            mode = ApprovalMode(context.mode) if context.mode else None
+            mode = ApprovalMode(asked) if asked else None
         except ValueError:
-            raise RunRefused(f"the run's context: no approval mode {context.mode!r}") from None
+            raise RunRefused(f"the run's context: no approval mode {asked!r}") from None
         policy = ApprovalPolicy(
             mode=mode or self.settings.approve or ApprovalMode.MANUAL,
             backend=engine.backend,
@@ -240,12 +240,3 @@ class ServedHost:
             denials=state.denials,
         )
         return RunContext(InterruptApprover(), policy, engine.backend, emit=emitter(state))
-
-
-def _json_of(context: ServedContext) -> dict[str, object]:
-    return {
-        "model": context.model,
-        "base_url": context.base_url,
-        "api": context.api,
-        "effort": context.effort,
-    }
