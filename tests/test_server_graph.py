@@ -20,8 +20,9 @@ import pytest
 from dcode.cli.app import main
 from dcode.cli.serve import MISSING_EXTRA
 from dcode.server.auth import REFUSED, WRONG
-from tests.support.langgraph_server import ServedDcode
-from tests.support.model_server import reply, tool_call
+from dcode.settings.database import DATABASE_URL_ENV
+from tests.support.langgraph_server import ServedDcode, require_server_extra, serve_dcode
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
 
 STREAM = ["messages-tuple", "custom", "updates"]
 
@@ -248,3 +249,24 @@ def test_serve_without_the_extra_says_how_to_install_it(
         main(["serve"])
     assert done.value.code == 2
     assert capsys.readouterr().err == f"dcode: error: {MISSING_EXTRA}\n"
+
+
+async def test_with_a_database_url_checkpoints_go_to_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    require_server_extra()
+    import psycopg
+
+    with (
+        ScriptedModelServer() as model,
+        serve_dcode(tmp_path, model, {DATABASE_URL_ENV: postgres_url}) as served,
+    ):
+        model.script(reply("Kept in PostgreSQL."))
+        thread = await new_thread(served)
+        run = await stream_run(served, thread, input=turn("hello"), context={"mode": "edits"})
+        assert run.text == "Kept in PostgreSQL."
+        assert served.blocking_calls() == []
+    with psycopg.connect(postgres_url) as db:
+        row = db.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,))
+        (count,) = row.fetchone() or (0,)
+    assert count > 0

@@ -21,6 +21,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
@@ -85,7 +86,7 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"dcode serve did not answer within {START_TIMEOUT:.0f} s")
 
 
-def serve_env(home: Path) -> dict[str, str]:
+def serve_env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in (DATABASE_URL_ENV, CLIENT_TOKEN_ENV)}
     env.update(
         DCODE_HOME=str(home),
@@ -93,20 +94,27 @@ def serve_env(home: Path) -> dict[str, str]:
         PYTHONPATH=str(REPO),
         NO_COLOR="1",
     )
+    env.update(extra or {})
     return env
 
 
-@pytest.fixture(scope="session")
-def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedDcode]:
+def require_server_extra() -> None:
     if find_spec("langgraph_api") is None or find_spec("langgraph_cli") is None:
         pytest.skip("the server extra is not installed: pip install 'dcode[server]'")
-    root = tmp_path_factory.mktemp("served")
+
+
+@contextmanager
+def serve_dcode(
+    root: Path, model: ScriptedModelServer, env: dict[str, str] | None = None
+) -> Iterator[ServedDcode]:
+    """``dcode serve`` in ``root/workspace`` with ``root/home``, until the block ends;
+    ``env``: more of the server's environment (``DCODE_DATABASE_URL``, say)."""
     workspace, home = root / "workspace", root / "home"
     workspace.mkdir()
     home.mkdir()
     log = root / "server.log"
     port = free_port()
-    with ScriptedModelServer() as model, log.open("wb") as out:
+    with log.open("wb") as out:
         argv = [
             *(sys.executable, "-m", "dcode.cli.app", "serve"),
             *("--port", str(port), "--token", TOKEN),
@@ -114,7 +122,7 @@ def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
         ]
         started = time.monotonic()
         process = subprocess.Popen(
-            argv, cwd=workspace, env=serve_env(home), stdout=out, stderr=subprocess.STDOUT
+            argv, cwd=workspace, env=serve_env(home, env), stdout=out, stderr=subprocess.STDOUT
         )
         url = f"http://127.0.0.1:{port}"
         try:
@@ -129,3 +137,13 @@ def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+@pytest.fixture(scope="session")
+def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedDcode]:
+    require_server_extra()
+    with (
+        ScriptedModelServer() as model,
+        serve_dcode(tmp_path_factory.mktemp("served"), model) as served,
+    ):
+        yield served
