@@ -102,7 +102,7 @@ def _version(value: bool) -> None:
         "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
         "headless and print the answer (PROMPT '-' reads stdin).\n\n"
         "Subcommands: dcode sessions list|show|rewind|delete|export|import, dcode media inspect, dcode config path|show, "
-        "dcode agents list, dcode mcp list|get|add|remove, dcode files list|info|delete|prune, dcode trust [PATH] [--revoke|--list], dcode doctor."
+        "dcode agents list, dcode mcp list|get|add|remove, dcode files list|info|delete|prune, dcode trust [PATH] [--revoke|--list], dcode doctor, dcode serve."
     )
 )
 def run(
@@ -868,7 +868,9 @@ def serve(
     token: Annotated[
         str | None,
         typer.Option(
-            "--token", help="Clients must send it (DCODE_SERVER_TOKEN); required off loopback."
+            "--token",
+            envvar="DCODE_SERVE_TOKEN",  # kept out of `ps`
+            help="Clients must send it (DCODE_SERVER_TOKEN); required off loopback.",
         ),
     ] = None,
     model: Annotated[
