@@ -18,6 +18,7 @@ from dcode.agent.store.base import SessionStore
 from dcode.settings.config import ApprovalMode, Settings, WireApi
 from dcode.settings.database import DATABASE_URL_ENV
 from tests.support.corpus import CORPUS  # noqa: F401 - where the real-world test files are (tests/support/corpus.py)
+from tests.support.langgraph_server import langgraph_server  # noqa: F401 - fixture
 from tests.support.model_server import ScriptedModelServer
 from tests.support.postgres import postgres_cluster, postgres_url  # noqa: F401 - fixtures
 from tests.support.stores import STORES, configured

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from dcode.agent.approval import Approver, Policy
 from dcode.agent.backends.protocol import Backend
@@ -43,6 +44,30 @@ class RunContext:
     a subagent (``Event.agent``)."""
     changes: ChangeLog | None = None
     """Where the files the run's tools write are recorded for ``/rewind`` (None: nowhere)."""
+
+
+@runtime_checkable
+class LiveContext(Protocol):
+    """A run context given as data (a served run's JSON context, ``dcode.server``) that builds
+    the live ``RunContext`` from it, once per run."""
+
+    @property
+    def live(self) -> RunContext: ...
+
+
+class MissingRunContext(TypeError):
+    """dcode's graph was run without ``context=RunContext(...)``."""
+
+
+def require_run_context(context: object) -> RunContext:
+    """The run's ``RunContext``: the context itself, or the one a served run's context built."""
+    if isinstance(context, RunContext):
+        return context
+    if isinstance(context, LiveContext) and isinstance(context.live, RunContext):
+        return context.live
+    raise MissingRunContext(
+        f"dcode's agent graph runs with context=RunContext(...) (SessionRunner passes one); got {type(context).__name__}"
+    )
 
 
 def current_thread_id(default: str = "") -> str:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from dcode.media.uploads.index import Scope, UploadIndex
     from dcode.media.uploads.remote import RemoteFiles
 
-SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files"}
+SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files", "serve"}
 _SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
 
 root = typer.Typer(
@@ -102,7 +102,7 @@ def _version(value: bool) -> None:
         "Open the dcode TUI in this directory, optionally submitting PROMPT. With -p, run PROMPT "
         "headless and print the answer (PROMPT '-' reads stdin).\n\n"
         "Subcommands: dcode sessions list|show|rewind|delete|export|import, dcode media inspect, dcode config path|show, "
-        "dcode agents list, dcode mcp list|get|add|remove, dcode files list|info|delete|prune, dcode trust [PATH] [--revoke|--list], dcode doctor."
+        "dcode agents list, dcode mcp list|get|add|remove, dcode files list|info|delete|prune, dcode trust [PATH] [--revoke|--list], dcode doctor, dcode serve."
     )
 )
 def run(
@@ -862,6 +862,42 @@ def trust(
         _fail(str(exc))
     except OSError as exc:
         _fail(f"cannot update the trust record: {exc.strerror or exc}", code=1)
+
+
+@sub.command(
+    "serve",
+    help="Serve dcode's graph for this workspace on LangGraph's local server (needs dcode[server]).",
+)
+def serve(
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on (loopback unless --token).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 2024,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="DCODE_SERVE_TOKEN",  # kept out of `ps`
+            help="Clients must send it (DCODE_SERVER_TOKEN); required off loopback.",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("-m", "--model", help="The runs' model unless a run names one.")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url")] = None,
+    api: Annotated[WireApi | None, typer.Option("--api")] = None,
+    effort: Annotated[ReasoningEffort | None, typer.Option("--effort")] = None,
+) -> None:
+    from dcode.cli.serve import exec_server, serve_problem
+
+    if problem := serve_problem(host, token):
+        _fail(problem)
+    flags: dict[str, object] = {"model": model, "base_url": base_url, "api": api, "effort": effort}
+    settings = _settings(
+        ApprovalMode.MANUAL, **flags
+    )  # a bad flag or config fails here, in one line
+    _echo(f"dcode: serving {settings.workspace} on http://{host}:{port} (Ctrl+C stops)", err=True)
+    exec_server(settings, host, port, token, {k: str(v) if v else None for k, v in flags.items()})
 
 
 @sub.command("doctor", help="Check the model, key, profile and local tools.")

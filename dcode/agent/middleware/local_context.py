@@ -34,7 +34,7 @@ from dcode.agent.backends.safe_git import shell_function
 from dcode.agent.compaction.record import read_compaction
 from dcode.agent.fences import Fence, fenced
 from dcode.agent.middleware.system_sections import PromptSection
-from dcode.agent.run_context import RunContext
+from dcode.agent.run_context import RunContext, require_run_context
 
 TIMEOUT_S = 10.0
 MAX_CHARS = 6_000
@@ -231,4 +231,7 @@ class LocalContextMiddleware(PromptSection[LocalContextState, str | None]):
         cutoff = compaction_cutoff(state)
         if self.key not in state or state.get("local_context_cutoff", 0) == cutoff:
             return None  # no summarization event since it was found: the prompt stays as it was
-        return {self.key: await self.find(runtime.context), "local_context_cutoff": cutoff}
+        return {
+            self.key: await self.find(require_run_context(runtime.context)),
+            "local_context_cutoff": cutoff,
+        }

@@ -36,7 +36,7 @@ from dcode.agent.media_placement import place_attachments
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_scrub import scrub, scrub_tool_results
 from dcode.agent.middleware.request_messages import base_messages, request_messages
-from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
 from dcode.media.attachment import (
     Attachment,
     InvalidReferenceBlock,
@@ -295,7 +295,7 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[object], RunContext])
             return
         self._uploads_failing.add(thread)
         if request.runtime is not None:
-            request.runtime.context.emit(
+            require_run_context(request.runtime.context).emit(
                 Notice(f"images could not be uploaded ({reason}): this request carries them inline")
             )
 
@@ -304,7 +304,7 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[object], RunContext])
         if key in self._warned or request.runtime is None:
             return
         self._warned.add(key)
-        request.runtime.context.emit(Notice(refusal_notice(modality)))
+        require_run_context(request.runtime.context).emit(Notice(refusal_notice(modality)))
 
 
 def _inline_size(variant_bytes: int) -> int:

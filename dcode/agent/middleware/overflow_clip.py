@@ -22,7 +22,7 @@ from dcode.agent.events import Notice
 from dcode.agent.large_results import result_note, result_path, save_text
 from dcode.agent.markers import SAVED_TO_MARKER
 from dcode.agent.middleware.request_messages import request_messages
-from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
 from dcode.agent.tools.spec import READ_FILE
 from dcode.context.tokens.counter import TokenCounter
 from dcode.models.errors import is_context_overflow
@@ -112,7 +112,7 @@ class OverflowClipMiddleware(AgentMiddleware[AgentState[object], RunContext]):
             )
             if clipped is None:
                 raise
-            request.runtime.context.emit(
+            require_run_context(request.runtime.context).emit(
                 Notice(
                     "the last tool results overflowed the context window: sent clipped, retrying once"
                 )

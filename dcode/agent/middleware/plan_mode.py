@@ -77,7 +77,7 @@ class PlanModeMiddleware(AgentMiddleware[AgentState[object], RunContext]):
         request: ModelRequest[RunContext],
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
-        if request.runtime.context.policy.mode is ApprovalMode.PLAN:
+        if require_run_context(request.runtime.context).policy.mode is ApprovalMode.PLAN:
             presents = any(_name(tool) == EXIT_PLAN_MODE.name for tool in request.tools)
             return await handler(
                 with_section(request, PLAN_PROMPT if presents else SUBAGENT_PLAN_PROMPT)

@@ -16,19 +16,9 @@ from __future__ import annotations
 from langchain.agents.middleware import AgentMiddleware, AgentState
 from langgraph.runtime import Runtime
 
-from dcode.agent.run_context import RunContext
+from dcode.agent.run_context import MissingRunContext, RunContext, require_run_context
 
-
-class MissingRunContext(TypeError):
-    """dcode's graph was run without ``context=RunContext(...)``."""
-
-
-def require_run_context(context: object) -> RunContext:
-    if not isinstance(context, RunContext):
-        raise MissingRunContext(
-            f"dcode's agent graph runs with context=RunContext(...) (SessionRunner passes one); got {type(context).__name__}"
-        )
-    return context
+__all__ = ["MissingRunContext", "RunContextRequired", "require_run_context"]
 
 
 class RunContextRequired(AgentMiddleware[AgentState[object], RunContext]):

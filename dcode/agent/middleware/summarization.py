@@ -20,7 +20,7 @@ from dcode.agent.compaction.record import Compaction, effective_messages, read_c
 from dcode.agent.compaction.summary import CompactionFailed, Compactor, latest_user_index
 from dcode.agent.events import CompactionRefused
 from dcode.agent.middleware.request_messages import request_messages
-from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
 
 
 class SummarizationState(AgentState):
@@ -47,7 +47,10 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
             return None
         try:
             done = await self.compactor.compact(
-                messages, read_compaction(state), session_id=thread, emit=runtime.context.emit
+                messages,
+                read_compaction(state),
+                session_id=thread,
+                emit=require_run_context(runtime.context).emit,
             )
         except CompactionFailed:
             self._failed[thread] = latest

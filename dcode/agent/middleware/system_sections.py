@@ -18,7 +18,7 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain_core.messages import ContentBlock, SystemMessage
 from langgraph.runtime import Runtime
 
-from dcode.agent.run_context import RunContext
+from dcode.agent.run_context import RunContext, require_run_context
 
 StateT = TypeVar("StateT", bound=AgentState[object])
 ValueT = TypeVar("ValueT")
@@ -54,7 +54,7 @@ class PromptSection(AgentMiddleware[StateT, RunContext], Generic[StateT, ValueT]
     ) -> dict[str, object] | None:
         if self.key in state:
             return None  # found once per thread (a value of None included)
-        return {self.key: await self.find(runtime.context)}
+        return {self.key: await self.find(require_run_context(runtime.context))}
 
     async def awrap_model_call(
         self,

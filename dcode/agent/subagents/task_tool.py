@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool, InjectedToolCallId
 from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
 
-from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
 from dcode.agent.subagents.definitions import AgentDefinition
 from dcode.agent.subagents.runs import Subagents, TaskRequest
 from dcode.agent.subagents.threads import call_number
@@ -67,7 +67,7 @@ def make_task_tool(subagents: Subagents) -> BaseTool:
         tool_call_id: str,
         subagent_type: str = TaskArgs.model_fields["subagent_type"].default,
     ) -> ToolMessage:
-        context = get_runtime(RunContext).context
+        context = require_run_context(get_runtime(RunContext).context)
         outcome = await subagents.run(
             TaskRequest(
                 agent_type=subagent_type,

@@ -27,7 +27,7 @@ from dcode.agent.compaction.record import read_compaction, reported_tokens
 from dcode.agent.compaction.summary import CompactionFailed, Compactor
 from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.agent.events import CompactionRefused
-from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
 from dcode.agent.tools.result import ToolResult
 from dcode.agent.tools.result_message import message_fields
 from dcode.agent.tools.spec import COMPACT_CONVERSATION
@@ -65,7 +65,7 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
         messages: list[BaseMessage] = list(thread["messages"])
         if not eligible(compactor, messages):
             return NOTHING_YET
-        context = get_runtime(RunContext).context
+        context = require_run_context(get_runtime(RunContext).context)
         try:
             done = await compactor.compact(
                 messages,

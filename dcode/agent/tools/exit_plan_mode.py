@@ -14,7 +14,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import get_runtime
 
 from dcode.agent.plan_mode import approved_result, plan_path
-from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
 from dcode.agent.tools.args import ExitPlanModeArgs
 from dcode.agent.tools.factory import ToolOutput, make_tool
 from dcode.agent.tools.spec import EXIT_PLAN_MODE
@@ -29,7 +29,7 @@ def make_exit_plan_mode_tool(history_dir: Path) -> BaseTool:
     """``history_dir``: where the session's archive is, beside which the plan was saved."""
 
     async def run(args: ExitPlanModeArgs) -> ToolOutput:
-        mode = get_runtime(RunContext).context.policy.mode
+        mode = require_run_context(get_runtime(RunContext).context).policy.mode
         saved = plan_path(history_dir, current_thread_id("session"))
         return approved_result(mode, saved if saved.is_file() else None)
 

@@ -18,7 +18,7 @@ from langchain_core.tools import InjectedToolArg, StructuredTool, ToolException
 from pydantic import BaseModel
 
 from dcode.agent.events import Event
-from dcode.agent.run_context import RunContext
+from dcode.agent.run_context import MissingRunContext, require_run_context
 from dcode.agent.tools.diffs import DiffRecord
 from dcode.agent.tools.errors import explain
 from dcode.agent.tools.result import Block, ToolResult
@@ -48,13 +48,13 @@ class CallSite:
     @classmethod
     def of(cls, runtime: ToolRuntime | None) -> CallSite:
         """From the runtime the tool node injects (its ``context`` is the run's ``RunContext``)."""
-        if (
-            runtime is None
-            or not runtime.tool_call_id
-            or not isinstance(runtime.context, RunContext)
-        ):
+        if runtime is None or not runtime.tool_call_id:
             return cls()
-        return cls(runtime.tool_call_id, runtime.context.emit, runtime.context.agent)
+        try:
+            context = require_run_context(runtime.context)
+        except MissingRunContext:
+            return cls()
+        return cls(runtime.tool_call_id, context.emit, context.agent)
 
     @property
     def live(self) -> bool:

@@ -1,0 +1,111 @@
+"""``dcode serve``: dcode's graph on LangGraph's local server, for the current workspace.
+
+Under the hood it is ``langgraph dev`` (from the optional extra ``dcode[server]``) with the
+package's ``langgraph.json``, started in place of this process: no reload, no browser, no
+telemetry or version check, and enough jobs per worker for sessions that run in parallel. The
+model flags become the defaults of every run (``dcode.server.options``); the server keeps its
+own records (threads, runs) in a directory of its own under ``$DCODE_HOME/server``, so nothing is
+written into the workspace, and its checkpoints go to the session store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import os
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+
+from dcode.server import options
+from dcode.settings.config import Settings
+from dcode.settings.private_files import ensure_private_dir
+
+MISSING_EXTRA = "dcode serve needs the server extra: pip install 'dcode[server]'"
+JOBS_PER_WORKER = 32
+"""Runs one server process works on at once (LangGraph's default is one): parallel sessions."""
+SERVER_DIR = "server"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve_problem(host: str, token: str | None) -> str | None:
+    """Why the server must not start as asked (None: it may)."""
+    if not (_installed("langgraph_api") and _installed("langgraph_cli")):
+        return MISSING_EXTRA
+    if not is_loopback(host) and not token:
+        return f"--token is required to listen on {host}: any address but loopback needs one"
+    return None
+
+
+def _installed(name: str) -> bool:
+    try:
+        return find_spec(name) is not None
+    except ValueError:  # imported, and then taken out again (sys.modules[name] = None)
+        return False
+
+
+def state_dir(settings: Settings) -> Path:
+    """Where the server keeps its threads and runs for this workspace."""
+    digest = hashlib.sha256(str(Path(settings.workspace).resolve()).encode()).hexdigest()[:16]
+    return settings.home / SERVER_DIR / digest
+
+
+def server_env(
+    settings: Settings, base: dict[str, str], model_flags: dict[str, str | None], token: str | None
+) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if k != options.TOKEN_ENV}
+    env[options.WORKSPACE_ENV] = str(settings.workspace)
+    names = {
+        "model": options.MODEL_ENV,
+        "base_url": options.BASE_URL_ENV,
+        "api": options.API_ENV,
+        "effort": options.EFFORT_ENV,
+    }
+    for key, name in names.items():
+        env.pop(name, None)
+        if value := model_flags.get(key):
+            env[name] = value
+    if token:
+        env[options.TOKEN_ENV] = token
+    env["LANGGRAPH_CLI_NO_ANALYTICS"] = "1"
+    env["LANGGRAPH_NO_VERSION_CHECK"] = "true"
+    env["LANGSMITH_TRACING"] = "false"
+    return env
+
+
+def server_argv(host: str, port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "langgraph_cli",
+        "dev",
+        "--config",
+        str(options.CONFIG_FILE),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--no-reload",
+        "--no-browser",
+        "--n-jobs-per-worker",
+        str(JOBS_PER_WORKER),
+    ]
+
+
+def exec_server(
+    settings: Settings, host: str, port: int, token: str | None, model_flags: dict[str, str | None]
+) -> None:
+    """Become the server (``execve``): its signals and exit status are this command's."""
+    where = state_dir(settings)
+    ensure_private_dir(where)
+    env = server_env(settings, dict(os.environ), model_flags, token)
+    os.chdir(where)
+    os.execve(sys.executable, server_argv(host, port), env)

@@ -1,0 +1,242 @@
+"""The server process's side of dcode: its settings, engines and the sessions' live state.
+
+One ``ServedHost`` per server process, opened by the first of the checkpointer or the graph
+factory that the server loads. It holds:
+
+- the settings, read as ``dcode`` reads them for the workspace ``dcode serve`` named, with its
+  model flags (``options``) as the defaults of every run;
+- one ``Engine`` per model a run asks for (they share the session store and its checkpointer,
+  which is also the server's checkpointer: ``checkpointer.session_store``);
+- per thread, what outlives one run: the approvals given "for the rest of the session", the
+  denials, and the calls whose ``ApprovalRequested`` already went out (a resumed run runs the
+  tool node again, and the question must not be shown twice).
+
+Everything that reads files or resolves programs runs in a thread: the dev server rejects
+blocking calls on its event loop.
+"""
+
+# Any: LangGraph's compiled graphs are untyped generics here
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from dcode.agent.approval import ApprovalPolicy, Denial, ToolGrants
+from dcode.agent.engine import Engine
+from dcode.agent.events import ApprovalKind, ApprovalRequested, Event
+from dcode.agent.run_context import RunContext, current_thread_id
+from dcode.agent.store import open_store
+from dcode.agent.store.base import SessionStore
+from dcode.models.factory import resolve_model
+from dcode.server import options
+from dcode.server.approvals import InterruptApprover
+from dcode.settings.config import (
+    ApprovalMode,
+    ConfigError,
+    ReasoningEffort,
+    Settings,
+    WireApi,
+    load_settings,
+)
+from dcode.settings.private_files import ensure_private_dir
+
+
+class RunRefused(ValueError):
+    """A run's context the server cannot run with; a ``ValueError``, so that the server passes
+    its message on to the client (it hides the text of other errors)."""
+
+
+@dataclass
+class ThreadState:
+    """What a served session keeps between its runs, in the server's memory."""
+
+    allowed: set[ApprovalKind] = field(default_factory=set)
+    tools: ToolGrants = field(default_factory=ToolGrants)
+    denials: list[Denial] = field(default_factory=list)
+    asked: set[str] = field(default_factory=set)
+    """The call ids whose question went out already."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """A run's model, as the engine that serves it is keyed."""
+
+    model: str
+    base_url: str | None
+    api: WireApi | None
+    effort: ReasoningEffort | None
+
+    def settings(self, base: Settings) -> Settings:
+        return replace(
+            base, model=self.model, base_url=self.base_url, api=self.api, effort=self.effort
+        )
+
+
+def server_settings(env: Mapping[str, str]) -> Settings:
+    """The settings of the server's runs: dcode's own for the workspace, with ``dcode serve``'s
+    model flags on top, as the command line's would be."""
+    workspace = Path(env.get(options.WORKSPACE_ENV) or Path.cwd())
+    cli = {
+        "model": env.get(options.MODEL_ENV) or None,
+        "base_url": env.get(options.BASE_URL_ENV) or None,
+        "api": env.get(options.API_ENV) or None,
+        "effort": env.get(options.EFFORT_ENV) or None,
+    }
+    return load_settings(workspace=workspace, cli=cli, env=dict(env))
+
+
+def emitter(state: ThreadState) -> Any:
+    """Puts dcode's events on the run's ``custom`` stream as JSON (``Event.to_json``, with its
+    ``type``); a question already asked in this session is not sent again."""
+    from langgraph.config import get_stream_writer
+
+    def emit(event: Event) -> None:
+        if isinstance(event, ApprovalRequested):
+            if event.call_id in state.asked:
+                return
+            state.asked.add(event.call_id)
+        try:
+            writer = get_stream_writer()
+        except (RuntimeError, KeyError):  # not inside a graph run: nobody is listening
+            return
+        writer(event.to_json())
+
+    return emit
+
+
+class ServedHost:
+    _current: ClassVar[ServedHost | None] = None
+    _opening: ClassVar[asyncio.Lock | None] = None
+
+    def __init__(self, settings: Settings, store: SessionStore, checkpointer: BaseCheckpointSaver):
+        self.settings = settings
+        self.store = store
+        self.checkpointer = checkpointer
+        self.engines: dict[ModelChoice, Engine] = {}
+        self.graphs: dict[ModelChoice, Any] = {}
+        self.threads: dict[str, ThreadState] = {}
+
+    @classmethod
+    async def open(cls) -> ServedHost:
+        """The process's host, opened on first use (the checkpointer and the graph factory
+        both ask for it, in either order)."""
+        if cls._opening is None:
+            cls._opening = asyncio.Lock()
+        async with cls._opening:
+            if cls._current is None:
+                cls._current = await cls._start(dict(os.environ))
+        return cls._current
+
+    @classmethod
+    def current(cls) -> ServedHost:
+        if cls._current is None:
+            raise RuntimeError("dcode's server host is not open: the graph factory opens it")
+        return cls._current
+
+    @classmethod
+    async def _start(cls, env: dict[str, str]) -> ServedHost:
+        settings = await asyncio.to_thread(server_settings, env)
+        await asyncio.to_thread(ensure_private_dir, settings.home)
+        store = await asyncio.to_thread(open_store, settings)
+        checkpointer = await store.open_checkpointer()
+        host = cls(settings, store, checkpointer)
+        await host.engine(host.default_choice())  # the default model fails at start, not later
+        return host
+
+    async def close(self) -> None:
+        """Close the engines (the first one closes the shared store)."""
+        engines, self.engines = list(self.engines.values()), {}
+        for engine in engines:
+            await engine.close()
+        await self.store.aclose()
+        type(self)._current = None
+
+    def default_choice(self) -> ModelChoice:
+        s = self.settings
+        return ModelChoice(s.model, s.base_url, s.api, s.effort)
+
+    def choice(self, context: Mapping[str, object] | None) -> ModelChoice:
+        """The model a run's context asks for; keys it leaves out are the server's. Another
+        model than the server's goes to its provider's own address unless the run names one
+        (as ``/model`` does)."""
+        base = self.default_choice()
+        if not context:
+            return base
+        model = str(context.get("model") or "") or base.model
+        base_url = str(context.get("base_url") or "") or (
+            base.base_url if model == base.model else None
+        )
+        api, effort = context.get("api"), context.get("effort")
+        try:
+            return ModelChoice(
+                model,
+                base_url,
+                WireApi(str(api)) if api else base.api,
+                ReasoningEffort(str(effort)) if effort else base.effort,
+            )
+        except ValueError as exc:
+            raise RunRefused(f"the run's context: {exc}") from None
+
+    async def engine(self, choice: ModelChoice) -> Engine:
+        if choice not in self.engines:
+            settings = choice.settings(self.settings)
+            resolved = await asyncio.to_thread(resolve_model, settings)
+            self.engines[choice] = await asyncio.to_thread(
+                Engine, settings, resolved, self.store, self.checkpointer
+            )
+        return self.engines[choice]
+
+    async def graph_for(self, context: Mapping[str, object] | None, schema: type) -> Any:
+        """The graph that runs with ``context``: the engine's, whose runs read their context
+        as ``schema`` (``ServedContext``)."""
+        self.check_workspace(context)
+        choice = self.choice(context)
+        try:
+            engine = await self.engine(choice)
+        except ConfigError as exc:  # the run's model: no key for it, an unknown provider
+            raise RunRefused(str(exc)) from None
+        if choice not in self.graphs or self.graphs[choice][0] is not engine.graph:
+            served = engine.graph.copy(update={"context_schema": schema})
+            self.graphs[choice] = (engine.graph, served)
+        return self.graphs[choice][1]
+
+    def check_workspace(self, context: Mapping[str, object] | None) -> None:
+        asked = str((context or {}).get("workspace") or "")
+        if asked and Path(asked).resolve() != Path(self.settings.workspace).resolve():
+            raise RunRefused(
+                f"this server works in {self.settings.workspace}, not in {asked}: "
+                "start `dcode serve` in that directory"
+            )
+
+    def live(self, context: Mapping[str, str]) -> RunContext:
+        """The live parts of a run with ``context`` (``ServedContext``'s fields): built in the
+        run, where its thread is known."""
+        thread = current_thread_id()
+        state = self.threads.setdefault(thread, ThreadState())
+        engine = self.engines.get(self.choice(context)) or next(iter(self.engines.values()))
+        asked = context.get("mode", "")
+        try:
+            mode = ApprovalMode(asked) if asked else None
+        except ValueError:
+            raise RunRefused(f"the run's context: no approval mode {asked!r}") from None
+        policy = ApprovalPolicy(
+            mode=mode or self.settings.approve or ApprovalMode.MANUAL,
+            backend=engine.backend,
+            session_allowed=state.allowed,
+            mcp_allow=engine.mcp_allowed,
+            fetch_allow=self.settings.fetch_allow,
+            fetch_private=self.settings.fetch_private,
+            session_tools=state.tools,
+            mcp_origin=engine.mcp_origin,
+            shell_sandboxed=lambda: engine.sandbox.on,
+            rules=engine.rules,
+            denials=state.denials,
+        )
+        return RunContext(InterruptApprover(), policy, engine.backend, emit=emitter(state))

@@ -1,0 +1,27 @@
+"""The environment through which ``dcode serve`` configures the server process it starts.
+
+Light on purpose: ``dcode serve`` reads these names before anything heavy is imported, and the
+served graph (``host``) reads them in the server's process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WORKSPACE_ENV = "DCODE_SERVE_WORKSPACE"
+"""The workspace the server's runs work in (default: the server's current directory)."""
+MODEL_ENV = "DCODE_SERVE_MODEL"
+BASE_URL_ENV = "DCODE_SERVE_BASE_URL"
+API_ENV = "DCODE_SERVE_API"
+EFFORT_ENV = "DCODE_SERVE_EFFORT"
+"""The model flags ``dcode serve`` was given: the defaults of every run (a run's context may
+name another model)."""
+TOKEN_ENV = "DCODE_SERVE_TOKEN"
+"""The token clients must send (``Authorization: Bearer ...``); unset: none is asked for."""
+CLIENT_TOKEN_ENV = "DCODE_SERVER_TOKEN"
+"""Where a client finds the token it sends to a dcode server."""
+
+ASSISTANT_ID = "dcode"
+"""The graph's id in ``langgraph.json``: the assistant a client starts its runs on."""
+
+CONFIG_FILE = Path(__file__).with_name("langgraph.json")

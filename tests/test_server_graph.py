@@ -1,0 +1,272 @@
+"""dcode's graph served by ``dcode serve`` (a real ``langgraph dev`` on loopback), driven by
+``langgraph_sdk``: a turn, an approval answered with ``Command(resume=...)``, a denial, a run
+cancelled during a tool call, the token, and the dev server's blocking-call detector."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from dcode.cli.app import main
+from dcode.cli.serve import MISSING_EXTRA
+from dcode.server.auth import REFUSED, WRONG
+from dcode.settings.database import DATABASE_URL_ENV
+from tests.support.langgraph_server import ServedDcode, require_server_extra, serve_dcode
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+
+STREAM = ["messages-tuple", "custom", "updates"]
+
+
+@dataclass
+class Streamed:
+    """What one run's stream carried."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """dcode's events (the ``custom`` stream), as JSON."""
+    text: str = ""
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
+    run_id: str = ""
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("type") == kind]
+
+
+async def stream_run(served: ServedDcode, thread: str, **kwargs: Any) -> Streamed:
+    out = Streamed()
+    async for part in served.client().runs.stream(
+        thread, served.assistant, stream_mode=STREAM, **kwargs
+    ):
+        if part.event == "metadata":
+            out.run_id = part.data["run_id"]
+        elif part.event == "custom":
+            out.events.append(part.data)
+        elif part.event == "messages":
+            chunk = part.data[0]
+            if chunk.get("type") == "AIMessageChunk" and isinstance(chunk.get("content"), str):
+                out.text += chunk["content"]
+        elif part.event == "updates" and "__interrupt__" in part.data:
+            out.interrupts.extend(part.data["__interrupt__"])
+        elif part.event == "error":
+            raise AssertionError(f"the run failed: {part.data}")
+    return out
+
+
+async def new_thread(served: ServedDcode) -> str:
+    return str((await served.client().threads.create())["thread_id"])
+
+
+def turn(prompt: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": prompt}]}
+
+
+async def test_a_turn_streams_the_answer_and_dcodes_events(langgraph_server: ServedDcode) -> None:
+    served = langgraph_server
+    call = f"call_{uuid.uuid4().hex[:8]}"
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": "echo served-output"}, call_id=call)]),
+        reply("It printed served-output."),
+    )
+    thread = await new_thread(served)
+    run = await stream_run(served, thread, input=turn("run echo"), context={"mode": "all"})
+    assert run.text == "It printed served-output."
+    tails = run.of_type("tool_output")  # the shell's live output, as dcode's typed JSON event
+    assert tails
+    assert {(e["call_id"], tuple(e["agent"])) for e in tails} == {(call, ())}
+    assert "served-output" in tails[-1]["tail"]
+    assert run.interrupts == []  # mode "all": nothing asked
+    state = await served.client().threads.get_state(thread)
+    assert state["values"]["messages"][-1]["content"] == "It printed served-output."
+    assert served.blocking_calls() == []
+
+
+async def test_a_shell_call_asks_once_and_runs_in_the_servers_workspace_when_approved(
+    langgraph_server: ServedDcode,
+) -> None:
+    served = langgraph_server
+    call = f"call_{uuid.uuid4().hex[:8]}"
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": "pwd > where.txt"}, call_id=call)]),
+        reply("Written."),
+    )
+    thread = await new_thread(served)
+    asked = await stream_run(
+        served, thread, input=turn("where are you?"), context={"mode": "manual"}
+    )
+    assert [e["call_id"] for e in asked.of_type("approval_requested")] == [call]
+    assert len(asked.interrupts) == 1
+    question = asked.interrupts[0]["value"]
+    assert (question["type"], question["tool"], question["call_id"]) == (
+        "approval_requested",
+        "execute",
+        call,
+    )
+    assert not (served.workspace / "where.txt").exists()  # nothing ran before the answer
+    state = await served.client().threads.get_state(thread)
+    assert state["interrupts"][0]["value"]["call_id"] == call
+
+    resumed = await stream_run(
+        served, thread, command={"resume": {"approved": True}}, context={"mode": "manual"}
+    )
+    assert resumed.of_type("approval_requested") == []  # the tool node ran again: not asked twice
+    assert [(e["call_id"], e["approved"]) for e in resumed.of_type("approval_resolved")] == [
+        (call, True)
+    ]
+    assert resumed.text == "Written."
+    assert (served.workspace / "where.txt").read_text().strip() == str(served.workspace)
+    assert served.blocking_calls() == []
+
+
+async def test_a_denied_call_does_not_run_and_the_model_reads_why(
+    langgraph_server: ServedDcode,
+) -> None:
+    served = langgraph_server
+    served.model.script(
+        reply(tool_calls=[tool_call("write_file", {"file_path": "no.txt", "content": "x"})]),
+        reply("Understood, I left it."),
+    )
+    first = len(served.model.requests)
+    thread = await new_thread(served)
+    asked = await stream_run(served, thread, input=turn("write no.txt"), context={"mode": "manual"})
+    assert len(asked.interrupts) == 1
+    denied = await stream_run(
+        served,
+        thread,
+        command={"resume": {"approved": False, "feedback": "not that file"}},
+        context={"mode": "manual"},
+    )
+    assert denied.text == "Understood, I left it."
+    assert not (served.workspace / "no.txt").exists()
+    tool_results = [text for role, text in served.model.transcript(first + 1) if role == "tool"]
+    assert tool_results == ["denied: the user rejected this call and said: not that file"]
+
+
+async def test_cancelling_a_run_during_a_tool_call_stops_the_command(
+    langgraph_server: ServedDcode,
+) -> None:
+    served = langgraph_server
+    marker = served.workspace / f"sleeper-{uuid.uuid4().hex[:6]}.pid"
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": f"echo $$ > {marker.name}; sleep 60"})]),
+    )
+    client = served.client()
+    thread = await new_thread(served)
+    run = await client.runs.create(
+        thread, served.assistant, input=turn("sleep"), context={"mode": "all"}
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists() or not marker.read_text().strip():
+        assert time.monotonic() < deadline, "the command never started"
+        await asyncio.sleep(0.1)
+    pid = int(marker.read_text())
+    started = time.monotonic()
+    await client.runs.cancel(thread, run["run_id"], wait=True)
+    cancelled_in = time.monotonic() - started
+    assert (await client.runs.get(thread, run["run_id"]))["status"] == "interrupted"
+    assert cancelled_in < 15
+    deadline = time.monotonic() + 10
+    while _alive(pid):
+        assert time.monotonic() < deadline, "the command outlived its cancelled run"
+        await asyncio.sleep(0.1)
+    assert served.blocking_calls() == []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("token", "message"), [(None, REFUSED), ("not-it", WRONG)])
+async def test_a_missing_or_wrong_token_gets_one_clear_401(
+    langgraph_server: ServedDcode, token: str | None, message: str
+) -> None:
+    with pytest.raises(httpx.HTTPStatusError) as refused:
+        await langgraph_server.client(token=token).threads.create()
+    assert refused.value.response.status_code == 401
+    assert refused.value.response.json() == {"detail": message}
+
+
+async def test_checkpoints_go_to_the_session_store(langgraph_server: ServedDcode) -> None:
+    served = langgraph_server
+    served.model.script(reply("Stored."))
+    thread = await new_thread(served)
+    await stream_run(served, thread, input=turn("hello"), context={"mode": "edits"})
+    with sqlite3.connect(served.home / "sessions.db") as db:
+        (count,) = db.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = ?", (thread,)
+        ).fetchone()
+    assert count > 0
+
+
+async def test_a_run_may_name_its_own_model(langgraph_server: ServedDcode) -> None:
+    served = langgraph_server
+    served.model.script(reply("From the other model."), reply("From the default one."))
+    first = len(served.model.requests)
+    thread = await new_thread(served)
+    other = {"model": "openai:other-model", "base_url": served.model.base_url, "api": "chat"}
+    run = await stream_run(served, thread, input=turn("one"), context=other)
+    assert run.text == "From the other model."
+    run = await stream_run(served, thread, input=turn("two"), context={})
+    assert run.text == "From the default one."
+    assert [r.model for r in served.model.requests[first:]] == ["other-model", "test-model"]
+
+
+async def test_a_run_for_another_workspace_is_refused(
+    langgraph_server: ServedDcode, tmp_path: Path
+) -> None:
+    served = langgraph_server
+    thread = await new_thread(served)
+    with pytest.raises(AssertionError, match=r"this server works in .*, not in"):
+        await stream_run(served, thread, input=turn("hi"), context={"workspace": str(tmp_path)})
+
+
+def test_serve_off_loopback_needs_a_token(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["serve", "--host", "0.0.0.0"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == (
+        "dcode: error: --token is required to listen on 0.0.0.0: any address but loopback needs one\n"
+    )
+
+
+def test_serve_without_the_extra_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "langgraph_api", None)
+    with pytest.raises(SystemExit) as done:
+        main(["serve"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == f"dcode: error: {MISSING_EXTRA}\n"
+
+
+async def test_with_a_database_url_checkpoints_go_to_postgresql(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    require_server_extra()
+    import psycopg
+
+    with (
+        ScriptedModelServer() as model,
+        serve_dcode(tmp_path, model, {DATABASE_URL_ENV: postgres_url}) as served,
+    ):
+        model.script(reply("Kept in PostgreSQL."))
+        thread = await new_thread(served)
+        run = await stream_run(served, thread, input=turn("hello"), context={"mode": "edits"})
+        assert run.text == "Kept in PostgreSQL."
+        assert served.blocking_calls() == []
+    with psycopg.connect(postgres_url) as db:
+        row = db.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,))
+        (count,) = row.fetchone() or (0,)
+    assert count > 0
