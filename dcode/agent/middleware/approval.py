@@ -22,6 +22,7 @@ from langgraph.types import Command
 
 from dcode.agent.approval import ApprovalDecision, Denial, Verdict, remember
 from dcode.agent.events import ApprovalKind, ApprovalRequested, ApprovalResolved, Notice
+from dcode.agent.hooks.decision import hook_decision, hook_verdict
 from dcode.agent.markers import END_TURN_MARKER
 from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.permissions.hide import hide_denied_matches
@@ -106,7 +107,11 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[object], RunContext]):
             return await handler(request)  # no such tool: the model is told so, nobody is asked
         call = request.tool_call
         args = call.get("args") or {}
-        verdict = context.policy.check(call["name"], args)
+        verdict = hook_verdict(
+            context.policy.check(call["name"], args),
+            *hook_decision(context.hooks, call["id"] or ""),
+            call["name"],
+        )
         if verdict is None:
             return await _run(context, request, handler)
         if verdict.refused:

@@ -23,6 +23,17 @@ from dcode.agent.middleware.request_messages import request_messages
 from dcode.agent.run_context import RunContext, current_thread_id
 
 
+def _pre_compact(context: RunContext, thread: str) -> Callable[[], Awaitable[object]] | None:
+    """The ``PreCompact`` hooks (trigger ``auto``) to run before the window's own compaction."""
+    hooks = context.hooks
+    if hooks is None or not hooks.has("PreCompact"):
+        return None
+    payload = {"session_id": thread, "trigger": "auto", "custom_instructions": ""}
+    return lambda: hooks.fire(
+        "PreCompact", payload, context.emit, target="auto", agent=context.agent
+    )
+
+
 class SummarizationState(AgentState):
     compaction: NotRequired[Annotated[Compaction, PrivateStateAttr]]
 
@@ -47,7 +58,11 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
             return None
         try:
             done = await self.compactor.compact(
-                messages, read_compaction(state), session_id=thread, emit=runtime.context.emit
+                messages,
+                read_compaction(state),
+                session_id=thread,
+                emit=runtime.context.emit,
+                pre_compact=_pre_compact(runtime.context, thread),
             )
         except CompactionFailed:
             self._failed[thread] = latest

@@ -124,6 +124,7 @@ class Subagents:
                     request.parent.backend,
                     agent=path,
                     changes=request.parent.changes,  # a subagent's writes are its session's to rewind
+                    hooks=request.parent.hooks,
                 )
                 # A fresh context: the subagent is a run of its own, not a subgraph of the parent's.
                 child = asyncio.create_task(
