@@ -419,6 +419,15 @@ class SessionRunner:
         )
         return notices
 
+    async def end_session(self, reason: str) -> list[Event]:
+        """Fire ``SessionEnd`` (``reason``: ``clear``, ``logout``, ``prompt_input_exit`` or
+        ``other``) for a session that started; returns its events (nothing when none ran)."""
+        events: list[Event] = []
+        if self.hooks is not None and self.start_source is None:
+            payload = {"session_id": self.session_id, "reason": reason}
+            await self.hooks.fire("SessionEnd", payload, events.append, target=reason)
+        return events
+
     def _pre_compact(self, focus: str, events: list[Event]) -> Callable[[], Awaitable[object]]:
         """The ``PreCompact`` hooks (trigger ``manual``) to run before ``/offload``'s summary."""
         hooks = self.hooks
