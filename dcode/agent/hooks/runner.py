@@ -84,6 +84,7 @@ class Hooks:
         self.records = [HookRecord(hook) for hook in hooks]
         self.decisions: dict[str, tuple[str, str]] = {}
         """``PreToolUse``'s ``permissionDecision`` per call id, for the approval to take."""
+        self._background: set[asyncio.Task[Outcome]] = set()
         self.workspace = workspace
         self._environment = environment
         self._sandbox = sandbox
@@ -137,6 +138,28 @@ class Hooks:
         for notice in outcome.notices:
             emit(Notice(notice, agent=agent))
         return outcome
+
+    def notify(
+        self,
+        session_id: str,
+        message: str,
+        kind: str,
+        emit: Callable[[Event], None],
+        *,
+        agent: tuple[str, ...] = (),
+    ) -> asyncio.Task[Outcome] | None:
+        """Fire ``Notification`` (``kind``: ``permission_prompt`` when an approval waits,
+        ``idle_prompt`` when a turn ended while the terminal is out of focus) without holding up
+        what waits for the user; None when no hook listens."""
+        if not self.matching("Notification", kind):
+            return None
+        payload = {"session_id": session_id, "message": message, "notification_type": kind}
+        task = asyncio.create_task(
+            self.fire("Notification", payload, emit, target=kind, agent=agent)
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
 
     async def _run(self, hook: HookCommand, stdin: bytes) -> HookRun:
         started = time.monotonic()

@@ -28,7 +28,7 @@ from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.permissions.hide import hide_denied_matches
 from dcode.agent.permissions.load import keep_rule
 from dcode.agent.permissions.suggest import suggest_rule
-from dcode.agent.run_context import RunContext
+from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools.diffs import proposed_diff
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
@@ -133,6 +133,14 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[object], RunContext]):
             else suggest_rule(call["name"], args, context.backend.is_inside_workspace),
         )
         context.emit(event)
+        if context.hooks is not None:
+            context.hooks.notify(
+                current_thread_id(),
+                f"dcode needs your permission to use {call['name']}",
+                "permission_prompt",
+                context.emit,
+                agent=context.agent,
+            )
         decision = await context.approver.decide(event)
         context.emit(
             ApprovalResolved(
