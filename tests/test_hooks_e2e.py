@@ -370,3 +370,32 @@ async def test_a_trusted_projects_hooks_run(
         workspace=workspace, cli={"base_url": server.base_url, "model": "openai:test-model"}
     )
     assert again.hooks == () and len(again.skipped_hooks) == 3
+
+
+SUBAGENT_ONCE = """import json, sys
+data = json.load(sys.stdin)
+if not data["stop_hook_active"]:
+    print("check the tests directory too", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+async def test_a_subagent_stop_hook_makes_the_subagent_go_on_once(server, make_settings, tmp_path):
+    from tests.test_subagents import JOB, PROMPT, task_call
+
+    command = script(tmp_path, "substop.py", SUBAGENT_ONCE)
+    server.script(
+        reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
+        reply("first look").answering(JOB),
+        reply("found it in tests too").answering(JOB),
+        reply("done").answering(PROMPT),
+    )
+    settings = make_settings(hooks=(hook("SubagentStop", command),))
+    code, out, err = await headless(settings, PROMPT)
+    assert code == 0, err
+    assert any("found it in tests too" in text for text in tool_texts(server, 3))
+    finished = [e for e in lines(out) if e["type"] == "hook_finished"]
+    assert [(e["event"], e["exit_code"], e["agent"]) for e in finished] == [
+        ("SubagentStop", 2, ["task:1"]),
+        ("SubagentStop", 0, ["task:1"]),
+    ]
