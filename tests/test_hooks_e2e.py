@@ -211,10 +211,15 @@ async def test_a_stop_hook_makes_the_agent_go_on_once(server, make_settings, tmp
     command = script(tmp_path, "stop.py", STOP_ONCE)
     server.script(reply("done, I think"), reply("tests pass now"))
     settings = make_settings(hooks=(hook("Stop", command),))
-    code, out, _ = await headless(settings, "fix it", OutputFormat.JSON)
+    code, out, _ = await headless(settings, "fix it")
     assert code == 0
-    assert json.loads(out)["result"] == "tests pass now"
+    events = lines(out)
+    assert events[-1]["result"] == "tests pass now"
     assert len(server.requests) == 2
+    went_on = [e for e in events if e["type"] == "notice" and "go on" in str(e["message"])]
+    assert [e["message"] for e in went_on] == [
+        "a Stop hook asked the agent to go on: run the tests before you stop"
+    ]
     user = [text for role, text in server.transcript(1) if role == "user"]
     assert user[-1] == "Stop hook: run the tests before you stop"
 
@@ -398,4 +403,36 @@ async def test_a_subagent_stop_hook_makes_the_subagent_go_on_once(server, make_s
     assert [(e["event"], e["exit_code"], e["agent"]) for e in finished] == [
         ("SubagentStop", 2, ["task:1"]),
         ("SubagentStop", 0, ["task:1"]),
+    ]
+
+
+async def test_debug_logs_a_hooks_stdin_and_stdout(server, make_settings, caplog) -> None:
+    """``--debug`` routes dcode's DEBUG records to stderr; the hooks' stdin and stdout are
+    among them."""
+    caplog.set_level("DEBUG", logger="dcode.agent.hooks.runner")
+    server.script(reply("hi"))
+    settings = make_settings(hooks=(hook("UserPromptSubmit", "echo said-on-stdout"),))
+    code, _, _ = await headless(settings, "hello there", OutputFormat.JSON)
+    assert code == 0
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert '"prompt": "hello there"' in logged and '"hook_event_name": "UserPromptSubmit"' in logged
+    assert "stdout: said-on-stdout" in logged
+
+
+def test_a_replayed_thread_shows_hook_messages_as_notices_and_prompts_as_typed() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from dcode.agent.events import Notice, UserMessage
+    from dcode.agent.hooks.context_text import with_context
+    from dcode.agent.markers import HOOK_MARKER
+    from dcode.agent.stream import StreamTranslator
+
+    translator = StreamTranslator(None)
+    prompt = HumanMessage(content=with_context("how do I build?", ["use make"]))
+    assert "use make" in prompt.content
+    said = HumanMessage(content="Stop hook: run the tests", additional_kwargs={HOOK_MARKER: "Stop"})
+    events = [*translator.on_message(prompt), *translator.on_message(said)]
+    assert events == [
+        UserMessage("how do I build?"),
+        Notice("a Stop hook asked the agent to go on: run the tests"),
     ]

@@ -39,6 +39,7 @@ from dcode.agent.attached_files import AttachedFile, marker
 from dcode.agent.compaction.record import read_compaction
 from dcode.agent.compaction.summary import Compacted, CompactionFailed
 from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
+from dcode.agent.hooks.context_text import with_context
 from dcode.agent.markers import CANCELLED_MARKER, HOOK_MARKER
 from dcode.agent.paste_archive import archive_paste
 from dcode.agent.rewind.changes import ChangeLog
@@ -650,18 +651,6 @@ class StopHooks:
 
     events: list[Event] = field(default_factory=list)
     again: HumanMessage | None = None
-
-
-def with_context(
-    content: str | list[dict[str, Any]], context: list[str]
-) -> str | list[dict[str, Any]]:
-    """The prompt with the hooks' added context after it."""
-    if not context:
-        return content
-    added = "\n\n".join(f"<hook-context>\n{text}\n</hook-context>" for text in context)
-    if isinstance(content, str):
-        return f"{content}\n\n{added}"
-    return [*content, {"type": "text", "text": added}]
 
 
 def dangling_tool_calls(messages: list[BaseMessage]) -> list[tuple[str, str]]:
