@@ -436,3 +436,43 @@ def test_a_replayed_thread_shows_hook_messages_as_notices_and_prompts_as_typed()
         UserMessage("how do I build?"),
         Notice("a Stop hook asked the agent to go on: run the tests"),
     ]
+
+
+async def test_a_hook_runs_inside_the_sandbox(server, make_settings, workspace: Path, tmp_path):
+    """With the sandbox on, a hook cannot write outside the workspace, as the shell cannot."""
+    from dcode.sandbox.modes import SandboxMode, SandboxSettings
+    from dcode.sandbox.probe import availability
+
+    if not availability().works:
+        pytest.skip(f"no working sandbox here: {availability().problem}")
+    outside = tmp_path / "outside.txt"
+    command = f"touch {outside}; touch inside.txt; echo done"
+    server.script(reply("hi"))
+    settings = make_settings(
+        hooks=(hook("UserPromptSubmit", command),),
+        sandbox=SandboxSettings(SandboxMode.WORKSPACE_WRITE),
+    )
+    code, _, _ = await headless(settings, "hello", OutputFormat.JSON)
+    assert code == 0
+    assert (workspace / "inside.txt").exists() and not outside.exists()
+
+
+async def test_pre_compact_fires_before_a_manual_compaction(server, make_settings, tmp_path):
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+    from tests.test_agent_summarization import ONE, TWO
+
+    seen = tmp_path / "precompact.json"
+    server.script(reply(ONE), reply(TWO), reply("the summary"))
+    settings = make_settings(hooks=(hook("PreCompact", f"cat > {seen}", "manual"),))
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover())
+        for prompt in ("first", "second"):
+            [event async for event in runner.run_turn(prompt)]
+        events = await runner.compact("keep the names")
+    payload = json.loads(seen.read_text())
+    assert payload["trigger"] == "manual" and payload["custom_instructions"] == "keep the names"
+    assert [e.type for e in events if e.type.startswith("hook")] == [
+        "hook_started",
+        "hook_finished",
+    ]
