@@ -55,6 +55,8 @@ def test_an_untrusted_project_s_hooks_are_skipped_and_listed(
     settings = load_settings(workspace=workspace, env=env_for(tmp_path, home))
     assert settings.hooks == ()
     assert [h.command for h in settings.skipped_hooks] == ["touch x"]
+    listed = [(i.key, i.value) for i in settings.ignored]
+    assert listed == [("hooks.Stop", "touch x")]  # the trust question names it
 
 
 @pytest.mark.parametrize(

@@ -476,3 +476,51 @@ async def test_pre_compact_fires_before_a_manual_compaction(server, make_setting
         "hook_started",
         "hook_finished",
     ]
+
+
+async def test_a_hook_ask_asks_where_the_mode_would_not(
+    server, make_settings, workspace: Path, tmp_path
+):
+    ask = script(
+        tmp_path,
+        "ask.sh",
+        """#!/usr/bin/env bash
+echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "a person checks deploys"}}'
+""",
+    )
+    server.script(
+        reply(tool_calls=[tool_call("execute", {"command": "touch deployed.txt"})]), reply("ok")
+    )
+    settings = make_settings(approve=ApprovalMode.ALL, hooks=(hook("PreToolUse", ask, "Bash"),))
+    code, out, _ = await headless(settings, "deploy")
+    assert code == 0 and not (workspace / "deployed.txt").exists()  # headless answers no
+    asked = next(e for e in lines(out) if e["type"] == "approval_requested")
+    assert asked["reason"] == "a person checks deploys" and asked["every_time"] is True
+
+
+async def test_a_post_tool_use_hook_s_objection_and_context_reach_the_model(
+    server, make_settings, tmp_path
+):
+    objection = script(
+        tmp_path, "lint.sh", "#!/usr/bin/env bash\necho 'line 1: trailing space' >&2\nexit 2\n"
+    )
+    context = script(
+        tmp_path,
+        "ctx.sh",
+        """#!/usr/bin/env bash
+echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "CI runs on push"}}'
+""",
+    )
+    server.script(
+        reply(tool_calls=[tool_call("write_file", {"file_path": "a.txt", "content": "x \n"})]),
+        reply("ok"),
+    )
+    settings = make_settings(
+        hooks=(hook("PostToolUse", objection, "Write"), hook("PostToolUse", context, "Write"))
+    )
+    code, out, _ = await headless(settings, "write")
+    assert code == 0
+    result = tool_texts(server, 1)[0]
+    assert "PostToolUse hook: line 1: trailing space" in result and "CI runs on push" in result
+    started = [e for e in lines(out) if e["type"] == "hook_started"]
+    assert len(started) == 2  # both ran, at once

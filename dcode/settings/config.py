@@ -188,7 +188,7 @@ def load_settings(
         sources=tuple(sources),
         trust=trust,
         project_digest=digest,
-        ignored=ignored + _waiting(settings),
+        ignored=ignored + _waiting(settings) + _waiting_hooks(settings),
     )
 
 
@@ -392,6 +392,16 @@ def _hooks(
     except HooksError as exc:
         raise ConfigError(str(exc)) from None
     return replace(settings, hooks=tuple(running), skipped_hooks=(*skipped, *waiting))
+
+
+def _waiting_hooks(settings: Settings) -> tuple[IgnoredSetting, ...]:
+    """The hooks of the project's Claude settings as settings the trust question lists (those
+    of its config the gate lists itself)."""
+    return tuple(
+        IgnoredSetting(f"hooks.{hook.event}", hook.command, f"runs this command ({hook.source})")
+        for hook in settings.skipped_hooks
+        if hook.source != str(settings.project_config)
+    )
 
 
 def _waiting(settings: Settings) -> tuple[IgnoredSetting, ...]:
