@@ -524,3 +524,27 @@ echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext
     assert "PostToolUse hook: line 1: trailing space" in result and "CI runs on push" in result
     started = [e for e in lines(out) if e["type"] == "hook_started"]
     assert len(started) == 2  # both ran, at once
+
+
+async def test_continue_false_before_a_call_ends_the_turn(
+    server, make_settings, workspace, tmp_path
+):
+    stop = script(
+        tmp_path,
+        "stop.sh",
+        """#!/usr/bin/env bash
+echo '{"continue": false, "stopReason": "the release freeze is on"}'
+""",
+    )
+    server.script(
+        reply(tool_calls=[tool_call("execute", {"command": "touch x.txt"})]), reply("never asked")
+    )
+    settings = make_settings(approve=ApprovalMode.ALL, hooks=(hook("PreToolUse", stop),))
+    code, out, _ = await headless(settings, "go")
+    assert code == 0 and not (workspace / "x.txt").exists()
+    assert len(server.requests) == 1  # the model is not asked again
+    assert any(
+        e["type"] == "notice"
+        and e["message"] == "a hook stopped the turn: the release freeze is on"
+        for e in lines(out)
+    )

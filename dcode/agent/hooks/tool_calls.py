@@ -21,6 +21,7 @@ from langgraph.types import Command
 from dcode.agent.events import Notice
 from dcode.agent.hooks.outcome import Outcome
 from dcode.agent.hooks.runner import claude_tool_name
+from dcode.agent.markers import END_TURN_MARKER
 from dcode.agent.middleware.approval import refuse
 from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.run_context import RunContext, current_thread_id
@@ -50,9 +51,11 @@ class HooksMiddleware(AgentMiddleware[AgentState[object], RunContext]):
         before = await hooks.fire(
             "PreToolUse", _payload(call), context.emit, target=call["name"], agent=context.agent
         )
-        if before.blocked or before.stop:
+        if before.stop:
+            return _stop(context, call, before.stop_reason)
+        if before.blocked:
             context.emit(Notice(f"a PreToolUse hook blocked {call['name']}", agent=context.agent))
-            return refuse(context, call, before.reason or before.stop_reason or "blocked by a hook")
+            return refuse(context, call, before.reason or "blocked by a hook")
         if before.updated_input is not None:
             call = {**call, "args": {**(call.get("args") or {}), **before.updated_input}}
             shown = summarize_call(call["name"], call["args"])
@@ -72,7 +75,22 @@ class HooksMiddleware(AgentMiddleware[AgentState[object], RunContext]):
                 agent=context.agent,
             )
             _tell_model(result, after, context)
+            if after.stop:
+                context.emit(Notice(_stopped(after.stop_reason), agent=context.agent))
+                result.additional_kwargs[END_TURN_MARKER] = True
         return result
+
+
+def _stopped(reason: str) -> str:
+    return f"a hook stopped the turn: {reason or 'no reason given'}"
+
+
+def _stop(context: RunContext, call: ToolCall, reason: str) -> ToolMessage:
+    """``continue: false`` before a call: it does not run, and the turn ends there."""
+    context.emit(Notice(_stopped(reason), agent=context.agent))
+    refused = refuse(context, call, reason or "a hook stopped the turn")
+    refused.additional_kwargs[END_TURN_MARKER] = True
+    return refused
 
 
 def _tell_model(result: ToolMessage, after: Outcome, context: RunContext) -> None:
