@@ -307,30 +307,18 @@ class SessionRunner:
                     for notice in await interrupt.guard(self._begin(prompt)):
                         yield Notice(notice)
                     sent = True
-                    message: HumanMessage | None = HumanMessage(
+                    message = HumanMessage(
                         content=cast(
                             "str | list[str | dict[Any, Any]]",
                             with_context(archived.content, hooked.context),
                         ),
                         additional_kwargs=marker(attached),
                     )
-                    stop_active = False
-                    while message is not None:
-                        async with aclosing(self._graph_stream(message)) as stream:
-                            while (
-                                not interrupt.requested
-                                and (item := await interrupt.guard(anext(stream, None))) is not None
-                            ):
-                                for event in translator.on_stream(*item):
-                                    if isinstance(event, SubagentStarted):
-                                        subagent_threads.append(event.thread_id)
-                                    yield event
-                        if interrupt.requested:
-                            break
-                        stopping = await interrupt.guard(self._stop_hooks(stop_active))
-                        for event in stopping.events:
+                    async with aclosing(
+                        self._answer(message, interrupt, translator, subagent_threads)
+                    ) as answer:
+                        async for event in answer:
                             yield event
-                        message, stop_active = stopping.again, True
                 if interrupt.requested:  # its cancellation may have been swallowed on the way
                     leaving, interrupted = interrupt.absorb(), True
             except asyncio.CancelledError as exc:
@@ -443,6 +431,34 @@ class SessionRunner:
                 await hooks.fire("PreCompact", payload, events.append, target="manual")
 
         return run
+
+    async def _answer(
+        self,
+        message: HumanMessage,
+        interrupt: _Interrupt,
+        translator: StreamTranslator,
+        subagent_threads: list[str],
+    ) -> AsyncGenerator[Event, None]:
+        """The graph's events for ``message``; then, each time a ``Stop`` hook sends the agent
+        back, for the hook's reason. Stops at an interrupt."""
+        stop_active = False
+        next_message: HumanMessage | None = message
+        while next_message is not None:
+            async with aclosing(self._graph_stream(next_message)) as stream:
+                while (
+                    not interrupt.requested
+                    and (item := await interrupt.guard(anext(stream, None))) is not None
+                ):
+                    for event in translator.on_stream(*item):
+                        if isinstance(event, SubagentStarted):
+                            subagent_threads.append(event.thread_id)
+                        yield event
+            if interrupt.requested:
+                return
+            stopping = await interrupt.guard(self._stop_hooks(stop_active))
+            for event in stopping.events:
+                yield event
+            next_message, stop_active = stopping.again, True
 
     async def _prompt_hooks(self, prompt: str) -> HookedPrompt:
         """``SessionStart`` on the runner's first turn (its context and ``UserPromptSubmit``'s
