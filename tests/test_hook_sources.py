@@ -111,3 +111,27 @@ def test_several_hooks_fold_into_one_outcome() -> None:
         "Stop", [HookRun("e", "s", 0, stdout='{"continue": false, "stopReason": "enough"}')]
     )
     assert stopped.stop and stopped.stop_reason == "enough"
+
+
+def test_the_listing_names_sources_results_and_events_dcode_does_not_fire(tmp_path: Path) -> None:
+    from dcode.agent.hooks.listing import describe_hooks
+    from dcode.agent.hooks.runner import Hooks
+    from dcode.settings.hook_sources import HookCommand
+
+    hooks = Hooks(
+        (
+            HookCommand("PreToolUse", "Bash", "check.sh", 60.0, "/u/.claude/settings.json"),
+            HookCommand("PermissionRequest", "", "x", 5.0, "/u/.claude/settings.json"),
+        ),
+        workspace=tmp_path,
+    )
+    waiting = (HookCommand("Stop", "", "touch y", 60.0, "/p/.claude/settings.json", True),)
+    assert describe_hooks(hooks, waiting) == [
+        "hooks (2):",
+        "  PreToolUse [Bash]: check.sh",
+        "    from /u/.claude/settings.json · timeout 60 s · last: not run yet",
+        "  PermissionRequest: x (dcode does not fire this event)",
+        "    from /u/.claude/settings.json · timeout 5 s · last: not run yet",
+        "1 project hook skipped: the project is not trusted (trust it with `dcode trust`):",
+        "  Stop: touch y (from /p/.claude/settings.json)",
+    ]

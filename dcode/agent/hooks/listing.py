@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dcode.agent.hooks.runner import Hooks
-from dcode.settings.hook_sources import HookCommand, skipped_line
+from dcode.settings.hook_sources import HOOK_EVENTS, HookCommand, skipped_line
 
 NONE = (
     "no hooks: add them under hooks in ~/.claude/settings.json, the project's "
@@ -22,7 +22,8 @@ def describe_hooks(hooks: Hooks, skipped: Sequence[HookCommand]) -> list[str]:
     for record in hooks.records:
         hook = record.hook
         matcher = f" [{hook.matcher}]" if hook.matcher else ""
-        lines.append(f"  {hook.event}{matcher}: {hook.command}")
+        never = "" if hook.event in HOOK_EVENTS else " (dcode does not fire this event)"
+        lines.append(f"  {hook.event}{matcher}: {hook.command}{never}")
         lines.append(f"    from {hook.source} · timeout {hook.timeout:g} s · last: {record.last}")
     if line := skipped_line(skipped):
         lines.append(line + ":")
