@@ -8,7 +8,9 @@ plan mode) is not asked about either: the model reads why, and the denial is kep
 ``/permissions`` and headless results. A call of a tool the graph does not have (a name the
 model made up) is not asked about: nothing would run, and the tool node tells the model so. An answer can switch
 the mode before the call runs (a plan approved), or end the turn with the denial
-(``END_TURN_MARKER``, which ``PlanModeMiddleware`` acts on).
+(``END_TURN_MARKER``, which ``PlanModeMiddleware`` acts on). A ``PreToolUse`` hook's
+``permissionDecision`` joins the policy's verdict first (``dcode.agent.hooks.decision``), and an
+approval that waits fires the ``Notification`` hooks.
 """
 
 from __future__ import annotations
