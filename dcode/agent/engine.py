@@ -26,6 +26,7 @@ from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.graph import build_graph, static_request
+from dcode.agent.hooks.runner import Hooks
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.media_route import route_for
 from dcode.agent.middleware.mcp_status import mcp_section
@@ -77,6 +78,12 @@ class Engine:
             environment=ShellEnvironment.for_settings(settings),
             sandbox=self.sandbox,
             add_dirs=settings.add_dirs,
+        )
+        self.hooks = Hooks(
+            settings.hooks,
+            workspace=Path(settings.workspace),
+            environment=ShellEnvironment.for_settings(settings),
+            sandbox=lambda: self.sandbox,
         )
         self.store = store
         self._closed = False
@@ -419,7 +426,7 @@ class Engine:
             shell_sandboxed=lambda: self.sandbox.on,
             rules=self.rules,
         )
-        return SessionRunner(self, sid, approver, policy)
+        return SessionRunner(self, sid, approver, policy, hooks=self.hooks)
 
     async def fork(self, source_id: str) -> SessionInfo:
         """A new session holding a copy of ``source_id``'s history and private state, for

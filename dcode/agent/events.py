@@ -298,6 +298,30 @@ class Notice(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class HookStarted(Event):
+    """A hook's command started for ``event`` (Claude Code's name: ``PreToolUse``...)."""
+
+    type: ClassVar[str] = "hook_started"
+    event: str
+    command: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class HookFinished(Event):
+    """A hook's command ended: ``exit_code`` (-1 when it timed out or could not start), and
+    ``outcome``, one line of what it did (``blocked: ...``, ``changed the input``; "" when it
+    let things go on unchanged)."""
+
+    type: ClassVar[str] = "hook_finished"
+    event: str
+    command: str
+    exit_code: int
+    outcome: str = ""
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class CompactionStarted(Event):
     type: ClassVar[str] = "compaction_started"
     reason: str

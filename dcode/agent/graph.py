@@ -29,6 +29,7 @@ from dcode.agent.async_tasks.remote import RemoteAgents
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.history_state import history_state
+from dcode.agent.hooks.tool_calls import HooksMiddleware
 from dcode.agent.media_files import FileImages
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_route import request_limits, route_for
@@ -182,6 +183,7 @@ def build_graph(
         ResultEvictionMiddleware(
             large_results
         ),  # outside the approval: it sees the call's last word
+        HooksMiddleware(),  # outside the approval: a rewritten call is the one asked about
         ApprovalMiddleware(),
         FileChangesMiddleware(),  # innermost: only a call about to run is recorded
     ]

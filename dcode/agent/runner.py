@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
@@ -39,7 +39,8 @@ from dcode.agent.attached_files import AttachedFile, marker
 from dcode.agent.compaction.record import read_compaction
 from dcode.agent.compaction.summary import Compacted, CompactionFailed
 from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
-from dcode.agent.markers import CANCELLED_MARKER
+from dcode.agent.hooks.context_text import with_context
+from dcode.agent.markers import CANCELLED_MARKER, HOOK_MARKER
 from dcode.agent.paste_archive import archive_paste
 from dcode.agent.rewind.changes import ChangeLog
 from dcode.agent.rewind.code import CodePlan, plan_code, restore_code
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 
     from dcode.agent.backends.local import LocalBackend
     from dcode.agent.compaction.summary import Compactor
+    from dcode.agent.hooks.runner import Hooks
     from dcode.agent.store.base import SessionStore
     from dcode.models.factory import ResolvedModel
     from dcode.settings.config import Settings
@@ -139,12 +141,23 @@ class TurnEngine(Protocol):
 
 class SessionRunner:
     def __init__(
-        self, engine: TurnEngine, session_id: str, approver: Approver, policy: ApprovalPolicy
+        self,
+        engine: TurnEngine,
+        session_id: str,
+        approver: Approver,
+        policy: ApprovalPolicy,
+        *,
+        hooks: Hooks | None = None,
     ) -> None:
         self.engine = engine
         self.session_id = session_id
         self.approver = approver
         self.policy = policy
+        self.hooks = hooks
+        self.start_source: str | None = "startup"
+        """``SessionStart``'s source for the next turn (``startup``, or ``clear`` after
+        ``/clear``; a thread with messages starts as ``resume``, and after ``/offload`` as
+        ``compact``); None once it has fired."""
         self._interrupt: _Interrupt | None = None
 
     @property
@@ -185,6 +198,7 @@ class SessionRunner:
                 emit=events.append,
                 force=True,
                 focus=focus,
+                pre_compact=self._pre_compact(focus, events),
             )
         except CompactionFailed:
             return events  # the notice says why
@@ -194,6 +208,7 @@ class SessionRunner:
             await self.engine.graph.aupdate_state(
                 self.config, {"compaction": done.event}, as_node="model"
             )
+            self.start_source = "compact"
         return events  # a refusal is among them, and nothing was written
 
     async def turns(self) -> list[Turn]:
@@ -273,7 +288,13 @@ class SessionRunner:
                 translator = await self._translator()
                 for notice in await interrupt.guard(self.engine.prepare_turn()):
                     yield Notice(notice)
-                if not interrupt.requested:
+                hooked = await interrupt.guard(self._prompt_hooks(prompt))
+                for event in hooked.events:
+                    yield event
+                if hooked.refusal:
+                    error = hooked.refusal
+                    yield ErrorEvent(error, kind="hook_blocked")
+                elif not interrupt.requested:
                     archived = await asyncio.to_thread(
                         archive_paste, content, self.engine.settings.home / HISTORY_DIR
                     )
@@ -286,17 +307,18 @@ class SessionRunner:
                     for notice in await interrupt.guard(self._begin(prompt)):
                         yield Notice(notice)
                     sent = True
+                    message = HumanMessage(
+                        content=cast(
+                            "str | list[str | dict[Any, Any]]",
+                            with_context(archived.content, hooked.context),
+                        ),
+                        additional_kwargs=marker(attached),
+                    )
                     async with aclosing(
-                        self._graph_stream(archived.content, marker(attached))
-                    ) as stream:
-                        while (
-                            not interrupt.requested
-                            and (item := await interrupt.guard(anext(stream, None))) is not None
-                        ):
-                            for event in translator.on_stream(*item):
-                                if isinstance(event, SubagentStarted):
-                                    subagent_threads.append(event.thread_id)
-                                yield event
+                        self._answer(message, interrupt, translator, subagent_threads)
+                    ) as answer:
+                        async for event in answer:
+                            yield event
                 if interrupt.requested:  # its cancellation may have been swallowed on the way
                     leaving, interrupted = interrupt.absorb(), True
             except asyncio.CancelledError as exc:
@@ -386,25 +408,116 @@ class SessionRunner:
         )
         return notices
 
-    def _graph_stream(
-        self, content: str | list[dict[str, Any]], marks: dict[str, Any]
-    ) -> AsyncGenerator[Any, None]:
+    async def end_session(self, reason: str) -> list[Event]:
+        """Fire ``SessionEnd`` (``reason``: ``clear``, ``logout``, ``prompt_input_exit`` or
+        ``other``) for a session that started; returns its events (nothing when none ran)."""
+        events: list[Event] = []
+        if self.hooks is not None and self.start_source is None:
+            payload = {"session_id": self.session_id, "reason": reason}
+            await self.hooks.fire("SessionEnd", payload, events.append, target=reason)
+        return events
+
+    def _pre_compact(self, focus: str, events: list[Event]) -> Callable[[], Awaitable[object]]:
+        """The ``PreCompact`` hooks (trigger ``manual``) to run before ``/offload``'s summary."""
+        hooks = self.hooks
+
+        async def run() -> None:
+            if hooks is not None:
+                payload = {
+                    "session_id": self.session_id,
+                    "trigger": "manual",
+                    "custom_instructions": focus,
+                }
+                await hooks.fire("PreCompact", payload, events.append, target="manual")
+
+        return run
+
+    async def _answer(
+        self,
+        message: HumanMessage,
+        interrupt: _Interrupt,
+        translator: StreamTranslator,
+        subagent_threads: list[str],
+    ) -> AsyncGenerator[Event, None]:
+        """The graph's events for ``message``; then, each time a ``Stop`` hook sends the agent
+        back, for the hook's reason. Stops at an interrupt."""
+        stop_active = False
+        next_message: HumanMessage | None = message
+        while next_message is not None:
+            async with aclosing(self._graph_stream(next_message)) as stream:
+                while (
+                    not interrupt.requested
+                    and (item := await interrupt.guard(anext(stream, None))) is not None
+                ):
+                    for event in translator.on_stream(*item):
+                        if isinstance(event, SubagentStarted):
+                            subagent_threads.append(event.thread_id)
+                        yield event
+            if interrupt.requested:
+                return
+            stopping = await interrupt.guard(self._stop_hooks(stop_active))
+            for event in stopping.events:
+                yield event
+            next_message, stop_active = stopping.again, True
+
+    async def _prompt_hooks(self, prompt: str) -> HookedPrompt:
+        """``SessionStart`` on the runner's first turn (its context and ``UserPromptSubmit``'s
+        go with the prompt), then ``UserPromptSubmit``, which may refuse the prompt."""
+        hooked = HookedPrompt()
+        if self.hooks is None:
+            return hooked
+        if self.start_source is not None:
+            source = self.start_source
+            if source == "startup" and await self._message_count():
+                source = "resume"
+            self.start_source = None
+            started = await self.hooks.fire(
+                "SessionStart",
+                {"session_id": self.session_id, "source": source},
+                hooked.events.append,
+                target=source,
+            )
+            hooked.context += started.context
+        submitted = await self.hooks.fire(
+            "UserPromptSubmit",
+            {"session_id": self.session_id, "prompt": prompt},
+            hooked.events.append,
+        )
+        hooked.context += submitted.context
+        if submitted.blocked or submitted.stop:
+            why = submitted.reason or submitted.stop_reason or "no reason given"
+            hooked.refusal = f"a UserPromptSubmit hook blocked the prompt: {why}"
+        return hooked
+
+    async def _stop_hooks(self, active: bool) -> StopHooks:
+        """``Stop`` as the agent ends its answer: a block sends its reason back to the agent,
+        which goes on (``stop_hook_active`` tells the hook it already did once)."""
+        stopping = StopHooks()
+        if self.hooks is None or not self.hooks.has("Stop"):
+            return stopping
+        outcome = await self.hooks.fire(
+            "Stop",
+            {"session_id": self.session_id, "stop_hook_active": active},
+            stopping.events.append,
+        )
+        if outcome.blocked and not outcome.stop:
+            reason = outcome.reason or "a Stop hook asked you to go on"
+            stopping.events.append(Notice(f"a Stop hook asked the agent to go on: {reason}"))
+            stopping.again = HumanMessage(
+                content=f"Stop hook: {reason}", additional_kwargs={HOOK_MARKER: "Stop"}
+            )
+        return stopping
+
+    def _graph_stream(self, message: HumanMessage) -> AsyncGenerator[Any, None]:
         return self.engine.graph.astream(
-            # langchain types a message's content as a list of parts of any kind: ours are dicts
-            {
-                "messages": [
-                    HumanMessage(
-                        content=cast("str | list[str | dict[Any, Any]]", content),
-                        additional_kwargs=marks,
-                    )
-                ]
-            },
+            {"messages": [message]},
             self.config,
             context=RunContext(
                 self.approver,
                 self.policy,
                 self.engine.backend,
                 changes=ChangeLog(self.engine.store, self.session_id),
+                hooks=self.hooks,
             ),
             stream_mode=list(STREAM_MODES),
             durability="sync",
@@ -536,6 +649,24 @@ class SessionRunner:
         ]
         await self.engine.graph.aupdate_state(config, {"messages": results}, as_node="tools")
         return len(messages) + len(results)
+
+
+@dataclass
+class HookedPrompt:
+    """What the hooks said of a prompt: their events, the context to send with it, and why it
+    is refused ("" when it goes on)."""
+
+    events: list[Event] = field(default_factory=list)
+    context: list[str] = field(default_factory=list)
+    refusal: str = ""
+
+
+@dataclass
+class StopHooks:
+    """What the ``Stop`` hooks said: their events, and the message to go on with (None: stop)."""
+
+    events: list[Event] = field(default_factory=list)
+    again: HumanMessage | None = None
 
 
 def dangling_tool_calls(messages: list[BaseMessage]) -> list[tuple[str, str]]:

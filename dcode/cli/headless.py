@@ -111,6 +111,7 @@ async def run_headless(
     from dcode.mcp.plan import plan, skipped_warning
     from dcode.models.factory import resolve_model
     from dcode.models.media_support import MediaSupport
+    from dcode.settings.hook_sources import skipped_line
 
     session_id = pick_session(settings, request)
     resolved = resolve_model(settings)
@@ -119,9 +120,11 @@ async def run_headless(
     unseen = MediaSupport(resolved.spec, resolved.profile, settings.user_config).unseen_in(
         request.content or ()
     )
+    hooks_skipped = skipped_line(settings.skipped_hooks)
     for line in (
         *(f"dcode: warning: {p}" for p in (*unseen, *servers.problems)),
         skipped_warning(servers),
+        f"dcode: warning: {hooks_skipped}" if hooks_skipped else None,
     ):
         if line:
             say(err, line)
@@ -164,6 +167,11 @@ async def run_headless(
                         say(err, f"dcode: note: {message}")
                     case TurnFinished():
                         finished = event
+        for event in await runner.end_session("other"):
+            if request.output_format is OutputFormat.STREAM_JSON:
+                print(json_safe(json.dumps(event.to_json(), default=str)), file=out, flush=True)
+            elif isinstance(event, Notice):
+                say(err, f"dcode: note: {event.message}")
     assert finished is not None
     if request.output_format is OutputFormat.TEXT:
         if not finished.is_error:

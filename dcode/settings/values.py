@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dcode.sandbox.modes import SandboxSettings
 from dcode.settings.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
+from dcode.settings.hook_sources import HookCommand
 from dcode.settings.permission_sources import RuleText
 from dcode.settings.trust import TrustState
 
@@ -180,6 +181,10 @@ class Settings:
     """Every permission rule in force, highest source first (``dcode.settings.permission_sources``)."""
     waiting_rules: tuple[RuleText, ...] = ()
     """The project's allow rules, left out until the user trusts the project."""
+    hooks: tuple[HookCommand, ...] = ()
+    """Every hook that runs, the project's first (``dcode.settings.hook_sources``)."""
+    skipped_hooks: tuple[HookCommand, ...] = ()
+    """The project's hooks, left out until the user trusts the project."""
 
     @property
     def triggers(self) -> Triggers:

@@ -113,6 +113,8 @@ class SlashCommands:
                 self._show_mcp()
             case "permissions":
                 await self._permissions(args)
+            case "hooks":
+                await self._show_hooks()
             case "clear":
                 await self.new_session()
             case "resume":
@@ -351,6 +353,14 @@ class SlashCommands:
 
         catalog = await asyncio.to_thread(catalog_for, self.host.settings)
         self.host.push_screen(AgentsScreen(catalog))
+
+    async def _show_hooks(self) -> None:
+        """``/hooks``: each hook with its source and last result."""
+        from dcode.agent.hooks.listing import describe_hooks
+
+        assert self.host.engine is not None
+        lines = describe_hooks(self.host.engine.hooks, self.host.settings.skipped_hooks)
+        await self.transcript.notice("\n".join(lines))
 
     async def _permissions(self, args: str) -> None:
         """``/permissions``: the rules and recent denials; ``/permissions remove RULE``."""

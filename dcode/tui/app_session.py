@@ -133,7 +133,7 @@ class SessionHost(AppHost, Protocol):
     def retry_setup(self) -> None:
         """While no model can be reached, look again: the user may have fixed it meanwhile."""
 
-    def ring_if_away(self) -> None: ...
+    def ring_if_away(self, *, turn_ended: bool = False) -> None: ...
 
 
 class SessionWork:
@@ -449,7 +449,7 @@ class SessionWork:
             status.end_turn()
             status.activity = ""
             host.busy = False
-            host.ring_if_away()
+            host.ring_if_away(turn_ended=True)
             host.set_timer(QUIET_DELAY, self._collect_when_idle)
             if host.follow_branch:  # the branch may have changed during the turn
                 status.branch = read_git_branch(host.settings.workspace)

@@ -95,6 +95,12 @@ COMMANDS: tuple[SlashCommand, ...] = (
         needs_engine=True,
     ),
     SlashCommand(
+        "hooks",
+        "List the hooks with their sources and last results, and the project's hooks waiting for trust",
+        busy_safe=True,
+        needs_engine=True,
+    ),
+    SlashCommand(
         "approve",
         "Set the approval mode: manual, edits, all or plan (alone: show it)",
         usage="[MODE]",

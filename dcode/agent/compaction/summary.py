@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -303,12 +303,14 @@ class Compactor:
         emit: Callable[[Event], None],
         force: bool = False,
         focus: str = "",
+        pre_compact: Callable[[], Awaitable[object]] | None = None,
     ) -> Compacted | CompactionRefused | None:
         """The compaction of ``messages`` (the whole history); a refusal when it would not
         shrink the request; None when below the trigger (unless ``force``) or with nothing
         older than the keep window. Raises ``CompactionFailed`` when the summary could not be
         made. What happened is also emitted, as events. ``focus``: what the user asked the
-        summary to keep in particular (``/offload FOCUS``)."""
+        summary to keep in particular (``/offload FOCUS``); ``pre_compact``: run just before the
+        summary is asked for (the ``PreCompact`` hooks)."""
         effective = effective_messages(messages, previous)
         if not force and self.known_under(effective):
             return None
@@ -350,6 +352,8 @@ class Compactor:
             else "asked for"
         )
         emit(started)
+        if pre_compact is not None:
+            await pre_compact()
         tagged = await asyncio.to_thread(tag_media, effective[:cutoff], self.store)
         older = tagged.messages
         try:

@@ -33,7 +33,8 @@ from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededE
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from dcode.agent.approval import ScopedPolicy
-from dcode.agent.events import Event, SubagentFinished, SubagentStarted, ToolStatus
+from dcode.agent.events import Event, Notice, SubagentFinished, SubagentStarted, ToolStatus
+from dcode.agent.markers import HOOK_MARKER
 from dcode.agent.run_context import RECURSION_LIMIT, RunContext
 from dcode.agent.stream import STREAM_MODES, StreamTranslator, TurnTally
 from dcode.agent.subagents.definitions import AgentCatalog, AgentDefinition
@@ -124,6 +125,7 @@ class Subagents:
                     request.parent.backend,
                     agent=path,
                     changes=request.parent.changes,  # a subagent's writes are its session's to rewind
+                    hooks=request.parent.hooks,
                 )
                 # A fresh context: the subagent is a run of its own, not a subgraph of the parent's.
                 child = asyncio.create_task(
@@ -165,17 +167,21 @@ class Subagents:
         """Run the subagent to its end, forwarding its events; its thread's messages after."""
         translator = StreamTranslator(self._max_input_tokens, tally=tally)
         config = {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT}
-        stream = graph.astream(
-            {"messages": [HumanMessage(content=description)]},
-            config,
-            context=context,
-            stream_mode=list(STREAM_MODES),
-            durability="sync",
-        )
-        async with aclosing(stream):
-            async for mode, data in stream:
-                for event in translator.on_stream(mode, data):
-                    writer(event.from_agent(context.agent))
+        message: HumanMessage | None = HumanMessage(content=description)
+        active = False
+        while message is not None:
+            stream = graph.astream(
+                {"messages": [message]},
+                config,
+                context=context,
+                stream_mode=list(STREAM_MODES),
+                durability="sync",
+            )
+            async with aclosing(stream):
+                async for mode, data in stream:
+                    for event in translator.on_stream(mode, data):
+                        writer(event.from_agent(context.agent))
+            message, active = await _subagent_stop(context, thread, active, writer), True
         snapshot = await graph.aget_state(config)
         return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
 
@@ -252,3 +258,24 @@ def image_references(messages: list[BaseMessage]) -> list[dict[str, object]]:
                     seen.add(key)
                     found.append(dict(block))
     return found
+
+
+async def _subagent_stop(
+    context: RunContext, thread: str, active: bool, writer: Writer
+) -> HumanMessage | None:
+    """``SubagentStop`` as a subagent ends: a block sends its reason back to the subagent,
+    which goes on (``stop_hook_active`` says it already did once); None: it stops."""
+    hooks = context.hooks
+    if hooks is None or not hooks.has("SubagentStop"):
+        return None
+    payload = {"session_id": thread, "stop_hook_active": active}
+    outcome = await hooks.fire(
+        "SubagentStop", payload, lambda e: writer(e.from_agent(context.agent)), agent=context.agent
+    )
+    if not outcome.blocked or outcome.stop:
+        return None
+    reason = outcome.reason or "a SubagentStop hook asked you to go on"
+    writer(Notice(f"a SubagentStop hook asked the agent to go on: {reason}", agent=context.agent))
+    return HumanMessage(
+        content=f"SubagentStop hook: {reason}", additional_kwargs={HOOK_MARKER: "SubagentStop"}
+    )
