@@ -23,6 +23,7 @@ from langgraph.graph import END
 from dcode.agent.approval import ApprovalPolicy, Approver, ToolOrigin
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
+from dcode.agent.budget import Tariff
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.graph import build_graph, static_request
 from dcode.agent.large_results import RESULTS_DIR
@@ -159,6 +160,7 @@ class Engine:
             self.settings.triggers,
             self.tokens,
             self.attachments,
+            tariff=Tariff(self.resolved.spec, self.resolved.profile),
         )
         self.subagents = Subagents(
             self.agents,
@@ -236,6 +238,7 @@ class Engine:
             mcp=mcp,
             uploads=self._uploads_for(resolved),
             presents_plans=definition is None,
+            tariff=Tariff(resolved.spec, resolved.profile),
         )
 
     def _uploads_for(self, resolved: ResolvedModel) -> UploadResolver | None:
@@ -282,6 +285,7 @@ class Engine:
                     self.settings.triggers,
                     counter,
                     self.attachments,
+                    tariff=Tariff(resolved.spec, resolved.profile),
                 )
             self._agent_graphs[key] = self._graph(
                 model,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from dcode.agent.approval import Approver, Policy
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.budget import AgentBudget
 from dcode.agent.events import Event
 from dcode.agent.rewind.changes import ChangeLog
 
@@ -43,6 +44,9 @@ class RunContext:
     a subagent (``Event.agent``)."""
     changes: ChangeLog | None = None
     """Where the files the run's tools write are recorded for ``/rewind`` (None: nowhere)."""
+    budget: AgentBudget | None = None
+    """The session's spend and limits, charged by every model request of the run (None: not
+    counted, as outside a session's turn)."""
 
 
 def current_thread_id(default: str = "") -> str:

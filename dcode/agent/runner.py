@@ -36,6 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.attached_files import AttachedFile, marker
+from dcode.agent.budget import AgentBudget, BudgetReached, Limits, SessionBudget, UsageRow
 from dcode.agent.compaction.record import read_compaction
 from dcode.agent.compaction.summary import Compacted, CompactionFailed
 from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
@@ -146,6 +147,9 @@ class SessionRunner:
         self.approver = approver
         self.policy = policy
         self._interrupt: _Interrupt | None = None
+        settings = engine.settings
+        self.limits = Limits(settings.budget_usd, settings.budget_tokens)
+        """The session's caps: the settings' (and the command line's), until ``/budget`` raises them."""
 
     @property
     def config(self) -> dict[str, Any]:
@@ -177,6 +181,9 @@ class SessionRunner:
         snapshot = await self.engine.graph.aget_state(self.config)
         values = snapshot.values if snapshot and snapshot.values else {}
         events: list[Event] = []
+        budget = await self.budget()
+        if reached := budget.reached():
+            return [Notice(reached)]
         try:
             done = await self.engine.compactor.compact(
                 list(values.get("messages", [])),
@@ -185,9 +192,12 @@ class SessionRunner:
                 emit=events.append,
                 force=True,
                 focus=focus,
+                budget=AgentBudget(budget),
             )
         except CompactionFailed:
             return events  # the notice says why
+        finally:
+            await self._record_usage(budget)
         if done is None:
             return [Notice("nothing to compact yet: the conversation is all recent")]
         if isinstance(done, Compacted):
@@ -266,11 +276,13 @@ class SessionRunner:
         started = time.monotonic()
         translator = StreamTranslator(self.engine.resolved.profile.max_input_tokens)
         sent, interrupted, error, leaving = False, False, "", False
+        budget, exceeded = SessionBudget(self.limits), False
         subagent_threads: list[str] = []
         try:
             yield TurnStarted(self.session_id, prompt)
             try:
                 translator = await self._translator()
+                budget = await self.budget()
                 for notice in await interrupt.guard(self.engine.prepare_turn()):
                     yield Notice(notice)
                 if not interrupt.requested:
@@ -287,7 +299,7 @@ class SessionRunner:
                         yield Notice(notice)
                     sent = True
                     async with aclosing(
-                        self._graph_stream(archived.content, marker(attached))
+                        self._graph_stream(archived.content, marker(attached), budget)
                     ) as stream:
                         while (
                             not interrupt.requested
@@ -307,6 +319,9 @@ class SessionRunner:
                     log.debug("turn failed", exc_info=True)
                     error = describe_model_error(exc, self.engine.resolved.endpoint.base_url)
                     yield ErrorEvent(error, kind=type(exc).__name__)
+            except BudgetReached as exc:
+                error, exceeded = str(exc), True
+                yield ErrorEvent(error, kind="budget")
             except ModelCallLimitExceededError:
                 error = f"stopped after {translator.tally.num_turns} model turns (--max-turns {self.engine.settings.max_turns})"
                 yield ErrorEvent(error, kind="max_turns")
@@ -323,13 +338,16 @@ class SessionRunner:
                 interrupted=interrupted,
                 failed=bool(error),
                 subagent_threads=subagent_threads,
+                budget=budget,
             )
             if leaving:
                 raise asyncio.CancelledError
             for problem in problems:
                 error = error or problem
                 yield ErrorEvent(problem, kind=DAMAGED_DATABASE if self._damage() else "session")
-            yield self._finished(translator, started, error=error, interrupted=interrupted)
+            yield self._finished(
+                translator, started, error=error, interrupted=interrupted, exceeded=exceeded
+            )
         finally:
             self._interrupt = None
 
@@ -351,6 +369,36 @@ class SessionRunner:
 
     def _damage(self) -> SessionDatabaseError | None:
         return self.engine.store.known_damage()
+
+    async def budget(self) -> SessionBudget:
+        """The session's budget as a turn starts: the spend stored so far against
+        ``limits``. A session recorded before spend was kept by model holds only its totals:
+        they count, priced with the session's model."""
+        rows = await asyncio.to_thread(self.engine.store.usage, self.session_id)
+        if not rows:
+            info = await asyncio.to_thread(self.engine.store.get, self.session_id)
+            if info is not None and info.input_tokens + info.output_tokens:
+                resolved = self.engine.resolved
+                rows = [
+                    UsageRow(
+                        resolved.spec,
+                        "",
+                        info.input_tokens,
+                        info.cached_tokens,
+                        info.output_tokens,
+                        cost_usd=resolved.profile.cost(
+                            info.input_tokens, info.output_tokens, info.cached_tokens
+                        ),
+                    )
+                ]
+        return SessionBudget.starting(self.limits, rows)
+
+    async def _record_usage(self, budget: SessionBudget) -> None:
+        if budget.rows:
+            await asyncio.to_thread(
+                self.engine.store.record_usage, self.session_id, list(budget.rows.values())
+            )
+            budget.rows.clear()
 
     async def _translator(self) -> StreamTranslator:
         info = await asyncio.to_thread(self.engine.store.get, self.session_id)
@@ -387,7 +435,7 @@ class SessionRunner:
         return notices
 
     def _graph_stream(
-        self, content: str | list[dict[str, Any]], marks: dict[str, Any]
+        self, content: str | list[dict[str, Any]], marks: dict[str, Any], budget: SessionBudget
     ) -> AsyncGenerator[Any, None]:
         return self.engine.graph.astream(
             # langchain types a message's content as a list of parts of any kind: ours are dicts
@@ -405,6 +453,7 @@ class SessionRunner:
                 self.policy,
                 self.engine.backend,
                 changes=ChangeLog(self.engine.store, self.session_id),
+                budget=AgentBudget(budget),
             ),
             stream_mode=list(STREAM_MODES),
             durability="sync",
@@ -418,6 +467,7 @@ class SessionRunner:
         interrupted: bool,
         failed: bool,
         subagent_threads: list[str],
+        budget: SessionBudget,
     ) -> list[str]:
         """Keep the partial answer of a turn cut short (interrupted, or failed mid-answer: a
         stall, a dropped connection), close the calls an interrupt left open (in the subagents'
@@ -460,6 +510,7 @@ class SessionRunner:
                     tally.subagent_cached_tokens,
                 ),
             )
+            await self._record_usage(budget)
         except Exception as exc:
             log.debug("recording the turn failed", exc_info=True)
             problem = await self._problem(exc)
@@ -475,7 +526,13 @@ class SessionRunner:
         return str(refusal) if refusal is not None else describe_model_error(exc)
 
     def _finished(
-        self, translator: StreamTranslator, started: float, *, error: str, interrupted: bool
+        self,
+        translator: StreamTranslator,
+        started: float,
+        *,
+        error: str,
+        interrupted: bool,
+        exceeded: bool = False,
     ) -> TurnFinished:
         tally = translator.tally
         return TurnFinished(
@@ -489,6 +546,7 @@ class SessionRunner:
             interrupted=interrupted,
             error=error,
             cached_tokens=tally.all_cached_tokens,
+            budget_exceeded=exceeded,
         )
 
     async def _message_count(self) -> int:

@@ -107,6 +107,10 @@ class SlashCommands:
                 await self._rewind()
             case "context":
                 await self._show_context()
+            case "cost":
+                await self._show_cost()
+            case "budget":
+                await self._budget(args)
             case "agents":
                 await self._show_agents()
             case "mcp":
@@ -344,6 +348,39 @@ class SlashCommands:
             await self.transcript.notice(f"could not count the context: {exc}", NoticeLevel.ERROR)
             return
         self.host.push_screen(ContextScreen(report, self.host.engine.resolved.spec))
+
+    async def _show_cost(self) -> None:
+        """``/cost``: what the session spent, by model and by agent (``usage_lines``)."""
+        from dcode.agent.budget import usage_lines
+
+        assert self.host.engine is not None
+        runner = self.host.runner
+        rows = (
+            await asyncio.to_thread(self.host.engine.store.usage, runner.session_id)
+            if runner is not None
+            else []
+        )
+        await self.transcript.notice("\n".join(usage_lines(rows)))
+
+    async def _budget(self, args: str) -> None:
+        """``/budget``: where the session stands against its limits; ``/budget 5`` or
+        ``/budget 200k tokens`` sets one for the rest of the session (a turn the budget
+        stopped goes on with the next prompt)."""
+        from dcode.agent.budget import budget_line, raised_limits
+
+        runner = self.host.runner
+        if runner is None:
+            await self.transcript.notice("no session yet: the budget counts from the first prompt")
+            return
+        if args.strip():
+            try:
+                runner.limits = raised_limits(runner.limits, args)
+            except ValueError as exc:
+                await self.transcript.notice(str(exc), NoticeLevel.WARNING)
+                return
+        budget = await runner.budget()
+        self.host.status.budget = budget.level()
+        await self.transcript.notice(budget_line(budget))
 
     async def _show_agents(self) -> None:
         from dcode.agent.subagents.definitions import catalog_for

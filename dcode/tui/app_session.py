@@ -21,6 +21,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from dcode.agent.events import (
+    BudgetWarning,
     CompactionFinished,
     CompactionRefused,
     CompactionStarted,
@@ -499,6 +500,8 @@ class SessionWork:
                 self.collector.quiet()
             case UsageUpdated():
                 self._usage(event)
+            case BudgetWarning(level=level):
+                self.status.budget = max(self.status.budget, level)
             case CompactionStarted() if not agent:
                 self.status.activity = "Compacting"
             case CompactionFinished() | CompactionRefused() if not agent:

@@ -47,7 +47,11 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
             return None
         try:
             done = await self.compactor.compact(
-                messages, read_compaction(state), session_id=thread, emit=runtime.context.emit
+                messages,
+                read_compaction(state),
+                session_id=thread,
+                emit=runtime.context.emit,
+                budget=runtime.context.budget,
             )
         except CompactionFailed:
             self._failed[thread] = latest

@@ -23,7 +23,7 @@ from __future__ import annotations
 import builtins
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
+    from dcode.agent.budget import UsageRow
     from dcode.agent.rewind.blobs import BlobStore
 
 TITLE_LENGTH = 80
@@ -252,6 +253,14 @@ class SessionStore(ABC):
     ) -> None:
         """Add a turn's usage figures; ``subagent_tokens`` (input, output, cached) is the part of
         them its subagents used. A ``context_tokens`` of 0 leaves the last one as it was."""
+
+    @abstractmethod
+    def record_usage(self, session_id: str, rows: Sequence[UsageRow]) -> None:
+        """Add what a turn (or a compaction) spent, by model and agent, to the session's."""
+
+    @abstractmethod
+    def usage(self, session_id: str) -> builtins.list[UsageRow]:
+        """What the session spent, by model and agent (``/cost``, and a budget's start)."""
 
     @abstractmethod
     def rewound(self, session_id: str, *, message_count: int) -> None:
