@@ -276,3 +276,33 @@ def test_a_project_cannot_set_or_raise_the_budget(
     cli = {"budget_usd": 0.5, "budget_tokens": 100}
     settings = load_settings(workspace=workspace, env=env, cli=cli)
     assert (settings.budget_usd, settings.budget_tokens) == (0.5, 100)
+
+
+def test_the_command_line_caps_a_run_and_shows_its_usage(
+    server, workspace: Path, home: Path
+) -> None:
+    from tests.test_cli_headless import model_args
+    from tests.test_cli_headless import run as run_dcode
+
+    server.script(
+        reply(tool_calls=[tool_call(LS.name, {"path": "."})], reasoning="think", usage=(90, 20)),
+        reply("never sent", repeat=True),
+    )
+    result = run_dcode(
+        ["-p", "look", *model_args(server), "--max-tokens", "100", "--output-format", "json"],
+        workspace,
+        home,
+    )
+    assert result.returncode == 1
+    assert "dcode: error: budget reached (110 of 100 tokens); /budget to raise" in result.stderr
+    data = json.loads(result.stdout)
+    assert data["budget_exceeded"] is True and len(server.requests) == 1
+
+    shown = run_dcode(["sessions", "show", data["session_id"], "--usage"], workspace, home)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    row = lines[lines.index("by agent:") + 2].split()
+    assert row[:4] == ["main", "90", "0", "20"] and int(row[4]) > 0 and row[5] == "—"
+
+    bad = run_dcode(["-p", "x", *model_args(server), "--max-budget-usd", "0"], workspace, home)
+    assert bad.returncode == 2 and "budget_usd" in bad.stderr

@@ -164,8 +164,6 @@ def run(
         float | None,
         typer.Option(
             "--max-budget-usd",
-            min=0.0,
-            min_open=True,
             help="End a turn once the session has spent this many USD (subagents and compaction count).",
         ),
     ] = None,
