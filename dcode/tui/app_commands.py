@@ -366,19 +366,27 @@ class SlashCommands:
         """``/budget``: where the session stands against its limits; ``/budget 5`` or
         ``/budget 200k tokens`` sets one for the rest of the session (a turn the budget
         stopped goes on with the next prompt)."""
-        from dcode.agent.budget import budget_line, raised_limits
+        from dcode.agent.budget import Limits, SessionBudget, budget_line, raised_limits
 
-        runner = self.host.runner
-        if runner is None:
-            await self.transcript.notice("no session yet: the budget counts from the first prompt")
-            return
+        engine, runner = self.host.engine, self.host.runner
+        assert engine is not None
+        settings = engine.settings
+        limits = (
+            runner.limits
+            if runner is not None
+            else Limits(settings.budget_usd, settings.budget_tokens)
+        )
         if args.strip():
             try:
-                runner.limits = raised_limits(runner.limits, args)
+                limits = raised_limits(limits, args)
             except ValueError as exc:
                 await self.transcript.notice(str(exc), NoticeLevel.WARNING)
                 return
-        budget = await runner.budget()
+        if runner is None:  # no session yet: its first prompt starts it with these
+            engine.settings = replace(settings, budget_usd=limits.usd, budget_tokens=limits.tokens)
+        else:
+            runner.limits = limits
+        budget = await runner.budget() if runner is not None else SessionBudget(limits)
         self.host.status.budget = budget.level()
         await self.transcript.notice(budget_line(budget))
 
