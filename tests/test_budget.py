@@ -93,13 +93,16 @@ async def test_a_session_crosses_each_level_once_and_stops_at_its_token_cap(
         assert (sub.input_tokens, sub.output_tokens) == (450, 100) and sub.reasoning_tokens > 0
         assert sub.cost_usd is None  # the test model has no prices
 
-        # Nothing lost: the tool call's result is in the thread, and after a raise the session goes on.
+        # Nothing lost: the tool call's result is in the thread, and after a raise the turn
+        # goes on from there, with no new message.
         messages = await runner.messages()
         assert messages[-1].type == "tool"
         runner.limits = raised_limits(runner.limits, "2k tokens")
-        events = [event async for event in runner.run_turn("go on")]
+        events = [event async for event in runner.run_turn(None)]
         assert not events[-1].is_error and events[-1].result == "The project holds a README."
         assert warnings(events) == []  # 50 % of 2,000 was already behind when it was raised
+        assert server.requests[4].transcript()[-1][0] == "tool"
+        assert [m.type for m in await runner.messages()][len(messages) :] == ["ai"]
         sid = runner.session_id
 
     # A resume counts what the store kept: 1,110 of 1,200 is past 80 %, then 100 % is crossed.

@@ -1,5 +1,6 @@
 """Budgets in the TUI: the levels in the status bar and as notices, the stop's line, ``/budget``
-to show and raise, and ``/cost`` with the same lines as ``dcode sessions show --usage``."""
+to show and raise (the turn it ended goes on), and ``/cost`` with the same lines as ``dcode
+sessions show --usage``."""
 
 from __future__ import annotations
 
@@ -57,9 +58,11 @@ async def test_levels_stop_raise_and_cost(
         assert len(server.requests) == 2
         await h.send("/budget 1k tokens")
         await h.until(lambda: h.app.status.budget == 0, what="the raise in the status bar")
-        await h.send("and now?")
+        # The turn the budget ended goes on by itself, from the prompt it had not answered.
+        await h.until(lambda: h.answers()[-1:] == ["after the raise"], what="the turn going on")
         await h.idle()
-        assert h.answers()[-1] == "after the raise"
+        assert server.requests[2].transcript()[-1] == ("user", "go on")
+        assert h.prompts() == ["look around", "go on"]
         await h.send("/cost")
         session_id = h.app.runner.session_id
         rows = h.app.engine.store.usage(session_id)

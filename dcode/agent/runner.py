@@ -255,23 +255,23 @@ class SessionRunner:
 
     async def run_turn(
         self,
-        content: str | list[dict[str, Any]],
+        content: str | list[dict[str, Any]] | None,
         *,
         prompt_text: str | None = None,
         attached: Sequence[AttachedFile] = (),
     ) -> AsyncGenerator[Event, None]:
         """The turn's events, ending with ``TurnFinished``. Iterate it from one task to the end,
         or close it (``contextlib.aclosing``) when leaving early. ``attached``: the files of
-        ``content`` attached with ``@path`` (recorded on the message, see ``attached_files``)."""
+        ``content`` attached with ``@path`` (recorded on the message, see ``attached_files``).
+        ``content`` None goes on from where the thread stopped, with no new message: the turn
+        the budget ended, once it is raised."""
         if self._interrupt is not None:
             raise RuntimeError("a turn is already running in this session")
         task = asyncio.current_task()
         assert task is not None, "a turn runs in a task"
         interrupt = self._interrupt = _Interrupt(task)
         prompt = (
-            prompt_text
-            if prompt_text is not None
-            else (content if isinstance(content, str) else "")
+            prompt_text if prompt_text is not None else content if isinstance(content, str) else ""
         )
         started = time.monotonic()
         translator = StreamTranslator(self.engine.resolved.profile.max_input_tokens)
@@ -286,20 +286,12 @@ class SessionRunner:
                 for notice in await interrupt.guard(self.engine.prepare_turn()):
                     yield Notice(notice)
                 if not interrupt.requested:
-                    archived = await asyncio.to_thread(
-                        archive_paste, content, self.engine.settings.home / HISTORY_DIR
-                    )
-                    for path in archived.paths:
-                        yield Notice(
-                            f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview"
-                        )
-                    for reason in archived.failed:
-                        yield Notice(reason)
-                    for notice in await interrupt.guard(self._begin(prompt)):
+                    sending, notices = await self._opening(content, prompt, interrupt)
+                    for notice in notices:
                         yield Notice(notice)
                     sent = True
                     async with aclosing(
-                        self._graph_stream(archived.content, marker(attached), budget)
+                        self._graph_stream(sending, marker(attached), budget)
                     ) as stream:
                         while (
                             not interrupt.requested
@@ -350,6 +342,26 @@ class SessionRunner:
             )
         finally:
             self._interrupt = None
+
+    async def _opening(
+        self, content: str | list[dict[str, Any]] | None, prompt: str, interrupt: _Interrupt
+    ) -> tuple[str | list[dict[str, Any]] | None, list[str]]:
+        """What the turn sends the graph (a prompt too large goes as a preview of its archive),
+        with the notices to show first; the thread is settled and the turn noted for
+        ``/rewind``. A turn that goes on (``content`` None) sends nothing new."""
+        if content is None:
+            await asyncio.to_thread(self.engine.confirm_held, self.session_id)
+            return None, []
+        archived = await asyncio.to_thread(
+            archive_paste, content, self.engine.settings.home / HISTORY_DIR
+        )
+        notices = [
+            f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview"
+            for path in archived.paths
+        ]
+        notices += archived.failed
+        notices += await interrupt.guard(self._begin(prompt))
+        return archived.content, notices
 
     async def _failure_line(self, exc: Exception) -> tuple[str, str]:
         """The line (and event kind) for a failed turn. A failure of the session database has
@@ -435,11 +447,18 @@ class SessionRunner:
         return notices
 
     def _graph_stream(
-        self, content: str | list[dict[str, Any]], marks: dict[str, Any], budget: SessionBudget
+        self,
+        content: str | list[dict[str, Any]] | None,
+        marks: dict[str, Any],
+        budget: SessionBudget,
     ) -> AsyncGenerator[Any, None]:
+        """The graph's run for the turn: from a new message, or (``content`` None) on from the
+        step the thread stopped before."""
         return self.engine.graph.astream(
             # langchain types a message's content as a list of parts of any kind: ours are dicts
-            {
+            None
+            if content is None
+            else {
                 "messages": [
                     HumanMessage(
                         content=cast("str | list[str | dict[Any, Any]]", content),

@@ -364,8 +364,8 @@ class SlashCommands:
 
     async def _budget(self, args: str) -> None:
         """``/budget``: where the session stands against its limits; ``/budget 5`` or
-        ``/budget 200k tokens`` sets one for the rest of the session (a turn the budget
-        stopped goes on with the next prompt)."""
+        ``/budget 200k tokens`` sets one for the rest of the session, and a turn the budget
+        ended goes on once it is below its limits again."""
         from dcode.agent.budget import Limits, SessionBudget, budget_line, raised_limits
 
         engine, runner = self.host.engine, self.host.runner
@@ -389,6 +389,9 @@ class SlashCommands:
         budget = await runner.budget() if runner is not None else SessionBudget(limits)
         self.host.status.budget = budget.level()
         await self.transcript.notice(budget_line(budget))
+        if args.strip() and self.session.stopped_at_budget and not budget.reached():
+            await self.transcript.notice("going on with the turn the budget ended")
+            self.session.go_on()
 
     async def _show_agents(self) -> None:
         from dcode.agent.subagents.definitions import catalog_for
