@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dcode.agent.budget import usage_lines
+from dcode.agent.store.sqlite import SqliteStore
 from dcode.agent.tools.spec import LS
 from dcode.cli.sessions import show_session
 from dcode.tui.transcript import NoticeEntry, NoticeLevel
@@ -70,3 +71,22 @@ async def test_levels_stop_raise_and_cost(
         await h.until(lambda: any(n.text == expected for n in notices(h)), what="the cost lines")
     assert expected in show_session(settings, session_id, usage=True)
     assert [(r.agent, r.input_tokens, r.output_tokens) for r in rows] == [("main", 170, 30)]
+
+
+async def test_a_resumed_session_shows_the_level_its_stored_spend_reached(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    from tests.test_tui_app_support import one_session
+
+    session_id = await one_session(server, workspace, dcode_home)
+    spent = sum(
+        row.tokens for row in SqliteStore(dcode_home / "sessions.db", dcode_home).usage(session_id)
+    )
+    assert spent > 5_020
+    settings = replace(make_settings(dcode_home, workspace, server), budget_tokens=int(spent * 1.1))
+    async with running_app(
+        server, workspace, dcode_home, settings=settings, session_id=session_id
+    ) as h:
+        await h.until(lambda: f"Resumed session {session_id}" in h.text(), what="the resumed line")
+        assert h.app.status.budget == 80 and "budget 80%" in h.text()
+        assert not any(n.level is NoticeLevel.WARNING for n in notices(h))  # said when crossed
