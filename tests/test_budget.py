@@ -309,3 +309,55 @@ def test_the_command_line_caps_a_run_and_shows_its_usage(
 
     bad = run_dcode(["-p", "x", *model_args(server), "--max-budget-usd", "0"], workspace, home)
     assert bad.returncode == 2 and "budget_usd" in bad.stderr
+
+
+def test_the_store_adds_usage_by_model_and_agent_and_forgets_it_with_the_session(
+    store: SessionStore, workspace: Path
+) -> None:
+    store.create("s1", workspace, MODEL)
+    store.record_usage("s1", [UsageRow(MODEL, "main", 10, 2, 3, 1, None)])
+    store.record_usage(
+        "s1",
+        [UsageRow(MODEL, "main", 10, 2, 3, 1, None), UsageRow(MODEL, "explore", 5, 0, 1, 0, 0.5)],
+    )
+    assert store.usage("s1") == [
+        UsageRow(MODEL, "explore", 5, 0, 1, 0, 0.5),
+        UsageRow(MODEL, "main", 20, 4, 6, 2, None),
+    ]
+    store.record_usage("s1", [UsageRow(MODEL, "main", 1, 0, 1, 0, 0.25)])
+    assert store.usage("s1")[1].cost_usd == 0.25  # priced from the first answer with prices
+    assert store.delete("s1") and store.usage("s1") == []
+
+
+def test_an_older_database_reads_no_usage_and_gains_the_table(tmp_path: Path) -> None:
+    import sqlite3
+
+    from dcode.agent.store.sqlite import SqliteStore
+
+    db = tmp_path / "sessions.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            """CREATE TABLE dcode_sessions (id TEXT PRIMARY KEY, cwd TEXT NOT NULL, model TEXT NOT NULL,
+               title TEXT NOT NULL DEFAULT '', created REAL NOT NULL, updated REAL NOT NULL,
+               message_count INTEGER NOT NULL DEFAULT 0, input_tokens INTEGER NOT NULL DEFAULT 0,
+               output_tokens INTEGER NOT NULL DEFAULT 0, context_tokens INTEGER NOT NULL DEFAULT 0)"""
+        )
+    conn.close()
+    assert SqliteStore(db, tmp_path, read_only=True).usage("old") == []
+    with sqlite3.connect(db) as conn:  # the reader made nothing
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "dcode_usage" not in tables
+    SqliteStore(db, tmp_path).record_usage("old", [UsageRow(MODEL, "main", 1, 0, 1, 0, None)])
+    assert SqliteStore(db, tmp_path, read_only=True).usage("old")[0].tokens == 2
+
+
+async def test_offload_at_the_cap_asks_for_nothing(server, make_settings) -> None:
+    server.script(reply("an answer. " * 300, usage=(900, 100)), reply("never sent", repeat=True))
+    async with await Engine.open(make_settings("chat", budget_tokens=1000)) as engine:
+        runner, _, _ = await run(engine, "one")
+        events = await runner.compact()
+    assert [getattr(e, "message", None) for e in events] == [
+        "budget reached (1,000 of 1,000 tokens); /budget to raise"
+    ]
+    assert len(server.requests) == 1
