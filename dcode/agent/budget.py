@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-
-from langchain_core.messages import AIMessage
+from typing import TYPE_CHECKING
 
 from dcode.agent.events import BudgetWarning, Event
-from dcode.models.profiles import ModelProfile
-from dcode.models.usage import cached_input_tokens
+
+if TYPE_CHECKING:  # the store and the TUI read usage rows without the model stack
+    from langchain_core.messages import AIMessage
+
+    from dcode.models.profiles import ModelProfile
 
 LEVELS = (50, 80, 100)
 """The percentages of a limit that are announced, once each."""
@@ -95,6 +97,8 @@ class UsageRow:
 
 def charge_of(tariff: Tariff, agent: str, answer: AIMessage) -> UsageRow | None:
     """What ``answer`` cost, as a row; None when it reports no usage."""
+    from dcode.models.usage import cached_input_tokens
+
     usage = answer.usage_metadata
     if not usage:
         return None
