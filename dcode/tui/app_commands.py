@@ -389,7 +389,8 @@ class SlashCommands:
         budget = await runner.budget() if runner is not None else SessionBudget(limits)
         self.host.status.budget = budget.level()
         await self.transcript.notice(budget_line(budget))
-        if args.strip() and self.session.stopped_at_budget and not budget.reached():
+        stopped = runner is not None and self.session.stopped_at_budget == runner.session_id
+        if args.strip() and stopped and not budget.reached():
             await self.transcript.notice("going on with the turn the budget ended")
             self.session.go_on()
 

@@ -153,8 +153,8 @@ class SessionWork:
         """Pasted and dropped images and videos (``install_media``, once the prompt is mounted)."""
         self._streamed_tokens = 0
         self._turn_output = False
-        self.stopped_at_budget = False
-        """Whether the last turn ended at the session's budget (``/budget`` then goes on with it)."""
+        self.stopped_at_budget: str | None = None
+        """The session whose last turn ended at its budget (``/budget`` then goes on with it)."""
         self._stopped_at_approval = (
             False  # the user stopped the turn by answering "stop" to an approval
         )
@@ -270,7 +270,7 @@ class SessionWork:
 
     def go_on(self) -> None:
         """Go on with the turn the budget ended (it was raised), before anything queued."""
-        self.stopped_at_budget = False
+        self.stopped_at_budget = None
         self.queue.appendleft(Pending("", goes_on=True))
         self.pump()
 
@@ -451,7 +451,7 @@ class SessionWork:
                     await self._apply(event)
                     if isinstance(event, TurnFinished):
                         interrupted = event.interrupted
-                        self.stopped_at_budget = event.budget_exceeded
+                        self.stopped_at_budget = event.session_id if event.budget_exceeded else None
         except asyncio.CancelledError:
             interrupted = True
             raise
