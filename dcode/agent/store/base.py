@@ -25,7 +25,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -122,11 +122,12 @@ class ChangeRecord:
 class SessionRecords:
     """Everything a store keeps about a session outside its threads, as ``dcode sessions
     export`` moves it between stores: the listed record with its token figures, the turns and
-    the file changes ``/rewind`` reads (oldest first)."""
+    the file changes ``/rewind`` reads (oldest first), and what it spent by model and agent."""
 
     info: SessionInfo
     turns: list[TurnRecord]
     changes: list[ChangeRecord]
+    usage: list[UsageRow] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

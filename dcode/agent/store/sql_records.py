@@ -179,30 +179,7 @@ class SqlRecords(SessionStore):
 
     def record_usage(self, session_id: str, rows: Sequence[UsageRow]) -> None:
         with self._unit() as db:
-            db.run_many(
-                f"""INSERT INTO dcode_usage ({USAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (session_id, model, agent) DO UPDATE SET
-                       input_tokens = dcode_usage.input_tokens + excluded.input_tokens,
-                       cached_tokens = dcode_usage.cached_tokens + excluded.cached_tokens,
-                       output_tokens = dcode_usage.output_tokens + excluded.output_tokens,
-                       reasoning_tokens = dcode_usage.reasoning_tokens + excluded.reasoning_tokens,
-                       cost_usd = dcode_usage.cost_usd + excluded.cost_usd,
-                       priced = CASE WHEN dcode_usage.priced = 1 OR excluded.priced = 1 THEN 1 ELSE 0 END""",
-                [
-                    (
-                        session_id,
-                        row.model,
-                        row.agent,
-                        row.input_tokens,
-                        row.cached_tokens,
-                        row.output_tokens,
-                        row.reasoning_tokens,
-                        row.cost_usd or 0.0,
-                        0 if row.cost_usd is None else 1,
-                    )
-                    for row in rows
-                ],
-            )
+            _add_usage(db, session_id, rows)
 
     def usage(self, session_id: str) -> builtins.list[UsageRow]:
         if not self._readable(usage=True):
@@ -368,6 +345,7 @@ class SqlRecords(SessionStore):
             found[0],
             [TurnRecord(**row) for row in turns],
             [ChangeRecord(**{**row, "kept": bool(row["kept"])}) for row in changes],
+            self.usage(session_id),
         )
 
     def import_records(self, records: SessionRecords) -> None:
@@ -395,6 +373,7 @@ class SqlRecords(SessionStore):
                 )
                 for change in records.changes
             }
+            _add_usage(db, info["id"], records.usage)
             base = min(new_ids.values(), default=1) - 1
             db.run_many(
                 "INSERT INTO dcode_turns (session_id, prompt, started, checkpoint_id, change_mark) VALUES (?, ?, ?, ?, ?)",
@@ -441,6 +420,34 @@ class SqlRecords(SessionStore):
         except (FileNotFoundError, NotADirectoryError, NotRegularFile):
             return None, True
         return self.blobs.put(data), True
+
+
+def _add_usage(db: Unit, session_id: str, rows: Sequence[UsageRow]) -> None:
+    """Add ``rows`` to the session's usage, each to its model and agent's."""
+    db.run_many(
+        f"""INSERT INTO dcode_usage ({USAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (session_id, model, agent) DO UPDATE SET
+               input_tokens = dcode_usage.input_tokens + excluded.input_tokens,
+               cached_tokens = dcode_usage.cached_tokens + excluded.cached_tokens,
+               output_tokens = dcode_usage.output_tokens + excluded.output_tokens,
+               reasoning_tokens = dcode_usage.reasoning_tokens + excluded.reasoning_tokens,
+               cost_usd = dcode_usage.cost_usd + excluded.cost_usd,
+               priced = CASE WHEN dcode_usage.priced = 1 OR excluded.priced = 1 THEN 1 ELSE 0 END""",
+        [
+            (
+                session_id,
+                row.model,
+                row.agent,
+                row.input_tokens,
+                row.cached_tokens,
+                row.output_tokens,
+                row.reasoning_tokens,
+                row.cost_usd or 0.0,
+                0 if row.cost_usd is None else 1,
+            )
+            for row in rows
+        ],
+    )
 
 
 def _kept_hashes(db: Unit) -> set[str]:
