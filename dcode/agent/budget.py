@@ -55,10 +55,6 @@ class Limits:
     usd: float | None = None
     tokens: int | None = None
 
-    @property
-    def any(self) -> bool:
-        return self.usd is not None or self.tokens is not None
-
 
 @dataclass(frozen=True, slots=True)
 class Tariff:
