@@ -361,3 +361,25 @@ async def test_offload_at_the_cap_asks_for_nothing(server, make_settings) -> Non
         "budget reached (1,000 of 1,000 tokens); /budget to raise"
     ]
     assert len(server.requests) == 1
+
+
+async def test_a_session_from_before_usage_rows_counts_its_totals(
+    server, make_settings, workspace: Path
+) -> None:
+    server.script(reply("ok", usage=(10, 5)))
+    async with await Engine.open(make_settings("chat", model_overrides=PRICED)) as engine:
+        engine.store.create("0123456789ab", workspace, MODEL)
+        engine.store.record_turn(
+            "0123456789ab",
+            prompt="before",
+            model=MODEL,
+            message_count=2,
+            input_tokens=1000,
+            output_tokens=100,
+            context_tokens=1100,
+        )
+        runner, _, finished = await run(engine, "now", "0123456789ab")
+        assert not finished.is_error
+        budget = await runner.budget()
+    assert budget.spent_tokens == 1100 + 15  # the earlier totals, then the rows
+    assert budget.spent_usd == pytest.approx((1000 + 200 + 10 + 10) / 1e6)

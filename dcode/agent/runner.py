@@ -36,7 +36,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.attached_files import AttachedFile, marker
-from dcode.agent.budget import AgentBudget, BudgetReached, Limits, SessionBudget, UsageRow
+from dcode.agent.budget import (
+    COMPACTION,
+    AgentBudget,
+    BudgetReached,
+    Limits,
+    SessionBudget,
+    UsageRow,
+)
 from dcode.agent.compaction.record import read_compaction
 from dcode.agent.compaction.summary import Compacted, CompactionFailed
 from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
@@ -384,25 +391,24 @@ class SessionRunner:
 
     async def budget(self) -> SessionBudget:
         """The session's budget as a turn starts: the spend stored so far against
-        ``limits``. A session recorded before spend was kept by model holds only its totals:
-        they count, priced with the session's model."""
+        ``limits``. Tokens the session's totals hold beyond its rows (spent before usage was
+        kept by model and agent) count too, priced with the session's model."""
         rows = await asyncio.to_thread(self.engine.store.usage, self.session_id)
-        if not rows:
-            info = await asyncio.to_thread(self.engine.store.get, self.session_id)
-            if info is not None and info.input_tokens + info.output_tokens:
-                resolved = self.engine.resolved
-                rows = [
-                    UsageRow(
-                        resolved.spec,
-                        "",
-                        info.input_tokens,
-                        info.cached_tokens,
-                        info.output_tokens,
-                        cost_usd=resolved.profile.cost(
-                            info.input_tokens, info.output_tokens, info.cached_tokens
-                        ),
-                    )
-                ]
+        info = await asyncio.to_thread(self.engine.store.get, self.session_id)
+        if info is not None:
+            agents = [row for row in rows if row.agent != COMPACTION]  # not in the totals
+            earlier = UsageRow(
+                self.engine.resolved.spec,
+                "",
+                max(0, info.input_tokens - sum(row.input_tokens for row in agents)),
+                max(0, info.cached_tokens - sum(row.cached_tokens for row in agents)),
+                max(0, info.output_tokens - sum(row.output_tokens for row in agents)),
+            )
+            if earlier.tokens:
+                earlier.cost_usd = self.engine.resolved.profile.cost(
+                    earlier.input_tokens, earlier.output_tokens, earlier.cached_tokens
+                )
+                rows.append(earlier)
         return SessionBudget.starting(self.limits, rows)
 
     async def _record_usage(self, budget: SessionBudget) -> None:
