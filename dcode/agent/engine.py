@@ -24,6 +24,7 @@ from dcode.agent.approval import ApprovalPolicy, Approver, ToolOrigin
 from dcode.agent.async_tasks.remote import RemoteAgents
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
+from dcode.agent.budget import Tariff
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.graph import build_graph, static_request
 from dcode.agent.hooks.runner import Hooks
@@ -172,6 +173,7 @@ class Engine:
             self.settings.triggers,
             self.tokens,
             self.attachments,
+            tariff=Tariff(self.resolved.spec, self.resolved.profile),
         )
         self.subagents = Subagents(
             self.agents,
@@ -250,6 +252,7 @@ class Engine:
             uploads=self._uploads_for(resolved),
             presents_plans=definition is None,
             remote_agents=self.remote_agents if definition is None else None,
+            tariff=Tariff(resolved.spec, resolved.profile),
         )
 
     def _uploads_for(self, resolved: ResolvedModel) -> UploadResolver | None:
@@ -296,6 +299,7 @@ class Engine:
                     self.settings.triggers,
                     counter,
                     self.attachments,
+                    tariff=Tariff(resolved.spec, resolved.profile),
                 )
             self._agent_graphs[key] = self._graph(
                 model,

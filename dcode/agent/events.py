@@ -322,6 +322,21 @@ class HookFinished(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class BudgetWarning(Event):
+    """The session's spend crossed ``level`` % (50, 80, 100) of a limit; said once per level
+    (``dcode.agent.budget``). The figures are the session's so far and its limits (None: no
+    limit of that kind)."""
+
+    type: ClassVar[str] = "budget_warning"
+    level: int
+    message: str
+    spent_usd: float = 0.0
+    limit_usd: float | None = None
+    spent_tokens: int = 0
+    limit_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CompactionStarted(Event):
     type: ClassVar[str] = "compaction_started"
     reason: str
@@ -408,3 +423,5 @@ class TurnFinished(Event):
     error: str = ""
     cached_tokens: int = 0
     """The part of ``input_tokens`` the provider read from its prompt cache."""
+    budget_exceeded: bool = False
+    """The turn ended at the session's budget (``error`` says which limit)."""

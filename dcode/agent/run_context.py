@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from dcode.agent.approval import Approver, Policy
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.budget import AgentBudget
 from dcode.agent.events import Event
 from dcode.agent.rewind.changes import ChangeLog
 
@@ -49,6 +50,9 @@ class RunContext:
     """Where the files the run's tools write are recorded for ``/rewind`` (None: nowhere)."""
     hooks: Hooks | None = None
     """The session's hooks (``dcode.agent.hooks``); None: no hook runs."""
+    budget: AgentBudget | None = None
+    """The session's spend and limits, charged by every model request of the run (None: not
+    counted, as outside a session's turn)."""
 
 
 @runtime_checkable

@@ -36,6 +36,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.attached_files import AttachedFile, marker
+from dcode.agent.budget import (
+    COMPACTION,
+    AgentBudget,
+    BudgetReached,
+    Limits,
+    SessionBudget,
+    UsageRow,
+)
 from dcode.agent.compaction.record import read_compaction
 from dcode.agent.compaction.summary import Compacted, CompactionFailed
 from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
@@ -159,6 +167,9 @@ class SessionRunner:
         ``/clear``; a thread with messages starts as ``resume``, and after ``/offload`` as
         ``compact``); None once it has fired."""
         self._interrupt: _Interrupt | None = None
+        settings = engine.settings
+        self.limits = Limits(settings.budget_usd, settings.budget_tokens)
+        """The session's caps: the settings' (and the command line's), until ``/budget`` raises them."""
 
     @property
     def config(self) -> dict[str, Any]:
@@ -190,6 +201,9 @@ class SessionRunner:
         snapshot = await self.engine.graph.aget_state(self.config)
         values = snapshot.values if snapshot and snapshot.values else {}
         events: list[Event] = []
+        budget = await self.budget()
+        if reached := budget.reached():
+            return [Notice(reached)]
         try:
             done = await self.engine.compactor.compact(
                 list(values.get("messages", [])),
@@ -199,9 +213,12 @@ class SessionRunner:
                 force=True,
                 focus=focus,
                 pre_compact=self._pre_compact(focus, events),
+                budget=AgentBudget(budget),
             )
         except CompactionFailed:
             return events  # the notice says why
+        finally:
+            await self._record_usage(budget)
         if done is None:
             return [Notice("nothing to compact yet: the conversation is all recent")]
         if isinstance(done, Compacted):
@@ -260,62 +277,64 @@ class SessionRunner:
 
     async def run_turn(
         self,
-        content: str | list[dict[str, Any]],
+        content: str | list[dict[str, Any]] | None,
         *,
         prompt_text: str | None = None,
         attached: Sequence[AttachedFile] = (),
     ) -> AsyncGenerator[Event, None]:
         """The turn's events, ending with ``TurnFinished``. Iterate it from one task to the end,
         or close it (``contextlib.aclosing``) when leaving early. ``attached``: the files of
-        ``content`` attached with ``@path`` (recorded on the message, see ``attached_files``)."""
+        ``content`` attached with ``@path`` (recorded on the message, see ``attached_files``).
+        ``content`` None goes on from where the thread stopped, with no new message: the turn
+        the budget ended, once it is raised."""
         if self._interrupt is not None:
             raise RuntimeError("a turn is already running in this session")
         task = asyncio.current_task()
         assert task is not None, "a turn runs in a task"
         interrupt = self._interrupt = _Interrupt(task)
         prompt = (
-            prompt_text
-            if prompt_text is not None
-            else (content if isinstance(content, str) else "")
+            prompt_text if prompt_text is not None else content if isinstance(content, str) else ""
         )
         started = time.monotonic()
         translator = StreamTranslator(self.engine.resolved.profile.max_input_tokens)
         sent, interrupted, error, leaving = False, False, "", False
+        budget, exceeded = SessionBudget(self.limits), False
         subagent_threads: list[str] = []
         try:
             yield TurnStarted(self.session_id, prompt)
             try:
                 translator = await self._translator()
+                budget = await self.budget()
                 for notice in await interrupt.guard(self.engine.prepare_turn()):
                     yield Notice(notice)
-                hooked = await interrupt.guard(self._prompt_hooks(prompt))
+                hooked = (
+                    await interrupt.guard(self._prompt_hooks(prompt))
+                    if content is not None
+                    else HookedPrompt()
+                )
                 for event in hooked.events:
                     yield event
                 if hooked.refusal:
                     error = hooked.refusal
                     yield ErrorEvent(error, kind="hook_blocked")
                 elif not interrupt.requested:
-                    archived = await asyncio.to_thread(
-                        archive_paste, content, self.engine.settings.home / HISTORY_DIR
-                    )
-                    for path in archived.paths:
-                        yield Notice(
-                            f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview"
-                        )
-                    for reason in archived.failed:
-                        yield Notice(reason)
-                    for notice in await interrupt.guard(self._begin(prompt)):
+                    sending, notices = await self._opening(content, prompt, interrupt)
+                    for notice in notices:
                         yield Notice(notice)
                     sent = True
-                    message = HumanMessage(
-                        content=cast(
-                            "str | list[str | dict[Any, Any]]",
-                            with_context(archived.content, hooked.context),
-                        ),
-                        additional_kwargs=marker(attached),
+                    message = (
+                        None
+                        if sending is None
+                        else HumanMessage(
+                            content=cast(
+                                "str | list[str | dict[Any, Any]]",
+                                with_context(sending, hooked.context),
+                            ),
+                            additional_kwargs=marker(attached),
+                        )
                     )
                     async with aclosing(
-                        self._answer(message, interrupt, translator, subagent_threads)
+                        self._answer(message, interrupt, translator, subagent_threads, budget)
                     ) as answer:
                         async for event in answer:
                             yield event
@@ -329,6 +348,9 @@ class SessionRunner:
                     log.debug("turn failed", exc_info=True)
                     error = describe_model_error(exc, self.engine.resolved.endpoint.base_url)
                     yield ErrorEvent(error, kind=type(exc).__name__)
+            except BudgetReached as exc:
+                error, exceeded = str(exc), True
+                yield ErrorEvent(error, kind="budget")
             except ModelCallLimitExceededError:
                 error = f"stopped after {translator.tally.num_turns} model turns (--max-turns {self.engine.settings.max_turns})"
                 yield ErrorEvent(error, kind="max_turns")
@@ -345,15 +367,38 @@ class SessionRunner:
                 interrupted=interrupted,
                 failed=bool(error),
                 subagent_threads=subagent_threads,
+                budget=budget,
             )
             if leaving:
                 raise asyncio.CancelledError
             for problem in problems:
                 error = error or problem
                 yield ErrorEvent(problem, kind=DAMAGED_DATABASE if self._damage() else "session")
-            yield self._finished(translator, started, error=error, interrupted=interrupted)
+            yield self._finished(
+                translator, started, error=error, interrupted=interrupted, exceeded=exceeded
+            )
         finally:
             self._interrupt = None
+
+    async def _opening(
+        self, content: str | list[dict[str, Any]] | None, prompt: str, interrupt: _Interrupt
+    ) -> tuple[str | list[dict[str, Any]] | None, list[str]]:
+        """What the turn sends the graph (a prompt too large goes as a preview of its archive),
+        with the notices to show first; the thread is settled and the turn noted for
+        ``/rewind``. A turn that goes on (``content`` None) sends nothing new."""
+        if content is None:
+            await asyncio.to_thread(self.engine.confirm_held, self.session_id)
+            return None, []
+        archived = await asyncio.to_thread(
+            archive_paste, content, self.engine.settings.home / HISTORY_DIR
+        )
+        notices = [
+            f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview"
+            for path in archived.paths
+        ]
+        notices += archived.failed
+        notices += await interrupt.guard(self._begin(prompt))
+        return archived.content, notices
 
     async def _failure_line(self, exc: Exception) -> tuple[str, str]:
         """The line (and event kind) for a failed turn. A failure of the session database has
@@ -373,6 +418,35 @@ class SessionRunner:
 
     def _damage(self) -> SessionDatabaseError | None:
         return self.engine.store.known_damage()
+
+    async def budget(self) -> SessionBudget:
+        """The session's budget as a turn starts: the spend stored so far against
+        ``limits``. Tokens the session's totals hold beyond its rows (spent before usage was
+        kept by model and agent) count too, priced with the session's model."""
+        rows = await asyncio.to_thread(self.engine.store.usage, self.session_id)
+        info = await asyncio.to_thread(self.engine.store.get, self.session_id)
+        if info is not None:
+            agents = [row for row in rows if row.agent != COMPACTION]  # not in the totals
+            earlier = UsageRow(
+                self.engine.resolved.spec,
+                "",
+                max(0, info.input_tokens - sum(row.input_tokens for row in agents)),
+                max(0, info.cached_tokens - sum(row.cached_tokens for row in agents)),
+                max(0, info.output_tokens - sum(row.output_tokens for row in agents)),
+            )
+            if earlier.tokens:
+                earlier.cost_usd = self.engine.resolved.profile.cost(
+                    earlier.input_tokens, earlier.output_tokens, earlier.cached_tokens
+                )
+                rows.append(earlier)
+        return SessionBudget.starting(self.limits, rows)
+
+    async def _record_usage(self, budget: SessionBudget) -> None:
+        if budget.rows:
+            await asyncio.to_thread(
+                self.engine.store.record_usage, self.session_id, list(budget.rows.values())
+            )
+            budget.rows.clear()
 
     async def _translator(self) -> StreamTranslator:
         info = await asyncio.to_thread(self.engine.store.get, self.session_id)
@@ -434,17 +508,19 @@ class SessionRunner:
 
     async def _answer(
         self,
-        message: HumanMessage,
+        message: HumanMessage | None,
         interrupt: _Interrupt,
         translator: StreamTranslator,
         subagent_threads: list[str],
+        budget: SessionBudget,
     ) -> AsyncGenerator[Event, None]:
-        """The graph's events for ``message``; then, each time a ``Stop`` hook sends the agent
-        back, for the hook's reason. Stops at an interrupt."""
+        """The graph's events for ``message`` (None: on from where the thread stopped); then,
+        each time a ``Stop`` hook sends the agent back, for the hook's reason. Stops at an
+        interrupt."""
         stop_active = False
         next_message: HumanMessage | None = message
-        while next_message is not None:
-            async with aclosing(self._graph_stream(next_message)) as stream:
+        while True:
+            async with aclosing(self._graph_stream(next_message, budget)) as stream:
                 while (
                     not interrupt.requested
                     and (item := await interrupt.guard(anext(stream, None))) is not None
@@ -458,6 +534,8 @@ class SessionRunner:
             stopping = await interrupt.guard(self._stop_hooks(stop_active))
             for event in stopping.events:
                 yield event
+            if stopping.again is None:
+                return
             next_message, stop_active = stopping.again, True
 
     async def _prompt_hooks(self, prompt: str) -> HookedPrompt:
@@ -508,9 +586,13 @@ class SessionRunner:
             )
         return stopping
 
-    def _graph_stream(self, message: HumanMessage) -> AsyncGenerator[Any, None]:
+    def _graph_stream(
+        self, message: HumanMessage | None, budget: SessionBudget
+    ) -> AsyncGenerator[Any, None]:
+        """The graph's run for ``message``, or (None) on from the step the thread stopped
+        before."""
         return self.engine.graph.astream(
-            {"messages": [message]},
+            None if message is None else {"messages": [message]},
             self.config,
             context=RunContext(
                 self.approver,
@@ -518,6 +600,7 @@ class SessionRunner:
                 self.engine.backend,
                 changes=ChangeLog(self.engine.store, self.session_id),
                 hooks=self.hooks,
+                budget=AgentBudget(budget),
             ),
             stream_mode=list(STREAM_MODES),
             durability="sync",
@@ -531,6 +614,7 @@ class SessionRunner:
         interrupted: bool,
         failed: bool,
         subagent_threads: list[str],
+        budget: SessionBudget,
     ) -> list[str]:
         """Keep the partial answer of a turn cut short (interrupted, or failed mid-answer: a
         stall, a dropped connection), close the calls an interrupt left open (in the subagents'
@@ -573,6 +657,7 @@ class SessionRunner:
                     tally.subagent_cached_tokens,
                 ),
             )
+            await self._record_usage(budget)
         except Exception as exc:
             log.debug("recording the turn failed", exc_info=True)
             problem = await self._problem(exc)
@@ -588,7 +673,13 @@ class SessionRunner:
         return str(refusal) if refusal is not None else describe_model_error(exc)
 
     def _finished(
-        self, translator: StreamTranslator, started: float, *, error: str, interrupted: bool
+        self,
+        translator: StreamTranslator,
+        started: float,
+        *,
+        error: str,
+        interrupted: bool,
+        exceeded: bool = False,
     ) -> TurnFinished:
         tally = translator.tally
         return TurnFinished(
@@ -602,6 +693,7 @@ class SessionRunner:
             interrupted=interrupted,
             error=error,
             cached_tokens=tally.all_cached_tokens,
+            budget_exceeded=exceeded,
         )
 
     async def _message_count(self) -> int:

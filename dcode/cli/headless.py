@@ -63,6 +63,7 @@ def result_object(
             "cached_input_tokens": finished.cached_tokens,
         },
         "duration_ms": finished.duration_ms,
+        "budget_exceeded": finished.budget_exceeded,
         **({"plan": plan} if planning else {}),
         "permission_denials": [
             {

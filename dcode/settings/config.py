@@ -65,6 +65,8 @@ _SCALAR_KEYS = {
     "api": WireApi,
     "approve": ApprovalMode,
     "max_turns": int,
+    "budget_usd": float,
+    "budget_tokens": int,
     "theme": str,
     "bell": bool,
     "effort": ReasoningEffort,
@@ -97,8 +99,9 @@ _ZERO_ALLOWED = {"max_retries"}
 _MAXIMUM = {"task_depth": 2}
 _TABLE_KEYS = {"providers", "models", "mcp", "fetch", "sandbox", "permissions", "hooks"}
 _LIST_KEYS = {"pass_env"}
-_USER_ONLY_KEYS = {"database_url", "async_agents"}
-"""Read from the user's own config only; a project's (trusted or not) is ignored."""
+_USER_ONLY_KEYS = {"database_url", "async_agents", "budget_usd", "budget_tokens"}
+"""Read from the user's own config only; a project's (trusted or not) is ignored: a project may
+not choose where its sessions go, nor set or raise what they may spend."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -256,7 +259,11 @@ def _apply_file(settings: Settings, path: Path, text: str) -> Settings:
 
 
 def _apply_data(settings: Settings, data: dict[str, object], path: Path, text: str) -> Settings:
-    scalars = {key: value for key, value in data.items() if key in _SCALAR_KEYS}
+    scalars = {
+        key: value
+        for key, value in data.items()
+        if key in _SCALAR_KEYS and (key not in _USER_ONLY_KEYS or path == settings.user_config)
+    }
     unknown = sorted(set(data) - set(_SCALAR_KEYS) - _TABLE_KEYS - _LIST_KEYS - _USER_ONLY_KEYS)
     if unknown:
         key = unknown[0]
@@ -626,15 +633,19 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
             raise ValueError
         return raw
     except ValueError:
-        expected = f"an integer from 1 to {_MAXIMUM[key]}" if key in _MAXIMUM else _expected(kind)
+        expected = (
+            f"an integer from 1 to {_MAXIMUM[key]}" if key in _MAXIMUM else _expected(kind, key)
+        )
         raise _ValueError(
             key, f"{key} = {raw!r} is not valid ({origin}); expected {expected}"
         ) from None
 
 
-def _expected(kind: type) -> str:
+def _expected(kind: type, key: str = "") -> str:
     if kind in (ApprovalMode, WireApi, ReasoningEffort):
         return " or ".join(repr(member.value) for member in kind)
+    if key == "budget_usd":
+        return "a positive number of USD"
     return {
         int: "a positive integer",
         float: "a positive number of seconds",

@@ -126,6 +126,12 @@ class Settings:
     api: WireApi | None = None
     approve: ApprovalMode | None = None
     max_turns: int | None = None
+    budget_usd: float | None = None
+    """A session's spend cap in USD (``dcode.agent.budget``): from the user's own config or
+    ``--max-budget-usd``, never a project's."""
+    budget_tokens: int | None = None
+    """A session's cap in tokens, input and output (``--max-tokens``): what bounds a model
+    without prices. From the user's own config or the command line, never a project's."""
     theme: str | None = None
     bell: bool = True
     """Ring the terminal's bell when a turn ends or an approval waits while the terminal is not

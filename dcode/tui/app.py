@@ -456,6 +456,7 @@ class DcodeApp(App[int]):
         profile = self.engine.resolved.profile
         self.status.set_usage(info.context_tokens, profile.max_input_tokens)
         self.status.cost = profile.cost(info.input_tokens, info.output_tokens, info.cached_tokens)
+        self.status.budget = (await runner.budget()).level()  # the levels already behind it
         opened = (
             f"Forked session {forked_from} into {info.id}"
             if forked_from

@@ -63,6 +63,7 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
                 session_id=thread,
                 emit=require_run_context(runtime.context).emit,
                 pre_compact=_pre_compact(require_run_context(runtime.context), thread),
+                budget=require_run_context(runtime.context).budget,
             )
         except CompactionFailed:
             self._failed[thread] = latest

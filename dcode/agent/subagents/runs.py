@@ -12,7 +12,9 @@ goes out on the parent's stream tagged with the subagent's path (``("task:2",)``
 
 Limits. At most ``concurrency`` subagents run at once in the process; the others wait for a
 slot. Each runs under the session's approval mode, or its agent's own when that is stricter,
-and ``--max-turns`` caps each one. A failure ends the call with an error result the parent's
+and ``--max-turns`` caps each one; its requests count in the session's budget, and a
+subagent at the cap ends its call with the budget's line (the parent stops before its own next
+request). A failure ends the call with an error result the parent's
 model can read; an interrupt cancels the subagent with its parent (the runner then answers the
 calls it left open, in both threads).
 """
@@ -33,6 +35,7 @@ from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededE
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from dcode.agent.approval import ScopedPolicy
+from dcode.agent.budget import BudgetReached
 from dcode.agent.events import Event, Notice, SubagentFinished, SubagentStarted, ToolStatus
 from dcode.agent.markers import HOOK_MARKER
 from dcode.agent.run_context import RECURSION_LIMIT, RunContext
@@ -126,6 +129,10 @@ class Subagents:
                     agent=path,
                     changes=request.parent.changes,  # a subagent's writes are its session's to rewind
                     hooks=request.parent.hooks,
+                    # Its requests count in the session's budget, under its agent's name.
+                    budget=request.parent.budget.for_agent(definition.name)
+                    if request.parent.budget is not None
+                    else None,
                 )
                 # A fresh context: the subagent is a run of its own, not a subgraph of the parent's.
                 child = asyncio.create_task(
@@ -140,6 +147,8 @@ class Subagents:
                     )
                 )
                 raise
+            except BudgetReached as exc:  # the parent stops at its own next request
+                return self._failed(request, path, tally, started, str(exc))
             except ModelCallLimitExceededError:
                 line = (
                     f"stopped after {tally.num_turns} model turns (--max-turns {self._max_turns})"
