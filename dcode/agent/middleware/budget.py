@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from dcode.agent.budget import Tariff
 from dcode.agent.middleware.token_calibration import answer_with_usage
-from dcode.agent.run_context import RunContext
+from dcode.agent.run_context import RunContext, require_run_context
 
 
 class BudgetMiddleware(AgentMiddleware[AgentState[object], RunContext]):
@@ -28,8 +28,9 @@ class BudgetMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     async def abefore_model(
         self, state: AgentState[object], runtime: Runtime[RunContext]
     ) -> dict[str, object] | None:
-        if runtime.context.budget is not None:
-            runtime.context.budget.check()
+        budget = require_run_context(runtime.context).budget
+        if budget is not None:
+            budget.check()
         return None
 
     async def awrap_model_call(
@@ -38,7 +39,7 @@ class BudgetMiddleware(AgentMiddleware[AgentState[object], RunContext]):
         handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
     ) -> ModelResponse:
         response = await handler(request)
-        context = request.runtime.context
+        context = require_run_context(request.runtime.context)
         answer = answer_with_usage(response)
         if context.budget is not None and answer is not None:
             context.budget.charge(self.tariff, answer, context.emit)
