@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -181,7 +181,8 @@ async def test_a_turn_reads_its_thread_from_the_database_once(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Settling the thread before the turn, the graph's own load and the count after it each
-    # rebuilt the history from the database: three reads of the whole thread a turn.
+    # rebuilt the history from the database: three reads of the whole thread a turn; then one,
+    # the count after it, at a checkpoint the memory had not seen.
     (workspace / "notes.txt").write_text("notes\n")
     server.script(
         reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]),
@@ -204,11 +205,65 @@ async def test_a_turn_reads_its_thread_from_the_database_once(
         reads.clear()
         async for _event in runner.run_turn("and again"):
             pass
-        assert reads == [runner.session_id], reads  # the turn's own steps, and the count after it
+        # The turn's own steps and the count after it carry the last turn's history forward.
+        assert reads == [], reads
         live = await runner.messages()
-        assert len(reads) == 1  # the head the count read: nothing new
+        assert reads == []  # the head the count read: nothing new
     saved = open_store(settings).read_thread(runner.session_id, strict=True)
     assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [
         (type(m), m.id, m.content) for m in live
     ]
     assert [m.content for m in live[-2:]] == ["and again", "second"]
+
+
+def _messages_in(value: Any) -> int:
+    if isinstance(value, BaseMessage):
+        return 1
+    if isinstance(value, dict):
+        return sum(_messages_in(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_messages_in(item) for item in value)
+    return 0
+
+
+async def test_a_turn_decodes_as_much_of_a_long_thread_as_of_a_short_one(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each turn ends on a new checkpoint, and the count after it rebuilt that checkpoint's
+    # history from the database: every message written since the last snapshot decoded again,
+    # a turn's cost growing with the thread. Without snapshots, that is the whole thread.
+    monkeypatch.setattr(history_channel, "SNAPSHOT_EVERY", 100_000)
+    server.script(*[reply(f"answer {n}") for n in range(4)])
+    settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
+    decoded = 0
+    original = JsonPlusSerializer.loads_typed
+
+    def counting(self: JsonPlusSerializer, data: tuple[str, bytes]) -> Any:
+        nonlocal decoded
+        value = original(self, data)
+        decoded += _messages_in(value)
+        return value
+
+    monkeypatch.setattr(JsonPlusSerializer, "loads_typed", counting)
+    per_turn: list[int] = []
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+        for size in (100, 1000):
+            while len(await runner.messages()) < size:  # notes, 50 a checkpoint
+                notes = [HumanMessage(f"note {n}") for n in range(50)]
+                await engine.graph.aupdate_state(
+                    runner.config, {"messages": notes}, as_node="model"
+                )
+            async for _event in runner.run_turn("first"):
+                pass
+            decoded = 0
+            async for _event in runner.run_turn("second"):
+                pass
+            per_turn.append(decoded)
+        live = await runner.messages()
+    assert per_turn[0] == per_turn[1] > 0, per_turn
+    assert len(live) >= 1000 and [m.content for m in live[-2:]] == ["second", "answer 3"]
+    saved = open_store(settings).read_thread(runner.session_id, strict=True)
+    assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [
+        (type(m), m.id, m.content) for m in live
+    ]
