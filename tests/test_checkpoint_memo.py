@@ -21,6 +21,7 @@ from dcode.agent.store.checkpoint_memo import SMALLEST, RememberingSerializer, f
 from dcode.agent.tools.spec import READ_FILE
 from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.support.stores import configured
 from tests.test_tui_app_support import make_settings
 
 
@@ -227,14 +228,20 @@ def _messages_in(value: Any) -> int:
 
 
 async def test_a_turn_decodes_as_much_of_a_long_thread_as_of_a_short_one(
-    server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    store_kind: str,
 ) -> None:
     # Each turn ends on a new checkpoint, and the count after it rebuilt that checkpoint's
     # history from the database: every message written since the last snapshot decoded again,
     # a turn's cost growing with the thread. Without snapshots, that is the whole thread.
     monkeypatch.setattr(history_channel, "SNAPSHOT_EVERY", 100_000)
     server.script(*[reply(f"answer {n}") for n in range(4)])
-    settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
+    settings = configured(
+        make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL), store_kind
+    )
     decoded = 0
     original = JsonPlusSerializer.loads_typed
 
