@@ -17,7 +17,12 @@ from dcode.agent import history_channel
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.store import open_store
-from dcode.agent.store.checkpoint_memo import SMALLEST, RememberingSerializer, fresh_containers
+from dcode.agent.store.checkpoint_memo import (
+    SMALLEST,
+    RememberingHistories,
+    RememberingSerializer,
+    fresh_containers,
+)
 from dcode.agent.tools.spec import READ_FILE
 from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
@@ -274,3 +279,70 @@ async def test_a_turn_decodes_as_much_of_a_long_thread_as_of_a_short_one(
     assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [
         (type(m), m.id, m.content) for m in live
     ]
+
+
+async def test_a_history_carried_forward_is_the_one_read_from_the_database(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    store_kind: str,
+) -> None:
+    # Every checkpoint of a thread with snapshots, tool calls, a note, a rewind and turns after
+    # it, asked for oldest first (so that each is carried forward from the one before where it
+    # can be): the same history as the checkpointer's own read of it.
+    monkeypatch.setattr(history_channel, "SNAPSHOT_EVERY", 4)
+    (workspace / "notes.txt").write_text("notes\n")
+    server.script(
+        *[
+            step
+            for n in range(5)
+            for step in (
+                reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]),
+                reply(f"answer {n}"),
+            )
+        ]
+    )
+    settings = configured(
+        make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL), store_kind
+    )
+    carried: list[bool] = []
+    original = RememberingHistories._carried_forward
+
+    async def counting(self: RememberingHistories, config: Any, kept: Any) -> Any:
+        history = await original(self, config, kept)
+        carried.append(history is not None)
+        return history
+
+    monkeypatch.setattr(RememberingHistories, "_carried_forward", counting)
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+        for n in range(3):
+            async for _event in runner.run_turn(f"turn {n}"):
+                pass
+        await runner.add_user_note("a note")
+        await runner.rewind((await runner.turns())[1], code=False)
+        for n in range(3, 5):
+            async for _event in runner.run_turn(f"turn {n}"):
+                pass
+        saver = engine.checkpointer
+        assert isinstance(saver, RememberingHistories)
+        thread = {"configurable": {"thread_id": runner.session_id}}
+        ids = sorted([saved.config async for saved in saver.alist(thread)], key=_checkpoint_id)
+        assert len(ids) > 30
+        carried.clear()
+        for config in ids:
+            remembered = await saver.aget_delta_channel_history(
+                config=config, channels=["messages"]
+            )
+            read = await super(RememberingHistories, saver).aget_delta_channel_history(
+                config=config, channels=["messages"]
+            )
+            assert remembered == read, _checkpoint_id(config)
+    # Most were carried forward; those after a snapshot, or after a checkpoint of the other
+    # branch, were read whole.
+    assert carried.count(True) > len(ids) / 2 and not all(carried), carried
+
+
+def _checkpoint_id(config: Any) -> str:
+    return str(config["configurable"]["checkpoint_id"])
