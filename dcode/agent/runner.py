@@ -167,6 +167,9 @@ class SessionRunner:
         ``/clear``; a thread with messages starts as ``resume``, and after ``/offload`` as
         ``compact``); None once it has fired."""
         self._interrupt: _Interrupt | None = None
+        self._settled: tuple[str, int] | None = None
+        """(the thread's head, its size) as a turn that ended cleanly left it: the next turn
+        that finds the same head has nothing to settle, and skips reading the history."""
         settings = engine.settings
         self.limits = Limits(settings.budget_usd, settings.budget_tokens)
         """The session's caps: the settings' (and the command line's), until ``/budget`` raises them."""
@@ -461,11 +464,13 @@ class SessionRunner:
         with a title and its size. Returns the notices to show: a turn that could not be noted
         for ``/rewind`` still runs."""
         await asyncio.to_thread(self.engine.confirm_held, self.session_id)
-        count = await self._repair_dangling_calls()
-        head = await self.engine.checkpointer.aget_tuple(
-            {"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}}
-        )
-        checkpoint = str(head.config["configurable"]["checkpoint_id"]) if head is not None else None
+        settled, self._settled = self._settled, None
+        checkpoint = await self._head()
+        if settled is not None and settled[0] == checkpoint:
+            count = settled[1]  # as the last turn left it: no call without its result
+        else:
+            count = await self._repair_dangling_calls()
+            checkpoint = await self._head()
         notices = []
         try:
             await asyncio.to_thread(
@@ -646,7 +651,7 @@ class SessionRunner:
                 self.session_id,
                 prompt=prompt,
                 model=self.engine.resolved.spec,
-                message_count=await self._message_count(),
+                message_count=await self._message_count(settled=not interrupted and not failed),
                 input_tokens=tally.all_input_tokens,
                 output_tokens=tally.all_output_tokens,
                 context_tokens=tally.context_tokens,
@@ -696,11 +701,21 @@ class SessionRunner:
             budget_exceeded=exceeded,
         )
 
-    async def _message_count(self) -> int:
+    async def _message_count(self, *, settled: bool = False) -> int:
+        """The thread's size; ``settled``: the turn ended cleanly, and if its last message is
+        an answer without calls, the next turn may skip settling the thread (``_begin``)."""
         try:
-            return len(await self.messages())
+            snapshot = await self.engine.graph.aget_state(self.config)
         except Exception:  # noqa: BLE001 - a count is not worth failing a turn
             return 0
+        messages = snapshot.values.get("messages", []) if snapshot and snapshot.values else []
+        head = (
+            (snapshot.config.get("configurable") or {}).get("checkpoint_id") if snapshot else None
+        )
+        last = messages[-1] if messages else None
+        if settled and head and isinstance(last, AIMessage) and not last.tool_calls:
+            self._settled = (str(head), len(messages))
+        return len(messages)
 
     async def _settle_after_interrupt(self, partial_text: str) -> None:
         """Keep the partial answer in the thread, then close any calls left without results."""
@@ -721,6 +736,13 @@ class SessionRunner:
                 as_node="model",
             )
 
+    async def _head(self) -> str | None:
+        """The id of the session thread's latest checkpoint (None: a new thread)."""
+        head = await self.engine.checkpointer.aget_tuple(
+            {"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}}
+        )
+        return str(head.config["configurable"]["checkpoint_id"]) if head is not None else None
+
     async def _repair_dangling_calls(self, thread: str | None = None) -> int:
         """Answer the calls left without results in the session's thread (or a subagent's
         ``thread``); returns the thread's size afterwards."""
@@ -739,7 +761,19 @@ class SessionRunner:
         results = [
             ToolMessage(**cancelled, tool_call_id=call_id, name=name) for call_id, name in missing
         ]
-        await self.engine.graph.aupdate_state(config, {"messages": results}, as_node="tools")
+        # A turn cut short while its tools ran may hold the calls' answer only in the writes of
+        # the step it left unfinished, which an update does not carry over: the answer goes in
+        # again (by its id: where the thread has it, it stays as it is), or its results would
+        # follow no call.
+        ids = {call_id for call_id, _ in missing}
+        owners = [
+            m
+            for m in messages
+            if isinstance(m, AIMessage) and any(call.get("id") in ids for call in m.tool_calls)
+        ]
+        await self.engine.graph.aupdate_state(
+            config, {"messages": [*owners, *results]}, as_node="tools"
+        )
         return len(messages) + len(results)
 
 
