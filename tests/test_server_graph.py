@@ -2,12 +2,15 @@
 server, ``langgraph dev`` (``dcode serve``) and Aegra with PostgreSQL and Redis (the ``served``
 fixture; Aegra's skips with one reason where Python 3.12, Aegra, Redis or PostgreSQL is
 missing). It covers a turn, an approval answered with ``Command(resume=...)``, a denial, a run
-cancelled during a tool call, the token, a restart between turns, ``kill -9`` of Aegra's worker
-mid-run, a server that is down, and the dev server's blocking-call detector."""
+cancelled during a tool call, the token, detach and re-attach mid-answer, a restart between
+turns, ``kill -9`` of Aegra's worker mid-run, a server that is down, and the dev server's
+blocking-call detector."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import json
 import os
 import sqlite3
 import sys
@@ -24,6 +27,7 @@ from dcode.agent.async_tasks.remote import RemoteAgents, failure_line
 from dcode.cli.app import main
 from dcode.cli.serve import MISSING_EXTRA
 from dcode.server.auth import REFUSED, WRONG
+from dcode.server.options import AEGRA_CONFIG_FILE, ASSISTANT_ID, CONFIG_FILE
 from dcode.settings.database import DATABASE_URL_ENV
 from dcode.settings.values import AsyncAgentConfig
 from tests.support.langgraph_server import (
@@ -323,6 +327,48 @@ async def _finished(served: ServedDcode, thread: str, run: str, timeout: float) 
         await asyncio.sleep(0.5)
 
 
+async def test_a_client_that_detaches_mid_answer_rejoins_from_its_last_event(
+    served: ServedDcode,
+) -> None:
+    """Detach after a few chunks of the answer, re-attach with ``Last-Event-ID``: the rest of
+    the answer arrives, nothing lost and nothing twice."""
+    answer = " ".join(f"word{n:02d}" for n in range(60))
+    served.model.script(reply(answer, chunk_size=6, chunk_delay=0.03))
+    client = served.client()
+    thread = await new_thread(served)
+    before, run_id, last_id = "", "", ""
+    async for part in client.runs.stream(
+        thread,
+        served.assistant,
+        input=turn("talk"),
+        context={"mode": "edits"},
+        stream_mode="messages-tuple",
+        stream_resumable=True,
+        on_disconnect="continue",
+    ):
+        if part.event == "metadata":
+            run_id = part.data["run_id"]
+        before += _chunk_text(part)
+        last_id = part.id or last_id
+        if len(before) > 40:
+            break  # the client goes away mid-answer
+    assert run_id and last_id and before
+    after = ""
+    async for part in client.runs.join_stream(
+        thread, run_id, stream_mode="messages-tuple", last_event_id=last_id
+    ):
+        after += _chunk_text(part)
+    assert before + after == answer
+
+
+def _chunk_text(part: Any) -> str:
+    if part.event != "messages" or not isinstance(part.data, list):
+        return ""
+    chunk = part.data[0]
+    content = chunk.get("content") if chunk.get("type") == "AIMessageChunk" else None
+    return content if isinstance(content, str) else ""
+
+
 async def test_a_server_that_is_down_is_one_clear_line(served: ServedDcode) -> None:
     """What a dcode client (the async task tools' ``RemoteAgents``) says about a stopped server."""
     agent = AsyncAgentConfig("team", served.url, served.assistant, {"Authorization": "Bearer x"})
@@ -357,6 +403,21 @@ async def test_a_run_for_another_workspace_is_refused(served: ServedDcode, tmp_p
         await stream_run(served, thread, input=turn("hi"), context={"workspace": str(tmp_path)})
     assert (await failure_of(served, thread, refused.value)).startswith(
         f"this server works in {served.workspace}, not in {tmp_path}: "
+    )
+
+
+def test_aegras_config_serves_the_same_graph_and_auth_as_langgraph_json() -> None:
+    """Aegra loads a graph from a file's path (relative to its config), LangGraph from a
+    module's: both name the same factory, and the same auth."""
+    langgraph = json.loads(CONFIG_FILE.read_text())
+    aegra = json.loads(AEGRA_CONFIG_FILE.read_text())
+    assert aegra["auth"] == langgraph["auth"]
+    assert set(aegra["graphs"]) == set(langgraph["graphs"]) == {ASSISTANT_ID}
+    module, _, name = langgraph["graphs"][ASSISTANT_ID].partition(":")
+    path, _, same_name = aegra["graphs"][ASSISTANT_ID].partition(":")
+    assert same_name == name
+    assert (AEGRA_CONFIG_FILE.parent / path).resolve() == Path(
+        importlib.import_module(module).__file__ or ""
     )
 
 

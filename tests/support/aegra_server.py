@@ -77,7 +77,7 @@ def find_aegra() -> Path:
         if python312() is None:
             raise AegraMissing("Aegra needs Python >= 3.12, which is not installed")
         raise AegraMissing(
-            f"Aegra is not installed: {AEGRA_VARIABLE} names none (.ci/run makes one)"
+            f"Aegra is not installed: set {AEGRA_VARIABLE} to its aegra command (.ci/run makes one)"
         )
     path = Path(given)
     if path.is_dir():
