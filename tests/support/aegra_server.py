@@ -61,9 +61,21 @@ LEASE = {
 
 
 def python312() -> str | None:
-    return shutil.which("python3.12") or next(
-        (str(p) for p in Path("/root/.pyenv/versions").glob("3.12*/bin/python3.12")), None
-    )
+    """A Python 3.12 that runs (pyenv's shim is on ``PATH`` even where it cannot run one)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    candidates = [
+        shutil.which("python3.12"),
+        *map(str, pyenv.glob("versions/3.12*/bin/python3.12")),
+    ]
+    for candidate in filter(None, candidates):
+        done = subprocess.run(
+            [candidate, "-c", "import sys; sys.exit(sys.version_info < (3, 12))"],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode == 0:
+            return candidate
+    return None
 
 
 class AegraMissing(RuntimeError):
