@@ -64,3 +64,34 @@ async def test_hooks_listing_session_events_and_notification(
     note = next(e for e in events if e["hook_event_name"] == "Notification")
     assert note["notification_type"] == "permission_prompt"
     assert "execute" in str(note["message"])
+
+
+async def test_a_turn_that_ends_out_of_focus_fires_notification(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, tmp_path: Path
+) -> None:
+    """In focus, an ended turn fires nothing; out of focus, ``Notification`` says
+    ``idle_prompt``."""
+    from textual import events
+
+    log = tmp_path / "events.jsonl"
+    hooks = (
+        HookCommand(
+            "Notification", "", f"(cat; echo) >> {log}", 10.0, "/home/me/.claude/settings.json"
+        ),
+    )
+    settings = make_settings(dcode_home, workspace, server, hooks=hooks)
+    slow = reply("a slow answer " * 20, chunk_size=10, chunk_delay=0.02)
+    async with running_app(
+        server, workspace, dcode_home, reply("here"), slow, settings=settings
+    ) as h:
+        await h.send("in focus")
+        await h.idle()
+        assert logged(log) == []
+        await h.send("then I look away")
+        h.app.post_message(events.AppBlur())
+        await h.until(lambda: not h.app.app_focus, what="the terminal to lose focus")
+        await h.idle()
+        await h.until(lambda: bool(logged(log)), what="the Notification hook")
+    [note] = logged(log)
+    assert note["hook_event_name"] == "Notification"
+    assert note["notification_type"] == "idle_prompt"
