@@ -67,7 +67,7 @@ T = TypeVar("T")
 
 
 @dataclass
-class _Interrupt:
+class TurnInterrupt:
     """Where the running turn's interrupt stands.
 
     ``request`` cancels the turn's task only while it waits in ``guard``; otherwise the request
@@ -145,7 +145,7 @@ class SessionRunner:
         self.session_id = session_id
         self.approver = approver
         self.policy = policy
-        self._interrupt: _Interrupt | None = None
+        self._interrupt: TurnInterrupt | None = None
 
     @property
     def config(self) -> dict[str, Any]:
@@ -257,7 +257,7 @@ class SessionRunner:
             raise RuntimeError("a turn is already running in this session")
         task = asyncio.current_task()
         assert task is not None, "a turn runs in a task"
-        interrupt = self._interrupt = _Interrupt(task)
+        interrupt = self._interrupt = TurnInterrupt(task)
         prompt = (
             prompt_text
             if prompt_text is not None

@@ -1,0 +1,72 @@
+"""A dcode server as its clients see it: where it is, its token, and its failures in one line.
+
+A client reads the server from ``--server URL`` or ``DCODE_SERVER``, and its token from
+``DCODE_SERVER_TOKEN`` (sent as ``Authorization: Bearer``). Whatever fails on the way (the
+server is down, the token is refused, a thread is not there) is said in one line naming the
+server, never as a traceback.
+"""
+
+# Any: langgraph_sdk's client is untyped here
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dcode.server.options import CLIENT_TOKEN_ENV
+
+SERVER_ENV = "DCODE_SERVER"
+"""The dcode server a client runs its sessions on when ``--server`` is not given."""
+
+
+@dataclass
+class RemoteServer:
+    url: str
+    token: str = ""
+    _client: Any = field(default=None, repr=False)
+
+    @classmethod
+    def from_env(cls, url: str, env: Mapping[str, str] | None = None) -> RemoteServer:
+        env = os.environ if env is None else env
+        return cls(url.rstrip("/"), env.get(CLIENT_TOKEN_ENV, ""))
+
+    def client(self) -> Any:
+        """langgraph-sdk's client for the server, made once (it keeps its connections)."""
+        if self._client is None:
+            from langgraph_sdk import get_client
+
+            headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
+            self._client = get_client(url=self.url, headers=headers)
+        return self._client
+
+
+def failure_line(exc: BaseException, url: str) -> str:
+    """One line for a failed call to the server at ``url``."""
+    import httpx
+
+    if isinstance(exc, httpx.HTTPStatusError):
+        detail = _detail(exc.response)
+        status = exc.response.status_code
+        if status == 401:
+            return f"the dcode server at {url} refused the client: {detail}"
+        if status == 404:
+            return f"the dcode server at {url} has no such thread or run: {detail}"
+        return f"the dcode server at {url} answered {status}: {detail}"
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+        return f"cannot reach the dcode server at {url}: is `dcode serve` running there?"
+    if isinstance(exc, httpx.TransportError):
+        return f"the connection to the dcode server at {url} failed: {type(exc).__name__} {exc}"
+    return f"the dcode server at {url}: {exc}"
+
+
+def _detail(response: Any) -> str:
+    try:
+        body = json.loads(response.text)
+    except (ValueError, TypeError, AttributeError):
+        return " ".join(str(getattr(response, "text", "")).split())[:200] or "no detail"
+    if isinstance(body, dict) and body.get("detail"):
+        return " ".join(str(body["detail"]).split())[:300]
+    return " ".join(str(body).split())[:200]
