@@ -1,17 +1,36 @@
-"""Sessions run on a dcode server (``dcode --server URL``): the remote engine against a real
-``dcode serve`` (``langgraph dev`` on loopback), with the scripted model behind it."""
+"""Sessions run on a dcode server (``dcode --server URL``, ``dcode attach``): the remote
+engine and the command line against a real ``dcode serve`` (``langgraph dev`` on loopback),
+with the scripted model behind it."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
 import uuid
+from pathlib import Path
+from typing import Any
 
 from dcode.agent.approval import HeadlessApprover
-from dcode.agent.events import Event
+from dcode.agent.events import (
+    AssistantMessageFinished,
+    Event,
+    ToolCallFinished,
+    ToolCallRunning,
+    ToolOutputTail,
+    TurnFinished,
+)
+from dcode.agent.tools.result import ToolStatus
 from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
-from tests.support.langgraph_server import ServedDcode
+from tests.support.langgraph_server import ServedDcode, free_port
 from tests.support.model_server import reply, tool_call
+
+DCODE = str(Path(sys.executable).with_name("dcode"))
 
 
 def remote(served: ServedDcode, mode: ApprovalMode = ApprovalMode.ALL) -> RemoteRunner:
@@ -19,17 +38,218 @@ def remote(served: ServedDcode, mode: ApprovalMode = ApprovalMode.ALL) -> Remote
     return RemoteRunner(server, str(uuid.uuid4()), HeadlessApprover(), mode)
 
 
-async def events_of(runner: RemoteRunner, prompt: str) -> list[Event]:
-    return [event async for event in runner.run_turn(prompt)]
+def dcode(
+    args: list[str], tmp_path: Path, *, token: str | None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """The ``dcode`` command, a client of the server: its own home, no model of its own."""
+    home = tmp_path / "client-home"
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DCODE_HOME": str(home),
+        "OPENAI_API_KEY": "client-key",
+        **({"DCODE_SERVER_TOKEN": token} if token is not None else {}),
+    }
+    return subprocess.run(
+        [DCODE, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
-async def test_smoke(langgraph_server: ServedDcode) -> None:
+async def test_a_turn_gives_the_embedded_runners_events(langgraph_server: ServedDcode) -> None:
+    served = langgraph_server
+    call = f"call_{uuid.uuid4().hex[:8]}"
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": "echo hi"}, call_id=call)]),
+        reply("It printed hi.", chunk_size=4),
+    )
+    events = [e async for e in remote(served).run_turn("run echo")]
+    kinds = [e.type for e in events]
+    assert kinds[0] == "turn_started" and kinds[-1] == "turn_finished"
+    running = [e for e in events if isinstance(e, ToolCallRunning)]
+    assert [(e.call_id, e.name, e.args) for e in running] == [
+        (call, "execute", {"command": "echo hi"})
+    ]
+    tails = [e for e in events if isinstance(e, ToolOutputTail)]
+    assert tails and tails[-1].call_id == call and "hi" in tails[-1].tail
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert [(e.call_id, e.result.status) for e in finished] == [(call, ToolStatus.OK)]
+    assert "hi" in finished[0].result.text
+    text = "".join(e.text for e in events if e.type == "text_delta")
+    assert text == "It printed hi."
+    answers = [e.text for e in events if isinstance(e, AssistantMessageFinished)]
+    assert answers == ["", "It printed hi."]
+    done = events[-1]
+    assert isinstance(done, TurnFinished)
+    assert (done.result, done.num_turns, done.is_error) == ("It printed hi.", 2, False)
+    assert done.input_tokens > 0
+
+
+def test_dcode_p_runs_its_turn_on_the_server(langgraph_server: ServedDcode, tmp_path: Path) -> None:
+    served = langgraph_server
+    served.model.script(reply("Served answer."), reply("Second served answer."))
+    result = dcode(
+        ["-p", "hello", "--server", served.url, "--output-format", "json"],
+        tmp_path,
+        token=served.token,
+    )
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["result"] == "Served answer." and answer["is_error"] is False
+    thread = answer["session_id"]
+    assert served.model.requests[-1].transcript()[-1] == ("user", "hello")
+    # -r ID continues the server's session: the model reads the first turn too.
+    result = dcode(
+        ["-p", "again", "--server", served.url, "-r", thread], tmp_path, token=served.token
+    )
+    assert (result.returncode, result.stdout) == (0, "Second served answer.\n"), result.stderr
+    pairs = served.model.requests[-1].transcript()
+    assert ("user", "hello") in pairs and ("assistant", "Served answer.") in pairs
+    assert pairs[-1] == ("user", "again")
+
+
+def test_the_clients_approve_mode_answers_the_servers_questions(
+    langgraph_server: ServedDcode, tmp_path: Path
+) -> None:
     served = langgraph_server
     served.model.script(
-        reply(tool_calls=[tool_call("execute", {"command": "echo hi"})]),
-        reply("It printed hi."),
+        reply(tool_calls=[tool_call("execute", {"command": "touch denied.txt"})]),
+        reply("I could not run it."),
+        reply(tool_calls=[tool_call("execute", {"command": "touch allowed.txt"})]),
+        reply("Done."),
     )
-    events = await events_of(remote(served), "run echo")
-    for e in events:
-        print(e)
-    assert events[-1].result == "It printed hi."
+    # -p's default mode, edits: the shell call is asked, and -p's approver denies it.
+    result = dcode(["-p", "touch it", "--server", served.url], tmp_path, token=served.token)
+    assert (result.returncode, result.stdout) == (0, "I could not run it.\n"), result.stderr
+    assert not (served.workspace / "denied.txt").exists()
+    denial = served.model.requests[-1].transcript()[-1]
+    assert denial[0] == "tool" and "--approve all" in denial[1]
+    result = dcode(
+        ["-p", "touch it", "--server", served.url, "--approve", "all"], tmp_path, token=served.token
+    )
+    assert (result.returncode, result.stdout) == (0, "Done.\n"), result.stderr
+    assert (served.workspace / "allowed.txt").exists()
+
+
+def test_a_wrong_token_and_a_server_that_is_down_are_one_line(
+    langgraph_server: ServedDcode, tmp_path: Path
+) -> None:
+    served = langgraph_server
+    wrong = dcode(["-p", "hi", "--server", served.url], tmp_path, token="not-the-token")
+    assert wrong.returncode == 1 and wrong.stdout == ""
+    assert wrong.stderr.count("\n") == 1, wrong.stderr
+    assert wrong.stderr.startswith(f"dcode: error: the dcode server at {served.url} refused")
+    assert "DCODE_SERVER_TOKEN" in wrong.stderr
+    down = f"http://127.0.0.1:{free_port()}"
+    for args in (
+        ["-p", "hi", "--server", down],
+        ["sessions", "list", "--server", down],
+        ["attach", "--server", down],
+    ):
+        result = dcode(args, tmp_path, token=served.token)
+        assert result.returncode == 1 and result.stdout == "", result
+        assert result.stderr == (
+            f"dcode: error: cannot reach the dcode server at {down}: is `dcode serve` running there?\n"
+        )
+
+
+async def test_cancel_during_a_tool_call_cancels_the_run_on_the_server(
+    langgraph_server: ServedDcode,
+) -> None:
+    served = langgraph_server
+    call = f"call_{uuid.uuid4().hex[:8]}"
+    served.model.script(
+        reply(
+            tool_calls=[tool_call("execute", {"command": "echo started; sleep 60"}, call_id=call)]
+        ),
+        reply("After the interrupt."),
+    )
+    runner = remote(served)
+    events: list[Event] = []
+    started = 0.0
+    async for event in runner.run_turn("sleep"):
+        events.append(event)
+        if isinstance(event, ToolOutputTail) and not started:
+            started = time.monotonic()
+            assert runner.cancel()
+    done = events[-1]
+    assert isinstance(done, TurnFinished) and done.interrupted and not done.is_error
+    assert time.monotonic() - started < 15
+    client = runner.server.client()
+    runs = await client.runs.list(runner.session_id)
+    assert {r["status"] for r in runs} <= {"interrupted", "success"}
+    messages = await runner.messages()
+    assert messages[-1].type == "tool" and "cancelled" in str(messages[-1].content)
+    # The session goes on: the next turn runs with the cancelled call answered.
+    after = [e async for e in runner.run_turn("go on")]
+    assert isinstance(after[-1], TurnFinished) and after[-1].result == "After the interrupt."
+
+
+def test_sessions_list_shows_the_servers_threads(
+    langgraph_server: ServedDcode, tmp_path: Path
+) -> None:
+    served = langgraph_server
+    served.model.script(reply("Listed."))
+    marker = f"list me {uuid.uuid4().hex[:6]}"
+    result = dcode(
+        ["-p", marker, "--server", served.url, "--output-format", "json"],
+        tmp_path,
+        token=served.token,
+    )
+    assert result.returncode == 0, result.stderr
+    thread = json.loads(result.stdout)["session_id"]
+    listed = dcode(["sessions", "list", "--server", served.url], tmp_path, token=served.token)
+    assert listed.returncode == 0, listed.stderr
+    header, first, *_ = listed.stdout.splitlines()
+    assert header.split()[:3] == ["ID", "STATUS", "UPDATED"]
+    assert first.startswith(thread) and first.endswith(marker) and " idle " in first
+
+
+def test_detach_then_attach_mid_answer_shows_everything_once(
+    langgraph_server: ServedDcode, tmp_path: Path
+) -> None:
+    served = langgraph_server
+    call = f"call_{uuid.uuid4().hex[:8]}"
+    words = " ".join(f"w{i}" for i in range(60))
+    served.model.script(
+        reply(
+            "Looking first.",
+            tool_calls=[tool_call("execute", {"command": "echo detached-tool"}, call_id=call)],
+        ),
+        reply(words, chunk_size=3, chunk_delay=0.1),
+    )
+    started = dcode(
+        ["-p", "work in the background", "--server", served.url, "--detach", "--approve", "all"],
+        tmp_path,
+        token=served.token,
+    )
+    assert started.returncode == 0, started.stderr
+    thread = started.stdout.strip()
+    assert uuid.UUID(thread)
+    asyncio.run(_until_tool_result(served, thread))
+    attached = dcode(["attach", thread, "--server", served.url], tmp_path, token=served.token)
+    assert attached.returncode == 0, attached.stderr
+    lines = attached.stdout.splitlines()
+    assert lines.count("[you] work in the background") == 1
+    assert lines.count("[dcode] Looking first.") == 1
+    assert sum(line.startswith("→ execute(") for line in lines) == 1
+    assert sum("detached-tool" in line and line.startswith("[tool]") for line in lines) == 1
+    assert lines.count(f"[dcode] {words}") == 1
+    assert lines.index("[dcode] Looking first.") < lines.index(f"[dcode] {words}")
+    # Attaching again once it is over: the same transcript, from the history alone.
+    again = dcode(["attach", thread, "--server", served.url], tmp_path, token=served.token)
+    assert again.stdout.splitlines() == lines
+
+
+async def _until_tool_result(served: ServedDcode, thread: str) -> None:
+    """Wait until the background run's tool has run: its answer is then streaming."""
+    client = served.client()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        state = await client.threads.get_state(thread)
+        messages: list[dict[str, Any]] = (state.get("values") or {}).get("messages") or []
+        if any(m.get("type") == "tool" for m in messages):
+            runs = await client.runs.list(thread)
+            assert runs[0]["status"] == "running", "the answer was over before the attach"
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the background run's tool did not run")

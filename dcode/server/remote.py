@@ -247,7 +247,7 @@ class RemoteRunner:
             return list(translator.on_stream("updates", update))
         elif kind.startswith("custom"):
             event = event_of(data)
-            if event is not None:
+            if event is not None and getattr(event, "call_id", None) not in seen:
                 return list(translator.on_stream("custom", event))
         return []
 
@@ -265,6 +265,20 @@ class RemoteRunner:
                 self.policy.mode = decision.mode  # the next runs go on in the mode chosen
             answers[str(item.get("id"))] = resume_value(decision)
         return next(iter(answers.values())) if len(answers) == 1 else answers
+
+    async def start_background(self, content: str | list[dict[str, Any]], prompt: str) -> str:
+        """Start a turn that runs on without this client (``--detach``); returns its run's id.
+        Its stream is kept, for ``attach`` to follow from its first event."""
+        await self._ensure_thread(prompt)
+        run = await self.server.client().runs.create(
+            self.session_id,
+            ASSISTANT_ID,
+            input={"messages": [{"role": "user", "content": content}]},
+            context=self.run_context(),
+            stream_mode=STREAM_MODES,
+            stream_resumable=True,
+        )
+        return str(run["run_id"])
 
     async def _ensure_thread(self, prompt: str) -> None:
         if self._exists:
@@ -312,3 +326,21 @@ def _wire(message: BaseMessage) -> dict[str, Any]:
     """A message as the server's API takes it in a state update."""
     data: dict[str, Any] = message_to_dict(message)["data"]
     return {**data, "type": message.type}
+
+
+async def follow_run(
+    runner: RemoteRunner, run_id: str, history: Sequence[BaseMessage]
+) -> AsyncIterator[Event]:
+    """The live run ``run_id`` of the runner's thread, from its first event, as typed events,
+    leaving out what ``history`` (the thread's messages, read just before) already holds: its
+    messages, and the calls it has the results of."""
+    seen = frozenset(
+        [m.id for m in history if m.id]
+        + [m.tool_call_id for m in history if isinstance(m, ToolMessage)]
+    )
+    parts = runner.server.client().runs.join_stream(
+        runner.session_id, run_id, stream_mode=STREAM_MODES, last_event_id="0"
+    )
+    translator = StreamTranslator(runner.max_input_tokens)
+    async for event in runner.follow(parts, translator, None, _Run(), seen=seen):
+        yield event
