@@ -325,6 +325,7 @@ def run(
             resume_latest=resume,
             continue_here=continue_,
             model_given=model is not None,
+            server=server,
         )
     )
 

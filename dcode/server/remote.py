@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, message_to_dict
 
+from dcode.agent.approval import ApprovalPolicy
 from dcode.agent.events import (
     ApprovalRequested,
     ErrorEvent,
@@ -33,7 +34,7 @@ from dcode.agent.events import (
     TurnStarted,
 )
 from dcode.agent.markers import CANCELLED_MARKER
-from dcode.agent.runner import TurnInterrupt, dangling_tool_calls
+from dcode.agent.runner import SessionRunner, TurnEngine, TurnInterrupt, dangling_tool_calls
 from dcode.agent.stream import StreamTranslator
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
@@ -82,11 +83,14 @@ class RemoteRunner:
         context: dict[str, str] | None = None,
         max_input_tokens: int | None = None,
         exists: bool = False,
+        policy: RemotePolicy | ApprovalPolicy | None = None,
     ) -> None:
+        """``policy``: where the client's mode is kept (a front end's own policy, whose mode
+        it changes; a ``RemotePolicy`` of ``mode`` by default)."""
         self.server = server
         self.session_id = session_id
         self.approver = approver
-        self.policy = RemotePolicy(mode)
+        self.policy = policy if policy is not None else RemotePolicy(mode)
         self.context = dict(context or {})
         self.max_input_tokens = max_input_tokens
         self._exists = exists
@@ -290,13 +294,24 @@ class RemoteRunner:
         )
         self._exists = True
 
+    async def _runs_to_cancel(self) -> list[str]:
+        """The turn's run; or, when the interrupt came before the server said which run it
+        started, the thread's runs that are going."""
+        if self._run.run_id:
+            return [self._run.run_id]
+        client = self.server.client()
+        going = []
+        for status in ("pending", "running"):
+            going += await client.runs.list(self.session_id, status=status)
+        return [str(run["run_id"]) for run in going]
+
     async def _settle(self, partial_text: str) -> str:
         """After an interrupt: cancel the run on the server, keep the partial answer and close
         the calls left open. Returns what could not be done, or ""."""
         client = self.server.client()
         try:
-            if self._run.run_id:
-                await client.runs.cancel(self.session_id, self._run.run_id, wait=True)
+            for run_id in await self._runs_to_cancel():
+                await client.runs.cancel(self.session_id, run_id, wait=True)
             if partial_text.strip():
                 kept = AIMessage(content=partial_text, additional_kwargs={CANCELLED_MARKER: True})
                 await client.threads.update_state(
@@ -344,3 +359,68 @@ async def follow_run(
     translator = StreamTranslator(runner.max_input_tokens)
     async for event in runner.follow(parts, translator, None, _Run(), seen=seen):
         yield event
+
+
+class AttachedRunner(SessionRunner):
+    """A ``SessionRunner`` whose turns run on a dcode server, for a front end that keeps its
+    local engine for all else (the TUI: its model's profile, its commands): ``run_turn``,
+    ``cancel``, ``busy`` and ``messages`` are the server's thread's. What works on the thread's
+    checkpoints in this process (``!cmd`` notes, ``/offload``, ``/rewind``) says it is not
+    available rather than act on a thread that is not here."""
+
+    def __init__(
+        self,
+        engine: TurnEngine,
+        server: RemoteServer,
+        session_id: str,
+        approver: Approver,
+        mode: ApprovalMode,
+        *,
+        context: dict[str, str] | None = None,
+        exists: bool = False,
+    ) -> None:
+        # The client's policy holds its mode (``/mode`` changes it); the server keeps the rest.
+        super().__init__(engine, session_id, approver, ApprovalPolicy(mode, engine.backend))
+        self.remote = RemoteRunner(
+            server,
+            session_id,
+            approver,
+            mode,
+            context=context,
+            max_input_tokens=engine.resolved.profile.max_input_tokens,
+            exists=exists,
+            policy=self.policy,
+        )
+
+    @property
+    def busy(self) -> bool:
+        return self.remote.busy
+
+    def cancel(self) -> bool:
+        return self.remote.cancel()
+
+    async def messages(self) -> list[BaseMessage]:
+        return await self.remote.messages()
+
+    def run_turn(
+        self,
+        content: str | list[dict[str, Any]],
+        *,
+        prompt_text: str | None = None,
+        attached: Sequence[AttachedFile] = (),
+    ) -> AsyncGenerator[Event, None]:
+        return self.remote.run_turn(content, prompt_text=prompt_text, attached=attached)
+
+    def _not_here(self, what: str) -> RuntimeError:
+        return RuntimeError(
+            f"{what} is not available in a session on the dcode server at {self.remote.server.url}"
+        )
+
+    async def add_user_note(self, text: str, marks: dict[str, Any] | None = None) -> None:
+        raise self._not_here("keeping a command's output for the model")
+
+    async def compact(self, focus: str = "") -> list[Event]:
+        raise self._not_here("compacting")
+
+    async def turns(self) -> list[Any]:
+        raise self._not_here("rewinding")

@@ -40,7 +40,10 @@ def launch_tui(
     resume_latest: bool = False,
     continue_here: bool = False,
     model_given: bool = False,
+    server: str | None = None,
 ) -> int:
+    """``server``: the dcode server the sessions run on (``--server``); ``-r ID`` names one of
+    its threads then."""
     from dcode.agent.store.base import SessionDatabaseError
     from dcode.cli.run_request import HeadlessRequest, pick_session, session_model
 
@@ -50,9 +53,14 @@ def launch_tui(
         resume_latest=resume_latest,
         continue_here=continue_here,
     )
+    remote = None
+    if server:
+        from dcode.server.client import RemoteServer
+
+        remote = RemoteServer.from_env(server)
     try:
-        session_id = pick_session(settings, request)
-        settings = session_model(settings, session_id, model_given)
+        session_id = resume_id if remote else pick_session(settings, request)
+        settings = session_model(settings, None if remote else session_id, model_given)
     except (ConfigError, SessionDatabaseError) as exc:
         print(for_stream(f"dcode: error: {exc}", sys.stderr), file=sys.stderr)
         return EXIT_USAGE
@@ -71,11 +79,12 @@ def launch_tui(
         setup_problem=find_setup_problem(settings),
         reload_settings=_reloader(settings, cli),
         graphics=detect(),  # asked now: once the app runs, Textual owns stdin
+        remote=remote,
     )
     gc.freeze()  # what the imports built lives as long as the process: no collection need walk it
     with native_stderr_to(settings.home / "logs" / "stderr.log"):
         app.run()
-    _print_resume_line(app.last_session_id)
+    _print_resume_line(app.last_session_id, remote.url if remote else None)
     if app.exit_signals.received is not None:
         from dcode.processes.exit_signals import exit_code
 
@@ -83,9 +92,11 @@ def launch_tui(
     return app.return_code or EXIT_OK
 
 
-def _print_resume_line(session_id: str | None) -> None:
+def _print_resume_line(session_id: str | None, server: str | None = None) -> None:
     """On the normal screen, now that the full-screen app is gone (a hung-up terminal is fine)."""
     line = resume_line(session_id)
+    if line and server:
+        line = f"Session {session_id} is on {server}. Resume with: dcode -r {session_id} --server {server}"
     if not line:
         return
     with contextlib.suppress(OSError):
