@@ -23,8 +23,7 @@ async def test_a_served_session_asks_in_the_dialog_and_esc_cancels_on_the_server
         reply(tool_calls=[tool_call("execute", {"command": "touch tui-approved.txt"})]),
         reply("Touched on the server."),
         reply(tool_calls=[tool_call("execute", {"command": "touch begun.txt; sleep 60"})]),
-        reply("Not reached."),
-    )
+    )  # nothing after the sleep: the shared model's script is used up when the test ends
     local_requests = len(server.requests)
     remote = RemoteServer(served.url, served.token)
     async with running_app(server, workspace, dcode_home, remote=remote) as h:
@@ -45,7 +44,6 @@ async def test_a_served_session_asks_in_the_dialog_and_esc_cancels_on_the_server
         await h.until(begun.exists, 60, "the command to start on the server")
         await h.press("escape")
         await h.idle(30)
-        assert "Not reached." not in h.text()
         client = remote.client()
         runs = await client.runs.list(session)
         assert runs[0]["status"] == "interrupted"

@@ -258,6 +258,8 @@ def run(
         _require_terminal()
     if detach and not (print_mode and server):
         _fail("--detach needs -p and --server (or DCODE_SERVER)")
+    if server and image:
+        _fail("--image is not sent to a dcode server: attach images in a local session")
     from dcode.cli.headless import OutputFormat
 
     if output_format not in {f.value for f in OutputFormat}:

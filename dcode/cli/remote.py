@@ -144,10 +144,12 @@ async def list_threads(server: RemoteServer, *, limit: int = 50) -> str:
 async def attach(server: RemoteServer, thread: str | None, *, out: IO[str]) -> int:
     """Print ``thread``'s history (the newest thread's without one), then follow its live run
     to its end. Raises the server's failures (the caller says them in one line)."""
+    from dcode.agent.approval import HeadlessApprover
     from dcode.server.remote import RemoteRunner, follow_run
 
     thread = thread or await latest_thread(server)
-    runner = RemoteRunner(server, thread, _NoApprover(), ApprovalMode.MANUAL, exists=True)
+    # Only watching: the questions of the run are answered by the client that runs it.
+    runner = RemoteRunner(server, thread, HeadlessApprover(), ApprovalMode.MANUAL, exists=True)
     messages = await runner.messages()
     running = await _live_run(server, thread)
     for event in _history(messages, live=running is not None):
@@ -197,12 +199,3 @@ def _show(event: Event, out: IO[str]) -> None:
     text = f"[you] {event.prompt}" if isinstance(event, TurnStarted) else event_text(event)
     if text is not None:
         print(for_stream(text, out), file=out, flush=True)
-
-
-class _NoApprover:
-    """An attach only watches: the session's own client answers its questions."""
-
-    async def decide(self, request: Any) -> Any:
-        from dcode.agent.decisions import ApprovalDecision
-
-        return ApprovalDecision(False, "nobody answers approvals from an attached viewer")

@@ -220,13 +220,18 @@ class RemoteRunner:
         """A run's stream parts as typed events; ``seen``: the ids of messages already shown
         (an attach's history), whose chunks and updates are not shown again."""
         stream = aiter(parts)
-        while interrupt is None or not interrupt.requested:
-            step = anext(stream, None)
-            part = await (interrupt.guard(step) if interrupt is not None else step)
-            if part is None:
-                return
-            for event in self.translate(part, translator, run, seen):
-                yield event
+        try:
+            while interrupt is None or not interrupt.requested:
+                step = anext(stream, None)
+                part = await (interrupt.guard(step) if interrupt is not None else step)
+                if part is None:
+                    return
+                for event in self.translate(part, translator, run, seen):
+                    yield event
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()  # the connection goes back now, not when it is collected
 
     def translate(
         self, part: Any, translator: StreamTranslator, run: _Run, seen: frozenset[str]
