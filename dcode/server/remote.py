@@ -295,7 +295,7 @@ class RemoteRunner:
         await self.server.client().threads.create(
             thread_id=self.session_id,
             if_exists="do_nothing",
-            metadata={"title": " ".join(prompt.split())[:80], "client": "dcode"},
+            metadata={"title": " ".join(prompt.split())[:80], "graph_id": ASSISTANT_ID},
         )
         self._exists = True
 
