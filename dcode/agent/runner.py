@@ -26,10 +26,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -51,6 +50,7 @@ from dcode.agent.store.base import DAMAGED_DATABASE, SessionDatabaseError, Sessi
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
+from dcode.agent.turn_interrupt import TurnInterrupt, dangling_tool_calls
 from dcode.models.errors import describe_model_error
 
 if TYPE_CHECKING:
@@ -63,45 +63,6 @@ if TYPE_CHECKING:
     from dcode.settings.config import Settings
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-@dataclass
-class TurnInterrupt:
-    """Where the running turn's interrupt stands.
-
-    ``request`` cancels the turn's task only while it waits in ``guard``; otherwise the request
-    is only noted, and the turn stops at its next step. ``absorb`` takes back the task
-    cancellation the request caused, so the consumer's task goes on as if nothing happened.
-    """
-
-    task: asyncio.Task[Any]
-    requested: bool = False
-    _waiting: bool = False
-    _delivered: bool = False
-
-    def request(self) -> None:
-        if self.requested:
-            return
-        self.requested = True
-        if self._waiting:
-            self._delivered = True
-            self.task.cancel()
-
-    async def guard(self, step: Awaitable[T]) -> T:
-        self._waiting = True
-        try:
-            return await step
-        finally:
-            self._waiting = False
-
-    def absorb(self) -> bool:
-        """Undo the cancellation ``request`` caused, if any; True when the task is still being
-        cancelled by someone else (its consumer is going away)."""
-        if self._delivered:
-            self._delivered = False
-            return self.task.uncancel() > 0
-        return self.task.cancelling() > 0
 
 
 class TurnEngine(Protocol):
@@ -536,19 +497,6 @@ class SessionRunner:
         ]
         await self.engine.graph.aupdate_state(config, {"messages": results}, as_node="tools")
         return len(messages) + len(results)
-
-
-def dangling_tool_calls(messages: list[BaseMessage]) -> list[tuple[str, str]]:
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    missing: list[tuple[str, str]] = []
-    for message in messages:
-        if isinstance(message, AIMessage):
-            missing.extend(
-                (c["id"], c["name"])
-                for c in message.tool_calls
-                if c["id"] and c["id"] not in answered
-            )
-    return missing
 
 
 __all__ = ["SessionRunner", "dangling_tool_calls"]

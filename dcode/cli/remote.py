@@ -31,7 +31,8 @@ from dcode.settings.config import ApprovalMode, Settings
 from dcode.terminal_text import for_stream, json_safe
 
 if TYPE_CHECKING:
-    from dcode.agent.events import Event
+    from dcode.agent.decisions import ApprovalDecision
+    from dcode.agent.events import ApprovalRequested, Event
     from dcode.server.remote import RemoteRunner
 
 
@@ -144,12 +145,10 @@ async def list_threads(server: RemoteServer, *, limit: int = 50) -> str:
 async def attach(server: RemoteServer, thread: str | None, *, out: IO[str]) -> int:
     """Print ``thread``'s history (the newest thread's without one), then follow its live run
     to its end. Raises the server's failures (the caller says them in one line)."""
-    from dcode.agent.approval import HeadlessApprover
     from dcode.server.remote import RemoteRunner, follow_run
 
     thread = thread or await latest_thread(server)
-    # Only watching: the questions of the run are answered by the client that runs it.
-    runner = RemoteRunner(server, thread, HeadlessApprover(), ApprovalMode.MANUAL, exists=True)
+    runner = RemoteRunner(server, thread, _Watching(), ApprovalMode.MANUAL, exists=True)
     messages = await runner.messages()
     running = await _live_run(server, thread)
     for event in _history(messages, live=running is not None):
@@ -181,8 +180,8 @@ def _history(messages: list[Any], *, live: bool) -> list[Event]:
     """The history's events; with a run going on, a call without a result is still running,
     not cancelled as a replay of a finished thread ends it."""
     from dcode.agent.events import ToolCallFinished
-    from dcode.agent.runner import dangling_tool_calls
     from dcode.agent.saved_thread import replay
+    from dcode.agent.turn_interrupt import dangling_tool_calls
 
     running = {call_id for call_id, _name in dangling_tool_calls(messages)} if live else set()
     return [
@@ -199,3 +198,13 @@ def _show(event: Event, out: IO[str]) -> None:
     text = f"[you] {event.prompt}" if isinstance(event, TurnStarted) else event_text(event)
     if text is not None:
         print(for_stream(text, out), file=out, flush=True)
+
+
+class _Watching:
+    """The approver of an attach, which only watches: a question of the run is answered by the
+    client that runs it (``attach`` says where one waits), never from here."""
+
+    async def decide(self, request: ApprovalRequested) -> ApprovalDecision:
+        from dcode.agent.decisions import ApprovalDecision
+
+        return ApprovalDecision(False, "an attached viewer does not answer approvals")

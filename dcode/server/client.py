@@ -34,12 +34,26 @@ class RemoteServer:
         return cls(url.rstrip("/"), env.get(CLIENT_TOKEN_ENV, ""))
 
     def client(self) -> Any:
-        """langgraph-sdk's client for the server, made once (it keeps its connections)."""
+        """langgraph-sdk's client for the server, made once (it keeps its connections). A
+        connection refused is tried once more, not with ``get_client``'s five growing waits
+        (7 s and more before a server that is down is said to be)."""
         if self._client is None:
-            from langgraph_sdk import get_client
+            import httpx
+            from langgraph_sdk.client import LangGraphClient
 
-            headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
-            self._client = get_client(url=self.url, headers=headers)
+            from dcode import __version__
+
+            headers = {"User-Agent": f"dcode/{__version__}"}
+            if self.token:
+                headers["Authorization"] = f"Bearer {self.token}"
+            self._client = LangGraphClient(
+                httpx.AsyncClient(
+                    base_url=self.url,
+                    transport=httpx.AsyncHTTPTransport(retries=1),
+                    timeout=httpx.Timeout(connect=5, read=300, write=300, pool=5),
+                    headers=headers,
+                )
+            )
         return self._client
 
 

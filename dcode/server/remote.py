@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, message_to_dict
 
-from dcode.agent.approval import ApprovalPolicy
 from dcode.agent.events import (
     ApprovalRequested,
     ErrorEvent,
@@ -34,17 +33,17 @@ from dcode.agent.events import (
     TurnStarted,
 )
 from dcode.agent.markers import CANCELLED_MARKER
-from dcode.agent.runner import SessionRunner, TurnEngine, TurnInterrupt, dangling_tool_calls
 from dcode.agent.stream import StreamTranslator
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
+from dcode.agent.turn_interrupt import TurnInterrupt, dangling_tool_calls
 from dcode.server.client import RemoteServer, failure_line
 from dcode.server.options import ASSISTANT_ID
 from dcode.server.wire import event_of, message_of, resume_value, update_of
 from dcode.settings.config import ApprovalMode
 
 if TYPE_CHECKING:
-    from dcode.agent.approval import Approver, Denial
+    from dcode.agent.approval import ApprovalPolicy, Approver, Denial
     from dcode.agent.attached_files import AttachedFile
 
 STREAM_MODES = ["messages-tuple", "custom", "updates"]
@@ -364,68 +363,3 @@ async def follow_run(
     translator = StreamTranslator(runner.max_input_tokens)
     async for event in runner.follow(parts, translator, None, _Run(), seen=seen):
         yield event
-
-
-class AttachedRunner(SessionRunner):
-    """A ``SessionRunner`` whose turns run on a dcode server, for a front end that keeps its
-    local engine for all else (the TUI: its model's profile, its commands): ``run_turn``,
-    ``cancel``, ``busy`` and ``messages`` are the server's thread's. What works on the thread's
-    checkpoints in this process (``!cmd`` notes, ``/offload``, ``/rewind``) says it is not
-    available rather than act on a thread that is not here."""
-
-    def __init__(
-        self,
-        engine: TurnEngine,
-        server: RemoteServer,
-        session_id: str,
-        approver: Approver,
-        mode: ApprovalMode,
-        *,
-        context: dict[str, str] | None = None,
-        exists: bool = False,
-    ) -> None:
-        # The client's policy holds its mode (``/mode`` changes it); the server keeps the rest.
-        super().__init__(engine, session_id, approver, ApprovalPolicy(mode, engine.backend))
-        self.remote = RemoteRunner(
-            server,
-            session_id,
-            approver,
-            mode,
-            context=context,
-            max_input_tokens=engine.resolved.profile.max_input_tokens,
-            exists=exists,
-            policy=self.policy,
-        )
-
-    @property
-    def busy(self) -> bool:
-        return self.remote.busy
-
-    def cancel(self) -> bool:
-        return self.remote.cancel()
-
-    async def messages(self) -> list[BaseMessage]:
-        return await self.remote.messages()
-
-    def run_turn(
-        self,
-        content: str | list[dict[str, Any]],
-        *,
-        prompt_text: str | None = None,
-        attached: Sequence[AttachedFile] = (),
-    ) -> AsyncGenerator[Event, None]:
-        return self.remote.run_turn(content, prompt_text=prompt_text, attached=attached)
-
-    def _not_here(self, what: str) -> RuntimeError:
-        return RuntimeError(
-            f"{what} is not available in a session on the dcode server at {self.remote.server.url}"
-        )
-
-    async def add_user_note(self, text: str, marks: dict[str, Any] | None = None) -> None:
-        raise self._not_here("keeping a command's output for the model")
-
-    async def compact(self, focus: str = "") -> list[Event]:
-        raise self._not_here("compacting")
-
-    async def turns(self) -> list[Any]:
-        raise self._not_here("rewinding")

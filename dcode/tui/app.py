@@ -428,7 +428,7 @@ class DcodeApp(App[int]):
         """A runner whose turns run on the app's dcode server: a new thread without an id."""
         import uuid
 
-        from dcode.server.remote import AttachedRunner
+        from dcode.server.attached import AttachedRunner
 
         assert self.engine is not None
         assert self.remote is not None
