@@ -15,11 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from dcode.agent.approval import HeadlessApprover
+from dcode.agent.engine import Engine
 from dcode.agent.events import (
     AssistantMessageFinished,
     Event,
+    TextDelta,
+    ToolArgsDelta,
     ToolCallFinished,
     ToolCallRunning,
+    ToolCallStarted,
     ToolOutputTail,
     TurnFinished,
 )
@@ -28,7 +32,8 @@ from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
 from tests.support.langgraph_server import ServedDcode, free_port
-from tests.support.model_server import reply, tool_call
+from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call
+from tests.test_tui_app_support import make_settings
 
 DCODE = str(Path(sys.executable).with_name("dcode"))
 
@@ -82,6 +87,57 @@ async def test_a_turn_gives_the_embedded_runners_events(langgraph_server: Served
     assert isinstance(done, TurnFinished)
     assert (done.result, done.num_turns, done.is_error) == ("It printed hi.", 2, False)
     assert done.input_tokens > 0
+
+
+def _shape(event: Event) -> tuple[object, ...]:
+    """What an event says, leaving out what differs from one run to another (ids, the token
+    figures of two different prompts, the time)."""
+    match event:
+        case TextDelta(text=text) | AssistantMessageFinished(text=text):
+            return (event.type, text)
+        case ToolCallStarted(name=name) | ToolCallRunning(name=name):
+            return (event.type, name)
+        case ToolArgsDelta(delta=delta):
+            return (event.type, delta)
+        case ToolCallFinished(name=name, result=result):
+            return (event.type, name, result.status, result.text)
+        case TurnFinished(result=result, num_turns=turns, interrupted=interrupted):
+            return (event.type, result, turns, interrupted)
+    return (event.type,)
+
+
+async def test_the_same_turn_gives_the_same_events_served_and_embedded(
+    langgraph_server: ServedDcode,
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+) -> None:
+    served = langgraph_server
+    (workspace / "notes.txt").write_text("alpha\n")
+    (served.workspace / "notes.txt").write_text("alpha\n")
+
+    def steps() -> list[Step]:
+        return [
+            reply(
+                "Reading.",
+                tool_calls=[tool_call("read_file", {"file_path": "notes.txt"}, call_id="c1")],
+                chunk_size=5,
+            ),
+            reply("It says alpha.", chunk_size=4),
+        ]
+
+    server.script(*steps())
+    settings = make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL)
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+        embedded = [_shape(e) async for e in runner.run_turn("read notes.txt")]
+    served.model.script(*steps())
+    remote_events = [_shape(e) async for e in remote(served).run_turn("read notes.txt")]
+    assert remote_events == embedded
+    assert ("text_delta", "Readi") in remote_events
+    assert ("tool_call_running", "read_file") in remote_events
+    assert any(e[:3] == ("tool_call_finished", "read_file", ToolStatus.OK) for e in remote_events)
+    assert remote_events[-1] == ("turn_finished", "It says alpha.", 2, False)
 
 
 def test_dcode_p_runs_its_turn_on_the_server(langgraph_server: ServedDcode, tmp_path: Path) -> None:
