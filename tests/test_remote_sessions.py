@@ -309,3 +309,34 @@ async def _until_tool_result(served: ServedDcode, thread: str) -> None:
             return
         await asyncio.sleep(0.05)
     raise AssertionError("the background run's tool did not run")
+
+
+def test_the_tui_resumes_the_servers_threads_by_id_or_the_newest(
+    langgraph_server: ServedDcode, tmp_path: Path
+) -> None:
+    from dcode.cli.run_request import HeadlessRequest
+    from dcode.settings.config import ConfigError
+    from dcode.tui.launch import served_session
+
+    served = langgraph_server
+    served.model.script(reply("Newest."))
+    result = dcode(
+        ["-p", "newest", "--server", served.url, "--output-format", "json"],
+        tmp_path,
+        token=served.token,
+    )
+    assert result.returncode == 0, result.stderr
+    thread = json.loads(result.stdout)["session_id"]
+    remote_server = RemoteServer(served.url, served.token)
+    assert served_session(remote_server, HeadlessRequest("", resume_latest=True)) == thread
+    assert served_session(remote_server, HeadlessRequest("", resume_id=thread)) == thread
+    assert served_session(remote_server, HeadlessRequest("")) is None
+    missing = str(uuid.uuid4())
+    try:
+        served_session(remote_server, HeadlessRequest("", resume_id=missing))
+    except ConfigError as exc:
+        line = str(exc)
+    else:
+        raise AssertionError("a thread that is not there was resumed")
+    assert line.startswith(f"the dcode server at {served.url} has no such thread or run")
+    assert "\n" not in line

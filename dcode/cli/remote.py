@@ -26,7 +26,13 @@ from dcode.cli.headless import (
     say,
 )
 from dcode.cli.run_request import HeadlessRequest, OutputFormat
-from dcode.server.client import RemoteServer, failure_line
+from dcode.server.client import (
+    RemoteFailure,
+    RemoteServer,
+    failure_line,
+    latest_thread,
+    pick_thread,
+)
 from dcode.settings.config import ApprovalMode, Settings
 from dcode.terminal_text import for_stream, json_safe
 
@@ -34,28 +40,6 @@ if TYPE_CHECKING:
     from dcode.agent.decisions import ApprovalDecision
     from dcode.agent.events import ApprovalRequested, Event
     from dcode.server.remote import RemoteRunner
-
-
-class RemoteFailure(Exception):
-    """A request the server cannot serve, said in one line."""
-
-
-async def remote_session(server: RemoteServer, request: HeadlessRequest) -> str | None:
-    """The server's thread that ``-r ID``, ``-r`` or ``-c`` names; None for a new one."""
-    client = server.client()
-    if request.resume_id:
-        thread = await client.threads.get(request.resume_id)
-        return str(thread["thread_id"])
-    if request.resume_latest or request.continue_here:
-        return await latest_thread(server)
-    return None
-
-
-async def latest_thread(server: RemoteServer) -> str:
-    found = await server.client().threads.search(limit=1, sort_by="updated_at", sort_order="desc")
-    if not found:
-        raise RemoteFailure(f"no session on the dcode server at {server.url}")
-    return str(found[0]["thread_id"])
 
 
 async def run_remote(
@@ -69,7 +53,9 @@ async def run_remote(
     mode = settings.approve or ApprovalMode.EDITS
     server = RemoteServer.from_env(request.server)
     try:
-        session_id = await remote_session(server, request)
+        session_id = await pick_thread(
+            server, request.resume_id, latest=request.resume_latest or request.continue_here
+        )
     except RemoteFailure as exc:
         say(err, f"dcode: error: {exc}")
         return EXIT_USAGE

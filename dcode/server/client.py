@@ -26,7 +26,9 @@ SERVER_ENV = "DCODE_SERVER"
 class RemoteServer:
     url: str
     token: str = ""
-    _client: Any = field(default=None, repr=False)
+    _client: tuple[object, Any] | None = field(default=None, repr=False)
+    """The event loop and langgraph-sdk's client made in it: its connections belong to that
+    loop (``dcode -r`` asks the server before the TUI's loop starts, then the TUI does)."""
 
     @classmethod
     def from_env(cls, url: str, env: Mapping[str, str] | None = None) -> RemoteServer:
@@ -37,7 +39,10 @@ class RemoteServer:
         """langgraph-sdk's client for the server, made once (it keeps its connections). A
         connection refused is tried once more, not with ``get_client``'s five growing waits
         (7 s and more before a server that is down is said to be)."""
-        if self._client is None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client[0] is not loop:
             import httpx
             from langgraph_sdk.client import LangGraphClient
 
@@ -46,15 +51,39 @@ class RemoteServer:
             headers = {"User-Agent": f"dcode/{__version__}"}
             if self.token:
                 headers["Authorization"] = f"Bearer {self.token}"
-            self._client = LangGraphClient(
-                httpx.AsyncClient(
-                    base_url=self.url,
-                    transport=httpx.AsyncHTTPTransport(retries=1),
-                    timeout=httpx.Timeout(connect=5, read=300, write=300, pool=5),
-                    headers=headers,
-                )
+            self._client = (
+                loop,
+                LangGraphClient(
+                    httpx.AsyncClient(
+                        base_url=self.url,
+                        transport=httpx.AsyncHTTPTransport(retries=1),
+                        timeout=httpx.Timeout(connect=5, read=300, write=300, pool=5),
+                        headers=headers,
+                    )
+                ),
             )
-        return self._client
+        return self._client[1]
+
+
+class RemoteFailure(Exception):
+    """A request the server cannot serve, said in one line."""
+
+
+async def latest_thread(server: RemoteServer) -> str:
+    """The server's most recently updated thread."""
+    found = await server.client().threads.search(limit=1, sort_by="updated_at", sort_order="desc")
+    if not found:
+        raise RemoteFailure(f"no session on the dcode server at {server.url}")
+    return str(found[0]["thread_id"])
+
+
+async def pick_thread(server: RemoteServer, thread_id: str | None, *, latest: bool) -> str | None:
+    """The server's thread that ``-r ID`` names (it must be there), or with ``-r``/``-c``
+    alone (``latest``) its newest; None for a new one."""
+    if thread_id:
+        thread = await server.client().threads.get(thread_id)
+        return str(thread["thread_id"])
+    return await latest_thread(server) if latest else None
 
 
 def failure_line(exc: BaseException, url: str) -> str:

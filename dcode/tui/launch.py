@@ -11,10 +11,15 @@ import contextlib
 import gc
 import sys
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from dcode.settings.config import ApprovalMode, ConfigError, Settings, load_settings
 from dcode.terminal_text import for_stream
 from dcode.tui.setup_problem import find_setup_problem
+
+if TYPE_CHECKING:
+    from dcode.cli.run_request import HeadlessRequest
+    from dcode.server.client import RemoteServer
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -59,7 +64,7 @@ def launch_tui(
 
         remote = RemoteServer.from_env(server)
     try:
-        session_id = resume_id if remote else pick_session(settings, request)
+        session_id = served_session(remote, request) if remote else pick_session(settings, request)
         settings = session_model(settings, None if remote else session_id, model_given)
     except (ConfigError, SessionDatabaseError) as exc:
         print(for_stream(f"dcode: error: {exc}", sys.stderr), file=sys.stderr)
@@ -90,6 +95,22 @@ def launch_tui(
 
         return exit_code(app.exit_signals.received)
     return app.return_code or EXIT_OK
+
+
+def served_session(remote: RemoteServer, request: HeadlessRequest) -> str | None:
+    """The server's thread ``-r ID``, ``-r`` or ``-c`` names (the newest one without an id);
+    None for a new one. A server that cannot say is a ``ConfigError``: one line."""
+    import asyncio
+
+    from dcode.server.client import RemoteFailure, failure_line, pick_thread
+
+    latest = request.resume_latest or request.continue_here
+    try:
+        return asyncio.run(pick_thread(remote, request.resume_id, latest=latest))
+    except RemoteFailure as exc:
+        raise ConfigError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - the server's failure, in one line
+        raise ConfigError(failure_line(exc, remote.url)) from None
 
 
 def _print_resume_line(session_id: str | None, server: str | None = None) -> None:
