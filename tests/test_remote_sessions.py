@@ -340,3 +340,47 @@ def test_the_tui_resumes_the_servers_threads_by_id_or_the_newest(
         raise AssertionError("a thread that is not there was resumed")
     assert line.startswith(f"the dcode server at {served.url} has no such thread or run")
     assert "\n" not in line
+
+
+def test_a_question_left_waiting_is_answered_by_the_next_client(
+    langgraph_server: ServedDcode, tmp_path: Path
+) -> None:
+    served = langgraph_server
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": "touch waited.txt"})]),
+        reply("It was not run."),
+        reply("Going on."),
+    )
+    started = dcode(
+        ["-p", "touch waited.txt", "--server", served.url, "--detach"],
+        tmp_path,
+        token=served.token,
+    )
+    assert started.returncode == 0, started.stderr
+    thread = started.stdout.strip()
+    asyncio.run(_until_idle(served, thread))
+    attached = dcode(["attach", thread, "--server", served.url], tmp_path, token=served.token)
+    assert attached.returncode == 0, attached.stderr
+    assert attached.stdout.splitlines()[-1] == (
+        f"[waiting] approval of execute touch waited.txt: "
+        f"answer it with dcode -r {thread} --server {served.url}"
+    )
+    # -r ID: -p's approver answers the question (no), the stopped run ends, then the prompt.
+    going = dcode(
+        ["-p", "go on", "--server", served.url, "-r", thread], tmp_path, token=served.token
+    )
+    assert (going.returncode, going.stdout) == (0, "Going on.\n"), going.stderr
+    assert not (served.workspace / "waited.txt").exists()
+    pairs = served.model.requests[-1].transcript()
+    assert ("assistant", "It was not run.") in pairs and pairs[-1] == ("user", "go on")
+
+
+async def _until_idle(served: ServedDcode, thread: str) -> None:
+    client = served.client()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        runs = await client.runs.list(thread)
+        if runs and runs[0]["status"] not in ("pending", "running"):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the background run did not stop")

@@ -187,9 +187,29 @@ class RemoteRunner:
         translator: StreamTranslator,
         interrupt: TurnInterrupt,
     ) -> AsyncIterator[Event]:
-        """The turn's runs: the first with the prompt, then one more for each approval answered."""
+        """The turn's runs. A question the thread still waits on (its run was detached, or its
+        client went away) is answered first by this front end's approver, and the run it
+        stopped goes on to its end; calls left open are answered as cancelled. Then the prompt's
+        run, and one more for each approval answered."""
+        fresh = not self._exists
         await interrupt.guard(self._ensure_thread(prompt))
-        arguments: dict[str, Any] = {"input": {"messages": [{"role": "user", "content": content}]}}
+        if not fresh:
+            state = await interrupt.guard(self.server.client().threads.get_state(self.session_id))
+            waiting = [i for i in state.get("interrupts") or () if isinstance(i, dict)]
+            if waiting:
+                answer = {"command": {"resume": await self._answer(waiting)}}
+                async for event in self._runs(answer, translator, interrupt):
+                    yield event
+            else:
+                await interrupt.guard(self._close_open_calls())
+        prompted = {"input": {"messages": [{"role": "user", "content": content}]}}
+        async for event in self._runs(prompted, translator, interrupt):
+            yield event
+
+    async def _runs(
+        self, arguments: dict[str, Any], translator: StreamTranslator, interrupt: TurnInterrupt
+    ) -> AsyncIterator[Event]:
+        """A run with ``arguments``, then one resumed run for each time it stops to ask."""
         while not interrupt.requested:
             self._run = _Run()
             parts = self.server.client().runs.stream(
@@ -204,8 +224,7 @@ class RemoteRunner:
                 yield event
             if interrupt.requested or not self._run.interrupts:
                 return
-            answer = await self._answer(self._run.interrupts)
-            arguments = {"command": {"resume": answer}}
+            arguments = {"command": {"resume": await self._answer(self._run.interrupts)}}
 
     async def follow(
         self,
@@ -309,6 +328,26 @@ class RemoteRunner:
             going += await client.runs.list(self.session_id, status=status)
         return [str(run["run_id"]) for run in going]
 
+    async def _close_open_calls(self) -> None:
+        """Answer the calls of the thread left without results as cancelled (as the embedded
+        runner does before each turn and after an interrupt)."""
+        missing = dangling_tool_calls(await self.messages())
+        if not missing:
+            return
+        fields = message_fields(
+            ToolResult(
+                "cancelled: the user interrupted this call before it finished",
+                status=ToolStatus.CANCELLED,
+            )
+        )
+        results = [
+            _wire(ToolMessage(**fields, tool_call_id=call_id, name=name))
+            for call_id, name in missing
+        ]
+        await self.server.client().threads.update_state(
+            self.session_id, {"messages": results}, as_node="tools"
+        )
+
     async def _settle(self, partial_text: str) -> str:
         """After an interrupt: cancel the run on the server, keep the partial answer and close
         the calls left open. Returns what could not be done, or ""."""
@@ -321,21 +360,7 @@ class RemoteRunner:
                 await client.threads.update_state(
                     self.session_id, {"messages": [_wire(kept)]}, as_node="model"
                 )
-            missing = dangling_tool_calls(await self.messages())
-            if missing:
-                fields = message_fields(
-                    ToolResult(
-                        "cancelled: the user interrupted this call before it finished",
-                        status=ToolStatus.CANCELLED,
-                    )
-                )
-                results = [
-                    _wire(ToolMessage(**fields, tool_call_id=call_id, name=name))
-                    for call_id, name in missing
-                ]
-                await client.threads.update_state(
-                    self.session_id, {"messages": results}, as_node="tools"
-                )
+            await self._close_open_calls()
         except Exception as exc:  # noqa: BLE001 - one line; the session goes on
             return f"could not settle the interrupted turn on the server: {failure_line(exc, self.server.url)}"
         return ""
