@@ -17,6 +17,7 @@ from dcode.agent.store import open_store
 from dcode.agent.store.base import SessionStore
 from dcode.settings.config import ApprovalMode, Settings, WireApi
 from dcode.settings.database import DATABASE_URL_ENV
+from tests.support.aegra_server import aegra_server  # noqa: F401 - fixture
 from tests.support.corpus import CORPUS  # noqa: F401 - where the real-world test files are (tests/support/corpus.py)
 from tests.support.langgraph_server import langgraph_server  # noqa: F401 - fixture
 from tests.support.model_server import ScriptedModelServer

@@ -26,6 +26,7 @@ from dcode.agent.events import (
     Notice,
     TextDelta,
     ToolCallFinished,
+    ToolCallRunning,
     TurnFinished,
 )
 from dcode.agent.markers import CANCELLED_MARKER
@@ -261,3 +262,43 @@ async def test_middleware_events_arrive_on_the_stream_while_the_tool_waits(
     ]
     assert kinds == [ApprovalRequested, ApprovalResolved, ToolCallFinished]
     assert isinstance(seen[-1], TurnFinished) and not seen[-1].is_error
+
+
+async def test_a_turn_after_a_clean_one_reads_the_history_once(server, make_settings) -> None:
+    """A turn that ended cleanly leaves nothing to settle: the next one finds the same head and
+    reads the thread only to count it at its end. After an interrupt it settles the thread
+    first (a call may have been left without its result). The call Esc cut short stays in the
+    thread with its cancelled result: its answer lived only in the unfinished step's writes,
+    and used to be lost, leaving a result that follows no call (which a real API refuses)."""
+    server.script(
+        reply("first"),
+        reply("second"),
+        reply(tool_calls=[tool_call("execute", {"command": "sleep 30"})]),
+        reply("after the interrupt"),
+    )
+    async with await Engine.open(make_settings()) as engine:
+        reads: list[object] = []
+        read_state = engine.graph.aget_state
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            reads.append(args)
+            return await read_state(*args, **kwargs)
+
+        engine.graph.aget_state = counted
+        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+        await drain(runner.run_turn("one"))
+        reads.clear()
+        await drain(runner.run_turn("two"))
+        assert len(reads) == 1  # the count at its end, not the settling at its start
+        events = runner.run_turn("three")
+        async for event in events:
+            if isinstance(event, ToolCallRunning):
+                break
+        assert runner.cancel()
+        await drain(events)
+        reads.clear()
+        finished = (await drain(runner.run_turn("four")))[-1]
+        assert len(reads) == 2  # settled first, then counted
+        assert isinstance(finished, TurnFinished) and finished.result == "after the interrupt"
+        kinds = [m.type for m in await runner.messages()]
+    assert kinds == ["human", "ai", "human", "ai", "human", "ai", "tool", "human", "ai"]

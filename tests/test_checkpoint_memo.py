@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -17,10 +17,16 @@ from dcode.agent import history_channel
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
 from dcode.agent.store import open_store
-from dcode.agent.store.checkpoint_memo import SMALLEST, RememberingSerializer, fresh_containers
+from dcode.agent.store.checkpoint_memo import (
+    SMALLEST,
+    RememberingHistories,
+    RememberingSerializer,
+    fresh_containers,
+)
 from dcode.agent.tools.spec import READ_FILE
 from dcode.settings.config import ApprovalMode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.support.stores import configured
 from tests.test_tui_app_support import make_settings
 
 
@@ -181,7 +187,8 @@ async def test_a_turn_reads_its_thread_from_the_database_once(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Settling the thread before the turn, the graph's own load and the count after it each
-    # rebuilt the history from the database: three reads of the whole thread a turn.
+    # rebuilt the history from the database: three reads of the whole thread a turn; then one,
+    # the count after it, at a checkpoint the memory had not seen.
     (workspace / "notes.txt").write_text("notes\n")
     server.script(
         reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]),
@@ -204,11 +211,138 @@ async def test_a_turn_reads_its_thread_from_the_database_once(
         reads.clear()
         async for _event in runner.run_turn("and again"):
             pass
-        assert reads == [runner.session_id], reads  # the turn's own steps, and the count after it
+        # The turn's own steps and the count after it carry the last turn's history forward.
+        assert reads == [], reads
         live = await runner.messages()
-        assert len(reads) == 1  # the head the count read: nothing new
+        assert reads == []  # the head the count read: nothing new
     saved = open_store(settings).read_thread(runner.session_id, strict=True)
     assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [
         (type(m), m.id, m.content) for m in live
     ]
     assert [m.content for m in live[-2:]] == ["and again", "second"]
+
+
+def _messages_in(value: Any) -> int:
+    if isinstance(value, BaseMessage):
+        return 1
+    if isinstance(value, dict):
+        return sum(_messages_in(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_messages_in(item) for item in value)
+    return 0
+
+
+async def test_a_turn_decodes_as_much_of_a_long_thread_as_of_a_short_one(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    store_kind: str,
+) -> None:
+    # Each turn ends on a new checkpoint, and the count after it rebuilt that checkpoint's
+    # history from the database: every message written since the last snapshot decoded again,
+    # a turn's cost growing with the thread. Without snapshots, that is the whole thread.
+    monkeypatch.setattr(history_channel, "SNAPSHOT_EVERY", 100_000)
+    server.script(*[reply(f"answer {n}") for n in range(4)])
+    settings = configured(
+        make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL), store_kind
+    )
+    decoded = 0
+    original = JsonPlusSerializer.loads_typed
+
+    def counting(self: JsonPlusSerializer, data: tuple[str, bytes]) -> Any:
+        nonlocal decoded
+        value = original(self, data)
+        decoded += _messages_in(value)
+        return value
+
+    monkeypatch.setattr(JsonPlusSerializer, "loads_typed", counting)
+    per_turn: list[int] = []
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+        for size in (100, 1000):
+            while len(await runner.messages()) < size:  # notes, 50 a checkpoint
+                notes = [HumanMessage(f"note {n}") for n in range(50)]
+                await engine.graph.aupdate_state(
+                    runner.config, {"messages": notes}, as_node="model"
+                )
+            async for _event in runner.run_turn("first"):
+                pass
+            decoded = 0
+            async for _event in runner.run_turn("second"):
+                pass
+            per_turn.append(decoded)
+        live = await runner.messages()
+    assert per_turn[0] == per_turn[1] > 0, per_turn
+    assert len(live) >= 1000 and [m.content for m in live[-2:]] == ["second", "answer 3"]
+    saved = open_store(settings).read_thread(runner.session_id, strict=True)
+    assert saved is not None and [(type(m), m.id, m.content) for m in saved.messages] == [
+        (type(m), m.id, m.content) for m in live
+    ]
+
+
+async def test_a_history_carried_forward_is_the_one_read_from_the_database(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    store_kind: str,
+) -> None:
+    # Every checkpoint of a thread with snapshots, tool calls, a note, a rewind and turns after
+    # it, asked for oldest first (so that each is carried forward from the one before where it
+    # can be): the same history as the checkpointer's own read of it.
+    monkeypatch.setattr(history_channel, "SNAPSHOT_EVERY", 4)
+    (workspace / "notes.txt").write_text("notes\n")
+    server.script(
+        *[
+            step
+            for n in range(5)
+            for step in (
+                reply(tool_calls=[tool_call(READ_FILE.name, {"file_path": "notes.txt"})]),
+                reply(f"answer {n}"),
+            )
+        ]
+    )
+    settings = configured(
+        make_settings(dcode_home, workspace, server, approve=ApprovalMode.ALL), store_kind
+    )
+    carried: list[bool] = []
+    original = RememberingHistories._carried_forward
+
+    async def counting(self: RememberingHistories, config: Any, kept: Any) -> Any:
+        history = await original(self, config, kept)
+        carried.append(history is not None)
+        return history
+
+    monkeypatch.setattr(RememberingHistories, "_carried_forward", counting)
+    async with await Engine.open(settings) as engine:
+        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+        for n in range(3):
+            async for _event in runner.run_turn(f"turn {n}"):
+                pass
+        await runner.add_user_note("a note")
+        await runner.rewind((await runner.turns())[1], code=False)
+        for n in range(3, 5):
+            async for _event in runner.run_turn(f"turn {n}"):
+                pass
+        saver = engine.checkpointer
+        assert isinstance(saver, RememberingHistories)
+        thread = {"configurable": {"thread_id": runner.session_id}}
+        ids = sorted([saved.config async for saved in saver.alist(thread)], key=_checkpoint_id)
+        assert len(ids) > 30
+        carried.clear()
+        for config in ids:
+            remembered = await saver.aget_delta_channel_history(
+                config=config, channels=["messages"]
+            )
+            read = await super(RememberingHistories, saver).aget_delta_channel_history(
+                config=config, channels=["messages"]
+            )
+            assert remembered == read, _checkpoint_id(config)
+    # Most were carried forward; those after a snapshot, or after a checkpoint of the other
+    # branch, were read whole.
+    assert carried.count(True) > len(ids) / 2 and not all(carried), carried
+
+
+def _checkpoint_id(config: Any) -> str:
+    return str(config["configurable"]["checkpoint_id"])

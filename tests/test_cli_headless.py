@@ -68,8 +68,9 @@ def test_text_answer_and_json_shape(server, workspace, home, api) -> None:
         "usage",
         "duration_ms",
         "permission_denials",
+        "budget_exceeded",
     }
-    assert data["permission_denials"] == []
+    assert data["permission_denials"] == [] and data["budget_exceeded"] is False
     assert data["type"] == "result" and data["result"] == "Again 42." and data["is_error"] is False
     assert set(data["usage"]) == {"input_tokens", "output_tokens", "cached_input_tokens"}
     assert isinstance(data["duration_ms"], int) and data["num_turns"] == 1

@@ -1,10 +1,16 @@
-"""dcode's graph served by ``dcode serve`` (a real ``langgraph dev`` on loopback), driven by
-``langgraph_sdk``: a turn, an approval answered with ``Command(resume=...)``, a denial, a run
-cancelled during a tool call, the token, and the dev server's blocking-call detector."""
+"""dcode's graph served, driven by ``langgraph_sdk``: one conformance suite run against each
+server, ``langgraph dev`` (``dcode serve``) and Aegra with PostgreSQL and Redis (the ``served``
+fixture; Aegra's skips with one reason where Python 3.12, Aegra, Redis or PostgreSQL is
+missing). It covers a turn, an approval answered with ``Command(resume=...)``, a denial, a run
+cancelled during a tool call, the token, detach and re-attach mid-answer, a restart between
+turns, ``kill -9`` of Aegra's worker mid-run, a server that is down, and the dev server's
+blocking-call detector."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import json
 import os
 import sqlite3
 import sys
@@ -17,14 +23,30 @@ from typing import Any
 import httpx
 import pytest
 
+from dcode.agent.async_tasks.remote import RemoteAgents, failure_line
 from dcode.cli.app import main
 from dcode.cli.serve import MISSING_EXTRA
 from dcode.server.auth import REFUSED, WRONG
+from dcode.server.options import AEGRA_CONFIG_FILE, ASSISTANT_ID, CONFIG_FILE
 from dcode.settings.database import DATABASE_URL_ENV
-from tests.support.langgraph_server import ServedDcode, require_server_extra, serve_dcode
+from dcode.settings.values import AsyncAgentConfig
+from tests.support.langgraph_server import (
+    ServedDcode,
+    require_server_extra,
+    serve_dcode,
+    stop_group,
+)
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 
 STREAM = ["messages-tuple", "custom", "updates"]
+SERVERS = {"langgraph-dev": "langgraph_server", "aegra": "aegra_server"}
+
+
+@pytest.fixture(params=list(SERVERS))
+def served(request: pytest.FixtureRequest) -> ServedDcode:
+    """The served graph on each server in turn (each started once for the run)."""
+    server: ServedDcode = request.getfixturevalue(SERVERS[request.param])
+    return server
 
 
 @dataclass
@@ -57,8 +79,26 @@ async def stream_run(served: ServedDcode, thread: str, **kwargs: Any) -> Streame
         elif part.event == "updates" and "__interrupt__" in part.data:
             out.interrupts.extend(part.data["__interrupt__"])
         elif part.event == "error":
-            raise AssertionError(f"the run failed: {part.data}")
+            raise RunFailed(part.data)
     return out
+
+
+class RunFailed(AssertionError):
+    """A run's stream ended with an error event (``data``: the server's words)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__(f"the run failed: {data}")
+        self.data = data
+
+
+async def failure_of(served: ServedDcode, thread: str, failed: RunFailed) -> str:
+    """Why a run failed, as a client can tell: the stream's error says it on ``langgraph dev``;
+    Aegra's says only ``<exception>: execution failed`` and keeps the message in the run's
+    ``error_message``."""
+    if served.kind == "aegra":
+        (run,) = await served.client().runs.list(thread)
+        return str(run.get("error_message", ""))
+    return str(failed.data.get("message", ""))
 
 
 async def new_thread(served: ServedDcode) -> str:
@@ -69,8 +109,7 @@ def turn(prompt: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": prompt}]}
 
 
-async def test_a_turn_streams_the_answer_and_dcodes_events(langgraph_server: ServedDcode) -> None:
-    served = langgraph_server
+async def test_a_turn_streams_the_answer_and_dcodes_events(served: ServedDcode) -> None:
     call = f"call_{uuid.uuid4().hex[:8]}"
     served.model.script(
         reply(tool_calls=[tool_call("execute", {"command": "echo served-output"}, call_id=call)]),
@@ -90,9 +129,8 @@ async def test_a_turn_streams_the_answer_and_dcodes_events(langgraph_server: Ser
 
 
 async def test_a_shell_call_asks_once_and_runs_in_the_servers_workspace_when_approved(
-    langgraph_server: ServedDcode,
+    served: ServedDcode,
 ) -> None:
-    served = langgraph_server
     call = f"call_{uuid.uuid4().hex[:8]}"
     served.model.script(
         reply(tool_calls=[tool_call("execute", {"command": "pwd > where.txt"}, call_id=call)]),
@@ -127,9 +165,8 @@ async def test_a_shell_call_asks_once_and_runs_in_the_servers_workspace_when_app
 
 
 async def test_a_denied_call_does_not_run_and_the_model_reads_why(
-    langgraph_server: ServedDcode,
+    served: ServedDcode,
 ) -> None:
-    served = langgraph_server
     served.model.script(
         reply(tool_calls=[tool_call("write_file", {"file_path": "no.txt", "content": "x"})]),
         reply("Understood, I left it."),
@@ -151,9 +188,8 @@ async def test_a_denied_call_does_not_run_and_the_model_reads_why(
 
 
 async def test_cancelling_a_run_during_a_tool_call_stops_the_command(
-    langgraph_server: ServedDcode,
+    served: ServedDcode,
 ) -> None:
-    served = langgraph_server
     marker = served.workspace / f"sleeper-{uuid.uuid4().hex[:6]}.pid"
     served.model.script(
         reply(tool_calls=[tool_call("execute", {"command": f"echo $$ > {marker.name}; sleep 60"})]),
@@ -190,28 +226,166 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize(("token", "message"), [(None, REFUSED), ("not-it", WRONG)])
 async def test_a_missing_or_wrong_token_gets_one_clear_401(
-    langgraph_server: ServedDcode, token: str | None, message: str
+    served: ServedDcode, token: str | None, message: str
 ) -> None:
     with pytest.raises(httpx.HTTPStatusError) as refused:
-        await langgraph_server.client(token=token).threads.create()
+        await served.client(token=token).threads.create()
     assert refused.value.response.status_code == 401
-    assert refused.value.response.json() == {"detail": message}
+    body = refused.value.response.json()  # langgraph dev: detail; Aegra: message
+    assert (body.get("detail") or body.get("message")) == message
 
 
-async def test_checkpoints_go_to_the_session_store(langgraph_server: ServedDcode) -> None:
-    served = langgraph_server
+async def test_checkpoints_go_to_the_session_store(served: ServedDcode) -> None:
+    """``dcode serve``: dcode's session store; Aegra: its own PostgreSQL (it brings its own
+    checkpointer, and ``langgraph.json``'s does not apply there)."""
     served.model.script(reply("Stored."))
     thread = await new_thread(served)
     await stream_run(served, thread, input=turn("hello"), context={"mode": "edits"})
+    assert checkpoint_count(served, thread) > 0
+
+
+def checkpoint_count(served: ServedDcode, thread: str) -> int:
+    if served.kind == "aegra":
+        import psycopg
+
+        with psycopg.connect(served.database_url) as db:
+            row = db.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,))
+            (count,) = row.fetchone() or (0,)
+        return int(count)
     with sqlite3.connect(served.home / "sessions.db") as db:
         (count,) = db.execute(
             "SELECT count(*) FROM checkpoints WHERE thread_id = ?", (thread,)
         ).fetchone()
-    assert count > 0
+    return int(count)
 
 
-async def test_a_run_may_name_its_own_model(langgraph_server: ServedDcode) -> None:
-    served = langgraph_server
+async def test_a_session_continues_after_the_server_restarts(served: ServedDcode) -> None:
+    served.model.script(reply("First answer."), reply("Second answer."))
+    first = len(served.model.requests)
+    thread = await new_thread(served)
+    await stream_run(served, thread, input=turn("one"), context={"mode": "edits"})
+    served.restart()
+    run = await stream_run(served, thread, input=turn("two"), context={"mode": "edits"})
+    assert run.text == "Second answer."
+    assert served.model.transcript(first + 1)[-3:] == [
+        ("user", "one"),
+        ("assistant", "First answer."),
+        ("user", "two"),
+    ]
+    state = await served.client().threads.get_state(thread)
+    assert [m["content"] for m in state["values"]["messages"]] == [
+        "one",
+        "First answer.",
+        "two",
+        "Second answer.",
+    ]
+
+
+async def test_a_run_whose_worker_was_killed_is_recovered_once(served: ServedDcode) -> None:
+    """``kill -9`` of Aegra's server process mid-run: once it is back, the run is taken up from
+    its last checkpoint (the tool call runs again; the model is not asked again) and finishes,
+    with no message twice. ``langgraph dev`` keeps runs in memory: it has no such recovery."""
+    if served.kind != "aegra":
+        pytest.skip("only Aegra recovers a run whose worker died (langgraph dev: in memory)")
+    marker = f"ran-{uuid.uuid4().hex[:6]}"
+    command = f"if [ -e {marker} ]; then echo again; else touch {marker}; sleep 60; fi"
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": command})]), reply("Recovered.")
+    )
+    first = len(served.model.requests)
+    client = served.client()
+    thread = await new_thread(served)
+    run = await client.runs.create(
+        thread, served.assistant, input=turn("work"), context={"mode": "all"}
+    )
+    deadline = time.monotonic() + 60
+    while not (served.workspace / marker).exists():
+        assert time.monotonic() < deadline, "the command never started"
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1)  # the model's tool call is checkpointed before the tool runs
+    served.restart(kill=True)
+    finished = await _finished(served, thread, run["run_id"], timeout=90)
+    assert finished["status"] == "success"
+    assert (
+        len(served.model.requests) - first == 2
+    )  # the tool call, then the answer: not asked again
+    state = await client.threads.get_state(thread)
+    messages = state["values"]["messages"]
+    assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai"]
+    assert len({m["id"] for m in messages}) == len(messages)
+    assert "again" in messages[2]["content"]
+    assert messages[-1]["content"] == "Recovered."
+
+
+async def _finished(served: ServedDcode, thread: str, run: str, timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        got = dict(await served.client().runs.get(thread, run))
+        if got["status"] not in ("pending", "running"):
+            return got
+        assert time.monotonic() < deadline, f"the run is still {got['status']}"
+        await asyncio.sleep(0.5)
+
+
+async def test_a_client_that_detaches_mid_answer_rejoins_from_its_last_event(
+    served: ServedDcode,
+) -> None:
+    """Detach after a few chunks of the answer, re-attach with ``Last-Event-ID``: the rest of
+    the answer arrives, nothing lost and nothing twice."""
+    answer = " ".join(f"word{n:02d}" for n in range(60))
+    served.model.script(reply(answer, chunk_size=6, chunk_delay=0.03))
+    client = served.client()
+    thread = await new_thread(served)
+    before, run_id, last_id = "", "", ""
+    async for part in client.runs.stream(
+        thread,
+        served.assistant,
+        input=turn("talk"),
+        context={"mode": "edits"},
+        stream_mode="messages-tuple",
+        stream_resumable=True,
+        on_disconnect="continue",
+    ):
+        if part.event == "metadata":
+            run_id = part.data["run_id"]
+        before += _chunk_text(part)
+        last_id = part.id or last_id
+        if len(before) > 40:
+            break  # the client goes away mid-answer
+    assert run_id and last_id and before
+    after = ""
+    async for part in client.runs.join_stream(
+        thread, run_id, stream_mode="messages-tuple", last_event_id=last_id
+    ):
+        after += _chunk_text(part)
+    assert before + after == answer
+
+
+def _chunk_text(part: Any) -> str:
+    if part.event != "messages" or not isinstance(part.data, list):
+        return ""
+    chunk = part.data[0]
+    content = chunk.get("content") if chunk.get("type") == "AIMessageChunk" else None
+    return content if isinstance(content, str) else ""
+
+
+async def test_a_server_that_is_down_is_one_clear_line(served: ServedDcode) -> None:
+    """What a dcode client (the async task tools' ``RemoteAgents``) says about a stopped server."""
+    agent = AsyncAgentConfig("team", served.url, served.assistant, {"Authorization": "Bearer x"})
+    stop_group(served.process)
+    try:
+        with pytest.raises(httpx.HTTPError) as down:
+            await RemoteAgents([agent]).client("team").threads.create()
+        line = failure_line(agent, down.value)
+    finally:
+        served.restart()
+    assert (
+        line
+        == f"async agent 'team' at {served.url} is not reachable: All connection attempts failed"
+    )
+
+
+async def test_a_run_may_name_its_own_model(served: ServedDcode) -> None:
     served.model.script(reply("From the other model."), reply("From the default one."))
     first = len(served.model.requests)
     thread = await new_thread(served)
@@ -223,13 +397,28 @@ async def test_a_run_may_name_its_own_model(langgraph_server: ServedDcode) -> No
     assert [r.model for r in served.model.requests[first:]] == ["other-model", "test-model"]
 
 
-async def test_a_run_for_another_workspace_is_refused(
-    langgraph_server: ServedDcode, tmp_path: Path
-) -> None:
-    served = langgraph_server
+async def test_a_run_for_another_workspace_is_refused(served: ServedDcode, tmp_path: Path) -> None:
     thread = await new_thread(served)
-    with pytest.raises(AssertionError, match=r"this server works in .*, not in"):
+    with pytest.raises(RunFailed) as refused:
         await stream_run(served, thread, input=turn("hi"), context={"workspace": str(tmp_path)})
+    assert (await failure_of(served, thread, refused.value)).startswith(
+        f"this server works in {served.workspace}, not in {tmp_path}: "
+    )
+
+
+def test_aegras_config_serves_the_same_graph_and_auth_as_langgraph_json() -> None:
+    """Aegra loads a graph from a file's path (relative to its config), LangGraph from a
+    module's: both name the same factory, and the same auth."""
+    langgraph = json.loads(CONFIG_FILE.read_text())
+    aegra = json.loads(AEGRA_CONFIG_FILE.read_text())
+    assert aegra["auth"] == langgraph["auth"]
+    assert set(aegra["graphs"]) == set(langgraph["graphs"]) == {ASSISTANT_ID}
+    module, _, name = langgraph["graphs"][ASSISTANT_ID].partition(":")
+    path, _, same_name = aegra["graphs"][ASSISTANT_ID].partition(":")
+    assert same_name == name
+    assert (AEGRA_CONFIG_FILE.parent / path).resolve() == Path(
+        importlib.import_module(module).__file__ or ""
+    )
 
 
 def test_serve_off_loopback_needs_a_token(capsys: pytest.CaptureFixture[str]) -> None:

@@ -160,6 +160,7 @@ def test_a_round_trip_keeps_transcript_rewind_choices_and_tokens(
 
     before, after = first.store(), last.store()
     assert after.get(session_id) == before.get(session_id)  # every token figure, the title
+    assert after.usage(session_id) == before.usage(session_id) != []  # by model and agent
     assert transcript(after, session_id) == transcript(before, session_id)
     assert any(agent for agent, *_ in transcript(after, session_id))  # the subagent's lines
     assert after.task_threads(session_id) == before.task_threads(session_id)

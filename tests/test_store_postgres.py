@@ -291,7 +291,10 @@ def test_processes_starting_at_once_migrate_the_schema_once(
         ).fetchall()
         sessions = conn.execute("SELECT count(*) FROM dcode_sessions").fetchone()
     saver = version("langgraph-checkpoint-postgres")
-    assert versions == [("checkpointer", saver), ("dcode", "1")] and sessions == (4,)
+    from dcode.agent.store.postgres_server import MIGRATIONS
+
+    assert versions == [("checkpointer", saver), ("dcode", str(len(MIGRATIONS)))]
+    assert sessions == (4,)
 
 
 def test_a_reader_of_an_empty_server_makes_nothing(postgres_url: str, tmp_path: Path) -> None:

@@ -24,8 +24,10 @@ from dcode.agent.approval import ApprovalPolicy, Approver, ToolOrigin
 from dcode.agent.async_tasks.remote import RemoteAgents
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
+from dcode.agent.budget import Tariff
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.graph import build_graph, static_request
+from dcode.agent.hooks.runner import Hooks
 from dcode.agent.large_results import RESULTS_DIR
 from dcode.agent.media_route import route_for
 from dcode.agent.middleware.mcp_status import mcp_section
@@ -77,6 +79,12 @@ class Engine:
             environment=ShellEnvironment.for_settings(settings),
             sandbox=self.sandbox,
             add_dirs=settings.add_dirs,
+        )
+        self.hooks = Hooks(
+            settings.hooks,
+            workspace=Path(settings.workspace),
+            environment=ShellEnvironment.for_settings(settings),
+            sandbox=lambda: self.sandbox,
         )
         self.store = store
         self._closed = False
@@ -165,6 +173,7 @@ class Engine:
             self.settings.triggers,
             self.tokens,
             self.attachments,
+            tariff=Tariff(self.resolved.spec, self.resolved.profile),
         )
         self.subagents = Subagents(
             self.agents,
@@ -243,6 +252,7 @@ class Engine:
             uploads=self._uploads_for(resolved),
             presents_plans=definition is None,
             remote_agents=self.remote_agents if definition is None else None,
+            tariff=Tariff(resolved.spec, resolved.profile),
         )
 
     def _uploads_for(self, resolved: ResolvedModel) -> UploadResolver | None:
@@ -289,6 +299,7 @@ class Engine:
                     self.settings.triggers,
                     counter,
                     self.attachments,
+                    tariff=Tariff(resolved.spec, resolved.profile),
                 )
             self._agent_graphs[key] = self._graph(
                 model,
@@ -419,7 +430,7 @@ class Engine:
             shell_sandboxed=lambda: self.sandbox.on,
             rules=self.rules,
         )
-        return SessionRunner(self, sid, approver, policy)
+        return SessionRunner(self, sid, approver, policy, hooks=self.hooks)
 
     async def fork(self, source_id: str) -> SessionInfo:
         """A new session holding a copy of ``source_id``'s history and private state, for

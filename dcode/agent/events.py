@@ -298,6 +298,45 @@ class Notice(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class HookStarted(Event):
+    """A hook's command started for ``event`` (Claude Code's name: ``PreToolUse``...)."""
+
+    type: ClassVar[str] = "hook_started"
+    event: str
+    command: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class HookFinished(Event):
+    """A hook's command ended: ``exit_code`` (-1 when it timed out or could not start), and
+    ``outcome``, one line of what it did (``blocked: ...``, ``changed the input``; "" when it
+    let things go on unchanged)."""
+
+    type: ClassVar[str] = "hook_finished"
+    event: str
+    command: str
+    exit_code: int
+    outcome: str = ""
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetWarning(Event):
+    """The session's spend crossed ``level`` % (50, 80, 100) of a limit; said once per level
+    (``dcode.agent.budget``). The figures are the session's so far and its limits (None: no
+    limit of that kind)."""
+
+    type: ClassVar[str] = "budget_warning"
+    level: int
+    message: str
+    spent_usd: float = 0.0
+    limit_usd: float | None = None
+    spent_tokens: int = 0
+    limit_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CompactionStarted(Event):
     type: ClassVar[str] = "compaction_started"
     reason: str
@@ -384,3 +423,5 @@ class TurnFinished(Event):
     error: str = ""
     cached_tokens: int = 0
     """The part of ``input_tokens`` the provider read from its prompt cache."""
+    budget_exceeded: bool = False
+    """The turn ended at the session's budget (``error`` says which limit)."""

@@ -27,13 +27,16 @@ from langgraph.types import Checkpointer
 from dcode.agent.async_tasks.middleware import AsyncTasksMiddleware
 from dcode.agent.async_tasks.remote import RemoteAgents
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.budget import Tariff
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.history_state import history_state
+from dcode.agent.hooks.tool_calls import HooksMiddleware
 from dcode.agent.media_files import FileImages
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_route import request_limits, route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
 from dcode.agent.middleware.argument_truncation import ArgumentTruncationMiddleware
+from dcode.agent.middleware.budget import BudgetMiddleware
 from dcode.agent.middleware.file_changes import FileChangesMiddleware
 from dcode.agent.middleware.local_context import LocalContextMiddleware
 from dcode.agent.middleware.mcp_status import McpStatusMiddleware
@@ -133,6 +136,7 @@ def build_graph(
     uploads: UploadResolver | None = None,
     presents_plans: bool = False,
     remote_agents: RemoteAgents | None = None,
+    tariff: Tariff | None = None,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
@@ -147,7 +151,9 @@ def build_graph(
     ``uploads``: where request images are uploaded, on a route whose transport is ``files``
     (None: they travel inline); ``presents_plans``: whether the agent ends plan mode with a plan
     for the user (``exit_plan_mode``: the session's own agent); ``remote_agents``: the servers
-    the async task tools reach (None: the agent has none of those tools)."""
+    the async task tools reach (None: the agent has none of those tools); ``tariff``: the
+    model's name and prices, which the session's budget is checked and charged with (None: it
+    is not)."""
     counter = compactor.counter
     if counter is None:
         raise ValueError("the compactor has no token counter, and every tier counts with it")
@@ -165,6 +171,8 @@ def build_graph(
     todos = allowed_tools is None or WRITE_TODOS.name in allowed_tools
     middleware: list[AgentMiddleware[Any, RunContext]] = [
         RunContextRequired(),
+        # Before the compaction: a session at its cap asks the model for nothing, summaries included.
+        *([BudgetMiddleware(tariff)] if tariff is not None else []),
         *([TodoListMiddleware[object, RunContext]()] if todos else []),
         # Before the local context: its before-model hook compacts first, so the local context
         # sees a new cut at the same step and is found again.
@@ -182,6 +190,7 @@ def build_graph(
         ResultEvictionMiddleware(
             large_results
         ),  # outside the approval: it sees the call's last word
+        HooksMiddleware(),  # outside the approval: a rewritten call is the one asked about
         ApprovalMiddleware(),
         FileChangesMiddleware(),  # innermost: only a call about to run is recorded
     ]

@@ -22,3 +22,6 @@ rejected, or put to a user who answers outside the run)."""
 SHELL_COMMAND_MARKER: Final = "dcode_shell_command"
 """On the note a user's ``!cmd`` leaves in the thread: the command and its exit code
 (``dcode.agent.shell_note``)."""
+HOOK_MARKER: Final = "dcode_hook"
+"""On a user-role message a hook put in the thread: the event's name (a ``Stop`` hook that asked
+the agent to go on, with its reason as the message)."""

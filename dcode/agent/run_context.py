@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from dcode.agent.approval import Approver, Policy
 from dcode.agent.backends.protocol import Backend
+from dcode.agent.budget import AgentBudget
 from dcode.agent.events import Event
 from dcode.agent.rewind.changes import ChangeLog
+
+if TYPE_CHECKING:
+    from dcode.agent.hooks.runner import Hooks
 
 RECURSION_LIMIT = 10_000
 """Graph steps a run may take (a session's turn or a subagent's job): a loop of tool calls ends
@@ -44,6 +48,11 @@ class RunContext:
     a subagent (``Event.agent``)."""
     changes: ChangeLog | None = None
     """Where the files the run's tools write are recorded for ``/rewind`` (None: nowhere)."""
+    hooks: Hooks | None = None
+    """The session's hooks (``dcode.agent.hooks``); None: no hook runs."""
+    budget: AgentBudget | None = None
+    """The session's spend and limits, charged by every model request of the run (None: not
+    counted, as outside a session's turn)."""
 
 
 @runtime_checkable

@@ -26,19 +26,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from dcode.agent.approval import ApprovalPolicy, Approver
 from dcode.agent.attached_files import AttachedFile, marker
+from dcode.agent.budget import (
+    COMPACTION,
+    AgentBudget,
+    BudgetReached,
+    Limits,
+    SessionBudget,
+    UsageRow,
+)
 from dcode.agent.compaction.record import read_compaction
 from dcode.agent.compaction.summary import Compacted, CompactionFailed
 from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
-from dcode.agent.markers import CANCELLED_MARKER
+from dcode.agent.hooks.context_text import with_context
+from dcode.agent.markers import CANCELLED_MARKER, HOOK_MARKER
 from dcode.agent.paste_archive import archive_paste
 from dcode.agent.rewind.changes import ChangeLog
 from dcode.agent.rewind.code import CodePlan, plan_code, restore_code
@@ -58,11 +68,13 @@ if TYPE_CHECKING:
 
     from dcode.agent.backends.local import LocalBackend
     from dcode.agent.compaction.summary import Compactor
+    from dcode.agent.hooks.runner import Hooks
     from dcode.agent.store.base import SessionStore
     from dcode.models.factory import ResolvedModel
     from dcode.settings.config import Settings
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class TurnEngine(Protocol):
@@ -100,13 +112,30 @@ class TurnEngine(Protocol):
 
 class SessionRunner:
     def __init__(
-        self, engine: TurnEngine, session_id: str, approver: Approver, policy: ApprovalPolicy
+        self,
+        engine: TurnEngine,
+        session_id: str,
+        approver: Approver,
+        policy: ApprovalPolicy,
+        *,
+        hooks: Hooks | None = None,
     ) -> None:
         self.engine = engine
         self.session_id = session_id
         self.approver = approver
         self.policy = policy
+        self.hooks = hooks
+        self.start_source: str | None = "startup"
+        """``SessionStart``'s source for the next turn (``startup``, or ``clear`` after
+        ``/clear``; a thread with messages starts as ``resume``, and after ``/offload`` as
+        ``compact``); None once it has fired."""
         self._interrupt: TurnInterrupt | None = None
+        self._settled: tuple[str, int] | None = None
+        """(the thread's head, its size) as a turn that ended cleanly left it: the next turn
+        that finds the same head has nothing to settle, and skips reading the history."""
+        settings = engine.settings
+        self.limits = Limits(settings.budget_usd, settings.budget_tokens)
+        """The session's caps: the settings' (and the command line's), until ``/budget`` raises them."""
 
     @property
     def config(self) -> dict[str, Any]:
@@ -138,6 +167,9 @@ class SessionRunner:
         snapshot = await self.engine.graph.aget_state(self.config)
         values = snapshot.values if snapshot and snapshot.values else {}
         events: list[Event] = []
+        budget = await self.budget()
+        if reached := budget.reached():
+            return [Notice(reached)]
         try:
             done = await self.engine.compactor.compact(
                 list(values.get("messages", [])),
@@ -146,15 +178,20 @@ class SessionRunner:
                 emit=events.append,
                 force=True,
                 focus=focus,
+                pre_compact=self._pre_compact(focus, events),
+                budget=AgentBudget(budget),
             )
         except CompactionFailed:
             return events  # the notice says why
+        finally:
+            await self._record_usage(budget)
         if done is None:
             return [Notice("nothing to compact yet: the conversation is all recent")]
         if isinstance(done, Compacted):
             await self.engine.graph.aupdate_state(
                 self.config, {"compaction": done.event}, as_node="model"
             )
+            self.start_source = "compact"
         return events  # a refusal is among them, and nothing was written
 
     async def turns(self) -> list[Turn]:
@@ -206,58 +243,67 @@ class SessionRunner:
 
     async def run_turn(
         self,
-        content: str | list[dict[str, Any]],
+        content: str | list[dict[str, Any]] | None,
         *,
         prompt_text: str | None = None,
         attached: Sequence[AttachedFile] = (),
     ) -> AsyncGenerator[Event, None]:
         """The turn's events, ending with ``TurnFinished``. Iterate it from one task to the end,
         or close it (``contextlib.aclosing``) when leaving early. ``attached``: the files of
-        ``content`` attached with ``@path`` (recorded on the message, see ``attached_files``)."""
+        ``content`` attached with ``@path`` (recorded on the message, see ``attached_files``).
+        ``content`` None goes on from where the thread stopped, with no new message: the turn
+        the budget ended, once it is raised."""
         if self._interrupt is not None:
             raise RuntimeError("a turn is already running in this session")
         task = asyncio.current_task()
         assert task is not None, "a turn runs in a task"
         interrupt = self._interrupt = TurnInterrupt(task)
         prompt = (
-            prompt_text
-            if prompt_text is not None
-            else (content if isinstance(content, str) else "")
+            prompt_text if prompt_text is not None else content if isinstance(content, str) else ""
         )
         started = time.monotonic()
         translator = StreamTranslator(self.engine.resolved.profile.max_input_tokens)
         sent, interrupted, error, leaving = False, False, "", False
+        budget, exceeded = SessionBudget(self.limits), False
         subagent_threads: list[str] = []
         try:
             yield TurnStarted(self.session_id, prompt)
             try:
                 translator = await self._translator()
+                budget = await self.budget()
                 for notice in await interrupt.guard(self.engine.prepare_turn()):
                     yield Notice(notice)
-                if not interrupt.requested:
-                    archived = await asyncio.to_thread(
-                        archive_paste, content, self.engine.settings.home / HISTORY_DIR
-                    )
-                    for path in archived.paths:
-                        yield Notice(
-                            f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview"
-                        )
-                    for reason in archived.failed:
-                        yield Notice(reason)
-                    for notice in await interrupt.guard(self._begin(prompt)):
+                hooked = (
+                    await interrupt.guard(self._prompt_hooks(prompt))
+                    if content is not None
+                    else HookedPrompt()
+                )
+                for event in hooked.events:
+                    yield event
+                if hooked.refusal:
+                    error = hooked.refusal
+                    yield ErrorEvent(error, kind="hook_blocked")
+                elif not interrupt.requested:
+                    sending, notices = await self._opening(content, prompt, interrupt)
+                    for notice in notices:
                         yield Notice(notice)
                     sent = True
+                    message = (
+                        None
+                        if sending is None
+                        else HumanMessage(
+                            content=cast(
+                                "str | list[str | dict[Any, Any]]",
+                                with_context(sending, hooked.context),
+                            ),
+                            additional_kwargs=marker(attached),
+                        )
+                    )
                     async with aclosing(
-                        self._graph_stream(archived.content, marker(attached))
-                    ) as stream:
-                        while (
-                            not interrupt.requested
-                            and (item := await interrupt.guard(anext(stream, None))) is not None
-                        ):
-                            for event in translator.on_stream(*item):
-                                if isinstance(event, SubagentStarted):
-                                    subagent_threads.append(event.thread_id)
-                                yield event
+                        self._answer(message, interrupt, translator, subagent_threads, budget)
+                    ) as answer:
+                        async for event in answer:
+                            yield event
                 if interrupt.requested:  # its cancellation may have been swallowed on the way
                     leaving, interrupted = interrupt.absorb(), True
             except asyncio.CancelledError as exc:
@@ -268,6 +314,9 @@ class SessionRunner:
                     log.debug("turn failed", exc_info=True)
                     error = describe_model_error(exc, self.engine.resolved.endpoint.base_url)
                     yield ErrorEvent(error, kind=type(exc).__name__)
+            except BudgetReached as exc:
+                error, exceeded = str(exc), True
+                yield ErrorEvent(error, kind="budget")
             except ModelCallLimitExceededError:
                 error = f"stopped after {translator.tally.num_turns} model turns (--max-turns {self.engine.settings.max_turns})"
                 yield ErrorEvent(error, kind="max_turns")
@@ -284,15 +333,38 @@ class SessionRunner:
                 interrupted=interrupted,
                 failed=bool(error),
                 subagent_threads=subagent_threads,
+                budget=budget,
             )
             if leaving:
                 raise asyncio.CancelledError
             for problem in problems:
                 error = error or problem
                 yield ErrorEvent(problem, kind=DAMAGED_DATABASE if self._damage() else "session")
-            yield self._finished(translator, started, error=error, interrupted=interrupted)
+            yield self._finished(
+                translator, started, error=error, interrupted=interrupted, exceeded=exceeded
+            )
         finally:
             self._interrupt = None
+
+    async def _opening(
+        self, content: str | list[dict[str, Any]] | None, prompt: str, interrupt: TurnInterrupt
+    ) -> tuple[str | list[dict[str, Any]] | None, list[str]]:
+        """What the turn sends the graph (a prompt too large goes as a preview of its archive),
+        with the notices to show first; the thread is settled and the turn noted for
+        ``/rewind``. A turn that goes on (``content`` None) sends nothing new."""
+        if content is None:
+            await asyncio.to_thread(self.engine.confirm_held, self.session_id)
+            return None, []
+        archived = await asyncio.to_thread(
+            archive_paste, content, self.engine.settings.home / HISTORY_DIR
+        )
+        notices = [
+            f"the message is too large for the conversation: it was saved to {path}, and the model gets a preview"
+            for path in archived.paths
+        ]
+        notices += archived.failed
+        notices += await interrupt.guard(self._begin(prompt))
+        return archived.content, notices
 
     async def _failure_line(self, exc: Exception) -> tuple[str, str]:
         """The line (and event kind) for a failed turn. A failure of the session database has
@@ -313,6 +385,35 @@ class SessionRunner:
     def _damage(self) -> SessionDatabaseError | None:
         return self.engine.store.known_damage()
 
+    async def budget(self) -> SessionBudget:
+        """The session's budget as a turn starts: the spend stored so far against
+        ``limits``. Tokens the session's totals hold beyond its rows (spent before usage was
+        kept by model and agent) count too, priced with the session's model."""
+        rows = await asyncio.to_thread(self.engine.store.usage, self.session_id)
+        info = await asyncio.to_thread(self.engine.store.get, self.session_id)
+        if info is not None:
+            agents = [row for row in rows if row.agent != COMPACTION]  # not in the totals
+            earlier = UsageRow(
+                self.engine.resolved.spec,
+                "",
+                max(0, info.input_tokens - sum(row.input_tokens for row in agents)),
+                max(0, info.cached_tokens - sum(row.cached_tokens for row in agents)),
+                max(0, info.output_tokens - sum(row.output_tokens for row in agents)),
+            )
+            if earlier.tokens:
+                earlier.cost_usd = self.engine.resolved.profile.cost(
+                    earlier.input_tokens, earlier.output_tokens, earlier.cached_tokens
+                )
+                rows.append(earlier)
+        return SessionBudget.starting(self.limits, rows)
+
+    async def _record_usage(self, budget: SessionBudget) -> None:
+        if budget.rows:
+            await asyncio.to_thread(
+                self.engine.store.record_usage, self.session_id, list(budget.rows.values())
+            )
+            budget.rows.clear()
+
     async def _translator(self) -> StreamTranslator:
         info = await asyncio.to_thread(self.engine.store.get, self.session_id)
         session_tokens = (
@@ -326,11 +427,13 @@ class SessionRunner:
         with a title and its size. Returns the notices to show: a turn that could not be noted
         for ``/rewind`` still runs."""
         await asyncio.to_thread(self.engine.confirm_held, self.session_id)
-        count = await self._repair_dangling_calls()
-        head = await self.engine.checkpointer.aget_tuple(
-            {"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}}
-        )
-        checkpoint = str(head.config["configurable"]["checkpoint_id"]) if head is not None else None
+        settled, self._settled = self._settled, None
+        checkpoint = await self._head()
+        if settled is not None and settled[0] == checkpoint:
+            count = settled[1]  # as the last turn left it: no call without its result
+        else:
+            count = await self._repair_dangling_calls()
+            checkpoint = await self._head()
         notices = []
         try:
             await asyncio.to_thread(
@@ -347,25 +450,125 @@ class SessionRunner:
         )
         return notices
 
+    async def end_session(self, reason: str) -> list[Event]:
+        """Fire ``SessionEnd`` (``reason``: ``clear``, ``logout``, ``prompt_input_exit`` or
+        ``other``) for a session that started; returns its events (nothing when none ran)."""
+        events: list[Event] = []
+        if self.hooks is not None and self.start_source is None:
+            payload = {"session_id": self.session_id, "reason": reason}
+            await self.hooks.fire("SessionEnd", payload, events.append, target=reason)
+        return events
+
+    def _pre_compact(self, focus: str, events: list[Event]) -> Callable[[], Awaitable[object]]:
+        """The ``PreCompact`` hooks (trigger ``manual``) to run before ``/offload``'s summary."""
+        hooks = self.hooks
+
+        async def run() -> None:
+            if hooks is not None:
+                payload = {
+                    "session_id": self.session_id,
+                    "trigger": "manual",
+                    "custom_instructions": focus,
+                }
+                await hooks.fire("PreCompact", payload, events.append, target="manual")
+
+        return run
+
+    async def _answer(
+        self,
+        message: HumanMessage | None,
+        interrupt: TurnInterrupt,
+        translator: StreamTranslator,
+        subagent_threads: list[str],
+        budget: SessionBudget,
+    ) -> AsyncGenerator[Event, None]:
+        """The graph's events for ``message`` (None: on from where the thread stopped); then,
+        each time a ``Stop`` hook sends the agent back, for the hook's reason. Stops at an
+        interrupt."""
+        stop_active = False
+        next_message: HumanMessage | None = message
+        while True:
+            async with aclosing(self._graph_stream(next_message, budget)) as stream:
+                while (
+                    not interrupt.requested
+                    and (item := await interrupt.guard(anext(stream, None))) is not None
+                ):
+                    for event in translator.on_stream(*item):
+                        if isinstance(event, SubagentStarted):
+                            subagent_threads.append(event.thread_id)
+                        yield event
+            if interrupt.requested:
+                return
+            stopping = await interrupt.guard(self._stop_hooks(stop_active))
+            for event in stopping.events:
+                yield event
+            if stopping.again is None:
+                return
+            next_message, stop_active = stopping.again, True
+
+    async def _prompt_hooks(self, prompt: str) -> HookedPrompt:
+        """``SessionStart`` on the runner's first turn (its context and ``UserPromptSubmit``'s
+        go with the prompt), then ``UserPromptSubmit``, which may refuse the prompt."""
+        hooked = HookedPrompt()
+        if self.hooks is None:
+            return hooked
+        if self.start_source is not None:
+            source = self.start_source
+            if source == "startup" and await self._message_count():
+                source = "resume"
+            self.start_source = None
+            started = await self.hooks.fire(
+                "SessionStart",
+                {"session_id": self.session_id, "source": source},
+                hooked.events.append,
+                target=source,
+            )
+            hooked.context += started.context
+        submitted = await self.hooks.fire(
+            "UserPromptSubmit",
+            {"session_id": self.session_id, "prompt": prompt},
+            hooked.events.append,
+        )
+        hooked.context += submitted.context
+        if submitted.blocked or submitted.stop:
+            why = submitted.reason or submitted.stop_reason or "no reason given"
+            hooked.refusal = f"a UserPromptSubmit hook blocked the prompt: {why}"
+        return hooked
+
+    async def _stop_hooks(self, active: bool) -> StopHooks:
+        """``Stop`` as the agent ends its answer: a block sends its reason back to the agent,
+        which goes on (``stop_hook_active`` tells the hook it already did once)."""
+        stopping = StopHooks()
+        if self.hooks is None or not self.hooks.has("Stop"):
+            return stopping
+        outcome = await self.hooks.fire(
+            "Stop",
+            {"session_id": self.session_id, "stop_hook_active": active},
+            stopping.events.append,
+        )
+        if outcome.blocked and not outcome.stop:
+            reason = outcome.reason or "a Stop hook asked you to go on"
+            stopping.events.append(Notice(f"a Stop hook asked the agent to go on: {reason}"))
+            stopping.again = HumanMessage(
+                content=f"Stop hook: {reason}", additional_kwargs={HOOK_MARKER: "Stop"}
+            )
+        return stopping
+
     def _graph_stream(
-        self, content: str | list[dict[str, Any]], marks: dict[str, Any]
+        self, message: HumanMessage | None, budget: SessionBudget
     ) -> AsyncGenerator[Any, None]:
+        """The graph's run for ``message``, or (None) on from the step the thread stopped
+        before."""
         return self.engine.graph.astream(
-            # langchain types a message's content as a list of parts of any kind: ours are dicts
-            {
-                "messages": [
-                    HumanMessage(
-                        content=cast("str | list[str | dict[Any, Any]]", content),
-                        additional_kwargs=marks,
-                    )
-                ]
-            },
+            None if message is None else {"messages": [message]},
             self.config,
             context=RunContext(
                 self.approver,
                 self.policy,
                 self.engine.backend,
                 changes=ChangeLog(self.engine.store, self.session_id),
+                hooks=self.hooks,
+                budget=AgentBudget(budget),
             ),
             stream_mode=list(STREAM_MODES),
             durability="sync",
@@ -379,6 +582,7 @@ class SessionRunner:
         interrupted: bool,
         failed: bool,
         subagent_threads: list[str],
+        budget: SessionBudget,
     ) -> list[str]:
         """Keep the partial answer of a turn cut short (interrupted, or failed mid-answer: a
         stall, a dropped connection), close the calls an interrupt left open (in the subagents'
@@ -410,7 +614,7 @@ class SessionRunner:
                 self.session_id,
                 prompt=prompt,
                 model=self.engine.resolved.spec,
-                message_count=await self._message_count(),
+                message_count=await self._message_count(settled=not interrupted and not failed),
                 input_tokens=tally.all_input_tokens,
                 output_tokens=tally.all_output_tokens,
                 context_tokens=tally.context_tokens,
@@ -421,6 +625,7 @@ class SessionRunner:
                     tally.subagent_cached_tokens,
                 ),
             )
+            await self._record_usage(budget)
         except Exception as exc:
             log.debug("recording the turn failed", exc_info=True)
             problem = await self._problem(exc)
@@ -436,7 +641,13 @@ class SessionRunner:
         return str(refusal) if refusal is not None else describe_model_error(exc)
 
     def _finished(
-        self, translator: StreamTranslator, started: float, *, error: str, interrupted: bool
+        self,
+        translator: StreamTranslator,
+        started: float,
+        *,
+        error: str,
+        interrupted: bool,
+        exceeded: bool = False,
     ) -> TurnFinished:
         tally = translator.tally
         return TurnFinished(
@@ -450,13 +661,24 @@ class SessionRunner:
             interrupted=interrupted,
             error=error,
             cached_tokens=tally.all_cached_tokens,
+            budget_exceeded=exceeded,
         )
 
-    async def _message_count(self) -> int:
+    async def _message_count(self, *, settled: bool = False) -> int:
+        """The thread's size; ``settled``: the turn ended cleanly, and if its last message is
+        an answer without calls, the next turn may skip settling the thread (``_begin``)."""
         try:
-            return len(await self.messages())
+            snapshot = await self.engine.graph.aget_state(self.config)
         except Exception:  # noqa: BLE001 - a count is not worth failing a turn
             return 0
+        messages = snapshot.values.get("messages", []) if snapshot and snapshot.values else []
+        head = (
+            (snapshot.config.get("configurable") or {}).get("checkpoint_id") if snapshot else None
+        )
+        last = messages[-1] if messages else None
+        if settled and head and isinstance(last, AIMessage) and not last.tool_calls:
+            self._settled = (str(head), len(messages))
+        return len(messages)
 
     async def _settle_after_interrupt(self, partial_text: str) -> None:
         """Keep the partial answer in the thread, then close any calls left without results."""
@@ -477,6 +699,13 @@ class SessionRunner:
                 as_node="model",
             )
 
+    async def _head(self) -> str | None:
+        """The id of the session thread's latest checkpoint (None: a new thread)."""
+        head = await self.engine.checkpointer.aget_tuple(
+            {"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}}
+        )
+        return str(head.config["configurable"]["checkpoint_id"]) if head is not None else None
+
     async def _repair_dangling_calls(self, thread: str | None = None) -> int:
         """Answer the calls left without results in the session's thread (or a subagent's
         ``thread``); returns the thread's size afterwards."""
@@ -495,8 +724,38 @@ class SessionRunner:
         results = [
             ToolMessage(**cancelled, tool_call_id=call_id, name=name) for call_id, name in missing
         ]
-        await self.engine.graph.aupdate_state(config, {"messages": results}, as_node="tools")
+        # A turn cut short while its tools ran may hold the calls' answer only in the writes of
+        # the step it left unfinished, which an update does not carry over: the answer goes in
+        # again (by its id: where the thread has it, it stays as it is), or its results would
+        # follow no call.
+        ids = {call_id for call_id, _ in missing}
+        owners = [
+            m
+            for m in messages
+            if isinstance(m, AIMessage) and any(call.get("id") in ids for call in m.tool_calls)
+        ]
+        await self.engine.graph.aupdate_state(
+            config, {"messages": [*owners, *results]}, as_node="tools"
+        )
         return len(messages) + len(results)
+
+
+@dataclass
+class HookedPrompt:
+    """What the hooks said of a prompt: their events, the context to send with it, and why it
+    is refused ("" when it goes on)."""
+
+    events: list[Event] = field(default_factory=list)
+    context: list[str] = field(default_factory=list)
+    refusal: str = ""
+
+
+@dataclass
+class StopHooks:
+    """What the ``Stop`` hooks said: their events, and the message to go on with (None: stop)."""
+
+    events: list[Event] = field(default_factory=list)
+    again: HumanMessage | None = None
 
 
 __all__ = ["SessionRunner", "dangling_tool_calls"]

@@ -29,6 +29,7 @@ from dcode.agent.events import (
     AssistantMessageFinished,
     Event,
     ModelStreamEnded,
+    Notice,
     ReasoningDelta,
     ShellCommandRan,
     TextDelta,
@@ -39,7 +40,8 @@ from dcode.agent.events import (
     UsageUpdated,
     UserMessage,
 )
-from dcode.agent.markers import CANCELLED_MARKER
+from dcode.agent.hooks.context_text import without_context
+from dcode.agent.markers import CANCELLED_MARKER, HOOK_MARKER
 from dcode.agent.shell_note import read_shell_note
 from dcode.agent.tools.result import texts_in
 from dcode.agent.tools.result_message import read_result
@@ -78,7 +80,7 @@ def user_text(message: BaseMessage) -> str:
     A sampled video window and a file attached with ``@path`` are left out: the transcript
     shows each as one line of its own."""
     if isinstance(message.content, str):
-        return message.content
+        return without_context(message.content)
     windows = windows_in(message.content)
     attached = attached_blocks(message.additional_kwargs)
     # Images the prompt names by their label (``[image 1]``, pasted in the TUI) need no mark.
@@ -96,7 +98,7 @@ def user_text(message: BaseMessage) -> str:
                 named -= 1
                 continue
             parts.append(str(block.get("text", "")) if kind in {"text", "output_text"} else mark)
-    return "".join(parts)
+    return without_context("".join(parts))
 
 
 def reasoning_text(message: BaseMessage) -> str:
@@ -234,6 +236,11 @@ class StreamTranslator:
             ) is not None:
                 command, exit_code, output = ran
                 yield ShellCommandRan(command, output, exit_code)
+            case HumanMessage() if isinstance(
+                hook := message.additional_kwargs.get(HOOK_MARKER), str
+            ):
+                said = message_text(message).removeprefix(f"{hook} hook: ")
+                yield Notice(f"a {hook} hook asked the agent to go on: {said}")
             case HumanMessage():
                 files = attachment_lines(attached_in(message.additional_kwargs))
                 yield UserMessage(

@@ -185,6 +185,21 @@ def run(
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", min=1, help="Stop after N model turns.")
     ] = None,
+    max_budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--max-budget-usd",
+            help="End a turn once the session has spent this many USD (subagents and compaction count).",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            min=1,
+            help="End a turn once the session has used this many tokens, input and output (what bounds a local model).",
+        ),
+    ] = None,
     effort: Annotated[
         ReasoningEffort | None,
         typer.Option(
@@ -274,6 +289,8 @@ def run(
         "approve": approve,
         "sandbox": sandbox,
         "max_turns": max_turns,
+        "budget_usd": max_budget_usd,
+        "budget_tokens": max_tokens,
         "effort": effort,
         "mcp_configs": mcp_config,
         "no_mcp": no_mcp,
@@ -512,13 +529,22 @@ def sessions_list(
 
 
 @sessions_app.command("show", help="A session's details and transcript.")
-def sessions_show(session_id: str) -> None:
+def sessions_show(
+    session_id: str,
+    usage: Annotated[
+        bool,
+        typer.Option(
+            "--usage",
+            help="The session's spend by model and by agent (input, cached, output, reasoning, USD) instead of its transcript.",
+        ),
+    ] = False,
+) -> None:
     from dcode.cli.sessions import show_session
 
     settings = _settings()
     with _session_database():
         try:
-            _echo(show_session(settings, session_id))
+            _echo(show_session(settings, session_id, usage=usage))
         except ConfigError as exc:
             _fail(str(exc), code=1)
 

@@ -64,6 +64,7 @@ def result_object(
             "cached_input_tokens": finished.cached_tokens,
         },
         "duration_ms": finished.duration_ms,
+        "budget_exceeded": finished.budget_exceeded,
         **({"plan": plan} if planning else {}),
         "permission_denials": [
             {
@@ -106,10 +107,12 @@ async def run_headless(
 ) -> int:
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
+    from dcode.agent.events import Notice
     from dcode.agent.session_init import session_init
     from dcode.mcp.plan import plan, skipped_warning
     from dcode.models.factory import resolve_model
     from dcode.models.media_support import MediaSupport
+    from dcode.settings.hook_sources import skipped_line
 
     if request.server:
         from dcode.cli.remote import run_remote
@@ -122,9 +125,11 @@ async def run_headless(
     unseen = MediaSupport(resolved.spec, resolved.profile, settings.user_config).unseen_in(
         request.content or ()
     )
+    hooks_skipped = skipped_line(settings.skipped_hooks)
     for line in (
         *(f"dcode: warning: {p}" for p in (*unseen, *servers.problems)),
         skipped_warning(servers),
+        f"dcode: warning: {hooks_skipped}" if hooks_skipped else None,
     ):
         if line:
             say(err, line)
@@ -149,6 +154,11 @@ async def run_headless(
             out=out,
             err=err,
         )
+        for event in await runner.end_session("other"):
+            if request.output_format is OutputFormat.STREAM_JSON:
+                print(json_safe(json.dumps(event.to_json(), default=str)), file=out, flush=True)
+            elif isinstance(event, Notice):
+                say(err, f"dcode: note: {event.message}")
     return report(finished, shown_plan, damaged, mode, runner.policy.denials, request, out=out)
 
 

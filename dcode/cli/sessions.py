@@ -8,6 +8,7 @@ import time
 from typing import IO
 
 from dcode.agent.attached_files import ATTACHMENT_MARK
+from dcode.agent.budget import usage_lines
 from dcode.agent.events import (
     AssistantMessageFinished,
     Event,
@@ -46,11 +47,16 @@ def list_sessions(settings: Settings, *, here: bool = False, limit: int = 50) ->
     return "\n".join(lines)
 
 
-def show_session(settings: Settings, session_id: str) -> str:
-    """A session's details and its transcript, read without writing to the database."""
-    info = open_store(settings, read_only=True).get(session_id)
+def show_session(settings: Settings, session_id: str, *, usage: bool = False) -> str:
+    """A session's details and its transcript, read without writing to the database;
+    ``usage``: its spend by model and by agent instead of the transcript (what ``/cost``
+    shows)."""
+    store = open_store(settings, read_only=True)
+    info = store.get(session_id)
     if info is None:
         raise ConfigError(f"no session {session_id!r}: see `dcode sessions list`")
+    if usage:
+        return "\n".join([*_header(info), "", *usage_lines(store.usage(info.id))])
     return "\n".join([*_header(info), "", *_transcript(settings, info.id)])
 
 

@@ -69,7 +69,7 @@ class AttachedRunner(SessionRunner):
 
     def run_turn(
         self,
-        content: str | list[dict[str, Any]],
+        content: str | list[dict[str, Any]] | None,
         *,
         prompt_text: str | None = None,
         attached: Sequence[AttachedFile] = (),

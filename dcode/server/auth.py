@@ -4,12 +4,17 @@
 each request must then carry ``Authorization: Bearer T`` (a dcode client reads T from
 ``DCODE_SERVER_TOKEN``), or it gets one 401 line saying so. Without a token every request on
 loopback is let in.
+
+The same handler serves on ``langgraph dev`` and on Aegra, which call it differently: the first
+passes the parameters it names (``headers``, as bytes), the second passes the headers, decoded,
+as its one positional argument.
 """
 
 from __future__ import annotations
 
 import hmac
 import os
+from collections.abc import Mapping
 
 from langgraph_sdk import Auth
 
@@ -25,7 +30,10 @@ WRONG = f"this dcode server refused the token: check {CLIENT_TOKEN_ENV}"
 
 
 @auth.authenticate
-async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+async def authenticate(
+    headers: Mapping[bytes, bytes] | Mapping[str, str],
+) -> Auth.types.MinimalUserDict:
+    authorization = authorization_of(headers)
     expected = os.environ.get(TOKEN_ENV, "")
     if not expected:
         return {"identity": "local"}
@@ -37,3 +45,12 @@ async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     ):
         raise Auth.exceptions.HTTPException(status_code=401, detail=WRONG)
     return {"identity": "token"}
+
+
+def authorization_of(headers: Mapping[bytes, bytes] | Mapping[str, str]) -> str:
+    """The ``Authorization`` header's value ("": none), whichever way the server gave them."""
+    for key, value in headers.items():
+        name = key.decode("latin-1") if isinstance(key, bytes) else key
+        if name.lower() == "authorization":
+            return value.decode("latin-1") if isinstance(value, bytes) else value
+    return ""

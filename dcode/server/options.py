@@ -25,3 +25,6 @@ ASSISTANT_ID = "dcode"
 """The graph's id in ``langgraph.json``: the assistant a client starts its runs on."""
 
 CONFIG_FILE = Path(__file__).with_name("langgraph.json")
+AEGRA_CONFIG_FILE = Path(__file__).with_name("aegra.json")
+"""The same graph and auth for Aegra (``aegra serve -c``), which loads a graph from a file's
+path, not a module's, and keeps checkpoints in its own PostgreSQL."""

@@ -120,7 +120,7 @@ class RemoteRunner:
 
     async def run_turn(
         self,
-        content: str | list[dict[str, Any]],
+        content: str | list[dict[str, Any]] | None,
         *,
         prompt_text: str | None = None,
         attached: Sequence[AttachedFile] = (),
@@ -182,7 +182,7 @@ class RemoteRunner:
 
     async def _turn(
         self,
-        content: str | list[dict[str, Any]],
+        content: str | list[dict[str, Any]] | None,
         prompt: str,
         translator: StreamTranslator,
         interrupt: TurnInterrupt,
@@ -202,7 +202,9 @@ class RemoteRunner:
                     yield event
             else:
                 await interrupt.guard(self._close_open_calls())
-        prompted = {"input": {"messages": [{"role": "user", "content": content}]}}
+        # None: the thread goes on from where it stopped, with no new message.
+        message = None if content is None else {"messages": [{"role": "user", "content": content}]}
+        prompted = {"input": message}
         async for event in self._runs(prompted, translator, interrupt):
             yield event
 

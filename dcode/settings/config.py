@@ -27,6 +27,7 @@ from dcode.sandbox.modes import BadSetting, SandboxMode, SandboxSettings, apply_
 from dcode.settings.compaction_triggers import EXPECTED as THRESHOLD_EXPECTED
 from dcode.settings.compaction_triggers import Threshold
 from dcode.settings.database import DATABASE_URL_ENV, database_location, is_postgres_url
+from dcode.settings.hook_sources import HookCommand, HooksError, gather_hooks, table_hooks
 from dcode.settings.permission_sources import (
     CLAUDE_PROJECT_FILES,
     RulesError,
@@ -64,6 +65,8 @@ _SCALAR_KEYS = {
     "api": WireApi,
     "approve": ApprovalMode,
     "max_turns": int,
+    "budget_usd": float,
+    "budget_tokens": int,
     "theme": str,
     "bell": bool,
     "effort": ReasoningEffort,
@@ -94,10 +97,11 @@ _ENVIRONMENT = {
 
 _ZERO_ALLOWED = {"max_retries"}
 _MAXIMUM = {"task_depth": 2}
-_TABLE_KEYS = {"providers", "models", "mcp", "fetch", "sandbox", "permissions"}
+_TABLE_KEYS = {"providers", "models", "mcp", "fetch", "sandbox", "permissions", "hooks"}
 _LIST_KEYS = {"pass_env"}
-_USER_ONLY_KEYS = {"database_url", "async_agents"}
-"""Read from the user's own config only; a project's (trusted or not) is ignored."""
+_USER_ONLY_KEYS = {"database_url", "async_agents", "budget_usd", "budget_tokens"}
+"""Read from the user's own config only; a project's (trusted or not) is ignored: a project may
+not choose where its sessions go, nor set or raise what they may spend."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -141,6 +145,7 @@ def load_settings(
         if value is not None and key not in _OWN_CLI
     }
     trust, digest = TrustState.NONE, None
+    waiting_hooks: tuple[HookCommand, ...] = ()
     ignored: tuple[IgnoredSetting, ...] = ()
     files = _project_files(settings)
     if files is not None:
@@ -155,6 +160,7 @@ def load_settings(
         if trust is TrustState.TRUSTED:
             settings = trusted
         else:
+            waiting_hooks = tuple(h for h in trusted.hooks if h.project)
             from dcode.settings.project_gate import gate
 
             mine = _apply_values(
@@ -182,13 +188,14 @@ def load_settings(
             settings, sandbox=replace(settings.sandbox, mode=SandboxMode(str(sandbox)))
         )
     settings = _permission_rules(settings, cli or {}, env, trust is TrustState.TRUSTED)
+    settings = _hooks(settings, env, waiting_hooks, trusted=trust is TrustState.TRUSTED)
     settings = _add_dirs(settings, (cli or {}).get("add_dirs"))
     return replace(
         settings,
         sources=tuple(sources),
         trust=trust,
         project_digest=digest,
-        ignored=ignored + _waiting(settings),
+        ignored=ignored + _waiting(settings) + _waiting_hooks(settings),
     )
 
 
@@ -252,7 +259,11 @@ def _apply_file(settings: Settings, path: Path, text: str) -> Settings:
 
 
 def _apply_data(settings: Settings, data: dict[str, object], path: Path, text: str) -> Settings:
-    scalars = {key: value for key, value in data.items() if key in _SCALAR_KEYS}
+    scalars = {
+        key: value
+        for key, value in data.items()
+        if key in _SCALAR_KEYS and (key not in _USER_ONLY_KEYS or path == settings.user_config)
+    }
     unknown = sorted(set(data) - set(_SCALAR_KEYS) - _TABLE_KEYS - _LIST_KEYS - _USER_ONLY_KEYS)
     if unknown:
         key = unknown[0]
@@ -282,6 +293,8 @@ def _apply_data(settings: Settings, data: dict[str, object], path: Path, text: s
         )
     if "permissions" in data:
         settings = _permissions_table(settings, data["permissions"], path, text)
+    if "hooks" in data:
+        settings = _hooks_table(settings, data["hooks"], path, text)
     if "mcp" in data:
         settings = replace(
             settings,
@@ -363,6 +376,45 @@ def _permission_rules(
     except RulesError as exc:
         raise ConfigError(str(exc)) from None
     return replace(settings, permission_rules=tuple(applied), waiting_rules=tuple(waiting))
+
+
+def _hooks_table(settings: Settings, table: object, path: Path, text: str) -> Settings:
+    try:
+        found = table_hooks(table, str(path), project=path != settings.user_config)
+    except HooksError as exc:
+        raise ConfigError(
+            f"{path} line {_line_of(text, 'hooks')}: {str(exc).removeprefix(str(path) + ': ')}"
+        ) from None
+    return replace(settings, hooks=settings.hooks + tuple(found))
+
+
+def _hooks(
+    settings: Settings,
+    env: dict[str, str],
+    waiting: tuple[HookCommand, ...],
+    *,
+    trusted: bool,
+) -> Settings:
+    """Every source's hooks (``hook_sources.gather_hooks``); the project's wait for trust
+    (``skipped_hooks``, with those of its config the gate left out)."""
+    user_home = Path(env.get("HOME") or Path.home())
+    try:
+        running, skipped = gather_hooks(
+            settings.hooks, settings.workspace, user_home, trusted=trusted
+        )
+    except HooksError as exc:
+        raise ConfigError(str(exc)) from None
+    return replace(settings, hooks=tuple(running), skipped_hooks=(*skipped, *waiting))
+
+
+def _waiting_hooks(settings: Settings) -> tuple[IgnoredSetting, ...]:
+    """The hooks of the project's Claude settings as settings the trust question lists (those
+    of its config the gate lists itself)."""
+    return tuple(
+        IgnoredSetting(f"hooks.{hook.event}", hook.command, f"runs this command ({hook.source})")
+        for hook in settings.skipped_hooks
+        if hook.source != str(settings.project_config)
+    )
 
 
 def _waiting(settings: Settings) -> tuple[IgnoredSetting, ...]:
@@ -581,15 +633,19 @@ def _coerce(key: str, raw: Any, kind: type, origin: str) -> Any:
             raise ValueError
         return raw
     except ValueError:
-        expected = f"an integer from 1 to {_MAXIMUM[key]}" if key in _MAXIMUM else _expected(kind)
+        expected = (
+            f"an integer from 1 to {_MAXIMUM[key]}" if key in _MAXIMUM else _expected(kind, key)
+        )
         raise _ValueError(
             key, f"{key} = {raw!r} is not valid ({origin}); expected {expected}"
         ) from None
 
 
-def _expected(kind: type) -> str:
+def _expected(kind: type, key: str = "") -> str:
     if kind in (ApprovalMode, WireApi, ReasoningEffort):
         return " or ".join(repr(member.value) for member in kind)
+    if key == "budget_usd":
+        return "a positive number of USD"
     return {
         int: "a positive integer",
         float: "a positive number of seconds",
@@ -652,6 +708,16 @@ def describe(settings: Settings) -> dict[str, object]:
             case tuple() if item.name in ("permission_rules", "waiting_rules"):
                 out[item.name] = [
                     {"effect": r.effect, "rule": r.text, "source": r.source} for r in value
+                ]
+            case tuple() if item.name in ("hooks", "skipped_hooks"):
+                out[item.name] = [
+                    {
+                        "event": h.event,
+                        "matcher": h.matcher,
+                        "command": h.command,
+                        "source": h.source,
+                    }
+                    for h in value
                 ]
             case tuple() if item.name == "ignored":
                 out[item.name] = [

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dcode.sandbox.modes import SandboxSettings
 from dcode.settings.compaction_triggers import KEEP, SUMMARIZE_AT, TRUNCATE_AT, Threshold, Triggers
+from dcode.settings.hook_sources import HookCommand
 from dcode.settings.permission_sources import RuleText
 from dcode.settings.trust import TrustState
 
@@ -125,6 +126,12 @@ class Settings:
     api: WireApi | None = None
     approve: ApprovalMode | None = None
     max_turns: int | None = None
+    budget_usd: float | None = None
+    """A session's spend cap in USD (``dcode.agent.budget``): from the user's own config or
+    ``--max-budget-usd``, never a project's."""
+    budget_tokens: int | None = None
+    """A session's cap in tokens, input and output (``--max-tokens``): what bounds a model
+    without prices. From the user's own config or the command line, never a project's."""
     theme: str | None = None
     bell: bool = True
     """Ring the terminal's bell when a turn ends or an approval waits while the terminal is not
@@ -180,6 +187,10 @@ class Settings:
     """Every permission rule in force, highest source first (``dcode.settings.permission_sources``)."""
     waiting_rules: tuple[RuleText, ...] = ()
     """The project's allow rules, left out until the user trusts the project."""
+    hooks: tuple[HookCommand, ...] = ()
+    """Every hook that runs, the project's first (``dcode.settings.hook_sources``)."""
+    skipped_hooks: tuple[HookCommand, ...] = ()
+    """The project's hooks, left out until the user trusts the project."""
 
     @property
     def triggers(self) -> Triggers:

@@ -42,7 +42,7 @@ from textual.theme import Theme
 from textual.widgets import TextArea
 from textual.worker import Worker
 
-from dcode.agent.events import ApprovalKind
+from dcode.agent.events import ApprovalKind, Event, Notice
 from dcode.agent.store.base import SessionDatabaseError, SessionHeld
 from dcode.processes.exit_signals import ExitSignals
 from dcode.prompts.commands import PromptCommands
@@ -140,6 +140,7 @@ class DcodeApp(App[int]):
         self.engine: Engine | None = None
         self._unclaimed_engine: Engine | None = None  # opened, EngineReady not yet handled
         self.runner: SessionRunner | None = None
+        self._next_start = "startup"  # SessionStart's source for the next runner (``clear``)
         self.prompt_commands = PromptCommands()  # the user's own slash commands, once read
         self.approver = TuiApprover(self)
         self.collector = QuietCollector()
@@ -408,9 +409,9 @@ class DcodeApp(App[int]):
         if self.runner is None and self.remote is not None:
             self.use_runner(self._served_runner(self._session_id))
         if self.runner is None:
-            self.use_runner(
-                self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode)
-            )
+            runner = self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode)
+            runner.start_source, self._next_start = self._next_start, "startup"
+            self.use_runner(runner)
         assert self.runner is not None
         return self.runner
 
@@ -418,6 +419,9 @@ class DcodeApp(App[int]):
         """Make ``runner`` the app's (None: no session yet), and let the session it replaces go:
         this process holds one session at a time, and others may open the old one now."""
         old, self.runner = self.runner, runner
+        if old is not None and old is not runner:
+            self._next_start = "clear" if runner is None else "startup"
+            self.run_worker(old.end_session("clear" if runner is None else "other"))
         self._session_id = runner.session_id if runner is not None else None
         if runner is not None:
             self.last_session_id = runner.session_id
@@ -493,6 +497,7 @@ class DcodeApp(App[int]):
         profile = self.engine.resolved.profile
         self.status.set_usage(info.context_tokens, profile.max_input_tokens)
         self.status.cost = profile.cost(info.input_tokens, info.output_tokens, info.cached_tokens)
+        self.status.budget = (await runner.budget()).level()  # the levels already behind it
         opened = (
             f"Forked session {forked_from} into {info.id}"
             if forked_from
@@ -587,11 +592,32 @@ class DcodeApp(App[int]):
 
     # -- input ------------------------------------------------------------------------
 
-    def ring_if_away(self) -> None:
+    def ring_if_away(self, *, turn_ended: bool = False) -> None:
         """Call the user back (the terminal's bell) when the terminal is not in focus (as it
-        reports with focus events; one that does not is always taken as in focus)."""
+        reports with focus events; one that does not is always taken as in focus); a turn that
+        ended then also fires the ``Notification`` hooks (``idle_prompt``)."""
         if not self.app_focus and self.settings.bell:
             self.bell()
+        if turn_ended and not self.app_focus and self.runner is not None:
+            self.run_worker(self._notify_idle(self.runner))
+
+    async def _notify_idle(self, runner: SessionRunner) -> None:
+        """The ``Notification`` hooks for a turn that ended out of focus; what they say (a hook
+        that failed) goes in the transcript."""
+        if runner.hooks is None:
+            return
+        said: list[Event] = []
+        task = runner.hooks.notify(
+            runner.session_id,
+            "dcode finished its turn and waits for you",
+            "idle_prompt",
+            said.append,
+        )
+        if task is not None:
+            await task
+        for event in said:
+            if isinstance(event, Notice):
+                await self.transcript.notice(event.message, NoticeLevel.WARNING)
 
     @on(PromptInput.EscapedTwice)
     def _on_escaped_twice(self) -> None:
@@ -755,6 +781,9 @@ class DcodeApp(App[int]):
             *self.cancel_workers("command"),  # an /offload in flight: the session stays as it was
         ]
         await _wound_up(cancelled)
+        if self.runner is not None:
+            with suppress(Exception):  # quitting must not fail; a hook has its own timeout
+                await asyncio.wait_for(self.runner.end_session("prompt_input_exit"), 5.0)
         await self._close_engine()
         self.exit(0)
 

@@ -107,12 +107,18 @@ class SlashCommands:
                 await self._rewind()
             case "context":
                 await self._show_context()
+            case "cost":
+                await self._show_cost()
+            case "budget":
+                await self._budget(args)
             case "agents":
                 await self._show_agents()
             case "mcp":
                 self._show_mcp()
             case "permissions":
                 await self._permissions(args)
+            case "hooks":
+                await self._show_hooks()
             case "clear":
                 await self.new_session()
             case "resume":
@@ -345,12 +351,65 @@ class SlashCommands:
             return
         self.host.push_screen(ContextScreen(report, self.host.engine.resolved.spec))
 
+    async def _show_cost(self) -> None:
+        """``/cost``: what the session spent, by model and by agent (``usage_lines``)."""
+        from dcode.agent.budget import usage_lines
+
+        assert self.host.engine is not None
+        runner = self.host.runner
+        rows = (
+            await asyncio.to_thread(self.host.engine.store.usage, runner.session_id)
+            if runner is not None
+            else []
+        )
+        await self.transcript.notice("\n".join(usage_lines(rows)))
+
+    async def _budget(self, args: str) -> None:
+        """``/budget``: where the session stands against its limits; ``/budget 5`` or
+        ``/budget 200k tokens`` sets one for the rest of the session, and a turn the budget
+        ended goes on once it is below its limits again."""
+        from dcode.agent.budget import Limits, SessionBudget, budget_line, raised_limits
+
+        engine, runner = self.host.engine, self.host.runner
+        assert engine is not None
+        settings = engine.settings
+        limits = (
+            runner.limits
+            if runner is not None
+            else Limits(settings.budget_usd, settings.budget_tokens)
+        )
+        if args.strip():
+            try:
+                limits = raised_limits(limits, args)
+            except ValueError as exc:
+                await self.transcript.notice(str(exc), NoticeLevel.WARNING)
+                return
+        if runner is None:  # no session yet: its first prompt starts it with these
+            engine.settings = replace(settings, budget_usd=limits.usd, budget_tokens=limits.tokens)
+        else:
+            runner.limits = limits
+        budget = await runner.budget() if runner is not None else SessionBudget(limits)
+        self.host.status.budget = budget.level()
+        await self.transcript.notice(budget_line(budget))
+        stopped = runner is not None and self.session.stopped_at_budget == runner.session_id
+        if args.strip() and stopped and not budget.reached():
+            await self.transcript.notice("going on with the turn the budget ended")
+            self.session.go_on()
+
     async def _show_agents(self) -> None:
         from dcode.agent.subagents.definitions import catalog_for
         from dcode.tui.screens.agents import AgentsScreen
 
         catalog = await asyncio.to_thread(catalog_for, self.host.settings)
         self.host.push_screen(AgentsScreen(catalog))
+
+    async def _show_hooks(self) -> None:
+        """``/hooks``: each hook with its source and last result."""
+        from dcode.agent.hooks.listing import describe_hooks
+
+        assert self.host.engine is not None
+        lines = describe_hooks(self.host.engine.hooks, self.host.settings.skipped_hooks)
+        await self.transcript.notice("\n".join(lines))
 
     async def _permissions(self, args: str) -> None:
         """``/permissions``: the rules and recent denials; ``/permissions remove RULE``."""

@@ -21,6 +21,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from dcode.agent.events import (
+    BudgetWarning,
     CompactionFinished,
     CompactionRefused,
     CompactionStarted,
@@ -96,6 +97,8 @@ class Pending:
     command: ProjectCommand | None = None
     """The project's command the text came from (a ``ProjectCommand``): its mentions stay in
     the project unless the user typed them."""
+    goes_on: bool = False
+    """Not a prompt: the turn the budget ended, going on once the budget was raised."""
 
     @property
     def restorable(self) -> str | Draft:
@@ -133,7 +136,7 @@ class SessionHost(AppHost, Protocol):
     def retry_setup(self) -> None:
         """While no model can be reached, look again: the user may have fixed it meanwhile."""
 
-    def ring_if_away(self) -> None: ...
+    def ring_if_away(self, *, turn_ended: bool = False) -> None: ...
 
 
 class SessionWork:
@@ -150,6 +153,8 @@ class SessionWork:
         """Pasted and dropped images and videos (``install_media``, once the prompt is mounted)."""
         self._streamed_tokens = 0
         self._turn_output = False
+        self.stopped_at_budget: str | None = None
+        """The session whose last turn ended at its budget (``/budget`` then goes on with it)."""
         self._stopped_at_approval = (
             False  # the user stopped the turn by answering "stop" to an approval
         )
@@ -262,6 +267,12 @@ class SessionWork:
     def show_queue(self) -> None:
         self.host.queued_strip.show([item.text for item in self.queue])
         self.status.queued = len(self.queue)
+
+    def go_on(self) -> None:
+        """Go on with the turn the budget ended (it was raised), before anything queued."""
+        self.stopped_at_budget = None
+        self.queue.appendleft(Pending("", goes_on=True))
+        self.pump()
 
     def pump(self) -> None:
         """Start the next queued item if nothing is running."""
@@ -406,16 +417,16 @@ class SessionWork:
         text = item.text
         host = self.host
         try:
-            prepared = await self._turn_content(item)
+            prepared = None if item.goes_on else await self._turn_content(item)
         except asyncio.CancelledError:  # interrupted while a video was being sampled
             host.busy = False
             self._after_turn(True, item)
             raise
-        if prepared is None:
+        if prepared is None and not item.goes_on:
             host.busy = False
             self.pump()
             return
-        text = prepared.text
+        text = prepared.text if prepared is not None else ""
         self._streamed_tokens = 0
         self._turn_output = False
         self._stopped_at_approval = False
@@ -423,18 +434,24 @@ class SessionWork:
         status = self.status
         try:
             runner = host.ensure_runner()
-            await self.transcript.add_user(text, prepared.videos, prepared.files)
-            for note in prepared.notes:
-                await self.transcript.notice(note, NoticeLevel.WARNING)
+            if prepared is not None:
+                await self.transcript.add_user(text, prepared.videos, prepared.files)
+                for note in prepared.notes:
+                    await self.transcript.notice(note, NoticeLevel.WARNING)
             status.activity = "Working"
             status.start_turn()
             async with aclosing(
-                runner.run_turn(prepared.content, prompt_text=text, attached=prepared.attached)
+                runner.run_turn(
+                    prepared.content if prepared is not None else None,
+                    prompt_text=text,
+                    attached=prepared.attached if prepared is not None else (),
+                )
             ) as events:
                 async for event in events:
                     await self._apply(event)
                     if isinstance(event, TurnFinished):
                         interrupted = event.interrupted
+                        self.stopped_at_budget = event.session_id if event.budget_exceeded else None
         except asyncio.CancelledError:
             interrupted = True
             raise
@@ -449,7 +466,7 @@ class SessionWork:
             status.end_turn()
             status.activity = ""
             host.busy = False
-            host.ring_if_away()
+            host.ring_if_away(turn_ended=True)
             host.set_timer(QUIET_DELAY, self._collect_when_idle)
             if host.follow_branch:  # the branch may have changed during the turn
                 status.branch = read_git_branch(host.settings.workspace)
@@ -471,7 +488,7 @@ class SessionWork:
             # and so does the prompt itself when nothing came back for it yet.
             waiting = list(self.queue)
             self.queue.clear()
-            if not self._turn_output:
+            if not self._turn_output and not sent.goes_on:
                 waiting.insert(0, sent)
             for item in reversed(waiting):
                 self.host.prompt_input.restore(item.restorable)
@@ -499,6 +516,8 @@ class SessionWork:
                 self.collector.quiet()
             case UsageUpdated():
                 self._usage(event)
+            case BudgetWarning(level=level):
+                self.status.budget = max(self.status.budget, level)
             case CompactionStarted() if not agent:
                 self.status.activity = "Compacting"
             case CompactionFinished() | CompactionRefused() if not agent:

@@ -64,6 +64,18 @@ COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("context", "Show where the tokens go", busy_safe=True, needs_engine=True),
     SlashCommand(
+        "cost",
+        "The session's spend by model and by agent: input, cached, output, reasoning, USD",
+        busy_safe=True,
+        needs_engine=True,
+    ),
+    SlashCommand(
+        "budget",
+        "Show the session's budget, or set it: USD (5, $0.50) or tokens (200k tokens)",
+        usage="[USD|tokens]",
+        needs_engine=True,
+    ),
+    SlashCommand(
         "agents",
         "List the agents the task tool can hand a job to, and the files left out",
         busy_safe=True,
@@ -91,6 +103,12 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "permissions",
         "List the permission rules with their sources and the recent denials (remove RULE: drop a rule you saved)",
         usage="[remove RULE]",
+        busy_safe=True,
+        needs_engine=True,
+    ),
+    SlashCommand(
+        "hooks",
+        "List the hooks with their sources and last results, and the project's hooks waiting for trust",
         busy_safe=True,
         needs_engine=True,
     ),

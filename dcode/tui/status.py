@@ -199,6 +199,8 @@ class StatusBar(Widget):
     estimated: reactive[bool] = reactive(False)
     """Whether the context figure is dcode's estimate (the provider reported no usage)."""
     cost: reactive[float | None] = reactive(None)
+    budget: reactive[int] = reactive(0)
+    """The highest level of the session's budget crossed (50, 80, 100 %); 0: none."""
     cached_share: reactive[float | None] = reactive(None)
     """The part of the last request's input the provider read from its prompt cache."""
     queued: reactive[int] = reactive(0)
@@ -280,6 +282,9 @@ class StatusBar(Widget):
         cost = cost_label(self.cost)
         if cost:
             pieces.append(Content.styled(f" · {cost}", "$text-muted"))
+        if self.budget:
+            style = "$text-error" if self.budget >= 100 else "$text-warning"
+            pieces.append(Content.styled(f" · budget {self.budget}%", style))
         return Content("").join(pieces)
 
     def _left_bottom(self, hint: bool = True) -> Content:

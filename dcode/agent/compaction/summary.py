@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +37,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.constants import TAG_NOSTREAM
 
+from dcode.agent.budget import COMPACTION, AgentBudget, Tariff
 from dcode.agent.compaction.log import log_of, logged
 from dcode.agent.compaction.record import (
     SUMMARY_SOURCE,
@@ -250,8 +251,10 @@ class Compactor:
         triggers: Triggers | None = None,
         counter: TokenCounter | None = None,
         store: AttachmentStore | None = None,
+        tariff: Tariff | None = None,
     ) -> None:
         self.model = model
+        self.tariff = tariff  # the summarizer's model and prices, for the session's budget
         self.window = max_input_tokens
         self.history_dir = history_dir
         self.triggers = triggers or Triggers()
@@ -303,12 +306,16 @@ class Compactor:
         emit: Callable[[Event], None],
         force: bool = False,
         focus: str = "",
+        pre_compact: Callable[[], Awaitable[object]] | None = None,
+        budget: AgentBudget | None = None,
     ) -> Compacted | CompactionRefused | None:
         """The compaction of ``messages`` (the whole history); a refusal when it would not
         shrink the request; None when below the trigger (unless ``force``) or with nothing
         older than the keep window. Raises ``CompactionFailed`` when the summary could not be
         made. What happened is also emitted, as events. ``focus``: what the user asked the
-        summary to keep in particular (``/offload FOCUS``)."""
+        summary to keep in particular (``/offload FOCUS``); ``pre_compact``: run just before the
+        summary is asked for (the ``PreCompact`` hooks); ``budget``: the session's, which the
+        summary's request is charged to."""
         effective = effective_messages(messages, previous)
         if not force and self.known_under(effective):
             return None
@@ -350,6 +357,8 @@ class Compactor:
             else "asked for"
         )
         emit(started)
+        if pre_compact is not None:
+            await pre_compact()
         tagged = await asyncio.to_thread(tag_media, effective[:cutoff], self.store)
         older = tagged.messages
         try:
@@ -363,6 +372,8 @@ class Compactor:
         except Exception as exc:
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
+        if budget is not None and self.tariff is not None and isinstance(answer, AIMessage):
+            budget.charge(self.tariff, answer, emit, agent=COMPACTION)
         event = Compaction(
             cutoff=new_cutoff, summary=_text(answer.content).strip(), archive=str(path)
         )

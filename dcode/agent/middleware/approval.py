@@ -8,7 +8,9 @@ plan mode) is not asked about either: the model reads why, and the denial is kep
 ``/permissions`` and headless results. A call of a tool the graph does not have (a name the
 model made up) is not asked about: nothing would run, and the tool node tells the model so. An answer can switch
 the mode before the call runs (a plan approved), or end the turn with the denial
-(``END_TURN_MARKER``, which ``PlanModeMiddleware`` acts on).
+(``END_TURN_MARKER``, which ``PlanModeMiddleware`` acts on). A ``PreToolUse`` hook's
+``permissionDecision`` joins the policy's verdict first (``dcode.agent.hooks.decision``), and an
+approval that waits fires the ``Notification`` hooks.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from langgraph.types import Command
 
 from dcode.agent.approval import ApprovalDecision, Denial, Verdict, remember
 from dcode.agent.events import ApprovalKind, ApprovalRequested, ApprovalResolved, Notice
+from dcode.agent.hooks.decision import hook_decision, hook_verdict
 from dcode.agent.markers import END_TURN_MARKER
 from dcode.agent.middleware.run_context_required import require_run_context
 from dcode.agent.permissions.hide import hide_denied_matches
 from dcode.agent.permissions.load import keep_rule
 from dcode.agent.permissions.suggest import suggest_rule
-from dcode.agent.run_context import RunContext
+from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.tools.diffs import proposed_diff
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
@@ -106,7 +109,11 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[object], RunContext]):
             return await handler(request)  # no such tool: the model is told so, nobody is asked
         call = request.tool_call
         args = call.get("args") or {}
-        verdict = context.policy.check(call["name"], args)
+        verdict = hook_verdict(
+            context.policy.check(call["name"], args),
+            *hook_decision(context.hooks, call["id"] or ""),
+            call["name"],
+        )
         if verdict is None:
             return await _run(context, request, handler)
         if verdict.refused:
@@ -128,6 +135,14 @@ class ApprovalMiddleware(AgentMiddleware[AgentState[object], RunContext]):
             else suggest_rule(call["name"], args, context.backend.is_inside_workspace),
         )
         context.emit(event)
+        if context.hooks is not None:
+            context.hooks.notify(
+                current_thread_id(),
+                f"dcode needs your permission to use {call['name']}",
+                "permission_prompt",
+                context.emit,
+                agent=context.agent,
+            )
         decision = await context.approver.decide(event)
         context.emit(
             ApprovalResolved(

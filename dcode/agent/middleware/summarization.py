@@ -23,6 +23,17 @@ from dcode.agent.middleware.request_messages import request_messages
 from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
 
 
+def _pre_compact(context: RunContext, thread: str) -> Callable[[], Awaitable[object]] | None:
+    """The ``PreCompact`` hooks (trigger ``auto``) to run before the window's own compaction."""
+    hooks = context.hooks
+    if hooks is None or not hooks.has("PreCompact"):
+        return None
+    payload = {"session_id": thread, "trigger": "auto", "custom_instructions": ""}
+    return lambda: hooks.fire(
+        "PreCompact", payload, context.emit, target="auto", agent=context.agent
+    )
+
+
 class SummarizationState(AgentState):
     compaction: NotRequired[Annotated[Compaction, PrivateStateAttr]]
 
@@ -51,6 +62,8 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
                 read_compaction(state),
                 session_id=thread,
                 emit=require_run_context(runtime.context).emit,
+                pre_compact=_pre_compact(require_run_context(runtime.context), thread),
+                budget=require_run_context(runtime.context).budget,
             )
         except CompactionFailed:
             self._failed[thread] = latest

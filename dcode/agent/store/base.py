@@ -23,9 +23,9 @@ from __future__ import annotations
 import builtins
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
+    from dcode.agent.budget import UsageRow
     from dcode.agent.rewind.blobs import BlobStore
 
 TITLE_LENGTH = 80
@@ -121,11 +122,12 @@ class ChangeRecord:
 class SessionRecords:
     """Everything a store keeps about a session outside its threads, as ``dcode sessions
     export`` moves it between stores: the listed record with its token figures, the turns and
-    the file changes ``/rewind`` reads (oldest first)."""
+    the file changes ``/rewind`` reads (oldest first), and what it spent by model and agent."""
 
     info: SessionInfo
     turns: list[TurnRecord]
     changes: list[ChangeRecord]
+    usage: list[UsageRow] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -252,6 +254,14 @@ class SessionStore(ABC):
     ) -> None:
         """Add a turn's usage figures; ``subagent_tokens`` (input, output, cached) is the part of
         them its subagents used. A ``context_tokens`` of 0 leaves the last one as it was."""
+
+    @abstractmethod
+    def record_usage(self, session_id: str, rows: Sequence[UsageRow]) -> None:
+        """Add what a turn (or a compaction) spent, by model and agent, to the session's."""
+
+    @abstractmethod
+    def usage(self, session_id: str) -> builtins.list[UsageRow]:
+        """What the session spent, by model and agent (``/cost``, and a budget's start)."""
 
     @abstractmethod
     def rewound(self, session_id: str, *, message_count: int) -> None:

@@ -11,7 +11,9 @@ cost independent of the history's length:
   rebuilt for. The history of a checkpoint never changes once the checkpoint exists (LangGraph
   adds writes only to a head, and snapshots a channel instead of writing to a checkpoint that
   has children), so the same checkpoint's history is the same answer: the turn's second and
-  third loads are the first's, and the next turn starts from the last one's.
+  third loads are the first's, and the next turn starts from the last one's. A checkpoint a
+  few steps after the remembered one (the count after a turn, a turn after the last) has that
+  history and the writes stored since: those few checkpoints are read, not the thread.
 - ``RememberingSerializer`` keeps a large checkpoint's decoded value (a snapshot, or a whole
   list saved before the channel was a delta) under its stored bytes: a content key, with
   nothing to invalidate when a thread is rewound, forked or deleted. The one new load of a
@@ -35,13 +37,14 @@ from typing import Any
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, DeltaChannelHistory
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from dcode.agent.store.serde import SAFE_TYPES_ONLY
 
+WALK = 64  # checkpoints walked up to a remembered history (a turn makes a few a step)
 THREADS = 8  # threads whose latest history is kept (the session's, its subagents')
 ENTRIES = 4  # decoded checkpoints kept
 BUDGET = 64 * 2**20  # and at most this many bytes of theirs, as stored
@@ -50,7 +53,8 @@ SMALLEST = 16 * 2**10  # bytes: a smaller checkpoint decodes about as fast as it
 
 class RememberingHistories(BaseCheckpointSaver[str]):
     """What any of LangGraph's checkpointers gains: a thread's history for the checkpoint it
-    last rebuilt it for, answered from memory. Listed before the checkpointer among the bases
+    last rebuilt it for, answered from memory, and carried forward to a checkpoint after it.
+    Listed before the checkpointer among the bases
     (``RememberingSaver``, ``postgres_saver.PostgresCheckpointer``)."""
 
     _histories: OrderedDict[
@@ -71,16 +75,44 @@ class RememberingHistories(BaseCheckpointSaver[str]):
         wanted = tuple(channels)
         kept = self._histories.get(thread)
         if kept is None or kept[:2] != (target, wanted):
+            carried = None if kept is None else await self._carried_forward(config, kept)
             kept = (
                 target,
                 wanted,
-                await super().aget_delta_channel_history(config=config, channels=channels),
+                carried
+                if carried is not None
+                else await super().aget_delta_channel_history(config=config, channels=channels),
             )
             self._histories[thread] = kept
             while len(self._histories) > THREADS:
                 self._histories.popitem(last=False)
         self._histories.move_to_end(thread)
         return fresh_containers(kept[2])
+
+    async def _carried_forward(
+        self,
+        config: RunnableConfig,
+        kept: tuple[str, tuple[str, ...], Mapping[str, DeltaChannelHistory]],
+    ) -> dict[str, DeltaChannelHistory] | None:
+        """The history of ``config``'s checkpoint, from the remembered one of its ancestor a few
+        checkpoints up (the previous turn's end, most often): that history, then the writes of
+        the ancestor and of each checkpoint after it, read with ``aget_tuple`` as LangGraph's
+        own walk reads them. None (read it all) when the ancestor is not within ``WALK``
+        checkpoints, or a checkpoint on the way holds a value of a channel asked for: the
+        history then starts from that value, not from the remembered one."""
+        remembered, channels, history = kept
+        target = await self.aget_tuple(config)
+        cursor = target.parent_config if target is not None else None
+        between: list[CheckpointTuple] = []  # the target's ancestors, nearest first
+        for _ in range(WALK):
+            step = await self.aget_tuple(cursor) if cursor is not None else None
+            if step is None or any(ch in step.checkpoint["channel_values"] for ch in channels):
+                return None
+            between.append(step)
+            if step.config["configurable"].get("checkpoint_id") == remembered:
+                return {ch: _extended(history[ch], between, ch) for ch in channels}
+            cursor = step.parent_config
+        return None
 
     async def adelete_thread(self, thread_id: str) -> None:
         for thread in [key for key in self._histories if key[0] == str(thread_id)]:
@@ -150,6 +182,20 @@ class RememberingSerializer(JsonPlusSerializer):
 
 
 _MISSING = object()
+
+
+def _extended(
+    history: DeltaChannelHistory, between: Sequence[CheckpointTuple], channel: str
+) -> DeltaChannelHistory:
+    """``history`` (of the last of ``between``), with the writes to ``channel`` stored at each
+    of ``between``, oldest first: the history of the checkpoint after the first of them."""
+    writes = list(history["writes"])
+    for step in reversed(between):
+        writes.extend(write for write in step.pending_writes or () if write[1] == channel)
+    extended: DeltaChannelHistory = {"writes": writes}
+    if "seed" in history:
+        extended["seed"] = history["seed"]
+    return extended
 
 
 def _is_checkpoint(value: object) -> bool:

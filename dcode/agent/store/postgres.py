@@ -158,7 +158,7 @@ class PostgresStore(SqlRecords):
         with self._connection() as conn, conn.transaction():
             yield _PostgresUnit(conn)
 
-    def _readable(self, *, turns: bool = False) -> bool:
+    def _readable(self, *, turns: bool = False, usage: bool = False) -> bool:
         return self._ready()
 
     def _delete_threads(self, session_id: str) -> None:

@@ -79,6 +79,21 @@ MIGRATIONS = [
     );
     CREATE INDEX dcode_file_changes_session ON dcode_file_changes (session_id, id);
     """,
+    # 2: what each session spent, by model and agent (/cost, budgets).
+    """
+    CREATE TABLE dcode_usage (
+        session_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        input_tokens BIGINT NOT NULL DEFAULT 0,
+        cached_tokens BIGINT NOT NULL DEFAULT 0,
+        output_tokens BIGINT NOT NULL DEFAULT 0,
+        reasoning_tokens BIGINT NOT NULL DEFAULT 0,
+        cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0,
+        priced INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, model, agent)
+    );
+    """,
 ]
 
 _migrated: set[str] = set()

@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from dcode.agent.budget import UsageRow
 from dcode.agent.rewind.blobs import MAX_BLOB_BYTES, current_hash
 from dcode.agent.store.base import (
     DAY_SECONDS,
@@ -41,6 +42,7 @@ from dcode.settings.private_files import write_private
 
 PRUNED_MARKER = "pruned"
 TURN_COLUMNS = "id, session_id, prompt, started, checkpoint_id, change_mark"
+USAGE_COLUMNS = "session_id, model, agent, input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd, priced"
 
 
 class Unit(Protocol):
@@ -74,9 +76,10 @@ class SqlRecords(SessionStore):
         """A writer's unit: dcode's tables are there once it starts (made if need be)."""
 
     @abstractmethod
-    def _readable(self, *, turns: bool = False) -> bool:
+    def _readable(self, *, turns: bool = False, usage: bool = False) -> bool:
         """Whether there is anything to read, found without making anything; ``turns``: the
-        turn and change tables too (a file an earlier dcode wrote may lack them)."""
+        turn and change tables too, ``usage``: the usage table too (a file an earlier dcode
+        wrote may lack them)."""
 
     @abstractmethod
     def _delete_threads(self, session_id: str) -> None:
@@ -174,6 +177,31 @@ class SqlRecords(SessionStore):
                 ),
             )
 
+    def record_usage(self, session_id: str, rows: Sequence[UsageRow]) -> None:
+        with self._unit() as db:
+            _add_usage(db, session_id, rows)
+
+    def usage(self, session_id: str) -> builtins.list[UsageRow]:
+        if not self._readable(usage=True):
+            return []
+        with self._unit() as db:
+            found = db.rows(
+                f"SELECT {USAGE_COLUMNS} FROM dcode_usage WHERE session_id = ? ORDER BY model, agent",
+                (session_id,),
+            )
+        return [
+            UsageRow(
+                row["model"],
+                row["agent"],
+                int(row["input_tokens"]),
+                int(row["cached_tokens"]),
+                int(row["output_tokens"]),
+                int(row["reasoning_tokens"]),
+                float(row["cost_usd"]) if row["priced"] else None,
+            )
+            for row in found
+        ]
+
     def rewound(self, session_id: str, *, message_count: int) -> None:
         with self._unit() as db:
             db.run(
@@ -220,6 +248,7 @@ class SqlRecords(SessionStore):
             db.run("DELETE FROM dcode_sessions WHERE id = ?", (info.id,))
             db.run("DELETE FROM dcode_turns WHERE session_id = ?", (info.id,))
             db.run("DELETE FROM dcode_file_changes WHERE session_id = ?", (info.id,))
+            db.run("DELETE FROM dcode_usage WHERE session_id = ?", (info.id,))
             wanted = _kept_hashes(db)
         self.blobs.keep_only(wanted)
         return True
@@ -316,6 +345,7 @@ class SqlRecords(SessionStore):
             found[0],
             [TurnRecord(**row) for row in turns],
             [ChangeRecord(**{**row, "kept": bool(row["kept"])}) for row in changes],
+            self.usage(session_id),
         )
 
     def import_records(self, records: SessionRecords) -> None:
@@ -343,6 +373,7 @@ class SqlRecords(SessionStore):
                 )
                 for change in records.changes
             }
+            _add_usage(db, info["id"], records.usage)
             base = min(new_ids.values(), default=1) - 1
             db.run_many(
                 "INSERT INTO dcode_turns (session_id, prompt, started, checkpoint_id, change_mark) VALUES (?, ?, ?, ?, ?)",
@@ -389,6 +420,34 @@ class SqlRecords(SessionStore):
         except (FileNotFoundError, NotADirectoryError, NotRegularFile):
             return None, True
         return self.blobs.put(data), True
+
+
+def _add_usage(db: Unit, session_id: str, rows: Sequence[UsageRow]) -> None:
+    """Add ``rows`` to the session's usage, each to its model and agent's."""
+    db.run_many(
+        f"""INSERT INTO dcode_usage ({USAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (session_id, model, agent) DO UPDATE SET
+               input_tokens = dcode_usage.input_tokens + excluded.input_tokens,
+               cached_tokens = dcode_usage.cached_tokens + excluded.cached_tokens,
+               output_tokens = dcode_usage.output_tokens + excluded.output_tokens,
+               reasoning_tokens = dcode_usage.reasoning_tokens + excluded.reasoning_tokens,
+               cost_usd = dcode_usage.cost_usd + excluded.cost_usd,
+               priced = CASE WHEN dcode_usage.priced = 1 OR excluded.priced = 1 THEN 1 ELSE 0 END""",
+        [
+            (
+                session_id,
+                row.model,
+                row.agent,
+                row.input_tokens,
+                row.cached_tokens,
+                row.output_tokens,
+                row.reasoning_tokens,
+                row.cost_usd or 0.0,
+                0 if row.cost_usd is None else 1,
+            )
+            for row in rows
+        ],
+    )
 
 
 def _kept_hashes(db: Unit) -> set[str]:

@@ -92,6 +92,18 @@ CREATE TABLE IF NOT EXISTS dcode_file_changes (
     at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS dcode_file_changes_session ON dcode_file_changes(session_id, id);
+CREATE TABLE IF NOT EXISTS dcode_usage (
+    session_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    priced INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (session_id, model, agent)
+);
 """
 
 # Columns added since the first schema, with their definitions: a table made before them gains
@@ -157,13 +169,14 @@ class SqliteStore(SqlRecords):
             conn.row_factory = sqlite3.Row
             yield _SqliteUnit(conn)
 
-    def _readable(self, *, turns: bool = False) -> bool:
+    def _readable(self, *, turns: bool = False, usage: bool = False) -> bool:
         if not self.db_path.exists():
             return False
-        if not turns or not self.read_only:  # a writer makes the tables it lacks
+        if not (turns or usage) or not self.read_only:  # a writer makes the tables it lacks
             return True
         with self._connect() as conn:
-            return "dcode_turns" in _tables(conn)
+            tables = _tables(conn)
+        return (not turns or "dcode_turns" in tables) and (not usage or "dcode_usage" in tables)
 
     def _delete_threads(self, session_id: str) -> None:
         with self._saver(write=True) as saver:

@@ -42,6 +42,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
+from dcode.agent.budget import UsageRow
 from dcode.agent.rewind.blobs import content_hash
 from dcode.agent.store.base import (
     ChangeRecord,
@@ -199,6 +200,7 @@ async def _export_session(
             "info": dataclasses.asdict(records.info),
             "turns": [dataclasses.astuple(turn) for turn in records.turns],
             "changes": [dataclasses.astuple(change) for change in records.changes],
+            "usage": [dataclasses.astuple(row) for row in records.usage],
             "files": files,
         }
     )
@@ -416,9 +418,13 @@ def _records(reader: _Reader, line: dict[str, Any]) -> SessionRecords:
             )
             for i, p, b, k, a, at in reader.get(line, "changes", list)
         ]
+        usage = [  # an export made before usage was kept has none
+            UsageRow(str(m), str(a), int(i), int(c), int(o), int(r), u if u is None else float(u))
+            for m, a, i, c, o, r, u in line.get("usage") or []
+        ]
     except (TypeError, ValueError):
-        raise reader.fail("a turn or file change is malformed") from None
-    return SessionRecords(SessionInfo(**values), turns, changes)
+        raise reader.fail("a turn, file change or usage figure is malformed") from None
+    return SessionRecords(SessionInfo(**values), turns, changes, usage)
 
 
 def _relative(reader: _Reader, name: object) -> str:

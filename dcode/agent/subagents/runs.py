@@ -12,7 +12,9 @@ goes out on the parent's stream tagged with the subagent's path (``("task:2",)``
 
 Limits. At most ``concurrency`` subagents run at once in the process; the others wait for a
 slot. Each runs under the session's approval mode, or its agent's own when that is stricter,
-and ``--max-turns`` caps each one. A failure ends the call with an error result the parent's
+and ``--max-turns`` caps each one; its requests count in the session's budget, and a
+subagent at the cap ends its call with the budget's line (the parent stops before its own next
+request). A failure ends the call with an error result the parent's
 model can read; an interrupt cancels the subagent with its parent (the runner then answers the
 calls it left open, in both threads).
 """
@@ -33,7 +35,9 @@ from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededE
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from dcode.agent.approval import ScopedPolicy
-from dcode.agent.events import Event, SubagentFinished, SubagentStarted, ToolStatus
+from dcode.agent.budget import BudgetReached
+from dcode.agent.events import Event, Notice, SubagentFinished, SubagentStarted, ToolStatus
+from dcode.agent.markers import HOOK_MARKER
 from dcode.agent.run_context import RECURSION_LIMIT, RunContext
 from dcode.agent.stream import STREAM_MODES, StreamTranslator, TurnTally
 from dcode.agent.subagents.definitions import AgentCatalog, AgentDefinition
@@ -124,6 +128,11 @@ class Subagents:
                     request.parent.backend,
                     agent=path,
                     changes=request.parent.changes,  # a subagent's writes are its session's to rewind
+                    hooks=request.parent.hooks,
+                    # Its requests count in the session's budget, under its agent's name.
+                    budget=request.parent.budget.for_agent(definition.name)
+                    if request.parent.budget is not None
+                    else None,
                 )
                 # A fresh context: the subagent is a run of its own, not a subgraph of the parent's.
                 child = asyncio.create_task(
@@ -138,6 +147,8 @@ class Subagents:
                     )
                 )
                 raise
+            except BudgetReached as exc:  # the parent stops at its own next request
+                return self._failed(request, path, tally, started, str(exc))
             except ModelCallLimitExceededError:
                 line = (
                     f"stopped after {tally.num_turns} model turns (--max-turns {self._max_turns})"
@@ -165,17 +176,21 @@ class Subagents:
         """Run the subagent to its end, forwarding its events; its thread's messages after."""
         translator = StreamTranslator(self._max_input_tokens, tally=tally)
         config = {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT}
-        stream = graph.astream(
-            {"messages": [HumanMessage(content=description)]},
-            config,
-            context=context,
-            stream_mode=list(STREAM_MODES),
-            durability="sync",
-        )
-        async with aclosing(stream):
-            async for mode, data in stream:
-                for event in translator.on_stream(mode, data):
-                    writer(event.from_agent(context.agent))
+        message: HumanMessage | None = HumanMessage(content=description)
+        active = False
+        while message is not None:
+            stream = graph.astream(
+                {"messages": [message]},
+                config,
+                context=context,
+                stream_mode=list(STREAM_MODES),
+                durability="sync",
+            )
+            async with aclosing(stream):
+                async for mode, data in stream:
+                    for event in translator.on_stream(mode, data):
+                        writer(event.from_agent(context.agent))
+            message, active = await _subagent_stop(context, thread, active, writer), True
         snapshot = await graph.aget_state(config)
         return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
 
@@ -252,3 +267,24 @@ def image_references(messages: list[BaseMessage]) -> list[dict[str, object]]:
                     seen.add(key)
                     found.append(dict(block))
     return found
+
+
+async def _subagent_stop(
+    context: RunContext, thread: str, active: bool, writer: Writer
+) -> HumanMessage | None:
+    """``SubagentStop`` as a subagent ends: a block sends its reason back to the subagent,
+    which goes on (``stop_hook_active`` says it already did once); None: it stops."""
+    hooks = context.hooks
+    if hooks is None or not hooks.has("SubagentStop"):
+        return None
+    payload = {"session_id": thread, "stop_hook_active": active}
+    outcome = await hooks.fire(
+        "SubagentStop", payload, lambda e: writer(e.from_agent(context.agent)), agent=context.agent
+    )
+    if not outcome.blocked or outcome.stop:
+        return None
+    reason = outcome.reason or "a SubagentStop hook asked you to go on"
+    writer(Notice(f"a SubagentStop hook asked the agent to go on: {reason}", agent=context.agent))
+    return HumanMessage(
+        content=f"SubagentStop hook: {reason}", additional_kwargs={HOOK_MARKER: "SubagentStop"}
+    )

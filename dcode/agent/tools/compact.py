@@ -73,6 +73,7 @@ def make_compact_tool(compactor: Compactor) -> BaseTool:
                 session_id=current_thread_id("session"),
                 emit=context.emit,
                 force=True,
+                budget=context.budget,
             )
         except CompactionFailed:
             return "Compaction failed: the conversation is unchanged."

@@ -24,6 +24,7 @@ from dcode.agent.events import (
     ApprovalRequested,
     ApprovalResolved,
     AssistantMessageFinished,
+    BudgetWarning,
     CompactionFinished,
     CompactionRefused,
     CompactionStarted,
@@ -207,6 +208,8 @@ class TranscriptModel:
                 )
             case ErrorEvent(message=message):
                 yield from self.notice(message, NoticeLevel.ERROR, agent=agent)
+            case BudgetWarning(message=message):  # the session's, whichever agent crossed it
+                yield from self.notice(message, NoticeLevel.WARNING)
 
     # -- what the user adds ------------------------------------------------------------------
 

@@ -1,0 +1,46 @@
+"""The session's budget in the agent loop: checked before each model request, charged after.
+
+Hooks: ``abefore_model`` raises ``BudgetReached`` when the session is at a limit, before the
+compaction's hook (which may itself ask the model for a summary) and before the request; the
+step already done is in the checkpoint, so nothing is lost, and the next turn goes on from
+there. ``awrap_model_call`` charges the answer's usage to the run's agent, priced with the
+graph's model (``Tariff``), and puts the warnings for the levels crossed on the stream. A run
+without a budget (``RunContext.budget`` None) is neither checked nor charged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langgraph.runtime import Runtime
+
+from dcode.agent.budget import Tariff
+from dcode.agent.middleware.token_calibration import answer_with_usage
+from dcode.agent.run_context import RunContext, require_run_context
+
+
+class BudgetMiddleware(AgentMiddleware[AgentState[object], RunContext]):
+    def __init__(self, tariff: Tariff) -> None:
+        super().__init__()
+        self.tariff = tariff
+
+    async def abefore_model(
+        self, state: AgentState[object], runtime: Runtime[RunContext]
+    ) -> dict[str, object] | None:
+        budget = require_run_context(runtime.context).budget
+        if budget is not None:
+            budget.check()
+        return None
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[RunContext],
+        handler: Callable[[ModelRequest[RunContext]], Awaitable[ModelResponse]],
+    ) -> ModelResponse:
+        response = await handler(request)
+        context = require_run_context(request.runtime.context)
+        answer = answer_with_usage(response)
+        if context.budget is not None and answer is not None:
+            context.budget.charge(self.tariff, answer, context.emit)
+        return response
