@@ -60,6 +60,7 @@ from dcode.agent.store.base import DAMAGED_DATABASE, SessionDatabaseError, Sessi
 from dcode.agent.stream import STREAM_MODES, StreamTranslator
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
+from dcode.agent.turn_interrupt import TurnInterrupt, dangling_tool_calls
 from dcode.models.errors import describe_model_error
 
 if TYPE_CHECKING:
@@ -74,44 +75,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-@dataclass
-class _Interrupt:
-    """Where the running turn's interrupt stands.
-
-    ``request`` cancels the turn's task only while it waits in ``guard``; otherwise the request
-    is only noted, and the turn stops at its next step. ``absorb`` takes back the task
-    cancellation the request caused, so the consumer's task goes on as if nothing happened.
-    """
-
-    task: asyncio.Task[Any]
-    requested: bool = False
-    _waiting: bool = False
-    _delivered: bool = False
-
-    def request(self) -> None:
-        if self.requested:
-            return
-        self.requested = True
-        if self._waiting:
-            self._delivered = True
-            self.task.cancel()
-
-    async def guard(self, step: Awaitable[T]) -> T:
-        self._waiting = True
-        try:
-            return await step
-        finally:
-            self._waiting = False
-
-    def absorb(self) -> bool:
-        """Undo the cancellation ``request`` caused, if any; True when the task is still being
-        cancelled by someone else (its consumer is going away)."""
-        if self._delivered:
-            self._delivered = False
-            return self.task.uncancel() > 0
-        return self.task.cancelling() > 0
 
 
 class TurnEngine(Protocol):
@@ -166,7 +129,7 @@ class SessionRunner:
         """``SessionStart``'s source for the next turn (``startup``, or ``clear`` after
         ``/clear``; a thread with messages starts as ``resume``, and after ``/offload`` as
         ``compact``); None once it has fired."""
-        self._interrupt: _Interrupt | None = None
+        self._interrupt: TurnInterrupt | None = None
         self._settled: tuple[str, int] | None = None
         """(the thread's head, its size) as a turn that ended cleanly left it: the next turn
         that finds the same head has nothing to settle, and skips reading the history."""
@@ -294,7 +257,7 @@ class SessionRunner:
             raise RuntimeError("a turn is already running in this session")
         task = asyncio.current_task()
         assert task is not None, "a turn runs in a task"
-        interrupt = self._interrupt = _Interrupt(task)
+        interrupt = self._interrupt = TurnInterrupt(task)
         prompt = (
             prompt_text if prompt_text is not None else content if isinstance(content, str) else ""
         )
@@ -384,7 +347,7 @@ class SessionRunner:
             self._interrupt = None
 
     async def _opening(
-        self, content: str | list[dict[str, Any]] | None, prompt: str, interrupt: _Interrupt
+        self, content: str | list[dict[str, Any]] | None, prompt: str, interrupt: TurnInterrupt
     ) -> tuple[str | list[dict[str, Any]] | None, list[str]]:
         """What the turn sends the graph (a prompt too large goes as a preview of its archive),
         with the notices to show first; the thread is settled and the turn noted for
@@ -514,7 +477,7 @@ class SessionRunner:
     async def _answer(
         self,
         message: HumanMessage | None,
-        interrupt: _Interrupt,
+        interrupt: TurnInterrupt,
         translator: StreamTranslator,
         subagent_threads: list[str],
         budget: SessionBudget,
@@ -793,19 +756,6 @@ class StopHooks:
 
     events: list[Event] = field(default_factory=list)
     again: HumanMessage | None = None
-
-
-def dangling_tool_calls(messages: list[BaseMessage]) -> list[tuple[str, str]]:
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    missing: list[tuple[str, str]] = []
-    for message in messages:
-        if isinstance(message, AIMessage):
-            missing.extend(
-                (c["id"], c["name"])
-                for c in message.tool_calls
-                if c["id"] and c["id"] not in answered
-            )
-    return missing
 
 
 __all__ = ["SessionRunner", "dangling_tool_calls"]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO
+from typing import TYPE_CHECKING, Annotated, NoReturn, TextIO, TypeVar
 
 import typer
 
@@ -33,9 +33,24 @@ if TYPE_CHECKING:
     from dcode.cli.headless_media import ProjectCommand
     from dcode.media.uploads.index import Scope, UploadIndex
     from dcode.media.uploads.remote import RemoteFiles
+    from dcode.server.client import RemoteServer
 
-SUBCOMMANDS = {"sessions", "media", "config", "doctor", "trust", "agents", "mcp", "files", "serve"}
-_SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$")
+T = TypeVar("T")
+
+SUBCOMMANDS = {
+    "sessions",
+    "media",
+    "config",
+    "doctor",
+    "trust",
+    "agents",
+    "mcp",
+    "files",
+    "serve",
+    "attach",
+}
+_SESSION_ID = re.compile(r"^[0-9a-f]{4,32}$|^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$")
+"""A local session's id (or prefix), or a dcode server's thread id (a UUID)."""
 
 root = typer.Typer(
     add_completion=False,
@@ -95,6 +110,16 @@ def _version(value: bool) -> None:
     if value:
         _echo(f"dcode {__version__}")
         raise typer.Exit()
+
+
+_SERVER = Annotated[
+    str | None,
+    typer.Option(
+        "--server",
+        envvar="DCODE_SERVER",
+        help="Run the session on a dcode server (dcode serve) at URL; its token from DCODE_SERVER_TOKEN.",
+    ),
+]
 
 
 @root.command(
@@ -231,6 +256,14 @@ def run(
             help='Permission rules that deny, in any mode, e.g. "Bash(rm:*) WebFetch".',
         ),
     ] = None,
+    server: _SERVER = None,
+    detach: Annotated[
+        bool,
+        typer.Option(
+            "--detach",
+            help="With -p --server: start the run in the background and print its session (dcode attach ID follows it).",
+        ),
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
@@ -238,6 +271,10 @@ def run(
 ) -> None:
     if not print_mode:
         _require_terminal()
+    if detach and not (print_mode and server):
+        _fail("--detach needs -p and --server (or DCODE_SERVER)")
+    if server and image:
+        _fail("--image is not sent to a dcode server: attach images in a local session")
     from dcode.cli.headless import OutputFormat
 
     if output_format not in {f.value for f in OutputFormat}:
@@ -266,6 +303,23 @@ def run(
     settings = _settings(default_approve, **cli)
     secure_home(settings.home)
     _guard_processes(settings)
+    if print_mode and server:
+        from dcode.cli.run_request import HeadlessRequest
+
+        wanted = {"model": model, "base_url": base_url, "api": api, "effort": effort}
+        request = HeadlessRequest(
+            prompt=_headless_prompt(settings, prompt)[0],
+            output_format=OutputFormat(output_format),
+            resume_id=resume_id,
+            resume_latest=resume,
+            continue_here=continue_,
+            server=server,
+            server_context=tuple((k, str(v)) for k, v in wanted.items() if v),
+            detach=detach,
+        )
+        from dcode.cli.headless import main_headless
+
+        raise typer.Exit(main_headless(settings, request, debug=debug))
     if print_mode:
         _run_headless(
             settings,
@@ -290,6 +344,7 @@ def run(
             resume_latest=resume,
             continue_here=continue_,
             model_given=model is not None,
+            server=server,
         )
     )
 
@@ -326,13 +381,7 @@ def _run_headless(
     for warning in (ignored_warning(settings), ignored_rules_warning(settings)):
         if warning:
             _echo(warning, err=True)
-    if prompt is None and not sys.stdin.isatty():
-        prompt = "-"
-    if prompt == "-":
-        prompt = _read_stdin()
-    if not prompt or not prompt.strip():
-        _fail("-p needs a prompt: dcode -p 'your task' (or '-' to read stdin)")
-    prompt, command = _own_command(settings, prompt)
+    prompt, command = _headless_prompt(settings, prompt)
     request = HeadlessRequest(
         prompt=prompt,
         output_format=output_format,
@@ -358,6 +407,17 @@ def _run_headless(
         except ConfigError as exc:
             _fail(str(exc), code=1)
     raise typer.Exit(main_headless(settings, request, debug=debug))
+
+
+def _headless_prompt(settings: Settings, prompt: str | None) -> tuple[str, ProjectCommand | None]:
+    """``-p``'s prompt (``-`` or none on a pipe: stdin), with a project command expanded."""
+    if prompt is None and not sys.stdin.isatty():
+        prompt = "-"
+    if prompt == "-":
+        prompt = _read_stdin()
+    if not prompt or not prompt.strip():
+        _fail("-p needs a prompt: dcode -p 'your task' (or '-' to read stdin)")
+    return _own_command(settings, prompt)
 
 
 def _own_command(settings: Settings, prompt: str) -> tuple[str, ProjectCommand | None]:
@@ -448,15 +508,21 @@ def _require_utf8(prompt: str | None) -> None:
         )
 
 
-@sessions_app.command("list", help="Saved sessions, newest first.")
+@sessions_app.command("list", help="Saved sessions, newest first (--server: a server's).")
 def sessions_list(
     here: Annotated[
         bool, typer.Option("--here", help="Only sessions started in this directory.")
     ] = False,
     limit: Annotated[int, typer.Option("--limit", min=1)] = 50,
+    server: _SERVER = None,
 ) -> None:
     from dcode.cli.sessions import list_sessions
 
+    if server:
+        from dcode.cli.remote import list_threads
+
+        _echo(_on_server(server, lambda remote: list_threads(remote, limit=limit)))
+        return
     settings = _settings()
     with _session_database():
         _echo(list_sessions(settings, here=here, limit=limit))
@@ -888,6 +954,36 @@ def trust(
         _fail(str(exc))
     except OSError as exc:
         _fail(f"cannot update the trust record: {exc.strerror or exc}", code=1)
+
+
+@sub.command(
+    "attach",
+    help="Follow a session on a dcode server: its history, then its live run to the end (the newest session without THREAD).",
+)
+def attach(thread: Annotated[str | None, typer.Argument()] = None, server: _SERVER = None) -> None:
+    from dcode.cli.remote import attach as follow
+
+    if not server:
+        _fail("attach needs --server URL (or DCODE_SERVER)")
+    _on_server(server, lambda remote: follow(remote, thread, out=sys.stdout))
+
+
+def _on_server(url: str, call: Callable[[RemoteServer], Coroutine[object, object, T]]) -> T:
+    """``call`` on the dcode server at ``url``; its failure is one line and exit 1."""
+    import asyncio
+
+    from dcode.cli.remote import RemoteFailure
+    from dcode.server.client import RemoteServer, failure_line
+
+    remote = RemoteServer.from_env(url)
+    try:
+        return asyncio.run(call(remote))
+    except RemoteFailure as exc:
+        _fail(str(exc), code=1)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except Exception as exc:  # noqa: BLE001 - the server's failure, in one line
+        _fail(failure_line(exc, remote.url), code=1)
 
 
 @sub.command(

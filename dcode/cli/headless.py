@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING
@@ -106,14 +107,17 @@ async def run_headless(
 ) -> int:
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
-    from dcode.agent.events import ErrorEvent, Notice, TurnFinished
+    from dcode.agent.events import Notice
     from dcode.agent.session_init import session_init
-    from dcode.agent.store.base import DAMAGED_DATABASE
     from dcode.mcp.plan import plan, skipped_warning
     from dcode.models.factory import resolve_model
     from dcode.models.media_support import MediaSupport
     from dcode.settings.hook_sources import skipped_line
 
+    if request.server:
+        from dcode.cli.remote import run_remote
+
+        return await run_remote(settings, request, out=out, err=err)
     session_id = pick_session(settings, request)
     resolved = resolve_model(settings)
     mode = settings.approve or ApprovalMode.EDITS
@@ -129,7 +133,6 @@ async def run_headless(
     ):
         if line:
             say(err, line)
-    damaged = False
     async with await Engine.open(settings, resolved) as engine:
         engine.start_mcp(servers.start)
         expanded = await _mcp_prompt(engine, request, err)
@@ -144,42 +147,73 @@ async def run_headless(
             say(err, line)
         if request.output_format is OutputFormat.STREAM_JSON:
             print(json_safe(json.dumps(init.to_json(), ensure_ascii=False)), file=out, flush=True)
-        finished: TurnFinished | None = None
-        shown_plan: str | None = None
         content: str | list[dict[str, object]] = request.content or request.prompt
-        async with aclosing(
-            runner.run_turn(content, prompt_text=request.prompt, attached=request.attached)
-        ) as events:
-            async for event in events:
-                if request.output_format is OutputFormat.STREAM_JSON:
-                    print(
-                        json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)),
-                        file=out,
-                        flush=True,
-                    )
-                shown_plan = presented_plan(event) or shown_plan
-                match event:
-                    case ErrorEvent(message=message, kind=kind):
-                        say(err, f"dcode: error: {message}")
-                        damaged = damaged or kind == DAMAGED_DATABASE
-                    case Notice(message=message) if (
-                        request.output_format is not OutputFormat.STREAM_JSON
-                    ):
-                        say(err, f"dcode: note: {message}")
-                    case TurnFinished():
-                        finished = event
+        finished, shown_plan, damaged = await print_turn(
+            runner.run_turn(content, prompt_text=request.prompt, attached=request.attached),
+            request,
+            out=out,
+            err=err,
+        )
         for event in await runner.end_session("other"):
             if request.output_format is OutputFormat.STREAM_JSON:
                 print(json_safe(json.dumps(event.to_json(), default=str)), file=out, flush=True)
             elif isinstance(event, Notice):
                 say(err, f"dcode: note: {event.message}")
+    return report(finished, shown_plan, damaged, mode, runner.policy.denials, request, out=out)
+
+
+async def print_turn(
+    events: AsyncGenerator[Event, None], request: HeadlessRequest, *, out: IO[str], err: IO[str]
+) -> tuple[TurnFinished, str | None, bool]:
+    """A turn's events as ``-p`` prints them (``stream-json``: each; errors and notes on
+    ``err``); returns how it finished, the plan it presented and whether the store is damaged.
+    The same for a turn run here and one run on a dcode server."""
+    from dcode.agent.events import ErrorEvent, Notice, TurnFinished
+    from dcode.agent.store.base import DAMAGED_DATABASE
+
+    finished: TurnFinished | None = None
+    shown_plan: str | None = None
+    damaged = False
+    async with aclosing(events):
+        async for event in events:
+            if request.output_format is OutputFormat.STREAM_JSON:
+                print(
+                    json_safe(json.dumps(event.to_json(), ensure_ascii=False, default=str)),
+                    file=out,
+                    flush=True,
+                )
+            shown_plan = presented_plan(event) or shown_plan
+            match event:
+                case ErrorEvent(message=message, kind=kind):
+                    say(err, f"dcode: error: {message}")
+                    damaged = damaged or kind == DAMAGED_DATABASE
+                case Notice(message=message) if (
+                    request.output_format is not OutputFormat.STREAM_JSON
+                ):
+                    say(err, f"dcode: note: {message}")
+                case TurnFinished():
+                    finished = event
     assert finished is not None
+    return finished, shown_plan, damaged
+
+
+def report(
+    finished: TurnFinished,
+    shown_plan: str | None,
+    damaged: bool,
+    mode: ApprovalMode,
+    denials: list[Denial],
+    request: HeadlessRequest,
+    *,
+    out: IO[str],
+) -> int:
+    """The answer (or the result object) on ``out``, and the exit code."""
     if request.output_format is OutputFormat.TEXT:
         if not finished.is_error:
             print(for_stream(finished.result if shown_plan is None else shown_plan, out), file=out)
     else:
         answer = result_object(
-            finished, shown_plan, planning=mode is ApprovalMode.PLAN, denials=runner.policy.denials
+            finished, shown_plan, planning=mode is ApprovalMode.PLAN, denials=denials
         )
         print(json_safe(json.dumps(answer, ensure_ascii=False)), file=out)
     if damaged:

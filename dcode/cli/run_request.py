@@ -28,6 +28,12 @@ class HeadlessRequest:
     content: list[dict[str, object]] | None = None
     attached: tuple[AttachedFile, ...] = ()
     """The files ``content`` attaches with ``@path`` (``dcode.agent.attached_files``)."""
+    server: str = ""
+    """A dcode server's address (``--server``, ``DCODE_SERVER``): the turn runs there."""
+    server_context: tuple[tuple[str, str], ...] = ()
+    """What the run's context asks of the server (the model flags given), as pairs."""
+    detach: bool = False
+    """Start the run on the server in the background, print its session and leave."""
 
 
 def pick_session(settings: Settings, request: HeadlessRequest) -> str | None:

@@ -86,7 +86,7 @@ def _transcript(settings: Settings, session_id: str) -> list[str]:
         return ["(no messages)"]
     lines: list[str] = []
     for event in replay(saved.messages, thread_id=session_id, read_thread=thread_reader(store)):
-        text = _event_text(event)
+        text = event_text(event)
         if text is None:
             continue
         if not event.agent:
@@ -106,7 +106,7 @@ def _transcript(settings: Settings, session_id: str) -> list[str]:
     return lines
 
 
-def _event_text(event: Event) -> str | None:
+def event_text(event: Event) -> str | None:
     """One event as ``sessions show`` prints it; None for those it leaves out."""
     from dcode.media.frames import compact_line
 

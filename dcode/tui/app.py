@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from dcode.agent.engine import Engine
     from dcode.agent.runner import SessionRunner
     from dcode.media.frames import FrameStrip
+    from dcode.server.client import RemoteServer
     from dcode.tui.approval_widget import ApprovalWidget
     from dcode.tui.widgets.media_source import MediaSource
 
@@ -123,9 +124,12 @@ class DcodeApp(App[int]):
         branch: str | object | None = AUTO,
         window: int | None = None,
         graphics: Graphics = Graphics.NONE,
+        remote: RemoteServer | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
+        self.remote = remote
+        """The dcode server the sessions' turns run on (``--server``); None: in this process."""
         self.graphics = graphics
         """How the terminal shows pictures (video frames), asked before the app started."""
         self.mode = settings.approve or ApprovalMode.MANUAL
@@ -402,6 +406,8 @@ class DcodeApp(App[int]):
 
     def ensure_runner(self) -> SessionRunner:
         assert self.engine is not None
+        if self.runner is None and self.remote is not None:
+            self.use_runner(self._served_runner(self._session_id))
         if self.runner is None:
             runner = self.engine.runner(self.approver, session_id=self._session_id, mode=self.mode)
             runner.start_source, self._next_start = self._next_start, "startup"
@@ -422,6 +428,39 @@ class DcodeApp(App[int]):
         if old is not None and self.engine is not None and old.session_id != self._session_id:
             self.engine.release(old.session_id)
 
+    def _served_runner(self, session_id: str | None) -> SessionRunner:
+        """A runner whose turns run on the app's dcode server: a new thread without an id."""
+        import uuid
+
+        from dcode.server.attached import AttachedRunner
+
+        assert self.engine is not None
+        assert self.remote is not None
+        return AttachedRunner(
+            self.engine,
+            self.remote,
+            session_id or str(uuid.uuid4()),
+            self.approver,
+            self.mode,
+            exists=session_id is not None,
+        )
+
+    async def _open_served_session(self, session_id: str) -> bool:
+        """A session of the dcode server: its transcript painted from the server's thread."""
+        from dcode.server.client import failure_line
+
+        assert self.remote is not None
+        self.use_runner(self._served_runner(session_id))
+        try:
+            count = await self.paint_session(session_id)
+        except Exception as exc:  # noqa: BLE001 - one line; the app stays usable
+            await self.transcript.notice(failure_line(exc, self.remote.url), NoticeLevel.ERROR)
+            return True
+        await self.transcript.notice(
+            f"Resumed session {session_id} on {self.remote.url} · {count} messages"
+        )
+        return True
+
     async def open_session(
         self, session_id: str, *, at_start: bool = False, forked_from: str | None = None
     ) -> bool:
@@ -429,6 +468,8 @@ class DcodeApp(App[int]):
         False when another dcode has the session open: the user is asked whether to fork it,
         and ``at_start`` the app becomes ready once they have chosen."""
         assert self.engine is not None
+        if self.remote is not None:
+            return await self._open_served_session(session_id)
         try:
             info = await asyncio.to_thread(self.engine.store.get, session_id)
         except SessionDatabaseError as exc:

@@ -11,10 +11,15 @@ import contextlib
 import gc
 import sys
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from dcode.settings.config import ApprovalMode, ConfigError, Settings, load_settings
 from dcode.terminal_text import for_stream
 from dcode.tui.setup_problem import find_setup_problem
+
+if TYPE_CHECKING:
+    from dcode.cli.run_request import HeadlessRequest
+    from dcode.server.client import RemoteServer
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -40,7 +45,10 @@ def launch_tui(
     resume_latest: bool = False,
     continue_here: bool = False,
     model_given: bool = False,
+    server: str | None = None,
 ) -> int:
+    """``server``: the dcode server the sessions run on (``--server``); ``-r ID`` names one of
+    its threads then."""
     from dcode.agent.store.base import SessionDatabaseError
     from dcode.cli.run_request import HeadlessRequest, pick_session, session_model
 
@@ -50,9 +58,14 @@ def launch_tui(
         resume_latest=resume_latest,
         continue_here=continue_here,
     )
+    remote = None
+    if server:
+        from dcode.server.client import RemoteServer
+
+        remote = RemoteServer.from_env(server)
     try:
-        session_id = pick_session(settings, request)
-        settings = session_model(settings, session_id, model_given)
+        session_id = served_session(remote, request) if remote else pick_session(settings, request)
+        settings = session_model(settings, None if remote else session_id, model_given)
     except (ConfigError, SessionDatabaseError) as exc:
         print(for_stream(f"dcode: error: {exc}", sys.stderr), file=sys.stderr)
         return EXIT_USAGE
@@ -71,11 +84,12 @@ def launch_tui(
         setup_problem=find_setup_problem(settings),
         reload_settings=_reloader(settings, cli),
         graphics=detect(),  # asked now: once the app runs, Textual owns stdin
+        remote=remote,
     )
     gc.freeze()  # what the imports built lives as long as the process: no collection need walk it
     with native_stderr_to(settings.home / "logs" / "stderr.log"):
         app.run()
-    _print_resume_line(app.last_session_id)
+    _print_resume_line(app.last_session_id, remote.url if remote else None)
     if app.exit_signals.received is not None:
         from dcode.processes.exit_signals import exit_code
 
@@ -83,9 +97,27 @@ def launch_tui(
     return app.return_code or EXIT_OK
 
 
-def _print_resume_line(session_id: str | None) -> None:
+def served_session(remote: RemoteServer, request: HeadlessRequest) -> str | None:
+    """The server's thread ``-r ID``, ``-r`` or ``-c`` names (the newest one without an id);
+    None for a new one. A server that cannot say is a ``ConfigError``: one line."""
+    import asyncio
+
+    from dcode.server.client import RemoteFailure, failure_line, pick_thread
+
+    latest = request.resume_latest or request.continue_here
+    try:
+        return asyncio.run(pick_thread(remote, request.resume_id, latest=latest))
+    except RemoteFailure as exc:
+        raise ConfigError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - the server's failure, in one line
+        raise ConfigError(failure_line(exc, remote.url)) from None
+
+
+def _print_resume_line(session_id: str | None, server: str | None = None) -> None:
     """On the normal screen, now that the full-screen app is gone (a hung-up terminal is fine)."""
     line = resume_line(session_id)
+    if line and server:
+        line = f"Session {session_id} is on {server}. Resume with: dcode -r {session_id} --server {server}"
     if not line:
         return
     with contextlib.suppress(OSError):

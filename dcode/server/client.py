@@ -1,0 +1,115 @@
+"""A dcode server as its clients see it: where it is, its token, and its failures in one line.
+
+A client reads the server from ``--server URL`` or ``DCODE_SERVER``, and its token from
+``DCODE_SERVER_TOKEN`` (sent as ``Authorization: Bearer``). Whatever fails on the way (the
+server is down, the token is refused, a thread is not there) is said in one line naming the
+server, never as a traceback.
+"""
+
+# Any: langgraph_sdk's client is untyped here
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dcode.server.options import CLIENT_TOKEN_ENV
+
+SERVER_ENV = "DCODE_SERVER"
+"""The dcode server a client runs its sessions on when ``--server`` is not given."""
+
+
+@dataclass
+class RemoteServer:
+    url: str
+    token: str = ""
+    _client: tuple[object, Any] | None = field(default=None, repr=False)
+    """The event loop and langgraph-sdk's client made in it: its connections belong to that
+    loop (``dcode -r`` asks the server before the TUI's loop starts, then the TUI does)."""
+
+    @classmethod
+    def from_env(cls, url: str, env: Mapping[str, str] | None = None) -> RemoteServer:
+        env = os.environ if env is None else env
+        return cls(url.rstrip("/"), env.get(CLIENT_TOKEN_ENV, ""))
+
+    def client(self) -> Any:
+        """langgraph-sdk's client for the server, made once (it keeps its connections). A
+        connection refused is tried once more, not with ``get_client``'s five growing waits
+        (7 s and more before a server that is down is said to be)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client[0] is not loop:
+            import httpx
+            from langgraph_sdk.client import LangGraphClient
+
+            from dcode import __version__
+
+            headers = {"User-Agent": f"dcode/{__version__}"}
+            if self.token:
+                headers["Authorization"] = f"Bearer {self.token}"
+            self._client = (
+                loop,
+                LangGraphClient(
+                    httpx.AsyncClient(
+                        base_url=self.url,
+                        transport=httpx.AsyncHTTPTransport(retries=1),
+                        timeout=httpx.Timeout(connect=5, read=300, write=300, pool=5),
+                        headers=headers,
+                    )
+                ),
+            )
+        return self._client[1]
+
+
+class RemoteFailure(Exception):
+    """A request the server cannot serve, said in one line."""
+
+
+async def latest_thread(server: RemoteServer) -> str:
+    """The server's most recently updated thread."""
+    found = await server.client().threads.search(limit=1, sort_by="updated_at", sort_order="desc")
+    if not found:
+        raise RemoteFailure(f"no session on the dcode server at {server.url}")
+    return str(found[0]["thread_id"])
+
+
+async def pick_thread(server: RemoteServer, thread_id: str | None, *, latest: bool) -> str | None:
+    """The server's thread that ``-r ID`` names (it must be there), or with ``-r``/``-c``
+    alone (``latest``) its newest; None for a new one."""
+    if thread_id:
+        thread = await server.client().threads.get(thread_id)
+        return str(thread["thread_id"])
+    return await latest_thread(server) if latest else None
+
+
+def failure_line(exc: BaseException, url: str) -> str:
+    """One line for a failed call to the server at ``url``."""
+    import httpx
+
+    if isinstance(exc, httpx.HTTPStatusError):
+        detail = _detail(exc.response)
+        status = exc.response.status_code
+        if status == 401:
+            return f"the dcode server at {url} refused the client: {detail}"
+        if status == 404:
+            return f"the dcode server at {url} has no such thread or run: {detail}"
+        return f"the dcode server at {url} answered {status}: {detail}"
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+        return f"cannot reach the dcode server at {url}: is `dcode serve` running there?"
+    if isinstance(exc, httpx.TransportError):
+        return f"the connection to the dcode server at {url} failed: {type(exc).__name__} {exc}"
+    return f"the dcode server at {url}: {exc}"
+
+
+def _detail(response: Any) -> str:
+    try:
+        body = json.loads(response.text)
+    except (ValueError, TypeError, AttributeError):
+        return " ".join(str(getattr(response, "text", "")).split())[:200] or "no detail"
+    if isinstance(body, dict) and body.get("detail"):
+        return " ".join(str(body["detail"]).split())[:300]
+    return " ".join(str(body).split())[:200]

@@ -1,0 +1,392 @@
+"""Sessions run on a dcode server (``dcode --server URL``): the remote engine's runner.
+
+``RemoteRunner`` is what ``SessionRunner`` is to the front ends (``run_turn``'s typed events
+ending with ``TurnFinished``, ``cancel``, ``busy``, ``messages``), with the turn run by the
+server's graph rather than in this process. The server's stream parts are read back into
+messages and events (``wire``) and fed to dcode's own ``StreamTranslator``, so the events are
+the embedded ones: the TUI and ``-p`` draw them without knowing where the graph ran.
+
+An approval is an interrupt of the run: the front end's own approver answers it (a dialog in the
+TUI, the approve mode's answer headless) and the runner resumes the run with the answer. The
+client's approve mode goes in each run's context. A cancel (Esc, Ctrl+C) cancels the run on the
+server, then settles the thread as the embedded runner does: the partial answer is kept, and the
+calls it left open are answered as cancelled.
+"""
+
+# Any: the server's JSON is untyped
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, message_to_dict
+
+from dcode.agent.events import (
+    ApprovalRequested,
+    ErrorEvent,
+    Event,
+    TurnFinished,
+    TurnStarted,
+)
+from dcode.agent.markers import CANCELLED_MARKER
+from dcode.agent.stream import StreamTranslator
+from dcode.agent.tools.result import ToolResult, ToolStatus
+from dcode.agent.tools.result_message import message_fields
+from dcode.agent.turn_interrupt import TurnInterrupt, dangling_tool_calls
+from dcode.server.client import RemoteServer, failure_line
+from dcode.server.options import ASSISTANT_ID
+from dcode.server.wire import event_of, message_of, resume_value, update_of
+from dcode.settings.config import ApprovalMode
+
+if TYPE_CHECKING:
+    from dcode.agent.approval import ApprovalPolicy, Approver, Denial
+    from dcode.agent.attached_files import AttachedFile
+
+STREAM_MODES = ["messages-tuple", "custom", "updates"]
+"""What a client asks of a run: the model's chunks, dcode's events, the nodes' updates (and
+with them the interrupts)."""
+
+
+@dataclass
+class RemotePolicy:
+    """The part of the approval policy a client keeps: its mode, sent with every run. The
+    server keeps the rest (approvals for the session, denials) for the thread."""
+
+    mode: ApprovalMode
+    denials: list[Denial] = field(default_factory=list)
+
+
+@dataclass
+class _Run:
+    """One server run of a turn: its id once the server says it, and the interrupts it ended on."""
+
+    run_id: str = ""
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+
+
+class RemoteRunner:
+    """A session (a thread of the server) whose turns run on the server."""
+
+    def __init__(
+        self,
+        server: RemoteServer,
+        session_id: str,
+        approver: Approver,
+        mode: ApprovalMode,
+        *,
+        context: dict[str, str] | None = None,
+        max_input_tokens: int | None = None,
+        exists: bool = False,
+        policy: RemotePolicy | ApprovalPolicy | None = None,
+    ) -> None:
+        """``policy``: where the client's mode is kept (a front end's own policy, whose mode
+        it changes; a ``RemotePolicy`` of ``mode`` by default)."""
+        self.server = server
+        self.session_id = session_id
+        self.approver = approver
+        self.policy = policy if policy is not None else RemotePolicy(mode)
+        self.context = dict(context or {})
+        self.max_input_tokens = max_input_tokens
+        self._exists = exists
+        self._interrupt: TurnInterrupt | None = None
+        self._run = _Run()
+
+    @property
+    def busy(self) -> bool:
+        return self._interrupt is not None
+
+    def run_context(self) -> dict[str, str]:
+        """The run's JSON context: the client's settings and its approve mode."""
+        return {**self.context, "mode": self.policy.mode.value}
+
+    def cancel(self) -> bool:
+        """Interrupt the running turn; the run is cancelled on the server."""
+        if self._interrupt is None:
+            return False
+        self._interrupt.request()
+        return True
+
+    async def messages(self) -> list[BaseMessage]:
+        """The thread's whole history, as the server holds it."""
+        state = await self.server.client().threads.get_state(self.session_id)
+        values = state.get("values") if isinstance(state, dict) else None
+        raw = values.get("messages", []) if isinstance(values, dict) else []
+        return [m for m in map(message_of, raw) if m is not None]
+
+    async def run_turn(
+        self,
+        content: str | list[dict[str, Any]] | None,
+        *,
+        prompt_text: str | None = None,
+        attached: Sequence[AttachedFile] = (),
+    ) -> AsyncGenerator[Event, None]:
+        """The turn's events, ending with ``TurnFinished``, as ``SessionRunner.run_turn``."""
+        if self._interrupt is not None:
+            raise RuntimeError("a turn is already running in this session")
+        task = asyncio.current_task()
+        assert task is not None, "a turn runs in a task"
+        interrupt = self._interrupt = TurnInterrupt(task)
+        prompt = (
+            prompt_text
+            if prompt_text is not None
+            else (content if isinstance(content, str) else "")
+        )
+        started = time.monotonic()
+        translator = StreamTranslator(self.max_input_tokens)
+        error, interrupted, leaving = "", False, False
+        try:
+            yield TurnStarted(self.session_id, prompt)
+            try:
+                async for event in self._turn(content, prompt, translator, interrupt):
+                    yield event
+                if interrupt.requested:
+                    leaving, interrupted = interrupt.absorb(), True
+            except asyncio.CancelledError:
+                leaving = interrupt.absorb()
+                if not (leaving or interrupt.requested):
+                    raise
+                interrupted = True
+            except Exception as exc:  # noqa: BLE001 - one line; the session goes on
+                if interrupt.requested:
+                    leaving, interrupted = interrupt.absorb(), True
+                else:
+                    error = failure_line(exc, self.server.url)
+                    yield ErrorEvent(error, kind="server")
+            if interrupted:
+                problem = await self._settle(translator.tally.partial_text)
+                if problem:
+                    yield ErrorEvent(problem, kind="server")
+            if leaving:
+                raise asyncio.CancelledError
+            error = error or self._run.error
+            tally = translator.tally
+            yield TurnFinished(
+                session_id=self.session_id,
+                result=error or tally.last_text,
+                is_error=bool(error),
+                num_turns=tally.num_turns,
+                input_tokens=tally.all_input_tokens,
+                output_tokens=tally.all_output_tokens,
+                duration_ms=int((time.monotonic() - started) * 1000),
+                interrupted=interrupted,
+                error=error,
+                cached_tokens=tally.all_cached_tokens,
+            )
+        finally:
+            self._interrupt = None
+
+    async def _turn(
+        self,
+        content: str | list[dict[str, Any]] | None,
+        prompt: str,
+        translator: StreamTranslator,
+        interrupt: TurnInterrupt,
+    ) -> AsyncIterator[Event]:
+        """The turn's runs. A question the thread still waits on (its run was detached, or its
+        client went away) is answered first by this front end's approver, and the run it
+        stopped goes on to its end; calls left open are answered as cancelled. Then the prompt's
+        run, and one more for each approval answered."""
+        fresh = not self._exists
+        await interrupt.guard(self._ensure_thread(prompt))
+        if not fresh:
+            state = await interrupt.guard(self.server.client().threads.get_state(self.session_id))
+            waiting = [i for i in state.get("interrupts") or () if isinstance(i, dict)]
+            if waiting:
+                answer = {"command": {"resume": await self._answer(waiting)}}
+                async for event in self._runs(answer, translator, interrupt):
+                    yield event
+            else:
+                await interrupt.guard(self._close_open_calls())
+        # None: the thread goes on from where it stopped, with no new message.
+        message = None if content is None else {"messages": [{"role": "user", "content": content}]}
+        prompted = {"input": message}
+        async for event in self._runs(prompted, translator, interrupt):
+            yield event
+
+    async def _runs(
+        self, arguments: dict[str, Any], translator: StreamTranslator, interrupt: TurnInterrupt
+    ) -> AsyncIterator[Event]:
+        """A run with ``arguments``, then one resumed run for each time it stops to ask."""
+        while not interrupt.requested:
+            self._run = _Run()
+            parts = self.server.client().runs.stream(
+                self.session_id,
+                ASSISTANT_ID,
+                **arguments,
+                context=self.run_context(),
+                stream_mode=STREAM_MODES,
+                stream_resumable=True,
+            )
+            async for event in self.follow(parts, translator, interrupt, self._run):
+                yield event
+            if interrupt.requested or not self._run.interrupts:
+                return
+            arguments = {"command": {"resume": await self._answer(self._run.interrupts)}}
+
+    async def follow(
+        self,
+        parts: AsyncIterator[Any],
+        translator: StreamTranslator,
+        interrupt: TurnInterrupt | None,
+        run: _Run,
+        *,
+        seen: frozenset[str] = frozenset(),
+    ) -> AsyncIterator[Event]:
+        """A run's stream parts as typed events; ``seen``: the ids of messages already shown
+        (an attach's history), whose chunks and updates are not shown again."""
+        stream = aiter(parts)
+        try:
+            while interrupt is None or not interrupt.requested:
+                step = anext(stream, None)
+                part = await (interrupt.guard(step) if interrupt is not None else step)
+                if part is None:
+                    return
+                for event in self.translate(part, translator, run, seen):
+                    yield event
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()  # the connection goes back now, not when it is collected
+
+    def translate(
+        self, part: Any, translator: StreamTranslator, run: _Run, seen: frozenset[str]
+    ) -> list[Event]:
+        """One stream part of a run as the events the embedded runner gives for it."""
+        kind, data = part.event, part.data
+        if kind == "metadata" and isinstance(data, dict) and data.get("run_id"):
+            run.run_id = str(data["run_id"])
+        elif kind == "error":
+            detail = data.get("message") or data.get("error") if isinstance(data, dict) else data
+            run.error = f"the server's run failed: {detail}"
+            return [ErrorEvent(run.error, kind="server")]
+        elif kind.startswith("messages") and isinstance(data, list) and len(data) == 2:
+            chunk = message_of(data[0])
+            if chunk is not None and (chunk.id or "") not in seen:
+                return list(translator.on_stream("messages", (chunk, data[1] or {})))
+        elif kind.startswith("updates") and isinstance(data, dict):
+            run.interrupts.extend(i for i in data.get("__interrupt__") or () if isinstance(i, dict))
+            update = update_of(data)
+            for node in update.values():
+                node["messages"] = [m for m in node["messages"] if (m.id or "") not in seen]
+            return list(translator.on_stream("updates", update))
+        elif kind.startswith("custom"):
+            event = event_of(data)
+            if event is not None and getattr(event, "call_id", None) not in seen:
+                return list(translator.on_stream("custom", event))
+        return []
+
+    async def _answer(self, interrupts: list[dict[str, Any]]) -> object:
+        """The resume value for the interrupts a run ended on, from the front end's approver:
+        one answer, or one per interrupt by its id when several calls asked at once."""
+        answers: dict[str, object] = {}
+        for item in interrupts:
+            request = event_of(item.get("value"))
+            if not isinstance(request, ApprovalRequested):
+                answers[str(item.get("id"))] = False
+                continue
+            decision = await self.approver.decide(request)
+            if decision.mode is not None:
+                self.policy.mode = decision.mode  # the next runs go on in the mode chosen
+            answers[str(item.get("id"))] = resume_value(decision)
+        return next(iter(answers.values())) if len(answers) == 1 else answers
+
+    async def start_background(self, content: str | list[dict[str, Any]], prompt: str) -> str:
+        """Start a turn that runs on without this client (``--detach``); returns its run's id.
+        Its stream is kept, for ``attach`` to follow from its first event."""
+        await self._ensure_thread(prompt)
+        run = await self.server.client().runs.create(
+            self.session_id,
+            ASSISTANT_ID,
+            input={"messages": [{"role": "user", "content": content}]},
+            context=self.run_context(),
+            stream_mode=STREAM_MODES,
+            stream_resumable=True,
+        )
+        return str(run["run_id"])
+
+    async def _ensure_thread(self, prompt: str) -> None:
+        if self._exists:
+            return
+        await self.server.client().threads.create(
+            thread_id=self.session_id,
+            if_exists="do_nothing",
+            metadata={"title": " ".join(prompt.split())[:80], "graph_id": ASSISTANT_ID},
+        )
+        self._exists = True
+
+    async def _runs_to_cancel(self) -> list[str]:
+        """The turn's run; or, when the interrupt came before the server said which run it
+        started, the thread's runs that are going."""
+        if self._run.run_id:
+            return [self._run.run_id]
+        client = self.server.client()
+        going = []
+        for status in ("pending", "running"):
+            going += await client.runs.list(self.session_id, status=status)
+        return [str(run["run_id"]) for run in going]
+
+    async def _close_open_calls(self) -> None:
+        """Answer the calls of the thread left without results as cancelled (as the embedded
+        runner does before each turn and after an interrupt)."""
+        missing = dangling_tool_calls(await self.messages())
+        if not missing:
+            return
+        fields = message_fields(
+            ToolResult(
+                "cancelled: the user interrupted this call before it finished",
+                status=ToolStatus.CANCELLED,
+            )
+        )
+        results = [
+            _wire(ToolMessage(**fields, tool_call_id=call_id, name=name))
+            for call_id, name in missing
+        ]
+        await self.server.client().threads.update_state(
+            self.session_id, {"messages": results}, as_node="tools"
+        )
+
+    async def _settle(self, partial_text: str) -> str:
+        """After an interrupt: cancel the run on the server, keep the partial answer and close
+        the calls left open. Returns what could not be done, or ""."""
+        client = self.server.client()
+        try:
+            for run_id in await self._runs_to_cancel():
+                await client.runs.cancel(self.session_id, run_id, wait=True)
+            if partial_text.strip():
+                kept = AIMessage(content=partial_text, additional_kwargs={CANCELLED_MARKER: True})
+                await client.threads.update_state(
+                    self.session_id, {"messages": [_wire(kept)]}, as_node="model"
+                )
+            await self._close_open_calls()
+        except Exception as exc:  # noqa: BLE001 - one line; the session goes on
+            return f"could not settle the interrupted turn on the server: {failure_line(exc, self.server.url)}"
+        return ""
+
+
+def _wire(message: BaseMessage) -> dict[str, Any]:
+    """A message as the server's API takes it in a state update."""
+    data: dict[str, Any] = message_to_dict(message)["data"]
+    return {**data, "type": message.type}
+
+
+async def follow_run(
+    runner: RemoteRunner, run_id: str, history: Sequence[BaseMessage]
+) -> AsyncIterator[Event]:
+    """The live run ``run_id`` of the runner's thread, from its first event, as typed events,
+    leaving out what ``history`` (the thread's messages, read just before) already holds: its
+    messages, and the calls it has the results of."""
+    seen = frozenset(
+        [m.id for m in history if m.id]
+        + [m.tool_call_id for m in history if isinstance(m, ToolMessage)]
+    )
+    parts = runner.server.client().runs.join_stream(
+        runner.session_id, run_id, stream_mode=STREAM_MODES, last_event_id="0"
+    )
+    translator = StreamTranslator(runner.max_input_tokens)
+    async for event in runner.follow(parts, translator, None, _Run(), seen=seen):
+        yield event

@@ -1,0 +1,215 @@
+"""Benchmark: a turn on a dcode server (``dcode serve``, ``langgraph dev``) against the same turn
+run in this process, and the time to attach to a long thread.
+
+- First token and whole turn, served and embedded, for a one-line answer and a 4-step tool
+  loop (write_file, read_file, edit_file, the answer), each the median of several turns on
+  one warm engine and one warm server; the overhead is served minus embedded (target on
+  ``langgraph dev``: <= +700 ms per turn).
+- Attach: from nothing to the whole transcript of a 200-message thread (its history read from
+  the server and replayed as events, then printed as ``dcode attach`` prints it), in this
+  process and as the ``dcode attach`` command (target: <= 1 s).
+
+Everything runs on loopback against the scripted model (``tests.support.model_server``).
+Needs the extra ``dcode[server]``.
+
+Run: .venv/bin/python scripts/bench/served.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.langgraph_server import ServedDcode, serve_dcode  # noqa: E402
+from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call  # noqa: E402
+
+TURN_TARGET_MS = 700.0
+ATTACH_TARGET_S = 1.0
+THREAD_MESSAGES = 200
+
+
+def one_liner() -> list[Step]:
+    return [reply("Hello from the scripted model.")]
+
+
+def tool_loop() -> list[Step]:
+    name = f"notes-{uuid.uuid4().hex[:6]}.txt"
+    return [
+        reply(
+            tool_calls=[tool_call("write_file", {"file_path": name, "content": "alpha\nbeta\n"})]
+        ),
+        reply(tool_calls=[tool_call("read_file", {"file_path": name})]),
+        reply(
+            tool_calls=[
+                tool_call(
+                    "edit_file", {"file_path": name, "old_string": "beta", "new_string": "gamma"}
+                )
+            ]
+        ),
+        reply("Done: the notes now say alpha, gamma."),
+    ]
+
+
+async def timed_turn(runner: Any, prompt: str) -> tuple[float, float]:
+    """Seconds to the first piece of the answer, and to the turn's end."""
+    from dcode.agent.events import TextDelta, TurnFinished
+
+    started = time.perf_counter()
+    first = 0.0
+    async for event in runner.run_turn(prompt):
+        if isinstance(event, TextDelta) and not first:
+            first = time.perf_counter() - started
+        if isinstance(event, TurnFinished) and event.is_error:
+            raise RuntimeError(f"the turn failed: {event.error}")
+    return first, time.perf_counter() - started
+
+
+async def embedded_runner(model: ScriptedModelServer, root: Path) -> tuple[Any, Any]:
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.agent.engine import Engine
+    from dcode.models.factory import resolve_model
+    from dcode.settings.config import ApprovalMode, load_settings
+
+    workspace = root / "embedded"
+    workspace.mkdir()
+    cli = {"model": "openai:test-model", "base_url": model.base_url, "api": "chat"}
+    env = {**os.environ, "DCODE_HOME": str(root / "embedded-home"), "OPENAI_API_KEY": "k"}
+    settings = load_settings(workspace=workspace, cli=cli, env=env)
+    engine = await Engine.open(settings, resolve_model(settings))
+    return engine, engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+
+
+def served_runner(served: ServedDcode) -> Any:
+    from dcode.agent.approval import HeadlessApprover
+    from dcode.server.client import RemoteServer
+    from dcode.server.remote import RemoteRunner
+    from dcode.settings.config import ApprovalMode
+
+    server = RemoteServer(served.url, served.token)
+    return RemoteRunner(server, str(uuid.uuid4()), HeadlessApprover(), ApprovalMode.ALL)
+
+
+async def measure(
+    model: ScriptedModelServer, runner: Any, steps: Callable[[], list[Step]], runs: int
+) -> tuple[float, float]:
+    """Median first token and whole turn, in ms, after one warm-up turn."""
+    firsts, wholes = [], []
+    for index in range(runs + 1):
+        model.script(*steps())
+        first, whole = await timed_turn(runner, f"turn {index}")
+        if index:
+            firsts.append(first * 1000)
+            wholes.append(whole * 1000)
+    return statistics.median(firsts), statistics.median(wholes)
+
+
+async def long_thread(served: ServedDcode) -> str:
+    """A thread of ``THREAD_MESSAGES`` messages (prompts and answers), written as state."""
+    client = served.client()
+    thread = str((await client.threads.create(metadata={"graph_id": "dcode"}))["thread_id"])
+    messages: list[dict[str, Any]] = []
+    for index in range(THREAD_MESSAGES // 2):
+        messages.append({"type": "human", "content": f"question {index}: " + "words " * 20})
+        messages.append(
+            {"type": "ai", "content": f"answer {index}: " + "more words " * 40, "id": f"a{index}"}
+        )
+    await client.threads.update_state(thread, {"messages": messages}, as_node="model")
+    return thread
+
+
+async def attach_in_process(served: ServedDcode, thread: str) -> float:
+    from dcode.cli.remote import attach
+    from dcode.server.client import RemoteServer
+
+    out = io.StringIO()
+    started = time.perf_counter()
+    await attach(RemoteServer(served.url, served.token), thread, out=out)
+    elapsed = time.perf_counter() - started
+    if out.getvalue().count("[dcode] answer ") != THREAD_MESSAGES // 2:
+        raise RuntimeError("the attached transcript is not whole")
+    return elapsed
+
+
+def attach_command(served: ServedDcode, thread: str, home: Path) -> float:
+    dcode = str(Path(sys.executable).with_name("dcode"))
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home.parent),
+        "DCODE_HOME": str(home),
+        "DCODE_SERVER_TOKEN": served.token,
+        "OPENAI_API_KEY": "k",
+    }
+    started = time.perf_counter()
+    done = subprocess.run(
+        [dcode, "attach", thread, "--server", served.url],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    elapsed = time.perf_counter() - started
+    if done.stdout.count("[dcode] answer ") != THREAD_MESSAGES // 2:
+        raise RuntimeError("the attached transcript is not whole")
+    return elapsed
+
+
+def verdict(value: float, target: float) -> str:
+    return "ok" if value <= target else "OVER"
+
+
+async def main_async(runs: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer() as model:
+        root = Path(tmp)
+        (root / "served").mkdir()
+        with serve_dcode(root / "served", model) as served:
+            print(f"dcode serve ready in {served.started_in:.1f} s")
+            engine, embedded = await embedded_runner(model, root)
+            try:
+                for name, steps in (
+                    ("one-line answer", one_liner),
+                    ("4-step tool loop", tool_loop),
+                ):
+                    local = await measure(model, embedded, steps, runs)
+                    remote = await measure(model, served_runner(served), steps, runs)
+                    for what, i in (("first token", 0), ("whole turn", 1)):
+                        extra = remote[i] - local[i]
+                        print(
+                            f"{name:17} {what:11}: embedded {local[i]:7.0f} ms, "
+                            f"served {remote[i]:7.0f} ms, overhead {extra:+6.0f} ms "
+                            f"(target <= +{TURN_TARGET_MS:.0f} ms) {verdict(extra, TURN_TARGET_MS)}"
+                        )
+            finally:
+                await engine.close()
+            thread = await long_thread(served)
+            inside = statistics.median([await attach_in_process(served, thread) for _ in range(3)])
+            home = root / "client-home"
+            command = statistics.median([attach_command(served, thread, home) for _ in range(3)])
+            for what, value in (("in process", inside), ("dcode attach", command)):
+                print(
+                    f"attach, {THREAD_MESSAGES} messages, {what:12}: {value * 1000:6.0f} ms "
+                    f"(target <= {ATTACH_TARGET_S * 1000:.0f} ms) {verdict(value, ATTACH_TARGET_S)}"
+                )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    asyncio.run(main_async(parser.parse_args().runs))
+
+
+if __name__ == "__main__":
+    main()
