@@ -2,7 +2,7 @@
 and ``attach``.
 
 ``-p`` runs its turn through the remote engine (``dcode.server.remote``) and prints it as it
-prints a local one (``headless.print_turn``). ``--detach`` starts the run in the background and
+prints a local one (``turn_report.print_turn``). ``--detach`` starts the run in the background and
 prints its session. ``attach`` prints a thread's history as ``sessions show`` prints a
 transcript, then follows the thread's live run from its first event, leaving out what the
 history already showed: nothing is lost, nothing is shown twice. Each failure of the server (down,
@@ -17,7 +17,8 @@ import json
 import uuid
 from typing import IO, TYPE_CHECKING, Any
 
-from dcode.cli.headless import (
+from dcode.cli.run_request import HeadlessRequest, OutputFormat
+from dcode.cli.turn_report import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
@@ -25,7 +26,6 @@ from dcode.cli.headless import (
     report,
     say,
 )
-from dcode.cli.run_request import HeadlessRequest, OutputFormat
 from dcode.server.client import (
     RemoteFailure,
     RemoteServer,
