@@ -170,10 +170,13 @@ async def test_approvals_inside_parallel_subagents_name_the_agent_and_take_y_and
             ),
             what="both questions",
         )
-        await h.pilot.pause()
-        screen = h.text()
-        assert "task:1 · general-purpose asks: allow this edit?" in screen
-        assert "task:2 · general-purpose asks: allow this edit?" in screen
+        # Both questions are drawn once the screen has caught up (a busy machine lags it).
+        await h.until(
+            lambda: all(
+                f"task:{n} · general-purpose asks: allow this edit?" in h.text() for n in (1, 2)
+            ),
+            what="both questions on screen",
+        )
         first, second = h.app.transcript.pending_approvals
         assert h.app.focused is first.view.query_one(ApprovalWidget)  # the first keeps the keys
         approved, refused = first.args["file_path"], second.args["file_path"]
