@@ -649,19 +649,12 @@ class SessionRunner:
         interrupted: bool,
         exceeded: bool = False,
     ) -> TurnFinished:
-        tally = translator.tally
-        return TurnFinished(
-            session_id=self.session_id,
-            result=error or tally.last_text,
-            is_error=bool(error),
-            num_turns=tally.num_turns,
-            input_tokens=tally.all_input_tokens,
-            output_tokens=tally.all_output_tokens,
-            duration_ms=int((time.monotonic() - started) * 1000),
-            interrupted=interrupted,
+        return translator.tally.finished(
+            self.session_id,
+            int((time.monotonic() - started) * 1000),
             error=error,
-            cached_tokens=tally.all_cached_tokens,
-            budget_exceeded=exceeded,
+            interrupted=interrupted,
+            exceeded=exceeded,
         )
 
     async def _message_count(self, *, settled: bool = False) -> int:

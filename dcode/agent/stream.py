@@ -37,6 +37,7 @@ from dcode.agent.events import (
     ToolCallFinished,
     ToolCallRunning,
     ToolCallStarted,
+    TurnFinished,
     UsageUpdated,
     UserMessage,
 )
@@ -147,6 +148,31 @@ class TurnTally:
     @property
     def all_cached_tokens(self) -> int:
         return self.cached_tokens + self.subagent_cached_tokens
+
+    def finished(
+        self,
+        session_id: str,
+        duration_ms: int,
+        *,
+        error: str,
+        interrupted: bool,
+        exceeded: bool = False,
+    ) -> TurnFinished:
+        """The turn's last event, from these figures: the same for a turn run here and one run
+        on a dcode server."""
+        return TurnFinished(
+            session_id=session_id,
+            result=error or self.last_text,
+            is_error=bool(error),
+            num_turns=self.num_turns,
+            input_tokens=self.all_input_tokens,
+            output_tokens=self.all_output_tokens,
+            duration_ms=duration_ms,
+            interrupted=interrupted,
+            error=error,
+            cached_tokens=self.all_cached_tokens,
+            budget_exceeded=exceeded,
+        )
 
 
 class StreamTranslator:

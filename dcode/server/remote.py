@@ -29,7 +29,6 @@ from dcode.agent.events import (
     ApprovalRequested,
     ErrorEvent,
     Event,
-    TurnFinished,
     TurnStarted,
 )
 from dcode.agent.markers import CANCELLED_MARKER
@@ -164,18 +163,11 @@ class RemoteRunner:
             if leaving:
                 raise asyncio.CancelledError
             error = error or self._run.error
-            tally = translator.tally
-            yield TurnFinished(
-                session_id=self.session_id,
-                result=error or tally.last_text,
-                is_error=bool(error),
-                num_turns=tally.num_turns,
-                input_tokens=tally.all_input_tokens,
-                output_tokens=tally.all_output_tokens,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                interrupted=interrupted,
+            yield translator.tally.finished(
+                self.session_id,
+                int((time.monotonic() - started) * 1000),
                 error=error,
-                cached_tokens=tally.all_cached_tokens,
+                interrupted=interrupted,
             )
         finally:
             self._interrupt = None
