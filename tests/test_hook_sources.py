@@ -135,3 +135,22 @@ def test_the_listing_names_sources_results_and_events_dcode_does_not_fire(tmp_pa
         "1 project hook skipped: the project is not trusted (trust it with `dcode trust`):",
         "  Stop: touch y (from /p/.claude/settings.json)",
     ]
+
+
+def test_a_settings_file_that_is_a_pipe_or_huge_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """A hostile repository's ``.claude/settings.json`` as a named pipe with no writer would
+    block a plain read for ever, and a huge one would be read whole: both are one line."""
+    import os
+
+    from dcode.settings.hook_sources import HooksError, json_hooks
+
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)
+    with pytest.raises(HooksError) as refused:
+        json_hooks(pipe, project=True)
+    assert str(refused.value).startswith(f"{pipe}: cannot read its hooks: ")
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as handle:
+        handle.truncate(2 * 1024**3)  # sparse: no disk used
+    with pytest.raises(HooksError, match="larger than 1 MiB"):
+        json_hooks(huge, project=True)

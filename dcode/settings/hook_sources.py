@@ -13,12 +13,11 @@ Standard library only: settings are read before anything heavy is imported.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dcode.settings.permission_sources import CLAUDE_PROJECT_FILES
+from dcode.settings.permission_sources import CLAUDE_PROJECT_FILES, claude_settings
 
 HOOK_EVENTS: tuple[str, ...] = (
     "PreToolUse",
@@ -92,13 +91,11 @@ def _group(event: str, group: object, source: str, project: bool) -> list[HookCo
 def json_hooks(path: Path, *, project: bool) -> list[HookCommand]:
     """The hooks of a Claude Code settings file; none when it does not exist."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as exc:
+        data = claude_settings(path)
+    except ValueError as exc:
         raise HooksError(f"{path}: cannot read its hooks: {exc}") from None
-    if not isinstance(data, dict):
-        raise HooksError(f"{path}: settings must be a JSON object")
+    if data is None:
+        return []
     return table_hooks(data.get("hooks"), str(path), project=project)
 
 

@@ -68,18 +68,29 @@ def table_rules(table: object, source: str, *, project: bool) -> list[RuleText]:
     return rules
 
 
+def claude_settings(path: Path) -> dict[str, object] | None:
+    """A Claude Code settings file's object; None when it does not exist. Read as a project's
+    config is (never a named pipe, never gigabytes); ``ValueError`` says, in words, why it
+    cannot be used."""
+    try:
+        data = json.loads(read_config(path).decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    if not isinstance(data, dict):
+        raise ValueError("settings must be a JSON object")
+    return data
+
+
 def json_rules(path: Path, *, project: bool) -> list[RuleText]:
     """The rules of a Claude Code settings file; none when it does not exist."""
     try:
-        data = json.loads(read_config(path).decode("utf-8"))  # never a named pipe, never gigabytes
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise RulesError(f"{path}: cannot read its permissions: {exc.strerror or exc}") from None
+        data = claude_settings(path)
     except ValueError as exc:
         raise RulesError(f"{path}: cannot read its permissions: {exc}") from None
-    if not isinstance(data, dict):
-        raise RulesError(f"{path}: settings must be a JSON object")
+    if data is None:
+        return []
     return table_rules(data.get("permissions"), str(path), project=project)
 
 
