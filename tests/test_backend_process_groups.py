@@ -7,10 +7,14 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
+import pytest
+
 from dcode.agent.backends import LocalBackend
-from dcode.processes import ending
+from dcode.processes import ending, table
+from dcode.processes.table import Proc
 from dcode.processes.trees import TREES, ProcessTrees
 from tests.test_exit_signals import read_pid, running, wait_for
 
@@ -101,3 +105,36 @@ def test_without_proc_whole_groups_are_ended() -> None:
     ending.end_groups([proc.pid], grace=0.2)
     assert proc.wait(timeout=5) == -signal.SIGKILL
     proc.stdout.close()
+
+
+def _children_first(leaders: list[int]) -> list[Proc]:
+    """The trees of ``leaders``, each child listed before its parent: the order that lets a
+    shell outlive its child's signal if ending followed it."""
+    procs = table.snapshot()
+    found = set(leaders) | table.descendants(procs, leaders)
+    return sorted((procs[pid] for pid in found if pid in procs), key=lambda p: -p.start)
+
+
+@pytest.mark.parametrize("signals", ["TERM then KILL", "KILL now"])
+def test_a_parent_is_signalled_before_its_child(tmp_path: Path, signals: str) -> None:
+    """A shell in ``sleep 30; touch done`` whose sleep died first would run ``touch``; ending
+    parents first leaves it no moment to do so, whatever order the trees are found in."""
+    markers = [tmp_path / f"done-{n}" for n in range(8)]
+    shells = [
+        subprocess.Popen(["sh", "-c", f"sleep 30; touch {marker}"], start_new_session=True)
+        for marker in markers
+    ]
+    leaders = [shell.pid for shell in shells]
+    wait_for(
+        lambda: all(table.descendants(table.snapshot(), [pid]) for pid in leaders),
+        5,
+        "each shell to start its sleep",
+    )
+    if signals == "KILL now":
+        ending.kill_now(lambda: _children_first(leaders))
+    else:
+        ending.end(lambda: _children_first(leaders), grace=0.3)
+    for shell in shells:
+        shell.wait(timeout=5)
+    time.sleep(0.3)  # a shell that outlived its sleep has long since run `touch` by now
+    assert [m.name for m in markers if m.exists()] == []

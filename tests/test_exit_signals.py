@@ -104,3 +104,46 @@ def test_signal_to_headless_ends_the_shell_command(
             proc.wait()
         if sleep_pid is not None and running(sleep_pid):
             os.kill(sleep_pid, signal.SIGKILL)
+
+
+# A front end that wedges while finishing (as a UI does whose writes to a closed terminal wait
+# forever): the signal is handled, then the loop's thread blocks for good. A background job the
+# process registered must still end with it.
+WEDGED = """
+import asyncio, subprocess, sys, threading
+from dcode.processes.exit_signals import ExitSignals
+from dcode.processes.trees import TREES
+
+async def main():
+    job = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    TREES.add(job.pid)
+    loop = asyncio.get_running_loop()
+    signals = ExitSignals(lambda _s: loop.call_soon(threading.Event().wait), deadline=0.5)
+    signals.install()
+    print(job.pid, flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+def test_an_exit_the_front_end_cannot_finish_is_forced_in_time() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-c", WEDGED],
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    job = int(process.stdout.readline())
+    try:
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 128 + signal.SIGTERM
+        assert time.monotonic() - started < 5
+        wait_for(lambda: not running(job), 5, "the registered job to end")
+    finally:
+        process.kill()
+        process.stdout.close()
+        if running(job):
+            os.kill(job, signal.SIGKILL)

@@ -3,6 +3,9 @@
 Synchronous on purpose: it runs from signal handlers and at interpreter exit, when no event loop
 may be left to wait on (async callers run it in a thread).
 
+Parents are signalled before their children, in every round: a shell whose child died first
+would go on to the next line of its script (``sleep 5; touch done``) before its own signal came.
+
 A process is signalled only while it is still the one that was found (pid and start time).
 Where the kernel has pidfds the check and the signal cannot be told apart: the pidfd is opened
 first, so the pid cannot change hands between the check and the signal.
@@ -66,24 +69,43 @@ def end(find: Finder, grace: float = TERM_GRACE_S) -> int:
 
     Returns how many processes were ended (zombies are already ended and are not counted).
     """
-    first = {proc.key for proc in find() if not proc.zombie}
-    for key in first:
+    found = [proc for proc in find() if not proc.zombie]
+    first = {proc.key for proc in found}
+    for key in parents_first(found):
         send(key, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while first and any(alive(key) for key in first) and time.monotonic() < deadline:
         time.sleep(_POLL_S)
     ended = set(first)
     for _ in range(_KILL_ROUNDS):
-        rest = {key for key in ended if alive(key)} | {
-            proc.key for proc in find() if not proc.zombie
-        }
-        if not rest:
+        now = [proc for proc in find() if not proc.zombie]
+        older = [key for key in ended if alive(key)]
+        if not now and not older:
             break
-        ended |= rest
-        for key in sorted(rest, key=lambda k: (k[1], k[0])):  # parents first: none sees a child die
+        ended |= {proc.key for proc in now} | set(older)
+        for key in parents_first(now, older):
             send(key, signal.SIGKILL)
         time.sleep(_POLL_S)
     return len(ended)
+
+
+def parents_first(procs: Iterable[Proc], also: Iterable[Key] = ()) -> list[Key]:
+    """The keys of ``procs`` with every parent before its children (then ``also``'s, oldest
+    first): a parent signalled after its child could run on for a moment and start the next
+    command of its script. Start times alone do not tell: a child forked in the same clock tick
+    as its parent has the same one."""
+    by_pid = {proc.pid: proc for proc in procs}
+
+    def depth(proc: Proc) -> int:
+        steps, seen = 0, {proc.pid}
+        while (parent := by_pid.get(proc.ppid)) is not None and parent.pid not in seen:
+            seen.add(parent.pid)
+            proc, steps = parent, steps + 1
+        return steps
+
+    ordered = [p.key for p in sorted(by_pid.values(), key=lambda p: (depth(p), p.start, p.pid))]
+    listed = set(ordered)
+    return ordered + sorted((key for key in also if key not in listed), key=lambda k: (k[1], k[0]))
 
 
 def end_groups(groups: Iterable[int], grace: float = TERM_GRACE_S) -> None:
@@ -108,7 +130,6 @@ def _kill_group(pgid: int, signum: int) -> bool:
 
 def kill_now(find: Finder) -> None:
     """SIGKILL what ``find`` returns, with no grace (a cancelled command: nothing may wait)."""
-    for proc in find():
-        if not proc.zombie:
-            with contextlib.suppress(OSError):
-                send(proc.key, signal.SIGKILL)
+    for key in parents_first(proc for proc in find() if not proc.zombie):
+        with contextlib.suppress(OSError):
+            send(key, signal.SIGKILL)
