@@ -147,6 +147,32 @@ async def test_a_server_that_goes_down_is_an_error_status_in_one_line(
         await app.__aexit__(None, None, None)
 
 
+async def test_a_resumed_session_follows_its_running_task(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    langgraph_server: AgentProtocolServer,
+) -> None:
+    settings = settings_for((server, workspace, dcode_home), ("echo", langgraph_server.url))
+    steps = (reply(tool_calls=[start("pause 8s then report")]), reply("Started."))
+    async with running_app(
+        server, workspace, dcode_home, *steps, settings=settings, size=SIZE
+    ) as h:
+        await h.send("start it")
+        await h.idle()
+        assert h.app.runner is not None
+        session_id, task = h.app.runner.session_id, task_id(h)
+    asked = len(server.requests)
+    async with running_app(
+        server, workspace, dcode_home, settings=settings, size=SIZE, session_id=session_id
+    ) as h:
+        await h.until(lambda: status_of(h) in ("pending", "running"), POLLED, "the resumed task")
+        assert task_id(h) == task
+        await h.until(lambda: status_of(h) == "success", POLLED, "the task finished")
+        assert f"✓ echo  pause 8s then report  task {task[:8]}…  success" in h.text()
+    assert len(server.requests) == asked
+
+
 def test_headless_prints_the_status_as_json(
     server: ScriptedModelServer, workspace: Path, home: Path, langgraph_server: AgentProtocolServer
 ) -> None:
@@ -198,3 +224,13 @@ def test_a_resumed_start_is_the_task_as_its_result_said(status: str) -> None:
     )
     assert [item.entry for item in touched] == [call]
     assert call.remote.status == "error" and model.running_remote_tasks == 0
+
+
+def test_the_status_crosses_a_dcode_server_as_itself() -> None:
+    """An attached TUI reads the event back from the served run's JSON as the same event."""
+    from dcode.server.wire import event_of
+
+    event = AsyncTaskStatus(
+        "t-1", "echo", "running", "a job", run_id="r-1", created_at="2026-01-31T12:00:00Z"
+    )
+    assert event_of(json.loads(json.dumps(event.to_json()))) == event

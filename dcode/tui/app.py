@@ -494,6 +494,7 @@ class DcodeApp(App[int]):
                 )
         self.show_mode()
         count = await self.paint_session(info.id)
+        await self.session.follow_saved_tasks(runner)
         self.show_model()
         profile = self.engine.resolved.profile
         self.status.set_usage(info.context_tokens, profile.max_input_tokens)

@@ -11,6 +11,7 @@ App is ``SessionHost``; the slash commands it starts run through the callback it
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections import deque
@@ -69,6 +70,8 @@ if TYPE_CHECKING:
     from dcode.tui.turn_content import PreparedTurn
     from dcode.tui.widgets.media_source import MediaSource
     from dcode.tui.widgets.placeholders import Draft
+
+log = logging.getLogger(__name__)
 
 SHELL_TIMEOUT = 300.0
 SHELL_OUTPUT_CAP = 30_000
@@ -551,6 +554,17 @@ class SessionWork:
 
             self._poller = TaskPoller(engine.remote_agents, self._apply_news)
         self._poller.watch(event)
+
+    async def follow_saved_tasks(self, runner: SessionRunner) -> None:
+        """A resumed session: its async tasks as their records last saw them, on their widgets
+        and followed while they run. A record that cannot be read costs only that."""
+        try:
+            saved = await runner.async_tasks()
+        except Exception:
+            log.debug("reading the session's async tasks failed", exc_info=True)
+            return
+        for event in saved:
+            await self._apply(event)
 
     async def _apply_news(self, event: AsyncTaskStatus) -> None:
         if self.host.is_running:
