@@ -5,13 +5,14 @@ scripted model server, and a real ``langgraph dev`` as the remote agents' server
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from dcode.agent.events import AsyncTaskStatus, ToolCallFinished, ToolCallRunning
 from dcode.agent.tools.result import ToolResult
-from dcode.settings.config import ApprovalMode
+from dcode.settings.config import ApprovalMode, Settings
 from dcode.settings.values import AsyncAgentConfig
 from dcode.tui.transcript.model import TranscriptModel
 from dcode.tui.transcript.remote_task_view import RemoteTaskView
@@ -37,10 +38,12 @@ def start(description: str, agent: str = "echo", call_id: str | None = None):
     )
 
 
-def settings_for(h_args: tuple[ScriptedModelServer, Path, Path], *servers: tuple[str, str]):
-    server, workspace, home = h_args
-    agents = tuple(AsyncAgentConfig(name=name, url=url, assistant="echo") for name, url in servers)
-    return make_settings(home, workspace, server, approve=ApprovalMode.ALL, async_agents=agents)
+def settings_for(
+    server: ScriptedModelServer, workspace: Path, home: Path, *agents: tuple[str, str]
+) -> Settings:
+    """Settings that approve everything, with the remote agents (name, url) serving ``echo``."""
+    configs = tuple(AsyncAgentConfig(name=name, url=url, assistant="echo") for name, url in agents)
+    return make_settings(home, workspace, server, approve=ApprovalMode.ALL, async_agents=configs)
 
 
 def task_view(h: Harness) -> RemoteTaskView:
@@ -65,7 +68,7 @@ async def test_a_started_task_shows_running_then_success_without_the_model(
     dcode_home: Path,
     langgraph_server: AgentProtocolServer,
 ) -> None:
-    settings = settings_for((server, workspace, dcode_home), ("echo", langgraph_server.url))
+    settings = settings_for(server, workspace, dcode_home, ("echo", langgraph_server.url))
     steps = (reply(tool_calls=[start("pause 6s then report")]), reply("Started it."))
     async with running_app(
         server, workspace, dcode_home, *steps, settings=settings, size=SIZE
@@ -96,7 +99,7 @@ async def test_a_check_and_a_cancel_change_the_same_widget(
     dcode_home: Path,
     langgraph_server: AgentProtocolServer,
 ) -> None:
-    settings = settings_for((server, workspace, dcode_home), ("echo", langgraph_server.url))
+    settings = settings_for(server, workspace, dcode_home, ("echo", langgraph_server.url))
     steps = (reply(tool_calls=[start("a slow job")]), reply("Started."))
     async with running_app(
         server, workspace, dcode_home, *steps, settings=settings, size=SIZE
@@ -122,29 +125,26 @@ async def test_a_server_that_goes_down_is_an_error_status_in_one_line(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path, tmp_path: Path
 ) -> None:
     needs_langgraph_dev()
-    with serving(tmp_path / "gone") as remote:
-        settings = settings_for((server, workspace, dcode_home), ("gone", remote.url))
+    with ExitStack() as up:
+        remote = up.enter_context(serving(tmp_path / "gone"))
+        settings = settings_for(server, workspace, dcode_home, ("gone", remote.url))
         steps = (reply(tool_calls=[start("a slow job", "gone")]), reply("Started."))
-        app = running_app(server, workspace, dcode_home, *steps, settings=settings, size=SIZE)
-        h = await app.__aenter__()
-        try:
+        async with running_app(
+            server, workspace, dcode_home, *steps, settings=settings, size=SIZE
+        ) as h:
             await h.send("start it")
             await h.idle()
             await h.until(lambda: status_of(h) in ("pending", "running"), POLLED, "the task")
-        except BaseException:
-            await app.__aexit__(None, None, None)
-            raise
-    try:
-        line = (
-            f"async agent 'gone' at {remote.url} is not reachable: All connection attempts failed"
-        )
-        await h.until(lambda: line in h.text(), POLLED, "the server's error")
-        assert status_of(h) == "error"
-        assert f"✗ gone  a slow job  task {task_id(h)[:8]}…  error · " in h.text()
-        assert "async running" not in h.text()
-        assert h.app.is_running  # the session goes on
-    finally:
-        await app.__aexit__(None, None, None)
+            up.close()  # the server goes down, its task with it
+            line = f"async agent 'gone' at {remote.url} is not reachable: All connection attempts failed"
+            await h.until(lambda: line in h.text(), POLLED, "the server's error")
+            assert status_of(h) == "error"
+            assert f"✗ gone  a slow job  task {task_id(h)[:8]}…  error · " in h.text()
+            assert "async running" not in h.text()
+            # The session goes on: the next prompt is answered.
+            server.script(reply("Still here."))
+            await h.send("are you there")
+            await h.until(lambda: "Still here." in h.text(), what="the next answer")
 
 
 async def test_a_resumed_session_follows_its_running_task(
@@ -153,7 +153,7 @@ async def test_a_resumed_session_follows_its_running_task(
     dcode_home: Path,
     langgraph_server: AgentProtocolServer,
 ) -> None:
-    settings = settings_for((server, workspace, dcode_home), ("echo", langgraph_server.url))
+    settings = settings_for(server, workspace, dcode_home, ("echo", langgraph_server.url))
     steps = (reply(tool_calls=[start("pause 8s then report")]), reply("Started."))
     async with running_app(
         server, workspace, dcode_home, *steps, settings=settings, size=SIZE
@@ -169,7 +169,8 @@ async def test_a_resumed_session_follows_its_running_task(
         await h.until(lambda: status_of(h) in ("pending", "running"), POLLED, "the resumed task")
         assert task_id(h) == task
         await h.until(lambda: status_of(h) == "success", POLLED, "the task finished")
-        assert f"✓ echo  pause 8s then report  task {task[:8]}…  success" in h.text()
+        # Its time since the start comes from its record (the replayed result has none).
+        assert f"✓ echo  pause 8s then report  task {task[:8]}…  success · " in h.text()
     assert len(server.requests) == asked
 
 

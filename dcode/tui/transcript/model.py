@@ -126,7 +126,8 @@ class TranscriptModel:
         self._running_tasks: list[ToolCallEntry] = []
         self._turn_calls: list[ToolCallEntry] = []
         self._remote_tasks: dict[str, ToolCallEntry] = {}
-        """The ``start_async_task`` call of each async task, by task id (for every turn)."""
+        """The call that shows each async task, by task id, for every turn: its start, or the
+        first call about it when the start is not in this transcript."""
 
     @classmethod
     def replayed(cls, events: Iterable[Event]) -> TranscriptModel:
@@ -471,6 +472,8 @@ class TranscriptModel:
         remote = call.remote
         remote.status, remote.error = event.status, event.error
         remote.description = event.description or remote.description
+        if remote.started is None:  # a replayed start's time, from its record
+            remote.started = _epoch(event.created_at)
         if remote.live:
             remote.ended = None
         elif remote.ended is None:
