@@ -1,5 +1,5 @@
-"""Async tasks in the TUI: a start asks first, as a network action, and the finished call shows
-the remote agent, its status and the task, as a subagent's head does (real app, engine, a real
+"""Async tasks in the TUI: a start asks first, as a network action, and the started task shows
+the remote agent, the job and its status, as a subagent's head does (real app, engine, a real
 ``langgraph dev`` server and the scripted model)."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ async def test_a_started_task_asks_then_shows_its_remote_status(
         await h.press("y")
         await h.until(lambda: "It runs on echo." in h.text(), what="the answer")
         screen = h.text()
-        assert "start_async_task echo: survey" in screen
-        assert "echo · pending · task " in screen or "echo · running · task " in screen
+        # Once started, the call is the task's own widget: the agent, the job, its status.
+        assert "echo  survey  task " in screen
+        assert "…  pending · " in screen or "…  running · " in screen
         await h.idle()

@@ -399,6 +399,28 @@ class SubagentFinished(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class AsyncTaskStatus(Event):
+    """An async task's status as last seen (``dcode.agent.async_tasks``): told by the tool
+    call that started, checked, updated, cancelled or listed it (``call_id``), or by the
+    session's poller while the task runs (``call_id`` ""). ``status`` is the remote run's
+    (``pending``, ``running``, ``success``, ``error``, ``interrupted``, ``timeout``) or
+    ``cancelled``; ``error`` the one line when its server could not be asked."""
+
+    type: ClassVar[str] = "async_task_status"
+    task_id: str
+    agent_name: str
+    """The ``[[async_agents]]`` entry it runs on (the call's ``subagent_type``)."""
+    status: str
+    description: str = ""
+    run_id: str = ""
+    """The run on the task's thread this status is of (an update starts another)."""
+    created_at: str = ""
+    """When the task was started (UTC, ``2026-01-31T12:00:00Z``)."""
+    call_id: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ErrorEvent(Event):
     """A failure, already reduced to one line a user can act on."""
 

@@ -35,6 +35,7 @@ from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededE
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from dcode.agent.approval import ApprovalPolicy, Approver
+from dcode.agent.async_tasks.records import status_event
 from dcode.agent.attached_files import AttachedFile, marker
 from dcode.agent.budget import (
     COMPACTION,
@@ -46,7 +47,15 @@ from dcode.agent.budget import (
 )
 from dcode.agent.compaction.record import read_compaction
 from dcode.agent.compaction.summary import Compacted, CompactionFailed
-from dcode.agent.events import ErrorEvent, Event, Notice, SubagentStarted, TurnFinished, TurnStarted
+from dcode.agent.events import (
+    AsyncTaskStatus,
+    ErrorEvent,
+    Event,
+    Notice,
+    SubagentStarted,
+    TurnFinished,
+    TurnStarted,
+)
 from dcode.agent.hooks.context_text import with_context
 from dcode.agent.markers import CANCELLED_MARKER, HOOK_MARKER
 from dcode.agent.paste_archive import archive_paste
@@ -149,6 +158,19 @@ class SessionRunner:
         """The thread's whole history, for painting a resumed transcript."""
         snapshot = await self.engine.graph.aget_state(self.config)
         return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
+
+    async def async_tasks(self) -> list[AsyncTaskStatus]:
+        """The session's async tasks as their records last saw them, for a resumed screen to
+        show and follow (they are private state: a read of the thread's values leaves them
+        out, its checkpoint holds them)."""
+        head = await self.engine.checkpointer.aget_tuple(
+            {"configurable": {"thread_id": self.session_id, "checkpoint_ns": ""}}
+        )
+        values = head.checkpoint.get("channel_values") if head is not None else None
+        records = values.get("async_tasks") if isinstance(values, dict) else None
+        if not isinstance(records, dict):
+            return []
+        return [status_event(task) for task in records.values()]
 
     async def add_user_note(self, text: str, marks: dict[str, Any] | None = None) -> None:
         """Put text into the thread as a user message without running the model (``!cmd``);

@@ -426,6 +426,7 @@ class DcodeApp(App[int]):
         if runner is not None:
             self.last_session_id = runner.session_id
         if old is not None and self.engine is not None and old.session_id != self._session_id:
+            self.session.forget_async_tasks()
             self.engine.release(old.session_id)
 
     def _served_runner(self, session_id: str | None) -> SessionRunner:
@@ -493,6 +494,7 @@ class DcodeApp(App[int]):
                 )
         self.show_mode()
         count = await self.paint_session(info.id)
+        await self.session.follow_saved_tasks(runner)
         self.show_model()
         profile = self.engine.resolved.profile
         self.status.set_usage(info.context_tokens, profile.max_input_tokens)
@@ -794,6 +796,7 @@ class DcodeApp(App[int]):
         await self._close_engine()
 
     async def _close_engine(self) -> None:
+        await self.session.close_async_tasks()  # before the clients it asks with are closed
         engines = [self.engine, self._unclaimed_engine]
         self.engine = self._unclaimed_engine = None
         for engine in engines:

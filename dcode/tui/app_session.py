@@ -11,6 +11,7 @@ App is ``SessionHost``; the slash commands it starts run through the callback it
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections import deque
@@ -21,6 +22,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from dcode.agent.events import (
+    AsyncTaskStatus,
     BudgetWarning,
     CompactionFinished,
     CompactionRefused,
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from textual.timer import Timer
     from textual.worker import Worker
 
+    from dcode.agent.async_tasks.poller import TaskPoller
     from dcode.agent.engine import Engine
     from dcode.agent.runner import SessionRunner
     from dcode.cli.headless_media import ProjectCommand
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
     from dcode.media.store import AttachmentStore
     from dcode.models.media_support import MediaSupport
     from dcode.prompts.commands import PromptCommand
+    from dcode.server.client import RemoteServer
     from dcode.tui.approval_widget import ApprovalWidget
     from dcode.tui.collector import QuietCollector
     from dcode.tui.status import QueuedStrip, StatusBar
@@ -66,6 +70,8 @@ if TYPE_CHECKING:
     from dcode.tui.turn_content import PreparedTurn
     from dcode.tui.widgets.media_source import MediaSource
     from dcode.tui.widgets.placeholders import Draft
+
+log = logging.getLogger(__name__)
 
 SHELL_TIMEOUT = 300.0
 SHELL_OUTPUT_CAP = 30_000
@@ -114,6 +120,8 @@ class SessionHost(AppHost, Protocol):
     """When the prompt's text last changed (``time.monotonic``)."""
     follow_branch: bool
     """The status bar's git branch is read again after each turn."""
+    remote: RemoteServer | None
+    """The dcode server the turns run on (``--server``); None: in this process."""
 
     @property
     def queued_strip(self) -> QueuedStrip: ...
@@ -158,6 +166,8 @@ class SessionWork:
         self._stopped_at_approval = (
             False  # the user stopped the turn by answering "stop" to an approval
         )
+        self._poller: TaskPoller | None = None
+        """Follows the session's async tasks between the model's calls (made with the first)."""
 
     # What ``_apply`` and the turn draw on, read from the App each time (the widgets are its).
     @property
@@ -522,9 +532,54 @@ class SessionWork:
                 self.status.activity = "Compacting"
             case CompactionFinished() | CompactionRefused() if not agent:
                 self.status.activity = "Working"
+            case AsyncTaskStatus():
+                self._follow(event)
         await self.transcript.apply(event)
+        if isinstance(event, AsyncTaskStatus):
+            self.status.async_tasks = self.transcript.model.running_remote_tasks
         if isinstance(event, ToolCallFinished) and not self.transcript.pending_approvals:
             self.status.activity = "Working"
+
+    # -- async tasks -------------------------------------------------------------------------
+
+    def _follow(self, event: AsyncTaskStatus) -> None:
+        """An async task's status from a tool: the session's poller follows the task while it
+        runs (one loop for all of them, on the app's event loop), and its news is applied as
+        this event was. A session run on a dcode server has its tasks there, out of reach."""
+        engine = self.engine
+        if engine is None or engine.remote_agents is None or self.host.remote is not None:
+            return
+        if self._poller is None:
+            from dcode.agent.async_tasks.poller import TaskPoller
+
+            self._poller = TaskPoller(engine.remote_agents, self._apply_news)
+        self._poller.watch(event)
+
+    async def follow_saved_tasks(self, runner: SessionRunner) -> None:
+        """A resumed session: its async tasks as their records last saw them, on their widgets
+        and followed while they run. A record that cannot be read costs only that."""
+        try:
+            saved = await runner.async_tasks()
+        except Exception:
+            log.debug("reading the session's async tasks failed", exc_info=True)
+            return
+        for event in saved:
+            await self._apply(event)
+
+    async def _apply_news(self, event: AsyncTaskStatus) -> None:
+        if self.host.is_running:
+            await self._apply(event)
+
+    def forget_async_tasks(self) -> None:
+        """The screen has left the session: its tasks are no longer followed."""
+        if self._poller is not None:
+            self._poller.forget()
+        self.status.async_tasks = 0
+
+    async def close_async_tasks(self) -> None:
+        poller, self._poller = self._poller, None
+        if poller is not None:
+            await poller.aclose()
 
     def _count(self, text: str) -> None:
         self.collector.streaming()  # a very long stream still gets its full collections

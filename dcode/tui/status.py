@@ -204,6 +204,8 @@ class StatusBar(Widget):
     cached_share: reactive[float | None] = reactive(None)
     """The part of the last request's input the provider read from its prompt cache."""
     queued: reactive[int] = reactive(0)
+    async_tasks: reactive[int] = reactive(0)
+    """The session's async tasks running on their servers, as last seen."""
     mcp: reactive[tuple[int, int]] = reactive((0, 0))
     """MCP servers (connected, configured); shown while not all are connected."""
     # Counted on every streamed delta: the spinner's tick repaints it while it turns, so a
@@ -266,6 +268,8 @@ class StatusBar(Widget):
             parts.append(Content.styled(self.activity, "$text-muted"))
         if self.queued:
             parts.append(Content.styled(f"  {self.queued} queued", "$text-warning"))
+        if self.async_tasks:
+            parts.append(Content.styled(f"  {self.async_tasks} async running", "$text-accent"))
         return Content("").join(parts) if parts else Content("")
 
     def _right_top(self) -> Content:

@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,11 +57,9 @@ def _ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"langgraph dev was not ready in {READY_SECONDS:g}s")
 
 
-@pytest.fixture(scope="module")
-def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentProtocolServer]:
-    if importlib.util.find_spec("langgraph_api") is None:
-        pytest.skip("langgraph dev is not installed: pip install -e '.[server]'")
-    folder = tmp_path_factory.mktemp("agent-protocol")
+@contextmanager
+def serving(folder: Path) -> Iterator[AgentProtocolServer]:
+    """``langgraph dev`` serving a copy of the fixture from ``folder``, until the block ends."""
     shutil.copytree(FIXTURE, folder / "graph")
     port, log = free_port(), folder / "server.log"
     cli = Path(sys.executable).with_name("langgraph")
@@ -83,9 +82,22 @@ def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Agent
         _ready(url, process, log)
         yield AgentProtocolServer(url, ASSISTANT, log)
     finally:
-        os.killpg(process.pid, signal.SIGTERM)  # the server's own group, started above
+        with suppress(ProcessLookupError):  # the server's own group, started above
+            os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def needs_langgraph_dev() -> None:
+    if importlib.util.find_spec("langgraph_api") is None:
+        pytest.skip("langgraph dev is not installed: pip install -e '.[server]'")
+
+
+@pytest.fixture(scope="module")
+def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentProtocolServer]:
+    needs_langgraph_dev()
+    with serving(tmp_path_factory.mktemp("agent-protocol")) as server:
+        yield server

@@ -12,6 +12,8 @@ from typing import Annotated, NotRequired, TypedDict
 from langchain.agents.middleware import AgentState
 from langchain.agents.middleware.types import PrivateStateAttr
 
+from dcode.agent.events import AsyncTaskStatus
+
 RUNNING = "running"
 DONE_STATUSES = frozenset({"success", "error", "interrupted", "timeout"})
 """Run statuses after which a task does nothing more until it is updated."""
@@ -54,3 +56,20 @@ def now() -> str:
 def is_live(status: str) -> bool:
     """Whether a task may still change on its own (its status is worth asking for again)."""
     return status not in DONE_STATUSES and status != CANCELLED
+
+
+def status_event(
+    task: AsyncTask, *, call_id: str = "", agent: tuple[str, ...] = (), error: str = ""
+) -> AsyncTaskStatus:
+    """The record as the event a screen draws it from."""
+    return AsyncTaskStatus(
+        task_id=task["task_id"],
+        agent_name=task["agent_name"],
+        status=task["status"],
+        description=task["description"],
+        run_id=task["run_id"],
+        created_at=task["created_at"],
+        call_id=call_id,
+        error=error,
+        agent=agent,
+    )

@@ -20,6 +20,12 @@ def head(task_id: str, agent: str, status: str) -> str:
     return f"Task {task_id} on {agent}: {status}."
 
 
+def read_head(text: str) -> tuple[str, str, str] | None:
+    """The task id, agent and status a result's head line says (None: a result without one)."""
+    match = _HEAD.match(text)
+    return (match["task"], match["agent"], match["status"]) if match is not None else None
+
+
 def show_task_result(text: str) -> str:
     """``echo · running · task 01a25144…``, then the rest of the result's first lines (an
     answer's start); a result without the head (a failure's line) as any result shows."""

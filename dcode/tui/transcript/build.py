@@ -47,8 +47,8 @@ def entry_widget(entry: Entry, *, expanded: bool, animate: bool, nested: bool = 
 
 
 def call_view(call: ToolCallEntry, expanded: bool, animate: bool) -> Widget:
-    """The widget for one call: a ``task`` call's is the subagent's (``TaskView``), a plan's
-    shows the plan (``PlanCallView``)."""
+    """The widget for one call: a ``task`` call's is the subagent's (``TaskView``), an async
+    task's start is the task's (``RemoteTaskView``), a plan's shows the plan (``PlanCallView``)."""
     from dcode.agent.tools.spec import (
         EXIT_PLAN_MODE,  # with pydantic: not before the first call is drawn
     )
@@ -57,6 +57,10 @@ def call_view(call: ToolCallEntry, expanded: bool, animate: bool) -> Widget:
         from dcode.tui.transcript.plan_view import PlanCallView
 
         return PlanCallView(call, expanded=expanded, animate=animate)
+    if call.is_async_task:
+        from dcode.tui.transcript.remote_task_view import RemoteTaskView
+
+        return RemoteTaskView(call, expanded=expanded, animate=animate)
     if call.is_task:
         from dcode.tui.transcript.task_view import TaskView
 

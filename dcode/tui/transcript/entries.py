@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 TASK_TOOL = "task"
 """The name of the core's ``task`` tool (``dcode.agent.tools.spec.TASK``, which the first frame
 does without importing)."""
+START_ASYNC_TASK_TOOL = "start_async_task"
+"""The tool that starts an async task (``dcode.agent.tools.spec.START_ASYNC_TASK``)."""
 
 
 class NoticeLevel(StrEnum):
@@ -108,6 +110,8 @@ class ToolCallEntry:
     approval: PendingApproval | None = None
     task: TaskRun | None = None
     """The subagent a ``task`` call started, once it has."""
+    remote: RemoteTask | None = None
+    """The async task a ``start_async_task`` call started, once it has."""
     view: Widget | None = field(default=None, init=False, repr=False)
 
     @property
@@ -117,6 +121,12 @@ class ToolCallEntry:
     @property
     def is_task(self) -> bool:
         return self.name == TASK_TOOL or self.task is not None
+
+    @property
+    def is_async_task(self) -> bool:
+        """It shows an async task: drawn as a call (its approval asked in it) until the task
+        exists, then as the task's widget."""
+        return self.remote is not None
 
     @property
     def failed(self) -> bool:
@@ -176,6 +186,27 @@ class TaskRun(Lane):
         return (
             f"{'/'.join(self.path)} · {self.agent_type}" if self.agent_type else "/".join(self.path)
         )
+
+
+@dataclass(eq=False)
+class RemoteTask:
+    """An async task (``AsyncTaskStatus``): where it runs, what it does, and its remote run's
+    status as last seen, by a tool call or the session's poller."""
+
+    task_id: str
+    agent_name: str
+    description: str = ""
+    status: str = "pending"
+    error: str = ""
+    """Why its server could not be asked, the last time it was (one line); "" when it could."""
+    started: float | None = None
+    """When it was started (``time.time``); None when that is not known."""
+    ended: float | None = None
+    """When it was first seen in a final state (``time.time``)."""
+
+    @property
+    def live(self) -> bool:
+        return self.status in ("pending", "running")
 
 
 @dataclass(eq=False)

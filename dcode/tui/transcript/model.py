@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from dcode.agent.async_tasks.words import read_head
 from dcode.agent.compaction_words import compacted_words, refused_words
 from dcode.agent.events import (
     ApprovalRequested,
     ApprovalResolved,
     AssistantMessageFinished,
+    AsyncTaskStatus,
     BudgetWarning,
     CompactionFinished,
     CompactionRefused,
@@ -49,6 +51,7 @@ from dcode.agent.events import (
 )
 from dcode.terminal_text import safe_prefix, safe_text
 from dcode.tui.transcript.entries import (
+    START_ASYNC_TASK_TOOL,
     TASK_TOOL,
     AssistantEntry,
     Entry,
@@ -56,6 +59,7 @@ from dcode.tui.transcript.entries import (
     NoticeEntry,
     NoticeLevel,
     PendingApproval,
+    RemoteTask,
     ShellEntry,
     TaskRun,
     ToolCallEntry,
@@ -66,6 +70,12 @@ from dcode.tui.transcript.entries import (
 
 if TYPE_CHECKING:
     from dcode.agent.decisions import ApprovalDecision
+
+ONE_TASK_TOOLS = frozenset(
+    {START_ASYNC_TASK_TOOL, "check_async_task", "update_async_task", "cancel_async_task"}
+)
+"""The async task tools about one task: the first of them a transcript meets for a task (its
+start, or a check of a task started in an earlier session) shows the task from then on."""
 
 CallKey = tuple[int, tuple[str, ...], str]
 """A call as the transcript knows it: its turn, the path of the agent that made it, its id."""
@@ -115,6 +125,9 @@ class TranscriptModel:
         self._tasks: dict[tuple[str, ...], ToolCallEntry] = {}
         self._running_tasks: list[ToolCallEntry] = []
         self._turn_calls: list[ToolCallEntry] = []
+        self._remote_tasks: dict[str, ToolCallEntry] = {}
+        """The call that shows each async task, by task id, for every turn: its start, or the
+        first call about it when the start is not in this transcript."""
 
     @classmethod
     def replayed(cls, events: Iterable[Event]) -> TranscriptModel:
@@ -192,6 +205,8 @@ class TranscriptModel:
                 yield from self._subagent_started(event)
             case SubagentFinished():
                 yield from self._subagent_finished(event)
+            case AsyncTaskStatus():
+                yield from self._remote_status(event)
             case UsageUpdated() if agent:
                 yield from self._subagent_usage(event)
             case Notice(message=message):
@@ -370,6 +385,8 @@ class TranscriptModel:
         call.saved_to = result.saved_to
         if not call.name:
             call.name = event.name
+        if call.name == START_ASYNC_TASK_TOOL and call.remote is None:
+            yield from self._started_remote(call, result.text)
         yield Touched(Change.CHANGED, call, group=self._group_of.get(call))
 
     # -- subagents ---------------------------------------------------------------------------
@@ -416,6 +433,61 @@ class TranscriptModel:
             _settle(live, interrupted=interrupted and bool(live.text.strip()))
             yield Touched(Change.SETTLED, live, lane)
         yield from self._close_group(lane)
+
+    # -- async tasks --------------------------------------------------------------------------
+
+    def _remote_status(self, event: AsyncTaskStatus) -> Iterator[Touched]:
+        """An async task's status: the call that started it shows it, whichever call (or the
+        poller) told it; a task no call of this transcript started is not shown."""
+        call = self._remote_tasks.get(event.task_id)
+        if call is not None:
+            yield from self._show_remote(call, event)
+            return
+        call = self.call(event.call_id, event.agent) if event.call_id else None
+        if call is not None and call.name in ONE_TASK_TOOLS:
+            yield from self._show_remote(call, event)
+
+    def _started_remote(self, call: ToolCallEntry, text: str) -> Iterator[Touched]:
+        """A start whose status event did not come (a replayed session's): the task as its
+        result says it was then."""
+        head = read_head(text) if call.status is ToolStatus.OK else None
+        if head is None or head[0] in self._remote_tasks:
+            return
+        task_id, agent_name, status = head
+        description = str((call.args or {}).get("description") or "")
+        event = AsyncTaskStatus(task_id, agent_name, status, description, call_id=call.call_id)
+        yield from self._show_remote(call, event)
+
+    def _show_remote(self, call: ToolCallEntry, event: AsyncTaskStatus) -> Iterator[Touched]:
+        change = Change.CHANGED
+        if call.remote is None:  # the first the transcript hears of it: the call becomes it
+            self._remote_tasks[event.task_id] = call
+            call.remote = RemoteTask(
+                task_id=event.task_id,
+                agent_name=event.agent_name,
+                description=event.description,
+                started=_epoch(event.created_at),
+            )
+            change = Change.BECAME_TASK
+        remote = call.remote
+        remote.status, remote.error = event.status, event.error
+        remote.description = event.description or remote.description
+        if remote.started is None:  # a replayed start's time, from its record
+            remote.started = _epoch(event.created_at)
+        if remote.live:
+            remote.ended = None
+        elif remote.ended is None:
+            remote.ended = time.time()
+        yield Touched(change, call, group=self._group_of.get(call))
+
+    @property
+    def running_remote_tasks(self) -> int:
+        """The async tasks running as last seen (whose servers answered)."""
+        return sum(
+            1
+            for call in self._remote_tasks.values()
+            if call.remote is not None and call.remote.live and not call.remote.error
+        )
 
     def task_call(self, agent: tuple[str, ...]) -> ToolCallEntry | None:
         """The ``task`` call whose subagent is the agent at ``agent``."""
@@ -512,6 +584,16 @@ class TranscriptModel:
             if isinstance(entry, AssistantEntry) and entry.text.strip():
                 return entry.text
         return ""
+
+
+def _epoch(stamp: str) -> float | None:
+    """``2026-01-31T12:00:00Z`` as ``time.time`` counts; None when it is not such a time."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _settle(entry: AssistantEntry, text: str = "", *, interrupted: bool = False) -> None:

@@ -44,14 +44,19 @@ CallWidget = Callable[[ToolCallEntry, bool, bool], "Widget"]
 """Builds the widget for a call (``expanded``, ``animate``): ``build.call_view``."""
 
 
-class CallsWithin:
+class Foldable:
+    """The widget of a call drawn as a task (a subagent's, an async task's): a widget of its
+    own, which stays visible under a step's fold and opens with Ctrl+O."""
+
+    def set_expanded(self, expanded: bool) -> None:
+        raise NotImplementedError
+
+
+class CallsWithin(Foldable):
     """The widget of a call that holds calls of its own (a task's, ``task_view.TaskView``)."""
 
     def sync_window(self) -> None:
         """A question shown in one of its calls: its window grows to show it."""
-        raise NotImplementedError
-
-    def set_expanded(self, expanded: bool) -> None:
         raise NotImplementedError
 
 
@@ -352,7 +357,7 @@ class ToolGroupView(Vertical):
         single = len(self.entry.calls) <= 1
         self.set_class(single, "-single")
         self.set_class(
-            all(call.is_task for call in self.entry.calls), "-tasks"
+            all(call.is_task or call.is_async_task for call in self.entry.calls), "-tasks"
         )  # each says it itself
         self.set_class(
             not single and not self.expanded and not self.entry.running and not self.entry.open,
@@ -365,7 +370,7 @@ class ToolGroupView(Vertical):
     def set_expanded(self, expanded: bool) -> None:
         self.expanded = expanded
         for view in self.children:
-            if isinstance(view, (ToolCallView, CallsWithin)):
+            if isinstance(view, (ToolCallView, Foldable)):
                 view.set_expanded(expanded)
         self.sync()
 

@@ -37,7 +37,7 @@ from dcode.tui.transcript.model import Change, Touched, TranscriptModel
 from dcode.tui.transcript.nested_answer import NestedAnswer
 from dcode.tui.transcript.plain_lines import PlainLines
 from dcode.tui.transcript.task_view import TaskView
-from dcode.tui.transcript.tools import ToolCallView, ToolGroupView
+from dcode.tui.transcript.tools import Foldable, ToolCallView, ToolGroupView
 
 if TYPE_CHECKING:
     from dcode.agent.decisions import ApprovalDecision
@@ -347,7 +347,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
                 self.refresh_entry(entry)
 
     def _sync_call(self, call: ToolCallEntry) -> None:
-        if isinstance(call.view, (ToolCallView, TaskView)):
+        if isinstance(call.view, (ToolCallView, TaskView, Foldable)):
             call.view.sync()
         group = self.model.group_of(call)
         if group is not None and isinstance(group.view, ToolGroupView):
