@@ -192,6 +192,30 @@ def test_a_rebuild_reads_each_message_of_a_long_history_a_bounded_number_of_time
     assert _shape(folded) == _shape(reduce(add_messages, writes, history))
 
 
+def test_a_live_run_folding_step_after_step_does_not_read_the_history_again() -> None:
+    # A live run folds each step's writes into the previous fold's result: a thousand-turn
+    # session's step must not walk (hash) its whole history again, step after step.
+    state = fold_messages([_Counted(f"m{i}", id=f"m{i}") for i in range(3_000)], [])
+    steps = [[_Counted(f"n{i}", id=f"n{i}")] for i in range(100)]
+    _Counted.reads[0] = 0
+    expected = reduce(add_messages, steps, list(state))
+    _Counted.reads[0] = 0
+    for step in steps:
+        state = fold_messages(state, [step])
+    assert _Counted.reads[0] < 20 * len(steps)
+    assert _shape(state) == _shape(expected)
+
+
+def test_a_fold_result_changed_in_place_is_indexed_again() -> None:
+    # A channel's value is not meant to change once handed out; if one is changed after all,
+    # the fold must not trust the index it kept for it.
+    state = fold_messages([], [[H("a", id="1"), H("b", id="2")]])
+    state.append(H("c", id="3"))
+    state[0] = H("z", id="9")
+    folded = fold_messages(state, [[H("C", id="3"), RemoveMessage(id="9")]])
+    assert _shape(folded) == _shape([H("b", id="2"), H("C", id="3")])
+
+
 def test_a_long_fold_with_removals_and_replacements_merges_as_add_messages_does() -> None:
     # After a removal the indexes of the later messages move: a replacement of one of them in a
     # later write must land on that message, not on the slot it had before.

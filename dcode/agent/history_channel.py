@@ -71,16 +71,58 @@ def fold_messages(state: Sequence[Any], writes: Sequence[Any]) -> list[AnyMessag
 
     A rebuild folds up to a snapshot's worth of writes into the whole history, so the index of
     ids is built once for the fold and kept up to date, not built again for each write (which
-    made a rebuild cost the history's length times the writes')."""
-    # The state is this fold's own result (or a list add_messages made, saved before): messages
-    # with ids already, which need no second pass (it would cost a walk of the history).
-    merged: list[Any] = (
-        list(state) if state and isinstance(state[0], BaseMessage) else _as_messages(list(state))
-    )
-    where = {message.id: index for index, message in enumerate(merged)}
+    made a rebuild cost the history's length times the writes'). A live run folds each step's
+    writes into the previous fold's result: that result's index is carried over (copied, as the
+    list is: a channel's value is never changed once handed out), so a step does not hash the
+    whole history again."""
+    carried = _FOLDS.index_of(state)
+    if carried is not None:
+        merged: list[Any] = list(state)
+        where = dict(carried)
+    else:
+        # The state is a fold's result (or a list add_messages made, saved before): messages
+        # with ids already, which need no second pass (it would cost a walk of the history).
+        merged = (
+            list(state)
+            if state and isinstance(state[0], BaseMessage)
+            else _as_messages(list(state))
+        )
+        where = {message.id: index for index, message in enumerate(merged)}
     for write in writes:
         merged = _merge(merged, where, _as_messages(write))
+    _FOLDS.remember(merged, where)
     return merged
+
+
+class _RecentFolds:
+    """The index of ids of the last few fold results, by the result itself (held, so that its
+    ``id`` cannot pass to another list while it is here). A result changed in place after all
+    (its length or its ends no longer match the index) is indexed again, not trusted."""
+
+    KEPT = 4
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[list[Any], dict[Any, int]]] = []
+
+    def index_of(self, state: Sequence[Any]) -> dict[Any, int] | None:
+        for result, where in self._kept:
+            if result is state:
+                return where if _still_matches(result, where) else None
+        return None
+
+    def remember(self, result: list[Any], where: dict[Any, int]) -> None:
+        self._kept = [(result, where), *self._kept[: self.KEPT - 1]]
+
+
+def _still_matches(result: list[Any], where: dict[Any, int]) -> bool:
+    if len(where) != len(result):
+        return False
+    return not result or (
+        where.get(result[0].id) == 0 and where.get(result[-1].id) == len(result) - 1
+    )
+
+
+_FOLDS = _RecentFolds()
 
 
 def _merge(merged: list[Any], where: dict[Any, int], new: list[BaseMessage]) -> list[Any]:
