@@ -23,9 +23,10 @@ from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
 from tests.support.langgraph_server import ServedDcode
-from tests.support.model_server import ToolCall, reply, tool_call
+from tests.support.model_server import ScriptedModelServer, ToolCall, reply, tool_call
 from tests.test_remote_sessions import dcode
 from tests.test_server_graph import new_thread, served, stream_run, turn
+from tests.test_tui_app_support import running_app
 
 __all__ = ["served"]  # the conformance suite's fixture: each server in turn
 
@@ -123,6 +124,53 @@ async def test_a_subagents_call_denied_by_the_client_does_not_run(served: Served
     ]
     assert tool_results(served, first, prompt) == ["the shell was denied"]
     assert len(served.model.requests) - first == 4
+
+
+async def test_a_subagent_asking_twice_gets_each_answer_to_its_own_question(
+    served: ServedDcode,
+) -> None:
+    """The second question's answer is not the first's: approved, then denied."""
+    t = tag()
+    prompt, job = f"delegate {t}", f"job {t}: two commands"
+    allowed, refused = f"twice-a-{t}.txt", f"twice-b-{t}.txt"
+    calls = f"call_a_{t}", f"call_b_{t}"
+    served.model.script(
+        reply(tool_calls=[task_call(job, f"call_task_{t}")]).answering(prompt),
+        reply(
+            tool_calls=[
+                tool_call("execute", {"command": f"echo ran >> {allowed}"}, call_id=calls[0])
+            ]
+        ).answering(job),
+        reply(
+            tool_calls=[
+                tool_call("execute", {"command": f"echo ran >> {refused}"}, call_id=calls[1])
+            ]
+        ).answering(job),
+        reply("one ran, one was denied").answering(job),
+        reply("Reported.").answering(prompt),
+    )
+    first = len(served.model.requests)
+    thread = await new_thread(served)
+    asked = await stream_run(served, thread, input=turn(prompt), context=MANUAL)
+    (question,) = asked.interrupts
+    assert question["value"]["call_id"] == calls[0]
+    again = await stream_run(
+        served, thread, command={"resume": {question["id"]: {"approved": True}}}, context=MANUAL
+    )
+    (second,) = again.interrupts
+    assert (second["value"]["call_id"], second["value"]["agent"]) == (calls[1], ["task:1"])
+    assert second["id"] != question["id"]
+    assert (served.workspace / allowed).read_text() == "ran\n"
+    done = await stream_run(
+        served, thread, command={"resume": {second["id"]: {"approved": False}}}, context=MANUAL
+    )
+    assert done.text == "Reported."
+    assert (served.workspace / allowed).read_text() == "ran\n"  # not run again
+    assert not (served.workspace / refused).exists()
+    assert [(e["call_id"], e["approved"]) for e in done.of_type("approval_resolved")] == [
+        (calls[1], False)
+    ]
+    assert len(served.model.requests) - first == 5
 
 
 async def test_two_subagents_asking_at_once_are_answered_one_by_one(served: ServedDcode) -> None:
@@ -240,3 +288,37 @@ def test_dcode_p_with_approve_manual_answers_a_subagents_question(
     job_requests = [r for r in served.model.requests[first:] if job in str(r.transcript())]
     (denial,) = [text for role, text in job_requests[-1].transcript() if role == "tool"]
     assert "--approve all" in denial  # -p's own answer reached the subagent
+
+
+async def test_the_tui_names_the_subagent_asking_on_a_server_and_y_answers_it(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    langgraph_server: ServedDcode,
+) -> None:
+    served, t = langgraph_server, tag()
+    prompt, job, marker = f"delegate {t}", f"job {t}: append", f"tui-{t}.txt"
+    served.model.script(
+        reply(tool_calls=[task_call(job, f"call_task_{t}")]).answering(prompt),
+        reply(tool_calls=[tool_call("execute", {"command": f"echo ran >> {marker}"})]).answering(
+            job
+        ),
+        reply(f"appended to {marker}").answering(job),
+        reply("The subagent appended it on the server.").answering(prompt),
+    )
+    remote = RemoteServer(served.url, served.token)
+    async with running_app(server, workspace, dcode_home, remote=remote) as h:
+        await h.send(prompt)
+        await h.approval(timeout=60)
+        await h.until(
+            lambda: "task:1 · general-purpose asks: allow this shell command?" in h.text(),
+            30,
+            "the question naming the subagent",
+        )
+        await h.press("y")
+        await h.until(
+            lambda: "The subagent appended it on the server." in h.answers(), 60, "the answer"
+        )
+        await h.idle(60)
+    assert (served.workspace / marker).read_text() == "ran\n"
+    assert not (workspace / marker).exists()
