@@ -65,6 +65,9 @@ Writer = Callable[[Event], None]
 ANSWERS_KEY = "dcode_answers"
 """In a subagent's checkpoints' metadata: how many answers of its ``task`` call's parent run it
 has been given (``ParentQuestions`` reads past them when the parent's node runs again)."""
+CALL_KEY = "dcode_task_call"
+"""In a subagent's checkpoints' metadata: the ``task`` call it runs for (only that call answers
+the questions it stopped on)."""
 T = TypeVar("T")
 
 
@@ -100,6 +103,8 @@ class Stopped:
     pending: tuple[Interrupt, ...] = ()
     answered: int = 0
     messages: list[BaseMessage] = field(default_factory=list)
+    call_id: str = ""
+    """The ``task`` call its last run was for."""
 
 
 class ParentQuestions:
@@ -164,7 +169,7 @@ class Subagents:
         thread = task_thread(request.parent_thread, request.number)
         async with self._slots:
             started = time.monotonic()
-            stopped = await self._waiting(definition, path, thread)
+            stopped = await self._waiting(definition, path, thread, request.call_id)
             if not stopped.pending:  # not a run going on from a question: a new one
                 request.writer(
                     SubagentStarted(
@@ -218,15 +223,16 @@ class Subagents:
         )
 
     async def _waiting(
-        self, definition: AgentDefinition, path: tuple[str, ...], thread: str
+        self, definition: AgentDefinition, path: tuple[str, ...], thread: str, call_id: str
     ) -> Stopped:
-        """Where the subagent's thread stands: what it stopped to ask, if anything (nothing when
-        its graph cannot be built: the run then says why)."""
+        """Where the subagent's thread stands: what it stopped to ask for ``call_id``, if
+        anything (nothing when its graph cannot be built: the run then says why)."""
         try:
             graph = self._graph_for(definition, self.may_nest(path))
-            return await _detached(_stopped_at(graph, _config(thread, 0)))
+            stopped = await _detached(_stopped_at(graph, _config(thread, call_id, 0)))
         except Exception:  # noqa: BLE001 - the run that follows meets it and reports it
             return Stopped()
+        return stopped if stopped.call_id == call_id else Stopped()
 
     async def _follow(
         self,
@@ -251,7 +257,7 @@ class Subagents:
             if stopped.pending:
                 start = Command(resume=questions.answers(stopped))
                 answered += len(stopped.pending)
-            config = _config(thread, answered)
+            config = _config(thread, request.call_id, answered)
             driven = self._drive(graph, config, start, context, request.writer, tally)
             stopped = await _detached(driven)
             if not stopped.pending:
@@ -367,11 +373,12 @@ def image_references(messages: list[BaseMessage]) -> list[dict[str, object]]:
     return found
 
 
-def _config(thread: str, answered: int) -> dict[str, Any]:
+def _config(thread: str, call_id: str, answered: int) -> dict[str, Any]:
     return {
         "configurable": {"thread_id": thread},
         "recursion_limit": RECURSION_LIMIT,
-        "metadata": {ANSWERS_KEY: answered},  # kept with each checkpoint the run writes
+        # Kept with each checkpoint the run writes.
+        "metadata": {CALL_KEY: call_id, ANSWERS_KEY: answered},
     }
 
 
@@ -392,11 +399,13 @@ async def _stopped_at(graph: Any, config: dict[str, Any]) -> Stopped:
     snapshot = await graph.aget_state(config)
     if snapshot is None:
         return Stopped()
-    answered = (snapshot.metadata or {}).get(ANSWERS_KEY)
+    metadata = snapshot.metadata or {}
+    answered = metadata.get(ANSWERS_KEY)
     return Stopped(
         tuple(snapshot.interrupts),
         answered if isinstance(answered, int) else 0,
         list((snapshot.values or {}).get("messages", [])),
+        str(metadata.get(CALL_KEY) or ""),
     )
 
 
