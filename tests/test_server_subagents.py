@@ -92,6 +92,7 @@ async def test_a_subagents_shell_call_asks_the_client_and_runs_once_when_approve
     ] == [(call, True, ["task:1"])]
     (finished,) = resumed.of_type("subagent_finished")
     assert (finished["status"], finished["result"]) == ("ok", f"appended to {marker}")
+    assert finished["num_turns"] == 2  # the turn before the question counts too
     assert resumed.text == "The subagent appended it."
     assert (served.workspace / marker).read_text() == "ran\n"  # run once
     assert len(served.model.requests) - first == 4  # no model call made again
@@ -261,6 +262,7 @@ async def test_dcodes_client_shows_which_subagent_asks_and_answers_it(
     assert [e.agent for e in events if isinstance(e, SubagentStarted)] == [("task:1",)]
     (finished,) = [e for e in events if isinstance(e, SubagentFinished)]
     assert (finished.status, finished.result) == (ToolStatus.OK, f"appended to {marker}")
+    assert finished.num_turns == 2 and finished.input_tokens > 0
     last = events[-1]
     assert isinstance(last, TurnFinished) and last.result == "Done through the client."
     assert (served.workspace / marker).read_text() == "ran\n"

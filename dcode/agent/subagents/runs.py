@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, Interrupt, interrupt
 
@@ -253,6 +253,11 @@ class Subagents:
         questions = ParentQuestions()
         start: HumanMessage | Command[Any] = HumanMessage(content=request.description)
         answered = stopped.answered
+        if stopped.pending:  # its figures so far were counted in an earlier run of this node
+            recount = StreamTranslator(self._max_input_tokens, tally=tally)
+            for message in stopped.messages:
+                if isinstance(message, AIMessage):
+                    list(recount.on_message(message))
         while True:
             if stopped.pending:
                 start = Command(resume=questions.answers(stopped))
