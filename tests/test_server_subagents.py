@@ -22,7 +22,7 @@ from dcode.agent.tools.result import ToolStatus
 from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
-from tests.support.langgraph_server import ServedDcode
+from tests.support.langgraph_server import ServedDcode, require_server_extra, serve_dcode
 from tests.support.model_server import ScriptedModelServer, ToolCall, reply, tool_call
 from tests.test_remote_sessions import dcode
 from tests.test_server_graph import new_thread, served, stream_run, turn
@@ -324,3 +324,50 @@ async def test_the_tui_names_the_subagent_asking_on_a_server_and_y_answers_it(
         await h.idle(60)
     assert (served.workspace / marker).read_text() == "ran\n"
     assert not (workspace / marker).exists()
+
+
+async def test_a_nested_subagents_question_reaches_the_client_through_both_task_calls(
+    tmp_path: Path,
+) -> None:
+    """At depth two the grandchild's question stops its parent subagent's run, which stops the
+    session's: each level goes on from its checkpoint with the answer."""
+    require_server_extra()
+    t = tag()
+    prompt, job, inner, marker = f"delegate {t}", f"job {t}", f"inner job {t}", f"deep-{t}.txt"
+    call = f"call_deep_{t}"
+    with (
+        ScriptedModelServer() as model,
+        serve_dcode(tmp_path, model, config="task_depth = 2\n") as served,
+    ):
+        model.script(
+            reply(tool_calls=[task_call(job, f"call_task_{t}")]).answering(prompt),
+            reply(tool_calls=[task_call(inner, f"call_inner_{t}")]).answering(job),
+            reply(
+                tool_calls=[
+                    tool_call("execute", {"command": f"echo ran >> {marker}"}, call_id=call)
+                ]
+            ).answering(inner),
+            reply(f"appended to {marker}").answering(inner),
+            reply("the inner agent appended it").answering(job),
+            reply("Done at depth two.").answering(prompt),
+        )
+        thread = await new_thread(served)
+        asked = await stream_run(served, thread, input=turn(prompt), context=MANUAL)
+        (question,) = asked.interrupts
+        assert (question["value"]["call_id"], question["value"]["agent"]) == (
+            call,
+            ["task:1", "task:1"],
+        )
+        assert not (served.workspace / marker).exists()
+        done = await stream_run(
+            served, thread, command={"resume": {question["id"]: {"approved": True}}}, context=MANUAL
+        )
+        assert done.interrupts == []
+        assert done.text == "Done at depth two."
+        assert (served.workspace / marker).read_text() == "ran\n"
+        assert len(model.requests) == 6  # no model call made again
+        assert [tuple(e["agent"]) for e in done.of_type("subagent_finished")] == [
+            ("task:1", "task:1"),
+            ("task:1",),
+        ]
+        assert served.blocking_calls() == []
