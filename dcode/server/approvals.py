@@ -6,9 +6,10 @@ The run stops at the call that asks; the client sees the interrupt (its value is
 ``remember``, ``whole_server``, ``mode``, ``end_turn``). On resume the tool node runs the call
 again and ``interrupt()`` returns the answer at once.
 
-Two things a served run does not answer: a subagent's question (its run is not a subgraph the
-server can stop and resume) is refused with a reason the model reads, and a rule to save is not
-written into the server's config.
+A subagent's question stops the subagent's own run the same way; its ``task`` call asks it again
+in the session's run (``dcode.agent.subagents.runs``), so the client answers it as any other,
+the question naming the subagent (``agent``). A rule to save is not written into the server's
+config.
 """
 
 from __future__ import annotations
@@ -18,11 +19,6 @@ from collections.abc import Mapping
 from dcode.agent.decisions import ApprovalDecision
 from dcode.agent.events import ApprovalRequested
 from dcode.settings.config import ApprovalMode
-
-SUBAGENT_REFUSED = (
-    "a subagent's call that needs approval cannot be answered on a server: "
-    "run it from the session's own agent, or start the run with a mode that allows it"
-)
 
 
 def decision_of(answer: object) -> ApprovalDecision:
@@ -52,8 +48,6 @@ class InterruptApprover:
     """Asks the run's client through ``interrupt()``, whose value is the question as JSON."""
 
     async def decide(self, request: ApprovalRequested) -> ApprovalDecision:
-        if request.agent:
-            return ApprovalDecision(False, SUBAGENT_REFUSED)
         from langgraph.types import interrupt
 
         return decision_of(interrupt(request.to_json()))

@@ -17,6 +17,14 @@ subagent at the cap ends its call with the budget's line (the parent stops befor
 request). A failure ends the call with an error result the parent's
 model can read; an interrupt cancels the subagent with its parent (the runner then answers the
 calls it left open, in both threads).
+
+Questions as interrupts. Where the approver asks through LangGraph's ``interrupt()`` (a served
+run), the subagent's run stops at its question, saved in its thread. The ``task`` call then asks
+it again in the parent's run, as its own interrupt (its value: the subagent's question, which
+names the agent), so the parent's client sees and answers it. When the parent's node runs again
+with the answer, the subagent goes on from its checkpoint with it: no model call or tool runs
+twice. Several subagents at once each stop on their own question, and so each ``task`` call on
+its own interrupt.
 """
 
 # Any: create_agent's compiled graph, which LangGraph types over AgentState[Any]
@@ -26,13 +34,15 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from contextlib import aclosing
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from langchain.agents.middleware.model_call_limit import ModelCallLimitExceededError
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command, Interrupt, interrupt
 
 from dcode.agent.approval import ScopedPolicy
 from dcode.agent.budget import BudgetReached
@@ -52,6 +62,13 @@ MAX_IMAGES = 4
 GraphFor = Callable[[AgentDefinition, bool], Any]
 """The compiled graph for an agent; the flag says whether it may start subagents itself."""
 Writer = Callable[[Event], None]
+ANSWERS_KEY = "dcode_answers"
+"""In a subagent's checkpoints' metadata: how many answers of its ``task`` call's parent run it
+has been given (``ParentQuestions`` reads past them when the parent's node runs again)."""
+CALL_KEY = "dcode_task_call"
+"""In a subagent's checkpoints' metadata: the ``task`` call it runs for (only that call answers
+the questions it stopped on)."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +93,44 @@ class TaskOutcome:
 
     content: str | list[dict[str, object]]
     is_error: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """Where a subagent's thread stands after a run: the questions it stopped on (none: it
+    ended, or never ran), how many of its parent's answers it has had, and its messages."""
+
+    pending: tuple[Interrupt, ...] = ()
+    answered: int = 0
+    messages: list[BaseMessage] = field(default_factory=list)
+    call_id: str = ""
+    """The ``task`` call its last run was for."""
+
+
+class ParentQuestions:
+    """The interrupts one run of a ``task`` call's node makes in the parent's run.
+
+    LangGraph gives a node its answers by position: when the node runs again, its k-th
+    ``interrupt()`` returns the k-th answer, and the first one without an answer stops the run
+    with its question. The subagent goes on from its checkpoint rather than from the start, so
+    the answers it already had (``Stopped.answered``) are read past first, and each question it
+    waits on now gets the answer given to it.
+    """
+
+    def __init__(self) -> None:
+        self.made = 0
+
+    def answers(self, stopped: Stopped) -> dict[str, object]:
+        """The answers to the subagent's questions, by its interrupts' ids; raises LangGraph's
+        interrupt (the parent's run stops) for the first one not answered yet."""
+        while self.made < stopped.answered:
+            self._ask(stopped.pending[0].value)
+        return {question.id: self._ask(question.value) for question in stopped.pending}
+
+    def _ask(self, value: object) -> object:
+        answer = interrupt(value)
+        self.made += 1
+        return answer
 
 
 class Subagents:
@@ -114,32 +169,20 @@ class Subagents:
         thread = task_thread(request.parent_thread, request.number)
         async with self._slots:
             started = time.monotonic()
-            request.writer(
-                SubagentStarted(
-                    request.call_id, definition.name, request.description, thread, agent=path
+            stopped = await self._waiting(definition, path, thread, request.call_id)
+            if not stopped.pending:  # not a run going on from a question: a new one
+                request.writer(
+                    SubagentStarted(
+                        request.call_id, definition.name, request.description, thread, agent=path
+                    )
                 )
-            )
             tally = TurnTally()
             try:
                 graph = self._graph_for(definition, self.may_nest(path))
-                context = RunContext(
-                    request.parent.approver,
-                    ScopedPolicy(request.parent.policy, definition.approve, request.parent.backend),
-                    request.parent.backend,
-                    agent=path,
-                    changes=request.parent.changes,  # a subagent's writes are its session's to rewind
-                    hooks=request.parent.hooks,
-                    # Its requests count in the session's budget, under its agent's name.
-                    budget=request.parent.budget.for_agent(definition.name)
-                    if request.parent.budget is not None
-                    else None,
-                )
-                # A fresh context: the subagent is a run of its own, not a subgraph of the parent's.
-                child = asyncio.create_task(
-                    self._drive(graph, thread, request.description, context, request.writer, tally),
-                    context=contextvars.Context(),
-                )
-                messages = await child
+                context = self._context(request, definition, path)
+                messages = await self._follow(graph, thread, request, stopped, context, tally)
+            except GraphBubbleUp:  # the parent's run stops to ask its client a subagent's question
+                raise
             except asyncio.CancelledError:
                 request.writer(
                     self._finished(
@@ -164,23 +207,85 @@ class Subagents:
             )
             return TaskOutcome(content, False)
 
-    async def _drive(
+    def _context(
+        self, request: TaskRequest, definition: AgentDefinition, path: tuple[str, ...]
+    ) -> RunContext:
+        parent = request.parent
+        return RunContext(
+            parent.approver,
+            ScopedPolicy(parent.policy, definition.approve, parent.backend),
+            parent.backend,
+            agent=path,
+            changes=parent.changes,  # a subagent's writes are its session's to rewind
+            hooks=parent.hooks,
+            # Its requests count in the session's budget, under its agent's name.
+            budget=parent.budget.for_agent(definition.name) if parent.budget is not None else None,
+        )
+
+    async def _waiting(
+        self, definition: AgentDefinition, path: tuple[str, ...], thread: str, call_id: str
+    ) -> Stopped:
+        """Where the subagent's thread stands: what it stopped to ask for ``call_id``, if
+        anything (nothing when its graph cannot be built: the run then says why)."""
+        try:
+            graph = self._graph_for(definition, self.may_nest(path))
+            stopped = await _detached(_stopped_at(graph, _config(thread, call_id, 0)))
+        except Exception:  # noqa: BLE001 - the run that follows meets it and reports it
+            return Stopped()
+        return stopped if stopped.call_id == call_id else Stopped()
+
+    async def _follow(
         self,
         graph: Any,
         thread: str,
-        description: str,
+        request: TaskRequest,
+        stopped: Stopped,
+        context: RunContext,
+        tally: TurnTally,
+    ) -> list[BaseMessage]:
+        """The subagent's run, to its end; its thread's messages after.
+
+        A subagent that stops on interrupts (a served run's approvals) has its questions asked
+        again in the parent's run, as interrupts of this ``task`` call. When the parent's node
+        runs again with the answers, the subagent goes on from its checkpoint with them, where
+        it stopped (``stopped``): no model call is made again and no tool runs twice.
+        """
+        questions = ParentQuestions()
+        start: HumanMessage | Command[Any] = HumanMessage(content=request.description)
+        answered = stopped.answered
+        if stopped.pending:  # its figures so far were counted in an earlier run of this node
+            recount = StreamTranslator(self._max_input_tokens, tally=tally)
+            for message in stopped.messages:
+                if isinstance(message, AIMessage):
+                    list(recount.on_message(message))
+        while True:
+            if stopped.pending:
+                start = Command(resume=questions.answers(stopped))
+                answered += len(stopped.pending)
+            config = _config(thread, request.call_id, answered)
+            driven = self._drive(graph, config, start, context, request.writer, tally)
+            stopped = await _detached(driven)
+            if not stopped.pending:
+                return stopped.messages
+
+    async def _drive(
+        self,
+        graph: Any,
+        config: dict[str, Any],
+        start: HumanMessage | Command[Any],
         context: RunContext,
         writer: Writer,
         tally: TurnTally,
-    ) -> list[BaseMessage]:
-        """Run the subagent to its end, forwarding its events; its thread's messages after."""
+    ) -> Stopped:
+        """Run the subagent from ``start`` (its job, or the answers to what it asked) until it
+        ends or stops to ask, forwarding its events."""
         translator = StreamTranslator(self._max_input_tokens, tally=tally)
-        config = {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT}
-        message: HumanMessage | None = HumanMessage(content=description)
+        thread = config["configurable"]["thread_id"]
         active = False
-        while message is not None:
+        step = _input(start)
+        while True:
             stream = graph.astream(
-                {"messages": [message]},
+                step,
                 config,
                 context=context,
                 stream_mode=list(STREAM_MODES),
@@ -190,9 +295,13 @@ class Subagents:
                 async for mode, data in stream:
                     for event in translator.on_stream(mode, data):
                         writer(event.from_agent(context.agent))
-            message, active = await _subagent_stop(context, thread, active, writer), True
-        snapshot = await graph.aget_state(config)
-        return list(snapshot.values.get("messages", [])) if snapshot and snapshot.values else []
+            stopped = await _stopped_at(graph, config)
+            if stopped.pending:
+                return stopped
+            message = await _subagent_stop(context, thread, active, writer)
+            if message is None:
+                return stopped
+            step, active = _input(message), True
 
     def _failed(
         self,
@@ -267,6 +376,42 @@ def image_references(messages: list[BaseMessage]) -> list[dict[str, object]]:
                     seen.add(key)
                     found.append(dict(block))
     return found
+
+
+def _config(thread: str, call_id: str, answered: int) -> dict[str, Any]:
+    return {
+        "configurable": {"thread_id": thread},
+        "recursion_limit": RECURSION_LIMIT,
+        # Kept with each checkpoint the run writes.
+        "metadata": {CALL_KEY: call_id, ANSWERS_KEY: answered},
+    }
+
+
+def _input(start: HumanMessage | Command[Any]) -> dict[str, Any] | Command[Any]:
+    """What a run of the subagent's graph starts from: a message, or the answers it waits on."""
+    if isinstance(start, Command):
+        return start
+    return {"messages": [start]}
+
+
+async def _detached(work: Coroutine[Any, Any, T]) -> T:
+    """``work`` in a fresh ``contextvars.Context``: the subagent's graph is a run of its own,
+    not a subgraph of the parent's."""
+    return await asyncio.create_task(work, context=contextvars.Context())
+
+
+async def _stopped_at(graph: Any, config: dict[str, Any]) -> Stopped:
+    snapshot = await graph.aget_state(config)
+    if snapshot is None:
+        return Stopped()
+    metadata = snapshot.metadata or {}
+    answered = metadata.get(ANSWERS_KEY)
+    return Stopped(
+        tuple(snapshot.interrupts),
+        answered if isinstance(answered, int) else 0,
+        list((snapshot.values or {}).get("messages", [])),
+        str(metadata.get(CALL_KEY) or ""),
+    )
 
 
 async def _subagent_stop(

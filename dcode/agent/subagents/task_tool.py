@@ -16,7 +16,6 @@ from typing import Annotated, Any
 from langchain.tools import InjectedState, tool
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId
-from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
 
 from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
@@ -76,9 +75,10 @@ def make_task_tool(subagents: Subagents) -> BaseTool:
                 call_id=tool_call_id,
                 parent=context,
                 parent_thread=current_thread_id("session"),
-                # The parent's writer reads the parent's run config when it writes: it is called
-                # in a copy of the parent's context from the subagent's own.
-                writer=_in_context(contextvars.copy_context(), get_stream_writer()),
+                # The parent's emitter (a served run's writes JSON, and asks each question once)
+                # reads the parent's run config when it writes: it is called in a copy of the
+                # parent's context from the subagent's own.
+                writer=_in_context(contextvars.copy_context(), context.emit),
             )
         )
         status = ToolStatus.ERROR if outcome.is_error else ToolStatus.OK
