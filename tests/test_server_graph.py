@@ -128,6 +128,24 @@ async def test_a_turn_streams_the_answer_and_dcodes_events(served: ServedDcode) 
     assert served.blocking_calls() == []
 
 
+async def test_a_new_run_starts_at_once_on_langgraph_dev(langgraph_server: ServedDcode) -> None:
+    """The dev server's queue looks for runs every 0.5 s, and only for those made before it
+    paused, so each run used to wait 0.5 to 1 s for a worker; woken by the new run, it starts
+    it at once (``dcode.server.runtime_internals``)."""
+    served = langgraph_server
+    thread = await new_thread(served)
+    waits = []
+    for index in range(3):
+        served.model.script(reply(f"Quick {index}."))
+        started = time.monotonic()
+        done = await served.client().runs.wait(
+            thread, served.assistant, input=turn(f"quick {index}"), context={"mode": "all"}
+        )
+        waits.append(time.monotonic() - started)
+        assert done["messages"][-1]["content"] == f"Quick {index}."
+    assert sorted(waits)[1] < 0.45, waits
+
+
 async def test_a_shell_call_asks_once_and_runs_in_the_servers_workspace_when_approved(
     served: ServedDcode,
 ) -> None:
