@@ -39,14 +39,6 @@ from tests.support.langgraph_server import (
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 
 STREAM = ["messages-tuple", "custom", "updates"]
-SERVERS = {"langgraph-dev": "langgraph_server", "aegra": "aegra_server"}
-
-
-@pytest.fixture(params=list(SERVERS))
-def served(request: pytest.FixtureRequest) -> ServedDcode:
-    """The served graph on each server in turn (each started once for the run)."""
-    server: ServedDcode = request.getfixturevalue(SERVERS[request.param])
-    return server
 
 
 @dataclass
