@@ -4,8 +4,10 @@
 That runtime's queue looks for pending runs every 0.5 s, and only for runs created before its
 pause began, so a run waits 0.5 to 1 s before a worker starts it (``Runs.next``; no setting
 or variable changes that). Every served turn, and every run resumed after an approval, paid it.
-``wake_queue_on_new_runs`` makes the queue look as soon as a run is created (``Runs.put``), and
-still every 0.5 s otherwise (a run waiting for its thread's previous run, a retry). It is
+``wake_queue_on_new_runs`` makes the queue look as soon as a run is created (``Runs.put``) or
+one ends (``Threads.set_joint_status``: the next run of its thread may start; a client that
+starts it as soon as the stream ends is often quicker than the run's last write), and still
+every 0.5 s otherwise (a run created for later, a retry). It is
 installed in the server's process by the checkpointer ``dcode serve`` names, which only
 ``langgraph dev`` loads (Aegra keeps its own queue, with its own wake-up through Redis).
 
@@ -54,6 +56,13 @@ PRIVATE_USES: tuple[PrivateUse, ...] = (
         TESTS,
         behaviour="every new run is stored by Runs.put before it returns",
     ),
+    PrivateUse(
+        "langgraph-runtime-inmem",
+        f"{RUNTIME}:Threads.set_joint_status",
+        (USER,),
+        TESTS,
+        behaviour="a run that ends leaves the running state in Threads.set_joint_status",
+    ),
 )
 
 
@@ -94,7 +103,7 @@ def wake_queue_on_new_runs() -> bool:
     if list(inspect.signature(runs.next).parameters) != ["wait", "limit"]:
         return False  # a runtime other than the one listed: its own pause stays
     wake = _Wake()
-    looked, stored = runs.next, runs.put
+    looked = runs.next
 
     async def next_runs(wait: bool, limit: int = 1) -> AsyncIterator[Any]:
         if wait:
@@ -105,11 +114,20 @@ def wake_queue_on_new_runs() -> bool:
         async for item in looked(wait=False, limit=limit):
             yield item
 
-    async def put(*args: Any, **kwargs: Any) -> Any:
-        created = await stored(*args, **kwargs)
-        wake.ring()
-        return created
-
     next_runs.__dcode_wake__ = True  # type: ignore[attr-defined]
-    runs.next, runs.put = staticmethod(next_runs), staticmethod(put)
+    runs.next = staticmethod(next_runs)
+    _ring_after(runs, "put", wake)
+    _ring_after(runtime.Threads, "set_joint_status", wake)
     return True
+
+
+def _ring_after(owner: Any, name: str, wake: _Wake) -> None:
+    """``owner.name`` (an async static method) wakes the queue once it has returned."""
+    done = getattr(owner, name)
+
+    async def then_wake(*args: Any, **kwargs: Any) -> Any:
+        result = await done(*args, **kwargs)
+        wake.ring()
+        return result
+
+    setattr(owner, name, staticmethod(then_wake))
