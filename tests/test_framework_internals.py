@@ -1,7 +1,8 @@
 """The framework internals dcode relies on, checked against the installed versions.
 
 Every private Textual or langchain name dcode uses is listed in a fence module
-(``dcode/tui/textual_internals.py``, ``dcode/models/langchain_internals.py``), the only files
+(``dcode/tui/textual_internals.py``, ``dcode/models/langchain_internals.py``; and
+``dcode/server/runtime_internals.py`` for ``langgraph dev``'s in-memory runtime), the only files
 that may import or touch one. Here each listed name is looked up in the installed package, with
 the shape dcode relies on (a class's bases, a method's parameters, an attribute's type), and a
 change fails with the dependency's version, the name and the dcode files that rely on it. A
