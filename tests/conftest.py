@@ -19,7 +19,7 @@ from dcode.settings.config import ApprovalMode, Settings, WireApi
 from dcode.settings.database import DATABASE_URL_ENV
 from tests.support.aegra_server import aegra_server  # noqa: F401 - fixture
 from tests.support.corpus import CORPUS  # noqa: F401 - where the real-world test files are (tests/support/corpus.py)
-from tests.support.langgraph_server import langgraph_server  # noqa: F401 - fixture
+from tests.support.langgraph_server import langgraph_server, served  # noqa: F401 - fixtures
 from tests.support.model_server import ScriptedModelServer
 from tests.support.postgres import postgres_cluster, postgres_url  # noqa: F401 - fixtures
 from tests.support.stores import STORES, configured

@@ -1,7 +1,8 @@
 """The framework internals dcode relies on, checked against the installed versions.
 
 Every private Textual or langchain name dcode uses is listed in a fence module
-(``dcode/tui/textual_internals.py``, ``dcode/models/langchain_internals.py``), the only files
+(``dcode/tui/textual_internals.py``, ``dcode/models/langchain_internals.py``; and
+``dcode/server/runtime_internals.py`` for ``langgraph dev``'s in-memory runtime), the only files
 that may import or touch one. Here each listed name is looked up in the installed package, with
 the shape dcode relies on (a class's bases, a method's parameters, an attribute's type), and a
 change fails with the dependency's version, the name and the dcode files that rely on it. A
@@ -24,6 +25,7 @@ import tomllib
 from collections.abc import Callable, Iterator
 from functools import cache
 from importlib.metadata import version
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ from textual.widgets.markdown import MarkdownBlock
 
 from dcode.framework_internals import PrivateUse
 from dcode.models import langchain_internals
+from dcode.server import runtime_internals
 from dcode.tui import textual_internals
 from dcode.tui.textual_internals import event_clock
 
@@ -47,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FENCES: dict[str, tuple[PrivateUse, ...]] = {
     "dcode/tui/textual_internals.py": textual_internals.PRIVATE_USES,
     "dcode/models/langchain_internals.py": langchain_internals.PRIVATE_USES,
+    "dcode/server/runtime_internals.py": runtime_internals.PRIVATE_USES,
 }
 USES = [use for uses in FENCES.values() for use in uses]
 FRAMEWORKS = ("textual", "rich", "langchain", "langchain_core", "langchain_openai", "langgraph")
@@ -198,9 +202,9 @@ def test_the_listed_users_and_tests_exist() -> None:
 
 def test_dependencies_whose_privates_dcode_uses_have_an_upper_bound() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    requirements = {
-        canonicalize_name(r.name): r for r in map(Requirement, pyproject["project"]["dependencies"])
-    }
+    project = pyproject["project"]
+    listed = [*project["dependencies"], *chain(*project["optional-dependencies"].values())]
+    requirements = {canonicalize_name(r.name): r for r in map(Requirement, listed)}
     unbounded = []
     for distribution in sorted({use.distribution for use in USES}):
         requirement = requirements.get(canonicalize_name(distribution))

@@ -1,6 +1,7 @@
 """Sessions run on a dcode server (``dcode --server URL``, ``dcode attach``): the remote
-engine and the command line against a real ``dcode serve`` (``langgraph dev`` on loopback),
-with the scripted model behind it."""
+engine and the command line against each real server (the ``served`` fixture: ``dcode serve``'s
+``langgraph dev`` on loopback, and Aegra with PostgreSQL and Redis where it is installed), with
+the scripted model behind it."""
 
 from __future__ import annotations
 
@@ -60,8 +61,7 @@ def dcode(
     )
 
 
-async def test_a_turn_gives_the_embedded_runners_events(langgraph_server: ServedDcode) -> None:
-    served = langgraph_server
+async def test_a_turn_gives_the_embedded_runners_events(served: ServedDcode) -> None:
     call = f"call_{uuid.uuid4().hex[:8]}"
     served.model.script(
         reply(tool_calls=[tool_call("execute", {"command": "echo hi"}, call_id=call)]),
@@ -107,12 +107,11 @@ def _shape(event: Event) -> tuple[object, ...]:
 
 
 async def test_the_same_turn_gives_the_same_events_served_and_embedded(
-    langgraph_server: ServedDcode,
+    served: ServedDcode,
     server: ScriptedModelServer,
     workspace: Path,
     dcode_home: Path,
 ) -> None:
-    served = langgraph_server
     (workspace / "notes.txt").write_text("alpha\n")
     (served.workspace / "notes.txt").write_text("alpha\n")
 
@@ -140,8 +139,7 @@ async def test_the_same_turn_gives_the_same_events_served_and_embedded(
     assert remote_events[-1] == ("turn_finished", "It says alpha.", 2, False)
 
 
-def test_dcode_p_runs_its_turn_on_the_server(langgraph_server: ServedDcode, tmp_path: Path) -> None:
-    served = langgraph_server
+def test_dcode_p_runs_its_turn_on_the_server(served: ServedDcode, tmp_path: Path) -> None:
     served.model.script(reply("Served answer."), reply("Second served answer."))
     result = dcode(
         ["-p", "hello", "--server", served.url, "--output-format", "json"],
@@ -164,9 +162,8 @@ def test_dcode_p_runs_its_turn_on_the_server(langgraph_server: ServedDcode, tmp_
 
 
 def test_the_clients_approve_mode_answers_the_servers_questions(
-    langgraph_server: ServedDcode, tmp_path: Path
+    served: ServedDcode, tmp_path: Path
 ) -> None:
-    served = langgraph_server
     served.model.script(
         reply(tool_calls=[tool_call("execute", {"command": "touch denied.txt"})]),
         reply("I could not run it."),
@@ -187,9 +184,8 @@ def test_the_clients_approve_mode_answers_the_servers_questions(
 
 
 def test_a_wrong_token_and_a_server_that_is_down_are_one_line(
-    langgraph_server: ServedDcode, tmp_path: Path
+    served: ServedDcode, tmp_path: Path
 ) -> None:
-    served = langgraph_server
     wrong = dcode(["-p", "hi", "--server", served.url], tmp_path, token="not-the-token")
     assert wrong.returncode == 1 and wrong.stdout == ""
     assert wrong.stderr.count("\n") == 1, wrong.stderr
@@ -209,9 +205,8 @@ def test_a_wrong_token_and_a_server_that_is_down_are_one_line(
 
 
 async def test_cancel_during_a_tool_call_cancels_the_run_on_the_server(
-    langgraph_server: ServedDcode,
+    served: ServedDcode,
 ) -> None:
-    served = langgraph_server
     call = f"call_{uuid.uuid4().hex[:8]}"
     served.model.script(
         reply(
@@ -240,10 +235,7 @@ async def test_cancel_during_a_tool_call_cancels_the_run_on_the_server(
     assert isinstance(after[-1], TurnFinished) and after[-1].result == "After the interrupt."
 
 
-def test_sessions_list_shows_the_servers_threads(
-    langgraph_server: ServedDcode, tmp_path: Path
-) -> None:
-    served = langgraph_server
+def test_sessions_list_shows_the_servers_threads(served: ServedDcode, tmp_path: Path) -> None:
     served.model.script(reply("Listed."))
     marker = f"list me {uuid.uuid4().hex[:6]}"
     result = dcode(
@@ -261,9 +253,8 @@ def test_sessions_list_shows_the_servers_threads(
 
 
 def test_detach_then_attach_mid_answer_shows_everything_once(
-    langgraph_server: ServedDcode, tmp_path: Path
+    served: ServedDcode, tmp_path: Path
 ) -> None:
-    served = langgraph_server
     call = f"call_{uuid.uuid4().hex[:8]}"
     words = " ".join(f"w{i}" for i in range(60))
     served.model.script(
@@ -312,13 +303,12 @@ async def _until_tool_result(served: ServedDcode, thread: str) -> None:
 
 
 def test_the_tui_resumes_the_servers_threads_by_id_or_the_newest(
-    langgraph_server: ServedDcode, tmp_path: Path
+    served: ServedDcode, tmp_path: Path
 ) -> None:
     from dcode.cli.run_request import HeadlessRequest
     from dcode.settings.config import ConfigError
     from dcode.tui.launch import served_session
 
-    served = langgraph_server
     served.model.script(reply("Newest."))
     result = dcode(
         ["-p", "newest", "--server", served.url, "--output-format", "json"],
@@ -343,9 +333,8 @@ def test_the_tui_resumes_the_servers_threads_by_id_or_the_newest(
 
 
 def test_a_question_left_waiting_is_answered_by_the_next_client(
-    langgraph_server: ServedDcode, tmp_path: Path
+    served: ServedDcode, tmp_path: Path
 ) -> None:
-    served = langgraph_server
     served.model.script(
         reply(tool_calls=[tool_call("execute", {"command": "touch waited.txt"})]),
         reply("It was not run."),

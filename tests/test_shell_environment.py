@@ -72,6 +72,24 @@ async def test_the_shell_does_not_see_the_session_database_address(
     assert "pw-93c4d7" not in output and "DCODE_DATABASE_URL" not in output
 
 
+async def test_the_shell_never_sees_what_a_dcode_client_sends_its_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token and API keys ``dcode --server`` sends (``dcode.server.client``) stay out of
+    the shell even when listed in ``pass_env``."""
+    secrets = {
+        "DCODE_SERVER_TOKEN": "tok-51c9e2",
+        "DCODE_SERVER_API_KEY": "key-7d20aa",
+        "LANGSMITH_API_KEY": "lsv2-e81f03",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    for environment in (ShellEnvironment(), ShellEnvironment.of(passed=secrets)):
+        output = (await LocalBackend(tmp_path, environment=environment).execute("env")).output
+        for name, value in secrets.items():
+            assert value not in output and name not in output
+
+
 def test_provider_variables_cover_presets_and_configured_keys() -> None:
     names = provider_variables(
         {"corp": ProviderOverride(base_url="https://x", api_key_env="CORP_LLM_TOKEN")}

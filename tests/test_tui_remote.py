@@ -1,6 +1,6 @@
 """The TUI with its sessions on a dcode server (``dcode --server URL``): the server's question
 is the usual dialog, the answer resumes the run there, and Esc cancels the run on the server
-(real app, a real ``dcode serve`` on loopback, the scripted models)."""
+(real app, each real server of the ``served`` fixture on loopback, the scripted models)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ async def test_a_served_session_asks_in_the_dialog_and_esc_cancels_on_the_server
     server: ScriptedModelServer,
     workspace: Path,
     dcode_home: Path,
-    langgraph_server: ServedDcode,
+    served: ServedDcode,
 ) -> None:
-    served = langgraph_server
     served.model.script(
         reply(tool_calls=[tool_call("execute", {"command": "touch tui-approved.txt"})]),
         reply("Touched on the server."),

@@ -1,9 +1,17 @@
 """A dcode server as its clients see it: where it is, its token, and its failures in one line.
 
-A client reads the server from ``--server URL`` or ``DCODE_SERVER``, and its token from
-``DCODE_SERVER_TOKEN`` (sent as ``Authorization: Bearer``). Whatever fails on the way (the
-server is down, the token is refused, a thread is not there) is said in one line naming the
-server, never as a traceback.
+A client reads the server from ``--server URL`` or ``DCODE_SERVER``, and its credentials from
+the environment:
+
+- ``DCODE_SERVER_TOKEN``: ``dcode serve --token``'s token, sent as ``Authorization: Bearer``;
+- ``DCODE_SERVER_API_KEY``: an API key, sent as ``x-api-key`` (what a LangSmith Deployment
+  asks for); without it, ``LANGSMITH_API_KEY`` is sent so, unless a token is set (a user who
+  traces with LangSmith and runs ``dcode serve --token`` does not hand the key to that server).
+
+They go only to the server's own address: the client's requests are all to that base URL, and
+it follows no redirect. The shell the agent runs never sees any of them
+(``dcode.agent.backends.environment``). Whatever fails on the way (the server is down, the token
+is refused, a thread is not there) is said in one line naming the server, never as a traceback.
 """
 
 # Any: langgraph_sdk's client is untyped here
@@ -16,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dcode.server.options import CLIENT_TOKEN_ENV
+from dcode.server.options import CLIENT_API_KEY_ENV, CLIENT_TOKEN_ENV, LANGSMITH_API_KEY_ENV
 
 SERVER_ENV = "DCODE_SERVER"
 """The dcode server a client runs its sessions on when ``--server`` is not given."""
@@ -26,6 +34,7 @@ SERVER_ENV = "DCODE_SERVER"
 class RemoteServer:
     url: str
     token: str = ""
+    api_key: str = field(default="", repr=False)
     _client: tuple[object, Any] | None = field(default=None, repr=False)
     """The event loop and langgraph-sdk's client made in it: its connections belong to that
     loop (``dcode -r`` asks the server before the TUI's loop starts, then the TUI does)."""
@@ -33,7 +42,22 @@ class RemoteServer:
     @classmethod
     def from_env(cls, url: str, env: Mapping[str, str] | None = None) -> RemoteServer:
         env = os.environ if env is None else env
-        return cls(url.rstrip("/"), env.get(CLIENT_TOKEN_ENV, ""))
+        token = env.get(CLIENT_TOKEN_ENV, "")
+        api_key = env.get(CLIENT_API_KEY_ENV, "") or (
+            "" if token else env.get(LANGSMITH_API_KEY_ENV, "")
+        )
+        return cls(url.rstrip("/"), token, api_key)
+
+    def headers(self) -> dict[str, str]:
+        """What every request to the server carries: who the client is and its credentials."""
+        from dcode import __version__
+
+        headers = {"User-Agent": f"dcode/{__version__}"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        if self.api_key:
+            headers["x-api-key"] = self.api_key
+        return headers
 
     def client(self) -> Any:
         """langgraph-sdk's client for the server, made once (it keeps its connections). A
@@ -46,11 +70,6 @@ class RemoteServer:
             import httpx
             from langgraph_sdk.client import LangGraphClient
 
-            from dcode import __version__
-
-            headers = {"User-Agent": f"dcode/{__version__}"}
-            if self.token:
-                headers["Authorization"] = f"Bearer {self.token}"
             self._client = (
                 loop,
                 LangGraphClient(
@@ -58,7 +77,8 @@ class RemoteServer:
                         base_url=self.url,
                         transport=httpx.AsyncHTTPTransport(retries=1),
                         timeout=httpx.Timeout(connect=5, read=300, write=300, pool=5),
-                        headers=headers,
+                        headers=self.headers(),
+                        follow_redirects=False,
                     )
                 ),
             )

@@ -92,6 +92,9 @@ class RemoteRunner:
         self.context = dict(context or {})
         self.max_input_tokens = max_input_tokens
         self._exists = exists
+        self._settled = False
+        """The thread is as this runner's last turn left it, cleanly ended: nothing waits and no
+        call is open, so the next turn need not look first."""
         self._interrupt: TurnInterrupt | None = None
         self._run = _Run()
 
@@ -112,10 +115,7 @@ class RemoteRunner:
 
     async def messages(self) -> list[BaseMessage]:
         """The thread's whole history, as the server holds it."""
-        state = await self.server.client().threads.get_state(self.session_id)
-        values = state.get("values") if isinstance(state, dict) else None
-        raw = values.get("messages", []) if isinstance(values, dict) else []
-        return [m for m in map(message_of, raw) if m is not None]
+        return messages_of(await self.server.client().threads.get_state(self.session_id))
 
     async def run_turn(
         self,
@@ -138,10 +138,11 @@ class RemoteRunner:
         started = time.monotonic()
         translator = StreamTranslator(self.max_input_tokens)
         error, interrupted, leaving = "", False, False
+        settled, self._settled = self._settled, False
         try:
             yield TurnStarted(self.session_id, prompt)
             try:
-                async for event in self._turn(content, prompt, translator, interrupt):
+                async for event in self._turn(content, prompt, translator, interrupt, settled):
                     yield event
                 if interrupt.requested:
                     leaving, interrupted = interrupt.absorb(), True
@@ -163,6 +164,7 @@ class RemoteRunner:
             if leaving:
                 raise asyncio.CancelledError
             error = error or self._run.error
+            self._settled = not (error or interrupted)
             yield translator.tally.finished(
                 self.session_id,
                 int((time.monotonic() - started) * 1000),
@@ -178,14 +180,16 @@ class RemoteRunner:
         prompt: str,
         translator: StreamTranslator,
         interrupt: TurnInterrupt,
+        settled: bool,
     ) -> AsyncIterator[Event]:
         """The turn's runs. A question the thread still waits on (its run was detached, or its
         client went away) is answered first by this front end's approver, and the run it
-        stopped goes on to its end; calls left open are answered as cancelled. Then the prompt's
-        run, and one more for each approval answered."""
+        stopped goes on to its end; calls left open are answered as cancelled (neither is
+        looked for after a turn of this runner that ended cleanly: ``settled``). Then the
+        prompt's run, and one more for each approval answered."""
         fresh = not self._exists
         await interrupt.guard(self._ensure_thread(prompt))
-        if not fresh:
+        if not (fresh or settled):
             state = await interrupt.guard(self.server.client().threads.get_state(self.session_id))
             waiting = [i for i in state.get("interrupts") or () if isinstance(i, dict)]
             if waiting:
@@ -193,7 +197,7 @@ class RemoteRunner:
                 async for event in self._runs(answer, translator, interrupt):
                     yield event
             else:
-                await interrupt.guard(self._close_open_calls())
+                await interrupt.guard(self._close_open_calls(messages_of(state)))
         # None: the thread goes on from where it stopped, with no new message.
         message = None if content is None else {"messages": [{"role": "user", "content": content}]}
         prompted = {"input": message}
@@ -291,6 +295,7 @@ class RemoteRunner:
         """Start a turn that runs on without this client (``--detach``); returns its run's id.
         Its stream is kept, for ``attach`` to follow from its first event."""
         await self._ensure_thread(prompt)
+        self._settled = False
         run = await self.server.client().runs.create(
             self.session_id,
             ASSISTANT_ID,
@@ -322,10 +327,11 @@ class RemoteRunner:
             going += await client.runs.list(self.session_id, status=status)
         return [str(run["run_id"]) for run in going]
 
-    async def _close_open_calls(self) -> None:
+    async def _close_open_calls(self, history: list[BaseMessage] | None = None) -> None:
         """Answer the calls of the thread left without results as cancelled (as the embedded
-        runner does before each turn and after an interrupt)."""
-        missing = dangling_tool_calls(await self.messages())
+        runner does before each turn and after an interrupt); ``history``: the thread's
+        messages when they were just read."""
+        missing = dangling_tool_calls(await self.messages() if history is None else history)
         if not missing:
             return
         fields = message_fields(
@@ -358,6 +364,13 @@ class RemoteRunner:
         except Exception as exc:  # noqa: BLE001 - one line; the session goes on
             return f"could not settle the interrupted turn on the server: {failure_line(exc, self.server.url)}"
         return ""
+
+
+def messages_of(state: object) -> list[BaseMessage]:
+    """The messages of a thread's state as the server gives it."""
+    values = state.get("values") if isinstance(state, dict) else None
+    raw = values.get("messages", []) if isinstance(values, dict) else []
+    return [m for m in map(message_of, raw) if m is not None]
 
 
 def _wire(message: BaseMessage) -> dict[str, Any]:

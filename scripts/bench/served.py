@@ -3,8 +3,11 @@ run in this process, and the time to attach to a long thread.
 
 - First token and whole turn, served and embedded, for a one-line answer and a 4-step tool
   loop (write_file, read_file, edit_file, the answer), each the median of several turns on
-  one warm engine and one warm server; the overhead is served minus embedded (target on
-  ``langgraph dev``: <= +700 ms per turn).
+  one warm engine and one warm server; the overhead is served minus embedded (targets per
+  turn: ``langgraph dev`` <= +700 ms, Aegra <= +100 ms).
+- On Aegra too, with PostgreSQL and Redis, when its ``aegra`` command is given (``--aegra PATH``
+  or ``DCODE_TEST_AEGRA``, as the tests take it; ``.ci/run`` makes one): a PostgreSQL server
+  of its own is started (or ``DCODE_TEST_POSTGRES_URL``'s is used), and a Redis.
 - Attach: from nothing to the whole transcript of a 200-message thread (its history read from
   the server and replayed as events, then printed as ``dcode attach`` prints it), in this
   process and as the ``dcode attach`` command (target: <= 1 s).
@@ -12,7 +15,7 @@ run in this process, and the time to attach to a long thread.
 Everything runs on loopback against the scripted model (``tests.support.model_server``).
 Needs the extra ``dcode[server]``.
 
-Run: .venv/bin/python scripts/bench/served.py [--runs N]
+Run: .venv/bin/python scripts/bench/served.py [--runs N] [--aegra PATH]
 """
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ import argparse
 import asyncio
 import io
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from tests.support.langgraph_server import ServedDcode, serve_dcode  # noqa: E402
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call  # noqa: E402
 
-TURN_TARGET_MS = 700.0
+TURN_TARGET_MS = {"langgraph-dev": 700.0, "aegra": 100.0}
 ATTACH_TARGET_S = 1.0
 THREAD_MESSAGES = 200
 
@@ -85,7 +90,7 @@ async def embedded_runner(model: ScriptedModelServer, root: Path) -> tuple[Any, 
     from dcode.settings.config import ApprovalMode, load_settings
 
     workspace = root / "embedded"
-    workspace.mkdir()
+    workspace.mkdir(parents=True)
     cli = {"model": "openai:test-model", "base_url": model.base_url, "api": "chat"}
     env = {**os.environ, "DCODE_HOME": str(root / "embedded-home"), "OPENAI_API_KEY": "k"}
     settings = load_settings(workspace=workspace, cli=cli, env=env)
@@ -171,44 +176,89 @@ def verdict(value: float, target: float) -> str:
     return "ok" if value <= target else "OVER"
 
 
-async def main_async(runs: int) -> None:
+async def overheads(served: ServedDcode, model: ScriptedModelServer, root: Path, runs: int) -> None:
+    """Print the served turns' overhead over the same turns embedded, on ``served``."""
+    target = TURN_TARGET_MS[served.kind]
+    print(f"{served.kind} ready in {served.started_in:.1f} s")
+    engine, embedded = await embedded_runner(model, root / f"embedded-{served.kind}")
+    try:
+        for name, steps in (("one-line answer", one_liner), ("4-step tool loop", tool_loop)):
+            local = await measure(model, embedded, steps, runs)
+            remote = await measure(model, served_runner(served), steps, runs)
+            for what, i in (("first token", 0), ("whole turn", 1)):
+                extra = remote[i] - local[i]
+                print(
+                    f"{served.kind:13} {name:17} {what:11}: embedded {local[i]:7.0f} ms, "
+                    f"served {remote[i]:7.0f} ms, overhead {extra:+6.0f} ms "
+                    f"(target <= +{target:.0f} ms) {verdict(extra, target)}"
+                )
+    finally:
+        await engine.close()
+
+
+async def attach_figures(served: ServedDcode, root: Path) -> None:
+    thread = await long_thread(served)
+    inside = statistics.median([await attach_in_process(served, thread) for _ in range(3)])
+    home = root / "client-home"
+    command = statistics.median([attach_command(served, thread, home) for _ in range(3)])
+    for what, value in (("in process", inside), ("dcode attach", command)):
+        print(
+            f"attach, {THREAD_MESSAGES} messages, {what:12}: {value * 1000:6.0f} ms "
+            f"(target <= {ATTACH_TARGET_S * 1000:.0f} ms) {verdict(value, ATTACH_TARGET_S)}"
+        )
+
+
+@contextmanager
+def postgres() -> Iterator[str]:
+    """The URL of a PostgreSQL server for Aegra: the tests' own, or one started here."""
+    from tests.support.postgres import URL_VARIABLE, start_cluster
+
+    if os.environ.get(URL_VARIABLE):
+        yield os.environ[URL_VARIABLE]
+        return
+    directory = Path(tempfile.mkdtemp(prefix="dcode-bench-pg-"))  # the server's user reaches it
+    try:
+        cluster, stop = start_cluster(directory)
+        try:
+            yield cluster.url
+        finally:
+            subprocess.run(stop, capture_output=True, timeout=60, check=False)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def on_aegra(aegra: Path, model: ScriptedModelServer, root: Path, runs: int) -> None:
+    from tests.support.aegra_server import serve_on_aegra
+
+    (root / "aegra").mkdir()
+    with postgres() as url, serve_on_aegra(root / "aegra", aegra, url, model) as served:
+        await overheads(served, model, root, runs)
+
+
+async def main_async(runs: int, aegra: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer() as model:
         root = Path(tmp)
         (root / "served").mkdir()
         with serve_dcode(root / "served", model) as served:
-            print(f"dcode serve ready in {served.started_in:.1f} s")
-            engine, embedded = await embedded_runner(model, root)
-            try:
-                for name, steps in (
-                    ("one-line answer", one_liner),
-                    ("4-step tool loop", tool_loop),
-                ):
-                    local = await measure(model, embedded, steps, runs)
-                    remote = await measure(model, served_runner(served), steps, runs)
-                    for what, i in (("first token", 0), ("whole turn", 1)):
-                        extra = remote[i] - local[i]
-                        print(
-                            f"{name:17} {what:11}: embedded {local[i]:7.0f} ms, "
-                            f"served {remote[i]:7.0f} ms, overhead {extra:+6.0f} ms "
-                            f"(target <= +{TURN_TARGET_MS:.0f} ms) {verdict(extra, TURN_TARGET_MS)}"
-                        )
-            finally:
-                await engine.close()
-            thread = await long_thread(served)
-            inside = statistics.median([await attach_in_process(served, thread) for _ in range(3)])
-            home = root / "client-home"
-            command = statistics.median([attach_command(served, thread, home) for _ in range(3)])
-            for what, value in (("in process", inside), ("dcode attach", command)):
-                print(
-                    f"attach, {THREAD_MESSAGES} messages, {what:12}: {value * 1000:6.0f} ms "
-                    f"(target <= {ATTACH_TARGET_S * 1000:.0f} ms) {verdict(value, ATTACH_TARGET_S)}"
-                )
+            await overheads(served, model, root, runs)
+            await attach_figures(served, root)
+        if aegra is None:
+            print("aegra: not measured (give --aegra PATH or DCODE_TEST_AEGRA)")
+        else:
+            await on_aegra(aegra, model, root, runs)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    asyncio.run(main_async(parser.parse_args().runs))
+    parser.add_argument(
+        "--aegra",
+        type=Path,
+        default=os.environ.get("DCODE_TEST_AEGRA") or None,
+        help="Aegra's aegra command, to measure the turns on Aegra too",
+    )
+    args = parser.parse_args()
+    asyncio.run(main_async(args.runs, args.aegra))
 
 
 if __name__ == "__main__":

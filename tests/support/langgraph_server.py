@@ -11,7 +11,8 @@ The server's log is kept (``served.log``): ``served.blocking_calls()`` lists wha
 server's blocking-call detector reported, which must stay empty. ``served.restart()`` stops the
 server and starts it again on the same address, with the same state (``kill=True``: with
 ``SIGKILL``, as a crash would). ``tests.support.aegra_server`` serves the same graph on Aegra
-with the same ``ServedDcode``, so that one suite runs against both.
+with the same ``ServedDcode``, so that one suite runs against both: the fixture ``served`` is
+each server in turn.
 """
 
 from __future__ import annotations
@@ -203,3 +204,15 @@ def langgraph_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
         serve_dcode(tmp_path_factory.mktemp("served"), model) as served,
     ):
         yield served
+
+
+SERVERS = {"langgraph-dev": "langgraph_server", "aegra": "aegra_server"}
+"""Each server a served test runs against, and its session fixture."""
+
+
+@pytest.fixture(params=list(SERVERS))
+def served(request: pytest.FixtureRequest) -> ServedDcode:
+    """The served graph on each server in turn (each started once for the run; Aegra's skips
+    with one reason where Python 3.12, Aegra, Redis or PostgreSQL is missing)."""
+    server: ServedDcode = request.getfixturevalue(SERVERS[request.param])
+    return server

@@ -12,7 +12,9 @@ without the variables that hold provider keys:
 
 A name the user lists in ``pass_env`` is passed all the same, but for ``NEVER_PASSED``:
 ``DCODE_DATABASE_URL`` may hold the password of the server every session is kept in, which
-no command the model runs needs (a ``dcode`` run from the shell reads the user's config). Names are compared in upper case,
+no command the model runs needs (a ``dcode`` run from the shell reads the user's config); and
+the credentials a ``dcode --server`` client sends its server (``dcode.server.client``):
+``DCODE_SERVER_TOKEN``, ``DCODE_SERVER_API_KEY`` and ``LANGSMITH_API_KEY``. Names are compared in upper case,
 so ``openai_api_key`` is hidden too. The same rule decides which variables dcode takes out of
 what ``/proc/<pid>/environ`` shows of itself (``dcode.processes.environ_block``).
 """
@@ -30,7 +32,9 @@ if TYPE_CHECKING:
 KEY_SUFFIX = "_API_KEY"
 HIDDEN_PREFIXES = ("OPENAI_", "DCODE_")
 KEPT = frozenset({"DCODE_HOME"})
-NEVER_PASSED = frozenset({"DCODE_DATABASE_URL"})
+NEVER_PASSED = frozenset(
+    {"DCODE_DATABASE_URL", "DCODE_SERVER_TOKEN", "DCODE_SERVER_API_KEY", "LANGSMITH_API_KEY"}
+)
 
 
 @dataclass(frozen=True, slots=True)
