@@ -213,10 +213,17 @@ class Engine:
             return []
         turn = await self.mcp.for_turn()
         if self._mcp_turn is None or turn.key != self._mcp_turn.key:
-            self._mcp_turn = turn
-            self.graph = self._graph(
-                self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=turn
+            # In a thread: building reads the skills' and memory's files, and a served run's
+            # event loop must not block.
+            graph = await asyncio.to_thread(
+                self._graph,
+                self.model,
+                self.resolved,
+                self.compactor,
+                task_tool=self.task_tool,
+                mcp=turn,
             )
+            self._mcp_turn, self.graph = turn, graph
         return list(turn.notices)
 
     def _graph(

@@ -306,7 +306,14 @@ def run(
     if print_mode and server:
         from dcode.cli.run_request import HeadlessRequest
 
-        wanted = {"model": model, "base_url": base_url, "api": api, "effort": effort}
+        wanted = {
+            "model": model,
+            "base_url": base_url,
+            "api": api,
+            "effort": effort,
+            "budget_usd": settings.budget_usd,  # the client's cap, its config's or its flag's
+            "budget_tokens": settings.budget_tokens,
+        }
         request = HeadlessRequest(
             prompt=_headless_prompt(settings, prompt)[0],
             output_format=OutputFormat(output_format),

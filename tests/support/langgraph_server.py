@@ -152,13 +152,20 @@ def require_server_extra() -> None:
 
 @contextmanager
 def serve_dcode(
-    root: Path, model: ScriptedModelServer, env: dict[str, str] | None = None
+    root: Path,
+    model: ScriptedModelServer,
+    env: dict[str, str] | None = None,
+    *,
+    prepare: Callable[[Path, Path], None] | None = None,
 ) -> Iterator[ServedDcode]:
     """``dcode serve`` in ``root/workspace`` with ``root/home``, until the block ends;
-    ``env``: more of the server's environment (``DCODE_DATABASE_URL``, say)."""
+    ``env``: more of the server's environment (``DCODE_DATABASE_URL``, say); ``prepare``:
+    called with the workspace and the home before the server starts (to write their config)."""
     workspace, home = root / "workspace", root / "home"
     workspace.mkdir()
     home.mkdir()
+    if prepare is not None:
+        prepare(workspace, home)
     log = root / "server.log"
     port = free_port()
     argv = [

@@ -1,0 +1,164 @@
+"""What a served run gets from the server's workspace, as an embedded turn gets it: the MCP
+servers ``dcode`` starts there (a real FastMCP server of the user's; the project's, which the
+user never approved, never starts), the hooks of its settings (a ``PreToolUse`` hook blocks a
+call on the server), and the session's budget, counted in the server's session store and
+stopping the run with the embedded runner's line. Against a real ``dcode serve``
+(``langgraph dev`` on loopback), with a workspace and home of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.langgraph_server import (
+    ServedDcode,
+    require_server_extra,
+    serve_dcode,
+    serve_env,
+)
+from tests.support.mcp_fixtures import stdio_entry, write_config
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.test_server_graph import new_thread, stream_run, turn
+
+DCODE = str(Path(sys.executable).with_name("dcode"))
+REFUSAL = "forbidden commands are refused on this server"
+BLOCK_FORBIDDEN = f"""#!/usr/bin/env bash
+if grep -q forbidden; then
+  echo "{REFUSAL}" >&2
+  exit 2
+fi
+exit 0
+"""
+
+
+@pytest.fixture(scope="module")
+def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedDcode]:
+    """``dcode serve`` whose user has an MCP server (``calc``) and a ``PreToolUse`` hook in
+    their config, in a workspace whose ``.mcp.json`` holds a server nobody approved
+    (``intruder``: it writes its pid to ``intruder.pid`` when it starts)."""
+    require_server_extra()
+    root = tmp_path_factory.mktemp("served-workspace")
+    hook = root / "block_forbidden.sh"
+    hook.write_text(BLOCK_FORBIDDEN)
+    hook.chmod(0o755)
+
+    def prepare(workspace: Path, home: Path) -> None:
+        write_config(home / "mcp.json", {"calc": stdio_entry()})
+        marker = root / "intruder.pid"
+        write_config(workspace / ".mcp.json", {"intruder": stdio_entry("--marker", str(marker))})
+        (home / "config.toml").write_text(
+            f'[[hooks.PreToolUse]]\nmatcher = "Bash"\n'
+            f'hooks = [{{type = "command", command = "{hook}"}}]\n'
+        )
+
+    with ScriptedModelServer() as model, serve_dcode(root, model, prepare=prepare) as served:
+        yield served
+
+
+def offered_tools(served: ServedDcode, request: int) -> set[str]:
+    body: dict[str, Any] = served.model.requests[request].body
+    return {tool["function"]["name"] for tool in body.get("tools") or ()}
+
+
+async def test_a_served_run_calls_the_users_mcp_server_after_a_remote_approval(
+    workspace_server: ServedDcode,
+) -> None:
+    served = workspace_server
+    call = f"call_{uuid.uuid4().hex[:8]}"
+    served.model.script(
+        reply(tool_calls=[tool_call("mcp__calc__add", {"a": 2, "b": 40}, call_id=call)]),
+        reply("It is 42."),
+    )
+    first = len(served.model.requests)
+    thread = await new_thread(served)
+    asked = await stream_run(served, thread, input=turn("add 2 and 40"), context={"mode": "edits"})
+    tools = offered_tools(served, first)
+    assert "mcp__calc__add" in tools
+    assert not any(name.startswith("mcp__intruder") for name in tools)
+    assert any(
+        e["message"].startswith("MCP server calc connected") for e in asked.of_type("notice")
+    )
+    # An MCP tool asks, as in an embedded session: the question is an interrupt.
+    assert [i["value"]["call_id"] for i in asked.interrupts] == [call]
+    assert asked.interrupts[0]["value"]["tool"] == "mcp__calc__add"
+    resumed = await stream_run(
+        served, thread, command={"resume": {"approved": True}}, context={"mode": "edits"}
+    )
+    assert resumed.text == "It is 42."
+    results = [text for role, text in served.model.requests[-1].transcript() if role == "tool"]
+    assert results == ["42"]
+    # The project's server was never approved: it did not start on the server.
+    assert not (served.workspace.parent / "intruder.pid").exists()
+    assert served.blocking_calls() == []
+
+
+async def test_a_pre_tool_use_hook_of_the_servers_settings_blocks_a_served_call(
+    workspace_server: ServedDcode,
+) -> None:
+    served = workspace_server
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": "echo forbidden > blocked.txt"})]),
+        reply("The server refused it."),
+    )
+    thread = await new_thread(served)
+    run = await stream_run(served, thread, input=turn("write the file"), context={"mode": "all"})
+    assert run.text == "The server refused it."
+    assert not (served.workspace / "blocked.txt").exists()
+    started = run.of_type("hook_started")
+    assert [e["event"] for e in started] == ["PreToolUse"]
+    finished = run.of_type("hook_finished")
+    assert finished[0]["exit_code"] == 2
+    assert any("PreToolUse hook blocked execute" in e["message"] for e in run.of_type("notice"))
+    results = [text for role, text in served.model.requests[-1].transcript() if role == "tool"]
+    assert results == [f"denied: {REFUSAL}"]
+    assert served.blocking_calls() == []
+
+
+def dcode(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [DCODE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_budget_stops_a_served_run_with_the_local_line_and_the_server_keeps_its_usage(
+    workspace_server: ServedDcode, tmp_path: Path
+) -> None:
+    served = workspace_server
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": "echo spent"})], usage=(90, 20)),
+        reply("never sent", repeat=True),
+    )
+    sent = len(served.model.requests)
+    client = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DCODE_HOME": str(tmp_path / "client-home"),
+        "OPENAI_API_KEY": "client-key",
+        "DCODE_SERVER_TOKEN": served.token,
+    }
+    argv = ["-p", "spend", "--server", served.url, "--max-tokens", "100", "--approve", "all"]
+    ran = dcode([*argv, "--output-format", "json"], tmp_path, client)
+    line = "budget reached (110 of 100 tokens); /budget to raise"
+    assert ran.returncode == 1, ran.stderr
+    assert f"dcode: error: {line}" in ran.stderr
+    result = json.loads(ran.stdout.splitlines()[-1])
+    assert result["budget_exceeded"] is True and result["is_error"] is True
+    assert len(served.model.requests) == sent + 1  # the second request was never sent
+    # The server's session store holds what the run spent.
+    shown = dcode(
+        ["sessions", "show", result["session_id"], "--usage"],
+        served.workspace,
+        serve_env(served.home),
+    )
+    assert shown.returncode == 0, shown.stderr
+    rows = [row.split() for row in shown.stdout.splitlines()]
+    assert ["openai:test-model", "90", "0", "20", "0", "—"] in rows
+    assert ["main", "90", "0", "20", "0", "—"] in rows
