@@ -18,6 +18,11 @@ from typing import Any
 
 import pytest
 
+from dcode.agent.approval import HeadlessApprover
+from dcode.agent.events import Event, HookStarted, Notice, TurnFinished
+from dcode.server.client import RemoteServer
+from dcode.server.remote import RemoteRunner
+from dcode.settings.config import ApprovalMode
 from tests.support.langgraph_server import (
     ServedDcode,
     require_server_extra,
@@ -37,18 +42,46 @@ if grep -q forbidden; then
 fi
 exit 0
 """
+NO_SECRETS = "no secrets in prompts"
+CHECK_PROMPT = f"""#!/usr/bin/env bash
+input=$(cat)
+if printf '%s' "$input" | grep -q secret; then
+  echo "{NO_SECRETS}" >&2
+  exit 2
+fi
+if printf '%s' "$input" | grep -q 'which branch'; then
+  echo "the branch is served-main"
+fi
+exit 0
+"""
+STOP_ONCE = """#!/usr/bin/env bash
+if [ -f stop-once ]; then
+  rm stop-once
+  echo "run the tests first" >&2
+  exit 2
+fi
+exit 0
+"""
 
 
 @pytest.fixture(scope="module")
 def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedDcode]:
-    """``dcode serve`` whose user has an MCP server (``calc``) and a ``PreToolUse`` hook in
-    their config, in a workspace whose ``.mcp.json`` holds a server nobody approved
+    """``dcode serve`` whose user has an MCP server (``calc``) and hooks in their config
+    (``PreToolUse`` refuses ``forbidden`` commands, ``UserPromptSubmit`` refuses prompts with
+    a secret and answers ``which branch``, ``Stop`` sends the agent back once where the
+    workspace holds ``stop-once``), in a workspace whose ``.mcp.json`` holds a server nobody approved
     (``intruder``: it writes its pid to ``intruder.pid`` when it starts)."""
     require_server_extra()
     root = tmp_path_factory.mktemp("served-workspace")
-    hook = root / "block_forbidden.sh"
-    hook.write_text(BLOCK_FORBIDDEN)
-    hook.chmod(0o755)
+    scripts = {}
+    for name, text in (
+        ("block_forbidden", BLOCK_FORBIDDEN),
+        ("check_prompt", CHECK_PROMPT),
+        ("stop_once", STOP_ONCE),
+    ):
+        scripts[name] = root / f"{name}.sh"
+        scripts[name].write_text(text)
+        scripts[name].chmod(0o755)
 
     def prepare(workspace: Path, home: Path) -> None:
         write_config(home / "mcp.json", {"calc": stdio_entry()})
@@ -56,7 +89,11 @@ def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
         write_config(workspace / ".mcp.json", {"intruder": stdio_entry("--marker", str(marker))})
         (home / "config.toml").write_text(
             f'[[hooks.PreToolUse]]\nmatcher = "Bash"\n'
-            f'hooks = [{{type = "command", command = "{hook}"}}]\n'
+            f'hooks = [{{type = "command", command = "{scripts["block_forbidden"]}"}}]\n'
+            f"[[hooks.UserPromptSubmit]]\n"
+            f'hooks = [{{type = "command", command = "{scripts["check_prompt"]}"}}]\n'
+            f"[[hooks.Stop]]\n"
+            f'hooks = [{{type = "command", command = "{scripts["stop_once"]}"}}]\n'
         )
 
     with ScriptedModelServer() as model, serve_dcode(root, model, prepare=prepare) as served:
@@ -113,12 +150,66 @@ async def test_a_pre_tool_use_hook_of_the_servers_settings_blocks_a_served_call(
     assert run.text == "The server refused it."
     assert not (served.workspace / "blocked.txt").exists()
     started = run.of_type("hook_started")
-    assert [e["event"] for e in started] == ["PreToolUse"]
+    assert [e["event"] for e in started] == ["UserPromptSubmit", "PreToolUse", "Stop"]
     finished = run.of_type("hook_finished")
-    assert finished[0]["exit_code"] == 2
+    assert [(e["event"], e["exit_code"]) for e in finished] == [
+        ("UserPromptSubmit", 0),
+        ("PreToolUse", 2),
+        ("Stop", 0),
+    ]
     assert any("PreToolUse hook blocked execute" in e["message"] for e in run.of_type("notice"))
     results = [text for role, text in served.model.requests[-1].transcript() if role == "tool"]
     assert results == [f"denied: {REFUSAL}"]
+    assert served.blocking_calls() == []
+
+
+async def remote_turn(served: ServedDcode, prompt: str) -> tuple[RemoteRunner, list[Event]]:
+    """A turn of a new session through the remote runner, as ``dcode --server`` runs it."""
+    server = RemoteServer(served.url, served.token)
+    runner = RemoteRunner(server, str(uuid.uuid4()), HeadlessApprover(), ApprovalMode.ALL)
+    return runner, [event async for event in runner.run_turn(prompt)]
+
+
+def hooks_started(events: list[Event]) -> list[str]:
+    return [e.event for e in events if isinstance(e, HookStarted)]
+
+
+async def test_a_prompt_hook_on_the_server_refuses_a_remote_prompt_with_the_local_line(
+    workspace_server: ServedDcode,
+) -> None:
+    served = workspace_server
+    sent = len(served.model.requests)
+    runner, events = await remote_turn(served, "here is my secret: hunter2")
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and finished.is_error
+    assert finished.result == f"a UserPromptSubmit hook blocked the prompt: {NO_SECRETS}"
+    assert hooks_started(events) == ["UserPromptSubmit"]  # on the server, once; no Stop
+    assert len(served.model.requests) == sent  # the model never saw it
+    assert await runner.messages() == []  # nor does the thread keep it
+
+
+async def test_prompt_context_and_a_stop_hook_of_the_server_shape_a_remote_turn(
+    workspace_server: ServedDcode,
+) -> None:
+    served = workspace_server
+    (served.workspace / "stop-once").write_text("")
+    served.model.script(reply("On served-main."), reply("Tests run; still served-main."))
+    first = len(served.model.requests)
+    _, events = await remote_turn(served, "which branch is this?")
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and not finished.is_error
+    assert finished.result == "Tests run; still served-main."
+    # Each hook ran once per firing, on the server: UserPromptSubmit, Stop (blocked), Stop.
+    assert hooks_started(events) == ["UserPromptSubmit", "Stop", "Stop"]
+    prompt = served.model.requests[first].transcript()[-1]
+    assert prompt[0] == "user" and "the branch is served-main" in prompt[1]
+    assert served.model.requests[first + 1].transcript()[-1] == (
+        "user",
+        "Stop hook: run the tests first",
+    )
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert "a Stop hook asked the agent to go on: run the tests first" in notices
+    assert not (served.workspace / "stop-once").exists()
     assert served.blocking_calls() == []
 
 

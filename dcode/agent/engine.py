@@ -68,8 +68,13 @@ class Engine:
         resolved: ResolvedModel,
         store: SessionStore,
         checkpointer: BaseCheckpointSaver,
+        *,
+        turn_hooks: bool = False,
     ) -> None:
+        """``turn_hooks``: the session's graph fires ``UserPromptSubmit`` and ``Stop`` itself
+        (a server's engine, whose runs no ``SessionRunner`` wraps)."""
         self.settings = settings
+        self.turn_hooks = turn_hooks
         self.resolved = resolved
         self.sandbox = Sandbox(
             settings.sandbox, Path(settings.workspace), settings.home, settings.add_dirs
@@ -260,6 +265,7 @@ class Engine:
             presents_plans=definition is None,
             remote_agents=self.remote_agents if definition is None else None,
             tariff=Tariff(resolved.spec, resolved.profile),
+            turn_hooks=self.turn_hooks and definition is None,
         )
 
     def _uploads_for(self, resolved: ResolvedModel) -> UploadResolver | None:

@@ -15,7 +15,8 @@ factory that the server loads. It holds:
   engines, their tools in every run's graph, stopped with the server.
 
 A run gets what an embedded turn gets from the workspace: its hooks (the settings', trusted as
-``dcode`` trusts them) and the session's budget, whose spend is read from and written to the
+``dcode`` trusts them; the graph fires ``UserPromptSubmit`` and ``Stop`` itself, as no runner
+wraps a served run, and a client fires none) and the session's budget, whose spend is read from and written to the
 server's session store as the run goes (``StoredUsage``).
 
 Everything that reads files or resolves programs runs in a thread: the dev server rejects
@@ -31,6 +32,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -250,7 +252,7 @@ class ServedHost:
             settings = choice.settings(self.settings)
             resolved = await asyncio.to_thread(resolve_model, settings)
             engine = await asyncio.to_thread(
-                Engine, settings, resolved, self.store, self.checkpointer
+                partial(Engine, turn_hooks=True), settings, resolved, self.store, self.checkpointer
             )
             if self.mcp is None:
                 self.mcp = engine.mcp

@@ -288,6 +288,8 @@ class RemoteRunner:
             return list(translator.on_stream("updates", update))
         elif kind.startswith("custom"):
             event = event_of(data)
+            if isinstance(event, ErrorEvent) and event.kind == "hook_blocked":
+                run.error = event.message  # the prompt was refused: the turn's error, as here
             if event is not None and getattr(event, "call_id", None) not in seen:
                 return list(translator.on_stream("custom", event))
         return []
