@@ -132,8 +132,13 @@ async def test_a_served_run_calls_the_users_mcp_server_after_a_remote_approval(
     assert resumed.text == "It is 42."
     results = [text for role, text in served.model.requests[-1].transcript() if role == "tool"]
     assert results == ["42"]
-    # The project's server was never approved: it did not start on the server.
+    # The project's server was never approved: it did not start on the server, which said so.
     assert not (served.workspace.parent / "intruder.pid").exists()
+    said = served.log.read_text().splitlines()
+    assert any(
+        line.startswith("dcode: warning: not starting the MCP servers of") and "(intruder)" in line
+        for line in said
+    )
     assert served.blocking_calls() == []
 
 
