@@ -16,6 +16,7 @@ is not said again.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
@@ -139,6 +140,7 @@ class SessionBudget:
     _said: set[tuple[str, int]] = field(default_factory=set)
     book: UsageBook | None = None
     _read: bool = False
+    _reading: asyncio.Future[list[UsageRow]] | None = None
 
     def __post_init__(self) -> None:
         self._said = set(self._levels())
@@ -147,7 +149,11 @@ class SessionBudget:
         """Read the spend before this run from the book, once (nothing without a book)."""
         if self.book is None or self._read:
             return
-        stored = await self.book.spent()
+        if self._reading is None:  # agents checking at once share one read
+            self._reading = asyncio.ensure_future(self.book.spent())
+        stored = await self._reading
+        if self._read:
+            return
         self._read = True
         self.spent_usd += sum(row.cost_usd or 0.0 for row in stored)
         self.spent_tokens += sum(row.tokens for row in stored)
