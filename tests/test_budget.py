@@ -8,6 +8,7 @@ and a project's config cannot set or raise the cap.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from pathlib import Path
@@ -17,8 +18,11 @@ import pytest
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.budget import (
     COMPACTION,
+    AgentBudget,
+    BudgetReached,
     Limits,
     SessionBudget,
+    Tariff,
     UsageRow,
     budget_line,
     raised_limits,
@@ -383,3 +387,33 @@ async def test_a_session_from_before_usage_rows_counts_its_totals(
         budget = await runner.budget()
     assert budget.spent_tokens == 1100 + 15  # the earlier totals, then the rows
     assert budget.spent_usd == pytest.approx((1000 + 200 + 10 + 10) / 1e6)
+
+
+async def test_a_served_budget_reads_the_stored_spend_once_and_keeps_each_charge(
+    make_settings, store: SessionStore, workspace: Path
+) -> None:
+    """A served run's budget (``dcode.server.host.StoredUsage`` over the real store): agents
+    checking at once read the spend before the run once, and each charge is stored at once."""
+    from langchain_core.messages import AIMessage
+
+    from dcode.models.factory import resolve_model
+    from dcode.server.host import StoredUsage
+
+    book = StoredUsage(store, "served-thread", workspace, MODEL)
+    assert await book.spent() == []  # the session's record is made on first use
+    assert store.get("served-thread") is not None
+    await book.record([UsageRow(MODEL, "main", 600, 0, 100)])
+    budget = AgentBudget(SessionBudget(Limits(tokens=1000), book=book))
+    await asyncio.gather(budget.acheck(), budget.for_agent("helper").acheck())
+    assert budget.session.spent_tokens == 700  # read once, not once per agent
+    resolved = resolve_model(make_settings("chat"))
+    answer = AIMessage(
+        content="done",
+        usage_metadata={"input_tokens": 250, "output_tokens": 100, "total_tokens": 350},
+    )
+    said: list[Event] = []
+    await budget.acharge(Tariff(MODEL, resolved.profile), answer, said.append)
+    assert [e.level for e in said if isinstance(e, BudgetWarning)] == [80, 100]
+    assert sum(row.tokens for row in store.usage("served-thread")) == 1050
+    with pytest.raises(BudgetReached, match=r"^budget reached \(1,050 of 1,000 tokens\)"):
+        await budget.acheck()

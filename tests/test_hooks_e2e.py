@@ -548,3 +548,30 @@ echo '{"continue": false, "stopReason": "the release freeze is on"}'
         and e["message"] == "a hook stopped the turn: the release freeze is on"
         for e in lines(out)
     )
+
+
+def test_a_hook_that_ends_without_reading_its_input_is_no_failure_on_uvloop(
+    tmp_path: Path,
+) -> None:
+    """A dcode server's loop is uvloop's, whose pipe says a hook that ended before its input
+    was written with a ``RuntimeError`` (asyncio's with a ``BrokenPipeError``): the hook ran,
+    and its exit code is what counts."""
+    import asyncio
+
+    uvloop = pytest.importorskip("uvloop")
+    from dcode.agent.events import Event, HookFinished
+    from dcode.agent.hooks.runner import Hooks
+
+    hooks = Hooks([hook("Stop", "exit 0")], workspace=tmp_path)
+    payload = {"session_id": "s", "stop_hook_active": False, "padding": "x" * 100_000}
+
+    async def fire_often() -> list[Event]:
+        events: list[Event] = []
+        for _ in range(20):  # the hook often ends before its input is written
+            await hooks.fire("Stop", payload, events.append)
+        return events
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        events = runner.run(fire_often())
+    finished = [e for e in events if isinstance(e, HookFinished)]
+    assert [e.exit_code for e in finished] == [0] * 20

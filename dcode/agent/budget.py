@@ -16,9 +16,10 @@ is not said again.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from dcode.agent.events import BudgetWarning, Event
 
@@ -43,9 +44,11 @@ def usd_text(amount: float) -> str:
     return "$" + digits + "0" * max(0, 2 - len(digits.partition(".")[2]))
 
 
-class BudgetReached(Exception):
+class BudgetReached(RuntimeError):
     """The session is at its cap: the next model request is not sent (the message is the
-    line the user reads)."""
+    line the user reads). A ``RuntimeError``: LangGraph's server passes the message of one on
+    to its client (it hides the text of other errors), so that a served run's client reads the
+    same line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,19 +116,56 @@ def charge_of(tariff: Tariff, agent: str, answer: AIMessage) -> UsageRow | None:
     )
 
 
+class UsageBook(Protocol):
+    """Where a budget reads the session's spend and writes each answer's, as the run goes
+    (a served run's: no runner around it reads the spend before it or records it after)."""
+
+    async def spent(self) -> list[UsageRow]: ...
+
+    async def record(self, rows: Sequence[UsageRow]) -> None: ...
+
+
 @dataclass
 class SessionBudget:
     """One turn's view of the session's spend: what was spent before it (``before``, from the
-    store), what it spends (``rows``), and the limits (which ``/budget`` may raise)."""
+    store), what it spends (``rows``), and the limits (which ``/budget`` may raise).
+
+    ``book``: where the spend before is read on the first check and each charge is written at
+    once (a served run); without one the runner does both around the turn."""
 
     limits: Limits
     spent_usd: float = 0.0
     spent_tokens: int = 0
     rows: dict[tuple[str, str], UsageRow] = field(default_factory=dict)
     _said: set[tuple[str, int]] = field(default_factory=set)
+    book: UsageBook | None = None
+    _read: bool = False
+    _reading: asyncio.Future[list[UsageRow]] | None = None
 
     def __post_init__(self) -> None:
         self._said = set(self._levels())
+
+    async def settle(self) -> None:
+        """Read the spend before this run from the book, once (nothing without a book)."""
+        if self.book is None or self._read:
+            return
+        if self._reading is None:  # agents checking at once share one read
+            self._reading = asyncio.ensure_future(self.book.spent())
+        stored = await self._reading
+        if self._read:
+            return
+        self._read = True
+        self.spent_usd += sum(row.cost_usd or 0.0 for row in stored)
+        self.spent_tokens += sum(row.tokens for row in stored)
+        self._said |= set(self._levels())
+
+    async def keep(self) -> None:
+        """Write the rows charged since the last write to the book (nothing without one)."""
+        if self.book is None or not self.rows:
+            return
+        rows = list(self.rows.values())
+        self.rows.clear()  # before the write: a parallel charge is not written twice
+        await self.book.record(rows)
 
     @classmethod
     def starting(cls, limits: Limits, stored: Iterable[UsageRow]) -> SessionBudget:
@@ -213,6 +253,18 @@ class AgentBudget:
 
     def check(self) -> None:
         self.session.check()
+
+    async def acheck(self) -> None:
+        """``check``, once the spend before the run is known (``SessionBudget.settle``)."""
+        await self.session.settle()
+        self.session.check()
+
+    async def acharge(
+        self, tariff: Tariff, answer: AIMessage, emit: Callable[[Event], None], agent: str = ""
+    ) -> None:
+        """``charge``, then the charge kept in the session's book, if it has one."""
+        self.charge(tariff, answer, emit, agent)
+        await self.session.keep()
 
     def charge(
         self, tariff: Tariff, answer: AIMessage, emit: Callable[[Event], None], agent: str = ""

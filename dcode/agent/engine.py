@@ -68,8 +68,13 @@ class Engine:
         resolved: ResolvedModel,
         store: SessionStore,
         checkpointer: BaseCheckpointSaver,
+        *,
+        turn_hooks: bool = False,
     ) -> None:
+        """``turn_hooks``: the session's graph fires ``UserPromptSubmit`` and ``Stop`` itself
+        (a server's engine, whose runs no ``SessionRunner`` wraps)."""
         self.settings = settings
+        self.turn_hooks = turn_hooks
         self.resolved = resolved
         self.sandbox = Sandbox(
             settings.sandbox, Path(settings.workspace), settings.home, settings.add_dirs
@@ -213,10 +218,17 @@ class Engine:
             return []
         turn = await self.mcp.for_turn()
         if self._mcp_turn is None or turn.key != self._mcp_turn.key:
-            self._mcp_turn = turn
-            self.graph = self._graph(
-                self.model, self.resolved, self.compactor, task_tool=self.task_tool, mcp=turn
+            # In a thread: building reads the skills' and memory's files, and a served run's
+            # event loop must not block.
+            graph = await asyncio.to_thread(
+                self._graph,
+                self.model,
+                self.resolved,
+                self.compactor,
+                task_tool=self.task_tool,
+                mcp=turn,
             )
+            self._mcp_turn, self.graph = turn, graph
         return list(turn.notices)
 
     def _graph(
@@ -253,6 +265,7 @@ class Engine:
             presents_plans=definition is None,
             remote_agents=self.remote_agents if definition is None else None,
             tariff=Tariff(resolved.spec, resolved.profile),
+            turn_hooks=self.turn_hooks and definition is None,
         )
 
     def _uploads_for(self, resolved: ResolvedModel) -> UploadResolver | None:

@@ -50,6 +50,7 @@ from dcode.agent.middleware.run_context_required import RunContextRequired
 from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.middleware.summarization import SummarizationMiddleware
 from dcode.agent.middleware.token_calibration import TokenCalibrationMiddleware
+from dcode.agent.middleware.turn_hooks import TurnHooksMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
 from dcode.agent.run_context import RunContext
 from dcode.agent.tools import BinaryReader, build_tools, reject_binary
@@ -137,6 +138,7 @@ def build_graph(
     presents_plans: bool = False,
     remote_agents: RemoteAgents | None = None,
     tariff: Tariff | None = None,
+    turn_hooks: bool = False,
 ) -> Any:
     """``memory``: the AGENTS.md files to read, least specific first (``memory_sources``);
     ``skills``: the directories to look for skills in, lowest priority first (``skill_sources``);
@@ -153,7 +155,8 @@ def build_graph(
     for the user (``exit_plan_mode``: the session's own agent); ``remote_agents``: the servers
     the async task tools reach (None: the agent has none of those tools); ``tariff``: the
     model's name and prices, which the session's budget is checked and charged with (None: it
-    is not)."""
+    is not); ``turn_hooks``: whether the graph fires the turn's ``UserPromptSubmit`` and
+    ``Stop`` hooks itself (a served graph: no runner around its runs does)."""
     counter = compactor.counter
     if counter is None:
         raise ValueError("the compactor has no token counter, and every tier counts with it")
@@ -171,6 +174,7 @@ def build_graph(
     todos = allowed_tools is None or WRITE_TODOS.name in allowed_tools
     middleware: list[AgentMiddleware[Any, RunContext]] = [
         RunContextRequired(),
+        *([TurnHooksMiddleware()] if turn_hooks else []),
         # Before the compaction: a session at its cap asks the model for nothing, summaries included.
         *([BudgetMiddleware(tariff)] if tariff is not None else []),
         *([TodoListMiddleware[object, RunContext]()] if todos else []),

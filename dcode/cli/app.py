@@ -306,7 +306,14 @@ def run(
     if print_mode and server:
         from dcode.cli.run_request import HeadlessRequest
 
-        wanted = {"model": model, "base_url": base_url, "api": api, "effort": effort}
+        wanted = {
+            "model": model,
+            "base_url": base_url,
+            "api": api,
+            "effort": effort,
+            "budget_usd": settings.budget_usd,  # the client's cap, its config's or its flag's
+            "budget_tokens": settings.budget_tokens,
+        }
         request = HeadlessRequest(
             prompt=_headless_prompt(settings, prompt)[0],
             output_format=OutputFormat(output_format),
@@ -1010,7 +1017,7 @@ def serve(
     api: Annotated[WireApi | None, typer.Option("--api")] = None,
     effort: Annotated[ReasoningEffort | None, typer.Option("--effort")] = None,
 ) -> None:
-    from dcode.cli.serve import exec_server, serve_problem
+    from dcode.cli.serve import exec_server, serve_problem, start_warnings
 
     if problem := serve_problem(host, token):
         _fail(problem)
@@ -1018,6 +1025,8 @@ def serve(
     settings = _settings(
         ApprovalMode.MANUAL, **flags
     )  # a bad flag or config fails here, in one line
+    for line in start_warnings(settings):
+        _echo(line, err=True)
     _echo(f"dcode: serving {settings.workspace} on http://{host}:{port} (Ctrl+C stops)", err=True)
     exec_server(settings, host, port, token, {k: str(v) if v else None for k, v in flags.items()})
 

@@ -100,6 +100,23 @@ def server_argv(host: str, port: int) -> list[str]:
     ]
 
 
+def start_warnings(settings: Settings) -> list[str]:
+    """What the server leaves out of the workspace, said before it starts, as ``dcode -p``
+    says it: the project's MCP servers and hooks that wait for the user's trust, and the MCP
+    configs' problems."""
+    from dcode.mcp.plan import plan, skipped_warning
+    from dcode.settings.hook_sources import skipped_line
+
+    servers = plan(settings)
+    hooks = skipped_line(settings.skipped_hooks)
+    lines = [
+        *(f"dcode: warning: {problem}" for problem in servers.problems),
+        skipped_warning(servers),
+        f"dcode: warning: {hooks}" if hooks else None,
+    ]
+    return [line for line in lines if line]
+
+
 def exec_server(
     settings: Settings, host: str, port: int, token: str | None, model_flags: dict[str, str | None]
 ) -> None:

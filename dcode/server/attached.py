@@ -55,6 +55,7 @@ class AttachedRunner(SessionRunner):
             max_input_tokens=engine.resolved.profile.max_input_tokens,
             exists=exists,
             policy=self.policy,
+            limits=lambda: self.limits,
         )
 
     @property

@@ -30,6 +30,10 @@ class ServedContext:
     """none, minimal, low, medium, high or xhigh."""
     workspace: str = ""
     """The workspace the client expects; a run for another one than the server's is refused."""
+    budget_usd: str = ""
+    """The session's cap in USD (default: the server's ``budget_usd``)."""
+    budget_tokens: str = ""
+    """The session's cap in tokens (default: the server's ``budget_tokens``)."""
 
     def __post_init__(self) -> None:
         # Not a field: the schema clients see holds only what JSON can carry.

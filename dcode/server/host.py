@@ -9,7 +9,15 @@ factory that the server loads. It holds:
   which is also the server's checkpointer: ``checkpointer.session_store``);
 - per thread, what outlives one run: the approvals given "for the rest of the session", the
   denials, and the calls whose ``ApprovalRequested`` already went out (a resumed run runs the
-  tool node again, and the question must not be shown twice).
+  tool node again, and the question must not be shown twice);
+- the workspace's MCP servers, started once for the process as ``dcode`` starts them there (the
+  user's, and the project's ``.mcp.json`` only once the user approved it), shared by the
+  engines, their tools in every run's graph, stopped with the server.
+
+A run gets what an embedded turn gets from the workspace: its hooks (the settings', trusted as
+``dcode`` trusts them; the graph fires ``UserPromptSubmit`` and ``Stop`` itself, as no runner
+wraps a served run, and a client fires none) and the session's budget, whose spend is read from and written to the
+server's session store as the run goes (``StoredUsage``).
 
 Everything that reads files or resolves programs runs in a thread: the dev server rejects
 blocking calls on its event loop.
@@ -20,20 +28,25 @@ blocking calls on its event loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from dcode.agent.approval import ApprovalPolicy, Denial, ToolGrants
+from dcode.agent.budget import AgentBudget, Limits, SessionBudget, UsageRow
 from dcode.agent.engine import Engine
-from dcode.agent.events import ApprovalKind, ApprovalRequested, Event
+from dcode.agent.events import ApprovalKind, ApprovalRequested, Event, Notice
 from dcode.agent.run_context import RunContext, current_thread_id
 from dcode.agent.store import open_store
 from dcode.agent.store.base import SessionStore
+from dcode.mcp.config import ServerConfig
+from dcode.mcp.manager import McpManager
 from dcode.models.factory import resolve_model
 from dcode.server import options
 from dcode.server.approvals import InterruptApprover
@@ -46,6 +59,8 @@ from dcode.settings.config import (
     load_settings,
 )
 from dcode.settings.private_files import ensure_private_dir
+
+log = logging.getLogger(__name__)
 
 
 class RunRefused(ValueError):
@@ -92,6 +107,46 @@ def server_settings(env: Mapping[str, str]) -> Settings:
     return load_settings(workspace=workspace, cli=cli, env=dict(env))
 
 
+@dataclass(frozen=True, slots=True)
+class StoredUsage:
+    """A served session's usage book (``UsageBook``): its rows in the server's session store,
+    under the thread's id, so that its budget counts what it spent before and ``dcode sessions
+    show --usage`` lists it. The session's record is made on first use."""
+
+    store: SessionStore
+    session_id: str
+    workspace: Path
+    model: str
+
+    async def spent(self) -> list[UsageRow]:
+        return await asyncio.to_thread(self._read)
+
+    def _read(self) -> list[UsageRow]:
+        if self.store.get(self.session_id) is None:
+            self.store.create(self.session_id, self.workspace, self.model)
+        return self.store.usage(self.session_id)
+
+    async def record(self, rows: Sequence[UsageRow]) -> None:
+        await asyncio.to_thread(self.store.record_usage, self.session_id, list(rows))
+
+
+def mcp_servers(settings: Settings) -> tuple[ServerConfig, ...]:
+    """The MCP servers the server starts: those ``dcode`` starts in its workspace (the
+    project's only once the user approved its file as it is now). What is left out, and the
+    configs' problems, go to the server's log."""
+    from dcode.mcp.plan import plan, skipped_warning
+
+    servers = plan(settings)
+    for line in (*servers.problems, skipped_warning(servers)):
+        if line:
+            log.warning("%s", line)
+    if servers.start:  # the SDK and the adapter load here, not on the event loop
+        import dcode.mcp.link
+        import dcode.mcp.resources
+        import dcode.mcp.tools  # noqa: F401
+    return servers.start
+
+
 def emitter(state: ThreadState) -> Any:
     """Puts dcode's events on the run's ``custom`` stream as JSON (``Event.to_json``, with its
     ``type``); a question already asked in this session is not sent again."""
@@ -122,6 +177,10 @@ class ServedHost:
         self.engines: dict[ModelChoice, Engine] = {}
         self.graphs: dict[ModelChoice, Any] = {}
         self.threads: dict[str, ThreadState] = {}
+        self.mcp: McpManager | None = None
+        """The MCP servers' manager: the first engine's, shared by the others."""
+        self.notices: list[str] = []
+        """MCP servers' changes of state not said yet: the next run says them."""
 
     @classmethod
     async def open(cls) -> ServedHost:
@@ -148,10 +207,14 @@ class ServedHost:
         checkpointer = await store.open_checkpointer()
         host = cls(settings, store, checkpointer)
         await host.engine(host.default_choice())  # the default model fails at start, not later
+        servers = await asyncio.to_thread(mcp_servers, settings)
+        if host.mcp is not None:
+            host.mcp.add(servers)  # on the loop: each server connects in a task of its own
         return host
 
     async def close(self) -> None:
-        """Close the engines (the first one closes the shared store)."""
+        """Close the engines (the first one closes the shared store, and stops the MCP
+        servers)."""
         engines, self.engines = list(self.engines.values()), {}
         for engine in engines:
             await engine.close()
@@ -188,9 +251,14 @@ class ServedHost:
         if choice not in self.engines:
             settings = choice.settings(self.settings)
             resolved = await asyncio.to_thread(resolve_model, settings)
-            self.engines[choice] = await asyncio.to_thread(
-                Engine, settings, resolved, self.store, self.checkpointer
+            engine = await asyncio.to_thread(
+                partial(Engine, turn_hooks=True), settings, resolved, self.store, self.checkpointer
             )
+            if self.mcp is None:
+                self.mcp = engine.mcp
+            else:
+                engine.mcp = self.mcp  # one process for each server, whatever the model
+            self.engines[choice] = engine
         return self.engines[choice]
 
     async def graph_for(self, context: Mapping[str, object] | None, schema: type) -> Any:
@@ -198,10 +266,14 @@ class ServedHost:
         as ``schema`` (``ServedContext``)."""
         self.check_workspace(context)
         choice = self.choice(context)
+        self.limits(context)
         try:
             engine = await self.engine(choice)
         except ConfigError as exc:  # the run's model: no key for it, an unknown provider
             raise RunRefused(str(exc)) from None
+        # The MCP servers' tools as they are now (waiting for those still connecting): the
+        # engine builds its graph again when they changed.
+        self.notices += await engine.prepare_turn()
         if choice not in self.graphs or self.graphs[choice][0] is not engine.graph:
             served = engine.graph.copy(update={"context_schema": schema})
             self.graphs[choice] = (engine.graph, served)
@@ -215,18 +287,49 @@ class ServedHost:
                 "start `dcode serve` in that directory"
             )
 
+    def limits(self, context: Mapping[str, object] | None) -> Limits:
+        """A run's budget: the client's (``--max-budget-usd``, ``--max-tokens``, ``/budget``),
+        else the server's settings'."""
+        usd, tokens = (
+            str((context or {}).get(key) or "") for key in ("budget_usd", "budget_tokens")
+        )
+        try:
+            return Limits(
+                float(usd) if usd else self.settings.budget_usd,
+                int(tokens) if tokens else self.settings.budget_tokens,
+            )
+        except ValueError as exc:
+            raise RunRefused(f"the run's context: {exc}") from None
+
     def live(self, context: Mapping[str, str]) -> RunContext:
         """The live parts of a run with ``context`` (``ServedContext``'s fields): built in the
-        run, where its thread is known."""
+        run, where its thread is known. The MCP servers' changes since the last run are said
+        first."""
         thread = current_thread_id()
         state = self.threads.setdefault(thread, ThreadState())
         engine = self.engines.get(self.choice(context)) or next(iter(self.engines.values()))
-        asked = context.get("mode", "")
+        book = StoredUsage(self.store, thread, Path(self.settings.workspace), engine.resolved.spec)
+        emit = emitter(state)
+        notices, self.notices = self.notices, []
+        for notice in notices:
+            emit(Notice(notice))
+        return RunContext(
+            InterruptApprover(),
+            self.policy(engine, state, context.get("mode", "")),
+            engine.backend,
+            emit=emit,
+            hooks=engine.hooks,
+            budget=AgentBudget(SessionBudget(self.limits(context), book=book)),
+        )
+
+    def policy(self, engine: Engine, state: ThreadState, asked: str) -> ApprovalPolicy:
+        """The run's approval policy: the client's mode (the server's by default), with what
+        the session allowed and denied so far."""
         try:
             mode = ApprovalMode(asked) if asked else None
         except ValueError:
             raise RunRefused(f"the run's context: no approval mode {asked!r}") from None
-        policy = ApprovalPolicy(
+        return ApprovalPolicy(
             mode=mode or self.settings.approve or ApprovalMode.MANUAL,
             backend=engine.backend,
             session_allowed=state.allowed,
@@ -239,4 +342,3 @@ class ServedHost:
             rules=engine.rules,
             denials=state.denials,
         )
-        return RunContext(InterruptApprover(), policy, engine.backend, emit=emitter(state))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,10 @@ from dcode.settings.config import ApprovalMode
 if TYPE_CHECKING:
     from dcode.agent.approval import ApprovalPolicy, Approver, Denial
     from dcode.agent.attached_files import AttachedFile
+    from dcode.agent.budget import Limits
 
+BUDGET_REACHED = "BudgetReached"
+"""The error a served run ends with at the session's budget (``dcode.agent.budget``)."""
 STREAM_MODES = ["messages-tuple", "custom", "updates"]
 """What a client asks of a run: the model's chunks, dcode's events, the nodes' updates (and
 with them the interrupts)."""
@@ -66,6 +69,8 @@ class _Run:
     run_id: str = ""
     interrupts: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
+    exceeded: bool = False
+    """It stopped at the session's budget."""
 
 
 class RemoteRunner:
@@ -82,14 +87,17 @@ class RemoteRunner:
         max_input_tokens: int | None = None,
         exists: bool = False,
         policy: RemotePolicy | ApprovalPolicy | None = None,
+        limits: Callable[[], Limits] | None = None,
     ) -> None:
         """``policy``: where the client's mode is kept (a front end's own policy, whose mode
-        it changes; a ``RemotePolicy`` of ``mode`` by default)."""
+        it changes; a ``RemotePolicy`` of ``mode`` by default). ``limits``: the session's
+        budget as the front end holds it now (``/budget`` raises it), sent with every run."""
         self.server = server
         self.session_id = session_id
         self.approver = approver
         self.policy = policy if policy is not None else RemotePolicy(mode)
         self.context = dict(context or {})
+        self.limits = limits
         self.max_input_tokens = max_input_tokens
         self._exists = exists
         self._settled = False
@@ -103,8 +111,15 @@ class RemoteRunner:
         return self._interrupt is not None
 
     def run_context(self) -> dict[str, str]:
-        """The run's JSON context: the client's settings and its approve mode."""
-        return {**self.context, "mode": self.policy.mode.value}
+        """The run's JSON context: the client's settings, its approve mode and its budget
+        (a limit it has none of is the server's)."""
+        context = {**self.context, "mode": self.policy.mode.value}
+        limits = self.limits() if self.limits is not None else None
+        if limits is not None and limits.usd is not None:
+            context["budget_usd"] = repr(limits.usd)
+        if limits is not None and limits.tokens is not None:
+            context["budget_tokens"] = str(limits.tokens)
+        return context
 
     def cancel(self) -> bool:
         """Interrupt the running turn; the run is cancelled on the server."""
@@ -170,6 +185,7 @@ class RemoteRunner:
                 int((time.monotonic() - started) * 1000),
                 error=error,
                 interrupted=interrupted,
+                exceeded=self._run.exceeded,
             )
         finally:
             self._interrupt = None
@@ -258,6 +274,10 @@ class RemoteRunner:
             run.run_id = str(data["run_id"])
         elif kind == "error":
             detail = data.get("message") or data.get("error") if isinstance(data, dict) else data
+            if isinstance(data, dict) and data.get("error") == BUDGET_REACHED and detail:
+                # The session's budget: the embedded runner's own line.
+                run.error, run.exceeded = str(detail), True
+                return [ErrorEvent(run.error, kind="budget")]
             run.error = f"the server's run failed: {detail}"
             return [ErrorEvent(run.error, kind="server")]
         elif kind.startswith("messages") and isinstance(data, list) and len(data) == 2:
@@ -272,6 +292,8 @@ class RemoteRunner:
             return list(translator.on_stream("updates", update))
         elif kind.startswith("custom"):
             event = event_of(data)
+            if isinstance(event, ErrorEvent) and event.kind == "hook_blocked":
+                run.error = event.message  # the prompt was refused: the turn's error, as here
             if event is not None and getattr(event, "call_id", None) not in seen:
                 return list(translator.on_stream("custom", event))
         return []

@@ -153,16 +153,24 @@ def require_server_extra() -> None:
 
 @contextmanager
 def serve_dcode(
-    root: Path, model: ScriptedModelServer, env: dict[str, str] | None = None, *, config: str = ""
+    root: Path,
+    model: ScriptedModelServer,
+    env: dict[str, str] | None = None,
+    *,
+    config: str = "",
+    prepare: Callable[[Path, Path], None] | None = None,
 ) -> Iterator[ServedDcode]:
     """``dcode serve`` in ``root/workspace`` with ``root/home``, until the block ends;
     ``env``: more of the server's environment (``DCODE_DATABASE_URL``, say); ``config``: the
-    server's ``config.toml`` (none by default)."""
+    server's ``config.toml`` (none by default); ``prepare``: called with the workspace and the
+    home before the server starts (to write more of their files)."""
     workspace, home = root / "workspace", root / "home"
     workspace.mkdir()
     home.mkdir()
     if config:
         (home / "config.toml").write_text(config)
+    if prepare is not None:
+        prepare(workspace, home)
     log = root / "server.log"
     port = free_port()
     argv = [

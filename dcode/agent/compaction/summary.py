@@ -373,7 +373,7 @@ class Compactor:
             emit(Notice(f"could not compact the conversation: {type(exc).__name__}: {exc}"[:300]))
             raise CompactionFailed(str(exc)) from exc
         if budget is not None and self.tariff is not None and isinstance(answer, AIMessage):
-            budget.charge(self.tariff, answer, emit, agent=COMPACTION)
+            await budget.acharge(self.tariff, answer, emit, agent=COMPACTION)
         event = Compaction(
             cutoff=new_cutoff, summary=_text(answer.content).strip(), archive=str(path)
         )

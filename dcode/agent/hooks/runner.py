@@ -200,7 +200,7 @@ class Hooks:
         )
         TREES.add(proc.pid, since)
         try:
-            out, err = await asyncio.wait_for(proc.communicate(stdin), hook.timeout)
+            out, err = await asyncio.wait_for(_communicate(proc, stdin), hook.timeout)
         except TimeoutError:
             await asyncio.to_thread(TREES.end_session, proc.pid)
             await proc.wait()
@@ -216,6 +216,26 @@ class Hooks:
             _text(out),
             _text(err),
         )
+
+
+async def _communicate(proc: asyncio.subprocess.Process, stdin: bytes) -> tuple[bytes, bytes]:
+    """The hook's output, once it has ended, with ``stdin`` written to it meanwhile (at once,
+    as ``communicate`` does: a hook may write much before it reads)."""
+    _, output = await asyncio.gather(_feed(proc, stdin), proc.communicate())
+    return output
+
+
+async def _feed(proc: asyncio.subprocess.Process, stdin: bytes) -> None:
+    """Write the hook's input and close it. A hook that ends without reading it is no failure:
+    asyncio says so with a ``BrokenPipeError``, uvloop (a dcode server's loop) with a
+    ``RuntimeError``."""
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(stdin)
+        await proc.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError, RuntimeError):
+        log.debug("a hook ended without reading its input", exc_info=True)
+    proc.stdin.close()
 
 
 def _text(data: bytes) -> str:

@@ -4,8 +4,10 @@ Hooks: ``abefore_model`` raises ``BudgetReached`` when the session is at a limit
 compaction's hook (which may itself ask the model for a summary) and before the request; the
 step already done is in the checkpoint, so nothing is lost, and the next turn goes on from
 there. ``awrap_model_call`` charges the answer's usage to the run's agent, priced with the
-graph's model (``Tariff``), and puts the warnings for the levels crossed on the stream. A run
-without a budget (``RunContext.budget`` None) is neither checked nor charged.
+graph's model (``Tariff``), and puts the warnings for the levels crossed on the stream. A served
+run's budget has a book (``SessionBudget.book``): the first check reads the spend before it, and
+each charge is written there at once. A run without a budget (``RunContext.budget`` None) is
+neither checked nor charged.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class BudgetMiddleware(AgentMiddleware[AgentState[object], RunContext]):
     ) -> dict[str, object] | None:
         budget = require_run_context(runtime.context).budget
         if budget is not None:
-            budget.check()
+            await budget.acheck()
         return None
 
     async def awrap_model_call(
@@ -42,5 +44,5 @@ class BudgetMiddleware(AgentMiddleware[AgentState[object], RunContext]):
         context = require_run_context(request.runtime.context)
         answer = answer_with_usage(response)
         if context.budget is not None and answer is not None:
-            context.budget.charge(self.tariff, answer, context.emit)
+            await context.budget.acharge(self.tariff, answer, context.emit)
         return response

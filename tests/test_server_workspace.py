@@ -1,0 +1,260 @@
+"""What a served run gets from the server's workspace, as an embedded turn gets it: the MCP
+servers ``dcode`` starts there (a real FastMCP server of the user's; the project's, which the
+user never approved, never starts), the hooks of its settings (a ``PreToolUse`` hook blocks a
+call on the server), and the session's budget, counted in the server's session store and
+stopping the run with the embedded runner's line. Against a real ``dcode serve``
+(``langgraph dev`` on loopback), with a workspace and home of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dcode.agent.approval import HeadlessApprover
+from dcode.agent.events import Event, HookStarted, Notice, TurnFinished
+from dcode.server.client import RemoteServer
+from dcode.server.remote import RemoteRunner
+from dcode.settings.config import ApprovalMode
+from tests.support.langgraph_server import (
+    ServedDcode,
+    require_server_extra,
+    serve_dcode,
+    serve_env,
+)
+from tests.support.mcp_fixtures import stdio_entry, write_config
+from tests.support.model_server import ScriptedModelServer, reply, tool_call
+from tests.test_server_graph import new_thread, stream_run, turn
+
+DCODE = str(Path(sys.executable).with_name("dcode"))
+REFUSAL = "forbidden commands are refused on this server"
+BLOCK_FORBIDDEN = f"""#!/usr/bin/env bash
+if grep -q forbidden; then
+  echo "{REFUSAL}" >&2
+  exit 2
+fi
+exit 0
+"""
+NO_SECRETS = "no secrets in prompts"
+CHECK_PROMPT = f"""#!/usr/bin/env bash
+input=$(cat)
+if printf '%s' "$input" | grep -q secret; then
+  echo "{NO_SECRETS}" >&2
+  exit 2
+fi
+if printf '%s' "$input" | grep -q 'which branch'; then
+  echo "the branch is served-main"
+fi
+exit 0
+"""
+STOP_ONCE = """#!/usr/bin/env bash
+if [ -f stop-once ]; then
+  rm stop-once
+  echo "run the tests first" >&2
+  exit 2
+fi
+exit 0
+"""
+
+
+@pytest.fixture(scope="module")
+def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedDcode]:
+    """``dcode serve`` whose user has an MCP server (``calc``) and hooks in their config
+    (``PreToolUse`` refuses ``forbidden`` commands, ``UserPromptSubmit`` refuses prompts with
+    a secret and answers ``which branch``, ``Stop`` sends the agent back once where the
+    workspace holds ``stop-once``), in a workspace whose ``.mcp.json`` holds a server nobody approved
+    (``intruder``: it writes its pid to ``intruder.pid`` when it starts)."""
+    require_server_extra()
+    root = tmp_path_factory.mktemp("served-workspace")
+    scripts = {}
+    for name, text in (
+        ("block_forbidden", BLOCK_FORBIDDEN),
+        ("check_prompt", CHECK_PROMPT),
+        ("stop_once", STOP_ONCE),
+    ):
+        scripts[name] = root / f"{name}.sh"
+        scripts[name].write_text(text)
+        scripts[name].chmod(0o755)
+
+    def prepare(workspace: Path, home: Path) -> None:
+        write_config(home / "mcp.json", {"calc": stdio_entry()})
+        marker = root / "intruder.pid"
+        write_config(workspace / ".mcp.json", {"intruder": stdio_entry("--marker", str(marker))})
+        (home / "config.toml").write_text(
+            f'[[hooks.PreToolUse]]\nmatcher = "Bash"\n'
+            f'hooks = [{{type = "command", command = "{scripts["block_forbidden"]}"}}]\n'
+            f"[[hooks.UserPromptSubmit]]\n"
+            f'hooks = [{{type = "command", command = "{scripts["check_prompt"]}"}}]\n'
+            f"[[hooks.Stop]]\n"
+            f'hooks = [{{type = "command", command = "{scripts["stop_once"]}"}}]\n'
+        )
+
+    with ScriptedModelServer() as model, serve_dcode(root, model, prepare=prepare) as served:
+        yield served
+
+
+def offered_tools(served: ServedDcode, request: int) -> set[str]:
+    body: dict[str, Any] = served.model.requests[request].body
+    return {tool["function"]["name"] for tool in body.get("tools") or ()}
+
+
+async def test_a_served_run_calls_the_users_mcp_server_after_a_remote_approval(
+    workspace_server: ServedDcode,
+) -> None:
+    served = workspace_server
+    call = f"call_{uuid.uuid4().hex[:8]}"
+    served.model.script(
+        reply(tool_calls=[tool_call("mcp__calc__add", {"a": 2, "b": 40}, call_id=call)]),
+        reply("It is 42."),
+    )
+    first = len(served.model.requests)
+    thread = await new_thread(served)
+    asked = await stream_run(served, thread, input=turn("add 2 and 40"), context={"mode": "edits"})
+    tools = offered_tools(served, first)
+    assert "mcp__calc__add" in tools
+    assert not any(name.startswith("mcp__intruder") for name in tools)
+    assert any(
+        e["message"].startswith("MCP server calc connected") for e in asked.of_type("notice")
+    )
+    # An MCP tool asks, as in an embedded session: the question is an interrupt.
+    assert [i["value"]["call_id"] for i in asked.interrupts] == [call]
+    assert asked.interrupts[0]["value"]["tool"] == "mcp__calc__add"
+    resumed = await stream_run(
+        served, thread, command={"resume": {"approved": True}}, context={"mode": "edits"}
+    )
+    assert resumed.text == "It is 42."
+    results = [text for role, text in served.model.requests[-1].transcript() if role == "tool"]
+    assert results == ["42"]
+    # The project's server was never approved: it did not start on the server, which said so.
+    assert not (served.workspace.parent / "intruder.pid").exists()
+    said = served.log.read_text().splitlines()
+    assert any(
+        line.startswith("dcode: warning: not starting the MCP servers of") and "(intruder)" in line
+        for line in said
+    )
+    assert served.blocking_calls() == []
+
+
+async def test_a_pre_tool_use_hook_of_the_servers_settings_blocks_a_served_call(
+    workspace_server: ServedDcode,
+) -> None:
+    served = workspace_server
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": "echo forbidden > blocked.txt"})]),
+        reply("The server refused it."),
+    )
+    thread = await new_thread(served)
+    run = await stream_run(served, thread, input=turn("write the file"), context={"mode": "all"})
+    assert run.text == "The server refused it."
+    assert not (served.workspace / "blocked.txt").exists()
+    started = run.of_type("hook_started")
+    assert [e["event"] for e in started] == ["UserPromptSubmit", "PreToolUse", "Stop"]
+    finished = run.of_type("hook_finished")
+    assert [(e["event"], e["exit_code"]) for e in finished] == [
+        ("UserPromptSubmit", 0),
+        ("PreToolUse", 2),
+        ("Stop", 0),
+    ]
+    assert any("PreToolUse hook blocked execute" in e["message"] for e in run.of_type("notice"))
+    results = [text for role, text in served.model.requests[-1].transcript() if role == "tool"]
+    assert results == [f"denied: {REFUSAL}"]
+    assert served.blocking_calls() == []
+
+
+async def remote_turn(served: ServedDcode, prompt: str) -> tuple[RemoteRunner, list[Event]]:
+    """A turn of a new session through the remote runner, as ``dcode --server`` runs it."""
+    server = RemoteServer(served.url, served.token)
+    runner = RemoteRunner(server, str(uuid.uuid4()), HeadlessApprover(), ApprovalMode.ALL)
+    return runner, [event async for event in runner.run_turn(prompt)]
+
+
+def hooks_started(events: list[Event]) -> list[str]:
+    return [e.event for e in events if isinstance(e, HookStarted)]
+
+
+async def test_a_prompt_hook_on_the_server_refuses_a_remote_prompt_with_the_local_line(
+    workspace_server: ServedDcode,
+) -> None:
+    served = workspace_server
+    sent = len(served.model.requests)
+    runner, events = await remote_turn(served, "here is my secret: hunter2")
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and finished.is_error
+    assert finished.result == f"a UserPromptSubmit hook blocked the prompt: {NO_SECRETS}"
+    assert hooks_started(events) == ["UserPromptSubmit"]  # on the server, once; no Stop
+    assert len(served.model.requests) == sent  # the model never saw it
+    assert await runner.messages() == []  # nor does the thread keep it
+
+
+async def test_prompt_context_and_a_stop_hook_of_the_server_shape_a_remote_turn(
+    workspace_server: ServedDcode,
+) -> None:
+    served = workspace_server
+    (served.workspace / "stop-once").write_text("")
+    served.model.script(reply("On served-main."), reply("Tests run; still served-main."))
+    first = len(served.model.requests)
+    _, events = await remote_turn(served, "which branch is this?")
+    finished = events[-1]
+    assert isinstance(finished, TurnFinished) and not finished.is_error
+    assert finished.result == "Tests run; still served-main."
+    # Each hook ran once per firing, on the server: UserPromptSubmit, Stop (blocked), Stop.
+    assert hooks_started(events) == ["UserPromptSubmit", "Stop", "Stop"]
+    prompt = served.model.requests[first].transcript()[-1]
+    assert prompt[0] == "user" and "the branch is served-main" in prompt[1]
+    assert served.model.requests[first + 1].transcript()[-1] == (
+        "user",
+        "Stop hook: run the tests first",
+    )
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert "a Stop hook asked the agent to go on: run the tests first" in notices
+    assert not (served.workspace / "stop-once").exists()
+    assert served.blocking_calls() == []
+
+
+def dcode(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [DCODE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_budget_stops_a_served_run_with_the_local_line_and_the_server_keeps_its_usage(
+    workspace_server: ServedDcode, tmp_path: Path
+) -> None:
+    served = workspace_server
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": "echo spent"})], usage=(90, 20)),
+        reply("never sent", repeat=True),
+    )
+    sent = len(served.model.requests)
+    client = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DCODE_HOME": str(tmp_path / "client-home"),
+        "OPENAI_API_KEY": "client-key",
+        "DCODE_SERVER_TOKEN": served.token,
+    }
+    argv = ["-p", "spend", "--server", served.url, "--max-tokens", "100", "--approve", "all"]
+    ran = dcode([*argv, "--output-format", "json"], tmp_path, client)
+    line = "budget reached (110 of 100 tokens); /budget to raise"
+    assert ran.returncode == 1, ran.stderr
+    assert f"dcode: error: {line}" in ran.stderr
+    result = json.loads(ran.stdout.splitlines()[-1])
+    assert result["budget_exceeded"] is True and result["is_error"] is True
+    assert len(served.model.requests) == sent + 1  # the second request was never sent
+    # The server's session store holds what the run spent.
+    shown = dcode(
+        ["sessions", "show", result["session_id"], "--usage"],
+        served.workspace,
+        serve_env(served.home),
+    )
+    assert shown.returncode == 0, shown.stderr
+    rows = [row.split() for row in shown.stdout.splitlines()]
+    assert ["openai:test-model", "90", "0", "20", "0", "—"] in rows
+    assert ["main", "90", "0", "20", "0", "—"] in rows
