@@ -10,6 +10,8 @@ add goes with the prompt. ``aafter_agent`` fires ``Stop`` as the agent ends its 
 sends its reason back to the model, as a message marked as the hook's.
 """
 
+# Any: LangChain's middleware hooks take and return untyped state updates, and message content
+
 from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired
