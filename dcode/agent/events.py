@@ -14,7 +14,7 @@ on down (``("task:2", "task:1")``). A consumer that draws one transcript routes 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import ClassVar
 
 # Re-exported: a consumer of the events finds a finished call's result type here.
@@ -38,13 +38,20 @@ class ApprovalKind(StrEnum):
     to go on in ``edits`` or ``manual``, sent back with feedback, or rejected."""
 
 
+def _plain_dict(items: list[tuple[str, object]]) -> dict[str, object]:
+    """A dataclass's fields as JSON has them: an enum as its value. A checkpoint keeps an
+    interrupt's value (an ``ApprovalRequested``), and its serializer refuses to read back
+    enums of modules it does not know."""
+    return {key: value.value if isinstance(value, Enum) else value for key, value in items}
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     type: ClassVar[str] = "event"
     agent: tuple[str, ...] = field(default=(), kw_only=True)
 
     def to_json(self) -> dict[str, object]:
-        data = asdict(self)
+        data = asdict(self, dict_factory=_plain_dict)
         return {"type": self.type, **data, "agent": list(self.agent)}
 
     def from_agent(self, path: tuple[str, ...]) -> Event:
