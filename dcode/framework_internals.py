@@ -1,9 +1,10 @@
 """The record a fence module lists a framework's private name in.
 
-dcode leans on a few names that Textual and langchain-openai do not promise to keep: private
-modules, private attributes, private methods it overrides, and behaviour no document states.
-Each framework has one fence module that is the only place dcode touches them
-(``dcode/tui/textual_internals.py``, ``dcode/models/langchain_internals.py``). Each fence lists
+dcode leans on a few names that Textual, langchain-openai and LangGraph's in-memory server
+runtime do not promise to keep: private modules, private attributes, private methods it
+overrides, and behaviour no document states. Each framework has one fence module that is the
+only place dcode touches them (``dcode/tui/textual_internals.py``,
+``dcode/models/langchain_internals.py``, ``dcode/server/runtime_internals.py``). Each fence lists
 every such name as a :class:`PrivateUse`, and ``tests/test_framework_internals.py`` checks
 each one against the installed version, so that an upgrade which moves one fails there, naming
 the dependency, the name and the dcode files that rely on it, instead of somewhere deep in a
