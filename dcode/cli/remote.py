@@ -136,7 +136,7 @@ async def attach(server: RemoteServer, thread: str | None, *, out: IO[str]) -> i
     thread = thread or await latest_thread(server)
     runner = RemoteRunner(server, thread, _Watching(), ApprovalMode.MANUAL, exists=True)
     messages = await runner.messages()
-    running = await _live_run(server, thread)
+    running = await runner.live_run()
     for event in _history(messages, live=running is not None):
         _show(event, out)
     if running is not None:
@@ -153,28 +153,11 @@ async def attach(server: RemoteServer, thread: str | None, *, out: IO[str]) -> i
     return EXIT_OK
 
 
-async def _live_run(server: RemoteServer, thread: str) -> str | None:
-    client = server.client()
-    for status in ("running", "pending"):
-        runs = await client.runs.list(thread, status=status, limit=1)
-        if runs:
-            return str(runs[0]["run_id"])
-    return None
-
-
 def _history(messages: list[Any], *, live: bool) -> list[Event]:
-    """The history's events; with a run going on, a call without a result is still running,
-    not cancelled as a replay of a finished thread ends it."""
-    from dcode.agent.events import ToolCallFinished
+    """The history's events; with a run going on, a call without a result is still running."""
     from dcode.agent.saved_thread import replay
-    from dcode.agent.turn_interrupt import dangling_tool_calls
 
-    running = {call_id for call_id, _name in dangling_tool_calls(messages)} if live else set()
-    return [
-        event
-        for event in replay(messages)
-        if not (isinstance(event, ToolCallFinished) and event.call_id in running)
-    ]
+    return list(replay(messages, live=live))
 
 
 def _show(event: Event, out: IO[str]) -> None:

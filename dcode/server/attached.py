@@ -76,6 +76,12 @@ class AttachedRunner(SessionRunner):
     ) -> AsyncGenerator[Event, None]:
         return self.remote.run_turn(content, prompt_text=prompt_text, attached=attached)
 
+    def join_turn(
+        self, run_id: str | None, history: Sequence[BaseMessage]
+    ) -> AsyncGenerator[Event, None]:
+        """The thread's run still going on the server, joined as a turn (``RemoteRunner.join_turn``)."""
+        return self.remote.join_turn(run_id, history)
+
     def _not_here(self, what: str) -> RuntimeError:
         return RuntimeError(
             f"{what} is not available in a session on the dcode server at {self.remote.server.url}"

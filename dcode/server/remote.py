@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -112,10 +112,7 @@ class RemoteRunner:
 
     async def messages(self) -> list[BaseMessage]:
         """The thread's whole history, as the server holds it."""
-        state = await self.server.client().threads.get_state(self.session_id)
-        values = state.get("values") if isinstance(state, dict) else None
-        raw = values.get("messages", []) if isinstance(values, dict) else []
-        return [m for m in map(message_of, raw) if m is not None]
+        return _messages_of(await self.server.client().threads.get_state(self.session_id))
 
     async def run_turn(
         self,
@@ -125,23 +122,51 @@ class RemoteRunner:
         attached: Sequence[AttachedFile] = (),
     ) -> AsyncGenerator[Event, None]:
         """The turn's events, ending with ``TurnFinished``, as ``SessionRunner.run_turn``."""
-        if self._interrupt is not None:
-            raise RuntimeError("a turn is already running in this session")
-        task = asyncio.current_task()
-        assert task is not None, "a turn runs in a task"
-        interrupt = self._interrupt = TurnInterrupt(task)
         prompt = (
             prompt_text
             if prompt_text is not None
             else (content if isinstance(content, str) else "")
         )
+
+        def body(translator: StreamTranslator, interrupt: TurnInterrupt) -> AsyncIterator[Event]:
+            return self._turn(content, prompt, translator, interrupt)
+
+        async for event in self._as_turn(prompt, body):
+            yield event
+
+    def join_turn(
+        self, run_id: str | None, history: Sequence[BaseMessage]
+    ) -> AsyncGenerator[Event, None]:
+        """The thread's run still going on the server (``run_id``; None: the run stopped on a
+        question the thread still waits on), joined as a turn of this client: its events from
+        where ``history`` (the thread's messages, read just before) ends, then the questions it
+        asks answered by this front end's approver, as ``run_turn``'s are; Esc cancels it."""
+        prompt = next((_text(m.content) for m in reversed(history) if m.type == "human"), "")
+
+        def body(translator: StreamTranslator, interrupt: TurnInterrupt) -> AsyncIterator[Event]:
+            return self._joined(run_id, history, translator, interrupt)
+
+        return self._as_turn(prompt, body)
+
+    async def _as_turn(
+        self,
+        prompt: str,
+        body: Callable[[StreamTranslator, TurnInterrupt], AsyncIterator[Event]],
+    ) -> AsyncGenerator[Event, None]:
+        """``body``'s events as a turn: ``TurnStarted`` first, ``TurnFinished`` last, and an
+        interrupt settled on the server (the run cancelled, the partial answer kept)."""
+        if self._interrupt is not None:
+            raise RuntimeError("a turn is already running in this session")
+        task = asyncio.current_task()
+        assert task is not None, "a turn runs in a task"
+        interrupt = self._interrupt = TurnInterrupt(task)
         started = time.monotonic()
         translator = StreamTranslator(self.max_input_tokens)
         error, interrupted, leaving = "", False, False
         try:
             yield TurnStarted(self.session_id, prompt)
             try:
-                async for event in self._turn(content, prompt, translator, interrupt):
+                async for event in body(translator, interrupt):
                     yield event
                 if interrupt.requested:
                     leaving, interrupted = interrupt.absorb(), True
@@ -187,10 +212,9 @@ class RemoteRunner:
         await interrupt.guard(self._ensure_thread(prompt))
         if not fresh:
             state = await interrupt.guard(self.server.client().threads.get_state(self.session_id))
-            waiting = [i for i in state.get("interrupts") or () if isinstance(i, dict)]
+            waiting = _waiting(state)
             if waiting:
-                answer = {"command": {"resume": await self._answer(waiting)}}
-                async for event in self._runs(answer, translator, interrupt):
+                async for event in self._resumed(waiting, translator, interrupt):
                     yield event
             else:
                 await interrupt.guard(self._close_open_calls())
@@ -219,6 +243,65 @@ class RemoteRunner:
             if interrupt.requested or not self._run.interrupts:
                 return
             arguments = {"command": {"resume": await self._answer(self._run.interrupts)}}
+
+    async def _resumed(
+        self,
+        interrupts: list[dict[str, Any]],
+        translator: StreamTranslator,
+        interrupt: TurnInterrupt,
+    ) -> AsyncIterator[Event]:
+        """The questions a run stopped on, answered; the run goes on to its end."""
+        answer = {"command": {"resume": await self._answer(interrupts)}}
+        async for event in self._runs(answer, translator, interrupt):
+            yield event
+
+    async def _joined(
+        self,
+        run_id: str | None,
+        history: Sequence[BaseMessage],
+        translator: StreamTranslator,
+        interrupt: TurnInterrupt,
+    ) -> AsyncIterator[Event]:
+        """``join_turn``'s runs: the live one followed to its end, then, when it stopped on a
+        question (or the thread already waited on one), the question answered and the run
+        going on as ``_runs`` goes on."""
+        self._run = _Run(run_id or "")
+        if run_id is not None:
+            parts = self.joined_stream(run_id)
+            seen = seen_in(history)
+            async for event in self.follow(parts, translator, interrupt, self._run, seen=seen):
+                yield event
+        waiting = self._run.interrupts
+        if run_id is None:
+            client = self.server.client()
+            waiting = _waiting(await interrupt.guard(client.threads.get_state(self.session_id)))
+        if waiting and not interrupt.requested:
+            async for event in self._resumed(waiting, translator, interrupt):
+                yield event
+
+    def joined_stream(self, run_id: str) -> AsyncIterator[Any]:
+        """The stream parts of the thread's run ``run_id`` from its first event (the run keeps
+        them: it was started resumable), for a client that joins it."""
+        return self.server.client().runs.join_stream(
+            self.session_id, run_id, stream_mode=STREAM_MODES, last_event_id="0"
+        )
+
+    async def now(self) -> tuple[str | None, list[BaseMessage], bool]:
+        """What a client opening the thread joins: its run still going (read first: a run that
+        ends meanwhile is then in the history, or replayed from its stream), its messages, and
+        whether it waits on a question its last run stopped on."""
+        running = await self.live_run()
+        state = await self.server.client().threads.get_state(self.session_id)
+        return running, _messages_of(state), bool(_waiting(state))
+
+    async def live_run(self) -> str | None:
+        """The thread's run still going on the server (running, or queued to), if any."""
+        client = self.server.client()
+        for status in ("running", "pending"):
+            runs = await client.runs.list(self.session_id, status=status, limit=1)
+            if runs:
+                return str(runs[0]["run_id"])
+        return None
 
     async def follow(
         self,
@@ -366,19 +449,45 @@ def _wire(message: BaseMessage) -> dict[str, Any]:
     return {**data, "type": message.type}
 
 
+def seen_in(history: Sequence[BaseMessage]) -> frozenset[str]:
+    """What a join leaves out of a run's stream, ``history`` having shown it: its messages'
+    ids, and the ids of the calls it has the results of."""
+    return frozenset(
+        [m.id for m in history if m.id]
+        + [m.tool_call_id for m in history if isinstance(m, ToolMessage)]
+    )
+
+
+def _messages_of(state: Any) -> list[BaseMessage]:
+    """A thread state's messages."""
+    values = state.get("values") if isinstance(state, dict) else None
+    raw = values.get("messages", []) if isinstance(values, dict) else []
+    return [m for m in map(message_of, raw) if m is not None]
+
+
+def _waiting(state: Any) -> list[dict[str, Any]]:
+    """The questions a thread's state says it waits on."""
+    found = state.get("interrupts") if isinstance(state, dict) else None
+    return [i for i in found or () if isinstance(i, dict)]
+
+
+def _text(content: Any) -> str:
+    """A message's text, its blocks' text joined."""
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
 async def follow_run(
     runner: RemoteRunner, run_id: str, history: Sequence[BaseMessage]
 ) -> AsyncIterator[Event]:
     """The live run ``run_id`` of the runner's thread, from its first event, as typed events,
-    leaving out what ``history`` (the thread's messages, read just before) already holds: its
-    messages, and the calls it has the results of."""
-    seen = frozenset(
-        [m.id for m in history if m.id]
-        + [m.tool_call_id for m in history if isinstance(m, ToolMessage)]
-    )
-    parts = runner.server.client().runs.join_stream(
-        runner.session_id, run_id, stream_mode=STREAM_MODES, last_event_id="0"
-    )
+    leaving out what ``history`` (the thread's messages, read just before) already holds, for
+    a client that only watches (``dcode attach``)."""
+    parts = runner.joined_stream(run_id)
     translator = StreamTranslator(runner.max_input_tokens)
-    async for event in runner.follow(parts, translator, None, _Run(), seen=seen):
+    async for event in runner.follow(parts, translator, None, _Run(), seen=seen_in(history)):
         yield event
