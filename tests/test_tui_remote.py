@@ -5,17 +5,26 @@ is the usual dialog, the answer resumes the run there, and Esc cancels the run o
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
+import json
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
+from PIL import Image
+from textual import events
+
 from dcode.agent.approval import HeadlessApprover
+from dcode.media.store import AttachmentStore
 from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
-from tests.support.langgraph_server import ServedDcode
+from tests.support.langgraph_server import ServedDcode, require_server_extra, serve_dcode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from tests.test_tui_app_support import running_app
+from tests.test_tui_app_media import sent_images
+from tests.test_tui_app_support import make_settings, running_app
 
 
 async def test_a_served_session_asks_in_the_dialog_and_esc_cancels_on_the_server(
@@ -118,3 +127,67 @@ async def _until_streaming(
             return
         await asyncio.sleep(0.05)
     raise AssertionError("the background run did not start")
+
+
+VISION = {"image_inputs": True, "image_max_pixels": 640_000, "image_max_bytes": 1024 * 1024}
+VISION_CONFIG = (
+    '[models."openai:test-model"]\n'
+    "image_inputs = true\nimage_max_pixels = 640000\nimage_max_bytes = 1048576\n"
+)
+
+
+async def test_an_image_pasted_into_an_attached_tui_reaches_the_servers_model(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, tmp_path: Path
+) -> None:
+    require_server_extra()
+    shot = workspace / "shot.png"
+    Image.new("RGB", (2048, 2048), (20, 120, 200)).save(shot)
+    bad = workspace / "notes.png"
+    bad.write_bytes(b"not an image at all")
+    settings = replace(
+        make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION}
+    )
+    (tmp_path / "vision").mkdir()
+    with (
+        ScriptedModelServer() as model,
+        serve_dcode(tmp_path / "vision", model, config=VISION_CONFIG) as served,
+    ):
+        model.script(reply("A blue square."))
+        remote = RemoteServer(served.url, served.token)
+        async with running_app(
+            server, workspace, dcode_home, settings=settings, remote=remote
+        ) as h:
+            await h.type("what is this? ")
+            area = h.app.prompt_input.area
+            area.post_message(events.Paste(str(bad)))  # not an image: one line, the draft stays
+            await h.until(
+                lambda: any("notes.png" in str(n.message) for n in h.app._notifications),
+                10,
+                "the refusal",
+            )
+            assert "what is this?" in h.app.prompt_input.text
+            area.post_message(events.Paste(f"'{shot}'"))
+            await h.until(lambda: "[image 1]" in h.app.prompt_input.text, 10, "the placeholder")
+            await h.press("enter")
+            await h.until(lambda: "A blue square." in h.text(), 60, "the served answer")
+            await h.idle(60)
+            runner = h.app.runner
+            assert runner is not None
+            thread = runner.session_id
+        assert len(server.requests) == 0  # the local model was never asked
+        images = sent_images(model.requests[0])
+        assert len(images) == 1
+        with Image.open(io.BytesIO(images[0])) as sent:
+            assert sent.size == (800, 800)  # the server's request variant of the normalized image
+        state = await remote.client().threads.get_state(thread)
+        first = state["values"]["messages"][0]
+        blocks = [b for b in first["content"] if b.get("type") == "image"]
+        assert len(blocks) == 1 and blocks[0]["source_type"] == "dcode_attachment"
+        assert "base64" not in json.dumps(first)  # the history holds the reference, no bytes
+        kept = AttachmentStore(served.home / "attachments")
+        data = kept.read_bytes(kept.get(str(blocks[0]["attachment_id"])))
+        history = await remote.client().threads.get_history(thread)
+        assert len(history) > 3
+        assert base64.b64encode(data).decode()[:200] not in json.dumps(history)  # nor metadata
+        carried = await remote.client().store.search_items(["dcode", "attachments"])
+        assert carried["items"] == []  # taken out of the server's key-value store

@@ -48,6 +48,7 @@ async def run_remote(
     """``dcode -p --server URL``: the turn runs on the server, printed as a local one."""
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.events import SessionInit
+    from dcode.media.store import AttachmentStore
     from dcode.server.remote import RemoteRunner
 
     mode = settings.approve or ApprovalMode.EDITS
@@ -70,6 +71,7 @@ async def run_remote(
         mode,
         context=context,
         exists=session_id is not None,
+        attachments=AttachmentStore(settings.attachments_dir),
     )
     content: str | list[dict[str, object]] = request.content or request.prompt
     if request.detach:

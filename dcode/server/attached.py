@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from dcode.agent.approval import ApprovalPolicy
 from dcode.agent.runner import SessionRunner, TurnEngine
+from dcode.media.store import AttachmentStore
 from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
@@ -31,7 +32,9 @@ class AttachedRunner(SessionRunner):
     local engine for all else (the TUI: its model's profile, its commands): ``run_turn``,
     ``cancel``, ``busy`` and ``messages`` are the server's thread's. What works on the thread's
     checkpoints in this process (``!cmd`` notes, ``/offload``, ``/rewind``) says it is not
-    available rather than act on a thread that is not here."""
+    available rather than act on a thread that is not here. The images a prompt names are
+    admitted into this process's attachment store, as for a local session, and the prompt's
+    run carries them to the server's."""
 
     def __init__(
         self,
@@ -55,6 +58,7 @@ class AttachedRunner(SessionRunner):
             max_input_tokens=engine.resolved.profile.max_input_tokens,
             exists=exists,
             policy=self.policy,
+            attachments=AttachmentStore(engine.settings.attachments_dir),
         )
 
     @property

@@ -9,7 +9,7 @@ emitter), which JSON cannot carry. ``ServedContext`` is the schema a client fill
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from dcode.agent.run_context import RunContext
 
@@ -30,6 +30,9 @@ class ServedContext:
     """none, minimal, low, medium, high or xhigh."""
     workspace: str = ""
     """The workspace the client expects; a run for another one than the server's is refused."""
+    attachments: list[str] = field(default_factory=list)
+    """The ids of the images the run's prompt carries to the server's attachment store
+    (``dcode.server.carried``)."""
 
     def __post_init__(self) -> None:
         # Not a field: the schema clients see holds only what JSON can carry.

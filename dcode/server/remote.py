@@ -36,6 +36,7 @@ from dcode.agent.stream import StreamTranslator
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
 from dcode.agent.turn_interrupt import TurnInterrupt, dangling_tool_calls
+from dcode.server.carried import CARRIED_KEY, carry, upload
 from dcode.server.client import RemoteServer, failure_line
 from dcode.server.options import ASSISTANT_ID
 from dcode.server.wire import event_of, message_of, resume_value, update_of
@@ -44,6 +45,7 @@ from dcode.settings.config import ApprovalMode
 if TYPE_CHECKING:
     from dcode.agent.approval import ApprovalPolicy, Approver, Denial
     from dcode.agent.attached_files import AttachedFile
+    from dcode.media.store import AttachmentStore
 
 STREAM_MODES = ["messages-tuple", "custom", "updates"]
 """What a client asks of a run: the model's chunks, dcode's events, the nodes' updates (and
@@ -82,9 +84,11 @@ class RemoteRunner:
         max_input_tokens: int | None = None,
         exists: bool = False,
         policy: RemotePolicy | ApprovalPolicy | None = None,
+        attachments: AttachmentStore | None = None,
     ) -> None:
         """``policy``: where the client's mode is kept (a front end's own policy, whose mode
-        it changes; a ``RemotePolicy`` of ``mode`` by default)."""
+        it changes; a ``RemotePolicy`` of ``mode`` by default). ``attachments``: the client's
+        store, whose images a prompt names and its run carries to the server."""
         self.server = server
         self.session_id = session_id
         self.approver = approver
@@ -92,6 +96,7 @@ class RemoteRunner:
         self.context = dict(context or {})
         self.max_input_tokens = max_input_tokens
         self._exists = exists
+        self.attachments = attachments
         self._interrupt: TurnInterrupt | None = None
         self._run = _Run()
 
@@ -220,7 +225,7 @@ class RemoteRunner:
                 await interrupt.guard(self._close_open_calls())
         # None: the thread goes on from where it stopped, with no new message.
         message = None if content is None else {"messages": [{"role": "user", "content": content}]}
-        prompted = {"input": message}
+        prompted = {"input": message, "context": await self._prompt_context(content)}
         async for event in self._runs(prompted, translator, interrupt):
             yield event
 
@@ -233,8 +238,7 @@ class RemoteRunner:
             parts = self.server.client().runs.stream(
                 self.session_id,
                 ASSISTANT_ID,
-                **arguments,
-                context=self.run_context(),
+                **{"context": self.run_context(), **arguments},
                 stream_mode=STREAM_MODES,
                 stream_resumable=True,
             )
@@ -378,11 +382,21 @@ class RemoteRunner:
             self.session_id,
             ASSISTANT_ID,
             input={"messages": [{"role": "user", "content": content}]},
-            context=self.run_context(),
+            context=await self._prompt_context(content),
             stream_mode=STREAM_MODES,
             stream_resumable=True,
         )
         return str(run["run_id"])
+
+    async def _prompt_context(self, content: object) -> dict[str, object]:
+        """The context of the run that sends a prompt: the client's, and the images the
+        prompt names, carried to the server's attachment store (``dcode.server.carried``)."""
+        context: dict[str, object] = dict(self.run_context())
+        if self.attachments is not None and isinstance(content, list):
+            carried = await asyncio.to_thread(carry, content, self.attachments)
+            if carried:
+                context[CARRIED_KEY] = await upload(self.server.client(), carried)
+        return context
 
     async def _ensure_thread(self, prompt: str) -> None:
         if self._exists:

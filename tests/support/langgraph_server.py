@@ -152,13 +152,16 @@ def require_server_extra() -> None:
 
 @contextmanager
 def serve_dcode(
-    root: Path, model: ScriptedModelServer, env: dict[str, str] | None = None
+    root: Path, model: ScriptedModelServer, env: dict[str, str] | None = None, *, config: str = ""
 ) -> Iterator[ServedDcode]:
     """``dcode serve`` in ``root/workspace`` with ``root/home``, until the block ends;
-    ``env``: more of the server's environment (``DCODE_DATABASE_URL``, say)."""
+    ``env``: more of the server's environment (``DCODE_DATABASE_URL``, say); ``config``: its
+    ``config.toml``."""
     workspace, home = root / "workspace", root / "home"
     workspace.mkdir()
     home.mkdir()
+    if config:
+        (home / "config.toml").write_text(config)
     log = root / "server.log"
     port = free_port()
     argv = [
