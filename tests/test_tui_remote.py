@@ -114,6 +114,33 @@ async def test_the_tui_joins_a_run_still_going_and_answers_its_question(
         assert h.answers() == [words, "Touched after the join.", "Next turn here."]
 
 
+async def test_esc_cancels_a_joined_run_on_the_server(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    langgraph_server: ServedDcode,
+) -> None:
+    served = langgraph_server
+    words = " ".join(f"slow{i}" for i in range(200))
+    served.model.script(reply(words, chunk_size=4, chunk_delay=0.1))
+    asked = len(served.model.requests)
+    remote = RemoteServer(served.url, served.token)
+    background = RemoteRunner(remote, str(uuid.uuid4()), HeadlessApprover(), ApprovalMode.EDITS)
+    await background.start_background("a long answer", "a long answer")
+    thread = background.session_id
+    await _until_streaming(served, remote, thread, asked)
+    async with running_app(server, workspace, dcode_home, remote=remote, session_id=thread) as h:
+        await h.until(lambda: "slow3 " in h.text(), 60, "the joined answer streaming")
+        await h.press("escape")
+        await h.idle(30)
+        runs = await remote.client().runs.list(thread)
+        assert runs[0]["status"] == "interrupted"
+        state = await remote.client().threads.get_state(thread)
+        last = state["values"]["messages"][-1]
+        assert last["type"] == "ai" and str(last["content"]).startswith("slow0 slow1")
+        assert len(str(last["content"])) < len(words)  # the partial answer, kept
+
+
 async def _until_streaming(
     served: ServedDcode, remote: RemoteServer, thread: str, asked: int
 ) -> None:

@@ -31,6 +31,7 @@ from dcode.server.client import (
     RemoteServer,
     failure_line,
     latest_thread,
+    opened_thread,
     pick_thread,
 )
 from dcode.settings.config import ApprovalMode, Settings
@@ -133,20 +134,25 @@ async def list_threads(server: RemoteServer, *, limit: int = 50) -> str:
 async def attach(server: RemoteServer, thread: str | None, *, out: IO[str]) -> int:
     """Print ``thread``'s history (the newest thread's without one), then follow its live run
     to its end. Raises the server's failures (the caller says them in one line)."""
-    from dcode.server.remote import RemoteRunner, follow_run
+    import asyncio
 
     thread = thread or await latest_thread(server)
+    # The reads go on while the code that shows what they read loads (LangChain's messages
+    # and dcode's events: most of the time to the first line).
+    reading = asyncio.get_running_loop().run_in_executor(None, opened_thread, server, thread)
+    from dcode.server.remote import RemoteRunner, ThreadNow, follow_run
+
     runner = RemoteRunner(server, thread, _Watching(), ApprovalMode.MANUAL, exists=True)
-    messages = await runner.messages()
-    running = await runner.live_run()
-    for event in _history(messages, live=running is not None):
+    now = ThreadNow.of(*await reading)
+    for event in _history(now.messages, live=now.running is not None):
         _show(event, out)
-    if running is not None:
-        async for event in follow_run(runner, running, messages):
+    waiting = now.waiting
+    if now.running is not None:
+        async for event in follow_run(runner, now.running, now.messages):
             _show(event, out)
-    state = await server.client().threads.get_state(thread)
-    for waiting in state.get("interrupts") or ():
-        value = waiting.get("value") or {}
+        waiting = (await runner.state()).get("interrupts") or []
+    for question in waiting:
+        value = question.get("value") or {}
         say(
             out,
             f"[waiting] approval of {value.get('summary') or value.get('tool')}: "

@@ -37,7 +37,7 @@ from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
 from dcode.agent.turn_interrupt import TurnInterrupt, dangling_tool_calls
 from dcode.server.carried import CARRIED_KEY, carry, upload
-from dcode.server.client import RemoteServer, failure_line
+from dcode.server.client import RemoteServer, failure_line, opened_thread, segment
 from dcode.server.options import ASSISTANT_ID
 from dcode.server.wire import event_of, message_of, resume_value, update_of
 from dcode.settings.config import ApprovalMode
@@ -59,6 +59,22 @@ class RemotePolicy:
 
     mode: ApprovalMode
     denials: list[Denial] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ThreadNow:
+    """A thread as a client opening it finds it (``RemoteRunner.now``)."""
+
+    running: str | None
+    """Its run still going on the server, if any."""
+    messages: list[BaseMessage]
+    waiting: list[dict[str, Any]]
+    """The questions it waits on (its last run stopped on them)."""
+
+    @classmethod
+    def of(cls, running: str | None, state: Any) -> ThreadNow:
+        """From what ``client.opened_thread`` read."""
+        return cls(running, _messages_of(state), _waiting(state))
 
 
 @dataclass
@@ -117,7 +133,12 @@ class RemoteRunner:
 
     async def messages(self) -> list[BaseMessage]:
         """The thread's whole history, as the server holds it."""
-        return _messages_of(await self.server.client().threads.get_state(self.session_id))
+        return _messages_of(await self.state())
+
+    async def state(self) -> Any:
+        """The thread's state (values, the questions it waits on), read without langgraph-sdk's
+        client (``RemoteServer.read``)."""
+        return await self.server.read(f"/threads/{segment(self.session_id)}/state")
 
     async def run_turn(
         self,
@@ -277,35 +298,22 @@ class RemoteRunner:
                 yield event
         waiting = self._run.interrupts
         if run_id is None:
-            client = self.server.client()
-            waiting = _waiting(await interrupt.guard(client.threads.get_state(self.session_id)))
+            waiting = _waiting(await interrupt.guard(self.state()))
         if waiting and not interrupt.requested:
             async for event in self._resumed(waiting, translator, interrupt):
                 yield event
 
     def joined_stream(self, run_id: str) -> AsyncIterator[Any]:
         """The stream parts of the thread's run ``run_id`` from its first event (the run keeps
-        them: it was started resumable), for a client that joins it."""
-        return self.server.client().runs.join_stream(
-            self.session_id, run_id, stream_mode=STREAM_MODES, last_event_id="0"
-        )
+        them: it was started resumable), for a client that joins it. All the modes the run was
+        started with (``STREAM_MODES``): naming them again would leave out the model's chunks,
+        which ``messages-tuple`` sends as ``messages`` events, and the answer would come whole
+        at the end rather than streaming."""
+        return self.server.client().runs.join_stream(self.session_id, run_id, last_event_id="0")
 
-    async def now(self) -> tuple[str | None, list[BaseMessage], bool]:
-        """What a client opening the thread joins: its run still going (read first: a run that
-        ends meanwhile is then in the history, or replayed from its stream), its messages, and
-        whether it waits on a question its last run stopped on."""
-        running = await self.live_run()
-        state = await self.server.client().threads.get_state(self.session_id)
-        return running, _messages_of(state), bool(_waiting(state))
-
-    async def live_run(self) -> str | None:
-        """The thread's run still going on the server (running, or queued to), if any."""
-        client = self.server.client()
-        for status in ("running", "pending"):
-            runs = await client.runs.list(self.session_id, status=status, limit=1)
-            if runs:
-                return str(runs[0]["run_id"])
-        return None
+    async def now(self) -> ThreadNow:
+        """What a client opening the thread joins (``client.opened_thread``)."""
+        return ThreadNow.of(*await asyncio.to_thread(opened_thread, self.server, self.session_id))
 
     async def follow(
         self,

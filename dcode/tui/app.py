@@ -459,10 +459,11 @@ class DcodeApp(App[int]):
         assert isinstance(runner, AttachedRunner)
         self.use_runner(runner)
         try:
-            running, messages, waits = await runner.remote.now()
+            now = await runner.remote.now()
         except Exception as exc:  # noqa: BLE001 - one line; the app stays usable
             await self.transcript.notice(failure_line(exc, self.remote.url), NoticeLevel.ERROR)
             return True
+        running, messages, waits = now.running, now.messages, bool(now.waiting)
         live = running is not None
         await self.transcript.load(transcript_entries(messages, session_id=session_id, live=live))
         going = " · joining its run" if live else " · answering its question" if waits else ""
