@@ -12,7 +12,7 @@ run in this process, and the time to attach to a long thread.
 Everything runs on loopback against the scripted model (``tests.support.model_server``).
 Needs the extra ``dcode[server]``.
 
-Run: .venv/bin/python scripts/bench/served.py [--runs N]
+Run: .venv/bin/python scripts/bench/served.py [--runs N] [--only turns|attach]
 """
 
 from __future__ import annotations
