@@ -4,12 +4,27 @@ is the usual dialog, the answer resumes the run there, and Esc cancels the run o
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import io
+import json
+import time
+import uuid
+from dataclasses import replace
 from pathlib import Path
 
+from PIL import Image
+from textual import events
+
+from dcode.agent.approval import HeadlessApprover
+from dcode.media.store import AttachmentStore
 from dcode.server.client import RemoteServer
-from tests.support.langgraph_server import ServedDcode
+from dcode.server.remote import RemoteRunner
+from dcode.settings.config import ApprovalMode
+from tests.support.langgraph_server import ServedDcode, require_server_extra, serve_dcode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
-from tests.test_tui_app_support import running_app
+from tests.test_tui_app_media import sent_images
+from tests.test_tui_app_support import make_settings, running_app
 
 
 async def test_a_served_session_asks_in_the_dialog_and_esc_cancels_on_the_server(
@@ -55,3 +70,150 @@ async def test_a_served_session_asks_in_the_dialog_and_esc_cancels_on_the_server
         await h.until(lambda: "Touched on the server." in h.text(), 30, "the served transcript")
         assert f"Resumed session {session} on {served.url}" in h.text()
         assert h.answers().count("Touched on the server.") == 1
+
+
+async def test_the_tui_joins_a_run_still_going_and_answers_its_question(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    langgraph_server: ServedDcode,
+) -> None:
+    served = langgraph_server
+    words = " ".join(f"w{i}" for i in range(40))
+    served.model.script(
+        reply(
+            words,
+            tool_calls=[tool_call("execute", {"command": "touch joined.txt"})],
+            chunk_size=3,
+            chunk_delay=0.1,
+        ),
+        reply("Touched after the join."),
+    )
+    asked = len(served.model.requests)
+    remote = RemoteServer(served.url, served.token)
+    background = RemoteRunner(remote, str(uuid.uuid4()), HeadlessApprover(), ApprovalMode.EDITS)
+    await background.start_background("stream slowly, then touch", "stream slowly, then touch")
+    thread = background.session_id
+    await _until_streaming(served, remote, thread, asked)
+    async with running_app(server, workspace, dcode_home, remote=remote, session_id=thread) as h:
+        await h.until(lambda: "joining its run" in h.text(), 30, "the join")
+        await h.approval(timeout=60)  # asked in the joined run, answered here
+        assert h.answers().count(words) == 1
+        await h.press("y")
+        await h.until(lambda: "Touched after the join." in h.text(), 60, "the resumed answer")
+        await h.idle(60)
+        assert (served.workspace / "joined.txt").exists()
+        assert h.answers() == [words, "Touched after the join."]
+        assert h.prompts() == ["stream slowly, then touch"]
+        # The session goes on as usual once the joined run is over.
+        served.model.script(reply("Next turn here."))
+        await h.send("and now")
+        await h.until(lambda: "Next turn here." in h.text(), 60, "the next turn")
+        await h.idle(60)
+        assert h.answers() == [words, "Touched after the join.", "Next turn here."]
+
+
+async def test_esc_cancels_a_joined_run_on_the_server(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    langgraph_server: ServedDcode,
+) -> None:
+    served = langgraph_server
+    words = " ".join(f"slow{i}" for i in range(200))
+    served.model.script(reply(words, chunk_size=4, chunk_delay=0.1))
+    asked = len(served.model.requests)
+    remote = RemoteServer(served.url, served.token)
+    background = RemoteRunner(remote, str(uuid.uuid4()), HeadlessApprover(), ApprovalMode.EDITS)
+    await background.start_background("a long answer", "a long answer")
+    thread = background.session_id
+    await _until_streaming(served, remote, thread, asked)
+    async with running_app(server, workspace, dcode_home, remote=remote, session_id=thread) as h:
+        await h.until(lambda: "slow3 " in h.text(), 60, "the joined answer streaming")
+        await h.press("escape")
+        await h.idle(30)
+        runs = await remote.client().runs.list(thread)
+        assert runs[0]["status"] == "interrupted"
+        state = await remote.client().threads.get_state(thread)
+        last = state["values"]["messages"][-1]
+        assert last["type"] == "ai" and str(last["content"]).startswith("slow0 slow1")
+        assert len(str(last["content"])) < len(words)  # the partial answer, kept
+
+
+async def _until_streaming(
+    served: ServedDcode, remote: RemoteServer, thread: str, asked: int
+) -> None:
+    """Wait until the background run is running and its model was asked (``asked``: the
+    model's requests before): its answer is then streaming."""
+    client = remote.client()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        runs = await client.runs.list(thread, status="running")
+        if runs and len(served.model.requests) > asked:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the background run did not start")
+
+
+VISION = {"image_inputs": True, "image_max_pixels": 640_000, "image_max_bytes": 1024 * 1024}
+VISION_CONFIG = (
+    '[models."openai:test-model"]\n'
+    "image_inputs = true\nimage_max_pixels = 640000\nimage_max_bytes = 1048576\n"
+)
+
+
+async def test_an_image_pasted_into_an_attached_tui_reaches_the_servers_model(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, tmp_path: Path
+) -> None:
+    require_server_extra()
+    shot = workspace / "shot.png"
+    Image.new("RGB", (2048, 2048), (20, 120, 200)).save(shot)
+    bad = workspace / "notes.png"
+    bad.write_bytes(b"not an image at all")
+    settings = replace(
+        make_settings(dcode_home, workspace, server), model_overrides={"openai:test-model": VISION}
+    )
+    (tmp_path / "vision").mkdir()
+    with (
+        ScriptedModelServer() as model,
+        serve_dcode(tmp_path / "vision", model, config=VISION_CONFIG) as served,
+    ):
+        model.script(reply("A blue square."))
+        remote = RemoteServer(served.url, served.token)
+        async with running_app(
+            server, workspace, dcode_home, settings=settings, remote=remote
+        ) as h:
+            await h.type("what is this? ")
+            area = h.app.prompt_input.area
+            area.post_message(events.Paste(str(bad)))  # not an image: one line, the draft stays
+            await h.until(
+                lambda: any("notes.png" in str(n.message) for n in h.app._notifications),
+                10,
+                "the refusal",
+            )
+            assert "what is this?" in h.app.prompt_input.text
+            area.post_message(events.Paste(f"'{shot}'"))
+            await h.until(lambda: "[image 1]" in h.app.prompt_input.text, 10, "the placeholder")
+            await h.press("enter")
+            await h.until(lambda: "A blue square." in h.text(), 60, "the served answer")
+            await h.idle(60)
+            runner = h.app.runner
+            assert runner is not None
+            thread = runner.session_id
+        assert len(server.requests) == 0  # the local model was never asked
+        images = sent_images(model.requests[0])
+        assert len(images) == 1
+        with Image.open(io.BytesIO(images[0])) as sent:
+            assert sent.size == (800, 800)  # the server's request variant of the normalized image
+        state = await remote.client().threads.get_state(thread)
+        first = state["values"]["messages"][0]
+        blocks = [b for b in first["content"] if b.get("type") == "image"]
+        assert len(blocks) == 1 and blocks[0]["source_type"] == "dcode_attachment"
+        assert "base64" not in json.dumps(first)  # the history holds the reference, no bytes
+        kept = AttachmentStore(served.home / "attachments")
+        data = kept.read_bytes(kept.get(str(blocks[0]["attachment_id"])))
+        history = await remote.client().threads.get_history(thread)
+        assert len(history) > 3
+        assert base64.b64encode(data).decode()[:200] not in json.dumps(history)  # nor metadata
+        carried = await remote.client().store.search_items(["dcode", "attachments"])
+        assert carried["items"] == []  # taken out of the server's key-value store

@@ -44,10 +44,12 @@ def replay(
     thread_id: str = "",
     read_thread: ThreadReader | None = None,
     compactions: Sequence[dict[str, Any]] = (),
+    live: bool = False,
 ) -> Iterator[Event]:
     """A saved thread's messages as the events the live stream gave for them: a user message,
     each answer, its tool calls and their results. A call left without a result (the process
-    was killed while it ran) ends as cancelled, as the next turn would record it.
+    was killed while it ran) ends as cancelled, as the next turn would record it; ``live``: a
+    run of the thread is still going (a server's, joined), and such a call is still running.
 
     Given the thread's id and ``read_thread``, a ``task`` call replays its subagent's thread
     too, before the call's result, as it went live: ``SubagentStarted``, the subagent's events
@@ -61,7 +63,13 @@ def replay(
 
     due = sorted(replayed(list(compactions)), key=lambda found: found[0])
     yield from _replay_thread(
-        list(messages), _Replay(thread_id, read_thread), (), thread_id, TurnTally(), due=due
+        list(messages),
+        _Replay(thread_id, read_thread),
+        (),
+        thread_id,
+        TurnTally(),
+        due=due,
+        open_calls_end=not live,
     )
 
 
@@ -84,10 +92,12 @@ def _replay_thread(
     *,
     from_agent: bool = False,
     due: list[tuple[int, list[Event]]] | None = None,
+    open_calls_end: bool = True,
 ) -> Iterator[Event]:
     """One thread's events, tagged with ``path``; ``from_agent``: a subagent's thread, whose
     first user message is its task's description (``SubagentStarted`` carries it). ``due``:
-    compactions' events, by the number of messages the history held when each came."""
+    compactions' events, by the number of messages the history held when each came.
+    ``open_calls_end``: a call without a result ends as cancelled (not while a run goes on)."""
     from dcode.agent.events import (
         ToolCallFinished,
         ToolCallRunning,
@@ -126,7 +136,7 @@ def _replay_thread(
                             tally,
                         )
             yield event.from_agent(path)
-    for running in unanswered.values():
+    for running in unanswered.values() if open_calls_end else ():
         if running.name == TASK.name and how.follows_tasks:
             yield from _replay_task(
                 messages, how, path, thread_id, running, ToolStatus.CANCELLED, "no result", tally

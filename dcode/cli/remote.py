@@ -31,6 +31,7 @@ from dcode.server.client import (
     RemoteServer,
     failure_line,
     latest_thread,
+    opened_thread,
     pick_thread,
 )
 from dcode.settings.config import ApprovalMode, Settings
@@ -48,6 +49,7 @@ async def run_remote(
     """``dcode -p --server URL``: the turn runs on the server, printed as a local one."""
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.events import SessionInit
+    from dcode.media.store import AttachmentStore
     from dcode.server.remote import RemoteRunner
 
     mode = settings.approve or ApprovalMode.EDITS
@@ -70,6 +72,7 @@ async def run_remote(
         mode,
         context=context,
         exists=session_id is not None,
+        attachments=AttachmentStore(settings.attachments_dir),
     )
     content: str | list[dict[str, object]] = request.content or request.prompt
     if request.detach:
@@ -131,20 +134,25 @@ async def list_threads(server: RemoteServer, *, limit: int = 50) -> str:
 async def attach(server: RemoteServer, thread: str | None, *, out: IO[str]) -> int:
     """Print ``thread``'s history (the newest thread's without one), then follow its live run
     to its end. Raises the server's failures (the caller says them in one line)."""
-    from dcode.server.remote import RemoteRunner, follow_run
+    import asyncio
 
     thread = thread or await latest_thread(server)
+    # The reads go on while the code that shows what they read loads (LangChain's messages
+    # and dcode's events: most of the time to the first line).
+    reading = asyncio.get_running_loop().run_in_executor(None, opened_thread, server, thread)
+    from dcode.server.remote import RemoteRunner, ThreadNow, follow_run
+
     runner = RemoteRunner(server, thread, _Watching(), ApprovalMode.MANUAL, exists=True)
-    messages = await runner.messages()
-    running = await _live_run(server, thread)
-    for event in _history(messages, live=running is not None):
+    now = ThreadNow.of(*await reading)
+    for event in _history(now.messages, live=now.running is not None):
         _show(event, out)
-    if running is not None:
-        async for event in follow_run(runner, running, messages):
+    waiting = now.waiting
+    if now.running is not None:
+        async for event in follow_run(runner, now.running, now.messages):
             _show(event, out)
-    state = await server.client().threads.get_state(thread)
-    for waiting in state.get("interrupts") or ():
-        value = waiting.get("value") or {}
+        waiting = (await runner.state()).get("interrupts") or []
+    for question in waiting:
+        value = question.get("value") or {}
         say(
             out,
             f"[waiting] approval of {value.get('summary') or value.get('tool')}: "
@@ -153,28 +161,11 @@ async def attach(server: RemoteServer, thread: str | None, *, out: IO[str]) -> i
     return EXIT_OK
 
 
-async def _live_run(server: RemoteServer, thread: str) -> str | None:
-    client = server.client()
-    for status in ("running", "pending"):
-        runs = await client.runs.list(thread, status=status, limit=1)
-        if runs:
-            return str(runs[0]["run_id"])
-    return None
-
-
 def _history(messages: list[Any], *, live: bool) -> list[Event]:
-    """The history's events; with a run going on, a call without a result is still running,
-    not cancelled as a replay of a finished thread ends it."""
-    from dcode.agent.events import ToolCallFinished
+    """The history's events; with a run going on, a call without a result is still running."""
     from dcode.agent.saved_thread import replay
-    from dcode.agent.turn_interrupt import dangling_tool_calls
 
-    running = {call_id for call_id, _name in dangling_tool_calls(messages)} if live else set()
-    return [
-        event
-        for event in replay(messages)
-        if not (isinstance(event, ToolCallFinished) and event.call_id in running)
-    ]
+    return list(replay(messages, live=live))
 
 
 def _show(event: Event, out: IO[str]) -> None:

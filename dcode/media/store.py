@@ -224,6 +224,34 @@ class AttachmentStore:
                 Rejection(name, RejectReason.UNREADABLE, f"cannot read: {exc.strerror or exc}")
             ) from exc
 
+    def receive(self, block: object, data: bytes) -> Attachment:
+        """An image another dcode admitted, sent with its reference block (a client of a
+        served session sends its pasted images' bytes): stored as that admission stored it,
+        original facts and all, once the bytes prove to be it: their digest is the block's id,
+        and normalizing them again here changes nothing. Raises :class:`AdmissionError` in one
+        line otherwise; nothing is written then."""
+        try:
+            att = from_reference_block(block)
+        except InvalidReferenceBlock as exc:
+            raise _refused(
+                "?", RejectReason.OUTPUT_INVALID, f"not a reference block: {exc}"
+            ) from None
+        if hashlib.sha256(data).hexdigest() != att.id:
+            raise _refused(att.name, RejectReason.CORRUPT, "its bytes are not the image it names")
+        if self.contains(att) and self._sidecar(att.id).exists():
+            return att
+        try:
+            image = normalize_image(data, att.name, self.limits, self.policy)
+        except ImageRejected as exc:
+            raise AdmissionError((exc.rejection,)) from None
+        if image.digest != att.id or image.attachment(att.name).media_type != att.media_type:
+            raise _refused(att.name, RejectReason.OUTPUT_INVALID, "not a normalized image")
+        with stage("store"):
+            if not _holds(self.path_for(att), att.id, len(data)):
+                write_private(self.path_for(att), data, mode=READ_ONLY_FILE)
+            write_private(self._sidecar(att.id), json.dumps(to_reference_block(att)).encode())
+        return att
+
     # -- storage ---------------------------------------------------------------------------
 
     def _put(self, image: NormalizedImage, name: str) -> Attachment:
@@ -328,3 +356,7 @@ def _holds(path: Path, digest: str, size: int) -> bool:
         return hashlib.sha256(path.read_bytes()).hexdigest() == digest
     except OSError:
         return False
+
+
+def _refused(name: str, reason: RejectReason, detail: str) -> AdmissionError:
+    return AdmissionError((Rejection(name, reason, detail),))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from dcode.agent.approval import ApprovalPolicy
 from dcode.agent.runner import SessionRunner, TurnEngine
+from dcode.media.store import AttachmentStore
 from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
@@ -31,7 +32,9 @@ class AttachedRunner(SessionRunner):
     local engine for all else (the TUI: its model's profile, its commands): ``run_turn``,
     ``cancel``, ``busy`` and ``messages`` are the server's thread's. What works on the thread's
     checkpoints in this process (``!cmd`` notes, ``/offload``, ``/rewind``) says it is not
-    available rather than act on a thread that is not here."""
+    available rather than act on a thread that is not here. The images a prompt names are
+    admitted into this process's attachment store, as for a local session, and the prompt's
+    run carries them to the server's."""
 
     def __init__(
         self,
@@ -56,6 +59,7 @@ class AttachedRunner(SessionRunner):
             exists=exists,
             policy=self.policy,
             limits=lambda: self.limits,
+            attachments=AttachmentStore(engine.settings.attachments_dir),
         )
 
     @property
@@ -76,6 +80,12 @@ class AttachedRunner(SessionRunner):
         attached: Sequence[AttachedFile] = (),
     ) -> AsyncGenerator[Event, None]:
         return self.remote.run_turn(content, prompt_text=prompt_text, attached=attached)
+
+    def join_turn(
+        self, run_id: str | None, history: Sequence[BaseMessage]
+    ) -> AsyncGenerator[Event, None]:
+        """The thread's run still going on the server, joined as a turn (``RemoteRunner.join_turn``)."""
+        return self.remote.join_turn(run_id, history)
 
     def _not_here(self, what: str) -> RuntimeError:
         return RuntimeError(

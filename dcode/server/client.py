@@ -23,6 +23,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from dcode.server.options import CLIENT_API_KEY_ENV, CLIENT_TOKEN_ENV, LANGSMITH_API_KEY_ENV
 
@@ -60,9 +61,9 @@ class RemoteServer:
         return headers
 
     def client(self) -> Any:
-        """langgraph-sdk's client for the server, made once (it keeps its connections). A
-        connection refused is tried once more, not with ``get_client``'s five growing waits
-        (7 s and more before a server that is down is said to be)."""
+        """langgraph-sdk's client for the server, made once per event loop (it keeps its
+        connections). A connection refused is tried once more, not with ``get_client``'s five
+        growing waits (7 s and more before a server that is down is said to be)."""
         import asyncio
 
         loop = asyncio.get_running_loop()
@@ -84,6 +85,57 @@ class RemoteServer:
             )
         return self._client[1]
 
+    async def read(self, path: str, body: object = None, **params: object) -> Any:
+        """The JSON of a GET of the server's API (a POST with ``body``), made with the standard
+        library's HTTP client in a thread: what ``dcode attach`` reads before it follows a live
+        run. langgraph-sdk's client and httpx import half a second of modules, more than
+        the reads take. Raises ``ApiError`` for an error answer, ``OSError`` when the server
+        cannot be reached."""
+        import asyncio
+
+        return await asyncio.to_thread(self.read_now, path, body, **params)
+
+    def read_now(self, path: str, body: object = None, **params: object) -> Any:
+        """``read``, blocking."""
+        import http.client
+        from urllib.parse import urlencode, urlsplit
+
+        parts = urlsplit(self.url)
+        kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        connection = kind(parts.netloc, timeout=READ_TIMEOUT)
+        query = f"?{urlencode(params)}" if params else ""
+        data = None if body is None else json.dumps(body).encode()
+        headers = self.headers() | ({"Content-Type": "application/json"} if data else {})
+        try:
+            connection.request(
+                "GET" if data is None else "POST",
+                parts.path.rstrip("/") + path + query,
+                body=data,
+                headers=headers,
+            )
+            response = connection.getresponse()
+            text = response.read().decode("utf-8", "replace")
+        finally:
+            connection.close()
+        if response.status >= 300:  # a redirect too: followed, it would take the credentials along
+            raise ApiError(response.status, text)
+        return json.loads(text)
+
+
+READ_TIMEOUT = 300.0
+"""Seconds a plain read waits on the server (a long thread's state is a big answer)."""
+
+
+class ApiError(Exception):
+    """The server's error answer to a plain read (``RemoteServer.read``)."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(f"{status}: {text[:200]}")
+        self.status = status
+        self.text = text
+
 
 class RemoteFailure(Exception):
     """A request the server cannot serve, said in one line."""
@@ -91,7 +143,9 @@ class RemoteFailure(Exception):
 
 async def latest_thread(server: RemoteServer) -> str:
     """The server's most recently updated thread."""
-    found = await server.client().threads.search(limit=1, sort_by="updated_at", sort_order="desc")
+    found = await server.read(
+        "/threads/search", {"limit": 1, "sort_by": "updated_at", "sort_order": "desc"}
+    )
     if not found:
         raise RemoteFailure(f"no session on the dcode server at {server.url}")
     return str(found[0]["thread_id"])
@@ -101,35 +155,64 @@ async def pick_thread(server: RemoteServer, thread_id: str | None, *, latest: bo
     """The server's thread that ``-r ID`` names (it must be there), or with ``-r``/``-c``
     alone (``latest``) its newest; None for a new one."""
     if thread_id:
-        thread = await server.client().threads.get(thread_id)
+        thread = await server.read(f"/threads/{segment(thread_id)}")
         return str(thread["thread_id"])
     return await latest_thread(server) if latest else None
 
 
+def opened_thread(server: RemoteServer, thread: str) -> tuple[str | None, Any]:
+    """What a client opening ``thread`` reads of it (blocking): its run still going on the
+    server (running, or queued to), if any, then its state. The run is read first: one that
+    ends meanwhile is then whole in the state, or replayed from its stream."""
+    running = None
+    for status in ("running", "pending"):
+        runs = server.read_now(f"/threads/{segment(thread)}/runs", status=status, limit=1)
+        if runs:
+            running = str(runs[0]["run_id"])
+            break
+    return running, server.read_now(f"/threads/{segment(thread)}/state")
+
+
+def segment(value: str) -> str:
+    """``value`` as one segment of a path of the API (a dot segment too: httpx would fold it)."""
+    quoted = quote(value, safe="")
+    return quoted.replace(".", "%2E") if quoted in (".", "..") else quoted
+
+
 def failure_line(exc: BaseException, url: str) -> str:
     """One line for a failed call to the server at ``url``."""
+    if isinstance(exc, ApiError):
+        return _answered(exc.status, _detail(exc.text), url)
+    if isinstance(exc, ConnectionRefusedError):
+        return _unreachable(url)
     import httpx
 
     if isinstance(exc, httpx.HTTPStatusError):
-        detail = _detail(exc.response)
-        status = exc.response.status_code
-        if status == 401:
-            return f"the dcode server at {url} refused the client: {detail}"
-        if status == 404:
-            return f"the dcode server at {url} has no such thread or run: {detail}"
-        return f"the dcode server at {url} answered {status}: {detail}"
+        return _answered(exc.response.status_code, _detail(exc.response.text), url)
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
-        return f"cannot reach the dcode server at {url}: is `dcode serve` running there?"
-    if isinstance(exc, httpx.TransportError):
+        return _unreachable(url)
+    if isinstance(exc, (httpx.TransportError, OSError)):
         return f"the connection to the dcode server at {url} failed: {type(exc).__name__} {exc}"
     return f"the dcode server at {url}: {exc}"
 
 
-def _detail(response: Any) -> str:
+def _answered(status: int, detail: str, url: str) -> str:
+    if status == 401:
+        return f"the dcode server at {url} refused the client: {detail}"
+    if status == 404:
+        return f"the dcode server at {url} has no such thread or run: {detail}"
+    return f"the dcode server at {url} answered {status}: {detail}"
+
+
+def _unreachable(url: str) -> str:
+    return f"cannot reach the dcode server at {url}: is `dcode serve` running there?"
+
+
+def _detail(text: object) -> str:
     try:
-        body = json.loads(response.text)
-    except (ValueError, TypeError, AttributeError):
-        return " ".join(str(getattr(response, "text", "")).split())[:200] or "no detail"
+        body = json.loads(str(text))
+    except (ValueError, TypeError):
+        return " ".join(str(text or "").split())[:200] or "no detail"
     if isinstance(body, dict) and body.get("detail"):
         return " ".join(str(body["detail"]).split())[:300]
     return " ".join(str(body).split())[:200]

@@ -9,7 +9,7 @@ emitter), which JSON cannot carry. ``ServedContext`` is the schema a client fill
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from dcode.agent.run_context import RunContext
 
@@ -34,6 +34,9 @@ class ServedContext:
     """The session's cap in USD (default: the server's ``budget_usd``)."""
     budget_tokens: str = ""
     """The session's cap in tokens (default: the server's ``budget_tokens``)."""
+    attachments: list[str] = field(default_factory=list)
+    """The ids of the images the run's prompt carries to the server's attachment store
+    (``dcode.server.carried``)."""
 
     def __post_init__(self) -> None:
         # Not a field: the schema clients see holds only what JSON can carry.

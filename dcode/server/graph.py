@@ -23,4 +23,4 @@ async def make_graph(runtime: ServerRuntime) -> Any:
     context = execution.context if execution is not None else None
     if context is not None and not isinstance(context, dict):
         context = None
-    return await host.graph_for(context, ServedContext)
+    return await host.graph_for(context, ServedContext, getattr(runtime, "store", None))

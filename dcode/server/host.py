@@ -261,9 +261,12 @@ class ServedHost:
             self.engines[choice] = engine
         return self.engines[choice]
 
-    async def graph_for(self, context: Mapping[str, object] | None, schema: type) -> Any:
+    async def graph_for(
+        self, context: Mapping[str, object] | None, schema: type, kv: Any = None
+    ) -> Any:
         """The graph that runs with ``context``: the engine's, whose runs read their context
-        as ``schema`` (``ServedContext``)."""
+        as ``schema`` (``ServedContext``); the images its prompt carries are taken out of the
+        server's key-value store ``kv`` first."""
         self.check_workspace(context)
         choice = self.choice(context)
         self.limits(context)
@@ -271,6 +274,7 @@ class ServedHost:
             engine = await self.engine(choice)
         except ConfigError as exc:  # the run's model: no key for it, an unknown provider
             raise RunRefused(str(exc)) from None
+        await self.receive_images(engine, context, kv)
         # The MCP servers' tools as they are now (waiting for those still connecting): the
         # engine builds its graph again when they changed.
         self.notices += await engine.prepare_turn()
@@ -278,6 +282,22 @@ class ServedHost:
             served = engine.graph.copy(update={"context_schema": schema})
             self.graphs[choice] = (engine.graph, served)
         return self.graphs[choice][1]
+
+    async def receive_images(
+        self, engine: Engine, context: Mapping[str, object] | None, kv: Any
+    ) -> None:
+        """The images a run's prompt carries (``dcode.server.carried``), out of the server's
+        key-value store ``kv`` into the attachment store its graph reads."""
+        from dcode.media.errors import MediaError
+        from dcode.server.carried import CARRIED_KEY, receive
+
+        ids = (context or {}).get(CARRIED_KEY)
+        if not ids or kv is None:
+            return
+        try:
+            await receive(ids, kv, engine.attachments)
+        except (ValueError, MediaError) as exc:
+            raise RunRefused(f"the prompt's images: {exc}") from None
 
     def check_workspace(self, context: Mapping[str, object] | None) -> None:
         asked = str((context or {}).get("workspace") or "")

@@ -36,7 +36,8 @@ from dcode.agent.stream import StreamTranslator
 from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
 from dcode.agent.turn_interrupt import TurnInterrupt, dangling_tool_calls
-from dcode.server.client import RemoteServer, failure_line
+from dcode.server.carried import CARRIED_KEY, carry, upload
+from dcode.server.client import RemoteServer, failure_line, opened_thread, segment
 from dcode.server.options import ASSISTANT_ID
 from dcode.server.wire import event_of, message_of, resume_value, update_of
 from dcode.settings.config import ApprovalMode
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from dcode.agent.approval import ApprovalPolicy, Approver, Denial
     from dcode.agent.attached_files import AttachedFile
     from dcode.agent.budget import Limits
+    from dcode.media.store import AttachmentStore
 
 BUDGET_REACHED = "BudgetReached"
 """The error a served run ends with at the session's budget (``dcode.agent.budget``)."""
@@ -60,6 +62,22 @@ class RemotePolicy:
 
     mode: ApprovalMode
     denials: list[Denial] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ThreadNow:
+    """A thread as a client opening it finds it (``RemoteRunner.now``)."""
+
+    running: str | None
+    """Its run still going on the server, if any."""
+    messages: list[BaseMessage]
+    waiting: list[dict[str, Any]]
+    """The questions it waits on (its last run stopped on them)."""
+
+    @classmethod
+    def of(cls, running: str | None, state: Any) -> ThreadNow:
+        """From what ``client.opened_thread`` read."""
+        return cls(running, messages_of(state), _waiting(state))
 
 
 @dataclass
@@ -88,10 +106,13 @@ class RemoteRunner:
         exists: bool = False,
         policy: RemotePolicy | ApprovalPolicy | None = None,
         limits: Callable[[], Limits] | None = None,
+        attachments: AttachmentStore | None = None,
     ) -> None:
         """``policy``: where the client's mode is kept (a front end's own policy, whose mode
         it changes; a ``RemotePolicy`` of ``mode`` by default). ``limits``: the session's
-        budget as the front end holds it now (``/budget`` raises it), sent with every run."""
+        budget as the front end holds it now (``/budget`` raises it), sent with every run.
+        ``attachments``: the client's store, whose images a prompt names and its run carries
+        to the server."""
         self.server = server
         self.session_id = session_id
         self.approver = approver
@@ -103,6 +124,7 @@ class RemoteRunner:
         self._settled = False
         """The thread is as this runner's last turn left it, cleanly ended: nothing waits and no
         call is open, so the next turn need not look first."""
+        self.attachments = attachments
         self._interrupt: TurnInterrupt | None = None
         self._run = _Run()
 
@@ -130,7 +152,12 @@ class RemoteRunner:
 
     async def messages(self) -> list[BaseMessage]:
         """The thread's whole history, as the server holds it."""
-        return messages_of(await self.server.client().threads.get_state(self.session_id))
+        return messages_of(await self.state())
+
+    async def state(self) -> Any:
+        """The thread's state (values, the questions it waits on), read without langgraph-sdk's
+        client (``RemoteServer.read``)."""
+        return await self.server.read(f"/threads/{segment(self.session_id)}/state")
 
     async def run_turn(
         self,
@@ -140,24 +167,53 @@ class RemoteRunner:
         attached: Sequence[AttachedFile] = (),
     ) -> AsyncGenerator[Event, None]:
         """The turn's events, ending with ``TurnFinished``, as ``SessionRunner.run_turn``."""
-        if self._interrupt is not None:
-            raise RuntimeError("a turn is already running in this session")
-        task = asyncio.current_task()
-        assert task is not None, "a turn runs in a task"
-        interrupt = self._interrupt = TurnInterrupt(task)
         prompt = (
             prompt_text
             if prompt_text is not None
             else (content if isinstance(content, str) else "")
         )
+
+        def body(translator: StreamTranslator, interrupt: TurnInterrupt) -> AsyncIterator[Event]:
+            settled, self._settled = self._settled, False
+            return self._turn(content, prompt, translator, interrupt, settled)
+
+        async for event in self._as_turn(prompt, body):
+            yield event
+
+    def join_turn(
+        self, run_id: str | None, history: Sequence[BaseMessage]
+    ) -> AsyncGenerator[Event, None]:
+        """The thread's run still going on the server (``run_id``; None: the run stopped on a
+        question the thread still waits on), joined as a turn of this client: its events from
+        where ``history`` (the thread's messages, read just before) ends, then the questions it
+        asks answered by this front end's approver, as ``run_turn``'s are; Esc cancels it."""
+        prompt = next((_text(m.content) for m in reversed(history) if m.type == "human"), "")
+
+        def body(translator: StreamTranslator, interrupt: TurnInterrupt) -> AsyncIterator[Event]:
+            self._settled = False
+            return self._joined(run_id, history, translator, interrupt)
+
+        return self._as_turn(prompt, body)
+
+    async def _as_turn(
+        self,
+        prompt: str,
+        body: Callable[[StreamTranslator, TurnInterrupt], AsyncIterator[Event]],
+    ) -> AsyncGenerator[Event, None]:
+        """``body``'s events as a turn: ``TurnStarted`` first, ``TurnFinished`` last, and an
+        interrupt settled on the server (the run cancelled, the partial answer kept)."""
+        if self._interrupt is not None:
+            raise RuntimeError("a turn is already running in this session")
+        task = asyncio.current_task()
+        assert task is not None, "a turn runs in a task"
+        interrupt = self._interrupt = TurnInterrupt(task)
         started = time.monotonic()
         translator = StreamTranslator(self.max_input_tokens)
         error, interrupted, leaving = "", False, False
-        settled, self._settled = self._settled, False
         try:
             yield TurnStarted(self.session_id, prompt)
             try:
-                async for event in self._turn(content, prompt, translator, interrupt, settled):
+                async for event in body(translator, interrupt):
                     yield event
                 if interrupt.requested:
                     leaving, interrupted = interrupt.absorb(), True
@@ -206,17 +262,16 @@ class RemoteRunner:
         fresh = not self._exists
         await interrupt.guard(self._ensure_thread(prompt))
         if not (fresh or settled):
-            state = await interrupt.guard(self.server.client().threads.get_state(self.session_id))
-            waiting = [i for i in state.get("interrupts") or () if isinstance(i, dict)]
+            state = await interrupt.guard(self.state())
+            waiting = _waiting(state)
             if waiting:
-                answer = {"command": {"resume": await self._answer(waiting)}}
-                async for event in self._runs(answer, translator, interrupt):
+                async for event in self._resumed(waiting, translator, interrupt):
                     yield event
             else:
                 await interrupt.guard(self._close_open_calls(messages_of(state)))
         # None: the thread goes on from where it stopped, with no new message.
         message = None if content is None else {"messages": [{"role": "user", "content": content}]}
-        prompted = {"input": message}
+        prompted = {"input": message, "context": await self._prompt_context(content)}
         async for event in self._runs(prompted, translator, interrupt):
             yield event
 
@@ -229,8 +284,7 @@ class RemoteRunner:
             parts = self.server.client().runs.stream(
                 self.session_id,
                 ASSISTANT_ID,
-                **arguments,
-                context=self.run_context(),
+                **{"context": self.run_context(), **arguments},
                 stream_mode=STREAM_MODES,
                 stream_resumable=True,
             )
@@ -239,6 +293,52 @@ class RemoteRunner:
             if interrupt.requested or not self._run.interrupts:
                 return
             arguments = {"command": {"resume": await self._answer(self._run.interrupts)}}
+
+    async def _resumed(
+        self,
+        interrupts: list[dict[str, Any]],
+        translator: StreamTranslator,
+        interrupt: TurnInterrupt,
+    ) -> AsyncIterator[Event]:
+        """The questions a run stopped on, answered; the run goes on to its end."""
+        answer = {"command": {"resume": await self._answer(interrupts)}}
+        async for event in self._runs(answer, translator, interrupt):
+            yield event
+
+    async def _joined(
+        self,
+        run_id: str | None,
+        history: Sequence[BaseMessage],
+        translator: StreamTranslator,
+        interrupt: TurnInterrupt,
+    ) -> AsyncIterator[Event]:
+        """``join_turn``'s runs: the live one followed to its end, then, when it stopped on a
+        question (or the thread already waited on one), the question answered and the run
+        going on as ``_runs`` goes on."""
+        self._run = _Run(run_id or "")
+        if run_id is not None:
+            parts = self.joined_stream(run_id)
+            seen = seen_in(history)
+            async for event in self.follow(parts, translator, interrupt, self._run, seen=seen):
+                yield event
+        waiting = self._run.interrupts
+        if run_id is None:
+            waiting = _waiting(await interrupt.guard(self.state()))
+        if waiting and not interrupt.requested:
+            async for event in self._resumed(waiting, translator, interrupt):
+                yield event
+
+    def joined_stream(self, run_id: str) -> AsyncIterator[Any]:
+        """The stream parts of the thread's run ``run_id`` from its first event (the run keeps
+        them: it was started resumable), for a client that joins it. All the modes the run was
+        started with (``STREAM_MODES``): naming them again would leave out the model's chunks,
+        which ``messages-tuple`` sends as ``messages`` events, and the answer would come whole
+        at the end rather than streaming."""
+        return self.server.client().runs.join_stream(self.session_id, run_id, last_event_id="0")
+
+    async def now(self) -> ThreadNow:
+        """What a client opening the thread joins (``client.opened_thread``)."""
+        return ThreadNow.of(*await asyncio.to_thread(opened_thread, self.server, self.session_id))
 
     async def follow(
         self,
@@ -322,11 +422,21 @@ class RemoteRunner:
             self.session_id,
             ASSISTANT_ID,
             input={"messages": [{"role": "user", "content": content}]},
-            context=self.run_context(),
+            context=await self._prompt_context(content),
             stream_mode=STREAM_MODES,
             stream_resumable=True,
         )
         return str(run["run_id"])
+
+    async def _prompt_context(self, content: object) -> dict[str, object]:
+        """The context of the run that sends a prompt: the client's, and the images the
+        prompt names, carried to the server's attachment store (``dcode.server.carried``)."""
+        context: dict[str, object] = dict(self.run_context())
+        if self.attachments is not None and isinstance(content, list):
+            carried = await asyncio.to_thread(carry, content, self.attachments)
+            if carried:
+                context[CARRIED_KEY] = await upload(self.server.client(), carried)
+        return context
 
     async def _ensure_thread(self, prompt: str) -> None:
         if self._exists:
@@ -401,19 +511,38 @@ def _wire(message: BaseMessage) -> dict[str, Any]:
     return {**data, "type": message.type}
 
 
+def seen_in(history: Sequence[BaseMessage]) -> frozenset[str]:
+    """What a join leaves out of a run's stream, ``history`` having shown it: its messages'
+    ids, and the ids of the calls it has the results of."""
+    return frozenset(
+        [m.id for m in history if m.id]
+        + [m.tool_call_id for m in history if isinstance(m, ToolMessage)]
+    )
+
+
+def _waiting(state: Any) -> list[dict[str, Any]]:
+    """The questions a thread's state says it waits on."""
+    found = state.get("interrupts") if isinstance(state, dict) else None
+    return [i for i in found or () if isinstance(i, dict)]
+
+
+def _text(content: Any) -> str:
+    """A message's text, its blocks' text joined."""
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
 async def follow_run(
     runner: RemoteRunner, run_id: str, history: Sequence[BaseMessage]
 ) -> AsyncIterator[Event]:
     """The live run ``run_id`` of the runner's thread, from its first event, as typed events,
-    leaving out what ``history`` (the thread's messages, read just before) already holds: its
-    messages, and the calls it has the results of."""
-    seen = frozenset(
-        [m.id for m in history if m.id]
-        + [m.tool_call_id for m in history if isinstance(m, ToolMessage)]
-    )
-    parts = runner.server.client().runs.join_stream(
-        runner.session_id, run_id, stream_mode=STREAM_MODES, last_event_id="0"
-    )
+    leaving out what ``history`` (the thread's messages, read just before) already holds, for
+    a client that only watches (``dcode attach``)."""
+    parts = runner.joined_stream(run_id)
     translator = StreamTranslator(runner.max_input_tokens)
-    async for event in runner.follow(parts, translator, None, _Run(), seen=seen):
+    async for event in runner.follow(parts, translator, None, _Run(), seen=seen_in(history)):
         yield event

@@ -447,19 +447,32 @@ class DcodeApp(App[int]):
         )
 
     async def _open_served_session(self, session_id: str) -> bool:
-        """A session of the dcode server: its transcript painted from the server's thread."""
+        """A session of the dcode server: its transcript painted from the server's thread, then
+        the run still going on it (or the question it waits on) joined as a live turn."""
+        from functools import partial
+
+        from dcode.server.attached import AttachedRunner
         from dcode.server.client import failure_line
+        from dcode.tui.transcript.replay import transcript_entries
 
         assert self.remote is not None
-        self.use_runner(self._served_runner(session_id))
+        runner = self._served_runner(session_id)
+        assert isinstance(runner, AttachedRunner)
+        self.use_runner(runner)
         try:
-            count = await self.paint_session(session_id)
+            now = await runner.remote.now()
         except Exception as exc:  # noqa: BLE001 - one line; the app stays usable
             await self.transcript.notice(failure_line(exc, self.remote.url), NoticeLevel.ERROR)
             return True
+        running, messages, waits = now.running, now.messages, bool(now.waiting)
+        live = running is not None
+        await self.transcript.load(transcript_entries(messages, session_id=session_id, live=live))
+        going = " · joining its run" if live else " · answering its question" if waits else ""
         await self.transcript.notice(
-            f"Resumed session {session_id} on {self.remote.url} · {count} messages"
+            f"Resumed session {session_id} on {self.remote.url} · {len(messages)} messages{going}"
         )
+        if live or waits:
+            self.session.join(partial(runner.join_turn, running, messages))
         return True
 
     async def open_session(

@@ -15,7 +15,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 from functools import partial
@@ -105,6 +105,13 @@ class Pending:
     the project unless the user typed them."""
     goes_on: bool = False
     """Not a prompt: the turn the budget ended, going on once the budget was raised."""
+    joined: Callable[[], AsyncGenerator[Event, None]] | None = None
+    """Not a prompt: a run already going on the session's server, joined as a turn (its events)."""
+
+    @property
+    def typed(self) -> bool:
+        """The user sent it (rather than a turn going on, or one joined)."""
+        return not self.goes_on and self.joined is None
 
     @property
     def restorable(self) -> str | Draft:
@@ -275,8 +282,15 @@ class SessionWork:
         return self.host.ready and not self.host.busy
 
     def show_queue(self) -> None:
-        self.host.queued_strip.show([item.text for item in self.queue])
-        self.status.queued = len(self.queue)
+        typed = [item.text for item in self.queue if item.typed]
+        self.host.queued_strip.show(typed)
+        self.status.queued = len(typed)
+
+    def join(self, joined: Callable[[], AsyncGenerator[Event, None]]) -> None:
+        """Draw ``joined``'s events (a run going on the server) as a turn, before anything
+        queued: its text streams, its questions are dialogs, and Esc cancels it."""
+        self.queue.appendleft(Pending("", joined=joined))
+        self.pump()
 
     def go_on(self) -> None:
         """Go on with the turn the budget ended (it was raised), before anything queued."""
@@ -427,12 +441,12 @@ class SessionWork:
         text = item.text
         host = self.host
         try:
-            prepared = None if item.goes_on else await self._turn_content(item)
+            prepared = await self._turn_content(item) if item.typed else None
         except asyncio.CancelledError:  # interrupted while a video was being sampled
             host.busy = False
             self._after_turn(True, item)
             raise
-        if prepared is None and not item.goes_on:
+        if prepared is None and item.typed:
             host.busy = False
             self.pump()
             return
@@ -450,13 +464,16 @@ class SessionWork:
                     await self.transcript.notice(note, NoticeLevel.WARNING)
             status.activity = "Working"
             status.start_turn()
-            async with aclosing(
-                runner.run_turn(
+            turn = (
+                item.joined()
+                if item.joined is not None
+                else runner.run_turn(
                     prepared.content if prepared is not None else None,
                     prompt_text=text,
                     attached=prepared.attached if prepared is not None else (),
                 )
-            ) as events:
+            )
+            async with aclosing(turn) as events:
                 async for event in events:
                     await self._apply(event)
                     if isinstance(event, TurnFinished):
@@ -498,7 +515,7 @@ class SessionWork:
             # and so does the prompt itself when nothing came back for it yet.
             waiting = list(self.queue)
             self.queue.clear()
-            if not self._turn_output and not sent.goes_on:
+            if not self._turn_output and sent.typed:
                 waiting.insert(0, sent)
             for item in reversed(waiting):
                 self.host.prompt_input.restore(item.restorable)

@@ -15,7 +15,7 @@ run in this process, and the time to attach to a long thread.
 Everything runs on loopback against the scripted model (``tests.support.model_server``).
 Needs the extra ``dcode[server]``.
 
-Run: .venv/bin/python scripts/bench/served.py [--runs N] [--aegra PATH]
+Run: .venv/bin/python scripts/bench/served.py [--runs N] [--aegra PATH] [--only turns|attach]
 """
 
 from __future__ import annotations
@@ -196,11 +196,13 @@ async def overheads(served: ServedDcode, model: ScriptedModelServer, root: Path,
         await engine.close()
 
 
-async def attach_figures(served: ServedDcode, root: Path) -> None:
+async def attach_figures(served: ServedDcode, root: Path, runs: int) -> None:
+    """The time to a whole transcript of a long thread, in this process and as the command."""
     thread = await long_thread(served)
-    inside = statistics.median([await attach_in_process(served, thread) for _ in range(3)])
+    tries = max(3, runs)
+    inside = statistics.median([await attach_in_process(served, thread) for _ in range(tries)])
     home = root / "client-home"
-    command = statistics.median([attach_command(served, thread, home) for _ in range(3)])
+    command = statistics.median([attach_command(served, thread, home) for _ in range(tries)])
     for what, value in (("in process", inside), ("dcode attach", command)):
         print(
             f"attach, {THREAD_MESSAGES} messages, {what:12}: {value * 1000:6.0f} ms "
@@ -235,13 +237,17 @@ async def on_aegra(aegra: Path, model: ScriptedModelServer, root: Path, runs: in
         await overheads(served, model, root, runs)
 
 
-async def main_async(runs: int, aegra: Path | None) -> None:
+async def main_async(runs: int, aegra: Path | None, only: str) -> None:
     with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer() as model:
         root = Path(tmp)
         (root / "served").mkdir()
         with serve_dcode(root / "served", model) as served:
-            await overheads(served, model, root, runs)
-            await attach_figures(served, root)
+            if only in ("", "turns"):
+                await overheads(served, model, root, runs)
+            if only in ("", "attach"):
+                await attach_figures(served, root, runs)
+        if only == "attach":
+            return
         if aegra is None:
             print("aegra: not measured (give --aegra PATH or DCODE_TEST_AEGRA)")
         else:
@@ -257,8 +263,9 @@ def main() -> None:
         default=os.environ.get("DCODE_TEST_AEGRA") or None,
         help="Aegra's aegra command, to measure the turns on Aegra too",
     )
+    parser.add_argument("--only", choices=["turns", "attach"], default="", help="one figure")
     args = parser.parse_args()
-    asyncio.run(main_async(args.runs, args.aegra))
+    asyncio.run(main_async(args.runs, args.aegra, args.only))
 
 
 if __name__ == "__main__":

@@ -19,14 +19,21 @@ if TYPE_CHECKING:
 
 
 def transcript_entries(
-    messages: Iterable[object], *, session_id: str = "", store: SessionStore | None = None
+    messages: Iterable[object],
+    *,
+    session_id: str = "",
+    store: SessionStore | None = None,
+    live: bool = False,
 ) -> TranscriptModel:
     """The transcript of a saved thread's messages; with the session's id and store, each
-    ``task`` call holds what its subagent did, and the compactions' lines are where they came."""
+    ``task`` call holds what its subagent did, and the compactions' lines are where they came.
+    ``live``: a run of the thread goes on (a server's, joined next): its open calls still run."""
     from dcode.agent.saved_thread import replay, thread_reader
 
     reader = thread_reader(store) if store is not None and session_id else None
     compactions = store.compaction_log(session_id) if store is not None and session_id else []
     return TranscriptModel.replayed(
-        replay(messages, thread_id=session_id, read_thread=reader, compactions=compactions)
+        replay(
+            messages, thread_id=session_id, read_thread=reader, compactions=compactions, live=live
+        )
     )
