@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from dcode.server.client import RemoteServer, latest_thread
+import pytest
+
+from dcode.server.client import ApiError, RemoteServer, latest_thread
 
 DCODE = str(Path(sys.executable).with_name("dcode"))
 THREAD = {"thread_id": "4f9e2f5c-0d3b-4f0e-9d55-2a1e7c1b9a01", "status": "idle", "metadata": {}}
@@ -123,3 +125,15 @@ def test_the_dcode_command_sends_the_key_to_its_server_and_nowhere_else(tmp_path
         assert [headers["x-api-key"] for headers in given.seen] == ["lsv2-9b31c0"]
         assert elsewhere.seen == []
         assert THREAD["thread_id"] not in moved.stdout, moved
+
+
+def test_a_plain_read_follows_no_redirect_and_says_so() -> None:
+    """``dcode attach`` reads with the standard library's client: a redirect is an error line,
+    never a second request carrying the credentials to another address."""
+    with recording_server() as elsewhere, recording_server(redirect=elsewhere.url) as given:
+        server = RemoteServer.from_env(given.url, {"DCODE_SERVER_TOKEN": "tok-7"})
+        with pytest.raises(ApiError) as raised:
+            server.read_now("/threads/search", {"limit": 1})
+        assert raised.value.status == 307
+        assert [headers["authorization"] for headers in given.seen] == ["Bearer tok-7"]
+        assert elsewhere.seen == []
