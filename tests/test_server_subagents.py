@@ -25,10 +25,8 @@ from dcode.settings.config import ApprovalMode
 from tests.support.langgraph_server import ServedDcode, require_server_extra, serve_dcode
 from tests.support.model_server import ScriptedModelServer, ToolCall, reply, tool_call
 from tests.test_remote_sessions import dcode
-from tests.test_server_graph import new_thread, served, stream_run, turn
+from tests.test_server_graph import new_thread, stream_run, turn
 from tests.test_tui_app_support import running_app
-
-__all__ = ["served"]  # the conformance suite's fixture: each server in turn
 
 MANUAL = {"mode": "manual"}
 

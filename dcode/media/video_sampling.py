@@ -326,8 +326,8 @@ class _Sampler:
             seconds = float(self.stream.duration * self.time_base)
         if seconds is None or not math.isfinite(seconds) or seconds <= 0:
             return None
-        size = self.container.size if self.container.size > 0 else None
-        if size is not None and size / seconds < MIN_PLAUSIBLE_BYTES_PER_SECOND:
+        size = self.container.size or 0  # unknown (None, or 0: not a file) on some inputs
+        if size > 0 and size / seconds < MIN_PLAUSIBLE_BYTES_PER_SECOND:
             return None
         return seconds
 

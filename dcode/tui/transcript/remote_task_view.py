@@ -17,12 +17,11 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.timer import Timer
 from textual.widgets import Static
 
 from dcode.terminal_text import safe_text
 from dcode.tui.transcript.entries import RemoteTask, ToolCallEntry
-from dcode.tui.transcript.icons import SPINNER
+from dcode.tui.transcript.icons import Spinner
 from dcode.tui.transcript.task_view import DESCRIPTION_CHARS, elapsed_label, one_line
 from dcode.tui.transcript.tools import Foldable
 
@@ -73,9 +72,13 @@ class RemoteTaskView(Vertical, Foldable):
         super().__init__()
         self.entry = entry
         self.expanded = expanded
-        self._animated = animate
-        self._frame = 0
-        self._timer: Timer | None = None
+        # Redrawn while it runs for its running time too; turning only when animated.
+        self._spinner = Spinner(
+            self,
+            lambda: self.query_one(".remote-head", Static).update(self.head(), layout=False),
+            interval=TICK_SECONDS,
+            turn=animate,
+        )
         self._ready = False
 
     def compose(self) -> ComposeResult:
@@ -92,7 +95,7 @@ class RemoteTaskView(Vertical, Foldable):
         self._ready = False
         if self.entry.view is self:
             self.entry.view = None
-        self._stop_ticking()
+        self._spinner.stop()
 
     @property
     def remote(self) -> RemoteTask:
@@ -110,7 +113,7 @@ class RemoteTaskView(Vertical, Foldable):
 
     def _mark(self) -> tuple[str, str]:
         if self._live:
-            return SPINNER[self._frame % len(SPINNER)], "$text-accent"
+            return self._spinner.mark, "$text-accent"
         return STATUS_MARKS.get(self.status, ("✗", "$text-error"))
 
     def head(self) -> Content:
@@ -150,20 +153,7 @@ class RemoteTaskView(Vertical, Foldable):
         detail = self.query_one(".remote-detail", Static)
         detail.update(Content(self._detail() if self.expanded else ""))
         detail.display = self.expanded
-        if self._live and self._timer is None:
-            self._timer = self.set_interval(TICK_SECONDS, self._tick)
-        elif not self._live:
-            self._stop_ticking()
-
-    def _tick(self) -> None:
-        if self._animated:
-            self._frame += 1
-        self.query_one(".remote-head", Static).update(self.head(), layout=False)
-
-    def _stop_ticking(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
+        self._spinner.keep(self._live)
 
     def set_expanded(self, expanded: bool) -> None:
         if expanded != self.expanded:

@@ -20,7 +20,6 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -28,7 +27,7 @@ from dcode.agent.events import ToolStatus
 from dcode.terminal_text import safe_text
 from dcode.tui.status import human_tokens
 from dcode.tui.transcript.entries import Entry, TaskRun, ToolCallEntry
-from dcode.tui.transcript.icons import SPINNER, STATUS_ICONS
+from dcode.tui.transcript.icons import STATUS_ICONS, Spinner
 from dcode.tui.transcript.plain_lines import PlainLines
 from dcode.tui.transcript.tools import CallsWithin, ToolGroupView
 
@@ -114,8 +113,11 @@ class TaskView(Vertical, PlainLines, CallsWithin):
         self._entry_widget = entry_widget
         self.expanded = expanded
         self._animated = animate
-        self._frame = 0
-        self._timer: Timer | None = None
+        # The head is one row, always: its redraw need not lay the transcript out again.
+        self._spinner = Spinner(
+            self,
+            lambda: self.query_one(".task-head", Static).update(self._head(), layout=False),
+        )
         self._shown: list[Entry] = []
         self._showing = asyncio.Lock()
         self._ready = False  # composed and mounted: its parts can be updated
@@ -168,7 +170,7 @@ class TaskView(Vertical, PlainLines, CallsWithin):
         for entry in self._shown:
             entry.view = None
         self._shown = []
-        self._stop_spinner()
+        self._spinner.stop()
 
     async def show_entries(self) -> None:
         """Mount widgets for the nested entries to show (and only those), in order."""
@@ -217,7 +219,7 @@ class TaskView(Vertical, PlainLines, CallsWithin):
         run = self.run
         status = run.status if run is not None else self.entry.status
         if status is None or (run is None and self.entry.running):
-            return SPINNER[self._frame % len(SPINNER)], "$text-accent"
+            return self._spinner.mark, "$text-accent"
         return STATUS_ICONS[status]
 
     def _figures(self) -> str:
@@ -308,10 +310,7 @@ class TaskView(Vertical, PlainLines, CallsWithin):
             self.call_later(self.show_entries)
         else:
             self._sync_earlier()
-        if self._live and self._animated and self._timer is None:
-            self._timer = self.set_interval(0.1, self._spin)
-        elif not self._live:
-            self._stop_spinner()
+        self._spinner.keep(self._live and self._animated)
 
     def sync_window(self) -> None:
         """A running task, not opened, keeps one size while it streams, unless a question of
@@ -320,15 +319,6 @@ class TaskView(Vertical, PlainLines, CallsWithin):
 
         windowed = self._live and not self.expanded and not self.query(ApprovalWidget)
         self.set_class(windowed, "-windowed")
-
-    def _spin(self) -> None:
-        self._frame += 1
-        self.query_one(".task-head", Static).update(self._head(), layout=False)  # one row, always
-
-    def _stop_spinner(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
 
     # -- opening -------------------------------------------------------------------------
 

@@ -21,14 +21,13 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.timer import Timer
 from textual.widgets import Static
 
 from dcode.agent.events import ToolStatus
 from dcode.terminal_text import safe_text
 from dcode.tui.transcript.diff import diff_stats, render_diff
 from dcode.tui.transcript.entries import ToolCallEntry, ToolGroupEntry
-from dcode.tui.transcript.icons import SPINNER, STATUS_ICONS
+from dcode.tui.transcript.icons import STATUS_ICONS, Spinner
 from dcode.tui.transcript.video_view import FrameSheet
 
 if TYPE_CHECKING:
@@ -123,8 +122,9 @@ class ToolCallView(Vertical):
         self.entry = entry
         self.expanded = expanded
         self._animated = animate
-        self._frame = 0
-        self._timer: Timer | None = None
+        self._spinner = Spinner(
+            self, lambda: self.query_one(".tool-head", Static).update(self._head())
+        )
 
     def compose(self) -> ComposeResult:
         yield Static(classes="tool-head")
@@ -142,21 +142,12 @@ class ToolCallView(Vertical):
     def on_unmount(self) -> None:
         if self.entry.view is self:
             self.entry.view = None
-        self._stop_spinner()
-
-    def _stop_spinner(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-
-    def _spin(self) -> None:
-        self._frame += 1
-        self.query_one(".tool-head", Static).update(self._head())
+        self._spinner.stop()
 
     def _head(self) -> Content:
         entry = self.entry
         if entry.running:
-            icon, style = SPINNER[self._frame % len(SPINNER)], "$text-accent"
+            icon, style = self._spinner.mark, "$text-accent"
         else:
             assert entry.status is not None
             icon, style = STATUS_ICONS[entry.status]
@@ -232,10 +223,7 @@ class ToolCallView(Vertical):
         note.display = bool(entry.note)
         if entry.frames is not None and not self.query_children(FrameSheet):
             self.mount(FrameSheet(entry.frames), before=note)
-        if entry.running and self._animated and self._timer is None:
-            self._timer = self.set_interval(0.1, self._spin)
-        elif not entry.running:
-            self._stop_spinner()
+        self._spinner.keep(entry.running and self._animated)
 
     def set_expanded(self, expanded: bool) -> None:
         if expanded != self.expanded:
