@@ -43,6 +43,9 @@ async def test_a_served_session_asks_in_the_dialog_and_esc_cancels_on_the_server
     async with running_app(server, workspace, dcode_home, remote=remote) as h:
         await h.send("touch it")
         await h.approval(timeout=60)
+        # A rule kept on this machine would not hold on the server: none is offered.
+        assert "in this project" not in h.text() and "everywhere" not in h.text()
+        assert "for this session" in h.text()
         await h.press("y")
         await h.until(lambda: "Touched on the server." in h.text(), 60, "the served answer")
         await h.idle(60)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, message_to_dict
@@ -407,7 +407,9 @@ class RemoteRunner:
             if not isinstance(request, ApprovalRequested):
                 answers[str(item.get("id"))] = False
                 continue
-            decision = await self.approver.decide(request)
+            # A rule to keep would be kept on this machine, and the server's runs would never
+            # read it: the question offers none (the session's "allow" goes with the answer).
+            decision = await self.approver.decide(replace(request, suggestion=""))
             if decision.mode is not None:
                 self.policy.mode = decision.mode  # the next runs go on in the mode chosen
             answers[str(item.get("id"))] = resume_value(decision)
