@@ -54,6 +54,9 @@ if printf '%s' "$input" | grep -q 'which branch'; then
 fi
 exit 0
 """
+SESSION_START = """#!/usr/bin/env bash
+echo "the session started on the server"
+"""
 STOP_ONCE = """#!/usr/bin/env bash
 if [ -f stop-once ]; then
   rm stop-once
@@ -78,6 +81,7 @@ def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
         ("block_forbidden", BLOCK_FORBIDDEN),
         ("check_prompt", CHECK_PROMPT),
         ("stop_once", STOP_ONCE),
+        ("session_start", SESSION_START),
     ):
         scripts[name] = root / f"{name}.sh"
         scripts[name].write_text(text)
@@ -94,6 +98,8 @@ def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
             f'hooks = [{{type = "command", command = "{scripts["check_prompt"]}"}}]\n'
             f"[[hooks.Stop]]\n"
             f'hooks = [{{type = "command", command = "{scripts["stop_once"]}"}}]\n'
+            f'[[hooks.SessionStart]]\nmatcher = "startup"\n'
+            f'hooks = [{{type = "command", command = "{scripts["session_start"]}"}}]\n'
         )
 
     with ScriptedModelServer() as model, serve_dcode(root, model, prepare=prepare) as served:
@@ -155,9 +161,15 @@ async def test_a_pre_tool_use_hook_of_the_servers_settings_blocks_a_served_call(
     assert run.text == "The server refused it."
     assert not (served.workspace / "blocked.txt").exists()
     started = run.of_type("hook_started")
-    assert [e["event"] for e in started] == ["UserPromptSubmit", "PreToolUse", "Stop"]
+    assert [e["event"] for e in started] == [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "Stop",
+    ]
     finished = run.of_type("hook_finished")
     assert [(e["event"], e["exit_code"]) for e in finished] == [
+        ("SessionStart", 0),
         ("UserPromptSubmit", 0),
         ("PreToolUse", 2),
         ("Stop", 0),
@@ -188,7 +200,8 @@ async def test_a_prompt_hook_on_the_server_refuses_a_remote_prompt_with_the_loca
     finished = events[-1]
     assert isinstance(finished, TurnFinished) and finished.is_error
     assert finished.result == f"a UserPromptSubmit hook blocked the prompt: {NO_SECRETS}"
-    assert hooks_started(events) == ["UserPromptSubmit"]  # on the server, once; no Stop
+    # On the server, once; no Stop (the session started first: a new thread's first prompt).
+    assert hooks_started(events) == ["SessionStart", "UserPromptSubmit"]
     assert len(served.model.requests) == sent  # the model never saw it
     assert await runner.messages() == []  # nor does the thread keep it
 
@@ -198,16 +211,20 @@ async def test_prompt_context_and_a_stop_hook_of_the_server_shape_a_remote_turn(
 ) -> None:
     served = workspace_server
     (served.workspace / "stop-once").write_text("")
-    served.model.script(reply("On served-main."), reply("Tests run; still served-main."))
+    served.model.script(
+        reply("On served-main."), reply("Tests run; still served-main."), reply("Again.")
+    )
     first = len(served.model.requests)
-    _, events = await remote_turn(served, "which branch is this?")
+    runner, events = await remote_turn(served, "which branch is this?")
     finished = events[-1]
     assert isinstance(finished, TurnFinished) and not finished.is_error
     assert finished.result == "Tests run; still served-main."
-    # Each hook ran once per firing, on the server: UserPromptSubmit, Stop (blocked), Stop.
-    assert hooks_started(events) == ["UserPromptSubmit", "Stop", "Stop"]
+    # Each hook ran once per firing, on the server: SessionStart (a new thread),
+    # UserPromptSubmit, Stop (blocked), Stop.
+    assert hooks_started(events) == ["SessionStart", "UserPromptSubmit", "Stop", "Stop"]
     prompt = served.model.requests[first].transcript()[-1]
     assert prompt[0] == "user" and "the branch is served-main" in prompt[1]
+    assert "the session started on the server" in prompt[1]
     assert served.model.requests[first + 1].transcript()[-1] == (
         "user",
         "Stop hook: run the tests first",
@@ -215,6 +232,9 @@ async def test_prompt_context_and_a_stop_hook_of_the_server_shape_a_remote_turn(
     notices = [e.message for e in events if isinstance(e, Notice)]
     assert "a Stop hook asked the agent to go on: run the tests first" in notices
     assert not (served.workspace / "stop-once").exists()
+    # The session's next prompt: it has started already.
+    again = [event async for event in runner.run_turn("and now?")]
+    assert hooks_started(again) == ["UserPromptSubmit", "Stop"]
     assert served.blocking_calls() == []
 
 

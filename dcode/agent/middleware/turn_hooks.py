@@ -1,10 +1,11 @@
-"""The turn's own hooks, ``UserPromptSubmit`` and ``Stop``, fired by the graph itself: for a run
-that no ``SessionRunner`` wraps (a served run, ``dcode.server``), so that they run where the
+"""The turn's own hooks, ``SessionStart``, ``UserPromptSubmit`` and ``Stop``, fired by the graph
+itself: for a run that no ``SessionRunner`` wraps (a served run, ``dcode.server``), so that they run where the
 workspace is, on the server, and never on the client too. An embedded graph has none of this:
 its runner fires them around the graph (``runner._prompt_hooks``, ``runner._stop_hooks``).
 
-Hooks: ``abefore_agent`` fires ``UserPromptSubmit`` for the run's new prompt (the thread's last
-message, a user's); a refusal takes the prompt out of the thread and ends the run with the
+Hooks: ``abefore_agent`` fires ``SessionStart`` (source ``startup``) before the thread's first
+prompt, then ``UserPromptSubmit`` for the run's new prompt (the thread's last message, a
+user's); a refusal takes the prompt out of the thread and ends the run with the
 embedded runner's line (an ``ErrorEvent`` of kind ``hook_blocked``), and the context the hooks
 add goes with the prompt. ``aafter_agent`` fires ``Stop`` as the agent ends its answer: a block
 sends its reason back to the model, as a message marked as the hook's.
@@ -59,11 +60,21 @@ class TurnHooksMiddleware(AgentMiddleware[TurnHooksState, RunContext]):
         prompt = _new_prompt(state["messages"])
         if context.hooks is None or prompt is None:
             return {"prompt_refused": False} if state.get("prompt_refused") else None
+        added: list[str] = []
+        if len(state["messages"]) == 1:  # the thread's first prompt: the session starts
+            started = await context.hooks.fire(
+                "SessionStart",
+                {"session_id": current_thread_id(), "source": "startup"},
+                context.emit,
+                target="startup",
+            )
+            added += started.context
         submitted = await context.hooks.fire(
             "UserPromptSubmit",
             {"session_id": current_thread_id(), "prompt": prompt.text},
             context.emit,
         )
+        added += submitted.context
         if submitted.blocked or submitted.stop:
             why = submitted.reason or submitted.stop_reason or "no reason given"
             context.emit(
@@ -77,10 +88,10 @@ class TurnHooksMiddleware(AgentMiddleware[TurnHooksState, RunContext]):
                 "jump_to": "end",
             }
         update: dict[str, Any] = {"prompt_refused": False}
-        if submitted.context:
+        if added:
             content: Any = prompt.content
             update["messages"] = [
-                prompt.model_copy(update={"content": with_context(content, submitted.context)})
+                prompt.model_copy(update={"content": with_context(content, added)})
             ]
         return update
 
