@@ -276,19 +276,25 @@ async def test_hook_environment_has_the_project_dir_and_no_keys(
     assert "secret-value" not in env and "test-key" not in env
 
 
-async def test_a_hook_allow_does_not_override_a_deny_rule(
-    server, make_settings, workspace: Path, tmp_path
-):
-    allow = script(
-        tmp_path,
+def allowing_hook_and_a_touch(server, folder: Path) -> str:
+    """A PreToolUse hook that answers ``allow`` (its command), and a model that runs
+    ``touch made.txt`` then answers ``ok``."""
+    server.script(
+        reply(tool_calls=[tool_call("execute", {"command": "touch made.txt"})]), reply("ok")
+    )
+    return script(
+        folder,
         "allow.sh",
         """#!/usr/bin/env bash
 echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'
 """,
     )
-    server.script(
-        reply(tool_calls=[tool_call("execute", {"command": "touch made.txt"})]), reply("ok")
-    )
+
+
+async def test_a_hook_allow_does_not_override_a_deny_rule(
+    server, make_settings, workspace: Path, tmp_path
+):
+    allow = allowing_hook_and_a_touch(server, tmp_path)
     (workspace / ".claude").mkdir()
     base = make_settings(hooks=(hook("PreToolUse", allow),))
     settings = replace(base, approve=ApprovalMode.EDITS)
@@ -303,16 +309,7 @@ echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision
 async def test_a_hook_allow_runs_what_the_mode_would_ask(
     server, make_settings, workspace: Path, tmp_path
 ):
-    allow = script(
-        tmp_path,
-        "allow.sh",
-        """#!/usr/bin/env bash
-echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'
-""",
-    )
-    server.script(
-        reply(tool_calls=[tool_call("execute", {"command": "touch made.txt"})]), reply("ok")
-    )
+    allow = allowing_hook_and_a_touch(server, tmp_path)
     settings = make_settings(approve=ApprovalMode.MANUAL, hooks=(hook("PreToolUse", allow),))
     code, _, _ = await headless(settings, "touch it", OutputFormat.JSON)
     assert code == 0 and (workspace / "made.txt").exists()
