@@ -92,12 +92,7 @@ async def test_the_tui_joins_a_run_still_going_and_answers_its_question(
         ),
         reply("Touched after the join."),
     )
-    asked = len(served.model.requests)
-    remote = RemoteServer(served.url, served.token)
-    background = RemoteRunner(remote, str(uuid.uuid4()), HeadlessApprover(), ApprovalMode.EDITS)
-    await background.start_background("stream slowly, then touch", "stream slowly, then touch")
-    thread = background.session_id
-    await _until_streaming(served, remote, thread, asked)
+    remote, thread = await detached_and_streaming(served, "stream slowly, then touch")
     async with running_app(server, workspace, dcode_home, remote=remote, session_id=thread) as h:
         await h.until(lambda: "joining its run" in h.text(), 30, "the join")
         await h.approval(timeout=60)  # asked in the joined run, answered here
@@ -125,12 +120,7 @@ async def test_esc_cancels_a_joined_run_on_the_server(
     served = langgraph_server
     words = " ".join(f"slow{i}" for i in range(200))
     served.model.script(reply(words, chunk_size=4, chunk_delay=0.1))
-    asked = len(served.model.requests)
-    remote = RemoteServer(served.url, served.token)
-    background = RemoteRunner(remote, str(uuid.uuid4()), HeadlessApprover(), ApprovalMode.EDITS)
-    await background.start_background("a long answer", "a long answer")
-    thread = background.session_id
-    await _until_streaming(served, remote, thread, asked)
+    remote, thread = await detached_and_streaming(served, "a long answer")
     async with running_app(server, workspace, dcode_home, remote=remote, session_id=thread) as h:
         await h.until(lambda: "slow3 " in h.text(), 60, "the joined answer streaming")
         await h.press("escape")
@@ -141,6 +131,17 @@ async def test_esc_cancels_a_joined_run_on_the_server(
         last = state["values"]["messages"][-1]
         assert last["type"] == "ai" and str(last["content"]).startswith("slow0 slow1")
         assert len(str(last["content"])) < len(words)  # the partial answer, kept
+
+
+async def detached_and_streaming(served: ServedDcode, prompt: str) -> tuple[RemoteServer, str]:
+    """A run started on ``served`` with ``--detach``, once its answer streams: the client's
+    server and the run's thread."""
+    asked = len(served.model.requests)
+    remote = RemoteServer(served.url, served.token)
+    background = RemoteRunner(remote, str(uuid.uuid4()), HeadlessApprover(), ApprovalMode.EDITS)
+    await background.start_background(prompt, prompt)
+    await _until_streaming(served, remote, background.session_id, asked)
+    return remote, background.session_id
 
 
 async def _until_streaming(
