@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
+from dcode.agent.events import CompactionFinished
 from dcode.agent.saved_thread import replay, thread_reader
 from dcode.agent.store import open_store
 from dcode.agent.store.base import SessionStore
@@ -111,7 +112,13 @@ async def make_session(server: ScriptedModelServer, settings: Settings) -> str:
         runner = engine.runner(HeadlessApprover())
         _ = [event async for event in runner.run_turn(PLAN)]
         _ = [event async for event in runner.run_turn(CHANGE)]
-        await runner.compact()
+        compacted = await runner.compact()
+    # every step answered, the summary last: a failure says what the engine saw
+    assert any(isinstance(event, CompactionFinished) for event in compacted), (
+        compacted,
+        [(request.step, request.refused) for request in server.requests],
+    )
+    assert server.remaining == []
     return runner.session_id
 
 
