@@ -91,6 +91,14 @@ async def test_a_started_task_shows_running_then_success_without_the_model(
         assert len(server.requests) == asked
         # One widget for the one task: the start's call became it.
         assert [call.name for call in h.calls()] == ["start_async_task"]
+        # A click shows the whole task id and the job; another folds them again.
+        detail = f"task {task_id(h)} on echo"
+        assert detail not in screen
+        assert await h.pilot.click(RemoteTaskView)
+        await h.until(lambda: detail in h.text(), what="the task's details")
+        assert task_view(h).expanded
+        assert await h.pilot.click(RemoteTaskView)
+        await h.until(lambda: detail not in h.text(), what="the task folded")
 
 
 async def test_a_check_and_a_cancel_change_the_same_widget(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.app import ComposeResult
@@ -44,11 +44,34 @@ CallWidget = Callable[[ToolCallEntry, bool, bool], "Widget"]
 
 
 class Foldable:
-    """The widget of a call drawn as a task (a subagent's, an async task's): a widget of its
-    own, which stays visible under a step's fold and opens with Ctrl+O."""
+    """Mixin for the widget of a call that opens and folds by itself: a click on it, or Ctrl+O
+    for all of them (through its step's ``ToolGroupView``), shows what it keeps folded. A call
+    drawn as a task (a subagent's, an async task's) is one too, which stays visible under a
+    step's fold.
+
+    Listed before the widget's Textual base, so that its click handler runs where the widget's
+    own did (Textual calls the handler of every class in the MRO, in order)."""
+
+    expanded: bool
+    FOLDS_ON_CLICK: ClassVar[bool] = True
+    """False for a widget whose click is on a part of it (a task's, on its head)."""
+
+    def sync(self) -> None:
+        """Read the entry again and draw what it shows now."""
+        raise NotImplementedError
 
     def set_expanded(self, expanded: bool) -> None:
-        raise NotImplementedError
+        if expanded != self.expanded:
+            self.expanded = expanded
+            self.sync()
+
+    def toggle(self) -> None:
+        self.set_expanded(not self.expanded)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()  # not the step's fold
+        if self.FOLDS_ON_CLICK:
+            self.toggle()
 
 
 class CallsWithin(Foldable):
@@ -93,7 +116,7 @@ class SavedOutputLine(Static):
             self.app.push_screen(FileViewScreen(Path(self.path)))
 
 
-class ToolCallView(Vertical):
+class ToolCallView(Foldable, Vertical):
     DEFAULT_CSS = """
     ToolCallView {
         height: auto;
@@ -225,15 +248,6 @@ class ToolCallView(Vertical):
             self.mount(FrameSheet(entry.frames), before=note)
         self._spinner.keep(entry.running and self._animated)
 
-    def set_expanded(self, expanded: bool) -> None:
-        if expanded != self.expanded:
-            self.expanded = expanded
-            self.sync()
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.set_expanded(not self.expanded)
-
     async def show_approval(self) -> None:
         from dcode.tui.approval_widget import ApprovalWidget, open_approvals
 
@@ -358,7 +372,7 @@ class ToolGroupView(Vertical):
     def set_expanded(self, expanded: bool) -> None:
         self.expanded = expanded
         for view in self.children:
-            if isinstance(view, (ToolCallView, Foldable)):
+            if isinstance(view, Foldable):
                 view.set_expanded(expanded)
         self.sync()
 
