@@ -45,12 +45,13 @@ CallWidget = Callable[[ToolCallEntry, bool, bool], "Widget"]
 
 class Foldable:
     """Mixin for the widget of a call that opens and folds by itself: a click on it, or Ctrl+O
-    for all of them (through its step's ``ToolGroupView``), shows what it keeps folded. A call
-    drawn as a task (a subagent's, an async task's) is one too, which stays visible under a
-    step's fold.
+    for all of them (through its step's ``ToolGroupView``), shows what it keeps folded. The
+    widget of a call drawn as a task (a subagent's, an async task's) is one, and stays visible
+    under a step's fold.
 
-    Listed before the widget's Textual base, so that its click handler runs where the widget's
-    own did (Textual calls the handler of every class in the MRO, in order)."""
+    Textual calls the click handler of every class in the MRO, in order: so a widget lists this
+    before its Textual base, and says with ``FOLDS_ON_CLICK`` (never an ``on_click`` of its own,
+    which would run as well) whether a click anywhere on it folds it."""
 
     expanded: bool
     FOLDS_ON_CLICK: ClassVar[bool] = True
