@@ -248,3 +248,19 @@ def test_the_tui_knows_the_task_tool_by_the_core_name() -> None:
     from dcode.tui.transcript.entries import TASK_TOOL
 
     assert TASK.name == TASK_TOOL
+
+
+def test_no_foldable_widget_has_a_click_handler_of_its_own() -> None:
+    """Textual would call it and ``Foldable``'s both, so a click anywhere on a task would fold
+    it: a widget says ``FOLDS_ON_CLICK`` instead."""
+    from dcode.tui.transcript.plan_view import PlanCallView
+    from dcode.tui.transcript.remote_task_view import RemoteTaskView
+    from dcode.tui.transcript.tools import Foldable
+
+    def below(cls: type) -> list[type]:
+        return [sub for child in cls.__subclasses__() for sub in (child, *below(child))]
+
+    widgets = below(Foldable)
+    assert {ToolCallView, PlanCallView, TaskView, RemoteTaskView} <= set(widgets)
+    assert [w for w in widgets if "on_click" in vars(w) or "_on_click" in vars(w)] == []
+    assert not TaskView.FOLDS_ON_CLICK and ToolCallView.FOLDS_ON_CLICK
