@@ -224,6 +224,21 @@ async def test_leaving_a_turn_early_frees_the_session(server, make_settings) -> 
     assert isinstance(second[-1], TurnFinished) and second[-1].result == "second"
 
 
+async def test_a_second_turn_while_one_runs_is_refused_and_the_first_goes_on(
+    server, make_settings
+) -> None:
+    server.script(slow())
+    async with await Engine.open(make_settings()) as engine:
+        runner = engine.runner(HeadlessApprover())
+        events = runner.run_turn("write a lot")
+        await until_text(events)
+        with pytest.raises(RuntimeError, match="a turn is already running in this session"):
+            await anext(runner.run_turn("again"))
+        assert runner.busy
+        rest = await drain(events)
+    assert isinstance(rest[-1], TurnFinished) and rest[-1].result == LONG
+
+
 async def test_middleware_events_arrive_on_the_stream_while_the_tool_waits(
     server, make_settings, api: str
 ) -> None:

@@ -8,7 +8,9 @@ own client (``RemoteRunner``, ``dcode -p --server``) on ``langgraph dev``."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dcode.agent.decisions import ApprovalDecision
 from dcode.agent.events import (
@@ -25,7 +27,7 @@ from dcode.settings.config import ApprovalMode
 from tests.support.langgraph_server import ServedDcode, require_server_extra, serve_dcode
 from tests.support.model_server import ScriptedModelServer, ToolCall, reply, tool_call
 from tests.test_remote_sessions import dcode
-from tests.test_server_graph import new_thread, stream_run, turn
+from tests.test_server_graph import Streamed, new_thread, stream_run, turn
 from tests.test_tui_app_support import running_app
 
 MANUAL = {"mode": "manual"}
@@ -41,6 +43,56 @@ def tag() -> str:
     return uuid.uuid4().hex[:8]
 
 
+@dataclass(frozen=True)
+class ShellJob:
+    """A prompt whose ``task`` call's subagent runs one shell command, which asks first. Its
+    names carry the test's own ``tag``, so that tests can share one server."""
+
+    prompt: str
+    job: str
+    marker: str
+    """The workspace file the command appends ``ran`` to (or, scripted as denied, touches)."""
+    call: str
+    """The shell call's id."""
+
+
+def script_shell_job(
+    model: ScriptedModelServer, name: str, answer: str, *, denied: bool = False
+) -> ShellJob:
+    """Script its four replies: the session's ``task`` call, the subagent's shell call, the
+    subagent's report (that it appended to ``marker``, or that the shell was denied), and the
+    session's ``answer``."""
+    t = tag()
+    verb = "touch" if denied else "append"
+    shell = ShellJob(f"delegate {t}", f"job {t}: {verb}", f"{name}-{t}.txt", f"call_sub_{t}")
+    command = f"touch {shell.marker}" if denied else f"echo ran >> {shell.marker}"
+    report = "the shell was denied" if denied else f"appended to {shell.marker}"
+    model.script(
+        reply(tool_calls=[task_call(shell.job, f"call_task_{t}")]).answering(shell.prompt),
+        reply(
+            tool_calls=[tool_call("execute", {"command": command}, call_id=shell.call)]
+        ).answering(shell.job),
+        reply(report).answering(shell.job),
+        reply(answer).answering(shell.prompt),
+    )
+    return shell
+
+
+async def ask(served: ServedDcode, prompt: str) -> tuple[str, Streamed]:
+    """A new thread's first run of ``prompt``, in manual mode: it stops at the questions."""
+    thread = await new_thread(served)
+    return thread, await stream_run(served, thread, input=turn(prompt), context=MANUAL)
+
+
+async def answer(
+    served: ServedDcode, thread: str, question: dict[str, Any], **decision: Any
+) -> Streamed:
+    """Resume ``thread`` with the ``decision`` for one question (an interrupt), keyed by its id."""
+    return await stream_run(
+        served, thread, command={"resume": {question["id"]: decision}}, context=MANUAL
+    )
+
+
 def tool_results(served: ServedDcode, first: int, prompt: str) -> list[str]:
     """What the session's model read as tool results in its last request for ``prompt``."""
     requests = [r for r in served.model.requests[first:] if prompt in str(r.transcript())]
@@ -50,20 +102,10 @@ def tool_results(served: ServedDcode, first: int, prompt: str) -> list[str]:
 async def test_a_subagents_shell_call_asks_the_client_and_runs_once_when_approved(
     served: ServedDcode,
 ) -> None:
-    t = tag()
-    prompt, job, marker = f"delegate {t}", f"job {t}: append to a file", f"sub-{t}.txt"
-    call = f"call_sub_{t}"
-    served.model.script(
-        reply(tool_calls=[task_call(job, f"call_task_{t}")]).answering(prompt),
-        reply(
-            tool_calls=[tool_call("execute", {"command": f"echo ran >> {marker}"}, call_id=call)]
-        ).answering(job),
-        reply(f"appended to {marker}").answering(job),
-        reply("The subagent appended it.").answering(prompt),
-    )
+    shell = script_shell_job(served.model, "sub", "The subagent appended it.")
+    prompt, marker, call = shell.prompt, shell.marker, shell.call
     first = len(served.model.requests)
-    thread = await new_thread(served)
-    asked = await stream_run(served, thread, input=turn(prompt), context=MANUAL)
+    thread, asked = await ask(served, prompt)
     (question,) = asked.interrupts
     value = question["value"]
     assert (value["type"], value["tool"], value["call_id"], value["agent"]) == (
@@ -79,9 +121,7 @@ async def test_a_subagents_shell_call_asks_the_client_and_runs_once_when_approve
     assert not (served.workspace / marker).exists()  # nothing ran before the answer
     assert len(served.model.requests) - first == 2  # the session's model, then the subagent's
 
-    resumed = await stream_run(
-        served, thread, command={"resume": {question["id"]: {"approved": True}}}, context=MANUAL
-    )
+    resumed = await answer(served, thread, question, approved=True)
     assert resumed.interrupts == []
     assert resumed.of_type("approval_requested") == []  # asked once
     assert resumed.of_type("subagent_started") == []  # it goes on; it does not start again
@@ -99,22 +139,12 @@ async def test_a_subagents_shell_call_asks_the_client_and_runs_once_when_approve
 
 
 async def test_a_subagents_call_denied_by_the_client_does_not_run(served: ServedDcode) -> None:
-    t = tag()
-    prompt, job, marker = f"delegate {t}", f"job {t}: touch a file", f"denied-{t}.txt"
-    served.model.script(
-        reply(tool_calls=[task_call(job, f"call_task_{t}")]).answering(prompt),
-        reply(tool_calls=[tool_call("execute", {"command": f"touch {marker}"})]).answering(job),
-        reply("the shell was denied").answering(job),
-        reply("The subagent could not do it.").answering(prompt),
-    )
+    shell = script_shell_job(served.model, "denied", "The subagent could not do it.", denied=True)
+    prompt, job, marker = shell.prompt, shell.job, shell.marker
     first = len(served.model.requests)
-    thread = await new_thread(served)
-    asked = await stream_run(served, thread, input=turn(prompt), context=MANUAL)
+    thread, asked = await ask(served, prompt)
     (question,) = asked.interrupts
-    answer = {"approved": False, "feedback": "not now"}
-    denied = await stream_run(
-        served, thread, command={"resume": {question["id"]: answer}}, context=MANUAL
-    )
+    denied = await answer(served, thread, question, approved=False, feedback="not now")
     assert denied.text == "The subagent could not do it."
     assert not (served.workspace / marker).exists()
     job_requests = [r for r in served.model.requests[first:] if job in str(r.transcript())]
@@ -149,20 +179,15 @@ async def test_a_subagent_asking_twice_gets_each_answer_to_its_own_question(
         reply("Reported.").answering(prompt),
     )
     first = len(served.model.requests)
-    thread = await new_thread(served)
-    asked = await stream_run(served, thread, input=turn(prompt), context=MANUAL)
+    thread, asked = await ask(served, prompt)
     (question,) = asked.interrupts
     assert question["value"]["call_id"] == calls[0]
-    again = await stream_run(
-        served, thread, command={"resume": {question["id"]: {"approved": True}}}, context=MANUAL
-    )
+    again = await answer(served, thread, question, approved=True)
     (second,) = again.interrupts
     assert (second["value"]["call_id"], second["value"]["agent"]) == (calls[1], ["task:1"])
     assert second["id"] != question["id"]
     assert (served.workspace / allowed).read_text() == "ran\n"
-    done = await stream_run(
-        served, thread, command={"resume": {second["id"]: {"approved": False}}}, context=MANUAL
-    )
+    done = await answer(served, thread, second, approved=False)
     assert done.text == "Reported."
     assert (served.workspace / allowed).read_text() == "ran\n"  # not run again
     assert not (served.workspace / refused).exists()
@@ -192,8 +217,7 @@ async def test_two_subagents_asking_at_once_are_answered_one_by_one(served: Serv
         ]
     served.model.script(*steps, reply("Both subagents are done.").answering(prompt))
     first = len(served.model.requests)
-    thread = await new_thread(served)
-    asked = await stream_run(served, thread, input=turn(prompt), context=MANUAL)
+    thread, asked = await ask(served, prompt)
     questions = {tuple(i["value"]["agent"]): i for i in asked.interrupts}
     assert sorted(questions) == [("task:1",), ("task:2",)]
     assert len({i["id"] for i in asked.interrupts}) == 2  # each its own interrupt
@@ -201,18 +225,14 @@ async def test_two_subagents_asking_at_once_are_answered_one_by_one(served: Serv
 
     # The first answer alone: the first subagent goes on, the second still waits.
     one = questions[("task:1",)]
-    resumed = await stream_run(
-        served, thread, command={"resume": {one["id"]: {"approved": True}}}, context=MANUAL
-    )
+    resumed = await answer(served, thread, one, approved=True)
     (still,) = resumed.interrupts
     assert (still["id"], still["value"]["agent"]) == (questions[("task:2",)]["id"], ["task:2"])
     assert (served.workspace / jobs[1][1]).read_text() == "ran\n"
     assert not (served.workspace / jobs[2][1]).exists()
     assert resumed.of_type("approval_requested") == []
 
-    done = await stream_run(
-        served, thread, command={"resume": {still["id"]: {"approved": True}}}, context=MANUAL
-    )
+    done = await answer(served, thread, still, approved=True)
     assert done.interrupts == []
     assert done.text == "Both subagents are done."
     for _, marker, _ in jobs.values():
@@ -238,17 +258,9 @@ class RecordingApprover:
 async def test_dcodes_client_shows_which_subagent_asks_and_answers_it(
     langgraph_server: ServedDcode,
 ) -> None:
-    served, t = langgraph_server, tag()
-    prompt, job, marker = f"delegate {t}", f"job {t}: append", f"client-{t}.txt"
-    call = f"call_sub_{t}"
-    served.model.script(
-        reply(tool_calls=[task_call(job, f"call_task_{t}")]).answering(prompt),
-        reply(
-            tool_calls=[tool_call("execute", {"command": f"echo ran >> {marker}"}, call_id=call)]
-        ).answering(job),
-        reply(f"appended to {marker}").answering(job),
-        reply("Done through the client.").answering(prompt),
-    )
+    served = langgraph_server
+    shell = script_shell_job(served.model, "client", "Done through the client.")
+    prompt, marker, call = shell.prompt, shell.marker, shell.call
     approver = RecordingApprover()
     runner = RemoteRunner(
         RemoteServer(served.url, served.token), str(uuid.uuid4()), approver, ApprovalMode.MANUAL
@@ -269,14 +281,9 @@ async def test_dcodes_client_shows_which_subagent_asks_and_answers_it(
 def test_dcode_p_with_approve_manual_answers_a_subagents_question(
     langgraph_server: ServedDcode, tmp_path: Path
 ) -> None:
-    served, t = langgraph_server, tag()
-    prompt, job, marker = f"delegate {t}", f"job {t}: touch", f"headless-{t}.txt"
-    served.model.script(
-        reply(tool_calls=[task_call(job, f"call_task_{t}")]).answering(prompt),
-        reply(tool_calls=[tool_call("execute", {"command": f"touch {marker}"})]).answering(job),
-        reply("the shell was denied").answering(job),
-        reply("The subagent was not allowed.").answering(prompt),
-    )
+    served = langgraph_server
+    shell = script_shell_job(served.model, "headless", "The subagent was not allowed.", denied=True)
+    prompt, job, marker = shell.prompt, shell.job, shell.marker
     first = len(served.model.requests)
     result = dcode(
         ["-p", prompt, "--server", served.url, "--approve", "manual"], tmp_path, token=served.token
@@ -296,16 +303,9 @@ async def test_the_tui_names_the_subagent_asking_on_a_server_and_y_answers_it(
     dcode_home: Path,
     langgraph_server: ServedDcode,
 ) -> None:
-    served, t = langgraph_server, tag()
-    prompt, job, marker = f"delegate {t}", f"job {t}: append", f"tui-{t}.txt"
-    served.model.script(
-        reply(tool_calls=[task_call(job, f"call_task_{t}")]).answering(prompt),
-        reply(tool_calls=[tool_call("execute", {"command": f"echo ran >> {marker}"})]).answering(
-            job
-        ),
-        reply(f"appended to {marker}").answering(job),
-        reply("The subagent appended it on the server.").answering(prompt),
-    )
+    served = langgraph_server
+    shell = script_shell_job(served.model, "tui", "The subagent appended it on the server.")
+    prompt, marker = shell.prompt, shell.marker
     remote = RemoteServer(served.url, served.token)
     async with running_app(server, workspace, dcode_home, remote=remote) as h:
         await h.send(prompt)
@@ -349,17 +349,14 @@ async def test_a_nested_subagents_question_reaches_the_client_through_both_task_
             reply("the inner agent appended it").answering(job),
             reply("Done at depth two.").answering(prompt),
         )
-        thread = await new_thread(served)
-        asked = await stream_run(served, thread, input=turn(prompt), context=MANUAL)
+        thread, asked = await ask(served, prompt)
         (question,) = asked.interrupts
         assert (question["value"]["call_id"], question["value"]["agent"]) == (
             call,
             ["task:1", "task:1"],
         )
         assert not (served.workspace / marker).exists()
-        done = await stream_run(
-            served, thread, command={"resume": {question["id"]: {"approved": True}}}, context=MANUAL
-        )
+        done = await answer(served, thread, question, approved=True)
         assert done.interrupts == []
         assert done.text == "Done at depth two."
         assert (served.workspace / marker).read_text() == "ran\n"

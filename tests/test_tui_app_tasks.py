@@ -9,6 +9,7 @@ from pathlib import Path
 from dcode.agent.events import ToolStatus
 from dcode.tui.approval_widget import ApprovalWidget
 from dcode.tui.transcript import AssistantEntry
+from dcode.tui.transcript.nested_answer import NestedAnswer
 from dcode.tui.transcript.task_view import TaskView
 from dcode.tui.transcript.tools import ToolCallView
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
@@ -31,8 +32,6 @@ def task_views(h: Harness) -> list[TaskView]:
 
 def nested_text(view: TaskView) -> str:
     """What a task's nested view shows: its subagent's answers and calls, as plain text."""
-    from dcode.tui.transcript.nested_answer import NestedAnswer
-
     parts = [widget.entry.text for widget in view.query(NestedAnswer)]
     parts += [f"{widget.entry.name} {widget.entry.summary}" for widget in view.query(ToolCallView)]
     return "\n".join(parts)
@@ -146,6 +145,13 @@ async def test_parallel_tasks_stream_into_separate_widgets(
         await h.pilot.click(TaskView, offset=(4, 0))
         await h.until(lambda: lines_of(one) > 1, what="the clicked task to open")
         assert lines_of(two) == 1 and "read_file a.txt" not in h.text()
+        # A click in what it did leaves it open; one on its head folds it again.
+        opened = lines_of(one)
+        assert await h.pilot.click(one.query_one(NestedAnswer))
+        await h.pilot.pause()
+        assert one.expanded and lines_of(one) == opened
+        await h.pilot.click(TaskView, offset=(4, 0))
+        await h.until(lambda: lines_of(one) == 1, what="the clicked task to fold")
 
 
 async def test_approvals_inside_parallel_subagents_name_the_agent_and_take_y_and_n(
@@ -242,3 +248,19 @@ def test_the_tui_knows_the_task_tool_by_the_core_name() -> None:
     from dcode.tui.transcript.entries import TASK_TOOL
 
     assert TASK.name == TASK_TOOL
+
+
+def test_no_foldable_widget_has_a_click_handler_of_its_own() -> None:
+    """Textual would call it and ``Foldable``'s both, so a click anywhere on a task would fold
+    it: a widget says ``FOLDS_ON_CLICK`` instead."""
+    from dcode.tui.transcript.plan_view import PlanCallView
+    from dcode.tui.transcript.remote_task_view import RemoteTaskView
+    from dcode.tui.transcript.tools import Foldable
+
+    def below(cls: type) -> list[type]:
+        return [sub for child in cls.__subclasses__() for sub in (child, *below(child))]
+
+    widgets = below(Foldable)
+    assert {ToolCallView, PlanCallView, TaskView, RemoteTaskView} <= set(widgets)
+    assert [w for w in widgets if "on_click" in vars(w) or "_on_click" in vars(w)] == []
+    assert not TaskView.FOLDS_ON_CLICK and ToolCallView.FOLDS_ON_CLICK

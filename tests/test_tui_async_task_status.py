@@ -5,7 +5,8 @@ scripted model server, and a real ``langgraph dev`` as the remote agents' server
 from __future__ import annotations
 
 import json
-from contextlib import ExitStack
+from collections.abc import AsyncIterator
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,41 @@ def settings_for(
     return make_settings(home, workspace, server, approve=ApprovalMode.ALL, async_agents=configs)
 
 
+@asynccontextmanager
+async def started_task(
+    server: ScriptedModelServer,
+    workspace: Path,
+    home: Path,
+    settings: Settings,
+    description: str,
+    agent: str = "echo",
+    answer: str = "Started.",
+) -> AsyncIterator[Harness]:
+    """The app once its model has started one async task (``description``, on ``agent``) and
+    answered ``answer``: the turn is over, and the task is on its own from here."""
+    steps = (reply(tool_calls=[start(description, agent)]), reply(answer))
+    async with running_app(server, workspace, home, *steps, settings=settings, size=SIZE) as h:
+        await h.send("start it")
+        await h.idle()
+        yield h
+
+
+async def until_status(h: Harness, *statuses: str) -> None:
+    """Wait (as long as the poller may take) for the task's status to be one of ``statuses``."""
+    await h.until(lambda: status_of(h) in statuses, POLLED, f"the task {' or '.join(statuses)}")
+
+
+@pytest.fixture
+def echo_settings(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    langgraph_server: AgentProtocolServer,
+) -> Settings:
+    """Settings with the remote agent ``echo``, served by a real ``langgraph dev``."""
+    return settings_for(server, workspace, dcode_home, ("echo", langgraph_server.url))
+
+
 def task_view(h: Harness) -> RemoteTaskView:
     [view] = h.app.query(RemoteTaskView)
     return view
@@ -66,24 +102,20 @@ async def test_a_started_task_shows_running_then_success_without_the_model(
     server: ScriptedModelServer,
     workspace: Path,
     dcode_home: Path,
-    langgraph_server: AgentProtocolServer,
+    echo_settings: Settings,
 ) -> None:
-    settings = settings_for(server, workspace, dcode_home, ("echo", langgraph_server.url))
-    steps = (reply(tool_calls=[start("pause 6s then report")]), reply("Started it."))
-    async with running_app(
-        server, workspace, dcode_home, *steps, settings=settings, size=SIZE
+    async with started_task(
+        server, workspace, dcode_home, echo_settings, "pause 6s then report", answer="Started it."
     ) as h:
-        await h.send("hand it off")
-        await h.idle()
         assert "Started it." in h.answers()
         asked = len(server.requests)
-        await h.until(lambda: status_of(h) == "running", POLLED, "the task running")
+        await until_status(h, "running")
         head = h.text()
         short = task_id(h)[:8]
         # Its own widget: the agent, the job, the task's short id, its status and time.
         assert f"echo  pause 6s then report  task {short}…  running · " in head
         assert "1 async running" in head
-        await h.until(lambda: status_of(h) == "success", POLLED, "the task finished")
+        await until_status(h, "success")
         screen = h.text()
         assert f"✓ echo  pause 6s then report  task {short}…  success · " in screen
         assert "async running" not in screen
@@ -91,22 +123,24 @@ async def test_a_started_task_shows_running_then_success_without_the_model(
         assert len(server.requests) == asked
         # One widget for the one task: the start's call became it.
         assert [call.name for call in h.calls()] == ["start_async_task"]
+        # A click shows the whole task id and the job; another folds them again.
+        detail = f"task {task_id(h)} on echo"
+        assert detail not in screen
+        assert await h.pilot.click(RemoteTaskView)
+        await h.until(lambda: detail in h.text(), what="the task's details")
+        assert task_view(h).expanded
+        assert await h.pilot.click(RemoteTaskView)
+        await h.until(lambda: detail not in h.text(), what="the task folded")
 
 
 async def test_a_check_and_a_cancel_change_the_same_widget(
     server: ScriptedModelServer,
     workspace: Path,
     dcode_home: Path,
-    langgraph_server: AgentProtocolServer,
+    echo_settings: Settings,
 ) -> None:
-    settings = settings_for(server, workspace, dcode_home, ("echo", langgraph_server.url))
-    steps = (reply(tool_calls=[start("a slow job")]), reply("Started."))
-    async with running_app(
-        server, workspace, dcode_home, *steps, settings=settings, size=SIZE
-    ) as h:
-        await h.send("start it")
-        await h.idle()
-        await h.until(lambda: status_of(h) == "running", POLLED, "the task running")
+    async with started_task(server, workspace, dcode_home, echo_settings, "a slow job") as h:
+        await until_status(h, "running")
         task = task_id(h)
         for name in ("check_async_task", "cancel_async_task"):
             server.script(reply(tool_calls=[tool_call(name, {"task_id": task})]), reply("Done."))
@@ -128,13 +162,8 @@ async def test_a_server_that_goes_down_is_an_error_status_in_one_line(
     with ExitStack() as up:
         remote = up.enter_context(serving(tmp_path / "gone"))
         settings = settings_for(server, workspace, dcode_home, ("gone", remote.url))
-        steps = (reply(tool_calls=[start("a slow job", "gone")]), reply("Started."))
-        async with running_app(
-            server, workspace, dcode_home, *steps, settings=settings, size=SIZE
-        ) as h:
-            await h.send("start it")
-            await h.idle()
-            await h.until(lambda: status_of(h) in ("pending", "running"), POLLED, "the task")
+        async with started_task(server, workspace, dcode_home, settings, "a slow job", "gone") as h:
+            await until_status(h, "pending", "running")
             up.close()  # the server goes down, its task with it
             line = f"async agent 'gone' at {remote.url} is not reachable: All connection attempts failed"
             await h.until(lambda: line in h.text(), POLLED, "the server's error")
@@ -151,24 +180,20 @@ async def test_a_resumed_session_follows_its_running_task(
     server: ScriptedModelServer,
     workspace: Path,
     dcode_home: Path,
-    langgraph_server: AgentProtocolServer,
+    echo_settings: Settings,
 ) -> None:
-    settings = settings_for(server, workspace, dcode_home, ("echo", langgraph_server.url))
-    steps = (reply(tool_calls=[start("pause 8s then report")]), reply("Started."))
-    async with running_app(
-        server, workspace, dcode_home, *steps, settings=settings, size=SIZE
+    async with started_task(
+        server, workspace, dcode_home, echo_settings, "pause 8s then report"
     ) as h:
-        await h.send("start it")
-        await h.idle()
         assert h.app.runner is not None
         session_id, task = h.app.runner.session_id, task_id(h)
     asked = len(server.requests)
     async with running_app(
-        server, workspace, dcode_home, settings=settings, size=SIZE, session_id=session_id
+        server, workspace, dcode_home, settings=echo_settings, size=SIZE, session_id=session_id
     ) as h:
-        await h.until(lambda: status_of(h) in ("pending", "running"), POLLED, "the resumed task")
+        await until_status(h, "pending", "running")
         assert task_id(h) == task
-        await h.until(lambda: status_of(h) == "success", POLLED, "the task finished")
+        await until_status(h, "success")
         # Its time since the start comes from its record (the replayed result has none).
         assert f"✓ echo  pause 8s then report  task {task[:8]}…  success · " in h.text()
     assert len(server.requests) == asked

@@ -275,11 +275,7 @@ class SessionRunner:
         ``content`` attached with ``@path`` (recorded on the message, see ``attached_files``).
         ``content`` None goes on from where the thread stopped, with no new message: the turn
         the budget ended, once it is raised."""
-        if self._interrupt is not None:
-            raise RuntimeError("a turn is already running in this session")
-        task = asyncio.current_task()
-        assert task is not None, "a turn runs in a task"
-        interrupt = self._interrupt = TurnInterrupt(task)
+        interrupt = self._interrupt = TurnInterrupt.begin(self._interrupt)
         prompt = (
             prompt_text if prompt_text is not None else content if isinstance(content, str) else ""
         )

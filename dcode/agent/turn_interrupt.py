@@ -31,6 +31,16 @@ class TurnInterrupt:
     _waiting: bool = False
     _delivered: bool = False
 
+    @classmethod
+    def begin(cls, running: TurnInterrupt | None) -> TurnInterrupt:
+        """The interrupt of a turn that starts in the current task. ``running`` is the
+        session's turn still going, if any: a session runs one turn at a time."""
+        if running is not None:
+            raise RuntimeError("a turn is already running in this session")
+        task = asyncio.current_task()
+        assert task is not None, "a turn runs in a task"
+        return cls(task)
+
     def request(self) -> None:
         if self.requested:
             return

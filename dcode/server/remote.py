@@ -202,11 +202,7 @@ class RemoteRunner:
     ) -> AsyncGenerator[Event, None]:
         """``body``'s events as a turn: ``TurnStarted`` first, ``TurnFinished`` last, and an
         interrupt settled on the server (the run cancelled, the partial answer kept)."""
-        if self._interrupt is not None:
-            raise RuntimeError("a turn is already running in this session")
-        task = asyncio.current_task()
-        assert task is not None, "a turn runs in a task"
-        interrupt = self._interrupt = TurnInterrupt(task)
+        interrupt = self._interrupt = TurnInterrupt.begin(self._interrupt)
         started = time.monotonic()
         translator = StreamTranslator(self.max_input_tokens)
         error, interrupted, leaving = "", False, False

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 
-from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -49,7 +48,7 @@ def remote_elapsed(remote: RemoteTask, now: float) -> str:
     return elapsed_label(max(0.0, end - remote.started))
 
 
-class RemoteTaskView(Vertical, Foldable):
+class RemoteTaskView(Foldable, Vertical):
     DEFAULT_CSS = """
     RemoteTaskView {
         height: auto;
@@ -154,12 +153,3 @@ class RemoteTaskView(Vertical, Foldable):
         detail.update(Content(self._detail() if self.expanded else ""))
         detail.display = self.expanded
         self._spinner.keep(self._live)
-
-    def set_expanded(self, expanded: bool) -> None:
-        if expanded != self.expanded:
-            self.expanded = expanded
-            self.sync()
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.set_expanded(not self.expanded)

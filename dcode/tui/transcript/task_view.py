@@ -75,7 +75,7 @@ class TaskBody(Vertical):
             window.scroll_end(animate=False, force=True)
 
 
-class TaskView(Vertical, PlainLines, CallsWithin):
+class TaskView(CallsWithin, Vertical, PlainLines):
     DEFAULT_CSS = """
     TaskView {
         height: auto;
@@ -98,6 +98,7 @@ class TaskView(Vertical, PlainLines, CallsWithin):
     TaskView.-folded > .task-earlier { display: none; }
     TaskView > .task-note { padding: 0 0 0 2; color: $text-warning; }
     """.replace("WINDOW_ROWS", str(WINDOW_ROWS))
+    FOLDS_ON_CLICK = False  # its head's click does (TaskHead), not one in what the subagent did
 
     def __init__(
         self,
@@ -334,9 +335,3 @@ class TaskView(Vertical, PlainLines, CallsWithin):
             elif isinstance(child, NestedAnswer):
                 child.set_full(expanded)
         self.sync()
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()  # a click in what the subagent did is not the step's fold
-
-    def toggle(self) -> None:
-        self.set_expanded(not self.expanded)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.app import ComposeResult
@@ -44,11 +44,35 @@ CallWidget = Callable[[ToolCallEntry, bool, bool], "Widget"]
 
 
 class Foldable:
-    """The widget of a call drawn as a task (a subagent's, an async task's): a widget of its
-    own, which stays visible under a step's fold and opens with Ctrl+O."""
+    """Mixin for the widget of a call that opens and folds by itself: a click on it, or Ctrl+O
+    for all of them (through its step's ``ToolGroupView``), shows what it keeps folded. The
+    widget of a call drawn as a task (a subagent's, an async task's) is one, and stays visible
+    under a step's fold.
+
+    Textual calls the click handler of every class in the MRO, in order: so a widget lists this
+    before its Textual base, and says with ``FOLDS_ON_CLICK`` (never an ``on_click`` of its own,
+    which would run as well) whether a click anywhere on it folds it."""
+
+    expanded: bool
+    FOLDS_ON_CLICK: ClassVar[bool] = True
+    """False for a widget whose click is on a part of it (a task's, on its head)."""
+
+    def sync(self) -> None:
+        """Read the entry again and draw what it shows now."""
+        raise NotImplementedError
 
     def set_expanded(self, expanded: bool) -> None:
-        raise NotImplementedError
+        if expanded != self.expanded:
+            self.expanded = expanded
+            self.sync()
+
+    def toggle(self) -> None:
+        self.set_expanded(not self.expanded)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()  # not the step's fold
+        if self.FOLDS_ON_CLICK:
+            self.toggle()
 
 
 class CallsWithin(Foldable):
@@ -93,7 +117,7 @@ class SavedOutputLine(Static):
             self.app.push_screen(FileViewScreen(Path(self.path)))
 
 
-class ToolCallView(Vertical):
+class ToolCallView(Foldable, Vertical):
     DEFAULT_CSS = """
     ToolCallView {
         height: auto;
@@ -225,15 +249,6 @@ class ToolCallView(Vertical):
             self.mount(FrameSheet(entry.frames), before=note)
         self._spinner.keep(entry.running and self._animated)
 
-    def set_expanded(self, expanded: bool) -> None:
-        if expanded != self.expanded:
-            self.expanded = expanded
-            self.sync()
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.set_expanded(not self.expanded)
-
     async def show_approval(self) -> None:
         from dcode.tui.approval_widget import ApprovalWidget, open_approvals
 
@@ -358,7 +373,7 @@ class ToolGroupView(Vertical):
     def set_expanded(self, expanded: bool) -> None:
         self.expanded = expanded
         for view in self.children:
-            if isinstance(view, (ToolCallView, Foldable)):
+            if isinstance(view, Foldable):
                 view.set_expanded(expanded)
         self.sync()
 

@@ -347,7 +347,7 @@ class Transcript(VerticalScroll, PlainLines, can_focus=False):
                 self.refresh_entry(entry)
 
     def _sync_call(self, call: ToolCallEntry) -> None:
-        if isinstance(call.view, (ToolCallView, TaskView, Foldable)):
+        if isinstance(call.view, Foldable):
             call.view.sync()
         group = self.model.group_of(call)
         if group is not None and isinstance(group.view, ToolGroupView):
