@@ -387,3 +387,42 @@ async def test_the_servers_spend_and_limits_are_read_through_the_server(
     [notice] = await down.end_session("other")
     assert isinstance(notice, Notice)
     assert notice.message.startswith("the server's SessionEnd hooks did not run: cannot reach")
+
+
+async def test_an_attached_tui_shows_the_servers_spend_and_its_limit_holds_there(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, workspace_server: ServedDcode
+) -> None:
+    """``/cost`` and ``/budget`` in a TUI attached to the server show what the served session
+    spent, as the server's store holds it (this machine's has none of it), against the limits
+    its runs are held to there; a limit set with ``/budget`` holds the next run on the server;
+    quitting fires the session's ``SessionEnd`` on the server."""
+    from tests.test_tui_app_support import running_app
+
+    served = workspace_server
+    served.model.script(reply("Counted in the TUI.", usage=(90, 20)).answering("tui count"))
+    remote = RemoteServer(served.url, served.token)
+    before = len(session_ends(served))
+    async with running_app(server, workspace, dcode_home, remote=remote) as h:
+        await h.send("tui count")
+        await h.until(lambda: "Counted in the TUI." in h.text(), 60, "the served answer")
+        await h.idle(60)
+        await h.send("/cost")
+        await h.until(lambda: "by agent:" in h.text(), 30, "the usage table")
+        rows = [line.split() for line in h.text().splitlines()]
+        assert any(row[:3] == ["openai:test-model", "90", "0"] for row in rows), h.text()
+        await h.send("/budget")
+        await h.until(lambda: f"110 of {SERVER_TOKENS:,} tokens" in h.text(), 30, "the budget")
+        await h.send("/budget 100 tokens")
+        await h.until(lambda: "110 of 100 tokens" in h.text(), 30, "the new limit")
+        sent = len(served.model.requests)
+        await h.send("tui count again")
+        line = "budget reached (110 of 100 tokens); /budget to raise"
+        await h.until(lambda: line in h.text(), 60, "the budget's stop")
+        await h.idle(60)
+        assert len(served.model.requests) == sent  # held on the server
+        session = h.app.runner.session_id if h.app.runner is not None else ""
+        await h.app.action_quit()
+    assert [(e["session_id"], e["reason"]) for e in session_ends(served)[before:]] == [
+        (session, "prompt_input_exit")
+    ]
+    assert len(server.requests) == 0  # the local model was never asked
