@@ -15,6 +15,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.budget import Limits
 from dcode.agent.engine import Engine
@@ -30,7 +32,7 @@ from dcode.agent.events import (
     TurnFinished,
 )
 from dcode.agent.tools.result import ToolStatus
-from dcode.server.client import RemoteServer
+from dcode.server.client import RemoteFailure, RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
 from tests.support.langgraph_server import ServedDcode, free_port
@@ -105,6 +107,8 @@ async def test_the_sessions_spend_is_read_and_its_end_fired_through_the_server(
     ]
     assert limits == Limits(None, None)  # neither the client nor the server set one
     assert await runner.end_session("other") == []  # no SessionEnd hook there: no event
+    with pytest.raises(RemoteFailure, match="dcode-session answers usage or end, not 'nonsense'"):
+        await runner.ask_session("nonsense")
 
 
 def _shape(event: Event) -> tuple[object, ...]:
