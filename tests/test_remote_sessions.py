@@ -15,7 +15,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dcode.agent.approval import HeadlessApprover
+from dcode.agent.budget import Limits
 from dcode.agent.engine import Engine
 from dcode.agent.events import (
     AssistantMessageFinished,
@@ -29,7 +32,7 @@ from dcode.agent.events import (
     TurnFinished,
 )
 from dcode.agent.tools.result import ToolStatus
-from dcode.server.client import RemoteServer
+from dcode.server.client import RemoteFailure, RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
 from tests.support.langgraph_server import ServedDcode, free_port
@@ -87,6 +90,25 @@ async def test_a_turn_gives_the_embedded_runners_events(served: ServedDcode) -> 
     assert isinstance(done, TurnFinished)
     assert (done.result, done.num_turns, done.is_error) == ("It printed hi.", 2, False)
     assert done.input_tokens > 0
+
+
+async def test_the_sessions_spend_is_read_and_its_end_fired_through_the_server(
+    served: ServedDcode,
+) -> None:
+    """What ``/cost`` and ``/budget`` read in an attached TUI, and what its end asks: the
+    server's own ``dcode-session`` graph answers, on each server."""
+    served.model.script(reply("Spent a little.", usage=(70, 5)).answering("spend a little"))
+    runner = remote(served)
+    events = [e async for e in runner.run_turn("spend a little")]
+    assert isinstance(events[-1], TurnFinished) and events[-1].result == "Spent a little."
+    rows, limits = await runner.usage()
+    assert [(r.model, r.agent, r.input_tokens, r.output_tokens) for r in rows] == [
+        ("openai:test-model", "main", 70, 5)
+    ]
+    assert limits == Limits(None, None)  # neither the client nor the server set one
+    assert await runner.end_session("other") == []  # no SessionEnd hook there: no event
+    with pytest.raises(RemoteFailure, match="dcode-session answers usage or end, not 'nonsense'"):
+        await runner.ask_session("nonsense")
 
 
 def _shape(event: Event) -> tuple[object, ...]:

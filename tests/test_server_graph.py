@@ -27,7 +27,7 @@ from dcode.agent.async_tasks.remote import RemoteAgents, failure_line
 from dcode.cli.app import main
 from dcode.cli.serve import MISSING_EXTRA
 from dcode.server.auth import REFUSED, WRONG
-from dcode.server.options import AEGRA_CONFIG_FILE, ASSISTANT_ID, CONFIG_FILE
+from dcode.server.options import AEGRA_CONFIG_FILE, ASSISTANT_ID, CONFIG_FILE, SESSION_ASSISTANT
 from dcode.settings.database import DATABASE_URL_ENV
 from dcode.settings.values import AsyncAgentConfig
 from tests.support.langgraph_server import (
@@ -417,19 +417,21 @@ async def test_a_run_for_another_workspace_is_refused(served: ServedDcode, tmp_p
     )
 
 
-def test_aegras_config_serves_the_same_graph_and_auth_as_langgraph_json() -> None:
+def test_aegras_config_serves_the_same_graphs_and_auth_as_langgraph_json() -> None:
     """Aegra loads a graph from a file's path (relative to its config), LangGraph from a
-    module's: both name the same factory, and the same auth."""
+    module's: both name the same graphs (the session's, and the one a client asks about a
+    session between its turns), and the same auth."""
     langgraph = json.loads(CONFIG_FILE.read_text())
     aegra = json.loads(AEGRA_CONFIG_FILE.read_text())
     assert aegra["auth"] == langgraph["auth"]
-    assert set(aegra["graphs"]) == set(langgraph["graphs"]) == {ASSISTANT_ID}
-    module, _, name = langgraph["graphs"][ASSISTANT_ID].partition(":")
-    path, _, same_name = aegra["graphs"][ASSISTANT_ID].partition(":")
-    assert same_name == name
-    assert (AEGRA_CONFIG_FILE.parent / path).resolve() == Path(
-        importlib.import_module(module).__file__ or ""
-    )
+    assert set(aegra["graphs"]) == set(langgraph["graphs"]) == {ASSISTANT_ID, SESSION_ASSISTANT}
+    for graph in (ASSISTANT_ID, SESSION_ASSISTANT):
+        module, _, name = langgraph["graphs"][graph].partition(":")
+        path, _, same_name = aegra["graphs"][graph].partition(":")
+        assert same_name == name
+        assert (AEGRA_CONFIG_FILE.parent / path).resolve() == Path(
+            importlib.import_module(module).__file__ or ""
+        )
 
 
 def test_serve_off_loopback_needs_a_token(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from dcode.agent.approval import HeadlessApprover
+from dcode.agent.budget import Limits
 from dcode.agent.events import Event, HookStarted, Notice, TurnFinished
 from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
@@ -57,6 +58,11 @@ exit 0
 SESSION_START = """#!/usr/bin/env bash
 echo "the session started on the server"
 """
+SESSION_END = """#!/usr/bin/env bash
+(cat; echo) >> "$(dirname "$0")/session-ends.jsonl"
+"""
+SERVER_TOKENS = 1_000_000
+"""The server's own ``budget_tokens``: the limit of a session whose client sets none."""
 STOP_ONCE = """#!/usr/bin/env bash
 if [ -f stop-once ]; then
   rm stop-once
@@ -72,7 +78,8 @@ def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
     """``dcode serve`` whose user has an MCP server (``calc``) and hooks in their config
     (``PreToolUse`` refuses ``forbidden`` commands, ``UserPromptSubmit`` refuses prompts with
     a secret and answers ``which branch``, ``Stop`` sends the agent back once where the
-    workspace holds ``stop-once``), in a workspace whose ``.mcp.json`` holds a server nobody approved
+    workspace holds ``stop-once``, ``SessionEnd`` writes what it is given to
+    ``session-ends.jsonl`` beside the workspace), with a budget of ``SERVER_TOKENS``, in a workspace whose ``.mcp.json`` holds a server nobody approved
     (``intruder``: it writes its pid to ``intruder.pid`` when it starts)."""
     require_server_extra()
     root = tmp_path_factory.mktemp("served-workspace")
@@ -82,6 +89,7 @@ def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
         ("check_prompt", CHECK_PROMPT),
         ("stop_once", STOP_ONCE),
         ("session_start", SESSION_START),
+        ("session_end", SESSION_END),
     ):
         scripts[name] = root / f"{name}.sh"
         scripts[name].write_text(text)
@@ -92,6 +100,7 @@ def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
         marker = root / "intruder.pid"
         write_config(workspace / ".mcp.json", {"intruder": stdio_entry("--marker", str(marker))})
         (home / "config.toml").write_text(
+            f"budget_tokens = {SERVER_TOKENS}\n"
             f'[[hooks.PreToolUse]]\nmatcher = "Bash"\n'
             f'hooks = [{{type = "command", command = "{scripts["block_forbidden"]}"}}]\n'
             f"[[hooks.UserPromptSubmit]]\n"
@@ -100,6 +109,8 @@ def workspace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
             f'hooks = [{{type = "command", command = "{scripts["stop_once"]}"}}]\n'
             f'[[hooks.SessionStart]]\nmatcher = "startup"\n'
             f'hooks = [{{type = "command", command = "{scripts["session_start"]}"}}]\n'
+            f"[[hooks.SessionEnd]]\n"
+            f'hooks = [{{type = "command", command = "{scripts["session_end"]}"}}]\n'
         )
 
     with ScriptedModelServer() as model, serve_dcode(root, model, prepare=prepare) as served:
@@ -250,7 +261,9 @@ def test_a_budget_stops_a_served_run_with_the_local_line_and_the_server_keeps_it
     served = workspace_server
     served.model.script(
         reply(tool_calls=[tool_call("execute", {"command": "echo spent"})], usage=(90, 20)),
-        reply("never sent", repeat=True),
+        reply("never sent").answering(
+            "spend"
+        ),  # a second request would take it; no other test does
     )
     sent = len(served.model.requests)
     client = {
@@ -278,3 +291,138 @@ def test_a_budget_stops_a_served_run_with_the_local_line_and_the_server_keeps_it
     rows = [row.split() for row in shown.stdout.splitlines()]
     assert ["openai:test-model", "90", "0", "20", "0", "—"] in rows
     assert ["main", "90", "0", "20", "0", "—"] in rows
+
+
+def session_ends(served: ServedDcode) -> list[dict[str, Any]]:
+    """What the server's ``SessionEnd`` hook was given, each time it ran."""
+    log = served.workspace.parent / "session-ends.jsonl"
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def client_env(served: ServedDcode, home: Path) -> dict[str, str]:
+    """A client machine's environment: its own home, the server's token."""
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "DCODE_HOME": str(home / "client-home"),
+        "OPENAI_API_KEY": "client-key",
+        "DCODE_SERVER_TOKEN": served.token,
+    }
+
+
+def test_a_served_session_is_listed_titled_on_the_server_and_its_end_fires_there(
+    workspace_server: ServedDcode, tmp_path: Path
+) -> None:
+    """``dcode -p --server``: the server's session table lists the session by its first prompt
+    in the server's workspace, as a local one; once the turn is printed, the session's
+    ``SessionEnd`` runs on the server (where its ``SessionStart`` ran), and its events come back
+    to the client's stream."""
+    served = workspace_server
+    served.model.script(reply("Listed."))
+    before = len(session_ends(served))
+    argv = ["-p", "list me by this prompt", "--server", served.url, "--approve", "all"]
+    ran = dcode([*argv, "--output-format", "stream-json"], tmp_path, client_env(served, tmp_path))
+    assert ran.returncode == 0, ran.stderr
+    lines = [json.loads(line) for line in ran.stdout.splitlines()]
+    session = lines[0]["session_id"]
+    shown = [(line["type"], line.get("event")) for line in lines]
+    assert shown[-4:] == [
+        ("turn_finished", None),
+        ("hook_started", "SessionEnd"),
+        ("hook_finished", "SessionEnd"),
+        ("result", None),
+    ]
+    ends = session_ends(served)[before:]
+    assert [(e["session_id"], e["reason"]) for e in ends] == [(session, "other")]
+    assert ends[0]["cwd"] == str(served.workspace)
+    # On the server's machine, as a local session is listed.
+    here = dcode(["sessions", "list", "--here"], served.workspace, serve_env(served.home))
+    assert here.returncode == 0, here.stderr
+    row = next(line for line in here.stdout.splitlines() if session[:12] in line)
+    assert "list me by this prompt" in row and "(untitled)" not in row
+    # And from the client, through the server.
+    listed = dcode(
+        ["sessions", "list", "--server", served.url], tmp_path, client_env(served, tmp_path)
+    )
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if session in line)
+    assert row.endswith("list me by this prompt")
+
+
+async def test_the_servers_spend_and_limits_are_read_through_the_server(
+    workspace_server: ServedDcode,
+) -> None:
+    """A client reads a served session's usage rows from the server's store, and the limits
+    its runs are held to there: the client's where it sets them, else the server's."""
+    served = workspace_server
+    served.model.script(reply("Counted.", usage=(90, 20)))
+    runner, events = await remote_turn(served, "count this")
+    assert isinstance(events[-1], TurnFinished) and not events[-1].is_error
+    rows, limits = await runner.usage()
+    assert [(r.model, r.agent, r.input_tokens, r.output_tokens) for r in rows] == [
+        ("openai:test-model", "main", 90, 20)
+    ]
+    assert limits == Limits(None, SERVER_TOKENS)
+    runner.limits = lambda: Limits(2.5, None)
+    assert (await runner.usage())[1] == Limits(2.5, SERVER_TOKENS)
+    # A session that never ran has spent nothing; its end fires nothing anywhere.
+    before = len(session_ends(served))
+    fresh = RemoteRunner(
+        RemoteServer(served.url, served.token),
+        str(uuid.uuid4()),
+        HeadlessApprover(),
+        ApprovalMode.ALL,
+    )
+    assert (await fresh.usage())[0] == []
+    assert await fresh.end_session("other") == []
+    ended = await runner.end_session("clear")
+    assert [e.event for e in ended if isinstance(e, HookStarted)] == ["SessionEnd"]
+    assert [e["reason"] for e in session_ends(served)[before:]] == ["clear"]
+    down = RemoteRunner(
+        RemoteServer("http://127.0.0.1:9"), runner.session_id, HeadlessApprover(), ApprovalMode.ALL
+    )
+    down.started = True
+    [notice] = await down.end_session("other")
+    assert isinstance(notice, Notice)
+    assert notice.message.startswith("the server's SessionEnd hooks did not run: cannot reach")
+
+
+async def test_an_attached_tui_shows_the_servers_spend_and_its_limit_holds_there(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, workspace_server: ServedDcode
+) -> None:
+    """``/cost`` and ``/budget`` in a TUI attached to the server show what the served session
+    spent, as the server's store holds it (this machine's has none of it), against the limits
+    its runs are held to there; a limit set with ``/budget`` holds the next run on the server;
+    quitting fires the session's ``SessionEnd`` on the server."""
+    from tests.test_tui_app_support import running_app
+
+    served = workspace_server
+    served.model.script(reply("Counted in the TUI.", usage=(90, 20)).answering("tui count"))
+    remote = RemoteServer(served.url, served.token)
+    before = len(session_ends(served))
+    async with running_app(server, workspace, dcode_home, remote=remote) as h:
+        await h.send("tui count")
+        await h.until(lambda: "Counted in the TUI." in h.text(), 60, "the served answer")
+        await h.idle(60)
+        await h.send("/cost")
+        await h.until(lambda: "by agent:" in h.text(), 30, "the usage table")
+        rows = [line.split() for line in h.text().splitlines()]
+        assert any(row[:3] == ["openai:test-model", "90", "0"] for row in rows), h.text()
+        await h.send("/budget")
+        await h.until(lambda: f"110 of {SERVER_TOKENS:,} tokens" in h.text(), 30, "the budget")
+        await h.send("/budget 100 tokens")
+        await h.until(lambda: "110 of 100 tokens" in h.text(), 30, "the new limit")
+        sent = len(served.model.requests)
+        await h.send("tui count again")
+        line = "budget reached (110 of 100 tokens); /budget to raise"
+        await h.until(lambda: line in h.text(), 60, "the budget's stop")
+        await h.idle(60)
+        assert len(served.model.requests) == sent  # held on the server
+        session = h.app.runner.session_id if h.app.runner is not None else ""
+        await h.app.action_quit()
+    assert [(e["session_id"], e["reason"]) for e in session_ends(served)[before:]] == [
+        (session, "prompt_input_exit")
+    ]
+    assert len(server.requests) == 0  # the local model was never asked

@@ -53,6 +53,17 @@ class RunContext:
     budget: AgentBudget | None = None
     """The session's spend and limits, charged by every model request of the run (None: not
     counted, as outside a session's turn)."""
+    record: TurnRecord | None = None
+    """Where a run that no runner wraps (a served run) lists its session as a prompt comes in
+    (None: its runner does, ``SessionRunner._begin``)."""
+
+
+class TurnRecord(Protocol):
+    """The session's record in the session store, for a run that no runner wraps: the graph
+    itself notes each prompt it accepts (``TurnHooksMiddleware``), as the runner does around an
+    embedded turn, so that the session is listed titled by its first prompt."""
+
+    async def prompted(self, prompt: str, message_count: int) -> None: ...
 
 
 @runtime_checkable

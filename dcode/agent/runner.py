@@ -403,6 +403,10 @@ class SessionRunner:
     def _damage(self) -> SessionDatabaseError | None:
         return self.engine.store.known_damage()
 
+    async def usage(self) -> list[UsageRow]:
+        """What the session spent, by model and agent (``/cost``)."""
+        return await asyncio.to_thread(self.engine.store.usage, self.session_id)
+
     async def budget(self) -> SessionBudget:
         """The session's budget as a turn starts: the spend stored so far against
         ``limits``. Tokens the session's totals hold beyond its rows (spent before usage was

@@ -25,6 +25,7 @@ from dcode.cli.run_request import HeadlessRequest, OutputFormat, pick_session
 from dcode.cli.turn_report import (
     EXIT_FAILED,
     EXIT_USAGE,
+    print_session_end,
     print_turn,
     report,
     say,
@@ -59,7 +60,6 @@ async def run_headless(
 ) -> int:
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
-    from dcode.agent.events import Notice
     from dcode.agent.session_init import session_init
     from dcode.mcp.plan import plan, skipped_warning
     from dcode.models.factory import resolve_model
@@ -106,11 +106,7 @@ async def run_headless(
             out=out,
             err=err,
         )
-        for event in await runner.end_session("other"):
-            if request.output_format is OutputFormat.STREAM_JSON:
-                print(json_safe(json.dumps(event.to_json(), default=str)), file=out, flush=True)
-            elif isinstance(event, Notice):
-                say(err, f"dcode: note: {event.message}")
+        print_session_end(await runner.end_session("other"), request, out=out, err=err)
     return report(finished, shown_plan, damaged, mode, runner.policy.denials, request, out=out)
 
 

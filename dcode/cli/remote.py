@@ -22,6 +22,7 @@ from dcode.cli.turn_report import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    print_session_end,
     print_turn,
     report,
     say,
@@ -83,6 +84,7 @@ async def run_remote(
     finished, shown_plan, damaged = await print_turn(
         runner.run_turn(content, prompt_text=request.prompt), request, out=out, err=err
     )
+    print_session_end(await runner.end_session("other"), request, out=out, err=err)
     return report(finished, shown_plan, damaged, mode, runner.policy.denials, request, out=out)
 
 

@@ -5,7 +5,7 @@ turn run here (``headless``) and one run on a dcode server (``remote``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import IO, TYPE_CHECKING
 
@@ -24,6 +24,20 @@ def say(stream: IO[str], line: str) -> None:
     """A ``dcode: error:``/``note:`` line: it may quote a server or a tool, so on a terminal
     it is made safe first (``terminal_text``)."""
     print(for_stream(line, stream), file=stream, flush=True)
+
+
+def print_session_end(
+    events: Sequence[Event], request: HeadlessRequest, *, out: IO[str], err: IO[str]
+) -> None:
+    """The events of the session's ``SessionEnd`` hooks: each on stdout with
+    ``--output-format stream-json``, else their notices on stderr."""
+    from dcode.agent.events import Notice
+
+    for event in events:
+        if request.output_format is OutputFormat.STREAM_JSON:
+            print(json_safe(json.dumps(event.to_json(), default=str)), file=out, flush=True)
+        elif isinstance(event, Notice):
+            say(err, f"dcode: note: {event.message}")
 
 
 def result_object(

@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dcode.agent.approval import ApprovalPolicy
+from dcode.agent.budget import SessionBudget
 from dcode.agent.runner import SessionRunner, TurnEngine
 from dcode.media.store import AttachmentStore
 from dcode.server.client import RemoteServer
@@ -24,17 +25,19 @@ if TYPE_CHECKING:
 
     from dcode.agent.approval import Approver
     from dcode.agent.attached_files import AttachedFile
+    from dcode.agent.budget import UsageRow
     from dcode.agent.events import Event
 
 
 class AttachedRunner(SessionRunner):
     """A ``SessionRunner`` whose turns run on a dcode server, for a front end that keeps its
-    local engine for all else (the TUI: its model's profile, its commands): ``run_turn``,
-    ``cancel``, ``busy`` and ``messages`` are the server's thread's. What works on the thread's
-    checkpoints in this process (``!cmd`` notes, ``/offload``, ``/rewind``) says it is not
-    available rather than act on a thread that is not here. The images a prompt names are
-    admitted into this process's attachment store, as for a local session, and the prompt's
-    run carries them to the server's."""
+        local engine for all else (the TUI: its model's profile, its commands): ``run_turn``,
+        ``cancel``, ``busy`` and ``messages`` are the server's thread's, and so are its spend
+    (``/cost``, ``/budget``) and its ``SessionEnd``. What works on the thread's
+        checkpoints in this process (``!cmd`` notes, ``/offload``, ``/rewind``) says it is not
+        available rather than act on a thread that is not here. The images a prompt names are
+        admitted into this process's attachment store, as for a local session, and the prompt's
+        run carries them to the server's."""
 
     def __init__(
         self,
@@ -86,6 +89,24 @@ class AttachedRunner(SessionRunner):
     ) -> AsyncGenerator[Event, None]:
         """The thread's run still going on the server, joined as a turn (``RemoteRunner.join_turn``)."""
         return self.remote.join_turn(run_id, history)
+
+    async def usage(self) -> list[UsageRow]:
+        """What the session spent on the server (``RemoteRunner.usage``): this process's
+        store has none of it."""
+        rows, _ = await self.remote.usage()
+        return rows
+
+    async def budget(self) -> SessionBudget:
+        """The session's spend on the server against the limits its runs are held to there:
+        ``limits`` where this client set them (``/budget``, the command line), else the
+        server's."""
+        rows, limits = await self.remote.usage()
+        return SessionBudget.starting(limits, rows)
+
+    async def end_session(self, reason: str) -> list[Event]:
+        """``SessionEnd`` fired on the server, where the session's ``SessionStart`` fired and
+        its hooks run (``RemoteRunner.end_session``), never in this process."""
+        return await self.remote.end_session(reason)
 
     def _not_here(self, what: str) -> RuntimeError:
         return RuntimeError(

@@ -16,7 +16,8 @@ factory that the server loads. It holds:
 
 A run gets what an embedded turn gets from the workspace: its hooks (the settings', trusted as
 ``dcode`` trusts them; the graph fires ``UserPromptSubmit`` and ``Stop`` itself, as no runner
-wraps a served run, and a client fires none) and the session's budget, whose spend is read from and written to the
+wraps a served run, and a client fires none; ``SessionEnd`` fires when a client asks,
+``session_graph``) and the session's budget, whose spend is read from and written to the
 server's session store as the run goes (``StoredUsage``).
 
 Everything that reads files or resolves programs runs in a thread: the dev server rejects
@@ -31,7 +32,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
@@ -109,9 +110,11 @@ def server_settings(env: Mapping[str, str]) -> Settings:
 
 @dataclass(frozen=True, slots=True)
 class StoredUsage:
-    """A served session's usage book (``UsageBook``): its rows in the server's session store,
-    under the thread's id, so that its budget counts what it spent before and ``dcode sessions
-    show --usage`` lists it. The session's record is made on first use."""
+    """A served session's usage book (``UsageBook``) and turn record (``TurnRecord``): its rows
+    in the server's session store, under the thread's id, so that its budget counts what it
+    spent before and ``dcode sessions show --usage`` lists it; and its record there, titled by
+    its first prompt, so that ``dcode sessions list`` lists it as a local session. The
+    session's record is made on first use."""
 
     store: SessionStore
     session_id: str
@@ -128,6 +131,16 @@ class StoredUsage:
 
     async def record(self, rows: Sequence[UsageRow]) -> None:
         await asyncio.to_thread(self.store.record_usage, self.session_id, list(rows))
+
+    async def prompted(self, prompt: str, message_count: int) -> None:
+        """A prompt of the session came in (``TurnRecord``): its record lists it as a local
+        session's does, titled by its first prompt, in the server's workspace."""
+        await asyncio.to_thread(self._prompted, prompt, message_count)
+
+    def _prompted(self, prompt: str, message_count: int) -> None:
+        if self.store.get(self.session_id) is None:
+            self.store.create(self.session_id, self.workspace, self.model)
+        self.store.start_turn(self.session_id, prompt=prompt, message_count=message_count)
 
 
 def mcp_servers(settings: Settings) -> tuple[ServerConfig, ...]:
@@ -340,7 +353,30 @@ class ServedHost:
             emit=emit,
             hooks=engine.hooks,
             budget=AgentBudget(SessionBudget(self.limits(context), book=book)),
+            record=book,
         )
+
+    async def session_usage(
+        self, session_id: str, context: Mapping[str, object]
+    ) -> dict[str, object]:
+        """What the session spent, by model and agent, and the limits a run with ``context``
+        is held to (``session_graph``'s ``usage``)."""
+        rows = await asyncio.to_thread(self.store.usage, session_id)
+        limits = self.limits(context)
+        return {
+            "rows": [asdict(row) for row in rows],
+            "limits": {"usd": limits.usd, "tokens": limits.tokens},
+        }
+
+    async def end_session(self, session_id: str, reason: str) -> list[dict[str, object]]:
+        """Fire the session's ``SessionEnd`` hooks (the server's settings', as its runs'); their
+        events as JSON (``session_graph``'s ``end``)."""
+        engine = await self.engine(self.default_choice())
+        events: list[Event] = []
+        if engine.hooks is not None:
+            payload = {"session_id": session_id, "reason": reason}
+            await engine.hooks.fire("SessionEnd", payload, events.append, target=reason)
+        return [event.to_json() for event in events]
 
     def policy(self, engine: Engine, state: ThreadState, asked: str) -> ApprovalPolicy:
         """The run's approval policy: the client's mode (the server's by default), with what

@@ -27,6 +27,8 @@ LANGSMITH_API_KEY_ENV = "LANGSMITH_API_KEY"
 
 ASSISTANT_ID = "dcode"
 """The graph's id in ``langgraph.json``: the assistant a client starts its runs on."""
+SESSION_ASSISTANT = "dcode-session"
+"""The graph a client asks about a session between its turns (``dcode.server.session_graph``)."""
 
 CONFIG_FILE = Path(__file__).with_name("langgraph.json")
 AEGRA_CONFIG_FILE = Path(__file__).with_name("aegra.json")

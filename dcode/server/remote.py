@@ -29,6 +29,7 @@ from dcode.agent.events import (
     ApprovalRequested,
     ErrorEvent,
     Event,
+    Notice,
     TurnStarted,
 )
 from dcode.agent.markers import CANCELLED_MARKER
@@ -37,15 +38,15 @@ from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
 from dcode.agent.turn_interrupt import TurnInterrupt, dangling_tool_calls
 from dcode.server.carried import CARRIED_KEY, carry, upload
-from dcode.server.client import RemoteServer, failure_line, opened_thread, segment
-from dcode.server.options import ASSISTANT_ID
+from dcode.server.client import RemoteFailure, RemoteServer, failure_line, opened_thread, segment
+from dcode.server.options import ASSISTANT_ID, SESSION_ASSISTANT
 from dcode.server.wire import event_of, message_of, resume_value, update_of
 from dcode.settings.config import ApprovalMode
 
 if TYPE_CHECKING:
     from dcode.agent.approval import ApprovalPolicy, Approver, Denial
     from dcode.agent.attached_files import AttachedFile
-    from dcode.agent.budget import Limits
+    from dcode.agent.budget import Limits, UsageRow
     from dcode.media.store import AttachmentStore
 
 BUDGET_REACHED = "BudgetReached"
@@ -127,6 +128,9 @@ class RemoteRunner:
         self.attachments = attachments
         self._interrupt: TurnInterrupt | None = None
         self._run = _Run()
+        self.started = False
+        """This client ran (or joined) a turn of the session, which is on the server: its end
+        is the session's (``end_session``)."""
 
     @property
     def busy(self) -> bool:
@@ -312,6 +316,7 @@ class RemoteRunner:
         question (or the thread already waited on one), the question answered and the run
         going on as ``_runs`` goes on."""
         self._run = _Run(run_id or "")
+        self.started = True
         if run_id is not None:
             parts = self.joined_stream(run_id)
             seen = seen_in(history)
@@ -331,6 +336,54 @@ class RemoteRunner:
         which ``messages-tuple`` sends as ``messages`` events, and the answer would come whole
         at the end rather than streaming."""
         return self.server.client().runs.join_stream(self.session_id, run_id, last_event_id="0")
+
+    async def ask_session(self, ask: str, **fields: str) -> dict[str, Any]:
+        """The server's answer about this session (``dcode.server.session_graph``): a
+        stateless run of its ``dcode-session`` graph, whose output is the answer. Raises
+        ``RemoteFailure`` with one line for a server that failed or gave no answer."""
+        try:
+            values = await self.server.client().runs.wait(
+                None,
+                SESSION_ASSISTANT,
+                input={"ask": ask, "session_id": self.session_id, **fields},
+                raise_error=False,
+            )
+        except Exception as exc:  # noqa: BLE001 - the server's failure, in one line
+            raise RemoteFailure(failure_line(exc, self.server.url)) from None
+        answer = values.get("answer") if isinstance(values, dict) else None
+        if isinstance(answer, dict):
+            return answer
+        error = values.get("__error__") if isinstance(values, dict) else None
+        detail = (error.get("message") if isinstance(error, dict) else error) or "no answer"
+        raise RemoteFailure(f"the dcode server at {self.server.url}: {detail}")
+
+    async def usage(self) -> tuple[list[UsageRow], Limits]:
+        """What the session spent on the server, by model and agent, as the server's session
+        store holds it, and the limits its runs are held to there (this client's, else the
+        server's): what ``/cost`` and ``/budget`` show."""
+        from dcode.agent.budget import Limits, UsageRow
+
+        context = self.run_context()
+        answer = await self.ask_session(
+            "usage", **{key: value for key, value in context.items() if key.startswith("budget_")}
+        )
+        rows = [UsageRow(**row) for row in answer.get("rows") or [] if isinstance(row, dict)]
+        found = answer.get("limits")
+        limits: dict[str, Any] = found if isinstance(found, dict) else {}
+        return rows, Limits(limits.get("usd"), limits.get("tokens"))
+
+    async def end_session(self, reason: str) -> list[Event]:
+        """Fire ``SessionEnd`` (``reason`` as ``SessionRunner.end_session``'s) on the server,
+        where the session's hooks run, for a session whose turns this client ran; returns the
+        hooks' events (nothing when none ran). A failure is a notice: the client ends anyway."""
+        if not self.started:
+            return []
+        try:
+            answer = await self.ask_session("end", reason=reason)
+        except RemoteFailure as exc:  # the client ends anyway
+            return [Notice(f"the server's SessionEnd hooks did not run: {exc}")]
+        found = answer.get("events")
+        return [e for e in map(event_of, found if isinstance(found, list) else []) if e is not None]
 
     async def now(self) -> ThreadNow:
         """What a client opening the thread joins (``client.opened_thread``)."""
@@ -437,6 +490,7 @@ class RemoteRunner:
         return context
 
     async def _ensure_thread(self, prompt: str) -> None:
+        self.started = self._exists
         if self._exists:
             return
         await self.server.client().threads.create(
@@ -444,7 +498,7 @@ class RemoteRunner:
             if_exists="do_nothing",
             metadata={"title": " ".join(prompt.split())[:80], "graph_id": ASSISTANT_ID},
         )
-        self._exists = True
+        self._exists = self.started = True
 
     async def _runs_to_cancel(self) -> list[str]:
         """The turn's run; or, when the interrupt came before the server said which run it

@@ -355,13 +355,12 @@ class SlashCommands:
         """``/cost``: what the session spent, by model and by agent (``usage_lines``)."""
         from dcode.agent.budget import usage_lines
 
-        assert self.host.engine is not None
         runner = self.host.runner
-        rows = (
-            await asyncio.to_thread(self.host.engine.store.usage, runner.session_id)
-            if runner is not None
-            else []
-        )
+        try:
+            rows = await runner.usage() if runner is not None else []
+        except Exception as exc:  # noqa: BLE001 - one line (a served session's server is down)
+            await self.transcript.notice(f"could not read the usage: {exc}", NoticeLevel.ERROR)
+            return
         await self.transcript.notice("\n".join(usage_lines(rows)))
 
     async def _budget(self, args: str) -> None:
@@ -388,7 +387,11 @@ class SlashCommands:
             engine.settings = replace(settings, budget_usd=limits.usd, budget_tokens=limits.tokens)
         else:
             runner.limits = limits
-        budget = await runner.budget() if runner is not None else SessionBudget(limits)
+        try:
+            budget = await runner.budget() if runner is not None else SessionBudget(limits)
+        except Exception as exc:  # noqa: BLE001 - one line (a served session's server is down)
+            await self.transcript.notice(f"could not read the budget: {exc}", NoticeLevel.ERROR)
+            return
         self.host.status.budget = budget.level()
         await self.transcript.notice(budget_line(budget))
         stopped = runner is not None and self.session.stopped_at_budget == runner.session_id

@@ -7,7 +7,9 @@ Hooks: ``abefore_agent`` fires ``SessionStart`` (source ``startup``) before the 
 prompt, then ``UserPromptSubmit`` for the run's new prompt (the thread's last message, a
 user's); a refusal takes the prompt out of the thread and ends the run with the
 embedded runner's line (an ``ErrorEvent`` of kind ``hook_blocked``), and the context the hooks
-add goes with the prompt. ``aafter_agent`` fires ``Stop`` as the agent ends its answer: a block
+add goes with the prompt. A prompt let through is noted in the session's record
+(``RunContext.record``: its title, its size), as the runner notes an embedded one.
+``aafter_agent`` fires ``Stop`` as the agent ends its answer: a block
 sends its reason back to the model, as a message marked as the hook's.
 """
 
@@ -59,6 +61,8 @@ class TurnHooksMiddleware(AgentMiddleware[TurnHooksState, RunContext]):
         context = require_run_context(runtime.context)
         prompt = _new_prompt(state["messages"])
         if context.hooks is None or prompt is None:
+            if prompt is not None and context.record is not None:
+                await context.record.prompted(prompt.text, len(state["messages"]))
             return {"prompt_refused": False} if state.get("prompt_refused") else None
         added: list[str] = []
         if len(state["messages"]) == 1:  # the thread's first prompt: the session starts
@@ -87,6 +91,8 @@ class TurnHooksMiddleware(AgentMiddleware[TurnHooksState, RunContext]):
                 "prompt_refused": True,
                 "jump_to": "end",
             }
+        if context.record is not None:
+            await context.record.prompted(prompt.text, len(state["messages"]))
         update: dict[str, Any] = {"prompt_refused": False}
         if added:
             content: Any = prompt.content
