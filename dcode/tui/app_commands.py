@@ -26,12 +26,16 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
     from dcode.agent.runner import SessionRunner
+    from dcode.tui.app_served import ServedView
     from dcode.tui.transcript import Transcript
 
 
 class CommandsHost(AppHost, Protocol):
     """What the slash commands need of the App, beyond what every component does: the
     session it holds (open, paint, replace) and a few of Textual's own calls."""
+
+    served: ServedView | None
+    """With ``--server``: the server's model, which ``/model`` switches there."""
 
     @property
     def session_allowed(self) -> frozenset[ApprovalKind]: ...
@@ -260,6 +264,9 @@ class SlashCommands:
         assert self.host.engine is not None
         if not spec:
             await self._pick_model()
+            return
+        if self.host.served is not None:  # the runs are the server's: its model answers them
+            await self.host.served.switch_model(spec)
             return
         try:
             resolved = await asyncio.to_thread(self.host.engine.switch_model, spec)
