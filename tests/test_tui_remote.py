@@ -234,8 +234,8 @@ async def test_an_attached_tui_names_the_servers_model_and_shows_its_spend(
 ) -> None:
     """The client's own model (gpt-5.1, priced $1.25 and $10) is neither named nor used to
     price the served session: the banner and the status bar name the server's model, the cost
-    is what the server's store holds, priced with the server's tariff; ``/model`` switches the
-    model the server runs, once the server says it can."""
+    is what the server's store holds, priced with the server's tariff; ``/model`` and
+    ``/effort`` switch what the server runs, once the server says it can."""
     require_server_extra()
     settings = make_settings(dcode_home, workspace, server, model="openai:gpt-5.1")
     (tmp_path / "priced").mkdir()
@@ -272,8 +272,15 @@ async def test_an_attached_tui_names_the_servers_model_and_shows_its_spend(
             assert welcome.model == "openai:other-model"
             assert runner.remote.run_context()["model"] == "openai:other-model"
             assert f"switched to openai:other-model on {served.url}" in h.text()
+            await h.send("/effort high")
+            await h.until(lambda: status.model == "openai:other-model · high", 60, "the effort")
+            assert runner.remote.run_context()["effort"] == "high"
+            await h.send("/effort default")
+            await h.until(lambda: status.model == "openai:other-model", 60, "the default")
+            assert "effort" not in runner.remote.run_context()
             assert h.app.engine is not None
             assert h.app.engine.resolved.spec == "openai:gpt-5.1"  # the client's is untouched
+            assert h.app.engine.resolved.profile.reasoning_effort != "high"
         # ``dcode -m … --server``: the client's model flags ask the server for that model.
         model.script(reply("From the model asked for."))
         flags = {"model": "openai:other-model", "base_url": model.base_url, "api": "chat"}

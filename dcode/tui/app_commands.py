@@ -285,7 +285,14 @@ class SlashCommands:
         levels = " · ".join(level.value for level in ReasoningEffort)
         word = word.strip().lower()
         if not word:
-            current = self.host.engine.resolved.profile.reasoning_effort
+            served = self.host.served  # attached: what the server's model is asked for
+            current = (
+                self.host.engine.resolved.profile.reasoning_effort
+                if served is None
+                else served.model.effort
+                if served.model is not None
+                else None
+            )
             said = (
                 f"reasoning effort is {current}"
                 if current
@@ -299,6 +306,9 @@ class SlashCommands:
             )
             return
         effort = None if word == "default" else ReasoningEffort(word)
+        if self.host.served is not None:  # the runs are the server's: its model reasons
+            await self.host.served.set_effort(effort.value if effort else None)
+            return
         try:
             resolved = await asyncio.to_thread(self.host.engine.set_effort, effort)
         except ConfigError as exc:

@@ -88,17 +88,35 @@ class ServedView:
         """``/model SPEC`` attached: the client's next runs ask the server for ``spec`` (as
         ``-m`` does), once the server said it can run it; the server resolves it."""
         kept = {k: v for k, v in self.context.items() if k not in ("model", "base_url", "api")}
-        context = {**kept, "model": spec}
+        model = await self._switch({**kept, "model": spec})
+        if model is not None:
+            await self.host.transcript.notice(
+                f"switched to {model.spec} on {self.server.url}; the conversation continues"
+            )
+
+    async def set_effort(self, effort: str | None) -> None:
+        """``/effort LEVEL`` attached: the client's next runs ask the server for that
+        reasoning effort (None: the server's own), once the server said it can."""
+        kept = {k: v for k, v in self.context.items() if k != "effort"}
+        model = await self._switch({**kept, "effort": effort} if effort else kept)
+        if model is not None:
+            await self.host.transcript.notice(
+                f"reasoning effort for {model.spec} on {self.server.url}: {model.effort}"
+                if model.effort
+                else f"{model.spec} reasons as its provider does by default on {self.server.url}"
+            )
+
+    async def _switch(self, context: dict[str, str]) -> ServedModel | None:
+        """The client's runs go with ``context``'s model keys from now on, and the model the
+        server says answers them is shown; None (and one line) when the server refuses."""
         try:
             model = await served_model(self.server, context)
         except RemoteFailure as exc:
             await self.host.transcript.notice(f"keeping {self.label}: {exc}", NoticeLevel.ERROR)
-            return
+            return None
         self.context = context
         self._use(model)
-        await self.host.transcript.notice(
-            f"switched to {model.spec} on {self.server.url}; the conversation continues"
-        )
+        return model
 
     def _use(self, model: ServedModel) -> None:
         """``model`` is the one that answers: shown, and the window the runner measures the
