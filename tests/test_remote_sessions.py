@@ -32,7 +32,7 @@ from dcode.agent.events import (
     TurnFinished,
 )
 from dcode.agent.tools.result import ToolStatus
-from dcode.server.client import RemoteFailure, RemoteServer
+from dcode.server.client import RemoteFailure, RemoteServer, served_model
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
 from tests.support.langgraph_server import ServedDcode, free_port
@@ -107,8 +107,26 @@ async def test_the_sessions_spend_is_read_and_its_end_fired_through_the_server(
     ]
     assert limits == Limits(None, None)  # neither the client nor the server set one
     assert await runner.end_session("other") == []  # no SessionEnd hook there: no event
-    with pytest.raises(RemoteFailure, match="dcode-session answers usage or end, not 'nonsense'"):
+    with pytest.raises(
+        RemoteFailure, match="dcode-session answers usage, end, model, not 'nonsense'"
+    ):
         await runner.ask_session("nonsense")
+
+
+async def test_the_server_names_the_model_that_answers_a_clients_runs(served: ServedDcode) -> None:
+    """What an attached TUI names in its banner and status bar: the server's own model, unless
+    the client's runs ask for another (``-m``); a model the server cannot run is one line."""
+    server = RemoteServer(served.url, served.token)
+    own = await served_model(server, {})
+    assert (own.spec, own.label) == ("openai:test-model", "openai:test-model")
+    assert own.max_input_tokens  # its window, as the server's profile has it
+    asked = {"model": "openai:other-model", "base_url": served.model.base_url, "api": "chat"}
+    other = await served_model(server, {**asked, "mode": "all", "budget_usd": "1.0"})
+    assert other.spec == "openai:other-model"
+    with_effort = await served_model(server, {"effort": "high"})
+    assert with_effort.label == "openai:test-model · high"
+    with pytest.raises(RemoteFailure, match="nowhere"):
+        await served_model(server, {"model": "nowhere:model"})
 
 
 def _shape(event: Event) -> tuple[object, ...]:

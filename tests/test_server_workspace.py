@@ -327,6 +327,7 @@ def test_a_served_session_is_listed_titled_on_the_server_and_its_end_fires_there
     assert ran.returncode == 0, ran.stderr
     lines = [json.loads(line) for line in ran.stdout.splitlines()]
     session = lines[0]["session_id"]
+    assert lines[0]["model"] == "openai:test-model"  # the server's, which the client's -p ran on
     shown = [(line["type"], line.get("event")) for line in lines]
     assert shown[-4:] == [
         ("turn_finished", None),
@@ -340,8 +341,11 @@ def test_a_served_session_is_listed_titled_on_the_server_and_its_end_fires_there
     # On the server's machine, as a local session is listed.
     here = dcode(["sessions", "list", "--here"], served.workspace, serve_env(served.home))
     assert here.returncode == 0, here.stderr
-    row = next(line for line in here.stdout.splitlines() if session[:12] in line)
+    header, *rows = here.stdout.splitlines()
+    row = next(line for line in rows if line.startswith(f"{session}  "))  # its whole id
     assert "list me by this prompt" in row and "(untitled)" not in row
+    # The id column is as wide as its longest id: the columns after it line up.
+    assert header.index("UPDATED") == len(session) + 2
     # And from the client, through the server.
     listed = dcode(
         ["sessions", "list", "--server", served.url], tmp_path, client_env(served, tmp_path)

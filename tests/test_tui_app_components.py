@@ -1,6 +1,7 @@
 """The App's components (session work, slash commands, MCP start-up, trust, the first-run
-screen) are owned by ``DcodeApp`` and typed against what they need of it: none imports the App
-module back, not even for type checking, and the App is one class, not a stack of mixins."""
+screen, an attached session's model and spend) are owned by ``DcodeApp`` and typed against
+what they need of it: none imports the App module back, not even for type checking, and the
+App is one class, not a stack of mixins."""
 
 from __future__ import annotations
 
@@ -11,10 +12,18 @@ from pathlib import Path
 import pytest
 from textual.app import App
 
-from dcode.tui import app_commands, app_host, app_mcp, app_session, app_setup, app_trust
+from dcode.tui import (
+    app_commands,
+    app_host,
+    app_mcp,
+    app_served,
+    app_session,
+    app_setup,
+    app_trust,
+)
 from dcode.tui.app import DcodeApp
 
-COMPONENTS = [app_commands, app_host, app_mcp, app_session, app_setup, app_trust]
+COMPONENTS = [app_commands, app_host, app_mcp, app_served, app_session, app_setup, app_trust]
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -13,11 +13,13 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from PIL import Image
 from textual import events
 
 from dcode.agent.approval import HeadlessApprover
 from dcode.media.store import AttachmentStore
+from dcode.server.attached import AttachedRunner
 from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
@@ -221,3 +223,73 @@ async def test_an_image_pasted_into_an_attached_tui_reaches_the_servers_model(
         assert base64.b64encode(data).decode()[:200] not in json.dumps(history)  # nor metadata
         carried = await remote.client().store.search_items(["dcode", "attachments"])
         assert carried["items"] == []  # taken out of the server's key-value store
+
+
+PRICED_CONFIG = '[models."openai:test-model"]\ninput_price = 2.0\noutput_price = 8.0\n'
+"""The server's tariff for its model: $2 and $8 a million tokens, in and out."""
+
+
+async def test_an_attached_tui_names_the_servers_model_and_shows_its_spend(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path, tmp_path: Path
+) -> None:
+    """The client's own model (gpt-5.1, priced $1.25 and $10) is neither named nor used to
+    price the served session: the banner and the status bar name the server's model, the cost
+    is what the server's store holds, priced with the server's tariff; ``/model`` and
+    ``/effort`` switch what the server runs, once the server says it can."""
+    require_server_extra()
+    settings = make_settings(dcode_home, workspace, server, model="openai:gpt-5.1")
+    (tmp_path / "priced").mkdir()
+    with (
+        ScriptedModelServer() as model,
+        serve_dcode(tmp_path / "priced", model, config=PRICED_CONFIG) as served,
+    ):
+        model.script(reply("Priced on the server.", usage=(1000, 100)))
+        remote = RemoteServer(served.url, served.token)
+        async with running_app(
+            server, workspace, dcode_home, settings=settings, remote=remote
+        ) as h:
+            status, welcome = h.app.status, h.app.welcome
+            await h.until(lambda: status.model == "openai:test-model", 60, "the server's model")
+            assert welcome.model == "openai:test-model"
+            assert "gpt-5.1" not in h.text()
+            await h.send("spend")
+            await h.until(lambda: "Priced on the server." in h.text(), 60, "the served answer")
+            await h.idle(60)
+            spent = (1000 * 2.0 + 100 * 8.0) / 1_000_000  # the server's tariff, not gpt-5.1's
+            await h.until(lambda: status.cost == pytest.approx(spent), 30, "the server's cost")
+            runner = h.app.runner
+            assert isinstance(runner, AttachedRunner)
+            rows, _ = await runner.remote.usage()
+            assert [(r.model, r.cost_usd) for r in rows] == [
+                ("openai:test-model", pytest.approx(spent))
+            ]
+            assert "$0.0028" in h.text()
+            await h.send("/model nowhere:model")
+            await h.until(lambda: "keeping openai:test-model" in h.text(), 30, "the refusal")
+            assert status.model == "openai:test-model"
+            await h.send("/model openai:other-model")
+            await h.until(lambda: status.model == "openai:other-model", 60, "the switch")
+            assert welcome.model == "openai:other-model"
+            assert runner.remote.run_context()["model"] == "openai:other-model"
+            assert f"switched to openai:other-model on {served.url}" in h.text()
+            await h.send("/effort high")
+            await h.until(lambda: status.model == "openai:other-model · high", 60, "the effort")
+            assert runner.remote.run_context()["effort"] == "high"
+            await h.send("/effort default")
+            await h.until(lambda: status.model == "openai:other-model", 60, "the default")
+            assert "effort" not in runner.remote.run_context()
+            assert h.app.engine is not None
+            assert h.app.engine.resolved.spec == "openai:gpt-5.1"  # the client's is untouched
+            assert h.app.engine.resolved.profile.reasoning_effort != "high"
+        # ``dcode -m … --server``: the client's model flags ask the server for that model.
+        model.script(reply("From the model asked for."))
+        flags = {"model": "openai:other-model", "base_url": model.base_url, "api": "chat"}
+        async with running_app(
+            server, workspace, dcode_home, settings=settings, remote=remote, served_context=flags
+        ) as h:
+            await h.until(lambda: h.app.status.model == "openai:other-model", 60, "its model")
+            await h.send("which model?")
+            await h.until(lambda: "From the model asked for." in h.text(), 60, "the answer")
+            await h.idle(60)
+        assert model.requests[-1].model == "other-model"
+        assert len(server.requests) == 0  # the local model was never asked

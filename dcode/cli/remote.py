@@ -79,13 +79,22 @@ async def run_remote(
     if request.detach:
         return await _detach(runner, content, request, out=out, err=err)
     if request.output_format is OutputFormat.STREAM_JSON:
-        init = SessionInit(runner.session_id, context.get("model", ""), server.url, mode.value, ())
+        init = SessionInit(runner.session_id, await _model(runner), server.url, mode.value, ())
         print(json_safe(json.dumps(init.to_json(), ensure_ascii=False)), file=out, flush=True)
     finished, shown_plan, damaged = await print_turn(
         runner.run_turn(content, prompt_text=request.prompt), request, out=out, err=err
     )
     print_session_end(await runner.end_session("other"), request, out=out, err=err)
     return report(finished, shown_plan, damaged, mode, runner.policy.denials, request, out=out)
+
+
+async def _model(runner: RemoteRunner) -> str:
+    """The model that answers the run, as the server names it (its own unless ``-m`` names
+    another); what ``-m`` asked for when the server cannot say (the turn then says why)."""
+    try:
+        return (await runner.served_model()).spec
+    except RemoteFailure:
+        return runner.context.get("model", "")
 
 
 async def _detach(
@@ -119,7 +128,10 @@ async def list_threads(server: RemoteServer, *, limit: int = 50) -> str:
     )
     if not found:
         return f"No sessions on {server.url} yet."
-    lines = [f"{'ID':<36}  {'STATUS':<11}  {'UPDATED':<16}  TITLE"]
+    # Whole ids (``-r ID --server`` and ``attach`` take a thread's whole id), in a column as
+    # wide as the longest: a server may name its threads otherwise than with a UUID.
+    width = max(36, *(len(str(thread["thread_id"])) for thread in found))
+    lines = [f"{'ID':<{width}}  {'STATUS':<11}  {'UPDATED':<16}  TITLE"]
     for thread in found:
         updated = str(thread.get("updated_at") or "")
         try:
@@ -128,7 +140,7 @@ async def list_threads(server: RemoteServer, *, limit: int = 50) -> str:
             when = updated[:16]
         title = (thread.get("metadata") or {}).get("title") or "(untitled)"
         lines.append(
-            f"{thread['thread_id']:<36}  {thread.get('status', ''):<11}  {when:<16}  {title}"
+            f"{thread['thread_id']!s:<{width}}  {thread.get('status', ''):<11}  {when:<16}  {title}"
         )
     return "\n".join(lines)
 

@@ -38,10 +38,13 @@ def list_sessions(settings: Settings, *, here: bool = False, limit: int = 50) ->
     rows = open_store(settings).list(cwd=settings.workspace if here else None, limit=limit)
     if not rows:
         return "No sessions yet."
-    lines = [f"{'ID':<12}  {'UPDATED':<9}  {'MSGS':>4}  {'MODEL':<24}  TITLE / CWD"]
+    # The ids as they are, whole (a served session's is the server's 36-character thread id):
+    # the column is as wide as the longest, as ``-r`` and ``sessions show`` take them.
+    width = max(12, *(len(row.id) for row in rows))
+    lines = [f"{'ID':<{width}}  {'UPDATED':<9}  {'MSGS':>4}  {'MODEL':<24}  TITLE / CWD"]
     for row in rows:
         lines.append(
-            f"{row.id:<12}  {age(row.updated):<9}  {row.message_count:>4}  {row.model[:24]:<24}  "
+            f"{row.id:<{width}}  {age(row.updated):<9}  {row.message_count:>4}  {row.model[:24]:<24}  "
             f"{row.title or '(untitled)'}  [{row.cwd}]"
         )
     return "\n".join(lines)

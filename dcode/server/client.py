@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from dcode.server.options import CLIENT_API_KEY_ENV, CLIENT_TOKEN_ENV, LANGSMITH_API_KEY_ENV
+from dcode.server.options import (
+    CLIENT_API_KEY_ENV,
+    CLIENT_TOKEN_ENV,
+    LANGSMITH_API_KEY_ENV,
+    MODEL_KEYS,
+    SESSION_ASSISTANT,
+)
 
 SERVER_ENV = "DCODE_SERVER"
 """The dcode server a client runs its sessions on when ``--server`` is not given."""
@@ -171,6 +177,52 @@ def opened_thread(server: RemoteServer, thread: str) -> tuple[str | None, Any]:
             running = str(runs[0]["run_id"])
             break
     return running, server.read_now(f"/threads/{segment(thread)}/state")
+
+
+async def ask_server(server: RemoteServer, ask: str, **fields: str) -> dict[str, Any]:
+    """The server's answer to ``ask`` (``dcode.server.session_graph``): a stateless run of its
+    ``dcode-session`` graph, whose output is the answer. Raises ``RemoteFailure`` with one line
+    for a server that failed or gave no answer."""
+    try:
+        values = await server.client().runs.wait(
+            None, SESSION_ASSISTANT, input={"ask": ask, **fields}, raise_error=False
+        )
+    except Exception as exc:  # noqa: BLE001 - the server's failure, in one line
+        raise RemoteFailure(failure_line(exc, server.url)) from None
+    answer = values.get("answer") if isinstance(values, dict) else None
+    if isinstance(answer, dict):
+        return answer
+    error = values.get("__error__") if isinstance(values, dict) else None
+    detail = (error.get("message") if isinstance(error, dict) else error) or "no answer"
+    raise RemoteFailure(f"the dcode server at {server.url}: {detail}")
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """The model that answers a client's runs on a dcode server, as the server resolved it."""
+
+    spec: str
+    effort: str = ""
+    max_input_tokens: int | None = None
+
+    @property
+    def label(self) -> str:
+        """As the TUI names a model: its spec, and its reasoning effort when one is asked."""
+        return f"{self.spec} · {self.effort}" if self.effort else self.spec
+
+
+async def served_model(server: RemoteServer, context: Mapping[str, str]) -> ServedModel:
+    """The model a run with ``context`` (a client's run context) answers with on ``server``:
+    the server's default, unless the context names another (``-m``). Raises ``RemoteFailure``
+    with one line."""
+    asked = {key: str(context[key]) for key in MODEL_KEYS if context.get(key)}
+    answer = await ask_server(server, "model", **asked)
+    window = answer.get("max_input_tokens")
+    return ServedModel(
+        str(answer.get("spec") or ""),
+        str(answer.get("effort") or ""),
+        window if isinstance(window, int) else None,
+    )
 
 
 def segment(value: str) -> str:

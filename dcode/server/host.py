@@ -368,6 +368,21 @@ class ServedHost:
             "limits": {"usd": limits.usd, "tokens": limits.tokens},
         }
 
+    async def served_model(self, context: Mapping[str, object]) -> dict[str, object]:
+        """The model a run with ``context``'s model keys answers with (the server's own where
+        it names none), as its engine resolved it: its spec, reasoning effort and window
+        (``session_graph``'s ``model``)."""
+        try:
+            resolved = (await self.engine(self.choice(context))).resolved
+        except ConfigError as exc:  # the client's model: no key for it, an unknown provider
+            raise RunRefused(str(exc)) from None
+        profile = resolved.profile
+        return {
+            "spec": resolved.spec,
+            "effort": profile.reasoning_effort or "",
+            "max_input_tokens": profile.max_input_tokens,
+        }
+
     async def end_session(self, session_id: str, reason: str) -> list[dict[str, object]]:
         """Fire the session's ``SessionEnd`` hooks (the server's settings', as its runs'); their
         events as JSON (``session_graph``'s ``end``)."""

@@ -29,6 +29,9 @@ ASSISTANT_ID = "dcode"
 """The graph's id in ``langgraph.json``: the assistant a client starts its runs on."""
 SESSION_ASSISTANT = "dcode-session"
 """The graph a client asks about a session between its turns (``dcode.server.session_graph``)."""
+MODEL_KEYS = ("model", "base_url", "api", "effort")
+"""The keys of a run's context that choose its model (``ServedContext``'s): what a client asks
+the ``dcode-session`` graph about when it asks which model answers its runs."""
 
 CONFIG_FILE = Path(__file__).with_name("langgraph.json")
 AEGRA_CONFIG_FILE = Path(__file__).with_name("aegra.json")

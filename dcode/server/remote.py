@@ -38,8 +38,17 @@ from dcode.agent.tools.result import ToolResult, ToolStatus
 from dcode.agent.tools.result_message import message_fields
 from dcode.agent.turn_interrupt import TurnInterrupt, dangling_tool_calls
 from dcode.server.carried import CARRIED_KEY, carry, upload
-from dcode.server.client import RemoteFailure, RemoteServer, failure_line, opened_thread, segment
-from dcode.server.options import ASSISTANT_ID, SESSION_ASSISTANT
+from dcode.server.client import (
+    RemoteFailure,
+    RemoteServer,
+    ServedModel,
+    ask_server,
+    failure_line,
+    opened_thread,
+    segment,
+    served_model,
+)
+from dcode.server.options import ASSISTANT_ID
 from dcode.server.wire import event_of, message_of, resume_value, update_of
 from dcode.settings.config import ApprovalMode
 
@@ -338,24 +347,12 @@ class RemoteRunner:
         return self.server.client().runs.join_stream(self.session_id, run_id, last_event_id="0")
 
     async def ask_session(self, ask: str, **fields: str) -> dict[str, Any]:
-        """The server's answer about this session (``dcode.server.session_graph``): a
-        stateless run of its ``dcode-session`` graph, whose output is the answer. Raises
-        ``RemoteFailure`` with one line for a server that failed or gave no answer."""
-        try:
-            values = await self.server.client().runs.wait(
-                None,
-                SESSION_ASSISTANT,
-                input={"ask": ask, "session_id": self.session_id, **fields},
-                raise_error=False,
-            )
-        except Exception as exc:  # noqa: BLE001 - the server's failure, in one line
-            raise RemoteFailure(failure_line(exc, self.server.url)) from None
-        answer = values.get("answer") if isinstance(values, dict) else None
-        if isinstance(answer, dict):
-            return answer
-        error = values.get("__error__") if isinstance(values, dict) else None
-        detail = (error.get("message") if isinstance(error, dict) else error) or "no answer"
-        raise RemoteFailure(f"the dcode server at {self.server.url}: {detail}")
+        """The server's answer about this session (``ask_server``)."""
+        return await ask_server(self.server, ask, session_id=self.session_id, **fields)
+
+    async def served_model(self) -> ServedModel:
+        """The model this session's runs answer with on the server (``served_model``)."""
+        return await served_model(self.server, self.context)
 
     async def usage(self) -> tuple[list[UsageRow], Limits]:
         """What the session spent on the server, by model and agent, as the server's session

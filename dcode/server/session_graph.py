@@ -12,7 +12,10 @@ input says what is asked, and reads the answer in the run's output:
   them, else the server's settings'): what ``/cost`` and ``/budget`` show in an attached TUI;
 - ``end``: the session's ``SessionEnd`` hooks, fired on the server (where its ``SessionStart``
   fired) with the client's ``reason`` when the client's session ends (the attached TUI quits or
-  leaves it, ``-p`` has printed its turn); the hooks' events come back as JSON.
+  leaves it, ``-p`` has printed its turn); the hooks' events come back as JSON;
+- ``model``: the model a run with the client's model keys (``model``, ``base_url``, ``api``,
+  ``effort``: those it sends with its runs) answers with on this server, its reasoning effort
+  and window: what the attached TUI names in its banner and status bar. It needs no session.
 
 The client asks for ``end`` only for a session whose turns it ran (as the embedded runner fires
 ``SessionEnd`` only for a session that started).
@@ -26,14 +29,16 @@ from typing import Any, TypedDict
 
 from langgraph.graph import START, StateGraph
 
-ASKS = ("usage", "end")
+from dcode.server.options import MODEL_KEYS
+
+ASKS = ("usage", "end", "model")
 END_REASONS = ("clear", "logout", "prompt_input_exit", "other")
 """``SessionEnd``'s reasons, as Claude Code names them."""
 
 
 class SessionAsk(TypedDict, total=False):
     ask: str
-    """``usage`` or ``end``."""
+    """``usage``, ``end`` or ``model``."""
     session_id: str
     """The served session (the thread's id)."""
     reason: str
@@ -41,8 +46,14 @@ class SessionAsk(TypedDict, total=False):
     budget_usd: str
     budget_tokens: str
     """``usage``: the limits the client sends with its runs (``ServedContext``'s)."""
+    model: str
+    base_url: str
+    api: str
+    effort: str
+    """``model``: the model keys the client sends with its runs (``ServedContext``'s)."""
     answer: dict[str, Any]
-    """The output: ``{"rows", "limits"}`` for ``usage``, ``{"events"}`` for ``end``."""
+    """The output: ``{"rows", "limits"}`` for ``usage``, ``{"events"}`` for ``end``,
+    ``{"spec", "effort", "max_input_tokens"}`` for ``model``."""
 
 
 async def _answer(state: SessionAsk) -> dict[str, Any]:
@@ -51,7 +62,9 @@ async def _answer(state: SessionAsk) -> dict[str, Any]:
     host = await ServedHost.open()
     ask, session = state.get("ask", ""), state.get("session_id", "")
     if ask not in ASKS:
-        raise RunRefused(f"dcode-session answers {' or '.join(ASKS)}, not {ask!r}")
+        raise RunRefused(f"dcode-session answers {', '.join(ASKS)}, not {ask!r}")
+    if ask == "model":
+        return {"answer": await host.served_model({k: state.get(k, "") for k in MODEL_KEYS})}
     if not session:
         raise RunRefused("dcode-session needs the session's id (session_id)")
     if ask == "usage":  # a session yet to run has spent nothing

@@ -26,7 +26,7 @@ import asyncio
 import gc
 import importlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import replace
 from functools import partial
@@ -58,6 +58,7 @@ from dcode.terminal_text import safe_text
 from dcode.tui import commands
 from dcode.tui.app_commands import SlashCommands
 from dcode.tui.app_mcp import McpStartup
+from dcode.tui.app_served import ServedView
 from dcode.tui.app_session import Pending, SessionWork
 from dcode.tui.app_setup import ModelSetup
 from dcode.tui.app_trust import ProjectTrust
@@ -125,11 +126,16 @@ class DcodeApp(App[int]):
         window: int | None = None,
         graphics: Graphics = Graphics.NONE,
         remote: RemoteServer | None = None,
+        served_context: Mapping[str, str] | None = None,
     ) -> None:
+        """``served_context``: with ``remote``, the model flags given on the command line,
+        which the runs on the server ask for (the server's own model otherwise)."""
         super().__init__()
         self.settings = settings
         self.remote = remote
         """The dcode server the sessions' turns run on (``--server``); None: in this process."""
+        self.served = ServedView(self, remote, served_context or {}) if remote else None
+        """The server's model and the session's spend there, shown (with ``remote``)."""
         self.graphics = graphics
         """How the terminal shows pictures (video frames), asked before the app started."""
         self.mode = settings.approve or ApprovalMode.MANUAL
@@ -209,7 +215,7 @@ class DcodeApp(App[int]):
     def compose(self) -> ComposeResult:
         kwargs = {"window": self._window} if self._window else {}
         added = tuple(display_path(d) for d in self.settings.add_dirs)
-        header = Welcome(self.settings.model, self._cwd_label, added=added, id="welcome")
+        header = Welcome(self._model_label(), self._cwd_label, added=added, id="welcome")
         yield Transcript(id="transcript", animate=self._animated, header=header, **kwargs)
         yield QueuedStrip(id="queued")
         yield PromptInput(
@@ -246,7 +252,9 @@ class DcodeApp(App[int]):
         status = self.status
         status.mode = self.mode
         status.sandbox = self.sandbox.settings.describe() if self.sandbox.on else ""
-        status.model = self.settings.model
+        status.model = self._model_label()
+        if self.served is not None:
+            self.served.ask_model()
         status.cwd = self._cwd_label
         given = None if self._branch is AUTO else cast("str | None", self._branch)
         status.branch = read_git_branch(self.settings.workspace) if self._branch is AUTO else given
@@ -436,15 +444,17 @@ class DcodeApp(App[int]):
         from dcode.server.attached import AttachedRunner
 
         assert self.engine is not None
-        assert self.remote is not None
-        return AttachedRunner(
+        assert self.served is not None
+        runner = AttachedRunner(
             self.engine,
-            self.remote,
+            self.served.server,
             session_id or str(uuid.uuid4()),
             self.approver,
             self.mode,
             exists=session_id is not None,
         )
+        self.served.fit(runner)  # the model the client asked for, measured against its window
+        return runner
 
     async def _open_served_session(self, session_id: str) -> bool:
         """A session of the dcode server: its transcript painted from the server's thread, then
@@ -456,6 +466,7 @@ class DcodeApp(App[int]):
         from dcode.tui.transcript.replay import transcript_entries
 
         assert self.remote is not None
+        assert self.served is not None
         runner = self._served_runner(session_id)
         assert isinstance(runner, AttachedRunner)
         self.use_runner(runner)
@@ -471,6 +482,7 @@ class DcodeApp(App[int]):
         await self.transcript.notice(
             f"Resumed session {session_id} on {self.remote.url} · {len(messages)} messages{going}"
         )
+        self.served.ask_spend(runner)  # what it spent so far, as the server's store holds it
         if live or waits:
             self.session.join(partial(runner.join_turn, running, messages))
         return True
@@ -578,7 +590,19 @@ class DcodeApp(App[int]):
     def resume_when_ready(self, session_id: str) -> None:
         self._session_id, self._paint_on_ready = session_id, True
 
+    def _model_label(self) -> str:
+        """The model named before the engine is ready: the server's, when the runs go there."""
+        return self.served.label if self.served is not None else self.settings.model
+
     def show_model(self) -> None:
+        """The model that answers, in the banner and the status bar: the server's when the
+        runs go there (``ServedView``), else the engine's."""
+        if self.served is not None:
+            self.status.model = self.welcome.model = self.served.label
+            window = self.served.model.max_input_tokens if self.served.model else None
+            if window:
+                self.status.max_tokens = window
+            return
         if self.engine is not None:
             resolved = self.engine.resolved
             effort = resolved.profile.reasoning_effort

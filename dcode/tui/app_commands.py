@@ -26,12 +26,16 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
     from dcode.agent.runner import SessionRunner
+    from dcode.tui.app_served import ServedView
     from dcode.tui.transcript import Transcript
 
 
 class CommandsHost(AppHost, Protocol):
     """What the slash commands need of the App, beyond what every component does: the
     session it holds (open, paint, replace) and a few of Textual's own calls."""
+
+    served: ServedView | None
+    """With ``--server``: the server's model, which ``/model`` switches there."""
 
     @property
     def session_allowed(self) -> frozenset[ApprovalKind]: ...
@@ -261,6 +265,9 @@ class SlashCommands:
         if not spec:
             await self._pick_model()
             return
+        if self.host.served is not None:  # the runs are the server's: its model answers them
+            await self.host.served.switch_model(spec)
+            return
         try:
             resolved = await asyncio.to_thread(self.host.engine.switch_model, spec)
         except ConfigError as exc:
@@ -278,7 +285,14 @@ class SlashCommands:
         levels = " · ".join(level.value for level in ReasoningEffort)
         word = word.strip().lower()
         if not word:
-            current = self.host.engine.resolved.profile.reasoning_effort
+            served = self.host.served  # attached: what the server's model is asked for
+            current = (
+                self.host.engine.resolved.profile.reasoning_effort
+                if served is None
+                else served.model.effort
+                if served.model is not None
+                else None
+            )
             said = (
                 f"reasoning effort is {current}"
                 if current
@@ -292,6 +306,9 @@ class SlashCommands:
             )
             return
         effort = None if word == "default" else ReasoningEffort(word)
+        if self.host.served is not None:  # the runs are the server's: its model reasons
+            await self.host.served.set_effort(effort.value if effort else None)
+            return
         try:
             resolved = await asyncio.to_thread(self.host.engine.set_effort, effort)
         except ConfigError as exc:

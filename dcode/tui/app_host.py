@@ -1,8 +1,8 @@
 """What the App's components may use of the App: its widgets, the session it holds, and the
 few Textual calls they make (workers, timers, screens, toasts).
 
-The components (``app_session``, ``app_commands``, ``app_mcp``, ``app_trust``, ``app_setup``)
-are owned by ``DcodeApp`` and typed against these protocols, never against the App itself: each
+The components (``app_session``, ``app_commands``, ``app_mcp``, ``app_trust``, ``app_setup``,
+``app_served``) are owned by ``DcodeApp`` and typed against these protocols, never against the App itself: each
 says what it needs, and none imports the App back.
 """
 

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from dcode.models.media_support import MediaSupport
     from dcode.prompts.commands import PromptCommand
     from dcode.server.client import RemoteServer
+    from dcode.tui.app_served import ServedView
     from dcode.tui.approval_widget import ApprovalWidget
     from dcode.tui.collector import QuietCollector
     from dcode.tui.status import QueuedStrip, StatusBar
@@ -129,6 +130,8 @@ class SessionHost(AppHost, Protocol):
     """The status bar's git branch is read again after each turn."""
     remote: RemoteServer | None
     """The dcode server the turns run on (``--server``); None: in this process."""
+    served: ServedView | None
+    """With ``remote``: the server's model and the session's spend there, shown."""
 
     @property
     def queued_strip(self) -> QueuedStrip: ...
@@ -492,6 +495,8 @@ class SessionWork:
                 await self.transcript.notice(self._interrupt_line())
             status.end_turn()
             status.activity = ""
+            if host.served is not None:  # a turn interrupted may have spent since it said
+                host.served.ask_spend(host.runner)
             host.busy = False
             host.ring_if_away(turn_ended=True)
             host.set_timer(QUIET_DELAY, self._collect_when_idle)
@@ -614,7 +619,9 @@ class SessionWork:
             self.status.cached_share = (
                 event.cached_tokens / event.input_tokens if event.input_tokens else None
             )
-        if self.engine is not None:
+        if self.host.served is not None:  # the server's store has priced it already
+            self.host.served.ask_spend(self.host.runner)
+        elif self.engine is not None:
             self.status.cost = self.engine.resolved.profile.cost(
                 event.session_input_tokens, event.session_output_tokens, event.session_cached_tokens
             )

@@ -85,6 +85,7 @@ def launch_tui(
         reload_settings=_reloader(settings, cli),
         graphics=detect(),  # asked now: once the app runs, Textual owns stdin
         remote=remote,
+        served_context=model_flags(cli) if remote else None,
     )
     gc.freeze()  # what the imports built lives as long as the process: no collection need walk it
     with native_stderr_to(settings.home / "logs" / "stderr.log"):
@@ -95,6 +96,16 @@ def launch_tui(
 
         return exit_code(app.exit_signals.received)
     return app.return_code or EXIT_OK
+
+
+def model_flags(cli: Mapping[str, object] | None) -> dict[str, str]:
+    """The model flags given on the command line (``-m``, ``--base-url``, ``--api``,
+    ``--effort``), which the runs on a dcode server ask for over the server's own model; the
+    client's config names no model there."""
+    from dcode.server.options import MODEL_KEYS
+
+    given = cli or {}
+    return {key: str(given[key]) for key in MODEL_KEYS if given.get(key)}
 
 
 def served_session(remote: RemoteServer, request: HeadlessRequest) -> str | None:
