@@ -47,6 +47,7 @@ from dcode.agent.middleware.plan_mode import PlanModeMiddleware
 from dcode.agent.middleware.prompt_cache_key import PromptCacheKeyMiddleware
 from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
 from dcode.agent.middleware.run_context_required import RunContextRequired
+from dcode.agent.middleware.sequence import sequenced
 from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.middleware.summarization import SummarizationMiddleware
 from dcode.agent.middleware.token_calibration import TokenCalibrationMiddleware
@@ -221,7 +222,7 @@ def build_graph(
             ),
         ],
         system_prompt=system_prompt,
-        middleware=middleware,
+        middleware=sequenced(middleware),  # the before-agent and before-model hooks: a node each
         context_schema=RunContext,
         state_schema=history_state(),  # the messages as a delta: a checkpoint stores what changed
         checkpointer=checkpointer,
