@@ -3,7 +3,8 @@
 The middleware list is outermost first. Each middleware is one file in ``middleware/``; the
 run's approver and policy arrive through the LangGraph context (``RunContext``), so the same
 compiled graph serves every session of the process. A run without that context is refused
-before its first step (``RunContextRequired``).
+before its first step (``RunContextRequired``). The middleware's before-agent and before-model
+work runs in one node each (``middleware.sequence``): each node is a checkpoint.
 """
 
 # Any: create_agent merges each middleware's own state schema, so LangChain types the middleware list and the compiled graph over Any
