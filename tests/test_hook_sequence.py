@@ -1,5 +1,5 @@
-"""The agent loop's before-agent and before-model work in one node each (``middleware.sequence``):
-the graph's nodes and a turn's checkpoints are pinned (a new hook cannot add a checkpoint a
+"""The agent loop's before-agent and before-model work in one node each (``middleware.sequence``),
+and the todo list's one-call rule without a node (``middleware.todos``): the graph's nodes and a turn's checkpoints are pinned (a new hook cannot add a checkpoint a
 step unseen), and the shared nodes run their hooks as separate nodes would: in order, each over
 the updates before it, stopping at the first jump, the messages merged as their channel merges
 them."""
@@ -21,21 +21,22 @@ from langgraph.runtime import Runtime
 import dcode.agent
 from dcode.agent.approval import HeadlessApprover
 from dcode.agent.engine import Engine
-from dcode.agent.events import TurnFinished
+from dcode.agent.events import ToolCallFinished, TurnFinished
 from dcode.agent.middleware.sequence import Hook, HookSequence, InSequence, sequence, sequenced
+from dcode.agent.middleware.todos import PARALLEL_TODOS
 from dcode.agent.middleware.turn_hooks import TurnHooksMiddleware
 from dcode.agent.run_context import RunContext
 from dcode.agent.store import open_store
-from dcode.agent.tools.spec import LS
+from dcode.agent.tools.result import ToolStatus
+from dcode.agent.tools.spec import LS, WRITE_TODOS
 from dcode.models.factory import resolve_model
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_model_server import make_llm
 
 TURN = "TurnStart.before_agent"
 STEP = "StepStart.before_model"
-TODOS = "TodoListMiddleware.after_model"
 LANGCHAIN_HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
-NODES = {"__start__", TURN, STEP, "model", TODOS, "tools", "__end__"}
+NODES = {"__start__", TURN, STEP, "model", "tools", "__end__"}
 
 
 def nodes(graph: Any) -> set[str]:
@@ -58,7 +59,7 @@ async def test_the_served_graph_adds_only_the_stop_hook(make_settings) -> None:
         await engine.close()
 
 
-async def test_a_two_step_turn_makes_four_checkpoints_a_step(
+async def test_a_two_step_turn_makes_three_checkpoints_a_step(
     server: ScriptedModelServer, make_settings
 ) -> None:
     server.script(reply(tool_calls=[tool_call(LS.name, {"path": "."})]), reply("Two files."))
@@ -73,11 +74,9 @@ async def test_a_two_step_turn_makes_four_checkpoints_a_step(
         (TURN,),
         (STEP,),
         ("model",),
-        (TODOS,),
         ("tools",),
         (STEP,),
         ("model",),
-        (TODOS,),
         (),
     ]
 
@@ -255,3 +254,34 @@ def test_only_the_hooks_a_middleware_has_are_sequenced() -> None:
     assert [h.can_jump_to for h in turn.hooks] == [("end",), ()]
     assert [h.name for h in step.hooks] == ["Ending.start_step"]
     assert sequenced([]) == []
+
+
+async def test_parallel_todo_writes_are_refused_and_the_model_asked_again(
+    server: ScriptedModelServer, make_settings
+) -> None:
+    first = [{"content": "read", "status": "pending"}]
+    second = [{"content": "write", "status": "pending"}]
+    server.script(
+        reply(
+            tool_calls=[
+                tool_call(WRITE_TODOS.name, {"todos": first}),
+                tool_call(WRITE_TODOS.name, {"todos": second}),
+            ]
+        ),
+        reply(tool_calls=[tool_call(WRITE_TODOS.name, {"todos": first + second})]),
+        reply("planned"),
+    )
+    async with await Engine.open(make_settings()) as engine:
+        runner = engine.runner(HeadlessApprover())
+        events = [event async for event in runner.run_turn("plan it")]
+        state = await engine.graph.aget_state(runner.config)
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert [e.result.status for e in finished] == [
+        ToolStatus.ERROR,
+        ToolStatus.ERROR,
+        ToolStatus.OK,
+    ]
+    assert all(PARALLEL_TODOS in e.result.text for e in finished[:2])
+    assert state.values["todos"] == first + second
+    retried = server.requests[1].messages
+    assert [m.get("content") for m in retried if m.get("role") == "tool"] == [PARALLEL_TODOS] * 2

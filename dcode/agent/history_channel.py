@@ -1,8 +1,8 @@
 """The thread's messages, stored as deltas: a checkpoint holds what changed, not the history.
 
 LangGraph's SQLite checkpointer writes every channel's whole value into every checkpoint, and
-the agent loop makes one checkpoint per node (the hooks before the model, the model, the todo
-check, the tools: four a step, ``middleware.sequence``; seven before). With the default channel
+the agent loop makes one checkpoint per node (the hooks before the model, the model, the
+tools: three a step, ``middleware.sequence``; seven before). With the default channel
 each of them serialized and stored the whole history again, so a step's cost grew with the
 history, and a session's file with its square (37 MB after 100 messages of 3 KB tool results).
 The graph's ``messages`` are therefore a LangGraph ``DeltaChannel`` (``history_state.py``): a
