@@ -2,12 +2,12 @@
 
 LangChain's ``create_agent`` makes a graph node for each middleware class that overrides a
 hook, and every node is a superstep with a checkpoint of its own: with ``durability="sync"`` a
-write before the next node starts, and on a served graph (Aegra) a PostgreSQL round trip. Seven
-nodes a step made a 4-step tool loop some 150 ms slower served than embedded. So dcode's
-middleware do not override ``before_agent`` or ``before_model``: they subclass ``InSequence``
-and put that work in ``start_turn`` and ``start_step``, and ``sequenced`` runs them in two
-middleware of its own, ``TurnStart`` (once a turn) and ``StepStart`` (before each model call),
-in the order the middleware are listed.
+write before the next node starts (SQLite embedded, a PostgreSQL round trip on Aegra). Four
+before-model nodes a step made seven nodes a step where three do. So dcode's middleware do not
+override ``before_agent`` or ``before_model``: they subclass ``InSequence`` and put that work
+in ``start_turn`` and ``start_step``, and ``sequenced`` runs them in two middleware of its own,
+``TurnStart`` (once a turn) and ``StepStart`` (before each model call), in the order the
+middleware are listed.
 
 Within a node the hooks run as the separate nodes did: each sees the state with the updates
 of the hooks before it laid over it; the first that returns a ``jump_to`` ends the node there
