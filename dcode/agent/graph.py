@@ -3,7 +3,9 @@
 The middleware list is outermost first. Each middleware is one file in ``middleware/``; the
 run's approver and policy arrive through the LangGraph context (``RunContext``), so the same
 compiled graph serves every session of the process. A run without that context is refused
-before its first step (``RunContextRequired``).
+before its first step (``RunContextRequired``). The middleware's before-agent and before-model
+work runs in one node each (``middleware.sequence``), and no middleware has an after-model node
+(``middleware.todos``): each node is a checkpoint.
 """
 
 # Any: create_agent merges each middleware's own state schema, so LangChain types the middleware list and the compiled graph over Any
@@ -47,8 +49,10 @@ from dcode.agent.middleware.plan_mode import PlanModeMiddleware
 from dcode.agent.middleware.prompt_cache_key import PromptCacheKeyMiddleware
 from dcode.agent.middleware.result_eviction import ResultEvictionMiddleware
 from dcode.agent.middleware.run_context_required import RunContextRequired
+from dcode.agent.middleware.sequence import sequenced
 from dcode.agent.middleware.skills import SkillsMiddleware
 from dcode.agent.middleware.summarization import SummarizationMiddleware
+from dcode.agent.middleware.todos import TodosMiddleware
 from dcode.agent.middleware.token_calibration import TokenCalibrationMiddleware
 from dcode.agent.middleware.turn_hooks import TurnHooksMiddleware
 from dcode.agent.prompt import SYSTEM_PROMPT
@@ -177,7 +181,7 @@ def build_graph(
         *([TurnHooksMiddleware()] if turn_hooks else []),
         # Before the compaction: a session at its cap asks the model for nothing, summaries included.
         *([BudgetMiddleware(tariff)] if tariff is not None else []),
-        *([TodoListMiddleware[object, RunContext]()] if todos else []),
+        *([TodosMiddleware()] if todos else []),
         # Before the local context: its before-model hook compacts first, so the local context
         # sees a new cut at the same step and is found again.
         SummarizationMiddleware(compactor),
@@ -221,7 +225,7 @@ def build_graph(
             ),
         ],
         system_prompt=system_prompt,
-        middleware=middleware,
+        middleware=sequenced(middleware),  # the before-agent and before-model hooks: a node each
         context_schema=RunContext,
         state_schema=history_state(),  # the messages as a delta: a checkpoint stores what changed
         checkpointer=checkpointer,

@@ -1,14 +1,14 @@
 """The thread's messages, stored as deltas: a checkpoint holds what changed, not the history.
 
 LangGraph's SQLite checkpointer writes every channel's whole value into every checkpoint, and
-the agent loop makes one checkpoint per node (the model, the tools, each before-model hook):
-about seven a step. With the default channel each of them serialized and stored the whole
-history again, so a step's cost grew with the history, and a session's file with its square
-(37 MB after 100 messages of 3 KB tool results). The graph's ``messages`` are therefore a
-LangGraph ``DeltaChannel`` (``history_state.py``): a checkpoint keeps no value for it, the new
-messages are saved once as the step's writes (as they always were), and the channel is
-rebuilt by folding the writes since its last full snapshot, taken every ``SNAPSHOT_EVERY``
-updates.
+the agent loop makes one checkpoint per node (the hooks before the model, the model, the
+tools: three a step, ``middleware.sequence``; seven before). With the default channel
+each of them serialized and stored the whole history again, so a step's cost grew with the
+history, and a session's file with its square (37 MB after 100 messages of 3 KB tool results).
+The graph's ``messages`` are therefore a LangGraph ``DeltaChannel`` (``history_state.py``): a
+checkpoint keeps no value for it, the new messages are saved once as the step's writes (as they
+always were), and the channel is rebuilt by folding the writes since its last full snapshot,
+taken every ``SNAPSHOT_EVERY`` updates.
 
 ``fold_messages`` is that channel's reducer, for the live run and for every rebuild, so a
 resumed thread is the thread the run had. It merges as langgraph's ``add_messages`` does

@@ -1,6 +1,6 @@
 """The session's budget in the agent loop: checked before each model request, charged after.
 
-Hooks: ``abefore_model`` raises ``BudgetReached`` when the session is at a limit, before the
+Hooks: ``start_step`` (in the step's shared before-model node, ``sequence``) raises ``BudgetReached`` when the session is at a limit, before the
 compaction's hook (which may itself ask the model for a summary) and before the request; the
 step already done is in the checkpoint, so nothing is lost, and the next turn goes on from
 there. ``awrap_model_call`` charges the answer's usage to the run's agent, priced with the
@@ -14,20 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ModelRequest, ModelResponse
 from langgraph.runtime import Runtime
 
 from dcode.agent.budget import Tariff
+from dcode.agent.middleware.sequence import InSequence
 from dcode.agent.middleware.token_calibration import answer_with_usage
 from dcode.agent.run_context import RunContext, require_run_context
 
 
-class BudgetMiddleware(AgentMiddleware[AgentState[object], RunContext]):
+class BudgetMiddleware(InSequence[AgentState[object]]):
     def __init__(self, tariff: Tariff) -> None:
         super().__init__()
         self.tariff = tariff
 
-    async def abefore_model(
+    async def start_step(
         self, state: AgentState[object], runtime: Runtime[RunContext]
     ) -> dict[str, object] | None:
         budget = require_run_context(runtime.context).budget

@@ -1,11 +1,11 @@
 """Local context: what the model should know about the machine and the project before it starts.
 
-Hooks: ``abefore_agent`` runs a detection script through the run's backend (so a remote or
+Hooks: ``start_turn`` runs a detection script through the run's backend (so a remote or
 sandboxed backend reports its own machine) once per thread, and keeps its Markdown in private
 state; ``awrap_model_call`` appends it to the system message. Kept, not re-run, so the prompt
 stays byte-stable turn after turn and provider prompt caches keep hitting. The one exception is
 a summarization event (tier 2, ``/offload`` or ``compact_conversation``): the prompt's cached
-prefix is lost there anyway, so ``abefore_model`` detects again at the first model call after
+prefix is lost there anyway, so ``start_step`` detects again at the first model call after
 the compaction's cut moves, and the branch and changed files are current from then on. (The
 summarization middleware comes before this one, so a compaction made at a step is seen at it.)
 
@@ -217,15 +217,15 @@ class LocalContextMiddleware(PromptSection[LocalContextState, str | None]):
     def section(self, value: str | None) -> str:
         return local_context_prompt(value)
 
-    async def abefore_agent(
+    async def start_turn(
         self, state: LocalContextState, runtime: Runtime[RunContext]
     ) -> dict[str, object] | None:
-        found = await super().abefore_agent(state, runtime)
+        found = await super().start_turn(state, runtime)
         return (
             None if found is None else {**found, "local_context_cutoff": compaction_cutoff(state)}
         )
 
-    async def abefore_model(
+    async def start_step(
         self, state: LocalContextState, runtime: Runtime[RunContext]
     ) -> dict[str, object] | None:
         cutoff = compaction_cutoff(state)

@@ -1,6 +1,6 @@
 """Memory: the user's and the project's AGENTS.md files (or CLAUDE.md), in the system prompt.
 
-Hooks: ``abefore_agent`` reads the files once per thread into private state (``memory``), so a
+Hooks: ``start_turn`` reads the files once per thread into private state (``memory``), so a
 session keeps the memory it started with and the prompt stays byte-stable turn after turn
 (provider prompt caches keep hitting); ``awrap_model_call`` appends it to the system message,
 after the static instructions, inside ``<agent_memory>`` and with guidelines that treat it as

@@ -7,7 +7,7 @@ Hooks:
 - ``awrap_tool_call``: an ``exit_plan_mode`` call outside plan mode is answered without running
   anything; in plan mode the plan is saved beside the session's archive before the user is
   asked (by the approval middleware, inside this one).
-- ``abefore_model``: when the last tool results include one marked ``END_TURN_MARKER`` (a plan
+- ``start_step`` (in the step's shared before-model node, ``sequence``): when the last tool results include one marked ``END_TURN_MARKER`` (a plan
   rejected, or presented headless), the loop ends there instead of asking the model again.
 The refusals themselves are the approval policy's (``ApprovalPolicy.check``).
 """
@@ -20,12 +20,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 from langchain.agents.middleware import (
-    AgentMiddleware,
     AgentState,
     ModelRequest,
     ModelResponse,
     ToolCallRequest,
-    hook_config,
 )
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
@@ -34,6 +32,7 @@ from langgraph.types import Command
 
 from dcode.agent.markers import END_TURN_MARKER
 from dcode.agent.middleware.run_context_required import require_run_context
+from dcode.agent.middleware.sequence import InSequence
 from dcode.agent.middleware.system_sections import with_section
 from dcode.agent.plan_mode import PLAN_PROMPT, SUBAGENT_PLAN_PROMPT, save_plan
 from dcode.agent.run_context import RunContext, current_thread_id
@@ -61,13 +60,14 @@ def ends_turn(messages: Sequence[object]) -> bool:
     return False
 
 
-class PlanModeMiddleware(AgentMiddleware[AgentState[object], RunContext]):
+class PlanModeMiddleware(InSequence[AgentState[object]]):
+    step_jumps = ("end",)
+
     def __init__(self, history_dir: Path) -> None:
         super().__init__()
         self.history_dir = history_dir
 
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(
+    async def start_step(
         self, state: AgentState[object], runtime: Runtime[RunContext]
     ) -> dict[str, object] | None:
         return {"jump_to": "end"} if ends_turn(list(state["messages"])) else None

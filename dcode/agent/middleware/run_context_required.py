@@ -8,22 +8,21 @@ compiled graph itself (a test, a script) and forgets it gets ``MissingRunContext
 before the local context is looked for or the model is called, rather than an
 ``AttributeError`` from deep inside a middleware.
 
-Hook: ``before_agent``, first in the graph's list, so that it runs before every other.
+Hook: ``start_turn`` (the turn's shared before-agent node, ``sequence``), first in the graph's
+list, so that it runs before every other.
 """
 
 from __future__ import annotations
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
+from langchain.agents.middleware import AgentState
 from langgraph.runtime import Runtime
 
+from dcode.agent.middleware.sequence import InSequence
 from dcode.agent.run_context import MissingRunContext, RunContext, require_run_context
 
 __all__ = ["MissingRunContext", "RunContextRequired", "require_run_context"]
 
 
-class RunContextRequired(AgentMiddleware[AgentState[object], RunContext]):
-    def before_agent(self, state: AgentState[object], runtime: Runtime[RunContext]) -> None:
-        require_run_context(runtime.context)
-
-    async def abefore_agent(self, state: AgentState[object], runtime: Runtime[RunContext]) -> None:
+class RunContextRequired(InSequence[AgentState[object]]):
+    async def start_turn(self, state: AgentState[object], runtime: Runtime[RunContext]) -> None:
         require_run_context(runtime.context)

@@ -6,7 +6,7 @@ description and the file's path go into the prompt; the model reads the file wit
 when a task calls for the skill. Sources are read lowest priority first, and a skill of the
 same name in a later source replaces the earlier one in its place.
 
-Hooks: ``abefore_agent`` scans the sources once per thread into private state (``skills``),
+Hooks: ``start_turn`` scans the sources once per thread into private state (``skills``),
 so the prompt stays byte-stable; ``awrap_model_call`` appends the index after the static
 instructions. Problems (a missing field, bad YAML, a huge file) skip that skill and are listed
 in the index, a few at most, so that neither the model nor the user is left guessing.

@@ -1,6 +1,7 @@
 """Compaction, tier 2, in the agent loop: a long conversation's older part, summarized.
 
-Hooks: ``abefore_model`` asks the ``Compactor`` (``dcode.agent.compaction.summary``) before each
+Hooks: ``start_step`` (in the step's shared before-model node, ``sequence``) asks the
+``Compactor`` (``dcode.agent.compaction.summary``) before each
 model call whether the conversation reaches tier 2's trigger, and if a compaction is made its
 record goes into private state; ``awrap_model_call`` then sends ``[summary, *messages after the
 cut]`` (``effective_messages``). When a summary fails or would not help, the next try waits
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.runtime import Runtime
 
@@ -20,6 +21,7 @@ from dcode.agent.compaction.record import Compaction, effective_messages, read_c
 from dcode.agent.compaction.summary import CompactionFailed, Compactor, latest_user_index
 from dcode.agent.events import CompactionRefused
 from dcode.agent.middleware.request_messages import request_messages
+from dcode.agent.middleware.sequence import InSequence
 from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
 
 
@@ -38,7 +40,7 @@ class SummarizationState(AgentState):
     compaction: NotRequired[Annotated[Compaction, PrivateStateAttr]]
 
 
-class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
+class SummarizationMiddleware(InSequence[SummarizationState]):
     state_schema = SummarizationState
 
     def __init__(self, compactor: Compactor) -> None:
@@ -48,7 +50,7 @@ class SummarizationMiddleware(AgentMiddleware[SummarizationState, RunContext]):
         # waits for the next user message rather than coming at every step of the turn.
         self._failed: dict[str, int] = {}
 
-    async def abefore_model(
+    async def start_step(
         self, state: SummarizationState, runtime: Runtime[RunContext]
     ) -> dict[str, object] | None:
         messages = state["messages"]

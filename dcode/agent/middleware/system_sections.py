@@ -1,7 +1,8 @@
 """Sections of the system message that are worked out once per thread: the local context, the
 memory and the skills index.
 
-``PromptSection`` is what the three share. ``abefore_agent`` works the section's value out
+``PromptSection`` is what the three share. ``start_turn`` (in the turn's shared before-agent
+node, ``sequence``) works the section's value out
 (``find``) the first time a thread runs and keeps it in private state under ``key``;
 ``awrap_model_call`` appends its text (``section``) to every request's system message. Kept,
 not recomputed, so the prompt stays byte-stable turn after turn; appended after what is
@@ -14,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import ClassVar, Generic, TypeVar, cast
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import ContentBlock, SystemMessage
 from langgraph.runtime import Runtime
 
+from dcode.agent.middleware.sequence import InSequence
 from dcode.agent.run_context import RunContext, require_run_context
 
 StateT = TypeVar("StateT", bound=AgentState[object])
@@ -35,7 +37,7 @@ def with_section(request: ModelRequest[RunContext], section: str) -> ModelReques
     return request.override(system_message=SystemMessage(content_blocks=blocks))
 
 
-class PromptSection(AgentMiddleware[StateT, RunContext], Generic[StateT, ValueT]):
+class PromptSection(InSequence[StateT], Generic[StateT, ValueT]):
     """A system-message section found once per thread (see the module's docstring); ``StateT``
     holds its value under ``key``, as a ``ValueT``."""
 
@@ -49,7 +51,7 @@ class PromptSection(AgentMiddleware[StateT, RunContext], Generic[StateT, ValueT]
         """The text the kept value adds to the system message; empty for none."""
         raise NotImplementedError
 
-    async def abefore_agent(
+    async def start_turn(
         self, state: StateT, runtime: Runtime[RunContext]
     ) -> dict[str, object] | None:
         if self.key in state:

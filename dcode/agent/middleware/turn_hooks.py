@@ -3,9 +3,9 @@ itself: for a run that no ``SessionRunner`` wraps (a served run, ``dcode.server`
 workspace is, on the server, and never on the client too. An embedded graph has none of this:
 its runner fires them around the graph (``runner._prompt_hooks``, ``runner._stop_hooks``).
 
-Hooks: ``abefore_agent`` fires ``SessionStart`` (source ``startup``) before the thread's first
-prompt, then ``UserPromptSubmit`` for the run's new prompt (the thread's last message, a
-user's); a refusal takes the prompt out of the thread and ends the run with the
+Hooks: ``start_turn`` (in the turn's shared before-agent node, ``sequence``) fires
+``SessionStart`` (source ``startup``) before the thread's first prompt, then
+``UserPromptSubmit`` for the run's new prompt (the thread's last message, a user's); a refusal takes the prompt out of the thread and ends the run with the
 embedded runner's line (an ``ErrorEvent`` of kind ``hook_blocked``), and the context the hooks
 add goes with the prompt. A prompt let through is noted in the session's record
 (``RunContext.record``: its title, its size), as the runner notes an embedded one.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+from langchain.agents.middleware import AgentState, hook_config
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
@@ -27,6 +27,7 @@ from langgraph.runtime import Runtime
 from dcode.agent.events import ErrorEvent, Notice
 from dcode.agent.hooks.context_text import with_context
 from dcode.agent.markers import HOOK_MARKER
+from dcode.agent.middleware.sequence import InSequence
 from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
 
 
@@ -51,11 +52,11 @@ def _stop_active(messages: list[AnyMessage]) -> bool:
     return False
 
 
-class TurnHooksMiddleware(AgentMiddleware[TurnHooksState, RunContext]):
+class TurnHooksMiddleware(InSequence[TurnHooksState]):
     state_schema = TurnHooksState
+    turn_jumps = ("end",)
 
-    @hook_config(can_jump_to=["end"])
-    async def abefore_agent(
+    async def start_turn(
         self, state: TurnHooksState, runtime: Runtime[RunContext]
     ) -> dict[str, Any] | None:
         context = require_run_context(runtime.context)
