@@ -39,6 +39,9 @@ DATABASE_URL = "DCODE_DATABASE_URL"
 PLAN = "make a plan"
 CHANGE = "change the plan"
 JOB = "Read a.txt and report its first word."
+FIRST_PLAN = "step one\n" + "".join(f"- detail {n} of the first plan\n" for n in range(200))
+"""Long enough that a summary of the first prompt's messages is smaller than they are, whether
+tokens are counted with the encoding or bounded from lengths (which this process may use)."""
 
 
 def imported(session_id: str) -> str:
@@ -97,7 +100,7 @@ async def make_session(server: ScriptedModelServer, settings: Settings) -> str:
     the conversation compacted."""
     (Path(settings.workspace) / "a.txt").write_text("alpha beta\n")
     server.script(
-        reply(tool_calls=[write("plan.md", "step one\n")], usage=(20, 2)).answering(PLAN),
+        reply(tool_calls=[write("plan.md", FIRST_PLAN)], usage=(20, 2)).answering(PLAN),
         reply(tool_calls=[task_call(JOB)], usage=(25, 3)).answering(PLAN),
         reply(tool_calls=[tool_call("read_file", {"file_path": "a.txt"})], usage=(30, 3)).answering(
             JOB
@@ -182,7 +185,7 @@ def test_a_round_trip_keeps_transcript_rewind_choices_and_tokens(
     info = after.get(session_id)
     assert info is not None
     rewind(last.settings, info, 2, conversation=True, code=True)
-    assert (workspace / "plan.md").read_text() == "step one\n"
+    assert (workspace / "plan.md").read_text() == FIRST_PLAN
     assert [turn.prompt for turn in after.turns(session_id)] == [PLAN]
 
 
