@@ -270,3 +270,21 @@ async def test_quitting_mid_command_lets_the_turn_end_first(
         assert not running(sleeper)
         [call] = h.calls()
         assert call.status is ToolStatus.CANCELLED  # the turn ended while its screen was there
+
+
+async def test_an_app_closed_mid_turn_exits_without_an_error(
+    server: ScriptedModelServer, workspace: Path, dcode_home: Path
+) -> None:
+    """The app closed from outside while an answer streams (its widgets taken down before the
+    turn's worker is cancelled): the turn's end touches no widget that is gone, so the app
+    exits without an error (``run_test`` re-raises a worker's failure on the way out)."""
+    async with running_app(
+        server, workspace, dcode_home, reply("word " * 400, chunk_size=5, chunk_delay=0.02)
+    ) as h:
+        await h.send("go")
+        await h.until(
+            lambda: h.answers() and len(h.answers()[-1]) > 20, what="the answer to stream"
+        )
+        h.app.exit()
+        await h.until(lambda: not h.app.is_running, what="the app to close", timeout=30)
+    assert h.app.return_code == 0

@@ -486,23 +486,31 @@ class SessionWork:
             interrupted = True
             raise
         except Exception as exc:  # noqa: BLE001 - a failed turn is one line, not a crash
-            await self.transcript.notice(f"the turn failed: {exc}", NoticeLevel.ERROR)
+            if status.is_attached:
+                await self.transcript.notice(f"the turn failed: {exc}", NoticeLevel.ERROR)
         finally:
-            marked = await self.transcript.finish_turn(interrupted=interrupted)
-            if (
-                interrupted and not marked and not self._stopped_at_approval
-            ):  # else "rejected: stopped" says it
-                await self.transcript.notice(self._interrupt_line())
-            status.end_turn()
-            status.activity = ""
-            if host.served is not None:  # a turn interrupted may have spent since it said
-                host.served.ask_spend(host.runner)
+            if status.is_attached:  # else the app is closing: its widgets are gone
+                await self._end_turn(item, interrupted=interrupted)
             host.busy = False
-            host.ring_if_away(turn_ended=True)
-            host.set_timer(QUIET_DELAY, self._collect_when_idle)
-            if host.follow_branch:  # the branch may have changed during the turn
-                status.branch = read_git_branch(host.settings.workspace)
-            self._after_turn(interrupted, item)  # also when the worker itself was cancelled
+
+    async def _end_turn(self, item: Pending, *, interrupted: bool) -> None:
+        """The turn's end on screen: the transcript's last lines, the status bar, the queue."""
+        host, status = self.host, self.status
+        marked = await self.transcript.finish_turn(interrupted=interrupted)
+        if (
+            interrupted and not marked and not self._stopped_at_approval
+        ):  # else "rejected: stopped" says it
+            await self.transcript.notice(self._interrupt_line())
+        status.end_turn()
+        status.activity = ""
+        if host.served is not None:  # a turn interrupted may have spent since it said
+            host.served.ask_spend(host.runner)
+        host.busy = False
+        host.ring_if_away(turn_ended=True)
+        host.set_timer(QUIET_DELAY, self._collect_when_idle)
+        if host.follow_branch:  # the branch may have changed during the turn
+            status.branch = read_git_branch(host.settings.workspace)
+        self._after_turn(interrupted, item)  # also when the worker itself was cancelled
 
     def _interrupt_line(self) -> str:
         """The one line for a turn interrupted before it left a partial answer to keep."""
