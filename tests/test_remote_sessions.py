@@ -120,6 +120,7 @@ async def test_the_server_names_the_model_that_answers_a_clients_runs(served: Se
     own = await served_model(server, {})
     assert (own.spec, own.label) == ("openai:test-model", "openai:test-model")
     assert own.max_input_tokens  # its window, as the server's profile has it
+    assert Path(own.workspace).resolve() == served.workspace.resolve()  # where its runs work
     asked = {"model": "openai:other-model", "base_url": served.model.base_url, "api": "chat"}
     other = await served_model(server, {**asked, "mode": "all", "budget_usd": "1.0"})
     assert other.spec == "openai:other-model"

@@ -252,6 +252,9 @@ async def test_an_attached_tui_names_the_servers_model_and_shows_its_spend(
             await h.until(lambda: status.model == "openai:test-model", 60, "the server's model")
             assert welcome.model == "openai:test-model"
             assert "gpt-5.1" not in h.text()
+            # the banner's workspace is the server's, where the runs work, not the client's
+            host = served.url.split("//", 1)[1].rstrip("/")
+            assert welcome.workspace == f"{served.workspace} on {host}"
             await h.send("spend")
             await h.until(lambda: "Priced on the server." in h.text(), 60, "the served answer")
             await h.idle(60)

@@ -204,6 +204,8 @@ class ServedModel:
     spec: str
     effort: str = ""
     max_input_tokens: int | None = None
+    workspace: str = ""
+    """The server's workspace, where its runs read, write and run commands."""
 
     @property
     def label(self) -> str:
@@ -222,6 +224,7 @@ async def served_model(server: RemoteServer, context: Mapping[str, str]) -> Serv
         str(answer.get("spec") or ""),
         str(answer.get("effort") or ""),
         window if isinstance(window, int) else None,
+        str(answer.get("workspace") or ""),
     )
 
 

@@ -370,8 +370,8 @@ class ServedHost:
 
     async def served_model(self, context: Mapping[str, object]) -> dict[str, object]:
         """The model a run with ``context``'s model keys answers with (the server's own where
-        it names none), as its engine resolved it: its spec, reasoning effort and window
-        (``session_graph``'s ``model``)."""
+        it names none), as its engine resolved it: its spec, reasoning effort and window, and
+        the workspace its runs work in (``session_graph``'s ``model``)."""
         try:
             resolved = (await self.engine(self.choice(context))).resolved
         except ConfigError as exc:  # the client's model: no key for it, an unknown provider
@@ -381,6 +381,7 @@ class ServedHost:
             "spec": resolved.spec,
             "effort": profile.reasoning_effort or "",
             "max_input_tokens": profile.max_input_tokens,
+            "workspace": str(self.settings.workspace),
         }
 
     async def end_session(self, session_id: str, reason: str) -> list[dict[str, object]]:

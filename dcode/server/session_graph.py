@@ -53,7 +53,7 @@ class SessionAsk(TypedDict, total=False):
     """``model``: the model keys the client sends with its runs (``ServedContext``'s)."""
     answer: dict[str, Any]
     """The output: ``{"rows", "limits"}`` for ``usage``, ``{"events"}`` for ``end``,
-    ``{"spec", "effort", "max_input_tokens"}`` for ``model``."""
+    ``{"spec", "effort", "max_input_tokens", "workspace"}`` for ``model``."""
 
 
 async def _answer(state: SessionAsk) -> dict[str, Any]:

@@ -602,6 +602,8 @@ class DcodeApp(App[int]):
             window = self.served.model.max_input_tokens if self.served.model else None
             if window:
                 self.status.max_tokens = window
+            if where := self.served.workspace_label:  # the runs work there, not here
+                self.welcome.workspace = where
             return
         if self.engine is not None:
             resolved = self.engine.resolved

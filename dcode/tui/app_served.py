@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
 
 from dcode.agent.budget import SessionBudget
 from dcode.server.client import RemoteFailure, RemoteServer, ServedModel, served_model
@@ -67,6 +68,15 @@ class ServedView:
         """The model's name as the banner and status bar show it: the server's answer, or
         where the runs go until the server has answered."""
         return self.model.label if self.model is not None else f"model on {self.server.url}"
+
+    @property
+    def workspace_label(self) -> str:
+        """Where the runs work, as the banner shows it: the server's workspace on its host;
+        empty until the server has said."""
+        if self.model is None or not self.model.workspace:
+            return ""
+        host = urlsplit(self.server.url).netloc or self.server.url
+        return f"{self.model.workspace} on {host}"
 
     def ask_model(self) -> None:
         """Ask the server which model answers this client's runs, and show it."""
