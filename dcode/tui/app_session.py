@@ -489,9 +489,10 @@ class SessionWork:
             if status.is_attached:
                 await self.transcript.notice(f"the turn failed: {exc}", NoticeLevel.ERROR)
         finally:
-            if status.is_attached:  # else the app is closing: its widgets are gone
-                await self._end_turn(item, interrupted=interrupted)
-            host.busy = False
+            if status.is_attached:
+                await self._end_turn(item, interrupted=interrupted)  # may start what was queued
+            else:  # the app is closing: its widgets are gone
+                host.busy = False
 
     async def _end_turn(self, item: Pending, *, interrupted: bool) -> None:
         """The turn's end on screen: the transcript's last lines, the status bar, the queue."""
