@@ -148,7 +148,7 @@ async def test_a_long_answer_is_segmented_folded_and_unfolded(
     async with running_app(server, workspace, dcode_home, step, size=(100, 30)) as h:
         await h.send("explain it all")
         await h.idle()
-        view = h.app.query_one(AssistantMessage)
+        view = await folds(h)
         assert h.answers() == [answer]
         assert view.source == answer  # folded or not, what is shown is exactly the answer
         folded = list(view.query_children(FoldedSegment))
@@ -203,8 +203,7 @@ async def test_page_keys_scroll_the_transcript_and_unfold(
         await h.send("explain it all")
         await h.idle()
         transcript = h.app.transcript
-        view = h.app.query_one(AssistantMessage)
-        assert view.query_children(FoldedSegment)
+        view = await folds(h)
         bottom = transcript.scroll_y
         await h.press("pageup")
         await h.pilot.pause(0.05)
@@ -250,8 +249,19 @@ async def stream_the_answer(h) -> AssistantMessage:
     comes a moment after the answer ends."""
     await h.send("explain it all")
     await h.idle()
-    await h.pilot.pause(0.4)
-    return h.app.query_one(AssistantMessage)
+    return await folds(h)
+
+
+async def folds(h) -> AssistantMessage:
+    """The answer, once its finished segments have folded (a moment after its end, later on
+    a busy machine)."""
+    view = h.app.query_one(AssistantMessage)
+    await h.until(
+        lambda: not view.folds_pending and view.query_children(FoldedSegment),
+        10,
+        "the finished segments to fold",
+    )
+    return view
 
 
 async def resumed_answer_cells(

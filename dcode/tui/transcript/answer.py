@@ -241,10 +241,15 @@ class AssistantMessage(Vertical, PlainLines):
             # into its picture, in that write's frame (see ``stream_pending``).
             self._fold_due = time.monotonic() + FOLD_DELAY
 
-    async def _fold_after_the_end(self, tries: int = 3) -> None:
+    @property
+    def folds_pending(self) -> bool:
+        """Whether a finished segment is still to be folded (or being folded)."""
+        return self._fold_due is not None or self._folding
+
+    async def _fold_after_the_end(self, tries: int = 10) -> None:
         self._fold_due = None
         await self._fold_finished()
-        if self._fold_due is not None and tries > 1:  # a segment not laid out yet
+        if self._fold_due is not None and tries > 1:  # not laid out yet (a busy machine)
             self.set_timer(FOLD_DELAY, lambda: self._fold_after_the_end(tries - 1))
 
     async def _fold_finished(self) -> None:
