@@ -130,8 +130,8 @@ class SessionBudget:
     """One turn's view of the session's spend: what was spent before it (``before``, from the
     store), what it spends (``rows``), and the limits (which ``/budget`` may raise).
 
-    ``book``: where the spend before is read on the first check and each charge is written at
-    once (a served run); without one the runner does both around the turn."""
+    ``book``: where the spend before is read on the first check (under a limit) and each charge
+    is handed at once (a served run); without one the runner does both around the turn."""
 
     limits: Limits
     spent_usd: float = 0.0
