@@ -393,7 +393,8 @@ async def test_a_served_budget_reads_the_stored_spend_once_and_keeps_each_charge
     make_settings, store: SessionStore, workspace: Path
 ) -> None:
     """A served run's budget (``dcode.server.host.StoredUsage`` over the real store): agents
-    checking at once read the spend before the run once, and each charge is stored at once."""
+    checking at once read the spend before the run once, after the writes still under way; each
+    charge is stored behind the run, in order."""
     from langchain_core.messages import AIMessage
 
     from dcode.models.factory import resolve_model
@@ -414,6 +415,34 @@ async def test_a_served_budget_reads_the_stored_spend_once_and_keeps_each_charge
     said: list[Event] = []
     await budget.acharge(Tariff(MODEL, resolved.profile), answer, said.append)
     assert [e.level for e in said if isinstance(e, BudgetWarning)] == [80, 100]
+    await book.writes.settled()
     assert sum(row.tokens for row in store.usage("served-thread")) == 1050
     with pytest.raises(BudgetReached, match=r"^budget reached \(1,050 of 1,000 tokens\)"):
         await budget.acheck()
+
+
+async def test_a_served_session_writes_behind_its_runs_in_order(
+    store: SessionStore, workspace: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The writes of a served session are not awaited by the run that makes them: they run one
+    after the other, in order; one that fails is logged and the next still runs; a read of the
+    spend waits for them all. A run without a limit never reads the spend before it."""
+    from dcode.server.host import StoredUsage
+
+    book = StoredUsage(store, "behind", workspace, MODEL)
+    await book.prompted("first prompt", 1)
+    for tokens in (100, 200, 300):
+        await book.record([UsageRow(MODEL, "main", tokens, 0, 0)])
+
+    def fails() -> None:
+        raise RuntimeError("the disk is full")
+
+    book.writes.add(fails)
+    await book.record([UsageRow(MODEL, "main", 4, 0, 0)])
+    assert [row.tokens for row in await book.spent()] == [604]
+    assert store.get("behind") is not None
+    assert "the disk is full" in caplog.text
+
+    unread = SessionBudget(Limits(), book=book)
+    await AgentBudget(unread).acheck()
+    assert unread.spent_tokens == 0  # no limit: the spend before is not read

@@ -130,8 +130,8 @@ class SessionBudget:
     """One turn's view of the session's spend: what was spent before it (``before``, from the
     store), what it spends (``rows``), and the limits (which ``/budget`` may raise).
 
-    ``book``: where the spend before is read on the first check and each charge is written at
-    once (a served run); without one the runner does both around the turn."""
+    ``book``: where the spend before is read on the first check (under a limit) and each charge
+    is handed at once (a served run); without one the runner does both around the turn."""
 
     limits: Limits
     spent_usd: float = 0.0
@@ -146,8 +146,9 @@ class SessionBudget:
         self._said = set(self._levels())
 
     async def settle(self) -> None:
-        """Read the spend before this run from the book, once (nothing without a book)."""
-        if self.book is None or self._read:
+        """Read the spend before this run from the book, once (nothing without a book, nor
+        without a limit, which is all the spend before is counted for)."""
+        if self.book is None or self._read or not self._limited():
             return
         if self._reading is None:  # agents checking at once share one read
             self._reading = asyncio.ensure_future(self.book.spent())
@@ -212,6 +213,9 @@ class SessionBudget:
         if tokens is not None and self.spent_tokens >= tokens:
             return f"budget reached ({self.spent_tokens:,} of {tokens:,} tokens); /budget to raise"
         return ""
+
+    def _limited(self) -> bool:
+        return self.limits.usd is not None or self.limits.tokens is not None
 
     def _levels(self) -> Iterable[tuple[str, int]]:
         for kind, spent, limit in (

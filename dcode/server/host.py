@@ -51,6 +51,7 @@ from dcode.mcp.manager import McpManager
 from dcode.models.factory import resolve_model
 from dcode.server import options
 from dcode.server.approvals import InterruptApprover
+from dcode.server.writes import WriteBehind
 from dcode.settings.config import (
     ApprovalMode,
     ConfigError,
@@ -78,6 +79,8 @@ class ThreadState:
     denials: list[Denial] = field(default_factory=list)
     asked: set[str] = field(default_factory=set)
     """The call ids whose question went out already."""
+    writes: WriteBehind = field(default_factory=WriteBehind)
+    """Its runs' writes to the session store, under way behind them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,14 +117,17 @@ class StoredUsage:
     in the server's session store, under the thread's id, so that its budget counts what it
     spent before and ``dcode sessions show --usage`` lists it; and its record there, titled by
     its first prompt, so that ``dcode sessions list`` lists it as a local session. The
-    session's record is made on first use."""
+    session's record is made on first use. Its writes are made behind the run (``writes``):
+    a read of the spend waits for those still under way."""
 
     store: SessionStore
     session_id: str
     workspace: Path
     model: str
+    writes: WriteBehind = field(default_factory=WriteBehind)
 
     async def spent(self) -> list[UsageRow]:
+        await self.writes.settled()
         return await asyncio.to_thread(self._read)
 
     def _read(self) -> list[UsageRow]:
@@ -130,12 +136,12 @@ class StoredUsage:
         return self.store.usage(self.session_id)
 
     async def record(self, rows: Sequence[UsageRow]) -> None:
-        await asyncio.to_thread(self.store.record_usage, self.session_id, list(rows))
+        self.writes.add(partial(self.store.record_usage, self.session_id, list(rows)))
 
     async def prompted(self, prompt: str, message_count: int) -> None:
         """A prompt of the session came in (``TurnRecord``): its record lists it as a local
         session's does, titled by its first prompt, in the server's workspace."""
-        await asyncio.to_thread(self._prompted, prompt, message_count)
+        self.writes.add(partial(self._prompted, prompt, message_count))
 
     def _prompted(self, prompt: str, message_count: int) -> None:
         if self.store.get(self.session_id) is None:
@@ -227,7 +233,9 @@ class ServedHost:
 
     async def close(self) -> None:
         """Close the engines (the first one closes the shared store, and stops the MCP
-        servers)."""
+        servers), once the sessions' store writes under way are done."""
+        for state in self.threads.values():
+            await state.writes.settled()
         engines, self.engines = list(self.engines.values()), {}
         for engine in engines:
             await engine.close()
@@ -341,7 +349,8 @@ class ServedHost:
         thread = current_thread_id()
         state = self.threads.setdefault(thread, ThreadState())
         engine = self.engines.get(self.choice(context)) or next(iter(self.engines.values()))
-        book = StoredUsage(self.store, thread, Path(self.settings.workspace), engine.resolved.spec)
+        workspace = Path(self.settings.workspace)
+        book = StoredUsage(self.store, thread, workspace, engine.resolved.spec, state.writes)
         emit = emitter(state)
         notices, self.notices = self.notices, []
         for notice in notices:
@@ -360,7 +369,10 @@ class ServedHost:
         self, session_id: str, context: Mapping[str, object]
     ) -> dict[str, object]:
         """What the session spent, by model and agent, and the limits a run with ``context``
-        is held to (``session_graph``'s ``usage``)."""
+        is held to (``session_graph``'s ``usage``), once its writes under way are done."""
+        state = self.threads.get(session_id)
+        if state is not None:
+            await state.writes.settled()
         rows = await asyncio.to_thread(self.store.usage, session_id)
         limits = self.limits(context)
         return {

@@ -8,6 +8,11 @@ run in this process, and the time to attach to a long thread.
 - On Aegra too, with PostgreSQL and Redis, when its ``aegra`` command is given (``--aegra PATH``
   or ``DCODE_TEST_AEGRA``, as the tests take it; ``.ci/run`` makes one): a PostgreSQL server
   of its own is started (or ``DCODE_TEST_POSTGRES_URL``'s is used), and a Redis.
+- With ``--baseline`` (on Aegra): the same turns on a graph of dcode's shape with none of dcode
+  in it (``baseline_graph.py``: the same nodes a step, the same model client), served by the
+  same Aegra and run in this process with a SQLite checkpointer: what the server costs any
+  graph of that shape, beside what it costs dcode's. Each overhead's growth per step (the tool
+  loop's minus the one-line answer's, over its three more steps) is printed too.
 - Attach: from nothing to the whole transcript of a 200-message thread (its history read from
   the server and replayed as events, then printed as ``dcode attach`` prints it), in this
   process and as the ``dcode attach`` command (target: <= 1 s).
@@ -16,6 +21,7 @@ Everything runs on loopback against the scripted model (``tests.support.model_se
 Needs the extra ``dcode[server]``.
 
 Run: .venv/bin/python scripts/bench/served.py [--runs N] [--aegra PATH] [--only turns|attach]
+     [--baseline]
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -122,6 +128,84 @@ async def measure(
     return statistics.median(firsts), statistics.median(wholes)
 
 
+async def baseline_turn(run: Callable[[str], Any], prompt: str) -> float:
+    """Seconds to the end of one turn of the baseline graph, ``run`` streaming it."""
+    started = time.perf_counter()
+    async for _ in run(prompt):
+        pass
+    return time.perf_counter() - started
+
+
+async def measure_baseline(
+    model: ScriptedModelServer,
+    run: Callable[[str], Any],
+    steps: Callable[[], list[Step]],
+    runs: int,
+) -> float:
+    """Median whole turn of the baseline graph in ms, after one warm-up turn (one thread, as
+    ``measure``'s runner keeps one session)."""
+    wholes = []
+    for index in range(runs + 1):
+        model.script(*steps())
+        whole = await baseline_turn(run, f"turn {index}")
+        if index:
+            wholes.append(whole * 1000)
+    return statistics.median(wholes)
+
+
+async def baseline_overheads(
+    served: ServedDcode, model: ScriptedModelServer, root: Path, runs: int
+) -> list[float]:
+    """Print the baseline graph's overhead, served minus embedded, for each turn; returns them."""
+    from baseline_graph import build  # beside this script
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from dcode.server.remote import STREAM_MODES
+
+    client = served.client()
+    extra = []
+    async with AsyncSqliteSaver.from_conn_string(str(root / "baseline.db")) as saver:
+        graph = build(model.base_url, saver)
+        for name, steps in (("one-line answer", one_liner), ("4-step tool loop", tool_loop)):
+            local_thread = {"configurable": {"thread_id": str(uuid.uuid4())}}
+            thread = str(
+                (await client.threads.create(metadata={"graph_id": "baseline"}))["thread_id"]
+            )
+
+            def embedded(prompt: str, config: dict[str, Any] = local_thread) -> Any:
+                return graph.astream(
+                    {"messages": [{"role": "user", "content": prompt}]},
+                    config,
+                    stream_mode=["messages", "updates", "custom"],
+                    durability="sync",
+                )
+
+            def remote(prompt: str, thread: str = thread) -> Any:
+                return client.runs.stream(
+                    thread,
+                    "baseline",
+                    input={"messages": [{"role": "user", "content": prompt}]},
+                    stream_mode=STREAM_MODES,
+                    stream_resumable=True,
+                )
+
+            local = await measure_baseline(model, embedded, steps, runs)
+            far = await measure_baseline(model, remote, steps, runs)
+            extra.append(far - local)
+            print(
+                f"{served.kind:13} {name:17} baseline   : embedded {local:7.0f} ms, "
+                f"served {far:7.0f} ms, overhead {far - local:+6.0f} ms "
+                "(a graph of the same nodes, no dcode)"
+            )
+    return extra
+
+
+def per_step(extra: Sequence[float], what: str, kind: str) -> None:
+    """The overhead's growth a step: the tool loop's minus the one-line answer's, over the
+    loop's three more steps."""
+    print(f"{kind:13} {what:29}: {(extra[1] - extra[0]) / 3:+6.0f} ms a step")
+
+
 async def long_thread(served: ServedDcode) -> str:
     """A thread of ``THREAD_MESSAGES`` messages (prompts and answers), written as state."""
     client = served.client()
@@ -176,11 +260,15 @@ def verdict(value: float, target: float) -> str:
     return "ok" if value <= target else "OVER"
 
 
-async def overheads(served: ServedDcode, model: ScriptedModelServer, root: Path, runs: int) -> None:
-    """Print the served turns' overhead over the same turns embedded, on ``served``."""
+async def overheads(
+    served: ServedDcode, model: ScriptedModelServer, root: Path, runs: int, baseline: bool = False
+) -> None:
+    """Print the served turns' overhead over the same turns embedded, on ``served``; with
+    ``baseline``, the baseline graph's beside them."""
     target = TURN_TARGET_MS[served.kind]
-    print(f"{served.kind} ready in {served.started_in:.1f} s")
+    print(f"{served.kind} ready in {served.started_in:.1f} s, load {os.getloadavg()[0]:.1f}")
     engine, embedded = await embedded_runner(model, root / f"embedded-{served.kind}")
+    whole_extra = []
     try:
         for name, steps in (("one-line answer", one_liner), ("4-step tool loop", tool_loop)):
             local = await measure(model, embedded, steps, runs)
@@ -192,8 +280,17 @@ async def overheads(served: ServedDcode, model: ScriptedModelServer, root: Path,
                     f"served {remote[i]:7.0f} ms, overhead {extra:+6.0f} ms "
                     f"(target <= +{target:.0f} ms) {verdict(extra, target)}"
                 )
+            whole_extra.append(remote[1] - local[1])
     finally:
         await engine.close()
+    per_step(whole_extra, "dcode's overhead, whole turn", served.kind)
+    if baseline:
+        per_step(
+            await baseline_overheads(served, model, root, runs), "baseline's overhead", served.kind
+        )
+    print(
+        f"{served.kind:13} load at the end: {os.getloadavg()[0]:.1f} (1 min, {os.cpu_count()} cores)"
+    )
 
 
 async def attach_figures(served: ServedDcode, root: Path, runs: int) -> None:
@@ -229,15 +326,33 @@ def postgres() -> Iterator[str]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-async def on_aegra(aegra: Path, model: ScriptedModelServer, root: Path, runs: int) -> None:
+def baseline_config(root: Path) -> Path:
+    """Aegra's config for dcode's graphs and the baseline graph (``baseline_graph.py``)."""
+    import json
+
+    from dcode.server.options import AEGRA_CONFIG_FILE
+
+    config = json.loads(AEGRA_CONFIG_FILE.read_text())
+    server = AEGRA_CONFIG_FILE.parent
+    graphs = {name: str(server / path) for name, path in config["graphs"].items()}
+    graphs["baseline"] = f"{Path(__file__).with_name('baseline_graph.py')}:graph"
+    path = root / "aegra-baseline.json"
+    path.write_text(json.dumps({**config, "graphs": graphs}))
+    return path
+
+
+async def on_aegra(
+    aegra: Path, model: ScriptedModelServer, root: Path, runs: int, baseline: bool
+) -> None:
     from tests.support.aegra_server import serve_on_aegra
 
     (root / "aegra").mkdir()
-    with postgres() as url, serve_on_aegra(root / "aegra", aegra, url, model) as served:
-        await overheads(served, model, root, runs)
+    config = {"config": baseline_config(root)} if baseline else {}
+    with postgres() as url, serve_on_aegra(root / "aegra", aegra, url, model, **config) as served:
+        await overheads(served, model, root, runs, baseline)
 
 
-async def main_async(runs: int, aegra: Path | None, only: str) -> None:
+async def main_async(runs: int, aegra: Path | None, only: str, baseline: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp, ScriptedModelServer() as model:
         root = Path(tmp)
         (root / "served").mkdir()
@@ -251,7 +366,7 @@ async def main_async(runs: int, aegra: Path | None, only: str) -> None:
         if aegra is None:
             print("aegra: not measured (give --aegra PATH or DCODE_TEST_AEGRA)")
         else:
-            await on_aegra(aegra, model, root, runs)
+            await on_aegra(aegra, model, root, runs, baseline)
 
 
 def main() -> None:
@@ -264,8 +379,13 @@ def main() -> None:
         help="Aegra's aegra command, to measure the turns on Aegra too",
     )
     parser.add_argument("--only", choices=["turns", "attach"], default="", help="one figure")
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="on Aegra, the same turns on a graph of dcode's shape with none of dcode in it",
+    )
     args = parser.parse_args()
-    asyncio.run(main_async(args.runs, args.aegra, args.only))
+    asyncio.run(main_async(args.runs, args.aegra, args.only, args.baseline))
 
 
 if __name__ == "__main__":

@@ -159,10 +159,15 @@ def aegra_env(
 
 @contextmanager
 def serve_on_aegra(
-    root: Path, aegra: Path, cluster_url: str, model: ScriptedModelServer
+    root: Path,
+    aegra: Path,
+    cluster_url: str,
+    model: ScriptedModelServer,
+    config: Path = AEGRA_CONFIG_FILE,
 ) -> Iterator[ServedDcode]:
     """``aegra serve`` of dcode's graph in ``root/workspace``, with a Redis of its own and a new
-    database on the PostgreSQL server at ``cluster_url``, until the block ends."""
+    database on the PostgreSQL server at ``cluster_url``, until the block ends; ``config``:
+    Aegra's config (dcode's ``aegra.json``; a bench's serves more graphs)."""
     workspace, home = root / "workspace", root / "home"
     workspace.mkdir()
     home.mkdir()
@@ -172,7 +177,7 @@ def serve_on_aegra(
         env = aegra_env(home, workspace, model, database=database, redis=redis_url)
         port, log = free_port(), root / "server.log"
         argv = [str(aegra), "serve", "--host", "127.0.0.1", "--port", str(port)]
-        launch = launcher([*argv, "-c", str(AEGRA_CONFIG_FILE)], workspace, env, log)
+        launch = launcher([*argv, "-c", str(config)], workspace, env, log)
         url = f"http://127.0.0.1:{port}"
         started = time.monotonic()
         served = ServedDcode(url, TOKEN, workspace, home, model, log, launch(), 0.0)

@@ -5,9 +5,10 @@ compaction's hook (which may itself ask the model for a summary) and before the 
 step already done is in the checkpoint, so nothing is lost, and the next turn goes on from
 there. ``awrap_model_call`` charges the answer's usage to the run's agent, priced with the
 graph's model (``Tariff``), and puts the warnings for the levels crossed on the stream. A served
-run's budget has a book (``SessionBudget.book``): the first check reads the spend before it, and
-each charge is written there at once. A run without a budget (``RunContext.budget`` None) is
-neither checked nor charged.
+run's budget has a book (``SessionBudget.book``): the first check reads the spend before it (when
+the run has a limit), and each charge is handed to it at once (the server writes it behind the
+run, ``dcode.server.writes``). A run without a budget (``RunContext.budget`` None) is neither
+checked nor charged.
 """
 
 from __future__ import annotations
