@@ -108,3 +108,33 @@ def test_cost() -> None:
     profile = resolve_profile("deepseek", "deepseek-chat")
     assert profile.cost(1_000_000, 1_000_000) == pytest.approx(0.70)
     assert resolve_profile("vllm", "x").cost(1, 1) is None
+
+
+def test_the_sync_client_shares_the_async_clients_tls_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ChatOpenAI's synchronous client (unused by dcode's turns) is built over the model
+    client's TLS context, so the CA bundle loads once; under OPENAI_PROXY ChatOpenAI builds its
+    own proxied one, as before."""
+    import httpcore2
+
+    from dcode.models.factory import model_http_client
+
+    loads: list[object] = []
+    real = httpcore2.default_ssl_context
+
+    def counted(*args: object, **kwargs: object) -> object:
+        loads.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(httpcore2, "default_ssl_context", counted)
+    s = settings(tmp_path, model="openai:gpt-5.1", base_url="https://models.example/v1")
+    http = model_http_client(s)
+    model = build_chat_model(resolve_model(s, {"OPENAI_API_KEY": "k"}), s, http)
+    assert model.http_client is not None and model.openai_proxy is None
+    assert len(loads) == 1
+
+    monkeypatch.setenv("OPENAI_PROXY", "http://127.0.0.1:9")
+    proxied = build_chat_model(resolve_model(s, {"OPENAI_API_KEY": "k"}), s, http)
+    assert proxied.openai_proxy == "http://127.0.0.1:9" and proxied.http_client is not None
+    assert proxied.http_client is not model.http_client

@@ -15,13 +15,12 @@ import asyncio
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END
 
 from dcode.agent.approval import ApprovalPolicy, Approver, ToolOrigin
-from dcode.agent.async_tasks.remote import RemoteAgents
 from dcode.agent.backends.environment import ShellEnvironment
 from dcode.agent.backends.local import LocalBackend
 from dcode.agent.budget import Tariff
@@ -51,14 +50,28 @@ from dcode.mcp.config import ServerConfig
 from dcode.mcp.manager import McpManager, McpTurn
 from dcode.media.store import AttachmentStore
 from dcode.media.uploads.index import Scope, UploadIndex
-from dcode.media.uploads.resolver import UploadResolver
 from dcode.media.variants import VariantService
 from dcode.models.factory import ResolvedModel, build_chat_model, model_http_client, resolve_model
-from dcode.models.files_api import OpenAIFiles
 from dcode.sandbox.confine import Sandbox
 from dcode.settings.config import ApprovalMode, ReasoningEffort, Settings
 from dcode.settings.private_files import ensure_private_dir
 from dcode.settings.project_files import PromptSource, real_path
+
+if TYPE_CHECKING:
+    # Imported where used: the async task tools only with [[async_agents]], the Files API
+    # (and openai with it) only on a route that uploads images.
+    from dcode.agent.async_tasks.remote import RemoteAgents
+    from dcode.media.uploads.resolver import UploadResolver
+
+
+def _remote_agents(settings: Settings) -> RemoteAgents | None:
+    """The servers the async task tools reach, when the user's config lists one; their client
+    (langgraph-sdk's) is imported only then."""
+    if not settings.async_agents:
+        return None
+    from dcode.agent.async_tasks.remote import RemoteAgents
+
+    return RemoteAgents(settings.async_agents)
 
 
 class Engine:
@@ -116,7 +129,7 @@ class Engine:
         self._mcp_turn: McpTurn | None = None
         # The servers the async task tools reach: the session's own agent gets those tools
         # when the user's config lists one.
-        self.remote_agents = RemoteAgents(settings.async_agents) if settings.async_agents else None
+        self.remote_agents = _remote_agents(settings)
         self.graph = self._build()
 
     def use_sandbox(self, sandbox: Sandbox) -> None:
@@ -277,6 +290,9 @@ class Engine:
         endpoint = resolved.endpoint
         scope = Scope.of(endpoint.base_url, endpoint.api_key)
         if scope not in self._uploads:
+            from dcode.media.uploads.resolver import UploadResolver
+            from dcode.models.files_api import OpenAIFiles
+
             remote = OpenAIFiles.for_endpoint(endpoint, self.settings, self._http)
             self._uploads[scope] = UploadResolver(remote, self.upload_index, scope)
         return self._uploads[scope]

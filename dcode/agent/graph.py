@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
@@ -26,14 +26,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.types import Checkpointer
 
-from dcode.agent.async_tasks.middleware import AsyncTasksMiddleware
-from dcode.agent.async_tasks.remote import RemoteAgents
 from dcode.agent.backends.protocol import Backend
 from dcode.agent.budget import Tariff
 from dcode.agent.compaction.summary import Compactor
 from dcode.agent.history_state import history_state
 from dcode.agent.hooks.tool_calls import HooksMiddleware
-from dcode.agent.media_files import FileImages
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_route import request_limits, route_for
 from dcode.agent.middleware.approval import ApprovalMiddleware
@@ -64,10 +61,16 @@ from dcode.agent.tools.read_media import MediaReader
 from dcode.agent.tools.spec import WRITE_TODOS
 from dcode.mcp.manager import McpTurn
 from dcode.media.store import AttachmentStore
-from dcode.media.uploads.resolver import UploadResolver
 from dcode.media.variants import VariantService
 from dcode.models.profiles import ModelProfile
 from dcode.settings.project_files import PromptSource
+
+if TYPE_CHECKING:
+    # The async task tools and the Files transport are imported where a graph uses them: a
+    # session without [[async_agents]] or uploads does not load them (``dcode -p`` starts lighter).
+    from dcode.agent.async_tasks.remote import RemoteAgents
+    from dcode.agent.media_files import FileImages
+    from dcode.media.uploads.resolver import UploadResolver
 
 
 def agent_tools(
@@ -112,12 +115,30 @@ def static_request(
     as the session sends it (with its added directories); ``remote_agents``: where the
     session's agent also has the async task tools."""
     todo = TodoListMiddleware()
-    remote = AsyncTasksMiddleware(remote_agents).tools if remote_agents is not None else []
+    remote = [tool for m in _async_tasks(remote_agents) for tool in m.tools]
     return f"{system_prompt}\n\n{todo.system_prompt}", [
         *agent_tools(backend, compactor, task_tool=task_tool, presents_plans=planning),
         *todo.tools,
         *remote,
     ]
+
+
+def _async_tasks(remote_agents: RemoteAgents | None) -> list[AgentMiddleware[Any, RunContext]]:
+    """The async task tools' middleware, where the agent reaches remote agents (none otherwise)."""
+    if remote_agents is None:
+        return []
+    from dcode.agent.async_tasks.middleware import AsyncTasksMiddleware
+
+    return [AsyncTasksMiddleware(remote_agents)]
+
+
+def _file_images(uploads: UploadResolver | None, wire: str) -> FileImages | None:
+    """Request images as uploaded files, on a route whose transport is ``files`` (None: inline)."""
+    if uploads is None:
+        return None
+    from dcode.agent.media_files import FileImages
+
+    return FileImages(uploads, wire)
 
 
 def build_graph(
@@ -171,7 +192,7 @@ def build_graph(
         route_for(profile),
         policy=MediaPolicy.of(profile, wire=wire),
         limits=request_limits(profile),
-        files=FileImages(uploads, wire) if uploads is not None else None,
+        files=_file_images(uploads, wire),
     )
     # Static instructions (the base prompt, the todo tool's) come first in the system message,
     # memory after them: the stable prefix is what provider prompt caches reuse.
@@ -189,7 +210,7 @@ def build_graph(
         MemoryMiddleware(memory),
         SkillsMiddleware(skills),
         *([McpStatusMiddleware(mcp.servers)] if mcp and mcp.servers else []),
-        *([AsyncTasksMiddleware(remote_agents)] if remote_agents is not None else []),
+        *_async_tasks(remote_agents),
         PlanModeMiddleware(compactor.history_dir),
         ArgumentTruncationMiddleware(profile.max_input_tokens, compactor.triggers, counter),
         OverflowClipMiddleware(profile.max_input_tokens, large_results, counter),

@@ -9,6 +9,7 @@ and the stall timeout while the answer streams (``dcode/models/transport.py``).
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypedDict
 
@@ -21,6 +22,7 @@ from dcode.settings.config import ConfigError, Settings, WireApi
 from dcode.settings.presets import accepts_prompt_cache_key
 
 if TYPE_CHECKING:
+    import httpx2
     from langchain_openai import ChatOpenAI
 
     from dcode.models.transport import ModelHttpClient
@@ -119,6 +121,16 @@ def model_http_client(settings: Settings) -> ModelHttpClient:
     return ModelHttpClient(Limits.of(settings))
 
 
+class _SyncClient(TypedDict, total=False):
+    http_client: httpx2.Client
+
+
+def _sync_client(http: ModelHttpClient) -> _SyncClient:
+    """ChatOpenAI's synchronous client, sharing ``http``'s TLS context (``sync_twin``); none
+    under ``OPENAI_PROXY``, where ChatOpenAI builds its own proxied one (and refuses one given)."""
+    return {} if os.environ.get("OPENAI_PROXY") else {"http_client": http.sync_twin()}
+
+
 def build_chat_model(
     resolved: ResolvedModel, settings: Settings, http_async_client: ModelHttpClient | None = None
 ) -> ChatOpenAI:
@@ -132,12 +144,13 @@ def build_chat_model(
     from dcode.models.user_agent import USER_AGENT
 
     endpoint = resolved.endpoint
+    http = http_async_client or model_http_client(settings)
     client = BudgetedAsyncOpenAI(
         api_key=endpoint.api_key,
         base_url=endpoint.base_url,
         max_retries=settings.max_retries,
         timeout=Limits.of(settings).httpx_timeout,
-        http_client=http_async_client or model_http_client(settings),
+        http_client=http,
         retry_budget=settings.retry_budget,
         default_headers={"User-Agent": USER_AGENT},
     )
@@ -162,6 +175,7 @@ def build_chat_model(
         stream_chunk_timeout=None,  # the stall timeout is the transport's (dcode/models/transport.py)
         root_async_client=client,
         async_client=client.chat.completions,
+        **_sync_client(http),
         window=resolved.profile.max_input_tokens,
         window_guessed="max_input_tokens" in resolved.profile.guessed,
         spec=resolved.spec,

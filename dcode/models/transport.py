@@ -162,8 +162,17 @@ class ModelHttpClient(openai.DefaultAsyncHttpxClient):
     """
 
     def __init__(self, limits: Limits, **kwargs: Any) -> None:
-        super().__init__(timeout=limits.httpx_timeout, **kwargs)
+        # Built here, once, so that ``sync_twin`` can share it: loading the CA bundle into a
+        # context is the costly part of making a client (~40 ms).
+        self.ssl_context = httpx2.create_ssl_context()
+        super().__init__(timeout=limits.httpx_timeout, verify=self.ssl_context, **kwargs)
         self.limits = limits
+
+    def sync_twin(self) -> httpx2.Client:
+        """A synchronous client with this one's TLS context, for ChatOpenAI's synchronous
+        methods: without one it builds its own, loading the CA bundle again, though dcode's
+        turns only ever call the model asynchronously. It opens no connection until used."""
+        return openai.DefaultHttpxClient(verify=self.ssl_context, timeout=self.timeout)
 
     async def send(
         self, request: httpx2.Request, *, stream: bool = False, **kwargs: Any

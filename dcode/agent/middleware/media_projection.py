@@ -25,13 +25,12 @@ import asyncio
 import base64
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage
 
 from dcode.agent.events import Notice
-from dcode.agent.media_files import FileImages, ResolvedParts
 from dcode.agent.media_placement import place_attachments
 from dcode.agent.media_policy import MediaPolicy
 from dcode.agent.media_scrub import scrub, scrub_tool_results
@@ -66,6 +65,9 @@ from dcode.media.offload import (
 from dcode.media.store import AttachmentStore
 from dcode.media.variants import Variant, VariantService
 from dcode.models.image_transport import FILE_PART_BYTES
+
+if TYPE_CHECKING:
+    from dcode.agent.media_files import FileImages  # the ``files`` transport's, made by the graph
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,12 +209,12 @@ class MediaProjectionMiddleware(AgentMiddleware[AgentState[object], RunContext])
             plan = await self._plan(attachments, variants, _file_id_size)
             kept = {i: v for i, v in variants.items() if i >= plan.drop and isinstance(v, Variant)}
             resolved = await self.files.parts(kept)
-            if isinstance(resolved, ResolvedParts):
-                parts, file_ids = resolved.parts, resolved.file_ids
-                self._uploads_failing.discard(current_thread_id())
-            else:
+            if isinstance(resolved, str):
                 self._files_notice(request, resolved)
                 inline = True
+            else:
+                parts, file_ids = resolved.parts, resolved.file_ids
+                self._uploads_failing.discard(current_thread_id())
         if inline:
             plan = await self._plan(attachments, variants, _inline_size)
             encoded = await asyncio.to_thread(
