@@ -94,6 +94,59 @@ def test_a_malformed_address_is_one_line_without_its_password(tmp_path: Path) ->
     assert "s3cret-pw" not in line
 
 
+def test_a_busy_pool_still_waits_for_a_connection(postgres_url: str) -> None:
+    """A pool whose one connection is in use asks the server whether it is there, and, since
+    it is, waits for the connection to come back rather than failing."""
+    from dcode.agent.store.postgres_server import CONNECTION, QUICK, SessionPool
+
+    pool = SessionPool(
+        postgres_url,
+        postgres_url,
+        min_size=1,
+        max_size=1,
+        timeout=5.0,
+        kwargs=dict(CONNECTION),
+        open=False,
+    )
+    pool.open(wait=True)
+    try:
+        held = pool.getconn()
+        threading.Timer(QUICK * 3, lambda: pool.putconn(held)).start()
+        started = time.monotonic()
+        again = pool.getconn()
+        assert again is held and time.monotonic() - started >= QUICK * 2
+        pool.putconn(again)
+    finally:
+        pool.close()
+
+
+def test_a_pool_of_a_server_that_refuses_fails_at_once(postgres_url: str) -> None:
+    from dcode.agent.store.postgres_server import CONNECTION, QUICK, SessionPool
+
+    pool = SessionPool(
+        postgres_url,
+        postgres_url,
+        min_size=1,
+        max_size=1,
+        timeout=10.0,
+        kwargs=dict(CONNECTION),
+        open=False,
+    )
+    pool.open(wait=True)
+    held = pool.getconn()
+    try:
+        _terminate_others(postgres_url, refuse=True)
+        started = time.monotonic()
+        with pytest.raises(SessionDatabaseError) as refused:
+            pool.getconn()
+        assert time.monotonic() - started < QUICK + 3
+        assert "not currently accepting connections" in str(refused.value)
+    finally:
+        _allow(postgres_url)
+        pool.putconn(held)
+        pool.close()
+
+
 def test_a_headless_run_against_an_unreachable_server_says_so_once(
     server: ScriptedModelServer, workspace: Path, home: Path
 ) -> None:
@@ -234,10 +287,15 @@ async def test_a_server_gone_mid_turn_ends_it_with_one_line_and_the_session_resu
             session_id, first = await _turn(engine, None, "first prompt")
             assert not first.is_error
             watcher = _when_started(workspace, lambda: _terminate_others(url, refuse=True))
+            started = time.monotonic()
             _, cut = await _turn(engine, session_id, "the cut turn")
+            took = time.monotonic() - started
             watcher.join(timeout=10)
     finally:
         _allow(url)
+    # The turn ends once the server is found to refuse, not after the pools' 10 s waits
+    # (four of them, before: 40 s).
+    assert took < 10, took
     location = url.replace("postgresql://", "")
     assert cut.is_error
     assert cut.error.startswith(f"cannot use the session database postgresql://{location}: ")

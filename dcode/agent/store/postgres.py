@@ -41,6 +41,7 @@ from dcode.agent.store.base import (
 from dcode.agent.store.postgres_hold import AdvisoryHold
 from dcode.agent.store.postgres_server import (
     CONNECTION,
+    SessionPool,
     async_server_errors,
     connect,
     has_schema,
@@ -127,7 +128,8 @@ class PostgresStore(SqlRecords):
     def _open_pool(self) -> ConnectionPool[Conn]:
         with self._pool_lock:
             if self._pool is None:
-                pool: ConnectionPool[Conn] = ConnectionPool(
+                pool = SessionPool(
+                    self.url,
                     self.url,
                     min_size=1,
                     max_size=POOL_SIZE,

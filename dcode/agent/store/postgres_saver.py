@@ -33,7 +33,12 @@ from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 
 from dcode.agent.store.checkpoint_memo import RememberingHistories, RememberingSerializer
-from dcode.agent.store.postgres_server import COMPRESSION, CONNECTION, with_settings
+from dcode.agent.store.postgres_server import (
+    COMPRESSION,
+    CONNECTION,
+    CheckpointPool,
+    with_settings,
+)
 
 POOL_SIZE = 2  # the saver runs one query at a time (its lock); one more while one is replaced
 WAIT = 10.0  # seconds a step waits for a connection before the server is said out of reach
@@ -96,9 +101,10 @@ class PostgresCheckpointer(RememberingHistories, AsyncPostgresSaver):
         return await once_more(lambda: get(config=config, channels=channels))
 
 
-def async_pool(url: str) -> AsyncConnectionPool[AsyncConnection[DictRow]]:
+def async_pool(url: str) -> CheckpointPool:
     """The checkpointer's pool, not opened yet."""
-    return AsyncConnectionPool(
+    return CheckpointPool(
+        url,
         with_settings(url, COMPRESSION),
         min_size=1,
         max_size=POOL_SIZE,
