@@ -337,3 +337,28 @@ def test_dcode_trust_says_the_hooks_now_run(
     said = trust_project(workspace)
     assert "its hooks (3) run" in said
     assert len(load_settings(workspace=workspace).hooks) == 3
+
+
+async def test_a_subagent_stop_hook_s_continue_false_says_its_reason(
+    server, make_settings, tmp_path
+):
+    from tests.test_subagents import JOB, PROMPT, task_call
+
+    command = script(
+        tmp_path,
+        "enough.sh",
+        """#!/usr/bin/env bash
+echo '{"continue": false, "stopReason": "enough digging"}'
+""",
+    )
+    server.script(
+        reply(tool_calls=[task_call(JOB)]).answering(PROMPT),
+        reply("first look").answering(JOB),
+        reply("done").answering(PROMPT),
+    )
+    settings = make_settings(hooks=(hook("SubagentStop", command),))
+    code, out, err = await headless(settings, PROMPT)
+    assert code == 0, err
+    said = [(e["message"], e["agent"]) for e in lines(out) if e["type"] == "notice"]
+    assert said == [("a hook stopped the subagent: enough digging", ["task:1"])]
+    assert len(server.requests) == 3
