@@ -190,3 +190,57 @@ def test_nothing_to_ask_in_a_plain_project(workspace: Path, dcode_home: Path) ->
     (workspace / ".dcode").mkdir()
     (workspace / ".dcode" / "config.toml").write_text('approve = "manual"\nmax_turns = 5\n')
     assert not trust_request(settings_of(workspace))
+
+
+@pytest.fixture
+def hooked(workspace: Path, dcode_home: Path, server: ScriptedModelServer, tmp_path: Path) -> Path:
+    """A cloned repository whose only ask is hooks, in its Claude settings and its config, that
+    would run a command as the session starts and at each prompt."""
+    import json
+
+    dcode_home.mkdir()
+    (dcode_home / "config.toml").write_text(
+        f'model = "openai:test-model"\nbase_url = "{server.base_url}"\napi = "chat"\n'
+    )
+    marker = tmp_path / "ran.txt"
+    every = [{"hooks": [{"type": "command", "command": f"echo claude >> {marker}"}]}]
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": every, "UserPromptSubmit": every}})
+    )
+    (workspace / ".dcode").mkdir()
+    (workspace / ".dcode" / "config.toml").write_text(
+        f'[[hooks.UserPromptSubmit]]\nhooks = [{{type = "command", command = "echo config >> {marker}"}}]\n'
+    )
+    return workspace
+
+
+async def test_a_repository_s_hooks_wait_for_the_question(
+    server, hooked: Path, dcode_home: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran.txt"
+    server.script(reply("hi"), reply("hi again"))
+    async with asked(server, hooked, dcode_home) as h:
+        await h.until(lambda: "Trust this project?" in h.text(), what="the question painted")
+        shown = flat(h)
+        assert "Hooks: commands that would run on this machine" in shown
+        assert "Settings in" not in shown  # hooks only: each is listed whole, with its file
+        assert shown.count(f"echo claude >> {marker}") == 2
+        assert f"echo config >> {marker}" in shown and "in " + str(hooked / ".claude") in shown
+        assert not marker.exists()
+        await h.press("n")
+        await h.ready()
+        await h.send("hello")
+        await h.idle()
+        assert not marker.exists()
+        assert "Left out the project's hooks (3) this session" in flat(h)
+        await h.send("/hooks")
+        await h.until(lambda: "project hooks skipped" in flat(h), what="the listing")
+    assert not marker.exists()
+    async with asked(server, hooked, dcode_home) as h:
+        await h.press("y")
+        await h.ready()
+        await h.send("hello")
+        await h.idle()
+        assert "Trusted this project: its hooks (3) run." in flat(h)
+    assert sorted(marker.read_text().split()) == ["claude", "claude", "config"]

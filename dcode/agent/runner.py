@@ -49,6 +49,7 @@ from dcode.agent.compaction.record import read_compaction
 from dcode.agent.compaction.summary import Compacted, CompactionFailed
 from dcode.agent.events import (
     AsyncTaskStatus,
+    CompactionFinished,
     ErrorEvent,
     Event,
     Notice,
@@ -57,6 +58,7 @@ from dcode.agent.events import (
     TurnStarted,
 )
 from dcode.agent.hooks.context_text import with_context
+from dcode.agent.hooks.outcome import stopped_line
 from dcode.agent.markers import CANCELLED_MARKER, HOOK_MARKER
 from dcode.agent.paste_archive import archive_paste
 from dcode.agent.rewind.changes import ChangeLog
@@ -137,7 +139,9 @@ class SessionRunner:
         self.start_source: str | None = "startup"
         """``SessionStart``'s source for the next turn (``startup``, or ``clear`` after
         ``/clear``; a thread with messages starts as ``resume``, and after ``/offload`` as
-        ``compact``); None once it has fired."""
+        ``compact``, as after the window's own compaction); None once it has fired."""
+        self.started = False
+        """``SessionStart`` has fired: ``SessionEnd`` fires too when the session ends."""
         self._interrupt: TurnInterrupt | None = None
         self._settled: tuple[str, int] | None = None
         """(the thread's head, its size) as a turn that ended cleanly left it: the next turn
@@ -476,7 +480,7 @@ class SessionRunner:
         """Fire ``SessionEnd`` (``reason``: ``clear``, ``logout``, ``prompt_input_exit`` or
         ``other``) for a session that started; returns its events (nothing when none ran)."""
         events: list[Event] = []
-        if self.hooks is not None and self.start_source is None:
+        if self.hooks is not None and self.started:
             payload = {"session_id": self.session_id, "reason": reason}
             await self.hooks.fire("SessionEnd", payload, events.append, target=reason)
         return events
@@ -518,6 +522,8 @@ class SessionRunner:
                     for event in translator.on_stream(*item):
                         if isinstance(event, SubagentStarted):
                             subagent_threads.append(event.thread_id)
+                        elif isinstance(event, CompactionFinished) and not event.agent:
+                            self.start_source = "compact"  # as after /offload: see _prompt_hooks
                         yield event
             if interrupt.requested:
                 return
@@ -529,8 +535,9 @@ class SessionRunner:
             next_message, stop_active = stopping.again, True
 
     async def _prompt_hooks(self, prompt: str) -> HookedPrompt:
-        """``SessionStart`` on the runner's first turn (its context and ``UserPromptSubmit``'s
-        go with the prompt), then ``UserPromptSubmit``, which may refuse the prompt."""
+        """``SessionStart`` on the runner's first turn and the first after a compaction (its
+        context and ``UserPromptSubmit``'s go with the prompt), then ``UserPromptSubmit``,
+        which may refuse the prompt."""
         hooked = HookedPrompt()
         if self.hooks is None:
             return hooked
@@ -538,7 +545,7 @@ class SessionRunner:
             source = self.start_source
             if source == "startup" and await self._message_count():
                 source = "resume"
-            self.start_source = None
+            self.start_source, self.started = None, True
             started = await self.hooks.fire(
                 "SessionStart",
                 {"session_id": self.session_id, "source": source},
@@ -568,7 +575,9 @@ class SessionRunner:
             {"session_id": self.session_id, "stop_hook_active": active},
             stopping.events.append,
         )
-        if outcome.blocked and not outcome.stop:
+        if outcome.stop:  # the agent stops as it meant to; the hook's reason is said
+            stopping.events.append(Notice(stopped_line(outcome.stop_reason)))
+        elif outcome.blocked:
             reason = outcome.reason or "a Stop hook asked you to go on"
             stopping.events.append(Notice(f"a Stop hook asked the agent to go on: {reason}"))
             stopping.again = HumanMessage(

@@ -46,6 +46,8 @@ def trust_project(root: Path) -> str:
         )
     if rules := [name for name in present if name in CLAUDE_SETTINGS]:
         said.append(f"the allow rules of {' and '.join(rules)} apply")
+    if hooks := len(settings.skipped_hooks):
+        said.append(f"its hooks ({hooks}) run")
     if agents := [name for name in present if name in AGENT_DIRS]:
         said.append(f"the agents in {' and '.join(agents)} may choose their models")
     return (

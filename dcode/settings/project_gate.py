@@ -179,16 +179,27 @@ def _flatten(key: str, value: object) -> Iterator[tuple[str, object]]:
 
 
 def ignored_keys(settings: Settings) -> str:
-    """The project settings left out, named as the file spells them: ``approve, base_url``."""
-    return ", ".join(item.key for item in settings.ignored if item.key != RULES_KEY)
+    """The project settings left out, named as the file spells them: ``approve, base_url``.
+    Allow rules and hooks are not among them: each has its own line."""
+    return ", ".join(item.key for item in settings.ignored if _plain(item.key))
 
 
 RULES_KEY = "permissions.allow"
 
 
+def is_hook_key(key: str) -> bool:
+    """A project's hooks among the settings left out (``hooks`` of its config, ``hooks.EVENT``
+    of its Claude settings): ``settings.skipped_hooks`` lists them, and their own line says so."""
+    return key == "hooks" or key.startswith("hooks.")
+
+
+def _plain(key: str) -> bool:
+    return key != RULES_KEY and not is_hook_key(key)
+
+
 def ignored_warning(settings: Settings) -> str | None:
     """The one line headless prints when the project's config was partly ignored."""
-    if not any(item.key != RULES_KEY for item in settings.ignored):
+    if not any(_plain(item.key) for item in settings.ignored):
         return None
     keys = ignored_keys(settings)
     changed = ", changed since you trusted it" if settings.trust is TrustState.CHANGED else ""

@@ -149,6 +149,8 @@ class ProjectTrust:
         if rules:
             parts.append(f"its allow rules ({rules}) apply")
             self._apply_rules()
+        if hooks := len(request.settings.skipped_hooks):
+            parts.append(f"its hooks ({hooks}) run")
         if agents:
             parts.append(f"its agents ({agents}) run on their own models")
         if still := ignored_keys(host.settings):
@@ -171,6 +173,8 @@ class ProjectTrust:
             parts.append(
                 f"allow rules ({', '.join(rule.text for rule in request.settings.waiting_rules)})"
             )
+        if hooks := len(request.settings.skipped_hooks):
+            parts.append(f"hooks ({hooks})")
         if request.mcp is not None:
             parts.append(f"MCP servers ({request.server_names})")
         if request.agents:

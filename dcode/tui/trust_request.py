@@ -26,8 +26,9 @@ class TrustRequest:
     """Everything the project asks for that waits for the user's yes. ``settings`` are those
     resolved now (their ``ignored`` the settings left out); ``mcp`` the plan whose
     ``awaiting`` file has servers not approved in this content, else None; ``agents`` the
-    project's agents whose model is left out. (Hooks would be listed here once dcode runs
-    any: a project's hooks run programs, so they would wait for the same yes.)"""
+    project's agents whose model is left out. The project's hooks are among the settings
+    left out (``settings.skipped_hooks`` holds them whole): they run programs, so they wait for
+    the same yes."""
 
     settings: Settings
     mcp: McpPlan | None = None

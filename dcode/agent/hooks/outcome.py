@@ -127,6 +127,11 @@ class Outcome:
         return said
 
 
+def stopped_line(reason: str, what: str = "turn") -> str:
+    """The one line a hook's ``continue: false`` says to the user, with its ``stopReason``."""
+    return f"a hook stopped the {what}: {reason or 'no reason given'}"
+
+
 def fold_all(event: str, runs: Iterable[HookRun]) -> tuple[Outcome, list[str]]:
     """The outcome of ``runs`` together, and each run's one line."""
     outcome = Outcome()

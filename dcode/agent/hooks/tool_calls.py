@@ -19,7 +19,7 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langgraph.types import Command
 
 from dcode.agent.events import Notice
-from dcode.agent.hooks.outcome import Outcome
+from dcode.agent.hooks.outcome import Outcome, stopped_line
 from dcode.agent.hooks.runner import claude_tool_name
 from dcode.agent.markers import END_TURN_MARKER
 from dcode.agent.middleware.approval import refuse
@@ -76,18 +76,14 @@ class HooksMiddleware(AgentMiddleware[AgentState[object], RunContext]):
             )
             _tell_model(result, after, context)
             if after.stop:
-                context.emit(Notice(_stopped(after.stop_reason), agent=context.agent))
+                context.emit(Notice(stopped_line(after.stop_reason), agent=context.agent))
                 result.additional_kwargs[END_TURN_MARKER] = True
         return result
 
 
-def _stopped(reason: str) -> str:
-    return f"a hook stopped the turn: {reason or 'no reason given'}"
-
-
 def _stop(context: RunContext, call: ToolCall, reason: str) -> ToolMessage:
     """``continue: false`` before a call: it does not run, and the turn ends there."""
-    context.emit(Notice(_stopped(reason), agent=context.agent))
+    context.emit(Notice(stopped_line(reason), agent=context.agent))
     refused = refuse(context, call, reason or "a hook stopped the turn")
     refused.additional_kwargs[END_TURN_MARKER] = True
     return refused

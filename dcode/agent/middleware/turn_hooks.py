@@ -26,6 +26,7 @@ from langgraph.runtime import Runtime
 
 from dcode.agent.events import ErrorEvent, Notice
 from dcode.agent.hooks.context_text import with_context
+from dcode.agent.hooks.outcome import stopped_line
 from dcode.agent.markers import HOOK_MARKER
 from dcode.agent.middleware.sequence import InSequence
 from dcode.agent.run_context import RunContext, current_thread_id, require_run_context
@@ -118,7 +119,10 @@ class TurnHooksMiddleware(InSequence[TurnHooksState]):
             },
             context.emit,
         )
-        if not outcome.blocked or outcome.stop:
+        if outcome.stop:  # the agent stops as it meant to; the hook's reason is said
+            context.emit(Notice(stopped_line(outcome.stop_reason)))
+            return None
+        if not outcome.blocked:
             return None
         reason = outcome.reason or "a Stop hook asked you to go on"
         context.emit(Notice(f"a Stop hook asked the agent to go on: {reason}"))

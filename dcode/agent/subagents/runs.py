@@ -47,6 +47,7 @@ from langgraph.types import Command, Interrupt, interrupt
 from dcode.agent.approval import ScopedPolicy
 from dcode.agent.budget import BudgetReached
 from dcode.agent.events import Event, Notice, SubagentFinished, SubagentStarted, ToolStatus
+from dcode.agent.hooks.outcome import stopped_line
 from dcode.agent.markers import HOOK_MARKER
 from dcode.agent.run_context import RECURSION_LIMIT, RunContext
 from dcode.agent.stream import STREAM_MODES, StreamTranslator, TurnTally
@@ -426,7 +427,10 @@ async def _subagent_stop(
     outcome = await hooks.fire(
         "SubagentStop", payload, lambda e: writer(e.from_agent(context.agent)), agent=context.agent
     )
-    if not outcome.blocked or outcome.stop:
+    if outcome.stop:  # the subagent stops as it meant to; the hook's reason is said
+        writer(Notice(stopped_line(outcome.stop_reason, "subagent"), agent=context.agent))
+        return None
+    if not outcome.blocked:
         return None
     reason = outcome.reason or "a SubagentStop hook asked you to go on"
     writer(Notice(f"a SubagentStop hook asked the agent to go on: {reason}", agent=context.agent))

@@ -1,8 +1,8 @@
 """The one trust question, asked at start when the project asks for more than your settings allow.
 
 It lists everything trusting the project would enable, by section: the settings in its
-``.dcode/config.toml`` (each with its value and what it would change), its ``.mcp.json``
-servers (each with the program it runs or the URL it reaches, and every variable it reads),
+``.dcode/config.toml`` (each with its value and what it would change), its allow rules, its
+hooks (each command whole, with its file), its ``.mcp.json`` servers (each with the program it runs or the URL it reaches, and every variable it reads),
 and its agents' models. It is answered as an approval is: ``y`` trusts the project (each part
 recorded in ``$DCODE_HOME`` for exactly the content shown, asked again when it changes), ``n``
 or Esc leaves it all out for this run (asked next time).
@@ -28,7 +28,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from dcode.settings.config import IgnoredSetting
-from dcode.settings.project_gate import RULES_KEY
+from dcode.settings.hook_sources import HookCommand
+from dcode.settings.project_gate import RULES_KEY, is_hook_key
 from dcode.terminal_text import safe_text
 from dcode.tui.screens.keeps_typing import KeepsTyping
 from dcode.tui.trust_request import TrustRequest
@@ -53,12 +54,27 @@ def setting_line(item: IgnoredSetting) -> Content:
     )
 
 
+def hook_line(hook: HookCommand) -> Content:
+    """A hook's event and matcher, its whole command (a repository could hide what it runs
+    past a cut), and the file it is in."""
+    matcher = f" [{hook.matcher}]" if hook.matcher else ""
+    return Content.assemble(
+        ("  " + safe_text(hook.event + matcher), "bold"),
+        "  ",
+        (safe_text(hook.command), "$accent"),
+        "\n",
+        ("      in " + safe_text(hook.source), "$text-muted"),
+    )
+
+
 def sections(request: TrustRequest) -> list[tuple[str, Content]]:
-    """What trusting the project enables, as (heading, lines): settings, MCP servers, agents.
-    A project's hooks would be one more section here, once dcode runs any."""
+    """What trusting the project enables, as (heading, lines): settings, permission rules,
+    hooks, MCP servers, agents."""
     settings = request.settings
     found: list[tuple[str, Content]] = []
-    if ignored := [item for item in settings.ignored if item.key != RULES_KEY]:
+    if ignored := [
+        item for item in settings.ignored if item.key != RULES_KEY and not is_hook_key(item.key)
+    ]:
         config = safe_text(str(settings.project_config.relative_to(settings.workspace)))
         found.append(
             (f"Settings in {config}", Content("\n").join(setting_line(item) for item in ignored))
@@ -74,6 +90,9 @@ def sections(request: TrustRequest) -> list[tuple[str, Content]]:
         found.append(
             ("Permission rules that let calls run without asking", Content("\n").join(lines))
         )
+    if settings.skipped_hooks:
+        lines = [hook_line(hook) for hook in settings.skipped_hooks]
+        found.append(("Hooks: commands that would run on this machine", Content("\n").join(lines)))
     if request.mcp is not None and request.mcp.awaiting is not None:
         from dcode.tui.screens.mcp_trust import server_line
 
