@@ -15,6 +15,8 @@ exist, a wrong password, a connection terminated mid-turn, a full disk) is psyco
 constraint stays the bug it is.
 """
 
+# Any: psycopg_pool's pool options, passed through to it as given
+
 from __future__ import annotations
 
 import threading
