@@ -88,10 +88,48 @@ def test_a_database_that_does_not_exist_is_one_line(postgres_url: str, tmp_path:
     assert 'database "no_such_db" does not exist' in line
 
 
-def test_a_malformed_address_is_one_line_without_its_password(tmp_path: Path) -> None:
-    line = _refusal("postgresql://dcode:s3cret-pw@127.0.0.1:notaport/x", tmp_path)
+MALFORMED = [
+    "postgresql://dcode:s3cret-pw@127.0.0.1:notaport/x",
+    # libpq quotes the whole address it could not read...
+    "postgresql://dcode:s3cret-pw@[127.0.0.1/x",
+    # ...and the token it could not decode, which is the password itself
+    "postgresql://dcode:s3cret%zz-pw@127.0.0.1:5432/x",
+    "postgresql://dcode@127.0.0.1:5432/x?password=s3cret%zz-pw",
+]
+
+
+@pytest.mark.parametrize("url", MALFORMED)
+def test_a_malformed_address_is_one_line_without_its_password(url: str, tmp_path: Path) -> None:
+    line = _refusal(url, tmp_path)
     assert line.startswith("cannot use the session database postgresql://")
-    assert "s3cret-pw" not in line
+    assert "s3cret" not in line and "zz-pw" not in line
+    store = _store(url, tmp_path)
+    with pytest.raises(SessionDatabaseError) as held:
+        store.hold("abc123")
+    store.close()
+    assert "s3cret" not in str(held.value) and "zz-pw" not in str(held.value)
+
+
+def test_dcode_never_prints_the_password_of_an_address_it_cannot_read(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DCODE_HOME": str(tmp_path / "home"),
+        DATABASE_URL_ENV: "postgres://dcode:s3cret-pw@[db.example/sessions",
+    }
+    dcode = str(Path(sys.executable).with_name("dcode"))
+    listed = subprocess.run(
+        [dcode, "sessions", "list"], cwd=workspace, env=env, capture_output=True, text=True
+    )
+    assert listed.returncode == 2 and listed.stdout == ""
+    unreadable = "postgres://(an address that cannot be read)"
+    expected = (
+        f"dcode: error: cannot use the session database {unreadable}: end of string reached "
+        f'when looking for matching "]" in IPv6 host address in URI: "{unreadable}"'
+    )
+    assert listed.stderr.splitlines() == [expected]
 
 
 def test_a_busy_pool_still_waits_for_a_connection(postgres_url: str) -> None:
