@@ -50,9 +50,9 @@ def session_of_two_prompts(server: ScriptedModelServer, home: Path, workspace: P
 
 
 def test_list_then_rewind_without_a_key(
-    server: ScriptedModelServer, tmp_path: Path, workspace: Path
+    server: ScriptedModelServer, workspace: Path, store: SessionStore
 ) -> None:
-    home = tmp_path / "home"
+    home = store.home
     session_id = session_of_two_prompts(server, home, workspace)
     listed = dcode(["sessions", "rewind", session_id], home, workspace)
     assert listed.returncode == 0, listed.stderr
