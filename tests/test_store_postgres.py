@@ -565,3 +565,33 @@ async def test_a_full_disk_mid_session_ends_the_turn_in_one_line_and_the_session
     assert not again.is_error and again.result == "resumed"
     resumed = store.read_thread(session_id)
     assert resumed is not None and resumed.messages[-1].content == "resumed"
+
+
+async def test_the_tui_on_an_unreachable_server_shows_the_line_and_stays_up(
+    server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    """The TUI opens its store as it starts and again for the session picker: each time the
+    store's one line, and the app goes on running (no traceback, no hang)."""
+    from dcode.tui.screens.resume import ResumeScreen
+    from dcode.tui.transcript.entries import NoticeEntry
+    from tests.test_tui_app_support import make_settings, running_app
+
+    port = _closed_port()
+    url = f"postgresql://dcode:s3cret-pw@127.0.0.1:{port}/sessions"
+    settings = make_settings(tmp_path / "home", workspace, server, database_url=url)
+    expected = f"cannot use the session database postgresql://dcode@127.0.0.1:{port}/sessions: "
+
+    async with running_app(
+        server, workspace, settings.home, settings=settings, wait_ready=False
+    ) as h:
+
+        def lines() -> list[str]:
+            return [e.text for e in h.entries(NoticeEntry) if "session database" in e.text]
+
+        await h.until(lambda: len(lines()) == 1, 30, "the store's line")
+        [line] = lines()
+        assert expected in line and "s3cret-pw" not in line and "\n" not in line
+        assert h.app.is_running and not h.app.ready
+        await h.send("/resume")
+        await h.until(lambda: len(lines()) == 2, 30, "the line again")
+        assert not isinstance(h.app.screen, ResumeScreen) and h.app.is_running
