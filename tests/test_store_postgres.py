@@ -595,3 +595,62 @@ async def test_the_tui_on_an_unreachable_server_shows_the_line_and_stays_up(
         await h.send("/resume")
         await h.until(lambda: len(lines()) == 2, 30, "the line again")
         assert not isinstance(h.app.screen, ResumeScreen) and h.app.is_running
+
+
+def _set_up_by_an_earlier_dcode(url: str) -> None:
+    """The server as the dcode before migration 2 (the usage table) left it, with a session."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    from dcode.agent.store.postgres_server import MIGRATIONS
+
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+        conn.execute(MIGRATIONS[0])  # type: ignore[arg-type]
+        PostgresSaver(conn).setup()
+        conn.execute(
+            "CREATE TABLE dcode_schema_version (component TEXT PRIMARY KEY, version TEXT NOT NULL,"
+            " applied DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM now()))"
+        )
+        conn.execute(
+            "INSERT INTO dcode_schema_version (component, version) VALUES ('dcode', '1'),"
+            " ('checkpointer', %s)",
+            (version("langgraph-checkpoint-postgres"),),
+        )
+        conn.execute(
+            "INSERT INTO dcode_sessions (id, cwd, model, title, created, updated, input_tokens)"
+            " VALUES ('0ldserver001', '/w', 'openai:x', 'from an earlier dcode', 1, 2, 100)"
+        )
+
+
+def test_a_server_an_earlier_dcode_set_up_is_read_as_it_is_and_brought_up_to_date_once(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    _set_up_by_an_earlier_dcode(postgres_url)
+    settings = Settings(home=tmp_path, workspace=tmp_path, database_url=postgres_url)
+    from dcode.cli.sessions import export_sessions, show_session
+
+    # A reader (`sessions show --usage`, `sessions export`) makes nothing and finds no usage.
+    shown = show_session(settings, "0ldserver", usage=True)
+    assert "from an earlier dcode" in shown and "no usage recorded" in shown
+    with (tmp_path / "out.jsonl").open("w") as out:
+        assert export_sessions(settings, [], out) == []
+    reader = open_store(settings, read_only=True)
+    assert reader.usage("0ldserver001") == [] and reader.turns("0ldserver001") == []
+    reader.close()
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT to_regclass('dcode_usage')").fetchone() == (None,)
+    # A writer brings the server up to date, once, and the session is still there.
+    writer = _store(postgres_url, tmp_path)
+    try:
+        assert [s.id for s in writer.list()] == ["0ldserver001"]
+        assert writer.usage("0ldserver001") == []
+    finally:
+        writer.close()
+    from dcode.agent.store.postgres_server import MIGRATIONS
+
+    with psycopg.connect(postgres_url) as conn:
+        row = conn.execute(
+            "SELECT version FROM dcode_schema_version WHERE component = 'dcode'"
+        ).fetchone()
+        assert row == (str(len(MIGRATIONS)),)
+        assert conn.execute("SELECT to_regclass('dcode_usage')").fetchone() != (None,)

@@ -341,6 +341,20 @@ def _take_migration_lock(conn: psycopg.Connection[DictRow], url: str) -> None:
         time.sleep(0.05)
 
 
+DCODE_TABLES = frozenset(("dcode_sessions", "dcode_turns", "dcode_file_changes", "dcode_usage"))
+"""Every table of dcode's that ``MIGRATIONS`` makes."""
+
+
+def dcode_tables(conn: psycopg.Connection[DictRow]) -> frozenset[str]:
+    """Which of dcode's tables the server has, found without making any: a server an earlier
+    dcode set up lacks the tables of the migrations it did not know (``dcode_usage``)."""
+    rows = conn.execute(
+        "SELECT name FROM unnest(%s::text[]) AS name WHERE to_regclass(name) IS NOT NULL",
+        (sorted(DCODE_TABLES),),
+    ).fetchall()
+    return frozenset(str(row["name"]) for row in rows)
+
+
 def has_schema(conn: psycopg.Connection[DictRow]) -> bool:
     """Whether any dcode ever saved a session here (a reader makes nothing to find out)."""
     row = conn.execute("SELECT to_regclass('dcode_sessions') IS NOT NULL AS present").fetchone()
