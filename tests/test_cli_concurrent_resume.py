@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from dcode.agent.store.base import SessionStore
 from tests.support.model_server import ScriptedModelServer, Step, reply, tool_call
 from tests.support.session_holder import held_elsewhere
@@ -107,6 +109,52 @@ def test_a_second_resume_of_an_open_session_is_refused_and_the_first_turn_is_kep
     assert again.stdout.strip() == "the second turn, later"
 
 
+def _refused_line(session_id: str, pid: int) -> str:
+    return (
+        f"dcode: error: session {session_id} is open in another dcode (pid {pid}): "
+        "wait for it to finish, or leave out -r/-c to start a new session"
+    )
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"], indirect=True)
+def test_another_machine_resuming_an_open_session_gets_the_same_line(
+    server: ScriptedModelServer, workspace: Path, home: Path, tmp_path: Path, store: SessionStore
+) -> None:
+    """The other machine is a ``$DCODE_HOME`` of its own on the same server: no lock file of the
+    first machine's to find there, so only the server's hold can refuse it."""
+    other = tmp_path / "machine2" / "home"
+    other.mkdir(parents=True)
+    session_id = _session(server, workspace, home)
+    first = _start_long_turn(server, workspace, home, session_id, reply("the long turn is done"))
+    try:
+        listed = run(["sessions", "list"], workspace, other)
+        refused = run(
+            ["-p", "from the other machine", "-r", session_id, *model_args(server)],
+            workspace,
+            other,
+        )
+    finally:
+        (workspace / "go").touch()
+    out, err = first.communicate(timeout=60)
+    assert session_id in listed.stdout
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.splitlines() == [_refused_line(session_id, first.pid)]
+    assert first.returncode == 0 and out.strip() == "the long turn is done", err
+    server.script(reply("the other machine's turn"))
+    again = run(["-p", "my turn now", "-r", session_id, *model_args(server)], workspace, other)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "the other machine's turn"
+    saved = store.read_thread(session_id)
+    assert saved is not None
+    assert [m.content for m in saved.messages if m.type == "human"] == [
+        "start",
+        "the long turn",
+        "my turn now",
+    ]
+    assert not (other / "sessions.db").exists()
+
+
+@pytest.mark.usefixtures("store_kind")
 def test_a_session_whose_dcode_was_killed_opens_again(
     server: ScriptedModelServer, workspace: Path, home: Path
 ) -> None:
@@ -124,6 +172,7 @@ def test_a_session_whose_dcode_was_killed_opens_again(
     assert result.stdout.strip() == "resumed after the kill"
 
 
+@pytest.mark.usefixtures("store_kind")
 def test_a_session_open_elsewhere_is_not_deleted(
     server: ScriptedModelServer, workspace: Path, home: Path
 ) -> None:

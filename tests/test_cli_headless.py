@@ -140,6 +140,7 @@ def test_malformed_config_exit_2(server, workspace, home) -> None:
     assert str(home / "config.toml") in result.stderr and "line" in result.stderr
 
 
+@pytest.mark.usefixtures("store_kind")
 def test_sessions_commands(server, workspace, home) -> None:
     server.script(reply(tool_calls=[tool_call("ls", {"path": "."})]), reply("listed it"))
     out = run(
@@ -178,6 +179,7 @@ def test_sessions_commands(server, workspace, home) -> None:
     assert [path for path in beside if path.exists()] == [] and other.exists()
 
 
+@pytest.mark.usefixtures("store_kind")
 def test_kill_mid_turn_leaves_session_resumable(server, workspace, home) -> None:
     server.script(
         reply(
@@ -190,6 +192,7 @@ def test_kill_mid_turn_leaves_session_resumable(server, workspace, home) -> None
         "DCODE_HOME": str(home),
         "OPENAI_API_KEY": "k",
         "HOME": str(home.parent),
+        **store_env(),
     }
     proc = subprocess.Popen(
         [
@@ -224,6 +227,7 @@ def test_kill_mid_turn_leaves_session_resumable(server, workspace, home) -> None
     assert [t for r, t in transcript if r == "user"] == ["write step1 then explain", "carry on"]
 
 
+@pytest.mark.usefixtures("store_kind")
 def test_resume_flag_without_id_takes_latest(server, workspace, home) -> None:
     server.script(reply("one"), reply("two"))
     first = json.loads(

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dcode.agent.store.base import SessionStore
 from dcode.agent.tools.spec import WRITE_FILE
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
@@ -50,9 +52,9 @@ def session_of_two_prompts(server: ScriptedModelServer, home: Path, workspace: P
 
 
 def test_list_then_rewind_without_a_key(
-    server: ScriptedModelServer, tmp_path: Path, workspace: Path
+    server: ScriptedModelServer, workspace: Path, store: SessionStore
 ) -> None:
-    home = tmp_path / "home"
+    home = store.home
     session_id = session_of_two_prompts(server, home, workspace)
     listed = dcode(["sessions", "rewind", session_id], home, workspace)
     assert listed.returncode == 0, listed.stderr
@@ -94,3 +96,26 @@ def test_refusals_are_one_line(
         held = dcode(["sessions", "rewind", session_id, "1"], home, workspace)
     assert held.returncode == 1 and "quit it there first" in held.stderr
     assert (workspace / "plan.md").read_text() == "step two\n"  # nothing was touched
+
+
+@pytest.mark.parametrize("store_kind", ["postgres"], indirect=True)
+def test_another_machine_rewinds_the_conversation_and_names_what_it_cannot_put_back(
+    server: ScriptedModelServer, workspace: Path, tmp_path: Path, store: SessionStore
+) -> None:
+    """The kept contents are files under the first machine's ``$DCODE_HOME``; the second has
+    the session (one server) but not them."""
+    session_id = session_of_two_prompts(server, store.home, workspace)
+    other = tmp_path / "machine2" / "home"
+    other.mkdir(parents=True)
+    done = dcode(["sessions", "rewind", session_id, "2"], other, workspace, key=False)
+    assert done.returncode == 0, done.stderr
+    not_here = (
+        "plan.md could not be put back: its earlier content is not kept on this machine (it is "
+        "in the file-history of the $DCODE_HOME where the change was made)"
+    )
+    assert done.stdout.splitlines()[:2] == [
+        "the conversation is back to before prompt 2 (4 messages)",
+        not_here,
+    ]
+    assert (workspace / "plan.md").read_text() == "step two\n"  # left as it is
+    assert [turn.prompt for turn in store.turns(session_id)] == ["make a plan"]

@@ -32,8 +32,9 @@ from tests.support.stores import configured
 from tests.test_saved_thread_tasks import settled, task_call
 from tests.test_tui_app_support import make_settings
 
-ROUTES = [("sqlite", "sqlite"), ("sqlite", "postgres", "sqlite")]
-"""The stores a session is moved through, one export and import a hop."""
+ROUTES = [("sqlite", "sqlite"), ("sqlite", "postgres", "sqlite"), ("postgres", "sqlite")]
+"""The stores a session is moved through, one export and import a hop (the last: a session
+made, compacted and given a subagent on the server)."""
 DATABASE_URL = "DCODE_DATABASE_URL"
 
 PLAN = "make a plan"

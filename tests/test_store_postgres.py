@@ -88,10 +88,48 @@ def test_a_database_that_does_not_exist_is_one_line(postgres_url: str, tmp_path:
     assert 'database "no_such_db" does not exist' in line
 
 
-def test_a_malformed_address_is_one_line_without_its_password(tmp_path: Path) -> None:
-    line = _refusal("postgresql://dcode:s3cret-pw@127.0.0.1:notaport/x", tmp_path)
+MALFORMED = [
+    "postgresql://dcode:s3cret-pw@127.0.0.1:notaport/x",
+    # libpq quotes the whole address it could not read...
+    "postgresql://dcode:s3cret-pw@[127.0.0.1/x",
+    # ...and the token it could not decode, which is the password itself
+    "postgresql://dcode:s3cret%zz-pw@127.0.0.1:5432/x",
+    "postgresql://dcode@127.0.0.1:5432/x?password=s3cret%zz-pw",
+]
+
+
+@pytest.mark.parametrize("url", MALFORMED)
+def test_a_malformed_address_is_one_line_without_its_password(url: str, tmp_path: Path) -> None:
+    line = _refusal(url, tmp_path)
     assert line.startswith("cannot use the session database postgresql://")
-    assert "s3cret-pw" not in line
+    assert "s3cret" not in line and "zz-pw" not in line
+    store = _store(url, tmp_path)
+    with pytest.raises(SessionDatabaseError) as held:
+        store.hold("abc123")
+    store.close()
+    assert "s3cret" not in str(held.value) and "zz-pw" not in str(held.value)
+
+
+def test_dcode_never_prints_the_password_of_an_address_it_cannot_read(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "DCODE_HOME": str(tmp_path / "home"),
+        DATABASE_URL_ENV: "postgres://dcode:s3cret-pw@[db.example/sessions",
+    }
+    dcode = str(Path(sys.executable).with_name("dcode"))
+    listed = subprocess.run(
+        [dcode, "sessions", "list"], cwd=workspace, env=env, capture_output=True, text=True
+    )
+    assert listed.returncode == 2 and listed.stdout == ""
+    unreadable = "postgres://(an address that cannot be read)"
+    expected = (
+        f"dcode: error: cannot use the session database {unreadable}: end of string reached "
+        f'when looking for matching "]" in IPv6 host address in URI: "{unreadable}"'
+    )
+    assert listed.stderr.splitlines() == [expected]
 
 
 def test_a_busy_pool_still_waits_for_a_connection(postgres_url: str) -> None:
@@ -527,3 +565,92 @@ async def test_a_full_disk_mid_session_ends_the_turn_in_one_line_and_the_session
     assert not again.is_error and again.result == "resumed"
     resumed = store.read_thread(session_id)
     assert resumed is not None and resumed.messages[-1].content == "resumed"
+
+
+async def test_the_tui_on_an_unreachable_server_shows_the_line_and_stays_up(
+    server: ScriptedModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    """The TUI opens its store as it starts and again for the session picker: each time the
+    store's one line, and the app goes on running (no traceback, no hang)."""
+    from dcode.tui.screens.resume import ResumeScreen
+    from dcode.tui.transcript.entries import NoticeEntry
+    from tests.test_tui_app_support import make_settings, running_app
+
+    port = _closed_port()
+    url = f"postgresql://dcode:s3cret-pw@127.0.0.1:{port}/sessions"
+    settings = make_settings(tmp_path / "home", workspace, server, database_url=url)
+    expected = f"cannot use the session database postgresql://dcode@127.0.0.1:{port}/sessions: "
+
+    async with running_app(
+        server, workspace, settings.home, settings=settings, wait_ready=False
+    ) as h:
+
+        def lines() -> list[str]:
+            return [e.text for e in h.entries(NoticeEntry) if "session database" in e.text]
+
+        await h.until(lambda: len(lines()) == 1, 30, "the store's line")
+        [line] = lines()
+        assert expected in line and "s3cret-pw" not in line and "\n" not in line
+        assert h.app.is_running and not h.app.ready
+        await h.send("/resume")
+        await h.until(lambda: len(lines()) == 2, 30, "the line again")
+        assert not isinstance(h.app.screen, ResumeScreen) and h.app.is_running
+
+
+def _set_up_by_an_earlier_dcode(url: str) -> None:
+    """The server as the dcode before migration 2 (the usage table) left it, with a session."""
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    from dcode.agent.store.postgres_server import MIGRATIONS
+
+    with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:
+        conn.execute(MIGRATIONS[0])  # type: ignore[arg-type]
+        PostgresSaver(conn).setup()
+        conn.execute(
+            "CREATE TABLE dcode_schema_version (component TEXT PRIMARY KEY, version TEXT NOT NULL,"
+            " applied DOUBLE PRECISION NOT NULL DEFAULT extract(epoch FROM now()))"
+        )
+        conn.execute(
+            "INSERT INTO dcode_schema_version (component, version) VALUES ('dcode', '1'),"
+            " ('checkpointer', %s)",
+            (version("langgraph-checkpoint-postgres"),),
+        )
+        conn.execute(
+            "INSERT INTO dcode_sessions (id, cwd, model, title, created, updated, input_tokens)"
+            " VALUES ('0ldserver001', '/w', 'openai:x', 'from an earlier dcode', 1, 2, 100)"
+        )
+
+
+def test_a_server_an_earlier_dcode_set_up_is_read_as_it_is_and_brought_up_to_date_once(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    _set_up_by_an_earlier_dcode(postgres_url)
+    settings = Settings(home=tmp_path, workspace=tmp_path, database_url=postgres_url)
+    from dcode.cli.sessions import export_sessions, show_session
+
+    # A reader (`sessions show --usage`, `sessions export`) makes nothing and finds no usage.
+    shown = show_session(settings, "0ldserver", usage=True)
+    assert "from an earlier dcode" in shown and "no usage recorded" in shown
+    with (tmp_path / "out.jsonl").open("w") as out:
+        assert export_sessions(settings, [], out) == []
+    reader = open_store(settings, read_only=True)
+    assert reader.usage("0ldserver001") == [] and reader.turns("0ldserver001") == []
+    reader.close()
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT to_regclass('dcode_usage')").fetchone() == (None,)
+    # A writer brings the server up to date, once, and the session is still there.
+    writer = _store(postgres_url, tmp_path)
+    try:
+        assert [s.id for s in writer.list()] == ["0ldserver001"]
+        assert writer.usage("0ldserver001") == []
+    finally:
+        writer.close()
+    from dcode.agent.store.postgres_server import MIGRATIONS
+
+    with psycopg.connect(postgres_url) as conn:
+        row = conn.execute(
+            "SELECT version FROM dcode_schema_version WHERE component = 'dcode'"
+        ).fetchone()
+        assert row == (str(len(MIGRATIONS)),)
+        assert conn.execute("SELECT to_regclass('dcode_usage')").fetchone() != (None,)

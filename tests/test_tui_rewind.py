@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from textual import events
 
 from dcode.settings.config import ApprovalMode
@@ -21,6 +22,7 @@ def notices(h) -> list[str]:
     return [entry.text for entry in h.entries(NoticeEntry)]
 
 
+@pytest.mark.usefixtures("store_kind")
 async def test_rewind_both_repaints_the_transcript_deletes_the_new_file_and_returns_the_prompt(
     server: ScriptedModelServer, workspace: Path, dcode_home: Path
 ) -> None:

@@ -8,10 +8,16 @@ shell never sees the variable (``dcode.agent.backends.environment``). Standard l
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import re
+from urllib.parse import unquote, urlsplit
 
 DATABASE_URL_ENV = "DCODE_DATABASE_URL"
 SCHEMES = ("postgresql", "postgres")
+HIDDEN = "***"
+_PASSWORDS = (
+    re.compile(r"://[^:/?#@]*:([^@]*)@"),  # the user's password in the address
+    re.compile(r"[?&]password=([^&#]*)", re.I),  # or as a parameter of its query
+)
 
 
 def is_postgres_url(url: str) -> bool:
@@ -31,3 +37,15 @@ def database_location(url: str) -> str:
     netloc += f"[{host}]" if host and ":" in host else host or ""
     netloc += f":{port}" if port else ""
     return f"{parts.scheme}://{netloc}{parts.path}"
+
+
+def without_secrets(text: str, url: str) -> str:
+    """``text`` (a driver's words about ``url``) with the address shown as ``database_location``
+    shows it and its password hidden: libpq quotes the address it could not read (a bracket
+    that does not close) and the part it could not decode (a bad escape in the password)."""
+    text = text.replace(url, database_location(url))
+    secrets = {found for pattern in _PASSWORDS for found in pattern.findall(url)}
+    for secret in sorted(secrets | {unquote(s) for s in secrets}, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, HIDDEN)
+    return text

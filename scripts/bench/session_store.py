@@ -7,7 +7,9 @@ Three figures, each printed beside its target:
   answering. The cost of a turn is the time spent inside the store: its record methods
   (``begin_turn``, ``start_turn``, ``get``, ``record_turn``, ...) and the checkpointer's
   (``aput``, ``aput_writes``, ``aget_tuple``, the delta-channel history), outermost calls only.
-  Target: the Postgres median <= 1.5x the SQLite median.
+  Target: the Postgres median <= 1.5x the SQLite median. The two sessions take their turns
+  in alternation (which goes first alternating too), so that the machine's load, which moves
+  over minutes on a shared machine, weighs on both alike.
 - ``sessions list`` with 10,000 sessions: a fresh process opens the store and lists the
   latest 50, as ``dcode sessions list`` does; timed from ``open_store`` to the rows (connecting
   and the schema check included; the interpreter's start-up and the store's imports apart,
@@ -22,7 +24,7 @@ else one started here from Debian's PostgreSQL (``tests/support/postgres.py``), 
 for the two figures to be compared.
 
 Run: .venv/bin/python scripts/bench/session_store.py [--turns 200] [--sessions 10000]
-     [--processes 20] [--process-turns 5]
+     [--processes 20] [--process-turns 5] [--only turns|listing|crowd]
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import AsyncExitStack, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -153,40 +155,49 @@ def settings_for(home: Path, server: ScriptedModelServer, url: str | None) -> Se
     )
 
 
-async def turn_costs(settings: Settings, server: ScriptedModelServer, turns: int) -> list[float]:
-    """The store's milliseconds in each of ``turns`` turns of one session."""
+async def turn_costs(
+    settings: dict[str, Settings], server: ScriptedModelServer, turns: int
+) -> dict[str, list[float]]:
+    """The store's milliseconds in each of ``turns`` turns of one session on each store of
+    ``settings``, the sessions taking their turns in alternation."""
     from dcode.agent.approval import HeadlessApprover
     from dcode.agent.engine import Engine
 
-    settings.workspace.mkdir(parents=True, exist_ok=True)
-    (settings.workspace / "notes.txt").write_text(FILE_TEXT)
-    costs: list[float] = []
-    async with await Engine.open(settings) as engine:
-        meter = Meter()
-        for name in RECORD_METHODS:
-            meter.wrap_sync(engine.store, name)
-        for name in SAVER_METHODS:
-            meter.wrap_async(engine.checkpointer, name)
-        runner = engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL)
+    costs: dict[str, list[float]] = {kind: [] for kind in settings}
+    async with AsyncExitStack() as stack:
+        runners = {}
+        for kind, each in settings.items():
+            each.workspace.mkdir(parents=True, exist_ok=True)
+            (each.workspace / "notes.txt").write_text(FILE_TEXT)
+            engine = await stack.enter_async_context(await Engine.open(each))
+            meter = Meter()
+            for name in RECORD_METHODS:
+                meter.wrap_sync(engine.store, name)
+            for name in SAVER_METHODS:
+                meter.wrap_async(engine.checkpointer, name)
+            runners[kind] = (engine.runner(HeadlessApprover(), mode=ApprovalMode.ALL), meter)
         for turn in range(turns):
-            server.script(
-                reply(tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})]),
-                reply(f"turn {turn}: read the notes."),
-            )
-            meter.spent = 0.0
-            async for event in runner.run_turn(f"turn {turn}: read the notes"):
-                if getattr(event, "is_error", False):
-                    raise RuntimeError(f"turn {turn} failed: {event}")
-            costs.append(meter.spent * 1000)
+            order = list(runners) if turn % 2 == 0 else list(reversed(runners))
+            for kind in order:
+                runner, meter = runners[kind]
+                server.script(
+                    reply(tool_calls=[tool_call("read_file", {"file_path": "notes.txt"})]),
+                    reply(f"turn {turn}: read the notes."),
+                )
+                meter.spent = 0.0
+                async for event in runner.run_turn(f"turn {turn}: read the notes"):
+                    if getattr(event, "is_error", False):
+                        raise RuntimeError(f"{kind} turn {turn} failed: {event}")
+                costs[kind].append(meter.spent * 1000)
     return costs
 
 
 def per_turn(url: str, turns: int) -> None:
     with ScriptedModelServer() as server, tempfile.TemporaryDirectory() as tmp:
         figures = {}
-        for kind, database in (("SQLite", None), ("Postgres", url)):
-            home = Path(tmp) / kind
-            costs = asyncio.run(turn_costs(settings_for(home, server, database), server, turns))
+        stores = {"SQLite": None, "Postgres": url}
+        settings = {kind: settings_for(Path(tmp) / kind, server, db) for kind, db in stores.items()}
+        for kind, costs in asyncio.run(turn_costs(settings, server, turns)).items():
             figures[kind] = statistics.median(costs)
             print(
                 f"  {kind:<8} store cost per turn: median {figures[kind]:.1f} ms, "
@@ -407,6 +418,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--processes", type=int, default=20)
     parser.add_argument("--process-turns", type=int, default=5)
+    parser.add_argument("--only", choices=("turns", "listing", "crowd"), help="one figure")
     parser.add_argument("--work", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.work:
@@ -420,12 +432,18 @@ def main() -> None:
         print(
             f"server {database_location(url)} (fsync {_setting(url, 'fsync')}); {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
         )
-        print("per-turn store cost, one session:")
-        _each(url, "turns", lambda db: per_turn(db, args.turns))
-        print("sessions list:")
-        _each(url, "listing", lambda db: listing(db, args.sessions))
-        print("many processes at once:")
-        _each(url, "crowd", lambda db: crowd(db, args.processes, args.process_turns))
+        figures: dict[str, tuple[str, Callable[[str], None]]] = {
+            "turns": ("per-turn store cost, one session:", lambda db: per_turn(db, args.turns)),
+            "listing": ("sessions list:", lambda db: listing(db, args.sessions)),
+            "crowd": (
+                "many processes at once:",
+                lambda db: crowd(db, args.processes, args.process_turns),
+            ),
+        }
+        for name, (title, step) in figures.items():
+            if args.only in (None, name):
+                print(title)
+                _each(url, name, step)
 
 
 if __name__ == "__main__":

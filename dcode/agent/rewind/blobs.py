@@ -58,6 +58,11 @@ class BlobStore:
     def get(self, sha: str) -> bytes:
         return self.path_for(sha).read_bytes()
 
+    def has(self, sha: str) -> bool:
+        """Whether this machine keeps ``sha``: a session in a shared store may have been
+        changed from another machine, whose ``$DCODE_HOME`` keeps its contents."""
+        return self.path_for(sha).is_file()
+
     def keep_only(self, wanted: Collection[str], *, settled_for: float = GRACE_SECONDS) -> int:
         """Delete every blob not in ``wanted`` that is older than ``settled_for`` seconds (a
         younger one may belong to a change another process is still recording); returns how

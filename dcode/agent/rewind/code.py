@@ -6,6 +6,9 @@ there. A file whose content is no longer what dcode left was changed by somethin
 (you, a shell command, a formatter): it is put back all the same, but what it holds now is
 copied first to ``file-history/rewound/…`` under ``$DCODE_HOME``, and the report names the copy.
 A file already as it was is left alone. Nothing is lost: the worst case is a file to copy back.
+The contents are kept under the ``$DCODE_HOME`` of the machine that made the change: a session
+in a shared store, rewound on another machine, names each file whose content that machine lacks
+and leaves it as it is.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ from dcode.agent.store.base import SessionStore, Turn
 from dcode.settings.private_files import write_private
 
 REWOUND_DIR = "rewound"
+NOT_HERE = (
+    "its earlier content is not kept on this machine (it is in the file-history of the "
+    "$DCODE_HOME where the change was made)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +103,9 @@ def restore_code(
     for file in plan.files:
         if not file.kept:
             report.failed[file.path] = "its earlier content was too large to keep"
+            continue
+        if file.before_sha is not None and not store.blobs.has(file.before_sha):
+            report.failed[file.path] = NOT_HERE
             continue
         if _through_a_link(file.path):
             report.failed[file.path] = (

@@ -41,9 +41,11 @@ from dcode.agent.store.base import (
 from dcode.agent.store.postgres_hold import AdvisoryHold
 from dcode.agent.store.postgres_server import (
     CONNECTION,
+    DCODE_TABLES,
     SessionPool,
     async_server_errors,
     connect,
+    dcode_tables,
     has_schema,
     migrate,
     refusal,
@@ -103,7 +105,7 @@ class PostgresStore(SqlRecords):
         self.blobs = BlobStore(home / FILE_HISTORY_DIR)
         self._pool: ConnectionPool[Conn] | None = None
         self._pool_lock = threading.Lock()
-        self._schema = False  # dcode's tables are known to be there
+        self._tables: frozenset[str] = frozenset()  # dcode's tables known to be there
         self._async_pool: AsyncConnectionPool[AsyncConnection[DictRow]] | None = None
 
     @property
@@ -115,15 +117,20 @@ class PostgresStore(SqlRecords):
     def _ready(self) -> bool:
         """Whether dcode's tables are there: a writer makes them (``migrate``, once per process)
         and opens its pool; a reader only looks. Connection errors become the store's line."""
-        if self._schema:
-            return True
+        return "dcode_sessions" in self._present()
+
+    def _present(self) -> frozenset[str]:
+        """dcode's tables on the server: all of them once this process has migrated it; a
+        reader only looks, and finds those of the dcode that set the server up."""
+        if self._tables:
+            return self._tables
         if not self.read_only:
             migrate(self.url)
-            self._schema = True
-            return True
+            self._tables = DCODE_TABLES
+            return self._tables
         with connect(self.url) as conn, server_errors(self.url):
-            self._schema = has_schema(conn)
-        return self._schema
+            self._tables = dcode_tables(conn)
+        return self._tables
 
     def _open_pool(self) -> ConnectionPool[Conn]:
         with self._pool_lock:
@@ -161,7 +168,12 @@ class PostgresStore(SqlRecords):
             yield _PostgresUnit(conn)
 
     def _readable(self, *, turns: bool = False, usage: bool = False) -> bool:
-        return self._ready()
+        present = self._present()
+        return (
+            "dcode_sessions" in present
+            and (not turns or "dcode_turns" in present)
+            and (not usage or "dcode_usage" in present)
+        )
 
     def _delete_threads(self, session_id: str) -> None:
         with self._saver() as saver:

@@ -30,7 +30,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from dcode.agent.store.base import SessionDatabaseError
-from dcode.settings.database import database_location
+from dcode.settings.database import database_location, without_secrets
 
 CONNECT_TIMEOUT = 10  # seconds to reach the server before saying it cannot be reached
 QUICK = 0.5  # seconds a pool is waited for before a connection of its own asks the server
@@ -104,7 +104,10 @@ _migrated: set[str] = set()
 _migrating = threading.Lock()
 
 
-def store_error(location: str, detail: str) -> SessionDatabaseError:
+def store_error(url: str, detail: str) -> SessionDatabaseError:
+    """The store's one line about the server at ``url``: its address and ``detail`` never show
+    the password (``detail`` may be libpq's words, which can quote the address)."""
+    location, detail = database_location(url), without_secrets(detail, url)
     return SessionDatabaseError(
         f"cannot use the session database {location}: {detail}", damaged=False
     )
@@ -147,7 +150,7 @@ def connect(
             application_name=application_name,
         )
     except psycopg.Error as exc:  # a malformed address is a ProgrammingError
-        raise store_error(database_location(url), one_line(exc)) from exc
+        raise store_error(url, one_line(exc)) from exc
 
 
 def refusal(url: str, error: BaseException) -> SessionDatabaseError | None:
@@ -163,7 +166,7 @@ def refusal(url: str, error: BaseException) -> SessionDatabaseError | None:
         if isinstance(link, PoolTimeout):
             return _why_unreachable(url, link)
         if is_server_error(link):
-            return store_error(database_location(url), one_line(link))
+            return store_error(url, one_line(link))
         link = link.__cause__ or link.__context__
     return None
 
@@ -176,7 +179,7 @@ async def probe(url: str, conninfo: str | None = None) -> None:
             conninfo or url, connect_timeout=CONNECT_TIMEOUT, application_name="dcode"
         )
     except psycopg.Error as exc:
-        raise store_error(database_location(url), one_line(exc)) from exc
+        raise store_error(url, one_line(exc)) from exc
     await conn.close()
 
 
@@ -230,7 +233,7 @@ def _why_unreachable(url: str, timeout: PoolTimeout) -> SessionDatabaseError:
         connect(url).close()
     except SessionDatabaseError as found:
         return found
-    return store_error(database_location(url), one_line(timeout))
+    return store_error(url, one_line(timeout))
 
 
 @contextmanager
@@ -332,10 +335,24 @@ def _take_migration_lock(conn: psycopg.Connection[DictRow], url: str) -> None:
             return
         if time.monotonic() > deadline:
             raise store_error(
-                database_location(url),
+                url,
                 f"another dcode has been setting up its tables for over {MIGRATION_WAIT:.0f} s",
             )
         time.sleep(0.05)
+
+
+DCODE_TABLES = frozenset(("dcode_sessions", "dcode_turns", "dcode_file_changes", "dcode_usage"))
+"""Every table of dcode's that ``MIGRATIONS`` makes."""
+
+
+def dcode_tables(conn: psycopg.Connection[DictRow]) -> frozenset[str]:
+    """Which of dcode's tables the server has, found without making any: a server an earlier
+    dcode set up lacks the tables of the migrations it did not know (``dcode_usage``)."""
+    rows = conn.execute(
+        "SELECT name FROM unnest(%s::text[]) AS name WHERE to_regclass(name) IS NOT NULL",
+        (sorted(DCODE_TABLES),),
+    ).fetchall()
+    return frozenset(str(row["name"]) for row in rows)
 
 
 def has_schema(conn: psycopg.Connection[DictRow]) -> bool:
