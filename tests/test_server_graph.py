@@ -227,6 +227,47 @@ async def test_cancelling_a_run_during_a_tool_call_stops_the_command(
     assert served.blocking_calls() == []
 
 
+async def test_sessions_run_at_the_same_time(served: ServedDcode) -> None:
+    """One session's long command does not hold up another's turn: the server works on several
+    runs at once (``langgraph dev``'s default is one job per worker, and ``dcode serve`` asks
+    for 32; Aegra is started with 20, as the README's recipe says)."""
+    marker = served.workspace / f"long-{uuid.uuid4().hex[:6]}.txt"
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": f"touch {marker.name}; sleep 8"})]),
+    )
+    client = served.client()
+    first, second = await new_thread(served), await new_thread(served)
+    long = await client.runs.create(
+        first, served.assistant, input=turn("a long job"), context={"mode": "all"}
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the long command never started"
+        await asyncio.sleep(0.1)
+    served.model.script(reply("The short answer."), reply("The long job is done."))
+    short = await asyncio.wait_for(
+        stream_run(served, second, input=turn("a short question"), context={"mode": "all"}), 30
+    )
+    assert short.text == "The short answer."
+    # The other session's command still runs: this turn did not wait for it.
+    assert (await client.runs.get(first, long["run_id"]))["status"] == "running"
+    await client.runs.join(first, long["run_id"])
+    state = await client.threads.get_state(first)
+    assert state["values"]["messages"][-1]["content"] == "The long job is done."
+
+
+async def test_dcode_serve_turns_off_telemetry_and_version_checks(
+    langgraph_server: ServedDcode,
+) -> None:
+    """Nothing leaves the machine but the model's requests: the server is told so by its
+    environment (``dcode serve`` becomes ``langgraph dev`` in place, with the same pid)."""
+    environ = Path(f"/proc/{langgraph_server.process.pid}/environ").read_bytes().split(b"\0")
+    assert {b"LANGGRAPH_CLI_NO_ANALYTICS=1", b"LANGGRAPH_NO_VERSION_CHECK=true"} <= set(environ)
+    assert b"LANGSMITH_TRACING=false" in environ
+    cmdline = Path(f"/proc/{langgraph_server.process.pid}/cmdline").read_bytes().split(b"\0")
+    assert cmdline[cmdline.index(b"--n-jobs-per-worker") + 1] == b"32"
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
