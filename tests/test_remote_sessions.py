@@ -345,9 +345,10 @@ def test_detach_then_attach_mid_answer_shows_everything_once(
     assert sum("detached-tool" in line and line.startswith("[tool]") for line in lines) == 1
     assert lines.count(f"[dcode] {words}") == 1
     assert lines.index("[dcode] Looking first.") < lines.index(f"[dcode] {words}")
-    # Attaching again once it is over: the same transcript, from the history alone.
-    again = dcode(["attach", thread, "--server", served.url], tmp_path, token=served.token)
-    assert again.stdout.splitlines() == lines
+    # Attaching again once it is over: the same transcript, from the history alone; without an
+    # id, `dcode attach` follows the server's newest session, this one.
+    again = dcode(["attach"], tmp_path, token=served.token, env={"DCODE_SERVER": served.url})
+    assert again.stdout.splitlines() == lines, again.stderr
 
 
 async def _until_tool_result(served: ServedDcode, thread: str) -> None:
