@@ -12,6 +12,7 @@ import asyncio
 import importlib
 import json
 import os
+import socket
 import sqlite3
 import sys
 import time
@@ -492,6 +493,49 @@ def test_serve_without_the_extra_says_how_to_install_it(
         main(["serve"])
     assert done.value.code == 2
     assert capsys.readouterr().err == f"dcode: error: {MISSING_EXTRA}\n"
+
+
+@pytest.fixture
+def no_exec(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dcode serve`` must stop before it becomes the server (it would replace pytest)."""
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("dcode serve started a server it should have refused")
+
+    monkeypatch.setattr("dcode.cli.serve.exec_server", refuse)
+
+
+@pytest.mark.usefixtures("no_exec")
+def test_serve_without_a_key_for_its_model_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``langgraph dev`` printed its failed start-up's traceback (70 lines) and then hung."""
+    require_server_extra()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(SystemExit) as done:
+        main(["serve", "-m", "openai:gpt-5.1"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == (
+        "dcode: error: the runs' model: no API key for openai: set OPENAI_API_KEY "
+        "(export OPENAI_API_KEY=...)\n"
+    )
+
+
+@pytest.mark.usefixtures("no_exec")
+def test_serve_on_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """``langgraph dev`` moved to another port, and clients reached whatever held this one."""
+    require_server_extra()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        args = ["serve", "--port", str(port), "-m", "openai:m", "--base-url", "http://127.0.0.1:9"]
+        with pytest.raises(SystemExit) as done:
+            main(args)
+    assert done.value.code == 2
+    assert capsys.readouterr().err == (
+        f"dcode: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    )
 
 
 async def test_with_a_database_url_checkpoints_go_to_postgresql(
