@@ -283,6 +283,8 @@ async def test_an_attached_tui_names_the_servers_model_and_shows_its_spend(
             # the banner's workspace is the server's, where the runs work, not the client's
             host = served.url.split("//", 1)[1].rstrip("/")
             assert welcome.workspace == f"{served.workspace} on {host}"
+            # and so is the status bar's, without the client's directory or its git branch
+            assert (status.cwd, status.branch) == (f"{served.workspace} on {host}", None)
             await h.send("spend")
             await h.until(lambda: "Priced on the server." in h.text(), 60, "the served answer")
             await h.idle(60)

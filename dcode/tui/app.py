@@ -612,7 +612,8 @@ class DcodeApp(App[int]):
             if window:
                 self.status.max_tokens = window
             if where := self.served.workspace_label:  # the runs work there, not here
-                self.welcome.workspace = where
+                self.welcome.workspace = self.status.cwd = where
+                self.status.branch = None  # this directory's branch is not the server's
             return
         if self.engine is not None:
             resolved = self.engine.resolved
