@@ -538,6 +538,30 @@ def test_serve_on_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str]) 
     )
 
 
+@pytest.mark.usefixtures("no_exec")
+def test_serve_with_a_session_store_out_of_reach_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A PostgreSQL store that is down: its one line (no password), before the server starts
+    (its start-up ended in ~100 lines of log around that line)."""
+    require_server_extra()
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # bound, never listening: refused
+        url = f"postgresql://dcode:hunter2@127.0.0.1:{port}/sessions"
+        monkeypatch.setenv(DATABASE_URL_ENV, url)
+        args = ["serve", "-m", "openai:m", "--base-url", "http://127.0.0.1:9"]
+        with pytest.raises(SystemExit) as done:
+            main(args)
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "hunter2" not in err, err
+    assert err.startswith(
+        f"dcode: error: cannot use the session database postgresql://dcode@127.0.0.1:{port}/sessions:"
+    )
+    assert "Connection refused" in err
+
+
 async def test_with_a_database_url_checkpoints_go_to_postgresql(
     tmp_path: Path, postgres_url: str
 ) -> None:

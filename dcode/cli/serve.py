@@ -57,7 +57,25 @@ def start_problem(settings: Settings, host: str, port: int) -> str | None:
         resolve_endpoint(settings)
     except ConfigError as exc:
         return f"the runs' model: {exc}"
-    return port_problem(host, port)
+    return store_problem(settings) or port_problem(host, port)
+
+
+def store_problem(settings: Settings) -> str | None:
+    """Why the session store on a PostgreSQL server cannot be used (its line), if it cannot:
+    the server's start-up would otherwise end in a page of log around that line."""
+    if not settings.database_url:
+        return None  # SQLite: a file of the home, made when first used
+    from dcode.agent.store import open_store
+    from dcode.agent.store.base import SessionDatabaseError
+
+    try:
+        open_store(settings, read_only=True)  # says when the postgres extra is missing
+        from dcode.agent.store.postgres_server import connect
+
+        connect(settings.database_url).close()
+    except SessionDatabaseError as exc:
+        return str(exc)
+    return None
 
 
 def port_problem(host: str, port: int) -> str | None:
