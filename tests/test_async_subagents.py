@@ -192,6 +192,33 @@ def refusing_url() -> Iterator[str]:
     httpd.server_close()
 
 
+def test_a_task_waiting_on_a_question_is_said_to_wait_not_to_have_succeeded(
+    server: ScriptedModelServer, workspace: Path, home: Path, langgraph_server: AgentProtocolServer
+) -> None:
+    """A remote run that stopped on ``interrupt()`` (an approval on a dcode server, say) is a
+    ``success`` to LangGraph; only its thread waits. The model is told it waits, and on what
+    (it read "success" and an empty answer), and the list says so too."""
+    write_config(
+        home,
+        [{"name": "echo", "url": langgraph_server.url, "assistant": langgraph_server.assistant}],
+    )
+    start = ("start_async_task", {"description": "ask before you go", "subagent_type": "echo"})
+    session, done = turn(server, workspace, home, [start])
+    task = task_id_of(done["start_async_task"])
+    asyncio.run(_wait_done(langgraph_server.url, task))
+
+    check = ("check_async_task", {"task_id": task})
+    _, done = turn(server, workspace, home, [check], session=session)
+    output = done["check_async_task"]["output"]
+    assert output.startswith(f"Task {task} on echo: interrupted. It waits for an answer")
+    assert output.endswith('Its question: {"question": "may I go on with ask before you go?"}')
+    assert done["check_async_task"]["preview"].startswith(f"echo · interrupted · task {task[:8]}…")
+    _, done = turn(server, workspace, home, [("list_async_tasks", {})], session=session)
+    assert (
+        done["list_async_tasks"]["output"] == f"- {task} · echo · interrupted · ask before you go"
+    )
+
+
 def test_failures_are_one_line_and_the_turn_goes_on(
     server: ScriptedModelServer,
     workspace: Path,

@@ -48,9 +48,15 @@ def remote(served: ServedDcode, mode: ApprovalMode = ApprovalMode.ALL) -> Remote
 
 
 def dcode(
-    args: list[str], tmp_path: Path, *, token: str | None, timeout: float = 120
+    args: list[str],
+    tmp_path: Path,
+    *,
+    token: str | None,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """The ``dcode`` command, a client of the server: its own home, no model of its own."""
+    """The ``dcode`` command, a client of the server: its own home, no model of its own;
+    ``env``: more of its environment."""
     home = tmp_path / "client-home"
     env = {
         "PATH": os.environ["PATH"],
@@ -58,6 +64,7 @@ def dcode(
         "DCODE_HOME": str(home),
         "OPENAI_API_KEY": "client-key",
         **({"DCODE_SERVER_TOKEN": token} if token is not None else {}),
+        **(env or {}),
     }
     return subprocess.run(
         [DCODE, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout
@@ -212,13 +219,28 @@ def test_the_clients_approve_mode_answers_the_servers_questions(
         reply("Done."),
     )
     # -p's default mode, edits: the shell call is asked, and -p's approver denies it.
-    result = dcode(["-p", "touch it", "--server", served.url], tmp_path, token=served.token)
-    assert (result.returncode, result.stdout) == (0, "I could not run it.\n"), result.stderr
+    result = dcode(
+        ["-p", "touch it", "--server", served.url, "--output-format", "json"],
+        tmp_path,
+        token=served.token,
+    )
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["result"] == "I could not run it."
     assert not (served.workspace / "denied.txt").exists()
     denial = served.model.requests[-1].transcript()[-1]
     assert denial[0] == "tool" and "--approve all" in denial[1]
+    # The result lists the denial as an embedded run's does (it said [] for a served run).
+    assert [(d["tool_name"], d["tool_input"]) for d in answer["permission_denials"]] == [
+        ("execute", {"command": "touch denied.txt"})
+    ]
+    assert "--approve all" in answer["permission_denials"][0]["reason"]
+    # DCODE_SERVER names the server as --server does.
     result = dcode(
-        ["-p", "touch it", "--server", served.url, "--approve", "all"], tmp_path, token=served.token
+        ["-p", "touch it", "--approve", "all"],
+        tmp_path,
+        token=served.token,
+        env={"DCODE_SERVER": served.url},
     )
     assert (result.returncode, result.stdout) == (0, "Done.\n"), result.stderr
     assert (served.workspace / "allowed.txt").exists()
@@ -323,9 +345,10 @@ def test_detach_then_attach_mid_answer_shows_everything_once(
     assert sum("detached-tool" in line and line.startswith("[tool]") for line in lines) == 1
     assert lines.count(f"[dcode] {words}") == 1
     assert lines.index("[dcode] Looking first.") < lines.index(f"[dcode] {words}")
-    # Attaching again once it is over: the same transcript, from the history alone.
-    again = dcode(["attach", thread, "--server", served.url], tmp_path, token=served.token)
-    assert again.stdout.splitlines() == lines
+    # Attaching again once it is over: the same transcript, from the history alone; without an
+    # id, `dcode attach` follows the server's newest session, this one.
+    again = dcode(["attach"], tmp_path, token=served.token, env={"DCODE_SERVER": served.url})
+    assert again.stdout.splitlines() == lines, again.stderr
 
 
 async def _until_tool_result(served: ServedDcode, thread: str) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import importlib
 import json
 import os
+import socket
 import sqlite3
 import sys
 import time
@@ -225,6 +226,47 @@ async def test_cancelling_a_run_during_a_tool_call_stops_the_command(
         assert time.monotonic() < deadline, "the command outlived its cancelled run"
         await asyncio.sleep(0.1)
     assert served.blocking_calls() == []
+
+
+async def test_sessions_run_at_the_same_time(served: ServedDcode) -> None:
+    """One session's long command does not hold up another's turn: the server works on several
+    runs at once (``langgraph dev``'s default is one job per worker, and ``dcode serve`` asks
+    for 32; Aegra is started with 20, as the README's recipe says)."""
+    marker = served.workspace / f"long-{uuid.uuid4().hex[:6]}.txt"
+    served.model.script(
+        reply(tool_calls=[tool_call("execute", {"command": f"touch {marker.name}; sleep 8"})]),
+    )
+    client = served.client()
+    first, second = await new_thread(served), await new_thread(served)
+    long = await client.runs.create(
+        first, served.assistant, input=turn("a long job"), context={"mode": "all"}
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the long command never started"
+        await asyncio.sleep(0.1)
+    served.model.script(reply("The short answer."), reply("The long job is done."))
+    short = await asyncio.wait_for(
+        stream_run(served, second, input=turn("a short question"), context={"mode": "all"}), 30
+    )
+    assert short.text == "The short answer."
+    # The other session's command still runs: this turn did not wait for it.
+    assert (await client.runs.get(first, long["run_id"]))["status"] == "running"
+    await client.runs.join(first, long["run_id"])
+    state = await client.threads.get_state(first)
+    assert state["values"]["messages"][-1]["content"] == "The long job is done."
+
+
+async def test_dcode_serve_turns_off_telemetry_and_version_checks(
+    langgraph_server: ServedDcode,
+) -> None:
+    """Nothing leaves the machine but the model's requests: the server is told so by its
+    environment (``dcode serve`` becomes ``langgraph dev`` in place, with the same pid)."""
+    environ = Path(f"/proc/{langgraph_server.process.pid}/environ").read_bytes().split(b"\0")
+    assert {b"LANGGRAPH_CLI_NO_ANALYTICS=1", b"LANGGRAPH_NO_VERSION_CHECK=true"} <= set(environ)
+    assert b"LANGSMITH_TRACING=false" in environ
+    cmdline = Path(f"/proc/{langgraph_server.process.pid}/cmdline").read_bytes().split(b"\0")
+    assert cmdline[cmdline.index(b"--n-jobs-per-worker") + 1] == b"32"
 
 
 def _alive(pid: int) -> bool:
@@ -451,6 +493,73 @@ def test_serve_without_the_extra_says_how_to_install_it(
         main(["serve"])
     assert done.value.code == 2
     assert capsys.readouterr().err == f"dcode: error: {MISSING_EXTRA}\n"
+
+
+@pytest.fixture
+def no_exec(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dcode serve`` must stop before it becomes the server (it would replace pytest)."""
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("dcode serve started a server it should have refused")
+
+    monkeypatch.setattr("dcode.cli.serve.exec_server", refuse)
+
+
+@pytest.mark.usefixtures("no_exec")
+def test_serve_without_a_key_for_its_model_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``langgraph dev`` printed its failed start-up's traceback (70 lines) and then hung."""
+    require_server_extra()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(SystemExit) as done:
+        main(["serve", "-m", "openai:gpt-5.1"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == (
+        "dcode: error: the runs' model: no API key for openai: set OPENAI_API_KEY "
+        "(export OPENAI_API_KEY=...)\n"
+    )
+
+
+@pytest.mark.usefixtures("no_exec")
+def test_serve_on_a_port_in_use_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """``langgraph dev`` moved to another port, and clients reached whatever held this one."""
+    require_server_extra()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        args = ["serve", "--port", str(port), "-m", "openai:m", "--base-url", "http://127.0.0.1:9"]
+        with pytest.raises(SystemExit) as done:
+            main(args)
+    assert done.value.code == 2
+    assert capsys.readouterr().err == (
+        f"dcode: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    )
+
+
+@pytest.mark.usefixtures("no_exec")
+def test_serve_with_a_session_store_out_of_reach_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A PostgreSQL store that is down: its one line (no password), before the server starts
+    (its start-up ended in ~100 lines of log around that line)."""
+    require_server_extra()
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # bound, never listening: refused
+        url = f"postgresql://dcode:hunter2@127.0.0.1:{port}/sessions"
+        monkeypatch.setenv(DATABASE_URL_ENV, url)
+        args = ["serve", "-m", "openai:m", "--base-url", "http://127.0.0.1:9"]
+        with pytest.raises(SystemExit) as done:
+            main(args)
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "hunter2" not in err, err
+    assert err.startswith(
+        f"dcode: error: cannot use the session database postgresql://dcode@127.0.0.1:{port}/sessions:"
+    )
+    assert "Connection refused" in err
 
 
 async def test_with_a_database_url_checkpoints_go_to_postgresql(

@@ -328,6 +328,7 @@ def test_a_served_session_is_listed_titled_on_the_server_and_its_end_fires_there
     lines = [json.loads(line) for line in ran.stdout.splitlines()]
     session = lines[0]["session_id"]
     assert lines[0]["model"] == "openai:test-model"  # the server's, which the client's -p ran on
+    assert lines[0]["cwd"] == str(served.workspace)  # where the run works: the server's workspace
     shown = [(line["type"], line.get("event")) for line in lines]
     assert shown[-4:] == [
         ("turn_finished", None),

@@ -23,6 +23,7 @@ from dcode.server.attached import AttachedRunner
 from dcode.server.client import RemoteServer
 from dcode.server.remote import RemoteRunner
 from dcode.settings.config import ApprovalMode
+from dcode.tui.setup_problem import find_setup_problem
 from tests.support.langgraph_server import ServedDcode, require_server_extra, serve_dcode
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_tui_app_media import sent_images
@@ -75,6 +76,33 @@ async def test_a_served_session_asks_in_the_dialog_and_esc_cancels_on_the_server
         await h.until(lambda: "Touched on the server." in h.text(), 30, "the served transcript")
         assert f"Resumed session {session} on {served.url}" in h.text()
         assert h.answers().count("Touched on the server.") == 1
+
+
+async def test_an_attached_tui_needs_no_model_key_of_its_own(
+    server: ScriptedModelServer,
+    workspace: Path,
+    dcode_home: Path,
+    langgraph_server: ServedDcode,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A team member with no key for the hosted model their config names attaches to the
+    team's server: the server's model answers, so the TUI opens and runs the turn there (it
+    stopped at the first-run screen, "no API key for openai", and never reached the server)."""
+    served = langgraph_server
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings = make_settings(dcode_home, workspace, server, model="openai:gpt-5.1", base_url=None)
+    assert "no API key for openai" in str(find_setup_problem(settings))  # local: asked for
+    problem = find_setup_problem(settings, attached=True)  # as the launch asks, with --server
+    assert problem is None
+    served.model.script(reply("Answered by the server's model."))
+    remote = RemoteServer(served.url, served.token)
+    async with running_app(
+        server, workspace, dcode_home, settings=settings, remote=remote, setup_problem=problem
+    ) as h:
+        await h.send("hello")
+        await h.until(lambda: "Answered by the server's model." in h.text(), 60, "the answer")
+        await h.idle(60)
+        assert "can't reach a model" not in h.text()
 
 
 async def test_the_tui_joins_a_run_still_going_and_answers_its_question(
@@ -255,6 +283,8 @@ async def test_an_attached_tui_names_the_servers_model_and_shows_its_spend(
             # the banner's workspace is the server's, where the runs work, not the client's
             host = served.url.split("//", 1)[1].rstrip("/")
             assert welcome.workspace == f"{served.workspace} on {host}"
+            # and so is the status bar's, without the client's directory or its git branch
+            assert (status.cwd, status.branch) == (f"{served.workspace} on {host}", None)
             await h.send("spend")
             await h.until(lambda: "Priced on the server." in h.text(), 60, "the served answer")
             await h.idle(60)

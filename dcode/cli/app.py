@@ -1017,7 +1017,7 @@ def serve(
     api: Annotated[WireApi | None, typer.Option("--api")] = None,
     effort: Annotated[ReasoningEffort | None, typer.Option("--effort")] = None,
 ) -> None:
-    from dcode.cli.serve import exec_server, serve_problem, start_warnings
+    from dcode.cli.serve import exec_server, serve_problem, start_problem, start_warnings
 
     if problem := serve_problem(host, token):
         _fail(problem)
@@ -1025,6 +1025,8 @@ def serve(
     settings = _settings(
         ApprovalMode.MANUAL, **flags
     )  # a bad flag or config fails here, in one line
+    if problem := start_problem(settings, host, port):
+        _fail(problem)
     for line in start_warnings(settings):
         _echo(line, err=True)
     _echo(f"dcode: serving {settings.workspace} on http://{host}:{port} (Ctrl+C stops)", err=True)

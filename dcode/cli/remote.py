@@ -79,7 +79,8 @@ async def run_remote(
     if request.detach:
         return await _detach(runner, content, request, out=out, err=err)
     if request.output_format is OutputFormat.STREAM_JSON:
-        init = SessionInit(runner.session_id, await _model(runner), server.url, mode.value, ())
+        model, where = await _model(runner)
+        init = SessionInit(runner.session_id, model, where or server.url, mode.value, ())
         print(json_safe(json.dumps(init.to_json(), ensure_ascii=False)), file=out, flush=True)
     finished, shown_plan, damaged = await print_turn(
         runner.run_turn(content, prompt_text=request.prompt), request, out=out, err=err
@@ -88,13 +89,15 @@ async def run_remote(
     return report(finished, shown_plan, damaged, mode, runner.policy.denials, request, out=out)
 
 
-async def _model(runner: RemoteRunner) -> str:
+async def _model(runner: RemoteRunner) -> tuple[str, str]:
     """The model that answers the run, as the server names it (its own unless ``-m`` names
-    another); what ``-m`` asked for when the server cannot say (the turn then says why)."""
+    another), and the server's workspace, where the run works; what ``-m`` asked for and no
+    workspace when the server cannot say (the turn then says why)."""
     try:
-        return (await runner.served_model()).spec
+        served = await runner.served_model()
     except RemoteFailure:
-        return runner.context.get("model", "")
+        return runner.context.get("model", ""), ""
+    return served.spec, served.workspace
 
 
 async def _detach(

@@ -13,12 +13,13 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import os
+import socket
 import sys
 from importlib.util import find_spec
 from pathlib import Path
 
 from dcode.server import options
-from dcode.settings.config import Settings
+from dcode.settings.config import ConfigError, Settings
 from dcode.settings.private_files import ensure_private_dir
 
 MISSING_EXTRA = "dcode serve needs the server extra: pip install 'dcode[server]'"
@@ -42,6 +43,55 @@ def serve_problem(host: str, token: str | None) -> str | None:
         return MISSING_EXTRA
     if not is_loopback(host) and not token:
         return f"--token is required to listen on {host}: any address but loopback needs one"
+    return None
+
+
+def start_problem(settings: Settings, host: str, port: int) -> str | None:
+    """Why the server would not start as asked, said before it starts: ``langgraph dev`` prints
+    the traceback of a start-up that failed (the runs' model has no key) and then hangs, and
+    moves to another port when the one asked for is taken (clients would reach whatever holds
+    it)."""
+    from dcode.models.spec import resolve_endpoint
+
+    try:
+        resolve_endpoint(settings)
+    except ConfigError as exc:
+        return f"the runs' model: {exc}"
+    return store_problem(settings) or port_problem(host, port)
+
+
+def store_problem(settings: Settings) -> str | None:
+    """Why the session store on a PostgreSQL server cannot be used (its line), if it cannot:
+    the server's start-up would otherwise end in a page of log around that line."""
+    if not settings.database_url:
+        return None  # SQLite: a file of the home, made when first used
+    from dcode.agent.store import open_store
+    from dcode.agent.store.base import SessionDatabaseError
+
+    try:
+        open_store(settings, read_only=True)  # says when the postgres extra is missing
+        from dcode.agent.store.postgres_server import connect
+
+        connect(settings.database_url).close()
+    except SessionDatabaseError as exc:
+        return str(exc)
+    return None
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Whether ``host:port`` can be listened on (None) or why not, bound as uvicorn binds it."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        return f"cannot listen on {host}: {exc.strerror}"
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
     return None
 
 

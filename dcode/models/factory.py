@@ -93,10 +93,13 @@ def _kept(spec: ModelSpec, settings: Settings) -> Found | None:
         return None
 
 
-def resolve_model(settings: Settings, env: dict[str, str] | None = None) -> ResolvedModel:
+def resolve_model(
+    settings: Settings, env: dict[str, str] | None = None, *, key_required: bool = True
+) -> ResolvedModel:
     """The model's endpoint and profile; a local server (Ollama, LM Studio, vLLM) or OpenRouter
-    is asked what the model takes, once a week (``discovery``)."""
-    endpoint = resolve_endpoint(settings, env)
+    is asked what the model takes, once a week (``discovery``). ``key_required``: as
+    ``resolve_endpoint``'s."""
+    endpoint = resolve_endpoint(settings, env, key_required=key_required)
     spec = endpoint.spec
     served = discovered(
         settings.home, spec.provider, endpoint.base_url, spec.model, endpoint.api_key

@@ -75,13 +75,17 @@ def resolve_address(settings: Settings, env: dict[str, str] | None = None) -> Ad
     return Address(spec, base_url, api, preset, override.api_key_env if override else None)
 
 
-def resolve_endpoint(settings: Settings, env: dict[str, str] | None = None) -> Endpoint:
+def resolve_endpoint(
+    settings: Settings, env: dict[str, str] | None = None, *, key_required: bool = True
+) -> Endpoint:
+    """``key_required=False``: for a client whose sessions run on a dcode server, which never
+    calls this model (the server's answers), so a hosted provider's missing key stops nothing."""
     env = dict(os.environ) if env is None else env
     address = resolve_address(settings, env)
     spec, base_url, preset = address.spec, address.base_url, address.preset
     key_env, key = _find_key(preset, address.override_key_env, env)
     hosted_default = preset is not None and preset.key_required and base_url == preset.base_url
-    if not key and hosted_default:
+    if not key and hosted_default and key_required:
         raise ModelSpecError(
             f"no API key for {spec.provider}: set {key_env} (export {key_env}=...)"
         )

@@ -25,11 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, message_to_dict
 
+from dcode.agent.approval import Denial
 from dcode.agent.events import (
     ApprovalRequested,
     ErrorEvent,
     Event,
     Notice,
+    ToolCallFinished,
+    ToolCallRunning,
     TurnStarted,
 )
 from dcode.agent.markers import CANCELLED_MARKER
@@ -53,13 +56,15 @@ from dcode.server.wire import event_of, message_of, resume_value, update_of
 from dcode.settings.config import ApprovalMode
 
 if TYPE_CHECKING:
-    from dcode.agent.approval import ApprovalPolicy, Approver, Denial
+    from dcode.agent.approval import ApprovalPolicy, Approver
     from dcode.agent.attached_files import AttachedFile
     from dcode.agent.budget import Limits, UsageRow
     from dcode.media.store import AttachmentStore
 
 BUDGET_REACHED = "BudgetReached"
 """The error a served run ends with at the session's budget (``dcode.agent.budget``)."""
+DENIED_PREFIX = "denied: "
+"""How a refused call's result begins (``dcode.agent.middleware.approval.denied_message``)."""
 STREAM_MODES = ["messages-tuple", "custom", "updates"]
 """What a client asks of a run: the model's chunks, dcode's events, the nodes' updates (and
 with them the interrupts)."""
@@ -137,6 +142,8 @@ class RemoteRunner:
         self.attachments = attachments
         self._interrupt: TurnInterrupt | None = None
         self._run = _Run()
+        self._running_args: dict[str, dict[str, object]] = {}
+        """The arguments of the calls running, by id: a denial names them."""
         self.started = False
         """This client ran (or joined) a turn of the session, which is on the server: its end
         is the session's (``end_session``)."""
@@ -414,7 +421,22 @@ class RemoteRunner:
     def translate(
         self, part: Any, translator: StreamTranslator, run: _Run, seen: frozenset[str]
     ) -> list[Event]:
-        """One stream part of a run as the events the embedded runner gives for it."""
+        """One stream part of a run as the events the embedded runner gives for it; a call
+        refused on the server is kept among the client's denials, as the embedded run keeps
+        it (``-p``'s ``permission_denials``, ``/permissions``)."""
+        events = self._translate(part, translator, run, seen)
+        for event in events:
+            if isinstance(event, ToolCallRunning):
+                self._running_args[event.call_id] = event.args
+            elif isinstance(event, ToolCallFinished) and event.result.status is ToolStatus.DENIED:
+                args = self._running_args.pop(event.call_id, {})
+                reason = event.result.text.removeprefix(DENIED_PREFIX)
+                self.policy.denials.append(Denial(event.name, event.call_id, dict(args), reason))
+        return events
+
+    def _translate(
+        self, part: Any, translator: StreamTranslator, run: _Run, seen: frozenset[str]
+    ) -> list[Event]:
         kind, data = part.event, part.data
         if kind == "metadata" and isinstance(data, dict) and data.get("run_id"):
             run.run_id = str(data["run_id"])

@@ -177,7 +177,11 @@ class DcodeApp(App[int]):
         self.exit_signals = ExitSignals(self._on_exit_signal)
         # The components: each is handed the App as the protocol of what it needs (``app_host``).
         self.setup = ModelSetup(
-            self, setup_problem, self._reload_settings, open_engine=self._open_engine
+            self,
+            setup_problem,
+            self._reload_settings,
+            open_engine=self._open_engine,
+            attached=remote is not None,
         )
         self.session = SessionWork(self, run_command=lambda invocation: self.slash.run(invocation))
         self.slash: SlashCommands = SlashCommands(self, self.session)
@@ -326,7 +330,12 @@ class DcodeApp(App[int]):
             if self._paint_on_ready and self._session_id:
                 await self._paint_saved_transcript(self._session_id)
             factory = await asyncio.to_thread(importlib.import_module, "dcode.models.factory")
-            resolved = await asyncio.to_thread(factory.resolve_model, settings)
+            # Attached, the server's model answers: this one needs no key here (the engine
+            # keeps the store, the transcript's figures and the commands).
+            resolved = await asyncio.to_thread(
+                partial(factory.resolve_model, key_required=self.remote is None),
+                settings,
+            )
             engine_module = await asyncio.to_thread(importlib.import_module, "dcode.agent.engine")
             # Markdown and the streamed-answer widget, which the first frame did without.
             await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
@@ -603,7 +612,8 @@ class DcodeApp(App[int]):
             if window:
                 self.status.max_tokens = window
             if where := self.served.workspace_label:  # the runs work there, not here
-                self.welcome.workspace = where
+                self.welcome.workspace = self.status.cwd = where
+                self.status.branch = None  # this directory's branch is not the server's
             return
         if self.engine is not None:
             resolved = self.engine.resolved

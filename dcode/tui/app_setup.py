@@ -40,8 +40,13 @@ class ModelSetup:
         problem: str | None,
         reload_settings: Callable[[], Settings],
         open_engine: Callable[[], object],
+        *,
+        attached: bool = False,
     ) -> None:
+        """``attached``: the sessions run on a dcode server (``--server``), whose model answers:
+        a key this machine lacks for its configured model keeps nothing out of reach."""
         self.host = host
+        self.attached = attached
         self.problem = problem
         """What keeps a model out of reach (the first-run screen says it), if anything."""
         self._noticed: str | None = None  # the problem the transcript has said already
@@ -113,6 +118,6 @@ class ModelSetup:
         except ConfigError as exc:
             self.problem = str(exc)
             return False
-        self.problem = find_setup_problem(host.settings)
+        self.problem = find_setup_problem(host.settings, attached=self.attached)
         host.status.model = host.welcome.model = host.settings.model
         return True

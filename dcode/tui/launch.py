@@ -81,7 +81,7 @@ def launch_tui(
         settings,
         prompt=prompt,
         session_id=session_id,
-        setup_problem=find_setup_problem(settings),
+        setup_problem=find_setup_problem(settings, attached=remote is not None),
         reload_settings=_reloader(settings, cli),
         graphics=detect(),  # asked now: once the app runs, Textual owns stdin
         remote=remote,

@@ -10,12 +10,14 @@ from __future__ import annotations
 from dcode.settings.config import ConfigError, Settings
 
 
-def find_setup_problem(settings: Settings) -> str | None:
-    """One line saying why no model is usable (no key, bad spec), or None when one is."""
+def find_setup_problem(settings: Settings, *, attached: bool = False) -> str | None:
+    """One line saying why no model is usable (no key, bad spec), or None when one is.
+    ``attached``: the sessions run on a dcode server, whose model answers; this machine needs
+    no key of its own for the configured one."""
     from dcode.models.spec import resolve_endpoint  # only when asked: --help never loads it
 
     try:
-        resolve_endpoint(settings)
+        resolve_endpoint(settings, key_required=not attached)
     except ConfigError as exc:
         return str(exc)
     return None

@@ -124,9 +124,7 @@ class TaskPoller:
     async def _ask(self, seen: AsyncTaskStatus) -> tuple[str, str]:
         """The run's status now, or the one line saying why its server could not tell."""
         try:
-            client = self._remote.client(seen.agent_name)
-            run = await client.runs.get(seen.task_id, seen.run_id)
-            return str(run["status"]), ""
+            return await self._remote.run_status(seen.agent_name, seen.task_id, seen.run_id), ""
         except RemoteError as exc:
             return seen.status, str(exc)
         except Exception as exc:  # noqa: BLE001 - the SDK raises httpx's and its own errors untyped

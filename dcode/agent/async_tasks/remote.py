@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 TIMEOUT_SECONDS = 20.0
 """How long one request to a server may take (connecting included)."""
 DETAIL_CHARS = 160
+WAITING = "interrupted"
+"""A thread's status (and so a task's) while it waits on a question for a person."""
 
 
 class RemoteError(Exception):
@@ -61,6 +63,19 @@ class RemoteAgents:
                 timeout=TIMEOUT_SECONDS,
             )
         return self._clients[name]
+
+    async def run_status(self, name: str, thread_id: str, run_id: str) -> str:
+        """A task's run status as its server says it, except that a run which stopped on a
+        question for a person (``interrupt()``: an approval, say) is ``interrupted``: LangGraph
+        calls that run a ``success``, and only its thread says that it waits."""
+        client = self.client(name)
+        run = await client.runs.get(thread_id, run_id)
+        status = str(run["status"])
+        if status == "success":
+            thread = await client.threads.get(thread_id)
+            if thread.get("status") == WAITING:
+                return WAITING
+        return status
 
     def _headers(self, agent: AsyncAgentConfig) -> dict[str, str]:
         env = os.environ if self._env is None else self._env

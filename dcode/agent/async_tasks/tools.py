@@ -12,6 +12,7 @@ its last answer only, cut at ``ANSWER_CHARS``.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal
 
@@ -22,7 +23,7 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from dcode.agent.async_tasks.records import RUNNING, AsyncTask, is_live, now
-from dcode.agent.async_tasks.remote import RemoteAgents, RemoteError, failure_line
+from dcode.agent.async_tasks.remote import WAITING, RemoteAgents, RemoteError, failure_line
 from dcode.agent.async_tasks.words import head
 from dcode.agent.tools import args as arguments
 from dcode.agent.tools.result import ToolResult, ToolStatus
@@ -38,6 +39,8 @@ from dcode.agent.tools.spec import (
 ANSWER_CHARS = 4000
 """The most of a task's last answer ``check_async_task`` returns; the rest is cut with a note."""
 DESCRIPTION_CHARS = 80
+QUESTION_CHARS = 300
+"""The most of a waiting task's question ``check_async_task`` returns."""
 
 START_DESCRIPTION = """Start a job on a remote agent: it runs there in the background, in a \
 thread of its own, and this returns its task_id at once.
@@ -235,8 +238,7 @@ async def _check_task(remote: RemoteAgents, task: AsyncTask) -> tuple[str, Async
     client = remote.client(task["agent_name"])
     status = task["status"]
     if is_live(status):
-        run = await client.runs.get(task["thread_id"], task["run_id"])
-        status = run["status"]
+        status = await remote.run_status(task["agent_name"], task["thread_id"], task["run_id"])
     line = head(task["task_id"], task["agent_name"], status)
     updated = AsyncTask(**{**task, "status": status, "last_checked_at": now()})
     if status in ("pending", RUNNING):
@@ -246,6 +248,8 @@ async def _check_task(remote: RemoteAgents, task: AsyncTask) -> tuple[str, Async
     if status == "cancelled":
         return line, updated
     thread_state = await client.threads.get_state(task["thread_id"])
+    if status == WAITING:
+        return f"{line} {_waiting_on(thread_state)}", updated
     return f"{line}\n{_last_answer(thread_state)}", updated
 
 
@@ -293,10 +297,10 @@ async def _list(
         note = ""
         if is_live(task["status"]):
             try:
-                run = await remote.client(task["agent_name"]).runs.get(
-                    task["thread_id"], task["run_id"]
+                status = await remote.run_status(
+                    task["agent_name"], task["thread_id"], task["run_id"]
                 )
-                task = AsyncTask(**{**task, "status": run["status"], "last_checked_at": now()})
+                task = AsyncTask(**{**task, "status": status, "last_checked_at": now()})
                 refreshed[task["task_id"]] = task
             except Exception as exc:  # noqa: BLE001 - one server down leaves the others listed
                 note = f" (as last seen: {_reason(remote, task, exc)})"
@@ -325,6 +329,36 @@ def _reason(remote: RemoteAgents, task: AsyncTask, exc: Exception) -> str:
 
 def _user_input(text: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": text}]}
+
+
+def _waiting_on(thread_state: Any) -> str:
+    """What the model is told of a task that stopped on a question for a person: that only its
+    own server can answer it, and the question's first ``QUESTION_CHARS``."""
+    value = _question(thread_state)
+    if value is None:
+        return "It was stopped before it finished."
+    question = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if len(question) > QUESTION_CHARS:
+        question = question[: QUESTION_CHARS - 1] + "…"
+    return (
+        "It waits for an answer that only a person on its own server can give, and does "
+        "nothing until then (update_async_task sends it a message in a new run; "
+        f"cancel_async_task ends it).\nIts question: {question}"
+    )
+
+
+def _question(thread_state: Any) -> Any:
+    """The first interrupt's value: the state's ``interrupts``, or its tasks' (older servers)."""
+    if not isinstance(thread_state, Mapping):
+        return None
+    found = list(thread_state.get("interrupts") or ())
+    for task in thread_state.get("tasks") or ():
+        if isinstance(task, Mapping):
+            found.extend(task.get("interrupts") or ())
+    for item in found:
+        if isinstance(item, Mapping) and item.get("value") is not None:
+            return item["value"]
+    return None
 
 
 def _last_answer(thread_state: Any) -> str:
