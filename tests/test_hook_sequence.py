@@ -30,6 +30,7 @@ from dcode.agent.store import open_store
 from dcode.agent.tools.result import ToolStatus
 from dcode.agent.tools.spec import LS, WRITE_TODOS
 from dcode.models.factory import resolve_model
+from tests.support.http_clients import closes_http_clients  # noqa: F401
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
 from tests.test_model_server import make_llm
 
