@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,10 +22,9 @@ from dcode.agent.events import CompactionFinished, Event, HookFinished
 from dcode.agent.hooks.runner import Hooks
 from dcode.cli.headless import HeadlessRequest, OutputFormat, run_headless
 from dcode.settings.config import ApprovalMode
+from tests.support.headless_cli import headless_argv
 from tests.support.model_server import reply, tool_call
 from tests.test_hooks_e2e import headless, hook, lines, script, tool_texts
-
-DCODE = str(Path(sys.executable).with_name("dcode"))
 
 
 def gone(pid: int, within: float = 10.0) -> bool:
@@ -258,20 +256,6 @@ def dcode_env(home: Path, key: str) -> dict[str, str]:
     }
 
 
-def dcode_args(server, prompt: str) -> list[str]:
-    return [
-        DCODE,
-        "-p",
-        prompt,
-        "-m",
-        "openai:test-model",
-        "--base-url",
-        server.base_url,
-        "--api",
-        "chat",
-    ]
-
-
 def test_a_hook_cannot_read_the_provider_key_from_dcode(server, workspace: Path, tmp_path):
     """A hook in the user's settings that reads its own environment and its parent's (dcode's
     ``/proc/$PPID/environ``) finds no key; dcode still sends it."""
@@ -282,7 +266,7 @@ def test_a_hook_cannot_read_the_provider_key_from_dcode(server, workspace: Path,
     user_hooks(home, {"UserPromptSubmit": every(read)})
     server.script(reply("hi"))
     result = subprocess.run(
-        dcode_args(server, "hello"),
+        headless_argv(server.base_url, "hello"),
         cwd=workspace,
         env=dcode_env(home, key),
         capture_output=True,
@@ -303,7 +287,7 @@ def test_a_hook_still_running_ends_with_dcode(server, workspace: Path, tmp_path)
     home = tmp_path / "user"
     user_hooks(home, {"UserPromptSubmit": every(f"sleep 300 & echo $$ $! > {pids}; wait")})
     proc = subprocess.Popen(
-        dcode_args(server, "hello"),
+        headless_argv(server.base_url, "hello"),
         cwd=workspace,
         env=dcode_env(home, "sk-unused"),
         stdout=subprocess.DEVNULL,

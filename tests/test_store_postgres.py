@@ -26,6 +26,7 @@ from dcode.agent.engine import Engine
 from dcode.agent.events import TurnFinished
 from dcode.agent.store import open_store
 from dcode.agent.store.base import SessionDatabaseError, SessionHeld, SessionStore
+from dcode.agent.store.postgres_server import CONNECTION, QUICK, SessionPool
 from dcode.settings.config import ApprovalMode, ConfigError, Settings, describe, load_settings
 from dcode.settings.database import DATABASE_URL_ENV
 from tests.support.model_server import ScriptedModelServer, reply, tool_call
@@ -132,21 +133,19 @@ def test_dcode_never_prints_the_password_of_an_address_it_cannot_read(tmp_path: 
     assert listed.stderr.splitlines() == [expected]
 
 
+def _one_connection_pool(url: str, *, timeout: float) -> SessionPool:
+    """The store's pool of the records, open, with room for one connection."""
+    pool = SessionPool(
+        url, url, min_size=1, max_size=1, timeout=timeout, kwargs=dict(CONNECTION), open=False
+    )
+    pool.open(wait=True)
+    return pool
+
+
 def test_a_busy_pool_still_waits_for_a_connection(postgres_url: str) -> None:
     """A pool whose one connection is in use asks the server whether it is there, and, since
     it is, waits for the connection to come back rather than failing."""
-    from dcode.agent.store.postgres_server import CONNECTION, QUICK, SessionPool
-
-    pool = SessionPool(
-        postgres_url,
-        postgres_url,
-        min_size=1,
-        max_size=1,
-        timeout=5.0,
-        kwargs=dict(CONNECTION),
-        open=False,
-    )
-    pool.open(wait=True)
+    pool = _one_connection_pool(postgres_url, timeout=5.0)
     try:
         held = pool.getconn()
         threading.Timer(QUICK * 3, lambda: pool.putconn(held)).start()
@@ -159,18 +158,7 @@ def test_a_busy_pool_still_waits_for_a_connection(postgres_url: str) -> None:
 
 
 def test_a_pool_of_a_server_that_refuses_fails_at_once(postgres_url: str) -> None:
-    from dcode.agent.store.postgres_server import CONNECTION, QUICK, SessionPool
-
-    pool = SessionPool(
-        postgres_url,
-        postgres_url,
-        min_size=1,
-        max_size=1,
-        timeout=10.0,
-        kwargs=dict(CONNECTION),
-        open=False,
-    )
-    pool.open(wait=True)
+    pool = _one_connection_pool(postgres_url, timeout=10.0)
     held = pool.getconn()
     try:
         _terminate_others(postgres_url, refuse=True)
@@ -248,11 +236,20 @@ def _terminate_others(url: str, *, refuse: bool = False) -> int:
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
         if refuse:
             admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
-        row = admin.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-            (name,),
-        ).fetchone()
-    return int(row[0]) if row else 0
+        others = "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()"
+        ended = [row[0] for row in admin.execute(others, (name,))]
+        for pid in ended:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        # Termination is a signal: wait until those backends are gone, as after a restart.
+        deadline = time.monotonic() + 10
+        while ended and time.monotonic() < deadline:
+            left = admin.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (ended,)
+            ).fetchone()
+            if not left or not left[0]:
+                break
+            time.sleep(0.02)
+    return len(ended)
 
 
 def _allow(url: str) -> None:
