@@ -11,18 +11,17 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from dcode.processes.cgroup import usable_parent
+from tests.support.headless_cli import headless_argv
 from tests.support.mcp_fixtures import stdio_entry, write_config
 from tests.support.model_server import reply, tool_call
 from tests.test_exit_signals import read_pid, running, wait_for
 
-DCODE = str(Path(sys.executable).with_name("dcode"))
 GONE_WITHIN_S = 5.0
 # A grandchild in a session of its own (out of the command's process group), ignoring SIGTERM,
 # with a child of its own; both pids written down. "wait" keeps the command running.
@@ -56,19 +55,7 @@ def dcode_env(tmp_path: Path, cgroup: str, **extra: str) -> dict[str, str]:
 
 
 def headless(server, prompt: str) -> list[str]:
-    return [
-        DCODE,
-        "-p",
-        prompt,
-        "-m",
-        "openai:test-model",
-        "--base-url",
-        server.base_url,
-        "--api",
-        "chat",
-        "--approve",
-        "all",
-    ]
+    return headless_argv(server.base_url, prompt, "--approve", "all")
 
 
 @pytest.fixture
