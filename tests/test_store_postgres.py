@@ -136,7 +136,7 @@ def test_dcode_never_prints_the_password_of_an_address_it_cannot_read(tmp_path: 
 def _one_connection_pool(url: str, *, timeout: float) -> SessionPool:
     """The store's pool of the records, open, with room for one connection."""
     pool = SessionPool(
-        url, url, min_size=1, max_size=1, timeout=timeout, kwargs=dict(CONNECTION), open=False
+        url, min_size=1, max_size=1, timeout=timeout, kwargs=dict(CONNECTION), open=False
     )
     pool.open(wait=True)
     return pool

@@ -137,7 +137,6 @@ class PostgresStore(SqlRecords):
             if self._pool is None:
                 pool = SessionPool(
                     self.url,
-                    self.url,
                     min_size=1,
                     max_size=POOL_SIZE,
                     kwargs=dict(CONNECTION),

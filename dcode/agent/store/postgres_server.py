@@ -193,10 +193,9 @@ class SessionPool(ConnectionPool[psycopg.Connection[DictRow]]):
     refusal ends the wait with the store's line, and a server that answers (the pool was only
     busy) leaves the caller to wait out the rest."""
 
-    def __init__(self, url: str, conninfo: str, **options: Any) -> None:
-        super().__init__(conninfo, **options)
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(url, **options)
         self.store_url = url
-        self.target = conninfo
 
     def getconn(self, timeout: float | None = None) -> psycopg.Connection[DictRow]:
         wait = self.timeout if timeout is None else timeout
@@ -205,7 +204,7 @@ class SessionPool(ConnectionPool[psycopg.Connection[DictRow]]):
         try:
             return super().getconn(QUICK)
         except PoolTimeout:
-            connect(self.store_url, conninfo=self.target).close()  # raises a refusal
+            connect(self.store_url).close()  # raises a refusal
         return super().getconn(wait - QUICK)
 
 
